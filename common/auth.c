@@ -1,0 +1,415 @@
+/* auth.c - worker tokens and the HMAC challenge (see auth.h).
+ *
+ * Invariants:
+ *  1. The secret exists in memory only while a token is created or parsed,
+ *     and is wiped (sodium_memzero) before returning; only the derived key
+ *     leaves these functions.
+ *  2. MACs are compared in constant time.
+ *  3. A token file is read only if no one but its owner can read it, and is
+ *     bounded (4 KiB) before it is parsed.
+ */
+#include "auth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "gerr.h"
+
+#define AUTH_SECRET_LEN 32
+#define AUTH_SECRET_HEX (2 * AUTH_SECRET_LEN)
+#define AUTH_FILE_MAX 4096
+#define AUTH_KEY_CONTEXT "gpud-token-v1"
+
+int auth_init(void)
+{
+	return sodium_init() < 0 ? GERR_IO : 0;
+}
+
+static int name_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+/* Length of the valid name at the start of s, ending at stop (or NUL), or
+ * 0 if there is none. */
+static size_t name_span(const char *s, char stop)
+{
+	size_t n = 0;
+
+	while (n <= AUTH_NAME_MAX && s[n] != '\0' && s[n] != stop) {
+		if (!name_char(s[n]))
+			return 0;
+		n++;
+	}
+	return n > AUTH_NAME_MAX ? 0 : n;
+}
+
+int auth_name_valid(const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return GERR_INVAL;
+	n = name_span(name, '\0');
+	return n > 0 && name[n] == '\0' ? 0 : GERR_INVAL;
+}
+
+static void derive_key(const uint8_t secret[AUTH_SECRET_LEN],
+		       uint8_t key[AUTH_KEY_LEN])
+{
+	crypto_generichash_state st;
+
+	crypto_generichash_init(&st, NULL, 0, AUTH_KEY_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)AUTH_KEY_CONTEXT,
+				  strlen(AUTH_KEY_CONTEXT));
+	crypto_generichash_update(&st, secret, AUTH_SECRET_LEN);
+	crypto_generichash_final(&st, key, AUTH_KEY_LEN);
+	sodium_memzero(&st, sizeof(st));
+}
+
+int auth_token_new(const char *name, char **ret_text,
+		   struct auth_token *ret_tok)
+{
+	uint8_t secret[AUTH_SECRET_LEN];
+	struct auth_token tok;
+	size_t nlen;
+	char *text;
+
+	if (auth_name_valid(name) < 0 || !ret_text || !ret_tok)
+		return GERR_INVAL;
+	nlen = strlen(name);
+	text = malloc(nlen + 1 + AUTH_SECRET_HEX + 1);
+	if (!text)
+		return GERR_NOMEM;
+
+	randombytes_buf(secret, sizeof(secret));
+	memcpy(text, name, nlen);
+	text[nlen] = ':';
+	sodium_bin2hex(text + nlen + 1, AUTH_SECRET_HEX + 1, secret,
+		       sizeof(secret));
+	memset(&tok, 0, sizeof(tok));
+	memcpy(tok.name, name, nlen + 1);
+	derive_key(secret, tok.key);
+	sodium_memzero(secret, sizeof(secret));
+
+	*ret_text = text;
+	*ret_tok = tok;
+	sodium_memzero(&tok, sizeof(tok));
+	return 0;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	       c == '\f';
+}
+
+int auth_token_parse(const char *text, struct auth_token *ret_tok)
+{
+	uint8_t secret[AUTH_SECRET_LEN];
+	struct auth_token tok;
+	const char *p;
+	size_t nlen;
+	int r;
+
+	if (!text || !ret_tok)
+		return GERR_INVAL;
+	nlen = name_span(text, ':');
+	if (nlen == 0 || text[nlen] != ':')
+		return GERR_INVAL;
+	p = text + nlen + 1;
+	/* Exactly 64 hex digits: strnlen keeps us inside the string. */
+	if (strnlen(p, AUTH_SECRET_HEX) != AUTH_SECRET_HEX)
+		return GERR_INVAL;
+	for (const char *q = p + AUTH_SECRET_HEX; *q; q++)
+		if (!is_space(*q))
+			return GERR_INVAL;
+
+	{
+		char hex[AUTH_SECRET_HEX + 1];
+
+		memcpy(hex, p, AUTH_SECRET_HEX);
+		hex[AUTH_SECRET_HEX] = '\0';
+		r = auth_unhex(hex, secret, sizeof(secret));
+		sodium_memzero(hex, sizeof(hex));
+	}
+	if (r < 0) {
+		sodium_memzero(secret, sizeof(secret));
+		return GERR_INVAL;
+	}
+	memset(&tok, 0, sizeof(tok));
+	memcpy(tok.name, text, nlen);
+	tok.name[nlen] = '\0';
+	derive_key(secret, tok.key);
+	sodium_memzero(secret, sizeof(secret));
+	*ret_tok = tok;
+	sodium_memzero(&tok, sizeof(tok));
+	return 0;
+}
+
+static int errno_to_gerr(int e)
+{
+	switch (e) {
+	case ENOENT:
+		return GERR_NOTFOUND;
+	case ENOSPC:
+	case EDQUOT:
+		return GERR_NOSPACE;
+	case EACCES:
+	case EPERM:
+		return GERR_PERM;
+	case ENOMEM:
+		return GERR_NOMEM;
+	case ENAMETOOLONG:
+		return GERR_INVAL;
+	default:
+		return GERR_IO;
+	}
+}
+
+static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen > 0) {
+		va_list ap;
+
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+int auth_token_read_file(const char *path, struct auth_token *ret_tok,
+			 char *err, size_t errlen)
+{
+	char buf[AUTH_FILE_MAX + 1];
+	struct stat st;
+	size_t got = 0;
+	int fd, r;
+
+	if (!path || !ret_tok)
+		return fail(GERR_INVAL, err, errlen, "NULL argument");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+
+		return fail(errno_to_gerr(e), err, errlen,
+			    "cannot open token file %s: %s", path,
+			    strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		close(fd);
+		return fail(errno_to_gerr(e), err, errlen,
+			    "cannot stat token file %s: %s", path,
+			    strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(GERR_INVAL, err, errlen,
+			    "token file %s is not a regular file", path);
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		return fail(GERR_PERM, err, errlen,
+			    "token file %s is accessible by group or others "
+			    "(mode %04o); run: chmod 600 %s",
+			    path, (unsigned)(st.st_mode & 07777), path);
+	}
+	/* Read one byte past the limit to tell "exactly 4 KiB" from "more". */
+	while (got < sizeof(buf)) {
+		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+
+		if (n < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			close(fd);
+			sodium_memzero(buf, sizeof(buf));
+			return fail(errno_to_gerr(e), err, errlen,
+				    "cannot read token file %s: %s", path,
+				    strerror(e));
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got > AUTH_FILE_MAX) {
+		sodium_memzero(buf, sizeof(buf));
+		return fail(GERR_TOOBIG, err, errlen,
+			    "token file %s is larger than %d bytes", path,
+			    AUTH_FILE_MAX);
+	}
+	if (memchr(buf, '\0', got)) {
+		sodium_memzero(buf, sizeof(buf));
+		return fail(GERR_INVAL, err, errlen,
+			    "token file %s contains NUL bytes", path);
+	}
+	buf[got] = '\0';
+	r = auth_token_parse(buf, ret_tok);
+	sodium_memzero(buf, sizeof(buf));
+	if (r < 0)
+		return fail(r, err, errlen,
+			    "token file %s is malformed (want NAME:SECRET "
+			    "with a 64-hex-digit secret)",
+			    path);
+	return 0;
+}
+
+static int fsync_parent(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t n;
+	int fd, r = 0;
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return GERR_INVAL;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno_to_gerr(errno);
+	if (fsync(fd) < 0 && errno != EINVAL)
+		r = errno_to_gerr(errno);
+	close(fd);
+	return r;
+}
+
+int auth_token_write_file(const char *path, const char *text)
+{
+	struct auth_token tok;
+	char tmp[PATH_MAX], rnd[17];
+	char line[AUTH_NAME_MAX + 1 + AUTH_SECRET_HEX + 1];
+	uint8_t rb[8];
+	size_t len;
+	int fd, w, r = 0;
+
+	if (!path || !*path || !text)
+		return GERR_INVAL;
+	/* Only a well-formed token is written; trailing whitespace is
+	 * replaced by exactly one newline. */
+	if (auth_token_parse(text, &tok) < 0)
+		return GERR_INVAL;
+	sodium_memzero(&tok, sizeof(tok));
+	len = strlen(text);
+	while (len > 0 && is_space(text[len - 1]))
+		len--;
+	if (len + 1 > sizeof(line))
+		return GERR_INVAL; /* cannot happen after a successful parse */
+
+	randombytes_buf(rb, sizeof(rb));
+	sodium_bin2hex(rnd, sizeof(rnd), rb, sizeof(rb));
+	w = snprintf(tmp, sizeof(tmp), "%s.tmp-%s", path, rnd);
+	if (w < 0 || (size_t)w >= sizeof(tmp))
+		return GERR_INVAL;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0)
+		return errno_to_gerr(errno);
+	/* The umask may only have removed bits; make the mode exact. */
+	if (fchmod(fd, 0600) < 0)
+		r = errno_to_gerr(errno);
+	memcpy(line, text, len);
+	line[len] = '\n';
+	for (size_t i = 0; r == 0 && i < len + 1;) {
+		ssize_t n = write(fd, line + i, len + 1 - i);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = errno_to_gerr(errno);
+			break;
+		}
+		i += (size_t)n;
+	}
+	sodium_memzero(line, sizeof(line));
+	if (r == 0 && fsync(fd) < 0)
+		r = errno_to_gerr(errno);
+	if (close(fd) < 0 && r == 0)
+		r = errno_to_gerr(errno);
+	if (r == 0 && rename(tmp, path) < 0)
+		r = errno_to_gerr(errno);
+	if (r < 0) {
+		unlink(tmp);
+		return r;
+	}
+	return fsync_parent(path);
+}
+
+void auth_random(void *buf, size_t len)
+{
+	if (buf && len)
+		randombytes_buf(buf, len);
+}
+
+void auth_mac(const uint8_t key[AUTH_KEY_LEN],
+	      const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
+	      uint8_t out[AUTH_MAC_LEN])
+{
+	crypto_auth_hmacsha256_state st;
+
+	crypto_auth_hmacsha256_init(&st, key, AUTH_KEY_LEN);
+	crypto_auth_hmacsha256_update(&st, nonce, AUTH_NONCE_LEN);
+	if (name)
+		crypto_auth_hmacsha256_update(&st, (const uint8_t *)name,
+					      strnlen(name, AUTH_NAME_MAX + 1));
+	crypto_auth_hmacsha256_final(&st, out);
+	sodium_memzero(&st, sizeof(st));
+}
+
+int auth_mac_check(const uint8_t key[AUTH_KEY_LEN],
+		   const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
+		   const uint8_t mac[AUTH_MAC_LEN])
+{
+	uint8_t want[AUTH_MAC_LEN];
+	int r;
+
+	if (!key || !nonce || !mac || auth_name_valid(name) < 0)
+		return GERR_AUTH;
+	auth_mac(key, nonce, name, want);
+	r = sodium_memcmp(want, mac, AUTH_MAC_LEN) == 0 ? 0 : GERR_AUTH;
+	sodium_memzero(want, sizeof(want));
+	return r;
+}
+
+void auth_hex(const uint8_t *bin, size_t len, char *out)
+{
+	sodium_bin2hex(out, 2 * len + 1, bin, len);
+}
+
+int auth_unhex(const char *hex, uint8_t *out, size_t len)
+{
+	const char *end = NULL;
+	size_t got = 0;
+
+	if (!hex || (!out && len > 0) || len > SIZE_MAX / 2)
+		return GERR_INVAL;
+	if (strnlen(hex, 2 * len + 1) != 2 * len)
+		return GERR_INVAL;
+	if (sodium_hex2bin(out, len, hex, 2 * len, NULL, &got, &end) != 0 ||
+	    got != len || end != hex + 2 * len)
+		return GERR_INVAL;
+	return 0;
+}

@@ -1,0 +1,117 @@
+/* proto.h - gpud's wire protocol: versioned, length-prefixed frames.
+ *
+ * One format serves workers (TCP) and gpuctl (Unix socket).
+ *
+ * Frame, all integers big-endian:
+ *   offset size  field
+ *   0      4     magic     0x47505544 ("GPUD"): resynchronisation is never
+ *                          attempted; a wrong magic closes the connection
+ *   4      1     version   PROTO_VERSION
+ *   5      1     type      enum proto_type
+ *   6      2     flags     must be 0 (reserved)
+ *   8      4     json_len  length of the JSON header, 1..PROTO_MAX_JSON
+ *   12     4     bin_len   length of the binary attachment, 0..PROTO_MAX_BIN
+ *   16     ...   json      a UTF-8 JSON object (the message's fields)
+ *   16+json_len  bin       opaque bytes (a blob), may be empty
+ *
+ * The limits bound memory per connection before any payload is read: a
+ * header announcing more is refused at once (GERR_TOOBIG).
+ *
+ * Messages (type: JSON fields; "->" worker to gpud, "<-" gpud to worker):
+ *   HELLO      -> {"proto":1,"worker":name,"device":"cpu|cuda:N",
+ *                  "workloads":[names],"cuda":bool,"threads":n}
+ *   CHALLENGE  <- {"nonce":hex64}
+ *   AUTH       -> {"mac":hex64}   HMAC-SHA256(key, nonce_bytes || worker)
+ *   WELCOME    <- {"worker_id":n,"heartbeat_s":n,"checkpoint_s":n}
+ *   CLAIM      -> {"rate":units_per_s (0 unknown)}
+ *   LEASE      <- {"lease":id,"epoch":e,"job":id,"workload":name,
+ *                  "params":{..},"spec":{..},"units":n,"deadline_s":n,
+ *                  "units_done":n}  bin = last checkpoint blob or empty
+ *   NOLEASE    <- {"retry_s":n,"reason":text}
+ *   HEARTBEAT  -> {"lease":id,"epoch":e,"units_done":n}
+ *   HB_ACK     <- {"lease":id,"epoch":e,"action":"continue|stop|release"}
+ *   CHECKPOINT -> {"lease":id,"epoch":e,"units_done":n}  bin = blob
+ *   RESULT     -> {"lease":id,"epoch":e,"units_done":n,"seconds":f}
+ *                 bin = blob
+ *   ACK        <- {"lease":id,"epoch":e,"what":"checkpoint|result|release"}
+ *   RELEASE    -> {"lease":id,"epoch":e}   give a lease back (pause/stop)
+ *   ERROR      <- {"code":n,"message":text,"lease":id?,"epoch":e?}
+ *   CTL_REQ    gpuctl -> gpud {"cmd":name, ...}
+ *   CTL_REPLY  gpud -> gpuctl {"ok":bool,"error":text?, ...}
+ *
+ * Ownership: proto_frame_parse borrows the input buffer and returns a frame
+ * whose json is a new reference (caller json_decref's it) and whose bin
+ * points INTO the input buffer (valid while the buffer is).
+ * proto_frame_encode returns a malloc'ed buffer the caller frees.
+ * Thread-safe: no shared state.
+ */
+#ifndef GPUD_PROTO_H
+#define GPUD_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#define PROTO_MAGIC 0x47505544u
+#define PROTO_VERSION 1
+#define PROTO_HEADER_LEN 16
+#define PROTO_MAX_JSON (1u << 20)        /* 1 MiB */
+#define PROTO_MAX_BIN (256u << 20)       /* 256 MiB */
+
+enum proto_type {
+	PROTO_HELLO = 1,
+	PROTO_CHALLENGE = 2,
+	PROTO_AUTH = 3,
+	PROTO_WELCOME = 4,
+	PROTO_CLAIM = 5,
+	PROTO_LEASE = 6,
+	PROTO_NOLEASE = 7,
+	PROTO_HEARTBEAT = 8,
+	PROTO_HB_ACK = 9,
+	PROTO_CHECKPOINT = 10,
+	PROTO_RESULT = 11,
+	PROTO_ACK = 12,
+	PROTO_RELEASE = 13,
+	PROTO_ERROR = 14,
+	PROTO_CTL_REQ = 15,
+	PROTO_CTL_REPLY = 16,
+	PROTO_TYPE_MAX = 16,
+};
+
+struct proto_frame {
+	enum proto_type type;
+	json_t *json;        /* new reference, always a JSON object */
+	const uint8_t *bin;  /* points into the parsed buffer; NULL if empty */
+	size_t bin_len;
+};
+
+/* Name of a message type ("HELLO"), or "?" */
+const char *proto_type_name(int type);
+
+/* Parse one frame from the start of buf.
+ * Returns 0 and fills *ret_frame and *ret_consumed when a whole frame is
+ * present; GERR_AGAIN when more bytes are needed (*ret_need, if non-NULL,
+ * says how many bytes the frame needs in total once the header is known);
+ * GERR_PROTO (bad magic, version, type, flags, JSON not an object),
+ * GERR_TOOBIG (announced lengths over the limits) otherwise. On error a
+ * reason is written into err. */
+int proto_frame_parse(const uint8_t *buf, size_t len,
+		      struct proto_frame *ret_frame, size_t *ret_consumed,
+		      size_t *ret_need, char *err, size_t errlen);
+
+/* Release what proto_frame_parse gave (the JSON reference). NULL-safe. */
+void proto_frame_clear(struct proto_frame *f);
+
+/* Encode a frame. json is borrowed (must be an object). bin may be NULL.
+ * Returns 0 and a malloc'ed buffer in *ret_buf / *ret_len. */
+int proto_frame_encode(enum proto_type type, const json_t *json,
+		       const void *bin, size_t bin_len, uint8_t **ret_buf,
+		       size_t *ret_len);
+
+/* JSON field helpers for message handlers; they validate type and range.
+ * Return 0 or GERR_PROTO. */
+int proto_get_u64(const json_t *obj, const char *key, uint64_t *ret);
+int proto_get_str(const json_t *obj, const char *key, size_t maxlen,
+		  const char **ret);
+
+#endif

@@ -1,0 +1,485 @@
+/* control.c - gpuctl's commands (see control.h for the request/reply
+ * shapes). Database work runs on the database thread; the reply is finished
+ * on the loop thread, where the live state (connections, rates) lives. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "auth.h"
+#include "gpud_config.h"
+#include "control.h"
+#include "dbq.h"
+#include "gerr.h"
+#include "gpud.h"
+#include "scheduler.h"
+#include "store.h"
+#include "workload.h"
+
+struct ctl_req {
+	struct gpud *d;
+	json_t *req;            /* owned */
+	const char *cmd;
+	int64_t job;            /* 0 when the request names none */
+	control_done_fn done;
+	void *opaque;
+	json_t *reply;          /* built by work(), finished by after() */
+	char err[512];
+	/* submit */
+	const struct workload *wl;
+	char *params;
+	uint64_t total_units;
+	/* token */
+	char *token_text;
+	struct auth_token tok;
+};
+
+static json_t *error_reply(const char *msg)
+{
+	return json_pack("{s:b, s:s}", "ok", 0, "error", msg);
+}
+
+static void finish(struct ctl_req *r)
+{
+	json_t *reply = r->reply;
+
+	if (!reply)
+		reply = error_reply(r->err[0] ? r->err : "internal error");
+	r->done(r->opaque, reply);
+	json_decref(r->req);
+	free(r->params);
+	if (r->token_text) {
+		memset(r->token_text, 0, strlen(r->token_text));
+		free(r->token_text);
+	}
+	free(r);
+}
+
+static json_t *json_from_text(const char *text)
+{
+	json_t *j = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
+	return j ? j : json_null();
+}
+
+/* ---- status ---- */
+
+static json_t *job_json(struct store *st, const struct store_job *j)
+{
+	uint64_t counts[LEASE_NSTATES] = {0};
+	const struct workload *wl = workload_find(j->workload);
+	struct store_lease *leases = NULL;
+	size_t nl = 0;
+	json_t *lc = json_object(), *workers = json_array();
+
+	store_lease_counts(st, j->id, counts);
+	for (int s = 0; s < LEASE_NSTATES; s++)
+		json_object_set_new(lc, lease_state_name((enum lease_state)s),
+				    json_integer((json_int_t)counts[s]));
+	if (counts[LEASE_LEASED] && store_lease_list_job(st, j->id, &leases, &nl) == 0) {
+		for (size_t i = 0; i < nl; i++) {
+			struct store_worker w = {0};
+			if (leases[i].state != LEASE_LEASED || !leases[i].worker_id)
+				continue;
+			if (store_worker_get(st, leases[i].worker_id, &w) == 0) {
+				json_array_append_new(workers, json_string(w.name));
+				free(w.name);
+				free(w.device);
+			}
+		}
+		store_lease_free_array(leases, nl);
+	}
+	return json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b}",
+		"id", (json_int_t)j->id,
+		"workload", j->workload,
+		"unit_name", wl ? wl->unit_name : "units",
+		"state", job_state_name(j->state),
+		"params", json_from_text(j->params),
+		"total_units", (json_int_t)j->total_units,
+		"units_done", (json_int_t)sched_job_progress(st, j->id),
+		"units_verified", (json_int_t)j->units_verified,
+		"leases", lc,
+		"workers", workers,
+		"reason", j->reason ? json_string(j->reason) : json_null(),
+		"created_at", j->created_at,
+		"finished_at", j->finished_at,
+		"carve_done", j->carve_done);
+}
+
+static void status_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	json_t *jobs = json_array();
+
+	if (r->job) {
+		struct store_job j = {0};
+		int rc = store_job_get(st, r->job, &j);
+		if (rc) {
+			snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+			json_decref(jobs);
+			return;
+		}
+		json_array_append_new(jobs, job_json(st, &j));
+		store_job_clear(&j);
+	} else {
+		struct store_job *all = NULL;
+		size_t n = 0;
+		if (store_job_list(st, &all, &n) == 0) {
+			for (size_t i = 0; i < n; i++)
+				json_array_append_new(jobs, job_json(st, &all[i]));
+			store_job_free_array(all, n);
+		}
+	}
+	r->reply = json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
+}
+
+/* Add what only the loop knows: rate, ETA, and why a job is not moving. */
+static void status_after(void *arg)
+{
+	struct ctl_req *r = arg;
+	json_t *jobs = json_object_get(r->reply, "jobs");
+	size_t i;
+	json_t *j;
+
+	json_array_foreach(jobs, i, j) {
+		int64_t id = json_integer_value(json_object_get(j, "id"));
+		const char *state = json_string_value(json_object_get(j, "state"));
+		const char *wl = json_string_value(json_object_get(j, "workload"));
+		json_t *lc = json_object_get(j, "leases");
+		uint64_t total = json_integer_value(json_object_get(j, "total_units"));
+		uint64_t done = json_integer_value(json_object_get(j, "units_done"));
+		double rate = strcmp(state, "active") == 0 ? gpud_rate_get(r->d, id) : 0;
+
+		json_object_set_new(j, "rate", json_real(rate));
+		if (rate > 0 && total > done)
+			json_object_set_new(j, "eta_s", json_real((double)(total - done) / rate));
+		else
+			json_object_set_new(j, "eta_s", json_null());
+		if (strcmp(state, "paused") == 0) {
+			json_object_set_new(j, "reason",
+				json_string("paused by the user: gpuctl resume to continue"));
+		} else if (strcmp(state, "active") == 0) {
+			json_int_t leased = json_integer_value(json_object_get(lc, "leased"));
+			json_int_t pending = json_integer_value(json_object_get(lc, "pending"));
+			json_int_t dn = json_integer_value(json_object_get(lc, "done"));
+			int carve_done = json_is_true(json_object_get(j, "carve_done"));
+			if (leased == 0 && (pending > 0 || !carve_done) &&
+			    !conn_workload_served(r->d, wl)) {
+				char why[160];
+				snprintf(why, sizeof(why),
+					 "not moving: no eligible worker (none connected runs %s)", wl);
+				json_object_set_new(j, "reason", json_string(why));
+			} else if (leased == 0 && dn > 0 && pending == 0) {
+				json_object_set_new(j, "reason", json_string("verifying results"));
+			}
+		}
+		json_object_del(j, "carve_done");
+	}
+	finish(r);
+}
+
+/* ---- result ---- */
+
+static void result_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	struct store_job j = {0};
+	const struct workload *wl;
+	json_t *params = NULL, *answer = NULL, *files = json_array();
+	char *text = NULL;
+
+	if (store_job_get(st, r->job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+		json_decref(files);
+		return;
+	}
+	wl = workload_find(j.workload);
+	params = json_from_text(j.params);
+	answer = json_from_text(j.answer);
+	if (wl && !json_is_null(answer)) {
+		text = wl->render_text(params, answer);
+		if (j.state == JOB_DONE && wl->render_files) {
+			char dir[4096], err[WL_ERRLEN];
+			snprintf(dir, sizeof(dir), "%s/results", r->d->cfg.data_dir);
+			mkdir(dir, 0755);
+			snprintf(dir, sizeof(dir), "%s/results/job-%" PRId64,
+				 r->d->cfg.data_dir, j.id);
+			if ((mkdir(dir, 0755) == 0 || errno == EEXIST) &&
+			    wl->render_files(params, answer, dir, err, sizeof(err)) == 0)
+				json_array_append_new(files, json_string(dir));
+		}
+	}
+	r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:O, s:o, s:o, s:I, s:s?}",
+		"ok", 1, "job", (json_int_t)j.id, "workload", j.workload,
+		"state", job_state_name(j.state), "params", params,
+		"answer", answer, "text", text ? json_string(text) : json_null(),
+		"files", files, "units_verified", (json_int_t)j.units_verified,
+		"reason", j.reason);
+	free(text);
+	json_decref(params);
+	json_decref(answer);
+	store_job_clear(&j);
+}
+
+/* ---- cancel / pause / resume ---- */
+
+static void state_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	struct store_job j = {0};
+	double now = sched_now();
+	int rc;
+
+	if (store_job_get(st, r->job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+		return;
+	}
+	enum job_state from = j.state, to;
+	store_job_clear(&j);
+	if (strcmp(r->cmd, "cancel") == 0) {
+		if (from == JOB_DONE || from == JOB_FAILED || from == JOB_CANCELLED) {
+			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is already %s",
+				 r->job, job_state_name(from));
+			return;
+		}
+		to = JOB_CANCELLED;
+	} else if (strcmp(r->cmd, "pause") == 0) {
+		if (from != JOB_ACTIVE) {
+			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s, not active",
+				 r->job, job_state_name(from));
+			return;
+		}
+		to = JOB_PAUSED;
+	} else {
+		if (from != JOB_PAUSED) {
+			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s, not paused",
+				 r->job, job_state_name(from));
+			return;
+		}
+		to = JOB_ACTIVE;
+	}
+	rc = store_begin(st);
+	if (!rc)
+		rc = store_job_set_state(st, r->job, to,
+			to == JOB_CANCELLED ? "cancelled by the user" : NULL, now);
+	if (!rc && to == JOB_CANCELLED)
+		rc = store_job_cancel_leases(st, r->job, now);
+	if (!rc)
+		rc = store_event(st, now, r->job, 0, 0, 0, r->cmd, NULL);
+	if (!rc)
+		rc = store_commit(st);
+	else
+		store_rollback(st);
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "%s failed: %s", r->cmd, gerr_str(rc));
+		return;
+	}
+	r->reply = json_pack("{s:b, s:I, s:s}", "ok", 1, "job", (json_int_t)r->job,
+			     "state", job_state_name(to));
+}
+
+/* ---- submit ---- */
+
+static void submit_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	int64_t id = 0;
+	double now = sched_now();
+	int rc = store_begin(st);
+
+	if (!rc)
+		rc = store_job_insert(st, r->wl->name, r->params, r->total_units, now, &id);
+	if (!rc)
+		rc = store_event(st, now, id, 0, 0, 0, "submit", r->params);
+	if (!rc)
+		rc = store_commit(st);
+	else
+		store_rollback(st);
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "cannot store the job: %s%s%s",
+			 gerr_str(rc), rc == GERR_NOSPACE ? " (disk full)" : "",
+			 rc == GERR_PERM ? " (check the data directory's permissions)" : "");
+		return;
+	}
+	r->reply = json_pack("{s:b, s:I}", "ok", 1, "job", (json_int_t)id);
+}
+
+/* ---- workers ---- */
+
+static void workers_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	struct store_worker *ws = NULL;
+	size_t n = 0;
+	json_t *arr = json_array();
+
+	if (store_worker_list(st, &ws, &n)) {
+		snprintf(r->err, sizeof(r->err), "cannot list workers");
+		json_decref(arr);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack(
+			"{s:I, s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:f, s:f}",
+			"id", (json_int_t)ws[i].id, "name", ws[i].name,
+			"device", ws[i].device ? ws[i].device : "",
+			"online", ws[i].online, "quarantined", ws[i].quarantined,
+			"failures", (int)ws[i].failures,
+			"leases_done", (json_int_t)ws[i].leases_done,
+			"units_done", (json_int_t)ws[i].units_done,
+			"rate", ws[i].rate, "last_seen", ws[i].last_seen));
+	store_worker_free_array(ws, n);
+	r->reply = json_pack("{s:b, s:o}", "ok", 1, "workers", arr);
+}
+
+static void workers_after(void *arg)
+{
+	struct ctl_req *r = arg;
+	size_t i;
+	json_t *w;
+
+	json_array_foreach(json_object_get(r->reply, "workers"), i, w) {
+		int64_t job = 0;
+		int64_t lease = conn_worker_lease(r->d,
+			json_integer_value(json_object_get(w, "id")), &job);
+		json_object_set_new(w, "lease", lease ? json_integer(lease) : json_null());
+		json_object_set_new(w, "job", lease ? json_integer(job) : json_null());
+	}
+	finish(r);
+}
+
+/* ---- tokens ---- */
+
+static void token_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	int rc = store_token_add(st, r->tok.name, r->tok.key, sched_now());
+
+	if (rc == GERR_STATE) {
+		snprintf(r->err, sizeof(r->err), "a token named '%s' already exists",
+			 r->tok.name);
+		return;
+	}
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "cannot store the token: %s", gerr_str(rc));
+		return;
+	}
+	r->reply = json_pack("{s:b, s:s}", "ok", 1, "token", r->token_text);
+}
+
+/* ---- dispatch ---- */
+
+static void generic_after(void *arg)
+{
+	finish(arg);
+}
+
+static int read_job(struct ctl_req *r)
+{
+	const json_t *v = json_object_get(r->req, "job");
+
+	if (!json_is_integer(v) || json_integer_value(v) <= 0) {
+		snprintf(r->err, sizeof(r->err), "'%s' needs a job id (a positive integer)", r->cmd);
+		return GERR_INVAL;
+	}
+	r->job = json_integer_value(v);
+	return 0;
+}
+
+void control_handle(struct gpud *d, json_t *req, control_done_fn done,
+		    void *opaque)
+{
+	struct ctl_req *r = calloc(1, sizeof(*r));
+	dbq_work_fn work = NULL;
+	dbq_after_fn after = generic_after;
+
+	if (!r) {
+		json_decref(req);
+		done(opaque, error_reply("out of memory"));
+		return;
+	}
+	r->d = d;
+	r->req = req;
+	r->done = done;
+	r->opaque = opaque;
+	r->cmd = json_string_value(json_object_get(req, "cmd"));
+	if (!r->cmd) {
+		snprintf(r->err, sizeof(r->err), "request has no 'cmd'");
+		finish(r);
+		return;
+	}
+	if (strcmp(r->cmd, "ping") == 0) {
+		r->reply = json_pack("{s:b, s:s}", "ok", 1, "version", GPUD_VERSION);
+		finish(r);
+		return;
+	} else if (strcmp(r->cmd, "submit") == 0) {
+		const char *name = json_string_value(json_object_get(req, "workload"));
+		const json_t *args = json_object_get(req, "args");
+		json_t *params = NULL;
+		char err[WL_ERRLEN] = "";
+		r->wl = workload_find(name);
+		if (!r->wl) {
+			snprintf(r->err, sizeof(r->err), "unknown workload '%s'",
+				 name ? name : "");
+			finish(r);
+			return;
+		}
+		if (!json_is_object(args) ||
+		    r->wl->parse_params(args, &params, &r->total_units, err, sizeof(err))) {
+			snprintf(r->err, sizeof(r->err), "bad %s job: %s", r->wl->name,
+				 err[0] ? err : "arguments must be an object");
+			finish(r);
+			return;
+		}
+		r->params = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
+		json_decref(params);
+		work = submit_work;
+	} else if (strcmp(r->cmd, "status") == 0) {
+		if (json_object_get(req, "job") && read_job(r)) {
+			finish(r);
+			return;
+		}
+		work = status_work;
+		after = status_after;
+	} else if (strcmp(r->cmd, "result") == 0) {
+		if (read_job(r)) {
+			finish(r);
+			return;
+		}
+		work = result_work;
+	} else if (strcmp(r->cmd, "cancel") == 0 || strcmp(r->cmd, "pause") == 0 ||
+		   strcmp(r->cmd, "resume") == 0) {
+		if (read_job(r)) {
+			finish(r);
+			return;
+		}
+		work = state_work;
+	} else if (strcmp(r->cmd, "workers") == 0) {
+		work = workers_work;
+		after = workers_after;
+	} else if (strcmp(r->cmd, "token_add") == 0) {
+		const char *name = json_string_value(json_object_get(req, "name"));
+		if (!name || auth_name_valid(name)) {
+			snprintf(r->err, sizeof(r->err),
+				 "token names are 1..%d characters of A-Z a-z 0-9 . _ -",
+				 AUTH_NAME_MAX);
+			finish(r);
+			return;
+		}
+		if (auth_token_new(name, &r->token_text, &r->tok)) {
+			snprintf(r->err, sizeof(r->err), "cannot create a token");
+			finish(r);
+			return;
+		}
+		work = token_work;
+	} else {
+		snprintf(r->err, sizeof(r->err), "unknown command '%.64s'", r->cmd);
+		finish(r);
+		return;
+	}
+	if (dbq_submit(d->dbq, work, after, r)) {
+		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
+		finish(r);
+	}
+}

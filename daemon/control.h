@@ -1,0 +1,36 @@
+/* control.h - gpuctl's control API, served on gpud's Unix socket.
+ *
+ * Transport: proto.h frames, CTL_REQ from gpuctl, one CTL_REPLY back; the
+ * connection may carry several requests. Every reply has "ok"; on failure
+ * "error" is a one-line message meant for the user.
+ *
+ *   {"cmd":"submit","workload":W,"args":{k:"v",..}}  -> {"job":id}
+ *   {"cmd":"status"[,"job":id]} -> {"jobs":[JOB..]}   JOB =
+ *       {"id","workload","unit_name","state","params","total_units",
+ *        "units_done","units_verified","rate" (units/s, recent),
+ *        "eta_s" (or null),"leases":{"pending":n,"leased":n,"done":n,
+ *        "verified":n,"failed":n,"cancelled":n},"workers":[names],
+ *        "reason" (why not moving, or null),"created_at","finished_at"}
+ *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer":{..}|null,
+ *        "text":"..."|null,"files":[paths]}
+ *   {"cmd":"cancel"|"pause"|"resume","job":id} -> {}
+ *   {"cmd":"workers"} -> {"workers":[{"id","name","device","online",
+ *        "quarantined","failures","leases_done","units_done","rate",
+ *        "last_seen","lease" (id or null),"job" (id or null)}]}
+ *   {"cmd":"token_add","name":N} -> {"token":"N:SECRET"}
+ *   {"cmd":"ping"} -> {"version":V}
+ */
+#ifndef GPUD_CONTROL_H
+#define GPUD_CONTROL_H
+
+#include <jansson.h>
+
+struct gpud;
+
+/* Handle one request; calls done(reply) exactly once, maybe later (after
+ * database work). reply is a new reference handed to done. */
+typedef void (*control_done_fn)(void *opaque, json_t *reply);
+void control_handle(struct gpud *d, json_t *req, control_done_fn done,
+		    void *opaque);
+
+#endif

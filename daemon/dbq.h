@@ -1,0 +1,33 @@
+/* dbq.h - the database thread.
+ *
+ * gpud owns one SQLite connection, used only on this thread, so SQLite never
+ * blocks the event loop and store calls are serialised. A request is a pair
+ * of functions: work(st, arg) runs on the database thread, then after(arg)
+ * runs on the loop thread. Requests run in submission order.
+ *
+ * Ownership: arg is owned by the caller until after() runs; dbq keeps no
+ * reference afterwards. dbq_close drains queued requests (their after()
+ * still runs if the loop runs) and joins the thread.
+ */
+#ifndef GPUD_DBQ_H
+#define GPUD_DBQ_H
+
+#include <uv.h>
+
+struct store;
+struct dbq;
+
+typedef void (*dbq_work_fn)(struct store *st, void *arg);
+typedef void (*dbq_after_fn)(void *arg);
+
+int dbq_open(uv_loop_t *loop, struct store *st, struct dbq **ret);
+/* Loop thread only. after may be NULL. Returns 0 or GERR_NOMEM, or
+ * GERR_STATE when q is NULL or closing (after() then never runs). */
+int dbq_submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after, void *arg);
+/* Number of requests queued or running (loop thread). */
+unsigned dbq_pending(const struct dbq *q);
+/* Stop accepting work, finish what is queued, join the thread, then close
+ * the async handle; cb runs when everything is closed. */
+void dbq_close(struct dbq *q, void (*cb)(void *opaque), void *opaque);
+
+#endif

@@ -1,0 +1,90 @@
+/* gpud.h - the coordinator's state, shared by its modules.
+ *
+ * Threads: everything here is owned by the loop thread, except `store`,
+ * which only the database thread (dbq.c) touches, and the pure functions of
+ * the workloads, which the thread pool calls for verification.
+ *
+ * Modules:
+ *   main.c       options, start, signals
+ *   server.c     listeners, timers, start-up recovery, shutdown
+ *   conn.c       one connection: framing, worker protocol, control replies
+ *   scheduler.c  the database-thread side of leases: claim, heartbeat,
+ *                checkpoint, result, verification, merge
+ *   control.c    gpuctl's commands
+ *   dbq.c        the database thread
+ */
+#ifndef GPUD_GPUD_H
+#define GPUD_GPUD_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "log.h"
+
+struct store;
+struct dbq;
+struct conn;
+
+struct gpud_config {
+	const char *data_dir;
+	const char *listen_host;     /* "127.0.0.1" */
+	int listen_port;             /* 0 picks one; written to DATA/gpud.addr */
+	const char *socket_path;     /* DATA/gpud.sock by default */
+	double heartbeat_s;          /* worker heartbeat interval */
+	double lease_timeout_s;      /* deadline = last heartbeat + this */
+	double lease_target_s;       /* wanted duration of one lease */
+	double checkpoint_s;         /* told to workers in WELCOME */
+	uint32_t max_failures;       /* verification failures before failed */
+	uint32_t quarantine_after;   /* worker failures before quarantine */
+};
+
+/* Progress samples of one job, for rate and ETA (loop thread). */
+#define GPUD_RATE_SAMPLES 24
+struct job_rate {
+	int64_t job_id;
+	unsigned n, head;
+	double t[GPUD_RATE_SAMPLES];
+	uint64_t units[GPUD_RATE_SAMPLES];
+	struct job_rate *next;
+};
+
+struct gpud {
+	uv_loop_t *loop;
+	struct glog log;
+	struct gpud_config cfg;
+	struct store *store;      /* database thread only */
+	struct dbq *dbq;
+	uv_tcp_t tcp;
+	uv_pipe_t pipe;
+	uv_timer_t expiry_timer;
+	uv_timer_t sample_timer;
+	uv_signal_t sigterm, sigint;
+	struct conn *conns;       /* every open connection */
+	struct job_rate *rates;
+	int stopping;
+	int exit_code;
+};
+
+/* Wall-clock seconds (the store's time base). */
+double gpud_now(void);
+
+/* server.c */
+int server_start(struct gpud *d);
+void server_stop(struct gpud *d);
+/* Record a progress sample; returns the job's recent rate (units/s) or 0. */
+double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
+			double now);
+double gpud_rate_get(struct gpud *d, int64_t job_id);
+/* Start verification of a lease whose result is stored (state done). */
+void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch);
+
+/* conn.c */
+int conn_accept_tcp(struct gpud *d, uv_stream_t *server);
+int conn_accept_pipe(struct gpud *d, uv_stream_t *server);
+void conn_close_all(struct gpud *d);
+/* The connection (worker) holding a lease, for `gpuctl workers`. */
+int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
+/* Non-zero when some authenticated worker connection runs that workload. */
+int conn_workload_served(struct gpud *d, const char *workload);
+
+#endif

@@ -1,0 +1,246 @@
+/* gpud - the coordinator daemon. Options are parsed and validated here;
+ * everything below main() returns errors as values. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "gerr.h"
+#include "gpud.h"
+#include "gpud_config.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: gpud --data DIR [options]\n"
+"  --data DIR              data directory (database, blobs, tokens); created 0700\n"
+"  --listen HOST:PORT      worker listener (default 127.0.0.1:7700; port 0 picks one,\n"
+"                          written to DIR/gpud.addr)\n"
+"  --socket PATH           control socket for gpuctl (default DIR/gpud.sock, mode 0600)\n"
+"  --heartbeat SECONDS     worker heartbeat interval (default 10)\n"
+"  --lease-timeout SECONDS lease deadline after the last heartbeat (default 3x heartbeat)\n"
+"  --lease-seconds SECONDS wanted duration of one lease (default 300)\n"
+"  --checkpoint-interval SECONDS  cadence suggested to workers (default 60)\n"
+"  --max-failures N        failed verifications before a lease fails (default 3)\n"
+"  --quarantine-after N    failed verifications before a worker is quarantined (default 3)\n"
+"  --log-level LEVEL       error|warn|info|debug (default info)\n"
+"  --version, --help\n");
+}
+
+static int parse_double(const char *s, double lo, double hi, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= lo && v <= hi))
+		return GERR_INVAL;
+	*ret = v;
+	return 0;
+}
+
+static int parse_host_port(const char *s, char *host, size_t hostlen, int *port)
+{
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long p;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= hostlen)
+		return GERR_INVAL;
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || p < 0 || p > 65535)
+		return GERR_INVAL;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	*port = (int)p;
+	return 0;
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	struct gpud *d = s->data;
+
+	if (d->stopping)
+		return;
+	LOG_INFO(&d->log, "signal %d: shutting down", signum);
+	server_stop(d);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"data", required_argument, NULL, 'd'},
+		{"listen", required_argument, NULL, 'l'},
+		{"socket", required_argument, NULL, 's'},
+		{"heartbeat", required_argument, NULL, 'H'},
+		{"lease-timeout", required_argument, NULL, 'T'},
+		{"lease-seconds", required_argument, NULL, 'L'},
+		{"checkpoint-interval", required_argument, NULL, 'c'},
+		{"max-failures", required_argument, NULL, 'm'},
+		{"quarantine-after", required_argument, NULL, 'q'},
+		{"log-level", required_argument, NULL, 'v'},
+		{"version", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct gpud d;
+	char host[256] = "127.0.0.1", sockpath[4096] = "";
+	double lease_timeout = 0, v;
+	int opt, rc;
+
+	memset(&d, 0, sizeof(d));
+	d.log.prog = "gpud";
+	d.log.level = GLOG_INFO;
+	d.cfg.listen_port = 7700;
+	d.cfg.heartbeat_s = 10;
+	d.cfg.lease_target_s = 300;
+	d.cfg.checkpoint_s = 60;
+	d.cfg.max_failures = 3;
+	d.cfg.quarantine_after = 3;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			if (strlen(optarg) > 3000) {
+				fprintf(stderr, "gpud: --data path too long\n");
+				return 2;
+			}
+			d.cfg.data_dir = optarg;
+			break;
+		case 'l':
+			if (parse_host_port(optarg, host, sizeof(host), &d.cfg.listen_port)) {
+				fprintf(stderr, "gpud: --listen wants HOST:PORT, got '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			if (strlen(optarg) >= 100) { /* sun_path limit */
+				fprintf(stderr, "gpud: --socket path must be under 100 characters\n");
+				return 2;
+			}
+			snprintf(sockpath, sizeof(sockpath), "%s", optarg);
+			break;
+		case 'H':
+			if (parse_double(optarg, 0.05, 3600, &d.cfg.heartbeat_s)) {
+				fprintf(stderr, "gpud: --heartbeat wants 0.05..3600 seconds\n");
+				return 2;
+			}
+			break;
+		case 'T':
+			if (parse_double(optarg, 0.1, 86400, &lease_timeout)) {
+				fprintf(stderr, "gpud: --lease-timeout wants 0.1..86400 seconds\n");
+				return 2;
+			}
+			break;
+		case 'L':
+			if (parse_double(optarg, 0.1, 86400, &d.cfg.lease_target_s)) {
+				fprintf(stderr, "gpud: --lease-seconds wants 0.1..86400 seconds\n");
+				return 2;
+			}
+			break;
+		case 'c':
+			if (parse_double(optarg, 0.1, 86400, &d.cfg.checkpoint_s)) {
+				fprintf(stderr, "gpud: --checkpoint-interval wants 0.1..86400 seconds\n");
+				return 2;
+			}
+			break;
+		case 'm':
+		case 'q':
+			if (parse_double(optarg, 1, 1000, &v) || v != (double)(int)v) {
+				fprintf(stderr, "gpud: --%s wants an integer 1..1000\n",
+					opt == 'm' ? "max-failures" : "quarantine-after");
+				return 2;
+			}
+			if (opt == 'm')
+				d.cfg.max_failures = (uint32_t)v;
+			else
+				d.cfg.quarantine_after = (uint32_t)v;
+			break;
+		case 'v':
+			if (glog_level_parse(optarg, &d.log.level)) {
+				fprintf(stderr, "gpud: --log-level wants error|warn|info|debug\n");
+				return 2;
+			}
+			break;
+		case 'V':
+			printf("gpud %s\n", GPUD_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || !d.cfg.data_dir) {
+		if (!d.cfg.data_dir)
+			fprintf(stderr, "gpud: --data DIR is required\n");
+		else
+			fprintf(stderr, "gpud: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	d.cfg.listen_host = host;
+	d.cfg.lease_timeout_s = lease_timeout > 0 ? lease_timeout : 3 * d.cfg.heartbeat_s;
+	if (d.cfg.lease_timeout_s <= d.cfg.heartbeat_s) {
+		fprintf(stderr, "gpud: --lease-timeout must be longer than --heartbeat\n");
+		return 2;
+	}
+	if (mkdir(d.cfg.data_dir, 0700) && errno != EEXIST) {
+		fprintf(stderr, "gpud: cannot create %s: %s\n", d.cfg.data_dir, strerror(errno));
+		return 1;
+	}
+	if (access(d.cfg.data_dir, R_OK | W_OK | X_OK)) {
+		fprintf(stderr, "gpud: data directory %s is not writable: %s\n",
+			d.cfg.data_dir, strerror(errno));
+		return 1;
+	}
+	if (!sockpath[0]) {
+		if (strlen(d.cfg.data_dir) + sizeof("/gpud.sock") > 100) {
+			fprintf(stderr, "gpud: %s/gpud.sock is too long for a socket path; use --socket\n",
+				d.cfg.data_dir);
+			return 2;
+		}
+		snprintf(sockpath, sizeof(sockpath), "%s/gpud.sock", d.cfg.data_dir);
+	}
+	d.cfg.socket_path = sockpath;
+	if (auth_init()) {
+		fprintf(stderr, "gpud: libsodium failed to initialise\n");
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	d.loop = uv_default_loop();
+	rc = server_start(&d);
+	if (rc) {
+		server_stop(&d);
+		uv_run(d.loop, UV_RUN_DEFAULT);
+		fprintf(stderr, "gpud: start failed: %s\n", gerr_str(rc));
+		return 1;
+	}
+	uv_signal_init(d.loop, &d.sigterm);
+	uv_signal_init(d.loop, &d.sigint);
+	d.sigterm.data = d.sigint.data = &d;
+	uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+	uv_signal_start(&d.sigint, on_signal, SIGINT);
+	LOG_INFO(&d.log, "gpud %s ready, data %s", GPUD_VERSION, d.cfg.data_dir);
+	uv_run(d.loop, UV_RUN_DEFAULT);
+	uv_loop_close(d.loop);
+	LOG_INFO(&d.log, "stopped");
+	return d.exit_code;
+}

@@ -1,0 +1,598 @@
+/* scheduler.c - leases: grant, heartbeat, uploads, verification, merge.
+ *
+ * Why the split into load / check / commit steps: SQLite work stays on the
+ * database thread, while inflating and verifying blobs (CPU heavy, possibly
+ * large) runs on the thread pool, so neither blocks the event loop nor holds
+ * the database thread busy.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "blob.h"
+#include "gerr.h"
+#include "scheduler.h"
+
+#define CARVE_TRIES 16
+
+double sched_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *xstrdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static json_t *json_parse_text(const char *text)
+{
+	if (!text)
+		return NULL;
+	return json_loads(text, JSON_DECODE_ANY, NULL);
+}
+
+static char *json_text(const json_t *j)
+{
+	return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+uint64_t sched_job_progress(struct store *st, int64_t job_id)
+{
+	uint64_t u = 0;
+
+	if (store_job_units_progress(st, job_id, &u) != 0)
+		return 0;
+	return u;
+}
+
+/* ---- claim ---- */
+
+/* Carve a new lease from the oldest carvable job. Inside a transaction. */
+static int carve_new(struct store *st, struct sched_claim *c, double now)
+{
+	for (int tries = 0; tries < CARVE_TRIES; tries++) {
+		struct store_job job = {0};
+		int64_t job_id;
+		int rc = store_job_next_carvable(st, c->workloads_json, &job_id);
+		if (rc)
+			return rc;
+		rc = store_job_get(st, job_id, &job);
+		if (rc)
+			return rc;
+		const struct workload *wl = workload_find(job.workload);
+		json_t *params = json_parse_text(job.params);
+		json_t *cursor = json_parse_text(job.cursor);
+		json_t *spec = NULL, *next = NULL, *probe_spec = NULL,
+		       *probe_cursor = NULL;
+		uint64_t units = 0, probe_units = 0;
+		uint64_t want = c->rate > 0 ? (uint64_t)(c->rate * c->pol->lease_target_s) : 0;
+
+		if (!wl || !params) {
+			rc = store_job_set_state(st, job_id, JOB_FAILED,
+				"job parameters unreadable or workload unknown", now);
+			json_decref(params);
+			json_decref(cursor);
+			store_job_clear(&job);
+			if (rc)
+				return rc;
+			continue;
+		}
+		rc = wl->carve(params, cursor, want, &spec, &units, &next);
+		if (rc == GERR_DONE) {
+			rc = store_job_set_cursor(st, job_id, job.cursor, 1);
+			json_decref(params);
+			json_decref(cursor);
+			store_job_clear(&job);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (rc) {
+			json_decref(params);
+			json_decref(cursor);
+			store_job_clear(&job);
+			return rc;
+		}
+		/* Probe whether anything remains after this lease, so the job
+		 * knows when its last lease has been handed out. */
+		int more = wl->carve(params, next, 1, &probe_spec, &probe_units,
+				     &probe_cursor);
+		json_decref(probe_spec);
+		json_decref(probe_cursor);
+		char *spec_text = json_text(spec);
+		char *next_text = json_text(next);
+		rc = (spec_text && next_text) ? 0 : GERR_NOMEM;
+		if (!rc)
+			rc = store_job_set_cursor(st, job_id, next_text,
+						  more == GERR_DONE);
+		if (!rc)
+			rc = store_lease_insert_leased(st, job_id, spec_text, units,
+				c->worker_id, now + c->pol->lease_timeout_s, now,
+				&c->lease);
+		if (!rc) {
+			c->workload = xstrdup(job.workload);
+			c->params = xstrdup(job.params);
+		}
+		free(spec_text);
+		free(next_text);
+		json_decref(spec);
+		json_decref(next);
+		json_decref(params);
+		json_decref(cursor);
+		store_job_clear(&job);
+		return rc;
+	}
+	return GERR_NOTFOUND;
+}
+
+static void explain_no_lease(struct store *st, struct sched_claim *c)
+{
+	struct store_job *jobs = NULL;
+	size_t n = 0, active = 0, paused = 0;
+
+	if (store_job_list(st, &jobs, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (jobs[i].state == JOB_ACTIVE)
+				active++;
+			else if (jobs[i].state == JOB_PAUSED)
+				paused++;
+		}
+		store_job_free_array(jobs, n);
+	}
+	c->no_jobs = active == 0 && paused == 0;
+	if (c->no_jobs)
+		snprintf(c->reason, sizeof(c->reason), "no jobs");
+	else if (active == 0)
+		snprintf(c->reason, sizeof(c->reason), "all jobs are paused");
+	else
+		snprintf(c->reason, sizeof(c->reason),
+			 "every lease of the active jobs is held by a worker or finished");
+}
+
+void sched_claim(struct store *st, struct sched_claim *c)
+{
+	double now = sched_now();
+	struct store_worker w = {0};
+
+	if (store_worker_get(st, c->worker_id, &w) == 0) {
+		int q = w.quarantined;
+		free(w.name);
+		free(w.device);
+		if (q) {
+			c->rc = GERR_STATE;
+			snprintf(c->reason, sizeof(c->reason),
+				 "worker is quarantined after failed verifications");
+			return;
+		}
+	}
+	c->rc = store_begin(st);
+	if (c->rc)
+		return;
+	c->rc = store_lease_claim_pending(st, c->worker_id, c->workloads_json,
+					  now + c->pol->lease_timeout_s, now,
+					  &c->lease);
+	if (c->rc == 0) {
+		struct store_job job = {0};
+		c->rc = store_job_get(st, c->lease.job_id, &job);
+		if (c->rc == 0) {
+			c->workload = xstrdup(job.workload);
+			c->params = xstrdup(job.params);
+		}
+		store_job_clear(&job);
+	} else if (c->rc == GERR_NOTFOUND) {
+		c->rc = carve_new(st, c, now);
+	}
+	if (c->rc == 0 && (!c->workload || !c->params))
+		c->rc = GERR_NOMEM;
+	if (c->rc == 0) {
+		char detail[96];
+		snprintf(detail, sizeof(detail), "units=%" PRIu64 " attempt=%u",
+			 c->lease.units, c->lease.attempts);
+		c->rc = store_event(st, now, c->lease.job_id, c->lease.id,
+				    c->lease.epoch, c->worker_id, "grant", detail);
+	}
+	if (c->rc == 0)
+		c->rc = store_commit(st);
+	else
+		store_rollback(st);
+	if (c->rc == GERR_NOTFOUND) {
+		explain_no_lease(st, c);
+		return;
+	}
+	if (c->rc)
+		return;
+	if (c->lease.checkpoint) {
+		/* A missing or damaged checkpoint file only costs the work since
+		 * the lease started: run from the beginning rather than fail. */
+		if (blob_store_get(c->pol->data_dir, c->lease.checkpoint,
+				   &c->checkpoint, &c->checkpoint_len) != 0) {
+			c->checkpoint = NULL;
+			c->checkpoint_len = 0;
+		}
+	}
+}
+
+void sched_claim_clear(struct sched_claim *c)
+{
+	free(c->workloads_json);
+	store_lease_clear(&c->lease);
+	free(c->workload);
+	free(c->params);
+	free(c->checkpoint);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- heartbeat ---- */
+
+void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
+{
+	double now = sched_now();
+	struct store_lease l = {0};
+
+	h->action = "continue";
+	h->rc = store_lease_heartbeat(st, h->lease_id, h->epoch, h->units_done,
+				      now + h->pol->lease_timeout_s, now);
+	if (h->rc == GERR_STALE) {
+		h->action = "stop";
+		return;
+	}
+	if (h->rc)
+		return;
+	if (store_lease_get(st, h->lease_id, &l) == 0) {
+		struct store_job job = {0};
+		h->job_id = l.job_id;
+		if (store_job_get(st, l.job_id, &job) == 0) {
+			if (job.state == JOB_PAUSED)
+				h->action = "release";
+			else if (job.state != JOB_ACTIVE)
+				h->action = "stop";
+		}
+		store_job_clear(&job);
+		h->job_progress = sched_job_progress(st, l.job_id);
+	}
+	store_lease_clear(&l);
+}
+
+/* ---- uploads ---- */
+
+void sched_upload_load(struct store *st, struct sched_upload *u)
+{
+	struct store_lease l = {0};
+	struct store_job job = {0};
+
+	u->rc = store_lease_get(st, u->lease_id, &l);
+	if (u->rc) {
+		snprintf(u->err, sizeof(u->err), "no lease %" PRId64, u->lease_id);
+		return;
+	}
+	if (l.state != LEASE_LEASED || l.epoch != u->epoch) {
+		u->rc = GERR_STALE;
+		snprintf(u->err, sizeof(u->err),
+			 "stale epoch: lease %" PRId64 " is %s at epoch %" PRIu64
+			 ", upload is for epoch %" PRIu64,
+			 l.id, lease_state_name(l.state), l.epoch, u->epoch);
+		store_lease_clear(&l);
+		return;
+	}
+	u->rc = store_job_get(st, l.job_id, &job);
+	if (u->rc == 0) {
+		u->job_id = l.job_id;
+		u->workload = xstrdup(job.workload);
+		u->params = xstrdup(job.params);
+		u->spec = xstrdup(l.spec);
+		if (!u->workload || !u->params || !u->spec)
+			u->rc = GERR_NOMEM;
+	}
+	store_job_clear(&job);
+	store_lease_clear(&l);
+}
+
+void sched_upload_check(struct sched_upload *u)
+{
+	struct blob_info info;
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	const struct workload *wl = workload_find(u->workload);
+	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
+
+	u->rc = blob_decode(u->blob, u->blob_len, &info, &raw, &raw_len, u->err,
+			    sizeof(u->err));
+	if (u->rc)
+		return;
+	if (info.kind != want || strcmp(info.workload, u->workload) != 0 ||
+	    info.lease != (uint64_t)u->lease_id || info.epoch != u->epoch) {
+		u->rc = GERR_CORRUPT;
+		snprintf(u->err, sizeof(u->err),
+			 "blob header does not match the upload (kind %d, workload %s, lease %" PRIu64
+			 ", epoch %" PRIu64 ")",
+			 (int)info.kind, info.workload, info.lease, info.epoch);
+		goto out;
+	}
+	if (!wl) {
+		u->rc = GERR_UNSUPPORTED;
+		snprintf(u->err, sizeof(u->err), "unknown workload %s", u->workload);
+		goto out;
+	}
+	if (!u->is_result) {
+		json_t *params = json_parse_text(u->params);
+		json_t *spec = json_parse_text(u->spec);
+		u->rc = (params && spec) ? wl->check_checkpoint(params, spec, raw,
+			raw_len, u->err, sizeof(u->err)) : GERR_CORRUPT;
+		json_decref(params);
+		json_decref(spec);
+		if (u->rc)
+			goto out;
+	}
+	u->rc = blob_store_put(u->pol->data_dir, u->blob, u->blob_len, u->hash);
+	if (u->rc)
+		snprintf(u->err, sizeof(u->err), "cannot store blob: %s",
+			 gerr_str(u->rc));
+out:
+	free(raw);
+}
+
+void sched_upload_commit(struct store *st, struct sched_upload *u)
+{
+	double now = sched_now();
+	char *old = NULL;
+	char detail[128];
+
+	u->rc = store_begin(st);
+	if (u->rc)
+		return;
+	if (u->is_result)
+		u->rc = store_lease_set_result(st, u->lease_id, u->epoch, u->hash,
+					       u->units_done, now);
+	else
+		u->rc = store_lease_set_checkpoint(st, u->lease_id, u->epoch,
+			u->hash, u->units_done, now, &old);
+	snprintf(detail, sizeof(detail), "units_done=%" PRIu64 " blob=%.16s",
+		 u->units_done, u->hash);
+	if (!u->rc)
+		u->rc = store_event(st, now, u->job_id, u->lease_id, u->epoch,
+				    u->worker_id,
+				    u->is_result ? "result" : "checkpoint", detail);
+	if (!u->rc)
+		u->rc = store_commit(st);
+	else
+		store_rollback(st);
+	if (u->rc == GERR_STALE)
+		snprintf(u->err, sizeof(u->err), "stale epoch: lease %" PRId64
+			 " was re-issued", u->lease_id);
+	/* The replaced checkpoint is garbage only once the new one is durable;
+	 * a content-identical checkpoint shares the file, so keep it then. */
+	if (!u->rc && old && strcmp(old, u->hash) != 0)
+		blob_store_remove(u->pol->data_dir, old);
+	free(old);
+}
+
+void sched_upload_clear(struct sched_upload *u)
+{
+	free(u->blob);
+	free(u->workload);
+	free(u->params);
+	free(u->spec);
+	u->blob = NULL;
+	u->workload = u->params = u->spec = NULL;
+}
+
+/* ---- verification and merge ---- */
+
+void sched_verify_load(struct store *st, struct sched_verify *v)
+{
+	struct store_job job = {0};
+
+	v->rc = store_lease_get(st, v->lease_id, &v->lease);
+	if (v->rc)
+		return;
+	if (v->lease.state != LEASE_DONE || v->lease.epoch != v->epoch ||
+	    !v->lease.result) {
+		v->rc = GERR_STALE;
+		return;
+	}
+	v->rc = store_job_get(st, v->lease.job_id, &job);
+	if (v->rc == 0) {
+		v->workload = xstrdup(job.workload);
+		v->params = xstrdup(job.params);
+		if (!v->workload || !v->params)
+			v->rc = GERR_NOMEM;
+	}
+	store_job_clear(&job);
+}
+
+void sched_verify_check(struct sched_verify *v)
+{
+	uint8_t *blob = NULL;
+	size_t len = 0;
+	struct blob_info info;
+	const struct workload *wl = workload_find(v->workload);
+	json_t *params = NULL, *spec = NULL;
+	struct timespec t0, t1;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	v->passed = 0;
+	rc = blob_store_get(v->pol->data_dir, v->lease.result, &blob, &len);
+	if (rc) {
+		snprintf(v->err, sizeof(v->err), "result blob unreadable: %s",
+			 gerr_str(rc));
+		goto out;
+	}
+	rc = blob_decode(blob, len, &info, &v->raw, &v->raw_len, v->err,
+			 sizeof(v->err));
+	if (rc)
+		goto out;
+	params = json_parse_text(v->params);
+	spec = json_parse_text(v->lease.spec);
+	if (!wl || !params || !spec) {
+		snprintf(v->err, sizeof(v->err), "job or lease unreadable");
+		goto out;
+	}
+	rc = wl->verify(params, spec, v->raw, v->raw_len, v->seed, v->err,
+			sizeof(v->err));
+	v->passed = rc == 0;
+out:
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	v->seconds = (double)(t1.tv_sec - t0.tv_sec) +
+		     (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	json_decref(params);
+	json_decref(spec);
+	free(blob);
+}
+
+/* Finish the job when every lease is verified and nothing is left to carve. */
+static int maybe_finish(struct store *st, struct sched_verify *v,
+			const struct workload *wl, const json_t *params,
+			const json_t *answer, double now)
+{
+	struct store_job job = {0};
+	uint64_t counts[LEASE_NSTATES];
+	int rc = store_job_get(st, v->lease.job_id, &job);
+
+	if (rc)
+		return rc;
+	rc = store_lease_counts(st, v->lease.job_id, counts);
+	if (rc || !job.carve_done || job.state == JOB_CANCELLED ||
+	    counts[LEASE_PENDING] || counts[LEASE_LEASED] ||
+	    counts[LEASE_DONE] || counts[LEASE_FAILED]) {
+		store_job_clear(&job);
+		return rc;
+	}
+	char err[WL_ERRLEN] = "";
+	int frc = wl->finish(params, answer, err, sizeof(err));
+	if (frc == 0) {
+		rc = store_job_set_state(st, job.id, JOB_DONE, NULL, now);
+		v->job_finished = 1;
+	} else {
+		char reason[WL_ERRLEN + 64];
+		snprintf(reason, sizeof(reason), "final check failed: %s", err);
+		rc = store_job_set_state(st, job.id, JOB_FAILED, reason, now);
+		v->job_finished = -1;
+	}
+	if (!rc)
+		rc = store_event(st, now, job.id, 0, 0, 0,
+				 frc == 0 ? "job_done" : "job_failed", err);
+	store_job_clear(&job);
+	return rc;
+}
+
+static int commit_pass(struct store *st, struct sched_verify *v, double now)
+{
+	const struct workload *wl = workload_find(v->workload);
+	struct store_job job = {0};
+	json_t *params = json_parse_text(v->params);
+	json_t *spec = json_parse_text(v->lease.spec);
+	json_t *answer = NULL, *merged = NULL;
+	char *text = NULL;
+	int rc = store_job_get(st, v->lease.job_id, &job);
+
+	if (!rc && (!wl || !params || !spec))
+		rc = GERR_CORRUPT;
+	if (!rc)
+		rc = store_lease_set_verified(st, v->lease_id, v->epoch, now);
+	if (!rc) {
+		answer = json_parse_text(job.answer);
+		rc = wl->merge(params, answer, spec, v->raw, v->raw_len, &merged);
+	}
+	if (!rc) {
+		text = json_text(merged);
+		rc = text ? store_job_set_answer(st, job.id, text,
+			job.units_verified + v->lease.units) : GERR_NOMEM;
+	}
+	if (!rc && v->lease.worker_id)
+		rc = store_worker_credit(st, v->lease.worker_id, v->lease.units,
+					 0, now);
+	if (!rc)
+		rc = store_event(st, now, job.id, v->lease_id, v->epoch,
+				 v->lease.worker_id, "verified", NULL);
+	if (!rc && job.state != JOB_CANCELLED)
+		rc = maybe_finish(st, v, wl, params, merged, now);
+	free(text);
+	json_decref(merged);
+	json_decref(answer);
+	json_decref(params);
+	json_decref(spec);
+	store_job_clear(&job);
+	return rc;
+}
+
+static int commit_fail(struct store *st, struct sched_verify *v, double now)
+{
+	enum lease_state ns = LEASE_PENDING;
+	char reason[400];
+	int quarantined = 0;
+	int rc;
+
+	snprintf(reason, sizeof(reason), "verification failed: %s", v->err);
+	rc = store_lease_reject(st, v->lease_id, v->epoch, reason,
+				v->pol->max_failures, now, &ns);
+	if (!rc && v->lease.worker_id)
+		rc = store_worker_fail(st, v->lease.worker_id,
+				       v->pol->quarantine_after, &quarantined);
+	if (!rc)
+		rc = store_event(st, now, v->lease.job_id, v->lease_id, v->epoch,
+				 v->lease.worker_id, "verify_failed", v->err);
+	if (!rc && ns == LEASE_FAILED) {
+		char jr[512];
+		snprintf(jr, sizeof(jr), "lease %" PRId64 " failed verification %u times: %s",
+			 v->lease_id, v->pol->max_failures, v->err);
+		rc = store_job_set_state(st, v->lease.job_id, JOB_FAILED, jr, now);
+		v->job_finished = -1;
+	} else if (!rc) {
+		char jr[512];
+		snprintf(jr, sizeof(jr), "lease %" PRId64 " retried after a failed verification: %s",
+			 v->lease_id, v->err);
+		rc = store_job_set_reason(st, v->lease.job_id, jr);
+	}
+	return rc;
+}
+
+void sched_verify_commit(struct store *st, struct sched_verify *v)
+{
+	double now = sched_now();
+	int rc = store_begin(st);
+
+	if (rc) {
+		v->rc = rc;
+		return;
+	}
+	rc = v->passed ? commit_pass(st, v, now) : commit_fail(st, v, now);
+	if (!rc)
+		rc = store_commit(st);
+	else
+		store_rollback(st);
+	v->rc = rc;
+}
+
+void sched_verify_clear(struct sched_verify *v)
+{
+	store_lease_clear(&v->lease);
+	free(v->workload);
+	free(v->params);
+	free(v->raw);
+	v->workload = v->params = NULL;
+	v->raw = NULL;
+}
+
+void sched_release(struct store *st, struct sched_release *r)
+{
+	double now = sched_now();
+
+	struct store_lease l = {0};
+
+	r->rc = store_lease_get(st, r->lease_id, &l);
+	if (!r->rc)
+		r->rc = store_lease_release(st, r->lease_id, r->epoch, now);
+	if (!r->rc)
+		store_event(st, now, l.job_id, r->lease_id, r->epoch, l.worker_id,
+			    "release", NULL);
+	store_lease_clear(&l);
+}

@@ -1,0 +1,126 @@
+/* scheduler.h - the lease policy, run on the database thread.
+ *
+ * Each sched_* function takes a request struct whose "in" fields the loop
+ * thread filled and whose "out" fields the function fills. They run on the
+ * database thread only (they call store_*), except sched_check_* which run
+ * on the thread pool and touch no store. The loop thread owns the structs.
+ *
+ * Durability: every function that changes state commits before it returns
+ * rc == 0, so the loop thread may acknowledge as soon as it sees rc == 0.
+ */
+#ifndef GPUD_SCHEDULER_H
+#define GPUD_SCHEDULER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "workload.h"
+
+/* Wall-clock seconds since the Unix epoch (the store's time base). */
+double sched_now(void);
+
+struct sched_policy {
+	double lease_target_s;
+	double lease_timeout_s;
+	uint32_t max_failures;
+	uint32_t quarantine_after;
+	const char *data_dir;
+};
+
+struct sched_claim {
+	/* in */
+	const struct sched_policy *pol;
+	int64_t worker_id;
+	char *workloads_json;   /* owned: ["graveler",..] */
+	double rate;            /* worker's measured units/s, 0 unknown */
+	/* out */
+	int rc;                 /* 0 granted, GERR_NOTFOUND none, else error */
+	struct store_lease lease;
+	char *workload;         /* malloc'ed */
+	char *params;           /* malloc'ed JSON */
+	uint8_t *checkpoint;    /* malloc'ed blob or NULL */
+	size_t checkpoint_len;
+	int no_jobs;            /* no active job at all */
+	char reason[256];
+};
+void sched_claim(struct store *st, struct sched_claim *c);
+void sched_claim_clear(struct sched_claim *c);
+
+struct sched_heartbeat {
+	/* in */
+	const struct sched_policy *pol;
+	int64_t lease_id;
+	uint64_t epoch, units_done;
+	/* out */
+	int rc;
+	const char *action;     /* "continue", "stop" or "release" (static) */
+	int64_t job_id;
+	uint64_t job_progress;  /* for rate sampling */
+};
+void sched_heartbeat(struct store *st, struct sched_heartbeat *h);
+
+/* A checkpoint or result upload, in three steps:
+ *   sched_upload_load   (database) check (lease, epoch) still leased; load job
+ *   sched_upload_check  (pool)     decode + validate the blob, store the file
+ *   sched_upload_commit (database) record it; durable when rc == 0 */
+struct sched_upload {
+	/* in */
+	const struct sched_policy *pol;
+	int is_result;
+	int64_t lease_id, worker_id;
+	uint64_t epoch, units_done;
+	double seconds;
+	uint8_t *blob;          /* owned */
+	size_t blob_len;
+	/* out */
+	int rc;
+	char err[256];
+	int64_t job_id;
+	char *workload, *params, *spec;
+	char hash[65];
+};
+void sched_upload_load(struct store *st, struct sched_upload *u);
+void sched_upload_check(struct sched_upload *u);
+void sched_upload_commit(struct store *st, struct sched_upload *u);
+void sched_upload_clear(struct sched_upload *u);
+
+/* Verification of a stored result, then merge:
+ *   sched_verify_load   (database) lease done at epoch; job params
+ *   sched_verify_check  (pool)     read blob, decode, workload verify
+ *   sched_verify_commit (database) verified + merge + maybe finish the job,
+ *                                  or reject (retry elsewhere / fail) */
+struct sched_verify {
+	/* in */
+	const struct sched_policy *pol;
+	int64_t lease_id;
+	uint64_t epoch;
+	uint64_t seed;          /* sample seed, random per verification */
+	/* out */
+	int rc;                 /* of the load step */
+	int passed;
+	char err[256];
+	struct store_lease lease;
+	char *workload, *params;
+	uint8_t *raw;           /* decoded result */
+	size_t raw_len;
+	int job_finished;       /* 1 done, -1 failed, 0 still running */
+	double seconds;
+};
+void sched_verify_load(struct store *st, struct sched_verify *v);
+void sched_verify_check(struct sched_verify *v);
+void sched_verify_commit(struct store *st, struct sched_verify *v);
+void sched_verify_clear(struct sched_verify *v);
+
+struct sched_release {
+	int64_t lease_id;
+	uint64_t epoch;
+	int rc;
+};
+void sched_release(struct store *st, struct sched_release *r);
+
+/* Progress of a job in units: verified + done + checkpointed/heartbeat
+ * progress of leased leases. */
+uint64_t sched_job_progress(struct store *st, int64_t job_id);
+
+#endif

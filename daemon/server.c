@@ -1,0 +1,552 @@
+/* server.c - listeners, timers, start-up recovery, verification dispatch
+ * and shutdown. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "dbq.h"
+#include "gerr.h"
+#include "gpud.h"
+#include "scheduler.h"
+#include "store.h"
+
+#define EXPIRY_PERIOD_MS 1000
+#define SAMPLE_PERIOD_MS 5000
+
+double gpud_now(void)
+{
+	return sched_now();
+}
+
+/* ---- rate samples ---- */
+
+static struct job_rate *rate_find(struct gpud *d, int64_t job_id, int create)
+{
+	struct job_rate *r;
+
+	for (r = d->rates; r; r = r->next)
+		if (r->job_id == job_id)
+			return r;
+	if (!create)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->job_id = job_id;
+	r->next = d->rates;
+	d->rates = r;
+	return r;
+}
+
+static double rate_of(const struct job_rate *r)
+{
+	if (!r || r->n < 2)
+		return 0;
+	unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
+	unsigned first = (r->head + GPUD_RATE_SAMPLES - r->n) % GPUD_RATE_SAMPLES;
+	double dt = r->t[last] - r->t[first];
+	if (dt <= 0 || r->units[last] < r->units[first])
+		return 0;
+	return (double)(r->units[last] - r->units[first]) / dt;
+}
+
+double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
+			double now)
+{
+	struct job_rate *r = rate_find(d, job_id, 1);
+
+	if (!r)
+		return 0;
+	/* Samples closer than a second apart add noise, not information. */
+	if (r->n > 0) {
+		unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
+		if (now - r->t[last] < 1.0) {
+			if (units > r->units[last])
+				r->units[last] = units;
+			return rate_of(r);
+		}
+	}
+	r->t[r->head] = now;
+	r->units[r->head] = units;
+	r->head = (r->head + 1) % GPUD_RATE_SAMPLES;
+	if (r->n < GPUD_RATE_SAMPLES)
+		r->n++;
+	return rate_of(r);
+}
+
+double gpud_rate_get(struct gpud *d, int64_t job_id)
+{
+	return rate_of(rate_find(d, job_id, 0));
+}
+
+/* ---- verification ---- */
+
+struct verify_req {
+	uv_work_t work;
+	struct gpud *d;
+	struct sched_policy pol;
+	struct sched_verify v;
+};
+
+static void verify_commit_work(struct store *st, void *arg)
+{
+	struct verify_req *r = arg;
+	sched_verify_commit(st, &r->v);
+}
+
+static void verify_finish(void *arg)
+{
+	struct verify_req *r = arg;
+	struct gpud *d = r->d;
+	struct sched_verify *v = &r->v;
+
+	if (v->rc == 0) {
+		if (v->passed)
+			LOG_INFO(&d->log, "lease verified job=%" PRId64 " lease=%" PRId64
+				 " epoch=%" PRIu64 " units=%" PRIu64 " verify_s=%.3f",
+				 v->lease.job_id, v->lease_id, v->epoch,
+				 v->lease.units, v->seconds);
+		else
+			LOG_WARN(&d->log, "lease failed verification job=%" PRId64
+				 " lease=%" PRId64 " epoch=%" PRIu64 " reason=%s",
+				 v->lease.job_id, v->lease_id, v->epoch, v->err);
+		if (v->job_finished)
+			LOG_INFO(&d->log, "job %s job=%" PRId64,
+				 v->job_finished > 0 ? "done" : "failed", v->lease.job_id);
+	} else if (v->rc != GERR_STALE) {
+		LOG_ERROR(&d->log, "verification of lease=%" PRId64 " epoch=%" PRIu64
+			  " could not complete: %s", v->lease_id, v->epoch,
+			  gerr_str(v->rc));
+	}
+	sched_verify_clear(v);
+	free(r);
+}
+
+static void verify_check_work(uv_work_t *w)
+{
+	struct verify_req *r = w->data;
+	sched_verify_check(&r->v);
+}
+
+static void verify_check_after(uv_work_t *w, int status)
+{
+	struct verify_req *r = w->data;
+
+	if (status == 0 &&
+	    dbq_submit(r->d->dbq, verify_commit_work, verify_finish, r) == 0)
+		return;
+	r->v.rc = GERR_STATE;
+	verify_finish(r);
+}
+
+static void verify_load_work(struct store *st, void *arg)
+{
+	struct verify_req *r = arg;
+	sched_verify_load(st, &r->v);
+}
+
+static void verify_load_after(void *arg)
+{
+	struct verify_req *r = arg;
+
+	if (r->v.rc == 0 && !r->d->stopping) {
+		r->work.data = r;
+		if (uv_queue_work(r->d->loop, &r->work, verify_check_work,
+				  verify_check_after) == 0)
+			return;
+		r->v.rc = GERR_STATE;
+	}
+	verify_finish(r);
+}
+
+void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch)
+{
+	struct verify_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return;
+	r->d = d;
+	r->pol.lease_target_s = d->cfg.lease_target_s;
+	r->pol.lease_timeout_s = d->cfg.lease_timeout_s;
+	r->pol.max_failures = d->cfg.max_failures;
+	r->pol.quarantine_after = d->cfg.quarantine_after;
+	r->pol.data_dir = d->cfg.data_dir;
+	r->v.pol = &r->pol;
+	r->v.lease_id = lease_id;
+	r->v.epoch = epoch;
+	auth_random(&r->v.seed, sizeof(r->v.seed));
+	if (dbq_submit(d->dbq, verify_load_work, verify_load_after, r))
+		free(r);
+}
+
+/* ---- timers ---- */
+
+struct expiry_req {
+	struct gpud *d;
+	int64_t *ids;
+	size_t n;
+	int rc;
+};
+
+static void expiry_work(struct store *st, void *arg)
+{
+	struct expiry_req *r = arg;
+	double now = sched_now();
+
+	r->rc = store_lease_expire(st, now, &r->ids, &r->n);
+	for (size_t i = 0; r->rc == 0 && i < r->n; i++)
+		store_event(st, now, 0, r->ids[i], 0, 0, "expire",
+			    "deadline passed; lease back to pending");
+}
+
+static void expiry_after(void *arg)
+{
+	struct expiry_req *r = arg;
+
+	for (size_t i = 0; i < r->n; i++)
+		LOG_WARN(&r->d->log, "lease expired lease=%" PRId64
+			 " (no heartbeat before the deadline); it will be re-issued",
+			 r->ids[i]);
+	free(r->ids);
+	free(r);
+}
+
+static void on_expiry_timer(uv_timer_t *t)
+{
+	struct gpud *d = t->data;
+	struct expiry_req *r;
+
+	if (dbq_pending(d->dbq) > 64)
+		return; /* the database thread is behind; try next tick */
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return;
+	r->d = d;
+	if (dbq_submit(d->dbq, expiry_work, expiry_after, r))
+		free(r);
+}
+
+struct sample_req {
+	struct gpud *d;
+	size_t n;
+	int64_t *jobs;
+	uint64_t *units;
+};
+
+static void sample_work(struct store *st, void *arg)
+{
+	struct sample_req *r = arg;
+	struct store_job *jobs = NULL;
+	size_t n = 0;
+
+	if (store_job_list(st, &jobs, &n))
+		return;
+	r->jobs = calloc(n + 1, sizeof(*r->jobs));
+	r->units = calloc(n + 1, sizeof(*r->units));
+	for (size_t i = 0; r->jobs && r->units && i < n; i++) {
+		if (jobs[i].state != JOB_ACTIVE)
+			continue;
+		r->jobs[r->n] = jobs[i].id;
+		r->units[r->n] = sched_job_progress(st, jobs[i].id);
+		r->n++;
+	}
+	store_job_free_array(jobs, n);
+}
+
+static void sample_after(void *arg)
+{
+	struct sample_req *r = arg;
+	double now = sched_now();
+
+	for (size_t i = 0; i < r->n; i++)
+		gpud_rate_sample(r->d, r->jobs[i], r->units[i], now);
+	free(r->jobs);
+	free(r->units);
+	free(r);
+}
+
+static void on_sample_timer(uv_timer_t *t)
+{
+	struct gpud *d = t->data;
+	struct sample_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return;
+	r->d = d;
+	if (dbq_submit(d->dbq, sample_work, sample_after, r))
+		free(r);
+}
+
+/* ---- start-up recovery ---- */
+
+struct recover_req {
+	struct gpud *d;
+	struct store_lease *done;
+	size_t n;
+};
+
+static void recover_work(struct store *st, void *arg)
+{
+	struct recover_req *r = arg;
+
+	store_worker_all_offline(st);
+	if (store_lease_list_state(st, LEASE_DONE, &r->done, &r->n)) {
+		r->done = NULL;
+		r->n = 0;
+	}
+}
+
+static void recover_after(void *arg)
+{
+	struct recover_req *r = arg;
+
+	/* Results stored before a crash but not yet verified: verify now. */
+	for (size_t i = 0; i < r->n; i++) {
+		LOG_INFO(&r->d->log, "recovery: verifying stored result lease=%" PRId64
+			 " epoch=%" PRIu64, r->done[i].id, r->done[i].epoch);
+		gpud_verify_lease(r->d, r->done[i].id, r->done[i].epoch);
+	}
+	store_lease_free_array(r->done, r->n);
+	free(r);
+}
+
+/* ---- listeners ---- */
+
+static void on_tcp_conn(uv_stream_t *s, int status)
+{
+	struct gpud *d = s->data;
+
+	if (status == 0)
+		conn_accept_tcp(d, s);
+	else
+		LOG_WARN(&d->log, "accept failed: %s", uv_strerror(status));
+}
+
+static void on_pipe_conn(uv_stream_t *s, int status)
+{
+	struct gpud *d = s->data;
+
+	if (status == 0)
+		conn_accept_pipe(d, s);
+	else
+		LOG_WARN(&d->log, "control accept failed: %s", uv_strerror(status));
+}
+
+/* Write a small text file durably: temp, fsync, rename. */
+static int write_file_atomic(const char *path, const char *text, mode_t mode)
+{
+	char tmp[4200];
+	FILE *f;
+	int rc = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return GERR_IO;
+	fchmod(fileno(f), mode);
+	if (fputs(text, f) < 0 || fflush(f) || fsync(fileno(f)))
+		rc = GERR_IO;
+	if (fclose(f))
+		rc = GERR_IO;
+	if (!rc && rename(tmp, path))
+		rc = GERR_IO;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+static int listen_tcp(struct gpud *d)
+{
+	struct sockaddr_storage ss;
+	int rc;
+
+	if (uv_ip4_addr(d->cfg.listen_host, d->cfg.listen_port,
+			(struct sockaddr_in *)&ss) &&
+	    uv_ip6_addr(d->cfg.listen_host, d->cfg.listen_port,
+			(struct sockaddr_in6 *)&ss)) {
+		LOG_ERROR(&d->log, "bad listen address %s", d->cfg.listen_host);
+		return GERR_INVAL;
+	}
+	uv_tcp_init(d->loop, &d->tcp);
+	d->tcp.data = d;
+	rc = uv_tcp_bind(&d->tcp, (struct sockaddr *)&ss, 0);
+	if (!rc)
+		rc = uv_listen((uv_stream_t *)&d->tcp, 128, on_tcp_conn);
+	if (rc) {
+		LOG_ERROR(&d->log, "cannot listen on %s:%d: %s", d->cfg.listen_host,
+			  d->cfg.listen_port, uv_strerror(rc));
+		return GERR_IO;
+	}
+	int len = sizeof(ss);
+	char host[64] = "", path[4096], text[128];
+	uv_tcp_getsockname(&d->tcp, (struct sockaddr *)&ss, &len);
+	int port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET)
+		uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof(host));
+	else
+		uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof(host));
+	snprintf(text, sizeof(text), "%s:%d\n", host, port);
+	snprintf(path, sizeof(path), "%s/gpud.addr", d->cfg.data_dir);
+	write_file_atomic(path, text, 0644);
+	LOG_INFO(&d->log, "listening for workers on %s:%d", host, port);
+	return 0;
+}
+
+static int listen_pipe(struct gpud *d)
+{
+	int rc;
+
+	/* A socket file left by a crashed gpud would make bind fail. */
+	unlink(d->cfg.socket_path);
+	uv_pipe_init(d->loop, &d->pipe, 0);
+	d->pipe.data = d;
+	rc = uv_pipe_bind(&d->pipe, d->cfg.socket_path);
+	if (!rc)
+		rc = chmod(d->cfg.socket_path, 0600) ? uv_translate_sys_error(errno) : 0;
+	if (!rc)
+		rc = uv_listen((uv_stream_t *)&d->pipe, 64, on_pipe_conn);
+	if (rc) {
+		LOG_ERROR(&d->log, "cannot listen on %s: %s", d->cfg.socket_path,
+			  uv_strerror(rc));
+		return GERR_IO;
+	}
+	LOG_INFO(&d->log, "control socket %s", d->cfg.socket_path);
+	return 0;
+}
+
+/* The local worker token: DATA/local-worker.token (mode 0600), registered
+ * once, so a worker on this machine connects with no manual step. */
+struct token_req {
+	struct auth_token tok;
+	int rc;
+};
+
+static void token_work(struct store *st, void *arg)
+{
+	struct token_req *r = arg;
+	uint8_t key[AUTH_KEY_LEN];
+
+	if (store_token_get(st, r->tok.name, key) == 0 &&
+	    memcmp(key, r->tok.key, sizeof(key)) == 0) {
+		r->rc = 0;
+		return;
+	}
+	r->rc = store_token_add(st, r->tok.name, r->tok.key, sched_now());
+}
+
+static int local_token(struct gpud *d, struct store *st)
+{
+	char path[4096], err[256];
+	struct token_req r = {0};
+
+	snprintf(path, sizeof(path), "%s/local-worker.token", d->cfg.data_dir);
+	if (access(path, F_OK) == 0) {
+		if (auth_token_read_file(path, &r.tok, err, sizeof(err))) {
+			LOG_ERROR(&d->log, "local token %s: %s", path, err);
+			return GERR_INVAL;
+		}
+	} else {
+		char *text = NULL;
+		if (auth_token_new("local", &text, &r.tok))
+			return GERR_NOMEM;
+		char line[512];
+		snprintf(line, sizeof(line), "%s\n", text);
+		free(text);
+		if (auth_token_write_file(path, line)) {
+			LOG_ERROR(&d->log, "cannot write %s", path);
+			return GERR_IO;
+		}
+	}
+	/* Runs before the database thread starts, so calling the store here
+	 * is still single-threaded. */
+	token_work(st, &r);
+	if (r.rc && r.rc != GERR_STATE) {
+		LOG_ERROR(&d->log, "cannot register the local token: %s",
+			  gerr_str(r.rc));
+		return r.rc;
+	}
+	if (r.rc == GERR_STATE)
+		LOG_WARN(&d->log, "a token named '%s' exists with another secret; "
+			 "%s does not match it", r.tok.name, path);
+	return 0;
+}
+
+int server_start(struct gpud *d)
+{
+	char err[512];
+	char dbpath[4096];
+	int rc;
+
+	snprintf(dbpath, sizeof(dbpath), "%s/gpud.db", d->cfg.data_dir);
+	rc = store_open(dbpath, &d->store, err, sizeof(err));
+	if (rc) {
+		LOG_ERROR(&d->log, "cannot open %s: %s", dbpath, err);
+		return rc;
+	}
+	rc = local_token(d, d->store);
+	if (rc)
+		return rc;
+	rc = dbq_open(d->loop, d->store, &d->dbq);
+	if (rc)
+		return rc;
+	struct recover_req *rr = calloc(1, sizeof(*rr));
+	if (rr) {
+		rr->d = d;
+		if (dbq_submit(d->dbq, recover_work, recover_after, rr))
+			free(rr);
+	}
+	rc = listen_pipe(d);
+	if (!rc)
+		rc = listen_tcp(d);
+	if (rc)
+		return rc;
+	uv_timer_init(d->loop, &d->expiry_timer);
+	d->expiry_timer.data = d;
+	uv_timer_start(&d->expiry_timer, on_expiry_timer, EXPIRY_PERIOD_MS,
+		       EXPIRY_PERIOD_MS);
+	uv_timer_init(d->loop, &d->sample_timer);
+	d->sample_timer.data = d;
+	uv_timer_start(&d->sample_timer, on_sample_timer, 0, SAMPLE_PERIOD_MS);
+	return 0;
+}
+
+static void on_dbq_closed(void *opaque)
+{
+	struct gpud *d = opaque;
+
+	store_close(d->store);
+	d->store = NULL;
+}
+
+void server_stop(struct gpud *d)
+{
+	if (d->stopping)
+		return;
+	d->stopping = 1;
+	LOG_INFO(&d->log, "stopping: finishing database work in flight");
+	if (d->expiry_timer.data)
+		uv_close((uv_handle_t *)&d->expiry_timer, NULL);
+	if (d->sample_timer.data)
+		uv_close((uv_handle_t *)&d->sample_timer, NULL);
+	if (d->tcp.data)
+		uv_close((uv_handle_t *)&d->tcp, NULL);
+	if (d->pipe.data) {
+		uv_close((uv_handle_t *)&d->pipe, NULL);
+		unlink(d->cfg.socket_path);
+	}
+	conn_close_all(d);
+	if (d->dbq) {
+		dbq_close(d->dbq, on_dbq_closed, d);
+		d->dbq = NULL;
+	}
+	while (d->rates) {
+		struct job_rate *n = d->rates->next;
+		free(d->rates);
+		d->rates = n;
+	}
+}

@@ -1,0 +1,240 @@
+/* store.h - gpud's durable state in SQLite (the only file that includes
+ * sqlite3.h is store.c).
+ *
+ * Invariants
+ *  1. SQLite runs in WAL mode with synchronous=FULL: when a store_* call that
+ *     writes returns 0 outside an explicit transaction, or store_commit
+ *     returns 0, the change survives a crash of gpud or of the machine.
+ *  2. A lease's epoch increases by one on every grant (claim). Every call
+ *     that names (lease, epoch) fails with GERR_STALE unless the lease is in
+ *     the expected state with exactly that epoch.
+ *  3. Lease states and the only allowed moves (checked in one function):
+ *        pending  -> leased      claim
+ *        leased   -> pending     release, expiry
+ *        leased   -> done        result stored
+ *        done     -> verified    verification passed
+ *        done     -> pending     verification failed (attempts < max)
+ *        done     -> failed      verification failed (attempts >= max)
+ *        pending|leased|done -> cancelled   job cancelled
+ *  4. The schema is created and migrated by numbered migrations compiled in
+ *     from schema/ (PRAGMA user_version is the number applied).
+ *
+ * Threads: a struct store is used by one thread at a time (gpud serialises
+ * all store calls on its database thread). Times are seconds since the Unix
+ * epoch as doubles, passed in by the caller (clock injected for tests).
+ *
+ * Ownership: strings in returned structs are malloc'ed and freed by the
+ * matching *_clear / *_free function (NULL-safe). String arguments are
+ * borrowed. ret_* are written only on success.
+ */
+#ifndef GPUD_STORE_H
+#define GPUD_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+enum lease_state {
+	LEASE_PENDING = 0,
+	LEASE_LEASED = 1,
+	LEASE_DONE = 2,
+	LEASE_VERIFIED = 3,
+	LEASE_FAILED = 4,
+	LEASE_CANCELLED = 5,
+	LEASE_NSTATES = 6,
+};
+const char *lease_state_name(enum lease_state s);
+/* 1 if invariant 3 allows from -> to, else 0 (the table store.c checks on
+ * every move; leased -> leased is the in-place update of a held lease). */
+int store_lease_move_allowed(enum lease_state from, enum lease_state to);
+
+enum job_state {
+	JOB_ACTIVE = 0,
+	JOB_PAUSED = 1,
+	JOB_DONE = 2,      /* every lease verified and the answer checked */
+	JOB_FAILED = 3,    /* a lease failed too often, or finish() failed */
+	JOB_CANCELLED = 4,
+	JOB_NSTATES = 5,
+};
+const char *job_state_name(enum job_state s);
+
+struct store_job {
+	int64_t id;
+	char *workload;
+	char *params;       /* JSON text */
+	enum job_state state;
+	uint64_t total_units;
+	char *cursor;       /* JSON text or NULL */
+	int carve_done;     /* 1 when the planner has nothing more to lease */
+	char *answer;       /* JSON text or NULL */
+	uint64_t units_verified;
+	double created_at;
+	double finished_at; /* 0 when not finished */
+	char *reason;       /* why it is failed/paused/not moving, or NULL */
+};
+void store_job_clear(struct store_job *j);
+
+struct store_lease {
+	int64_t id;
+	int64_t job_id;
+	char *spec;         /* JSON text */
+	uint64_t units;
+	enum lease_state state;
+	uint64_t epoch;
+	int64_t worker_id;  /* 0 when none */
+	double deadline;
+	uint32_t attempts;  /* grants so far */
+	uint32_t failures;  /* verification failures so far */
+	uint64_t units_done;
+	char *checkpoint;   /* blob hash or NULL */
+	uint64_t checkpoint_units;
+	char *result;       /* blob hash or NULL */
+	double updated_at;
+	char *last_error;   /* or NULL */
+};
+void store_lease_clear(struct store_lease *l);
+void store_lease_free_array(struct store_lease *a, size_t n);
+
+struct store_worker {
+	int64_t id;
+	char *name;
+	char *device;
+	int online;
+	int quarantined;
+	uint32_t failures;
+	uint64_t leases_done;
+	uint64_t units_done;
+	double rate;        /* units/s, last measured */
+	double first_seen, last_seen;
+};
+void store_worker_clear(struct store_worker *w);
+void store_worker_free_array(struct store_worker *a, size_t n);
+
+/* Open (creating) the database at path and apply migrations. */
+int store_open(const char *path, struct store **ret, char *err, size_t errlen);
+void store_close(struct store *st); /* NULL-safe */
+
+/* Explicit transactions (BEGIN IMMEDIATE / COMMIT / ROLLBACK), for several
+ * calls that must land together. Not nestable. */
+int store_begin(struct store *st);
+int store_commit(struct store *st);
+void store_rollback(struct store *st);
+
+/* Message of the last SQLite error (static per store, valid until next call). */
+const char *store_errmsg(struct store *st);
+
+/* ---- jobs ---- */
+int store_job_insert(struct store *st, const char *workload, const char *params,
+		     uint64_t total_units, double now, int64_t *ret_id);
+int store_job_get(struct store *st, int64_t id, struct store_job *ret);
+/* All jobs, ascending id. */
+int store_job_list(struct store *st, struct store_job **ret, size_t *ret_n);
+void store_job_free_array(struct store_job *a, size_t n);
+/* reason may be NULL. Sets finished_at when moving to done/failed/cancelled. */
+int store_job_set_state(struct store *st, int64_t id, enum job_state state,
+			const char *reason, double now);
+int store_job_set_reason(struct store *st, int64_t id, const char *reason);
+int store_job_set_cursor(struct store *st, int64_t id, const char *cursor,
+			 int carve_done);
+int store_job_set_answer(struct store *st, int64_t id, const char *answer,
+			 uint64_t units_verified);
+/* The oldest active job with carve_done = 0 whose workload is in the JSON
+ * array text workloads_json (e.g. ["graveler"]). GERR_NOTFOUND if none. */
+int store_job_next_carvable(struct store *st, const char *workloads_json,
+			    int64_t *ret_id);
+
+/* ---- leases ---- */
+/* Insert a lease already granted to worker_id (state leased, epoch 1,
+ * attempts 1). */
+int store_lease_insert_leased(struct store *st, int64_t job_id,
+			      const char *spec, uint64_t units,
+			      int64_t worker_id, double deadline, double now,
+			      struct store_lease *ret);
+/* Grant the oldest pending lease of an active job whose workload is in
+ * workloads_json: one UPDATE ... RETURNING (state leased, epoch+1,
+ * attempts+1, worker, deadline). GERR_NOTFOUND if none. */
+int store_lease_claim_pending(struct store *st, int64_t worker_id,
+			      const char *workloads_json, double deadline,
+			      double now, struct store_lease *ret);
+int store_lease_get(struct store *st, int64_t id, struct store_lease *ret);
+int store_lease_list_job(struct store *st, int64_t job_id,
+			 struct store_lease **ret, size_t *ret_n);
+/* Leases in a given state across all jobs (e.g. done leases to verify after
+ * a restart). */
+int store_lease_list_state(struct store *st, enum lease_state state,
+			   struct store_lease **ret, size_t *ret_n);
+/* Counts per state for one job: counts[LEASE_NSTATES]. */
+int store_lease_counts(struct store *st, int64_t job_id,
+		       uint64_t counts[LEASE_NSTATES]);
+/* Sum of units_done over a job's leased leases plus units of done and
+ * verified ones (for progress). */
+int store_job_units_progress(struct store *st, int64_t job_id,
+			     uint64_t *ret_units);
+
+/* leased, same epoch: extend the deadline and record progress. */
+int store_lease_heartbeat(struct store *st, int64_t id, uint64_t epoch,
+			  uint64_t units_done, double deadline, double now);
+/* leased, same epoch: record a new checkpoint. *ret_old_hash (may be NULL)
+ * receives the replaced checkpoint's hash (malloc'ed) or NULL, so the caller
+ * can delete the file after the commit. */
+int store_lease_set_checkpoint(struct store *st, int64_t id, uint64_t epoch,
+			       const char *hash, uint64_t units_done,
+			       double now, char **ret_old_hash);
+/* leased, same epoch -> done with the result blob. */
+int store_lease_set_result(struct store *st, int64_t id, uint64_t epoch,
+			   const char *hash, uint64_t units_done, double now);
+/* done, same epoch -> verified. */
+int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
+			     double now);
+/* done, same epoch -> pending (failures+1) or failed when failures reaches
+ * max_failures. The checkpoint is kept; the result reference is cleared.
+ * *ret_state (may be NULL) receives the new state. */
+int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, uint32_t max_failures, double now,
+		       enum lease_state *ret_state);
+/* leased, same epoch -> pending (worker gives it back). */
+int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
+			double now);
+/* Every leased lease whose deadline < now -> pending. Returns the ids moved
+ * (malloc'ed array) so the caller can log them. */
+int store_lease_expire(struct store *st, double now, int64_t **ret_ids,
+		       size_t *ret_n);
+/* All of a job's pending/leased/done leases -> cancelled. */
+int store_job_cancel_leases(struct store *st, int64_t job_id, double now);
+
+/* ---- workers ---- */
+/* Find or create the worker row for (token) name; marks it online. */
+int store_worker_upsert(struct store *st, const char *name, const char *device,
+			double now, int64_t *ret_id);
+int store_worker_set_online(struct store *st, int64_t id, int online,
+			    double now);
+/* All workers offline (at gpud start). */
+int store_worker_all_offline(struct store *st);
+/* Record a finished lease (leases_done+1, units_done += units, rate). */
+int store_worker_credit(struct store *st, int64_t id, uint64_t units,
+			double rate, double now);
+/* A failed verification; quarantines at threshold. *ret_quarantined may be
+ * NULL. */
+int store_worker_fail(struct store *st, int64_t id, uint32_t threshold,
+		      int *ret_quarantined);
+int store_worker_get(struct store *st, int64_t id, struct store_worker *ret);
+int store_worker_list(struct store *st, struct store_worker **ret,
+		      size_t *ret_n);
+
+/* ---- tokens (stored as derived keys, never the secret) ---- */
+int store_token_add(struct store *st, const char *name, const uint8_t key[32],
+		    double now); /* GERR_STATE if the name exists */
+/* GERR_NOTFOUND if absent or revoked. */
+int store_token_get(struct store *st, const char *name, uint8_t ret_key[32]);
+int store_token_revoke(struct store *st, const char *name);
+
+/* ---- event log ---- */
+int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,
+		uint64_t epoch, int64_t worker_id, const char *kind,
+		const char *detail);
+/* Count events of a kind (for tests and status). */
+int store_event_count(struct store *st, const char *kind, int64_t job_id,
+		      uint64_t *ret_n);
+
+#endif

@@ -1,0 +1,74 @@
+/* workload.c - helpers shared by workloads. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gerr.h"
+#include "workload.h"
+
+int wl_json_u64(const json_t *obj, const char *key, int required,
+		uint64_t def, uint64_t *ret, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v || json_is_null(v)) {
+		if (required) {
+			snprintf(err, errlen, "missing parameter '%s'", key);
+			return GERR_INVAL;
+		}
+		*ret = def;
+		return 0;
+	}
+	if (json_is_integer(v)) {
+		json_int_t i = json_integer_value(v);
+		if (i < 0) {
+			snprintf(err, errlen, "'%s' must not be negative", key);
+			return GERR_INVAL;
+		}
+		*ret = (uint64_t)i;
+		return 0;
+	}
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		char *end = NULL;
+		unsigned long long u;
+		/* Accept plain decimal and scientific shorthand like 1e9. */
+		if (*s == '\0' || *s == '-' || *s == '+') {
+			snprintf(err, errlen, "'%s' must be a non-negative integer, got '%s'", key, s);
+			return GERR_INVAL;
+		}
+		errno = 0;
+		u = strtoull(s, &end, 10);
+		if (errno == 0 && (*end == 'e' || *end == 'E') && end[1] >= '0' && end[1] <= '9') {
+			char *end2;
+			unsigned long exp = strtoul(end + 1, &end2, 10);
+			if (*end2 == '\0' && exp <= 19) {
+				unsigned long long r = u;
+				for (unsigned long k = 0; k < exp; k++) {
+					if (r > UINT64_MAX / 10) {
+						errno = ERANGE;
+						break;
+					}
+					r *= 10;
+				}
+				if (errno == 0) {
+					*ret = r;
+					return 0;
+				}
+			}
+		}
+		if (errno == ERANGE) {
+			snprintf(err, errlen, "'%s' is too large: '%s'", key, s);
+			return GERR_INVAL;
+		}
+		if (errno != 0 || *end != '\0') {
+			snprintf(err, errlen, "'%s' must be a non-negative integer, got '%s'", key, s);
+			return GERR_INVAL;
+		}
+		*ret = u;
+		return 0;
+	}
+	snprintf(err, errlen, "'%s' must be a non-negative integer", key);
+	return GERR_INVAL;
+}

@@ -1,0 +1,146 @@
+/* workload.h - the interface every workload implements (one struct of
+ * function pointers), and the registry that lists them.
+ *
+ * A workload is one folder under kernels/ and one line in registry.c.
+ * daemon/ and worker/ only ever talk to a workload through this struct, so a
+ * fifth workload touches neither.
+ *
+ * Vocabulary
+ *   params  canonical job parameters (JSON object), produced by parse_params
+ *           from what gpuctl sent; stored with the job; immutable.
+ *   units   the workload's unit of work (battles, values, positions,
+ *           gangsters). Progress, rates and lease sizes are in units.
+ *   cursor  the planner's position in the job (JSON, owned by the workload;
+ *           NULL before the first lease). Stored with the job.
+ *   spec    one lease's description (JSON object, e.g. {"begin":..,"end":..}).
+ *   result  the bytes a worker produces for a lease (workload's own binary
+ *           format, wrapped in a blob by the caller).
+ *   answer  the job's merged state (JSON object, owned by the workload);
+ *           NULL before the first merge.
+ *
+ * Ownership: json_t arguments are borrowed unless a parameter is named ret_*,
+ * in which case the caller receives a new reference. Byte buffers passed in
+ * are borrowed. ret_* outputs are written only on success.
+ *
+ * Threads: every function is pure with respect to global state (no global
+ * mutable state) and may be called from any thread; gpud calls verify/merge
+ * from its thread pool, the worker calls run from its runner thread.
+ *
+ * Errors: 0 or a negative GERR_* code; where an err buffer is given, a one
+ * line human-readable reason is written into it on failure.
+ */
+#ifndef GPUD_WORKLOAD_H
+#define GPUD_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#define WL_ERRLEN 256
+
+/* What a run reports back while it works. Implemented by the worker (and by
+ * tests). All callbacks are called from the runner thread. */
+struct wl_run_io {
+	void *opaque;
+	/* Units done so far in this lease (absolute, not a delta). */
+	void (*progress)(void *opaque, uint64_t units_done);
+	/* Non-zero when the runner should emit a checkpoint now (time cadence or
+	 * SIGTERM). */
+	int (*checkpoint_due)(void *opaque);
+	/* Hand over a checkpoint; the bytes are copied. Returns 0 or GERR_*. */
+	int (*checkpoint)(void *opaque, const void *bytes, size_t len,
+			  uint64_t units_done);
+	/* Non-zero when the run must stop now (lease lost, cancel, shutdown):
+	 * the run returns GERR_CANCELLED after emitting nothing more. */
+	int (*should_stop)(void *opaque);
+};
+
+/* Where a run executes. */
+enum wl_device_kind { WL_DEVICE_CPU = 0, WL_DEVICE_CUDA = 1 };
+
+struct wl_device {
+	enum wl_device_kind kind;
+	int index;   /* CUDA device ordinal, or 0 for cpu */
+	int threads; /* CPU threads to use (>= 1) */
+	void *cuda_ctx; /* workload-private device context, created by
+			   cuda_open; NULL on CPU */
+};
+
+struct workload {
+	const char *name;        /* "graveler" */
+	const char *unit_name;   /* "battles" */
+
+	/* Validate gpuctl's arguments (a JSON object of strings and numbers)
+	 * and return canonical params plus the job's total units (0 when not
+	 * known in advance). */
+	int (*parse_params)(const json_t *args, json_t **ret_params,
+			    uint64_t *ret_total_units, char *err, size_t errlen);
+
+	/* Carve the next lease of about want_units units after *cursor.
+	 * On success *ret_spec is the new lease, *ret_units its size and
+	 * *ret_cursor the cursor after it. Returns GERR_DONE when the job has
+	 * nothing more to lease. */
+	int (*carve)(const json_t *params, const json_t *cursor,
+		     uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
+		     json_t **ret_cursor);
+
+	/* Run a lease. checkpoint may be NULL (fresh start) or the bytes of the
+	 * last accepted checkpoint. On success *ret_result is a malloc'ed
+	 * result the caller frees. */
+	int (*run)(const json_t *params, const json_t *spec,
+		   const void *checkpoint, size_t checkpoint_len,
+		   const struct wl_device *dev, const struct wl_run_io *io,
+		   void **ret_result, size_t *ret_result_len, char *err,
+		   size_t errlen);
+
+	/* Check a checkpoint before it replaces the previous one (structure,
+	 * bounds, consistency with the spec). */
+	int (*check_checkpoint)(const json_t *params, const json_t *spec,
+				const void *bytes, size_t len, char *err,
+				size_t errlen);
+
+	/* Verify a result on the coordinator. seed drives the random sample
+	 * (injected so tests are deterministic). */
+	int (*verify)(const json_t *params, const json_t *spec,
+		      const void *result, size_t len, uint64_t seed, char *err,
+		      size_t errlen);
+
+	/* Merge a verified result into the answer. answer may be NULL (first
+	 * merge). Merges must commute: leases finish in any order. */
+	int (*merge)(const json_t *params, const json_t *answer,
+		     const json_t *spec, const void *result, size_t len,
+		     json_t **ret_answer);
+
+	/* Check the finished answer as a whole (e.g. histogram sums to the
+	 * job's units, statistics). Called once when every lease is merged. */
+	int (*finish)(const json_t *params, const json_t *answer, char *err,
+		      size_t errlen);
+
+	/* Human-readable answer (malloc'ed, caller frees). */
+	char *(*render_text)(const json_t *params, const json_t *answer);
+
+	/* Optional: write plots or other files for a finished job into dir
+	 * (e.g. a histogram SVG). NULL when the workload has none. */
+	int (*render_files)(const json_t *params, const json_t *answer,
+			    const char *dir, char *err, size_t errlen);
+
+	/* Optional CUDA support: open/close a device context. NULL when the
+	 * workload has no CUDA path. cuda_open returns GERR_UNSUPPORTED when
+	 * built without CUDA or no device is present. */
+	int (*cuda_open)(int device_index, void **ret_ctx, char *err,
+			 size_t errlen);
+	void (*cuda_close)(void *ctx);
+};
+
+/* The registry: a NULL-terminated static table. */
+const struct workload *const *workload_all(void);
+/* NULL when no workload has that name. */
+const struct workload *workload_find(const char *name);
+
+/* Helpers for workloads: read a non-negative integer field that may be a
+ * JSON integer or a decimal string (gpuctl sends strings). Returns 0 or
+ * GERR_INVAL with a message. */
+int wl_json_u64(const json_t *obj, const char *key, int required,
+		uint64_t def, uint64_t *ret, char *err, size_t errlen);
+
+#endif

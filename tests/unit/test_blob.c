@@ -1,0 +1,671 @@
+/* test_blob.c - blob format (every corruption is caught) and blob store. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "blob.h"
+#include "gerr.h"
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void set_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void set_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Recompute both CRCs so that deeper checks are reached. */
+static void fix_crcs(uint8_t *b, size_t len)
+{
+	set_le32(b + 56, (uint32_t)crc32(0, b + 64, (uInt)(len - 64)));
+	set_le32(b + 60, (uint32_t)crc32(0, b, 60));
+}
+
+static void fix_header_crc(uint8_t *b)
+{
+	set_le32(b + 60, (uint32_t)crc32(0, b, 60));
+}
+
+/* Compressible but not trivial raw data. */
+static uint8_t *make_raw(size_t n)
+{
+	uint8_t *r = malloc(n ? n : 1);
+
+	for (size_t i = 0; i < n; i++)
+		r[i] = (uint8_t)((i * 7) ^ (i >> 5));
+	return r;
+}
+
+static uint8_t *make_blob(size_t raw_len, size_t *ret_len)
+{
+	uint8_t *raw = make_raw(raw_len), *b;
+
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "graveler", 42, 7, raw,
+				     raw_len, &b, ret_len),
+			 0);
+	free(raw);
+	return b;
+}
+
+static int decode(const uint8_t *b, size_t len, char *err)
+{
+	struct blob_info info;
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	int r;
+
+	err[0] = 0;
+	r = blob_decode(b, len, &info, &raw, &raw_len, err, 160);
+	if (r == 0)
+		free(raw);
+	else
+		assert_null(raw);
+	return r;
+}
+
+static void test_round_trip(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 63, 64, 65, 4096, 1000003 };
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s], blen, got_len;
+		uint8_t *raw = make_raw(n), *b, *got;
+		struct blob_info info, pinfo;
+		char err[160];
+
+		assert_int_equal(blob_encode(BLOB_RESULT, "collatz", 1ull << 40,
+					     3, raw, n, &b, &blen),
+				 0);
+		/* Documented layout, little-endian. */
+		assert_memory_equal(b, "GPBL\x01\x00\x02\x00", 8);
+		assert_memory_equal(b + 8, "collatz\0\0\0\0\0\0\0\0\0", 16);
+		assert_memory_equal(b + 24, "\0\0\0\0\0\x01\0\0", 8);
+		assert_memory_equal(b + 32, "\x03\0\0\0\0\0\0\0", 8);
+		assert_int_equal(le32(b + 60), (uint32_t)crc32(0, b, 60));
+		assert_int_equal(le32(b + 56),
+				 (uint32_t)crc32(0, b + 64, (uInt)(blen - 64)));
+
+		assert_int_equal(blob_peek(b, blen, &pinfo, err, sizeof(err)),
+				 0);
+		assert_int_equal(blob_decode(b, blen, &info, &got, &got_len,
+					     err, sizeof(err)),
+				 0);
+		assert_int_equal(info.kind, BLOB_RESULT);
+		assert_string_equal(info.workload, "collatz");
+		assert_int_equal(info.lease, 1ull << 40);
+		assert_int_equal(info.epoch, 3);
+		assert_int_equal(info.raw_len, n);
+		assert_int_equal(info.comp_len, blen - 64);
+		assert_memory_equal(&info, &pinfo, sizeof(info));
+		assert_int_equal(got_len, n);
+		if (n)
+			assert_memory_equal(got, raw, n);
+		/* The stream is what compress2 level 6 makes. */
+		{
+			uLongf cl = compressBound(n);
+			uint8_t *c = malloc(cl);
+
+			assert_int_equal(compress2(c, &cl, raw, n, 6), Z_OK);
+			assert_int_equal(cl, blen - 64);
+			assert_memory_equal(c, b + 64, cl);
+			free(c);
+		}
+		free(raw);
+		free(got);
+		free(b);
+	}
+}
+
+static void test_workload_names(void **state)
+{
+	uint8_t *b;
+	size_t len;
+	struct blob_info info;
+	char err[160];
+
+	(void)state;
+	/* 16 characters fill the field exactly (no NUL). */
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "abcdefghijklmnop", 1, 1,
+				     "x", 1, &b, &len),
+			 0);
+	assert_int_equal(blob_peek(b, len, &info, err, sizeof(err)), 0);
+	assert_string_equal(info.workload, "abcdefghijklmnop");
+	free(b);
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "abcdefghijklmnopq", 1,
+				     1, "x", 1, &b, &len),
+			 GERR_INVAL);
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "", 1, 1, "x", 1, &b,
+				     &len),
+			 GERR_INVAL);
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, NULL, 1, 1, "x", 1, &b,
+				     &len),
+			 GERR_INVAL);
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "a b", 1, 1, "x", 1, &b,
+				     &len),
+			 GERR_INVAL);
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "a\nb", 1, 1, "x", 1,
+				     &b, &len),
+			 GERR_INVAL);
+	assert_int_equal(blob_encode((enum blob_kind)3, "w", 1, 1, "x", 1, &b,
+				     &len),
+			 GERR_INVAL);
+	assert_int_equal(blob_encode(BLOB_RESULT, "w", 1, 1, NULL, 5, &b, &len),
+			 GERR_INVAL);
+	assert_int_equal(blob_encode(BLOB_RESULT, "w", 1, 1, "x",
+				     (size_t)BLOB_MAX_RAW + 1, &b, &len),
+			 GERR_TOOBIG);
+}
+
+static void test_flip_every_header_byte(void **state)
+{
+	size_t len;
+	uint8_t *b = make_blob(5000, &len);
+	char err[160];
+
+	(void)state;
+	for (size_t i = 0; i < BLOB_HEADER_LEN; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			uint8_t *c = malloc(len);
+			struct blob_info info;
+
+			memcpy(c, b, len);
+			c[i] ^= (uint8_t)(1u << bit);
+			assert_int_equal(decode(c, len, err), GERR_CORRUPT);
+			assert_true(strlen(err) > 0);
+			assert_int_equal(
+				blob_peek(c, len, &info, err, sizeof(err)),
+				GERR_CORRUPT);
+			free(c);
+		}
+	}
+	assert_int_equal(decode(b, len, err), 0);
+	free(b);
+}
+
+/* Field checks behind the header CRC: change a field, fix the CRC. */
+static void test_fields_with_valid_crc(void **state)
+{
+	size_t len;
+	uint8_t *b = make_blob(5000, &len), *c = malloc(len);
+	char err[160];
+
+	(void)state;
+#define MUTATE(stmt, want_substr)                                            \
+	do {                                                                 \
+		memcpy(c, b, len);                                           \
+		stmt;                                                        \
+		fix_header_crc(c);                                           \
+		assert_int_equal(decode(c, len, err), GERR_CORRUPT);         \
+		assert_non_null(strstr(err, want_substr));                   \
+	} while (0)
+	MUTATE(c[0] = 'X', "magic");
+	MUTATE(c[4] = 2, "version");
+	MUTATE(c[6] = 0, "kind");
+	MUTATE(c[6] = 3, "kind");
+	MUTATE(c[7] = 1, "kind");
+	MUTATE(c[8] = 0, "workload");             /* empty name */
+	MUTATE(c[10] = ' ', "workload");          /* bad character */
+	MUTATE(c[20] = 'x', "NUL-padded");        /* junk after NUL */
+	MUTATE(set_le64(c + 40, BLOB_MAX_RAW + 1), "exceeds");
+	MUTATE(set_le64(c + 40, UINT64_MAX), "exceeds");
+	MUTATE(set_le64(c + 40, BLOB_MAX_RAW), "cannot come from");
+	MUTATE(set_le64(c + 48, len - 64 + 1), "compressed length");
+	MUTATE(set_le64(c + 48, len - 64 - 1), "compressed length");
+	MUTATE(set_le64(c + 48, UINT64_MAX), "compressed length");
+	MUTATE(c[56] ^= 1, "payload checksum");
+	/* raw_len disagreeing with the stream, CRCs all valid. */
+	MUTATE(set_le64(c + 40, 4999), "more than");
+	MUTATE(set_le64(c + 40, 5001), "header says");
+	MUTATE(set_le64(c + 40, 0), "more than");
+#undef MUTATE
+	free(c);
+	free(b);
+}
+
+static void test_payload_corruption(void **state)
+{
+	size_t len;
+	uint8_t *b = make_blob(20000, &len), *c = malloc(len + 16);
+	char err[160];
+	uint64_t seed = 12345;
+	int caught_by_zlib = 0, caught = 0;
+	uint8_t *raw0;
+
+	(void)state;
+	/* A flipped payload byte without a CRC fix: the payload CRC. */
+	for (size_t i = 64; i < len; i += 7) {
+		memcpy(c, b, len);
+		c[i] ^= 0x10;
+		assert_int_equal(decode(c, len, err), GERR_CORRUPT);
+		assert_non_null(strstr(err, "payload checksum"));
+	}
+	/* With the CRC fixed up, zlib (adler32, structure) or the length
+	 * checks must still notice. The only acceptable success is a flip
+	 * that decodes to the very same bytes (e.g. an equivalent match
+	 * distance), which is then not a corruption of the data. */
+	raw0 = make_raw(20000);
+	for (size_t i = 64; i < len; i++) {
+		struct blob_info info;
+		uint8_t *raw = NULL;
+		size_t raw_len = 0;
+		int r;
+
+		memcpy(c, b, len);
+		c[i] ^= (uint8_t)(1u << (rng_next(&seed) % 8));
+		fix_crcs(c, len);
+		r = blob_decode(c, len, &info, &raw, &raw_len, err,
+				sizeof(err));
+		if (r == 0) {
+			assert_int_equal(raw_len, 20000);
+			assert_memory_equal(raw, raw0, raw_len);
+			free(raw);
+			continue;
+		}
+		assert_int_equal(r, GERR_CORRUPT);
+		caught++;
+		if (strstr(err, "zlib"))
+			caught_by_zlib++;
+	}
+	free(raw0);
+	assert_true(caught > (int)(len - 64) * 9 / 10);
+	assert_true(caught_by_zlib > 0);
+
+	/* Trailing bytes after a complete stream (lengths and CRCs fixed). */
+	memcpy(c, b, len);
+	memcpy(c + len, "TRAILING", 8);
+	set_le64(c + 48, len - 64 + 8);
+	fix_crcs(c, len + 8);
+	assert_int_equal(decode(c, len + 8, err), GERR_CORRUPT);
+	assert_non_null(strstr(err, "trailing"));
+
+	/* Stream cut short, lengths and CRCs consistent with the cut. */
+	memcpy(c, b, len);
+	set_le64(c + 48, len - 64 - 10);
+	fix_crcs(c, len - 10);
+	assert_int_equal(decode(c, len - 10, err), GERR_CORRUPT);
+	assert_non_null(strstr(err, "truncated"));
+
+	/* Empty payload. */
+	memcpy(c, b, 64);
+	set_le64(c + 48, 0);
+	fix_crcs(c, 64);
+	assert_int_equal(decode(c, 64, err), GERR_CORRUPT);
+	free(c);
+	free(b);
+}
+
+static void test_truncation(void **state)
+{
+	size_t len;
+	uint8_t *b = make_blob(3000, &len);
+	char err[160];
+
+	(void)state;
+	for (size_t n = 0; n < len; n++) {
+		uint8_t *c = malloc(n ? n : 1);
+
+		memcpy(c, b, n);
+		assert_int_equal(decode(c, n, err), GERR_CORRUPT);
+		free(c);
+	}
+	{
+		struct blob_info info;
+		uint8_t *raw;
+		size_t rl;
+
+		assert_int_equal(blob_decode(NULL, 0, &info, &raw, &rl, err,
+					     sizeof(err)),
+				 GERR_INVAL);
+		assert_int_equal(blob_peek(b, len, NULL, err, sizeof(err)),
+				 GERR_INVAL);
+	}
+	free(b);
+}
+
+static void test_kinds_are_distinct(void **state)
+{
+	uint8_t *cp, *res;
+	size_t cl, rl;
+	struct blob_info info;
+	char err[160];
+
+	(void)state;
+	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "w", 9, 2, "data", 4,
+				     &cp, &cl),
+			 0);
+	assert_int_equal(blob_encode(BLOB_RESULT, "w", 9, 2, "data", 4, &res,
+				     &rl),
+			 0);
+	assert_int_equal(blob_peek(cp, cl, &info, err, sizeof(err)), 0);
+	assert_int_equal(info.kind, BLOB_CHECKPOINT);
+	assert_int_equal(blob_peek(res, rl, &info, err, sizeof(err)), 0);
+	assert_int_equal(info.kind, BLOB_RESULT);
+	/* Changing the kind without the CRC is corruption. */
+	cp[6] = BLOB_RESULT;
+	assert_int_equal(blob_peek(cp, cl, &info, err, sizeof(err)),
+			 GERR_CORRUPT);
+	free(cp);
+	free(res);
+}
+
+static void test_decode_fuzz(void **state)
+{
+	size_t len;
+	uint8_t *b = make_blob(2000, &len);
+	uint64_t seed = 0xC0FFEE;
+	char err[160];
+
+	(void)state;
+	for (int i = 0; i < 20000; i++) {
+		size_t n = (size_t)(rng_next(&seed) % (len + 8));
+		uint8_t *c = malloc(n ? n : 1);
+		int r;
+
+		for (size_t k = 0; k < n; k++)
+			c[k] = k < len ? b[k] : (uint8_t)rng_next(&seed);
+		for (int m = 0; m < 1 + (int)(rng_next(&seed) % 3); m++)
+			if (n)
+				c[rng_next(&seed) % n] = (uint8_t)rng_next(&seed);
+		if (n >= 64 && (rng_next(&seed) & 1)) {
+			set_le64(c + 48, n - 64);
+			fix_crcs(c, n);
+		}
+		r = decode(c, n, err);
+		assert_true(r == 0 || r == GERR_CORRUPT);
+		free(c);
+	}
+	free(b);
+}
+
+static void test_hash(void **state)
+{
+	char h[BLOB_HASH_HEX];
+	uint8_t want[32];
+	char want_hex[65];
+
+	(void)state;
+	blob_hash_hex("abc", 3, h);
+	crypto_generichash(want, 32, (const uint8_t *)"abc", 3, NULL, 0);
+	sodium_bin2hex(want_hex, sizeof(want_hex), want, 32);
+	assert_string_equal(h, want_hex);
+	assert_int_equal(strlen(h), 64);
+	for (int i = 0; i < 64; i++)
+		assert_true((h[i] >= '0' && h[i] <= '9') ||
+			    (h[i] >= 'a' && h[i] <= 'f'));
+	/* BLAKE2b-256 of the empty string (RFC 7693 parameters). */
+	blob_hash_hex(NULL, 0, h);
+	assert_string_equal(h, "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f"
+			       "7787faab45cdf12fe3a8");
+}
+
+/* ---- store ---- */
+
+struct tmpdir {
+	char path[256];
+};
+
+static int setup_dir(void **state)
+{
+	struct tmpdir *t = malloc(sizeof(*t));
+
+	snprintf(t->path, sizeof(t->path), "/tmp/gpud-test-blob-XXXXXX");
+	if (!mkdtemp(t->path))
+		return -1;
+	*state = t;
+	return 0;
+}
+
+static void rm_rf(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	char sub[1024];
+
+	if (!d) {
+		unlink(path);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		rm_rf(sub);
+	}
+	closedir(d);
+	chmod(path, 0700);
+	rmdir(path);
+}
+
+static int teardown_dir(void **state)
+{
+	struct tmpdir *t = *state;
+
+	rm_rf(t->path);
+	free(t);
+	return 0;
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void test_store_put_get(void **state)
+{
+	struct tmpdir *t = *state;
+	size_t len, got_len;
+	uint8_t *b = make_blob(10000, &len), *got;
+	char hash[BLOB_HASH_HEX], hash2[BLOB_HASH_HEX], want[BLOB_HASH_HEX];
+	char path[512];
+	struct stat st;
+
+	assert_int_equal(blob_store_put(t->path, b, len, hash), 0);
+	blob_hash_hex(b, len, want);
+	assert_string_equal(hash, want);
+
+	snprintf(path, sizeof(path), "%s/blobs", t->path);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s", t->path, hash);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+	assert_int_equal(count_entries(path), 1); /* no temp left over */
+	snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", t->path, hash, hash);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, len);
+
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len), 0);
+	assert_int_equal(got_len, len);
+	assert_memory_equal(got, b, len);
+	free(got);
+
+	/* Idempotent. */
+	assert_int_equal(blob_store_put(t->path, b, len, hash2), 0);
+	assert_string_equal(hash2, hash);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s", t->path, hash);
+	assert_int_equal(count_entries(path), 1);
+
+	/* Remove, then get reports not found; removing twice is fine. */
+	assert_int_equal(blob_store_remove(t->path, hash), 0);
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len),
+			 GERR_NOTFOUND);
+	assert_int_equal(blob_store_remove(t->path, hash), 0);
+	free(b);
+}
+
+static void test_store_corrupt_file(void **state)
+{
+	struct tmpdir *t = *state;
+	size_t len, got_len = 99;
+	uint8_t *b = make_blob(4000, &len), *got = NULL;
+	char hash[BLOB_HASH_HEX], path[512];
+	FILE *f;
+
+	assert_int_equal(blob_store_put(t->path, b, len, hash), 0);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", t->path, hash, hash);
+
+	/* Flip one byte on disk. */
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	fseek(f, 100, SEEK_SET);
+	fputc(b[100] ^ 1, f);
+	fclose(f);
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len),
+			 GERR_CORRUPT);
+	assert_null(got);
+	assert_int_equal(got_len, 99);
+
+	/* Putting the blob again repairs the damaged copy. */
+	assert_int_equal(blob_store_put(t->path, b, len, hash), 0);
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len), 0);
+	assert_memory_equal(got, b, len);
+	free(got);
+	got = NULL;
+
+	/* Truncated on disk. */
+	assert_int_equal(truncate(path, (off_t)len / 2), 0);
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len),
+			 GERR_CORRUPT);
+	/* Empty file. */
+	assert_int_equal(truncate(path, 0), 0);
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len),
+			 GERR_CORRUPT);
+	/* Larger than any blob may be: refused before reading. */
+	assert_int_equal(truncate(path, (off_t)(BLOB_MAX_RAW + 65)), 0);
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len),
+			 GERR_TOOBIG);
+	/* A directory where the file should be. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(blob_store_get(t->path, hash, &got, &got_len),
+			 GERR_CORRUPT);
+	assert_int_equal(rmdir(path), 0);
+	/* A symlink is not followed. */
+	assert_int_equal(symlink("/etc/hostname", path), 0);
+	assert_true(blob_store_get(t->path, hash, &got, &got_len) < 0);
+	assert_null(got);
+	unlink(path);
+	free(b);
+}
+
+static void test_store_bad_names(void **state)
+{
+	struct tmpdir *t = *state;
+	uint8_t *got = NULL;
+	size_t len;
+	char h[80];
+
+	static const char *const bad[] = {
+		"",
+		"abc",
+		"../../../../etc/passwd",
+		"0E5751C026E543B2E8AB2EB06099DAA1D1E5DF47778F7787FAAB45CDF12FE3A8",
+		"0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a",
+		"0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a80",
+		"0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3g8",
+		"0e/751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(blob_store_get(t->path, bad[i], &got, &len),
+				 GERR_INVAL);
+		assert_int_equal(blob_store_remove(t->path, bad[i]),
+				 GERR_INVAL);
+	}
+	assert_int_equal(blob_store_get(t->path, NULL, &got, &len), GERR_INVAL);
+	assert_null(got);
+	/* Well-formed but absent. */
+	memset(h, 'a', 64);
+	h[64] = 0;
+	assert_int_equal(blob_store_get(t->path, h, &got, &len), GERR_NOTFOUND);
+	assert_int_equal(blob_store_put(NULL, "x", 1, h), GERR_INVAL);
+	assert_int_equal(blob_store_put(t->path, NULL, 1, h), GERR_INVAL);
+}
+
+static void test_store_errors(void **state)
+{
+	struct tmpdir *t = *state;
+	char hash[BLOB_HASH_HEX] = "untouched", sub[512];
+
+	/* Parent is a file: an I/O error, not a crash. */
+	snprintf(sub, sizeof(sub), "%s/file", t->path);
+	close(open(sub, O_CREAT | O_WRONLY, 0600));
+	assert_int_equal(blob_store_put(sub, "x", 1, hash), GERR_IO);
+	assert_string_equal(hash, "untouched");
+
+	/* Read-only store directory: permission error (root bypasses). */
+	if (geteuid() != 0) {
+		snprintf(sub, sizeof(sub), "%s/ro", t->path);
+		assert_int_equal(mkdir(sub, 0500), 0);
+		assert_int_equal(blob_store_put(sub, "x", 1, hash), GERR_PERM);
+		assert_string_equal(hash, "untouched");
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_workload_names),
+		cmocka_unit_test(test_flip_every_header_byte),
+		cmocka_unit_test(test_fields_with_valid_crc),
+		cmocka_unit_test(test_payload_corruption),
+		cmocka_unit_test(test_truncation),
+		cmocka_unit_test(test_kinds_are_distinct),
+		cmocka_unit_test(test_decode_fuzz),
+		cmocka_unit_test(test_hash),
+		cmocka_unit_test_setup_teardown(test_store_put_get, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_store_corrupt_file,
+						setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_store_bad_names, setup_dir,
+						teardown_dir),
+		cmocka_unit_test_setup_teardown(test_store_errors, setup_dir,
+						teardown_dir),
+	};
+
+	if (sodium_init() < 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

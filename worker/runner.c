@@ -1,0 +1,432 @@
+/* runner.c - the runner thread (see runner.h for the invariants). */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob.h"
+#include "gerr.h"
+#include "proto.h"
+#include "runner.h"
+
+/* What the wl_run_io callbacks of one run need; lives on the runner
+ * thread's stack for the duration of wl->run. */
+struct run_ctx {
+	struct runner *r;
+	const struct runner_job *job;
+	uint64_t run_id;
+};
+
+static void job_clear(struct runner_job *job)
+{
+	json_decref(job->params);
+	json_decref(job->spec);
+	free(job->ckpt_blob);
+	memset(job, 0, sizeof(*job));
+}
+
+/* ---- wl_run_io callbacks: runner thread ---- */
+
+static void io_progress(void *opaque, uint64_t units_done)
+{
+	struct run_ctx *ctx = opaque;
+	struct runner *r = ctx->r;
+
+	uv_mutex_lock(&r->mu);
+	r->units_done = units_done;
+	uv_mutex_unlock(&r->mu);
+}
+
+static int io_checkpoint_due(void *opaque)
+{
+	struct run_ctx *ctx = opaque;
+	struct runner *r = ctx->r;
+	uint64_t now = uv_hrtime();
+	int due;
+
+	uv_mutex_lock(&r->mu);
+	due = !r->stop && (r->ckpt_requested ||
+			   now - r->last_ckpt_ns >= r->ckpt_interval_ns);
+	uv_mutex_unlock(&r->mu);
+	return due;
+}
+
+static int io_should_stop(void *opaque)
+{
+	struct run_ctx *ctx = opaque;
+	struct runner *r = ctx->r;
+	int stop;
+
+	uv_mutex_lock(&r->mu);
+	stop = r->stop || r->quit;
+	uv_mutex_unlock(&r->mu);
+	return stop;
+}
+
+static int io_checkpoint(void *opaque, const void *bytes, size_t len,
+			 uint64_t units_done)
+{
+	struct run_ctx *ctx = opaque;
+	struct runner *r = ctx->r;
+	const struct runner_job *job = ctx->job;
+	uint8_t *blob = NULL;
+	size_t blob_len = 0;
+	int rc;
+
+	if (io_should_stop(opaque))
+		return GERR_CANCELLED;
+	/* Compress here, not on the loop thread (invariant 4). */
+	rc = blob_encode(BLOB_CHECKPOINT, job->wl->name, job->lease, job->epoch,
+			 bytes, len, &blob, &blob_len);
+	if (rc < 0) {
+		LOG_WARN(r->log, "checkpoint encode failed job=%" PRIu64
+			 " lease=%" PRIu64 " epoch=%" PRIu64 ": %s", job->job,
+			 job->lease, job->epoch, gerr_str(rc));
+		return rc;
+	}
+	if (blob_len > PROTO_MAX_BIN) {
+		LOG_WARN(r->log, "checkpoint too big to upload job=%" PRIu64
+			 " lease=%" PRIu64 " epoch=%" PRIu64 " bytes=%zu",
+			 job->job, job->lease, job->epoch, blob_len);
+		free(blob);
+		return GERR_TOOBIG;
+	}
+
+	uv_mutex_lock(&r->mu);
+	if (r->stop || r->quit) {
+		uv_mutex_unlock(&r->mu);
+		free(blob);
+		return GERR_CANCELLED;
+	}
+	/* Only the newest checkpoint matters: replace one the loop has not
+	 * taken yet. */
+	if (r->has_ckpt)
+		free(r->ckpt.blob);
+	r->ckpt = (struct runner_ckpt){
+		.run_id = ctx->run_id,
+		.blob = blob,
+		.blob_len = blob_len,
+		.units_done = units_done,
+		.requested = r->ckpt_requested,
+	};
+	r->has_ckpt = 1;
+	r->ckpt_requested = 0;
+	r->last_ckpt_ns = uv_hrtime();
+	r->units_done = units_done;
+	uv_mutex_unlock(&r->mu);
+
+	LOG_DEBUG(r->log, "checkpoint made job=%" PRIu64 " lease=%" PRIu64
+		  " epoch=%" PRIu64 " units_done=%" PRIu64 " raw=%zu blob=%zu",
+		  job->job, job->lease, job->epoch, units_done, len, blob_len);
+	uv_async_send(&r->async);
+	return 0;
+}
+
+/* ---- the run: runner thread ---- */
+
+/* Decode the checkpoint gpud sent with the lease. A bad one is not fatal:
+ * the lease is simply run from the start. Returns 1 when *ret_raw is set. */
+static int decode_checkpoint(struct runner *r, const struct runner_job *job,
+			     uint8_t **ret_raw, size_t *ret_len)
+{
+	struct blob_info info;
+	char err[256] = "";
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	int rc;
+
+	if (!job->ckpt_blob || job->ckpt_blob_len == 0)
+		return 0;
+	rc = blob_decode(job->ckpt_blob, job->ckpt_blob_len, &info, &raw,
+			 &raw_len, err, sizeof(err));
+	if (rc == 0 && info.kind != BLOB_CHECKPOINT)
+		snprintf(err, sizeof(err), "blob is not a checkpoint");
+	else if (rc == 0 && strcmp(info.workload, job->wl->name) != 0)
+		snprintf(err, sizeof(err), "checkpoint is for workload '%s'",
+			 info.workload);
+	else if (rc == 0 && info.lease != job->lease)
+		snprintf(err, sizeof(err), "checkpoint is for lease %" PRIu64,
+			 info.lease);
+	else if (rc == 0) {
+		*ret_raw = raw;
+		*ret_len = raw_len;
+		return 1;
+	}
+	free(raw);
+	LOG_WARN(r->log, "bad checkpoint, running from scratch job=%" PRIu64
+		 " lease=%" PRIu64 " epoch=%" PRIu64 ": %s", job->job,
+		 job->lease, job->epoch, err[0] ? err : gerr_str(rc));
+	return 0;
+}
+
+static void run_one(struct runner *r, const struct runner_job *job,
+		    uint64_t run_id, struct runner_result *res)
+{
+	struct run_ctx ctx = { .r = r, .job = job, .run_id = run_id };
+	const struct wl_run_io io = {
+		.opaque = &ctx,
+		.progress = io_progress,
+		.checkpoint_due = io_checkpoint_due,
+		.checkpoint = io_checkpoint,
+		.should_stop = io_should_stop,
+	};
+	uint64_t t0 = uv_hrtime();
+	uint64_t start_units = 0, units_now;
+	uint8_t *raw = NULL;
+	size_t raw_len = 0;
+	void *out = NULL;
+	size_t out_len = 0;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	res->run_id = run_id;
+	if (decode_checkpoint(r, job, &raw, &raw_len))
+		start_units = job->units_done;
+	uv_mutex_lock(&r->mu);
+	r->units_done = start_units;
+	uv_mutex_unlock(&r->mu);
+
+	LOG_INFO(r->log, "run start job=%" PRIu64 " lease=%" PRIu64
+		 " epoch=%" PRIu64 " workload=%s units=%" PRIu64
+		 " resume_at=%" PRIu64, job->job, job->lease, job->epoch,
+		 job->wl->name, job->units, start_units);
+	rc = job->wl->run(job->params, job->spec, raw, raw_len, &job->dev, &io,
+			  &out, &out_len, res->err, sizeof(res->err));
+	free(raw);
+	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
+
+	if (rc == 0) {
+		/* Compress here, not on the loop thread (invariant 4). */
+		rc = blob_encode(BLOB_RESULT, job->wl->name, job->lease,
+				 job->epoch, out, out_len, &res->blob,
+				 &res->blob_len);
+		if (rc < 0)
+			snprintf(res->err, sizeof(res->err),
+				 "cannot encode result: %s", gerr_str(rc));
+		else if (res->blob_len > PROTO_MAX_BIN) {
+			snprintf(res->err, sizeof(res->err),
+				 "result blob of %zu bytes exceeds the frame limit",
+				 res->blob_len);
+			free(res->blob);
+			res->blob = NULL;
+			res->blob_len = 0;
+			rc = GERR_TOOBIG;
+		}
+	} else if (res->err[0] == '\0') {
+		snprintf(res->err, sizeof(res->err), "%s", gerr_str(rc));
+	}
+	free(out);
+
+	uv_mutex_lock(&r->mu);
+	units_now = r->units_done;
+	uv_mutex_unlock(&r->mu);
+	res->rc = rc;
+	res->units_done = rc == 0 ? job->units : units_now;
+	res->units_run = res->units_done > start_units
+			 ? res->units_done - start_units : 0;
+}
+
+static void runner_main(void *arg)
+{
+	struct runner *r = arg;
+
+	for (;;) {
+		struct runner_job job;
+		struct runner_result res;
+		uint64_t run_id;
+
+		uv_mutex_lock(&r->mu);
+		while (!r->quit && !r->has_job)
+			uv_cond_wait(&r->cv, &r->mu);
+		if (r->quit) {
+			uv_mutex_unlock(&r->mu);
+			break;
+		}
+		job = r->job;
+		memset(&r->job, 0, sizeof(r->job));
+		r->has_job = 0;
+		run_id = r->run_id;
+		uv_mutex_unlock(&r->mu);
+
+		run_one(r, &job, run_id, &res);
+		job_clear(&job);
+
+		uv_mutex_lock(&r->mu);
+		r->result = res;
+		r->has_result = 1;
+		uv_mutex_unlock(&r->mu);
+		uv_async_send(&r->async);
+	}
+}
+
+/* ---- loop thread API ---- */
+
+static void on_async(uv_async_t *h)
+{
+	struct runner *r = h->data;
+
+	r->wake(r->wake_opaque);
+}
+
+int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
+		double ckpt_interval_s, runner_wake_fn wake, void *opaque)
+{
+	sigset_t all, old;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->log = log;
+	r->ckpt_interval_ns = (uint64_t)(ckpt_interval_s * 1e9);
+	r->wake = wake;
+	r->wake_opaque = opaque;
+	if (uv_mutex_init(&r->mu) != 0)
+		return GERR_NOMEM;
+	if (uv_cond_init(&r->cv) != 0) {
+		uv_mutex_destroy(&r->mu);
+		return GERR_NOMEM;
+	}
+	if (uv_async_init(loop, &r->async, on_async) != 0) {
+		uv_cond_destroy(&r->cv);
+		uv_mutex_destroy(&r->mu);
+		return GERR_NOMEM;
+	}
+	r->async.data = r;
+	/* Signals belong to the loop thread (uv_signal_t); a workload's
+	 * system calls should not see EINTR. The new thread inherits the
+	 * blocked mask. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = uv_thread_create(&r->thread, runner_main, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		uv_close((uv_handle_t *)&r->async, NULL);
+		uv_cond_destroy(&r->cv);
+		uv_mutex_destroy(&r->mu);
+		return GERR_NOMEM;
+	}
+	r->started = 1;
+	return 0;
+}
+
+void runner_close(struct runner *r)
+{
+	if (!r || !r->started)
+		return;
+	uv_mutex_lock(&r->mu);
+	r->quit = 1;
+	r->stop = 1;
+	uv_cond_signal(&r->cv);
+	uv_mutex_unlock(&r->mu);
+	uv_thread_join(&r->thread);
+	r->started = 0;
+
+	if (r->has_job)
+		job_clear(&r->job);
+	if (r->has_ckpt)
+		free(r->ckpt.blob);
+	if (r->has_result)
+		free(r->result.blob);
+	r->has_job = r->has_ckpt = r->has_result = 0;
+	uv_close((uv_handle_t *)&r->async, NULL);
+	uv_cond_destroy(&r->cv);
+	uv_mutex_destroy(&r->mu);
+}
+
+int runner_start(struct runner *r, struct runner_job *job,
+		 uint64_t *ret_run_id)
+{
+	uv_mutex_lock(&r->mu);
+	if (r->busy || r->quit) {
+		uv_mutex_unlock(&r->mu);
+		return GERR_STATE;
+	}
+	/* Outputs of an older run that the loop never took are dropped. */
+	if (r->has_ckpt) {
+		free(r->ckpt.blob);
+		r->has_ckpt = 0;
+	}
+	r->job = *job;
+	r->has_job = 1;
+	r->run_id = ++r->next_run_id;
+	r->busy = 1;
+	r->stop = 0;
+	r->ckpt_requested = 0;
+	r->last_ckpt_ns = uv_hrtime();
+	r->units_done = job->units_done;
+	*ret_run_id = r->run_id;
+	uv_cond_signal(&r->cv);
+	uv_mutex_unlock(&r->mu);
+	memset(job, 0, sizeof(*job));
+	return 0;
+}
+
+void runner_stop(struct runner *r)
+{
+	uv_mutex_lock(&r->mu);
+	if (r->busy)
+		r->stop = 1;
+	uv_mutex_unlock(&r->mu);
+}
+
+void runner_request_checkpoint(struct runner *r)
+{
+	uv_mutex_lock(&r->mu);
+	if (r->busy)
+		r->ckpt_requested = 1;
+	uv_mutex_unlock(&r->mu);
+}
+
+int runner_busy(struct runner *r)
+{
+	int busy;
+
+	uv_mutex_lock(&r->mu);
+	busy = r->busy;
+	uv_mutex_unlock(&r->mu);
+	return busy;
+}
+
+uint64_t runner_units_done(struct runner *r)
+{
+	uint64_t u;
+
+	uv_mutex_lock(&r->mu);
+	u = r->units_done;
+	uv_mutex_unlock(&r->mu);
+	return u;
+}
+
+int runner_take_checkpoint(struct runner *r, struct runner_ckpt *ret)
+{
+	int got;
+
+	uv_mutex_lock(&r->mu);
+	got = r->has_ckpt;
+	if (got) {
+		*ret = r->ckpt;
+		memset(&r->ckpt, 0, sizeof(r->ckpt));
+		r->has_ckpt = 0;
+	}
+	uv_mutex_unlock(&r->mu);
+	return got;
+}
+
+int runner_take_result(struct runner *r, struct runner_result *ret)
+{
+	int got;
+
+	uv_mutex_lock(&r->mu);
+	got = r->has_result;
+	if (got) {
+		*ret = r->result;
+		memset(&r->result, 0, sizeof(r->result));
+		r->has_result = 0;
+		r->busy = 0;
+		r->stop = 0;
+		r->ckpt_requested = 0;
+	}
+	uv_mutex_unlock(&r->mu);
+	return got;
+}

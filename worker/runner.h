@@ -1,0 +1,134 @@
+/* runner.h - the runner thread: runs one lease at a time via wl->run.
+ *
+ * The loop thread (client.c) and the runner thread share one struct runner.
+ * Everything under "shared" is protected by mu; the loop thread learns about
+ * new output through the uv_async_t, whose callback calls wake().
+ *
+ * Invariants:
+ *  1. At most one run exists. runner_start is refused (GERR_STATE) while a
+ *     run is busy, i.e. started and its result not yet taken by the loop.
+ *  2. Each run has a run_id (1, 2, ...). Every output carries the run_id it
+ *     came from, so the loop can never mistake a late output of an old run
+ *     for one of the current lease.
+ *  3. Once stop is set the run emits nothing more: checkpoints handed over
+ *     after it are dropped (the workload gets GERR_CANCELLED).
+ *  4. Checkpoint and result blobs are encoded (compressed) on the runner
+ *     thread so a big blob never stalls the loop; the incoming checkpoint
+ *     blob is decoded there for the same reason.
+ *
+ * Lifecycle: runner_init -> (runner_start -> take outputs)* -> runner_close.
+ *
+ * Threads: every runner_* function is for the loop thread only. The wl_run_io
+ * callbacks in runner.c are the only code that runs on the runner thread.
+ */
+#ifndef GPUD_WORKER_RUNNER_H
+#define GPUD_WORKER_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <uv.h>
+
+#include "log.h"
+#include "workload.h"
+
+/* One lease to run. runner_start takes ownership of everything in it on
+ * success (params/spec references, checkpoint blob); on failure the caller
+ * keeps it. */
+struct runner_job {
+	const struct workload *wl;  /* static registry entry */
+	struct wl_device dev;       /* cuda_ctx borrowed; outlives the runner */
+	json_t *params, *spec;      /* references handed over */
+	uint8_t *ckpt_blob;         /* malloc'ed blob from LEASE, or NULL */
+	size_t ckpt_blob_len;
+	uint64_t job, lease, epoch;
+	uint64_t units;             /* the lease's size */
+	uint64_t units_done;        /* progress gpud already has */
+};
+
+/* A checkpoint ready to upload. The loop owns blob after taking it. */
+struct runner_ckpt {
+	uint64_t run_id;
+	uint8_t *blob;
+	size_t blob_len;
+	uint64_t units_done;
+	int requested;  /* produced after runner_request_checkpoint */
+};
+
+/* How a run ended. The loop owns blob after taking it. */
+struct runner_result {
+	uint64_t run_id;
+	int rc;                /* 0, GERR_CANCELLED, GERR_DEVICE, ... */
+	char err[WL_ERRLEN];   /* reason when rc != 0 */
+	uint8_t *blob;         /* result blob when rc == 0 */
+	size_t blob_len;
+	uint64_t units_done;
+	uint64_t units_run;    /* units done by this run (for the rate) */
+	double seconds;        /* wall time of this run */
+};
+
+typedef void (*runner_wake_fn)(void *opaque);
+
+struct runner {
+	/* Set by runner_init, then read-only. */
+	const struct glog *log;
+	uint64_t ckpt_interval_ns;
+	runner_wake_fn wake;
+	void *wake_opaque;
+	uv_async_t async;       /* loop thread handle; runner thread sends */
+	uv_thread_t thread;
+	uv_mutex_t mu;
+	uv_cond_t cv;
+	int started;            /* thread created (loop thread only) */
+
+	/* Shared, under mu. */
+	int quit;               /* loop -> runner: leave the thread */
+	int has_job;            /* loop -> runner: job is waiting */
+	struct runner_job job;
+	uint64_t next_run_id;
+	uint64_t run_id;        /* current or last run */
+	int busy;               /* started and result not yet taken */
+	int stop;               /* loop -> runner: stop the current run */
+	int ckpt_requested;     /* loop -> runner: checkpoint now */
+	uint64_t last_ckpt_ns;  /* uv_hrtime of the last checkpoint/start */
+	uint64_t units_done;    /* latest progress of the current run */
+	int has_ckpt;
+	struct runner_ckpt ckpt;   /* newest checkpoint not yet taken */
+	int has_result;
+	struct runner_result result;
+};
+
+/* Start the runner thread. r is caller-owned memory that must stay valid
+ * until the loop has finished closing the async handle (after
+ * runner_close and uv_run returned). wake(opaque) is called on the loop
+ * thread whenever a checkpoint or result may be waiting. */
+int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
+		double ckpt_interval_s, runner_wake_fn wake, void *opaque);
+
+/* Stop any run, join the thread (blocks until the workload notices the stop
+ * flag), drop untaken outputs and close the async handle. NULL-safe and safe
+ * on a half-initialised runner. */
+void runner_close(struct runner *r);
+
+/* Hand a lease to the thread. Returns the run's id (> 0) in *ret_run_id. */
+int runner_start(struct runner *r, struct runner_job *job,
+		 uint64_t *ret_run_id);
+
+/* Ask the current run to stop; its output will be discarded by the loop. */
+void runner_stop(struct runner *r);
+
+/* Ask the current run for a checkpoint as soon as possible. */
+void runner_request_checkpoint(struct runner *r);
+
+/* Non-zero while a run is busy (invariant 1). */
+int runner_busy(struct runner *r);
+
+/* Latest units_done of the current run. */
+uint64_t runner_units_done(struct runner *r);
+
+/* Take the newest checkpoint / the result if there is one: returns 1 and
+ * fills *ret, or 0. */
+int runner_take_checkpoint(struct runner *r, struct runner_ckpt *ret);
+int runner_take_result(struct runner *r, struct runner_result *ret);
+
+#endif
