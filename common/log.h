@@ -23,7 +23,7 @@ int glog_level_parse(const char *s, enum glog_level *ret);
 
 #define GLOG(lg, lvl, ...)                                                   \
 	do {                                                                 \
-		if ((lg) && (lvl) <= (lg)->level)                            \
+		if ((lvl) <= (lg)->level)                                    \
 			glog_write((lg), (lvl), __VA_ARGS__);                \
 	} while (0)
 #define LOG_ERROR(lg, ...) GLOG(lg, GLOG_ERROR, __VA_ARGS__)

@@ -74,6 +74,7 @@ static struct sched_policy policy_of(struct gpud *d)
 {
 	struct sched_policy p = {
 		.lease_target_s = d->cfg.lease_target_s,
+		.lease_units = d->cfg.lease_units,
 		.lease_timeout_s = d->cfg.lease_timeout_s,
 		.max_failures = d->cfg.max_failures,
 		.quarantine_after = d->cfg.quarantine_after,

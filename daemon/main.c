@@ -26,6 +26,8 @@ static void usage(FILE *f)
 "  --heartbeat SECONDS     worker heartbeat interval (default 10)\n"
 "  --lease-timeout SECONDS lease deadline after the last heartbeat (default 3x heartbeat)\n"
 "  --lease-seconds SECONDS wanted duration of one lease (default 300)\n"
+"  --lease-units N         fixed lease size in the workload's units (default: adapt\n"
+"                          to each worker's measured rate)\n"
 "  --checkpoint-interval SECONDS  cadence suggested to workers (default 60)\n"
 "  --max-failures N        failed verifications before a lease fails (default 3)\n"
 "  --quarantine-after N    failed verifications before a worker is quarantined (default 3)\n"
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
 		{"lease-timeout", required_argument, NULL, 'T'},
 		{"lease-seconds", required_argument, NULL, 'L'},
 		{"checkpoint-interval", required_argument, NULL, 'c'},
+		{"lease-units", required_argument, NULL, 'u'},
 		{"max-failures", required_argument, NULL, 'm'},
 		{"quarantine-after", required_argument, NULL, 'q'},
 		{"log-level", required_argument, NULL, 'v'},
@@ -152,6 +155,17 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'u': {
+			char *end;
+			errno = 0;
+			unsigned long long u = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || u == 0 || optarg[0] == '-') {
+				fprintf(stderr, "gpud: --lease-units wants a positive integer\n");
+				return 2;
+			}
+			d.cfg.lease_units = u;
+			break;
+		}
 		case 'c':
 			if (parse_double(optarg, 0.1, 86400, &d.cfg.checkpoint_s)) {
 				fprintf(stderr, "gpud: --checkpoint-interval wants 0.1..86400 seconds\n");

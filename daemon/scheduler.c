@@ -73,7 +73,10 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 		json_t *spec = NULL, *next = NULL, *probe_spec = NULL,
 		       *probe_cursor = NULL;
 		uint64_t units = 0, probe_units = 0;
-		uint64_t want = c->rate > 0 ? (uint64_t)(c->rate * c->pol->lease_target_s) : 0;
+		uint64_t want = c->pol->lease_units;
+
+		if (!want && c->rate > 0)
+			want = (uint64_t)(c->rate * c->pol->lease_target_s);
 
 		if (!wl || !params) {
 			rc = store_job_set_state(st, job_id, JOB_FAILED,

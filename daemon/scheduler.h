@@ -22,6 +22,7 @@ double sched_now(void);
 
 struct sched_policy {
 	double lease_target_s;
+	uint64_t lease_units;   /* fixed lease size; 0 adapts to the rate */
 	double lease_timeout_s;
 	uint32_t max_failures;
 	uint32_t quarantine_after;

@@ -172,6 +172,7 @@ void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch)
 		return;
 	r->d = d;
 	r->pol.lease_target_s = d->cfg.lease_target_s;
+	r->pol.lease_units = d->cfg.lease_units;
 	r->pol.lease_timeout_s = d->cfg.lease_timeout_s;
 	r->pol.max_failures = d->cfg.max_failures;
 	r->pol.quarantine_after = d->cfg.quarantine_after;

@@ -20,6 +20,7 @@
 #include "store.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -554,9 +555,28 @@ static int explain_open(struct store *st, const char *path, int r)
 				       "gpud needs it for the database and "
 				       "its -wal/-shm files", path, dir,
 				       strerror(errno));
-		if (access(path, F_OK) == 0 && access(path, R_OK | W_OK) != 0)
-			return set_err(st, GERR_PERM, "cannot open database "
-				       "%s: %s", path, strerror(errno));
+		if (access(path, F_OK) == 0) {
+			if (access(path, R_OK | W_OK) != 0)
+				return set_err(st, GERR_PERM, "cannot open "
+					       "database %s: the file is not "
+					       "writable (%s)", path,
+					       strerror(errno));
+		} else if (errno == ENOENT) {
+			/* SQLite retries a failed create read-only and
+			 * reports that errno; ask the directory directly. */
+			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
+				      O_CLOEXEC, 0600);
+
+			if (fd < 0)
+				return set_err(st, errno == EACCES ||
+					       errno == EPERM ||
+					       errno == EROFS ? GERR_PERM :
+					       GERR_IO, "cannot create "
+					       "database %s: %s", path,
+					       strerror(errno));
+			close(fd);
+			unlink(path);
+		}
 	}
 	set_err(st, r, "cannot open database %s: %s", path, sqlmsg);
 	return r;
@@ -639,6 +659,11 @@ static int setup(struct store *st)
 	int rc, r, wal;
 
 	sqlite3_extended_result_codes(st->db, 1);
+	/* SQLite quietly opens a file it may not write read-only; gpud
+	 * would then fail on its first write instead of at start. */
+	if (sqlite3_db_readonly(st->db, "main") == 1)
+		return set_err(st, GERR_PERM, "the database file is read-only "
+			       "for this user");
 	if ((rc = sqlite3_busy_timeout(st->db, STORE_BUSY_MS)) != SQLITE_OK)
 		return db_fail(st, rc, "busy_timeout");
 	if ((r = exec_sql(st, "PRAGMA foreign_keys = ON", "foreign_keys")))
@@ -695,6 +720,16 @@ int store_open(const char *path, struct store **ret, char *err,
 			snprintf(err, errlen, "store_open: out of memory");
 		return GERR_NOMEM;
 	}
+	/* The database holds token keys: create it private. SQLite gives its
+	 * -wal and -shm files the mode of the database file. An empty file
+	 * is an empty database; failures are diagnosed by the open below. */
+	{
+		int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+			      0600);
+
+		if (fd >= 0)
+			close(fd);
+	}
 	/* NOMUTEX: one thread at a time uses a store (store.h). */
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE |
 			     SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
@@ -707,8 +742,7 @@ int store_open(const char *path, struct store **ret, char *err,
 		r = setup(st);
 	}
 	if (r) {
-		if (r == GERR_PERM || r == GERR_IO || r == GERR_NOMEM ||
-		    r == GERR_DB)
+		if (r != GERR_UNSUPPORTED)
 			r = explain_open(st, path, r);
 		if (err && errlen)
 			snprintf(err, errlen, "%s", st->errmsg);

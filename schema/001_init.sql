@@ -7,6 +7,8 @@
 --    (enum job_state, enum lease_state); the CHECKs keep them in range.
 --  * uint64 counters are stored as INTEGER (int64); they never reach 2^63.
 --  * A missing reference (no worker, no checkpoint) is NULL, never 0 or ''.
+--  * JSON columns are checked with json_valid(): a bad write is refused
+--    (GERR_INVAL) instead of breaking every later reader.
 --  * Never edit this file once released: add 002_*.sql instead.
 
 -- Marks the file as a gpud database ('gpud' in ASCII), so that store_open
@@ -17,13 +19,16 @@ PRAGMA application_id = 1735423332;
 CREATE TABLE jobs (
 	id             INTEGER PRIMARY KEY,
 	workload       TEXT    NOT NULL,           -- registry name, e.g. 'graveler'
-	params         TEXT    NOT NULL,           -- JSON text, validated by the workload
+	params         TEXT    NOT NULL            -- JSON text, validated by the workload
+	               CHECK (json_valid(params)),
 	state          INTEGER NOT NULL DEFAULT 0  -- enum job_state
 	               CHECK (state BETWEEN 0 AND 4),
 	total_units    INTEGER NOT NULL CHECK (total_units >= 0),
-	cursor         TEXT,                       -- planner's JSON cursor, NULL before the first carve
+	cursor         TEXT                        -- planner's JSON cursor, NULL before the first carve
+	               CHECK (cursor IS NULL OR json_valid(cursor)),
 	carve_done     INTEGER NOT NULL DEFAULT 0 CHECK (carve_done IN (0, 1)),
-	answer         TEXT,                       -- merged answer, JSON text
+	answer         TEXT                        -- merged answer, JSON text
+	               CHECK (answer IS NULL OR json_valid(answer)),
 	units_verified INTEGER NOT NULL DEFAULT 0,
 	created_at     REAL    NOT NULL,
 	finished_at    REAL    NOT NULL DEFAULT 0, -- 0 until done/failed/cancelled
@@ -54,7 +59,8 @@ CREATE TABLE workers (
 CREATE TABLE leases (
 	id               INTEGER PRIMARY KEY,
 	job_id           INTEGER NOT NULL REFERENCES jobs (id),
-	spec             TEXT    NOT NULL,         -- JSON text from the planner
+	spec             TEXT    NOT NULL          -- JSON text from the planner
+	                 CHECK (json_valid(spec)),
 	units            INTEGER NOT NULL CHECK (units >= 0),
 	state            INTEGER NOT NULL          -- enum lease_state
 	                 CHECK (state BETWEEN 0 AND 5),

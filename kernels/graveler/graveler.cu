@@ -1,0 +1,448 @@
+/* graveler.cu - the Graveler CUDA kernel behind graveler_cuda.h.
+ *
+ * Mapping. One thread walks whole generator chunks (256 battles of one MWC
+ * stream, see graveler.h), chunk r, r + T, r + 2T, ... of the step (T = all
+ * threads), so a chunk's serial stream never crosses threads and the kernel
+ * computes exactly the reference's numbers. Per battle: 15 MWC steps (one
+ * 32x32->64 multiply-add each), 8 turn words (AND of two outputs), a popcount
+ * reduction (variant: 8 POPC, or carry-save full adders first to use fewer),
+ * one shared-memory histogram increment and one max.
+ *
+ * Histogram. Each thread owns a column of a [128 bins][128 threads] array of
+ * 32-bit counters in shared memory (64 KB per block): a warp's 32 increments
+ * hit 32 different banks whatever the counts, so there are no conflicts and
+ * no atomics. Counts >= 128 (probability about 1e-30 per battle) would alias
+ * bin n & 127; a chunk whose max reaches 128 is replayed and those battles
+ * are moved to the global histogram, so the histogram is exact regardless.
+ * At the end each warp sums 32 bins over the block's threads (redux.sync)
+ * and adds them to the global 64-bit histogram with one atomic per bin.
+ *
+ * Max and first index. Each thread keeps the max of each chunk (also stored
+ * per chunk, for the result's samples) and the first chunk in which its
+ * running max rose; a warp reduction and one 64-bit atomicMax per warp of
+ * key = (max + 1) << 40 | (2^40 - 1 - chunk) give the global max and the
+ * FIRST chunk holding it. The host replays that one chunk to find the first
+ * battle (graveler_chunk_max), so the kernel spends one IMNMX per battle on
+ * it.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
+#include "graveler.h"
+#include "graveler_cuda.h"
+
+#define BLOCK 128
+#define SH_BINS 128
+#define SHMEM_BYTES (SH_BINS * BLOCK * 4)
+#define KEY_SHIFT 40
+#define KEY_MASK ((1ull << KEY_SHIFT) - 1)
+
+struct dev_out {
+	unsigned long long hist[GRAVELER_BINS];
+	unsigned long long key;
+	unsigned char samples[GRAVELER_MAX_SAMPLES];
+};
+
+struct graveler_cuda {
+	int device;
+	int poisoned;
+	int variant;
+	int grid;
+	cudaStream_t stream;
+	cudaEvent_t ev0, ev1;
+	struct dev_out *d_out;
+	struct dev_out *h_out; /* pinned */
+	unsigned char *d_cmax;
+	char name[256];
+};
+
+/* ---- device code ----------------------------------------------------- */
+
+__device__ __forceinline__ uint32_t fa_sum(uint32_t a, uint32_t b, uint32_t c)
+{
+	return a ^ b ^ c;
+}
+
+__device__ __forceinline__ uint32_t fa_carry(uint32_t a, uint32_t b,
+					     uint32_t c)
+{
+	return (a & b) | (a & c) | (b & c);
+}
+
+template <int V>
+__device__ __forceinline__ unsigned battle(uint32_t &x, uint32_t &c)
+{
+	uint32_t o[GRAVELER_WORDS];
+#pragma unroll
+	for (int k = 0; k < (int)GRAVELER_WORDS; k++)
+		o[k] = graveler_mwc_next(&x, &c);
+	uint32_t t0 = o[0] & o[1], t1 = o[2] & o[3], t2 = o[4] & o[5];
+	uint32_t t3 = o[6] & o[7], t4 = o[8] & o[9], t5 = o[10] & o[11];
+	uint32_t t6 = o[12] & o[13];
+	uint32_t t7 = o[14] & (o[14] >> 16) & 0x7fu;
+	if (V == 0) {
+		return __popc(t0) + __popc(t1) + __popc(t2) + __popc(t3) +
+		       __popc(t4) + __popc(t5) + __popc(t6) + __popc(t7);
+	} else if (V == 1) {
+		uint32_t s = fa_sum(t0, t1, t2), k = fa_carry(t0, t1, t2);
+		return __popc(s) + 2 * __popc(k) + __popc(t3) + __popc(t4) +
+		       __popc(t5) + __popc(t6) + __popc(t7);
+	} else if (V == 2) {
+		uint32_t s1 = fa_sum(t0, t1, t2), k1 = fa_carry(t0, t1, t2);
+		uint32_t s2 = fa_sum(t3, t4, t5), k2 = fa_carry(t3, t4, t5);
+		return __popc(s1) + __popc(s2) + 2 * (__popc(k1) + __popc(k2)) +
+		       __popc(t6) + __popc(t7);
+	} else {
+		uint32_t s1 = fa_sum(t0, t1, t2), k1 = fa_carry(t0, t1, t2);
+		uint32_t s2 = fa_sum(t3, t4, t5), k2 = fa_carry(t3, t4, t5);
+		uint32_t s3 = fa_sum(s1, s2, t6), k3 = fa_carry(s1, s2, t6);
+		uint32_t s4 = fa_sum(k1, k2, k3), k4 = fa_carry(k1, k2, k3);
+		return __popc(s3) + __popc(t7) + 2 * __popc(s4) +
+		       4 * __popc(k4);
+	}
+}
+
+/* Replay a chunk whose max reached SH_BINS: move the aliased battles from
+ * the shared bin (n & 127) to the global histogram. Never taken in
+ * practice; kept so the histogram is exact by construction. */
+__device__ __noinline__ void fix_high(uint32_t x, uint32_t c, uint64_t base,
+				      uint64_t from, uint64_t to, uint32_t *my,
+				      unsigned long long *g_hist)
+{
+	for (unsigned j = 0; j < GRAVELER_CHUNK; j++) {
+		uint64_t i = base + j;
+		if (i >= to)
+			break;
+		unsigned n = battle<0>(x, c);
+		if (i < from || n < SH_BINS)
+			continue;
+		my[(n & (SH_BINS - 1)) * BLOCK] -= 1;
+		atomicAdd(&g_hist[n], 1ull);
+	}
+}
+
+template <int V>
+__global__ void __launch_bounds__(BLOCK)
+grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
+	    uint64_t nchunks, unsigned long long *g_hist,
+	    unsigned long long *g_key, unsigned char *cmax)
+{
+	extern __shared__ uint32_t sh[];
+	const unsigned tid = threadIdx.x;
+	uint32_t *my = sh + tid;
+	const uint64_t stride = (uint64_t)gridDim.x * BLOCK;
+	const uint64_t smix = graveler_mix64(seed ^ GRAVELER_SEED_SALT);
+	int best = -1;
+	uint64_t bestc = 0;
+
+	for (int b = 0; b < SH_BINS; b++)
+		my[b * BLOCK] = 0;
+
+	for (uint64_t r = (uint64_t)blockIdx.x * BLOCK + tid; r < nchunks;
+	     r += stride) {
+		uint64_t ch = c0 + r, base = ch * GRAVELER_CHUNK;
+		uint64_t h = graveler_mix64(smix + ch * GRAVELER_GOLDEN);
+		uint32_t x = (uint32_t)h, c = (uint32_t)(h >> 32);
+		if (c >= GRAVELER_MWC_A)
+			c -= GRAVELER_MWC_A;
+		if (x == 0 && c == 0)
+			c = 1;
+		const uint32_t x0 = x, cc0 = c;
+		unsigned cm = 0;
+		if (base >= from && base + GRAVELER_CHUNK <= to) {
+#pragma unroll 2
+			for (int j = 0; j < (int)GRAVELER_CHUNK; j++) {
+				unsigned n = battle<V>(x, c);
+				my[(n & (SH_BINS - 1)) * BLOCK] += 1;
+				cm = max(cm, n);
+			}
+		} else {
+			for (unsigned j = 0; j < GRAVELER_CHUNK; j++) {
+				uint64_t i = base + j;
+				if (i >= to)
+					break;
+				unsigned n = battle<V>(x, c);
+				if (i < from)
+					continue;
+				my[(n & (SH_BINS - 1)) * BLOCK] += 1;
+				cm = max(cm, n);
+			}
+		}
+		if (cm >= SH_BINS)
+			fix_high(x0, cc0, base, from, to, my, g_hist);
+		cmax[r] = (unsigned char)cm;
+		if ((int)cm > best) {
+			best = (int)cm;
+			bestc = r;
+		}
+	}
+
+	unsigned long long key =
+		best < 0 ? 0ull
+			 : ((unsigned long long)(best + 1) << KEY_SHIFT) |
+				   (KEY_MASK - bestc);
+	for (int off = 16; off > 0; off >>= 1) {
+		unsigned long long o = __shfl_xor_sync(0xffffffffu, key, off);
+		key = o > key ? o : key;
+	}
+	if ((tid & 31) == 0 && key)
+		atomicMax(g_key, key);
+
+	__syncthreads();
+	const unsigned lane = tid & 31, warp = tid >> 5;
+	for (unsigned b = warp; b < SH_BINS; b += BLOCK / 32) {
+		const uint32_t *row = sh + b * BLOCK;
+		uint32_t s = 0;
+#pragma unroll
+		for (unsigned t = 0; t < BLOCK; t += 32)
+			s += row[t + lane];
+		s = __reduce_add_sync(0xffffffffu, s);
+		if (lane == 0 && s)
+			atomicAdd(&g_hist[b], (unsigned long long)s);
+	}
+}
+
+/* Copy the step's sample chunks out of the per-chunk maxima. */
+__global__ void grav_gather(uint64_t begin, uint64_t end, uint32_t ns,
+			    uint64_t c0, uint64_t nchunks,
+			    const unsigned char *cmax, unsigned char *out)
+{
+	uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+	if (k >= GRAVELER_MAX_SAMPLES)
+		return;
+	unsigned char v = 0xff;
+	if (k < ns) {
+		uint64_t cf = begin / GRAVELER_CHUNK;
+		uint64_t nc = (end - 1) / GRAVELER_CHUNK - cf + 1;
+		uint64_t ch = cf + (uint64_t)k * nc / ns;
+		if (ch >= c0 && ch < c0 + nchunks)
+			v = cmax[ch - c0];
+	}
+	out[k] = v;
+}
+
+/* ---- host side ---------------------------------------------------------- */
+
+static int fail(struct graveler_cuda *ctx, cudaError_t e, const char *what,
+		char *err, size_t errlen)
+{
+	if (ctx)
+		ctx->poisoned = 1;
+	snprintf(err, errlen, "graveler cuda: %s: %s", what,
+		 cudaGetErrorString(e));
+	return GERR_DEVICE;
+}
+
+#define CK(call, what)                                              \
+	do {                                                        \
+		cudaError_t e_ = (call);                            \
+		if (e_ != cudaSuccess)                              \
+			return fail(ctx, e_, what, err, errlen);    \
+	} while (0)
+
+typedef void (*kernel_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+			  unsigned long long *, unsigned long long *,
+			  unsigned char *);
+
+static kernel_fn kernel_of(int v)
+{
+	switch (v) {
+	case 0: return grav_kernel<0>;
+	case 1: return grav_kernel<1>;
+	case 2: return grav_kernel<2>;
+	default: return grav_kernel<3>;
+	}
+}
+
+/* Variant 2 (6 POPC + 2 full adders) balances the ALU and POPC pipes by
+ * the count in bench/graveler.md; the benchmark times all four. */
+#define DEFAULT_VARIANT 2
+
+extern "C" int graveler_cuda_device_count(void)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess)
+		return 0;
+	return n;
+}
+
+extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
+				  char *err, size_t errlen)
+{
+	struct graveler_cuda *ctx = NULL;
+	cudaDeviceProp prop;
+	int n = graveler_cuda_device_count(), per_sm = 0;
+
+	if (index < 0 || index >= n) {
+		snprintf(err, errlen, "graveler cuda: no device %d (%d found)",
+			 index, n);
+		return GERR_UNSUPPORTED;
+	}
+	ctx = (struct graveler_cuda *)calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return GERR_NOMEM;
+	ctx->device = index;
+	ctx->variant = DEFAULT_VARIANT;
+	cudaError_t e = cudaSetDevice(index);
+	if (e == cudaSuccess)
+		e = cudaGetDeviceProperties(&prop, index);
+	for (int v = 0; e == cudaSuccess && v < GRAVELER_CUDA_VARIANTS; v++)
+		e = cudaFuncSetAttribute(kernel_of(v),
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 SHMEM_BYTES);
+	if (e == cudaSuccess)
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+			&per_sm, kernel_of(ctx->variant), BLOCK, SHMEM_BYTES);
+	if (e == cudaSuccess)
+		e = cudaStreamCreateWithFlags(&ctx->stream,
+					      cudaStreamNonBlocking);
+	if (e == cudaSuccess)
+		e = cudaEventCreate(&ctx->ev0);
+	if (e == cudaSuccess)
+		e = cudaEventCreate(&ctx->ev1);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_out, sizeof(struct dev_out));
+	if (e == cudaSuccess)
+		e = cudaMallocHost((void **)&ctx->h_out, sizeof(struct dev_out));
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_cmax,
+			       GRAVELER_CUDA_MAX_STEP / GRAVELER_CHUNK + 2);
+	if (e != cudaSuccess) {
+		fail(ctx, e, "open", err, errlen);
+		graveler_cuda_close(ctx);
+		return GERR_DEVICE;
+	}
+	if (per_sm < 1)
+		per_sm = 1;
+	ctx->grid = per_sm * prop.multiProcessorCount;
+	snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
+	*ret = ctx;
+	return 0;
+}
+
+extern "C" void graveler_cuda_close(struct graveler_cuda *ctx)
+{
+	if (!ctx)
+		return;
+	cudaSetDevice(ctx->device);
+	if (ctx->d_cmax)
+		cudaFree(ctx->d_cmax);
+	if (ctx->h_out)
+		cudaFreeHost(ctx->h_out);
+	if (ctx->d_out)
+		cudaFree(ctx->d_out);
+	if (ctx->ev1)
+		cudaEventDestroy(ctx->ev1);
+	if (ctx->ev0)
+		cudaEventDestroy(ctx->ev0);
+	if (ctx->stream)
+		cudaStreamDestroy(ctx->stream);
+	free(ctx);
+}
+
+extern "C" int graveler_cuda_device_name(struct graveler_cuda *ctx, char *buf,
+					 size_t len)
+{
+	if (!ctx || !buf || len == 0)
+		return GERR_INVAL;
+	snprintf(buf, len, "%s", ctx->name);
+	return 0;
+}
+
+extern "C" int graveler_cuda_set_variant(struct graveler_cuda *ctx,
+					 int variant)
+{
+	if (!ctx || variant < 0 || variant >= GRAVELER_CUDA_VARIANTS)
+		return GERR_INVAL;
+	ctx->variant = variant;
+	return 0;
+}
+
+extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
+				  struct graveler_acc *acc, uint64_t to,
+				  float *ret_kernel_ms, char *err,
+				  size_t errlen)
+{
+	uint64_t from, c0, nchunks;
+	struct dev_out *o;
+	float ms = 0;
+
+	if (!ctx || !acc)
+		return GERR_INVAL;
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "graveler cuda: context poisoned by an "
+			 "earlier device error");
+		return GERR_DEVICE;
+	}
+	from = acc->next;
+	if (to <= from || to > acc->end || to - from > GRAVELER_CUDA_MAX_STEP ||
+	    (to != acc->end && to % GRAVELER_CHUNK != 0)) {
+		snprintf(err, errlen, "graveler cuda: bad step [%llu, %llu)",
+			 (unsigned long long)from, (unsigned long long)to);
+		return GERR_INVAL;
+	}
+	c0 = from / GRAVELER_CHUNK;
+	nchunks = (to - 1) / GRAVELER_CHUNK - c0 + 1;
+
+	CK(cudaSetDevice(ctx->device), "set device");
+	CK(cudaMemsetAsync(ctx->d_out, 0, sizeof(struct dev_out), ctx->stream),
+	   "memset");
+	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
+	kernel_of(ctx->variant)<<<ctx->grid, BLOCK, SHMEM_BYTES, ctx->stream>>>(
+		acc->seed, from, to, c0, nchunks, ctx->d_out->hist,
+		&ctx->d_out->key, ctx->d_cmax);
+	CK(cudaGetLastError(), "kernel launch");
+	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
+	grav_gather<<<GRAVELER_MAX_SAMPLES / 256, 256, 0, ctx->stream>>>(
+		acc->begin, acc->end, acc->nsamples, c0, nchunks, ctx->d_cmax,
+		ctx->d_out->samples);
+	CK(cudaGetLastError(), "gather launch");
+	CK(cudaMemcpyAsync(ctx->h_out, ctx->d_out, sizeof(struct dev_out),
+			   cudaMemcpyDeviceToHost, ctx->stream),
+	   "copy back");
+	CK(cudaStreamSynchronize(ctx->stream), "kernel");
+	CK(cudaEventElapsedTime(&ms, ctx->ev0, ctx->ev1), "event time");
+
+	/* Check the kernel's output before folding it in. */
+	o = ctx->h_out;
+	uint64_t total = 0;
+	int top = -1;
+	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
+		total += o->hist[b];
+		if (o->hist[b])
+			top = (int)b;
+	}
+	uint64_t key = o->key;
+	int kmax = (int)(key >> KEY_SHIFT) - 1;
+	uint64_t kch = c0 + (KEY_MASK - (key & KEY_MASK));
+	if (total != to - from || key == 0 || kmax != top ||
+	    kch >= c0 + nchunks) {
+		ctx->poisoned = 1;
+		snprintf(err, errlen, "graveler cuda: inconsistent kernel "
+			 "output (total %llu of %llu, max %d, top bin %d)",
+			 (unsigned long long)total,
+			 (unsigned long long)(to - from), kmax, top);
+		return GERR_DEVICE;
+	}
+	uint64_t first;
+	unsigned m = graveler_chunk_max(acc->seed, kch, from, to, &first);
+	if ((int)m != kmax) {
+		ctx->poisoned = 1;
+		snprintf(err, errlen, "graveler cuda: kernel max %d but chunk "
+			 "%llu replays to %u", kmax, (unsigned long long)kch, m);
+		return GERR_DEVICE;
+	}
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		acc->hist[b] += o->hist[b];
+	graveler_acc_take_max(acc, m, first);
+	for (uint32_t k = 0; k < acc->nsamples; k++)
+		if (o->samples[k] != 0xff)
+			acc->samples[k] = o->samples[k];
+	acc->next = to;
+	if (ret_kernel_ms)
+		*ret_kernel_ms = ms;
+	return 0;
+}

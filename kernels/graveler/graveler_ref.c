@@ -1,0 +1,427 @@
+/* graveler_ref.c - the reference battle, single-battle counts, the lease
+ * accumulator, the binary formats and the statistics of the Graveler
+ * workload. See graveler.h for the generator's definition. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
+#include "graveler.h"
+
+/* Skip to battle j of a chunk: 15 * j steps. */
+static void seek_battle(uint64_t seed, uint64_t battle, uint32_t *x,
+			uint32_t *c)
+{
+	uint64_t j = battle % GRAVELER_CHUNK;
+
+	graveler_chunk_seed(seed, battle / GRAVELER_CHUNK, x, c);
+	for (uint64_t s = 0; s < j * GRAVELER_WORDS; s++)
+		(void)graveler_mwc_next(x, c);
+}
+
+unsigned graveler_battle_count_ref(uint64_t seed, uint64_t battle)
+{
+	uint32_t x, c, o[GRAVELER_WORDS];
+	unsigned count = 0;
+
+	seek_battle(seed, battle, &x, &c);
+	for (unsigned k = 0; k < GRAVELER_WORDS; k++)
+		o[k] = graveler_mwc_next(&x, &c);
+	/* Straight from the definition, one turn at a time. */
+	for (unsigned t = 0; t < GRAVELER_TURNS; t++) {
+		unsigned a, b;
+		if (t < 224) {
+			unsigned k = t / 32, bit = t % 32;
+			a = (o[2 * k] >> bit) & 1;
+			b = (o[2 * k + 1] >> bit) & 1;
+		} else {
+			unsigned bit = t - 224;
+			a = (o[14] >> bit) & 1;
+			b = (o[14] >> (16 + bit)) & 1;
+		}
+		if (a && b)
+			count++;
+	}
+	return count;
+}
+
+/* The 15 outputs of one battle from the running state, counted word-wise. */
+static inline unsigned battle_fast(uint32_t *x, uint32_t *c)
+{
+	uint32_t o[GRAVELER_WORDS];
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < GRAVELER_WORDS; k++)
+		o[k] = graveler_mwc_next(x, c);
+	for (unsigned k = 0; k < 7; k++)
+		n += (unsigned)__builtin_popcount(o[2 * k] & o[2 * k + 1]);
+	n += (unsigned)__builtin_popcount(o[14] & (o[14] >> 16) & 0x7fu);
+	return n;
+}
+
+unsigned graveler_battle_count(uint64_t seed, uint64_t battle)
+{
+	uint32_t x, c;
+
+	seek_battle(seed, battle, &x, &c);
+	return battle_fast(&x, &c);
+}
+
+unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
+			    uint64_t end, uint64_t *ret_first)
+{
+	uint64_t base = chunk * GRAVELER_CHUNK;
+	uint32_t x, c;
+	unsigned best = 0;
+	uint64_t first = GRAVELER_NONE;
+
+	graveler_chunk_seed(seed, chunk, &x, &c);
+	for (uint64_t j = 0; j < GRAVELER_CHUNK; j++) {
+		uint64_t i = base + j;
+		unsigned n;
+		if (i >= end)
+			break;
+		n = battle_fast(&x, &c);
+		if (i < begin)
+			continue;
+		if (first == GRAVELER_NONE || n > best) {
+			best = n;
+			first = i;
+		}
+	}
+	if (ret_first)
+		*ret_first = first;
+	return best;
+}
+
+/* ---- accumulator ----------------------------------------------------- */
+
+void graveler_acc_init(struct graveler_acc *acc, uint64_t seed, uint64_t begin,
+		       uint64_t end)
+{
+	memset(acc, 0, sizeof(*acc));
+	acc->seed = seed;
+	acc->begin = begin;
+	acc->end = end;
+	acc->next = begin;
+	acc->first = GRAVELER_NONE;
+	acc->nsamples = graveler_nsamples(begin, end);
+	memset(acc->samples, 0xff, sizeof(acc->samples));
+}
+
+uint32_t graveler_nsamples(uint64_t begin, uint64_t end)
+{
+	uint64_t nc;
+
+	if (end <= begin)
+		return 0;
+	nc = (end - 1) / GRAVELER_CHUNK - begin / GRAVELER_CHUNK + 1;
+	return nc < GRAVELER_MAX_SAMPLES ? (uint32_t)nc : GRAVELER_MAX_SAMPLES;
+}
+
+uint64_t graveler_sample_chunk(uint64_t begin, uint64_t end, uint32_t k)
+{
+	uint64_t c0 = begin / GRAVELER_CHUNK;
+	uint64_t nc = (end - 1) / GRAVELER_CHUNK - c0 + 1;
+	uint32_t ns = graveler_nsamples(begin, end);
+
+	/* nc < 2^53 and k < 1024: the product fits in 64 bits. */
+	return c0 + (uint64_t)k * nc / ns;
+}
+
+uint64_t graveler_step_end(const struct graveler_acc *acc, uint64_t want)
+{
+	uint64_t to;
+
+	if (want < GRAVELER_CHUNK)
+		want = GRAVELER_CHUNK;
+	if (acc->end - acc->next <= want)
+		return acc->end;
+	to = acc->next + want;
+	to -= to % GRAVELER_CHUNK;
+	if (to <= acc->next)
+		to = acc->next + GRAVELER_CHUNK - acc->next % GRAVELER_CHUNK;
+	return to < acc->end ? to : acc->end;
+}
+
+void graveler_acc_take_max(struct graveler_acc *acc, uint32_t max,
+			   uint64_t first)
+{
+	if (first == GRAVELER_NONE)
+		return;
+	if (acc->first == GRAVELER_NONE || max > acc->max ||
+	    (max == acc->max && first < acc->first)) {
+		acc->max = max;
+		acc->first = first;
+	}
+}
+
+void graveler_acc_fill_samples_cpu(struct graveler_acc *acc, uint64_t from,
+				   uint64_t to)
+{
+	for (uint32_t k = 0; k < acc->nsamples; k++) {
+		uint64_t ch = graveler_sample_chunk(acc->begin, acc->end, k);
+		uint64_t lo = ch * GRAVELER_CHUNK;
+		if (lo + GRAVELER_CHUNK <= from || lo >= to)
+			continue;
+		acc->samples[k] = (uint8_t)graveler_chunk_max(
+			acc->seed, ch, acc->begin, acc->end, NULL);
+	}
+}
+
+/* ---- formats ------------------------------------------------------------ */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v = 0;
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static int encode(const struct graveler_acc *acc, int ckpt, void **ret,
+		  size_t *ret_len)
+{
+	size_t ns = ckpt ? GRAVELER_MAX_SAMPLES : acc->nsamples;
+	size_t len = GRAVELER_HDR_LEN + ns;
+	uint8_t *p;
+
+	if (!ckpt && (acc->next != acc->end || acc->first == GRAVELER_NONE))
+		return GERR_INVAL;
+	p = calloc(1, len);
+	if (!p)
+		return GERR_NOMEM;
+	memcpy(p, ckpt ? "GRVC" : "GRVR", 4);
+	put32(p + 4, GRAVELER_FMT_VERSION);
+	put64(p + 8, acc->seed);
+	put64(p + 16, acc->begin);
+	put64(p + 24, acc->end);
+	put32(p + 32, acc->max);
+	put32(p + 36, acc->nsamples);
+	put64(p + 40, acc->first);
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		put64(p + 48 + 8 * b, acc->hist[b]);
+	put64(p + 1904, ckpt ? acc->next : 0);
+	memcpy(p + GRAVELER_HDR_LEN, acc->samples, ns);
+	*ret = p;
+	*ret_len = len;
+	return 0;
+}
+
+int graveler_result_encode(const struct graveler_acc *acc, void **ret,
+			   size_t *ret_len)
+{
+	return encode(acc, 0, ret, ret_len);
+}
+
+int graveler_ckpt_encode(const struct graveler_acc *acc, void **ret,
+			 size_t *ret_len)
+{
+	return encode(acc, 1, ret, ret_len);
+}
+
+#define BAD(...)                                          \
+	do {                                              \
+		snprintf(err, errlen, __VA_ARGS__);       \
+		return GERR_CORRUPT;                      \
+	} while (0)
+
+static int decode(const void *buf, size_t len, int ckpt,
+		  struct graveler_acc *out, char *err, size_t errlen)
+{
+	const uint8_t *p = buf;
+	struct graveler_acc a;
+	uint64_t total = 0;
+	int top = -1;
+	const char *what = ckpt ? "checkpoint" : "result";
+
+	if (!buf || len < GRAVELER_HDR_LEN)
+		BAD("graveler %s too short (%zu bytes)", what, len);
+	if (memcmp(p, ckpt ? "GRVC" : "GRVR", 4) != 0)
+		BAD("graveler %s: bad magic", what);
+	if (get32(p + 4) != GRAVELER_FMT_VERSION)
+		BAD("graveler %s: unsupported version %u", what, get32(p + 4));
+	memset(&a, 0, sizeof(a));
+	a.seed = get64(p + 8);
+	a.begin = get64(p + 16);
+	a.end = get64(p + 24);
+	a.max = get32(p + 32);
+	a.nsamples = get32(p + 36);
+	a.first = get64(p + 40);
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		a.hist[b] = get64(p + 48 + 8 * b);
+	a.next = ckpt ? get64(p + 1904) : a.end;
+	if (a.begin >= a.end || a.end > GRAVELER_MAX_BATTLES)
+		BAD("graveler %s: bad range [%llu, %llu)", what,
+		    (unsigned long long)a.begin, (unsigned long long)a.end);
+	if (a.nsamples != graveler_nsamples(a.begin, a.end))
+		BAD("graveler %s: %u samples, expected %u", what, a.nsamples,
+		    graveler_nsamples(a.begin, a.end));
+	if (len != GRAVELER_HDR_LEN + (ckpt ? GRAVELER_MAX_SAMPLES : a.nsamples))
+		BAD("graveler %s: length %zu does not match its %u samples",
+		    what, len, a.nsamples);
+	if (!ckpt && get64(p + 1904) != 0)
+		BAD("graveler result: reserved field not zero");
+	if (a.next < a.begin || a.next > a.end)
+		BAD("graveler checkpoint: next %llu outside the lease",
+		    (unsigned long long)a.next);
+	if (a.next != a.begin && a.next != a.end &&
+	    a.next % GRAVELER_CHUNK != 0)
+		BAD("graveler checkpoint: next %llu not on a chunk boundary",
+		    (unsigned long long)a.next);
+	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
+		if (a.hist[b] > GRAVELER_MAX_BATTLES)
+			BAD("graveler %s: histogram bin %u too large", what, b);
+		total += a.hist[b];
+		if (a.hist[b])
+			top = (int)b;
+	}
+	if (total != a.next - a.begin)
+		BAD("graveler %s: histogram holds %llu battles, expected %llu",
+		    what, (unsigned long long)total,
+		    (unsigned long long)(a.next - a.begin));
+	if (a.next == a.begin) {
+		if (a.first != GRAVELER_NONE || a.max != 0)
+			BAD("graveler checkpoint: max set before any battle");
+	} else {
+		if ((int)a.max != top)
+			BAD("graveler %s: max %u but the top histogram bin is %d",
+			    what, a.max, top);
+		if (a.first < a.begin || a.first >= a.next)
+			BAD("graveler %s: first %llu outside the done range",
+			    what, (unsigned long long)a.first);
+	}
+	memset(a.samples, 0xff, sizeof(a.samples));
+	memcpy(a.samples, p + GRAVELER_HDR_LEN, a.nsamples);
+	for (uint32_t k = 0; k < a.nsamples; k++) {
+		uint64_t ch = graveler_sample_chunk(a.begin, a.end, k);
+		int done = (ch + 1) * GRAVELER_CHUNK <= a.next ||
+			   a.next == a.end;
+		if (done && a.samples[k] > a.max)
+			BAD("graveler %s: sample %u (%u) above max %u", what, k,
+			    a.samples[k], a.max);
+		if (!done && a.samples[k] != 0xff)
+			BAD("graveler checkpoint: sample %u set ahead of next",
+			    k);
+	}
+	*out = a;
+	return 0;
+}
+
+int graveler_result_decode(const void *buf, size_t len,
+			   struct graveler_acc *acc, char *err, size_t errlen)
+{
+	return decode(buf, len, 0, acc, err, errlen);
+}
+
+int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
+			 char *err, size_t errlen)
+{
+	return decode(buf, len, 1, acc, err, errlen);
+}
+
+/* ---- statistics ------------------------------------------------------- */
+
+double graveler_binom_pmf(unsigned k)
+{
+	const double n = GRAVELER_TURNS;
+
+	if (k > GRAVELER_TURNS)
+		return 0.0;
+	return exp(lgamma(n + 1) - lgamma(k + 1.0) - lgamma(n - k + 1) +
+		   k * log(0.25) + (n - k) * log(0.75));
+}
+
+double graveler_chi2(const uint64_t *hist, int *ret_df, double *ret_z)
+{
+	uint64_t n = 0;
+	double chi2 = 0, pmf[GRAVELER_BINS];
+	unsigned lo, hi;
+	int cells = 0;
+
+	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
+		n += hist[b];
+		pmf[b] = graveler_binom_pmf(b);
+	}
+	/* Pool each tail until its expectation reaches 10. */
+	{
+		double e = 0, o = 0;
+		for (lo = 0; lo < GRAVELER_BINS - 1; lo++) {
+			e += pmf[lo] * (double)n;
+			o += (double)hist[lo];
+			if (e >= 10)
+				break;
+		}
+		double eh = 0, oh = 0;
+		for (hi = GRAVELER_BINS - 1; hi > lo + 1; hi--) {
+			eh += pmf[hi] * (double)n;
+			oh += (double)hist[hi];
+			if (eh >= 10)
+				break;
+		}
+		if (hi <= lo + 1) {
+			/* Too few battles for a test: no cells. */
+			if (ret_df)
+				*ret_df = 0;
+			if (ret_z)
+				*ret_z = 0;
+			return 0;
+		}
+		chi2 += (o - e) * (o - e) / e;
+		chi2 += (oh - eh) * (oh - eh) / eh;
+		cells = 2;
+	}
+	for (unsigned b = lo + 1; b < hi; b++) {
+		double e = pmf[b] * (double)n, o = (double)hist[b];
+		chi2 += (o - e) * (o - e) / e;
+		cells++;
+	}
+	int df = cells - 1;
+	if (ret_df)
+		*ret_df = df;
+	if (ret_z) {
+		double v = 2.0 / (9.0 * df);
+		*ret_z = (cbrt(chi2 / df) - (1 - v)) / sqrt(v);
+	}
+	return chi2;
+}
+
+void graveler_max_tails(uint64_t n, unsigned m, double *ret_log10_ge,
+			double *ret_log10_le)
+{
+	/* P(X >= m) and P(X > m) for one battle, summed from the far tail so
+	 * tiny tails keep their precision. */
+	double ge = 0, gt;
+	for (unsigned k = GRAVELER_TURNS; k > m; k--)
+		ge += graveler_binom_pmf(k);
+	gt = ge;
+	ge += graveler_binom_pmf(m);
+	/* P(max >= m) = 1 - (1 - ge)^n; P(max <= m) = (1 - gt)^n. */
+	double l_lt = (double)n * log1p(-(ge < 1 ? ge : 1 - 1e-300));
+	double p_ge = -expm1(l_lt);
+	if (ret_log10_ge)
+		*ret_log10_ge = p_ge > 0 ? log10(p_ge) : -400;
+	if (ret_log10_le)
+		*ret_log10_le = (double)n * log1p(-gt) / log(10.0);
+}

@@ -1,0 +1,308 @@
+"""System-test harness: real gpud / gpuworker / gpuctl processes on 127.0.0.1.
+
+Every test gets a fresh temporary data directory, lets gpud pick a free port
+(--listen 127.0.0.1:0, read back from DATA/gpud.addr), and kills every process
+it started when it ends, pass or fail. Binaries come from $GPUD_BUILD (the
+meson build directory).
+"""
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+BUILD = os.environ.get("GPUD_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+GPUD = os.path.join(BUILD, "daemon", "gpud")
+WORKER = os.path.join(BUILD, "worker", "gpuworker")
+GPUCTL = os.path.join(BUILD, "tools", "gpuctl")
+GPURUN = os.path.join(BUILD, "tools", "gpurun")
+
+MAGIC = 0x47505544
+T = {"HELLO": 1, "CHALLENGE": 2, "AUTH": 3, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
+     "NOLEASE": 7, "HEARTBEAT": 8, "HB_ACK": 9, "CHECKPOINT": 10, "RESULT": 11,
+     "ACK": 12, "RELEASE": 13, "ERROR": 14, "CTL_REQ": 15, "CTL_REPLY": 16}
+TNAME = {v: k for k, v in T.items()}
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise TestFailure(msg)
+
+
+def wait_for(pred, timeout, what, interval=0.1):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(interval)
+    raise TestFailure("timed out after %.0fs waiting for %s" % (timeout, what))
+
+
+class Cluster:
+    """A gpud with its data directory, and the workers attached to it."""
+
+    def __init__(self, name, gpud_args=()):
+        self.dir = tempfile.mkdtemp(prefix="gpud-%s-" % name)
+        self.data = os.path.join(self.dir, "data")
+        self.sock = os.path.join(self.dir, "gpud.sock")
+        self.gpud_args = list(gpud_args)
+        self.gpud = None
+        self.port = 0
+        self.workers = []
+        self.logs = []
+
+    # -- processes --
+    def _log(self, name):
+        path = os.path.join(self.dir, "%s-%d.log" % (name, len(self.logs)))
+        self.logs.append(path)
+        return open(path, "wb")
+
+    def start_gpud(self, extra=()):
+        listen = "127.0.0.1:%d" % self.port
+        addr_file = os.path.join(self.data, "gpud.addr")
+        if os.path.exists(addr_file):
+            os.unlink(addr_file)
+        args = [GPUD, "--data", self.data, "--listen", listen, "--socket", self.sock,
+                "--log-level", "debug"] + self.gpud_args + list(extra)
+        self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"))
+        wait_for(lambda: os.path.exists(addr_file) or self.gpud.poll() is not None, 20, "gpud to listen")
+        check(self.gpud.poll() is None, "gpud exited at start: " + self.tail("gpud"))
+        self.port = int(open(addr_file).read().strip().rsplit(":", 1)[1])
+        wait_for(lambda: self.ctl_ok("status"), 20, "gpud control socket")
+        return self.gpud
+
+    def kill_gpud(self):
+        if self.gpud and self.gpud.poll() is None:
+            self.gpud.send_signal(signal.SIGKILL)
+            self.gpud.wait(10)
+
+    def stop_gpud(self):
+        if self.gpud and self.gpud.poll() is None:
+            self.gpud.send_signal(signal.SIGTERM)
+            try:
+                return self.gpud.wait(20)
+            except subprocess.TimeoutExpired:
+                self.gpud.kill()
+                raise TestFailure("gpud did not stop on SIGTERM")
+        return self.gpud.returncode if self.gpud else None
+
+    def start_worker(self, device="cpu:1", extra=()):
+        args = [WORKER, "--connect", "127.0.0.1:%d" % self.port,
+                "--token-file", os.path.join(self.data, "local-worker.token"),
+                "--device", device, "--log-level", "debug"] + list(extra)
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("worker"))
+        self.workers.append(p)
+        return p
+
+    def cleanup(self, keep=False):
+        for p in self.workers + ([self.gpud] if self.gpud else []):
+            if p.poll() is None:
+                p.kill()
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    pass
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def tail(self, prefix, lines=40):
+        out = []
+        for path in self.logs:
+            if os.path.basename(path).startswith(prefix):
+                with open(path, "rb") as f:
+                    out.append("== %s ==\n" % path + b"\n".join(f.read().splitlines()[-lines:]).decode(errors="replace"))
+        return "\n".join(out)
+
+    def log_text(self, prefix):
+        text = ""
+        for path in self.logs:
+            if os.path.basename(path).startswith(prefix):
+                with open(path, "rb") as f:
+                    text += f.read().decode(errors="replace")
+        return text
+
+    # -- gpuctl --
+    def ctl(self, *args, check_rc=True, timeout=60):
+        r = subprocess.run([GPUCTL, "--socket", self.sock] + list(args), capture_output=True,
+                           text=True, timeout=timeout)
+        if check_rc and r.returncode != 0:
+            raise TestFailure("gpuctl %s failed (%d): %s%s" % (" ".join(args), r.returncode, r.stdout, r.stderr))
+        return r
+
+    def ctl_ok(self, *args):
+        try:
+            return subprocess.run([GPUCTL, "--socket", self.sock] + list(args), capture_output=True,
+                                  timeout=10).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+    def submit(self, workload, **kw):
+        args = ["submit", workload]
+        for k, v in kw.items():
+            args += ["--" + k.replace("_", "-"), str(v)]
+        return int(self.ctl(*args).stdout.strip())
+
+    def status(self, job):
+        return json.loads(self.ctl("status", str(job), "--json").stdout)[0]
+
+    def result(self, job):
+        return json.loads(self.ctl("result", str(job), "--json").stdout)
+
+    def wait_job(self, job, timeout=120):
+        r = self.ctl("wait", str(job), "--timeout", str(timeout), check_rc=False, timeout=timeout + 30)
+        if r.returncode != 0:
+            raise TestFailure("job %d did not verify: %s\n%s\n%s" % (job, r.stderr, self.tail("gpud"), self.tail("worker")))
+
+    def token(self):
+        text = open(os.path.join(self.data, "local-worker.token")).read().strip()
+        name, secret = text.split(":", 1)
+        return name, bytes.fromhex(secret)
+
+
+def reference_answer(workload, **kw):
+    """The answer computed in one process through the workload interface."""
+    args = [GPURUN, workload]
+    for k, v in kw.items():
+        args += ["--" + k.replace("_", "-"), str(v)]
+    r = subprocess.run(args + ["--json"], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise TestFailure("gpurun failed: " + r.stderr)
+    return json.loads(r.stdout)["answer"]
+
+
+# -- a raw protocol client, for fault tests --
+
+def frame(ftype, msg, binary=b"", version=1, magic=MAGIC, flags=0, json_len=None, bin_len=None):
+    body = json.dumps(msg).encode() if not isinstance(msg, bytes) else msg
+    jl = len(body) if json_len is None else json_len
+    bl = len(binary) if bin_len is None else bin_len
+    return struct.pack(">IBBHII", magic, version, ftype, flags, jl, bl) + body + binary
+
+
+def blob(kind, workload, lease, epoch, raw):
+    comp = zlib.compress(raw, 6)
+    head = struct.pack("<4sHH16sQQQQI", b"GPBL", 1, kind, workload.encode().ljust(16, b"\0"),
+                       lease, epoch, len(raw), len(comp), zlib.crc32(comp))
+    return head + struct.pack("<I", zlib.crc32(head)) + comp
+
+
+class RawWorker:
+    """Speaks the worker protocol by hand (HELLO/AUTH with the HMAC)."""
+
+    def __init__(self, port, name, secret, workloads=("graveler",)):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.buf = b""
+        self.name, self.secret, self.workloads = name, secret, list(workloads)
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def send_msg(self, tname, msg, binary=b""):
+        self.send(frame(T[tname], msg, binary))
+
+    def recv(self, timeout=10):
+        """Next frame as (type name, json, bin); None when the peer closed."""
+        self.s.settimeout(timeout)
+        while True:
+            if len(self.buf) >= 16:
+                magic, ver, ftype, flags, jl, bl = struct.unpack(">IBBHII", self.buf[:16])
+                if len(self.buf) >= 16 + jl + bl:
+                    body = self.buf[16:16 + jl]
+                    binary = self.buf[16 + jl:16 + jl + bl]
+                    self.buf = self.buf[16 + jl + bl:]
+                    return TNAME.get(ftype, str(ftype)), json.loads(body), binary
+            try:
+                chunk = self.s.recv(65536)
+            except ConnectionResetError:
+                return None
+            if not chunk:
+                return None
+            self.buf += chunk
+
+    def expect(self, tname, timeout=10):
+        f = self.recv(timeout)
+        check(f is not None, "connection closed while waiting for %s" % tname)
+        check(f[0] == tname, "expected %s, got %s %s" % (tname, f[0], f[1]))
+        return f[1], f[2]
+
+    def login(self):
+        self.send_msg("HELLO", {"proto": 1, "worker": self.name, "device": "cpu",
+                                "workloads": self.workloads, "cuda": False, "threads": 1})
+        msg, _ = self.expect("CHALLENGE")
+        key = hashlib.blake2b(b"gpud-token-v1" + self.secret, digest_size=32).digest()
+        mac = hmac.new(key, bytes.fromhex(msg["nonce"]) + self.name.encode(), hashlib.sha256).hexdigest()
+        self.send_msg("AUTH", {"mac": mac})
+        return self.expect("WELCOME")[0]
+
+    def closed(self, timeout=5):
+        """True when gpud closes the connection (after any frames it sends)."""
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                f = self.recv(max(0.1, end - time.time()))
+            except socket.timeout:
+                return False
+            if f is None:
+                return True
+        return False
+
+    def close(self):
+        self.s.close()
+
+
+def run(test_fn):
+    """Run one test function with a cluster; exit 0/1 for meson."""
+    name = test_fn.__name__
+    cl = Cluster(name)
+    keep = os.environ.get("GPUD_KEEP") == "1"
+    t0 = time.time()
+    try:
+        test_fn(cl)
+    except Exception as e:  # report, keep the logs, fail
+        print("FAIL %s: %s" % (name, e))
+        print(cl.tail("gpud"))
+        print(cl.tail("worker"))
+        cl.cleanup(keep=True)
+        print("logs kept in", cl.dir)
+        sys.exit(1)
+    cl.cleanup(keep=keep)
+    print("PASS %s (%.1fs)" % (name, time.time() - t0))
+    sys.exit(0)
+
+
+_RATE = None
+
+
+def cpu_rate():
+    """Battles per second of one CPU thread here (measured once), so tests
+    size their leases in seconds rather than in battles."""
+    global _RATE
+    if _RATE is None:
+        n = 1 << 24
+        t0 = time.time()
+        subprocess.run([GPURUN, "graveler", "--battles", str(n), "--device", "cpu:1", "--json"],
+                       check=True, capture_output=True, timeout=600)
+        _RATE = n / max(time.time() - t0, 1e-3)
+    return _RATE
+
+
+def lease_units_for(seconds):
+    """A lease size (power of two, >= 2^20) that takes about `seconds` on one thread."""
+    want = cpu_rate() * seconds
+    units = 1 << 20
+    while units * 2 <= want:
+        units *= 2
+    return units

@@ -1,0 +1,35 @@
+"""A job completes with exactly the reference answer, over several leases and
+two workers, and gpuctl shows it."""
+from harness import Cluster, check, lease_units_for, reference_answer, run, wait_for
+
+
+def test_complete(cl: Cluster):
+    units = lease_units_for(0.2)
+    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.5"]
+    cl.start_gpud()
+    battles = units * 6 + 12345  # the last lease is a partial one
+    job = cl.submit("graveler", battles=battles, seed=20261121)
+    st = cl.status(job)
+    check(st["state"] == "active", "new job should be active: %s" % st)
+    check("no eligible worker" in (st["reason"] or ""), "status should say why the job is not moving: %s" % st)
+    cl.start_worker("cpu:1")
+    cl.start_worker("cpu:1")
+    cl.wait_job(job, timeout=300)
+    res = cl.result(job)
+    check(res["state"] == "done", "job not done: %s" % res["state"])
+    ref = reference_answer("graveler", battles=battles, seed=20261121)
+    check(res["answer"] == ref, "answer differs from the reference:\n%s\n%s" % (res["answer"], ref))
+    st = cl.status(job)
+    check(st["leases"]["verified"] == 7, "expected 7 verified leases: %s" % st["leases"])
+    check(st["units_verified"] == battles, "units_verified %s != %d" % (st["units_verified"], battles))
+    text = cl.ctl("status").stdout
+    check("100.0%" in text and "done" in text, "status text: " + text)
+    text = cl.ctl("result", str(job)).stdout
+    check(str(ref["max"]) in text, "result text lacks the maximum: " + text)
+    workers = cl.ctl("workers").stdout
+    check("local" in workers, "workers list: " + workers)
+    check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
+
+
+if __name__ == "__main__":
+    run(test_complete)

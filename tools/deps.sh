@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install what gpud needs to build and test, from Debian 12's packages.
+# Safe to run again: installs only what is missing. Needs root or sudo.
+set -eu
+pkgs="meson ninja-build pkg-config gcc python3 libuv1-dev libsqlite3-dev zlib1g-dev
+      libjansson-dev libsodium-dev libcmocka-dev"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "deps: installing$missing"
+if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y -qq $missing >/dev/null 2>&1 || {
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq $missing
+}

@@ -1,0 +1,594 @@
+/* gpuctl - control gpud over its Unix socket.
+ *
+ *   gpuctl [--socket PATH] submit WORKLOAD --KEY VALUE...   prints the job id
+ *   gpuctl [--socket PATH] status [JOB] [--json]
+ *   gpuctl [--socket PATH] wait JOB [--timeout SECONDS]     exit 0 if verified
+ *   gpuctl [--socket PATH] result JOB [--json]
+ *   gpuctl [--socket PATH] cancel|pause|resume JOB
+ *   gpuctl [--socket PATH] workers [--json]
+ *   gpuctl [--socket PATH] token add NAME
+ *
+ * The socket is --socket, else $GPUD_SOCKET, else /var/lib/gpud/gpud.sock.
+ * Exit codes: 0 ok, 1 the request failed (or the job did not verify),
+ * 2 usage error, 3 gpud unreachable.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "gerr.h"
+#include "proto.h"
+
+#define DEFAULT_SOCKET "/var/lib/gpud/gpud.sock"
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define EXIT_UNREACHABLE 3
+#define ARG_MAX_LEN 4096
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: gpuctl [--socket PATH] COMMAND ...\n"
+"  submit WORKLOAD --KEY VALUE...  queue a job, print its id\n"
+"                                  e.g. submit graveler --battles 1e9 --seed 7\n"
+"  status [JOB] [--json]           jobs with progress, rate, ETA, leases, reason\n"
+"  wait JOB [--timeout SECONDS]    block until the job ends; exit 0 if verified\n"
+"  result JOB [--json]             the job's answer\n"
+"  cancel|pause|resume JOB\n"
+"  workers [--json]                connected and known workers\n"
+"  token add NAME                  create a worker token (printed once)\n"
+"socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n");
+}
+
+/* ---- transport ---- */
+
+static int ctl_connect(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "gpuctl: socket path too long: %s\n", path);
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		fprintf(stderr, "gpuctl: cannot reach gpud at %s: %s\n", path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Send one request, read one reply. Returns a new reference or NULL. */
+static json_t *ctl_call(int fd, json_t *req)
+{
+	uint8_t *out = NULL, *buf = NULL;
+	size_t outlen = 0, len = 0, cap = 0;
+	json_t *reply = NULL;
+
+	if (proto_frame_encode(PROTO_CTL_REQ, req, NULL, 0, &out, &outlen) ||
+	    write_all(fd, out, outlen)) {
+		fprintf(stderr, "gpuctl: cannot send the request to gpud\n");
+		free(out);
+		return NULL;
+	}
+	free(out);
+	for (;;) {
+		struct proto_frame f;
+		size_t used = 0, need = 0;
+		char err[200] = "";
+		int rc = len ? proto_frame_parse(buf, len, &f, &used, &need, err,
+						 sizeof(err)) : GERR_AGAIN;
+		if (rc == 0) {
+			if (f.type == PROTO_CTL_REPLY)
+				reply = json_incref(f.json);
+			else
+				fprintf(stderr, "gpuctl: unexpected reply type %s\n",
+					proto_type_name(f.type));
+			proto_frame_clear(&f);
+			break;
+		}
+		if (rc != GERR_AGAIN) {
+			fprintf(stderr, "gpuctl: bad reply from gpud: %s\n", err);
+			break;
+		}
+		if (cap - len < 65536) {
+			size_t ncap = cap ? cap * 2 : 131072;
+			uint8_t *nb = realloc(buf, ncap);
+			if (!nb || ncap > (size_t)PROTO_MAX_JSON * 4) {
+				free(nb ? nb : NULL);
+				buf = NULL;
+				fprintf(stderr, "gpuctl: reply too large\n");
+				break;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr, "gpuctl: gpud closed the connection\n");
+			break;
+		}
+		len += (size_t)r;
+	}
+	free(buf);
+	return reply;
+}
+
+/* One request on a fresh connection; prints gpud's error and returns NULL
+ * when the reply is not ok. *ret_exit says why. */
+static json_t *request(const char *sock, json_t *req, int *ret_exit)
+{
+	int fd = ctl_connect(sock);
+	json_t *reply;
+
+	if (fd < 0) {
+		json_decref(req);
+		*ret_exit = EXIT_UNREACHABLE;
+		return NULL;
+	}
+	reply = ctl_call(fd, req);
+	close(fd);
+	json_decref(req);
+	if (!reply) {
+		*ret_exit = EXIT_UNREACHABLE;
+		return NULL;
+	}
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		const char *e = json_string_value(json_object_get(reply, "error"));
+		fprintf(stderr, "gpuctl: %s\n", e ? e : "request failed");
+		json_decref(reply);
+		*ret_exit = EXIT_FAIL;
+		return NULL;
+	}
+	*ret_exit = 0;
+	return reply;
+}
+
+/* ---- rendering ---- */
+
+static void fmt_units(double v, char *out, size_t n)
+{
+	if (v < 1e6)
+		snprintf(out, n, "%.0f", v);
+	else
+		snprintf(out, n, "%.3g", v);
+}
+
+static void fmt_duration(double s, char *out, size_t n)
+{
+	if (!(s >= 0) || s > 1e9)
+		snprintf(out, n, "-");
+	else if (s < 60)
+		snprintf(out, n, "%.0fs", s);
+	else if (s < 3600)
+		snprintf(out, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else if (s < 86400 * 3)
+		snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+	else
+		snprintf(out, n, "%.1fd", s / 86400);
+}
+
+static void progress_bar(double frac, char *out, int width)
+{
+	int full = (int)(frac * width + 0.5);
+
+	if (full > width)
+		full = width;
+	if (full < 0)
+		full = 0;
+	out[0] = '[';
+	for (int i = 0; i < width; i++)
+		out[1 + i] = i < full ? '#' : '.';
+	out[1 + width] = ']';
+	out[2 + width] = '\0';
+}
+
+static void print_job(const json_t *j)
+{
+	double total = (double)json_integer_value(json_object_get(j, "total_units"));
+	double done = (double)json_integer_value(json_object_get(j, "units_done"));
+	double verified = (double)json_integer_value(json_object_get(j, "units_verified"));
+	double rate = json_number_value(json_object_get(j, "rate"));
+	const json_t *eta = json_object_get(j, "eta_s");
+	const char *unit = json_string_value(json_object_get(j, "unit_name"));
+	const json_t *lc = json_object_get(j, "leases");
+	const json_t *reason = json_object_get(j, "reason");
+	const json_t *workers = json_object_get(j, "workers");
+	char bar[64], a[32], b[32], c[32], r[32], e[32];
+	double frac = total > 0 ? done / total : 0;
+
+	progress_bar(frac, bar, 30);
+	fmt_units(done, a, sizeof(a));
+	fmt_units(total, b, sizeof(b));
+	fmt_units(verified, c, sizeof(c));
+	fmt_units(rate, r, sizeof(r));
+	fmt_duration(json_is_number(eta) ? json_number_value(eta) : -1, e, sizeof(e));
+	printf("job %" JSON_INTEGER_FORMAT "  %s  %-9s %s %5.1f%%  %s/%s %s (verified %s)\n",
+	       json_integer_value(json_object_get(j, "id")),
+	       json_string_value(json_object_get(j, "workload")),
+	       json_string_value(json_object_get(j, "state")), bar, 100 * frac, a, b,
+	       unit ? unit : "units", c);
+	printf("    rate %s %s/s  ETA %s  leases: pending %" JSON_INTEGER_FORMAT
+	       ", leased %" JSON_INTEGER_FORMAT ", done %" JSON_INTEGER_FORMAT
+	       ", verified %" JSON_INTEGER_FORMAT ", failed %" JSON_INTEGER_FORMAT "\n",
+	       r, unit ? unit : "units", e,
+	       json_integer_value(json_object_get(lc, "pending")),
+	       json_integer_value(json_object_get(lc, "leased")),
+	       json_integer_value(json_object_get(lc, "done")),
+	       json_integer_value(json_object_get(lc, "verified")),
+	       json_integer_value(json_object_get(lc, "failed")));
+	if (json_array_size(workers)) {
+		size_t i;
+		json_t *w;
+		printf("    workers:");
+		json_array_foreach(workers, i, w)
+			printf(" %s", json_string_value(w));
+		printf("\n");
+	}
+	if (json_is_string(reason))
+		printf("    reason: %s\n", json_string_value(reason));
+}
+
+/* ---- commands ---- */
+
+static int parse_job(const char *s, json_int_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v <= 0) {
+		fprintf(stderr, "gpuctl: '%s' is not a job id (a positive integer)\n", s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int cmd_submit(const char *sock, int argc, char **argv)
+{
+	json_t *args = json_object();
+	int ex;
+
+	if (argc < 1) {
+		fprintf(stderr, "gpuctl: submit needs a workload, e.g. "
+			"gpuctl submit graveler --battles 1e9\n");
+		json_decref(args);
+		return EXIT_USAGE;
+	}
+	for (int i = 1; i < argc; i += 2) {
+		char key[64];
+		if (strncmp(argv[i], "--", 2) != 0 || strlen(argv[i]) < 3 ||
+		    strlen(argv[i]) > sizeof(key) + 1) {
+			fprintf(stderr, "gpuctl: expected --KEY VALUE, got '%s'\n", argv[i]);
+			json_decref(args);
+			return EXIT_USAGE;
+		}
+		if (i + 1 >= argc) {
+			fprintf(stderr, "gpuctl: %s needs a value\n", argv[i]);
+			json_decref(args);
+			return EXIT_USAGE;
+		}
+		if (strlen(argv[i + 1]) > ARG_MAX_LEN) {
+			fprintf(stderr, "gpuctl: value of %s is too long\n", argv[i]);
+			json_decref(args);
+			return EXIT_USAGE;
+		}
+		snprintf(key, sizeof(key), "%s", argv[i] + 2);
+		for (char *p = key; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		if (json_object_get(args, key)) {
+			fprintf(stderr, "gpuctl: %s given twice\n", argv[i]);
+			json_decref(args);
+			return EXIT_USAGE;
+		}
+		json_object_set_new(args, key, json_string(argv[i + 1]));
+	}
+	json_t *reply = request(sock, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
+						"workload", argv[0], "args", args), &ex);
+	if (!reply)
+		return ex;
+	printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(reply, "job")));
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_status(const char *sock, int argc, char **argv)
+{
+	int as_json = 0, ex;
+	json_int_t job = 0;
+	json_t *req = json_pack("{s:s}", "cmd", "status");
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			as_json = 1;
+		} else if (!job && parse_job(argv[i], &job) == 0) {
+			json_object_set_new(req, "job", json_integer(job));
+		} else {
+			json_decref(req);
+			return EXIT_USAGE;
+		}
+	}
+	json_t *reply = request(sock, req, &ex);
+	if (!reply)
+		return ex;
+	if (as_json) {
+		json_dumpf(json_object_get(reply, "jobs"), stdout, JSON_INDENT(2));
+		printf("\n");
+	} else {
+		size_t i;
+		json_t *j;
+		if (json_array_size(json_object_get(reply, "jobs")) == 0)
+			printf("no jobs\n");
+		json_array_foreach(json_object_get(reply, "jobs"), i, j)
+			print_job(j);
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_wait(const char *sock, int argc, char **argv)
+{
+	json_int_t job;
+	double timeout = 0;
+	int tty = isatty(STDERR_FILENO);
+	struct timespec t0, now;
+
+	if (argc < 1 || parse_job(argv[0], &job))
+		return EXIT_USAGE;
+	for (int i = 1; i < argc; i++) {
+		char *end;
+		if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+			timeout = strtod(argv[++i], &end);
+			if (*end || !(timeout > 0)) {
+				fprintf(stderr, "gpuctl: --timeout wants seconds > 0\n");
+				return EXIT_USAGE;
+			}
+		} else {
+			fprintf(stderr, "gpuctl: unexpected '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int ex;
+		json_t *reply = request(sock, json_pack("{s:s, s:I}", "cmd", "status",
+							"job", job), &ex);
+		if (!reply)
+			return ex;
+		json_t *j = json_array_get(json_object_get(reply, "jobs"), 0);
+		const char *state = json_string_value(json_object_get(j, "state"));
+		if (tty) {
+			double total = (double)json_integer_value(json_object_get(j, "total_units"));
+			double done = (double)json_integer_value(json_object_get(j, "units_done"));
+			double rate = json_number_value(json_object_get(j, "rate"));
+			const json_t *eta = json_object_get(j, "eta_s");
+			char bar[64], e[32], r[32];
+			progress_bar(total > 0 ? done / total : 0, bar, 30);
+			fmt_duration(json_is_number(eta) ? json_number_value(eta) : -1, e, sizeof(e));
+			fmt_units(rate, r, sizeof(r));
+			fprintf(stderr, "\rjob %" JSON_INTEGER_FORMAT " %-9s %s %5.1f%% rate %s/s ETA %s   ",
+				job, state, bar, total > 0 ? 100 * done / total : 0, r, e);
+		}
+		if (state && (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
+			      strcmp(state, "cancelled") == 0)) {
+			int ok = strcmp(state, "done") == 0;
+			const json_t *reason = json_object_get(j, "reason");
+			if (tty)
+				fprintf(stderr, "\n");
+			if (!ok)
+				fprintf(stderr, "gpuctl: job %" JSON_INTEGER_FORMAT " %s%s%s\n", job,
+					state, json_is_string(reason) ? ": " : "",
+					json_is_string(reason) ? json_string_value(reason) : "");
+			json_decref(reply);
+			return ok ? 0 : EXIT_FAIL;
+		}
+		json_decref(reply);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (timeout > 0 && (double)(now.tv_sec - t0.tv_sec) > timeout) {
+			if (tty)
+				fprintf(stderr, "\n");
+			fprintf(stderr, "gpuctl: timed out waiting for job %" JSON_INTEGER_FORMAT "\n", job);
+			return EXIT_FAIL;
+		}
+		poll(NULL, 0, 500);
+	}
+}
+
+static int cmd_result(const char *sock, int argc, char **argv)
+{
+	json_int_t job;
+	int as_json = argc > 1 && strcmp(argv[1], "--json") == 0, ex;
+
+	if (argc < 1 || argc > 2 || (argc == 2 && !as_json) || parse_job(argv[0], &job))
+		return EXIT_USAGE;
+	json_t *reply = request(sock, json_pack("{s:s, s:I}", "cmd", "result", "job", job), &ex);
+	if (!reply)
+		return ex;
+	if (as_json) {
+		json_object_del(reply, "ok");
+		json_object_del(reply, "text");
+		json_dumpf(reply, stdout, JSON_INDENT(2));
+		printf("\n");
+	} else {
+		const char *text = json_string_value(json_object_get(reply, "text"));
+		const char *state = json_string_value(json_object_get(reply, "state"));
+		size_t i;
+		json_t *f;
+		printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job,
+		       json_string_value(json_object_get(reply, "workload")), state);
+		if (strcmp(state, "done") != 0)
+			printf("note: the job is not finished; this is the answer merged so far\n");
+		printf("%s", text ? text : "no verified results yet\n");
+		json_array_foreach(json_object_get(reply, "files"), i, f)
+			printf("files: %s\n", json_string_value(f));
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_simple(const char *sock, const char *cmd, int argc, char **argv)
+{
+	json_int_t job;
+	int ex;
+
+	if (argc != 1 || parse_job(argv[0], &job)) {
+		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
+		return EXIT_USAGE;
+	}
+	json_t *reply = request(sock, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex);
+	if (!reply)
+		return ex;
+	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
+	       json_string_value(json_object_get(reply, "state")));
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_workers(const char *sock, int argc, char **argv)
+{
+	int as_json = argc == 1 && strcmp(argv[0], "--json") == 0, ex;
+	size_t i;
+	json_t *w;
+
+	if (argc > 1 || (argc == 1 && !as_json))
+		return EXIT_USAGE;
+	json_t *reply = request(sock, json_pack("{s:s}", "cmd", "workers"), &ex);
+	if (!reply)
+		return ex;
+	if (as_json) {
+		json_dumpf(json_object_get(reply, "workers"), stdout, JSON_INDENT(2));
+		printf("\n");
+	} else {
+		printf("%-4s %-16s %-10s %-12s %8s %8s %12s  %s\n", "id", "name", "device",
+		       "state", "leases", "failures", "units", "lease");
+		json_array_foreach(json_object_get(reply, "workers"), i, w) {
+			char u[32], lease[32] = "-";
+			const char *state = json_is_true(json_object_get(w, "quarantined"))
+				? "quarantined" : json_is_true(json_object_get(w, "online"))
+				? "online" : "offline";
+			fmt_units((double)json_integer_value(json_object_get(w, "units_done")), u, sizeof(u));
+			if (json_is_integer(json_object_get(w, "lease")))
+				snprintf(lease, sizeof(lease), "%" JSON_INTEGER_FORMAT " (job %" JSON_INTEGER_FORMAT ")",
+					 json_integer_value(json_object_get(w, "lease")),
+					 json_integer_value(json_object_get(w, "job")));
+			printf("%-4" JSON_INTEGER_FORMAT " %-16s %-10s %-12s %8" JSON_INTEGER_FORMAT
+			       " %8" JSON_INTEGER_FORMAT " %12s  %s\n",
+			       json_integer_value(json_object_get(w, "id")),
+			       json_string_value(json_object_get(w, "name")),
+			       json_string_value(json_object_get(w, "device")), state,
+			       json_integer_value(json_object_get(w, "leases_done")),
+			       json_integer_value(json_object_get(w, "failures")), u, lease);
+		}
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_token(const char *sock, int argc, char **argv)
+{
+	int ex;
+
+	if (argc != 2 || strcmp(argv[0], "add") != 0) {
+		fprintf(stderr, "gpuctl: usage: gpuctl token add NAME\n");
+		return EXIT_USAGE;
+	}
+	json_t *reply = request(sock, json_pack("{s:s, s:s}", "cmd", "token_add",
+						"name", argv[1]), &ex);
+	if (!reply)
+		return ex;
+	printf("%s\n", json_string_value(json_object_get(reply, "token")));
+	fprintf(stderr, "gpuctl: save this line in a file readable only by the worker's user "
+		"(chmod 600) and pass it with --token-file\n");
+	json_decref(reply);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *sock = getenv("GPUD_SOCKET");
+	int i = 1;
+
+	if (!sock || !*sock)
+		sock = DEFAULT_SOCKET;
+	while (i < argc && strncmp(argv[i], "--", 2) == 0) {
+		if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
+			sock = argv[i + 1];
+			i += 2;
+		} else if (strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "gpuctl: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *cmd = argv[i];
+	int n = argc - i - 1;
+	char **rest = argv + i + 1;
+	int rc;
+
+	if (strcmp(cmd, "submit") == 0)
+		rc = cmd_submit(sock, n, rest);
+	else if (strcmp(cmd, "status") == 0)
+		rc = cmd_status(sock, n, rest);
+	else if (strcmp(cmd, "wait") == 0)
+		rc = cmd_wait(sock, n, rest);
+	else if (strcmp(cmd, "result") == 0)
+		rc = cmd_result(sock, n, rest);
+	else if (strcmp(cmd, "cancel") == 0 || strcmp(cmd, "pause") == 0 ||
+		 strcmp(cmd, "resume") == 0)
+		rc = cmd_simple(sock, cmd, n, rest);
+	else if (strcmp(cmd, "workers") == 0)
+		rc = cmd_workers(sock, n, rest);
+	else if (strcmp(cmd, "token") == 0)
+		rc = cmd_token(sock, n, rest);
+	else {
+		fprintf(stderr, "gpuctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		rc = EXIT_USAGE;
+	}
+	if (rc == EXIT_USAGE && strcmp(cmd, "submit") && strcmp(cmd, "token"))
+		fprintf(stderr, "gpuctl: see gpuctl --help\n");
+	return rc;
+}

@@ -1,0 +1,22 @@
+#!/bin/sh
+# Install dependencies, build, and run every test: unit and system tests in a
+# normal build, then the unit and system tests again under AddressSanitizer
+# and UndefinedBehaviorSanitizer. GPU tests skip (exit 77) without a GPU.
+# This is what CI runs (.ci/run).
+set -eu
+cd "$(dirname "$0")/.."
+sh tools/deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+[ -d build ] || meson setup build -Dcuda=auto
+ninja -C build
+meson test -C build --print-errorlogs --num-processes "$jobs" --suite unit --suite gpu
+meson test -C build --print-errorlogs --suite system
+
+[ -d build-asan ] || meson setup build-asan -Dcuda=disabled -Db_sanitize=address,undefined -Db_lundef=false
+ninja -C build-asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-asan --print-errorlogs --num-processes "$jobs" --suite unit
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	meson test -C build-asan --print-errorlogs --suite system
+echo "all tests passed"
