@@ -924,10 +924,14 @@ static void handle_frame(struct client *cl, const struct proto_frame *f)
 	default:
 		return;
 	}
-	if (rc < 0)
+	if (rc < 0) {
 		conn_close(cl, "protocol violation: unexpected or malformed %s "
 			   "in state %s", proto_type_name(f->type),
 			   conn_names[cl->cs]);
+		return;
+	}
+	/* An answer may unblock the next send (invariants 3, 4). */
+	pump(cl);
 }
 
 /* ---- reading ---- */

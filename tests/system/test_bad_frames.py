@@ -3,7 +3,7 @@ a logged reason; gpud keeps serving and a job still completes exactly."""
 import socket
 import struct
 
-from harness import MAGIC, Cluster, RawWorker, T, check, frame, reference_answer, run
+from harness import answer_core, MAGIC, Cluster, RawWorker, T, check, frame, reference_answer, run
 
 
 def raw(cl):
@@ -68,7 +68,7 @@ def test_bad_frames(cl: Cluster):
     job = cl.submit("graveler", battles=3 << 20, seed=3)
     cl.start_worker("cpu:1")
     cl.wait_job(job, timeout=120)
-    check(cl.result(job)["answer"] == reference_answer("graveler", battles=3 << 20, seed=3), "answer differs")
+    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=3 << 20, seed=3), "answer differs")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ import re
 import struct
 import zlib
 
-from harness import Cluster, RawWorker, check, lease_units_for, reference_answer, run, wait_for
+from harness import answer_core, Cluster, RawWorker, check, lease_units_for, reference_answer, run, wait_for
 
 
 def recrc(b):
@@ -63,7 +63,7 @@ def test_corrupt_blob(cl: Cluster):
                                    cl.log_text("gpud")), 30, "re-issue at epoch 3")
     check(int(m.group(1)) == good_units, "previous checkpoint not kept: resume_from=%s, want %d" % (m.group(1), good_units))
     cl.wait_job(job, timeout=300)
-    check(cl.result(job)["answer"] == reference_answer("graveler", battles=units, seed=77),
+    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units, seed=77),
           "answer differs from the reference")
 
 

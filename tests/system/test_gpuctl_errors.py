@@ -2,7 +2,7 @@
 import os
 import subprocess
 
-from harness import GPUCTL, Cluster, check, run
+from harness import answer_core, GPUCTL, Cluster, check, run
 
 
 def test_gpuctl_errors(cl: Cluster):

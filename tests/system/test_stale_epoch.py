@@ -1,7 +1,7 @@
 """A worker that lost its lease (deadline passed, re-issued with a new epoch)
 can never overwrite it: its heartbeat is told to stop and its result and
 checkpoint are refused as stale."""
-from harness import Cluster, RawWorker, blob, check, run, wait_for
+from harness import answer_core, Cluster, RawWorker, blob, check, run, wait_for
 
 
 def test_stale_epoch(cl: Cluster):

@@ -1,0 +1,649 @@
+/* graveler_workload.c - the Graveler workload behind struct workload:
+ * parameters, lease planning, run (CPU or CUDA), checkpoint checks,
+ * verification, merging, the final statistical check and rendering.
+ *
+ * params  {"battles": N (1..1e15), "seed": "S" (decimal uint64 string)}
+ * cursor  {"next": n}: battles [0, n) are leased
+ * spec    {"begin": b, "end": e}: one lease, b on a chunk boundary
+ * answer  {"battles": n, "max": m, "first": f, "leases": k,
+ *          "histogram": [232 integers]}
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
+#include "graveler.h"
+#include "graveler_cuda.h"
+#include "workload.h"
+
+#define LEASE_MIN (1ull << 20)
+#define LEASE_MAX (1ull << 44)
+#define LEASE_DEFAULT (1ull << 32)
+#define VERIFY_SAMPLES 64
+#define FINISH_Z_LIMIT 7.0      /* chi-square normal score: p ~ 1e-12 */
+#define FINISH_LOG10_P (-12.0)  /* max plausibility */
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int get_params(const json_t *params, uint64_t *n, uint64_t *seed,
+		      char *err, size_t errlen)
+{
+	int rc;
+
+	if (!json_is_object(params)) {
+		seterr(err, errlen, "graveler: params must be an object");
+		return GERR_INVAL;
+	}
+	rc = wl_json_u64(params, "battles", 1, 0, n, err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(params, "seed", 0, 0, seed, err, errlen);
+	if (rc == 0 && (*n < 1 || *n > GRAVELER_MAX_BATTLES)) {
+		seterr(err, errlen, "graveler: 'battles' must be 1..1e15");
+		rc = GERR_INVAL;
+	}
+	return rc;
+}
+
+static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
+		    uint64_t *begin, uint64_t *end, char *err, size_t errlen)
+{
+	uint64_t n;
+	int rc = get_params(params, &n, seed, err, errlen);
+
+	if (rc)
+		return rc;
+	if (!json_is_object(spec)) {
+		seterr(err, errlen, "graveler: spec must be an object");
+		return GERR_INVAL;
+	}
+	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(spec, "end", 1, 0, end, err, errlen);
+	if (rc)
+		return rc;
+	if (*begin >= *end || *end > n) {
+		seterr(err, errlen, "graveler: bad lease [%" PRIu64 ", %" PRIu64
+		       ") for %" PRIu64 " battles", *begin, *end, n);
+		return GERR_INVAL;
+	}
+	return 0;
+}
+
+static int gw_parse_params(const json_t *args, json_t **ret_params,
+			   uint64_t *ret_total_units, char *err, size_t errlen)
+{
+	const char *key;
+	json_t *val;
+	uint64_t n, seed;
+	char sbuf[32];
+	json_t *p;
+	int rc;
+
+	if (!json_is_object(args)) {
+		seterr(err, errlen, "graveler: arguments must be an object");
+		return GERR_INVAL;
+	}
+	json_object_foreach((json_t *)args, key, val) {
+		if (strcmp(key, "battles") != 0 && strcmp(key, "seed") != 0) {
+			seterr(err, errlen, "graveler: unknown parameter '%s' "
+			       "(takes battles, seed)", key);
+			return GERR_INVAL;
+		}
+	}
+	rc = wl_json_u64(args, "battles", 1, 0, &n, err, errlen);
+	if (rc)
+		return rc;
+	if (n < 1 || n > GRAVELER_MAX_BATTLES) {
+		seterr(err, errlen, "graveler: 'battles' must be between 1 "
+		       "and 1e15, got %" PRIu64, n);
+		return GERR_INVAL;
+	}
+	rc = wl_json_u64(args, "seed", 0, 0, &seed, err, errlen);
+	if (rc)
+		return rc;
+	snprintf(sbuf, sizeof(sbuf), "%" PRIu64, seed);
+	p = json_pack("{s:I, s:s}", "battles", (json_int_t)n, "seed", sbuf);
+	if (!p)
+		return GERR_NOMEM;
+	*ret_params = p;
+	*ret_total_units = n;
+	return 0;
+}
+
+static int gw_carve(const json_t *params, const json_t *cursor,
+		    uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
+		    json_t **ret_cursor)
+{
+	uint64_t n, seed, next = 0, size, end;
+	char err[WL_ERRLEN];
+	json_t *spec, *cur;
+
+	if (get_params(params, &n, &seed, err, sizeof(err)))
+		return GERR_INVAL;
+	if (cursor && wl_json_u64(cursor, "next", 1, 0, &next, err,
+				  sizeof(err)))
+		return GERR_INVAL;
+	if (next >= n)
+		return GERR_DONE;
+	size = want_units ? want_units : LEASE_DEFAULT;
+	if (size < LEASE_MIN)
+		size = LEASE_MIN;
+	if (size > LEASE_MAX)
+		size = LEASE_MAX;
+	size += (GRAVELER_CHUNK - size % GRAVELER_CHUNK) % GRAVELER_CHUNK;
+	end = next + size;
+	end -= end % GRAVELER_CHUNK; /* leases end on chunk boundaries */
+	if (end <= next)
+		end = next + GRAVELER_CHUNK;
+	if (end > n)
+		end = n;
+	spec = json_pack("{s:I, s:I}", "begin", (json_int_t)next, "end",
+			 (json_int_t)end);
+	cur = json_pack("{s:I}", "next", (json_int_t)end);
+	if (!spec || !cur) {
+		json_decref(spec);
+		json_decref(cur);
+		return GERR_NOMEM;
+	}
+	*ret_spec = spec;
+	*ret_units = end - next;
+	*ret_cursor = cur;
+	return 0;
+}
+
+static int match_lease(const struct graveler_acc *a, uint64_t seed,
+		       uint64_t begin, uint64_t end, const char *what,
+		       char *err, size_t errlen)
+{
+	if (a->seed != seed || a->begin != begin || a->end != end) {
+		seterr(err, errlen, "graveler: %s is for seed %" PRIu64
+		       " [%" PRIu64 ", %" PRIu64 "), lease is seed %" PRIu64
+		       " [%" PRIu64 ", %" PRIu64 ")", what, a->seed, a->begin,
+		       a->end, seed, begin, end);
+		return GERR_VERIFY;
+	}
+	return 0;
+}
+
+static int gw_run(const json_t *params, const json_t *spec,
+		  const void *checkpoint, size_t checkpoint_len,
+		  const struct wl_device *dev, const struct wl_run_io *io,
+		  void **ret_result, size_t *ret_result_len, char *err,
+		  size_t errlen)
+{
+	uint64_t seed, begin, end;
+	struct graveler_acc *acc;
+	void *cuda = NULL;
+	int threads = 1, rc;
+
+	rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+	if (rc)
+		return rc;
+	if (dev) {
+		threads = dev->threads > 0 ? dev->threads : 1;
+		if (dev->kind == WL_DEVICE_CUDA) {
+			cuda = dev->cuda_ctx;
+			if (!cuda) {
+				seterr(err, errlen, "graveler: CUDA device "
+				       "without a context (cuda_open)");
+				return GERR_INVAL;
+			}
+		}
+	}
+	acc = malloc(sizeof(*acc));
+	if (!acc)
+		return GERR_NOMEM;
+	if (checkpoint) {
+		rc = graveler_ckpt_decode(checkpoint, checkpoint_len, acc, err,
+					  errlen);
+		if (rc == 0)
+			rc = match_lease(acc, seed, begin, end, "checkpoint",
+					 err, errlen);
+		if (rc)
+			goto out;
+	} else {
+		graveler_acc_init(acc, seed, begin, end);
+	}
+	rc = graveler_run(acc, threads, cuda, io, err, errlen);
+	if (rc == 0) {
+		rc = graveler_result_encode(acc, ret_result, ret_result_len);
+		if (rc)
+			seterr(err, errlen, "graveler: encode: %s",
+			       gerr_str(rc));
+	}
+out:
+	free(acc);
+	return rc;
+}
+
+static int gw_check_checkpoint(const json_t *params, const json_t *spec,
+			       const void *bytes, size_t len, char *err,
+			       size_t errlen)
+{
+	uint64_t seed, begin, end;
+	struct graveler_acc *acc;
+	int rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+
+	if (rc)
+		return rc;
+	acc = malloc(sizeof(*acc));
+	if (!acc)
+		return GERR_NOMEM;
+	rc = graveler_ckpt_decode(bytes, len, acc, err, errlen);
+	if (rc == 0)
+		rc = match_lease(acc, seed, begin, end, "checkpoint", err,
+				 errlen);
+	free(acc);
+	return rc;
+}
+
+static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
+		      size_t errlen)
+{
+	uint64_t fchunk = a->first / GRAVELER_CHUNK, f2;
+	unsigned n;
+
+	/* The claimed maximum battle, from the definition. */
+	n = graveler_battle_count_ref(a->seed, a->first);
+	if (n != a->max) {
+		seterr(err, errlen, "graveler verify: battle %" PRIu64
+		       " has %u paralysed turns, result claims max %u",
+		       a->first, n, a->max);
+		return GERR_VERIFY;
+	}
+	/* No earlier battle of its chunk reaches it, none beats it. */
+	n = graveler_chunk_max(a->seed, fchunk, a->begin, a->end, &f2);
+	if (n != a->max || f2 != a->first) {
+		seterr(err, errlen, "graveler verify: chunk %" PRIu64 " of the "
+		       "claimed first battle replays to max %u first %" PRIu64,
+		       fchunk, n, f2);
+		return GERR_VERIFY;
+	}
+	/* Samples must agree with the claim: below max before the first
+	 * battle's chunk, equal to it there. */
+	for (uint32_t k = 0; k < a->nsamples; k++) {
+		uint64_t ch = graveler_sample_chunk(a->begin, a->end, k);
+		if ((ch < fchunk && a->samples[k] >= a->max) ||
+		    (ch == fchunk && a->samples[k] != a->max)) {
+			seterr(err, errlen, "graveler verify: sample %u (chunk "
+			       "%" PRIu64 ", max %u) contradicts first %" PRIu64
+			       " max %u", k, ch, a->samples[k], a->first,
+			       a->max);
+			return GERR_VERIFY;
+		}
+	}
+	/* A random selection of samples, recomputed. */
+	uint64_t r = vseed;
+	uint32_t count = a->nsamples < VERIFY_SAMPLES ? a->nsamples
+						      : VERIFY_SAMPLES;
+	for (uint32_t s = 0; s < count; s++) {
+		uint32_t k;
+		if (a->nsamples <= VERIFY_SAMPLES) {
+			k = s;
+		} else {
+			r += GRAVELER_GOLDEN;
+			k = (uint32_t)(graveler_mix64(r) % a->nsamples);
+		}
+		uint64_t ch = graveler_sample_chunk(a->begin, a->end, k);
+		n = graveler_chunk_max(a->seed, ch, a->begin, a->end, NULL);
+		if (n != a->samples[k]) {
+			seterr(err, errlen, "graveler verify: sample %u (chunk "
+			       "%" PRIu64 ") claims max %u, recomputed %u", k,
+			       ch, a->samples[k], n);
+			return GERR_VERIFY;
+		}
+	}
+	return 0;
+}
+
+static int gw_verify(const json_t *params, const json_t *spec,
+		     const void *result, size_t len, uint64_t seed, char *err,
+		     size_t errlen)
+{
+	uint64_t jseed, begin, end;
+	struct graveler_acc *acc;
+	int rc = get_spec(params, spec, &jseed, &begin, &end, err, errlen);
+
+	if (rc)
+		return rc;
+	acc = malloc(sizeof(*acc));
+	if (!acc)
+		return GERR_NOMEM;
+	/* Structure, histogram total, max == top bin, first in the lease. */
+	rc = graveler_result_decode(result, len, acc, err, errlen);
+	if (rc)
+		rc = GERR_VERIFY;
+	if (rc == 0)
+		rc = match_lease(acc, jseed, begin, end, "result", err, errlen);
+	if (rc == 0)
+		rc = verify_acc(acc, seed, err, errlen);
+	free(acc);
+	return rc;
+}
+
+/* Read an answer into plain numbers. */
+struct answer {
+	uint64_t battles, first, leases;
+	unsigned max;
+	uint64_t hist[GRAVELER_BINS];
+};
+
+static int answer_read(const json_t *j, struct answer *a)
+{
+	const json_t *h = json_object_get(j, "histogram");
+	json_int_t v;
+
+	memset(a, 0, sizeof(*a));
+	if (!json_is_object(j) || !json_is_array(h) ||
+	    json_array_size(h) != GRAVELER_BINS)
+		return GERR_INVAL;
+	if (!json_is_integer(json_object_get(j, "battles")) ||
+	    !json_is_integer(json_object_get(j, "max")) ||
+	    !json_is_integer(json_object_get(j, "first")))
+		return GERR_INVAL;
+	a->battles = (uint64_t)json_integer_value(json_object_get(j, "battles"));
+	a->max = (unsigned)json_integer_value(json_object_get(j, "max"));
+	a->first = (uint64_t)json_integer_value(json_object_get(j, "first"));
+	a->leases = (uint64_t)json_integer_value(json_object_get(j, "leases"));
+	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
+		const json_t *e = json_array_get(h, b);
+		if (!json_is_integer(e) || (v = json_integer_value(e)) < 0)
+			return GERR_INVAL;
+		a->hist[b] = (uint64_t)v;
+	}
+	return 0;
+}
+
+static json_t *answer_json(const struct answer *a)
+{
+	json_t *h = json_array();
+	json_t *j;
+
+	if (!h)
+		return NULL;
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		if (json_array_append_new(h, json_integer((json_int_t)a->hist[b]))) {
+			json_decref(h);
+			return NULL;
+		}
+	j = json_pack("{s:I, s:i, s:I, s:I, s:o}", "battles",
+		      (json_int_t)a->battles, "max", (int)a->max, "first",
+		      (json_int_t)a->first, "leases", (json_int_t)a->leases,
+		      "histogram", h);
+	return j;
+}
+
+static int gw_merge(const json_t *params, const json_t *answer,
+		    const json_t *spec, const void *result, size_t len,
+		    json_t **ret_answer)
+{
+	char err[WL_ERRLEN];
+	struct graveler_acc *acc;
+	struct answer a;
+	json_t *out;
+	int rc;
+
+	(void)params;
+	(void)spec;
+	if (answer) {
+		if (answer_read(answer, &a))
+			return GERR_INVAL;
+	} else {
+		memset(&a, 0, sizeof(a));
+		a.first = GRAVELER_NONE;
+	}
+	acc = malloc(sizeof(*acc));
+	if (!acc)
+		return GERR_NOMEM;
+	rc = graveler_result_decode(result, len, acc, err, sizeof(err));
+	if (rc) {
+		free(acc);
+		return rc;
+	}
+	/* Commutative: sums, and the lexicographic max of (max, -first). */
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		a.hist[b] += acc->hist[b];
+	a.battles += acc->end - acc->begin;
+	a.leases++;
+	if (a.first == GRAVELER_NONE || acc->max > a.max ||
+	    (acc->max == a.max && acc->first < a.first)) {
+		a.max = acc->max;
+		a.first = acc->first;
+	}
+	free(acc);
+	out = answer_json(&a);
+	if (!out)
+		return GERR_NOMEM;
+	*ret_answer = out;
+	return 0;
+}
+
+static int gw_finish(const json_t *params, const json_t *answer, char *err,
+		     size_t errlen)
+{
+	uint64_t n, seed, total = 0;
+	struct answer a;
+	int top = -1, df;
+	double z, lge, lle;
+	int rc = get_params(params, &n, &seed, err, errlen);
+
+	if (rc)
+		return rc;
+	if (!answer || answer_read(answer, &a)) {
+		seterr(err, errlen, "graveler finish: malformed answer");
+		return GERR_INVAL;
+	}
+	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
+		total += a.hist[b];
+		if (a.hist[b])
+			top = (int)b;
+	}
+	if (total != n || a.battles != n) {
+		seterr(err, errlen, "graveler finish: histogram holds %" PRIu64
+		       " battles (answer says %" PRIu64 "), job has %" PRIu64,
+		       total, a.battles, n);
+		return GERR_VERIFY;
+	}
+	if (top != (int)a.max || a.first >= n) {
+		seterr(err, errlen, "graveler finish: max %u first %" PRIu64
+		       " inconsistent with the histogram (top bin %d)", a.max,
+		       a.first, top);
+		return GERR_VERIFY;
+	}
+	graveler_chi2(a.hist, &df, &z);
+	if (df >= 1 && z > FINISH_Z_LIMIT) {
+		double chi2 = graveler_chi2(a.hist, NULL, NULL);
+		seterr(err, errlen, "graveler finish: histogram does not fit "
+		       "Binomial(231, 1/4): chi2 %.1f with %d df (z %.1f)",
+		       chi2, df, z);
+		return GERR_VERIFY;
+	}
+	graveler_max_tails(n, a.max, &lge, &lle);
+	if (lge < FINISH_LOG10_P || lle < FINISH_LOG10_P) {
+		seterr(err, errlen, "graveler finish: max %u is implausible for "
+		       "%" PRIu64 " battles (log10 P(max >= m) %.1f, "
+		       "P(max <= m) %.1f)", a.max, n, lge, lle);
+		return GERR_VERIFY;
+	}
+	return 0;
+}
+
+static char *gw_render_text(const json_t *params, const json_t *answer)
+{
+	uint64_t n = 0, seed = 0;
+	char err[WL_ERRLEN];
+	struct answer a;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	double sum = 0, peak = 0;
+	int lo = -1, hi = -1;
+
+	if (get_params(params, &n, &seed, err, sizeof(err)) ||
+	    !answer || answer_read(answer, &a))
+		return strdup("graveler: no answer yet\n");
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
+		sum += (double)b * (double)a.hist[b];
+		if (a.hist[b]) {
+			if (lo < 0)
+				lo = (int)b;
+			hi = (int)b;
+			if ((double)a.hist[b] > peak)
+				peak = (double)a.hist[b];
+		}
+	}
+	fprintf(f, "graveler: %" PRIu64 " of %" PRIu64 " battles, seed %" PRIu64
+		"\n", a.battles, n, seed);
+	if (a.battles == 0) {
+		fprintf(f, "no battles merged yet\n");
+	} else {
+		fprintf(f, "max paralysed turns: %u (first in battle %" PRIu64
+			")\n", a.max, a.first);
+		fprintf(f, "mean: %.4f (expected 57.75)\n",
+			sum / (double)a.battles);
+		fprintf(f, "histogram (paralysed turns: battles, log scale):\n");
+		for (int b = lo; b >= 0 && b <= hi; b++) {
+			int w = a.hist[b] ? 1 + (int)(39.0 * log10((double)a.hist[b]) /
+						      log10(peak > 1 ? peak : 10))
+					  : 0;
+			fprintf(f, "%4d %14" PRIu64 " %.*s\n", b, a.hist[b], w,
+				"########################################");
+		}
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int gw_render_files(const json_t *params, const json_t *answer,
+			   const char *dir, char *err, size_t errlen)
+{
+	struct answer a;
+	char path[4096], tmp[4200];
+	double peak = 1;
+	int lo = -1, hi = -1;
+	FILE *f;
+
+	(void)params;
+	if (!answer || answer_read(answer, &a)) {
+		seterr(err, errlen, "graveler: no answer to plot");
+		return GERR_INVAL;
+	}
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		if (a.hist[b]) {
+			if (lo < 0)
+				lo = (int)b;
+			hi = (int)b;
+			if ((double)a.hist[b] > peak)
+				peak = (double)a.hist[b];
+		}
+	if (lo < 0) {
+		lo = 0;
+		hi = 0;
+	}
+	snprintf(path, sizeof(path), "%s/graveler-histogram.svg", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		seterr(err, errlen, "graveler: cannot write %s", tmp);
+		return GERR_IO;
+	}
+	const int W = 800, H = 400, L = 60, B = 40, T = 30;
+	int nb = hi - lo + 1;
+	double bw = (double)(W - L - 10) / nb;
+	double top = ceil(log10(peak));
+	if (top < 1)
+		top = 1;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
+		W, H);
+	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
+	fprintf(f, "<text x=\"%d\" y=\"18\" font-size=\"14\">Graveler: %"
+		PRIu64 " battles, max %u (battle %" PRIu64 ")</text>\n", L,
+		a.battles, a.max, a.first);
+	for (int d = 0; d <= (int)top; d++) {
+		double y = H - B - (H - B - T) * d / top;
+		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+			"stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
+			"text-anchor=\"end\">1e%d</text>\n", L, W - 10, y, y,
+			L - 4, y + 4, d);
+	}
+	for (int b = lo; b <= hi; b++) {
+		if (!a.hist[b])
+			continue;
+		/* log10(count) + a sliver so that count 1 shows. */
+		double v = log10((double)a.hist[b]) + 0.05;
+		double h = (H - B - T) * v / top;
+		double x = L + (b - lo) * bw;
+		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+			"height=\"%.2f\" fill=\"%s\"><title>%d: %" PRIu64
+			"</title></rect>\n", x, H - B - h, bw * 0.9, h,
+			b == (int)a.max ? "#c0392b" : "#2c6fbb", b, a.hist[b]);
+	}
+	for (int b = lo; b <= hi; b++)
+		if (b % 10 == 0 || b == lo || b == hi)
+			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor="
+				"\"middle\">%d</text>\n",
+				L + (b - lo + 0.45) * bw, H - B + 14, b);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">paralysed "
+		"turns (of 231)</text>\n", (L + W) / 2, H - 8);
+	fprintf(f, "</svg>\n");
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		remove(tmp);
+		seterr(err, errlen, "graveler: cannot write %s", path);
+		return GERR_IO;
+	}
+	return 0;
+}
+
+static int gw_cuda_open(int device_index, void **ret_ctx, char *err,
+			size_t errlen)
+{
+	struct graveler_cuda *ctx;
+	int rc = graveler_cuda_open(device_index, &ctx, err, errlen);
+
+	if (rc == 0)
+		*ret_ctx = ctx;
+	return rc;
+}
+
+static void gw_cuda_close(void *ctx)
+{
+	graveler_cuda_close(ctx);
+}
+
+const struct workload graveler_workload = {
+	.name = "graveler",
+	.unit_name = "battles",
+	.parse_params = gw_parse_params,
+	.carve = gw_carve,
+	.run = gw_run,
+	.check_checkpoint = gw_check_checkpoint,
+	.verify = gw_verify,
+	.merge = gw_merge,
+	.finish = gw_finish,
+	.render_text = gw_render_text,
+	.render_files = gw_render_files,
+	.cuda_open = gw_cuda_open,
+	.cuda_close = gw_cuda_close,
+};
