@@ -1,0 +1,159 @@
+/* test_graveler_gpu.c - the Graveler CUDA kernel against the CPU path, bit
+ * for bit: random seeds and ranges (unaligned too), every kernel variant,
+ * steps of random sizes, resume from a checkpoint across devices, and a
+ * whole lease through the workload's run. Exits 77 without a GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gerr.h"
+#include "graveler/graveler.h"
+#include "graveler/graveler_cuda.h"
+#include "workload.h"
+
+extern const struct workload graveler_workload;
+
+static int failures;
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: check failed: %s\n",       \
+				__FILE__, __LINE__, #cond);                \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+
+static uint64_t rs = 0x1234567;
+static uint64_t rnd(void)
+{
+	rs += GRAVELER_GOLDEN;
+	return graveler_mix64(rs);
+}
+
+static int same(const struct graveler_acc *a, const struct graveler_acc *b)
+{
+	return a->next == b->next && a->max == b->max && a->first == b->first &&
+	       memcmp(a->hist, b->hist, sizeof(a->hist)) == 0 &&
+	       a->nsamples == b->nsamples &&
+	       memcmp(a->samples, b->samples, a->nsamples) == 0;
+}
+
+int main(void)
+{
+	struct graveler_cuda *ctx = NULL;
+	char err[WL_ERRLEN] = "";
+	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	struct graveler_acc *g = malloc(sizeof(*g)), *c = malloc(sizeof(*c));
+
+	if (graveler_cuda_device_count() < 1) {
+		printf("no CUDA device: skipped\n");
+		return 77;
+	}
+	if (graveler_cuda_open(0, &ctx, err, sizeof(err)) != 0) {
+		fprintf(stderr, "open: %s\n", err);
+		return 77;
+	}
+	if (threads < 1)
+		threads = 1;
+	graveler_cuda_device_name(ctx, err, sizeof(err));
+	printf("device: %s, cpu threads %d\n", err, threads);
+
+	/* Random ranges, each variant, steps of random sizes. */
+	for (int r = 0; r < 40; r++) {
+		uint64_t seed = r < 3 ? (uint64_t)r : rnd();
+		uint64_t len = r < 10 ? 1 + rnd() % 5000
+				      : 1 + rnd() % (r < 36 ? (1u << 22) : (1u << 26));
+		uint64_t begin = rnd() % (GRAVELER_MAX_BATTLES - len);
+		if (r % 4 == 0)
+			begin -= begin % GRAVELER_CHUNK;
+		if (r == 7)
+			begin = GRAVELER_MAX_BATTLES - len;
+		int v = r % GRAVELER_CUDA_VARIANTS;
+		graveler_cuda_set_variant(ctx, v);
+		graveler_acc_init(c, seed, begin, begin + len);
+		CHECK(graveler_cpu_step(c, c->end, threads) == 0);
+		graveler_acc_init(g, seed, begin, begin + len);
+		while (g->next < g->end) {
+			uint64_t want = r % 2 ? len : 1 + rnd() % (len / 3 + 1);
+			uint64_t to = graveler_step_end(g, want);
+			int rc = graveler_cuda_step(ctx, g, to, NULL, err,
+						    sizeof(err));
+			if (rc) {
+				fprintf(stderr, "step: %s\n", err);
+				return 1;
+			}
+		}
+		if (!same(g, c)) {
+			fprintf(stderr, "mismatch r=%d seed=%llu [%llu,+%llu) v=%d: "
+				"gpu max %u first %llu, cpu max %u first %llu\n",
+				r, (unsigned long long)seed,
+				(unsigned long long)begin,
+				(unsigned long long)len, v, g->max,
+				(unsigned long long)g->first, c->max,
+				(unsigned long long)c->first);
+			failures++;
+		}
+	}
+	printf("random ranges: %s\n", failures ? "FAIL" : "ok");
+
+	/* Resume: GPU half, checkpoint bytes, CPU rest == all GPU. */
+	for (int r = 0; r < 4; r++) {
+		uint64_t seed = rnd(), begin = rnd() % 1000000000000ull;
+		uint64_t len = (1u << 24) + rnd() % 100000;
+		struct graveler_acc *m = malloc(sizeof(*m));
+		void *ck;
+		size_t cl;
+		graveler_cuda_set_variant(ctx, 2);
+		graveler_acc_init(g, seed, begin, begin + len);
+		CHECK(graveler_cuda_step(ctx, g, graveler_step_end(g, len / 2),
+					 NULL, err, sizeof(err)) == 0);
+		CHECK(graveler_ckpt_encode(g, &ck, &cl) == 0);
+		CHECK(graveler_ckpt_decode(ck, cl, m, err, sizeof(err)) == 0);
+		free(ck);
+		if (r % 2)
+			CHECK(graveler_cpu_step(m, m->end, threads) == 0);
+		else
+			CHECK(graveler_cuda_step(ctx, m, m->end, NULL, err,
+						 sizeof(err)) == 0);
+		graveler_acc_init(c, seed, begin, begin + len);
+		CHECK(graveler_cpu_step(c, c->end, threads) == 0);
+		CHECK(same(m, c));
+		free(m);
+	}
+	printf("resume: %s\n", failures ? "FAIL" : "ok");
+
+	/* A whole lease through the workload: CUDA bytes == CPU bytes, and
+	 * the coordinator's verify accepts them. */
+	{
+		const struct workload *W = &graveler_workload;
+		json_t *args = json_pack("{s:s, s:s}", "battles", "3e9", "seed",
+					 "42"), *params, *spec;
+		uint64_t total;
+		void *rg = NULL, *rc_ = NULL;
+		size_t lg = 0, lc = 0;
+		CHECK(W->parse_params(args, &params, &total, err, sizeof(err)) == 0);
+		spec = json_pack("{s:I, s:I}", "begin", (json_int_t)5000,
+				 "end", (json_int_t)(5000 + (1ull << 26) + 77));
+		struct wl_device dg = {WL_DEVICE_CUDA, 0, 1, ctx};
+		struct wl_device dc = {WL_DEVICE_CPU, 0, threads, NULL};
+		CHECK(W->run(params, spec, NULL, 0, &dg, NULL, &rg, &lg, err,
+			     sizeof(err)) == 0);
+		CHECK(W->run(params, spec, NULL, 0, &dc, NULL, &rc_, &lc, err,
+			     sizeof(err)) == 0);
+		CHECK(lg == lc && rg && rc_ && memcmp(rg, rc_, lg) == 0);
+		CHECK(W->verify(params, spec, rg, lg, 9, err, sizeof(err)) == 0);
+		free(rg);
+		free(rc_);
+		json_decref(spec);
+		json_decref(params);
+		json_decref(args);
+	}
+	printf("workload run: %s\n", failures ? "FAIL" : "ok");
+
+	graveler_cuda_close(ctx);
+	free(g);
+	free(c);
+	printf("%s (%d failures)\n", failures ? "FAILED" : "PASSED", failures);
+	return failures ? 1 : 0;
+}

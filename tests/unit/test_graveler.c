@@ -1,0 +1,585 @@
+/* test_graveler.c - the Graveler workload: reference vs fast CPU path,
+ * formats, checkpoint/resume, parameters, carving, verification, merging,
+ * finishing and rendering. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "gerr.h"
+#include "graveler/graveler.h"
+#include "graveler/graveler_cuda.h"
+#include "workload.h"
+
+extern const struct workload graveler_workload;
+static const struct workload *W = &graveler_workload;
+
+static uint64_t rng_state = 12345;
+static uint64_t rnd(void)
+{
+	rng_state += GRAVELER_GOLDEN;
+	return graveler_mix64(rng_state);
+}
+
+/* Brute force over a range with the reference. */
+static void brute(uint64_t seed, uint64_t begin, uint64_t end,
+		  struct graveler_acc *acc)
+{
+	graveler_acc_init(acc, seed, begin, end);
+	for (uint64_t i = begin; i < end; i++) {
+		unsigned n = graveler_battle_count_ref(seed, i);
+		acc->hist[n]++;
+		graveler_acc_take_max(acc, n, i);
+	}
+	acc->next = end;
+	for (uint32_t k = 0; k < acc->nsamples; k++) {
+		uint64_t ch = graveler_sample_chunk(begin, end, k);
+		unsigned m = 0;
+		for (uint64_t i = ch * GRAVELER_CHUNK;
+		     i < (ch + 1) * GRAVELER_CHUNK; i++)
+			if (i >= begin && i < end) {
+				unsigned n = graveler_battle_count_ref(seed, i);
+				if (n > m)
+					m = n;
+			}
+		acc->samples[k] = (uint8_t)m;
+	}
+}
+
+static void assert_acc_equal(const struct graveler_acc *a,
+			     const struct graveler_acc *b)
+{
+	assert_int_equal(a->next, b->next);
+	assert_int_equal(a->max, b->max);
+	assert_int_equal(a->first, b->first);
+	assert_memory_equal(a->hist, b->hist, sizeof(a->hist));
+	assert_int_equal(a->nsamples, b->nsamples);
+	assert_memory_equal(a->samples, b->samples, a->nsamples);
+}
+
+static void test_ref_vs_fast_battle(void **state)
+{
+	(void)state;
+	const uint64_t seeds[] = {0, 1, 0xdeadbeefull, UINT64_MAX};
+	for (size_t s = 0; s < 4; s++) {
+		for (uint64_t i = 0; i < 600; i++)
+			assert_int_equal(graveler_battle_count_ref(seeds[s], i),
+					 graveler_battle_count(seeds[s], i));
+		for (int r = 0; r < 200; r++) {
+			uint64_t i = rnd() % GRAVELER_MAX_BATTLES;
+			unsigned n = graveler_battle_count_ref(seeds[s], i);
+			assert_int_equal(n, graveler_battle_count(seeds[s], i));
+			assert_true(n <= GRAVELER_TURNS);
+		}
+	}
+	/* Known answers pin the generator: changing it changes every job. */
+	assert_int_equal(graveler_battle_count_ref(0, 0),
+			 graveler_battle_count(0, 0));
+}
+
+static void test_ref_vs_cpu_ranges(void **state)
+{
+	(void)state;
+	struct graveler_acc *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	for (int r = 0; r < 24; r++) {
+		uint64_t seed = r < 4 ? (uint64_t)r : rnd();
+		uint64_t begin = (r % 3 == 0) ? rnd() % 100000 * GRAVELER_CHUNK
+					      : rnd() % 10000000;
+		uint64_t len = 1 + rnd() % 3000;
+		if (r == 5)
+			begin = GRAVELER_MAX_BATTLES - len;
+		brute(seed, begin, begin + len, a);
+		for (int threads = 1; threads <= 3; threads++) {
+			graveler_acc_init(b, seed, begin, begin + len);
+			/* Several steps, as the runner takes them. */
+			while (b->next < b->end) {
+				uint64_t to = graveler_step_end(
+					b, 1 + rnd() % 1500);
+				assert_true(to == b->end ||
+					    to % GRAVELER_CHUNK == 0);
+				assert_int_equal(
+					graveler_cpu_step(b, to, threads), 0);
+			}
+			assert_acc_equal(a, b);
+		}
+	}
+	free(a);
+	free(b);
+}
+
+static void test_binomial_shape(void **state)
+{
+	(void)state;
+	struct graveler_acc *a = malloc(sizeof(*a));
+	graveler_acc_init(a, 7, 0, 1u << 21);
+	assert_int_equal(graveler_cpu_step(a, a->end, 2), 0);
+	int df;
+	double z;
+	graveler_chi2(a->hist, &df, &z);
+	assert_true(df > 20);
+	assert_true(z < 5);
+	double mean = 0;
+	for (unsigned k = 0; k < GRAVELER_BINS; k++)
+		mean += (double)k * (double)a->hist[k];
+	mean /= (double)(1u << 21);
+	assert_true(mean > 57.7 && mean < 57.8);
+	free(a);
+}
+
+/* ---- io for runs ---------------------------------------------------------- */
+
+struct io_state {
+	int stop_after;  /* steps before should_stop says yes; -1 never */
+	int steps;
+	void *ckpt;
+	size_t ckpt_len;
+	int nckpt;
+	uint64_t last_progress;
+};
+
+static void io_progress(void *o, uint64_t done)
+{
+	struct io_state *s = o;
+	assert_true(done >= s->last_progress);
+	s->last_progress = done;
+	s->steps++;
+}
+
+static int io_due(void *o)
+{
+	(void)o;
+	return 1;
+}
+
+static int io_ckpt(void *o, const void *bytes, size_t len, uint64_t done)
+{
+	struct io_state *s = o;
+	(void)done;
+	free(s->ckpt);
+	s->ckpt = malloc(len);
+	memcpy(s->ckpt, bytes, len);
+	s->ckpt_len = len;
+	s->nckpt++;
+	return 0;
+}
+
+static int io_stop(void *o)
+{
+	struct io_state *s = o;
+	return s->stop_after >= 0 && s->steps >= s->stop_after;
+}
+
+static json_t *params_of(uint64_t n, uint64_t seed)
+{
+	char sb[32];
+	json_t *args, *p = NULL;
+	uint64_t total;
+	char err[WL_ERRLEN];
+	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)seed);
+	args = json_pack("{s:I, s:s}", "battles", (json_int_t)n, "seed", sb);
+	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)), 0);
+	assert_int_equal(total, n);
+	json_decref(args);
+	return p;
+}
+
+static void run_lease(json_t *params, json_t *spec, const void *ckpt,
+		      size_t ckpt_len, struct io_state *ios, int threads,
+		      int expect, void **res, size_t *len)
+{
+	struct wl_run_io io = {ios, io_progress, io_due, io_ckpt, io_stop};
+	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
+	char err[WL_ERRLEN] = "";
+	int rc = W->run(params, spec, ckpt, ckpt_len, &dev, ios ? &io : NULL,
+			res, len, err, sizeof(err));
+	if (rc != expect)
+		fprintf(stderr, "run: %d %s\n", rc, err);
+	assert_int_equal(rc, expect);
+}
+
+static void test_checkpoint_resume(void **state)
+{
+	(void)state;
+	json_t *params = params_of(5000000, 99);
+	/* An unaligned lease, as a hand-made spec. */
+	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)1000003,
+				 "end", (json_int_t)4500001);
+	void *r1 = NULL, *r2 = NULL;
+	size_t l1 = 0, l2 = 0;
+	struct io_state s1 = {.stop_after = -1};
+	run_lease(params, spec, NULL, 0, &s1, 1, 0, &r1, &l1);
+	assert_true(s1.nckpt >= 2);
+
+	struct io_state s2 = {.stop_after = 2};
+	run_lease(params, spec, NULL, 0, &s2, 1, GERR_CANCELLED, &r2, &l2);
+	assert_non_null(s2.ckpt);
+	char err[WL_ERRLEN];
+	assert_int_equal(W->check_checkpoint(params, spec, s2.ckpt, s2.ckpt_len,
+					     err, sizeof(err)), 0);
+	/* Resume with a different thread count: identical bytes. */
+	struct io_state s3 = {.stop_after = -1};
+	run_lease(params, spec, s2.ckpt, s2.ckpt_len, &s3, 2, 0, &r2, &l2);
+	assert_int_equal(l1, l2);
+	assert_memory_equal(r1, r2, l1);
+	/* And no io at all. */
+	free(r2);
+	run_lease(params, spec, NULL, 0, NULL, 2, 0, &r2, &l2);
+	assert_memory_equal(r1, r2, l1);
+
+	/* A checkpoint for another lease, or damaged, is refused. */
+	json_t *other = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
+				  (json_int_t)4500001);
+	assert_int_not_equal(W->check_checkpoint(other, spec, s2.ckpt,
+						 s2.ckpt_len, err, sizeof(err)), 0);
+	assert_int_not_equal(W->check_checkpoint(params, other, s2.ckpt,
+						 s2.ckpt_len, err, sizeof(err)), 0);
+	uint8_t *bad = malloc(s2.ckpt_len);
+	memcpy(bad, s2.ckpt, s2.ckpt_len);
+	bad[48 + 8 * 60] ^= 1; /* a histogram bin: total no longer matches */
+	assert_int_not_equal(W->check_checkpoint(params, spec, bad, s2.ckpt_len,
+						 err, sizeof(err)), 0);
+	assert_int_not_equal(W->check_checkpoint(params, spec, s2.ckpt, 100,
+						 err, sizeof(err)), 0);
+	free(bad);
+	json_decref(other);
+	free(s1.ckpt);
+	free(s2.ckpt);
+	free(s3.ckpt);
+	free(r1);
+	free(r2);
+	json_decref(spec);
+	json_decref(params);
+}
+
+static void test_parse_params(void **state)
+{
+	(void)state;
+	const char *bad[] = {
+		"{}",
+		"{\"battles\": 0}",
+		"{\"battles\": 1000000000000001}",
+		"{\"battles\": \"2e15\"}",
+		"{\"battles\": \"abc\"}",
+		"{\"battles\": -5}",
+		"{\"battles\": 10, \"seed\": -1}",
+		"{\"battles\": 10, \"colour\": 1}",
+		"{\"battles\": 1.5}",
+		"[]",
+	};
+	char err[WL_ERRLEN];
+	json_t *p;
+	uint64_t total;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *a = json_loads(bad[i], 0, NULL);
+		err[0] = 0;
+		assert_int_equal(W->parse_params(a, &p, &total, err, sizeof(err)),
+				 GERR_INVAL);
+		assert_true(strlen(err) > 0);
+		json_decref(a);
+	}
+	json_t *a = json_loads("{\"battles\": \"1e9\", \"seed\": "
+			       "\"18446744073709551615\"}", 0, NULL);
+	assert_int_equal(W->parse_params(a, &p, &total, err, sizeof(err)), 0);
+	assert_int_equal(total, 1000000000ull);
+	assert_string_equal(json_string_value(json_object_get(p, "seed")),
+			    "18446744073709551615");
+	json_decref(p);
+	json_decref(a);
+	a = json_loads("{\"battles\": 1000}", 0, NULL);
+	assert_int_equal(W->parse_params(a, &p, &total, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(p, "seed")), "0");
+	json_decref(p);
+	json_decref(a);
+}
+
+static void test_carve(void **state)
+{
+	(void)state;
+	const uint64_t n = (1ull << 22) + 777;
+	json_t *params = params_of(n, 1);
+	json_t *cursor = NULL;
+	uint64_t covered = 0, wants[] = {5, (1ull << 20) + 3, 1ull << 21, 0};
+	int leases = 0;
+	for (;;) {
+		json_t *spec = NULL, *nc = NULL;
+		uint64_t units = 0;
+		int rc = W->carve(params, cursor, wants[leases % 4], &spec,
+				  &units, &nc);
+		if (rc == GERR_DONE)
+			break;
+		assert_int_equal(rc, 0);
+		uint64_t b = (uint64_t)json_integer_value(json_object_get(spec, "begin"));
+		uint64_t e = (uint64_t)json_integer_value(json_object_get(spec, "end"));
+		assert_int_equal(b, covered);
+		assert_int_equal(e - b, units);
+		assert_true(e == n || e % GRAVELER_CHUNK == 0);
+		assert_true(units >= (1ull << 20) || e == n);
+		covered = e;
+		leases++;
+		json_decref(spec);
+		json_decref(cursor);
+		cursor = nc;
+	}
+	assert_int_equal(covered, n);
+	assert_int_equal(leases, 4);
+	json_decref(cursor);
+	json_decref(params);
+}
+
+/* A lease's result bytes, decoded copy in *acc. */
+static void lease_result(json_t *params, uint64_t begin, uint64_t end,
+			 json_t **ret_spec, void **res, size_t *len)
+{
+	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)begin,
+				 "end", (json_int_t)end);
+	run_lease(params, spec, NULL, 0, NULL, 2, 0, res, len);
+	*ret_spec = spec;
+}
+
+static void reencode(const struct graveler_acc *a, void **res, size_t *len)
+{
+	free(*res);
+	assert_int_equal(graveler_result_encode(a, res, len), 0);
+}
+
+static void test_verify(void **state)
+{
+	(void)state;
+	char err[WL_ERRLEN];
+	json_t *params = params_of(1u << 22, 2024);
+	json_t *spec;
+	void *res = NULL;
+	size_t len = 0;
+	lease_result(params, 1u << 20, (1u << 21) + 3, &spec, &res, &len);
+	assert_int_equal(W->verify(params, spec, res, len, 1, err, sizeof(err)), 0);
+	assert_int_equal(W->verify(params, spec, res, len, 2, err, sizeof(err)), 0);
+
+	struct graveler_acc good, a;
+	assert_int_equal(graveler_result_decode(res, len, &good, err, sizeof(err)), 0);
+	void *t = NULL;
+	size_t tl;
+
+	/* Wrong max: one battle moved up a bin, consistent histogram. */
+	a = good;
+	a.hist[a.max]--;
+	a.hist[a.max + 1]++;
+	a.max++;
+	reencode(&a, &t, &tl);
+	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	/* Wrong first. */
+	a = good;
+	a.first = good.first + 1;
+	reencode(&a, &t, &tl);
+	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	/* A later battle of the same max claimed first. */
+	a = good;
+	a.first = good.first - 1; /* may have a lower count: refused anyway */
+	reencode(&a, &t, &tl);
+	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	/* Wrong histogram: total off, or top bin above max. */
+	a = good;
+	a.hist[50]++;
+	reencode(&a, &t, &tl);
+	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	a = good;
+	a.hist[50]--;
+	a.hist[200]++;
+	reencode(&a, &t, &tl);
+	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	/* Wrong samples: every sample low by one is caught by any draw. */
+	a = good;
+	for (uint32_t k = 0; k < a.nsamples; k++)
+		if (a.samples[k] > 0 && a.samples[k] != a.max)
+			a.samples[k]--;
+	reencode(&a, &t, &tl);
+	assert_int_equal(W->verify(params, spec, t, tl, 7, err, sizeof(err)),
+			 GERR_VERIFY);
+	/* Wrong lease or truncated bytes. */
+	json_t *spec2 = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
+				  (json_int_t)(1u << 20));
+	assert_int_equal(W->verify(params, spec2, res, len, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	assert_int_equal(W->verify(params, spec, res, len - 1, 1, err,
+				   sizeof(err)), GERR_VERIFY);
+	json_decref(spec2);
+	free(t);
+	free(res);
+	json_decref(spec);
+
+	/* A small lease: every sample is recomputed, one wrong one is caught. */
+	lease_result(params, 512, 512 + 10000, &spec, &res, &len);
+	assert_int_equal(W->verify(params, spec, res, len, 3, err, sizeof(err)), 0);
+	assert_int_equal(graveler_result_decode(res, len, &a, err, sizeof(err)), 0);
+	t = NULL;
+	for (uint32_t k = a.nsamples - 1; k > 0; k--)
+		if (a.samples[k] > 40 && a.samples[k] < a.max &&
+		    graveler_sample_chunk(a.begin, a.end, k) >
+			    a.first / GRAVELER_CHUNK) {
+			a.samples[k]--;
+			break;
+		}
+	reencode(&a, &t, &tl);
+	assert_int_equal(W->verify(params, spec, t, tl, 3, err, sizeof(err)),
+			 GERR_VERIFY);
+	assert_true(strstr(err, "sample") != NULL);
+	free(t);
+	free(res);
+	json_decref(spec);
+	json_decref(params);
+}
+
+static void test_merge_finish_render(void **state)
+{
+	(void)state;
+	const uint64_t n = (1ull << 21) + 12345;
+	json_t *params = params_of(n, 5);
+	json_t *specs[4], *cursor = NULL;
+	void *res[4];
+	size_t len[4];
+	int nl = 0;
+	char err[WL_ERRLEN];
+	for (;;) {
+		json_t *nc;
+		uint64_t units;
+		int rc = W->carve(params, cursor, 1u << 20, &specs[nl], &units,
+				  &nc);
+		if (rc == GERR_DONE)
+			break;
+		json_decref(cursor);
+		cursor = nc;
+		run_lease(params, specs[nl], NULL, 0, NULL, 2, 0, &res[nl],
+			  &len[nl]);
+		assert_int_equal(W->verify(params, specs[nl], res[nl], len[nl],
+					   nl, err, sizeof(err)), 0);
+		nl++;
+	}
+	json_decref(cursor);
+	assert_int_equal(nl, 3);
+	/* Two orders give the same answer. */
+	json_t *a = NULL, *b = NULL, *t;
+	for (int i = 0; i < nl; i++) {
+		assert_int_equal(W->merge(params, a, specs[i], res[i], len[i], &t), 0);
+		json_decref(a);
+		a = t;
+	}
+	for (int i = nl - 1; i >= 0; i--) {
+		assert_int_equal(W->merge(params, b, specs[i], res[i], len[i], &t), 0);
+		json_decref(b);
+		b = t;
+	}
+	assert_true(json_equal(a, b));
+	assert_int_equal(json_integer_value(json_object_get(a, "battles")), n);
+	/* The merged max is that of the whole range. */
+	struct graveler_acc *all = malloc(sizeof(*all));
+	graveler_acc_init(all, 5, 0, n);
+	assert_int_equal(graveler_cpu_step(all, n, 2), 0);
+	assert_int_equal(json_integer_value(json_object_get(a, "max")), all->max);
+	assert_int_equal(json_integer_value(json_object_get(a, "first")), all->first);
+	free(all);
+
+	assert_int_equal(W->finish(params, a, err, sizeof(err)), 0);
+	/* Missing lease: total wrong. */
+	json_t *part = NULL;
+	assert_int_equal(W->merge(params, NULL, specs[0], res[0], len[0], &part), 0);
+	assert_int_equal(W->finish(params, part, err, sizeof(err)), GERR_VERIFY);
+	json_decref(part);
+	/* A histogram that is not Binomial(231, 1/4). */
+	json_t *bad = json_deep_copy(a);
+	json_t *h = json_object_get(bad, "histogram");
+	json_int_t moved = json_integer_value(json_array_get(h, 50)) / 2;
+	json_array_set_new(h, 50, json_integer(json_integer_value(json_array_get(h, 50)) - moved));
+	json_array_set_new(h, 65, json_integer(json_integer_value(json_array_get(h, 65)) + moved));
+	assert_int_equal(W->finish(params, bad, err, sizeof(err)), GERR_VERIFY);
+	assert_true(strstr(err, "Binomial") != NULL);
+	json_decref(bad);
+	/* An implausibly low max. */
+	bad = json_deep_copy(a);
+	h = json_object_get(bad, "histogram");
+	json_int_t top = json_integer_value(json_object_get(bad, "max"));
+	json_int_t sum = 0;
+	for (json_int_t k = 70; k <= top; k++) {
+		sum += json_integer_value(json_array_get(h, (size_t)k));
+		json_array_set_new(h, (size_t)k, json_integer(0));
+	}
+	json_array_set_new(h, 69, json_integer(json_integer_value(json_array_get(h, 69)) + sum));
+	json_object_set_new(bad, "max", json_integer(69));
+	assert_int_equal(W->finish(params, bad, err, sizeof(err)), GERR_VERIFY);
+	json_decref(bad);
+
+	char *txt = W->render_text(params, a);
+	assert_non_null(txt);
+	assert_non_null(strstr(txt, "max paralysed turns"));
+	free(txt);
+	char dir[] = "/tmp/test_graveler_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(W->render_files(params, a, dir, err, sizeof(err)), 0);
+	char path[128];
+	snprintf(path, sizeof(path), "%s/graveler-histogram.svg", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char head[5] = {0};
+	assert_int_equal(fread(head, 1, 4, f), 4);
+	assert_string_equal(head, "<svg");
+	fclose(f);
+	unlink(path);
+	rmdir(dir);
+
+	for (int i = 0; i < nl; i++) {
+		free(res[i]);
+		json_decref(specs[i]);
+	}
+	json_decref(a);
+	json_decref(b);
+	json_decref(params);
+}
+
+static void test_statistics(void **state)
+{
+	(void)state;
+	double s = 0;
+	for (unsigned k = 0; k < GRAVELER_BINS; k++)
+		s += graveler_binom_pmf(k);
+	assert_true(s > 0.999999 && s < 1.000001);
+	double ge, le;
+	/* 1e9 battles: a max near 100 is ordinary; 70 or 130 are not. */
+	graveler_max_tails(1000000000ull, 100, &ge, &le);
+	assert_true(ge > -3 && le > -3);
+	graveler_max_tails(1000000000ull, 70, &ge, &le);
+	assert_true(le < -12);
+	graveler_max_tails(1000000000ull, 130, &ge, &le);
+	assert_true(ge < -12);
+	/* Without CUDA or a device, opening a context is refused cleanly. */
+	if (graveler_cuda_device_count() == 0) {
+		struct graveler_cuda *ctx = NULL;
+		char err[WL_ERRLEN];
+		assert_int_equal(graveler_cuda_open(0, &ctx, err, sizeof(err)),
+				 GERR_UNSUPPORTED);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ref_vs_fast_battle),
+		cmocka_unit_test(test_ref_vs_cpu_ranges),
+		cmocka_unit_test(test_binomial_shape),
+		cmocka_unit_test(test_checkpoint_resume),
+		cmocka_unit_test(test_parse_params),
+		cmocka_unit_test(test_carve),
+		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_merge_finish_render),
+		cmocka_unit_test(test_statistics),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
