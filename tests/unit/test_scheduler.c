@@ -1,0 +1,325 @@
+/* Unit tests of the lease policy (daemon/scheduler.c) on a real store and
+ * the Graveler workload, without sockets: grant, carve, uploads, stale
+ * epochs, verification failure and retry, pause/cancel, expiry, completion. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "blob.h"
+#include "gerr.h"
+#include "scheduler.h"
+#include "store.h"
+#include "workload.h"
+
+#define LEASE_UNITS (1u << 21)
+
+struct fx {
+	char dir[64];
+	struct store *st;
+	struct sched_policy pol;
+	const struct workload *wl;
+	int64_t worker, job;
+	json_t *params;
+};
+
+/* The run's io: keeps the first checkpoint the run emits (asked for at once
+ * when want_checkpoint is set). */
+struct capture {
+	int want_checkpoint;
+	void *ckpt;
+	size_t ckpt_len;
+};
+
+static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
+static int io_due(void *o)
+{
+	struct capture *c = o;
+	return c->want_checkpoint && !c->ckpt;
+}
+static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
+{
+	struct capture *c = o;
+
+	(void)u;
+	if (!c->ckpt) {
+		c->ckpt = malloc(n);
+		assert_non_null(c->ckpt);
+		memcpy(c->ckpt, b, n);
+		c->ckpt_len = n;
+	}
+	return 0;
+}
+static int io_stop(void *o) { (void)o; return 0; }
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char path[128], err[256];
+	json_t *args = json_pack("{s:s, s:s}", "battles", "6291456", "seed", "11");
+	uint64_t total;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/gpud-sched-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(path, sizeof(path), "%s/gpud.db", f->dir);
+	assert_int_equal(store_open(path, &f->st, err, sizeof(err)), 0);
+	f->pol = (struct sched_policy){.lease_target_s = 60, .lease_units = LEASE_UNITS,
+		.lease_timeout_s = 30, .max_failures = 2, .quarantine_after = 5,
+		.data_dir = f->dir};
+	f->wl = workload_find("graveler");
+	assert_non_null(f->wl);
+	assert_int_equal(f->wl->parse_params(args, &f->params, &total, err, sizeof(err)), 0);
+	json_decref(args);
+	char *text = json_dumps(f->params, JSON_COMPACT);
+	assert_int_equal(store_job_insert(f->st, "graveler", text, total, 1000, &f->job), 0);
+	free(text);
+	assert_int_equal(store_worker_upsert(f->st, "w1", "cpu", 1000, &f->worker), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	store_close(f->st);
+	json_decref(f->params);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void claim(struct fx *f, struct sched_claim *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->pol = &f->pol;
+	c->worker_id = f->worker;
+	c->workloads_json = strdup("[\"graveler\"]");
+	sched_claim(f->st, c);
+}
+
+/* Run the lease on the CPU and wrap the result (or a checkpoint) in a blob. */
+static void make_blob(struct fx *f, const struct sched_claim *c, int kind,
+		      int tamper, uint8_t **ret, size_t *ret_len)
+{
+	struct capture cap = {.want_checkpoint = kind == BLOB_CHECKPOINT};
+	struct wl_run_io io = {&cap, io_progress, io_due, io_ckpt, io_stop};
+	struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
+	json_t *spec = json_loads(c->lease.spec, 0, NULL);
+	void *res = NULL;
+	size_t len = 0;
+	char err[256];
+
+	assert_int_equal(f->wl->run(f->params, spec, NULL, 0, &dev, &io, &res, &len,
+				    err, sizeof(err)), 0);
+	if (kind == BLOB_CHECKPOINT) {
+		assert_non_null(cap.ckpt);
+		free(res);
+		res = cap.ckpt;
+		len = cap.ckpt_len;
+	}
+	if (tamper)
+		((uint8_t *)res)[len / 2] ^= 1; /* a wrong count in the body */
+	assert_int_equal(blob_encode(kind, "graveler", c->lease.id, c->lease.epoch,
+				     res, len, ret, ret_len), 0);
+	free(res);
+	json_decref(spec);
+}
+
+static int upload(struct fx *f, const struct sched_claim *c, uint64_t epoch,
+		  int is_result, int tamper)
+{
+	struct sched_upload u = {0};
+	int rc;
+
+	u.pol = &f->pol;
+	u.is_result = is_result;
+	u.lease_id = c->lease.id;
+	u.worker_id = f->worker;
+	u.epoch = epoch;
+	u.units_done = c->lease.units;
+	make_blob(f, c, is_result ? BLOB_RESULT : BLOB_CHECKPOINT, tamper, &u.blob, &u.blob_len);
+	sched_upload_load(f->st, &u);
+	if (u.rc == 0)
+		sched_upload_check(&u);
+	if (u.rc == 0)
+		sched_upload_commit(f->st, &u);
+	rc = u.rc;
+	sched_upload_clear(&u);
+	return rc;
+}
+
+static int verify(struct fx *f, int64_t lease, uint64_t epoch, int *ret_finished)
+{
+	struct sched_verify v = {0};
+	int passed;
+
+	v.pol = &f->pol;
+	v.lease_id = lease;
+	v.epoch = epoch;
+	v.seed = 42;
+	sched_verify_load(f->st, &v);
+	assert_int_equal(v.rc, 0);
+	sched_verify_check(&v);
+	sched_verify_commit(f->st, &v);
+	assert_int_equal(v.rc, 0);
+	passed = v.passed;
+	if (ret_finished)
+		*ret_finished = v.job_finished;
+	sched_verify_clear(&v);
+	return passed;
+}
+
+static void test_grant_and_carve(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c[4];
+	struct store_job job = {0};
+
+	for (int i = 0; i < 3; i++) {
+		claim(f, &c[i]);
+		assert_int_equal(c[i].rc, 0);
+		assert_int_equal(c[i].lease.epoch, 1);
+		assert_int_equal(c[i].lease.units, LEASE_UNITS);
+		assert_string_equal(c[i].workload, "graveler");
+	}
+	claim(f, &c[3]);
+	assert_int_equal(c[3].rc, GERR_NOTFOUND);
+	assert_non_null(strstr(c[3].reason, "held by a worker"));
+	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
+	assert_int_equal(job.carve_done, 1);
+	store_job_clear(&job);
+	for (int i = 0; i < 4; i++)
+		sched_claim_clear(&c[i]);
+}
+
+static void test_result_stale_verify_complete(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c[3];
+	struct store_job job = {0};
+	int finished = 0;
+
+	for (int i = 0; i < 3; i++) {
+		claim(f, &c[i]);
+		assert_int_equal(c[i].rc, 0);
+	}
+	/* A stale epoch changes nothing. */
+	assert_int_equal(upload(f, &c[0], 2, 1, 0), GERR_STALE);
+	assert_int_equal(upload(f, &c[0], 1, 0, 0), 0); /* checkpoint */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(upload(f, &c[i], 1, 1, 0), 0);
+		/* After the result, the lease is done: more uploads are stale. */
+		assert_int_equal(upload(f, &c[i], 1, 1, 0), GERR_STALE);
+	}
+	assert_true(verify(f, c[0].lease.id, 1, &finished));
+	assert_int_equal(finished, 0);
+	assert_true(verify(f, c[1].lease.id, 1, &finished));
+	assert_true(verify(f, c[2].lease.id, 1, &finished));
+	assert_int_equal(finished, 1);
+	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
+	assert_int_equal(job.state, JOB_DONE);
+	assert_int_equal(job.units_verified, 3 * LEASE_UNITS);
+	assert_non_null(job.answer);
+	store_job_clear(&job);
+	for (int i = 0; i < 3; i++)
+		sched_claim_clear(&c[i]);
+}
+
+static void test_failed_verification_retries_then_fails(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c, again;
+	struct store_lease l = {0};
+	struct store_worker w = {0};
+	struct store_job job = {0};
+
+	claim(f, &c);
+	assert_int_equal(upload(f, &c, 1, 1, 1), 0); /* stored, then ... */
+	assert_false(verify(f, c.lease.id, 1, NULL)); /* ... refused */
+	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_int_equal(l.failures, 1);
+	store_lease_clear(&l);
+	assert_int_equal(store_worker_get(f->st, f->worker, &w), 0);
+	assert_int_equal(w.failures, 1);
+	free(w.name);
+	free(w.device);
+	/* The retry is the same lease at the next epoch. */
+	claim(f, &again);
+	assert_int_equal(again.rc, 0);
+	assert_int_equal(again.lease.id, c.lease.id);
+	assert_int_equal(again.lease.epoch, 2);
+	assert_int_equal(upload(f, &again, 2, 1, 1), 0);
+	assert_false(verify(f, again.lease.id, 2, NULL));
+	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
+	assert_int_equal(job.state, JOB_FAILED); /* max_failures = 2 */
+	assert_non_null(strstr(job.reason, "failed verification"));
+	store_job_clear(&job);
+	sched_claim_clear(&c);
+	sched_claim_clear(&again);
+}
+
+static void test_heartbeat_pause_cancel_expiry(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c, again;
+	struct sched_heartbeat h = {0};
+	int64_t *ids = NULL;
+	size_t n = 0;
+
+	claim(f, &c);
+	assert_int_equal(upload(f, &c, 1, 0, 0), 0); /* a checkpoint */
+	h.pol = &f->pol;
+	h.lease_id = c.lease.id;
+	h.epoch = 1;
+	h.units_done = 10;
+	sched_heartbeat(f->st, &h);
+	assert_int_equal(h.rc, 0);
+	assert_string_equal(h.action, "continue");
+	assert_int_equal(store_job_set_state(f->st, f->job, JOB_PAUSED, NULL, 2000), 0);
+	sched_heartbeat(f->st, &h);
+	assert_string_equal(h.action, "release");
+	claim(f, &again); /* a paused job grants nothing */
+	assert_int_equal(again.rc, GERR_NOTFOUND);
+	assert_non_null(strstr(again.reason, "paused"));
+	sched_claim_clear(&again);
+	assert_int_equal(store_job_set_state(f->st, f->job, JOB_ACTIVE, NULL, 2000), 0);
+	/* Expiry puts it back with its checkpoint; the next grant is epoch 2. */
+	assert_int_equal(store_lease_expire(f->st, sched_now() + 1e6, &ids, &n), 0);
+	assert_int_equal(n, 1);
+	free(ids);
+	claim(f, &again);
+	assert_int_equal(again.rc, 0);
+	assert_int_equal(again.lease.epoch, 2);
+	assert_non_null(again.checkpoint);
+	/* The old holder's heartbeat is told to stop. */
+	sched_heartbeat(f->st, &h);
+	assert_string_equal(h.action, "stop");
+	assert_int_equal(store_job_set_state(f->st, f->job, JOB_CANCELLED, "test", 3000), 0);
+	assert_int_equal(store_job_cancel_leases(f->st, f->job, 3000), 0);
+	h.epoch = 2;
+	sched_heartbeat(f->st, &h);
+	assert_string_equal(h.action, "stop");
+	sched_claim_clear(&c);
+	sched_claim_clear(&again);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_grant_and_carve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_result_stale_verify_complete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_verification_retries_then_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heartbeat_pause_cancel_expiry, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
