@@ -110,11 +110,11 @@ int main(int argc, char **argv)
 			}
 			qsort(ms, (size_t)runs, sizeof(float), cmpf);
 			double med = ms[runs / 2] * 1e9 / (double)n;
-			printf("variant %d: kernel %.3f ms per 1e9 battles "
+			printf("variant %d (%s): kernel %.3f ms per 1e9 battles "
 			       "(median of %d; min %.3f, max %.3f), %.3g "
 			       "battles/s; step wall %.3f ms; reference 5.37 ms "
 			       "(cuRAND, H200): %.2fx; max %u first %llu\n",
-			       v, med, runs, ms[0] * 1e9 / (double)n,
+			       v, graveler_cuda_variant_name(v), med, runs, ms[0] * 1e9 / (double)n,
 			       ms[runs - 1] * 1e9 / (double)n,
 			       (double)n / (ms[runs / 2] * 1e-3),
 			       wall / runs * 1e3, REF_MS / med, acc->max,

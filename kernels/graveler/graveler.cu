@@ -72,13 +72,40 @@ __device__ __forceinline__ uint32_t fa_carry(uint32_t a, uint32_t b,
 	return (a & b) | (a & c) | (b & c);
 }
 
-template <int V>
+/* One MWC64X step, three ways of asking for the same arithmetic (the
+ * benchmark times them): G = 0 plain C (64-bit product), G = 1 one
+ * mad.wide.u32, G = 2 mad.lo.cc + madc.hi. */
+template <int G>
+__device__ __forceinline__ uint32_t mwc(uint32_t &x, uint32_t &c)
+{
+	if (G == 0) {
+		return graveler_mwc_next(&x, &c);
+	} else if (G == 1) {
+		uint64_t z;
+		asm("mad.wide.u32 %0, %1, %2, %3;"
+		    : "=l"(z)
+		    : "r"(x), "r"(GRAVELER_MWC_A), "l"((uint64_t)c));
+		x = (uint32_t)z;
+		c = (uint32_t)(z >> 32);
+	} else {
+		uint32_t lo, hi;
+		asm("mad.lo.cc.u32 %0, %2, %3, %4;\n\t"
+		    "madc.hi.u32 %1, %2, %3, 0;"
+		    : "=r"(lo), "=r"(hi)
+		    : "r"(x), "r"(GRAVELER_MWC_A), "r"(c));
+		x = lo;
+		c = hi;
+	}
+	return x ^ c;
+}
+
+template <int G, int V>
 __device__ __forceinline__ unsigned battle(uint32_t &x, uint32_t &c)
 {
 	uint32_t o[GRAVELER_WORDS];
 #pragma unroll
 	for (int k = 0; k < (int)GRAVELER_WORDS; k++)
-		o[k] = graveler_mwc_next(&x, &c);
+		o[k] = mwc<G>(x, c);
 	uint32_t t0 = o[0] & o[1], t1 = o[2] & o[3], t2 = o[4] & o[5];
 	uint32_t t3 = o[6] & o[7], t4 = o[8] & o[9], t5 = o[10] & o[11];
 	uint32_t t6 = o[12] & o[13];
@@ -116,7 +143,7 @@ __device__ __noinline__ void fix_high(uint32_t x, uint32_t c, uint64_t base,
 		uint64_t i = base + j;
 		if (i >= to)
 			break;
-		unsigned n = battle<0>(x, c);
+		unsigned n = battle<0, 0>(x, c);
 		if (i < from || n < SH_BINS)
 			continue;
 		my[(n & (SH_BINS - 1)) * BLOCK] -= 1;
@@ -124,7 +151,68 @@ __device__ __noinline__ void fix_high(uint32_t x, uint32_t c, uint64_t base,
 	}
 }
 
-template <int V>
+__device__ __forceinline__ void chunk_seed(uint64_t smix, uint64_t ch,
+					   uint32_t &x, uint32_t &c)
+{
+	uint64_t h = graveler_mix64(smix + ch * GRAVELER_GOLDEN);
+	x = (uint32_t)h;
+	c = (uint32_t)(h >> 32);
+	if (c >= GRAVELER_MWC_A)
+		c -= GRAVELER_MWC_A;
+	if (x == 0 && c == 0)
+		c = 1;
+}
+
+/* Per-thread bookkeeping after a chunk: high-count fix, sample byte, and
+ * the first chunk where the thread's max rose. Chunks arrive in increasing
+ * order. */
+__device__ __forceinline__ void chunk_done(unsigned cm, uint32_t x0,
+					   uint32_t c0, uint64_t r, uint64_t base,
+					   uint64_t from, uint64_t to,
+					   uint32_t *my,
+					   unsigned long long *g_hist,
+					   unsigned char *cmax, int &best,
+					   uint64_t &bestc)
+{
+	if (cm >= SH_BINS)
+		fix_high(x0, c0, base, from, to, my, g_hist);
+	cmax[r] = (unsigned char)cm;
+	if ((int)cm > best) {
+		best = (int)cm;
+		bestc = r;
+	}
+}
+
+/* One chunk alone, whole or clipped to [from, to). */
+template <int G, int V>
+__device__ __forceinline__ unsigned run_chunk(uint32_t x, uint32_t c,
+					      uint64_t base, uint64_t from,
+					      uint64_t to, uint32_t *my)
+{
+	unsigned cm = 0;
+	if (base >= from && base + GRAVELER_CHUNK <= to) {
+#pragma unroll 2
+		for (int j = 0; j < (int)GRAVELER_CHUNK; j++) {
+			unsigned n = battle<G, V>(x, c);
+			my[(n & (SH_BINS - 1)) * BLOCK] += 1;
+			cm = max(cm, n);
+		}
+	} else {
+		for (unsigned j = 0; j < GRAVELER_CHUNK; j++) {
+			uint64_t i = base + j;
+			if (i >= to)
+				break;
+			unsigned n = battle<G, V>(x, c);
+			if (i < from)
+				continue;
+			my[(n & (SH_BINS - 1)) * BLOCK] += 1;
+			cm = max(cm, n);
+		}
+	}
+	return cm;
+}
+
+template <int G, int ILP, int V>
 __global__ void __launch_bounds__(BLOCK)
 grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 	    uint64_t nchunks, unsigned long long *g_hist,
@@ -137,47 +225,50 @@ grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 	const uint64_t smix = graveler_mix64(seed ^ GRAVELER_SEED_SALT);
 	int best = -1;
 	uint64_t bestc = 0;
+	uint64_t r = (uint64_t)blockIdx.x * BLOCK + tid;
 
 	for (int b = 0; b < SH_BINS; b++)
 		my[b * BLOCK] = 0;
 
-	for (uint64_t r = (uint64_t)blockIdx.x * BLOCK + tid; r < nchunks;
-	     r += stride) {
-		uint64_t ch = c0 + r, base = ch * GRAVELER_CHUNK;
-		uint64_t h = graveler_mix64(smix + ch * GRAVELER_GOLDEN);
-		uint32_t x = (uint32_t)h, c = (uint32_t)(h >> 32);
-		if (c >= GRAVELER_MWC_A)
-			c -= GRAVELER_MWC_A;
-		if (x == 0 && c == 0)
-			c = 1;
-		const uint32_t x0 = x, cc0 = c;
-		unsigned cm = 0;
-		if (base >= from && base + GRAVELER_CHUNK <= to) {
-#pragma unroll 2
+	/* Two chunks at once: two independent MWC chains per thread hide
+	 * the multiply latency. */
+	for (; ILP == 2 && r + stride < nchunks; r += 2 * stride) {
+		const uint64_t ra = r, rb = r + stride;
+		const uint64_t ba = (c0 + ra) * GRAVELER_CHUNK;
+		const uint64_t bb = (c0 + rb) * GRAVELER_CHUNK;
+		uint32_t xa, ca, xb, cb;
+		chunk_seed(smix, c0 + ra, xa, ca);
+		chunk_seed(smix, c0 + rb, xb, cb);
+		const uint32_t xa0 = xa, ca0 = ca, xb0 = xb, cb0 = cb;
+		unsigned cma = 0, cmb = 0;
+		if (ba >= from && bb + GRAVELER_CHUNK <= to) {
+#pragma unroll 1
 			for (int j = 0; j < (int)GRAVELER_CHUNK; j++) {
-				unsigned n = battle<V>(x, c);
-				my[(n & (SH_BINS - 1)) * BLOCK] += 1;
-				cm = max(cm, n);
+				unsigned na = battle<G, V>(xa, ca);
+				unsigned nb = battle<G, V>(xb, cb);
+				my[(na & (SH_BINS - 1)) * BLOCK] += 1;
+				my[(nb & (SH_BINS - 1)) * BLOCK] += 1;
+				cma = max(cma, na);
+				cmb = max(cmb, nb);
 			}
 		} else {
-			for (unsigned j = 0; j < GRAVELER_CHUNK; j++) {
-				uint64_t i = base + j;
-				if (i >= to)
-					break;
-				unsigned n = battle<V>(x, c);
-				if (i < from)
-					continue;
-				my[(n & (SH_BINS - 1)) * BLOCK] += 1;
-				cm = max(cm, n);
-			}
+			cma = run_chunk<G, V>(xa, ca, ba, from, to, my);
+			cmb = run_chunk<G, V>(xb, cb, bb, from, to, my);
 		}
-		if (cm >= SH_BINS)
-			fix_high(x0, cc0, base, from, to, my, g_hist);
-		cmax[r] = (unsigned char)cm;
-		if ((int)cm > best) {
-			best = (int)cm;
-			bestc = r;
-		}
+		chunk_done(cma, xa0, ca0, ra, ba, from, to, my, g_hist, cmax,
+			   best, bestc);
+		chunk_done(cmb, xb0, cb0, rb, bb, from, to, my, g_hist, cmax,
+			   best, bestc);
+	}
+	for (; r < nchunks; r += stride) {
+		const uint64_t base = (c0 + r) * GRAVELER_CHUNK;
+		uint32_t x, c;
+		chunk_seed(smix, c0 + r, x, c);
+		unsigned cm = run_chunk<G, V>(x, c, base, from, to, my);
+		uint32_t x0, cc0;
+		chunk_seed(smix, c0 + r, x0, cc0);
+		chunk_done(cm, x0, cc0, r, base, from, to, my, g_hist, cmax,
+			   best, bestc);
 	}
 
 	unsigned long long key =
@@ -247,19 +338,31 @@ typedef void (*kernel_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
 			  unsigned long long *, unsigned long long *,
 			  unsigned char *);
 
+/* Variants: (generator codegen G, chunks per thread ILP, popcount
+ * reduction V). All compute the same numbers; the benchmark times them. */
 static kernel_fn kernel_of(int v)
 {
 	switch (v) {
-	case 0: return grav_kernel<0>;
-	case 1: return grav_kernel<1>;
-	case 2: return grav_kernel<2>;
-	default: return grav_kernel<3>;
+	case 0: return grav_kernel<0, 1, 2>;
+	case 1: return grav_kernel<1, 1, 2>;
+	case 2: return grav_kernel<2, 1, 2>;
+	case 3: return grav_kernel<0, 2, 2>;
+	case 4: return grav_kernel<1, 2, 2>;
+	case 5: return grav_kernel<2, 2, 2>;
+	case 6: return grav_kernel<1, 2, 0>;
+	default: return grav_kernel<1, 2, 3>;
 	}
 }
 
-/* Variant 2 (6 POPC + 2 full adders) balances the ALU and POPC pipes by
- * the count in bench/graveler.md; the benchmark times all four. */
-#define DEFAULT_VARIANT 2
+static const char *const variant_names[GRAVELER_CUDA_VARIANTS] = {
+	"C mul, 1 chain, 6 popc", "mad.wide, 1 chain, 6 popc",
+	"mad.cc, 1 chain, 6 popc", "C mul, 2 chains, 6 popc",
+	"mad.wide, 2 chains, 6 popc", "mad.cc, 2 chains, 6 popc",
+	"mad.wide, 2 chains, 8 popc", "mad.wide, 2 chains, 4 popc",
+};
+
+/* Chosen from the benchmark (bench/graveler.md). */
+#define DEFAULT_VARIANT 4
 
 extern "C" int graveler_cuda_device_count(void)
 {
@@ -350,6 +453,13 @@ extern "C" int graveler_cuda_device_name(struct graveler_cuda *ctx, char *buf,
 		return GERR_INVAL;
 	snprintf(buf, len, "%s", ctx->name);
 	return 0;
+}
+
+extern "C" const char *graveler_cuda_variant_name(int variant)
+{
+	if (variant < 0 || variant >= GRAVELER_CUDA_VARIANTS)
+		return "?";
+	return variant_names[variant];
 }
 
 extern "C" int graveler_cuda_set_variant(struct graveler_cuda *ctx,

@@ -46,13 +46,15 @@ int graveler_cuda_step(struct graveler_cuda *ctx, struct graveler_acc *acc,
 		       uint64_t to, float *ret_kernel_ms, char *err,
 		       size_t errlen);
 
-/* Benchmark helpers: the device's name, and the kernel variant (how many
- * popcounts a battle's 8 turn words are reduced to before POPC: variant
- * 0 = 8 POPC, 1 = 7, 2 = 6, 3 = 4). All variants count identically. */
+/* Benchmark helpers: the device's name, and the kernel variant (how the
+ * MWC multiply is written, how many chunks a thread interleaves, how many
+ * popcounts a battle takes; graveler_cuda_variant_name says). All variants
+ * count identically; the default is the fastest measured. */
 int graveler_cuda_device_name(struct graveler_cuda *ctx, char *buf,
 			      size_t len);
 int graveler_cuda_set_variant(struct graveler_cuda *ctx, int variant);
-#define GRAVELER_CUDA_VARIANTS 4
+const char *graveler_cuda_variant_name(int variant);
+#define GRAVELER_CUDA_VARIANTS 8
 
 #ifdef __cplusplus
 }

@@ -51,3 +51,9 @@ int graveler_cuda_set_variant(struct graveler_cuda *ctx, int variant)
 	(void)variant;
 	return GERR_UNSUPPORTED;
 }
+
+const char *graveler_cuda_variant_name(int variant)
+{
+	(void)variant;
+	return "none";
+}
