@@ -362,7 +362,7 @@ static const char *const variant_names[GRAVELER_CUDA_VARIANTS] = {
 };
 
 /* Chosen from the benchmark (bench/graveler.md). */
-#define DEFAULT_VARIANT 4
+#define DEFAULT_VARIANT 0
 
 extern "C" int graveler_cuda_device_count(void)
 {

@@ -79,8 +79,9 @@ static void test_ref_vs_fast_battle(void **state)
 		}
 	}
 	/* Known answers pin the generator: changing it changes every job. */
-	assert_int_equal(graveler_battle_count_ref(0, 0),
-			 graveler_battle_count(0, 0));
+	assert_int_equal(graveler_battle_count_ref(0, 0), 59);
+	assert_int_equal(graveler_battle_count_ref(0, 1000003), 51);
+	assert_int_equal(graveler_battle_count_ref(42, 999999999999999ull), 67);
 }
 
 static void test_ref_vs_cpu_ranges(void **state)
