@@ -60,6 +60,12 @@ struct conn {
 	int64_t worker_id;
 	int64_t lease_id, job_id;
 	uint64_t epoch;
+	double claim_rate;      /* the rate its last CLAIM reported */
+	/* A claim that found nothing waits here (long poll) until work appears
+	 * or park_timer fires, so an idle worker starts new work at once. */
+	int parked;
+	uv_timer_t park_timer;
+	char park_reason[256];
 	struct conn *next, *prev;
 };
 
@@ -69,6 +75,10 @@ struct write_req {
 };
 
 static void conn_process(struct conn *c);
+static int claim_submit(struct conn *c);
+
+/* How long a claim that found no work waits before NOLEASE. */
+#define PARK_MS 10000
 
 static struct sched_policy policy_of(struct gpud *d)
 {
@@ -104,6 +114,11 @@ static void on_closed(uv_handle_t *h)
 	conn_unref(h->data);
 }
 
+static void on_park_timer_closed(uv_handle_t *h)
+{
+	conn_unref(h->data);
+}
+
 struct offline_req {
 	int64_t worker_id;
 };
@@ -121,6 +136,16 @@ static void conn_close(struct conn *c, const char *why)
 	if (c->closing)
 		return;
 	c->closing = 1;
+	if (c->parked) {
+		/* The parked claim holds a reference; give it back. */
+		c->parked = 0;
+		c->busy = 0;
+		conn_unref(c);
+	}
+	if (c->park_timer.data) {
+		conn_ref(c);
+		uv_close((uv_handle_t *)&c->park_timer, on_park_timer_closed);
+	}
 	if (why)
 		LOG_INFO(&d->log, "close %s worker=%s reason=%s", c->peer,
 			 c->name[0] ? c->name : "-", why);
@@ -336,6 +361,20 @@ static void claim_work(struct store *st, void *arg)
 	sched_claim(st, &r->claim);
 }
 
+static void on_park_timeout(uv_timer_t *t)
+{
+	struct conn *c = t->data;
+
+	if (!c->parked)
+		return;
+	c->parked = 0;
+	conn_send(c, PROTO_NOLEASE,
+		  json_pack("{s:f, s:s}", "retry_s", 0.2, "reason",
+			    c->park_reason[0] ? c->park_reason : "no lease"),
+		  NULL, 0);
+	conn_step_done(c);
+}
+
 static void claim_after(void *arg)
 {
 	struct claim_req *r = arg;
@@ -367,12 +406,25 @@ static void claim_after(void *arg)
 				 c->name, cl->lease.units, cl->lease.checkpoint_units);
 			conn_send(c, PROTO_LEASE, m, cl->checkpoint,
 				  cl->checkpoint_len);
+		} else if (cl->rc == GERR_NOTFOUND && !d->stopping) {
+			/* Park: keep the claim (and the busy flag and reference)
+			 * until conn_wake_parked or the timer. */
+			snprintf(c->park_reason, sizeof(c->park_reason), "%s",
+				 cl->reason);
+			if (!c->park_timer.data) {
+				uv_timer_init(d->loop, &c->park_timer);
+				c->park_timer.data = c;
+			}
+			c->parked = 1;
+			uv_timer_start(&c->park_timer, on_park_timeout, PARK_MS, 0);
+			sched_claim_clear(cl);
+			free(r);
+			return;
 		} else {
 			const char *reason = cl->reason[0] ? cl->reason
 							   : gerr_str(cl->rc);
-			double retry = cl->no_jobs ? 2.0 : 1.0;
 			conn_send(c, PROTO_NOLEASE,
-				  json_pack("{s:f, s:s}", "retry_s", retry,
+				  json_pack("{s:f, s:s}", "retry_s", 5.0,
 					    "reason", reason), NULL, 0);
 		}
 	}
@@ -381,10 +433,11 @@ static void claim_after(void *arg)
 	conn_step_done(c);
 }
 
-static int on_claim(struct conn *c, const json_t *msg)
+/* Queue a claim for c; the caller has set c->busy and holds a reference
+ * for it. */
+static int claim_submit(struct conn *c)
 {
 	struct claim_req *r = calloc(1, sizeof(*r));
-	const json_t *rate = json_object_get(msg, "rate");
 
 	if (!r)
 		return GERR_NOMEM;
@@ -392,26 +445,56 @@ static int on_claim(struct conn *c, const json_t *msg)
 	r->pol = policy_of(c->d);
 	r->claim.pol = &r->pol;
 	r->claim.worker_id = c->worker_id;
+	r->claim.rate = c->claim_rate;
 	r->claim.workloads_json = strdup(c->workloads_json);
-	if (json_is_number(rate) && json_number_value(rate) > 0 &&
-	    json_number_value(rate) < 1e15)
-		r->claim.rate = json_number_value(rate);
 	if (!r->claim.workloads_json) {
 		free(r);
 		return GERR_NOMEM;
 	}
-	c->lease_id = 0;
-	c->job_id = 0;
-	conn_ref(c);
-	c->busy = 1;
 	if (dbq_submit(c->d->dbq, claim_work, claim_after, r)) {
-		c->busy = 0;
-		conn_unref(c);
 		sched_claim_clear(&r->claim);
 		free(r);
 		return GERR_STATE;
 	}
 	return 0;
+}
+
+static int on_claim(struct conn *c, const json_t *msg)
+{
+	const json_t *rate = json_object_get(msg, "rate");
+	int rc;
+
+	c->claim_rate = 0;
+	if (json_is_number(rate) && json_number_value(rate) > 0 &&
+	    json_number_value(rate) < 1e15)
+		c->claim_rate = json_number_value(rate);
+	c->lease_id = 0;
+	c->job_id = 0;
+	conn_ref(c);
+	c->busy = 1;
+	rc = claim_submit(c);
+	if (rc) {
+		c->busy = 0;
+		conn_unref(c);
+	}
+	return rc;
+}
+
+void conn_wake_parked(struct gpud *d)
+{
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (!c->parked || c->closing)
+			continue;
+		c->parked = 0;
+		uv_timer_stop(&c->park_timer);
+		/* The parked claim's busy flag and reference carry over. */
+		if (claim_submit(c)) {
+			conn_send(c, PROTO_NOLEASE,
+				  json_pack("{s:f, s:s}", "retry_s", 1.0,
+					    "reason", "gpud is busy"), NULL, 0);
+			conn_step_done(c);
+		}
+	}
 }
 
 /* ---- worker: heartbeat ---- */
@@ -657,6 +740,8 @@ static void release_after(void *arg)
 		if (c->lease_id == r->rel.lease_id)
 			c->lease_id = 0;
 	}
+	if (r->rel.rc == 0)
+		conn_wake_parked(c->d);
 	free(r);
 	conn_step_done(c);
 }

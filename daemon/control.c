@@ -372,7 +372,12 @@ static void token_work(struct store *st, void *arg)
 
 static void generic_after(void *arg)
 {
-	finish(arg);
+	struct ctl_req *r = arg;
+
+	/* New or resumed work: wake the workers whose claims wait for it. */
+	if (r->reply && (strcmp(r->cmd, "submit") == 0 || strcmp(r->cmd, "resume") == 0))
+		conn_wake_parked(r->d);
+	finish(r);
 }
 
 static int read_job(struct ctl_req *r)

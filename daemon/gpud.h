@@ -85,6 +85,9 @@ int conn_accept_pipe(struct gpud *d, uv_stream_t *server);
 void conn_close_all(struct gpud *d);
 /* The connection (worker) holding a lease, for `gpuctl workers`. */
 int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
+/* Work may have appeared (job submitted or resumed, lease back to pending):
+ * re-run the claims of workers waiting for work. */
+void conn_wake_parked(struct gpud *d);
 /* Non-zero when some authenticated worker connection runs that workload. */
 int conn_workload_served(struct gpud *d, const char *workload);
 

@@ -115,6 +115,8 @@ static void verify_finish(void *arg)
 			LOG_WARN(&d->log, "lease failed verification job=%" PRId64
 				 " lease=%" PRId64 " epoch=%" PRIu64 " reason=%s",
 				 v->lease.job_id, v->lease_id, v->epoch, v->err);
+		if (!v->passed && !d->stopping)
+			conn_wake_parked(d); /* the lease is pending again */
 		if (v->job_finished)
 			LOG_INFO(&d->log, "job %s job=%" PRId64,
 				 v->job_finished > 0 ? "done" : "failed", v->lease.job_id);
@@ -213,6 +215,8 @@ static void expiry_after(void *arg)
 		LOG_WARN(&r->d->log, "lease expired lease=%" PRId64
 			 " (no heartbeat before the deadline); it will be re-issued",
 			 r->ids[i]);
+	if (r->n)
+		conn_wake_parked(r->d);
 	free(r->ids);
 	free(r);
 }

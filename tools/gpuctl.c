@@ -426,7 +426,7 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 			fprintf(stderr, "gpuctl: timed out waiting for job %" JSON_INTEGER_FORMAT "\n", job);
 			return EXIT_FAIL;
 		}
-		poll(NULL, 0, 500);
+		poll(NULL, 0, 200);
 	}
 }
 
