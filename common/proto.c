@@ -36,6 +36,8 @@ static const char *const type_names[PROTO_TYPE_MAX + 1] = {
 	[PROTO_ERROR] = "ERROR",
 	[PROTO_CTL_REQ] = "CTL_REQ",
 	[PROTO_CTL_REPLY] = "CTL_REPLY",
+	[PROTO_FETCH] = "FETCH",
+	[PROTO_BLOB] = "BLOB",
 };
 
 const char *proto_type_name(int type)

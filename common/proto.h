@@ -34,9 +34,15 @@
  *   RESULT     -> {"lease":id,"epoch":e,"units_done":n,"seconds":f}
  *                 bin = blob
  *   ACK        <- {"lease":id,"epoch":e,"what":"checkpoint|result|release"}
- *   RELEASE    -> {"lease":id,"epoch":e}   give a lease back (pause/stop)
+ *   RELEASE    -> {"lease":id,"epoch":e[,"error":text]}   give a lease back
+ *                 (pause/stop, or the run failed: error says why)
+ *   FETCH      -> {"hash":hex64}   ask for a stored blob (job input, an
+ *                 earlier result) that a lease's params or spec names
+ *   BLOB       <- {"hash":hex64}  bin = the blob (header + zlib stream), or
+ *                 ERROR {"code","message","hash"} when gpud has none
  *   ERROR      <- {"code":n,"message":text,"lease":id?,"epoch":e?}
- *   CTL_REQ    gpuctl -> gpud {"cmd":name, ...}
+ *   CTL_REQ    gpuctl -> gpud {"cmd":name, ...}  bin = an input file for
+ *                 "submit" (optional)
  *   CTL_REPLY  gpud -> gpuctl {"ok":bool,"error":text?, ...}
  *
  * Ownership: proto_frame_parse borrows the input buffer and returns a frame
@@ -75,7 +81,9 @@ enum proto_type {
 	PROTO_ERROR = 14,
 	PROTO_CTL_REQ = 15,
 	PROTO_CTL_REPLY = 16,
-	PROTO_TYPE_MAX = 16,
+	PROTO_FETCH = 17,
+	PROTO_BLOB = 18,
+	PROTO_TYPE_MAX = 18,
 };
 
 struct proto_frame {

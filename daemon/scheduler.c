@@ -55,21 +55,32 @@ uint64_t sched_job_progress(struct store *st, int64_t job_id)
 
 /* ---- claim ---- */
 
-/* Carve a new lease from the oldest carvable job. Inside a transaction. */
+/* Carve a new lease from the oldest carvable job. Inside a transaction.
+ * A job whose planner must wait for results (GERR_AGAIN) is skipped for
+ * now: the next job may have work. */
 static int carve_new(struct store *st, struct sched_claim *c, double now)
 {
+	json_t *skip = json_array(); /* jobs waiting for results */
+	int rc = GERR_NOTFOUND;
+
 	for (int tries = 0; tries < CARVE_TRIES; tries++) {
 		struct store_job job = {0};
 		int64_t job_id;
-		int rc = store_job_next_carvable(st, c->workloads_json, &job_id);
+		char *skip_text = json_dumps(skip, JSON_COMPACT);
+
+		rc = skip_text ? store_job_next_carvable(st, c->workloads_json,
+							 skip_text, &job_id)
+			       : GERR_NOMEM;
+		free(skip_text);
 		if (rc)
-			return rc;
+			break;
 		rc = store_job_get(st, job_id, &job);
 		if (rc)
-			return rc;
+			break;
 		const struct workload *wl = workload_find(job.workload);
 		json_t *params = json_parse_text(job.params);
 		json_t *cursor = json_parse_text(job.cursor);
+		json_t *answer = json_parse_text(job.answer);
 		json_t *spec = NULL, *next = NULL, *probe_spec = NULL,
 		       *probe_cursor = NULL;
 		uint64_t units = 0, probe_units = 0;
@@ -77,37 +88,27 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 
 		if (!want && c->rate > 0)
 			want = (uint64_t)(c->rate * c->pol->lease_target_s);
-
 		if (!wl || !params) {
 			rc = store_job_set_state(st, job_id, JOB_FAILED,
 				"job parameters unreadable or workload unknown", now);
-			json_decref(params);
-			json_decref(cursor);
-			store_job_clear(&job);
-			if (rc)
-				return rc;
-			continue;
+			goto next_job;
 		}
-		rc = wl->carve(params, cursor, want, &spec, &units, &next);
+		rc = wl->carve(params, cursor, answer, want, &spec, &units, &next);
 		if (rc == GERR_DONE) {
 			rc = store_job_set_cursor(st, job_id, job.cursor, 1);
-			json_decref(params);
-			json_decref(cursor);
-			store_job_clear(&job);
-			if (rc)
-				return rc;
-			continue;
+			goto next_job;
 		}
-		if (rc) {
-			json_decref(params);
-			json_decref(cursor);
-			store_job_clear(&job);
-			return rc;
+		if (rc == GERR_AGAIN) {
+			json_array_append_new(skip, json_integer(job_id));
+			rc = 0;
+			goto next_job;
 		}
+		if (rc)
+			goto out;
 		/* Probe whether anything remains after this lease, so the job
 		 * knows when its last lease has been handed out. */
-		int more = wl->carve(params, next, 1, &probe_spec, &probe_units,
-				     &probe_cursor);
+		int more = wl->carve(params, next, answer, 1, &probe_spec,
+				     &probe_units, &probe_cursor);
 		json_decref(probe_spec);
 		json_decref(probe_cursor);
 		char *spec_text = json_text(spec);
@@ -126,14 +127,26 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 		}
 		free(spec_text);
 		free(next_text);
+out:
 		json_decref(spec);
 		json_decref(next);
 		json_decref(params);
 		json_decref(cursor);
+		json_decref(answer);
 		store_job_clear(&job);
+		json_decref(skip);
 		return rc;
+next_job:
+		json_decref(params);
+		json_decref(cursor);
+		json_decref(answer);
+		store_job_clear(&job);
+		if (rc)
+			break;
+		rc = GERR_NOTFOUND;
 	}
-	return GERR_NOTFOUND;
+	json_decref(skip);
+	return rc;
 }
 
 static void explain_no_lease(struct store *st, struct sched_claim *c)
@@ -503,7 +516,8 @@ static int commit_pass(struct store *st, struct sched_verify *v, double now)
 		rc = store_lease_set_verified(st, v->lease_id, v->epoch, now);
 	if (!rc) {
 		answer = json_parse_text(job.answer);
-		rc = wl->merge(params, answer, spec, v->raw, v->raw_len, &merged);
+		rc = wl->merge(params, answer, spec, v->raw, v->raw_len,
+			       v->lease.result, &merged);
 	}
 	if (!rc) {
 		text = json_text(merged);

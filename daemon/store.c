@@ -127,6 +127,7 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_JOB_NEXT_CARVABLE] =
 		"SELECT id FROM jobs WHERE state = ?1 AND carve_done = 0 "
 		"AND workload IN (SELECT value FROM json_each(?2)) "
+		"AND id NOT IN (SELECT value FROM json_each(?3)) "
 		"ORDER BY id LIMIT 1",
 	[S_JOB_PROGRESS] =
 		"SELECT coalesce(sum(CASE WHEN state = ?2 THEN units_done "
@@ -1210,7 +1211,7 @@ static int check_workloads(struct store *st, const char *json,
 }
 
 int store_job_next_carvable(struct store *st, const char *workloads_json,
-			    int64_t *ret_id)
+			    const char *exclude_json, int64_t *ret_id)
 {
 	static const char what[] = "store_job_next_carvable";
 	sqlite3_stmt *s = stmt(st, S_JOB_NEXT_CARVABLE);
@@ -1223,6 +1224,8 @@ int store_job_next_carvable(struct store *st, const char *workloads_json,
 		return r;
 	sqlite3_bind_int(s, 1, JOB_ACTIVE);
 	sqlite3_bind_text(s, 2, workloads_json, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, exclude_json ? exclude_json : "[]", -1,
+			  SQLITE_STATIC);
 	r = step_int(st, s, &id, what);
 	if (r == GERR_NOTFOUND)
 		return set_err(st, r, "%s: no carvable job", what);

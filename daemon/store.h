@@ -140,9 +140,10 @@ int store_job_set_cursor(struct store *st, int64_t id, const char *cursor,
 int store_job_set_answer(struct store *st, int64_t id, const char *answer,
 			 uint64_t units_verified);
 /* The oldest active job with carve_done = 0 whose workload is in the JSON
- * array text workloads_json (e.g. ["graveler"]). GERR_NOTFOUND if none. */
+ * array text workloads_json (e.g. ["graveler"]) and whose id is not in the
+ * JSON array exclude_json (may be NULL). GERR_NOTFOUND if none. */
 int store_job_next_carvable(struct store *st, const char *workloads_json,
-			    int64_t *ret_id);
+			    const char *exclude_json, int64_t *ret_id);
 
 /* ---- leases ---- */
 /* Insert a lease already granted to worker_id (state leased, epoch 1,

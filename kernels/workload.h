@@ -17,6 +17,12 @@
  *           format, wrapped in a blob by the caller).
  *   answer  the job's merged state (JSON object, owned by the workload);
  *           NULL before the first merge.
+ *   input   an optional file given at submission (gpuctl submit W --file F),
+ *           validated and canonicalised by parse_input, stored by gpud as a
+ *           blob; gpud adds its hash to params as "input".
+ *   blobs   results and inputs are content-addressed blobs in gpud; a spec
+ *           or params may name them by hash, and a run reads them with
+ *           io->fetch (the worker asks gpud for them).
  *
  * Ownership: json_t arguments are borrowed unless a parameter is named ret_*,
  * in which case the caller receives a new reference. Byte buffers passed in
@@ -53,6 +59,11 @@ struct wl_run_io {
 	/* Non-zero when the run must stop now (lease lost, cancel, shutdown):
 	 * the run returns GERR_CANCELLED after emitting nothing more. */
 	int (*should_stop)(void *opaque);
+	/* Read a blob of gpud's by its hash (64 hex digits): the decoded
+	 * bytes, malloc'ed, caller frees. Blocks until they arrive; returns
+	 * GERR_NOTFOUND, GERR_CANCELLED (lease lost) or GERR_IO. May be NULL
+	 * where no coordinator is reachable (then runs needing blobs fail). */
+	int (*fetch)(void *opaque, const char *hash, void **ret, size_t *ret_len);
 };
 
 /* Where a run executes. */
@@ -76,12 +87,26 @@ struct workload {
 	int (*parse_params)(const json_t *args, json_t **ret_params,
 			    uint64_t *ret_total_units, char *err, size_t errlen);
 
+	/* Optional: validate and canonicalise a submitted input file (bounded
+	 * by PROTO_MAX_BIN). May update params (*ret_params, e.g. with a count
+	 * of items) and the job's total units; *ret_input is the canonical
+	 * bytes gpud stores as the job's input blob. NULL: the workload takes
+	 * no input file. Bad lines are refused with their line numbers. */
+	int (*parse_input)(const json_t *params, const void *input, size_t len,
+			   json_t **ret_params, void **ret_input,
+			   size_t *ret_input_len, uint64_t *ret_total_units,
+			   char *err, size_t errlen);
+
 	/* Carve the next lease of about want_units units after *cursor.
+	 * answer is the job's merged state so far (NULL before the first
+	 * merge), for planners whose next lease depends on earlier results.
 	 * On success *ret_spec is the new lease, *ret_units its size and
 	 * *ret_cursor the cursor after it. Returns GERR_DONE when the job has
-	 * nothing more to lease. */
+	 * nothing more to lease, GERR_AGAIN when nothing can be leased until
+	 * more results are merged. */
 	int (*carve)(const json_t *params, const json_t *cursor,
-		     uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
+		     const json_t *answer, uint64_t want_units,
+		     json_t **ret_spec, uint64_t *ret_units,
 		     json_t **ret_cursor);
 
 	/* Run a lease. checkpoint may be NULL (fresh start) or the bytes of the
@@ -106,10 +131,12 @@ struct workload {
 		      size_t errlen);
 
 	/* Merge a verified result into the answer. answer may be NULL (first
-	 * merge). Merges must commute: leases finish in any order. */
+	 * merge). result_hash names the stored result blob (so later leases
+	 * can fetch it). Merges of independent leases must commute: leases
+	 * finish in any order. */
 	int (*merge)(const json_t *params, const json_t *answer,
 		     const json_t *spec, const void *result, size_t len,
-		     json_t **ret_answer);
+		     const char *result_hash, json_t **ret_answer);
 
 	/* Check the finished answer as a whole (e.g. histogram sums to the
 	 * job's units, statistics). Called once when every lease is merged. */

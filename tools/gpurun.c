@@ -1,8 +1,11 @@
 /* gpurun - run a whole job in this process through the workload interface,
  * with no daemon: parse, carve every lease, run, verify, merge, finish.
  *
- *   gpurun WORKLOAD --KEY VALUE... [--device cpu|cpu:N|cuda:N]
+ *   gpurun WORKLOAD --KEY VALUE... [--file F] [--device cpu|cpu:N|cuda:N]
  *          [--lease-units N] [--json]
+ *
+ * Blobs (the job's input, earlier results) live in memory here and are
+ * served to runs through io->fetch, as gpud serves them to workers.
  *
  * It is the reference the system tests compare gpud's answers with, and a
  * quick way to try a workload on one machine.
@@ -15,12 +18,100 @@
 
 #include <jansson.h>
 
+#include "blob.h"
 #include "gerr.h"
+#include "proto.h"
 #include "workload.h"
 
-struct quiet_io {
-	int unused;
+/* The in-memory blob table. */
+struct mem_blob {
+	char hash[BLOB_HASH_HEX];
+	void *bytes;
+	size_t len;
+	struct mem_blob *next;
 };
+
+struct quiet_io {
+	struct mem_blob *blobs;
+};
+
+static const char *blob_keep(struct quiet_io *q, void *bytes, size_t len)
+{
+	struct mem_blob *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	blob_hash_hex(bytes, len, b->hash);
+	b->bytes = bytes;
+	b->len = len;
+	b->next = q->blobs;
+	q->blobs = b;
+	return b->hash;
+}
+
+static int io_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
+{
+	struct quiet_io *q = o;
+
+	for (struct mem_blob *b = q->blobs; b; b = b->next) {
+		if (strcmp(b->hash, hash) == 0) {
+			*ret = malloc(b->len ? b->len : 1);
+			if (!*ret)
+				return GERR_NOMEM;
+			memcpy(*ret, b->bytes, b->len);
+			*ret_len = b->len;
+			return 0;
+		}
+	}
+	return GERR_NOTFOUND;
+}
+
+static const void *io_bytes(struct quiet_io *q, const char *hash)
+{
+	for (struct mem_blob *b = q->blobs; b; b = b->next)
+		if (strcmp(b->hash, hash) == 0)
+			return b->bytes;
+	return NULL;
+}
+
+static int read_file(const char *path, void **ret, size_t *ret_len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f)
+		return GERR_IO;
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 1 << 20;
+			if (cap > (size_t)PROTO_MAX_BIN + 65536) {
+				free(buf);
+				fclose(f);
+				return GERR_TOOBIG;
+			}
+			uint8_t *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return GERR_NOMEM;
+			}
+			buf = nb;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	fclose(f);
+	if (len > PROTO_MAX_BIN) {
+		free(buf);
+		return GERR_TOOBIG;
+	}
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
 
 static void io_progress(void *o, uint64_t units) { (void)o; (void)units; }
 static int io_due(void *o) { (void)o; return 0; }
@@ -72,7 +163,9 @@ int main(int argc, char **argv)
 	int as_json = 0, rc = 1;
 	char err[WL_ERRLEN] = "";
 	struct quiet_io q = {0};
-	struct wl_run_io io = {&q, io_progress, io_due, io_checkpoint, io_stop};
+	struct wl_run_io io = {&q, io_progress, io_due, io_checkpoint, io_stop,
+			       io_fetch};
+	const char *file = NULL;
 
 	parse_device("cpu", &dev);
 	if (argc < 2 || argv[1][0] == '-') {
@@ -101,6 +194,10 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
+		if (strcmp(argv[i], "--file") == 0) {
+			file = argv[++i];
+			continue;
+		}
 		if (strcmp(argv[i], "--lease-units") == 0) {
 			lease_units = strtoull(argv[++i], NULL, 10);
 			continue;
@@ -117,6 +214,36 @@ int main(int argc, char **argv)
 		json_decref(args);
 		return 1;
 	}
+	if (file) {
+		void *raw = NULL, *canon = NULL;
+		size_t raw_len = 0, canon_len = 0;
+		json_t *np = NULL;
+		if (!wl->parse_input) {
+			fprintf(stderr, "gpurun: %s takes no input file\n", wl->name);
+			goto out;
+		}
+		if (read_file(file, &raw, &raw_len)) {
+			fprintf(stderr, "gpurun: cannot read %s (missing, unreadable or over %u bytes)\n",
+				file, PROTO_MAX_BIN);
+			goto out;
+		}
+		int prc = wl->parse_input(params, raw, raw_len, &np, &canon, &canon_len,
+					  &total, err, sizeof(err));
+		free(raw);
+		if (prc) {
+			fprintf(stderr, "gpurun: %s: %s\n", file, err);
+			goto out;
+		}
+		const char *h = blob_keep(&q, canon, canon_len);
+		if (!h) {
+			free(canon);
+			json_decref(np);
+			goto out;
+		}
+		json_object_set_new(np, "input", json_string(h));
+		json_decref(params);
+		params = np;
+	}
 	if (dev.kind == WL_DEVICE_CUDA) {
 		if (!wl->cuda_open || wl->cuda_open(dev.index, &dev.cuda_ctx, err, sizeof(err))) {
 			fprintf(stderr, "gpurun: cannot use cuda:%d: %s\n", dev.index,
@@ -129,18 +256,29 @@ int main(int argc, char **argv)
 		uint64_t units = 0;
 		void *res = NULL;
 		size_t res_len = 0;
-		int crc = wl->carve(params, cursor, lease_units, &spec, &units, &next);
+		const char *hash = NULL;
+		int crc = wl->carve(params, cursor, answer, lease_units, &spec, &units, &next);
 		if (crc == GERR_DONE)
 			break;
 		if (crc) {
+			/* Every result is merged before the next carve here, so a
+			 * planner that still waits (GERR_AGAIN) is stuck. */
 			fprintf(stderr, "gpurun: carve failed: %s\n", gerr_str(crc));
 			goto out;
 		}
 		crc = wl->run(params, spec, NULL, 0, &dev, &io, &res, &res_len, err, sizeof(err));
 		if (!crc)
 			crc = wl->verify(params, spec, res, res_len, leases + 1, err, sizeof(err));
+		if (!crc) {
+			hash = blob_keep(&q, res, res_len);
+			if (hash)
+				res = NULL; /* the table owns it now */
+			else
+				crc = GERR_NOMEM;
+		}
 		if (!crc)
-			crc = wl->merge(params, answer, spec, res, res_len, &merged);
+			crc = wl->merge(params, answer, spec, hash ? io_bytes(&q, hash) : NULL,
+					res_len, hash, &merged);
 		free(res);
 		json_decref(spec);
 		json_decref(cursor);
@@ -178,5 +316,11 @@ out:
 	json_decref(cursor);
 	json_decref(params);
 	json_decref(args);
+	while (q.blobs) {
+		struct mem_blob *n = q.blobs->next;
+		free(q.blobs->bytes);
+		free(q.blobs);
+		q.blobs = n;
+	}
 	return rc;
 }

@@ -126,6 +126,7 @@ static int gw_parse_params(const json_t *args, json_t **ret_params,
 }
 
 static int gw_carve(const json_t *params, const json_t *cursor,
+		    const json_t *answer,
 		    uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
 		    json_t **ret_cursor)
 {
@@ -390,7 +391,7 @@ static json_t *answer_json(const struct answer *a)
 
 static int gw_merge(const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
-		    json_t **ret_answer)
+		    const char *result_hash, json_t **ret_answer)
 {
 	char err[WL_ERRLEN];
 	struct graveler_acc *acc;

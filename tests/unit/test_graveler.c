@@ -194,7 +194,7 @@ static void run_lease(json_t *params, json_t *spec, const void *ckpt,
 		      size_t ckpt_len, struct io_state *ios, int threads,
 		      int expect, void **res, size_t *len)
 {
-	struct wl_run_io io = {ios, io_progress, io_due, io_ckpt, io_stop};
+	struct wl_run_io io = {ios, io_progress, io_due, io_ckpt, io_stop, NULL};
 	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
 	char err[WL_ERRLEN] = "";
 	int rc = W->run(params, spec, ckpt, ckpt_len, &dev, ios ? &io : NULL,
@@ -310,7 +310,7 @@ static void test_carve(void **state)
 	for (;;) {
 		json_t *spec = NULL, *nc = NULL;
 		uint64_t units = 0;
-		int rc = W->carve(params, cursor, wants[leases % 4], &spec,
+		int rc = W->carve(params, cursor, NULL, wants[leases % 4], &spec,
 				  &units, &nc);
 		if (rc == GERR_DONE)
 			break;
@@ -453,7 +453,7 @@ static void test_merge_finish_render(void **state)
 	for (;;) {
 		json_t *nc;
 		uint64_t units;
-		int rc = W->carve(params, cursor, 1u << 20, &specs[nl], &units,
+		int rc = W->carve(params, cursor, NULL, 1u << 20, &specs[nl], &units,
 				  &nc);
 		if (rc == GERR_DONE)
 			break;
@@ -470,12 +470,12 @@ static void test_merge_finish_render(void **state)
 	/* Two orders give the same answer. */
 	json_t *a = NULL, *b = NULL, *t;
 	for (int i = 0; i < nl; i++) {
-		assert_int_equal(W->merge(params, a, specs[i], res[i], len[i], &t), 0);
+		assert_int_equal(W->merge(params, a, specs[i], res[i], len[i], NULL, &t), 0);
 		json_decref(a);
 		a = t;
 	}
 	for (int i = nl - 1; i >= 0; i--) {
-		assert_int_equal(W->merge(params, b, specs[i], res[i], len[i], &t), 0);
+		assert_int_equal(W->merge(params, b, specs[i], res[i], len[i], NULL, &t), 0);
 		json_decref(b);
 		b = t;
 	}
@@ -492,7 +492,7 @@ static void test_merge_finish_render(void **state)
 	assert_int_equal(W->finish(params, a, err, sizeof(err)), 0);
 	/* Missing lease: total wrong. */
 	json_t *part = NULL;
-	assert_int_equal(W->merge(params, NULL, specs[0], res[0], len[0], &part), 0);
+	assert_int_equal(W->merge(params, NULL, specs[0], res[0], len[0], NULL, &part), 0);
 	assert_int_equal(W->finish(params, part, err, sizeof(err)), GERR_VERIFY);
 	json_decref(part);
 	/* A histogram that is not Binomial(231, 1/4). */

@@ -363,7 +363,7 @@ static void test_encode_rejects(void **state)
 	assert_int_equal(proto_frame_encode((enum proto_type)0, obj, NULL, 0,
 					    &buf, &len),
 			 GERR_INVAL);
-	assert_int_equal(proto_frame_encode((enum proto_type)17, obj, NULL, 0,
+	assert_int_equal(proto_frame_encode((enum proto_type)(PROTO_TYPE_MAX + 1), obj, NULL, 0,
 					    &buf, &len),
 			 GERR_INVAL);
 	assert_int_equal(proto_frame_encode(PROTO_ACK, obj, NULL, 5, &buf, &len),

@@ -111,7 +111,7 @@ static void make_blob(struct fx *f, const struct sched_claim *c, int kind,
 		      int tamper, uint8_t **ret, size_t *ret_len)
 {
 	struct capture cap = {.want_checkpoint = kind == BLOB_CHECKPOINT};
-	struct wl_run_io io = {&cap, io_progress, io_due, io_ckpt, io_stop};
+	struct wl_run_io io = {&cap, io_progress, io_due, io_ckpt, io_stop, NULL};
 	struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
 	json_t *spec = json_loads(c->lease.spec, 0, NULL);
 	void *res = NULL;

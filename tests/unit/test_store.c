@@ -433,26 +433,31 @@ static void test_job_next_carvable(void **state)
 	int64_t g2 = add_job(st, "graveler");
 	int64_t id = 0;
 
-	assert_int_equal(store_job_next_carvable(st, "[\"graveler\"]", &id), 0);
+	assert_int_equal(store_job_next_carvable(st, "[\"graveler\"]", NULL, &id), 0);
 	assert_int_equal(id, g1);
 	assert_int_equal(store_job_next_carvable(st,
-		"[\"sudoku\",\"officers\"]", &id), 0);
+		"[\"sudoku\",\"officers\"]", NULL, &id), 0);
 	assert_int_equal(id, o1);
+	/* Excluded jobs (waiting for results) are passed over. */
+	char ex[32];
+	snprintf(ex, sizeof(ex), "[%lld]", (long long)g1);
+	assert_int_equal(store_job_next_carvable(st, "[\"graveler\"]", ex, &id), 0);
+	assert_int_equal(id, g2);
 	/* carve_done and paused jobs are skipped. */
 	assert_int_equal(store_job_set_cursor(st, g1, "{}", 1), 0);
-	assert_int_equal(store_job_next_carvable(st, "[\"graveler\"]", &id), 0);
+	assert_int_equal(store_job_next_carvable(st, "[\"graveler\"]", NULL, &id), 0);
 	assert_int_equal(id, g2);
 	assert_int_equal(store_job_set_state(st, g2, JOB_PAUSED, NULL, 1.0), 0);
 	id = -1;
-	assert_int_equal(store_job_next_carvable(st, "[\"graveler\"]", &id),
+	assert_int_equal(store_job_next_carvable(st, "[\"graveler\"]", NULL, &id),
 			 GERR_NOTFOUND);
 	assert_int_equal(id, -1); /* ret_* untouched on failure */
-	assert_int_equal(store_job_next_carvable(st, "[]", &id), GERR_NOTFOUND);
-	assert_int_equal(store_job_next_carvable(st, "graveler", &id),
+	assert_int_equal(store_job_next_carvable(st, "[]", NULL, &id), GERR_NOTFOUND);
+	assert_int_equal(store_job_next_carvable(st, "graveler", NULL, &id),
 			 GERR_INVAL);
-	assert_int_equal(store_job_next_carvable(st, "{\"a\":1}", &id),
+	assert_int_equal(store_job_next_carvable(st, "{\"a\":1}", NULL, &id),
 			 GERR_INVAL);
-	assert_int_equal(store_job_next_carvable(st, "[\"gr", &id), GERR_INVAL);
+	assert_int_equal(store_job_next_carvable(st, "[\"gr", NULL, &id), GERR_INVAL);
 }
 
 /* ---- leases ---- */
