@@ -131,7 +131,7 @@ int blob_encode(enum blob_kind kind, const char *workload, uint64_t lease,
 	uint8_t *out, *shrunk;
 	int zr;
 
-	if (kind != BLOB_CHECKPOINT && kind != BLOB_RESULT)
+	if (kind != BLOB_CHECKPOINT && kind != BLOB_RESULT && kind != BLOB_INPUT)
 		return GERR_INVAL;
 	if (!workload_valid(workload, &wlen))
 		return GERR_INVAL;
@@ -198,7 +198,7 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 			    "blob header checksum mismatch");
 
 	kind = get_le16(b + 6);
-	if (kind != BLOB_CHECKPOINT && kind != BLOB_RESULT)
+	if (kind != BLOB_CHECKPOINT && kind != BLOB_RESULT && kind != BLOB_INPUT)
 		return fail(GERR_CORRUPT, err, errlen, "bad blob kind %u",
 			    (unsigned)kind);
 

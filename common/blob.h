@@ -5,8 +5,8 @@
  *   offset size field        why
  *   0      4    magic "GPBL" reject non-blobs early
  *   4      2    version (1)  format evolution
- *   6      2    kind         1 checkpoint, 2 result: a checkpoint can never be
- *                            accepted as a result or the reverse
+ *   6      2    kind         1 checkpoint, 2 result, 3 job input: a checkpoint
+ *                            can never be accepted as a result or the reverse
  *   8      16   workload     NUL-padded name: no blob crosses workloads
  *   24     8    lease        the lease it belongs to
  *   32     8    epoch        the epoch it was produced under (fencing)
@@ -37,7 +37,7 @@
 #define BLOB_MAX_RAW (1024ull << 20) /* 1 GiB decompressed */
 #define BLOB_HASH_HEX 65            /* 64 hex digits + NUL */
 
-enum blob_kind { BLOB_CHECKPOINT = 1, BLOB_RESULT = 2 };
+enum blob_kind { BLOB_CHECKPOINT = 1, BLOB_RESULT = 2, BLOB_INPUT = 3 };
 
 struct blob_info {
 	enum blob_kind kind;

@@ -713,6 +713,7 @@ struct release_req {
 	struct sched_release rel;
 };
 
+
 static void release_work(struct store *st, void *arg)
 {
 	struct release_req *r = arg;
@@ -753,16 +754,90 @@ static int on_release(struct conn *c, const json_t *msg)
 
 	if (!r)
 		return GERR_NOMEM;
+	const json_t *error = json_object_get(msg, "error");
+
 	if (proto_get_u64(msg, "lease", &lease) || lease > INT64_MAX ||
-	    proto_get_u64(msg, "epoch", &r->rel.epoch)) {
+	    proto_get_u64(msg, "epoch", &r->rel.epoch) ||
+	    (error && !json_is_string(error))) {
 		free(r);
 		return GERR_PROTO;
 	}
 	r->c = c;
 	r->rel.lease_id = (int64_t)lease;
+	r->rel.worker_id = c->worker_id;
+	if (error)
+		snprintf(r->rel.error, sizeof(r->rel.error), "%s",
+			 json_string_value(error));
 	conn_ref(c);
 	c->busy = 1;
 	if (dbq_submit(c->d->dbq, release_work, release_after, r)) {
+		c->busy = 0;
+		conn_unref(c);
+		free(r);
+		return GERR_STATE;
+	}
+	return 0;
+}
+
+/* ---- worker: blob fetch ---- */
+
+struct fetch_req {
+	uv_work_t work;
+	struct conn *c;
+	char hash[BLOB_HASH_HEX];
+	uint8_t *blob;
+	size_t len;
+	int rc;
+};
+
+static void fetch_work(uv_work_t *w)
+{
+	struct fetch_req *r = w->data;
+	r->rc = blob_store_get(r->c->d->cfg.data_dir, r->hash, &r->blob, &r->len);
+}
+
+static void fetch_after(uv_work_t *w, int status)
+{
+	struct fetch_req *r = w->data;
+	struct conn *c = r->c;
+
+	if (!c->closing) {
+		if (status == 0 && r->rc == 0) {
+			LOG_DEBUG(&c->d->log, "blob sent hash=%.16s bytes=%zu worker=%s",
+				  r->hash, r->len, c->name);
+			conn_send(c, PROTO_BLOB, json_pack("{s:s}", "hash", r->hash),
+				  r->blob, r->len);
+		} else {
+			json_t *e = json_pack("{s:i, s:s, s:s}", "code",
+				r->rc ? r->rc : GERR_IO, "message",
+				r->rc == GERR_NOTFOUND ? "no such blob" : gerr_str(r->rc),
+				"hash", r->hash);
+			conn_send(c, PROTO_ERROR, e, NULL, 0);
+		}
+	}
+	free(r->blob);
+	free(r);
+	conn_step_done(c);
+}
+
+static int on_fetch(struct conn *c, const json_t *msg)
+{
+	const char *hash = NULL;
+	struct fetch_req *r;
+
+	if (proto_get_str(msg, "hash", BLOB_HASH_HEX - 1, &hash) ||
+	    strlen(hash) != BLOB_HASH_HEX - 1 ||
+	    strspn(hash, "0123456789abcdef") != BLOB_HASH_HEX - 1)
+		return GERR_PROTO;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return GERR_NOMEM;
+	r->c = c;
+	memcpy(r->hash, hash, BLOB_HASH_HEX);
+	r->work.data = r;
+	conn_ref(c);
+	c->busy = 1;
+	if (uv_queue_work(c->d->loop, &r->work, fetch_work, fetch_after)) {
 		c->busy = 0;
 		conn_unref(c);
 		free(r);
@@ -794,7 +869,7 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 		conn_ref(c);
 		c->busy = 1;
 		json_incref(f->json);
-		control_handle(c->d, f->json, control_done, c);
+		control_handle(c->d, f->json, f->bin, f->bin_len, control_done, c);
 		return 0;
 	}
 	switch (c->state) {
@@ -816,6 +891,8 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 		return on_upload(c, f, 1);
 	case PROTO_RELEASE:
 		return on_release(c, f->json);
+	case PROTO_FETCH:
+		return on_fetch(c, f->json);
 	default:
 		return GERR_PROTO;
 	}

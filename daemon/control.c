@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "auth.h"
+#include "blob.h"
 #include "gpud_config.h"
 #include "control.h"
 #include "dbq.h"
@@ -31,10 +32,16 @@ struct ctl_req {
 	const struct workload *wl;
 	char *params;
 	uint64_t total_units;
+	json_t *params_json;    /* before the input is attached */
+	uint8_t *input;         /* the submitted file, owned */
+	size_t input_len;
+	uv_work_t work;
 	/* token */
 	char *token_text;
 	struct auth_token tok;
 };
+
+static void generic_after(void *arg);
 
 static json_t *error_reply(const char *msg)
 {
@@ -49,6 +56,8 @@ static void finish(struct ctl_req *r)
 		reply = error_reply(r->err[0] ? r->err : "internal error");
 	r->done(r->opaque, reply);
 	json_decref(r->req);
+	json_decref(r->params_json);
+	free(r->input);
 	free(r->params);
 	if (r->token_text) {
 		memset(r->token_text, 0, strlen(r->token_text));
@@ -305,6 +314,61 @@ static void submit_work(struct store *st, void *arg)
 	r->reply = json_pack("{s:b, s:I}", "ok", 1, "job", (json_int_t)id);
 }
 
+/* Validate and store a submitted input file (thread pool: parsing a large
+ * file must not stall the loop). */
+static void submit_input_work(uv_work_t *w)
+{
+	struct ctl_req *r = w->data;
+	json_t *np = NULL;
+	void *canon = NULL;
+	size_t canon_len = 0;
+	uint8_t *blob = NULL;
+	size_t blob_len = 0;
+	char hash[BLOB_HASH_HEX], err[WL_ERRLEN] = "";
+	int rc;
+
+	rc = r->wl->parse_input(r->params_json, r->input, r->input_len, &np,
+				&canon, &canon_len, &r->total_units, err, sizeof(err));
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "bad %s input: %s", r->wl->name,
+			 err[0] ? err : gerr_str(rc));
+		return;
+	}
+	rc = blob_encode(BLOB_INPUT, r->wl->name, 0, 0, canon, canon_len, &blob,
+			 &blob_len);
+	if (!rc)
+		rc = blob_store_put(r->d->cfg.data_dir, blob, blob_len, hash);
+	free(canon);
+	free(blob);
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "cannot store the input: %s",
+			 gerr_str(rc));
+		json_decref(np);
+		return;
+	}
+	json_object_set_new(np, "input", json_string(hash));
+	r->params = json_dumps(np, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(np);
+	if (!r->params)
+		snprintf(r->err, sizeof(r->err), "out of memory");
+}
+
+static void submit_input_after(uv_work_t *w, int status)
+{
+	struct ctl_req *r = w->data;
+
+	free(r->input);
+	r->input = NULL;
+	if (status || !r->params) {
+		finish(r);
+		return;
+	}
+	if (dbq_submit(r->d->dbq, submit_work, generic_after, r)) {
+		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
+		finish(r);
+	}
+}
+
 /* ---- workers ---- */
 
 static void workers_work(struct store *st, void *arg)
@@ -392,8 +456,8 @@ static int read_job(struct ctl_req *r)
 	return 0;
 }
 
-void control_handle(struct gpud *d, json_t *req, control_done_fn done,
-		    void *opaque)
+void control_handle(struct gpud *d, json_t *req, const void *bin,
+		    size_t bin_len, control_done_fn done, void *opaque)
 {
 	struct ctl_req *r = calloc(1, sizeof(*r));
 	dbq_work_fn work = NULL;
@@ -420,9 +484,10 @@ void control_handle(struct gpud *d, json_t *req, control_done_fn done,
 		return;
 	} else if (strcmp(r->cmd, "submit") == 0) {
 		const char *name = json_string_value(json_object_get(req, "workload"));
-		const json_t *args = json_object_get(req, "args");
+		json_t *args = json_object_get(req, "args");
+		const char *file = json_string_value(json_object_get(args, "file"));
 		json_t *params = NULL;
-		char err[WL_ERRLEN] = "";
+		char err[WL_ERRLEN] = "", fname[256] = "";
 		r->wl = workload_find(name);
 		if (!r->wl) {
 			snprintf(r->err, sizeof(r->err), "unknown workload '%s'",
@@ -430,11 +495,47 @@ void control_handle(struct gpud *d, json_t *req, control_done_fn done,
 			finish(r);
 			return;
 		}
+		if (file) {
+			/* The file travels as the frame's binary; its name is
+			 * kept for the user, not passed to the workload. */
+			snprintf(fname, sizeof(fname), "%s", file);
+			json_object_del(args, "file");
+			if (!r->wl->parse_input) {
+				snprintf(r->err, sizeof(r->err), "%s takes no input file",
+					 r->wl->name);
+				finish(r);
+				return;
+			}
+			if (bin_len == 0) {
+				snprintf(r->err, sizeof(r->err), "input file %s is empty", fname);
+				finish(r);
+				return;
+			}
+		}
 		if (!json_is_object(args) ||
 		    r->wl->parse_params(args, &params, &r->total_units, err, sizeof(err))) {
 			snprintf(r->err, sizeof(r->err), "bad %s job: %s", r->wl->name,
 				 err[0] ? err : "arguments must be an object");
 			finish(r);
+			return;
+		}
+		if (file) {
+			json_object_set_new(params, "input_name", json_string(fname));
+			r->params_json = params;
+			r->input = malloc(bin_len);
+			if (!r->input) {
+				snprintf(r->err, sizeof(r->err), "out of memory");
+				finish(r);
+				return;
+			}
+			memcpy(r->input, bin, bin_len);
+			r->input_len = bin_len;
+			r->work.data = r;
+			if (uv_queue_work(d->loop, &r->work, submit_input_work,
+					  submit_input_after)) {
+				snprintf(r->err, sizeof(r->err), "gpud is shutting down");
+				finish(r);
+			}
 			return;
 		}
 		r->params = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);

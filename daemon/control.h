@@ -5,6 +5,7 @@
  * "error" is a one-line message meant for the user.
  *
  *   {"cmd":"submit","workload":W,"args":{k:"v",..}}  -> {"job":id}
+ *       with an input file as the frame's bin when args has "file"
  *   {"cmd":"status"[,"job":id]} -> {"jobs":[JOB..]}   JOB =
  *       {"id","workload","unit_name","state","params","total_units",
  *        "units_done","units_verified","rate" (units/s, recent),
@@ -28,9 +29,10 @@
 struct gpud;
 
 /* Handle one request; calls done(reply) exactly once, maybe later (after
- * database work). reply is a new reference handed to done. */
+ * database work). reply is a new reference handed to done. req: ownership
+ * is taken. bin (an input file for submit, may be NULL) is copied. */
 typedef void (*control_done_fn)(void *opaque, json_t *reply);
-void control_handle(struct gpud *d, json_t *req, control_done_fn done,
-		    void *opaque);
+void control_handle(struct gpud *d, json_t *req, const void *bin,
+		    size_t bin_len, control_done_fn done, void *opaque);
 
 #endif

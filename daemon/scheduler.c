@@ -610,6 +610,13 @@ void sched_release(struct store *st, struct sched_release *r)
 		r->rc = store_lease_release(st, r->lease_id, r->epoch, now);
 	if (!r->rc)
 		store_event(st, now, l.job_id, r->lease_id, r->epoch, l.worker_id,
-			    "release", NULL);
+			    r->error[0] ? "run_failed" : "release",
+			    r->error[0] ? r->error : NULL);
+	if (!r->rc && r->error[0]) {
+		char why[400];
+		snprintf(why, sizeof(why), "lease %" PRId64 " failed on a worker "
+			 "(attempt %u): %s", r->lease_id, l.attempts, r->error);
+		store_job_set_reason(st, l.job_id, why);
+	}
 	store_lease_clear(&l);
 }

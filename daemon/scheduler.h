@@ -114,8 +114,9 @@ void sched_verify_commit(struct store *st, struct sched_verify *v);
 void sched_verify_clear(struct sched_verify *v);
 
 struct sched_release {
-	int64_t lease_id;
+	int64_t lease_id, worker_id;
 	uint64_t epoch;
+	char error[256];        /* why the run failed, or "" (plain release) */
 	int rc;
 };
 void sched_release(struct store *st, struct sched_release *r);

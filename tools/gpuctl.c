@@ -41,6 +41,7 @@ static void usage(FILE *f)
 "usage: gpuctl [--socket PATH] COMMAND ...\n"
 "  submit WORKLOAD --KEY VALUE...  queue a job, print its id\n"
 "                                  e.g. submit graveler --battles 1e9 --seed 7\n"
+"                                  --file F sends F as the job's input\n"
 "  status [JOB] [--json]           jobs with progress, rate, ETA, leases, reason\n"
 "  wait JOB [--timeout SECONDS]    block until the job ends; exit 0 if verified\n"
 "  result JOB [--json]             the job's answer\n"
@@ -89,14 +90,15 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Send one request, read one reply. Returns a new reference or NULL. */
-static json_t *ctl_call(int fd, json_t *req)
+/* Send one request (with an optional binary attachment), read one reply.
+ * Returns a new reference or NULL. */
+static json_t *ctl_call(int fd, json_t *req, const void *bin, size_t bin_len)
 {
 	uint8_t *out = NULL, *buf = NULL;
 	size_t outlen = 0, len = 0, cap = 0;
 	json_t *reply = NULL;
 
-	if (proto_frame_encode(PROTO_CTL_REQ, req, NULL, 0, &out, &outlen) ||
+	if (proto_frame_encode(PROTO_CTL_REQ, req, bin, bin_len, &out, &outlen) ||
 	    write_all(fd, out, outlen)) {
 		fprintf(stderr, "gpuctl: cannot send the request to gpud\n");
 		free(out);
@@ -149,7 +151,8 @@ static json_t *ctl_call(int fd, json_t *req)
 
 /* One request on a fresh connection; prints gpud's error and returns NULL
  * when the reply is not ok. *ret_exit says why. */
-static json_t *request(const char *sock, json_t *req, int *ret_exit)
+static json_t *request_bin(const char *sock, json_t *req, const void *bin,
+			   size_t bin_len, int *ret_exit)
 {
 	int fd = ctl_connect(sock);
 	json_t *reply;
@@ -159,7 +162,7 @@ static json_t *request(const char *sock, json_t *req, int *ret_exit)
 		*ret_exit = EXIT_UNREACHABLE;
 		return NULL;
 	}
-	reply = ctl_call(fd, req);
+	reply = ctl_call(fd, req, bin, bin_len);
 	close(fd);
 	json_decref(req);
 	if (!reply) {
@@ -175,6 +178,61 @@ static json_t *request(const char *sock, json_t *req, int *ret_exit)
 	}
 	*ret_exit = 0;
 	return reply;
+}
+
+static json_t *request(const char *sock, json_t *req, int *ret_exit)
+{
+	return request_bin(sock, req, NULL, 0, ret_exit);
+}
+
+/* Read a whole input file, at most PROTO_MAX_BIN bytes. */
+static int read_input(const char *path, uint8_t **ret, size_t *ret_len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f) {
+		fprintf(stderr, "gpuctl: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (cap == len) {
+			size_t ncap = cap ? cap * 2 : 1 << 20;
+			uint8_t *nb;
+			if (cap >= (size_t)PROTO_MAX_BIN + 1) {
+				fprintf(stderr, "gpuctl: %s is larger than %u bytes\n",
+					path, PROTO_MAX_BIN);
+				free(buf);
+				fclose(f);
+				return -1;
+			}
+			if (ncap > (size_t)PROTO_MAX_BIN + 1)
+				ncap = (size_t)PROTO_MAX_BIN + 1;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return -1;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "gpuctl: cannot read %s\n", path);
+		free(buf);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	*ret = buf;
+	*ret_len = len;
+	return 0;
 }
 
 /* ---- rendering ---- */
@@ -319,8 +377,22 @@ static int cmd_submit(const char *sock, int argc, char **argv)
 		}
 		json_object_set_new(args, key, json_string(argv[i + 1]));
 	}
-	json_t *reply = request(sock, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
-						"workload", argv[0], "args", args), &ex);
+	uint8_t *input = NULL;
+	size_t input_len = 0;
+	const char *file = json_string_value(json_object_get(args, "file"));
+	if (file) {
+		const char *base = strrchr(file, '/');
+		if (read_input(file, &input, &input_len)) {
+			json_decref(args);
+			return EXIT_FAIL;
+		}
+		/* gpud gets the content; the name is only for the user. */
+		json_object_set_new(args, "file", json_string(base ? base + 1 : file));
+	}
+	json_t *reply = request_bin(sock, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
+						    "workload", argv[0], "args", args),
+				    input, input_len, &ex);
+	free(input);
 	if (!reply)
 		return ex;
 	printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(reply, "job")));

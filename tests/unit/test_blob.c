@@ -178,7 +178,7 @@ static void test_workload_names(void **state)
 	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "a\nb", 1, 1, "x", 1,
 				     &b, &len),
 			 GERR_INVAL);
-	assert_int_equal(blob_encode((enum blob_kind)3, "w", 1, 1, "x", 1, &b,
+	assert_int_equal(blob_encode((enum blob_kind)4, "w", 1, 1, "x", 1, &b,
 				     &len),
 			 GERR_INVAL);
 	assert_int_equal(blob_encode(BLOB_RESULT, "w", 1, 1, NULL, 5, &b, &len),
@@ -233,7 +233,7 @@ static void test_fields_with_valid_crc(void **state)
 	MUTATE(c[0] = 'X', "magic");
 	MUTATE(c[4] = 2, "version");
 	MUTATE(c[6] = 0, "kind");
-	MUTATE(c[6] = 3, "kind");
+	MUTATE(c[6] = 4, "kind");
 	MUTATE(c[7] = 1, "kind");
 	MUTATE(c[8] = 0, "workload");             /* empty name */
 	MUTATE(c[10] = ' ', "workload");          /* bad character */
