@@ -848,14 +848,16 @@ static int on_fetch(struct conn *c, const json_t *msg)
 
 /* ---- control ---- */
 
-static void control_done(void *opaque, json_t *reply)
+static void control_done(void *opaque, json_t *reply, void *bin,
+			 size_t bin_len)
 {
 	struct conn *c = opaque;
 
 	if (!c->closing)
-		conn_send(c, PROTO_CTL_REPLY, reply, NULL, 0);
+		conn_send(c, PROTO_CTL_REPLY, reply, bin, bin_len);
 	else
 		json_decref(reply);
+	free(bin);
 	conn_step_done(c);
 }
 

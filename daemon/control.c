@@ -10,6 +10,7 @@
 
 #include "auth.h"
 #include "blob.h"
+#include "proto.h"
 #include "gpud_config.h"
 #include "control.h"
 #include "dbq.h"
@@ -39,6 +40,11 @@ struct ctl_req {
 	/* token */
 	char *token_text;
 	struct auth_token tok;
+	/* export */
+	char *what;
+	void *out;              /* bulk output, handed to done() */
+	size_t out_len;
+	char *job_params, *job_answer;
 };
 
 static void generic_after(void *arg);
@@ -52,9 +58,16 @@ static void finish(struct ctl_req *r)
 {
 	json_t *reply = r->reply;
 
-	if (!reply)
+	if (!reply) {
 		reply = error_reply(r->err[0] ? r->err : "internal error");
-	r->done(r->opaque, reply);
+		free(r->out);
+		r->out = NULL;
+		r->out_len = 0;
+	}
+	r->done(r->opaque, reply, r->out, r->out_len);
+	free(r->what);
+	free(r->job_params);
+	free(r->job_answer);
 	json_decref(r->req);
 	json_decref(r->params_json);
 	free(r->input);
@@ -206,6 +219,9 @@ static void result_work(struct store *st, void *arg)
 	wl = workload_find(j.workload);
 	params = json_from_text(j.params);
 	answer = json_from_text(j.answer);
+	json_t *exports = json_array();
+	for (size_t k = 0; wl && wl->export_data && wl->exports && wl->exports[k]; k++)
+		json_array_append_new(exports, json_string(wl->exports[k]));
 	if (wl && !json_is_null(answer)) {
 		text = wl->render_text(params, answer);
 		if (j.state == JOB_DONE && wl->render_files) {
@@ -219,11 +235,12 @@ static void result_work(struct store *st, void *arg)
 				json_array_append_new(files, json_string(dir));
 		}
 	}
-	r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:O, s:o, s:o, s:I, s:s?}",
+	r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:O, s:o, s:o, s:o, s:I, s:s?}",
 		"ok", 1, "job", (json_int_t)j.id, "workload", j.workload,
 		"state", job_state_name(j.state), "params", params,
 		"answer", answer, "text", text ? json_string(text) : json_null(),
-		"files", files, "units_verified", (json_int_t)j.units_verified,
+		"files", files, "exports", exports,
+		"units_verified", (json_int_t)j.units_verified,
 		"reason", j.reason);
 	free(text);
 	json_decref(params);
@@ -369,6 +386,156 @@ static void submit_input_after(uv_work_t *w, int status)
 	}
 }
 
+/* ---- extend ---- */
+
+static void extend_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	struct store_job j = {0};
+	const struct workload *wl;
+	json_t *params = NULL, *answer = NULL, *np = NULL;
+	const json_t *args = json_object_get(r->req, "args");
+	uint64_t total = 0;
+	char err[WL_ERRLEN] = "", *text = NULL;
+	int rc;
+
+	if (store_job_get(st, r->job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+		return;
+	}
+	wl = workload_find(j.workload);
+	if (!wl || !wl->extend) {
+		snprintf(r->err, sizeof(r->err), "%s jobs cannot be extended", j.workload);
+		goto out;
+	}
+	params = json_from_text(j.params);
+	answer = json_from_text(j.answer);
+	if (!json_is_object(args) ||
+	    wl->extend(params, json_is_null(answer) ? NULL : answer, args, &np,
+		       &total, err, sizeof(err))) {
+		snprintf(r->err, sizeof(r->err), "cannot extend job %" PRId64 ": %s",
+			 r->job, err[0] ? err : "arguments must be an object");
+		goto out;
+	}
+	text = json_dumps(np, JSON_COMPACT | JSON_SORT_KEYS);
+	rc = text ? store_begin(st) : GERR_NOMEM;
+	if (!rc)
+		rc = store_job_extend(st, r->job, text, total);
+	if (!rc)
+		rc = store_event(st, sched_now(), r->job, 0, 0, 0, "extend", text);
+	if (!rc)
+		rc = store_commit(st);
+	else if (text)
+		store_rollback(st);
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "cannot extend job %" PRId64 ": %s",
+			 r->job, rc == GERR_STATE ? store_errmsg(st) : gerr_str(rc));
+		goto out;
+	}
+	r->reply = json_pack("{s:b, s:I, s:s, s:I}", "ok", 1, "job", (json_int_t)r->job,
+			     "state", "active", "total_units", (json_int_t)total);
+out:
+	free(text);
+	json_decref(np);
+	json_decref(params);
+	json_decref(answer);
+	store_job_clear(&j);
+}
+
+/* ---- export ---- */
+
+static int export_fetch(void *opaque, const char *hash, void **ret, size_t *ret_len)
+{
+	struct ctl_req *r = opaque;
+	uint8_t *blob = NULL, *raw = NULL;
+	size_t len = 0, raw_len = 0;
+	struct blob_info info;
+	char err[128];
+	int rc = blob_store_get(r->d->cfg.data_dir, hash, &blob, &len);
+
+	if (!rc)
+		rc = blob_decode(blob, len, &info, &raw, &raw_len, err, sizeof(err));
+	free(blob);
+	if (rc)
+		return rc;
+	*ret = raw;
+	*ret_len = raw_len;
+	return 0;
+}
+
+static void export_load_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	struct store_job j = {0};
+
+	if (store_job_get(st, r->job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+		return;
+	}
+	r->wl = workload_find(j.workload);
+	r->job_params = j.params;
+	r->job_answer = j.answer;
+	j.params = j.answer = NULL;
+	store_job_clear(&j);
+}
+
+static void export_work(uv_work_t *w)
+{
+	struct ctl_req *r = w->data;
+	json_t *params = json_from_text(r->job_params);
+	json_t *answer = json_from_text(r->job_answer);
+	const json_t *args = json_object_get(r->req, "args");
+	struct wl_blob_reader rd = {r, export_fetch};
+	json_t *empty = json_object();
+	char err[WL_ERRLEN] = "";
+	int rc = r->wl->export_data(params, json_is_null(answer) ? NULL : answer,
+				    r->what, json_is_object(args) ? args : empty,
+				    &rd, &r->out, &r->out_len, err, sizeof(err));
+
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "export %s of job %" PRId64 ": %s",
+			 r->what, r->job, err[0] ? err : gerr_str(rc));
+		r->out = NULL;
+		r->out_len = 0;
+	} else if (r->out_len > PROTO_MAX_BIN) {
+		snprintf(r->err, sizeof(r->err), "export is larger than %u bytes; ask for less",
+			 PROTO_MAX_BIN);
+		free(r->out);
+		r->out = NULL;
+		r->out_len = 0;
+	} else {
+		r->reply = json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->out_len);
+	}
+	json_decref(empty);
+	json_decref(params);
+	json_decref(answer);
+}
+
+static void export_work_after(uv_work_t *w, int status)
+{
+	finish(w->data);
+}
+
+static void export_load_after(void *arg)
+{
+	struct ctl_req *r = arg;
+	int ok = 0;
+
+	if (!r->err[0]) {
+		for (size_t k = 0; r->wl && r->wl->export_data && r->wl->exports &&
+				   r->wl->exports[k]; k++)
+			if (strcmp(r->wl->exports[k], r->what) == 0)
+				ok = 1;
+		if (!ok)
+			snprintf(r->err, sizeof(r->err), "%s jobs have no export '%s'",
+				 r->wl ? r->wl->name : "these", r->what);
+	}
+	r->work.data = r;
+	if (ok && uv_queue_work(r->d->loop, &r->work, export_work, export_work_after) == 0)
+		return;
+	finish(r);
+}
+
 /* ---- workers ---- */
 
 static void workers_work(struct store *st, void *arg)
@@ -439,7 +606,8 @@ static void generic_after(void *arg)
 	struct ctl_req *r = arg;
 
 	/* New or resumed work: wake the workers whose claims wait for it. */
-	if (r->reply && (strcmp(r->cmd, "submit") == 0 || strcmp(r->cmd, "resume") == 0))
+	if (r->reply && (strcmp(r->cmd, "submit") == 0 || strcmp(r->cmd, "resume") == 0 ||
+			 strcmp(r->cmd, "extend") == 0))
 		conn_wake_parked(r->d);
 	finish(r);
 }
@@ -465,7 +633,7 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 
 	if (!r) {
 		json_decref(req);
-		done(opaque, error_reply("out of memory"));
+		done(opaque, error_reply("out of memory"), NULL, 0);
 		return;
 	}
 	r->d = d;
@@ -564,6 +732,26 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 	} else if (strcmp(r->cmd, "workers") == 0) {
 		work = workers_work;
 		after = workers_after;
+	} else if (strcmp(r->cmd, "extend") == 0) {
+		if (read_job(r)) {
+			finish(r);
+			return;
+		}
+		work = extend_work;
+	} else if (strcmp(r->cmd, "export") == 0) {
+		const char *what = json_string_value(json_object_get(req, "what"));
+		if (read_job(r)) {
+			finish(r);
+			return;
+		}
+		if (!what || strlen(what) > 32) {
+			snprintf(r->err, sizeof(r->err), "export needs 'what'");
+			finish(r);
+			return;
+		}
+		r->what = strdup(what);
+		work = export_load_work;
+		after = export_load_after;
 	} else if (strcmp(r->cmd, "token_add") == 0) {
 		const char *name = json_string_value(json_object_get(req, "name"));
 		if (!name || auth_name_valid(name)) {

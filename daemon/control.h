@@ -13,12 +13,15 @@
  *        "verified":n,"failed":n,"cancelled":n},"workers":[names],
  *        "reason" (why not moving, or null),"created_at","finished_at"}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer":{..}|null,
- *        "text":"..."|null,"files":[paths]}
+ *        "text":"..."|null,"files":[paths],"exports":[names]}
  *   {"cmd":"cancel"|"pause"|"resume","job":id} -> {}
  *   {"cmd":"workers"} -> {"workers":[{"id","name","device","online",
  *        "quarantined","failures","leases_done","units_done","rate",
  *        "last_seen","lease" (id or null),"job" (id or null)}]}
  *   {"cmd":"token_add","name":N} -> {"token":"N:SECRET"}
+ *   {"cmd":"extend","job":id,"args":{..}} -> {"job","state","total_units"}
+ *   {"cmd":"export","job":id,"what":W,"args":{..}} -> {"bytes":n}, bin =
+ *       the workload's bulk output (e.g. values, scored positions)
  *   {"cmd":"ping"} -> {"version":V}
  */
 #ifndef GPUD_CONTROL_H
@@ -31,7 +34,8 @@ struct gpud;
 /* Handle one request; calls done(reply) exactly once, maybe later (after
  * database work). reply is a new reference handed to done. req: ownership
  * is taken. bin (an input file for submit, may be NULL) is copied. */
-typedef void (*control_done_fn)(void *opaque, json_t *reply);
+typedef void (*control_done_fn)(void *opaque, json_t *reply, void *bin,
+				size_t bin_len); /* bin: ownership passes */
 void control_handle(struct gpud *d, json_t *req, const void *bin,
 		    size_t bin_len, control_done_fn done, void *opaque);
 

@@ -64,6 +64,7 @@ enum stmt_id {
 	S_JOB_LIST,
 	S_JOB_STATE,
 	S_JOB_SET_STATE,
+	S_JOB_EXTEND,
 	S_JOB_SET_REASON,
 	S_JOB_SET_CURSOR,
 	S_JOB_SET_ANSWER,
@@ -119,6 +120,9 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
 			    "finished_at = coalesce(?4, finished_at) "
 			    "WHERE id = ?1",
+	[S_JOB_EXTEND] = "UPDATE jobs SET params = ?2, total_units = ?3, "
+			 "state = ?4, carve_done = 0, finished_at = 0, "
+			 "reason = NULL WHERE id = ?1",
 	[S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
 	[S_JOB_SET_CURSOR] = "UPDATE jobs SET cursor = ?2, carve_done = ?3 "
 			     "WHERE id = ?1",
@@ -1113,6 +1117,37 @@ int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 		BIND(sqlite3_bind_double(s, 4, now));
 	/* else NULL: keep the first finished_at */
 	r = run(st, S_JOB_SET_STATE, what);
+	s = NULL;
+out:
+	if (s)
+		stmt_done(s);
+	return op_end(st, r, what);
+}
+
+int store_job_extend(struct store *st, int64_t id, const char *params,
+		     uint64_t total_units)
+{
+	static const char what[] = "store_job_extend";
+	sqlite3_stmt *s = stmt(st, S_JOB_EXTEND);
+	enum job_state from;
+	int r;
+
+	if (!params || total_units > INT64_MAX)
+		return set_err(st, GERR_INVAL, "%s: bad arguments", what);
+	if ((r = op_begin(st, what)))
+		return r;
+	if ((r = job_state(st, id, &from, what)))
+		goto out;
+	if (from == JOB_FAILED || from == JOB_CANCELLED) {
+		r = set_err(st, GERR_STATE, "%s: job %lld is %s and cannot be "
+			    "extended", what, (long long)id, job_state_name(from));
+		goto out;
+	}
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(bind_text(s, 2, params));
+	BIND(sqlite3_bind_int64(s, 3, (sqlite3_int64)total_units));
+	BIND(sqlite3_bind_int(s, 4, from == JOB_PAUSED ? JOB_PAUSED : JOB_ACTIVE));
+	r = run(st, S_JOB_EXTEND, what);
 	s = NULL;
 out:
 	if (s)

@@ -135,6 +135,11 @@ void store_job_free_array(struct store_job *a, size_t n);
 int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 			const char *reason, double now);
 int store_job_set_reason(struct store *st, int64_t id, const char *reason);
+/* New params and total units for a done, active or paused job (gpuctl
+ * extend): it becomes active (paused stays paused), carve_done = 0, not
+ * finished. GERR_STATE for failed or cancelled jobs. */
+int store_job_extend(struct store *st, int64_t id, const char *params,
+		     uint64_t total_units);
 int store_job_set_cursor(struct store *st, int64_t id, const char *cursor,
 			 int carve_done);
 int store_job_set_answer(struct store *st, int64_t id, const char *answer,

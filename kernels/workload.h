@@ -66,6 +66,13 @@ struct wl_run_io {
 	int (*fetch)(void *opaque, const char *hash, void **ret, size_t *ret_len);
 };
 
+/* Read access to gpud's stored blobs, for export_data on the coordinator:
+ * same contract as wl_run_io.fetch. */
+struct wl_blob_reader {
+	void *opaque;
+	int (*fetch)(void *opaque, const char *hash, void **ret, size_t *ret_len);
+};
+
 /* Where a run executes. */
 enum wl_device_kind { WL_DEVICE_CPU = 0, WL_DEVICE_CUDA = 1 };
 
@@ -150,6 +157,27 @@ struct workload {
 	 * (e.g. a histogram SVG). NULL when the workload has none. */
 	int (*render_files)(const json_t *params, const json_t *answer,
 			    const char *dir, char *err, size_t errlen);
+
+	/* Optional: bulk output of a job, built on the coordinator from its
+	 * answer and stored blobs (e.g. Officers values, Othello scored
+	 * positions). what is one of exports[]; args are its options (a JSON
+	 * object of strings, e.g. {"range":"0:1000"}). *ret is malloc'ed, at
+	 * most PROTO_MAX_BIN bytes. */
+	int (*export_data)(const json_t *params, const json_t *answer,
+			   const char *what, const json_t *args,
+			   const struct wl_blob_reader *rd, void **ret,
+			   size_t *ret_len, char *err, size_t errlen);
+	/* What export_data can produce (NULL-terminated), or NULL. "result"
+	 * means: `gpuctl result JOB` writes this instead of the text. */
+	const char *const *exports;
+
+	/* Optional: take a finished or running job further (gpuctl extend JOB
+	 * --KEY VALUE, e.g. Officers --to M): new params and total units from
+	 * the old params and args. The job becomes active and is planned
+	 * again from its cursor and answer. */
+	int (*extend)(const json_t *params, const json_t *answer,
+		      const json_t *args, json_t **ret_params,
+		      uint64_t *ret_total_units, char *err, size_t errlen);
 
 	/* Optional CUDA support: open/close a device context. NULL when the
 	 * workload has no CUDA path. cuda_open returns GERR_UNSUPPORTED when

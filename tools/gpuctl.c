@@ -7,6 +7,8 @@
  *   gpuctl [--socket PATH] cancel|pause|resume JOB
  *   gpuctl [--socket PATH] workers [--json]
  *   gpuctl [--socket PATH] token add NAME
+ *   gpuctl [--socket PATH] extend JOB --KEY VALUE...
+ *   gpuctl [--socket PATH] export JOB WHAT [--KEY VALUE...] > FILE
  *
  * The socket is --socket, else $GPUD_SOCKET, else /var/lib/gpud/gpud.sock.
  * Exit codes: 0 ok, 1 the request failed (or the job did not verify),
@@ -44,7 +46,10 @@ static void usage(FILE *f)
 "                                  --file F sends F as the job's input\n"
 "  status [JOB] [--json]           jobs with progress, rate, ETA, leases, reason\n"
 "  wait JOB [--timeout SECONDS]    block until the job ends; exit 0 if verified\n"
-"  result JOB [--json]             the job's answer\n"
+"  result JOB [--json]             the job's answer (bulk results to stdout)\n"
+"  result JOB --values FROM:TO     a range of values (Officers), to stdout\n"
+"  extend JOB --KEY VALUE...       take a job further (e.g. officers --to N)\n"
+"  export JOB WHAT [--KEY VALUE]   a job's bulk output, to stdout\n"
 "  cancel|pause|resume JOB\n"
 "  workers [--json]                connected and known workers\n"
 "  token add NAME                  create a worker token (printed once)\n"
@@ -90,9 +95,24 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
+			     size_t bin_len, uint8_t **ret_bin, size_t *ret_bin_len);
+
 /* Send one request (with an optional binary attachment), read one reply.
  * Returns a new reference or NULL. */
 static json_t *ctl_call(int fd, json_t *req, const void *bin, size_t bin_len)
+{
+	return ctl_call_full(fd, req, bin, bin_len, NULL, NULL);
+}
+
+/* A request whose reply carries a binary attachment (malloc'ed). */
+static json_t *ctl_call_bin(int fd, json_t *req, uint8_t **ret_bin, size_t *ret_bin_len)
+{
+	return ctl_call_full(fd, req, NULL, 0, ret_bin, ret_bin_len);
+}
+
+static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
+			     size_t bin_len, uint8_t **ret_bin, size_t *ret_bin_len)
 {
 	uint8_t *out = NULL, *buf = NULL;
 	size_t outlen = 0, len = 0, cap = 0;
@@ -112,9 +132,15 @@ static json_t *ctl_call(int fd, json_t *req, const void *bin, size_t bin_len)
 		int rc = len ? proto_frame_parse(buf, len, &f, &used, &need, err,
 						 sizeof(err)) : GERR_AGAIN;
 		if (rc == 0) {
-			if (f.type == PROTO_CTL_REPLY)
+			if (f.type == PROTO_CTL_REPLY) {
 				reply = json_incref(f.json);
-			else
+				if (ret_bin) {
+					*ret_bin = malloc(f.bin_len ? f.bin_len : 1);
+					if (*ret_bin)
+						memcpy(*ret_bin, f.bin, f.bin_len);
+					*ret_bin_len = *ret_bin ? f.bin_len : 0;
+				}
+			} else
 				fprintf(stderr, "gpuctl: unexpected reply type %s\n",
 					proto_type_name(f.type));
 			proto_frame_clear(&f);
@@ -126,8 +152,9 @@ static json_t *ctl_call(int fd, json_t *req, const void *bin, size_t bin_len)
 		}
 		if (cap - len < 65536) {
 			size_t ncap = cap ? cap * 2 : 131072;
-			uint8_t *nb = realloc(buf, ncap);
-			if (!nb || ncap > (size_t)PROTO_MAX_JSON * 4) {
+			uint8_t *nb = ncap > (size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON +
+				PROTO_MAX_BIN + 131072 ? NULL : realloc(buf, ncap);
+			if (!nb) {
 				free(nb ? nb : NULL);
 				buf = NULL;
 				fprintf(stderr, "gpuctl: reply too large\n");
@@ -337,34 +364,29 @@ static int parse_job(const char *s, json_int_t *ret)
 	return 0;
 }
 
-static int cmd_submit(const char *sock, int argc, char **argv)
+/* --KEY VALUE pairs into a JSON object of strings (dashes in keys become
+ * underscores). NULL after printing why. */
+static json_t *parse_kv(int argc, char **argv)
 {
 	json_t *args = json_object();
-	int ex;
 
-	if (argc < 1) {
-		fprintf(stderr, "gpuctl: submit needs a workload, e.g. "
-			"gpuctl submit graveler --battles 1e9\n");
-		json_decref(args);
-		return EXIT_USAGE;
-	}
-	for (int i = 1; i < argc; i += 2) {
+	for (int i = 0; i < argc; i += 2) {
 		char key[64];
 		if (strncmp(argv[i], "--", 2) != 0 || strlen(argv[i]) < 3 ||
 		    strlen(argv[i]) > sizeof(key) + 1) {
 			fprintf(stderr, "gpuctl: expected --KEY VALUE, got '%s'\n", argv[i]);
 			json_decref(args);
-			return EXIT_USAGE;
+			return NULL;
 		}
 		if (i + 1 >= argc) {
 			fprintf(stderr, "gpuctl: %s needs a value\n", argv[i]);
 			json_decref(args);
-			return EXIT_USAGE;
+			return NULL;
 		}
 		if (strlen(argv[i + 1]) > ARG_MAX_LEN) {
 			fprintf(stderr, "gpuctl: value of %s is too long\n", argv[i]);
 			json_decref(args);
-			return EXIT_USAGE;
+			return NULL;
 		}
 		snprintf(key, sizeof(key), "%s", argv[i] + 2);
 		for (char *p = key; *p; p++)
@@ -373,10 +395,96 @@ static int cmd_submit(const char *sock, int argc, char **argv)
 		if (json_object_get(args, key)) {
 			fprintf(stderr, "gpuctl: %s given twice\n", argv[i]);
 			json_decref(args);
-			return EXIT_USAGE;
+			return NULL;
 		}
 		json_object_set_new(args, key, json_string(argv[i + 1]));
 	}
+	return args;
+}
+
+/* Ask for a job's bulk output and write it to stdout. */
+static int do_export(const char *sock, json_int_t job, const char *what, json_t *args)
+{
+	int ex;
+	uint8_t *bin = NULL;
+	size_t bin_len = 0;
+	int fd = ctl_connect(sock);
+
+	if (fd < 0) {
+		json_decref(args);
+		return EXIT_UNREACHABLE;
+	}
+	json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "cmd", "export", "job", job,
+				"what", what, "args", args);
+	json_t *reply = ctl_call_bin(fd, req, &bin, &bin_len);
+	close(fd);
+	json_decref(req);
+	if (!reply)
+		return EXIT_UNREACHABLE;
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		const char *e = json_string_value(json_object_get(reply, "error"));
+		fprintf(stderr, "gpuctl: %s\n", e ? e : "export failed");
+		ex = EXIT_FAIL;
+	} else {
+		ex = write_all(STDOUT_FILENO, bin, bin_len) ? EXIT_FAIL : 0;
+		if (ex)
+			fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
+	}
+	free(bin);
+	json_decref(reply);
+	return ex;
+}
+
+static int cmd_export(const char *sock, int argc, char **argv)
+{
+	json_int_t job;
+	json_t *args;
+
+	if (argc < 2 || parse_job(argv[0], &job)) {
+		fprintf(stderr, "gpuctl: usage: gpuctl export JOB WHAT [--KEY VALUE...] > FILE\n");
+		return EXIT_USAGE;
+	}
+	args = parse_kv(argc - 2, argv + 2);
+	return args ? do_export(sock, job, argv[1], args) : EXIT_USAGE;
+}
+
+static int cmd_extend(const char *sock, int argc, char **argv)
+{
+	json_int_t job;
+	json_t *args;
+	int ex;
+
+	if (argc < 3 || parse_job(argv[0], &job)) {
+		fprintf(stderr, "gpuctl: usage: gpuctl extend JOB --KEY VALUE...\n");
+		return EXIT_USAGE;
+	}
+	args = parse_kv(argc - 1, argv + 1);
+	if (!args)
+		return EXIT_USAGE;
+	json_t *reply = request(sock, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
+						"job", job, "args", args), &ex);
+	if (!reply)
+		return ex;
+	printf("job %" JSON_INTEGER_FORMAT ": %s, %" JSON_INTEGER_FORMAT " units\n", job,
+	       json_string_value(json_object_get(reply, "state")),
+	       json_integer_value(json_object_get(reply, "total_units")));
+	json_decref(reply);
+	return 0;
+}
+
+static int cmd_submit(const char *sock, int argc, char **argv)
+{
+	json_t *args;
+	int ex;
+
+	if (argc < 1) {
+		fprintf(stderr, "gpuctl: submit needs a workload, e.g. "
+			"gpuctl submit graveler --battles 1e9\n");
+		return EXIT_USAGE;
+	}
+	args = parse_kv(argc - 1, argv + 1);
+	if (!args)
+		return EXIT_USAGE;
 	uint8_t *input = NULL;
 	size_t input_len = 0;
 	const char *file = json_string_value(json_object_get(args, "file"));
@@ -507,6 +615,8 @@ static int cmd_result(const char *sock, int argc, char **argv)
 	json_int_t job;
 	int as_json = argc > 1 && strcmp(argv[1], "--json") == 0, ex;
 
+	if (argc == 3 && strcmp(argv[1], "--values") == 0 && parse_job(argv[0], &job) == 0)
+		return do_export(sock, job, "values", json_pack("{s:s}", "range", argv[2]));
 	if (argc < 1 || argc > 2 || (argc == 2 && !as_json) || parse_job(argv[0], &job))
 		return EXIT_USAGE;
 	json_t *reply = request(sock, json_pack("{s:s, s:I}", "cmd", "result", "job", job), &ex);
@@ -522,6 +632,14 @@ static int cmd_result(const char *sock, int argc, char **argv)
 		const char *state = json_string_value(json_object_get(reply, "state"));
 		size_t i;
 		json_t *f;
+		json_array_foreach(json_object_get(reply, "exports"), i, f) {
+			if (strcmp(json_string_value(f), "result") != 0)
+				continue;
+			/* Bulk results go to stdout, the summary to stderr. */
+			fprintf(stderr, "%s", text ? text : "");
+			json_decref(reply);
+			return do_export(sock, job, "result", json_object());
+		}
 		printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job,
 		       json_string_value(json_object_get(reply, "workload")), state);
 		if (strcmp(state, "done") != 0)
@@ -655,6 +773,10 @@ int main(int argc, char **argv)
 		rc = cmd_workers(sock, n, rest);
 	else if (strcmp(cmd, "token") == 0)
 		rc = cmd_token(sock, n, rest);
+	else if (strcmp(cmd, "extend") == 0)
+		rc = cmd_extend(sock, n, rest);
+	else if (strcmp(cmd, "export") == 0)
+		rc = cmd_export(sock, n, rest);
 	else {
 		fprintf(stderr, "gpuctl: unknown command '%s'\n", cmd);
 		usage(stderr);
