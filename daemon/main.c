@@ -23,7 +23,7 @@ static void usage(FILE *f)
 "  --listen HOST:PORT      worker listener (default 127.0.0.1:7700; port 0 picks one,\n"
 "                          written to DIR/gpud.addr)\n"
 "  --socket PATH           control socket for gpuctl (default DIR/gpud.sock, mode 0600)\n"
-"  --heartbeat SECONDS     worker heartbeat interval (default 10)\n"
+"  --heartbeat SECONDS     worker heartbeat interval (default 5)\n"
 "  --lease-timeout SECONDS lease deadline after the last heartbeat (default 3x heartbeat)\n"
 "  --lease-seconds SECONDS wanted duration of one lease (default 300)\n"
 "  --lease-units N         fixed lease size in the workload's units (default: adapt\n"
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	d.log.prog = "gpud";
 	d.log.level = GLOG_INFO;
 	d.cfg.listen_port = 7700;
-	d.cfg.heartbeat_s = 10;
+	d.cfg.heartbeat_s = 5;
 	d.cfg.lease_target_s = 300;
 	d.cfg.checkpoint_s = 60;
 	d.cfg.max_failures = 3;

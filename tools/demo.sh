@@ -11,11 +11,15 @@ ninja -C build >/dev/null
 
 data=demo-data
 rm -rf "$data"
-./build/daemon/gpud --data "$data" --listen 127.0.0.1:0 --log-level warn &
+./build/daemon/gpud --data "$data" --listen 127.0.0.1:0 --heartbeat 1 --log-level warn &
 gpud_pid=$!
 worker_pid=""
 cleanup() {
-	[ -n "$worker_pid" ] && kill "$worker_pid" 2>/dev/null || true
+	# The worker first (it checkpoints and releases its lease), then gpud.
+	if [ -n "$worker_pid" ]; then
+		kill "$worker_pid" 2>/dev/null || true
+		wait "$worker_pid" 2>/dev/null || true
+	fi
 	kill "$gpud_pid" 2>/dev/null || true
 	wait 2>/dev/null || true
 }

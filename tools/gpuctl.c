@@ -564,6 +564,8 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	double last_line = -1e9;
+
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		int ex;
@@ -573,7 +575,12 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 			return ex;
 		json_t *j = json_array_get(json_object_get(reply, "jobs"), 0);
 		const char *state = json_string_value(json_object_get(j, "state"));
-		if (tty) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double elapsed = (double)(now.tv_sec - t0.tv_sec) +
+				 (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		/* On a terminal the line redraws in place; in a log, one line
+		 * every 5 s. */
+		if (tty || elapsed - last_line >= 5.0) {
 			double total = (double)json_integer_value(json_object_get(j, "total_units"));
 			double done = (double)json_integer_value(json_object_get(j, "units_done"));
 			double rate = json_number_value(json_object_get(j, "rate"));
@@ -582,8 +589,10 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 			progress_bar(total > 0 ? done / total : 0, bar, 30);
 			fmt_duration(json_is_number(eta) ? json_number_value(eta) : -1, e, sizeof(e));
 			fmt_units(rate, r, sizeof(r));
-			fprintf(stderr, "\rjob %" JSON_INTEGER_FORMAT " %-9s %s %5.1f%% rate %s/s ETA %s   ",
-				job, state, bar, total > 0 ? 100 * done / total : 0, r, e);
+			fprintf(stderr, "%sjob %" JSON_INTEGER_FORMAT " %-9s %s %5.1f%% rate %s/s ETA %s%s",
+				tty ? "\r" : "", job, state, bar,
+				total > 0 ? 100 * done / total : 0, r, e, tty ? "   " : "\n");
+			last_line = elapsed;
 		}
 		if (state && (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
 			      strcmp(state, "cancelled") == 0)) {
@@ -599,8 +608,7 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 			return ok ? 0 : EXIT_FAIL;
 		}
 		json_decref(reply);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (timeout > 0 && (double)(now.tv_sec - t0.tv_sec) > timeout) {
+		if (timeout > 0 && elapsed > timeout) {
 			if (tty)
 				fprintf(stderr, "\n");
 			fprintf(stderr, "gpuctl: timed out waiting for job %" JSON_INTEGER_FORMAT "\n", job);
