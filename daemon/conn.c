@@ -1064,6 +1064,28 @@ int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job)
 	return 0;
 }
 
+void conn_close_token(struct gpud *d, const char *name)
+{
+	struct conn *c = d->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (!c->is_ctl && c->state != CONN_HELLO && strcmp(c->name, name) == 0) {
+			send_error(c, GERR_AUTH, "token revoked", 0, 0);
+			conn_close(c, "token revoked");
+		}
+	}
+}
+
+int conn_count_workers(struct gpud *d)
+{
+	int n = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next)
+		n += !c->is_ctl && c->state == CONN_READY && !c->closing;
+	return n;
+}
+
 int conn_workload_served(struct gpud *d, const char *workload)
 {
 	char quoted[80];

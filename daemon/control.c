@@ -599,6 +599,52 @@ static void token_work(struct store *st, void *arg)
 	r->reply = json_pack("{s:b, s:s}", "ok", 1, "token", r->token_text);
 }
 
+static void token_list_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	struct store_token *ts = NULL;
+	size_t n = 0;
+	json_t *arr;
+
+	if (store_token_list(st, &ts, &n)) {
+		snprintf(r->err, sizeof(r->err), "cannot list tokens");
+		return;
+	}
+	arr = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:f, s:b}", "name", ts[i].name,
+			"created_at", ts[i].created_at, "revoked", ts[i].revoked));
+	store_token_free_array(ts, n);
+	r->reply = json_pack("{s:b, s:o}", "ok", 1, "tokens", arr);
+}
+
+static void token_revoke_work(struct store *st, void *arg)
+{
+	struct ctl_req *r = arg;
+	int rc = store_token_revoke(st, r->tok.name);
+
+	if (rc == GERR_NOTFOUND) {
+		snprintf(r->err, sizeof(r->err), "no token named '%s'", r->tok.name);
+		return;
+	}
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "cannot revoke: %s", gerr_str(rc));
+		return;
+	}
+	store_event(st, sched_now(), 0, 0, 0, 0, "token_revoke", r->tok.name);
+	r->reply = json_pack("{s:b, s:s}", "ok", 1, "revoked", r->tok.name);
+}
+
+static void token_revoke_after(void *arg)
+{
+	struct ctl_req *r = arg;
+
+	/* A revoked token's workers are cut off now, not at their next login. */
+	if (r->reply)
+		conn_close_token(r->d, r->tok.name);
+	finish(r);
+}
+
 /* ---- dispatch ---- */
 
 static void generic_after(void *arg)
@@ -732,6 +778,18 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 	} else if (strcmp(r->cmd, "workers") == 0) {
 		work = workers_work;
 		after = workers_after;
+	} else if (strcmp(r->cmd, "token_list") == 0) {
+		work = token_list_work;
+	} else if (strcmp(r->cmd, "token_revoke") == 0) {
+		const char *name = json_string_value(json_object_get(req, "name"));
+		if (!name || auth_name_valid(name)) {
+			snprintf(r->err, sizeof(r->err), "token_revoke needs a valid token name");
+			finish(r);
+			return;
+		}
+		snprintf(r->tok.name, sizeof(r->tok.name), "%s", name);
+		work = token_revoke_work;
+		after = token_revoke_after;
 	} else if (strcmp(r->cmd, "extend") == 0) {
 		if (read_job(r)) {
 			finish(r);

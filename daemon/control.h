@@ -19,6 +19,9 @@
  *        "quarantined","failures","leases_done","units_done","rate",
  *        "last_seen","lease" (id or null),"job" (id or null)}]}
  *   {"cmd":"token_add","name":N} -> {"token":"N:SECRET"}
+ *   {"cmd":"token_list"} -> {"tokens":[{"name","created_at","revoked"}]}
+ *   {"cmd":"token_revoke","name":N} -> {"revoked":N}; its workers are
+ *       disconnected at once and refused from then on
  *   {"cmd":"extend","job":id,"args":{..}} -> {"job","state","total_units"}
  *   {"cmd":"export","job":id,"what":W,"args":{..}} -> {"bytes":n}, bin =
  *       the workload's bulk output (e.g. values, scored positions)

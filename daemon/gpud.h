@@ -63,6 +63,7 @@ struct gpud {
 	struct conn *conns;       /* every open connection */
 	struct job_rate *rates;
 	int stopping;
+	int watchdog;             /* systemd wants WATCHDOG=1 pings */
 	int exit_code;
 };
 
@@ -88,6 +89,10 @@ int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
 /* Work may have appeared (job submitted or resumed, lease back to pending):
  * re-run the claims of workers waiting for work. */
 void conn_wake_parked(struct gpud *d);
+/* Close every worker connection authenticated with that token name. */
+void conn_close_token(struct gpud *d, const char *name);
+/* Authenticated worker connections now. */
+int conn_count_workers(struct gpud *d);
 /* Non-zero when some authenticated worker connection runs that workload. */
 int conn_workload_served(struct gpud *d, const char *workload);
 

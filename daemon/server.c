@@ -12,6 +12,7 @@
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "notify.h"
 #include "scheduler.h"
 #include "store.h"
 
@@ -211,6 +212,11 @@ static void expiry_after(void *arg)
 {
 	struct expiry_req *r = arg;
 
+	/* A ping after a round trip through the database thread: systemd's
+	 * watchdog then sees a stuck loop or a stuck database alike. */
+	if (r->d->watchdog && r->rc == 0)
+		notify_send("WATCHDOG=1");
+
 	for (size_t i = 0; i < r->n; i++)
 		LOG_WARN(&r->d->log, "lease expired lease=%" PRId64
 			 " (no heartbeat before the deadline); it will be re-issued",
@@ -241,6 +247,8 @@ struct sample_req {
 	size_t n;
 	int64_t *jobs;
 	uint64_t *units;
+	uint64_t *totals;
+	size_t by_state[JOB_NSTATES];
 };
 
 static void sample_work(struct store *st, void *arg)
@@ -253,11 +261,14 @@ static void sample_work(struct store *st, void *arg)
 		return;
 	r->jobs = calloc(n + 1, sizeof(*r->jobs));
 	r->units = calloc(n + 1, sizeof(*r->units));
-	for (size_t i = 0; r->jobs && r->units && i < n; i++) {
+	r->totals = calloc(n + 1, sizeof(*r->totals));
+	for (size_t i = 0; r->jobs && r->units && r->totals && i < n; i++) {
+		r->by_state[jobs[i].state]++;
 		if (jobs[i].state != JOB_ACTIVE)
 			continue;
 		r->jobs[r->n] = jobs[i].id;
 		r->units[r->n] = sched_job_progress(st, jobs[i].id);
+		r->totals[r->n] = jobs[i].total_units;
 		r->n++;
 	}
 	store_job_free_array(jobs, n);
@@ -268,10 +279,26 @@ static void sample_after(void *arg)
 	struct sample_req *r = arg;
 	double now = sched_now();
 
+	char status[256];
+	int len;
+
 	for (size_t i = 0; i < r->n; i++)
 		gpud_rate_sample(r->d, r->jobs[i], r->units[i], now);
+	/* One line for `systemctl status gpud`. */
+	len = snprintf(status, sizeof(status),
+		       "STATUS=jobs: %zu active, %zu paused, %zu done, %zu failed; "
+		       "workers: %d online",
+		       r->by_state[JOB_ACTIVE], r->by_state[JOB_PAUSED],
+		       r->by_state[JOB_DONE], r->by_state[JOB_FAILED],
+		       conn_count_workers(r->d));
+	if (r->n > 0 && r->totals[0] > 0 && len > 0 && (size_t)len < sizeof(status))
+		snprintf(status + len, sizeof(status) - (size_t)len,
+			 "; job %" PRId64 " %.1f%%", r->jobs[0],
+			 100.0 * (double)r->units[0] / (double)r->totals[0]);
+	notify_send(status);
 	free(r->jobs);
 	free(r->units);
+	free(r->totals);
 	free(r);
 }
 
@@ -517,6 +544,12 @@ int server_start(struct gpud *d)
 	uv_timer_init(d->loop, &d->sample_timer);
 	d->sample_timer.data = d;
 	uv_timer_start(&d->sample_timer, on_sample_timer, 0, SAMPLE_PERIOD_MS);
+	/* The expiry tick (1 s) carries the pings; systemd wants them at
+	 * least every WATCHDOG_USEC, so anything from 3 s up works. */
+	d->watchdog = notify_watchdog_usec() >= 3000000;
+	if (notify_watchdog_usec() && !d->watchdog)
+		LOG_WARN(&d->log, "WatchdogSec below 3 s is too short for gpud; no pings");
+	notify_send("READY=1\nSTATUS=serving");
 	return 0;
 }
 
@@ -533,6 +566,7 @@ void server_stop(struct gpud *d)
 	if (d->stopping)
 		return;
 	d->stopping = 1;
+	notify_send("STOPPING=1\nSTATUS=stopping: finishing database work in flight");
 	LOG_INFO(&d->log, "stopping: finishing database work in flight");
 	if (d->expiry_timer.data)
 		uv_close((uv_handle_t *)&d->expiry_timer, NULL);

@@ -96,6 +96,7 @@ enum stmt_id {
 	S_TOKEN_ADD,
 	S_TOKEN_GET,
 	S_TOKEN_REVOKE,
+	S_TOKEN_LIST,
 	S_EVENT_ADD,
 	S_EVENT_COUNT,
 	S_COUNT
@@ -215,6 +216,7 @@ static const char *const stmt_sql[S_COUNT] = {
 			"VALUES (?1, ?2, ?3)",
 	[S_TOKEN_GET] = "SELECT key FROM tokens WHERE name = ?1 AND revoked = 0",
 	[S_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE name = ?1",
+	[S_TOKEN_LIST] = "SELECT name, created_at, revoked FROM tokens ORDER BY name",
 
 	[S_EVENT_ADD] = "INSERT INTO events (ts, job_id, lease_id, epoch, "
 			"worker_id, kind, detail) "
@@ -2082,6 +2084,51 @@ out:
 	if (s)
 		stmt_done(s);
 	return op_end(st, r, what);
+}
+
+static int token_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_token *t = elem;
+	const unsigned char *name = sqlite3_column_text(s, 0);
+
+	memset(t, 0, sizeof(*t));
+	t->name = strdup(name ? (const char *)name : "");
+	if (!t->name)
+		return GERR_NOMEM;
+	t->created_at = sqlite3_column_double(s, 1);
+	t->revoked = sqlite3_column_int(s, 2);
+	return 0;
+}
+
+static void token_clear_v(void *e)
+{
+	struct store_token *t = e;
+	free(t->name);
+	t->name = NULL;
+}
+
+int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n)
+{
+	void *a;
+	size_t n;
+	int r;
+
+	if (!ret || !ret_n)
+		return set_err(st, GERR_INVAL, "store_token_list: no ret");
+	r = get_all(st, stmt(st, S_TOKEN_LIST), sizeof(**ret), token_row,
+		    token_clear_v, &a, &n, "store_token_list");
+	if (r == 0) {
+		*ret = a;
+		*ret_n = n;
+	}
+	return r;
+}
+
+void store_token_free_array(struct store_token *a, size_t n)
+{
+	for (size_t i = 0; a && i < n; i++)
+		free(a[i].name);
+	free(a);
 }
 
 /* ---- events ---- */

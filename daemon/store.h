@@ -234,6 +234,14 @@ int store_token_add(struct store *st, const char *name, const uint8_t key[32],
 /* GERR_NOTFOUND if absent or revoked. */
 int store_token_get(struct store *st, const char *name, uint8_t ret_key[32]);
 int store_token_revoke(struct store *st, const char *name);
+struct store_token {
+	char *name;
+	double created_at;
+	int revoked;
+};
+/* All tokens (names and dates only; keys never leave the store). */
+int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n);
+void store_token_free_array(struct store_token *a, size_t n);
 
 /* ---- event log ---- */
 int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,

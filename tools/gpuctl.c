@@ -6,7 +6,7 @@
  *   gpuctl [--socket PATH] result JOB [--json]
  *   gpuctl [--socket PATH] cancel|pause|resume JOB
  *   gpuctl [--socket PATH] workers [--json]
- *   gpuctl [--socket PATH] token add NAME
+ *   gpuctl [--socket PATH] token add|revoke NAME, token list
  *   gpuctl [--socket PATH] extend JOB --KEY VALUE...
  *   gpuctl [--socket PATH] export JOB WHAT [--KEY VALUE...] > FILE
  *
@@ -53,6 +53,7 @@ static void usage(FILE *f)
 "  cancel|pause|resume JOB\n"
 "  workers [--json]                connected and known workers\n"
 "  token add NAME                  create a worker token (printed once)\n"
+"  token list | token revoke NAME  tokens; a revoked token's workers are cut off\n"
 "socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n");
 }
 
@@ -722,8 +723,33 @@ static int cmd_token(const char *sock, int argc, char **argv)
 {
 	int ex;
 
+	if (argc == 1 && strcmp(argv[0], "list") == 0) {
+		size_t i;
+		json_t *t;
+		json_t *reply = request(sock, json_pack("{s:s}", "cmd", "token_list"), &ex);
+		if (!reply)
+			return ex;
+		json_array_foreach(json_object_get(reply, "tokens"), i, t) {
+			time_t when = (time_t)json_number_value(json_object_get(t, "created_at"));
+			char date[32];
+			strftime(date, sizeof(date), "%Y-%m-%d %H:%M", localtime(&when));
+			printf("%-24s %s%s\n", json_string_value(json_object_get(t, "name")), date,
+			       json_is_true(json_object_get(t, "revoked")) ? "  revoked" : "");
+		}
+		json_decref(reply);
+		return 0;
+	}
+	if (argc == 2 && strcmp(argv[0], "revoke") == 0) {
+		json_t *reply = request(sock, json_pack("{s:s, s:s}", "cmd", "token_revoke",
+							"name", argv[1]), &ex);
+		if (!reply)
+			return ex;
+		printf("revoked %s\n", argv[1]);
+		json_decref(reply);
+		return 0;
+	}
 	if (argc != 2 || strcmp(argv[0], "add") != 0) {
-		fprintf(stderr, "gpuctl: usage: gpuctl token add NAME\n");
+		fprintf(stderr, "gpuctl: usage: gpuctl token add|revoke NAME, gpuctl token list\n");
 		return EXIT_USAGE;
 	}
 	json_t *reply = request(sock, json_pack("{s:s, s:s}", "cmd", "token_add",

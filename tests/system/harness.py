@@ -71,14 +71,15 @@ class Cluster:
         self.logs.append(path)
         return open(path, "wb")
 
-    def start_gpud(self, extra=()):
+    def start_gpud(self, extra=(), env=None):
         listen = "127.0.0.1:%d" % self.port
         addr_file = os.path.join(self.data, "gpud.addr")
         if os.path.exists(addr_file):
             os.unlink(addr_file)
         args = [GPUD, "--data", self.data, "--listen", listen, "--socket", self.sock,
                 "--log-level", "debug"] + self.gpud_args + list(extra)
-        self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"))
+        full_env = dict(os.environ, **(env or {}))
+        self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"), env=full_env)
         wait_for(lambda: os.path.exists(addr_file) or self.gpud.poll() is not None, 20, "gpud to listen")
         check(self.gpud.poll() is None, "gpud exited at start: " + self.tail("gpud"))
         self.port = int(open(addr_file).read().strip().rsplit(":", 1)[1])
@@ -100,9 +101,9 @@ class Cluster:
                 raise TestFailure("gpud did not stop on SIGTERM")
         return self.gpud.returncode if self.gpud else None
 
-    def start_worker(self, device="cpu:1", extra=()):
+    def start_worker(self, device="cpu:1", extra=(), token_file=None):
         args = [WORKER, "--connect", "127.0.0.1:%d" % self.port,
-                "--token-file", os.path.join(self.data, "local-worker.token"),
+                "--token-file", token_file or os.path.join(self.data, "local-worker.token"),
                 "--device", device, "--log-level", "debug"] + list(extra)
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("worker"))
         self.workers.append(p)
