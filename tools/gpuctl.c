@@ -6,6 +6,7 @@
  *   gpuctl [--socket PATH] result JOB [--json]
  *   gpuctl [--socket PATH] cancel|pause|resume JOB
  *   gpuctl [--socket PATH] workers [--json]
+ *   gpuctl [--socket PATH] watch [JOB] [--interval S] [--count N]
  *   gpuctl [--socket PATH] token add|revoke NAME, token list
  *   gpuctl [--socket PATH] extend JOB --KEY VALUE...
  *   gpuctl [--socket PATH] export JOB WHAT [--KEY VALUE...] > FILE
@@ -52,6 +53,7 @@ static void usage(FILE *f)
 "  export JOB WHAT [--KEY VALUE]   a job's bulk output, to stdout\n"
 "  cancel|pause|resume JOB\n"
 "  workers [--json]                connected and known workers\n"
+"  watch [JOB] [--interval S] [--count N]  live view of jobs and workers\n"
 "  token add NAME                  create a worker token (printed once)\n"
 "  token list | token revoke NAME  tokens; a revoked token's workers are cut off\n"
 "socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n");
@@ -679,11 +681,76 @@ static int cmd_simple(const char *sock, const char *cmd, int argc, char **argv)
 	return 0;
 }
 
+static void print_workers(json_t *reply);
+
+/* A live view, refreshing like top: jobs with progress bars, rates and
+ * ETAs, then the workers. Ends on Ctrl-C or after --count refreshes. */
+static int cmd_watch(const char *sock, int argc, char **argv)
+{
+	double interval = 2;
+	long count = 0;
+	json_int_t job = 0;
+	int tty = isatty(STDOUT_FILENO);
+
+	for (int i = 0; i < argc; i++) {
+		char *end;
+		if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc) {
+			interval = strtod(argv[++i], &end);
+			if (*end || !(interval >= 0.1 && interval <= 3600)) {
+				fprintf(stderr, "gpuctl: --interval wants 0.1..3600 seconds\n");
+				return EXIT_USAGE;
+			}
+		} else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
+			count = strtol(argv[++i], &end, 10);
+			if (*end || count < 1) {
+				fprintf(stderr, "gpuctl: --count wants a positive integer\n");
+				return EXIT_USAGE;
+			}
+		} else if (!job && parse_job(argv[i], &job) == 0) {
+			continue;
+		} else {
+			return EXIT_USAGE;
+		}
+	}
+	for (long n = 0; count == 0 || n < count; n++) {
+		int ex;
+		json_t *req = json_pack("{s:s}", "cmd", "status");
+		if (job)
+			json_object_set_new(req, "job", json_integer(job));
+		json_t *jobs = request(sock, req, &ex);
+		if (!jobs)
+			return ex;
+		json_t *workers = request(sock, json_pack("{s:s}", "cmd", "workers"), &ex);
+		if (!workers) {
+			json_decref(jobs);
+			return ex;
+		}
+		time_t now = time(NULL);
+		char when[32];
+		size_t i;
+		json_t *j;
+		strftime(when, sizeof(when), "%H:%M:%S", localtime(&now));
+		if (tty)
+			printf("\033[H\033[2J"); /* home, clear */
+		printf("gpud %s   (every %.1fs, Ctrl-C to quit)\n\n", when, interval);
+		if (json_array_size(json_object_get(jobs, "jobs")) == 0)
+			printf("no jobs\n");
+		json_array_foreach(json_object_get(jobs, "jobs"), i, j)
+			print_job(j);
+		printf("\n");
+		print_workers(workers);
+		fflush(stdout);
+		json_decref(jobs);
+		json_decref(workers);
+		if (count == 0 || n + 1 < count)
+			poll(NULL, 0, (int)(interval * 1000));
+	}
+	return 0;
+}
+
 static int cmd_workers(const char *sock, int argc, char **argv)
 {
 	int as_json = argc == 1 && strcmp(argv[0], "--json") == 0, ex;
-	size_t i;
-	json_t *w;
 
 	if (argc > 1 || (argc == 1 && !as_json))
 		return EXIT_USAGE;
@@ -694,29 +761,37 @@ static int cmd_workers(const char *sock, int argc, char **argv)
 		json_dumpf(json_object_get(reply, "workers"), stdout, JSON_INDENT(2));
 		printf("\n");
 	} else {
-		printf("%-4s %-16s %-10s %-12s %8s %8s %12s  %s\n", "id", "name", "device",
-		       "state", "leases", "failures", "units", "lease");
-		json_array_foreach(json_object_get(reply, "workers"), i, w) {
-			char u[32], lease[32] = "-";
-			const char *state = json_is_true(json_object_get(w, "quarantined"))
-				? "quarantined" : json_is_true(json_object_get(w, "online"))
-				? "online" : "offline";
-			fmt_units((double)json_integer_value(json_object_get(w, "units_done")), u, sizeof(u));
-			if (json_is_integer(json_object_get(w, "lease")))
-				snprintf(lease, sizeof(lease), "%" JSON_INTEGER_FORMAT " (job %" JSON_INTEGER_FORMAT ")",
-					 json_integer_value(json_object_get(w, "lease")),
-					 json_integer_value(json_object_get(w, "job")));
-			printf("%-4" JSON_INTEGER_FORMAT " %-16s %-10s %-12s %8" JSON_INTEGER_FORMAT
-			       " %8" JSON_INTEGER_FORMAT " %12s  %s\n",
-			       json_integer_value(json_object_get(w, "id")),
-			       json_string_value(json_object_get(w, "name")),
-			       json_string_value(json_object_get(w, "device")), state,
-			       json_integer_value(json_object_get(w, "leases_done")),
-			       json_integer_value(json_object_get(w, "failures")), u, lease);
-		}
+		print_workers(reply);
 	}
 	json_decref(reply);
 	return 0;
+}
+
+static void print_workers(json_t *reply)
+{
+	size_t i;
+	json_t *w;
+
+	printf("%-4s %-16s %-10s %-12s %8s %8s %12s  %s\n", "id", "name", "device",
+	       "state", "leases", "failures", "units", "lease");
+	json_array_foreach(json_object_get(reply, "workers"), i, w) {
+		char u[32], lease[32] = "-";
+		const char *state = json_is_true(json_object_get(w, "quarantined"))
+			? "quarantined" : json_is_true(json_object_get(w, "online"))
+			? "online" : "offline";
+		fmt_units((double)json_integer_value(json_object_get(w, "units_done")), u, sizeof(u));
+		if (json_is_integer(json_object_get(w, "lease")))
+			snprintf(lease, sizeof(lease), "%" JSON_INTEGER_FORMAT " (job %" JSON_INTEGER_FORMAT ")",
+				 json_integer_value(json_object_get(w, "lease")),
+				 json_integer_value(json_object_get(w, "job")));
+		printf("%-4" JSON_INTEGER_FORMAT " %-16s %-10s %-12s %8" JSON_INTEGER_FORMAT
+		       " %8" JSON_INTEGER_FORMAT " %12s  %s\n",
+		       json_integer_value(json_object_get(w, "id")),
+		       json_string_value(json_object_get(w, "name")),
+		       json_string_value(json_object_get(w, "device")), state,
+		       json_integer_value(json_object_get(w, "leases_done")),
+		       json_integer_value(json_object_get(w, "failures")), u, lease);
+	}
 }
 
 static int cmd_token(const char *sock, int argc, char **argv)
@@ -807,6 +882,8 @@ int main(int argc, char **argv)
 		rc = cmd_workers(sock, n, rest);
 	else if (strcmp(cmd, "token") == 0)
 		rc = cmd_token(sock, n, rest);
+	else if (strcmp(cmd, "watch") == 0)
+		rc = cmd_watch(sock, n, rest);
 	else if (strcmp(cmd, "extend") == 0)
 		rc = cmd_extend(sock, n, rest);
 	else if (strcmp(cmd, "export") == 0)

@@ -28,6 +28,8 @@ def test_complete(cl: Cluster):
     check(str(ref["max"]) in text, "result text lacks the maximum: " + text)
     workers = cl.ctl("workers").stdout
     check("local" in workers, "workers list: " + workers)
+    watch = cl.ctl("watch", "--count", "2", "--interval", "0.1").stdout
+    check(watch.count("job %d" % job) == 2 and "local" in watch, "watch: " + watch)
     check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
 
 
