@@ -464,6 +464,11 @@ static int on_claim(struct conn *c, const json_t *msg)
 	const json_t *rate = json_object_get(msg, "rate");
 	int rc;
 
+	if (c->d->draining) {
+		conn_send(c, PROTO_NOLEASE, json_pack("{s:f, s:s}", "retry_s", 2.0,
+			  "reason", "gpud is stopping"), NULL, 0);
+		return 0;
+	}
 	c->claim_rate = 0;
 	if (json_is_number(rate) && json_number_value(rate) > 0 &&
 	    json_number_value(rate) < 1e15)
@@ -482,16 +487,19 @@ static int on_claim(struct conn *c, const json_t *msg)
 
 void conn_wake_parked(struct gpud *d)
 {
-	for (struct conn *c = d->conns; c; c = c->next) {
+	struct conn *c, *next;
+
+	for (c = d->conns; c; c = next) {
+		next = c->next; /* c may close while we answer it */
 		if (!c->parked || c->closing)
 			continue;
 		c->parked = 0;
 		uv_timer_stop(&c->park_timer);
 		/* The parked claim's busy flag and reference carry over. */
-		if (claim_submit(c)) {
-			conn_send(c, PROTO_NOLEASE,
-				  json_pack("{s:f, s:s}", "retry_s", 1.0,
-					    "reason", "gpud is busy"), NULL, 0);
+		if (d->draining || claim_submit(c)) {
+			conn_send(c, PROTO_NOLEASE, json_pack("{s:f, s:s}", "retry_s",
+				  2.0, "reason", d->draining ? "gpud is stopping"
+							     : "gpud is busy"), NULL, 0);
 			conn_step_done(c);
 		}
 	}
@@ -519,6 +527,8 @@ static void hb_after(void *arg)
 
 	if (r->hb.job_id)
 		gpud_rate_sample(d, r->hb.job_id, r->hb.job_progress, sched_now());
+	if (d->draining && strcmp(r->hb.action, "continue") == 0)
+		r->hb.action = "release"; /* gpud is stopping: checkpoint now */
 	if (!c->closing) {
 		if (r->hb.rc && r->hb.rc != GERR_STALE)
 			send_error(c, r->hb.rc, gerr_str(r->hb.rc), r->hb.lease_id,
@@ -1075,6 +1085,15 @@ void conn_close_token(struct gpud *d, const char *name)
 			conn_close(c, "token revoked");
 		}
 	}
+}
+
+int conn_count_leases(struct gpud *d)
+{
+	int n = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next)
+		n += !c->is_ctl && c->state == CONN_READY && !c->closing && c->lease_id;
+	return n;
 }
 
 int conn_count_workers(struct gpud *d)

@@ -37,6 +37,7 @@ struct gpud_config {
 	double checkpoint_s;         /* told to workers in WELCOME */
 	uint32_t max_failures;       /* verification failures before failed */
 	uint32_t quarantine_after;   /* worker failures before quarantine */
+	double drain_s;              /* SIGTERM: wait for workers' checkpoints */
 };
 
 /* Progress samples of one job, for rate and ETA (loop thread). */
@@ -63,6 +64,10 @@ struct gpud {
 	struct conn *conns;       /* every open connection */
 	struct job_rate *rates;
 	int stopping;
+	int draining;             /* SIGTERM seen: workers asked to release */
+	uv_timer_t drain_timer;
+	uint64_t drain_deadline;  /* uv_now() ms */
+	void (*drain_done)(struct gpud *d);
 	int watchdog;             /* systemd wants WATCHDOG=1 pings */
 	int exit_code;
 };
@@ -73,6 +78,9 @@ double gpud_now(void);
 /* server.c */
 int server_start(struct gpud *d);
 void server_stop(struct gpud *d);
+/* Stop granting leases and ask every worker holding one to checkpoint and
+ * release it; call done(d) once none holds a lease or cfg.drain_s passed. */
+void server_drain(struct gpud *d, void (*done)(struct gpud *d));
 /* Record a progress sample; returns the job's recent rate (units/s) or 0. */
 double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
 			double now);
@@ -91,6 +99,8 @@ int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
 void conn_wake_parked(struct gpud *d);
 /* Close every worker connection authenticated with that token name. */
 void conn_close_token(struct gpud *d, const char *name);
+/* Worker connections holding a lease now. */
+int conn_count_leases(struct gpud *d);
 /* Authenticated worker connections now. */
 int conn_count_workers(struct gpud *d);
 /* Non-zero when some authenticated worker connection runs that workload. */

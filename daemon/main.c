@@ -29,6 +29,8 @@ static void usage(FILE *f)
 "  --lease-units N         fixed lease size in the workload's units (default: adapt\n"
 "                          to each worker's measured rate)\n"
 "  --checkpoint-interval SECONDS  cadence suggested to workers (default 60)\n"
+"  --drain-seconds S       on SIGTERM, wait this long for workers to checkpoint and\n"
+"                          release their leases (default 15; 0 stops at once)\n"
 "  --max-failures N        failed verifications before a lease fails (default 3)\n"
 "  --quarantine-after N    failed verifications before a worker is quarantined (default 3)\n"
 "  --log-level LEVEL       error|warn|info|debug (default info)\n"
@@ -70,16 +72,29 @@ static int parse_host_port(const char *s, char *host, size_t hostlen, int *port)
 	return 0;
 }
 
+static void stop_now(struct gpud *d)
+{
+	server_stop(d);
+	uv_close((uv_handle_t *)&d->sigterm, NULL);
+	uv_close((uv_handle_t *)&d->sigint, NULL);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
 	struct gpud *d = s->data;
 
 	if (d->stopping)
 		return;
-	LOG_INFO(&d->log, "signal %d: shutting down", signum);
-	server_stop(d);
-	uv_close((uv_handle_t *)&d->sigterm, NULL);
-	uv_close((uv_handle_t *)&d->sigint, NULL);
+	if (d->draining || d->cfg.drain_s <= 0) {
+		LOG_INFO(&d->log, "signal %d: shutting down", signum);
+		stop_now(d);
+		return;
+	}
+	/* First signal: let workers checkpoint and release their leases
+	 * (their next heartbeat is answered "release"), then stop. */
+	LOG_INFO(&d->log, "signal %d: draining for up to %.0f s (again to stop now)",
+		 signum, d->cfg.drain_s);
+	server_drain(d, stop_now);
 }
 
 int main(int argc, char **argv)
@@ -93,6 +108,7 @@ int main(int argc, char **argv)
 		{"lease-seconds", required_argument, NULL, 'L'},
 		{"checkpoint-interval", required_argument, NULL, 'c'},
 		{"lease-units", required_argument, NULL, 'u'},
+		{"drain-seconds", required_argument, NULL, 'D'},
 		{"max-failures", required_argument, NULL, 'm'},
 		{"quarantine-after", required_argument, NULL, 'q'},
 		{"log-level", required_argument, NULL, 'v'},
@@ -114,6 +130,7 @@ int main(int argc, char **argv)
 	d.cfg.checkpoint_s = 60;
 	d.cfg.max_failures = 3;
 	d.cfg.quarantine_after = 3;
+	d.cfg.drain_s = 15;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -166,6 +183,12 @@ int main(int argc, char **argv)
 			d.cfg.lease_units = u;
 			break;
 		}
+		case 'D':
+			if (parse_double(optarg, 0, 3600, &d.cfg.drain_s)) {
+				fprintf(stderr, "gpud: --drain-seconds wants 0..3600\n");
+				return 2;
+			}
+			break;
 		case 'c':
 			if (parse_double(optarg, 0.1, 86400, &d.cfg.checkpoint_s)) {
 				fprintf(stderr, "gpud: --checkpoint-interval wants 0.1..86400 seconds\n");

@@ -553,6 +553,34 @@ int server_start(struct gpud *d)
 	return 0;
 }
 
+static void on_drain_tick(uv_timer_t *t)
+{
+	struct gpud *d = t->data;
+	int held = conn_count_leases(d);
+
+	if (held > 0 && uv_now(d->loop) < d->drain_deadline)
+		return;
+	if (held > 0)
+		LOG_WARN(&d->log, "drain: %d worker(s) did not release in time; "
+			 "their leases resume from the last checkpoint", held);
+	else
+		LOG_INFO(&d->log, "drain: every lease checkpointed and released");
+	uv_close((uv_handle_t *)&d->drain_timer, NULL);
+	d->drain_done(d);
+}
+
+void server_drain(struct gpud *d, void (*done)(struct gpud *d))
+{
+	d->draining = 1;
+	d->drain_done = done;
+	d->drain_deadline = uv_now(d->loop) + (uint64_t)(d->cfg.drain_s * 1000);
+	notify_send("STATUS=draining: workers checkpoint and release their leases");
+	conn_wake_parked(d); /* parked claims get their NOLEASE now */
+	uv_timer_init(d->loop, &d->drain_timer);
+	d->drain_timer.data = d;
+	uv_timer_start(&d->drain_timer, on_drain_tick, 0, 100);
+}
+
 static void on_dbq_closed(void *opaque)
 {
 	struct gpud *d = opaque;
