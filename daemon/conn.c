@@ -338,7 +338,7 @@ static int on_auth(struct conn *c, const json_t *msg)
 	memcpy(r->nonce, c->nonce, sizeof(r->nonce));
 	conn_ref(c);
 	c->busy = 1;
-	if (dbq_submit(c->d->dbq, auth_work, auth_after, r)) {
+	if (dbq_submit_batch(c->d->dbq, auth_work, auth_after, r)) {
 		c->busy = 0;
 		conn_unref(c);
 		free(r);
@@ -451,7 +451,7 @@ static int claim_submit(struct conn *c)
 		free(r);
 		return GERR_NOMEM;
 	}
-	if (dbq_submit(c->d->dbq, claim_work, claim_after, r)) {
+	if (dbq_submit_batch(c->d->dbq, claim_work, claim_after, r)) {
 		sched_claim_clear(&r->claim);
 		free(r);
 		return GERR_STATE;
@@ -573,7 +573,7 @@ static int on_heartbeat(struct conn *c, const json_t *msg)
 	c->epoch = r->hb.epoch;
 	conn_ref(c);
 	c->busy = 1;
-	if (dbq_submit(c->d->dbq, hb_work, hb_after, r)) {
+	if (dbq_submit_batch(c->d->dbq, hb_work, hb_after, r)) {
 		c->busy = 0;
 		conn_unref(c);
 		free(r);
@@ -780,7 +780,7 @@ static int on_release(struct conn *c, const json_t *msg)
 			 json_string_value(error));
 	conn_ref(c);
 	c->busy = 1;
-	if (dbq_submit(c->d->dbq, release_work, release_after, r)) {
+	if (dbq_submit_batch(c->d->dbq, release_work, release_after, r)) {
 		c->busy = 0;
 		conn_unref(c);
 		free(r);

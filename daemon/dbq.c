@@ -1,14 +1,24 @@
 /* dbq.c - a single database thread fed by a queue; completions come back
- * to the loop through one uv_async_t. */
+ * to the loop through one uv_async_t.
+ *
+ * Group commit: consecutive batchable requests (up to DBQ_BATCH_MAX) run in
+ * one outer transaction and become durable with one commit, before any of
+ * their after() callbacks run. If that commit fails, the batch was rolled
+ * back as a whole and each request runs again alone, in its own
+ * transaction, so each gets its own outcome. */
 #include <stdlib.h>
 
 #include "dbq.h"
 #include "gerr.h"
+#include "store.h"
+
+#define DBQ_BATCH_MAX 256
 
 struct dbq_req {
 	dbq_work_fn work;
 	dbq_after_fn after;
 	void *arg;
+	int batchable;
 	struct dbq_req *next;
 };
 
@@ -37,6 +47,24 @@ static void push(struct dbq_req **head, struct dbq_req **tail, struct dbq_req *r
 	*tail = r;
 }
 
+/* Run one batch of batchable requests (a list linked through next). */
+static void run_batch(struct dbq *q, struct dbq_req *batch)
+{
+	struct dbq_req *r;
+	int rc = store_batch_begin(q->st);
+
+	for (r = batch; rc == 0 && r; r = r->next)
+		r->work(q->st, r->arg);
+	if (rc == 0)
+		rc = store_batch_commit(q->st);
+	if (rc == 0)
+		return;
+	store_batch_rollback(q->st);
+	/* Nothing of the batch is stored: give each its own transaction. */
+	for (r = batch; r; r = r->next)
+		r->work(q->st, r->arg);
+}
+
 static void db_thread(void *opaque)
 {
 	struct dbq *q = opaque;
@@ -45,17 +73,31 @@ static void db_thread(void *opaque)
 	for (;;) {
 		while (!q->todo_head && !q->stopping)
 			uv_cond_wait(&q->cv, &q->mu);
-		struct dbq_req *r = q->todo_head;
+		struct dbq_req *r = q->todo_head, *last = r;
 		if (!r)
 			break; /* stopping and drained */
-		q->todo_head = r->next;
+		/* Take the first request, and with it the batchable ones that
+		 * follow it directly (order is kept). */
+		unsigned n = 1;
+		if (r->batchable)
+			while (last->next && last->next->batchable && n < DBQ_BATCH_MAX) {
+				last = last->next;
+				n++;
+			}
+		q->todo_head = last->next;
 		if (!q->todo_head)
 			q->todo_tail = NULL;
+		last->next = NULL;
 		uv_mutex_unlock(&q->mu);
-		if (r->work)
+		if (r->batchable)
+			run_batch(q, r);
+		else if (r->work)
 			r->work(q->st, r->arg);
 		uv_mutex_lock(&q->mu);
-		push(&q->done_head, &q->done_tail, r);
+		for (struct dbq_req *x = r, *next; x; x = next) {
+			next = x->next;
+			push(&q->done_head, &q->done_tail, x);
+		}
 		uv_async_send(&q->async);
 	}
 	uv_mutex_unlock(&q->mu);
@@ -107,7 +149,8 @@ int dbq_open(uv_loop_t *loop, struct store *st, struct dbq **ret)
 	return 0;
 }
 
-int dbq_submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after, void *arg)
+static int submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after,
+		  void *arg, int batchable)
 {
 	struct dbq_req *r;
 
@@ -119,6 +162,7 @@ int dbq_submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after, void *arg)
 	r->work = work;
 	r->after = after;
 	r->arg = arg;
+	r->batchable = batchable && work;
 	uv_mutex_lock(&q->mu);
 	if (q->stopping) {
 		uv_mutex_unlock(&q->mu);
@@ -130,6 +174,17 @@ int dbq_submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after, void *arg)
 	uv_cond_signal(&q->cv);
 	uv_mutex_unlock(&q->mu);
 	return 0;
+}
+
+int dbq_submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after, void *arg)
+{
+	return submit(q, work, after, arg, 0);
+}
+
+int dbq_submit_batch(struct dbq *q, dbq_work_fn work, dbq_after_fn after,
+		     void *arg)
+{
+	return submit(q, work, after, arg, 1);
 }
 
 unsigned dbq_pending(const struct dbq *q)

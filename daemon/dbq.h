@@ -24,6 +24,12 @@ int dbq_open(uv_loop_t *loop, struct store *st, struct dbq **ret);
 /* Loop thread only. after may be NULL. Returns 0 or GERR_NOMEM, or
  * GERR_STATE when q is NULL or closing (after() then never runs). */
 int dbq_submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after, void *arg);
+/* The same for a request that may share one commit with its neighbours
+ * (group commit): work must touch nothing but the store and its own arg,
+ * and must be safe to run twice (it runs again alone if the shared commit
+ * fails), setting all of its outputs each time. */
+int dbq_submit_batch(struct dbq *q, dbq_work_fn work, dbq_after_fn after,
+		     void *arg);
 /* Number of requests queued or running (loop thread). */
 unsigned dbq_pending(const struct dbq *q);
 /* Stop accepting work, finish what is queued, join the thread, then close

@@ -173,11 +173,29 @@ static void explain_no_lease(struct store *st, struct sched_claim *c)
 			 "every lease of the active jobs is held by a worker or finished");
 }
 
+/* Forget the outputs of an earlier run (a claim may run twice: see
+ * dbq_submit_batch). */
+static void claim_reset(struct sched_claim *c)
+{
+	store_lease_clear(&c->lease);
+	memset(&c->lease, 0, sizeof(c->lease));
+	free(c->workload);
+	free(c->params);
+	free(c->checkpoint);
+	c->workload = c->params = NULL;
+	c->checkpoint = NULL;
+	c->checkpoint_len = 0;
+	c->no_jobs = 0;
+	c->reason[0] = '\0';
+	c->rc = 0;
+}
+
 void sched_claim(struct store *st, struct sched_claim *c)
 {
 	double now = sched_now();
 	struct store_worker w = {0};
 
+	claim_reset(c);
 	if (store_worker_get(st, c->worker_id, &w) == 0) {
 		int q = w.quarantined;
 		free(w.name);
@@ -254,6 +272,8 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 	struct store_lease l = {0};
 
 	h->action = "continue";
+	h->job_id = 0;
+	h->job_progress = 0;
 	h->rc = store_lease_heartbeat(st, h->lease_id, h->epoch, h->units_done,
 				      now + h->pol->lease_timeout_s, now);
 	if (h->rc == GERR_STALE) {

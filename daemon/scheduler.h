@@ -6,7 +6,10 @@
  * on the thread pool and touch no store. The loop thread owns the structs.
  *
  * Durability: every function that changes state commits before it returns
- * rc == 0, so the loop thread may acknowledge as soon as it sees rc == 0.
+ * rc == 0 (or, inside a dbq batch, the batch commits before any after()
+ * runs), so the loop thread may acknowledge as soon as it sees rc == 0.
+ * sched_claim, sched_heartbeat and sched_release may run twice on the same
+ * request (group commit retry) and reset their outputs each time.
  */
 #ifndef GPUD_SCHEDULER_H
 #define GPUD_SCHEDULER_H

@@ -58,6 +58,9 @@ enum stmt_id {
 	S_SAVEPOINT,
 	S_RELEASE,
 	S_ROLLBACK_TO,
+	S_USER_SAVEPOINT,
+	S_USER_RELEASE,
+	S_USER_ROLLBACK_TO,
 	S_JSON_ARRAY,
 	S_JOB_INSERT,
 	S_JOB_GET,
@@ -109,6 +112,9 @@ static const char *const stmt_sql[S_COUNT] = {
 	[S_SAVEPOINT] = "SAVEPOINT store_op",
 	[S_RELEASE] = "RELEASE store_op",
 	[S_ROLLBACK_TO] = "ROLLBACK TO store_op",
+	[S_USER_SAVEPOINT] = "SAVEPOINT store_user",
+	[S_USER_RELEASE] = "RELEASE store_user",
+	[S_USER_ROLLBACK_TO] = "ROLLBACK TO store_user",
 	/* CASE, not AND: json_type() raises an error on malformed JSON. */
 	[S_JSON_ARRAY] = "SELECT CASE WHEN json_valid(?1) "
 			 "THEN json_type(?1) = 'array' ELSE 0 END",
@@ -229,6 +235,7 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *stmt[S_COUNT];
 	int in_tx;          /* between store_begin and store_commit/rollback */
+	int in_batch;       /* between store_batch_begin and its commit */
 	char errmsg[512];
 };
 
@@ -419,7 +426,7 @@ static int dup_col(sqlite3_stmt *s, int col, char **ret)
  * what the caller meant to be atomic. */
 static int tx_lost(struct store *st)
 {
-	return st->in_tx && sqlite3_get_autocommit(st->db);
+	return (st->in_tx || st->in_batch) && sqlite3_get_autocommit(st->db);
 }
 
 static int op_begin(struct store *st, const char *what)
@@ -427,14 +434,14 @@ static int op_begin(struct store *st, const char *what)
 	if (tx_lost(st))
 		return set_err(st, GERR_STATE, "%s: the transaction was rolled "
 			       "back by an earlier error", what);
-	return run(st, st->in_tx ? S_SAVEPOINT : S_BEGIN, what);
+	return run(st, st->in_tx || st->in_batch ? S_SAVEPOINT : S_BEGIN, what);
 }
 
 /* Ends what op_begin started: keeps it when r == 0, undoes it otherwise.
  * Returns r, or the error of the commit. */
 static int op_end(struct store *st, int r, const char *what)
 {
-	if (st->in_tx) {
+	if (st->in_tx || st->in_batch) {
 		if (sqlite3_get_autocommit(st->db))
 			return r ? r : set_err(st, GERR_DB, "%s: transaction "
 					       "lost", what);
@@ -467,10 +474,30 @@ int store_begin(struct store *st)
 	if (st->in_tx)
 		return set_err(st, GERR_STATE, "store_begin: a transaction is "
 			       "already open (not nestable)");
-	r = run(st, S_BEGIN, "store_begin");
+	if (st->in_batch) {
+		/* Inside a batch, a transaction is a savepoint: it commits or
+		 * rolls back alone, and becomes durable with the batch. */
+		if (tx_lost(st))
+			return set_err(st, GERR_STATE, "store_begin: the batch was "
+				       "rolled back by an earlier error");
+		r = run(st, S_USER_SAVEPOINT, "store_begin");
+	} else {
+		r = run(st, S_BEGIN, "store_begin");
+	}
 	if (r == 0)
 		st->in_tx = 1;
 	return r;
+}
+
+/* Undo a savepoint-transaction inside a batch. */
+static void user_rollback(struct store *st)
+{
+	if (sqlite3_get_autocommit(st->db))
+		return;
+	sqlite3_step(stmt(st, S_USER_ROLLBACK_TO));
+	stmt_done(stmt(st, S_USER_ROLLBACK_TO));
+	sqlite3_step(stmt(st, S_USER_RELEASE));
+	stmt_done(stmt(st, S_USER_RELEASE));
 }
 
 /* On failure the transaction is rolled back: no transaction is open after
@@ -488,6 +515,12 @@ int store_commit(struct store *st)
 	if (sqlite3_get_autocommit(st->db))
 		return set_err(st, GERR_DB, "store_commit: the transaction was "
 			       "rolled back by an earlier error");
+	if (st->in_batch) {
+		r = run(st, S_USER_RELEASE, "store_commit");
+		if (r)
+			user_rollback(st);
+		return r;
+	}
 	r = run(st, S_COMMIT, "store_commit");
 	if (r && !sqlite3_get_autocommit(st->db)) {
 		sqlite3_step(stmt(st, S_ROLLBACK));
@@ -500,6 +533,56 @@ void store_rollback(struct store *st)
 {
 	if (!st || !st->in_tx)
 		return;
+	st->in_tx = 0;
+	if (st->in_batch) {
+		user_rollback(st);
+		return;
+	}
+	if (!sqlite3_get_autocommit(st->db)) {
+		sqlite3_step(stmt(st, S_ROLLBACK));
+		stmt_done(stmt(st, S_ROLLBACK));
+	}
+}
+
+int store_batch_begin(struct store *st)
+{
+	int r;
+
+	if (!st)
+		return GERR_INVAL;
+	if (st->in_tx || st->in_batch)
+		return set_err(st, GERR_STATE, "store_batch_begin: a transaction "
+			       "is already open");
+	r = run(st, S_BEGIN, "store_batch_begin");
+	if (r == 0)
+		st->in_batch = 1;
+	return r;
+}
+
+int store_batch_commit(struct store *st)
+{
+	int r;
+
+	if (!st || !st->in_batch)
+		return GERR_STATE;
+	st->in_batch = 0;
+	st->in_tx = 0;
+	if (sqlite3_get_autocommit(st->db))
+		return set_err(st, GERR_DB, "store_batch_commit: the batch was "
+			       "rolled back by an earlier error");
+	r = run(st, S_COMMIT, "store_batch_commit");
+	if (r && !sqlite3_get_autocommit(st->db)) {
+		sqlite3_step(stmt(st, S_ROLLBACK));
+		stmt_done(stmt(st, S_ROLLBACK));
+	}
+	return r;
+}
+
+void store_batch_rollback(struct store *st)
+{
+	if (!st)
+		return;
+	st->in_batch = 0;
 	st->in_tx = 0;
 	if (!sqlite3_get_autocommit(st->db)) {
 		sqlite3_step(stmt(st, S_ROLLBACK));

@@ -121,6 +121,16 @@ int store_begin(struct store *st);
 int store_commit(struct store *st);
 void store_rollback(struct store *st);
 
+/* Group commit: one outer transaction around several callers' work, made
+ * durable by one store_batch_commit (one fsync). Inside a batch,
+ * store_begin/commit/rollback are savepoints (a caller's work commits or
+ * rolls back alone, but is durable only when the batch commits) and single
+ * writes are savepoints too. store_batch_commit returns 0 only when
+ * everything is durable; on failure the whole batch is rolled back. */
+int store_batch_begin(struct store *st);
+int store_batch_commit(struct store *st);
+void store_batch_rollback(struct store *st);
+
 /* Message of the last SQLite error (static per store, valid until next call). */
 const char *store_errmsg(struct store *st);
 

@@ -14,6 +14,13 @@
  *  5. A result is kept until gpud acknowledges it (or says the lease is
  *     stale); it survives reconnects.
  *  6. A new lease is claimed only once the runner is idle (runner.h #1).
+ *  7. At most one FETCH is outstanding (the run's, runner.h #5). It is sent
+ *     from pump() while the run goes on, again after every reconnect, and
+ *     forgotten when gpud answers (BLOB, or ERROR naming the hash) or the
+ *     run ends. An answer for any other hash is late and dropped.
+ *  8. A RELEASE after a failed run (not a stop) carries the run's one-line
+ *     message as "error" (printable ASCII, at most RELEASE_ERROR_MAX
+ *     characters), so gpud can tell the user why the lease does not move.
  *
  * Connection states (conn_move checks every move against conn_next):
  *
@@ -47,6 +54,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "blob.h"
 #include "client.h"
 #include "gerr.h"
 #include "proto.h"
@@ -65,6 +73,7 @@
 #define SHUTDOWN_WAIT_MS 10000
 #define SHUTDOWN_GRACE_MS 2000    /* for the RELEASE after a timeout */
 #define RETRY_AFTER_FAIL_MS 1000
+#define RELEASE_ERROR_MAX 200
 
 /* "job=1 lease=4 epoch=2" on every lease event. */
 #define LFMT "job=%" PRIu64 " lease=%" PRIu64 " epoch=%" PRIu64
@@ -198,6 +207,11 @@ struct client {
 	struct runner_result result; /* RESULT: held until ACK (invariant 5) */
 	int result_sent;
 	int retry_after_fail;       /* pause before the next CLAIM */
+	char rel_error[RELEASE_ERROR_MAX + 1]; /* why, or "" (invariant 8) */
+
+	/* Fetch (invariant 7). */
+	char fetch_hash[BLOB_HASH_HEX]; /* outstanding, or "" */
+	int fetch_sent;             /* FETCH sent on this connection */
 	double last_rate;
 	uint64_t leases_done;
 
@@ -339,6 +353,17 @@ static void pump(struct client *cl)
 {
 	if (cl->finished || cl->cs != CS_READY)
 		return;
+	/* Invariant 7: the run blocks until the blob comes. */
+	if (cl->fetch_hash[0] && !cl->fetch_sent && cl->cur.run_id &&
+	    (cl->ls == LS_RUNNING || (cl->ls == LS_RELEASING && !cl->rel_sent))) {
+		cl->fetch_sent = 1;
+		LOG_DEBUG(cl->log, "fetch request hash=%.16s " LFMT,
+			  cl->fetch_hash, LARGS(cl));
+		if (send_frame(cl, PROTO_FETCH,
+			       json_pack("{s:s}", "hash", cl->fetch_hash), NULL,
+			       0) < 0)
+			return;
+	}
 	switch (cl->ls) {
 	case LS_IDLE:
 		if (cl->exiting)
@@ -368,13 +393,22 @@ static void pump(struct client *cl)
 		if (cl->ls == LS_RELEASING && !cl->rel_want_ckpt &&
 		    !cl->rel_sent && !cl->ckpt_sent.blob &&
 		    !cl->ckpt_next.blob) {
+			json_t *msg = json_pack("{s:I, s:I}", "lease",
+						(json_int_t)cl->cur.lease,
+						"epoch",
+						(json_int_t)cl->cur.epoch);
+
 			cl->rel_sent = 1;
-			LOG_INFO(cl->log, "lease release " LFMT, LARGS(cl));
-			send_frame(cl, PROTO_RELEASE,
-				   json_pack("{s:I, s:I}", "lease",
-					     (json_int_t)cl->cur.lease, "epoch",
-					     (json_int_t)cl->cur.epoch),
-				   NULL, 0);
+			if (msg && cl->rel_error[0] &&
+			    json_object_set_new(msg, "error",
+						json_string(cl->rel_error)) < 0) {
+				json_decref(msg);
+				msg = NULL;
+			}
+			LOG_INFO(cl->log, "lease release " LFMT "%s%s",
+				 LARGS(cl), cl->rel_error[0] ? " error=" : "",
+				 cl->rel_error);
+			send_frame(cl, PROTO_RELEASE, msg, NULL, 0);
 		}
 		return;
 	case LS_RESULT:
@@ -410,6 +444,7 @@ static void lease_end(struct client *cl)
 	cl->result_sent = 0;
 	cl->rel_want_ckpt = 0;
 	cl->rel_sent = 0;
+	cl->rel_error[0] = '\0';
 	uv_timer_stop(&cl->release_timer);
 	if (cl->cur.run_id) {
 		runner_stop(&cl->runner);
@@ -446,6 +481,21 @@ static void lease_idle(struct client *cl)
 		return;
 	}
 	pump(cl);
+}
+
+/* Keep why the lease is given back (invariant 8): printable ASCII only, so
+ * the JSON string is always valid, cut to RELEASE_ERROR_MAX characters. */
+static void set_release_error(struct client *cl, const char *why)
+{
+	size_t n = 0;
+
+	for (; why && *why && n < RELEASE_ERROR_MAX; why++) {
+		unsigned char ch = (unsigned char)*why;
+
+		cl->rel_error[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch
+			: ch == '\n' || ch == '\t' || ch == '\r' ? ' ' : '?';
+	}
+	cl->rel_error[n] = '\0';
 }
 
 /* gpud took the lease away (HB_ACK stop, ERROR for this lease). */
@@ -524,6 +574,9 @@ static void on_run_finished(struct client *cl, struct runner_result *res)
 {
 	int rc = res->rc;
 
+	/* The run is over: nobody waits for a blob any more (invariant 7). */
+	cl->fetch_hash[0] = '\0';
+	cl->fetch_sent = 0;
 	if (res->run_id != cl->cur.run_id) {
 		result_clear(res);
 		return;
@@ -576,6 +629,9 @@ static void on_run_finished(struct client *cl, struct runner_result *res)
 	} else {
 		cl->retry_after_fail = 1;
 	}
+	/* Invariant 8; too late when RELEASE already went. */
+	if (!cl->rel_sent)
+		set_release_error(cl, res->err);
 	result_clear(res);
 	if (cl->ls == LS_RUNNING) {
 		start_release(cl, 0);
@@ -594,6 +650,8 @@ static void on_runner_wake(void *opaque)
 
 	if (cl->finished)
 		return;
+	if (runner_take_fetch(&cl->runner, cl->fetch_hash))
+		cl->fetch_sent = 0; /* a new request: pump sends it */
 	if (runner_take_checkpoint(&cl->runner, &ck))
 		on_checkpoint_made(cl, &ck);
 	if (runner_take_result(&cl->runner, &res))
@@ -698,6 +756,7 @@ static int on_lease(struct client *cl, const struct proto_frame *f)
 	json_u64_opt(m, "units_done", &units_done);
 	snprintf(l.workload, sizeof(l.workload), "%s", workload);
 	cl->cur = l;
+	cl->rel_error[0] = '\0';
 	lease_move(cl, LS_RUNNING);
 	LOG_INFO(cl->log, "lease granted " LFMT " workload=%s units=%" PRIu64
 		 " units_done=%" PRIu64 " deadline_s=%.3g checkpoint_bytes=%zu",
@@ -710,9 +769,14 @@ static int on_lease(struct client *cl, const struct proto_frame *f)
 		/* Give it straight back: shutting down, or a lease for a
 		 * workload this worker never offered. */
 		if (!cw) {
+			char why[96];
+
 			LOG_ERROR(cl->log, "gpud leased workload '%s' which this "
 				  "worker does not run " LFMT, l.workload,
 				  LARGS(cl));
+			snprintf(why, sizeof(why), "worker does not run workload "
+				 "'%s'", l.workload);
+			set_release_error(cl, why);
 			cl->retry_after_fail = 1;
 		}
 		start_release(cl, 0);
@@ -726,15 +790,19 @@ static int on_lease(struct client *cl, const struct proto_frame *f)
 		.threads = cl->cfg->threads,
 		.cuda_ctx = cw->cuda_ctx,
 	};
-	job.params = json_incref((json_t *)params);
-	job.spec = json_incref((json_t *)spec);
+	/* Copies, not references: they are parts of the LEASE message,
+	 * which the loop frees, and jansson's reference counts do not order
+	 * one thread's reads before another thread's free. The runner thread
+	 * is the only owner of its copies. */
+	job.params = json_deep_copy(params);
+	job.spec = json_deep_copy(spec);
 	job.job = l.job;
 	job.lease = l.lease;
 	job.epoch = l.epoch;
 	job.units = l.units;
 	job.units_done = units_done;
-	rc = 0;
-	if (f->bin_len) {
+	rc = job.params && job.spec ? 0 : GERR_NOMEM;
+	if (rc == 0 && f->bin_len) {
 		/* f->bin points into the read buffer: copy it. */
 		job.ckpt_blob = malloc(f->bin_len);
 		if (!job.ckpt_blob)
@@ -746,8 +814,13 @@ static int on_lease(struct client *cl, const struct proto_frame *f)
 	if (rc == 0)
 		rc = runner_start(&cl->runner, &job, &cl->cur.run_id);
 	if (rc < 0) {
+		char why[96];
+
 		LOG_ERROR(cl->log, "cannot start the run " LFMT ": %s",
 			  LARGS(cl), gerr_str(rc));
+		snprintf(why, sizeof(why), "worker cannot start the run: %s",
+			 gerr_str(rc));
+		set_release_error(cl, why);
 		json_decref(job.params);
 		json_decref(job.spec);
 		free(job.ckpt_blob);
@@ -856,6 +929,46 @@ static int on_ack(struct client *cl, const json_t *msg)
 	return 0;
 }
 
+/* Hand gpud's answer to the run's fetch over (invariant 7). bin is copied:
+ * it points into the read buffer. Hashing and inflating happen on the
+ * runner thread. */
+static void fetch_answered(struct client *cl, int rc, const uint8_t *bin,
+			   size_t len)
+{
+	uint8_t *copy = NULL;
+
+	if (rc == 0) {
+		copy = malloc(len ? len : 1);
+		if (copy)
+			memcpy(copy, bin, len);
+		else
+			rc = GERR_NOMEM;
+	}
+	if (!runner_fetch_done(&cl->runner, cl->fetch_hash, rc, copy, len))
+		LOG_DEBUG(cl->log, "blob answer for a fetch no run waits for "
+			  "hash=%.16s", cl->fetch_hash);
+	cl->fetch_hash[0] = '\0';
+	cl->fetch_sent = 0;
+}
+
+static int on_blob(struct client *cl, const struct proto_frame *f)
+{
+	const char *hash = NULL;
+
+	if (proto_get_str(f->json, "hash", BLOB_HASH_HEX - 1, &hash) < 0)
+		return GERR_PROTO;
+	if (!cl->fetch_hash[0] || strcmp(hash, cl->fetch_hash) != 0) {
+		/* Asked for by a run that has since been stopped. */
+		LOG_DEBUG(cl->log, "late BLOB ignored hash=%.16s bytes=%zu",
+			  hash, f->bin_len);
+		return 0;
+	}
+	LOG_DEBUG(cl->log, "blob received hash=%.16s bytes=%zu", hash,
+		  f->bin_len);
+	fetch_answered(cl, 0, f->bin, f->bin_len);
+	return 0;
+}
+
 static int on_error_frame(struct client *cl, const json_t *msg)
 {
 	const json_t *code = json_object_get(msg, "code");
@@ -866,6 +979,24 @@ static int on_error_frame(struct client *cl, const json_t *msg)
 
 	if (!text)
 		text = "(no message)";
+	if (json_is_string(json_object_get(msg, "hash"))) {
+		/* The answer to a FETCH: gpud has no such blob (or cannot read
+		 * it). Not about the connection, which stays. */
+		const char *hash = json_string_value(json_object_get(msg, "hash"));
+
+		if (!cl->fetch_hash[0] || strcmp(hash, cl->fetch_hash) != 0) {
+			LOG_DEBUG(cl->log, "late fetch error ignored hash=%.16s: "
+				  "%s", hash, text);
+			return 0;
+		}
+		LOG_WARN(cl->log, "gpud cannot serve blob hash=%.16s " LFMT
+			 ": %s (%lld)", hash, LARGS(cl), text, c);
+		/* Keep gpud's code when it is one of ours. */
+		fetch_answered(cl, c < 0 && c >= GERR_UNSUPPORTED ? (int)c
+							: GERR_NOTFOUND,
+			       NULL, 0);
+		return 0;
+	}
 	if (proto_get_u64(msg, "lease", &lease) == 0 &&
 	    proto_get_u64(msg, "epoch", &epoch) == 0) {
 		char why[320];
@@ -918,6 +1049,7 @@ static void handle_frame(struct client *cl, const struct proto_frame *f)
 		case PROTO_NOLEASE: rc = on_nolease(cl, f->json); break;
 		case PROTO_HB_ACK: rc = on_hb_ack(cl, f->json); break;
 		case PROTO_ACK: rc = on_ack(cl, f->json); break;
+		case PROTO_BLOB: rc = on_blob(cl, f); break;
 		default: break;
 		}
 		break;
@@ -1063,6 +1195,7 @@ static void on_disconnect(struct client *cl)
 	}
 	cl->rel_sent = 0;
 	cl->result_sent = 0;
+	cl->fetch_sent = 0; /* invariant 7: asked again after WELCOME */
 }
 
 static void try_connect(struct client *cl);

@@ -2,7 +2,8 @@
  *
  * The client owns: the TCP connection (reconnecting with backoff), the
  * handshake (HELLO / CHALLENGE / AUTH / WELCOME), the lease state machine
- * (CLAIM, heartbeats, checkpoint and result uploads, RELEASE) and the runner
+ * (CLAIM, heartbeats, checkpoint and result uploads, RELEASE with the run's
+ * error when it failed, FETCH of the blobs a run reads) and the runner
  * thread that executes leases (runner.h). main.c owns the loop, the signal
  * handles and the device contexts.
  *

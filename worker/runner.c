@@ -1,4 +1,5 @@
 /* runner.c - the runner thread (see runner.h for the invariants). */
+#include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "blob.h"
+#include "blobcache.h"
 #include "gerr.h"
 #include "proto.h"
 #include "runner.h"
@@ -18,6 +20,42 @@ struct run_ctx {
 	const struct runner_job *job;
 	uint64_t run_id;
 };
+
+#define BIT(s) (1u << (s))
+
+static const char *const fetch_names[RUNNER_FETCH_COUNT] = {
+	"idle", "posted", "asked", "answered",
+};
+
+static const unsigned fetch_next[RUNNER_FETCH_COUNT] = {
+	[RUNNER_FETCH_IDLE] = BIT(RUNNER_FETCH_POSTED),
+	[RUNNER_FETCH_POSTED] = BIT(RUNNER_FETCH_ASKED) | BIT(RUNNER_FETCH_IDLE),
+	[RUNNER_FETCH_ASKED] = BIT(RUNNER_FETCH_ANSWERED) |
+			       BIT(RUNNER_FETCH_IDLE),
+	[RUNNER_FETCH_ANSWERED] = BIT(RUNNER_FETCH_IDLE),
+};
+
+/* Move the fetch state; caller holds mu. */
+static void fetch_move(struct runner *r, enum runner_fetch_state to)
+{
+	assert(fetch_next[r->fetch_state] & BIT(to));
+	LOG_DEBUG(r->log, "fetch %s -> %s hash=%.16s",
+		  fetch_names[r->fetch_state], fetch_names[to], r->fetch_hash);
+	r->fetch_state = to;
+}
+
+/* Back to IDLE, dropping an answer nobody took; caller holds mu. */
+static void fetch_reset(struct runner *r)
+{
+	if (r->fetch_state == RUNNER_FETCH_IDLE)
+		return;
+	free(r->fetch_blob);
+	r->fetch_blob = NULL;
+	r->fetch_blob_len = 0;
+	r->fetch_rc = 0;
+	fetch_move(r, RUNNER_FETCH_IDLE);
+	r->fetch_hash[0] = '\0';
+}
 
 static void job_clear(struct runner_job *job)
 {
@@ -124,6 +162,122 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	return 0;
 }
 
+/* 64 lowercase hex digits, as gpud names blobs. */
+static int hash_valid(const char *hash)
+{
+	if (!hash)
+		return 0;
+	for (size_t i = 0; i < BLOB_HASH_HEX - 1; i++)
+		if (!((hash[i] >= '0' && hash[i] <= '9') ||
+		      (hash[i] >= 'a' && hash[i] <= 'f')))
+			return 0;
+	return hash[BLOB_HASH_HEX - 1] == '\0';
+}
+
+/* Ask the loop for a blob and wait for gpud's answer (invariant 5). On 0
+ * *ret_blob is the blob as received (malloc'ed). */
+static int fetch_wait(struct runner *r, const char *hash, uint8_t **ret_blob,
+		      size_t *ret_len)
+{
+	int rc;
+
+	uv_mutex_lock(&r->mu);
+	if (r->stop || r->quit) {
+		uv_mutex_unlock(&r->mu);
+		return GERR_CANCELLED;
+	}
+	assert(r->fetch_state == RUNNER_FETCH_IDLE);
+	memcpy(r->fetch_hash, hash, BLOB_HASH_HEX);
+	fetch_move(r, RUNNER_FETCH_POSTED);
+	uv_async_send(&r->async);
+	while (r->fetch_state != RUNNER_FETCH_ANSWERED && !r->stop && !r->quit)
+		uv_cond_wait(&r->cv, &r->mu);
+	/* Invariant 6: a stop wins over an answer that came with it. */
+	if (r->stop || r->quit) {
+		rc = GERR_CANCELLED;
+	} else {
+		rc = r->fetch_rc;
+		if (rc == 0) {
+			*ret_blob = r->fetch_blob;
+			*ret_len = r->fetch_blob_len;
+			r->fetch_blob = NULL;
+		}
+	}
+	fetch_reset(r);
+	uv_mutex_unlock(&r->mu);
+	return rc;
+}
+
+static int io_fetch(void *opaque, const char *hash, void **ret,
+		    size_t *ret_len)
+{
+	struct run_ctx *ctx = opaque;
+	struct runner *r = ctx->r;
+	const struct runner_job *job = ctx->job;
+	struct blob_info info;
+	char got[BLOB_HASH_HEX], err[256] = "";
+	uint8_t *blob = NULL, *raw = NULL;
+	size_t blob_len = 0, raw_len = 0;
+	uint64_t t0 = uv_hrtime();
+	int rc;
+
+	if (!hash_valid(hash)) {
+		LOG_WARN(r->log, "fetch refused: not a blob hash (64 lowercase "
+			 "hex digits) job=%" PRIu64 " lease=%" PRIu64
+			 " epoch=%" PRIu64, job->job, job->lease, job->epoch);
+		return GERR_INVAL;
+	}
+	if (io_should_stop(opaque))
+		return GERR_CANCELLED;
+	rc = blobcache_get(r->cache, hash, ret, ret_len);
+	if (rc != GERR_NOTFOUND) {
+		if (rc == 0)
+			LOG_DEBUG(r->log, "fetch hash=%.16s bytes=%zu from cache "
+				  "job=%" PRIu64 " lease=%" PRIu64, hash,
+				  *ret_len, job->job, job->lease);
+		return rc;
+	}
+
+	LOG_DEBUG(r->log, "fetch hash=%.16s from gpud job=%" PRIu64
+		  " lease=%" PRIu64 " epoch=%" PRIu64, hash, job->job,
+		  job->lease, job->epoch);
+	rc = fetch_wait(r, hash, &blob, &blob_len);
+	if (rc < 0) {
+		LOG_DEBUG(r->log, "fetch hash=%.16s failed: %s", hash,
+			  gerr_str(rc));
+		return rc;
+	}
+	/* Hash and inflate here, not on the loop thread (invariant 4). The
+	 * hash check catches a wrong or damaged blob whose own CRCs agree. */
+	blob_hash_hex(blob, blob_len, got);
+	if (strcmp(got, hash) != 0) {
+		LOG_WARN(r->log, "fetched blob does not match its hash "
+			 "asked=%.16s got=%.16s bytes=%zu", hash, got, blob_len);
+		free(blob);
+		return GERR_CORRUPT;
+	}
+	rc = blob_decode(blob, blob_len, &info, &raw, &raw_len, err,
+			 sizeof(err));
+	free(blob);
+	if (rc < 0) {
+		LOG_WARN(r->log, "fetched blob hash=%.16s is corrupt: %s", hash,
+			 err[0] ? err : gerr_str(rc));
+		return rc;
+	}
+	LOG_DEBUG(r->log, "fetch hash=%.16s bytes=%zu blob=%zu seconds=%.3f "
+		  "job=%" PRIu64 " lease=%" PRIu64, hash, raw_len, blob_len,
+		  (double)(uv_hrtime() - t0) / 1e9, job->job, job->lease);
+	/* Not kept when too big or out of memory: the next lease fetches
+	 * again, which is slower but correct. */
+	rc = blobcache_put(r->cache, hash, raw, raw_len);
+	if (rc < 0)
+		LOG_DEBUG(r->log, "fetched blob not cached hash=%.16s: %s", hash,
+			  gerr_str(rc));
+	*ret = raw;
+	*ret_len = raw_len;
+	return 0;
+}
+
 /* ---- the run: runner thread ---- */
 
 /* Decode the checkpoint gpud sent with the lease. A bad one is not fatal:
@@ -171,6 +325,7 @@ static void run_one(struct runner *r, const struct runner_job *job,
 		.checkpoint_due = io_checkpoint_due,
 		.checkpoint = io_checkpoint,
 		.should_stop = io_should_stop,
+		.fetch = io_fetch,
 	};
 	uint64_t t0 = uv_hrtime();
 	uint64_t start_units = 0, units_now;
@@ -274,6 +429,7 @@ int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
 		double ckpt_interval_s, runner_wake_fn wake, void *opaque)
 {
 	sigset_t all, old;
+	uint64_t mem;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -281,15 +437,25 @@ int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
 	r->ckpt_interval_ns = (uint64_t)(ckpt_interval_s * 1e9);
 	r->wake = wake;
 	r->wake_opaque = opaque;
-	if (uv_mutex_init(&r->mu) != 0)
+	mem = uv_get_total_memory();
+	if (uv_get_constrained_memory() > 0 &&
+	    uv_get_constrained_memory() < mem)
+		mem = uv_get_constrained_memory(); /* a cgroup limit */
+	if (blobcache_new(blobcache_default_cap(mem), &r->cache) < 0)
 		return GERR_NOMEM;
+	if (uv_mutex_init(&r->mu) != 0) {
+		blobcache_free(r->cache);
+		return GERR_NOMEM;
+	}
 	if (uv_cond_init(&r->cv) != 0) {
 		uv_mutex_destroy(&r->mu);
+		blobcache_free(r->cache);
 		return GERR_NOMEM;
 	}
 	if (uv_async_init(loop, &r->async, on_async) != 0) {
 		uv_cond_destroy(&r->cv);
 		uv_mutex_destroy(&r->mu);
+		blobcache_free(r->cache);
 		return GERR_NOMEM;
 	}
 	r->async.data = r;
@@ -304,9 +470,11 @@ int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
 		uv_close((uv_handle_t *)&r->async, NULL);
 		uv_cond_destroy(&r->cv);
 		uv_mutex_destroy(&r->mu);
+		blobcache_free(r->cache);
 		return GERR_NOMEM;
 	}
 	r->started = 1;
+	LOG_DEBUG(log, "blob cache capacity=%zu bytes", blobcache_default_cap(mem));
 	return 0;
 }
 
@@ -317,10 +485,15 @@ void runner_close(struct runner *r)
 	uv_mutex_lock(&r->mu);
 	r->quit = 1;
 	r->stop = 1;
+	/* Wakes the thread whether it waits for a job or for a fetch. */
 	uv_cond_signal(&r->cv);
 	uv_mutex_unlock(&r->mu);
 	uv_thread_join(&r->thread);
 	r->started = 0;
+
+	fetch_reset(r); /* the thread is gone: no lock needed */
+	blobcache_free(r->cache);
+	r->cache = NULL;
 
 	if (r->has_job)
 		job_clear(&r->job);
@@ -365,8 +538,11 @@ int runner_start(struct runner *r, struct runner_job *job,
 void runner_stop(struct runner *r)
 {
 	uv_mutex_lock(&r->mu);
-	if (r->busy)
+	if (r->busy) {
 		r->stop = 1;
+		/* A run blocked in a fetch returns at once (invariant 6). */
+		uv_cond_signal(&r->cv);
+	}
 	uv_mutex_unlock(&r->mu);
 }
 
@@ -429,4 +605,40 @@ int runner_take_result(struct runner *r, struct runner_result *ret)
 	}
 	uv_mutex_unlock(&r->mu);
 	return got;
+}
+
+int runner_take_fetch(struct runner *r, char ret_hash[BLOB_HASH_HEX])
+{
+	int got;
+
+	uv_mutex_lock(&r->mu);
+	got = r->fetch_state == RUNNER_FETCH_POSTED;
+	if (got) {
+		memcpy(ret_hash, r->fetch_hash, BLOB_HASH_HEX);
+		fetch_move(r, RUNNER_FETCH_ASKED);
+	}
+	uv_mutex_unlock(&r->mu);
+	return got;
+}
+
+int runner_fetch_done(struct runner *r, const char *hash, int rc,
+		      uint8_t *blob, size_t len)
+{
+	int taken;
+
+	uv_mutex_lock(&r->mu);
+	taken = r->fetch_state == RUNNER_FETCH_ASKED &&
+		strcmp(r->fetch_hash, hash) == 0;
+	if (taken) {
+		r->fetch_rc = rc;
+		r->fetch_blob = rc == 0 ? blob : NULL;
+		r->fetch_blob_len = rc == 0 ? len : 0;
+		if (rc == 0)
+			blob = NULL;
+		fetch_move(r, RUNNER_FETCH_ANSWERED);
+		uv_cond_signal(&r->cv);
+	}
+	uv_mutex_unlock(&r->mu);
+	free(blob);
+	return taken;
 }

@@ -14,7 +14,26 @@
  *     after it are dropped (the workload gets GERR_CANCELLED).
  *  4. Checkpoint and result blobs are encoded (compressed) on the runner
  *     thread so a big blob never stalls the loop; the incoming checkpoint
- *     blob is decoded there for the same reason.
+ *     blob and fetched blobs are decoded (and hashed) there for the same
+ *     reason.
+ *  5. At most one fetch (io->fetch) is outstanding: the run blocks in it.
+ *     The loop only carries the request to gpud and the answer back; the
+ *     runner thread checks the answer's hash, decodes it and keeps it in
+ *     the blob cache (blobcache.h), which only the runner thread touches.
+ *  6. A fetch never outlives the run's wish for it: stop or quit ends the
+ *     wait at once with GERR_CANCELLED, and an answer that arrives after
+ *     that (or for another hash) is dropped by runner_fetch_done.
+ *
+ * Fetch states (fetch_move checks every move against fetch_next; under mu):
+ *
+ *   IDLE -> POSTED -> ASKED -> ANSWERED -> IDLE
+ *             |         |
+ *             +---------+-----> IDLE (stop/quit: GERR_CANCELLED)
+ *
+ *   POSTED    the run waits; the loop has not taken the request yet.
+ *   ASKED     the loop took it (runner_take_fetch) and sends FETCH, again
+ *             after every reconnect, until runner_fetch_done.
+ *   ANSWERED  the bytes (or an error) wait for the runner thread.
  *
  * Lifecycle: runner_init -> (runner_start -> take outputs)* -> runner_close.
  *
@@ -29,6 +48,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "blob.h"
 #include "log.h"
 #include "workload.h"
 
@@ -38,7 +58,9 @@
 struct runner_job {
 	const struct workload *wl;  /* static registry entry */
 	struct wl_device dev;       /* cuda_ctx borrowed; outlives the runner */
-	json_t *params, *spec;      /* references handed over */
+	json_t *params, *spec;      /* handed over; no other thread may
+				       hold a reference (jansson counts
+				       are not a cross-thread handoff) */
 	uint8_t *ckpt_blob;         /* malloc'ed blob from LEASE, or NULL */
 	size_t ckpt_blob_len;
 	uint64_t job, lease, epoch;
@@ -69,6 +91,16 @@ struct runner_result {
 
 typedef void (*runner_wake_fn)(void *opaque);
 
+enum runner_fetch_state {
+	RUNNER_FETCH_IDLE,
+	RUNNER_FETCH_POSTED,
+	RUNNER_FETCH_ASKED,
+	RUNNER_FETCH_ANSWERED,
+	RUNNER_FETCH_COUNT,
+};
+
+struct blobcache;
+
 struct runner {
 	/* Set by runner_init, then read-only. */
 	const struct glog *log;
@@ -80,6 +112,7 @@ struct runner {
 	uv_mutex_t mu;
 	uv_cond_t cv;
 	int started;            /* thread created (loop thread only) */
+	struct blobcache *cache; /* runner thread only (invariant 5) */
 
 	/* Shared, under mu. */
 	int quit;               /* loop -> runner: leave the thread */
@@ -96,11 +129,18 @@ struct runner {
 	struct runner_ckpt ckpt;   /* newest checkpoint not yet taken */
 	int has_result;
 	struct runner_result result;
+	/* The fetch (invariants 5, 6). */
+	enum runner_fetch_state fetch_state;
+	char fetch_hash[BLOB_HASH_HEX];  /* POSTED .. ANSWERED */
+	int fetch_rc;                   /* ANSWERED: 0 or GERR_* */
+	uint8_t *fetch_blob;            /* ANSWERED with rc 0: the raw blob */
+	size_t fetch_blob_len;
 };
 
-/* Start the runner thread. r is caller-owned memory that must stay valid
- * until the loop has finished closing the async handle (after
- * runner_close and uv_run returned). wake(opaque) is called on the loop
+/* Start the runner thread, with an empty blob cache of a quarter of the
+ * memory (cgroup limit included), at most BLOBCACHE_MAX_CAP. r is
+ * caller-owned memory that must stay valid until the loop has finished
+ * closing the async handle (after runner_close and uv_run returned). wake(opaque) is called on the loop
  * thread whenever a checkpoint or result may be waiting. */
 int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
 		double ckpt_interval_s, runner_wake_fn wake, void *opaque);
@@ -130,5 +170,17 @@ uint64_t runner_units_done(struct runner *r);
  * fills *ret, or 0. */
 int runner_take_checkpoint(struct runner *r, struct runner_ckpt *ret);
 int runner_take_result(struct runner *r, struct runner_result *ret);
+
+/* Take the run's new fetch request (POSTED -> ASKED): returns 1 and copies
+ * the hash (64 lowercase hex digits) into ret_hash, or 0 when none is
+ * waiting. The loop then sends FETCH until it answers. */
+int runner_take_fetch(struct runner *r, char ret_hash[BLOB_HASH_HEX]);
+
+/* gpud's answer to the FETCH for hash: rc 0 with the blob as received
+ * (header + zlib stream, unchecked), or a GERR_* code with blob NULL.
+ * Takes ownership of blob in every case. Returns 1 when the run was waiting
+ * for it, 0 when it was dropped (late, or for another hash). */
+int runner_fetch_done(struct runner *r, const char *hash, int rc,
+		      uint8_t *blob, size_t len);
 
 #endif

@@ -1,0 +1,159 @@
+/* blobcache.c - an LRU of decoded blobs (see blobcache.h).
+ *
+ * A doubly linked list, most recently used first. Lookups are linear: the
+ * cache holds a handful of blobs (job inputs, a few earlier results), and a
+ * lookup is nothing next to a run.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blobcache.h"
+#include "gerr.h"
+
+struct entry {
+	struct entry *prev, *next;
+	char hash[BLOB_HASH_HEX];
+	void *bytes;
+	size_t len;
+};
+
+struct blobcache {
+	struct entry *head, *tail; /* head: most recently used */
+	size_t cap;
+	size_t bytes;
+	size_t count;
+};
+
+size_t blobcache_default_cap(uint64_t mem_bytes)
+{
+	uint64_t cap = mem_bytes / 4;
+
+	if (mem_bytes == 0 || cap > BLOBCACHE_MAX_CAP)
+		cap = BLOBCACHE_MAX_CAP;
+	return (size_t)cap; /* <= 1 GiB: fits a 32-bit size_t too */
+}
+
+int blobcache_new(size_t cap, struct blobcache **ret)
+{
+	struct blobcache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return GERR_NOMEM;
+	c->cap = cap;
+	*ret = c;
+	return 0;
+}
+
+static void unlink_entry(struct blobcache *c, struct entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		c->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		c->tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void push_front(struct blobcache *c, struct entry *e)
+{
+	e->prev = NULL;
+	e->next = c->head;
+	if (c->head)
+		c->head->prev = e;
+	else
+		c->tail = e;
+	c->head = e;
+}
+
+static void drop_entry(struct blobcache *c, struct entry *e)
+{
+	unlink_entry(c, e);
+	c->bytes -= e->len;
+	c->count--;
+	free(e->bytes);
+	free(e);
+}
+
+static struct entry *find(const struct blobcache *c, const char *hash)
+{
+	for (struct entry *e = c->head; e; e = e->next)
+		if (strcmp(e->hash, hash) == 0)
+			return e;
+	return NULL;
+}
+
+void blobcache_free(struct blobcache *c)
+{
+	if (!c)
+		return;
+	while (c->head)
+		drop_entry(c, c->head);
+	free(c);
+}
+
+int blobcache_get(struct blobcache *c, const char *hash, void **ret,
+		  size_t *ret_len)
+{
+	struct entry *e = find(c, hash);
+	void *copy;
+
+	if (!e)
+		return GERR_NOTFOUND;
+	copy = malloc(e->len ? e->len : 1);
+	if (!copy)
+		return GERR_NOMEM;
+	memcpy(copy, e->bytes, e->len);
+	unlink_entry(c, e);
+	push_front(c, e);
+	*ret = copy;
+	*ret_len = e->len;
+	return 0;
+}
+
+int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
+		  size_t len)
+{
+	struct entry *e, *old;
+
+	if (strlen(hash) >= BLOB_HASH_HEX)
+		return GERR_INVAL;
+	if (len > c->cap)
+		return GERR_TOOBIG;
+	/* Allocate before evicting anything: a failure leaves the cache as
+	 * it was. */
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return GERR_NOMEM;
+	e->bytes = malloc(len ? len : 1);
+	if (!e->bytes) {
+		free(e);
+		return GERR_NOMEM;
+	}
+	memcpy(e->bytes, bytes, len);
+	e->len = len;
+	strcpy(e->hash, hash);
+
+	old = find(c, hash);
+	if (old)
+		drop_entry(c, old);
+	/* Invariant 1; terminates because len <= cap. */
+	while (c->bytes + len > c->cap)
+		drop_entry(c, c->tail);
+	push_front(c, e);
+	c->bytes += len;
+	c->count++;
+	return 0;
+}
+
+size_t blobcache_bytes(const struct blobcache *c)
+{
+	return c->bytes;
+}
+
+size_t blobcache_count(const struct blobcache *c)
+{
+	return c->count;
+}
