@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install dependencies, build, and run every test: unit and system tests in a
 # normal build, then the unit and system tests again under AddressSanitizer
-# and UndefinedBehaviorSanitizer. GPU tests skip (exit 77) without a GPU.
+# and UndefinedBehaviorSanitizer, then the fuzz targets. GPU tests skip
+# (exit 77) without a GPU.
 # This is what CI runs (.ci/run).
 set -eu
 cd "$(dirname "$0")/.."
@@ -19,4 +20,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 	meson test -C build-asan --print-errorlogs --num-processes "$jobs" --suite unit
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --print-errorlogs --suite system
+# libFuzzer targets (frame decoder, blob reader, parameter and input parsers)
+# for a fixed number of inputs from a fixed seed.
+[ -d build-fuzz ] || CC=clang meson setup build-fuzz -Dfuzz=true -Dcuda=disabled \
+	-Db_sanitize=address,undefined -Db_lundef=false -Dtests=true
+ninja -C build-fuzz
+meson test -C build-fuzz --print-errorlogs --suite fuzz
 echo "all tests passed"
