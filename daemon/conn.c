@@ -382,6 +382,8 @@ static void claim_after(void *arg)
 	struct gpud *d = c->d;
 	struct sched_claim *cl = &r->claim;
 
+	if (cl->rc != GERR_NOTFOUND && cl->rc != GERR_STATE)
+		gpud_storage_outcome(d, cl->rc, "granting a lease");
 	if (!c->closing) {
 		if (cl->rc == 0) {
 			json_t *params = json_loads(cl->params, 0, NULL);
@@ -464,9 +466,10 @@ static int on_claim(struct conn *c, const json_t *msg)
 	const json_t *rate = json_object_get(msg, "rate");
 	int rc;
 
-	if (c->d->draining) {
+	if (c->d->draining || c->d->storage_error) {
 		conn_send(c, PROTO_NOLEASE, json_pack("{s:f, s:s}", "retry_s", 2.0,
-			  "reason", "gpud is stopping"), NULL, 0);
+			  "reason", c->d->draining ? "gpud is stopping"
+						   : c->d->storage_msg), NULL, 0);
 		return 0;
 	}
 	c->claim_rate = 0;
@@ -525,6 +528,8 @@ static void hb_after(void *arg)
 	struct conn *c = r->c;
 	struct gpud *d = c->d;
 
+	if (r->hb.rc != GERR_STALE)
+		gpud_storage_outcome(d, r->hb.rc, "recording a heartbeat");
 	if (r->hb.job_id)
 		gpud_rate_sample(d, r->hb.job_id, r->hb.job_progress, sched_now());
 	if (d->draining && strcmp(r->hb.action, "continue") == 0)
@@ -598,6 +603,7 @@ static void upload_reply(struct upload_req *r)
 	struct sched_upload *u = &r->up;
 	const char *what = u->is_result ? "result" : "checkpoint";
 
+	gpud_storage_outcome(d, u->rc, u->is_result ? "storing a result" : "storing a checkpoint");
 	if (u->rc) {
 		LOG_WARN(&d->log, "%s refused job=%" PRId64 " lease=%" PRId64
 			 " epoch=%" PRIu64 " worker=%s reason=%s", what, u->job_id,

@@ -40,6 +40,7 @@ struct ctl_req {
 	/* token */
 	char *token_text;
 	struct auth_token tok;
+	int storage_rc;         /* outcome of a write that could fail for disk reasons */
 	/* export */
 	char *what;
 	void *out;              /* bulk output, handed to done() */
@@ -181,6 +182,8 @@ static void status_after(void *arg)
 		if (strcmp(state, "paused") == 0) {
 			json_object_set_new(j, "reason",
 				json_string("paused by the user: gpuctl resume to continue"));
+		} else if (strcmp(state, "active") == 0 && r->d->storage_error) {
+			json_object_set_new(j, "reason", json_string(r->d->storage_msg));
 		} else if (strcmp(state, "active") == 0) {
 			json_int_t leased = json_integer_value(json_object_get(lc, "leased"));
 			json_int_t pending = json_integer_value(json_object_get(lc, "pending"));
@@ -322,6 +325,7 @@ static void submit_work(struct store *st, void *arg)
 		rc = store_commit(st);
 	else
 		store_rollback(st);
+	r->storage_rc = rc;
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "cannot store the job: %s%s%s",
 			 gerr_str(rc), rc == GERR_NOSPACE ? " (disk full)" : "",
@@ -651,6 +655,8 @@ static void generic_after(void *arg)
 {
 	struct ctl_req *r = arg;
 
+	if (strcmp(r->cmd, "submit") == 0)
+		gpud_storage_outcome(r->d, r->storage_rc, "storing a job");
 	/* New or resumed work: wake the workers whose claims wait for it. */
 	if (r->reply && (strcmp(r->cmd, "submit") == 0 || strcmp(r->cmd, "resume") == 0 ||
 			 strcmp(r->cmd, "extend") == 0))

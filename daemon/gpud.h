@@ -69,6 +69,10 @@ struct gpud {
 	uint64_t drain_deadline;  /* uv_now() ms */
 	void (*drain_done)(struct gpud *d);
 	int watchdog;             /* systemd wants WATCHDOG=1 pings */
+	/* The last failure to write the data directory (disk full, permission,
+	 * I/O): new work stops until a write succeeds again. */
+	int storage_error;
+	char storage_msg[200];
 	int exit_code;
 };
 
@@ -85,6 +89,10 @@ void server_drain(struct gpud *d, void (*done)(struct gpud *d));
 double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
 			double now);
 double gpud_rate_get(struct gpud *d, int64_t job_id);
+/* Note the outcome of a write to the data directory: errors that mean the
+ * disk or its permissions fail stop new leases (with a clear reason);
+ * a success clears that. */
+void gpud_storage_outcome(struct gpud *d, int rc, const char *what);
 /* Start verification of a lease whose result is stored (state done). */
 void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch);
 

@@ -85,6 +85,25 @@ double gpud_rate_get(struct gpud *d, int64_t job_id)
 	return rate_of(rate_find(d, job_id, 0));
 }
 
+void gpud_storage_outcome(struct gpud *d, int rc, const char *what)
+{
+	if (rc == GERR_NOSPACE || rc == GERR_PERM || rc == GERR_IO || rc == GERR_DB) {
+		if (!d->storage_error)
+			LOG_ERROR(&d->log, "cannot write the data directory %s (%s: %s); "
+				  "no new leases until writes succeed again",
+				  d->cfg.data_dir, what, gerr_str(rc));
+		d->storage_error = rc;
+		snprintf(d->storage_msg, sizeof(d->storage_msg),
+			 "gpud cannot write its data directory (%s: %s)", what,
+			 rc == GERR_NOSPACE ? "disk full" : gerr_str(rc));
+	} else if (rc == 0 && d->storage_error) {
+		LOG_INFO(&d->log, "the data directory is writable again");
+		d->storage_error = 0;
+		d->storage_msg[0] = '\0';
+		conn_wake_parked(d);
+	}
+}
+
 /* ---- verification ---- */
 
 struct verify_req {

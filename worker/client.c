@@ -1007,6 +1007,15 @@ static int on_error_frame(struct client *cl, const json_t *msg)
 				 text);
 			return 0;
 		}
+		if (c == GERR_NOSPACE || c == GERR_PERM || c == GERR_IO ||
+		    c == GERR_DB) {
+			/* gpud could not store it (disk full, permissions):
+			 * the work is good. Reconnect with backoff, which
+			 * resends whatever was not acknowledged. */
+			conn_close(cl, "gpud cannot store our upload (%lld: %s); "
+				   "will send it again", c, text);
+			return 0;
+		}
 		/* Stale epoch, cancelled job, rejected upload: the lease is
 		 * not ours any more, and a held result is dropped. */
 		snprintf(why, sizeof(why), "gpud error %lld: %.256s", c, text);
