@@ -716,10 +716,9 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 			return;
 		}
 		if (file) {
-			/* The file travels as the frame's binary; its name is
-			 * kept for the user, not passed to the workload. */
+			/* The file travels as the frame's binary; parse_params
+			 * sees its name (so it knows a file comes). */
 			snprintf(fname, sizeof(fname), "%s", file);
-			json_object_del(args, "file");
 			if (!r->wl->parse_input) {
 				snprintf(r->err, sizeof(r->err), "%s takes no input file",
 					 r->wl->name);

@@ -5,9 +5,11 @@
 #include "workload.h"
 
 extern const struct workload graveler_workload;
+extern const struct workload othello_workload;
 
 static const struct workload *const registry[] = {
 	&graveler_workload,
+	&othello_workload,
 	NULL,
 };
 

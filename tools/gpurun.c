@@ -195,7 +195,11 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (strcmp(argv[i], "--file") == 0) {
+			const char *base;
 			file = argv[++i];
+			base = strrchr(file, '/');
+			/* As gpud does: the workload sees the file's name. */
+			json_object_set_new(args, "file", json_string(base ? base + 1 : file));
 			continue;
 		}
 		if (strcmp(argv[i], "--lease-units") == 0) {

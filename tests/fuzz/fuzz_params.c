@@ -17,7 +17,8 @@ static json_t *default_params(const struct workload *wl)
 	/* Parameters a user could submit, for parse_input to extend. */
 	static const char *const tries[] = {
 		"{\"battles\":\"1000\"}", "{\"to\":\"1000\"}", "{\"box\":\"2x2\"}",
-		"{\"random\":\"10\",\"empties\":\"8\",\"seed\":\"1\"}", "{}",
+		"{\"random\":\"10\",\"empties\":\"8\",\"seed\":\"1\"}",
+		"{\"file\":\"input.txt\"}", "{}",
 	};
 	char err[WL_ERRLEN];
 	uint64_t total;

@@ -1,0 +1,323 @@
+/* othello.cu - the Othello CUDA batch solver behind othello_cuda.h.
+ *
+ * Mapping. One thread solves one position at a time with
+ * oth_search_shallow (othello_search.h, the code the CPU reference runs),
+ * its explicit stack in local memory (at most OTHELLO_CUDA_MAX_EMPTIES + 1
+ * frames of 32 bytes; the few frames a 10-empty search touches stay in
+ * L1). Threads are persistent: when a thread finishes a position it takes
+ * the next index from a global counter, so a warp is not held back by its
+ * slowest position more than once per position, and the grid is exactly
+ * as many blocks as fit on the device at once.
+ *
+ * Random jobs generate their positions on the device (oth_generate, a few
+ * dozen move generations per position, cheap next to the search), so a
+ * --random lease moves no positions over PCIe, only 2 bytes back per
+ * position.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
+#include "othello.h"
+#include "othello_cuda.h"
+
+#define OTH_STACK (OTHELLO_CUDA_MAX_EMPTIES + 1)
+#include "othello_search.h"
+
+#define BLOCK 128
+
+struct othello_cuda {
+	int device;
+	int poisoned;
+	int grid, sms, max_per_sm;
+	cudaStream_t stream;
+	cudaEvent_t ev0, ev1;
+	uint64_t *d_P, *d_O;
+	uint8_t *d_out;      /* 2 bytes per position: score + 64, move */
+	unsigned long long *d_ctr; /* [0] next index, [1] nodes */
+	uint64_t *h_P, *h_O; /* pinned */
+	uint8_t *h_out;
+	unsigned long long *h_ctr;
+	char name[256];
+};
+
+template <bool GEN>
+__global__ void __launch_bounds__(BLOCK)
+oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
+	   uint64_t seed, int empties, uint64_t begin, unsigned n,
+	   uint8_t *__restrict__ out, unsigned long long *ctr)
+{
+	uint64_t nodes = 0;
+
+	for (;;) {
+		unsigned i = atomicAdd((unsigned *)ctr, 1u);
+		if (i >= n)
+			break;
+		uint64_t P, O;
+		if (GEN) {
+			int black;
+			oth_generate(seed, begin + i, empties, &P, &O, &black);
+		} else {
+			P = gP[i];
+			O = gO[i];
+		}
+		int mv;
+		int v = oth_search_shallow(P, O, &mv, &nodes);
+		out[2 * i] = (uint8_t)(v + 64);
+		out[2 * i + 1] = (uint8_t)mv;
+	}
+	/* One atomic per warp for the node count. */
+	for (int o = 16; o; o >>= 1)
+		nodes += __shfl_down_sync(0xffffffffu, nodes, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(ctr + 1, (unsigned long long)nodes);
+}
+
+/* ---- host side -------------------------------------------------------- */
+
+static int fail(struct othello_cuda *ctx, cudaError_t e, const char *what,
+		char *err, size_t errlen)
+{
+	if (ctx)
+		ctx->poisoned = 1;
+	snprintf(err, errlen, "othello cuda: %s: %s", what,
+		 cudaGetErrorString(e));
+	return GERR_DEVICE;
+}
+
+#define CK(call, what)                                                     \
+	do {                                                               \
+		cudaError_t e_ = (call);                                   \
+		if (e_ != cudaSuccess)                                     \
+			return fail(ctx, e_, what, err, errlen);           \
+	} while (0)
+
+extern "C" int othello_cuda_device_count(void)
+{
+	int n = 0;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess)
+		return 0;
+	return n;
+}
+
+extern "C" void othello_cuda_close(struct othello_cuda *ctx)
+{
+	if (!ctx)
+		return;
+	cudaSetDevice(ctx->device);
+	cudaFree(ctx->d_P);
+	cudaFree(ctx->d_O);
+	cudaFree(ctx->d_out);
+	cudaFree(ctx->d_ctr);
+	cudaFreeHost(ctx->h_P);
+	cudaFreeHost(ctx->h_O);
+	cudaFreeHost(ctx->h_out);
+	cudaFreeHost(ctx->h_ctr);
+	if (ctx->ev0)
+		cudaEventDestroy(ctx->ev0);
+	if (ctx->ev1)
+		cudaEventDestroy(ctx->ev1);
+	if (ctx->stream)
+		cudaStreamDestroy(ctx->stream);
+	free(ctx);
+}
+
+static int open_ctx(struct othello_cuda *ctx, int index, char *err,
+		    size_t errlen)
+{
+	const size_t n = OTHELLO_CUDA_MAX_BATCH;
+	cudaDeviceProp prop;
+	int per_sm = 0;
+
+	CK(cudaSetDevice(index), "set device");
+	CK(cudaGetDeviceProperties(&prop, index), "device properties");
+	snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
+	CK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
+	   "stream");
+	CK(cudaEventCreate(&ctx->ev0), "event");
+	CK(cudaEventCreate(&ctx->ev1), "event");
+	CK(cudaMalloc(&ctx->d_P, n * 8), "device memory");
+	CK(cudaMalloc(&ctx->d_O, n * 8), "device memory");
+	CK(cudaMalloc(&ctx->d_out, n * 2), "device memory");
+	CK(cudaMalloc(&ctx->d_ctr, 2 * sizeof(unsigned long long)),
+	   "device memory");
+	CK(cudaMallocHost(&ctx->h_P, n * 8), "pinned memory");
+	CK(cudaMallocHost(&ctx->h_O, n * 8), "pinned memory");
+	CK(cudaMallocHost(&ctx->h_out, n * 2), "pinned memory");
+	CK(cudaMallocHost(&ctx->h_ctr, 2 * sizeof(unsigned long long)),
+	   "pinned memory");
+	/* Local memory is the stack: prefer L1 over shared memory. */
+	CK(cudaFuncSetAttribute(oth_kernel<true>,
+				cudaFuncAttributePreferredSharedMemoryCarveout,
+				0), "carveout");
+	CK(cudaFuncSetAttribute(oth_kernel<false>,
+				cudaFuncAttributePreferredSharedMemoryCarveout,
+				0), "carveout");
+	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
+							 oth_kernel<true>,
+							 BLOCK, 0),
+	   "occupancy");
+	if (per_sm < 1)
+		per_sm = 1;
+	ctx->sms = prop.multiProcessorCount;
+	ctx->max_per_sm = per_sm;
+	ctx->grid = per_sm * prop.multiProcessorCount;
+	return 0;
+}
+
+extern "C" int othello_cuda_open(int index, struct othello_cuda **ret,
+				 char *err, size_t errlen)
+{
+	struct othello_cuda *ctx;
+	int ndev = othello_cuda_device_count(), rc;
+
+	if (index < 0 || index >= ndev) {
+		snprintf(err, errlen, "othello cuda: no device %d (%d present)",
+			 index, ndev);
+		return GERR_UNSUPPORTED;
+	}
+	ctx = (struct othello_cuda *)calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return GERR_NOMEM;
+	ctx->device = index;
+	rc = open_ctx(ctx, index, err, errlen);
+	if (rc) {
+		othello_cuda_close(ctx);
+		return rc;
+	}
+	*ret = ctx;
+	return 0;
+}
+
+extern "C" int othello_cuda_device_name(struct othello_cuda *ctx, char *buf,
+					size_t len)
+{
+	snprintf(buf, len, "%s", ctx->name);
+	return 0;
+}
+
+extern "C" int othello_cuda_set_blocks_per_sm(struct othello_cuda *ctx,
+					     int blocks)
+{
+	if (blocks < 1 || blocks > ctx->max_per_sm)
+		blocks = ctx->max_per_sm;
+	ctx->grid = blocks * ctx->sms;
+	return blocks;
+}
+
+static int run(struct othello_cuda *ctx, int gen, uint64_t seed,
+	       int empties, uint64_t begin, size_t n, int8_t *ret_score,
+	       uint8_t *ret_move, uint64_t *ret_nodes, float *ret_ms,
+	       char *err, size_t errlen)
+{
+	float ms = 0;
+
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "othello cuda: context poisoned by an "
+			 "earlier device error");
+		return GERR_DEVICE;
+	}
+	if (n > OTHELLO_CUDA_MAX_BATCH) {
+		snprintf(err, errlen, "othello cuda: batch of %zu over %u", n,
+			 OTHELLO_CUDA_MAX_BATCH);
+		return GERR_INVAL;
+	}
+	if (n == 0) {
+		if (ret_nodes)
+			*ret_nodes = 0;
+		if (ret_ms)
+			*ret_ms = 0;
+		return 0;
+	}
+	CK(cudaSetDevice(ctx->device), "set device");
+	if (!gen) {
+		CK(cudaMemcpyAsync(ctx->d_P, ctx->h_P, n * 8,
+				   cudaMemcpyHostToDevice, ctx->stream), "copy");
+		CK(cudaMemcpyAsync(ctx->d_O, ctx->h_O, n * 8,
+				   cudaMemcpyHostToDevice, ctx->stream), "copy");
+	}
+	CK(cudaMemsetAsync(ctx->d_ctr, 0, 2 * sizeof(unsigned long long),
+			   ctx->stream), "memset");
+	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
+	if (gen)
+		oth_kernel<true><<<ctx->grid, BLOCK, 0, ctx->stream>>>(
+			NULL, NULL, seed, empties, begin, (unsigned)n,
+			ctx->d_out, ctx->d_ctr);
+	else
+		oth_kernel<false><<<ctx->grid, BLOCK, 0, ctx->stream>>>(
+			ctx->d_P, ctx->d_O, 0, 0, 0, (unsigned)n, ctx->d_out,
+			ctx->d_ctr);
+	CK(cudaGetLastError(), "launch");
+	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
+	CK(cudaMemcpyAsync(ctx->h_out, ctx->d_out, n * 2,
+			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+	CK(cudaMemcpyAsync(ctx->h_ctr, ctx->d_ctr,
+			   2 * sizeof(unsigned long long),
+			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+	CK(cudaStreamSynchronize(ctx->stream), "kernel");
+	CK(cudaEventElapsedTime(&ms, ctx->ev0, ctx->ev1), "timing");
+	for (size_t i = 0; i < n; i++) {
+		int v = (int)ctx->h_out[2 * i] - 64;
+		uint8_t mv = ctx->h_out[2 * i + 1];
+		if (v < -64 || v > 64 || (v & 1) || mv > OTHELLO_MOVE_NONE) {
+			ctx->poisoned = 1;
+			snprintf(err, errlen, "othello cuda: position %zu came "
+				 "back with score %d move %u", i, v, mv);
+			return GERR_DEVICE;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		ret_score[i] = (int8_t)((int)ctx->h_out[2 * i] - 64);
+		ret_move[i] = ctx->h_out[2 * i + 1];
+	}
+	if (ret_nodes)
+		*ret_nodes = ctx->h_ctr[1];
+	if (ret_ms)
+		*ret_ms = ms;
+	return 0;
+}
+
+extern "C" int othello_cuda_solve(struct othello_cuda *ctx, const uint64_t *P,
+				  const uint64_t *O, size_t n,
+				  int8_t *ret_score, uint8_t *ret_move,
+				  uint64_t *ret_nodes, float *ret_ms,
+				  char *err, size_t errlen)
+{
+	if (n > OTHELLO_CUDA_MAX_BATCH) {
+		snprintf(err, errlen, "othello cuda: batch of %zu over %u", n,
+			 OTHELLO_CUDA_MAX_BATCH);
+		return GERR_INVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (oth_popcount(~(P[i] | O[i])) > OTHELLO_CUDA_MAX_EMPTIES ||
+		    (P[i] & O[i])) {
+			snprintf(err, errlen, "othello cuda: position %zu has "
+				 "more than %d empties or overlapping discs",
+				 i, OTHELLO_CUDA_MAX_EMPTIES);
+			return GERR_INVAL;
+		}
+		ctx->h_P[i] = P[i];
+		ctx->h_O[i] = O[i];
+	}
+	return run(ctx, 0, 0, 0, 0, n, ret_score, ret_move, ret_nodes, ret_ms,
+		   err, errlen);
+}
+
+extern "C" int othello_cuda_solve_random(struct othello_cuda *ctx,
+					 uint64_t seed, int empties,
+					 uint64_t begin, size_t n,
+					 int8_t *ret_score, uint8_t *ret_move,
+					 uint64_t *ret_nodes, float *ret_ms,
+					 char *err, size_t errlen)
+{
+	if (empties < 1 || empties > OTHELLO_CUDA_MAX_EMPTIES) {
+		snprintf(err, errlen, "othello cuda: empties %d outside 1..%d",
+			 empties, OTHELLO_CUDA_MAX_EMPTIES);
+		return GERR_INVAL;
+	}
+	return run(ctx, 1, seed, empties, begin, n, ret_score, ret_move,
+		   ret_nodes, ret_ms, err, errlen);
+}

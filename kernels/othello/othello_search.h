@@ -1,0 +1,206 @@
+/* othello_search.h - the shallow exact search, as one inline function that
+ * compiles for the host (othello_solve_shallow, the C reference of the
+ * kernel) and for the device (othello.cu): the same code, so CPU and GPU
+ * agree by construction and the GPU test checks the compiler did not
+ * disagree.
+ *
+ * Why iterative: a GPU thread has no cheap recursion (each call spills the
+ * frame to local memory and the stack size must be declared); an explicit
+ * stack of small frames, indexed by depth, is the same memory traffic with
+ * none of the call overhead, and the single loop below keeps the threads
+ * of a warp in the same few basic blocks (expand a node, or take a child's
+ * value), which bounds divergence to the length of one iteration.
+ *
+ * The search: fail-soft negamax alpha-beta. Move order: at 7 or more
+ * empties, fastest first (fewest opponent replies, corners first on ties);
+ * below, parity (squares of quadrants with an odd number of empties first)
+ * then a static order (corners, then edges and inner squares, then the
+ * squares next to corners). A pass is handled inside the frame (the window
+ * is negated and the value negated on return), so the stack depth is at
+ * most the number of empties. One empty is solved without a frame.
+ *
+ * Root rule (othello.h, "best move"): the root searches every move with
+ * the window (best - 1, 65), so a later move that ties the best is found
+ * exact and the lowest square wins.
+ */
+#ifndef GPUD_OTHELLO_SEARCH_H
+#define GPUD_OTHELLO_SEARCH_H
+
+#include "othello.h"
+
+/* Frames needed: at most max(1, empties - 1) (a node with one or no empty
+ * takes none); the kernel sets a smaller stack for its bound. */
+#ifndef OTH_STACK
+#define OTH_STACK (OTHELLO_SHALLOW_MAX + 1)
+#endif
+#ifndef OTH_FF_MIN
+#define OTH_FF_MIN 7
+#endif
+
+#define OTH_CORNERS 0x8100000000000081ull
+#define OTH_XC 0x42c300000000c342ull /* X and C squares */
+
+struct oth_frame {
+	uint64_t P, O, moves;
+	int8_t alpha, beta, best, bm, cur, neg;
+};
+
+/* One empty square left: play it (or the opponent does, or nobody). */
+OTH_HD int oth_last1(uint64_t P, uint64_t O)
+{
+	int sq = oth_ctz(~(P | O));
+	int p = oth_popcount(P);
+	int n = oth_popcount(oth_flips(P, O, sq));
+
+	if (n)
+		return 2 * (p + n + 1) - 64;
+	n = oth_popcount(oth_flips(O, P, sq));
+	if (n)
+		return 64 - 2 * (63 - p + n + 1);
+	/* p + o = 63: no draw; the empty goes to the winner. */
+	return p > 31 ? 2 * p - 62 : 2 * p - 64;
+}
+
+OTH_HD uint64_t oth_parity_mask(uint64_t E)
+{
+	uint64_t m = 0;
+
+	if (oth_popcount(E & 0x000000000f0f0f0full) & 1)
+		m |= 0x000000000f0f0f0full;
+	if (oth_popcount(E & 0x00000000f0f0f0f0ull) & 1)
+		m |= 0x00000000f0f0f0f0ull;
+	if (oth_popcount(E & 0x0f0f0f0f00000000ull) & 1)
+		m |= 0x0f0f0f0f00000000ull;
+	if (oth_popcount(E & 0xf0f0f0f000000000ull) & 1)
+		m |= 0xf0f0f0f000000000ull;
+	return m;
+}
+
+/* The next move to try among `moves` (non-empty). */
+OTH_HD int oth_pick(uint64_t P, uint64_t O, uint64_t moves)
+{
+	uint64_t E = ~(P | O);
+
+	if (oth_popcount(E) >= OTH_FF_MIN && (moves & (moves - 1))) {
+		int best = 1000, bsq = 0;
+		for (uint64_t m = moves; m; m &= m - 1) {
+			int sq = oth_ctz(m);
+			uint64_t f = oth_flips(P, O, sq);
+			uint64_t np = P | f | (1ull << sq), no = O & ~f;
+			uint64_t om = oth_moves(no, np);
+			int k = oth_popcount(om) * 4 +
+				oth_popcount(om & OTH_CORNERS) * 2 -
+				(int)((OTH_CORNERS >> sq) & 1) * 3;
+			if (k < best) {
+				best = k;
+				bsq = sq;
+			}
+		}
+		return bsq;
+	}
+	uint64_t m = moves & oth_parity_mask(E);
+	if (!m)
+		m = moves;
+	if (m & OTH_CORNERS)
+		m &= OTH_CORNERS;
+	else if (m & ~OTH_XC)
+		m &= ~OTH_XC;
+	return oth_ctz(m);
+}
+
+/* Exact score and best move (root rule) of (P, O) with at most
+ * OTHELLO_SHALLOW_MAX empties. *nodes is incremented per node. */
+OTH_HD int oth_search_shallow(uint64_t P0, uint64_t O0, int *ret_move,
+			      uint64_t *nodes)
+{
+	struct oth_frame st[OTH_STACK];
+	int sp = 0, v;
+	uint64_t P = P0, O = O0;
+	int alpha = -66, beta = 65;
+	uint64_t n = 0;
+
+	for (;;) {
+		/* Enter the node (P, O, alpha, beta) at depth sp. */
+		n++;
+		uint64_t m = oth_moves(P, O);
+		int neg = 0;
+		if (!m) {
+			uint64_t m2 = oth_moves(O, P);
+			if (!m2) {
+				v = oth_final_score(P, O);
+				if (sp == 0) {
+					*ret_move = OTHELLO_MOVE_NONE;
+					*nodes += n;
+					return v;
+				}
+				goto ret;
+			}
+			uint64_t t = P; P = O; O = t;
+			int a = alpha; alpha = -beta; beta = -a;
+			neg = 1;
+			m = m2;
+		}
+		if (sp > 0 && oth_popcount(~(P | O)) == 1 && !neg) {
+			v = oth_last1(P, O);
+			goto ret;
+		}
+		{
+			struct oth_frame *f = &st[sp];
+			f->P = P;
+			f->O = O;
+			f->moves = m;
+			f->alpha = (int8_t)alpha;
+			f->beta = (int8_t)beta;
+			f->best = -66;
+			f->bm = sp == 0 && neg ? OTHELLO_MOVE_PASS
+					       : OTHELLO_MOVE_NONE;
+			f->neg = (int8_t)neg;
+		}
+	descend:
+		{
+			struct oth_frame *f = &st[sp];
+			int sq = oth_pick(f->P, f->O, f->moves);
+			uint64_t fl = oth_flips(f->P, f->O, sq);
+			f->moves &= ~(1ull << sq);
+			f->cur = (int8_t)sq;
+			P = f->O & ~fl;
+			O = f->P | fl | (1ull << sq);
+			alpha = -f->beta;
+			beta = -f->alpha;
+			sp++;
+			continue;
+		}
+	ret:
+		/* v is the value of the node just left, at depth sp. */
+		for (;;) {
+			sp--;
+			struct oth_frame *f = &st[sp];
+			int val = -v;
+			if (sp == 0) {
+				if (val > f->best ||
+				    (val == f->best && f->cur < f->bm)) {
+					f->best = (int8_t)val;
+					f->bm = f->neg ? OTHELLO_MOVE_PASS : f->cur;
+				}
+				f->alpha = (int8_t)(f->best - 1);
+			} else {
+				if (val > f->best)
+					f->best = (int8_t)val;
+				if (val > f->alpha)
+					f->alpha = (int8_t)val;
+			}
+			if (f->alpha >= f->beta || !f->moves) {
+				v = f->neg ? -f->best : f->best;
+				if (sp == 0) {
+					*ret_move = f->bm;
+					*nodes += n;
+					return v;
+				}
+				continue; /* return to the parent */
+			}
+			goto descend;
+		}
+	}
+}
+
+#endif

@@ -1,0 +1,127 @@
+/* test_othello_gpu.c - the Othello CUDA batch solver against the CPU
+ * solvers: generated positions on the device against the same positions
+ * generated and solved on the CPU (fast solver and the kernel's own code
+ * compiled for the host), given positions of every empties count the GPU
+ * takes, a whole lease through the workload's run (CUDA bytes == CPU
+ * bytes, accepted by verify), and perft to depth 9. Exits 77 without a
+ * GPU. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gerr.h"
+#include "othello/othello.h"
+#include "othello/othello_cuda.h"
+#include "workload.h"
+
+extern const struct workload othello_workload;
+
+static int failures;
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: check failed: %s\n",       \
+				__FILE__, __LINE__, #cond);                \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+
+int main(void)
+{
+	struct othello_cuda *ctx = NULL;
+	char err[WL_ERRLEN] = "";
+	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	const size_t N = 20000;
+	uint64_t *P = malloc(N * 8), *O = malloc(N * 8), nodes = 0;
+	int8_t *gs = malloc(N), *cs = malloc(N);
+	uint8_t *gm = malloc(N), *cm = malloc(N);
+
+	if (othello_cuda_device_count() < 1) {
+		printf("no CUDA device: skipped\n");
+		return 77;
+	}
+	if (othello_cuda_open(0, &ctx, err, sizeof(err)) != 0) {
+		fprintf(stderr, "open: %s\n", err);
+		return 77;
+	}
+	othello_cuda_device_name(ctx, err, sizeof(err));
+	printf("device: %s, cpu threads %d\n", err, threads);
+
+	/* perft, deeper than the unit suite. */
+	CHECK(othello_perft(0x0000000810000000ull, 0x0000001008000000ull, 8) ==
+	      390216);
+	CHECK(othello_perft(0x0000000810000000ull, 0x0000001008000000ull, 9) ==
+	      3005288);
+	printf("perft 8, 9: %s\n", failures ? "FAIL" : "ok");
+
+	/* Generated on the device vs generated and solved on the CPU. */
+	for (int e = 1; e <= OTHELLO_CUDA_MAX_EMPTIES; e++) {
+		size_t n = e <= 12 ? N : e == 13 ? 4000 : 2000;
+		uint64_t seed = 1000 + (uint64_t)e, begin = (uint64_t)e * 777777;
+		CHECK(othello_cuda_solve_random(ctx, seed, e, begin, n, gs, gm,
+						&nodes, NULL, err,
+						sizeof(err)) == 0);
+		for (size_t i = 0; i < n; i++) {
+			int black;
+			oth_generate(seed, begin + i, e, &P[i], &O[i], &black);
+		}
+		CHECK(othello_solve_batch(P, O, n, threads, cs, cm, NULL, NULL,
+					  NULL) == 0);
+		size_t bad = 0;
+		for (size_t i = 0; i < n; i++)
+			if (gs[i] != cs[i] || gm[i] != cm[i]) {
+				if (bad++ < 3)
+					fprintf(stderr, "e=%d i=%zu: gpu %+d %u, "
+						"cpu %+d %u\n", e, i, gs[i],
+						gm[i], cs[i], cm[i]);
+			}
+		CHECK(bad == 0);
+		/* The host build of the kernel's code, on a few. */
+		for (size_t i = 0; i < n; i += 97) {
+			int mv;
+			int v = othello_solve_shallow(P[i], O[i], &mv, NULL);
+			CHECK(v == gs[i] && mv == gm[i]);
+		}
+		/* Given positions: the same answers. */
+		CHECK(othello_cuda_solve(ctx, P, O, n, cs, cm, NULL, NULL, err,
+					 sizeof(err)) == 0);
+		CHECK(memcmp(cs, gs, n) == 0 && memcmp(cm, gm, n) == 0);
+		printf("empties %2d: %zu positions, %s\n", e, n,
+		       bad ? "FAIL" : "ok");
+	}
+
+	/* A whole lease through the workload: CUDA bytes == CPU bytes. */
+	{
+		const struct workload *W = &othello_workload;
+		json_t *args = json_pack("{s:s, s:s, s:s}", "random", "100000",
+					 "empties", "11", "seed", "5"), *params;
+		json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)333,
+					 "count", (json_int_t)50000);
+		uint64_t total;
+		void *rg = NULL, *rc_ = NULL;
+		size_t lg = 0, lc = 0;
+		struct wl_device dg = {WL_DEVICE_CUDA, 0, threads, ctx};
+		struct wl_device dc = {WL_DEVICE_CPU, 0, threads, NULL};
+		CHECK(W->parse_params(args, &params, &total, err, sizeof(err)) == 0);
+		CHECK(W->run(params, spec, NULL, 0, &dg, NULL, &rg, &lg, err,
+			     sizeof(err)) == 0);
+		CHECK(W->run(params, spec, NULL, 0, &dc, NULL, &rc_, &lc, err,
+			     sizeof(err)) == 0);
+		/* Scores and moves equal; the header's nodes and time differ. */
+		CHECK(lg == lc && rg && rc_ &&
+		      memcmp((char *)rg + OTHELLO_RES_HDR,
+			     (char *)rc_ + OTHELLO_RES_HDR, lg - OTHELLO_RES_HDR) == 0);
+		CHECK(W->verify(params, spec, rg, lg, 9, err, sizeof(err)) == 0);
+		free(rg);
+		free(rc_);
+		json_decref(spec);
+		json_decref(params);
+		json_decref(args);
+	}
+	printf("workload run: %s\n", failures ? "FAIL" : "ok");
+	othello_cuda_close(ctx);
+	free(P); free(O); free(gs); free(cs); free(gm); free(cm);
+	printf("%s (%d failures)\n", failures ? "FAILED" : "PASSED", failures);
+	return failures ? 1 : 0;
+}

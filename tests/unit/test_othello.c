@@ -1,0 +1,562 @@
+/* Unit tests of the Othello workload: move generation (perft from the start
+ * position and flips against a square-by-square walk), the solvers against
+ * the minimax reference and each other, the generator, text parsing with
+ * bad lines, the binary formats, and a whole job through the workload
+ * interface (parse, carve, run, verify, merge, finish, export) for both a
+ * --random and a --file job, plus verification refusing altered results. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gerr.h"
+#include "othello/othello.h"
+#include "workload.h"
+
+extern const struct workload othello_workload;
+
+#define START_P 0x0000000810000000ull /* black to move */
+#define START_O 0x0000001008000000ull
+
+static uint64_t rs = 77;
+static uint64_t rnd(void)
+{
+	rs += OTHELLO_GOLDEN;
+	return oth_mix64(rs);
+}
+
+/* Flips by walking each direction square by square. */
+static uint64_t flips_walk(uint64_t P, uint64_t O, int sq)
+{
+	static const int dr[8] = {-1, -1, -1, 0, 0, 1, 1, 1};
+	static const int dc[8] = {-1, 0, 1, -1, 1, -1, 0, 1};
+	uint64_t all = 0;
+
+	if ((P | O) >> sq & 1)
+		return 0;
+	for (int d = 0; d < 8; d++) {
+		int r = sq / 8 + dr[d], c = sq % 8 + dc[d];
+		uint64_t f = 0;
+		while (r >= 0 && r < 8 && c >= 0 && c < 8 &&
+		       (O >> (8 * r + c) & 1)) {
+			f |= 1ull << (8 * r + c);
+			r += dr[d];
+			c += dc[d];
+		}
+		if (f && r >= 0 && r < 8 && c >= 0 && c < 8 &&
+		    (P >> (8 * r + c) & 1))
+			all |= f;
+	}
+	return all;
+}
+
+static void test_perft(void **state)
+{
+	static const uint64_t want[8] = {1, 4, 12, 56, 244, 1396, 8200, 55092};
+
+	(void)state;
+	for (int d = 0; d <= 7; d++)
+		assert_int_equal(othello_perft(START_P, START_O, d), want[d]);
+}
+
+static void test_flips_and_moves(void **state)
+{
+	(void)state;
+	for (int t = 0; t < 3000; t++) {
+		uint64_t occ = rnd() & rnd() ? rnd() | rnd() : rnd();
+		uint64_t P = occ & rnd(), O = occ & ~P;
+		uint64_t moves = 0;
+		for (int sq = 0; sq < 64; sq++) {
+			uint64_t f = flips_walk(P, O, sq);
+			if ((P | O) >> sq & 1)
+				continue;
+			assert_int_equal(oth_flips(P, O, sq), f);
+			if (f)
+				moves |= 1ull << sq;
+		}
+		assert_int_equal(oth_moves(P, O), moves);
+	}
+}
+
+static void test_solvers_vs_minimax(void **state)
+{
+	struct othello_solver *s;
+
+	(void)state;
+	assert_int_equal(othello_solver_new(&s), 0);
+	for (int e = 1; e <= 8; e++) {
+		for (uint64_t i = 0; i < (e < 7 ? 300u : 60u); i++) {
+			uint64_t P, O, n;
+			int black, m0, m1, m2;
+			oth_generate(5, i, e, &P, &O, &black);
+			assert_int_equal(oth_popcount(~(P | O)), e);
+			int v0 = othello_minimax(P, O, &m0);
+			int v1 = othello_solve_shallow(P, O, &m1, &n);
+			int v2 = othello_solver_solve(s, P, O, &m2, NULL);
+			assert_int_equal(v0 % 2, 0);
+			assert_int_equal(v1, v0);
+			assert_int_equal(v2, v0);
+			assert_int_equal(m1, m0);
+			assert_int_equal(m2, m0);
+		}
+	}
+	/* Passes and finished games. */
+	{
+		int m;
+		/* Full board: no move, the score is the disc difference. */
+		uint64_t P = 0xffffffff00000000ull, O = 0x00000000ffffffffull;
+		assert_int_equal(othello_minimax(P, O, &m), 0);
+		assert_int_equal(m, OTHELLO_MOVE_NONE);
+		assert_int_equal(othello_solver_solve(s, P, O, &m, NULL), 0);
+		assert_int_equal(m, OTHELLO_MOVE_NONE);
+		/* Only P's discs and one empty: nobody can move, the empty
+		 * goes to P: 63 - 0 + 1. */
+		P = ~1ull;
+		O = 0;
+		assert_int_equal(othello_minimax(P, O, &m), 64);
+		assert_int_equal(othello_solve_shallow(P, O, &m, NULL), 64);
+		assert_int_equal(m, OTHELLO_MOVE_NONE);
+		/* P must pass: O plays A1 and flips B1. P: C1..; O: B1. */
+		P = 0xfffffffffffffffcull & ~(1ull << 9);
+		O = 0x2ull | (1ull << 9);
+		int v0 = othello_minimax(P, O, &m);
+		int v1 = othello_solver_solve(s, P, O, &m, NULL);
+		assert_int_equal(v0, v1);
+	}
+	othello_solver_free(s);
+}
+
+static void test_solvers_agree_deeper(void **state)
+{
+	struct othello_solver *s;
+	int8_t sc[64];
+	uint8_t mv[64];
+	uint64_t P[64], O[64], nodes = 0;
+
+	(void)state;
+	assert_int_equal(othello_solver_new(&s), 0);
+	for (int i = 0; i < 64; i++) {
+		int black, m1, m2, e = 9 + i % 5;
+		oth_generate(11, (uint64_t)i, e, &P[i], &O[i], &black);
+		int v1 = othello_solve_shallow(P[i], O[i], &m1, NULL);
+		int v2 = othello_solver_solve(s, P[i], O[i], &m2, NULL);
+		assert_int_equal(v1, v2);
+		assert_int_equal(m1, m2);
+		sc[i] = (int8_t)v1;
+		mv[i] = (uint8_t)m1;
+	}
+	int8_t bs[64];
+	uint8_t bm[64];
+	assert_int_equal(othello_solve_batch(P, O, 64, 2, bs, bm, &nodes, NULL,
+					     NULL), 0);
+	assert_memory_equal(bs, sc, 64);
+	assert_memory_equal(bm, mv, 64);
+	assert_true(nodes > 64);
+	othello_solver_free(s);
+}
+
+static void test_generator(void **state)
+{
+	uint64_t P1, O1, P2, O2;
+	int b1, b2;
+
+	(void)state;
+	for (int e = 1; e <= 40; e += 3) {
+		oth_generate(42, 1000 + (uint64_t)e, e, &P1, &O1, &b1);
+		oth_generate(42, 1000 + (uint64_t)e, e, &P2, &O2, &b2);
+		assert_int_equal(P1, P2);
+		assert_int_equal(O1, O2);
+		assert_int_equal(b1, b2);
+		assert_int_equal(oth_popcount(~(P1 | O1)), e);
+		assert_int_equal(P1 & O1, 0);
+		assert_true(oth_moves(P1, O1) || oth_moves(O1, P1));
+	}
+	oth_generate(43, 0, 10, &P2, &O2, &b2);
+	oth_generate(42, 0, 10, &P1, &O1, &b1);
+	assert_true(P1 != P2 || O1 != O2);
+}
+
+static const char *GOOD =
+	"--XXXXX--OOOXX-O-OOOXXOX-OOOXXXX-OOOXXXX--OOXXXXX---OOOX-------- X; G8:+18; H1:+12;\n"
+	"% a comment\n"
+	"\n"
+	"O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X\n";
+
+static void test_parse(void **state)
+{
+	struct othello_pos p;
+	char err[WL_ERRLEN], buf[68];
+	void *blob;
+	size_t len;
+	uint64_t n;
+	int maxe;
+
+	(void)state;
+	assert_int_equal(othello_input_parse(GOOD, strlen(GOOD), &blob, &len, &n,
+					     &maxe, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	struct othello_pos *pos;
+	assert_int_equal(othello_input_read(blob, len, 0, 0, &pos, err,
+					    sizeof(err)), 0);
+	assert_int_equal(pos[0].expected, 18);
+	assert_int_equal(pos[0].black_to_move, 1);
+	assert_int_equal(pos[1].expected, OTHELLO_NO_SCORE);
+	othello_format_board(&pos[0], buf);
+	assert_memory_equal(buf, GOOD, 66);
+	free(pos);
+	free(blob);
+
+	/* base81: 16 characters; '!' is four empties. */
+	char b81[17];
+	memset(b81, '!', 16);
+	b81[16] = 0;
+	b81[6] = (char)('!' + 2 + 1 * 3);     /* squares 24, 25: O, X */
+	b81[7] = (char)('!' + 1 * 3 + 2 * 9); /* 29: X, 30: O */
+	assert_int_equal(othello_parse_line(b81, 16, &p, err, sizeof(err)), 0);
+	assert_int_equal(p.black, (1ull << 25) | (1ull << 29));
+	assert_int_equal(p.white, (1ull << 24) | (1ull << 30));
+
+	/* Bad lines: refused with their line numbers, bounded. */
+	const char *bad =
+		"--XXXXX--OOOXX-O-OOOXXOX-OOOXXXX-OOOXXXX--OOXXXXX---OOOX-------- X\n"
+		"--XXXXX--OOOXX-O-OOOXXOX-OOOXXXX-OOOXXXX--OOXXXXX---OOOX----- X\n"
+		"--XXXXX--OOOXX-O-OOOXXOX-OOOXXXX-OOOXXXX--OOXXXXX---OOOX-------- Z\n"
+		"--XXXXX--OOOXX-O-OOOXXOX-OOOXXXX-OOOXXXX--OOXXXXX---OOOX-------- X; A1:+7;\n";
+	err[0] = 0;
+	assert_int_equal(othello_input_parse(bad, strlen(bad), &blob, &len, &n,
+					     &maxe, err, sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "3 bad lines"));
+	assert_non_null(strstr(err, "line 2:"));
+	assert_non_null(strstr(err, "line 3:"));
+	assert_non_null(strstr(err, "line 4:"));
+	assert_null(strstr(err, "line 1:"));
+
+	/* Many bad lines: the first 10 listed, then a count. */
+	char *many = malloc(40 * 8 + 1);
+	many[0] = 0;
+	for (int i = 0; i < 40; i++)
+		strcat(many, "garbage\n");
+	assert_int_equal(othello_input_parse(many, strlen(many), &blob, &len, &n,
+					     &maxe, err, sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "40 bad lines"));
+	assert_non_null(strstr(err, "and 30 more"));
+	assert_true(strlen(err) < WL_ERRLEN);
+	free(many);
+	assert_int_equal(othello_input_parse("\n\n", 2, &blob, &len, &n, &maxe,
+					     err, sizeof(err)), GERR_INVAL);
+}
+
+static void test_result_format(void **state)
+{
+	struct othello_res r, d;
+	void *b;
+	size_t len;
+	char err[WL_ERRLEN];
+
+	(void)state;
+	assert_int_equal(othello_res_init(&r, 5, 3, 1), 0);
+	r.done = 3;
+	for (int i = 0; i < 3; i++) {
+		r.score[i] = (int8_t)(2 * i - 2);
+		r.move[i] = (uint8_t)(i * 30);
+		r.pos[i].black = 1ull << i;
+		r.pos[i].white = 1ull << (10 + i);
+		r.pos[i].expected = OTHELLO_NO_SCORE;
+	}
+	assert_int_equal(othello_res_encode(&r, 0, &b, &len), 0);
+	assert_int_equal(othello_res_decode(b, len, 0, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.begin, 5);
+	assert_memory_equal(d.score, r.score, 3);
+	assert_memory_equal(d.move, r.move, 3);
+	othello_res_clear(&d);
+	assert_int_equal(othello_res_decode(b, len - 1, 0, &d, err, sizeof(err)),
+			 GERR_CORRUPT);
+	assert_int_equal(othello_res_decode(b, len, 1, &d, err, sizeof(err)),
+			 GERR_CORRUPT); /* a result is no checkpoint */
+	((uint8_t *)b)[OTHELLO_RES_HDR] = 99; /* score byte out of range */
+	assert_int_equal(othello_res_decode(b, len, 0, &d, err, sizeof(err)),
+			 GERR_CORRUPT);
+	free(b);
+	othello_res_clear(&r);
+}
+
+/* ---- a whole job through the interface ---------------------------------- */
+
+struct mem {
+	char hash[8][65];
+	void *bytes[8];
+	size_t len[8];
+	int n;
+};
+
+static int mem_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
+{
+	struct mem *m = o;
+	for (int i = 0; i < m->n; i++)
+		if (strcmp(m->hash[i], hash) == 0) {
+			*ret = malloc(m->len[i]);
+			memcpy(*ret, m->bytes[i], m->len[i]);
+			*ret_len = m->len[i];
+			return 0;
+		}
+	return GERR_NOTFOUND;
+}
+
+static const char *mem_put(struct mem *m, void *bytes, size_t len)
+{
+	snprintf(m->hash[m->n], 65, "%064d", m->n + 1);
+	m->bytes[m->n] = bytes;
+	m->len[m->n] = len;
+	return m->hash[m->n++];
+}
+
+static int io_due(void *o) { (void)o; return 1; }
+static int io_ck(void *o, const void *b, size_t n, uint64_t u)
+{
+	(void)o; (void)b; (void)n; (void)u;
+	return 0;
+}
+
+/* Runs every lease of the job; returns the export text. */
+static char *run_job(json_t *params, struct mem *m, uint64_t want)
+{
+	const struct workload *W = &othello_workload;
+	json_t *cursor = NULL, *answer = NULL;
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
+	struct wl_run_io io = {m, NULL, io_due, io_ck, NULL, mem_fetch};
+	char err[WL_ERRLEN] = "";
+	int leases = 0;
+
+	for (;;) {
+		json_t *spec, *next, *merged;
+		uint64_t units;
+		void *res;
+		size_t len;
+		int rc = W->carve(params, cursor, answer, want, &spec, &units,
+				  &next);
+		if (rc == GERR_DONE)
+			break;
+		assert_int_equal(rc, 0);
+		rc = W->run(params, spec, NULL, 0, &dev, &io, &res, &len, err,
+			    sizeof(err));
+		if (rc)
+			fprintf(stderr, "run: %s\n", err);
+		assert_int_equal(rc, 0);
+		assert_int_equal(W->verify(params, spec, res, len, 3, err,
+					   sizeof(err)), 0);
+		/* A changed score fails verification when sampled: alter
+		 * every score. */
+		uint8_t *alt = malloc(len);
+		memcpy(alt, res, len);
+		for (size_t i = 0; i < units; i++)
+			alt[OTHELLO_RES_HDR + 2 * i] ^= 1;
+		assert_int_equal(W->verify(params, spec, alt, len, 3, err,
+					   sizeof(err)), GERR_VERIFY);
+		free(alt);
+		const char *h = mem_put(m, res, len);
+		assert_int_equal(W->merge(params, answer, spec, res, len, h,
+					  &merged), 0);
+		json_decref(answer);
+		answer = merged;
+		json_decref(cursor);
+		cursor = next;
+		json_decref(spec);
+		leases++;
+	}
+	assert_true(leases >= 2);
+	assert_int_equal(W->finish(params, answer, err, sizeof(err)), 0);
+	char *text = W->render_text(params, answer);
+	assert_non_null(strstr(text, "score distribution"));
+	free(text);
+	struct wl_blob_reader rd = {m, mem_fetch};
+	void *out;
+	size_t olen;
+	json_t *args = json_object();
+	assert_int_equal(W->export_data(params, answer, "result", args, &rd,
+					&out, &olen, err, sizeof(err)), 0);
+	json_decref(args);
+	char *s = realloc(out, olen + 1);
+	s[olen] = 0;
+	json_decref(answer);
+	json_decref(cursor);
+	return s;
+}
+
+static void test_job_random(void **state)
+{
+	const struct workload *W = &othello_workload;
+	json_t *args = json_pack("{s:s, s:s, s:s}", "random", "300", "empties",
+				 "8", "seed", "9"), *params;
+	uint64_t total;
+	char err[WL_ERRLEN];
+	struct mem m = {0};
+
+	(void)state;
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), 0);
+	assert_int_equal(total, 300);
+	char *out = run_job(params, &m, 128);
+	/* 300 lines, each a parseable position with its score, equal to the
+	 * minimax of the generated position. */
+	int lines = 0;
+	for (char *l = out, *nl; *l; l = nl + 1, lines++) {
+		nl = strchr(l, '\n');
+		assert_non_null(nl);
+		struct othello_pos p;
+		assert_int_equal(othello_parse_line(l, (size_t)(nl - l), &p, err,
+						    sizeof(err)), 0);
+		uint64_t P, O;
+		int black, mv;
+		oth_generate(9, (uint64_t)lines, 8, &P, &O, &black);
+		uint64_t Q, R;
+		othello_pos_pov(&p, &Q, &R);
+		assert_int_equal(P, Q);
+		assert_int_equal(O, R);
+		assert_int_equal(p.expected, othello_minimax(P, O, &mv));
+	}
+	assert_int_equal(lines, 300);
+	free(out);
+	for (int i = 0; i < m.n; i++)
+		free(m.bytes[i]);
+	json_decref(params);
+	json_decref(args);
+
+	/* Bad parameters. */
+	args = json_pack("{s:s, s:s}", "random", "10", "empties", "0");
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), GERR_INVAL);
+	json_decref(args);
+	args = json_pack("{s:s}", "empties", "10");
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), GERR_INVAL);
+	json_decref(args);
+	/* Neither --random nor a file: refused at submission. */
+	args = json_object();
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "--file"));
+	json_decref(args);
+	args = json_pack("{s:s, s:s, s:s}", "random", "10", "empties", "10",
+			 "bogus", "1");
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "bogus"));
+	json_decref(args);
+}
+
+static void test_job_file(void **state)
+{
+	const struct workload *W = &othello_workload;
+	json_t *args = json_pack("{s:s}", "file", "positions.obf"), *params, *np;
+	uint64_t total;
+	char err[WL_ERRLEN];
+	struct mem m = {0};
+	char *text = malloc(2500 * 90);
+	size_t tl = 0;
+	void *canon;
+	size_t clen;
+
+	(void)state;
+	/* 2100 positions of 1..9 empties, every 7th with a wrong expected
+	 * score, in OBF. */
+	for (int i = 0; i < 2100; i++) {
+		uint64_t P, O;
+		int black, mv;
+		oth_generate(3, (uint64_t)i, 1 + i % 9, &P, &O, &black);
+		struct othello_pos p = {black ? P : O, black ? O : P,
+					(uint8_t)black, 0};
+		char b[68];
+		othello_format_board(&p, b);
+		int v = othello_minimax(P, O, &mv);
+		if (i % 7 == 0)
+			v = v == 64 ? 62 : v + 2;
+		tl += (size_t)sprintf(text + tl, "%.66s; A1:%+d;\n", b, v);
+	}
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), 0);
+	assert_int_equal(W->parse_input(params, text, tl, &np, &canon, &clen,
+					&total, err, sizeof(err)), 0);
+	assert_int_equal(total, 2100);
+	const char *h = mem_put(&m, canon, clen);
+	json_object_set_new(np, "input", json_string(h));
+	char *out = run_job(np, &m, 1000); /* rounds up to whole blocks */
+	/* The export holds every input board in order. */
+	int lines = 0;
+	for (char *l = out, *e = text, *nl; *l; l = nl + 1, lines++) {
+		nl = strchr(l, '\n');
+		assert_memory_equal(l, e, 66);
+		e = strchr(e, '\n') + 1;
+	}
+	assert_int_equal(lines, 2100);
+	free(out);
+
+	/* The disagreements are reported: 300 (every 7th of 2100). */
+	json_t *cursor = NULL, *answer = NULL;
+	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "count",
+				 (json_int_t)1024);
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 1, NULL};
+	struct wl_run_io io = {&m, NULL, NULL, NULL, NULL, mem_fetch};
+	void *res;
+	size_t len;
+	assert_int_equal(W->run(np, spec, NULL, 0, &dev, &io, &res, &len, err,
+				sizeof(err)), 0);
+	assert_int_equal(W->merge(np, NULL, spec, res, len, "x", &answer), 0);
+	assert_int_equal(json_integer_value(json_object_get(answer,
+							    "mismatches")),
+			 (1023 / 7) + 1);
+	assert_int_equal(json_array_size(json_object_get(answer,
+							 "mismatch_list")), 100);
+	/* A result for other positions fails the digest check. */
+	((uint8_t *)res)[OTHELLO_RES_HDR + 2 * 1024 + 5] ^= 0x40;
+	assert_int_equal(W->verify(np, spec, res, len, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	assert_non_null(strstr(err, "block 0"));
+	free(res);
+	json_decref(answer);
+	json_decref(cursor);
+	json_decref(spec);
+
+	/* A --random job takes no file; a file with bad lines is refused. */
+	json_t *rp;
+	json_t *ra = json_pack("{s:s, s:s}", "random", "5", "empties", "5");
+	assert_int_equal(W->parse_params(ra, &rp, &total, err, sizeof(err)), 0);
+	assert_int_equal(W->parse_input(rp, text, tl, &np, &canon, &clen,
+					&total, err, sizeof(err)), GERR_INVAL);
+	json_decref(rp);
+	json_decref(ra);
+	char *third = strchr(strchr(text, '\n') + 1, '\n') + 1;
+	third[0] = 'Q'; /* line 3 */
+	json_t *np2 = NULL;
+	int rc = W->parse_input(params, text, tl, &np2, &canon, &clen, &total,
+				err, sizeof(err));
+	assert_int_equal(rc, GERR_INVAL);
+	assert_non_null(strstr(err, "line 3:"));
+
+	for (int i = 0; i < m.n; i++)
+		free(m.bytes[i]);
+	free(text);
+	json_decref(np);
+	json_decref(params);
+	json_decref(args);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_perft),
+		cmocka_unit_test(test_flips_and_moves),
+		cmocka_unit_test(test_solvers_vs_minimax),
+		cmocka_unit_test(test_solvers_agree_deeper),
+		cmocka_unit_test(test_generator),
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_result_format),
+		cmocka_unit_test(test_job_random),
+		cmocka_unit_test(test_job_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# End-to-end rate of an Othello --random job through gpud and one worker,
+# to compare with bench_othello's bare call on the same device.
+#   tools/bench_othello_gpud.sh [POSITIONS] [EMPTIES] [DEVICE]
+# default 1100000 10 cuda:0. Prints gpud's submit-to-verified time.
+set -eu
+cd "$(dirname "$0")/.."
+n=${1:-1100000}
+e=${2:-10}
+device=${3:-cuda:0}
+build=${BUILD:-build}
+data=$(mktemp -d /tmp/gpud-obench-XXXXXX)
+"$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level warn &
+gpud_pid=$!
+trap 'kill $worker_pid $gpud_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
+for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
+ctl="$build/tools/gpuctl --socket $data/s"
+"$build/worker/gpuworker" --connect "$(cat "$data/d/gpud.addr")" \
+	--token-file "$data/d/local-worker.token" --device "$device" --log-level warn &
+worker_pid=$!
+for _ in $(seq 300); do $ctl workers | grep -q online && break; sleep 0.1; done
+t0=$(date +%s.%N)
+job=$($ctl submit othello --random "$n" --empties "$e" --seed 1)
+$ctl wait "$job" >/dev/null
+t1=$(date +%s.%N)
+$ctl status "$job"
+$ctl status "$job" --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)[0]
+n, s = j["total_units"], j["finished_at"] - j["created_at"]
+print("gpud end to end: %d positions on %s in %.3f s (submit to verified) = %.4g positions/s"
+      % (n, sys.argv[1], s, n / s))
+print("gpuctl wall time, submit to wait returning: %.3f s" % (float(sys.argv[3]) - float(sys.argv[2])))
+' "$device" "$t0" "$t1"
+$ctl result "$job" 2>&1 >/dev/null | head -8
