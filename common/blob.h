@@ -14,7 +14,8 @@
  *   48     8    comp_len     length of the zlib stream that follows
  *   56     4    payload_crc  CRC-32 (zlib) of the zlib stream
  *   60     4    header_crc   CRC-32 of bytes 0..59
- *   64     ...  zlib stream (compress2, level 6)
+ *   64     ...  zlib stream (compress2; any level decodes, gpud's
+ *                            encoder uses level 1 for speed)
  * A blob is corrupt when any field disagrees: wrong magic/version/kind,
  * lengths over the bounds or not matching the buffer, either CRC, or a
  * zlib stream that does not inflate to exactly raw_len bytes.

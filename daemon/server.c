@@ -135,8 +135,10 @@ static void verify_finish(void *arg)
 			LOG_WARN(&d->log, "lease failed verification job=%" PRId64
 				 " lease=%" PRId64 " epoch=%" PRIu64 " reason=%s",
 				 v->lease.job_id, v->lease_id, v->epoch, v->err);
-		if (!v->passed && !d->stopping)
-			conn_wake_parked(d); /* the lease is pending again */
+		/* A failed lease is pending again; a merge may let a planner
+		 * that waited for it (GERR_AGAIN) carve the next lease. */
+		if (!d->stopping)
+			conn_wake_parked(d);
 		if (v->job_finished)
 			LOG_INFO(&d->log, "job %s job=%" PRId64,
 				 v->job_finished > 0 ? "done" : "failed", v->lease.job_id);

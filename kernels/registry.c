@@ -5,10 +5,12 @@
 #include "workload.h"
 
 extern const struct workload graveler_workload;
+extern const struct workload officers_workload;
 extern const struct workload othello_workload;
 
 static const struct workload *const registry[] = {
 	&graveler_workload,
+	&officers_workload,
 	&othello_workload,
 	NULL,
 };

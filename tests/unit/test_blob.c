@@ -132,12 +132,12 @@ static void test_round_trip(void **state)
 		assert_int_equal(got_len, n);
 		if (n)
 			assert_memory_equal(got, raw, n);
-		/* The stream is what compress2 level 6 makes. */
+		/* The stream is what compress2 at level 1 (Z_BEST_SPEED) makes. */
 		{
 			uLongf cl = compressBound(n);
 			uint8_t *c = malloc(cl);
 
-			assert_int_equal(compress2(c, &cl, raw, n, 6), Z_OK);
+			assert_int_equal(compress2(c, &cl, raw, n, Z_BEST_SPEED), Z_OK);
 			assert_int_equal(cl, blen - 64);
 			assert_memory_equal(c, b + 64, cl);
 			free(c);

@@ -1,0 +1,776 @@
+/* officers.cu - the Officers CUDA kernels behind officers_cuda.h.
+ *
+ * Candidate kernel: frontier iteration. Positions [c, c + K) after the
+ * frontier c (everything before c is exact) hold guesses. Every round, all
+ * K positions are recomputed at once from the current guesses (one CTA per
+ * 32 positions, its 32 warps each taking every 32nd rare position; the 32
+ * lanes of a warp read the same rare entry from constant memory and 32
+ * consecutive values from a shared-memory ring). If the first position whose
+ * value changed in the round is y, every position up to y is exact: y's
+ * inputs before it did not change, so they were exact, by induction from c.
+ * The frontier moves to y + 1 (or c + K when nothing changed). Reads may see
+ * a neighbour's value of this round or of the last: the argument needs only
+ * that every value read equals the round's start value where that one was
+ * already final, which both do. All CTAs are resident (cooperative launch)
+ * and meet at a grid barrier once per round. Measured (H200, K = 4224):
+ * 362 positions become final per round, a round takes 11.3 us. The mask
+ * updates are shared-memory atomics whose result is unused (no load-store
+ * chain per lookup): with plain read-modify-write and 8 warps per CTA a
+ * round took 24 us.
+ *
+ * Exact kernel: one warp per position. It recomputes the rare part of the
+ * options (so it checks the candidate independently: a candidate that is not
+ * the smallest unmarked common value is flagged), then scans pairs a = lane,
+ * lane + 32, ... until every rare value below the candidate is hit. Flags go
+ * to the host, which decides those positions on the CPU.
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gerr.h"
+#include "officers.h"
+#include "officers_cuda.h"
+#include "workload.h"
+
+#define RING_BITS 15
+#define RING (1u << RING_BITS)
+#define RMASK (RING - 1)
+#define CPOS 32    /* positions per CTA */
+#define CSLICES 32 /* warps per CTA */
+#define CTHREADS (CPOS * CSLICES)
+#define MW 16      /* 32-bit words of a 512-bit mask */
+#define NONE32 0xffffffffu
+#define EXACT_WARPS 8
+
+__constant__ uint32_t c_rpos[OFFICERS_MAX_RARE];
+__constant__ uint16_t c_rval[OFFICERS_MAX_RARE];
+
+struct sync_block {
+	unsigned count;
+	unsigned gen;
+	unsigned first[3];
+	unsigned rounds;
+};
+
+struct officers_cuda {
+	int device, poisoned, nblocks, sms;
+	cudaStream_t stream;
+	cudaEvent_t ev[4];
+	uint16_t *d_buf[2];     /* TAIL + CHUNK values */
+	uint16_t *d_prefix;     /* OFFICERS_PREFIX values */
+	uint8_t *d_status[2];
+	struct sync_block *d_sync;
+	uint16_t *h_vals[2];    /* pinned, CHUNK */
+	uint8_t *h_status[2];   /* pinned, CHUNK */
+	uint32_t *h_rpos;
+	uint16_t *h_rval;
+	uint32_t *d_rpos;
+	uint16_t *d_rval;
+	uint32_t rare_uploaded;
+	int prefix_uploaded;
+	char name[256];
+};
+
+/* ---- device code ------------------------------------------------------ */
+
+/* Common values among v = 32 k + b: popcount(k) + popcount(b & 0xe) odd. */
+__device__ __forceinline__ uint32_t common32(unsigned k)
+{
+	return (__popc(k) & 1) ? ~0xc33cc33cu : 0xc33cc33cu;
+}
+
+__device__ __forceinline__ void grid_barrier(struct sync_block *sb,
+					     unsigned nblocks)
+{
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		volatile unsigned *gen = &sb->gen;
+		unsigned g = *gen;
+		__threadfence();
+		if (atomicAdd(&sb->count, 1u) == nblocks - 1) {
+			sb->count = 0;
+			__threadfence();
+			atomicAdd(&sb->gen, 1u);
+		} else {
+			while (*gen == g)
+				;
+		}
+		__threadfence();
+	}
+	__syncthreads();
+}
+
+/* buf holds positions dbase + i; [n0off, n1off) are computed, the rest is
+ * exact history with at least maxpos + 1 values before n0off. */
+__global__ void __launch_bounds__(CTHREADS, 1)
+cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
+	    unsigned maxpos, struct sync_block *sb)
+{
+	extern __shared__ uint32_t sh[];
+	uint16_t *ring = (uint16_t *)sh;                     /* RING */
+	uint32_t *mask = sh + RING / 2;                      /* [32][16][32] */
+	uint32_t *comb = mask + CSLICES * MW * CPOS;         /* [16][32] */
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned K = gridDim.x * CPOS, nb = gridDim.x;
+	unsigned c = n0off, lo = n0off - 1 - maxpos, round = 0;
+
+	while (c < n1off) {
+		unsigned e = c + K < n1off ? c + K : n1off;
+		unsigned x = c + blockIdx.x * CPOS + lane;
+
+		for (unsigned i = lo + threadIdx.x; i < e; i += CTHREADS)
+			ring[i & RMASK] = __ldcg(buf + i);
+		for (unsigned k = 0; k < MW; k++)
+			mask[(w * MW + k) * CPOS + lane] = 0;
+		__syncthreads();
+		if (c + blockIdx.x * CPOS < e) {
+			uint32_t *col = mask + w * MW * CPOS + lane;
+			for (unsigned j = w; j < nrare; j += CSLICES) {
+				unsigned o = c_rval[j] ^
+					     ring[(x - 1 - c_rpos[j]) & RMASK];
+				atomicOr(&col[(o >> 5) * CPOS], 1u << (o & 31));
+			}
+		}
+		__syncthreads();
+		if (w < MW) {
+			uint32_t m = 0;
+			for (unsigned s = 0; s < CSLICES; s++)
+				m |= mask[(s * MW + w) * CPOS + lane];
+			comb[w * CPOS + lane] = m;
+		}
+		if (blockIdx.x == 0 && threadIdx.x == 0)
+			sb->first[(round + 1) % 3] = NONE32;
+		__syncthreads();
+		if (w == 0 && x < e) {
+			unsigned v = OFFICERS_VMAX;
+			for (unsigned k = 0; k < MW; k++) {
+				uint32_t f = ~comb[k * CPOS + lane] & common32(k);
+				if (f) {
+					v = k * 32 + __ffs(f) - 1;
+					break;
+				}
+			}
+			if (v != ring[x & RMASK]) {
+				buf[x] = (uint16_t)v;
+				atomicMin(&sb->first[round % 3], x);
+			}
+		}
+		grid_barrier(sb, nb);
+		unsigned f = *(volatile unsigned *)&sb->first[round % 3];
+		lo = c;
+		c = f == NONE32 ? e : f + 1;
+		round++;
+	}
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		sb->rounds = round;
+}
+
+static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint16_t *lo,
+				       unsigned lo_len,
+				       unsigned long long dbase,
+				       unsigned n0off, unsigned idx,
+				       unsigned nrare, const uint32_t *g_rpos,
+				       const uint16_t *g_rval, uint8_t *status)
+{
+	__shared__ uint32_t smask[EXACT_WARPS][MW];
+	__shared__ uint32_t need[EXACT_WARPS][MW];
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	unsigned xo, c, missing = 0, bad = 0;
+	unsigned long long x, half, amax;
+
+	xo = n0off + idx;
+	x = dbase + xo;
+	c = buf[xo];
+	if (lane < MW)
+		smask[w][lane] = 0;
+	__syncwarp();
+	for (unsigned j = lane; j < nrare; j += 32) {
+		unsigned o = g_rval[j] ^ buf[xo - 1 - g_rpos[j]];
+		atomicOr(&smask[w][o >> 5], 1u << (o & 31));
+	}
+	__syncwarp();
+	if (lane < MW) {
+		uint32_t m = smask[w][lane], com = common32(lane), below;
+		below = c >= 32 * (lane + 1) ? 0xffffffffu
+		      : c <= 32 * lane      ? 0u
+					    : (1u << (c - 32 * lane)) - 1;
+		/* every common value below c marked, c itself common and not */
+		if ((~m & com & below) != 0)
+			bad = 1;
+		if (c / 32 == lane &&
+		    (!((com >> (c & 31)) & 1) || ((m >> (c & 31)) & 1)))
+			bad = 1;
+		need[w][lane] = ~m & ~com & below;
+		missing = __popc(~m & ~com & below);
+	}
+	if (c >= OFFICERS_VMAX)
+		bad = 1;
+	bad = __any_sync(0xffffffffu, bad);
+	for (int off = 16; off > 0; off >>= 1)
+		missing += __shfl_xor_sync(0xffffffffu, missing, off);
+	__syncwarp();
+	if (bad) {
+		if (lane == 0)
+			status[idx] = 2;
+		return;
+	}
+	if (missing == 0) {
+		if (lane == 0)
+			status[idx] = 0;
+		return;
+	}
+	half = (x - 1) / 2;
+	amax = half;
+	if (dbase != 0) {
+		if (amax > (unsigned long long)lo_len - 1)
+			amax = lo_len - 1;
+		if (amax > x - 1 - dbase)
+			amax = x - 1 - dbase;
+	}
+	const uint16_t *hi = buf + (xo - 1);
+	for (unsigned long long a0 = 0; a0 <= amax; a0 += 32) {
+		unsigned long long a = a0 + lane;
+		int hit = 0;
+		unsigned o = 0;
+		if (a <= amax) {
+			o = lo[a] ^ hi[-(long long)a];
+			hit = o < c && ((need[w][o >> 5] >> (o & 31)) & 1);
+		}
+		if (__any_sync(0xffffffffu, hit)) {
+			unsigned got = 0;
+			if (hit) {
+				uint32_t bit = 1u << (o & 31);
+				got = atomicAnd(&need[w][o >> 5], ~bit) & bit;
+			}
+			missing -= __popc(__ballot_sync(0xffffffffu, got != 0));
+			__syncwarp();
+			if (missing == 0) {
+				if (lane == 0)
+					status[idx] = 0;
+				return;
+			}
+		}
+	}
+	if (lane == 0)
+		status[idx] = 1;
+}
+
+/* One warp per position x = n0off + warp; lo is the array of G(0..) the
+ * scan reads for small a (buf itself when dbase == 0). */
+__global__ void __launch_bounds__(EXACT_WARPS * 32)
+exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
+	     unsigned long long dbase, unsigned n0off, unsigned len,
+	     unsigned nrare, const uint32_t *g_rpos, const uint16_t *g_rval,
+	     uint8_t *status)
+{
+	const unsigned w = threadIdx.x >> 5;
+	const unsigned nw = gridDim.x * EXACT_WARPS;
+
+	/* Warps take positions in turn: scan depths vary a lot. */
+	for (unsigned idx = blockIdx.x * EXACT_WARPS + w; idx < len; idx += nw)
+		exact_one(buf, lo, lo_len, dbase, n0off, idx, nrare, g_rpos,
+			  g_rval, status);
+}
+
+/* ---- host side ---------------------------------------------------------- */
+
+static int fail(struct officers_cuda *ctx, cudaError_t e, const char *what,
+		char *err, size_t errlen)
+{
+	if (ctx)
+		ctx->poisoned = 1;
+	snprintf(err, errlen, "officers cuda: %s: %s", what,
+		 cudaGetErrorString(e));
+	return GERR_DEVICE;
+}
+
+#define CK(call, what)                                              \
+	do {                                                        \
+		cudaError_t e_ = (call);                            \
+		if (e_ != cudaSuccess)                              \
+			return fail(ctx, e_, what, err, errlen);    \
+	} while (0)
+
+#define SHMEM_CAND (RING * 2 + (CSLICES * MW * CPOS + MW * CPOS) * 4)
+#define BUF_LEN ((size_t)OFFICERS_TAIL + OFFICERS_CUDA_CHUNK)
+
+extern "C" int officers_cuda_device_count(void)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess)
+		return 0;
+	return n;
+}
+
+extern "C" void officers_cuda_close(struct officers_cuda *ctx)
+{
+	if (!ctx)
+		return;
+	cudaSetDevice(ctx->device);
+	for (int i = 0; i < 2; i++) {
+		cudaFree(ctx->d_buf[i]);
+		cudaFree(ctx->d_status[i]);
+		cudaFreeHost(ctx->h_vals[i]);
+		cudaFreeHost(ctx->h_status[i]);
+	}
+	cudaFree(ctx->d_prefix);
+	cudaFree(ctx->d_sync);
+	cudaFree(ctx->d_rpos);
+	cudaFree(ctx->d_rval);
+	cudaFreeHost(ctx->h_rpos);
+	cudaFreeHost(ctx->h_rval);
+	for (int i = 0; i < 4; i++)
+		if (ctx->ev[i])
+			cudaEventDestroy(ctx->ev[i]);
+	if (ctx->stream)
+		cudaStreamDestroy(ctx->stream);
+	free(ctx);
+}
+
+extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
+				  char *err, size_t errlen)
+{
+	struct officers_cuda *ctx = NULL;
+	cudaDeviceProp prop;
+	int n = officers_cuda_device_count(), per_sm = 0, coop = 0;
+
+	if (index < 0 || index >= n) {
+		snprintf(err, errlen, "officers cuda: no device %d (%d found)",
+			 index, n);
+		return GERR_UNSUPPORTED;
+	}
+	ctx = (struct officers_cuda *)calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return GERR_NOMEM;
+	ctx->device = index;
+	cudaError_t e = cudaSetDevice(index);
+	if (e == cudaSuccess)
+		e = cudaGetDeviceProperties(&prop, index);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch,
+					   index);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(cand_kernel,
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 SHMEM_CAND);
+	if (e == cudaSuccess)
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+			&per_sm, cand_kernel, CTHREADS, SHMEM_CAND);
+	if (e == cudaSuccess && (!coop || per_sm < 1)) {
+		snprintf(err, errlen, "officers cuda: device %d cannot run the "
+			 "cooperative candidate kernel", index);
+		free(ctx);
+		return GERR_UNSUPPORTED;
+	}
+	if (e == cudaSuccess) {
+		ctx->sms = prop.multiProcessorCount;
+		/* One CTA per SM: K = 32 * SMs positions per round. */
+		ctx->nblocks = prop.multiProcessorCount;
+		snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
+		e = cudaStreamCreateWithFlags(&ctx->stream,
+					      cudaStreamNonBlocking);
+	}
+	for (int i = 0; e == cudaSuccess && i < 4; i++)
+		e = cudaEventCreate(&ctx->ev[i]);
+	for (int i = 0; e == cudaSuccess && i < 2; i++) {
+		e = cudaMalloc((void **)&ctx->d_buf[i], BUF_LEN * 2);
+		if (e == cudaSuccess)
+			e = cudaMalloc((void **)&ctx->d_status[i],
+				       OFFICERS_CUDA_CHUNK);
+		if (e == cudaSuccess)
+			e = cudaMallocHost((void **)&ctx->h_vals[i],
+					   OFFICERS_CUDA_CHUNK * 2);
+		if (e == cudaSuccess)
+			e = cudaMallocHost((void **)&ctx->h_status[i],
+					   OFFICERS_CUDA_CHUNK);
+	}
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_prefix, OFFICERS_PREFIX * 2);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_sync, sizeof(struct sync_block));
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_rpos, OFFICERS_MAX_RARE * 4);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_rval, OFFICERS_MAX_RARE * 2);
+	if (e == cudaSuccess)
+		e = cudaMallocHost((void **)&ctx->h_rpos,
+				   OFFICERS_MAX_RARE * 4);
+	if (e == cudaSuccess)
+		e = cudaMallocHost((void **)&ctx->h_rval,
+				   OFFICERS_MAX_RARE * 2);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "officers cuda: open device %d: %s", index,
+			 cudaGetErrorString(e));
+		officers_cuda_close(ctx);
+		return GERR_DEVICE;
+	}
+	*ret = ctx;
+	return 0;
+}
+
+extern "C" int officers_cuda_device_name(struct officers_cuda *ctx,
+					 char *buf, size_t len)
+{
+	if (!ctx)
+		return GERR_INVAL;
+	snprintf(buf, len, "%s (%d SMs, K = %d)", ctx->name, ctx->sms,
+		 ctx->nblocks * CPOS);
+	return 0;
+}
+
+static unsigned hist_of(uint64_t n)
+{
+	return (unsigned)(n < OFFICERS_TAIL ? n : OFFICERS_TAIL);
+}
+
+/* Can the GPU take positions from s->n? The ring must hold the rare
+ * partners of a whole window, the history the farthest partner. */
+static int gpu_ok(const struct officers_cuda *ctx,
+		  const struct officers_seq *s)
+{
+	uint64_t maxpos = s->nrare ? s->rare[s->nrare - 1].pos : 0;
+
+	return s->n >= OFFICERS_CUDA_MIN_N && s->nrare > 0 &&
+	       maxpos + 1 + (uint64_t)CPOS * ctx->nblocks + 64 <= RING &&
+	       maxpos < hist_of(s->n) && s->n - hist_of(s->n) >= s->base;
+}
+
+/* Persistent exact grid: 8 CTAs of 8 warps per SM, fewer for short runs. */
+static unsigned exact_blocks(const struct officers_cuda *ctx, uint64_t len)
+{
+	uint64_t want = (len + EXACT_WARPS - 1) / EXACT_WARPS;
+	uint64_t full = (uint64_t)ctx->sms * 8;
+
+	return (unsigned)(want < full ? want : full);
+}
+
+static int upload_rares(struct officers_cuda *ctx, const struct officers_seq *s,
+			char *err, size_t errlen)
+{
+	if (ctx->rare_uploaded == s->nrare)
+		return 0;
+	for (uint32_t i = 0; i < s->nrare; i++) {
+		ctx->h_rpos[i] = (uint32_t)s->rare[i].pos;
+		ctx->h_rval[i] = (uint16_t)s->rare[i].val;
+	}
+	CK(cudaMemcpyToSymbolAsync(c_rpos, ctx->h_rpos, 4 * s->nrare, 0,
+				   cudaMemcpyHostToDevice, ctx->stream),
+	   "rare table");
+	CK(cudaMemcpyToSymbolAsync(c_rval, ctx->h_rval, 2 * s->nrare, 0,
+				   cudaMemcpyHostToDevice, ctx->stream),
+	   "rare table");
+	CK(cudaMemcpyAsync(ctx->d_rpos, ctx->h_rpos, 4 * s->nrare,
+			   cudaMemcpyHostToDevice, ctx->stream), "rare table");
+	CK(cudaMemcpyAsync(ctx->d_rval, ctx->h_rval, 2 * s->nrare,
+			   cudaMemcpyHostToDevice, ctx->stream), "rare table");
+	CK(cudaStreamSynchronize(ctx->stream), "rare table");
+	ctx->rare_uploaded = s->nrare;
+	return 0;
+}
+
+/* Enqueue chunk [n, n + len) on buffer b whose first hist values (dbase =
+ * n - hist) are in place: candidates, exact, copies back. */
+static int enqueue_chunk(struct officers_cuda *ctx, int b,
+			 const struct officers_seq *s, uint64_t n,
+			 unsigned hist, unsigned len, int do_exact, char *err,
+			 size_t errlen)
+{
+	unsigned maxpos = (unsigned)s->rare[s->nrare - 1].pos;
+	unsigned n0off = hist, n1off = hist + len, nrare = s->nrare;
+	uint16_t *buf = ctx->d_buf[b];
+	struct sync_block *sb = ctx->d_sync;
+	uint64_t dbase = n - hist;
+	void *args[] = {&buf, &n0off, &n1off, &nrare, &maxpos, &sb};
+	unsigned nb = (unsigned)ctx->nblocks;
+
+	CK(cudaMemsetAsync(buf + hist, 0, (size_t)len * 2, ctx->stream),
+	   "memset");
+	CK(cudaMemsetAsync(sb, 0xff, sizeof(*sb), ctx->stream), "memset");
+	CK(cudaMemsetAsync(sb, 0, 2 * sizeof(unsigned), ctx->stream),
+	   "memset");
+	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
+	CK(cudaLaunchCooperativeKernel((void *)cand_kernel, dim3(nb),
+				       dim3(CTHREADS), args, SHMEM_CAND,
+				       ctx->stream),
+	   "candidate kernel");
+	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
+	if (do_exact) {
+		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;
+		unsigned lo_len = dbase == 0 ? n1off : OFFICERS_PREFIX;
+		exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
+			       ctx->stream>>>(buf, lo, lo_len, dbase, n0off,
+					      len, nrare, ctx->d_rpos,
+					      ctx->d_rval, ctx->d_status[b]);
+		CK(cudaGetLastError(), "exact kernel");
+		CK(cudaMemcpyAsync(ctx->h_status[b], ctx->d_status[b], len,
+				   cudaMemcpyDeviceToHost, ctx->stream),
+		   "copy");
+	}
+	CK(cudaEventRecord(ctx->ev[2], ctx->stream), "event");
+	CK(cudaMemcpyAsync(ctx->h_vals[b], buf + hist, (size_t)len * 2,
+			   cudaMemcpyDeviceToHost, ctx->stream),
+	   "copy");
+	CK(cudaEventRecord(ctx->ev[3], ctx->stream), "event");
+	return 0;
+}
+
+static int upload_history(struct officers_cuda *ctx, int b,
+			  const struct officers_seq *s, unsigned hist,
+			  char *err, size_t errlen)
+{
+	uint64_t dbase = s->n - hist;
+
+	CK(cudaMemcpyAsync(ctx->d_buf[b], s->vals + (dbase - s->base),
+			   (size_t)hist * 2, cudaMemcpyHostToDevice,
+			   ctx->stream),
+	   "upload");
+	if (dbase > 0 && !ctx->prefix_uploaded) {
+		CK(cudaMemcpyAsync(ctx->d_prefix, s->prefix,
+				   OFFICERS_PREFIX * 2, cudaMemcpyHostToDevice,
+				   ctx->stream),
+		   "upload");
+		ctx->prefix_uploaded = 1;
+	}
+	return 0;
+}
+
+static int wait_chunk(struct officers_cuda *ctx,
+		      struct officers_cuda_times *t, char *err, size_t errlen)
+{
+	float a = 0, b = 0;
+
+	CK(cudaEventSynchronize(ctx->ev[3]), "chunk");
+	if (t) {
+		CK(cudaEventElapsedTime(&a, ctx->ev[0], ctx->ev[1]), "timing");
+		CK(cudaEventElapsedTime(&b, ctx->ev[1], ctx->ev[2]), "timing");
+		t->cand_ms += a;
+		t->exact_ms += b;
+	}
+	return 0;
+}
+
+extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
+					const struct officers_seq *s,
+					uint64_t len, uint16_t *out,
+					struct officers_cuda_times *times,
+					char *err, size_t errlen)
+{
+	int rc;
+	unsigned hist = hist_of(s->n);
+	struct sync_block sb;
+
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "officers cuda: context poisoned");
+		return GERR_DEVICE;
+	}
+	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
+		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
+		return GERR_INVAL;
+	}
+	CK(cudaSetDevice(ctx->device), "set device");
+	if ((rc = upload_rares(ctx, s, err, errlen)) ||
+	    (rc = upload_history(ctx, 0, s, hist, err, errlen)) ||
+	    (rc = enqueue_chunk(ctx, 0, s, s->n, hist, (unsigned)len, 0, err,
+				errlen)) ||
+	    (rc = wait_chunk(ctx, times, err, errlen)))
+		return rc;
+	CK(cudaMemcpy(&sb, ctx->d_sync, sizeof(sb), cudaMemcpyDeviceToHost),
+	   "copy");
+	if (times) {
+		times->rounds += sb.rounds;
+		times->values += len;
+	}
+	memcpy(out, ctx->h_vals[0], len * 2);
+	return 0;
+}
+
+extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
+				   const struct officers_seq *s, uint64_t len,
+				   uint8_t *status,
+				   struct officers_cuda_times *times,
+				   char *err, size_t errlen)
+{
+	unsigned hist = hist_of(s->n);
+	uint64_t dbase = s->n - hist;
+	float ms = 0;
+	int rc;
+
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "officers cuda: context poisoned");
+		return GERR_DEVICE;
+	}
+	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
+		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
+		return GERR_INVAL;
+	}
+	CK(cudaSetDevice(ctx->device), "set device");
+	if ((rc = upload_rares(ctx, s, err, errlen)))
+		return rc;
+	/* history and the candidates after it, from s->vals */
+	CK(cudaMemcpyAsync(ctx->d_buf[0], s->vals + (dbase - s->base),
+			   (size_t)(hist + len) * 2, cudaMemcpyHostToDevice,
+			   ctx->stream),
+	   "upload");
+	if (dbase > 0 && !ctx->prefix_uploaded) {
+		CK(cudaMemcpyAsync(ctx->d_prefix, s->prefix,
+				   OFFICERS_PREFIX * 2, cudaMemcpyHostToDevice,
+				   ctx->stream),
+		   "upload");
+		ctx->prefix_uploaded = 1;
+	}
+	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
+	exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
+		       ctx->stream>>>(
+		ctx->d_buf[0], dbase == 0 ? ctx->d_buf[0] : ctx->d_prefix,
+		dbase == 0 ? (unsigned)(hist + len) : OFFICERS_PREFIX, dbase,
+		hist, (unsigned)len, s->nrare, ctx->d_rpos, ctx->d_rval,
+		ctx->d_status[0]);
+	CK(cudaGetLastError(), "exact kernel");
+	CK(cudaEventRecord(ctx->ev[2], ctx->stream), "event");
+	CK(cudaMemcpyAsync(status, ctx->d_status[0], len,
+			   cudaMemcpyDeviceToHost, ctx->stream),
+	   "copy");
+	CK(cudaStreamSynchronize(ctx->stream), "exact");
+	CK(cudaEventElapsedTime(&ms, ctx->ev[1], ctx->ev[2]), "timing");
+	if (times) {
+		times->exact_ms += ms;
+		times->values += len;
+	}
+	return 0;
+}
+
+extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
+				    struct officers_seq *s, uint64_t to,
+				    int threads, const struct wl_run_io *io,
+				    uint64_t units_base,
+				    struct officers_cuda_times *times,
+				    char *err, size_t errlen)
+{
+	int rc = 0, cur = -1; /* buffer of the chunk in flight */
+	uint64_t cur_n = 0;
+	unsigned cur_len = 0, cur_hist = 0;
+
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "officers cuda: context poisoned");
+		return GERR_DEVICE;
+	}
+	CK(cudaSetDevice(ctx->device), "set device");
+	rc = officers_seq_reserve(s, to);
+	if (rc)
+		return rc;
+	while (s->n < to || cur >= 0) {
+		if (cur < 0) {
+			/* Nothing in flight: CPU where the GPU does not
+			 * apply, else start a chunk from host values. */
+			if (!gpu_ok(ctx, s)) {
+				uint64_t t = s->n < OFFICERS_CUDA_MIN_N
+						     ? OFFICERS_CUDA_MIN_N
+						     : s->n + 65536;
+				if (t > to)
+					t = to;
+				rc = officers_cpu_extend(s, t, threads, io,
+							 units_base, err,
+							 errlen);
+				if (rc)
+					return rc;
+				continue;
+			}
+			cur_hist = hist_of(s->n);
+			cur_len = (unsigned)(to - s->n < OFFICERS_CUDA_CHUNK
+						     ? to - s->n
+						     : OFFICERS_CUDA_CHUNK);
+			cur_n = s->n;
+			cur = 0;
+			if ((rc = upload_rares(ctx, s, err, errlen)) ||
+			    (rc = upload_history(ctx, 0, s, cur_hist, err,
+						 errlen)) ||
+			    (rc = enqueue_chunk(ctx, 0, s, cur_n, cur_hist,
+						cur_len, 1, err, errlen)))
+				return rc;
+		}
+		rc = wait_chunk(ctx, times, err, errlen);
+		if (rc)
+			return rc;
+		/* First position the exact kernel did not confirm. */
+		const uint8_t *st = ctx->h_status[cur];
+		const uint16_t *hv = ctx->h_vals[cur];
+		unsigned flag = cur_len;
+		for (unsigned i = 0; i < cur_len; i++)
+			if (st[i]) {
+				flag = i;
+				break;
+			}
+		int b = cur, next = -1;
+		uint64_t next_n = cur_n + cur_len;
+		unsigned next_len = 0, next_hist = 0;
+		/* Launch the next chunk from the device copy before folding
+		 * this one on the host. */
+		if (flag == cur_len && next_n < to) {
+			unsigned have = cur_hist + cur_len;
+			next_hist = hist_of(next_n);
+			next_len = (unsigned)(to - next_n < OFFICERS_CUDA_CHUNK
+						      ? to - next_n
+						      : OFFICERS_CUDA_CHUNK);
+			next = 1 - b;
+			CK(cudaMemcpyAsync(ctx->d_buf[next],
+					   ctx->d_buf[b] + (have - next_hist),
+					   (size_t)next_hist * 2,
+					   cudaMemcpyDeviceToDevice,
+					   ctx->stream),
+			   "shift");
+			if (next_n - next_hist > 0 && !ctx->prefix_uploaded) {
+				/* the prefix is complete once n >= PREFIX;
+				 * fold first, then upload (rare path) */
+				next = -1;
+			} else if ((rc = enqueue_chunk(ctx, next, s, next_n,
+						       next_hist, next_len, 1,
+						       err, errlen))) {
+				return rc;
+			}
+		}
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		rc = officers_seq_append(s, hv, flag);
+		if (rc == 0 && flag < cur_len) {
+			/* Decide the flagged position on the CPU. */
+			int v = officers_value(s, s->n);
+			if (v < 0) {
+				snprintf(err, errlen, "officers: G(%llu): the "
+					 "exact scan needs values beyond what a "
+					 "run holds",
+					 (unsigned long long)s->n);
+				return v;
+			}
+			rc = officers_seq_push(s, (unsigned)v);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (times)
+			times->host_ms += (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+					  (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+		if (rc) {
+			snprintf(err, errlen, "officers: fold: error %d "
+				 "(a value >= 512 or the rare table full)", rc);
+			return rc;
+		}
+		if (times)
+			times->values += flag;
+		if (io && io->progress)
+			io->progress(io->opaque, s->n - units_base);
+		cur = next;
+		cur_n = next_n;
+		cur_len = next_len;
+		cur_hist = next_hist;
+		if (cur < 0 && io && io->should_stop &&
+		    io->should_stop(io->opaque))
+			return GERR_CANCELLED;
+		if (cur >= 0 && io && io->should_stop &&
+		    io->should_stop(io->opaque)) {
+			cudaStreamSynchronize(ctx->stream);
+			return GERR_CANCELLED;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,342 @@
+/* officers_fmt.c - the extension result (= the next lease's state): encode,
+ * parse with every bound checked, rebuild a sequence from it, and the state
+ * digest that chains leases together (officers.h has the layout). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
+#include "officers.h"
+
+#define MASK_WORDS (OFFICERS_VMAX / 64)
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static unsigned get16(const uint16_t *p, uint64_t i)
+{
+	const uint8_t *b = (const uint8_t *)p + 2 * i;
+
+	return (unsigned)b[0] | (unsigned)b[1] << 8;
+}
+
+static uint64_t vbase_of(uint64_t from)
+{
+	return from - (from < OFFICERS_TAIL ? from : OFFICERS_TAIL);
+}
+
+int officers_result_encode(const struct officers_seq *s, uint64_t from,
+			   uint64_t fnv_in, uint32_t nrare_in, void **ret,
+			   size_t *ret_len)
+{
+	uint64_t to = s->n, vbase = vbase_of(from);
+	uint32_t np = s->nprefix;
+	size_t len;
+	uint8_t *b, *p;
+
+	if (from >= to || vbase < s->base || nrare_in > s->nrare)
+		return GERR_INVAL;
+	len = OFFICERS_HDR_LEN + 12 * (size_t)s->nrare + 2 * (size_t)np +
+	      2 * (size_t)(to - vbase);
+	b = malloc(len);
+	if (!b)
+		return GERR_NOMEM;
+	memcpy(b, "OFFR", 4);
+	put32(b + 4, OFFICERS_FMT_VERSION);
+	put64(b + 8, from);
+	put64(b + 16, to);
+	put64(b + 24, vbase);
+	put64(b + 32, fnv_in);
+	put64(b + 40, s->st.fnv);
+	put32(b + 48, np);
+	put32(b + 52, s->nrare);
+	put32(b + 56, nrare_in);
+	put32(b + 60, 0);
+	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
+		put64(b + 64 + 8 * v, s->st.count[v]);
+		put64(b + 4160 + 8 * v, s->st.first[v]);
+	}
+	p = b + OFFICERS_HDR_LEN;
+	for (uint32_t i = 0; i < s->nrare; i++, p += 12) {
+		put64(p, s->rare[i].pos);
+		put32(p + 8, s->rare[i].val);
+	}
+	for (uint32_t i = 0; i < np; i++, p += 2) {
+		p[0] = (uint8_t)s->prefix[i];
+		p[1] = (uint8_t)(s->prefix[i] >> 8);
+	}
+	for (uint64_t i = vbase; i < to; i++, p += 2) {
+		uint16_t v = s->vals[i - s->base];
+		p[0] = (uint8_t)v;
+		p[1] = (uint8_t)(v >> 8);
+	}
+	*ret = b;
+	*ret_len = len;
+	return 0;
+}
+
+int officers_result_parse(const void *buf, size_t len,
+			  struct officers_result *r, char *err, size_t errlen)
+{
+	const uint8_t *b = buf;
+	uint64_t need, prev = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!buf || len < OFFICERS_HDR_LEN || memcmp(b, "OFFR", 4) != 0) {
+		seterr(err, errlen, "officers: result too short or bad magic");
+		return GERR_CORRUPT;
+	}
+	if (get32(b + 4) != OFFICERS_FMT_VERSION) {
+		seterr(err, errlen, "officers: result version %u, want %u",
+		       get32(b + 4), OFFICERS_FMT_VERSION);
+		return GERR_CORRUPT;
+	}
+	r->buf = b;
+	r->from = get64(b + 8);
+	r->to = get64(b + 16);
+	r->vbase = get64(b + 24);
+	r->fnv_in = get64(b + 32);
+	r->fnv_out = get64(b + 40);
+	r->nprefix = get32(b + 48);
+	r->nrare = get32(b + 52);
+	r->nrare_in = get32(b + 56);
+	if (r->from >= r->to || r->to > OFFICERS_MAX_N ||
+	    r->vbase != vbase_of(r->from) ||
+	    r->nprefix != (r->to < OFFICERS_PREFIX ? r->to : OFFICERS_PREFIX) ||
+	    r->nrare > OFFICERS_MAX_RARE || r->nrare_in > r->nrare ||
+	    get32(b + 60) != 0) {
+		seterr(err, errlen, "officers: result header out of bounds");
+		return GERR_CORRUPT;
+	}
+	need = OFFICERS_HDR_LEN + 12ull * r->nrare + 2ull * r->nprefix +
+	       2ull * (r->to - r->vbase);
+	if (need != len) {
+		seterr(err, errlen, "officers: result is %zu bytes, its header "
+		       "says %llu", len, (unsigned long long)need);
+		return GERR_CORRUPT;
+	}
+	r->count_le = (const uint64_t *)(b + 64);
+	r->first_le = (const uint64_t *)(b + 4160);
+	r->rare_le = b + OFFICERS_HDR_LEN;
+	r->prefix = (const uint16_t *)(r->rare_le + 12 * (size_t)r->nrare);
+	r->vals = r->prefix + r->nprefix;
+	for (uint32_t i = 0; i < r->nrare; i++) {
+		uint64_t pos = get64(r->rare_le + 12 * (size_t)i);
+		uint32_t val = get32(r->rare_le + 12 * (size_t)i + 8);
+		if ((i > 0 && pos <= prev) || pos >= r->to ||
+		    val >= OFFICERS_VMAX || !officers_is_rare(val) ||
+		    (i < r->nrare_in) != (pos < r->from)) {
+			seterr(err, errlen, "officers: bad rare entry %u", i);
+			return GERR_CORRUPT;
+		}
+		prev = pos;
+	}
+	for (uint32_t i = 0; i < r->nprefix; i++)
+		if (get16(r->prefix, i) >= OFFICERS_VMAX) {
+			seterr(err, errlen, "officers: prefix value out of "
+			       "range");
+			return GERR_CORRUPT;
+		}
+	for (uint64_t i = 0; i < r->to - r->vbase; i++)
+		if (get16(r->vals, i) >= OFFICERS_VMAX) {
+			seterr(err, errlen, "officers: value out of range at "
+			       "%llu", (unsigned long long)(r->vbase + i));
+			return GERR_CORRUPT;
+		}
+	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
+		uint64_t c = get64(b + 64 + 8 * v), f = get64(b + 4160 + 8 * v);
+		if ((c == 0) != (f == OFFICERS_NONE) || (c && f >= r->to) ||
+		    c > r->to) {
+			seterr(err, errlen, "officers: bad statistics for "
+			       "value %u", v);
+			return GERR_CORRUPT;
+		}
+	}
+	return 0;
+}
+
+unsigned officers_result_get(const struct officers_result *r, uint64_t i)
+{
+	if (i >= r->vbase)
+		return get16(r->vals, i - r->vbase);
+	return get16(r->prefix, i);
+}
+
+int officers_seq_from_result(struct officers_seq *s,
+			     const struct officers_result *r, uint64_t cap_to)
+{
+	uint64_t cap = (cap_to > r->to ? cap_to : r->to) - r->vbase;
+	int rc = officers_seq_init(s, cap);
+
+	if (rc)
+		return rc;
+	s->base = r->vbase;
+	s->n = r->to;
+	s->nprefix = r->nprefix;
+	for (uint32_t i = 0; i < r->nprefix; i++)
+		s->prefix[i] = (uint16_t)get16(r->prefix, i);
+	for (uint64_t i = 0; i < r->to - r->vbase; i++)
+		s->vals[i] = (uint16_t)get16(r->vals, i);
+	s->nrare = r->nrare;
+	for (uint32_t i = 0; i < r->nrare; i++) {
+		s->rare[i].pos = get64(r->rare_le + 12 * (size_t)i);
+		s->rare[i].val = get32(r->rare_le + 12 * (size_t)i + 8);
+	}
+	s->st.fnv = r->fnv_out;
+	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
+		s->st.count[v] = get64(r->buf + 64 + 8 * v);
+		s->st.first[v] = get64(r->buf + 4160 + 8 * v);
+	}
+	return 0;
+}
+
+/* ---- the digest ---------------------------------------------------------- */
+
+static uint64_t fnv64(uint64_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		h = (h ^ ((v >> (8 * i)) & 0xff)) * OFFICERS_FNV_PRIME;
+	return h;
+}
+
+static uint64_t fnv16(uint64_t h, unsigned v)
+{
+	h = (h ^ (v & 0xff)) * OFFICERS_FNV_PRIME;
+	return (h ^ (v >> 8)) * OFFICERS_FNV_PRIME;
+}
+
+/* The digest's definition, over accessors. */
+struct dview {
+	uint64_t n, fnv;
+	const uint64_t *count, *first;
+	uint32_t nrare;
+	const struct officers_seq *s;     /* one of s / r */
+	const struct officers_result *r;
+};
+
+static unsigned dv_get(const struct dview *d, uint64_t i)
+{
+	return d->s ? officers_seq_get(d->s, i) : officers_result_get(d->r, i);
+}
+
+static uint64_t digest(const struct dview *d)
+{
+	uint64_t h = OFFICERS_FNV_BASIS, np, t0;
+
+	h = fnv64(h, d->n);
+	h = fnv64(h, d->fnv);
+	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
+		h = fnv64(h, d->count[v]);
+		h = fnv64(h, d->first[v]);
+	}
+	h = fnv64(h, d->nrare);
+	for (uint32_t i = 0; i < d->nrare; i++) {
+		uint64_t pos = d->s ? d->s->rare[i].pos
+				    : get64(d->r->rare_le + 12 * (size_t)i);
+		uint32_t val = d->s ? d->s->rare[i].val
+				    : get32(d->r->rare_le + 12 * (size_t)i + 8);
+		h = fnv64(h, pos);
+		h = fnv64(h, val);
+	}
+	np = d->n < OFFICERS_PREFIX ? d->n : OFFICERS_PREFIX;
+	for (uint64_t i = 0; i < np; i++)
+		h = fnv16(h, dv_get(d, i));
+	t0 = d->n - (d->n < OFFICERS_TAIL ? d->n : OFFICERS_TAIL);
+	for (uint64_t i = t0; i < d->n; i++)
+		h = fnv16(h, dv_get(d, i));
+	return h;
+}
+
+uint64_t officers_seq_digest(const struct officers_seq *s)
+{
+	struct dview d = {s->n, s->st.fnv, s->st.count, s->st.first, s->nrare,
+			  s, NULL};
+
+	return digest(&d);
+}
+
+uint64_t officers_result_digest(const struct officers_result *r, int side)
+{
+	uint64_t *count = malloc(2 * OFFICERS_VMAX * sizeof(uint64_t));
+	uint64_t *first, h;
+	struct dview d;
+
+	if (!count)
+		return 0;
+	first = count + OFFICERS_VMAX;
+	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
+		count[v] = get64(r->buf + 64 + 8 * v);
+		first[v] = get64(r->buf + 4160 + 8 * v);
+	}
+	if (side == 0) {
+		for (uint64_t i = r->from; i < r->to; i++)
+			count[get16(r->vals, i - r->vbase)]--;
+		for (unsigned v = 0; v < OFFICERS_VMAX; v++)
+			if (first[v] != OFFICERS_NONE && first[v] >= r->from)
+				first[v] = OFFICERS_NONE;
+	}
+	d.n = side ? r->to : r->from;
+	d.fnv = side ? r->fnv_out : r->fnv_in;
+	d.count = count;
+	d.first = first;
+	d.nrare = side ? r->nrare : r->nrare_in;
+	d.s = NULL;
+	d.r = r;
+	h = digest(&d);
+	free(count);
+	return h;
+}
+
+uint64_t officers_empty_digest(void)
+{
+	uint64_t *count = calloc(2 * OFFICERS_VMAX, sizeof(uint64_t));
+	struct dview d;
+	uint64_t h;
+
+	if (!count)
+		return 0;
+	for (unsigned v = 0; v < OFFICERS_VMAX; v++)
+		count[OFFICERS_VMAX + v] = OFFICERS_NONE;
+	memset(&d, 0, sizeof(d));
+	d.fnv = OFFICERS_FNV_BASIS;
+	d.count = count;
+	d.first = count + OFFICERS_VMAX;
+	h = digest(&d);
+	free(count);
+	return h;
+}

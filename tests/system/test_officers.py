@@ -1,0 +1,60 @@
+"""An Officers job through gpud and a CPU worker: extension leases in order
+(each later lease fetches the previous result as its state), the checksum
+against the O(n^2) reference, `gpuctl extend` to push the finished job
+further, and `gpuctl result JOB --values FROM:TO` for a range of values."""
+import struct
+
+from harness import Cluster, check, run
+
+# FNV-1a 64 of G(0..N-1) as uint16 LE, computed with officers_ref_values.
+FNV_200000 = "578c9b17d82c6a47"
+FNV_300000 = "d8b12ff6605e9433"
+FIRST_VALUES = [0, 0, 1, 2, 0, 1, 2, 3, 1, 2, 3, 4, 0, 3, 4, 2, 1, 3, 2, 1]
+ZEROS = [0, 1, 4, 12, 20, 30, 46, 72, 98, 124, 150, 176, 314, 408]
+
+
+def test_officers(cl: Cluster):
+    cl.gpud_args = ["--lease-units", "60000", "--heartbeat", "0.5"]
+    cl.start_gpud()
+    cl.start_worker("cpu:2")
+    job = cl.submit("officers", to=200000)
+    cl.wait_job(job, timeout=300)
+    res = cl.result(job)
+    ans = res["answer"]
+    check(res["state"] == "done", "job not done: %s" % res["state"])
+    check(ans["n"] == 200000, "answer covers %s values" % ans["n"])
+    check(ans["fnv"] == FNV_200000, "checksum %s, reference %s" % (ans["fnv"], FNV_200000))
+    check(len(ans["blobs"]) == 4, "expected 4 stored ranges: %s" % ans["blobs"])
+    check(len(ans["rares"]) == 1584 and ans["rares"][-1] == [20627, 277],
+          "rare positions: %d, last %s" % (len(ans["rares"]), ans["rares"][-1:]))
+    check(ans["zeros"] == ZEROS, "zero positions %s" % ans["zeros"])
+    text = cl.ctl("result", str(job)).stdout
+    check("rare positions: 1584" in text and FNV_200000 in text, "result text: " + text)
+
+    cl.ctl("extend", str(job), "--to", "300000")
+    cl.wait_job(job, timeout=300)
+    ans = cl.result(job)["answer"]
+    check(ans["n"] == 300000 and ans["fnv"] == FNV_300000,
+          "after extend: %s values, checksum %s (reference %s)" % (ans["n"], ans["fnv"], FNV_300000))
+
+    raw = cl.ctl_bytes("result", str(job), "--values", "0:20")
+    check(len(raw) == 40, "export length %d" % len(raw))
+    check(list(struct.unpack("<20H", raw)) == FIRST_VALUES, "first values %s" % list(struct.unpack("<20H", raw)))
+    raw = cl.ctl_bytes("result", str(job), "--values", "179990:180010")
+    check(len(raw) == 40, "export across two leases: %d bytes" % len(raw))
+    check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
+
+
+def _ctl_bytes(self, *args):
+    import subprocess
+    from harness import GPUCTL, TestFailure
+    r = subprocess.run([GPUCTL, "--socket", self.sock] + list(args), capture_output=True, timeout=60)
+    if r.returncode != 0:
+        raise TestFailure("gpuctl %s failed (%d): %s" % (" ".join(args), r.returncode, r.stderr.decode(errors="replace")))
+    return r.stdout
+
+
+Cluster.ctl_bytes = _ctl_bytes
+
+if __name__ == "__main__":
+    run(test_officers)

@@ -1,0 +1,399 @@
+/* test_officers.c - the Officers workload: known values, reference vs the
+ * fast CPU path, the result format, and the whole job through the workload
+ * interface (carve, GERR_AGAIN, run with fetched state, verify, merge,
+ * finish, extend, export, render), with blobs held in memory. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "blob.h"
+#include "gerr.h"
+#include "officers/officers.h"
+#include "officers/officers_cuda.h"
+#include "workload.h"
+
+extern const struct workload officers_workload;
+static const struct workload *W = &officers_workload;
+
+#define REF_N 30000u
+static const uint64_t zeros_known[] = {0,   1,   4,   12,  20,  30,  46,
+				       72,  98,  124, 150, 176, 314, 408};
+
+static struct officers_seq *fast_to(uint64_t n, int threads)
+{
+	struct officers_seq *s = calloc(1, sizeof(*s));
+	char err[WL_ERRLEN] = "";
+
+	assert_non_null(s);
+	assert_int_equal(officers_seq_init(s, n), 0);
+	assert_int_equal(officers_cpu_extend(s, n, threads, NULL, 0, err,
+					     sizeof(err)), 0);
+	assert_int_equal(s->n, n);
+	return s;
+}
+
+static void seq_free(struct officers_seq *s)
+{
+	officers_seq_free(s);
+	free(s);
+}
+
+static void test_known_values(void **state)
+{
+	static const uint16_t first[20] = {0, 0, 1, 2, 0, 1, 2, 3, 1, 2,
+					   3, 4, 0, 3, 4, 2, 1, 3, 2, 1};
+	uint16_t *ref = malloc(REF_N * sizeof(uint16_t));
+	(void)state;
+
+	assert_int_equal(officers_ref_values(ref, REF_N), 0);
+	assert_memory_equal(ref, first, sizeof(first));
+	/* Rare values: 0, 1, 6, 7, 10, 11, 12, 13, 16, 17, ... */
+	assert_true(officers_is_rare(0) && officers_is_rare(1) &&
+		    officers_is_rare(6) && officers_is_rare(17));
+	assert_false(officers_is_rare(2) || officers_is_rare(5) ||
+		     officers_is_rare(8));
+	unsigned nr = 0;
+	for (unsigned i = 0; i < REF_N; i++)
+		nr += officers_is_rare(ref[i]);
+	assert_int_equal(nr, 1584);
+	assert_int_equal(ref[20627], 277);
+	free(ref);
+}
+
+static void test_fast_vs_ref_and_known(void **state)
+{
+	uint16_t *ref = malloc(REF_N * sizeof(uint16_t));
+	(void)state;
+
+	assert_int_equal(officers_ref_values(ref, REF_N), 0);
+	for (int threads = 1; threads <= 3; threads += 2) {
+		struct officers_seq *s = fast_to(100000, threads);
+		unsigned nz = 0;
+		assert_memory_equal(s->vals, ref, REF_N * sizeof(uint16_t));
+		assert_int_equal(s->nrare, 1584);
+		assert_int_equal(s->rare[1583].pos, 20627);
+		assert_int_equal(s->rare[1583].val, 277);
+		for (uint64_t x = 0; x < 100000; x++)
+			if (s->vals[x] == 0) {
+				assert_true(nz < 14);
+				assert_int_equal(x, zeros_known[nz]);
+				nz++;
+			}
+		assert_int_equal(nz, 14);
+		assert_int_equal(s->st.fnv, 0x43d82427f1c3b631ull);
+		assert_int_equal(officers_fnv(OFFICERS_FNV_BASIS, s->vals,
+					      100000),
+				 0x43d82427f1c3b631ull);
+		/* The candidate + exact step agrees with the sequence. */
+		for (uint64_t x = 2; x < 100000; x += 997)
+			assert_int_equal(officers_value(s, x), s->vals[x]);
+		seq_free(s);
+	}
+	free(ref);
+}
+
+static void test_candidates_only(void **state)
+{
+	struct officers_seq *s = fast_to(70000, 2);
+	uint16_t *out = malloc(5000 * sizeof(uint16_t));
+	uint16_t *want = malloc(5000 * sizeof(uint16_t));
+	struct officers_seq *t = fast_to(75000, 2);
+	(void)state;
+
+	memcpy(want, t->vals + 70000, 5000 * sizeof(uint16_t));
+	assert_int_equal(officers_seq_reserve(s, 75000), 0);
+	officers_cpu_candidates(s, 5000, out);
+	/* No new rare value after 20627: candidates are the values. */
+	assert_memory_equal(out, want, 5000 * sizeof(uint16_t));
+	seq_free(s);
+	seq_free(t);
+	free(out);
+	free(want);
+}
+
+static void test_result_format(void **state)
+{
+	struct officers_seq *s = fast_to(50000, 2), *t = calloc(1, sizeof(*t));
+	struct officers_result r;
+	char err[WL_ERRLEN];
+	void *buf;
+	size_t len;
+	(void)state;
+
+	assert_int_equal(officers_result_encode(s, 30000, 0x1234, 1584, &buf,
+						&len), 0);
+	assert_int_equal(officers_result_parse(buf, len, &r, err, sizeof(err)),
+			 0);
+	assert_int_equal(r.from, 30000);
+	assert_int_equal(r.to, 50000);
+	assert_int_equal(r.vbase, 0);
+	assert_int_equal(officers_result_get(&r, 40000), s->vals[40000]);
+	assert_int_equal(officers_seq_from_result(t, &r, 60000), 0);
+	assert_int_equal(officers_seq_digest(t), officers_seq_digest(s));
+	assert_int_equal(officers_result_digest(&r, 1), officers_seq_digest(s));
+	/* Truncated and corrupted copies are refused. */
+	assert_int_equal(officers_result_parse(buf, len - 1, &r, err,
+					       sizeof(err)), GERR_CORRUPT);
+	((uint8_t *)buf)[len - 1] = 0xff; /* value >= 512 */
+	assert_int_equal(officers_result_parse(buf, len, &r, err, sizeof(err)),
+			 GERR_CORRUPT);
+	free(buf);
+	seq_free(s);
+	seq_free(t);
+}
+
+/* ---- the job through the interface ------------------------------------ */
+
+struct mem_blob {
+	char hash[BLOB_HASH_HEX];
+	void *bytes;
+	size_t len;
+};
+
+struct io_state {
+	struct mem_blob blobs[16];
+	int nblobs;
+	int fetches;
+};
+
+static int io_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
+{
+	struct io_state *io = o;
+
+	io->fetches++;
+	for (int i = 0; i < io->nblobs; i++)
+		if (strcmp(io->blobs[i].hash, hash) == 0) {
+			*ret = malloc(io->blobs[i].len);
+			memcpy(*ret, io->blobs[i].bytes, io->blobs[i].len);
+			*ret_len = io->blobs[i].len;
+			return 0;
+		}
+	return GERR_NOTFOUND;
+}
+
+static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
+static int io_due(void *o) { (void)o; return 0; }
+static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
+{
+	(void)o; (void)b; (void)n; (void)u;
+	return 0;
+}
+static int io_stop(void *o) { (void)o; return 0; }
+
+static const char *keep(struct io_state *io, void *bytes, size_t len)
+{
+	struct mem_blob *b = &io->blobs[io->nblobs++];
+
+	assert_true(io->nblobs <= 16);
+	blob_hash_hex(bytes, len, b->hash);
+	b->bytes = bytes;
+	b->len = len;
+	return b->hash;
+}
+
+static json_t *params_to(const char *to)
+{
+	json_t *args = json_pack("{s:s}", "to", to), *p = NULL;
+	uint64_t total = 0;
+	char err[WL_ERRLEN];
+
+	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+			 0);
+	json_decref(args);
+	return p;
+}
+
+/* Carve, run, verify, merge one lease; returns the carve code. */
+static int step(json_t *params, json_t **cursor, json_t **answer,
+		uint64_t want, struct io_state *io, int threads)
+{
+	struct wl_run_io rio = {io, io_progress, io_due, io_ckpt, io_stop,
+				io_fetch};
+	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
+	json_t *spec = NULL, *next = NULL, *merged = NULL;
+	uint64_t units = 0;
+	void *res = NULL;
+	size_t len = 0;
+	char err[WL_ERRLEN] = "";
+	int rc = W->carve(params, *cursor, *answer, want, &spec, &units, &next);
+
+	if (rc)
+		return rc;
+	assert_int_equal(W->run(params, spec, NULL, 0, &dev, &rio, &res, &len,
+				err, sizeof(err)), 0);
+	/* Before it is merged the next lease must wait. */
+	{
+		json_t *s2 = NULL, *c2 = NULL;
+		uint64_t u2;
+		int r2 = W->carve(params, next, *answer, want, &s2, &u2, &c2);
+		assert_true(r2 == GERR_AGAIN || r2 == GERR_DONE);
+	}
+	assert_int_equal(W->verify(params, spec, res, len, 7, err, sizeof(err)),
+			 0);
+	/* A flipped value deep inside fails verification (a sample or the
+	 * checksum). */
+	{
+		uint8_t *bad = malloc(len);
+		memcpy(bad, res, len);
+		bad[len - 2] ^= 1;
+		assert_int_not_equal(W->verify(params, spec, bad, len, 7, err,
+					       sizeof(err)), 0);
+		free(bad);
+	}
+	const char *h = keep(io, res, len);
+	assert_int_equal(W->merge(params, *answer, spec, res, len, h, &merged),
+			 0);
+	json_decref(spec);
+	json_decref(*cursor);
+	json_decref(*answer);
+	*cursor = next;
+	*answer = merged;
+	return 0;
+}
+
+static void test_job(void **state)
+{
+	struct io_state io;
+	json_t *params = params_to("100000"), *cursor = NULL, *answer = NULL;
+	char err[WL_ERRLEN] = "";
+	int rc, leases = 0;
+	(void)state;
+
+	memset(&io, 0, sizeof(io));
+	while ((rc = step(params, &cursor, &answer, 30000, &io, 2)) == 0)
+		leases++;
+	assert_int_equal(rc, GERR_DONE);
+	assert_int_equal(leases, 4);
+	assert_int_equal(io.fetches, 3); /* each later lease read its state */
+	assert_int_equal(W->finish(params, answer, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
+			    "43d82427f1c3b631");
+	assert_int_equal(json_array_size(json_object_get(answer, "rares")),
+			 1584);
+	assert_int_equal(json_array_size(json_object_get(answer, "zeros")),
+			 14);
+	assert_int_equal(json_integer_value(json_array_get(
+				 json_object_get(answer, "zeros"), 13)), 408);
+	/* Export a range across two stored leases. */
+	struct wl_blob_reader rd = {&io, io_fetch};
+	json_t *args = json_pack("{s:s}", "range", "29990:30010");
+	void *out = NULL;
+	size_t olen = 0;
+	struct officers_seq *s = fast_to(100000, 2);
+	assert_int_equal(W->export_data(params, answer, "values", args, &rd,
+					&out, &olen, err, sizeof(err)), 0);
+	assert_int_equal(olen, 40);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(((uint8_t *)out)[2 * i] |
+					 ((uint8_t *)out)[2 * i + 1] << 8,
+				 s->vals[29990 + i]);
+	free(out);
+	json_decref(args);
+	args = json_pack("{s:s}", "range", "0:100001");
+	assert_int_not_equal(W->export_data(params, answer, "values", args,
+					    &rd, &out, &olen, err,
+					    sizeof(err)), 0);
+	json_decref(args);
+	/* Extend to 130000: one more lease from the stored state. */
+	json_t *eargs = json_pack("{s:s}", "to", "130000"), *np = NULL;
+	uint64_t total = 0;
+	assert_int_equal(W->extend(params, answer, eargs, &np, &total, err,
+				   sizeof(err)), 0);
+	assert_int_equal(total, 130000);
+	json_decref(eargs);
+	eargs = json_pack("{s:s}", "to", "5");
+	json_t *np2 = NULL;
+	assert_int_not_equal(W->extend(np, answer, eargs, &np2, &total, err,
+				       sizeof(err)), 0);
+	json_decref(eargs);
+	assert_int_equal(step(np, &cursor, &answer, 0, &io, 3), 0);
+	assert_int_equal(step(np, &cursor, &answer, 0, &io, 3), GERR_DONE);
+	assert_int_equal(W->finish(np, answer, err, sizeof(err)), 0);
+	seq_free(s);
+	s = fast_to(130000, 2);
+	char want[24];
+	snprintf(want, sizeof(want), "%016llx",
+		 (unsigned long long)s->st.fnv);
+	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
+			    want);
+	/* Render. */
+	char *text = W->render_text(np, answer);
+	assert_non_null(strstr(text, "rare positions: 1584"));
+	free(text);
+	char dir[] = "/tmp/test_officers_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(W->render_files(np, answer, dir, err, sizeof(err)), 0);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/officers-values.svg", dir);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	fclose(f);
+	remove(path);
+	rmdir(dir);
+	seq_free(s);
+	json_decref(np);
+	json_decref(params);
+	json_decref(cursor);
+	json_decref(answer);
+	for (int i = 0; i < io.nblobs; i++)
+		free(io.blobs[i].bytes);
+}
+
+static void test_params_and_spec(void **state)
+{
+	json_t *args, *p = NULL;
+	uint64_t total;
+	char err[WL_ERRLEN];
+	(void)state;
+
+	args = json_pack("{s:s}", "to", "0");
+	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+			 GERR_INVAL);
+	json_decref(args);
+	args = json_pack("{s:s, s:s}", "to", "10", "bogus", "1");
+	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+			 GERR_INVAL);
+	json_decref(args);
+	args = json_pack("{s:s}", "to", "1e6");
+	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+			 0);
+	assert_int_equal(total, 1000000);
+	json_decref(args);
+	/* A lease from a non-zero start needs its state. */
+	json_t *spec = json_pack("{s:s, s:i, s:i, s:n, s:s}", "kind", "extend",
+				 "from", 10, "to", 20, "state", "digest",
+				 "0000000000000000");
+	void *res = NULL;
+	size_t len = 0;
+	assert_int_equal(W->run(p, spec, NULL, 0, NULL, NULL, &res, &len, err,
+				sizeof(err)), GERR_INVAL);
+	json_decref(spec);
+	/* Garbage results are refused by verify. */
+	spec = json_pack("{s:s, s:i, s:i, s:n, s:s}", "kind", "extend", "from",
+			 0, "to", 20, "state", "digest", "0000000000000000");
+	assert_int_equal(W->verify(p, spec, "garbage", 7, 1, err, sizeof(err)),
+			 GERR_VERIFY);
+	json_decref(spec);
+	json_decref(p);
+	assert_int_equal(officers_cuda_device_count() >= 0, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_known_values),
+		cmocka_unit_test(test_fast_vs_ref_and_known),
+		cmocka_unit_test(test_candidates_only),
+		cmocka_unit_test(test_result_format),
+		cmocka_unit_test(test_params_and_spec),
+		cmocka_unit_test(test_job),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
