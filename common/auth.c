@@ -177,21 +177,6 @@ static int errno_to_gerr(int e)
 	}
 }
 
-static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen > 0) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 			 char *err, size_t errlen)
 {
@@ -201,12 +186,12 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 	int fd, r;
 
 	if (!path || !ret_tok)
-		return fail(GERR_INVAL, err, errlen, "NULL argument");
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		int e = errno;
 
-		return fail(errno_to_gerr(e), err, errlen,
+		return gerr_fail(errno_to_gerr(e), err, errlen,
 			    "cannot open token file %s: %s", path,
 			    strerror(e));
 	}
@@ -214,18 +199,18 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 		int e = errno;
 
 		close(fd);
-		return fail(errno_to_gerr(e), err, errlen,
+		return gerr_fail(errno_to_gerr(e), err, errlen,
 			    "cannot stat token file %s: %s", path,
 			    strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(GERR_INVAL, err, errlen,
+		return gerr_fail(GERR_INVAL, err, errlen,
 			    "token file %s is not a regular file", path);
 	}
 	if (st.st_mode & 077) {
 		close(fd);
-		return fail(GERR_PERM, err, errlen,
+		return gerr_fail(GERR_PERM, err, errlen,
 			    "token file %s is accessible by group or others "
 			    "(mode %04o); run: chmod 600 %s",
 			    path, (unsigned)(st.st_mode & 07777), path);
@@ -241,7 +226,7 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 				continue;
 			close(fd);
 			sodium_memzero(buf, sizeof(buf));
-			return fail(errno_to_gerr(e), err, errlen,
+			return gerr_fail(errno_to_gerr(e), err, errlen,
 				    "cannot read token file %s: %s", path,
 				    strerror(e));
 		}
@@ -252,20 +237,20 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 	close(fd);
 	if (got > AUTH_FILE_MAX) {
 		sodium_memzero(buf, sizeof(buf));
-		return fail(GERR_TOOBIG, err, errlen,
+		return gerr_fail(GERR_TOOBIG, err, errlen,
 			    "token file %s is larger than %d bytes", path,
 			    AUTH_FILE_MAX);
 	}
 	if (memchr(buf, '\0', got)) {
 		sodium_memzero(buf, sizeof(buf));
-		return fail(GERR_INVAL, err, errlen,
+		return gerr_fail(GERR_INVAL, err, errlen,
 			    "token file %s contains NUL bytes", path);
 	}
 	buf[got] = '\0';
 	r = auth_token_parse(buf, ret_tok);
 	sodium_memzero(buf, sizeof(buf));
 	if (r < 0)
-		return fail(r, err, errlen,
+		return gerr_fail(r, err, errlen,
 			    "token file %s is malformed (want NAME:SECRET "
 			    "with a 64-hex-digit secret)",
 			    path);

@@ -31,6 +31,7 @@
 #include <zlib.h>
 
 #include "gerr.h"
+#include "le.h"
 
 #define BLOB_MAGIC "GPBL"
 #define BLOB_VERSION 1
@@ -40,40 +41,6 @@
  * A header announcing more is lying, and is refused before allocating. */
 #define BLOB_MAX_RATIO 1040u
 #define BLOB_STORE_MAX (BLOB_MAX_RAW + BLOB_HEADER_LEN)
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)((unsigned)p[0] | (unsigned)p[1] << 8);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
-static void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* crc32() takes a uInt length; feed large buffers in pieces. */
 static uint32_t crc32_buf(const uint8_t *p, size_t n)
@@ -88,21 +55,6 @@ static uint32_t crc32_buf(const uint8_t *p, size_t n)
 		n -= chunk;
 	}
 	return (uint32_t)c;
-}
-
-static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen > 0) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
 }
 
 /* Workload names: 1..16 printable, non-space ASCII bytes. */
@@ -157,15 +109,15 @@ int blob_encode(enum blob_kind kind, const char *workload, uint64_t lease,
 
 	memset(out, 0, BLOB_HEADER_LEN);
 	memcpy(out, BLOB_MAGIC, 4);
-	put_le16(out + 4, BLOB_VERSION);
-	put_le16(out + 6, (uint16_t)kind);
+	le_put16(out + 4, BLOB_VERSION);
+	le_put16(out + 6, (uint16_t)kind);
 	memcpy(out + 8, workload, wlen);
-	put_le64(out + 24, lease);
-	put_le64(out + 32, epoch);
-	put_le64(out + 40, raw_len);
-	put_le64(out + 48, comp_len);
-	put_le32(out + 56, crc32_buf(out + BLOB_HEADER_LEN, comp_len));
-	put_le32(out + 60, crc32_buf(out, 60));
+	le_put64(out + 24, lease);
+	le_put64(out + 32, epoch);
+	le_put64(out + 40, raw_len);
+	le_put64(out + 48, comp_len);
+	le_put32(out + 56, crc32_buf(out + BLOB_HEADER_LEN, comp_len));
+	le_put32(out + 60, crc32_buf(out, 60));
 
 	shrunk = realloc(out, BLOB_HEADER_LEN + comp_len);
 	if (shrunk)
@@ -185,25 +137,25 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 	size_t wlen;
 
 	if (!b || !ret_info)
-		return fail(GERR_INVAL, err, errlen, "NULL argument");
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
 	if (len < BLOB_HEADER_LEN)
-		return fail(GERR_CORRUPT, err, errlen,
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "blob of %zu bytes is shorter than its %d-byte header",
 			    len, BLOB_HEADER_LEN);
 	if (memcmp(b, BLOB_MAGIC, 4) != 0)
-		return fail(GERR_CORRUPT, err, errlen,
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "bad blob magic (not a gpud blob)");
-	version = get_le16(b + 4);
+	version = le_get16(b + 4);
 	if (version != BLOB_VERSION)
-		return fail(GERR_CORRUPT, err, errlen,
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "unsupported blob version %u", (unsigned)version);
-	if (crc32_buf(b, 60) != get_le32(b + 60))
-		return fail(GERR_CORRUPT, err, errlen,
+	if (crc32_buf(b, 60) != le_get32(b + 60))
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "blob header checksum mismatch");
 
-	kind = get_le16(b + 6);
+	kind = le_get16(b + 6);
 	if (kind != BLOB_CHECKPOINT && kind != BLOB_RESULT && kind != BLOB_INPUT)
-		return fail(GERR_CORRUPT, err, errlen, "bad blob kind %u",
+		return gerr_fail(GERR_CORRUPT, err, errlen, "bad blob kind %u",
 			    (unsigned)kind);
 
 	/* The name ends at the first NUL or the end of the field; whatever
@@ -212,40 +164,40 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 	memcpy(info.workload, b + 8, BLOB_WORKLOAD_LEN);
 	info.workload[BLOB_WORKLOAD_LEN] = '\0';
 	if (!workload_valid(info.workload, &wlen))
-		return fail(GERR_CORRUPT, err, errlen,
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "bad workload name in blob header");
 	for (size_t i = wlen; i < BLOB_WORKLOAD_LEN; i++)
 		if (b[8 + i] != 0)
-			return fail(GERR_CORRUPT, err, errlen,
+			return gerr_fail(GERR_CORRUPT, err, errlen,
 				    "workload name is not NUL-padded");
 
-	raw_len = get_le64(b + 40);
-	comp_len = get_le64(b + 48);
+	raw_len = le_get64(b + 40);
+	comp_len = le_get64(b + 48);
 	if (raw_len > BLOB_MAX_RAW)
-		return fail(GERR_CORRUPT, err, errlen,
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "raw length %llu exceeds %llu",
 			    (unsigned long long)raw_len,
 			    (unsigned long long)BLOB_MAX_RAW);
 	if (comp_len != (uint64_t)(len - BLOB_HEADER_LEN))
-		return fail(GERR_CORRUPT, err, errlen,
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "compressed length %llu does not match the %zu "
 			    "payload bytes present",
 			    (unsigned long long)comp_len, len - BLOB_HEADER_LEN);
 	if (raw_len / BLOB_MAX_RATIO > comp_len)
-		return fail(GERR_CORRUPT, err, errlen,
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "raw length %llu cannot come from %llu compressed "
 			    "bytes",
 			    (unsigned long long)raw_len,
 			    (unsigned long long)comp_len);
 	/* Linear and cheap next to inflate: done here so that a blob that
 	 * passes peek can be stored without being inflated. */
-	if (crc32_buf(b + BLOB_HEADER_LEN, comp_len) != get_le32(b + 56))
-		return fail(GERR_CORRUPT, err, errlen,
+	if (crc32_buf(b + BLOB_HEADER_LEN, comp_len) != le_get32(b + 56))
+		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "blob payload checksum mismatch");
 
 	info.kind = (enum blob_kind)kind;
-	info.lease = get_le64(b + 24);
-	info.epoch = get_le64(b + 32);
+	info.lease = le_get64(b + 24);
+	info.epoch = le_get64(b + 32);
 	info.raw_len = raw_len;
 	info.comp_len = comp_len;
 	*ret_info = info;
@@ -264,7 +216,7 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 	int r, zr;
 
 	if (!ret_raw || !ret_raw_len)
-		return fail(GERR_INVAL, err, errlen, "NULL argument");
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
 	r = blob_peek(blob, len, &info, err, errlen);
 	if (r < 0)
 		return r;
@@ -272,7 +224,7 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 	/* raw_len <= BLOB_MAX_RAW (checked by peek); +1 keeps malloc(0) out. */
 	raw = malloc((size_t)info.raw_len + 1);
 	if (!raw)
-		return fail(GERR_NOMEM, err, errlen,
+		return gerr_fail(GERR_NOMEM, err, errlen,
 			    "cannot allocate %llu bytes",
 			    (unsigned long long)info.raw_len);
 
@@ -280,7 +232,7 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 	zr = inflateInit(&zs);
 	if (zr != Z_OK) {
 		free(raw);
-		return fail(zr == Z_MEM_ERROR ? GERR_NOMEM : GERR_ZLIB, err,
+		return gerr_fail(zr == Z_MEM_ERROR ? GERR_NOMEM : GERR_ZLIB, err,
 			    errlen, "inflateInit failed");
 	}
 	in = (const uint8_t *)blob + BLOB_HEADER_LEN;
@@ -310,29 +262,29 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 		if (zr == Z_OK)
 			continue; /* progress was made */
 		if (zr == Z_BUF_ERROR && zs.avail_out == 0 && out_left == 0)
-			r = fail(GERR_CORRUPT, err, errlen,
+			r = gerr_fail(GERR_CORRUPT, err, errlen,
 				 "payload inflates to more than %llu bytes",
 				 (unsigned long long)info.raw_len);
 		else if (zr == Z_BUF_ERROR)
-			r = fail(GERR_CORRUPT, err, errlen,
+			r = gerr_fail(GERR_CORRUPT, err, errlen,
 				 "payload is a truncated zlib stream");
 		else if (zr == Z_MEM_ERROR)
-			r = fail(GERR_NOMEM, err, errlen,
+			r = gerr_fail(GERR_NOMEM, err, errlen,
 				 "out of memory while inflating");
 		else
-			r = fail(GERR_CORRUPT, err, errlen,
+			r = gerr_fail(GERR_CORRUPT, err, errlen,
 				 "payload is not a valid zlib stream: %s",
 				 zs.msg ? zs.msg : "unknown error");
 		goto out;
 	}
 	if (zs.avail_out != 0 || out_left != 0) {
-		r = fail(GERR_CORRUPT, err, errlen,
+		r = gerr_fail(GERR_CORRUPT, err, errlen,
 			 "payload inflates to %lu bytes, header says %llu",
 			 zs.total_out, (unsigned long long)info.raw_len);
 		goto out;
 	}
 	if (zs.avail_in != 0 || in_left != 0) {
-		r = fail(GERR_CORRUPT, err, errlen,
+		r = gerr_fail(GERR_CORRUPT, err, errlen,
 			 "trailing bytes after the zlib stream");
 		goto out;
 	}

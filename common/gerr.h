@@ -33,4 +33,14 @@ enum gerr {
 
 const char *gerr_str(int code);
 
+#include <stddef.h>
+
+/* Write a one-line message into err (bounded, always terminated; err may
+ * be NULL or errlen 0, then nothing is written). */
+void gerr_printf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same, returning code: `return gerr_fail(GERR_INVAL, err, n, ...)`. */
+int gerr_fail(int code, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 #endif

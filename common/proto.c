@@ -72,53 +72,38 @@ static void put_be16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)v;
 }
 
-static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(int code, char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen > 0) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 /* Check the header fields that are fully present in buf[0..len). */
 static int check_header(const uint8_t *buf, size_t len, char *err,
 			size_t errlen)
 {
 	if (len >= 4 && get_be32(buf) != PROTO_MAGIC)
-		return fail(GERR_PROTO, err, errlen,
+		return gerr_fail(GERR_PROTO, err, errlen,
 			    "bad magic 0x%08x (not a gpud peer?)",
 			    (unsigned)get_be32(buf));
 	if (len >= 5 && buf[4] != PROTO_VERSION)
-		return fail(GERR_PROTO, err, errlen,
+		return gerr_fail(GERR_PROTO, err, errlen,
 			    "unsupported protocol version %u (want %u)",
 			    (unsigned)buf[4], (unsigned)PROTO_VERSION);
 	if (len >= 6 && (buf[5] == 0 || buf[5] > PROTO_TYPE_MAX))
-		return fail(GERR_PROTO, err, errlen, "bad message type %u",
+		return gerr_fail(GERR_PROTO, err, errlen, "bad message type %u",
 			    (unsigned)buf[5]);
 	if (len >= 8 && get_be16(buf + 6) != 0)
-		return fail(GERR_PROTO, err, errlen,
+		return gerr_fail(GERR_PROTO, err, errlen,
 			    "reserved flags 0x%04x are not zero",
 			    (unsigned)get_be16(buf + 6));
 	if (len >= 12) {
 		uint32_t jl = get_be32(buf + 8);
 
 		if (jl == 0)
-			return fail(GERR_PROTO, err, errlen,
+			return gerr_fail(GERR_PROTO, err, errlen,
 				    "empty JSON header");
 		if (jl > PROTO_MAX_JSON)
-			return fail(GERR_TOOBIG, err, errlen,
+			return gerr_fail(GERR_TOOBIG, err, errlen,
 				    "JSON header of %u bytes exceeds %u",
 				    (unsigned)jl, (unsigned)PROTO_MAX_JSON);
 	}
 	if (len >= 16 && get_be32(buf + 12) > PROTO_MAX_BIN)
-		return fail(GERR_TOOBIG, err, errlen,
+		return gerr_fail(GERR_TOOBIG, err, errlen,
 			    "attachment of %u bytes exceeds %u",
 			    (unsigned)get_be32(buf + 12),
 			    (unsigned)PROTO_MAX_BIN);
@@ -136,9 +121,9 @@ int proto_frame_parse(const uint8_t *buf, size_t len,
 	int r;
 
 	if (!buf && len > 0)
-		return fail(GERR_INVAL, err, errlen, "NULL buffer");
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL buffer");
 	if (!ret_frame || !ret_consumed)
-		return fail(GERR_INVAL, err, errlen, "NULL output");
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL output");
 
 	r = check_header(buf, len, err, errlen);
 	if (r < 0)
@@ -146,7 +131,7 @@ int proto_frame_parse(const uint8_t *buf, size_t len,
 	if (len < PROTO_HEADER_LEN) {
 		if (ret_need)
 			*ret_need = PROTO_HEADER_LEN;
-		return fail(GERR_AGAIN, err, errlen,
+		return gerr_fail(GERR_AGAIN, err, errlen,
 			    "need %u header bytes, have %zu",
 			    (unsigned)PROTO_HEADER_LEN, len);
 	}
@@ -158,19 +143,19 @@ int proto_frame_parse(const uint8_t *buf, size_t len,
 	if (len < total) {
 		if (ret_need)
 			*ret_need = total;
-		return fail(GERR_AGAIN, err, errlen,
+		return gerr_fail(GERR_AGAIN, err, errlen,
 			    "need %zu frame bytes, have %zu", total, len);
 	}
 
 	json = json_loadb((const char *)buf + PROTO_HEADER_LEN, json_len,
 			  JSON_REJECT_DUPLICATES, &jerr);
 	if (!json)
-		return fail(GERR_PROTO, err, errlen,
+		return gerr_fail(GERR_PROTO, err, errlen,
 			    "%s message: invalid JSON at byte %d: %s",
 			    proto_type_name(buf[5]), jerr.position, jerr.text);
 	if (!json_is_object(json)) {
 		json_decref(json);
-		return fail(GERR_PROTO, err, errlen,
+		return gerr_fail(GERR_PROTO, err, errlen,
 			    "%s message: JSON header is not an object",
 			    proto_type_name(buf[5]));
 	}

@@ -33,7 +33,6 @@ struct ctl_req {
 	const struct workload *wl;
 	char *params;
 	uint64_t total_units;
-	json_t *params_json;    /* before the input is attached */
 	uint8_t *input;         /* the submitted file, owned */
 	size_t input_len;
 	uv_work_t work;
@@ -70,7 +69,6 @@ static void finish(struct ctl_req *r)
 	free(r->job_params);
 	free(r->job_answer);
 	json_decref(r->req);
-	json_decref(r->params_json);
 	free(r->input);
 	free(r->params);
 	if (r->token_text) {
@@ -335,12 +333,14 @@ static void submit_work(struct store *st, void *arg)
 	r->reply = json_pack("{s:b, s:I}", "ok", 1, "job", (json_int_t)id);
 }
 
-/* Validate and store a submitted input file (thread pool: parsing a large
- * file must not stall the loop). */
-static void submit_input_work(uv_work_t *w)
+/* Validate a submission on the thread pool: parameters (a workload may do
+ * real work here, e.g. enumerate what it will lease) and the input file
+ * (parsing a large file must not stall the loop), then store the input. */
+static void submit_parse_work(uv_work_t *w)
 {
 	struct ctl_req *r = w->data;
-	json_t *np = NULL;
+	const json_t *args = json_object_get(r->req, "args");
+	json_t *params = NULL, *np = NULL;
 	void *canon = NULL;
 	size_t canon_len = 0;
 	uint8_t *blob = NULL;
@@ -348,8 +348,24 @@ static void submit_input_work(uv_work_t *w)
 	char hash[BLOB_HASH_HEX], err[WL_ERRLEN] = "";
 	int rc;
 
-	rc = r->wl->parse_input(r->params_json, r->input, r->input_len, &np,
-				&canon, &canon_len, &r->total_units, err, sizeof(err));
+	rc = r->wl->parse_params(args, &params, &r->total_units, err, sizeof(err));
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "bad %s job: %s", r->wl->name,
+			 err[0] ? err : gerr_str(rc));
+		return;
+	}
+	if (!r->input) {
+		r->params = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
+		json_decref(params);
+		if (!r->params)
+			snprintf(r->err, sizeof(r->err), "out of memory");
+		return;
+	}
+	json_object_set_new(params, "input_name",
+			    json_copy(json_object_get(args, "file")));
+	rc = r->wl->parse_input(params, r->input, r->input_len, &np, &canon,
+				&canon_len, &r->total_units, err, sizeof(err));
+	json_decref(params);
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "bad %s input: %s", r->wl->name,
 			 err[0] ? err : gerr_str(rc));
@@ -364,6 +380,7 @@ static void submit_input_work(uv_work_t *w)
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "cannot store the input: %s",
 			 gerr_str(rc));
+		r->storage_rc = rc;
 		json_decref(np);
 		return;
 	}
@@ -374,7 +391,7 @@ static void submit_input_work(uv_work_t *w)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 }
 
-static void submit_input_after(uv_work_t *w, int status)
+static void submit_parse_after(uv_work_t *w, int status)
 {
 	struct ctl_req *r = w->data;
 
@@ -706,8 +723,7 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 		const char *name = json_string_value(json_object_get(req, "workload"));
 		json_t *args = json_object_get(req, "args");
 		const char *file = json_string_value(json_object_get(args, "file"));
-		json_t *params = NULL;
-		char err[WL_ERRLEN] = "", fname[256] = "";
+		char fname[256] = "";
 		r->wl = workload_find(name);
 		if (!r->wl) {
 			snprintf(r->err, sizeof(r->err), "unknown workload '%s'",
@@ -731,16 +747,13 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 				return;
 			}
 		}
-		if (!json_is_object(args) ||
-		    r->wl->parse_params(args, &params, &r->total_units, err, sizeof(err))) {
-			snprintf(r->err, sizeof(r->err), "bad %s job: %s", r->wl->name,
-				 err[0] ? err : "arguments must be an object");
+		if (!json_is_object(args)) {
+			snprintf(r->err, sizeof(r->err), "bad %s job: arguments must be an object",
+				 r->wl->name);
 			finish(r);
 			return;
 		}
 		if (file) {
-			json_object_set_new(params, "input_name", json_string(fname));
-			r->params_json = params;
 			r->input = malloc(bin_len);
 			if (!r->input) {
 				snprintf(r->err, sizeof(r->err), "out of memory");
@@ -749,17 +762,13 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 			}
 			memcpy(r->input, bin, bin_len);
 			r->input_len = bin_len;
-			r->work.data = r;
-			if (uv_queue_work(d->loop, &r->work, submit_input_work,
-					  submit_input_after)) {
-				snprintf(r->err, sizeof(r->err), "gpud is shutting down");
-				finish(r);
-			}
-			return;
 		}
-		r->params = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
-		json_decref(params);
-		work = submit_work;
+		r->work.data = r;
+		if (uv_queue_work(d->loop, &r->work, submit_parse_work, submit_parse_after)) {
+			snprintf(r->err, sizeof(r->err), "gpud is shutting down");
+			finish(r);
+		}
+		return;
 	} else if (strcmp(r->cmd, "status") == 0) {
 		if (json_object_get(req, "job") && read_job(r)) {
 			finish(r);

@@ -7,11 +7,13 @@
 extern const struct workload graveler_workload;
 extern const struct workload officers_workload;
 extern const struct workload othello_workload;
+extern const struct workload sudoku_workload;
 
 static const struct workload *const registry[] = {
 	&graveler_workload,
 	&officers_workload,
 	&othello_workload,
+	&sudoku_workload,
 	NULL,
 };
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "le.h"
 #include "graveler.h"
 
 /* Skip to battle j of a chunk: 15 * j steps. */
@@ -172,34 +173,6 @@ void graveler_acc_fill_samples_cpu(struct graveler_acc *acc, uint64_t from,
 
 /* ---- formats ------------------------------------------------------------ */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v = 0;
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 static int encode(const struct graveler_acc *acc, int ckpt, void **ret,
 		  size_t *ret_len)
 {
@@ -213,16 +186,16 @@ static int encode(const struct graveler_acc *acc, int ckpt, void **ret,
 	if (!p)
 		return GERR_NOMEM;
 	memcpy(p, ckpt ? "GRVC" : "GRVR", 4);
-	put32(p + 4, GRAVELER_FMT_VERSION);
-	put64(p + 8, acc->seed);
-	put64(p + 16, acc->begin);
-	put64(p + 24, acc->end);
-	put32(p + 32, acc->max);
-	put32(p + 36, acc->nsamples);
-	put64(p + 40, acc->first);
+	le_put32(p + 4, GRAVELER_FMT_VERSION);
+	le_put64(p + 8, acc->seed);
+	le_put64(p + 16, acc->begin);
+	le_put64(p + 24, acc->end);
+	le_put32(p + 32, acc->max);
+	le_put32(p + 36, acc->nsamples);
+	le_put64(p + 40, acc->first);
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
-		put64(p + 48 + 8 * b, acc->hist[b]);
-	put64(p + 1904, ckpt ? acc->next : 0);
+		le_put64(p + 48 + 8 * b, acc->hist[b]);
+	le_put64(p + 1904, ckpt ? acc->next : 0);
 	memcpy(p + GRAVELER_HDR_LEN, acc->samples, ns);
 	*ret = p;
 	*ret_len = len;
@@ -260,18 +233,18 @@ static int decode(const void *buf, size_t len, int ckpt,
 		BAD("graveler %s too short (%zu bytes)", what, len);
 	if (memcmp(p, ckpt ? "GRVC" : "GRVR", 4) != 0)
 		BAD("graveler %s: bad magic", what);
-	if (get32(p + 4) != GRAVELER_FMT_VERSION)
-		BAD("graveler %s: unsupported version %u", what, get32(p + 4));
+	if (le_get32(p + 4) != GRAVELER_FMT_VERSION)
+		BAD("graveler %s: unsupported version %u", what, le_get32(p + 4));
 	memset(&a, 0, sizeof(a));
-	a.seed = get64(p + 8);
-	a.begin = get64(p + 16);
-	a.end = get64(p + 24);
-	a.max = get32(p + 32);
-	a.nsamples = get32(p + 36);
-	a.first = get64(p + 40);
+	a.seed = le_get64(p + 8);
+	a.begin = le_get64(p + 16);
+	a.end = le_get64(p + 24);
+	a.max = le_get32(p + 32);
+	a.nsamples = le_get32(p + 36);
+	a.first = le_get64(p + 40);
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
-		a.hist[b] = get64(p + 48 + 8 * b);
-	a.next = ckpt ? get64(p + 1904) : a.end;
+		a.hist[b] = le_get64(p + 48 + 8 * b);
+	a.next = ckpt ? le_get64(p + 1904) : a.end;
 	if (a.begin >= a.end || a.end > GRAVELER_MAX_BATTLES)
 		BAD("graveler %s: bad range [%llu, %llu)", what,
 		    (unsigned long long)a.begin, (unsigned long long)a.end);
@@ -281,7 +254,7 @@ static int decode(const void *buf, size_t len, int ckpt,
 	if (len != GRAVELER_HDR_LEN + (ckpt ? GRAVELER_MAX_SAMPLES : a.nsamples))
 		BAD("graveler %s: length %zu does not match its %u samples",
 		    what, len, a.nsamples);
-	if (!ckpt && get64(p + 1904) != 0)
+	if (!ckpt && le_get64(p + 1904) != 0)
 		BAD("graveler result: reserved field not zero");
 	if (a.next < a.begin || a.next > a.end)
 		BAD("graveler checkpoint: next %llu outside the lease",

@@ -27,33 +27,20 @@
 #define FINISH_Z_LIMIT 7.0      /* chi-square normal score: p ~ 1e-12 */
 #define FINISH_LOG10_P (-12.0)  /* max plausibility */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static int get_params(const json_t *params, uint64_t *n, uint64_t *seed,
 		      char *err, size_t errlen)
 {
 	int rc;
 
 	if (!json_is_object(params)) {
-		seterr(err, errlen, "graveler: params must be an object");
+		gerr_printf(err, errlen, "graveler: params must be an object");
 		return GERR_INVAL;
 	}
 	rc = wl_json_u64(params, "battles", 1, 0, n, err, errlen);
 	if (rc == 0)
 		rc = wl_json_u64(params, "seed", 0, 0, seed, err, errlen);
 	if (rc == 0 && (*n < 1 || *n > GRAVELER_MAX_BATTLES)) {
-		seterr(err, errlen, "graveler: 'battles' must be 1..1e15");
+		gerr_printf(err, errlen, "graveler: 'battles' must be 1..1e15");
 		rc = GERR_INVAL;
 	}
 	return rc;
@@ -68,7 +55,7 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 	if (rc)
 		return rc;
 	if (!json_is_object(spec)) {
-		seterr(err, errlen, "graveler: spec must be an object");
+		gerr_printf(err, errlen, "graveler: spec must be an object");
 		return GERR_INVAL;
 	}
 	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
@@ -77,7 +64,7 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 	if (rc)
 		return rc;
 	if (*begin >= *end || *end > n) {
-		seterr(err, errlen, "graveler: bad lease [%" PRIu64 ", %" PRIu64
+		gerr_printf(err, errlen, "graveler: bad lease [%" PRIu64 ", %" PRIu64
 		       ") for %" PRIu64 " battles", *begin, *end, n);
 		return GERR_INVAL;
 	}
@@ -95,12 +82,12 @@ static int gw_parse_params(const json_t *args, json_t **ret_params,
 	int rc;
 
 	if (!json_is_object(args)) {
-		seterr(err, errlen, "graveler: arguments must be an object");
+		gerr_printf(err, errlen, "graveler: arguments must be an object");
 		return GERR_INVAL;
 	}
 	json_object_foreach((json_t *)args, key, val) {
 		if (strcmp(key, "battles") != 0 && strcmp(key, "seed") != 0) {
-			seterr(err, errlen, "graveler: unknown parameter '%s' "
+			gerr_printf(err, errlen, "graveler: unknown parameter '%s' "
 			       "(takes battles, seed)", key);
 			return GERR_INVAL;
 		}
@@ -109,7 +96,7 @@ static int gw_parse_params(const json_t *args, json_t **ret_params,
 	if (rc)
 		return rc;
 	if (n < 1 || n > GRAVELER_MAX_BATTLES) {
-		seterr(err, errlen, "graveler: 'battles' must be between 1 "
+		gerr_printf(err, errlen, "graveler: 'battles' must be between 1 "
 		       "and 1e15, got %" PRIu64, n);
 		return GERR_INVAL;
 	}
@@ -172,7 +159,7 @@ static int match_lease(const struct graveler_acc *a, uint64_t seed,
 		       char *err, size_t errlen)
 {
 	if (a->seed != seed || a->begin != begin || a->end != end) {
-		seterr(err, errlen, "graveler: %s is for seed %" PRIu64
+		gerr_printf(err, errlen, "graveler: %s is for seed %" PRIu64
 		       " [%" PRIu64 ", %" PRIu64 "), lease is seed %" PRIu64
 		       " [%" PRIu64 ", %" PRIu64 ")", what, a->seed, a->begin,
 		       a->end, seed, begin, end);
@@ -200,7 +187,7 @@ static int gw_run(const json_t *params, const json_t *spec,
 		if (dev->kind == WL_DEVICE_CUDA) {
 			cuda = dev->cuda_ctx;
 			if (!cuda) {
-				seterr(err, errlen, "graveler: CUDA device "
+				gerr_printf(err, errlen, "graveler: CUDA device "
 				       "without a context (cuda_open)");
 				return GERR_INVAL;
 			}
@@ -224,7 +211,7 @@ static int gw_run(const json_t *params, const json_t *spec,
 	if (rc == 0) {
 		rc = graveler_result_encode(acc, ret_result, ret_result_len);
 		if (rc)
-			seterr(err, errlen, "graveler: encode: %s",
+			gerr_printf(err, errlen, "graveler: encode: %s",
 			       gerr_str(rc));
 	}
 out:
@@ -262,7 +249,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 	/* The claimed maximum battle, from the definition. */
 	n = graveler_battle_count_ref(a->seed, a->first);
 	if (n != a->max) {
-		seterr(err, errlen, "graveler verify: battle %" PRIu64
+		gerr_printf(err, errlen, "graveler verify: battle %" PRIu64
 		       " has %u paralysed turns, result claims max %u",
 		       a->first, n, a->max);
 		return GERR_VERIFY;
@@ -270,7 +257,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 	/* No earlier battle of its chunk reaches it, none beats it. */
 	n = graveler_chunk_max(a->seed, fchunk, a->begin, a->end, &f2);
 	if (n != a->max || f2 != a->first) {
-		seterr(err, errlen, "graveler verify: chunk %" PRIu64 " of the "
+		gerr_printf(err, errlen, "graveler verify: chunk %" PRIu64 " of the "
 		       "claimed first battle replays to max %u first %" PRIu64,
 		       fchunk, n, f2);
 		return GERR_VERIFY;
@@ -281,7 +268,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 		uint64_t ch = graveler_sample_chunk(a->begin, a->end, k);
 		if ((ch < fchunk && a->samples[k] >= a->max) ||
 		    (ch == fchunk && a->samples[k] != a->max)) {
-			seterr(err, errlen, "graveler verify: sample %u (chunk "
+			gerr_printf(err, errlen, "graveler verify: sample %u (chunk "
 			       "%" PRIu64 ", max %u) contradicts first %" PRIu64
 			       " max %u", k, ch, a->samples[k], a->first,
 			       a->max);
@@ -303,7 +290,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 		uint64_t ch = graveler_sample_chunk(a->begin, a->end, k);
 		n = graveler_chunk_max(a->seed, ch, a->begin, a->end, NULL);
 		if (n != a->samples[k]) {
-			seterr(err, errlen, "graveler verify: sample %u (chunk "
+			gerr_printf(err, errlen, "graveler verify: sample %u (chunk "
 			       "%" PRIu64 ") claims max %u, recomputed %u", k,
 			       ch, a->samples[k], n);
 			return GERR_VERIFY;
@@ -446,7 +433,7 @@ static int gw_finish(const json_t *params, const json_t *answer, char *err,
 	if (rc)
 		return rc;
 	if (!answer || answer_read(answer, &a)) {
-		seterr(err, errlen, "graveler finish: malformed answer");
+		gerr_printf(err, errlen, "graveler finish: malformed answer");
 		return GERR_INVAL;
 	}
 	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
@@ -455,13 +442,13 @@ static int gw_finish(const json_t *params, const json_t *answer, char *err,
 			top = (int)b;
 	}
 	if (total != n || a.battles != n) {
-		seterr(err, errlen, "graveler finish: histogram holds %" PRIu64
+		gerr_printf(err, errlen, "graveler finish: histogram holds %" PRIu64
 		       " battles (answer says %" PRIu64 "), job has %" PRIu64,
 		       total, a.battles, n);
 		return GERR_VERIFY;
 	}
 	if (top != (int)a.max || a.first >= n) {
-		seterr(err, errlen, "graveler finish: max %u first %" PRIu64
+		gerr_printf(err, errlen, "graveler finish: max %u first %" PRIu64
 		       " inconsistent with the histogram (top bin %d)", a.max,
 		       a.first, top);
 		return GERR_VERIFY;
@@ -469,14 +456,14 @@ static int gw_finish(const json_t *params, const json_t *answer, char *err,
 	graveler_chi2(a.hist, &df, &z);
 	if (df >= 1 && z > FINISH_Z_LIMIT) {
 		double chi2 = graveler_chi2(a.hist, NULL, NULL);
-		seterr(err, errlen, "graveler finish: histogram does not fit "
+		gerr_printf(err, errlen, "graveler finish: histogram does not fit "
 		       "Binomial(231, 1/4): chi2 %.1f with %d df (z %.1f)",
 		       chi2, df, z);
 		return GERR_VERIFY;
 	}
 	graveler_max_tails(n, a.max, &lge, &lle);
 	if (lge < FINISH_LOG10_P || lle < FINISH_LOG10_P) {
-		seterr(err, errlen, "graveler finish: max %u is implausible for "
+		gerr_printf(err, errlen, "graveler finish: max %u is implausible for "
 		       "%" PRIu64 " battles (log10 P(max >= m) %.1f, "
 		       "P(max <= m) %.1f)", a.max, n, lge, lle);
 		return GERR_VERIFY;
@@ -547,7 +534,7 @@ static int gw_render_files(const json_t *params, const json_t *answer,
 
 	(void)params;
 	if (!answer || answer_read(answer, &a)) {
-		seterr(err, errlen, "graveler: no answer to plot");
+		gerr_printf(err, errlen, "graveler: no answer to plot");
 		return GERR_INVAL;
 	}
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
@@ -566,7 +553,7 @@ static int gw_render_files(const json_t *params, const json_t *answer,
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	f = fopen(tmp, "w");
 	if (!f) {
-		seterr(err, errlen, "graveler: cannot write %s", tmp);
+		gerr_printf(err, errlen, "graveler: cannot write %s", tmp);
 		return GERR_IO;
 	}
 	const int W = 800, H = 400, L = 60, B = 40, T = 30;
@@ -611,7 +598,7 @@ static int gw_render_files(const json_t *params, const json_t *answer,
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		remove(tmp);
-		seterr(err, errlen, "graveler: cannot write %s", path);
+		gerr_printf(err, errlen, "graveler: cannot write %s", path);
 		return GERR_IO;
 	}
 	return 0;

@@ -7,48 +7,12 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "le.h"
 #include "officers.h"
 
 #define MASK_WORDS (OFFICERS_VMAX / 64)
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static unsigned get16(const uint16_t *p, uint64_t i)
+static unsigned value_at(const uint16_t *p, uint64_t i)
 {
 	const uint8_t *b = (const uint8_t *)p + 2 * i;
 
@@ -77,24 +41,24 @@ int officers_result_encode(const struct officers_seq *s, uint64_t from,
 	if (!b)
 		return GERR_NOMEM;
 	memcpy(b, "OFFR", 4);
-	put32(b + 4, OFFICERS_FMT_VERSION);
-	put64(b + 8, from);
-	put64(b + 16, to);
-	put64(b + 24, vbase);
-	put64(b + 32, fnv_in);
-	put64(b + 40, s->st.fnv);
-	put32(b + 48, np);
-	put32(b + 52, s->nrare);
-	put32(b + 56, nrare_in);
-	put32(b + 60, 0);
+	le_put32(b + 4, OFFICERS_FMT_VERSION);
+	le_put64(b + 8, from);
+	le_put64(b + 16, to);
+	le_put64(b + 24, vbase);
+	le_put64(b + 32, fnv_in);
+	le_put64(b + 40, s->st.fnv);
+	le_put32(b + 48, np);
+	le_put32(b + 52, s->nrare);
+	le_put32(b + 56, nrare_in);
+	le_put32(b + 60, 0);
 	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
-		put64(b + 64 + 8 * v, s->st.count[v]);
-		put64(b + 4160 + 8 * v, s->st.first[v]);
+		le_put64(b + 64 + 8 * v, s->st.count[v]);
+		le_put64(b + 4160 + 8 * v, s->st.first[v]);
 	}
 	p = b + OFFICERS_HDR_LEN;
 	for (uint32_t i = 0; i < s->nrare; i++, p += 12) {
-		put64(p, s->rare[i].pos);
-		put32(p + 8, s->rare[i].val);
+		le_put64(p, s->rare[i].pos);
+		le_put32(p + 8, s->rare[i].val);
 	}
 	for (uint32_t i = 0; i < np; i++, p += 2) {
 		p[0] = (uint8_t)s->prefix[i];
@@ -118,35 +82,35 @@ int officers_result_parse(const void *buf, size_t len,
 
 	memset(r, 0, sizeof(*r));
 	if (!buf || len < OFFICERS_HDR_LEN || memcmp(b, "OFFR", 4) != 0) {
-		seterr(err, errlen, "officers: result too short or bad magic");
+		gerr_printf(err, errlen, "officers: result too short or bad magic");
 		return GERR_CORRUPT;
 	}
-	if (get32(b + 4) != OFFICERS_FMT_VERSION) {
-		seterr(err, errlen, "officers: result version %u, want %u",
-		       get32(b + 4), OFFICERS_FMT_VERSION);
+	if (le_get32(b + 4) != OFFICERS_FMT_VERSION) {
+		gerr_printf(err, errlen, "officers: result version %u, want %u",
+		       le_get32(b + 4), OFFICERS_FMT_VERSION);
 		return GERR_CORRUPT;
 	}
 	r->buf = b;
-	r->from = get64(b + 8);
-	r->to = get64(b + 16);
-	r->vbase = get64(b + 24);
-	r->fnv_in = get64(b + 32);
-	r->fnv_out = get64(b + 40);
-	r->nprefix = get32(b + 48);
-	r->nrare = get32(b + 52);
-	r->nrare_in = get32(b + 56);
+	r->from = le_get64(b + 8);
+	r->to = le_get64(b + 16);
+	r->vbase = le_get64(b + 24);
+	r->fnv_in = le_get64(b + 32);
+	r->fnv_out = le_get64(b + 40);
+	r->nprefix = le_get32(b + 48);
+	r->nrare = le_get32(b + 52);
+	r->nrare_in = le_get32(b + 56);
 	if (r->from >= r->to || r->to > OFFICERS_MAX_N ||
 	    r->vbase != vbase_of(r->from) ||
 	    r->nprefix != (r->to < OFFICERS_PREFIX ? r->to : OFFICERS_PREFIX) ||
 	    r->nrare > OFFICERS_MAX_RARE || r->nrare_in > r->nrare ||
-	    get32(b + 60) != 0) {
-		seterr(err, errlen, "officers: result header out of bounds");
+	    le_get32(b + 60) != 0) {
+		gerr_printf(err, errlen, "officers: result header out of bounds");
 		return GERR_CORRUPT;
 	}
 	need = OFFICERS_HDR_LEN + 12ull * r->nrare + 2ull * r->nprefix +
 	       2ull * (r->to - r->vbase);
 	if (need != len) {
-		seterr(err, errlen, "officers: result is %zu bytes, its header "
+		gerr_printf(err, errlen, "officers: result is %zu bytes, its header "
 		       "says %llu", len, (unsigned long long)need);
 		return GERR_CORRUPT;
 	}
@@ -156,33 +120,33 @@ int officers_result_parse(const void *buf, size_t len,
 	r->prefix = (const uint16_t *)(r->rare_le + 12 * (size_t)r->nrare);
 	r->vals = r->prefix + r->nprefix;
 	for (uint32_t i = 0; i < r->nrare; i++) {
-		uint64_t pos = get64(r->rare_le + 12 * (size_t)i);
-		uint32_t val = get32(r->rare_le + 12 * (size_t)i + 8);
+		uint64_t pos = le_get64(r->rare_le + 12 * (size_t)i);
+		uint32_t val = le_get32(r->rare_le + 12 * (size_t)i + 8);
 		if ((i > 0 && pos <= prev) || pos >= r->to ||
 		    val >= OFFICERS_VMAX || !officers_is_rare(val) ||
 		    (i < r->nrare_in) != (pos < r->from)) {
-			seterr(err, errlen, "officers: bad rare entry %u", i);
+			gerr_printf(err, errlen, "officers: bad rare entry %u", i);
 			return GERR_CORRUPT;
 		}
 		prev = pos;
 	}
 	for (uint32_t i = 0; i < r->nprefix; i++)
-		if (get16(r->prefix, i) >= OFFICERS_VMAX) {
-			seterr(err, errlen, "officers: prefix value out of "
+		if (value_at(r->prefix, i) >= OFFICERS_VMAX) {
+			gerr_printf(err, errlen, "officers: prefix value out of "
 			       "range");
 			return GERR_CORRUPT;
 		}
 	for (uint64_t i = 0; i < r->to - r->vbase; i++)
-		if (get16(r->vals, i) >= OFFICERS_VMAX) {
-			seterr(err, errlen, "officers: value out of range at "
+		if (value_at(r->vals, i) >= OFFICERS_VMAX) {
+			gerr_printf(err, errlen, "officers: value out of range at "
 			       "%llu", (unsigned long long)(r->vbase + i));
 			return GERR_CORRUPT;
 		}
 	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
-		uint64_t c = get64(b + 64 + 8 * v), f = get64(b + 4160 + 8 * v);
+		uint64_t c = le_get64(b + 64 + 8 * v), f = le_get64(b + 4160 + 8 * v);
 		if ((c == 0) != (f == OFFICERS_NONE) || (c && f >= r->to) ||
 		    c > r->to) {
-			seterr(err, errlen, "officers: bad statistics for "
+			gerr_printf(err, errlen, "officers: bad statistics for "
 			       "value %u", v);
 			return GERR_CORRUPT;
 		}
@@ -193,8 +157,8 @@ int officers_result_parse(const void *buf, size_t len,
 unsigned officers_result_get(const struct officers_result *r, uint64_t i)
 {
 	if (i >= r->vbase)
-		return get16(r->vals, i - r->vbase);
-	return get16(r->prefix, i);
+		return value_at(r->vals, i - r->vbase);
+	return value_at(r->prefix, i);
 }
 
 int officers_seq_from_result(struct officers_seq *s,
@@ -209,18 +173,18 @@ int officers_seq_from_result(struct officers_seq *s,
 	s->n = r->to;
 	s->nprefix = r->nprefix;
 	for (uint32_t i = 0; i < r->nprefix; i++)
-		s->prefix[i] = (uint16_t)get16(r->prefix, i);
+		s->prefix[i] = (uint16_t)value_at(r->prefix, i);
 	for (uint64_t i = 0; i < r->to - r->vbase; i++)
-		s->vals[i] = (uint16_t)get16(r->vals, i);
+		s->vals[i] = (uint16_t)value_at(r->vals, i);
 	s->nrare = r->nrare;
 	for (uint32_t i = 0; i < r->nrare; i++) {
-		s->rare[i].pos = get64(r->rare_le + 12 * (size_t)i);
-		s->rare[i].val = get32(r->rare_le + 12 * (size_t)i + 8);
+		s->rare[i].pos = le_get64(r->rare_le + 12 * (size_t)i);
+		s->rare[i].val = le_get32(r->rare_le + 12 * (size_t)i + 8);
 	}
 	s->st.fnv = r->fnv_out;
 	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
-		s->st.count[v] = get64(r->buf + 64 + 8 * v);
-		s->st.first[v] = get64(r->buf + 4160 + 8 * v);
+		s->st.count[v] = le_get64(r->buf + 64 + 8 * v);
+		s->st.first[v] = le_get64(r->buf + 4160 + 8 * v);
 	}
 	return 0;
 }
@@ -267,9 +231,9 @@ static uint64_t digest(const struct dview *d)
 	h = fnv64(h, d->nrare);
 	for (uint32_t i = 0; i < d->nrare; i++) {
 		uint64_t pos = d->s ? d->s->rare[i].pos
-				    : get64(d->r->rare_le + 12 * (size_t)i);
+				    : le_get64(d->r->rare_le + 12 * (size_t)i);
 		uint32_t val = d->s ? d->s->rare[i].val
-				    : get32(d->r->rare_le + 12 * (size_t)i + 8);
+				    : le_get32(d->r->rare_le + 12 * (size_t)i + 8);
 		h = fnv64(h, pos);
 		h = fnv64(h, val);
 	}
@@ -300,12 +264,12 @@ uint64_t officers_result_digest(const struct officers_result *r, int side)
 		return 0;
 	first = count + OFFICERS_VMAX;
 	for (unsigned v = 0; v < OFFICERS_VMAX; v++) {
-		count[v] = get64(r->buf + 64 + 8 * v);
-		first[v] = get64(r->buf + 4160 + 8 * v);
+		count[v] = le_get64(r->buf + 64 + 8 * v);
+		first[v] = le_get64(r->buf + 4160 + 8 * v);
 	}
 	if (side == 0) {
 		for (uint64_t i = r->from; i < r->to; i++)
-			count[get16(r->vals, i - r->vbase)]--;
+			count[value_at(r->vals, i - r->vbase)]--;
 		for (unsigned v = 0; v < OFFICERS_VMAX; v++)
 			if (first[v] != OFFICERS_NONE && first[v] >= r->from)
 				first[v] = OFFICERS_NONE;

@@ -52,32 +52,18 @@
 #define EXPORT_MAX (PROTO_MAX_BIN_VALUES)
 #define PROTO_MAX_BIN_VALUES (128ull << 20) /* 256 MiB of uint16 */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static int get_to(const json_t *params, uint64_t *to, char *err,
 		  size_t errlen)
 {
 	int rc;
 
 	if (!json_is_object(params)) {
-		seterr(err, errlen, "officers: params must be an object");
+		gerr_printf(err, errlen, "officers: params must be an object");
 		return GERR_INVAL;
 	}
 	rc = wl_json_u64(params, "to", 1, 0, to, err, errlen);
 	if (rc == 0 && (*to < 1 || *to > OFFICERS_MAX_N)) {
-		seterr(err, errlen, "officers: 'to' must be 1..2^48");
+		gerr_printf(err, errlen, "officers: 'to' must be 1..2^48");
 		rc = GERR_INVAL;
 	}
 	return rc;
@@ -118,7 +104,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct spec *sp,
 		return rc;
 	kind = json_string_value(json_object_get(spec, "kind"));
 	if (!json_is_object(spec) || !kind || strcmp(kind, "extend") != 0) {
-		seterr(err, errlen, "officers: spec must be an extend lease");
+		gerr_printf(err, errlen, "officers: spec must be an extend lease");
 		return GERR_INVAL;
 	}
 	rc = wl_json_u64(spec, "from", 1, 0, &sp->from, err, errlen);
@@ -127,7 +113,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct spec *sp,
 	if (rc)
 		return rc;
 	if (sp->from >= sp->to || sp->to > n || sp->to - sp->from > LEASE_MAX) {
-		seterr(err, errlen, "officers: bad lease [%" PRIu64 ", %" PRIu64
+		gerr_printf(err, errlen, "officers: bad lease [%" PRIu64 ", %" PRIu64
 		       ") for %" PRIu64 " values", sp->from, sp->to, n);
 		return GERR_INVAL;
 	}
@@ -135,7 +121,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct spec *sp,
 	if ((sp->from > 0) != (sp->state != NULL) ||
 	    (sp->state && strlen(sp->state) != 64) ||
 	    hex_u64(json_object_get(spec, "digest"), &sp->digest)) {
-		seterr(err, errlen, "officers: lease from %" PRIu64 " needs a "
+		gerr_printf(err, errlen, "officers: lease from %" PRIu64 " needs a "
 		       "state hash and digest (none for 0)", sp->from);
 		return GERR_INVAL;
 	}
@@ -151,12 +137,12 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 	int rc;
 
 	if (!json_is_object(args)) {
-		seterr(err, errlen, "officers: arguments must be an object");
+		gerr_printf(err, errlen, "officers: arguments must be an object");
 		return GERR_INVAL;
 	}
 	json_object_foreach((json_t *)args, key, val) {
 		if (strcmp(key, "to") != 0) {
-			seterr(err, errlen, "officers: unknown parameter '%s' "
+			gerr_printf(err, errlen, "officers: unknown parameter '%s' "
 			       "(takes to)", key);
 			return GERR_INVAL;
 		}
@@ -165,7 +151,7 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 	if (rc)
 		return rc;
 	if (to < 1 || to > OFFICERS_MAX_N) {
-		seterr(err, errlen, "officers: 'to' must be between 1 and "
+		gerr_printf(err, errlen, "officers: 'to' must be between 1 and "
 		       "2^48, got %" PRIu64, to);
 		return GERR_INVAL;
 	}
@@ -247,7 +233,7 @@ static int seq_from_blob(const void *bytes, size_t len, uint64_t cap_to,
 		return rc;
 	rc = officers_seq_from_result(s, r, cap_to);
 	if (rc)
-		seterr(err, errlen, "officers: out of memory for the state");
+		gerr_printf(err, errlen, "officers: out of memory for the state");
 	return rc;
 }
 
@@ -286,7 +272,7 @@ static int run_steps(struct officers_seq *s, const struct spec *sp,
 				free(buf);
 			}
 			if (rc) {
-				seterr(err, errlen, "officers: checkpoint: %s",
+				gerr_printf(err, errlen, "officers: checkpoint: %s",
 				       gerr_str(rc));
 				return rc;
 			}
@@ -319,7 +305,7 @@ static int ow_run(const json_t *params, const json_t *spec,
 		if (dev->kind == WL_DEVICE_CUDA) {
 			cuda = dev->cuda_ctx;
 			if (!cuda) {
-				seterr(err, errlen, "officers: CUDA device "
+				gerr_printf(err, errlen, "officers: CUDA device "
 				       "without a context (cuda_open)");
 				return GERR_INVAL;
 			}
@@ -332,7 +318,7 @@ static int ow_run(const json_t *params, const json_t *spec,
 		rc = seq_from_blob(checkpoint, checkpoint_len, sp.to, s, &r,
 				   err, errlen);
 		if (rc == 0 && (r.from != sp.from || r.to >= sp.to)) {
-			seterr(err, errlen, "officers: checkpoint is for "
+			gerr_printf(err, errlen, "officers: checkpoint is for "
 			       "another lease");
 			rc = GERR_VERIFY;
 		}
@@ -348,21 +334,21 @@ static int ow_run(const json_t *params, const json_t *spec,
 		void *st = NULL;
 		size_t st_len = 0;
 		if (!io || !io->fetch) {
-			seterr(err, errlen, "officers: this run cannot fetch "
+			gerr_printf(err, errlen, "officers: this run cannot fetch "
 			       "its state blob");
 			rc = GERR_UNSUPPORTED;
 			goto out;
 		}
 		rc = io->fetch(io->opaque, sp.state, &st, &st_len);
 		if (rc) {
-			seterr(err, errlen, "officers: fetch state %.16s: %s",
+			gerr_printf(err, errlen, "officers: fetch state %.16s: %s",
 			       sp.state, gerr_str(rc));
 			goto out;
 		}
 		rc = seq_from_blob(st, st_len, sp.to, s, &r, err, errlen);
 		if (rc == 0 && (r.to != sp.from ||
 				officers_seq_digest(s) != sp.digest)) {
-			seterr(err, errlen, "officers: state blob %.16s does "
+			gerr_printf(err, errlen, "officers: state blob %.16s does "
 			       "not match the lease (ends at %" PRIu64 ")",
 			       sp.state, r.to);
 			rc = GERR_VERIFY;
@@ -380,7 +366,7 @@ static int ow_run(const json_t *params, const json_t *spec,
 		rc = officers_result_encode(s, sp.from, fnv_in, nrare_in,
 					    ret_result, ret_result_len);
 		if (rc)
-			seterr(err, errlen, "officers: encode: %s",
+			gerr_printf(err, errlen, "officers: encode: %s",
 			       gerr_str(rc));
 	}
 out:
@@ -404,7 +390,7 @@ static int ow_check_checkpoint(const json_t *params, const json_t *spec,
 		return rc;
 	if (r.from != sp.from || r.to >= sp.to ||
 	    officers_result_digest(&r, 0) != sp.digest) {
-		seterr(err, errlen, "officers: checkpoint is not for this "
+		gerr_printf(err, errlen, "officers: checkpoint is not for this "
 		       "lease");
 		return GERR_VERIFY;
 	}
@@ -429,12 +415,12 @@ static int check_position(const struct officers_seq *s, uint64_t x,
 	if (v < 0) {
 		/* Beyond what a result holds (documented limit): the worker
 		 * would have refused the same position. */
-		seterr(err, errlen, "officers verify: G(%" PRIu64 ") cannot "
+		gerr_printf(err, errlen, "officers verify: G(%" PRIu64 ") cannot "
 		       "be recomputed from the result", x);
 		return GERR_VERIFY;
 	}
 	if ((unsigned)v != have) {
-		seterr(err, errlen, "officers verify: G(%" PRIu64 ") is %d, "
+		gerr_printf(err, errlen, "officers verify: G(%" PRIu64 ") is %d, "
 		       "result says %u", x, v, have);
 		return GERR_VERIFY;
 	}
@@ -451,14 +437,14 @@ static int verify_result(const struct officers_result *r,
 	int rc = 0;
 
 	if (r->from != sp->from || r->to != sp->to) {
-		seterr(err, errlen, "officers verify: result is for [%" PRIu64
+		gerr_printf(err, errlen, "officers verify: result is for [%" PRIu64
 		       ", %" PRIu64 ")", r->from, r->to);
 		return GERR_VERIFY;
 	}
 	if (officers_result_digest(r, 0) !=
 	    (sp->from ? sp->digest : officers_empty_digest()) ||
 	    (sp->from == 0 && sp->digest != officers_empty_digest())) {
-		seterr(err, errlen, "officers verify: the result does not "
+		gerr_printf(err, errlen, "officers verify: the result does not "
 		       "start from the lease's state");
 		return GERR_VERIFY;
 	}
@@ -480,7 +466,7 @@ static int verify_result(const struct officers_result *r,
 			for (int b = 0; b < 8 && ri < r->nrare; b++)
 				pos |= (uint64_t)e[b] << (8 * b);
 			if (ri >= r->nrare || pos != x) {
-				seterr(err, errlen, "officers verify: rare "
+				gerr_printf(err, errlen, "officers verify: rare "
 				       "value at %" PRIu64 " missing from the "
 				       "rare table", x);
 				rc = GERR_VERIFY;
@@ -490,7 +476,7 @@ static int verify_result(const struct officers_result *r,
 		}
 	}
 	if (ri != r->nrare || fnv != r->fnv_out) {
-		seterr(err, errlen, "officers verify: %s does not match the "
+		gerr_printf(err, errlen, "officers verify: %s does not match the "
 		       "values", ri != r->nrare ? "rare table" : "checksum");
 		rc = GERR_VERIFY;
 		goto out;
@@ -503,7 +489,7 @@ static int verify_result(const struct officers_result *r,
 		if ((f >= r->from && f != OFFICERS_NONE && f != first[v]) ||
 		    (f == OFFICERS_NONE && first[v] != OFFICERS_NONE) ||
 		    (first[v] != OFFICERS_NONE && f > first[v])) {
-			seterr(err, errlen, "officers verify: first occurrence "
+			gerr_printf(err, errlen, "officers verify: first occurrence "
 			       "of %u is wrong", v);
 			rc = GERR_VERIFY;
 			goto out;
@@ -678,7 +664,7 @@ static int ow_finish(const json_t *params, const json_t *answer, char *err,
 	blobs = json_object_get(answer, "blobs");
 	if (!answer || n != to || !json_is_array(counts) ||
 	    !json_is_array(blobs)) {
-		seterr(err, errlen, "officers finish: %" PRIu64 " of %" PRIu64
+		gerr_printf(err, errlen, "officers finish: %" PRIu64 " of %" PRIu64
 		       " values merged", n, to);
 		return GERR_VERIFY;
 	}
@@ -688,14 +674,14 @@ static int ow_finish(const json_t *params, const json_t *answer, char *err,
 		uint64_t f = (uint64_t)json_integer_value(
 			json_object_get(e, "from"));
 		if (f != at) {
-			seterr(err, errlen, "officers finish: stored ranges "
+			gerr_printf(err, errlen, "officers finish: stored ranges "
 			       "leave a gap at %" PRIu64, at);
 			return GERR_VERIFY;
 		}
 		at = (uint64_t)json_integer_value(json_object_get(e, "to"));
 	}
 	if (sum != n || at != n) {
-		seterr(err, errlen, "officers finish: counts sum to %" PRIu64
+		gerr_printf(err, errlen, "officers finish: counts sum to %" PRIu64
 		       ", ranges end at %" PRIu64 ", %" PRIu64 " values", sum,
 		       at, n);
 		return GERR_VERIFY;
@@ -765,7 +751,7 @@ static int ow_render_files(const json_t *params, const json_t *answer,
 
 	(void)params;
 	if (!json_is_array(counts) || json_array_size(counts) == 0) {
-		seterr(err, errlen, "officers: no answer to plot");
+		gerr_printf(err, errlen, "officers: no answer to plot");
 		return GERR_INVAL;
 	}
 	nv = json_array_size(counts);
@@ -776,7 +762,7 @@ static int ow_render_files(const json_t *params, const json_t *answer,
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	f = fopen(tmp, "w");
 	if (!f) {
-		seterr(err, errlen, "officers: cannot write %s", tmp);
+		gerr_printf(err, errlen, "officers: cannot write %s", tmp);
 		return GERR_IO;
 	}
 	const int W = 900, H = 400, L = 60, B = 40, T = 30;
@@ -819,7 +805,7 @@ static int ow_render_files(const json_t *params, const json_t *answer,
 	fprintf(f, "</svg>\n");
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		remove(tmp);
-		seterr(err, errlen, "officers: cannot write %s", path);
+		gerr_printf(err, errlen, "officers: cannot write %s", path);
 		return GERR_IO;
 	}
 	return 0;
@@ -843,7 +829,7 @@ static int ow_extend(const json_t *params, const json_t *answer,
 		return rc;
 	if (to <= old) {
 		json_decref(p);
-		seterr(err, errlen, "officers: extend wants --to beyond %"
+		gerr_printf(err, errlen, "officers: extend wants --to beyond %"
 		       PRIu64 ", got %" PRIu64, old, to);
 		return GERR_INVAL;
 	}
@@ -879,26 +865,26 @@ static int ow_export(const json_t *params, const json_t *answer,
 
 	(void)params;
 	if (!what || strcmp(what, "values") != 0) {
-		seterr(err, errlen, "officers: exports 'values' only");
+		gerr_printf(err, errlen, "officers: exports 'values' only");
 		return GERR_INVAL;
 	}
 	if (parse_range(args, &a, &b) || a >= b) {
-		seterr(err, errlen, "officers: --values wants FROM:TO with "
+		gerr_printf(err, errlen, "officers: --values wants FROM:TO with "
 		       "FROM < TO");
 		return GERR_INVAL;
 	}
 	if (b > n) {
-		seterr(err, errlen, "officers: only G(0..%" PRIu64 "-1) are "
+		gerr_printf(err, errlen, "officers: only G(0..%" PRIu64 "-1) are "
 		       "known", n);
 		return GERR_INVAL;
 	}
 	if (b - a > EXPORT_MAX) {
-		seterr(err, errlen, "officers: at most %llu values per export",
+		gerr_printf(err, errlen, "officers: at most %llu values per export",
 		       (unsigned long long)EXPORT_MAX);
 		return GERR_TOOBIG;
 	}
 	if (!rd || !rd->fetch) {
-		seterr(err, errlen, "officers: no blob access");
+		gerr_printf(err, errlen, "officers: no blob access");
 		return GERR_UNSUPPORTED;
 	}
 	out = malloc(2 * (size_t)(b - a));
@@ -914,7 +900,7 @@ static int ow_export(const json_t *params, const json_t *answer,
 		if (t <= a || f >= b)
 			continue;
 		if (!h || (rc = rd->fetch(rd->opaque, h, &bytes, &blen))) {
-			seterr(err, errlen, "officers: cannot read the values "
+			gerr_printf(err, errlen, "officers: cannot read the values "
 			       "[%" PRIu64 ", %" PRIu64 "): %s", f, t,
 			       gerr_str(rc ? rc : GERR_CORRUPT));
 			rc = rc ? rc : GERR_CORRUPT;

@@ -7,49 +7,11 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "le.h"
 #include "othello.h"
 
 #define MAX_BAD_LISTED 10
 #define WLEN_BAD 200 /* the listed bad lines, within WL_ERRLEN */
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
 /* ---- text ---------------------------------------------------------------- */
 
@@ -91,7 +53,7 @@ static int parse_scores(const char *s, const char *end, int8_t *ret,
 		while (q < semi && is_blank(*q))
 			q++;
 		if (digits == 0 || q != semi || v > 64 || v % 2) {
-			seterr(err, errlen, "bad score '%.*s' (want MV:+SC, an "
+			gerr_printf(err, errlen, "bad score '%.*s' (want MV:+SC, an "
 			       "even score in -64..64)",
 			       (int)(semi - s > 20 ? 20 : semi - s), s);
 			return GERR_INVAL;
@@ -121,21 +83,21 @@ static int parse_obf(const char *s, size_t len, struct othello_pos *ret,
 		else if (c == 'O' || c == 'o')
 			p.white |= 1ull << sq;
 		else if (c != '-' && c != '.') {
-			seterr(err, errlen, "bad character '%c' at square %d",
+			gerr_printf(err, errlen, "bad character '%c' at square %d",
 			       c >= 32 && c < 127 ? c : '?', sq + 1);
 			return GERR_INVAL;
 		}
 		sq++;
 	}
 	if (sq < 64) {
-		seterr(err, errlen, "board has %d squares, not 64", sq);
+		gerr_printf(err, errlen, "board has %d squares, not 64", sq);
 		return GERR_INVAL;
 	}
 	while (i < len && is_blank(s[i]))
 		i++;
 	if (i >= len || (s[i] != 'X' && s[i] != 'x' && s[i] != '*' &&
 			 s[i] != 'O' && s[i] != 'o')) {
-		seterr(err, errlen, "missing the side to move (X or O) after "
+		gerr_printf(err, errlen, "missing the side to move (X or O) after "
 		       "the 64 squares");
 		return GERR_INVAL;
 	}
@@ -144,7 +106,7 @@ static int parse_obf(const char *s, size_t len, struct othello_pos *ret,
 	while (i < len && is_blank(s[i]))
 		i++;
 	if (i < len && s[i] != ';') {
-		seterr(err, errlen, "unexpected text after the side to move");
+		gerr_printf(err, errlen, "unexpected text after the side to move");
 		return GERR_INVAL;
 	}
 	if (i < len && parse_scores(s + i, s + len, &p.expected, err, errlen))
@@ -161,7 +123,7 @@ static int parse_base81(const char *s, struct othello_pos *ret, char *err,
 	for (int i = 0; i < 16; i++) {
 		int v = s[i] - '!';
 		if (v < 0 || v >= 81) {
-			seterr(err, errlen, "bad base81 character '%c' at %d",
+			gerr_printf(err, errlen, "bad base81 character '%c' at %d",
 			       s[i] >= 32 && s[i] < 127 ? s[i] : '?', i + 1);
 			return GERR_INVAL;
 		}
@@ -197,7 +159,7 @@ int othello_parse_line(const char *line, size_t len, struct othello_pos *ret,
 	if (rc)
 		return rc;
 	if (oth_popcount(p.black | p.white) < 4) {
-		seterr(err, errlen, "fewer than 4 discs");
+		gerr_printf(err, errlen, "fewer than 4 discs");
 		return GERR_INVAL;
 	}
 	*ret = p;
@@ -343,7 +305,7 @@ int othello_input_parse(const void *text, size_t len, void **ret,
 		}
 		if (n >= OTHELLO_MAX_POSITIONS) {
 			free(out);
-			seterr(err, errlen, "more than %llu positions",
+			gerr_printf(err, errlen, "more than %llu positions",
 			       (unsigned long long)OTHELLO_MAX_POSITIONS);
 			return GERR_TOOBIG;
 		}
@@ -358,8 +320,8 @@ int othello_input_parse(const void *text, size_t len, void **ret,
 			cap *= 2;
 		}
 		uint8_t *r = out + OTHELLO_IN_HDR + n * OTHELLO_IN_REC;
-		put64(r, p.black);
-		put64(r + 8, p.white);
+		le_put64(r, p.black);
+		le_put64(r + 8, p.white);
 		r[16] = p.black_to_move;
 		r[17] = (uint8_t)p.expected;
 		int e = 64 - oth_popcount(p.black | p.white);
@@ -370,21 +332,21 @@ int othello_input_parse(const void *text, size_t len, void **ret,
 	if (nbad) {
 		free(out);
 		if (nbad > MAX_BAD_LISTED)
-			seterr(err, errlen, "%zu bad lines: %s; and %zu more",
+			gerr_printf(err, errlen, "%zu bad lines: %s; and %zu more",
 			       nbad, listed, nbad - MAX_BAD_LISTED);
 		else
-			seterr(err, errlen, "%zu bad line%s: %s", nbad,
+			gerr_printf(err, errlen, "%zu bad line%s: %s", nbad,
 			       nbad > 1 ? "s" : "", listed);
 		return GERR_INVAL;
 	}
 	if (n == 0) {
 		free(out);
-		seterr(err, errlen, "no positions in the file");
+		gerr_printf(err, errlen, "no positions in the file");
 		return GERR_INVAL;
 	}
 	memcpy(out, "OTHI", 4);
-	put32(out + 4, OTHELLO_FMT_VERSION);
-	put64(out + 8, n);
+	le_put32(out + 4, OTHELLO_FMT_VERSION);
+	le_put64(out + 8, n);
 	*ret = out;
 	*ret_len = OTHELLO_IN_HDR + n * OTHELLO_IN_REC;
 	*ret_count = n;
@@ -399,14 +361,14 @@ int othello_input_count(const void *buf, size_t len, uint64_t *ret_count,
 	uint64_t n;
 
 	if (len < OTHELLO_IN_HDR || memcmp(b, "OTHI", 4) != 0 ||
-	    get32(b + 4) != OTHELLO_FMT_VERSION) {
-		seterr(err, errlen, "othello: not an input blob");
+	    le_get32(b + 4) != OTHELLO_FMT_VERSION) {
+		gerr_printf(err, errlen, "othello: not an input blob");
 		return GERR_CORRUPT;
 	}
-	n = get64(b + 8);
+	n = le_get64(b + 8);
 	if (n < 1 || n > OTHELLO_MAX_POSITIONS ||
 	    len != OTHELLO_IN_HDR + n * OTHELLO_IN_REC) {
-		seterr(err, errlen, "othello: input blob length %zu does not "
+		gerr_printf(err, errlen, "othello: input blob length %zu does not "
 		       "match its count %" PRIu64, len, n);
 		return GERR_CORRUPT;
 	}
@@ -427,7 +389,7 @@ int othello_input_read(const void *buf, size_t len, uint64_t begin,
 	if (count == 0 && begin == 0)
 		count = n;
 	if (begin >= n || count > n - begin || count == 0) {
-		seterr(err, errlen, "othello: positions [%" PRIu64 ", +%" PRIu64
+		gerr_printf(err, errlen, "othello: positions [%" PRIu64 ", +%" PRIu64
 		       ") outside the input's %" PRIu64, begin, count, n);
 		return GERR_INVAL;
 	}
@@ -437,15 +399,15 @@ int othello_input_read(const void *buf, size_t len, uint64_t begin,
 	for (uint64_t i = 0; i < count; i++) {
 		const uint8_t *r = b + OTHELLO_IN_HDR + (begin + i) * OTHELLO_IN_REC;
 		int8_t ex = (int8_t)r[17];
-		p[i].black = get64(r);
-		p[i].white = get64(r + 8);
+		p[i].black = le_get64(r);
+		p[i].white = le_get64(r + 8);
 		p[i].black_to_move = r[16];
 		p[i].expected = ex;
 		if ((p[i].black & p[i].white) || r[16] > 1 ||
 		    (ex != OTHELLO_NO_SCORE &&
 		     (ex < -64 || ex > 64 || ex % 2))) {
 			free(p);
-			seterr(err, errlen, "othello: input record %" PRIu64
+			gerr_printf(err, errlen, "othello: input record %" PRIu64
 			       " is malformed", begin + i);
 			return GERR_CORRUPT;
 		}
@@ -514,21 +476,21 @@ int othello_res_encode(const struct othello_res *r, int ckpt, void **ret,
 	if (!b)
 		return GERR_NOMEM;
 	memcpy(b, ckpt ? "OTHC" : "OTHR", 4);
-	put32(b + 4, OTHELLO_FMT_VERSION);
-	put64(b + 8, r->begin);
-	put64(b + 16, r->count);
-	put64(b + 24, r->done);
-	put64(b + 32, r->nodes);
-	put64(b + 40, r->usec);
-	put32(b + 48, r->with_pos ? 1u : 0u);
+	le_put32(b + 4, OTHELLO_FMT_VERSION);
+	le_put64(b + 8, r->begin);
+	le_put64(b + 16, r->count);
+	le_put64(b + 24, r->done);
+	le_put64(b + 32, r->nodes);
+	le_put64(b + 40, r->usec);
+	le_put32(b + 48, r->with_pos ? 1u : 0u);
 	q = b + OTHELLO_RES_HDR;
 	for (uint64_t i = 0; i < r->done; i++) {
 		*q++ = (uint8_t)(r->score[i] / 2 + 32);
 		*q++ = r->move[i];
 	}
 	for (uint64_t i = 0; r->with_pos && i < r->done; i++) {
-		put64(q, r->pos[i].black);
-		put64(q + 8, r->pos[i].white);
+		le_put64(q, r->pos[i].black);
+		le_put64(q + 8, r->pos[i].white);
 		q[16] = r->pos[i].black_to_move;
 		q[17] = (uint8_t)r->pos[i].expected;
 		q += OTHELLO_RES_POS;
@@ -548,39 +510,39 @@ int othello_res_decode(const void *buf, size_t len, int ckpt,
 
 	if (len < OTHELLO_RES_HDR ||
 	    memcmp(b, ckpt ? "OTHC" : "OTHR", 4) != 0 ||
-	    get32(b + 4) != OTHELLO_FMT_VERSION) {
-		seterr(err, errlen, "othello: not an Othello %s (magic or "
+	    le_get32(b + 4) != OTHELLO_FMT_VERSION) {
+		gerr_printf(err, errlen, "othello: not an Othello %s (magic or "
 		       "version)", ckpt ? "checkpoint" : "result");
 		return GERR_CORRUPT;
 	}
-	begin = get64(b + 8);
-	count = get64(b + 16);
-	done = get64(b + 24);
-	flags = get32(b + 48);
+	begin = le_get64(b + 8);
+	count = le_get64(b + 16);
+	done = le_get64(b + 24);
+	flags = le_get32(b + 48);
 	if (count < 1 || count > OTHELLO_MAX_POSITIONS ||
 	    begin > OTHELLO_MAX_POSITIONS * 1000 || done > count ||
-	    (!ckpt && done != count) || flags > 1 || get32(b + 52) != 0) {
-		seterr(err, errlen, "othello: bad header (begin %" PRIu64
+	    (!ckpt && done != count) || flags > 1 || le_get32(b + 52) != 0) {
+		gerr_printf(err, errlen, "othello: bad header (begin %" PRIu64
 		       " count %" PRIu64 " done %" PRIu64 " flags %u)", begin,
 		       count, done, flags);
 		return GERR_CORRUPT;
 	}
 	if (len != OTHELLO_RES_HDR + done * 2 +
 			   (flags ? done * OTHELLO_RES_POS : 0)) {
-		seterr(err, errlen, "othello: length %zu does not match %" PRIu64
+		gerr_printf(err, errlen, "othello: length %zu does not match %" PRIu64
 		       " positions", len, done);
 		return GERR_CORRUPT;
 	}
 	if (othello_res_init(&r, begin, count, (int)flags))
 		return GERR_NOMEM;
 	r.done = done;
-	r.nodes = get64(b + 32);
-	r.usec = get64(b + 40);
+	r.nodes = le_get64(b + 32);
+	r.usec = le_get64(b + 40);
 	q = b + OTHELLO_RES_HDR;
 	for (uint64_t i = 0; i < done; i++, q += 2) {
 		if (q[0] > 64 || q[1] > OTHELLO_MOVE_NONE) {
 			othello_res_clear(&r);
-			seterr(err, errlen, "othello: position %" PRIu64
+			gerr_printf(err, errlen, "othello: position %" PRIu64
 			       " has score byte %u move %u", begin + i, q[0],
 			       q[1]);
 			return GERR_CORRUPT;
@@ -589,8 +551,8 @@ int othello_res_decode(const void *buf, size_t len, int ckpt,
 		r.move[i] = q[1];
 	}
 	for (uint64_t i = 0; flags && i < done; i++, q += OTHELLO_RES_POS) {
-		r.pos[i].black = get64(q);
-		r.pos[i].white = get64(q + 8);
+		r.pos[i].black = le_get64(q);
+		r.pos[i].white = le_get64(q + 8);
 		r.pos[i].black_to_move = q[16];
 		r.pos[i].expected = (int8_t)q[17];
 		if ((r.pos[i].black & r.pos[i].white) || q[16] > 1 ||
@@ -598,7 +560,7 @@ int othello_res_decode(const void *buf, size_t len, int ckpt,
 		     (r.pos[i].expected < -64 || r.pos[i].expected > 64 ||
 		      r.pos[i].expected % 2))) {
 			othello_res_clear(&r);
-			seterr(err, errlen, "othello: position %" PRIu64
+			gerr_printf(err, errlen, "othello: position %" PRIu64
 			       " is malformed", begin + i);
 			return GERR_CORRUPT;
 		}

@@ -39,19 +39,6 @@
 #define MISMATCH_LIST 100
 #define CPU_STEP 4096u          /* positions between progress reports */
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -77,12 +64,12 @@ static int get_job(const json_t *params, struct job *j, char *err,
 
 	memset(j, 0, sizeof(*j));
 	if (!json_is_object(params)) {
-		seterr(err, errlen, "othello: params must be an object");
+		gerr_printf(err, errlen, "othello: params must be an object");
 		return GERR_INVAL;
 	}
 	mode = json_string_value(json_object_get(params, "mode"));
 	if (!mode || (strcmp(mode, "random") && strcmp(mode, "file"))) {
-		seterr(err, errlen, "othello: params need mode random or file");
+		gerr_printf(err, errlen, "othello: params need mode random or file");
 		return GERR_INVAL;
 	}
 	j->file = strcmp(mode, "file") == 0;
@@ -96,13 +83,13 @@ static int get_job(const json_t *params, struct job *j, char *err,
 		if (rc)
 			return rc;
 		if (!j->digests || !j->input) {
-			seterr(err, errlen, "othello: file job without its input "
+			gerr_printf(err, errlen, "othello: file job without its input "
 			       "(submit with --file F)");
 			return GERR_INVAL;
 		}
 		if (strlen(j->digests) !=
 		    16 * ((j->n + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK)) {
-			seterr(err, errlen, "othello: params' digests do not "
+			gerr_printf(err, errlen, "othello: params' digests do not "
 			       "match %" PRIu64 " positions", j->n);
 			return GERR_INVAL;
 		}
@@ -116,13 +103,13 @@ static int get_job(const json_t *params, struct job *j, char *err,
 		if (rc)
 			return rc;
 		if (e < 1 || e > MAX_EMPTIES) {
-			seterr(err, errlen, "othello: empties must be 1..%d",
+			gerr_printf(err, errlen, "othello: empties must be 1..%d",
 			       MAX_EMPTIES);
 			return GERR_INVAL;
 		}
 	}
 	if (j->n < 1 || j->n > OTHELLO_MAX_POSITIONS || e > 60) {
-		seterr(err, errlen, "othello: positions must be 1..%llu",
+		gerr_printf(err, errlen, "othello: positions must be 1..%llu",
 		       (unsigned long long)OTHELLO_MAX_POSITIONS);
 		return GERR_INVAL;
 	}
@@ -138,7 +125,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct job *j,
 	if (rc)
 		return rc;
 	if (!json_is_object(spec)) {
-		seterr(err, errlen, "othello: spec must be an object");
+		gerr_printf(err, errlen, "othello: spec must be an object");
 		return GERR_INVAL;
 	}
 	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
@@ -149,7 +136,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct job *j,
 	if (*count < 1 || *begin >= j->n || *count > j->n - *begin ||
 	    (j->file && *begin % OTHELLO_BLOCK) ||
 	    (j->file && *begin + *count != j->n && *count % OTHELLO_BLOCK)) {
-		seterr(err, errlen, "othello: bad lease [%" PRIu64 ", +%" PRIu64
+		gerr_printf(err, errlen, "othello: bad lease [%" PRIu64 ", +%" PRIu64
 		       ") for %" PRIu64 " positions", *begin, *count, j->n);
 		return GERR_INVAL;
 	}
@@ -166,13 +153,13 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 	char sbuf[32];
 
 	if (!json_is_object(args)) {
-		seterr(err, errlen, "othello: arguments must be an object");
+		gerr_printf(err, errlen, "othello: arguments must be an object");
 		return GERR_INVAL;
 	}
 	json_object_foreach((json_t *)args, key, val) {
 		if (strcmp(key, "random") && strcmp(key, "empties") &&
 		    strcmp(key, "seed") && strcmp(key, "file")) {
-			seterr(err, errlen, "othello: unknown parameter '%s' "
+			gerr_printf(err, errlen, "othello: unknown parameter '%s' "
 			       "(takes --random N --empties E --seed S, or "
 			       "--file F)", key);
 			return GERR_INVAL;
@@ -180,18 +167,18 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 	}
 	has_random = json_object_get(args, "random") != NULL;
 	if (has_random && json_object_get(args, "file")) {
-		seterr(err, errlen, "othello: give --random N or --file F, not both");
+		gerr_printf(err, errlen, "othello: give --random N or --file F, not both");
 		return GERR_INVAL;
 	}
 	if (!has_random) {
 		/* gpud passes the name of the submitted file as "file". */
 		if (!json_is_string(json_object_get(args, "file"))) {
-			seterr(err, errlen, "othello: needs --random N --empties E "
+			gerr_printf(err, errlen, "othello: needs --random N --empties E "
 			       "[--seed S] or --file F");
 			return GERR_INVAL;
 		}
 		if (json_object_size(args) != 1) {
-			seterr(err, errlen, "othello: --empties and --seed go "
+			gerr_printf(err, errlen, "othello: --empties and --seed go "
 			       "with --random N");
 			return GERR_INVAL;
 		}
@@ -211,12 +198,12 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 	if (rc)
 		return rc;
 	if (n < 1 || n > OTHELLO_MAX_POSITIONS) {
-		seterr(err, errlen, "othello: --random must be 1..%llu, got %"
+		gerr_printf(err, errlen, "othello: --random must be 1..%llu, got %"
 		       PRIu64, (unsigned long long)OTHELLO_MAX_POSITIONS, n);
 		return GERR_INVAL;
 	}
 	if (e < 1 || e > MAX_EMPTIES) {
-		seterr(err, errlen, "othello: --empties must be 1..%d, got %"
+		gerr_printf(err, errlen, "othello: --empties must be 1..%d, got %"
 		       PRIu64, MAX_EMPTIES, e);
 		return GERR_INVAL;
 	}
@@ -245,7 +232,7 @@ static int ow_parse_input(const json_t *params, const void *input,
 	int maxe = 0, rc;
 
 	if (!mode || strcmp(mode, "file") != 0) {
-		seterr(err, errlen, "othello: --random jobs take no input file");
+		gerr_printf(err, errlen, "othello: --random jobs take no input file");
 		return GERR_INVAL;
 	}
 	rc = othello_input_parse(input, len, &canon, &canon_len, &n, &maxe,
@@ -441,7 +428,7 @@ static int solve_range(const struct job *j, struct othello_res *r,
 		rc = othello_solve_batch(P, O, nc, dev ? dev->threads : 1, sc,
 					 mv, &nodes, io_stop, &sctx);
 		if (rc == GERR_CANCELLED) {
-			seterr(err, errlen, "othello: stopped");
+			gerr_printf(err, errlen, "othello: stopped");
 			goto out;
 		}
 		if (rc)
@@ -481,7 +468,7 @@ static int ow_run(const json_t *params, const json_t *spec,
 	if (dev && dev->kind == WL_DEVICE_CUDA) {
 		cuda = dev->cuda_ctx;
 		if (!cuda) {
-			seterr(err, errlen, "othello: CUDA device without a "
+			gerr_printf(err, errlen, "othello: CUDA device without a "
 			       "context (cuda_open)");
 			return GERR_INVAL;
 		}
@@ -490,13 +477,13 @@ static int ow_run(const json_t *params, const json_t *spec,
 		void *blob = NULL;
 		size_t blen = 0;
 		if (!io || !io->fetch) {
-			seterr(err, errlen, "othello: file job but no way to "
+			gerr_printf(err, errlen, "othello: file job but no way to "
 			       "fetch the input blob");
 			return GERR_UNSUPPORTED;
 		}
 		rc = io->fetch(io->opaque, j.input, &blob, &blen);
 		if (rc) {
-			seterr(err, errlen, "othello: cannot fetch the input "
+			gerr_printf(err, errlen, "othello: cannot fetch the input "
 			       "%.16s...: %s", j.input, gerr_str(rc));
 			return rc;
 		}
@@ -517,7 +504,7 @@ static int ow_run(const json_t *params, const json_t *spec,
 			goto out;
 		if (c.begin != begin || c.count != count || c.with_pos != j.file) {
 			othello_res_clear(&c);
-			seterr(err, errlen, "othello: checkpoint is for another "
+			gerr_printf(err, errlen, "othello: checkpoint is for another "
 			       "lease");
 			rc = GERR_INVAL;
 			goto out;
@@ -583,7 +570,7 @@ static int ow_check_checkpoint(const json_t *params, const json_t *spec,
 	if (rc)
 		return rc;
 	if (c.begin != begin || c.count != count || c.with_pos != j.file) {
-		seterr(err, errlen, "othello: checkpoint is for another lease");
+		gerr_printf(err, errlen, "othello: checkpoint is for another lease");
 		rc = GERR_INVAL;
 	}
 	othello_res_clear(&c);
@@ -614,7 +601,7 @@ static int check_digests(const struct job *j, const struct othello_res *r,
 		snprintf(hex, sizeof(hex), "%016" PRIx64,
 			 othello_digest(r->pos + lo, k));
 		if (memcmp(hex, j->digests + 16 * b, 16) != 0) {
-			seterr(err, errlen, "othello verify: positions of block "
+			gerr_printf(err, errlen, "othello verify: positions of block "
 			       "%" PRIu64 " are not the input's", b);
 			return GERR_VERIFY;
 		}
@@ -638,7 +625,7 @@ static int ow_verify(const json_t *params, const json_t *spec,
 	if (rc)
 		return GERR_VERIFY;
 	if (r.begin != begin || r.count != count || r.with_pos != j.file) {
-		seterr(err, errlen, "othello verify: result is for [%" PRIu64
+		gerr_printf(err, errlen, "othello verify: result is for [%" PRIu64
 		       ", +%" PRIu64 ")%s, lease is [%" PRIu64 ", +%" PRIu64 ")",
 		       r.begin, r.count, r.with_pos ? " with positions" : "",
 		       begin, count);
@@ -670,7 +657,7 @@ static int ow_verify(const json_t *params, const json_t *spec,
 		}
 		v = othello_solver_solve(s, P, O, &mv, NULL);
 		if (v != r.score[i] || mv != r.move[i]) {
-			seterr(err, errlen, "othello verify: position %" PRIu64
+			gerr_printf(err, errlen, "othello verify: position %" PRIu64
 			       " re-solves to %+d (move %d), result claims %+d "
 			       "(move %d)", begin + i, v, mv, r.score[i],
 			       r.move[i]);
@@ -810,7 +797,7 @@ static int slices(const json_t *answer, uint64_t n, struct slice **ret,
 	for (size_t i = 0; i < k; i++) {
 		if (s[i].begin != at || !s[i].hash) {
 			free(s);
-			seterr(err, errlen, "othello: results do not cover "
+			gerr_printf(err, errlen, "othello: results do not cover "
 			       "position %" PRIu64, at);
 			return GERR_VERIFY;
 		}
@@ -818,7 +805,7 @@ static int slices(const json_t *answer, uint64_t n, struct slice **ret,
 	}
 	if (at != n) {
 		free(s);
-		seterr(err, errlen, "othello: results cover %" PRIu64 " of %"
+		gerr_printf(err, errlen, "othello: results cover %" PRIu64 " of %"
 		       PRIu64 " positions", at, n);
 		return GERR_VERIFY;
 	}
@@ -839,7 +826,7 @@ static int ow_finish(const json_t *params, const json_t *answer, char *err,
 	if (rc)
 		return rc;
 	if (!answer) {
-		seterr(err, errlen, "othello finish: no answer");
+		gerr_printf(err, errlen, "othello finish: no answer");
 		return GERR_INVAL;
 	}
 	const json_t *hist = json_object_get(answer, "hist");
@@ -847,7 +834,7 @@ static int ow_finish(const json_t *params, const json_t *answer, char *err,
 		total += (uint64_t)json_integer_value(json_array_get(hist, b));
 	if (total != j.n ||
 	    (uint64_t)json_integer_value(json_object_get(answer, "positions")) != j.n) {
-		seterr(err, errlen, "othello finish: %" PRIu64 " scores for %"
+		gerr_printf(err, errlen, "othello finish: %" PRIu64 " scores for %"
 		       PRIu64 " positions", total, j.n);
 		return GERR_VERIFY;
 	}
@@ -959,16 +946,16 @@ static int ow_export(const json_t *params, const json_t *answer,
 	if (rc)
 		return rc;
 	if (strcmp(what, "result") != 0) {
-		seterr(err, errlen, "othello: no export '%s'", what);
+		gerr_printf(err, errlen, "othello: no export '%s'", what);
 		return GERR_INVAL;
 	}
 	if (!answer) {
-		seterr(err, errlen, "othello: no results yet");
+		gerr_printf(err, errlen, "othello: no results yet");
 		return GERR_NOTFOUND;
 	}
 	rc = slices(answer, j.n, &s, &k, err, errlen);
 	if (rc) {
-		seterr(err, errlen, "othello: the job is not finished");
+		gerr_printf(err, errlen, "othello: the job is not finished");
 		return GERR_STATE;
 	}
 	if (j.file) {
@@ -976,7 +963,7 @@ static int ow_export(const json_t *params, const json_t *answer,
 		size_t blen = 0;
 		rc = rd->fetch(rd->opaque, j.input, &blob, &blen);
 		if (rc) {
-			seterr(err, errlen, "othello: cannot read the input: %s",
+			gerr_printf(err, errlen, "othello: cannot read the input: %s",
 			       gerr_str(rc));
 			goto out;
 		}
@@ -996,7 +983,7 @@ static int ow_export(const json_t *params, const json_t *answer,
 		struct othello_res r;
 		rc = rd->fetch(rd->opaque, s[t].hash, &blob, &blen);
 		if (rc) {
-			seterr(err, errlen, "othello: cannot read result %.16s: %s",
+			gerr_printf(err, errlen, "othello: cannot read result %.16s: %s",
 			       s[t].hash, gerr_str(rc));
 			goto out;
 		}
@@ -1006,7 +993,7 @@ static int ow_export(const json_t *params, const json_t *answer,
 			goto out;
 		if (r.begin != s[t].begin || r.count != s[t].count) {
 			othello_res_clear(&r);
-			seterr(err, errlen, "othello: result %.16s is for another "
+			gerr_printf(err, errlen, "othello: result %.16s is for another "
 			       "slice", s[t].hash);
 			rc = GERR_CORRUPT;
 			goto out;

@@ -11,4 +11,4 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$corpus"/. "$work"/ 2>/dev/null || true
 "$bin" -seed="$seed" -runs="$runs" -max_len=65536 -rss_limit_mb=2048 \
-	-timeout=10 -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 "$work"
+	-timeout=120 -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 "$work"

@@ -1,0 +1,458 @@
+/* sudoku.cu - the 4x3 per-gangster kernel behind sudoku_cuda.h.
+ *
+ * W(g) / 2 = sum over outer pairs o (59,858 per set), b2 and b3 (346 each)
+ * of line1[j1] * line2[j2], where line1 = T row of band 1 (fixed by o and
+ * the gangster's box 2 code c2 and b2), j1 = band 1's box 3 code in T's
+ * coordinates (fixed by o, c3 and b3); line2/j2 likewise for band 2.
+ *
+ * Layout: a block takes a chunk of up to 16 gangsters that share c2 (one
+ * "c2 group" is cut into chunks) and a slice of the outer pairs. Per outer
+ * pair it builds the two permutation tables in shared memory, the 346 line
+ * numbers of band 1 and band 2, and per warp the (j1, j2) pairs of its two
+ * gangsters (11 per lane, packed in registers; padding points at column K,
+ * which is 0 in every row). Then for each b2 the block copies the two
+ * 23 KB lines into shared memory (16-byte loads) and every lane does 11
+ * gathers-multiply-adds per gangster: each line load serves 16 x 346
+ * multiply-adds. Sums of 11 products stay below 2^60 (band counts < 2^28,
+ * checked), then fold into 128-bit accumulators; a block ends with a warp
+ * reduction and two 64-bit atomics per gangster (carry from the returned
+ * old value, so the 128-bit sum is exact in any order). */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "gerr.h"
+}
+#include "sudoku.h"
+#include "sudoku_cuda.h"
+
+#define WARPS 8
+#define THREADS (WARPS * 32)
+#define GPW 2
+#define GPB (WARPS * GPW)
+#define NB 346
+#define NBL 11 /* ceil(346 / 32) */
+#define KMAX 5775
+#define KPAD 5776
+#define TARGET_BLOCKS 8192
+
+struct chunk {
+	uint32_t g0;  /* offset in the call's gangster list */
+	uint16_t n;   /* gangsters, <= GPB */
+	uint16_t c2;
+};
+
+struct sudoku_cuda {
+	int device, poisoned;
+	cudaStream_t stream;
+	cudaEvent_t ev0, ev1;
+	char name[320];
+	const struct sudoku_setup *S; /* loaded setup (identity) */
+	uint32_t *d_T;
+	uint16_t *d_masks, *d_rgs, *d_cb, *d_cd;
+	uint32_t *d_pw;
+	int set; /* loaded set, -1 none */
+	struct sudoku_outer *d_outer;
+	uint32_t nouter;
+	/* per call */
+	uint16_t *d_gc3;
+	struct chunk *d_chunks;
+	unsigned long long *d_acc;
+	uint32_t cap_g, cap_c;
+	uint16_t *h_gc3;
+	struct chunk *h_chunks;
+	unsigned long long *h_acc;
+};
+
+__device__ __forceinline__ uint32_t dev_apply(const uint16_t (*masks)[SUDOKU_MAXC],
+					      const uint32_t *pw,
+					      const uint16_t *rgs,
+					      const struct sudoku_pmap *pm,
+					      uint32_t x)
+{
+	uint32_t a = sudoku_pmap_mask(pm, __ldg(&masks[x][0]));
+	uint32_t b = sudoku_pmap_mask(pm, __ldg(&masks[x][1]));
+	uint32_t c = sudoku_pmap_mask(pm, __ldg(&masks[x][2]));
+	uint32_t la = a & -a, lb = b & -b, lc = c & -c;
+	uint32_t ra = (la > lb) + (la > lc), rb = (lb > la) + (lb > lc),
+		 rc = (lc > la) + (lc > lb);
+	return __ldg(&rgs[ra * __ldg(&pw[a]) + rb * __ldg(&pw[b]) +
+			  rc * __ldg(&pw[c])]);
+}
+
+__global__ void __launch_bounds__(THREADS)
+w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
+	 const uint32_t *__restrict__ pw, const uint16_t *__restrict__ rgs,
+	 const uint16_t *__restrict__ cb, const uint16_t *__restrict__ cd,
+	 const struct sudoku_outer *__restrict__ outer, uint32_t nouter,
+	 const struct chunk *__restrict__ chunks,
+	 const uint16_t *__restrict__ gc3, unsigned long long *acc_out,
+	 uint32_t K, uint32_t Kp)
+{
+	__shared__ __align__(16) uint32_t line[2][KPAD];
+	__shared__ struct sudoku_pmap pm[2];
+	__shared__ uint16_t li[2][NB];
+	const struct chunk ch = chunks[blockIdx.x];
+	const uint32_t tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+	const uint32_t per = (nouter + gridDim.y - 1) / gridDim.y;
+	const uint32_t o0 = blockIdx.y * per;
+	const uint32_t o1 = min(nouter, o0 + per);
+	unsigned long long lo[GPW], hi[GPW];
+	uint32_t pk[GPW][NBL];
+
+#pragma unroll
+	for (int q = 0; q < GPW; q++)
+		lo[q] = hi[q] = 0;
+	for (uint32_t o = o0; o < o1; o++) {
+		const struct sudoku_outer *e = &outer[o];
+		__syncthreads();
+		{
+			/* 256 threads: table t / 64 (p1 lo, p1 hi, p2 lo, p2 hi) */
+			uint32_t tb = tid >> 6, v = tid & 63, r = 0;
+			const uint8_t *p = (tb < 2) ? e->p1.p : e->p2.p;
+			uint32_t base = (tb & 1) ? 6 : 0;
+			for (int s = 0; s < 6; s++)
+				if ((v >> s & 1) && base + s < SUDOKU_MAXN)
+					r |= 1u << p[base + s];
+			if (tb & 1)
+				pm[tb >> 1].hi[v] = (uint16_t)r;
+			else
+				pm[tb >> 1].lo[v] = (uint16_t)r;
+		}
+		__syncthreads();
+		for (uint32_t b = tid; b < NB; b += THREADS) {
+			li[0][b] = (uint16_t)(e->n1 * K +
+				dev_apply(masks, pw, rgs, &pm[0], cb[ch.c2 * NB + b]));
+			li[1][b] = (uint16_t)(e->n2 * K +
+				dev_apply(masks, pw, rgs, &pm[1], cd[ch.c2 * NB + b]));
+		}
+#pragma unroll
+		for (int q = 0; q < GPW; q++) {
+			uint32_t gi = warp * GPW + q;
+			uint32_t c3 = gi < ch.n ? gc3[ch.g0 + gi] : 0;
+#pragma unroll
+			for (int i = 0; i < NBL; i++) {
+				uint32_t b = lane + 32 * i;
+				if (gi < ch.n && b < NB) {
+					uint32_t j1 = dev_apply(masks, pw, rgs, &pm[0], cb[c3 * NB + b]);
+					uint32_t j2 = dev_apply(masks, pw, rgs, &pm[1], cd[c3 * NB + b]);
+					pk[q][i] = j1 | j2 << 16;
+				} else {
+					pk[q][i] = K | K << 16;
+				}
+			}
+		}
+		__syncthreads();
+		for (uint32_t b2 = 0; b2 < NB; b2++) {
+			const uint4 *s1 = (const uint4 *)(T + (size_t)li[0][b2] * Kp);
+			const uint4 *s2 = (const uint4 *)(T + (size_t)li[1][b2] * Kp);
+			uint4 *d1 = (uint4 *)line[0], *d2 = (uint4 *)line[1];
+			for (uint32_t i = tid; i < Kp / 4; i += THREADS) {
+				d1[i] = __ldg(&s1[i]);
+				d2[i] = __ldg(&s2[i]);
+			}
+			__syncthreads();
+#pragma unroll
+			for (int q = 0; q < GPW; q++) {
+				unsigned long long s = 0;
+#pragma unroll
+				for (int i = 0; i < NBL; i++)
+					s += (unsigned long long)line[0][pk[q][i] & 0xffff] *
+					     line[1][pk[q][i] >> 16];
+				lo[q] += s;
+				hi[q] += lo[q] < s;
+			}
+			__syncthreads();
+		}
+	}
+#pragma unroll
+	for (int q = 0; q < GPW; q++) {
+		uint32_t gi = warp * GPW + q;
+		unsigned long long l = lo[q], h = hi[q];
+		for (int off = 16; off; off >>= 1) {
+			unsigned long long ol = __shfl_down_sync(0xffffffffu, l, off);
+			unsigned long long oh = __shfl_down_sync(0xffffffffu, h, off);
+			l += ol;
+			h += oh + (l < ol);
+		}
+		if (lane == 0 && gi < ch.n) {
+			unsigned long long *a = acc_out + 2 * (size_t)(ch.g0 + gi);
+			unsigned long long old = atomicAdd(a, l);
+			atomicAdd(a + 1, h + (old + l < old));
+		}
+	}
+}
+
+static int fail(struct sudoku_cuda *ctx, cudaError_t e, const char *what,
+		char *err, size_t errlen)
+{
+	if (ctx)
+		ctx->poisoned = 1;
+	snprintf(err, errlen, "sudoku cuda: %s: %s", what, cudaGetErrorString(e));
+	return GERR_DEVICE;
+}
+
+#define CK(call, what)                                              \
+	do {                                                        \
+		cudaError_t e_ = (call);                            \
+		if (e_ != cudaSuccess)                              \
+			return fail(ctx, e_, what, err, errlen);    \
+	} while (0)
+
+extern "C" int sudoku_cuda_device_count(void)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess)
+		return 0;
+	return n;
+}
+
+extern "C" int sudoku_cuda_open(int index, struct sudoku_cuda **ret,
+				char *err, size_t errlen)
+{
+	struct sudoku_cuda *ctx;
+	cudaDeviceProp prop;
+	int n = sudoku_cuda_device_count();
+
+	if (index < 0 || index >= n) {
+		snprintf(err, errlen, "sudoku cuda: no device %d (%d found)",
+			 index, n);
+		return GERR_UNSUPPORTED;
+	}
+	ctx = (struct sudoku_cuda *)calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return GERR_NOMEM;
+	ctx->device = index;
+	ctx->set = -1;
+	cudaError_t e = cudaSetDevice(index);
+	if (e == cudaSuccess)
+		e = cudaGetDeviceProperties(&prop, index);
+	if (e == cudaSuccess)
+		e = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
+	if (e == cudaSuccess)
+		e = cudaEventCreate(&ctx->ev0);
+	if (e == cudaSuccess)
+		e = cudaEventCreate(&ctx->ev1);
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "sudoku cuda: open: %s",
+			 cudaGetErrorString(e));
+		sudoku_cuda_close(ctx);
+		return GERR_DEVICE;
+	}
+	snprintf(ctx->name, sizeof(ctx->name), "%s (%d SMs)", prop.name,
+		 prop.multiProcessorCount);
+	*ret = ctx;
+	return 0;
+}
+
+static void free_tables(struct sudoku_cuda *ctx)
+{
+	cudaFree(ctx->d_T);
+	cudaFree(ctx->d_masks);
+	cudaFree(ctx->d_rgs);
+	cudaFree(ctx->d_cb);
+	cudaFree(ctx->d_cd);
+	cudaFree(ctx->d_pw);
+	cudaFree(ctx->d_outer);
+	ctx->d_T = NULL;
+	ctx->d_masks = ctx->d_rgs = ctx->d_cb = ctx->d_cd = NULL;
+	ctx->d_pw = NULL;
+	ctx->d_outer = NULL;
+	ctx->S = NULL;
+	ctx->set = -1;
+}
+
+extern "C" void sudoku_cuda_close(struct sudoku_cuda *ctx)
+{
+	if (!ctx)
+		return;
+	cudaSetDevice(ctx->device);
+	free_tables(ctx);
+	cudaFree(ctx->d_gc3);
+	cudaFree(ctx->d_chunks);
+	cudaFree(ctx->d_acc);
+	free(ctx->h_gc3);
+	free(ctx->h_chunks);
+	free(ctx->h_acc);
+	if (ctx->ev0)
+		cudaEventDestroy(ctx->ev0);
+	if (ctx->ev1)
+		cudaEventDestroy(ctx->ev1);
+	if (ctx->stream)
+		cudaStreamDestroy(ctx->stream);
+	free(ctx);
+}
+
+extern "C" int sudoku_cuda_device_name(struct sudoku_cuda *ctx, char *buf,
+				       size_t len)
+{
+	snprintf(buf, len, "%s", ctx->name);
+	return 0;
+}
+
+template <typename X>
+static cudaError_t upload(X **d, const void *h, size_t bytes, cudaStream_t st)
+{
+	cudaError_t e = cudaMalloc((void **)d, bytes);
+	if (e == cudaSuccess)
+		e = cudaMemcpyAsync(*d, h, bytes, cudaMemcpyHostToDevice, st);
+	return e;
+}
+
+static int load_setup(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
+		      char *err, size_t errlen)
+{
+	size_t nrgs = 1;
+	if (ctx->S == S)
+		return 0;
+	free_tables(ctx);
+	for (int i = 0; i < S->N; i++)
+		nrgs *= 3;
+	CK(upload(&ctx->d_T, S->T, S->Tlen * sizeof(uint32_t), ctx->stream), "T");
+	CK(upload(&ctx->d_masks, S->masks, (size_t)S->K * sizeof(*S->masks), ctx->stream), "masks");
+	CK(upload(&ctx->d_rgs, S->rgs2code, nrgs * sizeof(uint16_t), ctx->stream), "rgs");
+	CK(upload(&ctx->d_pw, S->pw, sizeof(S->pw), ctx->stream), "pw");
+	CK(upload(&ctx->d_cb, S->cb, (size_t)S->K * NB * sizeof(uint16_t), ctx->stream), "cb");
+	CK(upload(&ctx->d_cd, S->cd, (size_t)S->K * NB * sizeof(uint16_t), ctx->stream), "cd");
+	CK(cudaStreamSynchronize(ctx->stream), "upload");
+	ctx->S = S;
+	return 0;
+}
+
+static int load_set(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
+		    uint32_t set, char *err, size_t errlen)
+{
+	struct sudoku_outer *o = NULL;
+	uint32_t n = 0;
+	int rc;
+
+	if (ctx->set == (int)set)
+		return 0;
+	cudaFree(ctx->d_outer);
+	ctx->d_outer = NULL;
+	ctx->set = -1;
+	rc = sudoku_outer_build(S, set, &o, &n);
+	if (rc) {
+		snprintf(err, errlen, "sudoku cuda: outer pairs: %s", gerr_str(rc));
+		return rc;
+	}
+	cudaError_t e = upload(&ctx->d_outer, o, (size_t)n * sizeof(*o), ctx->stream);
+	if (e == cudaSuccess)
+		e = cudaStreamSynchronize(ctx->stream);
+	free(o);
+	if (e != cudaSuccess)
+		return fail(ctx, e, "outer", err, errlen);
+	ctx->nouter = n;
+	ctx->set = (int)set;
+	return 0;
+}
+
+extern "C" int sudoku_cuda_w(struct sudoku_cuda *ctx,
+			     const struct sudoku_setup *S, uint32_t from,
+			     uint32_t to, uint64_t (*w)[2],
+			     float *ret_kernel_ms, char *err, size_t errlen)
+{
+	uint32_t ng = to - from, nch = 0, R1, set;
+	int rc;
+
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "sudoku cuda: context poisoned by an earlier error");
+		return GERR_DEVICE;
+	}
+	if (S->R != 4 || S->C != 3 || !S->T || S->K != KMAX || S->Kp != KPAD ||
+	    S->ncompat != NB || from >= to || to > S->ngang) {
+		snprintf(err, errlen, "sudoku cuda: only 4x3 with tables, "
+			 "and a non-empty range");
+		return GERR_INVAL;
+	}
+	if (S->max_cnt >= (1u << 28)) {
+		snprintf(err, errlen, "sudoku cuda: band counts need %u < 2^28",
+			 S->max_cnt);
+		return GERR_UNSUPPORTED;
+	}
+	set = sudoku_set_of(S, from);
+	if (sudoku_set_of(S, to - 1) != set) {
+		snprintf(err, errlen, "sudoku cuda: range crosses a set");
+		return GERR_INVAL;
+	}
+	CK(cudaSetDevice(ctx->device), "set device");
+	rc = load_setup(ctx, S, err, errlen);
+	if (rc == 0)
+		rc = load_set(ctx, S, set, err, errlen);
+	if (rc)
+		return rc;
+	if (ng > ctx->cap_g) {
+		cudaFree(ctx->d_gc3);
+		cudaFree(ctx->d_chunks);
+		cudaFree(ctx->d_acc);
+		ctx->d_gc3 = NULL;
+		ctx->d_chunks = NULL;
+		ctx->d_acc = NULL;
+		free(ctx->h_gc3);
+		free(ctx->h_chunks);
+		free(ctx->h_acc);
+		ctx->h_gc3 = (uint16_t *)malloc(ng * sizeof(uint16_t));
+		ctx->h_chunks = (struct chunk *)malloc(ng * sizeof(struct chunk));
+		ctx->h_acc = (unsigned long long *)malloc(2 * (size_t)ng * 8);
+		if (!ctx->h_gc3 || !ctx->h_chunks || !ctx->h_acc) {
+			ctx->cap_g = 0;
+			return GERR_NOMEM;
+		}
+		CK(cudaMalloc(&ctx->d_gc3, ng * sizeof(uint16_t)), "alloc");
+		CK(cudaMalloc(&ctx->d_chunks, ng * sizeof(struct chunk)), "alloc");
+		CK(cudaMalloc(&ctx->d_acc, 2 * (size_t)ng * 8), "alloc");
+		ctx->cap_g = ng;
+	}
+	R1 = (uint32_t)S->R - 1;
+	for (uint32_t i = 0; i < ng;) {
+		uint16_t c2 = S->gang_tuple[(size_t)(from + i) * R1 + 1];
+		uint32_t j = i;
+		while (j < ng && j - i < GPB &&
+		       S->gang_tuple[(size_t)(from + j) * R1 + 1] == c2)
+			j++;
+		ctx->h_chunks[nch].g0 = i;
+		ctx->h_chunks[nch].n = (uint16_t)(j - i);
+		ctx->h_chunks[nch].c2 = c2;
+		nch++;
+		i = j;
+	}
+	for (uint32_t i = 0; i < ng; i++)
+		ctx->h_gc3[i] = S->gang_tuple[(size_t)(from + i) * R1 + 2];
+	CK(cudaMemcpyAsync(ctx->d_gc3, ctx->h_gc3, ng * sizeof(uint16_t),
+			   cudaMemcpyHostToDevice, ctx->stream), "copy");
+	CK(cudaMemcpyAsync(ctx->d_chunks, ctx->h_chunks, nch * sizeof(struct chunk),
+			   cudaMemcpyHostToDevice, ctx->stream), "copy");
+	CK(cudaMemsetAsync(ctx->d_acc, 0, 2 * (size_t)ng * 8, ctx->stream), "memset");
+	uint32_t slices = (TARGET_BLOCKS + nch - 1) / nch;
+	if (slices > ctx->nouter)
+		slices = ctx->nouter;
+	if (slices > 65535)
+		slices = 65535;
+	if (slices < 1)
+		slices = 1;
+	dim3 grid(nch, slices);
+	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
+	w_kernel<<<grid, THREADS, 0, ctx->stream>>>(
+		ctx->d_T, (const uint16_t(*)[SUDOKU_MAXC])ctx->d_masks, ctx->d_pw,
+		ctx->d_rgs, ctx->d_cb, ctx->d_cd, ctx->d_outer, ctx->nouter,
+		ctx->d_chunks, ctx->d_gc3, ctx->d_acc, S->K, S->Kp);
+	CK(cudaGetLastError(), "launch");
+	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
+	CK(cudaMemcpyAsync(ctx->h_acc, ctx->d_acc, 2 * (size_t)ng * 8,
+			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+	CK(cudaStreamSynchronize(ctx->stream), "kernel");
+	if (ret_kernel_ms)
+		CK(cudaEventElapsedTime(ret_kernel_ms, ctx->ev0, ctx->ev1), "timer");
+	for (uint32_t i = 0; i < ng; i++) {
+		unsigned long long l = ctx->h_acc[2 * i], h = ctx->h_acc[2 * i + 1];
+		if (h >> 63) {
+			snprintf(err, errlen, "sudoku cuda: W overflows 128 bits");
+			return GERR_INVAL;
+		}
+		w[i][0] = l << 1;
+		w[i][1] = h << 1 | l >> 63;
+	}
+	return 0;
+}

@@ -1,0 +1,168 @@
+/* test_sudoku_gpu.c - the Sudoku 4x3 kernel against the CPU path, bit for
+ * bit, on gangsters of two GangSets (a c2 group boundary included), the 4x3
+ * band-count invariants, and one lease through the workload's run on CUDA,
+ * then verify (which recounts a gangster on the CPU). Exits 77 without a
+ * GPU. Prints the setup time (all cores). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gerr.h"
+#include "sudoku/sudoku.h"
+#include "sudoku/sudoku_cuda.h"
+#include "sudoku/sudoku_wide.h"
+#include "workload.h"
+
+extern const struct workload sudoku_workload;
+
+static int failures;
+#define CHECK(cond)                                                        \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "%s:%d: check failed: %s\n",       \
+				__FILE__, __LINE__, #cond);                \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void compare(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
+		    uint32_t from, uint32_t to, int threads)
+{
+	uint64_t(*g)[2] = calloc(to - from, 16), (*c)[2] = calloc(to - from, 16);
+	char err[WL_ERRLEN] = "";
+	float ms = 0;
+	double t0 = now(), t1;
+	int rc = sudoku_cuda_w(ctx, S, from, to, g, &ms, err, sizeof(err));
+
+	if (rc)
+		fprintf(stderr, "cuda: %s\n", err);
+	CHECK(rc == 0);
+	t1 = now();
+	CHECK(sudoku_w_cpu(S, NULL, 0, from, to, threads, c) == 0);
+	printf("gangsters [%u, %u): gpu %.1f ms (%.1f ms wall), cpu %.1f s on %d threads\n",
+	       from, to, ms, (t1 - t0) * 1e3, now() - t1, threads);
+	for (uint32_t i = 0; i < to - from; i++) {
+		if (g[i][0] != c[i][0] || g[i][1] != c[i][1])
+			fprintf(stderr, "gangster %u: gpu (%llu, %llu) cpu (%llu, %llu)\n",
+				from + i, (unsigned long long)g[i][1],
+				(unsigned long long)g[i][0],
+				(unsigned long long)c[i][1],
+				(unsigned long long)c[i][0]);
+		CHECK(g[i][0] == c[i][0] && g[i][1] == c[i][1]);
+		CHECK(g[i][0] % 2 == 0 && (g[i][0] | g[i][1]) != 0);
+	}
+	printf("  W(%u) = %llu (+ %llu * 2^64)\n", from,
+	       (unsigned long long)c[0][0], (unsigned long long)c[0][1]);
+	free(g);
+	free(c);
+}
+
+static void io_progress(void *o, uint64_t d) { (void)o; (void)d; }
+static int io_due(void *o) { (void)o; return 0; }
+static int io_ckpt(void *o, const void *b, size_t l, uint64_t u)
+{ (void)o; (void)b; (void)l; (void)u; return 0; }
+static int io_stop(void *o) { (void)o; return 0; }
+
+int main(void)
+{
+	struct sudoku_cuda *ctx = NULL;
+	const struct sudoku_setup *S = NULL;
+	char err[WL_ERRLEN] = "", name[160];
+	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	double t0;
+
+	if (sudoku_cuda_device_count() < 1) {
+		printf("no CUDA device: skipped\n");
+		return 77;
+	}
+	if (sudoku_cuda_open(0, &ctx, err, sizeof(err)) != 0) {
+		fprintf(stderr, "open: %s\n", err);
+		return 77;
+	}
+	if (threads < 1)
+		threads = 1;
+	sudoku_cuda_device_name(ctx, name, sizeof(name));
+	printf("device: %s, cpu threads %d\n", name, threads);
+	t0 = now();
+	if (sudoku_setup_cached(4, 3, SUDOKU_BUILD_T, threads, &S, err,
+				sizeof(err)) != 0) {
+		fprintf(stderr, "setup: %s\n", err);
+		return 1;
+	}
+	printf("setup (gangsters, band counts, T) %.1f s on %d threads\n",
+	       now() - t0, threads);
+	{
+		struct u256 cs = u256_of(0, 0), mc = u256_of(0, 0);
+		char b1[U256_DECLEN], b2[U256_DECLEN];
+		for (uint32_t g = 0; g < S->ngang; g++) {
+			struct u256 c = u256_of(S->cnt[g], 0), m = u256_of(S->members[g], 0);
+			u256_add(&cs, &c);
+			u256_mul_u64(&m, S->cnt[g]);
+			u256_add(&mc, &m);
+		}
+		u256_to_dec(&cs, b1);
+		u256_to_dec(&mc, b2);
+		printf("sum of band counts %s, of members x band count %s, max %u\n",
+		       b1, b2, S->max_cnt);
+		CHECK(strcmp(b1, "9977652472") == 0);
+		CHECK(strcmp(b2, "12657519098855424") == 0);
+		CHECK(S->max_cnt < (1u << 28));
+	}
+	compare(ctx, S, S->set_start[8], S->set_start[8] + 4, threads);
+	{
+		/* a stretch of set 3 across a c2 group boundary */
+		uint32_t a = S->set_start[3] + 100, b;
+		while (S->gang_tuple[(size_t)a * 3 + 1] == S->gang_tuple[(size_t)(a + 1) * 3 + 1])
+			a++;
+		a = a > 3 ? a - 3 : a;
+		b = a + 8;
+		compare(ctx, S, a, b, threads);
+	}
+	/* one lease through the workload on CUDA, then verify */
+	{
+		const struct workload *W = &sudoku_workload;
+		json_t *args = json_pack("{s:s}", "box", "3x4"), *p = NULL,
+		       *spec = NULL, *cur = NULL;
+		uint64_t units;
+		struct wl_run_io io = { NULL, io_progress, io_due, io_ckpt, io_stop, NULL };
+		struct wl_device dev = { WL_DEVICE_CUDA, 0, threads, ctx };
+		void *res = NULL;
+		size_t len = 0;
+		CHECK(W->parse_params(args, &p, &units, err, sizeof(err)) == 0);
+		CHECK(W->carve(p, NULL, NULL, 24, &spec, &units, &cur) == 0);
+		t0 = now();
+		int rc = W->run(p, spec, NULL, 0, &dev, &io, &res, &len, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "run: %s\n", err);
+		CHECK(rc == 0);
+		printf("workload lease of %llu gangsters on CUDA: %.2f s\n",
+		       (unsigned long long)units, now() - t0);
+		t0 = now();
+		rc = W->verify(p, spec, res, len, 12345, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "verify: %s\n", err);
+		CHECK(rc == 0);
+		printf("verify (one gangster recounted on CPU): %.2f s\n", now() - t0);
+		free(res);
+		json_decref(args);
+		json_decref(p);
+		json_decref(spec);
+		json_decref(cur);
+	}
+	sudoku_cuda_close(ctx);
+	if (failures) {
+		fprintf(stderr, "%d checks failed\n", failures);
+		return 1;
+	}
+	printf("all checks passed\n");
+	return 0;
+}

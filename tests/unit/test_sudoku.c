@@ -1,0 +1,482 @@
+/* test_sudoku.c - the Sudoku workload: wide integers, box parsing, every
+ * small shape against its known total, the 4x3 gangster enumeration
+ * invariants, formats, parameters, carving (4x3 coverage and alignment),
+ * run/verify/merge/finish/render on the small shapes, and refusal of
+ * corrupted results. The 4x3 band counts and T (a minute of 16 cores) are
+ * exercised by tests/gpu/test_sudoku_gpu.c and tools/bench_sudoku. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gerr.h"
+#include "sudoku/sudoku.h"
+#include "sudoku/sudoku_count.h"
+#include "sudoku/sudoku_format.h"
+#include "sudoku/sudoku_wide.h"
+#include "workload.h"
+
+extern const struct workload sudoku_workload;
+static const struct workload *W = &sudoku_workload;
+
+/* ---- wide integers ------------------------------------------------------- */
+
+static void test_wide(void **state)
+{
+	struct u256 a = u256_of(UINT64_MAX, 0), b = u256_of(1, 0), c, d;
+	char buf[U256_DECLEN];
+
+	(void)state;
+	assert_int_equal(u256_add(&a, &b), 0);
+	assert_true(a.w[0] == 0 && a.w[1] == 1);
+	u256_to_dec(&a, buf);
+	assert_string_equal(buf, "18446744073709551616");
+	assert_int_equal(u256_from_dec("340282366920938463463374607431768211456", &c), 0);
+	assert_true(c.w[0] == 0 && c.w[1] == 0 && c.w[2] == 1 && c.w[3] == 0);
+	assert_int_equal(u256_bits(&c), 129);
+	/* 2^255 * 2 overflows, 2^255 + 2^255 too */
+	d = u256_of(0, 0);
+	d.w[3] = 1ull << 63;
+	c = d;
+	assert_int_equal(u256_mul_u64(&c, 2), 1);
+	c = d;
+	assert_int_equal(u256_add(&c, &d), 1);
+	assert_int_equal(u256_mul(&d, &d, &c), 1);
+	/* (2^64 + 3)(2^64 + 5) = 2^128 + 8 * 2^64 + 15 */
+	a = u256_of(3, 1);
+	b = u256_of(5, 1);
+	assert_int_equal(u256_mul(&a, &b, &c), 0);
+	assert_true(c.w[0] == 15 && c.w[1] == 8 && c.w[2] == 1 && c.w[3] == 0);
+	/* the 4x3 total round-trips and has 156 bits */
+	assert_int_equal(u256_from_dec("81171437193104932746936103027318645818654720000", &a), 0);
+	assert_int_equal(u256_bits(&a), 156);
+	u256_to_dec(&a, buf);
+	assert_string_equal(buf, "81171437193104932746936103027318645818654720000");
+	b = a;
+	assert_int_equal(u256_div_u64(&b, 479001600), 0); /* 12! divides it */
+	assert_int_equal(u256_mul_u64(&b, 479001600), 0);
+	assert_int_equal(u256_cmp(&a, &b), 0);
+	assert_int_equal(u256_from_dec("", &a), -1);
+	assert_int_equal(u256_from_dec("12a", &a), -1);
+	assert_int_equal(u256_from_dec("2315841784746323908471419700173758157065399693312811280789151680158262592339840", &a), -1);
+	u256_to_dec(&(struct u256){ { 0, 0, 0, 0 } }, buf);
+	assert_string_equal(buf, "0");
+	/* factor of 4x3: 6^4 * 5775 * 24^3 */
+	assert_int_equal(sudoku_factor(4, 3, 5775, &a), 0);
+	u256_to_dec(&a, buf);
+	assert_string_equal(buf, "103464345600");
+}
+
+static void test_parse_box(void **state)
+{
+	char err[WL_ERRLEN];
+	int R, C;
+
+	(void)state;
+	assert_int_equal(sudoku_parse_box("4x3", &R, &C, err, sizeof(err)), 0);
+	assert_true(R == 4 && C == 3);
+	assert_int_equal(sudoku_parse_box("3x4", &R, &C, err, sizeof(err)), 0);
+	assert_true(R == 4 && C == 3);
+	assert_int_equal(sudoku_parse_box("2x5", &R, &C, err, sizeof(err)), 0);
+	assert_true(R == 5 && C == 2);
+	assert_int_equal(sudoku_parse_box("2x3", &R, &C, err, sizeof(err)), 0);
+	assert_true(R == 2 && C == 3);
+	assert_int_equal(sudoku_parse_box("3x2", &R, &C, err, sizeof(err)), 0);
+	assert_true(R == 3 && C == 2);
+	assert_int_equal(sudoku_parse_box(" 3 X 3 ", &R, &C, err, sizeof(err)), 0);
+	assert_int_equal(sudoku_parse_box("6x2", &R, &C, err, sizeof(err)),
+			 GERR_UNSUPPORTED);
+	assert_int_equal(sudoku_parse_box("4x4", &R, &C, err, sizeof(err)), GERR_INVAL);
+	assert_int_equal(sudoku_parse_box("1x9", &R, &C, err, sizeof(err)), GERR_INVAL);
+	assert_int_equal(sudoku_parse_box("4x3x", &R, &C, err, sizeof(err)), GERR_INVAL);
+	assert_int_equal(sudoku_parse_box("four", &R, &C, err, sizeof(err)), GERR_INVAL);
+	assert_int_equal(sudoku_parse_box(NULL, &R, &C, err, sizeof(err)), GERR_INVAL);
+}
+
+/* ---- small shapes against the known totals ------------------------------- */
+
+static void total_of(const struct sudoku_setup *S, char *buf)
+{
+	struct u256 sum = u256_of(0, 0), f, tot;
+
+	for (uint32_t s = 0; s < S->nnodes; s++) {
+		uint32_t a = S->set_start[s], b = S->set_start[s + 1];
+		uint64_t(*w)[2];
+		if (a == b)
+			continue;
+		w = calloc(b - a, sizeof(*w));
+		assert_non_null(w);
+		if (S->C == 3)
+			assert_int_equal(sudoku_w_cpu(S, NULL, 0, a, b, 2, w), 0);
+		for (uint32_t g = a; g < b; g++) {
+			struct u256 t;
+			assert_int_equal(sudoku_term(S->members[g], S->cnt[g],
+						     w[g - a], S->C, &t), 0);
+			assert_int_equal(u256_add(&sum, &t), 0);
+		}
+		free(w);
+	}
+	assert_int_equal(sudoku_factor(S->R, S->C, S->K, &f), 0);
+	assert_int_equal(u256_mul(&f, &sum, &tot), 0);
+	u256_to_dec(&tot, buf);
+}
+
+static void check_members(const struct sudoku_setup *S)
+{
+	struct u256 m = u256_of(0, 0), k = u256_of(1, 0);
+	for (uint32_t g = 0; g < S->ngang; g++) {
+		struct u256 t = u256_of(S->members[g], 0);
+		u256_add(&m, &t);
+	}
+	for (int i = 1; i < S->R; i++)
+		u256_mul_u64(&k, S->K);
+	assert_int_equal(u256_cmp(&m, &k), 0);
+}
+
+static void test_small_totals(void **state)
+{
+	static const struct {
+		int R, C;
+		uint32_t K, gang;
+		const char *total;
+	} cases[] = {
+		{ 2, 2, 3, 0, "288" },
+		{ 3, 2, 10, 0, "28200960" },
+		{ 2, 3, 15, 0, "28200960" },
+		{ 4, 2, 35, 0, "29136487207403520" },
+		{ 3, 3, 280, 44, "6670903752021072936960" },
+	};
+	char err[WL_ERRLEN] = "", buf[U256_DECLEN];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sudoku_setup *S = NULL;
+		assert_int_equal(sudoku_setup_build(cases[i].R, cases[i].C,
+						    SUDOKU_BUILD_T, 2, &S, err,
+						    sizeof(err)), 0);
+		assert_int_equal(S->K, cases[i].K);
+		if (cases[i].gang)
+			assert_int_equal(S->ngang, cases[i].gang);
+		check_members(S);
+		total_of(S, buf);
+		assert_string_equal(buf, cases[i].total);
+		sudoku_setup_free(S);
+	}
+}
+
+/* The band count of a whole band equals all fillings / R!: check by brute
+ * force on 2x3 bands (2 rows of 6). */
+static void test_band_count_brute(void **state)
+{
+	struct sudoku_setup *S = NULL;
+	char err[WL_ERRLEN];
+
+	(void)state;
+	assert_int_equal(sudoku_setup_build(2, 3, 0, 1, &S, err, sizeof(err)), 0);
+	for (uint32_t c1 = 0; c1 < S->K; c1++) {
+		uint16_t codes[2] = { 0, (uint16_t)c1 };
+		/* rows: row 0 has one symbol per column of each box; fillings
+		 * = choose for each of the 6 columns which of its 2 symbols is
+		 * on top, row 0 a permutation of the 6 symbols */
+		uint64_t fill = 0;
+		for (uint32_t m = 0; m < 64; m++) {
+			uint32_t row0 = 0;
+			int ok = 1;
+			for (int j = 0; j < 2 && ok; j++)
+				for (int k = 0; k < 3; k++) {
+					uint32_t col = S->masks[codes[j]][k];
+					uint32_t lo = col & -col, hi = col & ~lo;
+					uint32_t top = (m >> (j * 3 + k) & 1) ? hi : lo;
+					if (row0 & top)
+						ok = 0;
+					row0 |= top;
+				}
+			if (ok && row0 == 63)
+				fill++;
+		}
+		assert_int_equal(sudoku_band_count(S, codes) * 2, fill);
+	}
+	sudoku_setup_free(S);
+}
+
+/* 4x3: enumeration only (about 2 s). */
+static void test_4x3_enumeration(void **state)
+{
+	const struct sudoku_setup *S = NULL;
+	char err[WL_ERRLEN] = "";
+	static const uint32_t sizes[9] = { 865, 11989, 10518, 63042, 54060,
+					   1259, 1273, 1519, 53 };
+
+	(void)state;
+	assert_int_equal(sudoku_setup_cached(4, 3, 0, 2, &S, err, sizeof(err)), 0);
+	assert_int_equal(S->K, 5775);
+	assert_int_equal(S->nnodes, 9);
+	assert_int_equal(S->ncompat, 346);
+	assert_int_equal(S->ngang, 144578);
+	check_members(S);
+	for (uint32_t s = 0; s < 9; s++)
+		assert_int_equal(S->set_start[s + 1] - S->set_start[s], sizes[s]);
+	/* the gangster of a random band reduces to a member of it */
+	{
+		uint16_t codes[4] = { 0, 1, 2, 3 };
+		uint32_t e = sudoku_reduce(S, codes);
+		assert_true(e < S->nred);
+		assert_true(S->red_gang[e] < S->ngang);
+		uint16_t sw[4] = { 0, 1, 3, 2 };
+		assert_int_equal(S->red_gang[sudoku_reduce(S, sw)], S->red_gang[e]);
+	}
+}
+
+/* ---- formats --------------------------------------------------------------- */
+
+static void test_format(void **state)
+{
+	uint64_t v[3][2] = { { 2, 0 }, { 4, 1 }, { UINT64_MAX, 7 } };
+	struct sudoku_res r = { 4, 3, 10, 13, 3, v }, d;
+	char err[WL_ERRLEN];
+	void *b;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(sudoku_res_encode(&r, 0, &b, &len), 0);
+	assert_int_equal(len, SUDOKU_HDR_LEN + 48);
+	assert_int_equal(sudoku_res_decode(b, len, 0, &d, err, sizeof(err)), 0);
+	assert_true(d.R == 4 && d.C == 3 && d.from == 10 && d.to == 13 && d.done == 3);
+	assert_memory_equal(d.v, v, sizeof(v));
+	free(d.v);
+	assert_int_equal(sudoku_res_decode(b, len - 1, 0, &d, err, sizeof(err)), GERR_CORRUPT);
+	assert_int_equal(sudoku_res_decode(b, len, 1, &d, err, sizeof(err)), GERR_CORRUPT);
+	((uint8_t *)b)[20] = 2; /* done != to - from */
+	assert_int_equal(sudoku_res_decode(b, len, 0, &d, err, sizeof(err)), GERR_CORRUPT);
+	((uint8_t *)b)[20] = 3;
+	((uint8_t *)b)[16] = 0xff; /* to out of range */
+	assert_int_equal(sudoku_res_decode(b, len, 0, &d, err, sizeof(err)), GERR_CORRUPT);
+	free(b);
+	r.done = 1;
+	assert_int_equal(sudoku_res_encode(&r, 0, &b, &len), GERR_INVAL);
+	assert_int_equal(sudoku_res_encode(&r, 1, &b, &len), 0);
+	assert_int_equal(sudoku_res_decode(b, len, 1, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.done, 1);
+	free(d.v);
+	free(b);
+}
+
+/* ---- the workload ------------------------------------------------------------ */
+
+static json_t *params_of(const char *box, uint64_t *units)
+{
+	char err[WL_ERRLEN] = "";
+	json_t *args = json_pack("{s:s}", "box", box), *p = NULL;
+	assert_int_equal(W->parse_params(args, &p, units, err, sizeof(err)), 0);
+	json_decref(args);
+	return p;
+}
+
+static void test_parse_params(void **state)
+{
+	char err[WL_ERRLEN];
+	json_t *p = NULL, *a;
+	uint64_t u;
+
+	(void)state;
+	p = params_of("3x4", &u);
+	assert_string_equal(json_string_value(json_object_get(p, "box")), "4x3");
+	assert_int_equal(u, 144578);
+	json_decref(p);
+	p = params_of("2x2", &u);
+	assert_int_equal(u, 1);
+	json_decref(p);
+	a = json_pack("{s:s, s:s}", "box", "3x3", "seed", "1");
+	assert_int_equal(W->parse_params(a, &p, &u, err, sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "unknown parameter"));
+	json_decref(a);
+	a = json_object();
+	assert_int_equal(W->parse_params(a, &p, &u, err, sizeof(err)), GERR_INVAL);
+	json_decref(a);
+	a = json_pack("{s:s}", "box", "5x5");
+	assert_int_equal(W->parse_params(a, &p, &u, err, sizeof(err)), GERR_INVAL);
+	json_decref(a);
+	a = json_pack("{s:s}", "box", "2x6");
+	assert_int_equal(W->parse_params(a, &p, &u, err, sizeof(err)), GERR_UNSUPPORTED);
+	json_decref(a);
+	a = json_pack("{s:i}", "box", 4);
+	assert_int_equal(W->parse_params(a, &p, &u, err, sizeof(err)), GERR_INVAL);
+	json_decref(a);
+	assert_int_equal(W->parse_params(NULL, &p, &u, err, sizeof(err)), GERR_INVAL);
+}
+
+static void test_carve_4x3(void **state)
+{
+	const struct sudoku_setup *S = NULL;
+	char err[WL_ERRLEN];
+	uint64_t u, units, covered = 0, n = 0;
+	json_t *p = params_of("4x3", &u), *cur = NULL;
+
+	(void)state;
+	assert_int_equal(sudoku_setup_cached(4, 3, 0, 2, &S, err, sizeof(err)), 0);
+	for (;;) {
+		json_t *spec = NULL, *nc = NULL;
+		int rc = W->carve(p, cur, NULL, n % 3 ? 0 : 1 + n % 200, &spec,
+				  &units, &nc);
+		if (rc == GERR_DONE)
+			break;
+		assert_int_equal(rc, 0);
+		uint64_t from = (uint64_t)json_integer_value(json_object_get(spec, "from"));
+		uint64_t to = (uint64_t)json_integer_value(json_object_get(spec, "to"));
+		json_int_t set = json_integer_value(json_object_get(spec, "set"));
+		assert_int_equal(from, covered);
+		assert_true(to > from && units == to - from);
+		assert_true(from >= S->set_start[set] && to <= S->set_start[set + 1]);
+		/* ends on a c2 group boundary or on a multiple of 16 in it */
+		if (to < S->set_start[set + 1] &&
+		    S->gang_tuple[to * 3 + 1] == S->gang_tuple[(to - 1) * 3 + 1])
+			assert_int_equal((to - from) % 16, 0);
+		covered = to;
+		n++;
+		json_decref(cur);
+		json_decref(spec);
+		cur = nc;
+	}
+	assert_int_equal(covered, 144578);
+	json_decref(cur);
+	json_decref(p);
+}
+
+struct fake_io {
+	uint64_t last;
+	int ckpts;
+};
+
+static void io_progress(void *o, uint64_t d)
+{
+	((struct fake_io *)o)->last = d;
+}
+static int io_due(void *o)
+{
+	(void)o;
+	return 1;
+}
+static int io_ckpt(void *o, const void *b, size_t l, uint64_t u)
+{
+	(void)b;
+	(void)l;
+	(void)u;
+	((struct fake_io *)o)->ckpts++;
+	return 0;
+}
+static int io_stop(void *o)
+{
+	(void)o;
+	return 0;
+}
+
+static void test_workload_small(void **state)
+{
+	static const char *boxes[] = { "2x2", "2x3", "3x2", "2x4", "3x3" };
+	static const char *totals[] = { "288", "28200960", "28200960",
+					"29136487207403520",
+					"6670903752021072936960" };
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		char err[WL_ERRLEN] = "";
+		uint64_t u, units;
+		json_t *p = params_of(boxes[i], &u), *spec = NULL, *cur = NULL,
+		       *ans = NULL, *spec2 = NULL, *cur2 = NULL;
+		struct fake_io fio = { 0, 0 };
+		struct wl_run_io io = { &fio, io_progress, io_due, io_ckpt,
+					io_stop, NULL };
+		struct wl_device dev = { WL_DEVICE_CPU, 0, 2, NULL };
+		void *res = NULL;
+		size_t len;
+		char *text;
+
+		assert_int_equal(W->carve(p, NULL, NULL, 0, &spec, &units, &cur), 0);
+		assert_int_equal(units, 1);
+		assert_int_equal(W->carve(p, cur, NULL, 0, &spec2, &units, &cur2),
+				 GERR_DONE);
+		assert_int_equal(W->run(p, spec, NULL, 0, &dev, &io, &res, &len,
+					err, sizeof(err)), 0);
+		assert_int_equal(fio.last, 1);
+		assert_int_equal(W->verify(p, spec, res, len, 7, err, sizeof(err)), 0);
+		/* a flipped V is caught (odd, or a recount/band count mismatch) */
+		((uint8_t *)res)[SUDOKU_HDR_LEN] ^= 2;
+		assert_int_equal(W->verify(p, spec, res, len, 7, err, sizeof(err)),
+				 GERR_VERIFY);
+		((uint8_t *)res)[SUDOKU_HDR_LEN] ^= 2;
+		assert_int_equal(W->verify(p, spec, res, len - 16, 7, err,
+					   sizeof(err)), GERR_VERIFY);
+		assert_int_equal(W->merge(p, NULL, spec, res, len, NULL, &ans), 0);
+		/* merging the same lease twice is refused */
+		json_t *ans2 = NULL;
+		assert_int_equal(W->merge(p, ans, spec, res, len, NULL, &ans2),
+				 GERR_INVAL);
+		assert_int_equal(W->finish(p, ans, err, sizeof(err)), 0);
+		assert_string_equal(json_string_value(json_object_get(ans, "total")),
+				    totals[i]);
+		text = W->render_text(p, ans);
+		assert_non_null(strstr(text, totals[i]));
+		free(text);
+		/* a tampered total fails finish */
+		json_object_set_new(ans, "total", json_string("1"));
+		assert_int_equal(W->finish(p, ans, err, sizeof(err)), GERR_VERIFY);
+		/* a checkpoint for another lease is refused */
+		{
+			uint64_t v[1][2] = { { 0, 0 } };
+			struct sudoku_res r = { 4, 3, 0, 5, 1, v };
+			void *ck;
+			size_t cl;
+			assert_int_equal(sudoku_res_encode(&r, 1, &ck, &cl), 0);
+			assert_int_equal(W->check_checkpoint(p, spec, ck, cl, err,
+							     sizeof(err)), GERR_VERIFY);
+			free(ck);
+		}
+		free(res);
+		json_decref(ans);
+		json_decref(spec);
+		json_decref(cur);
+		json_decref(p);
+	}
+}
+
+static void test_bad_spec(void **state)
+{
+	char err[WL_ERRLEN];
+	uint64_t u;
+	json_t *p = params_of("3x3", &u);
+	json_t *spec = json_pack("{s:i, s:i, s:i}", "set", 0, "from", 0, "to", 3);
+	void *res = NULL;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(W->run(p, spec, NULL, 0, NULL, NULL, &res, &len, err,
+				sizeof(err)), GERR_INVAL);
+	json_decref(spec);
+	spec = json_pack("{s:i, s:i, s:i}", "set", -1, "from", 0, "to", 45);
+	assert_int_equal(W->run(p, spec, NULL, 0, NULL, NULL, &res, &len, err,
+				sizeof(err)), GERR_INVAL);
+	json_decref(spec);
+	json_decref(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wide),
+		cmocka_unit_test(test_parse_box),
+		cmocka_unit_test(test_small_totals),
+		cmocka_unit_test(test_band_count_brute),
+		cmocka_unit_test(test_4x3_enumeration),
+		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_parse_params),
+		cmocka_unit_test(test_carve_4x3),
+		cmocka_unit_test(test_workload_small),
+		cmocka_unit_test(test_bad_spec),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

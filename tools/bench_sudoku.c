@@ -1,0 +1,139 @@
+/* bench_sudoku.c - time the Sudoku 4x3 setup and kernel.
+ *
+ * usage: bench_sudoku [-s set] [-o offset] [-n gangsters] [-r runs]
+ *                     [-t threads] [-c cpu_gangsters]
+ *
+ * Setup: the gangster enumeration alone, then the full setup (enumeration,
+ * 144,578 band counts, T) on `threads` threads. GPU: W of gangsters
+ * [set_start + offset, + n) with kernel time by CUDA events, after one
+ * warm-up call that also uploads T and the set's outer pairs; the median
+ * of the runs. Rate: multiply-adds = n x 59,858 x 346 x 346 (the half sum
+ * the kernel does). CPU: the same on cpu_gangsters gangsters (default 1).
+ * Default range: set 1, offsets 242..482 (240 gangsters). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gerr.h"
+#include "sudoku/sudoku.h"
+#include "sudoku/sudoku_cuda.h"
+#include "workload.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmpf(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+	uint32_t set = 1, off = 242, n = 240, cpu_n = 1;
+	int runs = 3, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt;
+	char err[WL_ERRLEN] = "", name[160] = "cpu";
+	struct sudoku_setup *E = NULL;
+	const struct sudoku_setup *S = NULL;
+	struct sudoku_cuda *ctx = NULL;
+	double t0, te, tf, mads;
+
+	while ((opt = getopt(argc, argv, "s:o:n:r:t:c:")) != -1) {
+		switch (opt) {
+		case 's': set = (uint32_t)atoi(optarg); break;
+		case 'o': off = (uint32_t)atoi(optarg); break;
+		case 'n': n = (uint32_t)atoi(optarg); break;
+		case 'r': runs = atoi(optarg); break;
+		case 't': threads = atoi(optarg); break;
+		case 'c': cpu_n = (uint32_t)atoi(optarg); break;
+		default:
+			fprintf(stderr, "usage: %s [-s set] [-o offset] [-n gangsters] "
+				"[-r runs] [-t threads] [-c cpu_gangsters]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (threads < 1)
+		threads = 1;
+	if (runs < 1 || runs > 64)
+		runs = 3;
+	t0 = now();
+	if (sudoku_setup_build(4, 3, 0, threads, &E, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	te = now() - t0;
+	sudoku_setup_free(E);
+	t0 = now();
+	if (sudoku_setup_cached(4, 3, SUDOKU_BUILD_T, threads, &S, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	tf = now() - t0;
+	printf("setup on %d threads: enumeration %.2f s (144,578 gangsters), "
+	       "full (enumeration, band counts, T %.2f GB) %.2f s\n", threads, te,
+	       S->Tlen * 4e-9, tf);
+	if (set >= S->nnodes || S->set_start[set] + off >= S->set_start[set + 1]) {
+		fprintf(stderr, "no such range\n");
+		return 2;
+	}
+	uint32_t from = S->set_start[set] + off, to = from + n;
+	if (to > S->set_start[set + 1])
+		to = S->set_start[set + 1];
+	n = to - from;
+	{
+		struct sudoku_outer *o;
+		uint32_t no;
+		t0 = now();
+		sudoku_outer_build(S, set, &o, &no);
+		printf("per-set table (outer pairs of set %u): %u pairs, %.3f s\n",
+		       set, no, now() - t0);
+		free(o);
+		mads = (double)n * no * S->ncompat * S->ncompat;
+	}
+	uint64_t(*w)[2] = calloc(n, 16);
+	if (sudoku_cuda_device_count() > 0 &&
+	    sudoku_cuda_open(0, &ctx, err, sizeof(err)) == 0) {
+		float ms[64];
+		sudoku_cuda_device_name(ctx, name, sizeof(name));
+		t0 = now();
+		if (sudoku_cuda_w(ctx, S, from, from + 1, w, NULL, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			return 1;
+		}
+		printf("device %s: upload of T and set tables + 1 gangster %.2f s\n",
+		       name, now() - t0);
+		for (int r = 0; r < runs; r++) {
+			if (sudoku_cuda_w(ctx, S, from, to, w, &ms[r], err, sizeof(err))) {
+				fprintf(stderr, "%s\n", err);
+				return 1;
+			}
+			printf("  run %d: %.1f ms\n", r, ms[r]);
+		}
+		qsort(ms, (size_t)runs, sizeof(float), cmpf);
+		float med = ms[runs / 2];
+		printf("GPU gangsters [%u, %u) (set %u, offsets %u..%u): %.2f ms per "
+		       "gangster (median of %d), %.3e multiply-adds/s\n", from, to, set,
+		       off, off + n, med / n, runs, mads / (med * 1e-3));
+		sudoku_cuda_close(ctx);
+	} else {
+		printf("no CUDA device\n");
+	}
+	if (cpu_n) {
+		if (cpu_n > n)
+			cpu_n = n;
+		t0 = now();
+		sudoku_w_cpu(S, NULL, 0, from, from + cpu_n, threads, w);
+		double t = now() - t0;
+		printf("CPU %u gangster(s) on %d threads: %.2f s per gangster, "
+		       "%.3e multiply-adds/s\n", cpu_n, threads, t / cpu_n,
+		       mads / n * cpu_n / t);
+	}
+	free(w);
+	return 0;
+}
