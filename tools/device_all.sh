@@ -1,0 +1,25 @@
+#!/bin/sh
+# One call on the GPU machine for every workload: build with CUDA, then per
+# workload its GPU test (CUDA vs CPU, bit for bit) and its benchmarks, bare
+# and end to end through gpud. Logs go to $OUT, one file per workload.
+# Usage (device tool, carry .debs): sh tools/device_all.sh
+set -u
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+for f in .debs/*.deb; do dpkg -x "$f" /; done
+ldconfig
+{ nvidia-smi -L; nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv; nproc; git log --oneline -1; } > "$out/device.txt" 2>&1
+cat "$out/device.txt"
+meson setup build-gpu -Dcuda=enabled > "$out/build.log" 2>&1 && ninja -C build-gpu >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+echo "build ok"
+t() { name=$1; shift; echo "== $*" >> "$out/$name.txt"; timeout "$@" >> "$out/$name.txt" 2>&1; echo "rc=$?" >> "$out/$name.txt"; }
+t graveler 300 build-gpu/tests/gpu/test_graveler_gpu
+t graveler 120 build-gpu/tools/bench_graveler -r 15 -c 0
+BUILD=build-gpu t graveler 200 sh tools/bench_gpud.sh 1e13 cuda:0
+t officers 300 build-gpu/tests/gpu/test_officers_gpu
+t officers 200 sh tools/bench_officers_gpud.sh 400000000 67108864
+t othello 300 build-gpu/tests/gpu/test_othello_gpu
+t othello 120 build-gpu/tools/bench_othello -r 3 -c 0.05
+BUILD=build-gpu t othello 120 sh tools/bench_othello_gpud.sh
+t sudoku 400 build-gpu/tests/gpu/test_sudoku_gpu
+grep -hE "rc=|kernel|end to end|values/s|positions/s|per gangster|PASS|FAIL|ok$|passed|failed" "$out"/*.txt | head -80
