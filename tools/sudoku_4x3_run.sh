@@ -29,7 +29,7 @@ if [ -z "$job" ]; then
 	echo "submitted job $job"
 fi
 "$build/worker/gpuworker" --connect "$(cat "$data/gpud.addr")" --token-file "$data/local-worker.token" \
-	--device cuda:0 --checkpoint-interval 30 --log-level info 2>> "$work/worker.log" &
+	--device "${DEVICE:-cuda:0}" --checkpoint-interval 30 --log-level info 2>> "$work/worker.log" &
 worker=$!
 end=$(( $(date +%s) + secs ))
 while [ "$(date +%s)" -lt "$end" ]; do
@@ -38,10 +38,12 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 5
 done
 $ctl status "$job"
+if [ "$($ctl status "$job" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["state"])')" = done ]; then
+	$ctl result "$job"
+fi
 kill -TERM "$worker"; wait "$worker"
 kill -TERM "$gpud"; wait "$gpud"
 echo "stopped cleanly; packing the data directory"
-"$build/daemon/gpud" --version >/dev/null
 tar -C "$work" -czf "$out" data
 ls -la "$out"
 tail -3 "$work/worker.log"

@@ -28,10 +28,28 @@
 
 #define BLOCK 128
 
+/* Kernel variants (othello_cuda_set_variant): the search (0: the first one,
+ * oth_search_v0; else oth_search_leaf with that leaf size) and the fewest
+ * resident blocks per SM asked of the register allocator (0: none). */
+#define NVAR 4
+struct oth_variant {
+	int leaf, minb;
+	const char *name;
+};
+static const struct oth_variant variants[NVAR] = {
+	{0, 0, "v0: first search (frames down to 1 empty, old root rule)"},
+	{2, 0, "leaf 2: solve2 + last1 leaves, cheaper root rule"},
+	{3, 0, "leaf 3: solve3/solve2/last1 leaves, cheaper root rule"},
+	{3, 8, "leaf 3, capped at 64 registers (8 blocks/SM)"},
+};
+#define DEFAULT_VAR OTHELLO_CUDA_VARIANT /* leaf 2, oth_search_shallow */
+
 struct othello_cuda {
 	int device;
 	int poisoned;
-	int grid, sms, max_per_sm;
+	int sms, blocks;      /* blocks per SM asked for, 0: as many as fit */
+	int variant;          /* index into variants[] */
+	int max_per_sm[NVAR]; /* resident blocks per SM of each variant */
 	cudaStream_t stream;
 	cudaEvent_t ev0, ev1;
 	uint64_t *d_P, *d_O;
@@ -43,8 +61,11 @@ struct othello_cuda {
 	char name[256];
 };
 
-template <bool GEN>
-__global__ void __launch_bounds__(BLOCK)
+/* LEAF: 0 the first search (oth_search_v0, the benchmark's baseline),
+ * else oth_search_leaf with that leaf; MINB: resident blocks per SM the
+ * register allocation must allow (0: no bound). */
+template <bool GEN, int LEAF, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB)
 oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
 	   uint64_t seed, int empties, uint64_t begin, unsigned n,
 	   uint8_t *__restrict__ out, unsigned long long *ctr)
@@ -64,7 +85,8 @@ oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
 			O = gO[i];
 		}
 		int mv;
-		int v = oth_search_shallow(P, O, &mv, &nodes);
+		int v = LEAF == 0 ? oth_search_v0(P, O, &mv, &nodes)
+				  : oth_search_leaf(P, O, &mv, &nodes, LEAF);
 		out[2 * i] = (uint8_t)(v + 64);
 		out[2 * i + 1] = (uint8_t)mv;
 	}
@@ -76,6 +98,21 @@ oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
 }
 
 /* ---- host side -------------------------------------------------------- */
+
+typedef void (*oth_kernel_fn)(const uint64_t *, const uint64_t *, uint64_t,
+			      int, uint64_t, unsigned, uint8_t *,
+			      unsigned long long *);
+
+static oth_kernel_fn kernel_of(int gen, int var)
+{
+	static const oth_kernel_fn k[2][NVAR] = {
+		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,
+		 oth_kernel<false, 3, 0>, oth_kernel<false, 3, 8>},
+		{oth_kernel<true, 0, 0>, oth_kernel<true, 2, 0>,
+		 oth_kernel<true, 3, 0>, oth_kernel<true, 3, 8>},
+	};
+	return k[gen ? 1 : 0][var];
+}
 
 static int fail(struct othello_cuda *ctx, cudaError_t e, const char *what,
 		char *err, size_t errlen)
@@ -150,21 +187,18 @@ static int open_ctx(struct othello_cuda *ctx, int index, char *err,
 	CK(cudaMallocHost(&ctx->h_ctr, 2 * sizeof(unsigned long long)),
 	   "pinned memory");
 	/* Local memory is the stack: prefer L1 over shared memory. */
-	CK(cudaFuncSetAttribute(oth_kernel<true>,
-				cudaFuncAttributePreferredSharedMemoryCarveout,
-				0), "carveout");
-	CK(cudaFuncSetAttribute(oth_kernel<false>,
-				cudaFuncAttributePreferredSharedMemoryCarveout,
-				0), "carveout");
-	CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm,
-							 oth_kernel<true>,
-							 BLOCK, 0),
-	   "occupancy");
-	if (per_sm < 1)
-		per_sm = 1;
+	for (int v = 0; v < NVAR; v++) {
+		for (int g = 0; g < 2; g++)
+			CK(cudaFuncSetAttribute(
+				   kernel_of(g, v),
+				   cudaFuncAttributePreferredSharedMemoryCarveout,
+				   0), "carveout");
+		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+			   &per_sm, kernel_of(1, v), BLOCK, 0), "occupancy");
+		ctx->max_per_sm[v] = per_sm < 1 ? 1 : per_sm;
+	}
 	ctx->sms = prop.multiProcessorCount;
-	ctx->max_per_sm = per_sm;
-	ctx->grid = per_sm * prop.multiProcessorCount;
+	ctx->variant = DEFAULT_VAR;
 	return 0;
 }
 
@@ -199,13 +233,33 @@ extern "C" int othello_cuda_device_name(struct othello_cuda *ctx, char *buf,
 	return 0;
 }
 
+static int blocks_per_sm(const struct othello_cuda *ctx)
+{
+	int max = ctx->max_per_sm[ctx->variant];
+
+	return ctx->blocks < 1 || ctx->blocks > max ? max : ctx->blocks;
+}
+
 extern "C" int othello_cuda_set_blocks_per_sm(struct othello_cuda *ctx,
 					     int blocks)
 {
-	if (blocks < 1 || blocks > ctx->max_per_sm)
-		blocks = ctx->max_per_sm;
-	ctx->grid = blocks * ctx->sms;
-	return blocks;
+	ctx->blocks = blocks < 1 ? 0 : blocks;
+	return blocks_per_sm(ctx);
+}
+
+extern "C" int othello_cuda_set_variant(struct othello_cuda *ctx,
+				       int variant)
+{
+	if (variant < 0)
+		ctx->variant = DEFAULT_VAR;
+	else if (variant < NVAR)
+		ctx->variant = variant;
+	return ctx->variant;
+}
+
+extern "C" const char *othello_cuda_variant_name(int variant)
+{
+	return variant >= 0 && variant < NVAR ? variants[variant].name : NULL;
 }
 
 static int run(struct othello_cuda *ctx, int gen, uint64_t seed,
@@ -242,12 +296,13 @@ static int run(struct othello_cuda *ctx, int gen, uint64_t seed,
 	CK(cudaMemsetAsync(ctx->d_ctr, 0, 2 * sizeof(unsigned long long),
 			   ctx->stream), "memset");
 	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
+	int grid = blocks_per_sm(ctx) * ctx->sms;
 	if (gen)
-		oth_kernel<true><<<ctx->grid, BLOCK, 0, ctx->stream>>>(
+		kernel_of(1, ctx->variant)<<<grid, BLOCK, 0, ctx->stream>>>(
 			NULL, NULL, seed, empties, begin, (unsigned)n,
 			ctx->d_out, ctx->d_ctr);
 	else
-		oth_kernel<false><<<ctx->grid, BLOCK, 0, ctx->stream>>>(
+		kernel_of(0, ctx->variant)<<<grid, BLOCK, 0, ctx->stream>>>(
 			ctx->d_P, ctx->d_O, 0, 0, 0, (unsigned)n, ctx->d_out,
 			ctx->d_ctr);
 	CK(cudaGetLastError(), "launch");

@@ -59,6 +59,15 @@ int othello_cuda_device_name(struct othello_cuda *ctx, char *buf, size_t len);
  * as many as fit, the default). Fewer threads keep more of each stack in
  * L1. Returns the blocks per multiprocessor now used. */
 int othello_cuda_set_blocks_per_sm(struct othello_cuda *ctx, int blocks);
+/* Benchmark knob: the kernel variant, 0 .. (the first index whose
+ * othello_cuda_variant_name is NULL) - 1; -1: the default,
+ * OTHELLO_CUDA_VARIANT. Every variant gives the same scores and moves; an
+ * index out of range leaves the setting as it is. Returns the variant now
+ * used. Variant names (static strings) say what differs; NULL past the
+ * last, and always without CUDA. */
+#define OTHELLO_CUDA_VARIANT 1
+int othello_cuda_set_variant(struct othello_cuda *ctx, int variant);
+const char *othello_cuda_variant_name(int variant);
 
 #ifdef __cplusplus
 }

@@ -61,3 +61,16 @@ int othello_cuda_set_blocks_per_sm(struct othello_cuda *ctx, int blocks)
 	(void)blocks;
 	return GERR_UNSUPPORTED;
 }
+
+int othello_cuda_set_variant(struct othello_cuda *ctx, int variant)
+{
+	(void)ctx;
+	(void)variant;
+	return GERR_UNSUPPORTED;
+}
+
+const char *othello_cuda_variant_name(int variant)
+{
+	(void)variant;
+	return NULL;
+}

@@ -11,17 +11,22 @@
  * of a warp in the same few basic blocks (expand a node, or take a child's
  * value), which bounds divergence to the length of one iteration.
  *
- * The search: fail-soft negamax alpha-beta. Move order: at 7 or more
- * empties, fastest first (fewest opponent replies, corners first on ties);
- * below, parity (squares of quadrants with an odd number of empties first)
- * then a static order (corners, then edges and inner squares, then the
- * squares next to corners). A pass is handled inside the frame (the window
- * is negated and the value negated on return), so the stack depth is at
- * most the number of empties. One empty is solved without a frame.
+ * The search (oth_search_shallow = oth_search_leaf with OTH_LEAF 2, the
+ * kernel's default variant): fail-soft negamax alpha-beta. Move order: at
+ * 7 or more empties, fastest first (fewest opponent replies, corners first
+ * on ties); below, parity (squares of quadrants with an odd number of
+ * empties first) then a static order (corners, then edges and inner
+ * squares, then the squares next to corners). A pass is handled inside the
+ * frame (the window is negated and the value negated on return), so the
+ * stack depth is at most the number of empties. Nodes with `leaf` or fewer
+ * empties go to straight-line leaf solvers (oth_solve3, oth_solve2,
+ * oth_last1_at) without a frame or a move generation.
  *
- * Root rule (othello.h, "best move"): the root searches every move with
- * the window (best - 1, 65), so a later move that ties the best is found
- * exact and the lowest square wins.
+ * Root rule (othello.h, "best move"): a root move on a square below the
+ * best move so far is searched with the window (best - 1, 65), so a tie is
+ * found exact and the lower square wins; one above with (best, 65). The
+ * first version, oth_search_v0 (kept as the kernel's variant 0), searched
+ * every root move with (best - 1, 65).
  */
 #ifndef GPUD_OTHELLO_SEARCH_H
 #define GPUD_OTHELLO_SEARCH_H
@@ -108,9 +113,11 @@ OTH_HD int oth_pick(uint64_t P, uint64_t O, uint64_t moves)
 	return oth_ctz(m);
 }
 
-/* Exact score and best move (root rule) of (P, O) with at most
- * OTHELLO_SHALLOW_MAX empties. *nodes is incremented per node. */
-OTH_HD int oth_search_shallow(uint64_t P0, uint64_t O0, int *ret_move,
+/* The first version of the search (one frame per node down to two empties,
+ * every root move searched with the window (best - 1, 65), fastest first
+ * re-evaluated at every pick): kept as the benchmark's baseline (kernel
+ * variant 0). Same answers as oth_search_shallow. */
+OTH_HD int oth_search_v0(uint64_t P0, uint64_t O0, int *ret_move,
 			      uint64_t *nodes)
 {
 	struct oth_frame st[OTH_STACK];
@@ -201,6 +208,262 @@ OTH_HD int oth_search_shallow(uint64_t P0, uint64_t O0, int *ret_move,
 			goto descend;
 		}
 	}
+}
+
+/* ---- the search the kernel runs ---------------------------------------- */
+
+/* Leaf solvers for the last three empties: no move generation (the
+ * candidate squares are the empties themselves, a move is legal when it
+ * flips something), no frame; straight-line code the compiler keeps in
+ * registers. Fail-soft alpha-beta like the frames above them. Each call
+ * and each last-empty evaluation counts one node. */
+
+/* One empty square sq left: play it (or the opponent does, or nobody). */
+OTH_HD int oth_last1_at(uint64_t P, uint64_t O, int sq)
+{
+	int p = oth_popcount(P);
+	int n = oth_popcount(oth_flips(P, O, sq));
+
+	if (n)
+		return 2 * (p + n + 1) - 64;
+	n = oth_popcount(oth_flips(O, P, sq));
+	if (n)
+		return 2 * (p - n) - 64;
+	/* p + o = 63: no draw; the empty goes to the winner. */
+	return p > 31 ? 2 * p - 62 : 2 * p - 64;
+}
+
+/* Loops below run once per candidate square with one call site each, so
+ * the inlined leaf code stays small (the kernel's instruction cache, its
+ * registers); the host compiler unrolls them anyway. */
+#if defined(__CUDA_ARCH__)
+#define OTH_NO_UNROLL _Pragma("unroll 1")
+#else
+#define OTH_NO_UNROLL
+#endif
+
+/* Two empties x1, x2, tried in that order. */
+OTH_HD int oth_solve2(uint64_t P, uint64_t O, int alpha, int beta, int x1,
+		      int x2, unsigned *n)
+{
+	int best = -66, v, pass, k;
+	uint64_t f, t;
+
+	OTH_NO_UNROLL
+	for (pass = 0; pass < 2; pass++) {
+		++*n;
+		OTH_NO_UNROLL
+		for (k = 0; k < 2; k++) {
+			f = oth_flips(P, O, x1);
+			if (f) {
+				++*n;
+				v = -oth_last1_at(O & ~f, P | f | (1ull << x1),
+						  x2);
+				if (v > best) {
+					best = v;
+					if (v >= beta)
+						break;
+				}
+			}
+			v = x1; x1 = x2; x2 = v;
+		}
+		if (best > -66)
+			return pass ? -best : best;
+		/* P passes: the opponent's turn on the same board. */
+		t = P; P = O; O = t;
+		v = alpha; alpha = -beta; beta = -v;
+	}
+	return oth_final_score(P, O); /* swapped twice: P is P again */
+}
+
+/* Quadrant of a square: bit 0 the right half, bit 1 the upper half. */
+#define OTH_QUAD(sq) ((((sq) >> 2) & 1) | (((sq) >> 4) & 2))
+
+/* Three empties: the one alone in its quadrant first (parity), then the
+ * others in turn: (x1; x2, x3), (x2; x3, x1), (x3; x1, x2). */
+OTH_HD int oth_solve3(uint64_t P, uint64_t O, int alpha, int beta,
+		      unsigned *n)
+{
+	uint64_t E = ~(P | O), f, t;
+	int x1 = oth_ctz(E);
+	E &= E - 1;
+	int x2 = oth_ctz(E);
+	E &= E - 1;
+	int x3 = oth_ctz(E);
+	int q1 = OTH_QUAD(x1), q2 = OTH_QUAD(x2), q3 = OTH_QUAD(x3);
+	int best = -66, v, pass, k;
+
+	if (q1 == q2 && q1 != q3) { /* x3 alone */
+		v = x3; x3 = x2; x2 = x1; x1 = v;
+	} else if (q1 == q3 && q1 != q2) { /* x2 alone */
+		v = x2; x2 = x3; x3 = x1; x1 = v;
+	}
+	OTH_NO_UNROLL
+	for (pass = 0; pass < 2; pass++) {
+		++*n;
+		OTH_NO_UNROLL
+		for (k = 0; k < 3; k++) {
+			f = oth_flips(P, O, x1);
+			if (f) {
+				v = -oth_solve2(O & ~f, P | f | (1ull << x1),
+						-beta, -alpha, x2, x3, n);
+				if (v > best) {
+					best = v;
+					if (v > alpha) {
+						alpha = v;
+						if (alpha >= beta)
+							break;
+					}
+				}
+			}
+			v = x1; x1 = x2; x2 = x3; x3 = v;
+		}
+		if (best > -66)
+			return pass ? -best : best;
+		t = P; P = O; O = t;
+		v = alpha; alpha = -beta; beta = -v;
+	}
+	return oth_final_score(P, O);
+}
+
+/* A node with e <= 3 empties (not the root). */
+OTH_HD int oth_solve_small(uint64_t P, uint64_t O, int alpha, int beta,
+			   int e, unsigned *n)
+{
+	if (e == 3)
+		return oth_solve3(P, O, alpha, beta, n);
+	if (e == 2) {
+		uint64_t E = ~(P | O);
+		return oth_solve2(P, O, alpha, beta, oth_ctz(E),
+				  oth_ctz(E & (E - 1)), n);
+	}
+	++*n;
+	if (e == 1) {
+		uint64_t E = ~(P | O);
+		return oth_last1_at(P, O, oth_ctz(E));
+	}
+	return oth_final_score(P, O);
+}
+
+/* Exact score and best move (root rule) of (P, O) with at most
+ * OTHELLO_SHALLOW_MAX empties; *nodes is incremented per node. Nodes with
+ * `leaf` (1..3) or fewer empties go to the leaf solvers; the kernel's
+ * variants differ only in leaf, and all give the same answers.
+ *
+ * Root rule, cheaper than v0's: a root move on a square above the best
+ * move so far must beat the best score to matter, so it is searched with
+ * the window (best, 65); one below must reach it, (best - 1, 65). A tie
+ * found that way is exact (inside the window) and moves the best move to
+ * the lower square; a later improvement makes every earlier move lose. */
+OTH_HD int oth_search_leaf(uint64_t P0, uint64_t O0, int *ret_move,
+			   uint64_t *nodes, int leaf)
+{
+	struct oth_frame st[OTH_STACK];
+	int sp = 0, v, neg;
+	uint64_t P = P0, O = O0, m;
+	int alpha = -66, beta = 65;
+	unsigned n = 0;
+
+	for (;;) {
+		/* Enter the node (P, O, alpha, beta) at depth sp. */
+		if (sp > 0) {
+			int e = oth_popcount(~(P | O));
+			if (e <= leaf) {
+				v = oth_solve_small(P, O, alpha, beta, e, &n);
+				goto ret;
+			}
+		}
+		n++;
+		m = oth_moves(P, O);
+		neg = 0;
+		if (!m) {
+			uint64_t m2 = oth_moves(O, P);
+			if (!m2) {
+				v = oth_final_score(P, O);
+				if (sp == 0) {
+					*ret_move = OTHELLO_MOVE_NONE;
+					*nodes += n;
+					return v;
+				}
+				goto ret;
+			}
+			uint64_t t = P; P = O; O = t;
+			int a = alpha; alpha = -beta; beta = -a;
+			neg = 1;
+			m = m2;
+		}
+		{
+			struct oth_frame *f = &st[sp];
+			f->P = P;
+			f->O = O;
+			f->moves = m;
+			f->alpha = (int8_t)alpha;
+			f->beta = (int8_t)beta;
+			f->best = -66;
+			f->bm = sp == 0 && neg ? OTHELLO_MOVE_PASS
+					       : OTHELLO_MOVE_NONE;
+			f->neg = (int8_t)neg;
+		}
+	descend:
+		{
+			struct oth_frame *f = &st[sp];
+			int sq = oth_pick(f->P, f->O, f->moves);
+			uint64_t fl = oth_flips(f->P, f->O, sq);
+			int a = f->alpha;
+			f->moves &= ~(1ull << sq);
+			f->cur = (int8_t)sq;
+			P = f->O & ~fl;
+			O = f->P | fl | (1ull << sq);
+			if (sp == 0)
+				a = f->neg || sq > f->bm ? f->best
+							 : f->best - 1;
+			alpha = -f->beta;
+			beta = -a;
+			sp++;
+			continue;
+		}
+	ret:
+		/* v is the value of the node just left, at depth sp. */
+		for (;;) {
+			sp--;
+			struct oth_frame *f = &st[sp];
+			int val = -v;
+			if (sp == 0) {
+				if (val > f->best ||
+				    (val == f->best && f->cur < f->bm)) {
+					f->best = (int8_t)val;
+					f->bm = f->neg ? OTHELLO_MOVE_PASS : f->cur;
+				}
+			} else {
+				if (val > f->best)
+					f->best = (int8_t)val;
+				if (val > f->alpha)
+					f->alpha = (int8_t)val;
+			}
+			if (f->alpha >= f->beta || !f->moves) {
+				v = f->neg ? -f->best : f->best;
+				if (sp == 0) {
+					*ret_move = f->bm;
+					*nodes += n;
+					return v;
+				}
+				continue; /* return to the parent */
+			}
+			goto descend;
+		}
+	}
+}
+
+#ifndef OTH_LEAF
+#define OTH_LEAF 2
+#endif
+
+/* The kernel's default search (OTHELLO_CUDA_VARIANT: leaf 2 measured
+ * fastest on an H200, bench/othello.md), and othello_solve_shallow's. */
+OTH_HD int oth_search_shallow(uint64_t P0, uint64_t O0, int *ret_move,
+			      uint64_t *nodes)
+{
+	return oth_search_leaf(P0, O0, ret_move, nodes, OTH_LEAF);
 }
 
 #endif

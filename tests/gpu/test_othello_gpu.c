@@ -2,7 +2,8 @@
  * solvers: generated positions on the device against the same positions
  * generated and solved on the CPU (fast solver and the kernel's own code
  * compiled for the host), given positions of every empties count the GPU
- * takes, a whole lease through the workload's run (CUDA bytes == CPU
+ * takes, every kernel variant (othello_cuda_set_variant) on both, a whole
+ * lease through the workload's run (CUDA bytes == CPU
  * bytes, accepted by verify), and perft to depth 9. Exits 77 without a
  * GPU. */
 #include <stdio.h>
@@ -77,8 +78,9 @@ int main(void)
 						gm[i], cs[i], cm[i]);
 			}
 		CHECK(bad == 0);
-		/* The host build of the kernel's code, on a few. */
-		for (size_t i = 0; i < n; i += 97) {
+		/* The host build of the kernel's code, on a few (every one
+		 * up to 6 empties). */
+		for (size_t i = 0; i < n; i += e <= 6 ? 1 : 97) {
 			int mv;
 			int v = othello_solve_shallow(P[i], O[i], &mv, NULL);
 			CHECK(v == gs[i] && mv == gm[i]);
@@ -87,6 +89,26 @@ int main(void)
 		CHECK(othello_cuda_solve(ctx, P, O, n, cs, cm, NULL, NULL, err,
 					 sizeof(err)) == 0);
 		CHECK(memcmp(cs, gs, n) == 0 && memcmp(cm, gm, n) == 0);
+		/* Every kernel variant, generated and given: the same. */
+		for (int v = 0; othello_cuda_variant_name(v); v++) {
+			CHECK(othello_cuda_set_variant(ctx, v) == v);
+			CHECK(othello_cuda_solve_random(ctx, seed, e, begin, n,
+							cs, cm, NULL, NULL, err,
+							sizeof(err)) == 0);
+			size_t vbad = 0;
+			for (size_t i = 0; i < n; i++)
+				vbad += cs[i] != gs[i] || cm[i] != gm[i];
+			CHECK(othello_cuda_solve(ctx, P, O, n, cs, cm, NULL,
+						 NULL, err, sizeof(err)) == 0);
+			for (size_t i = 0; i < n; i++)
+				vbad += cs[i] != gs[i] || cm[i] != gm[i];
+			if (vbad)
+				fprintf(stderr, "e=%d variant %d (%s): %zu "
+					"differ\n", e, v,
+					othello_cuda_variant_name(v), vbad);
+			CHECK(vbad == 0);
+		}
+		CHECK(othello_cuda_set_variant(ctx, -1) == OTHELLO_CUDA_VARIANT);
 		printf("empties %2d: %zu positions, %s\n", e, n,
 		       bad ? "FAIL" : "ok");
 	}
