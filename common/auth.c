@@ -100,6 +100,7 @@ int auth_token_new(const char *name, char **ret_text,
 	memset(&tok, 0, sizeof(tok));
 	memcpy(tok.name, name, nlen + 1);
 	derive_key(secret, tok.key);
+	crypto_generichash(tok.stored, AUTH_KEY_LEN, tok.key, AUTH_KEY_LEN, NULL, 0);
 	sodium_memzero(secret, sizeof(secret));
 
 	*ret_text = text;
@@ -151,6 +152,7 @@ int auth_token_parse(const char *text, struct auth_token *ret_tok)
 	memcpy(tok.name, text, nlen);
 	tok.name[nlen] = '\0';
 	derive_key(secret, tok.key);
+	crypto_generichash(tok.stored, AUTH_KEY_LEN, tok.key, AUTH_KEY_LEN, NULL, 0);
 	sodium_memzero(secret, sizeof(secret));
 	*ret_tok = tok;
 	sodium_memzero(&tok, sizeof(tok));
@@ -349,13 +351,14 @@ void auth_random(void *buf, size_t len)
 		randombytes_buf(buf, len);
 }
 
-void auth_mac(const uint8_t key[AUTH_KEY_LEN],
-	      const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
-	      uint8_t out[AUTH_MAC_LEN])
+/* HMAC-SHA256(stored_key, nonce || name). */
+static void client_signature(const uint8_t stored[AUTH_KEY_LEN],
+			     const uint8_t nonce[AUTH_NONCE_LEN],
+			     const char *name, uint8_t out[AUTH_MAC_LEN])
 {
 	crypto_auth_hmacsha256_state st;
 
-	crypto_auth_hmacsha256_init(&st, key, AUTH_KEY_LEN);
+	crypto_auth_hmacsha256_init(&st, stored, AUTH_KEY_LEN);
 	crypto_auth_hmacsha256_update(&st, nonce, AUTH_NONCE_LEN);
 	if (name)
 		crypto_auth_hmacsha256_update(&st, (const uint8_t *)name,
@@ -364,18 +367,36 @@ void auth_mac(const uint8_t key[AUTH_KEY_LEN],
 	sodium_memzero(&st, sizeof(st));
 }
 
-int auth_mac_check(const uint8_t key[AUTH_KEY_LEN],
-		   const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
-		   const uint8_t mac[AUTH_MAC_LEN])
+void auth_proof(const uint8_t client_key[AUTH_KEY_LEN],
+		const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
+		uint8_t out[AUTH_MAC_LEN])
 {
-	uint8_t want[AUTH_MAC_LEN];
+	uint8_t stored[AUTH_KEY_LEN], sig[AUTH_MAC_LEN];
+
+	crypto_generichash(stored, sizeof(stored), client_key, AUTH_KEY_LEN,
+			   NULL, 0);
+	client_signature(stored, nonce, name, sig);
+	for (size_t i = 0; i < AUTH_MAC_LEN; i++)
+		out[i] = client_key[i] ^ sig[i];
+	sodium_memzero(sig, sizeof(sig));
+}
+
+int auth_proof_check(const uint8_t stored_key[AUTH_KEY_LEN],
+		     const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
+		     const uint8_t proof[AUTH_MAC_LEN])
+{
+	uint8_t sig[AUTH_MAC_LEN], client_key[AUTH_KEY_LEN], h[AUTH_KEY_LEN];
 	int r;
 
-	if (!key || !nonce || !mac || auth_name_valid(name) < 0)
+	if (!stored_key || !nonce || !proof || auth_name_valid(name) < 0)
 		return GERR_AUTH;
-	auth_mac(key, nonce, name, want);
-	r = sodium_memcmp(want, mac, AUTH_MAC_LEN) == 0 ? 0 : GERR_AUTH;
-	sodium_memzero(want, sizeof(want));
+	client_signature(stored_key, nonce, name, sig);
+	for (size_t i = 0; i < AUTH_MAC_LEN; i++)
+		client_key[i] = proof[i] ^ sig[i];
+	crypto_generichash(h, sizeof(h), client_key, sizeof(client_key), NULL, 0);
+	r = sodium_memcmp(h, stored_key, AUTH_KEY_LEN) == 0 ? 0 : GERR_AUTH;
+	sodium_memzero(client_key, sizeof(client_key));
+	sodium_memzero(sig, sizeof(sig));
 	return r;
 }
 

@@ -21,7 +21,8 @@
  *   HELLO      -> {"proto":1,"worker":name,"device":"cpu|cuda:N",
  *                  "workloads":[names],"cuda":bool,"threads":n}
  *   CHALLENGE  <- {"nonce":hex64}
- *   AUTH       -> {"mac":hex64}   HMAC-SHA256(key, nonce_bytes || worker)
+ *   AUTH       -> {"mac":hex64}   the proof of auth.h: client_key XOR
+ *                 HMAC-SHA256(stored_key, nonce_bytes || worker)
  *   WELCOME    <- {"worker_id":n,"heartbeat_s":n,"checkpoint_s":n}
  *   CLAIM      -> {"rate":units_per_s (0 unknown)}
  *   LEASE      <- {"lease":id,"epoch":e,"job":id,"workload":name,

@@ -281,7 +281,7 @@ static void auth_work(struct store *st, void *arg)
 
 	r->rc = store_token_get(st, r->name, key);
 	if (r->rc == 0)
-		r->rc = auth_mac_check(key, r->nonce, r->name, r->mac);
+		r->rc = auth_proof_check(key, r->nonce, r->name, r->mac);
 	if (r->rc == 0)
 		r->rc = store_worker_upsert(st, r->name, r->device, sched_now(),
 					    &r->worker_id);

@@ -606,7 +606,7 @@ static void workers_after(void *arg)
 static void token_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int rc = store_token_add(st, r->tok.name, r->tok.key, sched_now());
+	int rc = store_token_add(st, r->tok.name, r->tok.stored, sched_now());
 
 	if (rc == GERR_STATE) {
 		snprintf(r->err, sizeof(r->err), "a token named '%s' already exists",

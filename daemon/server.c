@@ -485,11 +485,11 @@ static void token_work(struct store *st, void *arg)
 	uint8_t key[AUTH_KEY_LEN];
 
 	if (store_token_get(st, r->tok.name, key) == 0 &&
-	    memcmp(key, r->tok.key, sizeof(key)) == 0) {
+	    memcmp(key, r->tok.stored, sizeof(key)) == 0) {
 		r->rc = 0;
 		return;
 	}
-	r->rc = store_token_add(st, r->tok.name, r->tok.key, sched_now());
+	r->rc = store_token_add(st, r->tok.name, r->tok.stored, sched_now());
 }
 
 static int local_token(struct gpud *d, struct store *st)

@@ -62,8 +62,10 @@ async def worker(host, port, name, secret, stop_at, hb_per_lease, st):
     await send(w, "HELLO", {"proto": 1, "worker": name, "device": "cpu", "workloads": ["graveler"],
                             "cuda": False, "threads": 1})
     nonce = bytes.fromhex((await expect(r, "CHALLENGE"))["nonce"])
-    key = hashlib.blake2b(b"gpud-token-v1" + secret, digest_size=32).digest()
-    await send(w, "AUTH", {"mac": hmac.new(key, nonce + name.encode(), hashlib.sha256).hexdigest()})
+    # proof = client_key XOR HMAC-SHA256(stored_key, nonce || name)
+    ck = hashlib.blake2b(b"gpud-token-v1" + secret, digest_size=32).digest()
+    sig = hmac.new(hashlib.blake2b(ck, digest_size=32).digest(), nonce + name.encode(), hashlib.sha256).digest()
+    await send(w, "AUTH", {"mac": bytes(a ^ b for a, b in zip(ck, sig)).hex()})
     await expect(r, "WELCOME")
     while time.monotonic() < stop_at:
         t0 = time.monotonic()

@@ -689,7 +689,7 @@ static int on_challenge(struct client *cl, const json_t *msg)
 	if (proto_get_str(msg, "nonce", 2 * AUTH_NONCE_LEN, &hex) < 0 ||
 	    auth_unhex(hex, nonce, sizeof(nonce)) < 0)
 		return GERR_PROTO;
-	auth_mac(cl->cfg->token->key, nonce, cl->cfg->token->name, mac);
+	auth_proof(cl->cfg->token->key, nonce, cl->cfg->token->name, mac);
 	auth_hex(mac, sizeof(mac), mac_hex);
 	if (send_frame(cl, PROTO_AUTH, json_pack("{s:s}", "mac", mac_hex),
 		       NULL, 0) == 0)

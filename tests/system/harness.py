@@ -250,9 +250,11 @@ class RawWorker:
         self.send_msg("HELLO", {"proto": 1, "worker": self.name, "device": "cpu",
                                 "workloads": self.workloads, "cuda": False, "threads": 1})
         msg, _ = self.expect("CHALLENGE")
-        key = hashlib.blake2b(b"gpud-token-v1" + self.secret, digest_size=32).digest()
-        mac = hmac.new(key, bytes.fromhex(msg["nonce"]) + self.name.encode(), hashlib.sha256).hexdigest()
-        self.send_msg("AUTH", {"mac": mac})
+        # proof = client_key XOR HMAC-SHA256(stored_key, nonce || name)
+        ck = hashlib.blake2b(b"gpud-token-v1" + self.secret, digest_size=32).digest()
+        stored = hashlib.blake2b(ck, digest_size=32).digest()
+        sig = hmac.new(stored, bytes.fromhex(msg["nonce"]) + self.name.encode(), hashlib.sha256).digest()
+        self.send_msg("AUTH", {"mac": bytes(a ^ b for a, b in zip(ck, sig)).hex()})
         return self.expect("WELCOME")[0]
 
     def closed(self, timeout=5):

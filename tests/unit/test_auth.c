@@ -150,40 +150,49 @@ static void test_mac(void **state)
 	(void)state;
 	assert_int_equal(auth_token_parse("w1:" SECRET_A, &t), 0);
 	auth_random(nonce, sizeof(nonce));
-	auth_mac(t.key, nonce, "w1", mac);
-	assert_int_equal(auth_mac_check(t.key, nonce, "w1", mac), 0);
+	auth_proof(t.key, nonce, "w1", mac);
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w1", mac), 0);
 
-	/* Matches a plain HMAC-SHA256(key, nonce || name). */
+	/* stored = BLAKE2b(client key); proof = client key XOR
+	 * HMAC-SHA256(stored, nonce || name). */
 	{
-		uint8_t msg[AUTH_NONCE_LEN + 2];
+		uint8_t msg[AUTH_NONCE_LEN + 2], h[32];
 
+		crypto_generichash(h, 32, t.key, AUTH_KEY_LEN, NULL, 0);
+		assert_memory_equal(h, t.stored, 32);
 		memcpy(msg, nonce, AUTH_NONCE_LEN);
 		memcpy(msg + AUTH_NONCE_LEN, "w1", 2);
-		crypto_auth_hmacsha256(mac2, msg, sizeof(msg), t.key);
+		crypto_auth_hmacsha256(mac2, msg, sizeof(msg), t.stored);
+		for (int i = 0; i < AUTH_MAC_LEN; i++)
+			mac2[i] ^= t.key[i];
 		assert_memory_equal(mac, mac2, AUTH_MAC_LEN);
 	}
+	/* What gpud stores does not log in: a proof made from the stored key
+	 * (as a database thief would) is refused. */
+	auth_proof(t.stored, nonce, "w1", mac2);
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w1", mac2), GERR_AUTH);
 
-	/* Every single-bit change in the MAC is refused. */
+	/* Every single-bit change in the proof is refused. */
 	for (int i = 0; i < AUTH_MAC_LEN * 8; i++) {
 		memcpy(mac2, mac, AUTH_MAC_LEN);
 		mac2[i / 8] ^= (uint8_t)(1u << (i % 8));
-		assert_int_equal(auth_mac_check(t.key, nonce, "w1", mac2),
+		assert_int_equal(auth_proof_check(t.stored, nonce, "w1", mac2),
 				 GERR_AUTH);
 	}
 	/* Other name, nonce or key. */
-	assert_int_equal(auth_mac_check(t.key, nonce, "w2", mac), GERR_AUTH);
-	assert_int_equal(auth_mac_check(t.key, nonce, "w1x", mac), GERR_AUTH);
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w2", mac), GERR_AUTH);
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w1x", mac), GERR_AUTH);
 	nonce[0] ^= 1;
-	assert_int_equal(auth_mac_check(t.key, nonce, "w1", mac), GERR_AUTH);
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w1", mac), GERR_AUTH);
 	nonce[0] ^= 1;
-	t.key[31] ^= 0x80;
-	assert_int_equal(auth_mac_check(t.key, nonce, "w1", mac), GERR_AUTH);
-	t.key[31] ^= 0x80;
-	assert_int_equal(auth_mac_check(t.key, nonce, "w1", mac), 0);
+	t.stored[31] ^= 0x80;
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w1", mac), GERR_AUTH);
+	t.stored[31] ^= 0x80;
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w1", mac), 0);
 	/* Bad arguments are a failed check, not a crash. */
-	assert_int_equal(auth_mac_check(t.key, nonce, NULL, mac), GERR_AUTH);
-	assert_int_equal(auth_mac_check(t.key, nonce, "w1", NULL), GERR_AUTH);
-	assert_int_equal(auth_mac_check(t.key, nonce, "bad name", mac),
+	assert_int_equal(auth_proof_check(t.stored, nonce, NULL, mac), GERR_AUTH);
+	assert_int_equal(auth_proof_check(t.stored, nonce, "w1", NULL), GERR_AUTH);
+	assert_int_equal(auth_proof_check(t.stored, nonce, "bad name", mac),
 			 GERR_AUTH);
 }
 
