@@ -1,6 +1,7 @@
-"""Fault-injection soak: several jobs, several CPU workers behind a proxy
-that drops connections and adds delays, and random kill -9 of gpud and of
-workers, for SOAK_CYCLES cycles (default 8; loopback only, bounded in time).
+"""Fault-injection soak: jobs of every workload (graveler, officers, othello,
+sudoku), several CPU workers behind a proxy that drops connections and adds
+delays, and random kill -9 of gpud and of workers, for SOAK_CYCLES cycles
+(default 8; loopback only, bounded in time).
 At the end every job's answer equals the reference, and the event log shows
 that every acknowledged result was kept (its lease verified)."""
 import os
@@ -88,8 +89,14 @@ def test_soak(cl: Cluster):
                     "--drain-seconds", "0"]
     cl.start_gpud()
     jobs = {}
-    for i, n in enumerate([units * 7 + 99, units * 5, units * 9 + 1]):
-        jobs[cl.submit("graveler", battles=n, seed=1000 + i)] = dict(battles=n, seed=1000 + i)
+    for i, n in enumerate([units * 7 + 99, units * 9 + 1]):
+        jobs[cl.submit("graveler", battles=n, seed=1000 + i)] = ("graveler", dict(battles=n, seed=1000 + i))
+    # Small jobs of the other workloads, leased in pieces of their own size
+    # (gpud's --lease-units is in each workload's units).
+    for wl, p in [("othello", dict(random=units // 64, empties=8, seed=77)),
+                  ("officers", dict(to=120000)),
+                  ("sudoku", dict(box="2x3"))]:
+        jobs[cl.submit(wl, **p)] = (wl, p)
     proxy = ChaosProxy(lambda: cl.port)
 
     def worker():
@@ -127,10 +134,10 @@ def test_soak(cl: Cluster):
             w.send_signal(signal.SIGSTOP)
             time.sleep(rng.uniform(0.5, 3))
             w.send_signal(signal.SIGCONT)
-    for job, p in jobs.items():
+    for job, (wl, p) in jobs.items():
         cl.wait_job(job, timeout=300)
-        check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", **p),
-              "job %d: answer differs from an undisturbed run" % job)
+        check(answer_core(cl.result(job)["answer"], wl) == reference_answer(wl, **p),
+              "job %d (%s): answer differs from an undisturbed run" % (job, wl))
     db = sqlite3.connect("file:%s/gpud.db?mode=ro" % cl.data, uri=True)
     acked = {(r[0], r[1]) for r in db.execute("SELECT lease_id, epoch FROM events WHERE kind = 'result'")}
     verified = {(r[0], r[1]) for r in db.execute("SELECT id, epoch FROM leases WHERE state = 3")}
