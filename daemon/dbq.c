@@ -29,7 +29,7 @@ struct dbq {
 	uv_mutex_t mu;
 	uv_cond_t cv;
 	uv_async_t async;
-	struct dbq_req *todo_head, *todo_tail; /* guarded by mu */
+	struct dbq_req *queue_head, *queue_tail; /* guarded by mu */
 	struct dbq_req *done_head, *done_tail; /* guarded by mu */
 	int stopping;                          /* guarded by mu */
 	unsigned pending;                      /* loop thread */
@@ -71,9 +71,9 @@ static void db_thread(void *opaque)
 
 	uv_mutex_lock(&q->mu);
 	for (;;) {
-		while (!q->todo_head && !q->stopping)
+		while (!q->queue_head && !q->stopping)
 			uv_cond_wait(&q->cv, &q->mu);
-		struct dbq_req *r = q->todo_head, *last = r;
+		struct dbq_req *r = q->queue_head, *last = r;
 		if (!r)
 			break; /* stopping and drained */
 		/* Take the first request, and with it the batchable ones that
@@ -84,9 +84,9 @@ static void db_thread(void *opaque)
 				last = last->next;
 				n++;
 			}
-		q->todo_head = last->next;
-		if (!q->todo_head)
-			q->todo_tail = NULL;
+		q->queue_head = last->next;
+		if (!q->queue_head)
+			q->queue_tail = NULL;
 		last->next = NULL;
 		uv_mutex_unlock(&q->mu);
 		if (r->batchable)
@@ -169,7 +169,7 @@ static int submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after,
 		free(r);
 		return GERR_STATE;
 	}
-	push(&q->todo_head, &q->todo_tail, r);
+	push(&q->queue_head, &q->queue_tail, r);
 	q->pending++;
 	uv_cond_signal(&q->cv);
 	uv_mutex_unlock(&q->mu);
