@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_check.h"
 #include "gerr.h"
 #include "graveler.h"
 #include "graveler_cuda.h"
@@ -429,22 +430,7 @@ __global__ void grav_gather(uint64_t begin, uint64_t end, uint32_t ns,
 
 /* ---- host side ---------------------------------------------------------- */
 
-static int fail(struct graveler_cuda *ctx, cudaError_t e, const char *what,
-		char *err, size_t errlen)
-{
-	if (ctx)
-		ctx->poisoned = 1;
-	snprintf(err, errlen, "graveler cuda: %s: %s", what,
-		 cudaGetErrorString(e));
-	return GERR_DEVICE;
-}
-
-#define CK(call, what)                                              \
-	do {                                                        \
-		cudaError_t e_ = (call);                            \
-		if (e_ != cudaSuccess)                              \
-			return fail(ctx, e_, what, err, errlen);    \
-	} while (0)
+#define CK(call, what) CUDA_CK("graveler", call, what)
 
 typedef void (*kernel_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
 			  unsigned long long *, unsigned long long *,
@@ -534,7 +520,7 @@ extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
 		e = cudaMalloc((void **)&ctx->d_cmax,
 			       GRAVELER_CUDA_MAX_STEP / GRAVELER_CHUNK + 2);
 	if (e != cudaSuccess) {
-		fail(ctx, e, "open", err, errlen);
+		cuda_fail(ctx ? &ctx->poisoned : NULL, e, "graveler", "open", err, errlen);
 		graveler_cuda_close(ctx);
 		return GERR_DEVICE;
 	}

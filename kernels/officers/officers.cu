@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cuda_check.h"
 #include "gerr.h"
 #include "officers.h"
 #include "officers_cuda.h"
@@ -277,22 +278,7 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 
 /* ---- host side ---------------------------------------------------------- */
 
-static int fail(struct officers_cuda *ctx, cudaError_t e, const char *what,
-		char *err, size_t errlen)
-{
-	if (ctx)
-		ctx->poisoned = 1;
-	snprintf(err, errlen, "officers cuda: %s: %s", what,
-		 cudaGetErrorString(e));
-	return GERR_DEVICE;
-}
-
-#define CK(call, what)                                              \
-	do {                                                        \
-		cudaError_t e_ = (call);                            \
-		if (e_ != cudaSuccess)                              \
-			return fail(ctx, e_, what, err, errlen);    \
-	} while (0)
+#define CK(call, what) CUDA_CK("officers", call, what)
 
 #define SHMEM_CAND (RING * 2 + (CSLICES * MW * CPOS + MW * CPOS) * 4)
 #define BUF_LEN ((size_t)OFFICERS_TAIL + OFFICERS_CUDA_CHUNK)

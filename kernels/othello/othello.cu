@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_check.h"
 #include "gerr.h"
 #include "othello.h"
 #include "othello_cuda.h"
@@ -114,22 +115,7 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	return k[gen ? 1 : 0][var];
 }
 
-static int fail(struct othello_cuda *ctx, cudaError_t e, const char *what,
-		char *err, size_t errlen)
-{
-	if (ctx)
-		ctx->poisoned = 1;
-	snprintf(err, errlen, "othello cuda: %s: %s", what,
-		 cudaGetErrorString(e));
-	return GERR_DEVICE;
-}
-
-#define CK(call, what)                                                     \
-	do {                                                               \
-		cudaError_t e_ = (call);                                   \
-		if (e_ != cudaSuccess)                                     \
-			return fail(ctx, e_, what, err, errlen);           \
-	} while (0)
+#define CK(call, what) CUDA_CK("othello", call, what)
 
 extern "C" int othello_cuda_device_count(void)
 {

@@ -23,6 +23,7 @@
 #include <string.h>
 
 extern "C" {
+#include "cuda_check.h"
 #include "gerr.h"
 }
 #include "sudoku.h"
@@ -185,21 +186,7 @@ w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 	}
 }
 
-static int fail(struct sudoku_cuda *ctx, cudaError_t e, const char *what,
-		char *err, size_t errlen)
-{
-	if (ctx)
-		ctx->poisoned = 1;
-	snprintf(err, errlen, "sudoku cuda: %s: %s", what, cudaGetErrorString(e));
-	return GERR_DEVICE;
-}
-
-#define CK(call, what)                                              \
-	do {                                                        \
-		cudaError_t e_ = (call);                            \
-		if (e_ != cudaSuccess)                              \
-			return fail(ctx, e_, what, err, errlen);    \
-	} while (0)
+#define CK(call, what) CUDA_CK("sudoku", call, what)
 
 extern "C" int sudoku_cuda_device_count(void)
 {
@@ -343,7 +330,7 @@ static int load_set(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 		e = cudaStreamSynchronize(ctx->stream);
 	free(o);
 	if (e != cudaSuccess)
-		return fail(ctx, e, "outer", err, errlen);
+		return cuda_fail(ctx ? &ctx->poisoned : NULL, e, "sudoku", "outer", err, errlen);
 	ctx->nouter = n;
 	ctx->set = (int)set;
 	return 0;
