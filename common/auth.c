@@ -100,7 +100,7 @@ int auth_token_new(const char *name, char **ret_text,
 	memset(&tok, 0, sizeof(tok));
 	memcpy(tok.name, name, nlen + 1);
 	derive_key(secret, tok.key);
-	crypto_generichash(tok.stored, AUTH_KEY_LEN, tok.key, AUTH_KEY_LEN, NULL, 0);
+	auth_stored_key(tok.key, tok.stored);
 	sodium_memzero(secret, sizeof(secret));
 
 	*ret_text = text;
@@ -152,7 +152,7 @@ int auth_token_parse(const char *text, struct auth_token *ret_tok)
 	memcpy(tok.name, text, nlen);
 	tok.name[nlen] = '\0';
 	derive_key(secret, tok.key);
-	crypto_generichash(tok.stored, AUTH_KEY_LEN, tok.key, AUTH_KEY_LEN, NULL, 0);
+	auth_stored_key(tok.key, tok.stored);
 	sodium_memzero(secret, sizeof(secret));
 	*ret_tok = tok;
 	sodium_memzero(&tok, sizeof(tok));
@@ -351,6 +351,12 @@ void auth_random(void *buf, size_t len)
 		randombytes_buf(buf, len);
 }
 
+void auth_stored_key(const uint8_t client_key[AUTH_KEY_LEN],
+		     uint8_t out[AUTH_KEY_LEN])
+{
+	crypto_generichash(out, AUTH_KEY_LEN, client_key, AUTH_KEY_LEN, NULL, 0);
+}
+
 /* HMAC-SHA256(stored_key, nonce || name). */
 static void client_signature(const uint8_t stored[AUTH_KEY_LEN],
 			     const uint8_t nonce[AUTH_NONCE_LEN],
@@ -373,8 +379,7 @@ void auth_proof(const uint8_t client_key[AUTH_KEY_LEN],
 {
 	uint8_t stored[AUTH_KEY_LEN], sig[AUTH_MAC_LEN];
 
-	crypto_generichash(stored, sizeof(stored), client_key, AUTH_KEY_LEN,
-			   NULL, 0);
+	auth_stored_key(client_key, stored);
 	client_signature(stored, nonce, name, sig);
 	for (size_t i = 0; i < AUTH_MAC_LEN; i++)
 		out[i] = client_key[i] ^ sig[i];
@@ -393,7 +398,7 @@ int auth_proof_check(const uint8_t stored_key[AUTH_KEY_LEN],
 	client_signature(stored_key, nonce, name, sig);
 	for (size_t i = 0; i < AUTH_MAC_LEN; i++)
 		client_key[i] = proof[i] ^ sig[i];
-	crypto_generichash(h, sizeof(h), client_key, sizeof(client_key), NULL, 0);
+	auth_stored_key(client_key, h);
 	r = sodium_memcmp(h, stored_key, AUTH_KEY_LEN) == 0 ? 0 : GERR_AUTH;
 	sodium_memzero(client_key, sizeof(client_key));
 	sodium_memzero(sig, sizeof(sig));

@@ -53,6 +53,10 @@ int auth_token_write_file(const char *path, const char *text);
 
 void auth_random(void *buf, size_t len);
 
+/* stored_key = BLAKE2b-256(client_key): what gpud keeps for a token. */
+void auth_stored_key(const uint8_t client_key[AUTH_KEY_LEN],
+		     uint8_t out[AUTH_KEY_LEN]);
+
 /* The worker's answer to a challenge, from its client key. */
 void auth_proof(const uint8_t client_key[AUTH_KEY_LEN],
 		const uint8_t nonce[AUTH_NONCE_LEN], const char *name,

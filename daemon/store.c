@@ -30,6 +30,7 @@
 
 #include <sqlite3.h>
 
+#include "auth.h"
 #include "gerr.h"
 #include "schema.h"
 
@@ -689,6 +690,24 @@ static int check_identity(struct store *st)
 		       (long long)ver);
 }
 
+/* token_stored_key(key): SQL access to auth_stored_key, for migration 002
+ * (tokens stored before it hold the client key itself). NULL for anything
+ * but a 32-byte blob, which the tokens table's CHECK then refuses. */
+static void sql_token_stored_key(sqlite3_context *ctx, int argc,
+				 sqlite3_value **argv)
+{
+	uint8_t out[AUTH_KEY_LEN];
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) != SQLITE_BLOB ||
+	    sqlite3_value_bytes(argv[0]) != AUTH_KEY_LEN) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	auth_stored_key(sqlite3_value_blob(argv[0]), out);
+	sqlite3_result_blob(ctx, out, sizeof(out), SQLITE_TRANSIENT);
+}
+
 /* Apply the migrations this database lacks, each in its own IMMEDIATE
  * transaction together with its user_version, so a crash leaves either
  * the old or the new version, never half of one. */
@@ -778,6 +797,12 @@ static int setup(struct store *st)
 			       "does not support WAL mode");
 	if ((r = exec_sql(st, "PRAGMA synchronous = FULL", "synchronous")))
 		return r;
+	rc = sqlite3_create_function_v2(st->db, "token_stored_key", 1,
+					SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+					SQLITE_DIRECTONLY, NULL,
+					sql_token_stored_key, NULL, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return db_fail(st, rc, "create function");
 	if ((r = check_identity(st)) || (r = migrate(st)))
 		return r;
 	for (int i = 0; i < S_COUNT; i++) {

@@ -5,15 +5,16 @@
  * the gangster's box 2 code c2 and b2), j1 = band 1's box 3 code in T's
  * coordinates (fixed by o, c3 and b3); line2/j2 likewise for band 2.
  *
- * Layout: a block takes a chunk of up to 16 gangsters that share c2 (one
+ * Layout: a block takes a chunk of up to 32 gangsters that share c2 (one
  * "c2 group" is cut into chunks) and a slice of the outer pairs. Per outer
  * pair it builds the two permutation tables in shared memory, the 346 line
  * numbers of band 1 and band 2, and per warp the (j1, j2) pairs of its two
  * gangsters (11 per lane, packed in registers; padding points at column K,
  * which is 0 in every row). Then for each b2 the block copies the two
  * 23 KB lines into shared memory (16-byte loads) and every lane does 11
- * gathers-multiply-adds per gangster: each line load serves 16 x 346
- * multiply-adds. Sums of 11 products stay below 2^60 (band counts < 2^28,
+ * gathers-multiply-adds per gangster: each line load serves 32 x 346
+ * multiply-adds. 16 warps x 64 registers: two blocks per SM, so one block's
+ * line copy overlaps the other's multiply-adds. Sums of 11 products stay below 2^60 (band counts < 2^28,
  * checked), then fold into 128-bit accumulators; a block ends with a warp
  * reduction and two 64-bit atomics per gangster (carry from the returned
  * old value, so the 128-bit sum is exact in any order). */
@@ -29,7 +30,7 @@ extern "C" {
 #include "sudoku.h"
 #include "sudoku_cuda.h"
 
-#define WARPS 8
+#define WARPS 16
 #define THREADS (WARPS * 32)
 #define GPW 2
 #define GPB (WARPS * GPW)
@@ -83,7 +84,7 @@ __device__ __forceinline__ uint32_t dev_apply(const uint16_t (*masks)[SUDOKU_MAX
 			  rc * __ldg(&pw[c])]);
 }
 
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, 2)
 w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 	 const uint32_t *__restrict__ pw, const uint16_t *__restrict__ rgs,
 	 const uint16_t *__restrict__ cb, const uint16_t *__restrict__ cd,
@@ -109,7 +110,7 @@ w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 	for (uint32_t o = o0; o < o1; o++) {
 		const struct sudoku_outer *e = &outer[o];
 		__syncthreads();
-		{
+		if (tid < 256) {
 			/* 256 threads: table t / 64 (p1 lo, p1 hi, p2 lo, p2 hi) */
 			uint32_t tb = tid >> 6, v = tid & 63, r = 0;
 			const uint8_t *p = (tb < 2) ? e->p1.p : e->p2.p;

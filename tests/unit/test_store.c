@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "gerr.h"
 #include "store.h"
 
@@ -1001,6 +1002,29 @@ static void test_tokens(void **state)
 	assert_int_equal(store_token_add(st, "w1", k1, 3.0), GERR_STATE);
 }
 
+/* Migration 002: a database from before it holds client keys; opening it
+ * replaces each with its stored key (auth.h), so old tokens still log in. */
+static void test_token_migration(void **state)
+{
+	struct fx *f = *state;
+	uint8_t client[32], want[32], got[32];
+
+	for (int i = 0; i < 32; i++)
+		client[i] = (uint8_t)(3 * i + 1);
+	assert_int_equal(store_token_add(f->st, "old", client, 1.0), 0);
+	store_close(f->st);
+	f->st = NULL;
+	patch_header(f->path, 60, 1); /* user_version: only 001 applied */
+	reopen(f);
+	auth_stored_key(client, want);
+	assert_int_equal(store_token_get(f->st, "old", got), 0);
+	assert_memory_equal(got, want, 32);
+	/* Applied once: a later open leaves the key alone. */
+	reopen(f);
+	assert_int_equal(store_token_get(f->st, "old", got), 0);
+	assert_memory_equal(got, want, 32);
+}
+
 static void test_events(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
@@ -1203,6 +1227,7 @@ int main(void)
 		T(test_cancel),
 		T(test_workers),
 		T(test_tokens),
+		T(test_token_migration),
 		T(test_events),
 		T(test_transactions),
 		T(test_durability),
