@@ -50,7 +50,6 @@ struct main_ctx {
 	const struct glog *log;
 	struct client *cl;
 	uv_signal_t sigterm, sigint;
-	int signals;
 };
 
 static void usage(FILE *f)
@@ -362,14 +361,13 @@ static void on_signal(uv_signal_t *h, int signum)
 {
 	struct main_ctx *m = h->data;
 
-	if (++m->signals > 1) {
-		/* The operator insists: no checkpoint, no release. */
-		LOG_WARN(m->log, "second signal (%s), exiting now",
-			 strsignal(signum));
-		_exit(1);
-	}
 	LOG_INFO(m->log, "%s: checkpointing and releasing before exit "
 		 "(send again to exit at once)", strsignal(signum));
+	/* Without watchers the signals get their default action back, so a
+	 * second one ends the process even while this loop waits for a
+	 * workload that does not look at its stop flag (a long setup). */
+	uv_signal_stop(&m->sigterm);
+	uv_signal_stop(&m->sigint);
 	client_shutdown(m->cl);
 }
 
