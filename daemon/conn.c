@@ -150,8 +150,16 @@ void conn_send(struct conn *c, enum proto_type type, json_t *msg,
 	}
 	if (proto_frame_encode(type, msg, bin, bin_len, &buf, &len) != 0) {
 		json_decref(msg);
-		conn_close(c, "cannot encode reply");
-		return;
+		/* gpuctl gets a reason instead of a closed socket. */
+		msg = type == PROTO_CTL_REPLY
+			? json_pack("{s:b, s:s}", "ok", 0, "error",
+				    "the reply does not fit in one frame")
+			: NULL;
+		if (!msg || proto_frame_encode(type, msg, NULL, 0, &buf, &len)) {
+			json_decref(msg);
+			conn_close(c, "cannot encode reply");
+			return;
+		}
 	}
 	json_decref(msg);
 	w = malloc(sizeof(*w));

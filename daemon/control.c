@@ -236,13 +236,32 @@ static void result_work(struct store *st, void *arg)
 				json_array_append_new(files, json_string(dir));
 		}
 	}
-	r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:O, s:o, s:o, s:o, s:I, s:s?}",
-		"ok", 1, "job", (json_int_t)j.id, "workload", j.workload,
-		"state", job_state_name(j.state), "params", params,
-		"answer", answer, "text", text ? json_string(text) : json_null(),
-		"files", files, "exports", exports,
-		"units_verified", (json_int_t)j.units_verified,
-		"reason", j.reason);
+	/* The answer goes in the frame's binary part: some answers (a Sudoku
+	 * job's per-gangster counts) exceed the JSON header's 1 MiB. */
+	int has_answer = answer && !json_is_null(answer);
+	if (has_answer) {
+		r->out = json_dumps(answer, JSON_COMPACT);
+		r->out_len = r->out ? strlen(r->out) : 0;
+	}
+	if (has_answer && !r->out)
+		snprintf(r->err, sizeof(r->err), "out of memory for the answer");
+	else if (r->out_len > PROTO_MAX_BIN)
+		snprintf(r->err, sizeof(r->err), "the answer is larger than %u bytes",
+			 PROTO_MAX_BIN);
+	else {
+		/* "o" steals files and exports, even when packing fails. */
+		r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:I, s:o, s:o, s:o, s:I, s:s?}",
+			"ok", 1, "job", (json_int_t)j.id, "workload", j.workload,
+			"state", job_state_name(j.state), "params", params,
+			"answer_bytes", (json_int_t)r->out_len,
+			"text", text ? json_string(text) : json_null(),
+			"files", files, "exports", exports,
+			"units_verified", (json_int_t)j.units_verified,
+			"reason", j.reason);
+		files = exports = NULL;
+	}
+	json_decref(files);
+	json_decref(exports);
 	free(text);
 	json_decref(params);
 	json_decref(answer);

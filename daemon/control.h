@@ -12,8 +12,9 @@
  *        "eta_s" (or null),"leases":{"pending":n,"leased":n,"done":n,
  *        "verified":n,"failed":n,"cancelled":n},"workers":[names],
  *        "reason" (why not moving, or null),"created_at","finished_at"}
- *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer":{..}|null,
- *        "text":"..."|null,"files":[paths],"exports":[names]}
+ *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
+ *        "text":"..."|null,"files":[paths],"exports":[names]}, bin = the
+ *        answer as compact JSON (n bytes; none before the first merge)
  *   {"cmd":"cancel"|"pause"|"resume","job":id} -> {}
  *   {"cmd":"workers"} -> {"workers":[{"id","name","device","online",
  *        "quarantined","failures","leases_done","units_done","rate",

@@ -8,7 +8,8 @@
  * [set_start + offset, + n) with kernel time by CUDA events, after one
  * warm-up call that also uploads T and the set's outer pairs; the median
  * of the runs. Rate: multiply-adds = n x 59,858 x 346 x 346 (the half sum
- * the kernel does). CPU: the same on cpu_gangsters gangsters (default 1).
+ * the kernel does). CPU: the same on cpu_gangsters gangsters (default 1),
+ * compared with the GPU's W (exit 1 when they differ).
  * Default range: set 1, offsets 242..482 (240 gangsters). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ static int cmpf(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	uint32_t set = 1, off = 242, n = 240, cpu_n = 1;
+	int gpu_done = 0, ex = 0;
 	int runs = 3, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt;
 	char err[WL_ERRLEN] = "", name[160] = "cpu";
 	struct sudoku_setup *E = NULL;
@@ -121,19 +123,29 @@ int main(int argc, char **argv)
 		       "gangster (median of %d), %.3e multiply-adds/s\n", from, to, set,
 		       off, off + n, med / n, runs, mads / (med * 1e-3));
 		sudoku_cuda_close(ctx);
+		gpu_done = 1;
 	} else {
 		printf("no CUDA device\n");
 	}
 	if (cpu_n) {
 		if (cpu_n > n)
 			cpu_n = n;
+		uint64_t(*wc)[2] = calloc(cpu_n, 16);
 		t0 = now();
-		sudoku_w_cpu(S, NULL, 0, from, from + cpu_n, threads, w);
+		sudoku_w_cpu(S, NULL, 0, from, from + cpu_n, threads, wc);
 		double t = now() - t0;
 		printf("CPU %u gangster(s) on %d threads: %.2f s per gangster, "
 		       "%.3e multiply-adds/s\n", cpu_n, threads, t / cpu_n,
 		       mads / n * cpu_n / t);
+		if (gpu_done) {
+			int same = memcmp(w, wc, (size_t)cpu_n * 16) == 0;
+			printf("CPU and GPU W of these gangsters: %s\n",
+			       same ? "identical" : "DIFFERENT");
+			if (!same)
+				ex = 1;
+		}
+		free(wc);
 	}
 	free(w);
-	return 0;
+	return ex;
 }

@@ -98,22 +98,9 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
-			     size_t bin_len, uint8_t **ret_bin, size_t *ret_bin_len);
-
-/* Send one request (with an optional binary attachment), read one reply.
- * Returns a new reference or NULL. */
-static json_t *ctl_call(int fd, json_t *req, const void *bin, size_t bin_len)
-{
-	return ctl_call_full(fd, req, bin, bin_len, NULL, NULL);
-}
-
-/* A request whose reply carries a binary attachment (malloc'ed). */
-static json_t *ctl_call_bin(int fd, json_t *req, uint8_t **ret_bin, size_t *ret_bin_len)
-{
-	return ctl_call_full(fd, req, NULL, 0, ret_bin, ret_bin_len);
-}
-
+/* Send one request (with an optional binary attachment), read one reply;
+ * its binary attachment goes to *ret_bin (malloc'ed) when ret_bin is not
+ * NULL. Returns a new reference or NULL. */
 static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
 			     size_t bin_len, uint8_t **ret_bin, size_t *ret_bin_len)
 {
@@ -180,9 +167,11 @@ static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
 }
 
 /* One request on a fresh connection; prints gpud's error and returns NULL
- * when the reply is not ok. *ret_exit says why. */
-static json_t *request_bin(const char *sock, json_t *req, const void *bin,
-			   size_t bin_len, int *ret_exit)
+ * when the reply is not ok. *ret_exit says why. The reply's binary part is
+ * returned in *ret_out (malloc'ed) when ret_out is not NULL. */
+static json_t *request_full(const char *sock, json_t *req, const void *bin,
+			    size_t bin_len, uint8_t **ret_out,
+			    size_t *ret_out_len, int *ret_exit)
 {
 	int fd = ctl_connect(sock);
 	json_t *reply;
@@ -192,7 +181,7 @@ static json_t *request_bin(const char *sock, json_t *req, const void *bin,
 		*ret_exit = EXIT_UNREACHABLE;
 		return NULL;
 	}
-	reply = ctl_call(fd, req, bin, bin_len);
+	reply = ctl_call_full(fd, req, bin, bin_len, ret_out, ret_out_len);
 	close(fd);
 	json_decref(req);
 	if (!reply) {
@@ -203,11 +192,21 @@ static json_t *request_bin(const char *sock, json_t *req, const void *bin,
 		const char *e = json_string_value(json_object_get(reply, "error"));
 		fprintf(stderr, "gpuctl: %s\n", e ? e : "request failed");
 		json_decref(reply);
+		if (ret_out) {
+			free(*ret_out);
+			*ret_out = NULL;
+		}
 		*ret_exit = EXIT_FAIL;
 		return NULL;
 	}
 	*ret_exit = 0;
 	return reply;
+}
+
+static json_t *request_bin(const char *sock, json_t *req, const void *bin,
+			   size_t bin_len, int *ret_exit)
+{
+	return request_full(sock, req, bin, bin_len, NULL, NULL, ret_exit);
 }
 
 static json_t *request(const char *sock, json_t *req, int *ret_exit)
@@ -411,28 +410,15 @@ static int do_export(const char *sock, json_int_t job, const char *what, json_t 
 	int ex;
 	uint8_t *bin = NULL;
 	size_t bin_len = 0;
-	int fd = ctl_connect(sock);
-
-	if (fd < 0) {
-		json_decref(args);
-		return EXIT_UNREACHABLE;
-	}
 	json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "cmd", "export", "job", job,
 				"what", what, "args", args);
-	json_t *reply = ctl_call_bin(fd, req, &bin, &bin_len);
-	close(fd);
-	json_decref(req);
+	json_t *reply = request_full(sock, req, NULL, 0, &bin, &bin_len, &ex);
+
 	if (!reply)
-		return EXIT_UNREACHABLE;
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		const char *e = json_string_value(json_object_get(reply, "error"));
-		fprintf(stderr, "gpuctl: %s\n", e ? e : "export failed");
-		ex = EXIT_FAIL;
-	} else {
-		ex = write_all(STDOUT_FILENO, bin, bin_len) ? EXIT_FAIL : 0;
-		if (ex)
-			fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
-	}
+		return ex;
+	ex = write_all(STDOUT_FILENO, bin, bin_len) ? EXIT_FAIL : 0;
+	if (ex)
+		fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
 	free(bin);
 	json_decref(reply);
 	return ex;
@@ -630,10 +616,24 @@ static int cmd_result(const char *sock, int argc, char **argv)
 		return do_export(sock, job, "values", json_pack("{s:s}", "range", argv[2]));
 	if (argc < 1 || argc > 2 || (argc == 2 && !as_json) || parse_job(argv[0], &job))
 		return EXIT_USAGE;
-	json_t *reply = request(sock, json_pack("{s:s, s:I}", "cmd", "result", "job", job), &ex);
+	uint8_t *abin = NULL;
+	size_t alen = 0;
+	json_t *reply = request_full(sock, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
+				     NULL, 0, &abin, &alen, &ex);
 	if (!reply)
 		return ex;
 	if (as_json) {
+		/* The answer travels as the reply's binary part (control.h). */
+		json_error_t jerr;
+		json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, &jerr) : json_null();
+		free(abin);
+		if (!answer) {
+			fprintf(stderr, "gpuctl: gpud sent an answer that is not JSON: %s\n", jerr.text);
+			json_decref(reply);
+			return EXIT_FAIL;
+		}
+		json_object_set_new(reply, "answer", answer);
+		json_object_del(reply, "answer_bytes");
 		json_object_del(reply, "ok");
 		json_object_del(reply, "text");
 		json_dumpf(reply, stdout, JSON_INDENT(2));
@@ -642,6 +642,8 @@ static int cmd_result(const char *sock, int argc, char **argv)
 		const char *text = json_string_value(json_object_get(reply, "text"));
 		const char *state = json_string_value(json_object_get(reply, "state"));
 		size_t i;
+
+		free(abin);
 		json_t *f;
 		json_array_foreach(json_object_get(reply, "exports"), i, f) {
 			if (strcmp(json_string_value(f), "result") != 0)
