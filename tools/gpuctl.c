@@ -126,7 +126,7 @@ static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
 				reply = json_incref(f.json);
 				if (ret_bin) {
 					*ret_bin = malloc(f.bin_len ? f.bin_len : 1);
-					if (*ret_bin)
+					if (*ret_bin && f.bin_len)
 						memcpy(*ret_bin, f.bin, f.bin_len);
 					*ret_bin_len = *ret_bin ? f.bin_len : 0;
 				}

@@ -3,19 +3,27 @@
  * checks, sampled verification, merging, the final check, rendering,
  * `gpuctl extend JOB --to M` and `gpuctl result JOB --values FROM:TO`.
  *
- * params  {"to": N}: compute G(0..N-1)
- * cursor  {"next": n}: values [0, n) are leased
+ * params  {"to": N, "check": "sample" | "full"}: compute G(0..N-1);
+ *          "full" adds a check lease per stored range (below)
+ * cursor  {"next": n, "checks": k}: values [0, n) are leased, and check
+ *          leases for the first k stored ranges
  * spec    {"kind": "extend", "from": F, "to": T, "state": HASH | null,
  *          "digest": "16 hex"}: continue from the state at F, which is the
  *          result blob HASH of the lease that ended at F (null for F = 0);
  *          digest is that state's digest (officers_seq_digest), recorded
  *          by merge, so run and verify can check they start from it.
+ *          {"kind": "check", ..., "expect": "16 hex"}: the same run again,
+ *          on any worker and in parallel with the extension, for a range
+ *          already merged; its result must end in the stored range's state
+ *          digest ("expect"), which covers every value through the
+ *          checksum chain, the counts, first occurrences and rare table.
  * result  officers.h's result format: values G(vbase..T-1) as uint16 LE,
  *          the prefix, the rare table and the running statistics at T. It
  *          is also the next lease's state.
  * answer  {"n": values merged (exact), "leases": k, "fnv": "16 hex",
  *          "digest": "16 hex", "state": HASH, "blobs": [{"from", "to",
- *          "hash"}...], "rares": [[pos, value]...], "zeros": [pos...],
+ *          "hash", "digest", "checked" (after its check lease)}...],
+ *          "rares": [[pos, value]...], "zeros": [pos...],
  *          "max": {"value": v, "first": pos}, "counts": [...],
  *          "first": [...] (per value, -1 when not seen; up to the max)}
  *
@@ -91,7 +99,17 @@ static json_t *json_hex(uint64_t v)
 struct spec {
 	uint64_t from, to, digest;
 	const char *state; /* NULL for from == 0 */
+	int check;         /* a check lease: recompute a merged range */
+	uint64_t expect;   /* check: the range's stored end digest */
 };
+
+/* params' "check": 1 for "full", 0 for "sample" (the default). */
+static int full_check(const json_t *params)
+{
+	const char *c = json_string_value(json_object_get(params, "check"));
+
+	return c && strcmp(c, "full") == 0;
+}
 
 static int get_spec(const json_t *params, const json_t *spec, struct spec *sp,
 		    char *err, size_t errlen)
@@ -103,8 +121,16 @@ static int get_spec(const json_t *params, const json_t *spec, struct spec *sp,
 	if (rc)
 		return rc;
 	kind = json_string_value(json_object_get(spec, "kind"));
-	if (!json_is_object(spec) || !kind || strcmp(kind, "extend") != 0) {
-		gerr_printf(err, errlen, "officers: spec must be an extend lease");
+	if (!json_is_object(spec) || !kind ||
+	    (strcmp(kind, "extend") != 0 && strcmp(kind, "check") != 0)) {
+		gerr_printf(err, errlen, "officers: spec must be an extend or "
+			    "check lease");
+		return GERR_INVAL;
+	}
+	sp->check = strcmp(kind, "check") == 0;
+	if (sp->check && hex_u64(json_object_get(spec, "expect"), &sp->expect)) {
+		gerr_printf(err, errlen, "officers: a check lease needs the "
+			    "digest it must reach");
 		return GERR_INVAL;
 	}
 	rc = wl_json_u64(spec, "from", 1, 0, &sp->from, err, errlen);
@@ -131,7 +157,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct spec *sp,
 static int ow_parse_params(const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
-	const char *key;
+	const char *key, *check;
 	json_t *val, *p;
 	uint64_t to;
 	int rc;
@@ -141,11 +167,20 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 		return GERR_INVAL;
 	}
 	json_object_foreach((json_t *)args, key, val) {
-		if (strcmp(key, "to") != 0) {
+		if (strcmp(key, "to") != 0 && strcmp(key, "check") != 0) {
 			gerr_printf(err, errlen, "officers: unknown parameter '%s' "
-			       "(takes to)", key);
+			       "(takes to, check)", key);
 			return GERR_INVAL;
 		}
+	}
+	check = json_string_value(json_object_get(args, "check"));
+	if (json_object_get(args, "check") &&
+	    (!check || (strcmp(check, "sample") != 0 &&
+			strcmp(check, "full") != 0))) {
+		gerr_printf(err, errlen, "officers: --check is sample (gpud "
+			    "recomputes a sample of every lease) or full (every "
+			    "range is computed twice, by separate leases)");
+		return GERR_INVAL;
 	}
 	rc = wl_json_u64(args, "to", 1, 0, &to, err, errlen);
 	if (rc)
@@ -155,11 +190,13 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 		       "2^48, got %" PRIu64, to);
 		return GERR_INVAL;
 	}
-	p = json_pack("{s:I}", "to", (json_int_t)to);
+	p = json_pack("{s:I, s:s}", "to", (json_int_t)to, "check",
+		      check ? check : "sample");
 	if (!p)
 		return GERR_NOMEM;
 	*ret_params = p;
-	*ret_total_units = to;
+	/* Check leases count as units too: every value is computed twice. */
+	*ret_total_units = full_check(p) ? 2 * to : to;
 	return 0;
 }
 
@@ -170,53 +207,109 @@ static uint64_t answer_n(const json_t *answer)
 	return json_is_integer(n) ? (uint64_t)json_integer_value(n) : 0;
 }
 
+/* The check lease of stored range k: the same run as its extension, from
+ * the state the range started at. GERR_AGAIN when the range predates
+ * per-range digests (nothing to compare with). */
+static int carve_check(const json_t *answer, size_t k, json_t **ret_spec,
+		       uint64_t *ret_units)
+{
+	const json_t *blobs = json_object_get(answer, "blobs");
+	const json_t *b = json_array_get(blobs, k);
+	const json_t *prev = k ? json_array_get(blobs, k - 1) : NULL;
+	uint64_t from, to, expect, digest = officers_empty_digest();
+	char err[WL_ERRLEN];
+	json_t *spec;
+
+	if (wl_json_u64(b, "from", 1, 0, &from, err, sizeof(err)) ||
+	    wl_json_u64(b, "to", 1, 0, &to, err, sizeof(err)) ||
+	    hex_u64(json_object_get(b, "digest"), &expect) ||
+	    (prev && hex_u64(json_object_get(prev, "digest"), &digest)))
+		return GERR_AGAIN;
+	spec = json_pack("{s:s, s:I, s:I, s:O, s:o, s:o}", "kind", "check",
+			 "from", (json_int_t)from, "to", (json_int_t)to,
+			 "state", prev ? json_object_get(prev, "hash")
+				       : json_null(),
+			 "digest", json_hex(digest), "expect", json_hex(expect));
+	if (!spec)
+		return GERR_NOMEM;
+	*ret_spec = spec;
+	*ret_units = to - from;
+	return 0;
+}
+
 static int ow_carve(const json_t *params, const json_t *cursor,
 		    const json_t *answer, uint64_t want_units,
 		    json_t **ret_spec, uint64_t *ret_units,
 		    json_t **ret_cursor)
 {
-	uint64_t to, next = 0, merged = answer ? answer_n(answer) : 0, size,
-				end, digest;
+	uint64_t to, next = 0, checks = 0, nblobs,
+		     merged = answer ? answer_n(answer) : 0, size, end, digest;
 	char err[WL_ERRLEN];
 	const char *state = NULL;
-	json_t *spec, *cur;
+	json_t *spec = NULL, *cur;
+	int rc;
 
 	if (get_to(params, &to, err, sizeof(err)))
 		return GERR_INVAL;
-	if (cursor && wl_json_u64(cursor, "next", 1, 0, &next, err,
-				  sizeof(err)))
+	if (cursor && (wl_json_u64(cursor, "next", 1, 0, &next, err,
+				   sizeof(err)) ||
+		       wl_json_u64(cursor, "checks", 0, 0, &checks, err,
+				   sizeof(err))))
 		return GERR_INVAL;
-	if (next >= to)
-		return GERR_DONE;
-	if (next > merged)
-		return GERR_AGAIN; /* the previous extension is not merged */
 	if (next < merged)
 		return GERR_INVAL;
-	if (next > 0) {
-		state = json_string_value(json_object_get(answer, "state"));
-		if (!state || hex_u64(json_object_get(answer, "digest"),
-				      &digest))
-			return GERR_INVAL;
-	} else {
-		digest = officers_empty_digest();
+	nblobs = json_array_size(json_object_get(answer, "blobs"));
+	if (next < to && next == merged) {
+		/* The next extension: it starts from the last merged state. */
+		if (next > 0) {
+			state = json_string_value(json_object_get(answer,
+								  "state"));
+			if (!state || hex_u64(json_object_get(answer, "digest"),
+					      &digest))
+				return GERR_INVAL;
+		} else {
+			digest = officers_empty_digest();
+		}
+		size = want_units ? want_units : LEASE_DEFAULT;
+		if (size > LEASE_MAX)
+			size = LEASE_MAX;
+		end = to - next < size ? to : next + size;
+		spec = json_pack("{s:s, s:I, s:I, s:s?, s:o}", "kind", "extend",
+				 "from", (json_int_t)next, "to", (json_int_t)end,
+				 "state", state, "digest", json_hex(digest));
+		if (spec && !state)
+			json_object_set_new(spec, "state", json_null());
+		if (!spec)
+			return GERR_NOMEM;
+		*ret_units = end - next;
+		next = end;
+	} else if (full_check(params) && checks < nblobs) {
+		/* While the extension runs (or waits for its merge), check
+		 * the ranges already stored, in parallel. */
+		do
+			rc = carve_check(answer, (size_t)checks++, &spec,
+					 ret_units);
+		while (rc == GERR_AGAIN && checks < nblobs);
+		if (rc == GERR_NOMEM)
+			return rc;
+		if (rc)
+			spec = NULL;
 	}
-	size = want_units ? want_units : LEASE_DEFAULT;
-	if (size > LEASE_MAX)
-		size = LEASE_MAX;
-	end = to - next < size ? to : next + size;
-	spec = json_pack("{s:s, s:I, s:I, s:s?, s:o}", "kind", "extend",
-			 "from", (json_int_t)next, "to", (json_int_t)end,
-			 "state", state, "digest", json_hex(digest));
-	if (spec && !state)
-		json_object_set_new(spec, "state", json_null());
-	cur = json_pack("{s:I}", "next", (json_int_t)end);
-	if (!spec || !cur) {
+	if (!spec) {
+		/* DONE means nothing more will ever be leased: with checks,
+		 * only once the last range is merged and its check carved. */
+		if (next >= to && (!full_check(params) ||
+				   (merged >= to && checks >= nblobs)))
+			return GERR_DONE;
+		return GERR_AGAIN; /* an extension or its merge is pending */
+	}
+	cur = json_pack("{s:I, s:I}", "next", (json_int_t)next, "checks",
+			(json_int_t)checks);
+	if (!cur) {
 		json_decref(spec);
-		json_decref(cur);
 		return GERR_NOMEM;
 	}
 	*ret_spec = spec;
-	*ret_units = end - next;
 	*ret_cursor = cur;
 	return 0;
 }
@@ -537,7 +630,53 @@ static int ow_verify(const json_t *params, const json_t *spec,
 	rc = officers_result_parse(result, len, &r, err, errlen);
 	if (rc)
 		return GERR_VERIFY;
-	return verify_result(&r, &sp, seed, err, errlen);
+	if (!sp.check)
+		return verify_result(&r, &sp, seed, err, errlen);
+	/* A check lease recomputed a stored range on its own: it must start
+	 * from that range's start state and end in its stored end state. */
+	if (r.from != sp.from || r.to != sp.to ||
+	    officers_result_digest(&r, 0) != sp.digest) {
+		gerr_printf(err, errlen, "officers check: the result is not for "
+			    "the range [%" PRIu64 ", %" PRIu64 ") from its state",
+			    sp.from, sp.to);
+		return GERR_VERIFY;
+	}
+	if (officers_result_digest(&r, 1) != sp.expect) {
+		gerr_printf(err, errlen, "officers check: recomputing [%" PRIu64
+			    ", %" PRIu64 ") gives another state than the stored "
+			    "result (digest %016" PRIx64 ", stored %016" PRIx64
+			    ")", sp.from, sp.to, officers_result_digest(&r, 1),
+			    sp.expect);
+		return GERR_VERIFY;
+	}
+	return 0;
+}
+
+/* Merge of a check lease: mark its stored range checked. */
+static int merge_check(const json_t *answer, const struct spec *sp,
+		       json_t **ret_answer)
+{
+	json_t *out = json_deep_copy(answer), *b;
+	uint64_t from, to;
+	size_t i;
+	char err[WL_ERRLEN];
+
+	if (!out)
+		return GERR_NOMEM;
+	json_array_foreach(json_object_get(out, "blobs"), i, b) {
+		if (wl_json_u64(b, "from", 1, 0, &from, err, sizeof(err)) ||
+		    wl_json_u64(b, "to", 1, 0, &to, err, sizeof(err)) ||
+		    from != sp->from || to != sp->to)
+			continue;
+		if (json_object_set_new(b, "checked", json_true())) {
+			json_decref(out);
+			return GERR_NOMEM;
+		}
+		*ret_answer = out;
+		return 0;
+	}
+	json_decref(out);
+	return GERR_STATE; /* no such stored range */
 }
 
 /* ---- merge ---------------------------------------------------------------- */
@@ -576,6 +715,8 @@ static int ow_merge(const json_t *params, const json_t *answer,
 	rc = officers_result_parse(result, len, &r, err, sizeof(err));
 	if (rc)
 		return rc;
+	if (sp.check)
+		return answer ? merge_check(answer, &sp, ret_answer) : GERR_STATE;
 	if (!result_hash || r.from != sp.from || r.to != sp.to ||
 	    answer_n(answer) != r.from)
 		return GERR_STATE; /* extensions merge in order */
@@ -605,10 +746,11 @@ static int ow_merge(const json_t *params, const json_t *answer,
 	rares = json_array();
 	if (!blobs || !zeros || !rares)
 		goto nomem;
-	json_array_append_new(blobs, json_pack("{s:I, s:I, s:s}", "from",
+	json_array_append_new(blobs, json_pack("{s:I, s:I, s:s, s:o}", "from",
 					       (json_int_t)r.from, "to",
 					       (json_int_t)r.to, "hash",
-					       result_hash));
+					       result_hash, "digest",
+					       json_hex(officers_result_digest(&r, 1))));
 	if (count[0] > json_array_size(zeros))
 		for (uint64_t x = r.from; x < r.to &&
 		     json_array_size(zeros) < OFFICERS_MAX_ZEROS; x++)
@@ -679,6 +821,12 @@ static int ow_finish(const json_t *params, const json_t *answer, char *err,
 			return GERR_VERIFY;
 		}
 		at = (uint64_t)json_integer_value(json_object_get(e, "to"));
+		if (full_check(params) &&
+		    !json_is_true(json_object_get(e, "checked"))) {
+			gerr_printf(err, errlen, "officers finish: range [%" PRIu64
+				    ", %" PRIu64 ") has no check", f, at);
+			return GERR_VERIFY;
+		}
 	}
 	if (sum != n || at != n) {
 		gerr_printf(err, errlen, "officers finish: counts sum to %" PRIu64
@@ -710,6 +858,25 @@ static char *ow_render_text(const json_t *params, const json_t *answer)
 	fprintf(f, "officers: G(0..%" PRIu64 "-1) exact (%" PRIu64
 		" asked), %" PRId64 " leases\n", answer_n(answer), to,
 		(int64_t)json_integer_value(json_object_get(answer, "leases")));
+	if (full_check(params)) {
+		const json_t *blobs = json_object_get(answer, "blobs"), *b;
+		uint64_t upto = 0;
+		size_t nchecked = 0, k;
+		int gap = 0;
+		json_array_foreach(blobs, k, b) {
+			if (!json_is_true(json_object_get(b, "checked"))) {
+				gap = 1;
+				continue;
+			}
+			nchecked++;
+			if (!gap)
+				upto = (uint64_t)json_integer_value(
+					json_object_get(b, "to"));
+		}
+		fprintf(f, "computed twice (check leases): G(0..%" PRIu64
+			"-1); %zu of %zu stored ranges checked\n", upto,
+			nchecked, json_array_size(blobs));
+	}
 	fprintf(f, "checksum (FNV-1a 64 of the values as uint16 LE): %s\n",
 		json_string_value(json_object_get(answer, "fnv")));
 	fprintf(f, "largest value: %" PRId64 " (first at %" PRId64 ")\n",
@@ -817,16 +984,35 @@ static int ow_extend(const json_t *params, const json_t *answer,
 		     const json_t *args, json_t **ret_params,
 		     uint64_t *ret_total_units, char *err, size_t errlen)
 {
-	uint64_t old, to;
-	json_t *p;
+	uint64_t old, to, total;
+	json_t *p = NULL;
 	int rc = get_to(params, &old, err, errlen);
 
 	(void)answer;
 	if (rc)
 		return rc;
-	rc = ow_parse_params(args, &p, &to, err, errlen);
-	if (rc)
+	json_t *a = json_deep_copy(args);
+	if (!a)
+		return GERR_NOMEM;
+	/* The check mode is the job's, set at submission. */
+	if (json_object_get(a, "check") &&
+	    !json_equal(json_object_get(a, "check"),
+			json_object_get(params, "check"))) {
+		json_decref(a);
+		gerr_printf(err, errlen, "officers: the check mode is set when "
+			    "the job is submitted");
+		return GERR_INVAL;
+	}
+	if (json_object_get(params, "check"))
+		json_object_set(a, "check", json_object_get(params, "check"));
+	rc = ow_parse_params(a, &p, &total, err, errlen);
+	json_decref(a);
+	if (rc == 0)
+		rc = get_to(p, &to, err, errlen);
+	if (rc) {
+		json_decref(p);
 		return rc;
+	}
 	if (to <= old) {
 		json_decref(p);
 		gerr_printf(err, errlen, "officers: extend wants --to beyond %"
@@ -834,7 +1020,7 @@ static int ow_extend(const json_t *params, const json_t *answer,
 		return GERR_INVAL;
 	}
 	*ret_params = p;
-	*ret_total_units = to;
+	*ret_total_units = total;
 	return 0;
 }
 

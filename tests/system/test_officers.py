@@ -1,7 +1,8 @@
 """An Officers job through gpud and a CPU worker: extension leases in order
 (each later lease fetches the previous result as its state), the checksum
 against the O(n^2) reference, `gpuctl extend` to push the finished job
-further, and `gpuctl result JOB --values FROM:TO` for a range of values."""
+further, `gpuctl result JOB --values FROM:TO` for a range of values, and a
+job with --check full (a check lease recomputes every stored range)."""
 import struct
 
 from harness import Cluster, check, run
@@ -42,6 +43,19 @@ def test_officers(cl: Cluster):
     check(list(struct.unpack("<20H", raw)) == FIRST_VALUES, "first values %s" % list(struct.unpack("<20H", raw)))
     raw = cl.ctl_bytes("result", str(job), "--values", "179990:180010")
     check(len(raw) == 40, "export across two leases: %d bytes" % len(raw))
+
+    # --check full: every stored range computed a second time by a check
+    # lease, on either worker, while the extensions go on.
+    cl.start_worker("cpu:1")
+    job2 = cl.submit("officers", to=200000, check="full")
+    cl.wait_job(job2, timeout=300)
+    res = cl.result(job2)
+    check(res["state"] == "done", "checked job not done: %s" % res["state"])
+    blobs = res["answer"]["blobs"]
+    check(len(blobs) == 4 and all(b.get("checked") for b in blobs), "ranges not all checked: %s" % blobs)
+    check(res["answer"]["fnv"] == FNV_200000, "checked job's checksum %s" % res["answer"]["fnv"])
+    text = cl.ctl("result", str(job2)).stdout
+    check("G(0..200000-1); 4 of 4 stored ranges checked" in text, "result text: " + text)
     check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
 
 

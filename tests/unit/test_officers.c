@@ -346,6 +346,155 @@ static void test_job(void **state)
 		free(io.blobs[i].bytes);
 }
 
+/* Run a carved lease on the CPU (2 threads); the result is malloc'ed. */
+static void run_lease(json_t *params, json_t *spec, struct io_state *io,
+		      void **res, size_t *len)
+{
+	struct wl_run_io rio = {io, io_progress, io_due, io_ckpt, io_stop,
+				io_fetch};
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
+	char err[WL_ERRLEN] = "";
+
+	assert_int_equal(W->run(params, spec, NULL, 0, &dev, &rio, res, len,
+				err, sizeof(err)), 0);
+}
+
+static void merge_into(json_t *params, json_t **answer, json_t *spec,
+		       struct io_state *io, void *res, size_t len)
+{
+	json_t *merged = NULL;
+	const char *h = keep(io, res, len);
+
+	assert_int_equal(W->merge(params, *answer, spec, res, len, h, &merged),
+			 0);
+	json_decref(*answer);
+	*answer = merged;
+}
+
+static const char *kind_of(const json_t *spec)
+{
+	return json_string_value(json_object_get(spec, "kind"));
+}
+
+/* --check full: a check lease per stored range, carved while the next
+ * extension is out, refused when it does not reach the stored state. */
+static void test_full_check(void **state)
+{
+	struct io_state io;
+	json_t *args = json_pack("{s:s, s:s}", "to", "100000", "check", "full");
+	json_t *params = NULL, *cursor = NULL, *answer = NULL, *spec, *next;
+	json_t *ext = NULL, *ext_cursor = NULL;
+	uint64_t total = 0, units;
+	char err[WL_ERRLEN] = "";
+	void *res, *res1;
+	size_t len, len1;
+	int rc, checks = 0, exts = 0;
+	(void)state;
+
+	memset(&io, 0, sizeof(io));
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), 0);
+	assert_int_equal(total, 200000); /* every value twice */
+	json_decref(args);
+	/* First extension, merged. */
+	assert_int_equal(W->carve(params, cursor, answer, 30000, &spec, &units,
+				  &next), 0);
+	assert_string_equal(kind_of(spec), "extend");
+	run_lease(params, spec, &io, &res, &len);
+	assert_int_equal(W->verify(params, spec, res, len, 1, err,
+				   sizeof(err)), 0);
+	merge_into(params, &answer, spec, &io, res, len);
+	json_decref(spec);
+	cursor = next;
+	exts++;
+	/* The second extension is out; meanwhile range 0 gets its check. */
+	assert_int_equal(W->carve(params, cursor, answer, 30000, &ext, &units,
+				  &ext_cursor), 0);
+	assert_string_equal(kind_of(ext), "extend");
+	assert_int_equal(W->carve(params, ext_cursor, answer, 30000, &spec,
+				  &units, &next), 0);
+	assert_string_equal(kind_of(spec), "check");
+	assert_int_equal(units, 30000);
+	run_lease(params, spec, &io, &res, &len);
+	assert_int_equal(W->verify(params, spec, res, len, 1, err,
+				   sizeof(err)), 0);
+	{
+		/* A check that ends elsewhere is refused. */
+		json_t *bad = json_deep_copy(spec);
+		json_object_set_new(bad, "expect",
+				    json_string("0123456789abcdef"));
+		assert_int_equal(W->verify(params, bad, res, len, 1, err,
+					   sizeof(err)), GERR_VERIFY);
+		assert_non_null(strstr(err, "another state"));
+		json_decref(bad);
+	}
+	merge_into(params, &answer, spec, &io, res, len);
+	assert_true(json_is_true(json_object_get(json_array_get(
+		json_object_get(answer, "blobs"), 0), "checked")));
+	json_decref(spec);
+	checks++;
+	/* Nothing more until the extension is merged. */
+	{
+		json_t *unused = NULL;
+		assert_int_equal(W->carve(params, next, answer, 30000, &spec,
+					  &units, &unused), GERR_AGAIN);
+	}
+	json_decref(cursor);
+	cursor = next;
+	run_lease(params, ext, &io, &res1, &len1);
+	assert_int_equal(W->verify(params, ext, res1, len1, 1, err,
+				   sizeof(err)), 0);
+	merge_into(params, &answer, ext, &io, res1, len1);
+	json_decref(ext);
+	json_decref(ext_cursor);
+	exts++;
+	/* The rest in order, until the job is done. */
+	while ((rc = W->carve(params, cursor, answer, 30000, &spec, &units,
+			      &next)) == 0) {
+		if (strcmp(kind_of(spec), "check") == 0)
+			checks++;
+		else
+			exts++;
+		run_lease(params, spec, &io, &res, &len);
+		assert_int_equal(W->verify(params, spec, res, len, 1, err,
+					   sizeof(err)), 0);
+		merge_into(params, &answer, spec, &io, res, len);
+		json_decref(spec);
+		json_decref(cursor);
+		cursor = next;
+	}
+	assert_int_equal(rc, GERR_DONE);
+	assert_int_equal(exts, 4);
+	assert_int_equal(checks, 4);
+	assert_int_equal(W->finish(params, answer, err, sizeof(err)), 0);
+	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
+			    "43d82427f1c3b631");
+	char *text = W->render_text(params, answer);
+	assert_non_null(strstr(text, "G(0..100000-1); 4 of 4 stored ranges"));
+	free(text);
+	/* An unchecked range keeps the job from finishing. */
+	json_object_del(json_array_get(json_object_get(answer, "blobs"), 2),
+			"checked");
+	assert_int_equal(W->finish(params, answer, err, sizeof(err)),
+			 GERR_VERIFY);
+	/* Extending keeps the mode. */
+	json_t *eargs = json_pack("{s:s}", "to", "130000"), *np = NULL;
+	assert_int_equal(W->extend(params, answer, eargs, &np, &total, err,
+				   sizeof(err)), 0);
+	assert_int_equal(total, 260000);
+	json_decref(eargs);
+	json_decref(np);
+	eargs = json_pack("{s:s, s:s}", "to", "130000", "check", "sample");
+	assert_int_equal(W->extend(params, answer, eargs, &np, &total, err,
+				   sizeof(err)), GERR_INVAL);
+	json_decref(eargs);
+	json_decref(params);
+	json_decref(cursor);
+	json_decref(answer);
+	for (int i = 0; i < io.nblobs; i++)
+		free(io.blobs[i].bytes);
+}
+
 static void test_params_and_spec(void **state)
 {
 	json_t *args, *p = NULL;
@@ -394,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_result_format),
 		cmocka_unit_test(test_params_and_spec),
 		cmocka_unit_test(test_job),
+		cmocka_unit_test(test_full_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
