@@ -1445,7 +1445,9 @@ static void on_exit_timer(uv_timer_t *t)
 
 	if (cl->shutdown_forced || cl->cs != CS_READY ||
 	    cl->ls != LS_RELEASING) {
-		LOG_WARN(cl->log, "shutdown: giving up waiting for gpud");
+		if (!runner_busy(&cl->runner))
+			LOG_WARN(cl->log, "shutdown: giving up waiting for "
+				 "gpud's answer");
 		client_finish(cl, cl->exit_code);
 		return;
 	}
@@ -1493,6 +1495,9 @@ static void client_finish(struct client *cl, int code)
 		break;
 	}
 	/* Blocks until the workload notices its stop flag. */
+	if (runner_busy(&cl->runner))
+		LOG_INFO(cl->log, "the workload is still running; waiting for "
+			 "it (a second signal exits at once)");
 	runner_close(&cl->runner);
 	upload_clear(&cl->ckpt_sent);
 	upload_clear(&cl->ckpt_next);
