@@ -148,6 +148,48 @@ static void test_round_trip(void **state)
 	}
 }
 
+/* Payloads of 16 MiB or more are deflated in 4 MiB chunks on threads: one
+ * zlib stream that plain uncompress() reads, the same bytes on every run,
+ * and matches across chunk boundaries still decode. */
+static void test_parallel_deflate(void **state)
+{
+	const size_t n = (37u << 20) + 12345; /* 10 chunks, a short last */
+	uint8_t *raw = malloc(n), *b, *b2, *got, *plain;
+	size_t blen, blen2, got_len;
+	uLongf plain_len = n;
+	struct blob_info info;
+	char err[160];
+	uint32_t x = 1;
+
+	(void)state;
+	assert_non_null(raw);
+	/* Low-entropy values with long repeats (like Officers values). */
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		raw[i] = (i / 4096) % 3 ? (uint8_t)(x >> 28) : (uint8_t)(i >> 3);
+	}
+	assert_int_equal(blob_encode(BLOB_RESULT, "officers", 7, 2, raw, n, &b,
+				     &blen), 0);
+	assert_true(blen < n / 2);
+	assert_int_equal(blob_decode(b, blen, &info, &got, &got_len, err,
+				     sizeof(err)), 0);
+	assert_int_equal(got_len, n);
+	assert_memory_equal(got, raw, n);
+	plain = malloc(n);
+	assert_int_equal(uncompress(plain, &plain_len, b + 64, blen - 64), Z_OK);
+	assert_int_equal(plain_len, n);
+	assert_memory_equal(plain, raw, n);
+	assert_int_equal(blob_encode(BLOB_RESULT, "officers", 7, 2, raw, n, &b2,
+				     &blen2), 0);
+	assert_int_equal(blen2, blen);
+	assert_memory_equal(b2, b, blen);
+	free(raw);
+	free(got);
+	free(plain);
+	free(b);
+	free(b2);
+}
+
 static void test_workload_names(void **state)
 {
 	uint8_t *b;
@@ -647,6 +689,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_parallel_deflate),
 		cmocka_unit_test(test_workload_names),
 		cmocka_unit_test(test_flip_every_header_byte),
 		cmocka_unit_test(test_fields_with_valid_crc),
