@@ -159,26 +159,6 @@ int auth_token_parse(const char *text, struct auth_token *ret_tok)
 	return 0;
 }
 
-static int errno_to_gerr(int e)
-{
-	switch (e) {
-	case ENOENT:
-		return GERR_NOTFOUND;
-	case ENOSPC:
-	case EDQUOT:
-		return GERR_NOSPACE;
-	case EACCES:
-	case EPERM:
-		return GERR_PERM;
-	case ENOMEM:
-		return GERR_NOMEM;
-	case ENAMETOOLONG:
-		return GERR_INVAL;
-	default:
-		return GERR_IO;
-	}
-}
-
 int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 			 char *err, size_t errlen)
 {
@@ -193,7 +173,7 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 	if (fd < 0) {
 		int e = errno;
 
-		return gerr_fail(errno_to_gerr(e), err, errlen,
+		return gerr_fail(gerr_from_errno(e), err, errlen,
 			    "cannot open token file %s: %s", path,
 			    strerror(e));
 	}
@@ -201,7 +181,7 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 		int e = errno;
 
 		close(fd);
-		return gerr_fail(errno_to_gerr(e), err, errlen,
+		return gerr_fail(gerr_from_errno(e), err, errlen,
 			    "cannot stat token file %s: %s", path,
 			    strerror(e));
 	}
@@ -228,7 +208,7 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 				continue;
 			close(fd);
 			sodium_memzero(buf, sizeof(buf));
-			return gerr_fail(errno_to_gerr(e), err, errlen,
+			return gerr_fail(gerr_from_errno(e), err, errlen,
 				    "cannot read token file %s: %s", path,
 				    strerror(e));
 		}
@@ -277,9 +257,9 @@ static int fsync_parent(const char *path)
 	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return errno_to_gerr(errno);
+		return gerr_from_errno(errno);
 	if (fsync(fd) < 0 && errno != EINVAL)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	close(fd);
 	return r;
 }
@@ -314,10 +294,10 @@ int auth_token_write_file(const char *path, const char *text)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
 	if (fd < 0)
-		return errno_to_gerr(errno);
+		return gerr_from_errno(errno);
 	/* The umask may only have removed bits; make the mode exact. */
 	if (fchmod(fd, 0600) < 0)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	memcpy(line, text, len);
 	line[len] = '\n';
 	for (size_t i = 0; r == 0 && i < len + 1;) {
@@ -326,18 +306,18 @@ int auth_token_write_file(const char *path, const char *text)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			r = errno_to_gerr(errno);
+			r = gerr_from_errno(errno);
 			break;
 		}
 		i += (size_t)n;
 	}
 	sodium_memzero(line, sizeof(line));
 	if (r == 0 && fsync(fd) < 0)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	if (close(fd) < 0 && r == 0)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	if (r == 0 && rename(tmp, path) < 0)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	if (r < 0) {
 		unlink(tmp);
 		return r;

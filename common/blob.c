@@ -459,24 +459,6 @@ void blob_hash_hex(const void *blob, size_t len, char out[BLOB_HASH_HEX])
 
 /* ---- store ---- */
 
-static int errno_to_gerr(int e)
-{
-	switch (e) {
-	case ENOSPC:
-	case EDQUOT:
-		return GERR_NOSPACE;
-	case EACCES:
-	case EPERM:
-		return GERR_PERM;
-	case ENOMEM:
-		return GERR_NOMEM;
-	case ENAMETOOLONG:
-		return GERR_INVAL;
-	default:
-		return GERR_IO;
-	}
-}
-
 static int hash_valid(const char *hash)
 {
 	if (!hash || strnlen(hash, BLOB_HASH_HEX) != BLOB_HASH_HEX - 1)
@@ -508,9 +490,9 @@ static int fsync_dir(const char *path)
 
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return errno_to_gerr(errno);
+		return gerr_from_errno(errno);
 	if (fsync(fd) < 0 && errno != EINVAL)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	close(fd);
 	return r;
 }
@@ -524,9 +506,9 @@ static int mkdir_durable(const char *path, const char *parent)
 	if (mkdir(path, 0700) == 0)
 		return parent ? fsync_dir(parent) : 0;
 	if (errno != EEXIST)
-		return errno_to_gerr(errno);
+		return gerr_from_errno(errno);
 	if (stat(path, &st) < 0)
-		return errno_to_gerr(errno);
+		return gerr_from_errno(errno);
 	return S_ISDIR(st.st_mode) ? 0 : GERR_IO;
 }
 
@@ -538,7 +520,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return errno_to_gerr(errno);
+			return gerr_from_errno(errno);
 		}
 		p += w;
 		n -= (size_t)w;
@@ -558,9 +540,9 @@ static int read_bounded(const char *path, uint64_t max, uint8_t **ret_buf,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return errno == ENOENT ? GERR_NOTFOUND : errno_to_gerr(errno);
+		return gerr_from_errno(errno);
 	if (fstat(fd, &st) < 0) {
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 		goto fail_fd;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -584,7 +566,7 @@ static int read_bounded(const char *path, uint64_t max, uint8_t **ret_buf,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			r = errno_to_gerr(errno);
+			r = gerr_from_errno(errno);
 			goto fail_buf;
 		}
 		if (n == 0)
@@ -641,7 +623,7 @@ int blob_store_put(const char *dir, const void *blob, size_t len,
 
 		free(old);
 		if (same) {
-			r = fsync(oldfd) < 0 ? errno_to_gerr(errno) : 0;
+			r = fsync(oldfd) < 0 ? gerr_from_errno(errno) : 0;
 			close(oldfd);
 			if (r == 0)
 				r = fsync_dir(sub);
@@ -669,14 +651,14 @@ int blob_store_put(const char *dir, const void *blob, size_t len,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
 	if (fd < 0)
-		return errno_to_gerr(errno);
+		return gerr_from_errno(errno);
 	r = write_all(fd, blob, len);
 	if (r == 0 && fsync(fd) < 0)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	if (close(fd) < 0 && r == 0)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	if (r == 0 && rename(tmp, final) < 0)
-		r = errno_to_gerr(errno);
+		r = gerr_from_errno(errno);
 	if (r < 0) {
 		unlink(tmp);
 		return r;
@@ -725,6 +707,6 @@ int blob_store_remove(const char *dir, const char *hash)
 	    (r = path_fmt(path, sizeof(path), "%s/%s", sub, hash)) < 0)
 		return r;
 	if (unlink(path) < 0)
-		return errno == ENOENT ? 0 : errno_to_gerr(errno);
+		return errno == ENOENT ? 0 : gerr_from_errno(errno);
 	return fsync_dir(sub);
 }

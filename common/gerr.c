@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -52,4 +53,24 @@ int gerr_fail(int code, char *err, size_t errlen, const char *fmt, ...)
 		va_end(ap);
 	}
 	return code;
+}
+
+int gerr_from_errno(int e)
+{
+	switch (e) {
+	case ENOENT:
+		return GERR_NOTFOUND;
+	case ENOSPC:
+	case EDQUOT:
+		return GERR_NOSPACE;
+	case EACCES:
+	case EPERM:
+		return GERR_PERM;
+	case ENOMEM:
+		return GERR_NOMEM;
+	case ENAMETOOLONG:
+		return GERR_INVAL;
+	default:
+		return GERR_IO;
+	}
 }

@@ -33,6 +33,11 @@ enum gerr {
 
 const char *gerr_str(int code);
 
+/* The code for a failed system call's errno: ENOENT is GERR_NOTFOUND, a
+ * full disk GERR_NOSPACE, a refused one GERR_PERM, anything unknown
+ * GERR_IO. */
+int gerr_from_errno(int e);
+
 #include <stddef.h>
 
 /* Write a one-line message into err (bounded, always terminated; err may
