@@ -17,6 +17,7 @@ t graveler 300 build-gpu/tests/gpu/test_graveler_gpu
 t graveler 120 build-gpu/tools/bench_graveler -r 15 -c 0
 BUILD=build-gpu t graveler 200 sh tools/bench_gpud.sh 1e13 cuda:0
 t officers 300 build-gpu/tests/gpu/test_officers_gpu
+t officers 60 build-gpu/tools/bench_blob -m 128 -r 3
 t officers 200 sh tools/bench_officers_gpud.sh 400000000 67108864
 t othello 300 build-gpu/tests/gpu/test_othello_gpu
 t othello 120 build-gpu/tools/bench_othello -r 3 -c 0.05
