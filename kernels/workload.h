@@ -125,6 +125,18 @@ struct workload {
 		   void **ret_result, size_t *ret_result_len, char *err,
 		   size_t errlen);
 
+	/* Optional: the lease the planner will carve next once the result of
+	 * spec (this run's output, stored by gpud as blob result_hash) is
+	 * merged, for chained jobs whose next lease starts from this result
+	 * (an Officers extension). The worker starts that run at once, while
+	 * the result is uploaded and verified, and keeps it only if gpud then
+	 * grants a lease of the same job with equal params and spec: a wrong
+	 * guess costs time, never correctness. Returns 0 with *ret_spec, or
+	 * GERR_DONE when no such lease follows. NULL: runs do not chain. */
+	int (*next_lease)(const json_t *params, const json_t *spec,
+			  const void *result, size_t len,
+			  const char *result_hash, json_t **ret_spec);
+
 	/* Check a checkpoint before it replaces the previous one (structure,
 	 * bounds, consistency with the spec). */
 	int (*check_checkpoint)(const json_t *params, const json_t *spec,

@@ -13,7 +13,8 @@
  *     so the last checkpoint is stored before the lease is given back.
  *  5. A result is kept until gpud acknowledges it (or says the lease is
  *     stale); it survives reconnects.
- *  6. A new lease is claimed only once the runner is idle (runner.h #1).
+ *  6. A new lease is claimed only once the runner is idle (runner.h #1); a
+ *     run ahead (runner.h #7) is not a lease and does not count.
  *  7. At most one FETCH is outstanding (the run's, runner.h #5). It is sent
  *     from pump() while the run goes on, again after every reconnect, and
  *     forgotten when gpud answers (BLOB, or ERROR naming the hash) or the
@@ -1554,7 +1555,7 @@ int client_start(uv_loop_t *loop, const struct client_config *cfg,
 	cl->backoff_s = BACKOFF_MIN_S;
 	cl->heartbeat_ms = 10000;
 	rc = runner_init(&cl->runner, loop, cfg->log, cfg->checkpoint_interval_s,
-			 on_runner_wake, cl);
+			 cfg->run_ahead, on_runner_wake, cl);
 	if (rc < 0) {
 		free(cl);
 		return rc;

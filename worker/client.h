@@ -45,6 +45,7 @@ struct client_config {
 	double checkpoint_interval_s;
 	uint64_t max_leases;             /* 0: no limit */
 	int exit_when_idle;
+	int run_ahead;                   /* runner.h invariant 7 */
 	const struct client_workload *workloads;
 	size_t n_workloads;
 	/* Called once on the loop thread when the client has stopped and

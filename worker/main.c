@@ -43,6 +43,7 @@ struct options {
 	enum glog_level log_level;
 	uint64_t max_leases;
 	int exit_when_idle;
+	int no_run_ahead;
 };
 
 /* What the signal callbacks need (lives in main's frame). */
@@ -59,7 +60,8 @@ static void usage(FILE *f)
 		"--device cpu|cpu:THREADS|cuda:N\n"
 		"                 [--checkpoint-interval SECONDS] "
 		"[--log-level error|warn|info|debug]\n"
-		"                 [--max-leases N] [--exit-when-idle]\n"
+		"                 [--max-leases N] [--exit-when-idle] "
+		"[--no-run-ahead]\n"
 		"\n"
 		"Runs leases from gpud on one device.\n"
 		"  --connect HOST:PORT          gpud's worker address "
@@ -74,6 +76,9 @@ static void usage(FILE *f)
 		"  --log-level LEVEL            default info\n"
 		"  --max-leases N               exit 0 after N finished leases\n"
 		"  --exit-when-idle             exit 0 when gpud has no jobs\n"
+		"  --no-run-ahead               do not start a chained job's "
+		"next lease\n"
+		"                               before gpud grants it\n"
 		"  --help, --version\n",
 		THREADS_MAX, CKPT_INTERVAL_MIN, CKPT_INTERVAL_MAX);
 }
@@ -204,7 +209,7 @@ static int parse_seconds(const char *s, double *ret)
 }
 
 enum { OPT_CONNECT = 256, OPT_TOKEN, OPT_DEVICE, OPT_CKPT, OPT_LOG,
-       OPT_MAX_LEASES, OPT_IDLE, OPT_HELP, OPT_VERSION };
+       OPT_MAX_LEASES, OPT_IDLE, OPT_NO_AHEAD, OPT_HELP, OPT_VERSION };
 
 /* Returns -1 to go on, or the exit code (0 for --help/--version). */
 static int parse_args(int argc, char **argv, struct options *o)
@@ -217,6 +222,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "log-level", required_argument, NULL, OPT_LOG },
 		{ "max-leases", required_argument, NULL, OPT_MAX_LEASES },
 		{ "exit-when-idle", no_argument, NULL, OPT_IDLE },
+		{ "no-run-ahead", no_argument, NULL, OPT_NO_AHEAD },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -270,6 +276,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_IDLE:
 			o->exit_when_idle = 1;
+			break;
+		case OPT_NO_AHEAD:
+			o->no_run_ahead = 1;
 			break;
 		case OPT_HELP:
 			usage(stdout);
@@ -435,6 +444,7 @@ int main(int argc, char **argv)
 		.checkpoint_interval_s = o.checkpoint_interval_s,
 		.max_leases = o.max_leases,
 		.exit_when_idle = o.exit_when_idle,
+		.run_ahead = !o.no_run_ahead,
 		.workloads = wls,
 		.n_workloads = (size_t)n,
 		.on_exit = on_client_exit,

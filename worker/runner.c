@@ -17,8 +17,9 @@
  * thread's stack for the duration of wl->run. */
 struct run_ctx {
 	struct runner *r;
-	const struct runner_job *job;
+	struct runner_job *job; /* lease fields filled in on adoption */
 	uint64_t run_id;
+	int ahead;              /* this thread's view of r->ahead */
 };
 
 #define BIT(s) (1u << (s))
@@ -67,13 +68,45 @@ static void job_clear(struct runner_job *job)
 
 /* ---- wl_run_io callbacks: runner thread ---- */
 
+/* A run ahead learns here, under mu, that the loop adopted it (invariant
+ * 7): from then on it is the lease's run. Returns non-zero while the run
+ * is still ahead. */
+static int ahead_sync(struct run_ctx *ctx)
+{
+	struct runner *r = ctx->r;
+
+	if (ctx->ahead && !r->ahead && r->run_id == ctx->run_id) {
+		ctx->ahead = 0;
+		ctx->job->lease = r->adopted.lease;
+		ctx->job->epoch = r->adopted.epoch;
+		ctx->job->units = r->adopted.units;
+	}
+	return ctx->ahead;
+}
+
+/* The run is no longer wanted: quit, a stop, or (ahead) a lease came that
+ * is not the one it guessed. Caller holds mu. */
+static int stopped(struct run_ctx *ctx)
+{
+	struct runner *r = ctx->r;
+
+	ahead_sync(ctx);
+	return r->quit || r->run_id != ctx->run_id || r->stop;
+}
+
 static void io_progress(void *opaque, uint64_t units_done)
 {
 	struct run_ctx *ctx = opaque;
 	struct runner *r = ctx->r;
 
 	uv_mutex_lock(&r->mu);
-	r->units_done = units_done;
+	if (r->run_id == ctx->run_id) {
+		/* While ahead, the loop may still report the last lease. */
+		if (ahead_sync(ctx))
+			r->ahead_units = units_done;
+		else
+			r->units_done = units_done;
+	}
 	uv_mutex_unlock(&r->mu);
 }
 
@@ -85,8 +118,10 @@ static int io_checkpoint_due(void *opaque)
 	int due;
 
 	uv_mutex_lock(&r->mu);
-	due = !r->stop && (r->ckpt_requested ||
-			   now - r->last_ckpt_ns >= r->ckpt_interval_ns);
+	/* A run ahead has no lease to checkpoint for. */
+	due = !stopped(ctx) && !ctx->ahead &&
+	      (r->ckpt_requested ||
+	       now - r->last_ckpt_ns >= r->ckpt_interval_ns);
 	uv_mutex_unlock(&r->mu);
 	return due;
 }
@@ -98,7 +133,7 @@ static int io_should_stop(void *opaque)
 	int stop;
 
 	uv_mutex_lock(&r->mu);
-	stop = r->stop || r->quit;
+	stop = stopped(ctx);
 	uv_mutex_unlock(&r->mu);
 	return stop;
 }
@@ -111,10 +146,15 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	const struct runner_job *job = ctx->job;
 	uint8_t *blob = NULL;
 	size_t blob_len = 0;
-	int rc;
+	int rc, ahead;
 
 	if (io_should_stop(opaque))
 		return GERR_CANCELLED;
+	uv_mutex_lock(&r->mu);
+	ahead = ahead_sync(ctx);
+	uv_mutex_unlock(&r->mu);
+	if (ahead)
+		return 0; /* no lease yet: nothing to upload it to */
 	/* Compress here, not on the loop thread (invariant 4). */
 	rc = blob_encode(BLOB_CHECKPOINT, job->wl->name, job->lease, job->epoch,
 			 bytes, len, &blob, &blob_len);
@@ -133,7 +173,7 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	}
 
 	uv_mutex_lock(&r->mu);
-	if (r->stop || r->quit) {
+	if (stopped(ctx)) {
 		uv_mutex_unlock(&r->mu);
 		free(blob);
 		return GERR_CANCELLED;
@@ -237,6 +277,11 @@ static int io_fetch(void *opaque, const char *hash, void **ret,
 				  *ret_len, job->job, job->lease);
 		return rc;
 	}
+	uv_mutex_lock(&r->mu);
+	rc = ahead_sync(ctx);
+	uv_mutex_unlock(&r->mu);
+	if (rc)
+		return GERR_NOTFOUND; /* no lease to ask gpud under */
 
 	LOG_DEBUG(r->log, "fetch hash=%.16s from gpud job=%" PRIu64
 		  " lease=%" PRIu64 " epoch=%" PRIu64, hash, job->job,
@@ -315,10 +360,61 @@ static int decode_checkpoint(struct runner *r, const struct runner_job *job,
 	return 0;
 }
 
-static void run_one(struct runner *r, const struct runner_job *job,
-		    uint64_t run_id, struct runner_result *res)
+/* A finished run ahead waits here until the loop adopts it (returns 1) or
+ * it is no longer wanted (0). Caller holds mu. */
+static int ahead_wait(struct run_ctx *ctx)
 {
-	struct run_ctx ctx = { .r = r, .job = job, .run_id = run_id };
+	struct runner *r = ctx->r;
+
+	while (ahead_sync(ctx) && !stopped(ctx))
+		uv_cond_wait(&r->cv, &r->mu);
+	return !stopped(ctx);
+}
+
+/* Encode a successful run's output as its result blob and keep the decoded
+ * bytes in the cache under the blob's hash (ret_hash): gpud stores it under
+ * that hash, and the next lease of a chained job (Officers) fetches exactly
+ * it, so that fetch is a cache hit. */
+static int encode_result(struct runner *r, const struct runner_job *job,
+			 const void *out, size_t out_len,
+			 struct runner_result *res, char ret_hash[BLOB_HASH_HEX])
+{
+	/* Compress here, not on the loop thread (invariant 4). */
+	int rc = blob_encode(BLOB_RESULT, job->wl->name, job->lease,
+			     job->epoch, out, out_len, &res->blob,
+			     &res->blob_len);
+
+	if (rc < 0) {
+		snprintf(res->err, sizeof(res->err), "cannot encode result: %s",
+			 gerr_str(rc));
+		return rc;
+	}
+	if (res->blob_len > PROTO_MAX_BIN) {
+		snprintf(res->err, sizeof(res->err),
+			 "result blob of %zu bytes exceeds the frame limit",
+			 res->blob_len);
+		free(res->blob);
+		res->blob = NULL;
+		res->blob_len = 0;
+		return GERR_TOOBIG;
+	}
+	blob_hash_hex(res->blob, res->blob_len, ret_hash);
+	if (blobcache_put(r->cache, ret_hash, out, out_len) == 0)
+		LOG_DEBUG(r->log, "own result cached hash=%.16s bytes=%zu",
+			  ret_hash, out_len);
+	return 0;
+}
+
+/* Run job (ahead: no lease yet, invariant 7). Returns 1 when *res is to be
+ * posted to the loop, 0 when a run ahead ended unadopted (nothing to post).
+ * On a successful run *ret_out holds its output (caller frees) and
+ * ret_hash its result blob's hash, for the next run ahead. */
+static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
+		   int ahead, struct runner_result *res, void **ret_out,
+		   size_t *ret_out_len, char ret_hash[BLOB_HASH_HEX])
+{
+	struct run_ctx ctx = { .r = r, .job = job, .run_id = run_id,
+			       .ahead = ahead };
 	const struct wl_run_io io = {
 		.opaque = &ctx,
 		.progress = io_progress,
@@ -333,63 +429,94 @@ static void run_one(struct runner *r, const struct runner_job *job,
 	size_t raw_len = 0;
 	void *out = NULL;
 	size_t out_len = 0;
-	int rc;
+	int rc, post;
 
 	memset(res, 0, sizeof(*res));
 	res->run_id = run_id;
 	if (decode_checkpoint(r, job, &raw, &raw_len))
 		start_units = job->units_done;
 	uv_mutex_lock(&r->mu);
-	r->units_done = start_units;
+	if (r->run_id == run_id && !ahead)
+		r->units_done = start_units;
 	uv_mutex_unlock(&r->mu);
 
-	LOG_INFO(r->log, "run start job=%" PRIu64 " lease=%" PRIu64
+	LOG_INFO(r->log, "run %s job=%" PRIu64 " lease=%" PRIu64
 		 " epoch=%" PRIu64 " workload=%s units=%" PRIu64
-		 " resume_at=%" PRIu64, job->job, job->lease, job->epoch,
-		 job->wl->name, job->units, start_units);
+		 " resume_at=%" PRIu64, ahead ? "ahead" : "start", job->job,
+		 job->lease, job->epoch, job->wl->name, job->units,
+		 start_units);
 	rc = job->wl->run(job->params, job->spec, raw, raw_len, &job->dev, &io,
 			  &out, &out_len, res->err, sizeof(res->err));
 	free(raw);
+	/* The run's own time, not the wait for adoption. */
 	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
 
-	if (rc == 0) {
-		/* Compress here, not on the loop thread (invariant 4). */
-		rc = blob_encode(BLOB_RESULT, job->wl->name, job->lease,
-				 job->epoch, out, out_len, &res->blob,
-				 &res->blob_len);
-		if (rc < 0)
-			snprintf(res->err, sizeof(res->err),
-				 "cannot encode result: %s", gerr_str(rc));
-		else if (res->blob_len > PROTO_MAX_BIN) {
-			snprintf(res->err, sizeof(res->err),
-				 "result blob of %zu bytes exceeds the frame limit",
-				 res->blob_len);
-			free(res->blob);
-			res->blob = NULL;
-			res->blob_len = 0;
-			rc = GERR_TOOBIG;
-		} else {
-			/* gpud will store it under this hash, and a later lease
-			 * of a chained job (Officers) fetches exactly it: keep
-			 * the decoded bytes so that fetch is a cache hit. */
-			char hash[BLOB_HASH_HEX];
-			blob_hash_hex(res->blob, res->blob_len, hash);
-			if (blobcache_put(r->cache, hash, out, out_len) == 0)
-				LOG_DEBUG(r->log, "own result cached hash=%.16s bytes=%zu",
-					  hash, out_len);
-		}
-	} else if (res->err[0] == '\0') {
-		snprintf(res->err, sizeof(res->err), "%s", gerr_str(rc));
-	}
-	free(out);
-
 	uv_mutex_lock(&r->mu);
+	if (rc == 0 && ahead_sync(&ctx))
+		post = ahead_wait(&ctx);
+	else
+		post = !ctx.ahead;
 	units_now = r->units_done;
 	uv_mutex_unlock(&r->mu);
+	if (!post) {
+		LOG_INFO(r->log, "run ahead dropped job=%" PRIu64 ": %s",
+			 job->job, rc ? gerr_str(rc) : "another lease came");
+		free(out);
+		return 0;
+	}
+
+	if (rc == 0)
+		rc = encode_result(r, job, out, out_len, res, ret_hash);
+	else if (res->err[0] == '\0')
+		snprintf(res->err, sizeof(res->err), "%s", gerr_str(rc));
+	if (rc == 0) {
+		*ret_out = out;
+		*ret_out_len = out_len;
+	} else {
+		free(out);
+	}
 	res->rc = rc;
 	res->units_done = rc == 0 ? job->units : units_now;
 	res->units_run = res->units_done > start_units
 			 ? res->units_done - start_units : 0;
+	return 1;
+}
+
+/* After a successful run of job: turn job into the run ahead that its
+ * result leads to (workload next_lease), under a new run id. Returns 0
+ * when there is none, or a lease is waiting, or the thread must quit. */
+static int ahead_prepare(struct runner *r, struct runner_job *job,
+			 const void *out, size_t out_len, const char *hash,
+			 uint64_t *ret_run_id)
+{
+	json_t *spec = NULL;
+	char *key;
+
+	if (!r->run_ahead || !job->wl->next_lease ||
+	    job->wl->next_lease(job->params, job->spec, out, out_len, hash,
+				&spec) != 0)
+		return 0;
+	key = runner_ahead_key(job->job, job->params, spec);
+	uv_mutex_lock(&r->mu);
+	if (!key || r->quit || r->has_job) {
+		uv_mutex_unlock(&r->mu);
+		free(key);
+		json_decref(spec);
+		return 0;
+	}
+	json_decref(job->spec);
+	job->spec = spec;
+	free(job->ckpt_blob);
+	job->ckpt_blob = NULL;
+	job->ckpt_blob_len = 0;
+	job->lease = job->epoch = job->units = job->units_done = 0;
+	free(r->ahead_key);
+	r->ahead_key = key;
+	r->ahead = 1;
+	r->ahead_units = 0;
+	r->run_id = *ret_run_id = ++r->next_run_id;
+	uv_mutex_unlock(&r->mu);
+	return 1;
 }
 
 static void runner_main(void *arg)
@@ -400,6 +527,7 @@ static void runner_main(void *arg)
 		struct runner_job job;
 		struct runner_result res;
 		uint64_t run_id;
+		int ahead = 0;
 
 		uv_mutex_lock(&r->mu);
 		while (!r->quit && !r->has_job)
@@ -414,14 +542,28 @@ static void runner_main(void *arg)
 		run_id = r->run_id;
 		uv_mutex_unlock(&r->mu);
 
-		run_one(r, &job, run_id, &res);
-		job_clear(&job);
+		/* The lease, then the run ahead each result leads to, for as
+		 * long as the loop adopts them. */
+		for (;;) {
+			void *out = NULL;
+			size_t out_len = 0;
+			char hash[BLOB_HASH_HEX] = "";
 
-		uv_mutex_lock(&r->mu);
-		r->result = res;
-		r->has_result = 1;
-		uv_mutex_unlock(&r->mu);
-		uv_async_send(&r->async);
+			if (!run_one(r, &job, run_id, ahead, &res, &out,
+				     &out_len, hash))
+				break;
+			uv_mutex_lock(&r->mu);
+			r->result = res;
+			r->has_result = 1;
+			uv_mutex_unlock(&r->mu);
+			uv_async_send(&r->async);
+			ahead = out && ahead_prepare(r, &job, out, out_len,
+						     hash, &run_id);
+			free(out);
+			if (!ahead)
+				break;
+		}
+		job_clear(&job);
 	}
 }
 
@@ -435,7 +577,8 @@ static void on_async(uv_async_t *h)
 }
 
 int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
-		double ckpt_interval_s, runner_wake_fn wake, void *opaque)
+		double ckpt_interval_s, int run_ahead, runner_wake_fn wake,
+		void *opaque)
 {
 	sigset_t all, old;
 	uint64_t mem;
@@ -444,6 +587,7 @@ int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
 	memset(r, 0, sizeof(*r));
 	r->log = log;
 	r->ckpt_interval_ns = (uint64_t)(ckpt_interval_s * 1e9);
+	r->run_ahead = run_ahead;
 	r->wake = wake;
 	r->wake_opaque = opaque;
 	mem = uv_get_total_memory();
@@ -506,6 +650,8 @@ void runner_close(struct runner *r)
 
 	if (r->has_job)
 		job_clear(&r->job);
+	free(r->ahead_key);
+	r->ahead_key = NULL;
 	if (r->has_ckpt)
 		free(r->ckpt.blob);
 	if (r->has_result)
@@ -516,6 +662,31 @@ void runner_close(struct runner *r)
 	uv_mutex_destroy(&r->mu);
 }
 
+char *runner_ahead_key(uint64_t job, const json_t *params,
+		       const json_t *spec)
+{
+	json_t *k = json_pack("[I, O, O]", (json_int_t)job, params, spec);
+	char *text = k ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+	json_decref(k);
+	return text;
+}
+
+/* The lease is the one the run ahead guessed (invariant 7)? Caller holds
+ * mu. A lease with a checkpoint resumes from gpud's state instead. */
+static int ahead_matches(const struct runner *r, const struct runner_job *job)
+{
+	char *key;
+	int same;
+
+	if (!r->ahead || !r->ahead_key || job->ckpt_blob)
+		return 0;
+	key = runner_ahead_key(job->job, job->params, job->spec);
+	same = key && strcmp(key, r->ahead_key) == 0;
+	free(key);
+	return same;
+}
+
 int runner_start(struct runner *r, struct runner_job *job,
 		 uint64_t *ret_run_id)
 {
@@ -524,6 +695,30 @@ int runner_start(struct runner *r, struct runner_job *job,
 		uv_mutex_unlock(&r->mu);
 		return GERR_STATE;
 	}
+	if (ahead_matches(r, job)) {
+		/* Adopt the run ahead: it becomes this lease's run. */
+		r->ahead = 0;
+		r->adopted.lease = job->lease;
+		r->adopted.epoch = job->epoch;
+		r->adopted.units = job->units;
+		r->busy = 1;
+		r->stop = 0;
+		r->ckpt_requested = 0;
+		r->last_ckpt_ns = uv_hrtime();
+		r->units_done = r->ahead_units;
+		*ret_run_id = r->run_id;
+		uv_cond_signal(&r->cv); /* it may wait with its output */
+		uv_mutex_unlock(&r->mu);
+		LOG_INFO(r->log, "run ahead adopted job=%" PRIu64 " lease=%"
+			 PRIu64 " epoch=%" PRIu64 " units_done=%" PRIu64,
+			 job->job, job->lease, job->epoch, r->ahead_units);
+		job_clear(job);
+		return 0;
+	}
+	/* A run ahead that guessed wrong stops: its run id is stale. */
+	r->ahead = 0;
+	free(r->ahead_key);
+	r->ahead_key = NULL;
 	/* Outputs of an older run that the loop never took are dropped. */
 	if (r->has_ckpt) {
 		free(r->ckpt.blob);

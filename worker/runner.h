@@ -23,6 +23,16 @@
  *  6. A fetch never outlives the run's wish for it: stop or quit ends the
  *     wait at once with GERR_CANCELLED, and an answer that arrives after
  *     that (or for another hash) is dropped by runner_fetch_done.
+ *  7. Run ahead: after a successful run whose workload chains leases
+ *     (next_lease), the thread starts the run of the lease gpud will most
+ *     likely grant next, before it exists. Such a run is not busy: it has
+ *     no lease, emits no checkpoint, fetches from the cache only, and its
+ *     progress is kept aside. runner_start adopts it when the lease's job,
+ *     params and spec equal its guess (runner_ahead_key), which makes it
+ *     that lease's run (same run id, busy, lease fields filled in);
+ *     any other runner_start gives the run a stale run id, so it stops and
+ *     its output is dropped. A run ahead that finishes first waits,
+ *     holding its output, until it is adopted or dropped.
  *
  * Fetch states (fetch_move checks every move against fetch_next; under mu):
  *
@@ -112,6 +122,7 @@ struct runner {
 	uv_mutex_t mu;
 	uv_cond_t cv;
 	int started;            /* thread created (loop thread only) */
+	int run_ahead;          /* start runs ahead (invariant 7) */
 	struct blobcache *cache; /* runner thread only (invariant 5) */
 
 	/* Shared, under mu. */
@@ -125,6 +136,12 @@ struct runner {
 	int ckpt_requested;     /* loop -> runner: checkpoint now */
 	uint64_t last_ckpt_ns;  /* uv_hrtime of the last checkpoint/start */
 	uint64_t units_done;    /* latest progress of the current run */
+	int ahead;              /* the current run is ahead (invariant 7) */
+	char *ahead_key;        /* its runner_ahead_key, malloc'ed */
+	uint64_t ahead_units;   /* its progress */
+	struct {                /* the lease that adopted it */
+		uint64_t lease, epoch, units;
+	} adopted;
 	int has_ckpt;
 	struct runner_ckpt ckpt;   /* newest checkpoint not yet taken */
 	int has_result;
@@ -143,16 +160,23 @@ struct runner {
  * closing the async handle (after runner_close and uv_run returned). wake(opaque) is called on the loop
  * thread whenever a checkpoint or result may be waiting. */
 int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
-		double ckpt_interval_s, runner_wake_fn wake, void *opaque);
+		double ckpt_interval_s, int run_ahead, runner_wake_fn wake,
+		void *opaque);
 
 /* Stop any run, join the thread (blocks until the workload notices the stop
  * flag), drop untaken outputs and close the async handle. NULL-safe and safe
  * on a half-initialised runner. */
 void runner_close(struct runner *r);
 
-/* Hand a lease to the thread. Returns the run's id (> 0) in *ret_run_id. */
+/* Hand a lease to the thread, or let the run ahead become its run
+ * (invariant 7). Returns the run's id (> 0) in *ret_run_id. */
 int runner_start(struct runner *r, struct runner_job *job,
 		 uint64_t *ret_run_id);
+
+/* The text runner_start compares with the run ahead's guess: job, params
+ * and spec as canonical JSON. malloc'ed, NULL when out of memory. */
+char *runner_ahead_key(uint64_t job, const json_t *params,
+		       const json_t *spec);
 
 /* Ask the current run to stop; its output will be discarded by the loop. */
 void runner_stop(struct runner *r);

@@ -56,7 +56,7 @@
 #define LEASE_MAX (1ull << 26)
 #define VERIFY_SAMPLES 256
 #define STEP_CPU (1ull << 20)
-#define STEP_CUDA (1ull << 24)
+#define STEP_CUDA LEASE_MAX  /* one call per lease: no pipeline restarts */
 #define EXPORT_MAX (PROTO_MAX_BIN_VALUES)
 #define PROTO_MAX_BIN_VALUES (128ull << 20) /* 256 MiB of uint16 */
 
@@ -466,6 +466,36 @@ out:
 	officers_seq_free(s);
 	free(s);
 	return rc;
+}
+
+/* The extension after spec, as ow_carve will cut it once this result is
+ * merged: from its end, the same size (ow_carve's size is the scheduler's,
+ * steady for a steady worker), starting from this result's blob and end
+ * digest. */
+static int ow_next_lease(const json_t *params, const json_t *spec,
+			 const void *result, size_t len,
+			 const char *result_hash, json_t **ret_spec)
+{
+	char err[WL_ERRLEN];
+	struct officers_result r;
+	struct spec sp;
+	uint64_t n, end;
+	json_t *next;
+
+	if (get_spec(params, spec, &sp, err, sizeof(err)) || sp.check ||
+	    get_to(params, &n, err, sizeof(err)) ||
+	    officers_result_parse(result, len, &r, err, sizeof(err)) ||
+	    r.to != sp.to || r.to >= n || !result_hash)
+		return GERR_DONE;
+	end = n - r.to < sp.to - sp.from ? n : r.to + (sp.to - sp.from);
+	next = json_pack("{s:s, s:I, s:I, s:s, s:o}", "kind", "extend",
+			 "from", (json_int_t)r.to, "to", (json_int_t)end,
+			 "state", result_hash, "digest",
+			 json_hex(officers_result_digest(&r, 1)));
+	if (!next)
+		return GERR_NOMEM;
+	*ret_spec = next;
+	return 0;
 }
 
 static int ow_check_checkpoint(const json_t *params, const json_t *spec,
@@ -1138,6 +1168,7 @@ const struct workload officers_workload = {
 	.parse_params = ow_parse_params,
 	.carve = ow_carve,
 	.run = ow_run,
+	.next_lease = ow_next_lease,
 	.check_checkpoint = ow_check_checkpoint,
 	.verify = ow_verify,
 	.merge = ow_merge,

@@ -2,7 +2,8 @@
 (each later lease fetches the previous result as its state), the checksum
 against the O(n^2) reference, `gpuctl extend` to push the finished job
 further, `gpuctl result JOB --values FROM:TO` for a range of values, and a
-job with --check full (a check lease recomputes every stored range)."""
+job with --check full (a check lease recomputes every stored range), and
+the worker running each next extension ahead of its grant."""
 import struct
 
 from harness import Cluster, check, run
@@ -31,6 +32,11 @@ def test_officers(cl: Cluster):
     check(ans["zeros"] == ZEROS, "zero positions %s" % ans["zeros"])
     text = cl.ctl("result", str(job)).stdout
     check("rare positions: 1584" in text and FNV_200000 in text, "result text: " + text)
+    # The worker ran each next extension ahead, from its own unverified
+    # result, and kept it when gpud granted that lease (fixed lease size:
+    # every guess after the first lease is right).
+    log = cl.log_text("worker")
+    check(log.count("run ahead adopted") >= 2, "runs ahead adopted: %d\n%s" % (log.count("run ahead adopted"), cl.tail("worker")))
 
     cl.ctl("extend", str(job), "--to", "300000")
     cl.wait_job(job, timeout=300)
