@@ -1,7 +1,7 @@
 #!/bin/sh
 # End-to-end: an Officers job through gpud and one CUDA worker.
 #   tools/bench_officers_gpud.sh [VALUES] [LEASE_VALUES]   (BUILD dir: build-gpu)
-# WORKER_ARGS adds gpuworker options (e.g. --no-run-ahead); TAG names the
+# WAIT_S bounds the wait (default 200 s); WORKER_ARGS adds gpuworker options (e.g. --no-run-ahead); TAG names the
 # logs copied to $OUT.
 set -u
 b=build-gpu; d=$(mktemp -d /tmp/offe2e-XXXXXX); N=${1:-200000000}; L=${2:-33554432}
@@ -14,7 +14,7 @@ c="$b/tools/gpuctl --socket $d/s"
 for i in $(seq 300); do $c workers | grep -q online && break; sleep 0.1; done
 t0=$(date +%s.%N)
 job=$($c submit officers --to $N)
-timeout 200 $c wait $job > /dev/null
+timeout ${WAIT_S:-200} $c wait $job > /dev/null
 t1=$(date +%s.%N)
 $c status $job
 $c result $job | head -6

@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 		char name[256];
 		othello_cuda_device_name(ctx, name, sizeof(name));
 		printf("device %d: %s\n", device, name);
-		double vk[16] = {0};
+		double vk[16] = {0}, vnodes[16] = {0};
 		long vsum[16] = {0};
 		int nv = 0;
 		while (nv < 16 && othello_cuda_variant_name(nv))
@@ -126,6 +126,7 @@ int main(int argc, char **argv)
 			if (b == hi) {
 				vk[v] = k;
 				vsum[v] = sum;
+				vnodes[v] = (double)nodes / (double)n;
 			}
 			printf("gpu variant %d (%s)%s: %zu positions, %d empties, "
 			       "seed %llu, %d blocks of 128/SM: kernel %.4f s "
@@ -143,12 +144,14 @@ int main(int argc, char **argv)
 		}
 		}
 		if (v1 > v0) {
-			printf("variant  kernel s  positions/s  vs public  answers\n");
+			printf("variant  kernel s  positions/s  vs public  "
+			       "nodes/position  answers\n");
 			for (int v = v0; v <= v1 && v < nv; v++)
-				printf("%7d%s %8.4f  %11.4g  %8.2fx  %s\n", v,
-				       v == OTHELLO_CUDA_VARIANT ? "*" : " ",
+				printf("%7d%s %8.4f  %11.4g  %8.2fx  %14.1f  %s\n",
+				       v, v == OTHELLO_CUDA_VARIANT ? "*" : " ",
 				       vk[v], (double)n / vk[v],
 				       (double)n / vk[v] / REF_POS_PER_S,
+				       vnodes[v],
 				       vsum[v] == vsum[v0] ? "same" : "DIFFER");
 		}
 		othello_cuda_close(ctx);

@@ -9,6 +9,13 @@
  * slowest position more than once per position, and the grid is exactly
  * as many blocks as fit on the device at once.
  *
+ * Stepped variants (4 and up, othello_step.h): the same search cut into
+ * leaf steps and frame steps; each round a warp votes (__ballot_sync) which
+ * kind its lanes run, so the leaf solver runs with many lanes at once and
+ * the lanes waiting for a frame step skip that round, instead of every
+ * round running both branches one after the other. A lane that finishes a
+ * position takes the next one at the top of the round.
+ *
  * Random jobs generate their positions on the device (oth_generate, a few
  * dozen move generations per position, cheap next to the search), so a
  * --random lease moves no positions over PCIe, only 2 bytes back per
@@ -26,24 +33,41 @@
 
 #define OTH_STACK (OTHELLO_CUDA_MAX_EMPTIES + 1)
 #include "othello_search.h"
+#include "othello_step.h"
 
 #define BLOCK 128
 
 /* Kernel variants (othello_cuda_set_variant): the search (0: the first one,
- * oth_search_v0; else oth_search_leaf with that leaf size) and the fewest
- * resident blocks per SM asked of the register allocator (0: none). */
-#define NVAR 4
+ * oth_search_v0; else oth_search_leaf with that leaf size, or from 4 on
+ * oth_lane steps with options opt and vote), the fewest resident blocks
+ * per SM asked of the register allocator (0: none). vote: a leaf round
+ * when at least that many lanes of the warp want a leaf step or none wants
+ * a frame step (0: no vote, every lane runs its leaf step then its frame
+ * step each round, the structure of oth_search_leaf). */
+#define NVAR 12
 struct oth_variant {
-	int leaf, minb;
+	int leaf, minb, opt, vote;
 	const char *name;
 };
+#define FG OTH_STEP_FASTGEN
+#define FF OTH_STEP_FFONCE
 static const struct oth_variant variants[NVAR] = {
-	{0, 0, "v0: first search (frames down to 1 empty, old root rule)"},
-	{2, 0, "leaf 2: solve2 + last1 leaves, cheaper root rule"},
-	{3, 0, "leaf 3: solve3/solve2/last1 leaves, cheaper root rule"},
-	{3, 8, "leaf 3, capped at 64 registers (8 blocks/SM)"},
+	{0, 0, 0, 0, "v0: first search (frames down to 1 empty, old root rule)"},
+	{2, 0, 0, 0, "leaf 2: solve2 + last1 leaves, cheaper root rule"},
+	{3, 0, 0, 0, "leaf 3: solve3/solve2/last1 leaves, cheaper root rule"},
+	{3, 8, 0, 0, "leaf 3, capped at 64 registers (8 blocks/SM)"},
+	{2, 0, 0, 16, "steps, leaf 2, warp vote 16"},
+	{2, 0, FG | FF, 0, "steps, leaf 2, no vote, fast movegen + keys once"},
+	{2, 0, FG | FF, 16, "steps, leaf 2, vote 16, fast movegen + keys once"},
+	{2, 0, FG | FF, 8, "steps, leaf 2, vote 8, fast movegen + keys once"},
+	{3, 0, FG | FF, 16, "steps, leaf 3, vote 16, fast movegen + keys once"},
+	{3, 8, FG | FF, 16, "steps, leaf 3, vote 16, fast movegen + keys once, "
+			    "64 registers"},
+	{3, 8, FG | FF, 24, "steps, leaf 3, vote 24, fast movegen + keys once, "
+			    "64 registers"},
+	{2, 0, FG | FF, 24, "steps, leaf 2, vote 24, fast movegen + keys once"},
 };
-#define DEFAULT_VAR OTHELLO_CUDA_VARIANT /* leaf 2, oth_search_shallow */
+#define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
 struct othello_cuda {
 	int device;
@@ -98,6 +122,77 @@ oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
 		atomicAdd(ctr + 1, (unsigned long long)nodes);
 }
 
+/* The stepped search (othello_step.h), variants 4 and up: LEAF the leaf
+ * size, OPT its options, VOTE the vote (0: none), MINB as above. Every
+ * lane of a warp stays in the loop until all are idle, for the votes' full
+ * masks. */
+template <bool GEN, int LEAF, int OPT, int VOTE, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB)
+oth_step_kernel(const uint64_t *__restrict__ gP,
+		const uint64_t *__restrict__ gO, uint64_t seed, int empties,
+		uint64_t begin, unsigned n, uint8_t *__restrict__ out,
+		unsigned long long *ctr)
+{
+	struct oth_lane L;
+	struct oth_stack S;
+	uint64_t nodes = 0;
+	unsigned i = 0;
+	bool have = false;
+
+	L.n = 0;
+	L.state = OTH_LANE_DONE;
+	for (;;) {
+		if (L.state == OTH_LANE_DONE) {
+			if (have) {
+				out[2 * i] = (uint8_t)(L.v + 64);
+				out[2 * i + 1] = (uint8_t)L.mv;
+				nodes += L.n;
+				L.n = 0;
+			}
+			i = atomicAdd((unsigned *)ctr, 1u);
+			have = i < n;
+			if (have) {
+				uint64_t P, O;
+				if (GEN) {
+					int black;
+					oth_generate(seed, begin + i, empties,
+						     &P, &O, &black);
+				} else {
+					P = gP[i];
+					O = gO[i];
+				}
+				oth_lane_start(&L, P, O);
+			} else {
+				L.state = OTH_LANE_IDLE;
+			}
+		}
+		if (VOTE == 0) {
+			if (L.state == OTH_LANE_IDLE)
+				break;
+			if (oth_lane_wants_leaf(&L, LEAF))
+				oth_lane_leaf(&L);
+			oth_lane_frame(&L, &S, OPT);
+			continue;
+		}
+		bool live = L.state != OTH_LANE_IDLE;
+		bool wl = oth_lane_wants_leaf(&L, LEAF);
+		unsigned act = __ballot_sync(0xffffffffu, live);
+		if (!act)
+			break;
+		unsigned lm = __ballot_sync(0xffffffffu, wl);
+		if (oth_vote_leaf(__popc(lm), __popc(act & ~lm), VOTE)) {
+			if (wl)
+				oth_lane_leaf(&L);
+		} else if (live && !wl) {
+			oth_lane_frame(&L, &S, OPT);
+		}
+	}
+	for (int o = 16; o; o >>= 1)
+		nodes += __shfl_down_sync(0xffffffffu, nodes, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(ctr + 1, (unsigned long long)nodes);
+}
+
 /* ---- host side -------------------------------------------------------- */
 
 typedef void (*oth_kernel_fn)(const uint64_t *, const uint64_t *, uint64_t,
@@ -106,12 +201,25 @@ typedef void (*oth_kernel_fn)(const uint64_t *, const uint64_t *, uint64_t,
 
 static oth_kernel_fn kernel_of(int gen, int var)
 {
+#define OTH_STEP_KERNELS(G)                                                \
+	oth_step_kernel<G, 2, 0, 16, 0>,                                   \
+	oth_step_kernel<G, 2, FG | FF, 0, 0>,                              \
+	oth_step_kernel<G, 2, FG | FF, 16, 0>,                             \
+	oth_step_kernel<G, 2, FG | FF, 8, 0>,                              \
+	oth_step_kernel<G, 3, FG | FF, 16, 0>,                             \
+	oth_step_kernel<G, 3, FG | FF, 16, 8>,                             \
+	oth_step_kernel<G, 3, FG | FF, 24, 8>,                             \
+	oth_step_kernel<G, 2, FG | FF, 24, 0>
+	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,
-		 oth_kernel<false, 3, 0>, oth_kernel<false, 3, 8>},
+		 oth_kernel<false, 3, 0>, oth_kernel<false, 3, 8>,
+		 OTH_STEP_KERNELS(false)},
 		{oth_kernel<true, 0, 0>, oth_kernel<true, 2, 0>,
-		 oth_kernel<true, 3, 0>, oth_kernel<true, 3, 8>},
+		 oth_kernel<true, 3, 0>, oth_kernel<true, 3, 8>,
+		 OTH_STEP_KERNELS(true)},
 	};
+#undef OTH_STEP_KERNELS
 	return k[gen ? 1 : 0][var];
 }
 
