@@ -452,7 +452,8 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
 
 	uv_mutex_lock(&r->mu);
-	if (rc == 0 && ahead_sync(&ctx))
+	ahead_sync(&ctx); /* adopted since its last callback? */
+	if (rc == 0 && ctx.ahead)
 		post = ahead_wait(&ctx);
 	else
 		post = !ctx.ahead;

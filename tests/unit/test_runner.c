@@ -2,8 +2,8 @@
  * invariant 7), with a small chained workload: a guessed lease is adopted
  * (same run id, the lease's identity in the result blob, its progress kept),
  * a wrong guess is dropped without posting anything, a run ahead that
- * finished first waits for its lease, and nothing runs ahead when it is off
- * or after the last lease. */
+ * finished first waits for its lease, an adopted run's failure is the
+ * lease's, and nothing runs ahead when it is off or after the last lease. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,9 +20,10 @@
 
 /* ---- the chained workload ---- */
 
-/* Lease [from, to) of params "to": one unit every params "us" microseconds.
- * A lease from > 0 starts by fetching its state, the previous result (spec
- * "state"). The result is {from, to} as two u64. */
+/* Lease [from, to) of params "to": one unit every params "us" microseconds,
+ * failing after a stall at unit params "fail" (0: never). A lease from > 0 starts by
+ * fetching its state, the previous result (spec "state"). The result is
+ * {from, to} as two u64. */
 static int chain_run(const json_t *params, const json_t *spec,
 		     const void *checkpoint, size_t checkpoint_len,
 		     const struct wl_device *dev, const struct wl_run_io *io,
@@ -52,6 +53,11 @@ static int chain_run(const json_t *params, const json_t *spec,
 	for (uint64_t u = from; u < to; u++) {
 		if (io->should_stop(io->opaque))
 			return GERR_CANCELLED;
+		if (u && u == (uint64_t)json_integer_value(
+				     json_object_get(params, "fail"))) {
+			usleep(200000); /* a stall without callbacks */
+			return GERR_IO;
+		}
 		usleep(us);
 		io->progress(io->opaque, u + 1 - from);
 	}
@@ -95,7 +101,7 @@ struct fix {
 	uv_loop_t loop;
 	struct runner r;
 	struct glog log;
-	int us;
+	int us, fail;
 };
 
 static void on_wake(void *opaque)
@@ -132,7 +138,8 @@ static uint64_t start(struct fix *f, uint64_t lease, uint64_t from,
 	struct runner_job job = {
 		.wl = &chain,
 		.dev = { .kind = WL_DEVICE_CPU, .threads = 1 },
-		.params = json_pack("{s:i, s:i}", "to", 300, "us", f->us),
+		.params = json_pack("{s:i, s:i, s:i}", "to", 300, "us", f->us,
+				    "fail", f->fail),
 		.spec = state ? json_pack("{s:I, s:I, s:s}", "from",
 					  (json_int_t)from, "to",
 					  (json_int_t)to, "state", state)
@@ -277,6 +284,43 @@ static void test_finished_ahead_waits(void **state)
 	fix_free(f); /* closes while the next run ahead waits */
 }
 
+/* An adopted run that fails is the lease's failure: posted, not dropped,
+ * even when it learns of the adoption only after it returned. */
+static void test_adopted_failure(void **state)
+{
+	struct fix *f = fix_new(1, 2000);
+	struct runner_result res;
+	char h1[BLOB_HASH_HEX];
+	uint64_t id2;
+
+	(void)state;
+	f->fail = 150;
+	start(f, 1, 0, 100, NULL);
+	assert_true(take(f, &res, 5000));
+	check_blob(&res, 1, 0, 100, h1);
+	free(res.blob);
+	assert_true(wait_ahead(f));
+	/* Adopt it inside the stall: no callback runs between the adoption
+	 * and the failure. */
+	for (int i = 0; i < 5000; i++) {
+		uint64_t u;
+		uv_mutex_lock(&f->r.mu);
+		u = f->r.ahead_units;
+		uv_mutex_unlock(&f->r.mu);
+		if (u >= 50)
+			break;
+		usleep(1000);
+	}
+	usleep(20000);
+	id2 = start(f, 2, 100, 200, h1);
+	assert_true(take(f, &res, 5000));
+	assert_int_equal(res.run_id, id2);
+	assert_int_equal(res.rc, GERR_IO);
+	assert_null(res.blob);
+	assert_int_equal(res.units_done, 50);
+	fix_free(f);
+}
+
 static void test_off(void **state)
 {
 	struct fix *f = fix_new(0, 1);
@@ -304,6 +348,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_adopt_and_drop),
 		cmocka_unit_test(test_finished_ahead_waits),
+		cmocka_unit_test(test_adopted_failure),
 		cmocka_unit_test(test_off),
 	};
 
