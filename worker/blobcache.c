@@ -4,6 +4,7 @@
  * cache holds a handful of blobs (job inputs, a few earlier results), and a
  * lookup is nothing next to a run.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ struct entry {
 };
 
 struct blobcache {
+	pthread_mutex_t mu;        /* guards everything below */
 	struct entry *head, *tail; /* head: most recently used */
 	size_t cap;
 	size_t bytes;
@@ -39,6 +41,10 @@ int blobcache_new(size_t cap, struct blobcache **ret)
 
 	if (!c)
 		return GERR_NOMEM;
+	if (pthread_mutex_init(&c->mu, NULL) != 0) {
+		free(c);
+		return GERR_NOMEM;
+	}
 	c->cap = cap;
 	*ret = c;
 	return 0;
@@ -91,26 +97,32 @@ void blobcache_free(struct blobcache *c)
 		return;
 	while (c->head)
 		drop_entry(c, c->head);
+	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
 int blobcache_get(struct blobcache *c, const char *hash, void **ret,
 		  size_t *ret_len)
 {
-	struct entry *e = find(c, hash);
-	void *copy;
+	struct entry *e;
+	void *copy = NULL;
+	int rc = 0;
 
+	pthread_mutex_lock(&c->mu);
+	e = find(c, hash);
 	if (!e)
-		return GERR_NOTFOUND;
-	copy = malloc(e->len ? e->len : 1);
-	if (!copy)
-		return GERR_NOMEM;
-	memcpy(copy, e->bytes, e->len);
-	unlink_entry(c, e);
-	push_front(c, e);
-	*ret = copy;
-	*ret_len = e->len;
-	return 0;
+		rc = GERR_NOTFOUND;
+	else if (!(copy = malloc(e->len ? e->len : 1)))
+		rc = GERR_NOMEM;
+	if (rc == 0) {
+		memcpy(copy, e->bytes, e->len);
+		unlink_entry(c, e);
+		push_front(c, e);
+		*ret = copy;
+		*ret_len = e->len;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return rc;
 }
 
 int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
@@ -136,6 +148,7 @@ int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
 	e->len = len;
 	strcpy(e->hash, hash);
 
+	pthread_mutex_lock(&c->mu);
 	old = find(c, hash);
 	if (old)
 		drop_entry(c, old);
@@ -145,15 +158,26 @@ int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
 	push_front(c, e);
 	c->bytes += len;
 	c->count++;
+	pthread_mutex_unlock(&c->mu);
 	return 0;
 }
 
-size_t blobcache_bytes(const struct blobcache *c)
+size_t blobcache_bytes(struct blobcache *c)
 {
-	return c->bytes;
+	size_t n;
+
+	pthread_mutex_lock(&c->mu);
+	n = c->bytes;
+	pthread_mutex_unlock(&c->mu);
+	return n;
 }
 
-size_t blobcache_count(const struct blobcache *c)
+size_t blobcache_count(struct blobcache *c)
 {
-	return c->count;
+	size_t n;
+
+	pthread_mutex_lock(&c->mu);
+	n = c->count;
+	pthread_mutex_unlock(&c->mu);
+	return n;
 }

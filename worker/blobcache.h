@@ -16,9 +16,10 @@
  * blobcache_get returns a malloc'ed copy the caller frees. Hashes are
  * copied. ret_* outputs are written only on success.
  *
- * Threads: none of its own and no locking: one thread uses a cache (in the
- * worker, the runner thread; created and freed by the loop thread while the
- * runner thread is not running).
+ * Threads: none of its own; get, put and the counts may be called from
+ * any thread (one mutex inside: in the worker, the runner thread and the
+ * thread that encodes a result beside a run ahead). New and free from one
+ * thread while no other uses the cache.
  */
 #ifndef GPUD_WORKER_BLOBCACHE_H
 #define GPUD_WORKER_BLOBCACHE_H
@@ -57,7 +58,7 @@ int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
 		  size_t len);
 
 /* Bytes and entries held (for logs and tests). */
-size_t blobcache_bytes(const struct blobcache *c);
-size_t blobcache_count(const struct blobcache *c);
+size_t blobcache_bytes(struct blobcache *c);
+size_t blobcache_count(struct blobcache *c);
 
 #endif

@@ -24,6 +24,21 @@ struct run_ctx {
 
 #define BIT(s) (1u << (s))
 
+/* The state a run ahead starts from while that state's blob is still being
+ * encoded, so its hash is not known yet (invariant 8). */
+#define PENDING_HASH "0000000000000000000000000000000000000000000000000000000000000000"
+
+/* A result the encoder thread compresses beside the run ahead that starts
+ * from it. Owned by the encoder thread once started. */
+struct encode_job {
+	struct runner *r;
+	struct runner_job done;   /* the finished run: identity, params, spec */
+	uint64_t ahead_run_id;    /* the run ahead started from out */
+	void *out;                /* the finished run's output */
+	size_t out_len;
+	struct runner_result res;
+};
+
 static const char *const fetch_names[RUNNER_FETCH_COUNT] = {
 	"idle", "posted", "asked", "answered",
 };
@@ -269,6 +284,15 @@ static int io_fetch(void *opaque, const char *hash, void **ret,
 	}
 	if (io_should_stop(opaque))
 		return GERR_CANCELLED;
+	if (strcmp(hash, PENDING_HASH) == 0) {
+		/* Runner thread only: the run ahead's own state. */
+		if (!r->pending)
+			return GERR_NOTFOUND;
+		*ret = r->pending;
+		*ret_len = r->pending_len;
+		r->pending = NULL;
+		return 0;
+	}
 	rc = blobcache_get(r->cache, hash, ret, ret_len);
 	if (rc != GERR_NOTFOUND) {
 		if (rc == 0)
@@ -407,11 +431,11 @@ static int encode_result(struct runner *r, const struct runner_job *job,
 
 /* Run job (ahead: no lease yet, invariant 7). Returns 1 when *res is to be
  * posted to the loop, 0 when a run ahead ended unadopted (nothing to post).
- * On a successful run *ret_out holds its output (caller frees) and
- * ret_hash its result blob's hash, for the next run ahead. */
+ * On a successful run (res->rc 0) *ret_out holds its output, not yet
+ * encoded (caller frees). */
 static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 		   int ahead, struct runner_result *res, void **ret_out,
-		   size_t *ret_out_len, char ret_hash[BLOB_HASH_HEX])
+		   size_t *ret_out_len)
 {
 	struct run_ctx ctx = { .r = r, .job = job, .run_id = run_id,
 			       .ahead = ahead };
@@ -448,6 +472,8 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	rc = job->wl->run(job->params, job->spec, raw, raw_len, &job->dev, &io,
 			  &out, &out_len, res->err, sizeof(res->err));
 	free(raw);
+	free(r->pending); /* a run ahead that never fetched its state */
+	r->pending = NULL;
 	/* The run's own time, not the wait for adoption. */
 	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
 
@@ -466,14 +492,13 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 		return 0;
 	}
 
-	if (rc == 0)
-		rc = encode_result(r, job, out, out_len, res, ret_hash);
-	else if (res->err[0] == '\0')
-		snprintf(res->err, sizeof(res->err), "%s", gerr_str(rc));
 	if (rc == 0) {
 		*ret_out = out;
 		*ret_out_len = out_len;
 	} else {
+		if (res->err[0] == '\0')
+			snprintf(res->err, sizeof(res->err), "%s",
+				 gerr_str(rc));
 		free(out);
 	}
 	res->rc = rc;
@@ -483,41 +508,131 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	return 1;
 }
 
-/* After a successful run of job: turn job into the run ahead that its
- * result leads to (workload next_lease), under a new run id. Returns 0
- * when there is none, or a lease is waiting, or the thread must quit. */
-static int ahead_prepare(struct runner *r, struct runner_job *job,
-			 const void *out, size_t out_len, const char *hash,
-			 uint64_t *ret_run_id)
+/* Hand a run's output to the loop. Caller does not hold mu. */
+static void post_result(struct runner *r, const struct runner_result *res)
 {
-	json_t *spec = NULL;
-	char *key;
+	uv_mutex_lock(&r->mu);
+	r->result = *res;
+	r->has_result = 1;
+	uv_mutex_unlock(&r->mu);
+	uv_async_send(&r->async);
+}
+
+/* The encoder thread (invariant 8): encode the finished run's result, then,
+ * under mu, give the run ahead its guess (the next spec, now that the blob
+ * hash is known) before posting the result, so the loop can adopt it as
+ * soon as it has the result. Without a guess the run ahead is made stale. */
+static void encoder_main(void *arg)
+{
+	struct encode_job *e = arg;
+	struct runner *r = e->r;
+	struct runner_job *done = &e->done;
+	char hash[BLOB_HASH_HEX];
+	json_t *next = NULL;
+	char *key = NULL;
+
+	e->res.rc = encode_result(r, done, e->out, e->out_len, &e->res, hash);
+	if (e->res.rc == 0 &&
+	    done->wl->next_lease(done->params, done->spec, e->out, e->out_len,
+				 hash, &next) == 0)
+		key = runner_ahead_key(done->job, done->params, next);
+	json_decref(next);
+	uv_mutex_lock(&r->mu);
+	if (r->ahead && r->run_id == e->ahead_run_id) {
+		if (key) {
+			r->ahead_key = key;
+			key = NULL;
+		} else {
+			r->run_id = ++r->next_run_id;
+		}
+	}
+	uv_mutex_unlock(&r->mu);
+	post_result(r, &e->res);
+	free(key);
+	free(e->out);
+	job_clear(done);
+	free(e);
+}
+
+/* Wait for the encoder thread of the last result, if any. */
+static void encoder_join(struct runner *r)
+{
+	if (r->enc_running) {
+		uv_thread_join(&r->enc_thread);
+		r->enc_running = 0;
+	}
+}
+
+/* After a successful run of job with output out: start the run ahead that
+ * its result leads to (workload next_lease), from out itself under
+ * PENDING_HASH, with a new run id, while the encoder thread encodes the
+ * result and posts it (invariant 8). On 1, job is the run ahead and the
+ * encoder owns out; on 0 (no run ahead: none follows, a lease is waiting,
+ * quit, or no memory) nothing changed. */
+static int ahead_start(struct runner *r, struct runner_job *job, void *out,
+		       size_t out_len, const struct runner_result *res,
+		       uint64_t *ret_run_id)
+{
+	struct encode_job *e = NULL;
+	json_t *spec = NULL, *params = NULL, *done_spec = NULL;
+	void *pending = NULL;
 
 	if (!r->run_ahead || !job->wl->next_lease ||
-	    job->wl->next_lease(job->params, job->spec, out, out_len, hash,
-				&spec) != 0)
+	    job->wl->next_lease(job->params, job->spec, out, out_len,
+				PENDING_HASH, &spec) != 0)
 		return 0;
-	key = runner_ahead_key(job->job, job->params, spec);
+	e = calloc(1, sizeof(*e));
+	pending = malloc(out_len ? out_len : 1);
+	params = json_deep_copy(job->params);
+	done_spec = json_deep_copy(job->spec);
+	if (!e || !pending || !params || !done_spec)
+		goto fail;
+	memcpy(pending, out, out_len);
+	encoder_join(r);
+
 	uv_mutex_lock(&r->mu);
-	if (!key || r->quit || r->has_job) {
+	if (r->quit || r->has_job) {
 		uv_mutex_unlock(&r->mu);
-		free(key);
-		json_decref(spec);
-		return 0;
+		goto fail;
 	}
+	*e = (struct encode_job){
+		.r = r, .done = *job, .out = out, .out_len = out_len,
+		.res = *res,
+	};
+	/* The encoder's copies: the run ahead keeps job's params. */
+	e->done.params = params;
+	e->done.spec = done_spec;
+	e->done.ckpt_blob = NULL;
+	e->done.ckpt_blob_len = 0;
+	free(r->ahead_key);
+	r->ahead_key = NULL; /* set by the encoder: no adoption before */
+	r->ahead = 1;
+	r->ahead_units = 0;
+	r->run_id = *ret_run_id = e->ahead_run_id = ++r->next_run_id;
+	uv_mutex_unlock(&r->mu);
+
 	json_decref(job->spec);
 	job->spec = spec;
 	free(job->ckpt_blob);
 	job->ckpt_blob = NULL;
 	job->ckpt_blob_len = 0;
 	job->lease = job->epoch = job->units = job->units_done = 0;
-	free(r->ahead_key);
-	r->ahead_key = key;
-	r->ahead = 1;
-	r->ahead_units = 0;
-	r->run_id = *ret_run_id = ++r->next_run_id;
-	uv_mutex_unlock(&r->mu);
+	r->pending = pending;
+	r->pending_len = out_len;
+	if (uv_thread_create(&r->enc_thread, encoder_main, e) == 0) {
+		r->enc_running = 1;
+		return 1;
+	}
+	/* No thread: encode on this one, then the run ahead starts. */
+	encoder_main(e);
 	return 1;
+fail:
+	json_decref(spec);
+	json_decref(params);
+	json_decref(done_spec);
+	free(pending);
+	free(e);
+	return 0;
 }
 
 static void runner_main(void *arg)
@@ -548,21 +663,21 @@ static void runner_main(void *arg)
 		for (;;) {
 			void *out = NULL;
 			size_t out_len = 0;
-			char hash[BLOB_HASH_HEX] = "";
+			char hash[BLOB_HASH_HEX];
 
 			if (!run_one(r, &job, run_id, ahead, &res, &out,
-				     &out_len, hash))
+				     &out_len))
 				break;
-			uv_mutex_lock(&r->mu);
-			r->result = res;
-			r->has_result = 1;
-			uv_mutex_unlock(&r->mu);
-			uv_async_send(&r->async);
-			ahead = out && ahead_prepare(r, &job, out, out_len,
-						     hash, &run_id);
+			ahead = res.rc == 0 &&
+				ahead_start(r, &job, out, out_len, &res, &run_id);
+			if (ahead)
+				continue; /* the encoder posts res */
+			if (res.rc == 0)
+				res.rc = encode_result(r, &job, out, out_len,
+						       &res, hash);
 			free(out);
-			if (!ahead)
-				break;
+			post_result(r, &res);
+			break;
 		}
 		job_clear(&job);
 	}
@@ -643,7 +758,10 @@ void runner_close(struct runner *r)
 	uv_cond_signal(&r->cv);
 	uv_mutex_unlock(&r->mu);
 	uv_thread_join(&r->thread);
+	encoder_join(r); /* it may post one last result: freed below */
 	r->started = 0;
+	free(r->pending);
+	r->pending = NULL;
 
 	fetch_reset(r); /* the thread is gone: no lock needed */
 	blobcache_free(r->cache);

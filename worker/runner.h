@@ -13,13 +13,14 @@
  *  3. Once stop is set the run emits nothing more: checkpoints handed over
  *     after it are dropped (the workload gets GERR_CANCELLED).
  *  4. Checkpoint and result blobs are encoded (compressed) on the runner
- *     thread so a big blob never stalls the loop; the incoming checkpoint
+ *     thread (a result may be on the encoder thread, invariant 8) so a big
+ *     blob never stalls the loop; the incoming checkpoint
  *     blob and fetched blobs are decoded (and hashed) there for the same
  *     reason.
  *  5. At most one fetch (io->fetch) is outstanding: the run blocks in it.
  *     The loop only carries the request to gpud and the answer back; the
  *     runner thread checks the answer's hash, decodes it and keeps it in
- *     the blob cache (blobcache.h), which only the runner thread touches.
+ *     the blob cache (blobcache.h).
  *  6. A fetch never outlives the run's wish for it: stop or quit ends the
  *     wait at once with GERR_CANCELLED, and an answer that arrives after
  *     that (or for another hash) is dropped by runner_fetch_done.
@@ -33,6 +34,13 @@
  *     any other runner_start gives the run a stale run id, so it stops and
  *     its output is dropped. A run ahead that finishes first waits,
  *     holding its output, until it is adopted or dropped.
+ *  8. A run ahead does not wait for its state's blob: it starts at once from
+ *     the finished run's output, named PENDING_HASH in its spec and served
+ *     from memory (pending), while the encoder thread encodes the result.
+ *     The encoder then sets the guess (ahead_key, from the blob's real
+ *     hash) and only after that posts the result, so a lease can only be
+ *     adopted once its guess is known. At most one encoder exists: the
+ *     runner thread joins the last one before starting the next.
  *
  * Fetch states (fetch_move checks every move against fetch_next; under mu):
  *
@@ -48,7 +56,8 @@
  * Lifecycle: runner_init -> (runner_start -> take outputs)* -> runner_close.
  *
  * Threads: every runner_* function is for the loop thread only. The wl_run_io
- * callbacks in runner.c are the only code that runs on the runner thread.
+ * callbacks in runner.c are the only code that runs on the runner thread;
+ * encoder_main runs on the encoder thread (invariant 8).
  */
 #ifndef GPUD_WORKER_RUNNER_H
 #define GPUD_WORKER_RUNNER_H
@@ -123,7 +132,12 @@ struct runner {
 	uv_cond_t cv;
 	int started;            /* thread created (loop thread only) */
 	int run_ahead;          /* start runs ahead (invariant 7) */
-	struct blobcache *cache; /* runner thread only (invariant 5) */
+	/* Runner thread only (invariant 8). */
+	void *pending;          /* the run ahead's state, until it fetches it */
+	size_t pending_len;
+	uv_thread_t enc_thread;
+	int enc_running;
+	struct blobcache *cache; /* runner and encoder threads (invariant 5) */
 
 	/* Shared, under mu. */
 	int quit;               /* loop -> runner: leave the thread */
