@@ -2,11 +2,13 @@
 (each later lease fetches the previous result as its state), the checksum
 against the O(n^2) reference, `gpuctl extend` to push the finished job
 further, `gpuctl result JOB --values FROM:TO` for a range of values, and a
-job with --check full (a check lease recomputes every stored range), and
-the worker running each next extension ahead of its grant."""
+job with --check full (a check lease recomputes every stored range), the
+worker running each next extension ahead of its grant, and gpud killed with
+-9 in the middle of a job."""
+import sqlite3
 import struct
 
-from harness import Cluster, check, run
+from harness import Cluster, check, run, wait_for
 
 # FNV-1a 64 of G(0..N-1) as uint16 LE, computed with officers_ref_values.
 FNV_200000 = "578c9b17d82c6a47"
@@ -62,6 +64,25 @@ def test_officers(cl: Cluster):
     check(res["answer"]["fnv"] == FNV_200000, "checked job's checksum %s" % res["answer"]["fnv"])
     text = cl.ctl("result", str(job2)).stdout
     check("G(0..200000-1); 4 of 4 stored ranges checked" in text, "result text: " + text)
+
+    # kill -9 gpud while the workers run ahead: after the restart the
+    # leases come back under new epochs, runs ahead are adopted or dropped,
+    # and the values are exact.
+    check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
+    cl.gpud_args = ["--lease-units", "15000", "--heartbeat", "0.5"]
+    cl.start_gpud()
+    job3 = cl.submit("officers", to=300000)
+    wait_for(lambda: cl.status(job3)["leases"]["verified"] >= 3, 120, "three verified leases")
+    cl.kill_gpud()
+    db = sqlite3.connect("file:%s/gpud.db?mode=ro" % cl.data, uri=True)
+    done = db.execute("SELECT count(*) FROM leases WHERE job_id = ? AND state = 3", (job3,)).fetchone()[0]
+    db.close()
+    check(done < 20, "the job ended before gpud was killed (%d of 20 leases verified)" % done)
+    cl.start_gpud()
+    cl.wait_job(job3, timeout=300)
+    ans = cl.result(job3)["answer"]
+    check(ans["n"] == 300000 and ans["fnv"] == FNV_300000,
+          "after gpud was killed: %s values, checksum %s" % (ans["n"], ans["fnv"]))
     check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
 
 
