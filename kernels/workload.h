@@ -131,8 +131,11 @@ struct workload {
 	 * (an Officers extension). The worker starts that run at once, while
 	 * the result is uploaded and verified, and keeps it only if gpud then
 	 * grants a lease of the same job with equal params and spec: a wrong
-	 * guess costs time, never correctness. Returns 0 with *ret_spec, or
-	 * GERR_DONE when no such lease follows. NULL: runs do not chain. */
+	 * guess costs time, never correctness. result_hash is used as an
+	 * opaque name (the worker first calls with a placeholder while the
+	 * blob is still being encoded, then with the real hash). Returns 0
+	 * with *ret_spec, or GERR_DONE when no such lease follows. NULL: runs
+	 * do not chain. */
 	int (*next_lease)(const json_t *params, const json_t *spec,
 			  const void *result, size_t len,
 			  const char *result_hash, json_t **ret_spec);
