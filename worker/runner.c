@@ -161,13 +161,14 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	const struct runner_job *job = ctx->job;
 	uint8_t *blob = NULL;
 	size_t blob_len = 0;
-	int rc, ahead;
+	int rc, stop, ahead;
 
-	if (io_should_stop(opaque))
-		return GERR_CANCELLED;
 	uv_mutex_lock(&r->mu);
-	ahead = ahead_sync(ctx);
+	stop = stopped(ctx);
+	ahead = ctx->ahead; /* synced by stopped() */
 	uv_mutex_unlock(&r->mu);
+	if (stop)
+		return GERR_CANCELLED;
 	if (ahead)
 		return 0; /* no lease yet: nothing to upload it to */
 	/* Compress here, not on the loop thread (invariant 4). */
