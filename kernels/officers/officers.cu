@@ -72,6 +72,12 @@ struct officers_cuda {
 	uint16_t *d_rval;
 	uint32_t rare_uploaded;
 	int prefix_uploaded;
+	int kernel;               /* OFFICERS_CAND_* */
+	int last_split;           /* the chunk in flight ran split_kernel */
+	unsigned near_d, far_blocks;
+	uint32_t *d_farm;         /* split: far masks, SFR * SFB * MW */
+	struct split_sync *d_ssync;
+	struct split_sync *h_ssync; /* pinned: the last chunk's */
 	char name[256];
 };
 
@@ -276,6 +282,417 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 			  g_rval, status);
 }
 
+/* ---- split candidate kernel ----------------------------------------------
+ * The frontier iteration above recomputes all 1,584 lookups of every window
+ * position every round, though a lookup whose source is final never
+ * changes. Here each lookup is done once, except those whose source is
+ * still a guess:
+ *   near CTA (block 0): the frontier iteration on a window of SK positions,
+ *     alone, so a round needs no grid barrier. It keeps per position a mask
+ *     `fin` of the options from final sources: rare r < D are added when
+ *     their source becomes final (or from the history at the start), rare
+ *     r >= D come from the far CTAs. Each round only redoes the lookups
+ *     whose source is inside the window (r < d for the position at offset
+ *     d), from the pair list built once.
+ *   far CTAs (blocks 1..F): for batches of SFB positions, the options of
+ *     rare r >= D, once the frontier has passed every source (x - 1 - D);
+ *     they land in a ring of SFR batches in global memory with a ready
+ *     word each. D >= SK + SFB keeps the far CTAs ahead of the window: a
+ *     batch's sources are final before it enters the window.
+ * The frontier argument is unchanged: a position's mask holds exactly the
+ * options from the current values, so the first changed position y and
+ * everything before it are exact. Spins give up after 2 s (stalled), which
+ * the host reports as a device error instead of hanging.
+ * Measured (H100, 2026-11-23): bit-identical, 77.7 values per round as the
+ * CPU simulation said, but a round costs 11.6-16.6 K cycles of the near CTA
+ * (D = 512: A 3.5 K, B 2.5 K, C 5.4 K; C grows by ~42 cycles per near rare
+ * position: shared-atomic scatter into fin), so 13 M values/s at best
+ * against the frontier kernel's 31 M/s. Not the default. */
+#define SK 256       /* window positions */
+#define SFRN 2048    /* fin ring positions: >= SK + D */
+#define SFB 32       /* far batch positions */
+#define SFR 64       /* far ring batches: SFR * SFB >= D + 2 * SFB */
+#define SPAIRS 13312 /* window pairs (r < d < SK) */
+#define SNEAR 1024   /* near rare positions (r < D) */
+#define SPIN_NS 2000000000ull
+
+struct split_sync {
+	unsigned frontier; /* near CTA: offsets below are final in buf */
+	unsigned stalled;  /* a spin ran out of time */
+	unsigned rounds, far_waits;
+	unsigned long long cycles[4]; /* near CTA: A, wait, B, C */
+	unsigned ready[SFR]; /* batch + 1 held in each far ring slot */
+};
+
+#define SHMEM_SPLIT_NEAR                                                     \
+	(SK * 2 + (SFRN * MW + SK * MW + SPAIRS + SNEAR) * 4)
+#define SHMEM_SPLIT_FAR (RING * 2 + CSLICES * MW * SFB * 4)
+#define SHMEM_SPLIT                                                          \
+	(SHMEM_SPLIT_NEAR > SHMEM_SPLIT_FAR ? SHMEM_SPLIT_NEAR : SHMEM_SPLIT_FAR)
+
+__device__ __forceinline__ unsigned long long gtimer(void)
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+/* Spin until *p >= want: 0, or -1 when stalled (here or elsewhere). */
+__device__ static int spin_ge(const unsigned *p, unsigned want,
+			      struct split_sync *ss, unsigned *spun)
+{
+	unsigned long long t0 = 0;
+	unsigned n = 0;
+
+	while (*(const volatile unsigned *)p < want) {
+		if ((++n & 255) != 0)
+			continue;
+		unsigned long long t = gtimer();
+		if (*(volatile unsigned *)&ss->stalled)
+			return -1;
+		if (!t0) {
+			t0 = t;
+		} else if (t - t0 > SPIN_NS) {
+			atomicExch(&ss->stalled, 1u);
+			return -1;
+		}
+	}
+	__threadfence(); /* acquire: what was written before *p */
+	if (n)
+		*spun = 1;
+	return 0;
+}
+
+__device__ static void split_far(uint16_t *buf, unsigned n0, unsigned n1,
+				 unsigned nrare, unsigned nnear, unsigned D,
+				 unsigned maxpos, uint32_t *farm,
+				 struct split_sync *ss, uint32_t *sh)
+{
+	uint16_t *ring = (uint16_t *)sh;
+	uint32_t *mask = sh + RING / 2; /* [CSLICES][MW][SFB] */
+	__shared__ int s_abort;
+	const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
+	const unsigned nbat = (n1 - n0 + SFB - 1) / SFB;
+	unsigned hi = 0, spun = 0;
+
+	for (unsigned b = blockIdx.x - 1; b < nbat; b += gridDim.x - 1) {
+		unsigned x0 = n0 + b * SFB;
+		unsigned xe = x0 + SFB < n1 ? x0 + SFB : n1;
+		unsigned from = x0 - 1 - maxpos, to = xe - 1 - D;
+
+		if (t == 0)
+			s_abort = spin_ge(&ss->frontier, to, ss, &spun);
+		for (unsigned i = t; i < CSLICES * MW * SFB; i += CTHREADS)
+			mask[i] = 0;
+		__syncthreads();
+		if (s_abort)
+			return;
+		if (hi < from)
+			hi = from;
+		for (unsigned i = hi + t; i < to; i += CTHREADS)
+			ring[i & RMASK] = __ldcg(buf + i);
+		hi = to;
+		__syncthreads();
+		unsigned x = x0 + lane;
+		if (x < xe) {
+			uint32_t *col = mask + w * MW * SFB + lane;
+			for (unsigned j = nnear + w; j < nrare; j += CSLICES) {
+				unsigned o = (c_rval[j] ^
+					      ring[(x - 1 - c_rpos[j]) & RMASK]) &
+					     (OFFICERS_VMAX - 1);
+				atomicOr(&col[(o >> 5) * SFB], 1u << (o & 31));
+			}
+		}
+		__syncthreads();
+		if (w < MW) {
+			uint32_t m = 0;
+			for (unsigned s = 0; s < CSLICES; s++)
+				m |= mask[(s * MW + w) * SFB + lane];
+			farm[((b % SFR) * SFB + lane) * MW + w] = m;
+			__threadfence();
+		}
+		__syncthreads();
+		if (t == 0)
+			*(volatile unsigned *)&ss->ready[b % SFR] = b + 1;
+	}
+}
+
+/* Barrier of the near CTA's 31 compute warps (warp 31 runs on its own). */
+__device__ __forceinline__ void near_sync(void)
+{
+	asm volatile("bar.sync 1, %0;" ::"n"(CTHREADS - 32) : "memory");
+}
+
+/* Warp 31 of the near CTA: ORs each far batch into fin as soon as it is
+ * ready (ahead of the window, off the rounds' path), announces how far it
+ * got in *merged, and publishes the compute warps' frontier *cur to the far
+ * CTAs (the fence makes the finals in buf visible first). */
+__device__ static void near_feeder(unsigned n0, unsigned n1,
+				   const uint32_t *farm, struct split_sync *ss,
+				   uint32_t *fin, volatile unsigned *cur,
+				   volatile unsigned *merged,
+				   volatile int *abort)
+{
+	const unsigned lane = threadIdx.x & 31, full = 0xffffffffu;
+	unsigned mh = n0, pub = n0, n = 0;
+	unsigned long long t0 = 0;
+
+	/* Lane 0 reads what decides the loop, the warp follows it. */
+	for (;;) {
+		unsigned c = __shfl_sync(full, *cur, 0);
+		int stop = __shfl_sync(full, *abort, 0);
+		__threadfence_block();
+		if (stop)
+			return;
+		if (c > pub) {
+			if (lane == 0) {
+				__threadfence();
+				*(volatile unsigned *)&ss->frontier = c;
+			}
+			pub = c;
+			t0 = 0;
+		}
+		if (mh >= n1) {
+			if (pub >= n1)
+				return;
+			continue;
+		}
+		unsigned b = (mh - n0) / SFB, slot = b % SFR;
+		unsigned x0 = n0 + b * SFB;
+		unsigned rd = __shfl_sync(
+			full, *(const volatile unsigned *)&ss->ready[slot], 0);
+		if (rd < b + 1) {
+			if ((++n & 255) == 0) {
+				int late = 0;
+				if (lane == 0) {
+					unsigned long long t = gtimer();
+					if (*(volatile unsigned *)&ss->stalled)
+						late = 1;
+					else if (!t0)
+						t0 = t;
+					else if (t - t0 > SPIN_NS)
+						late = 1;
+					if (late) {
+						atomicExch(&ss->stalled, 1u);
+						*abort = 1;
+					}
+				}
+				if (__shfl_sync(full, late, 0))
+					return;
+			}
+			continue;
+		}
+		__threadfence();
+		unsigned x = x0 + lane;
+		if (x >= mh && x < n1) {
+			const uint4 *src = (const uint4 *)(farm + (slot * SFB + lane) *
+							   MW);
+			uint4 q[MW / 4];
+			for (int k = 0; k < MW / 4; k++)
+				q[k] = __ldcg(src + k);
+			uint32_t *dst = fin + (x & (SFRN - 1)) * MW;
+			for (int k = 0; k < MW / 4; k++) {
+				atomicOr(dst + 4 * k, q[k].x);
+				atomicOr(dst + 4 * k + 1, q[k].y);
+				atomicOr(dst + 4 * k + 2, q[k].z);
+				atomicOr(dst + 4 * k + 3, q[k].w);
+			}
+		}
+		mh = x0 + SFB < n1 ? x0 + SFB : n1;
+		__threadfence_block();
+		__syncwarp();
+		if (lane == 0)
+			*merged = mh;
+		t0 = 0;
+	}
+}
+
+__device__ static void split_near(uint16_t *buf, unsigned n0, unsigned n1,
+				  unsigned nnear, unsigned D,
+				  const uint32_t *farm, struct split_sync *ss,
+				  uint32_t *sh)
+{
+	uint16_t *gv = (uint16_t *)sh;               /* [SK] guesses */
+	uint32_t *fin = sh + SK / 2;                 /* [SFRN][MW] */
+	uint32_t *wm = fin + SFRN * MW;              /* [SK][MW] */
+	uint32_t *pairs = wm + SK * MW;              /* d | r << 8 | rv << 16 */
+	uint32_t *rn = pairs + SPAIRS;               /* r | rv << 16 */
+	__shared__ unsigned s_cnt[SK], s_off[SK], s_first, s_npairs;
+	__shared__ volatile unsigned s_cur, s_merged;
+	__shared__ volatile int s_abort;
+	const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
+	const unsigned NT = CTHREADS - 32; /* compute threads */
+	unsigned c = n0, rounds = 0, waits = 0;
+	long long tph[4] = {0, 0, 0, 0}, tc = 0;
+
+	for (unsigned j = t; j < nnear; j += CTHREADS)
+		rn[j] = c_rpos[j] | ((unsigned)c_rval[j] << 16);
+	for (unsigned i = t; i < SFRN * MW; i += CTHREADS)
+		fin[i] = 0;
+	for (unsigned i = t; i < SK * MW; i += CTHREADS)
+		wm[i] = 0;
+	for (unsigned i = t; i < SK; i += CTHREADS)
+		gv[i] = 0;
+	if (t == 0) {
+		s_first = NONE32;
+		s_abort = 0;
+		s_cur = n0;
+		s_merged = n0;
+	}
+	__syncthreads();
+	if (t < SK) {
+		unsigned k = 0;
+		while (k < nnear && (rn[k] & 0xffff) < t)
+			k++;
+		s_cnt[t] = k;
+	}
+	__syncthreads();
+	if (t == 0) {
+		unsigned sum = 0;
+		for (unsigned d = 0; d < SK; d++) {
+			s_off[d] = sum;
+			sum += s_cnt[d];
+		}
+		s_npairs = sum;
+	}
+	__syncthreads();
+	if (t < SK)
+		for (unsigned k = 0; k < s_cnt[t]; k++)
+			pairs[s_off[t] + k] = t | (rn[k] & 0xffff) << 8 |
+					      (rn[k] >> 16) << 16;
+	/* options of [n0, n0 + D) from the history */
+	for (unsigned x = n0 + w; x < n0 + D && x < n1; x += CSLICES)
+		for (unsigned j = lane; j < nnear; j += 32) {
+			unsigned s = x - 1 - (rn[j] & 0xffff);
+			if (s < n0) {
+				unsigned o = ((rn[j] >> 16) ^ __ldcg(buf + s)) &
+					     (OFFICERS_VMAX - 1);
+				atomicOr(&fin[(x & (SFRN - 1)) * MW + (o >> 5)],
+					 1u << (o & 31));
+			}
+		}
+	__syncthreads();
+	if (w == CSLICES - 1) {
+		near_feeder(n0, n1, farm, ss, fin, &s_cur, &s_merged, &s_abort);
+		return;
+	}
+	const unsigned npairs = s_npairs;
+
+	while (c < n1) {
+		unsigned e = c + SK < n1 ? c + SK : n1;
+
+		if (t == 0)
+			tc = clock64();
+		/* A: the lookups whose source is in the window. */
+		for (unsigned p = t; p < npairs; p += NT) {
+			unsigned pr = pairs[p], x = c + (pr & 0xff);
+			if (x < e) {
+				unsigned s = x - 1 - ((pr >> 8) & 0xff);
+				unsigned o = ((pr >> 16) ^ gv[s & (SK - 1)]) &
+					     (OFFICERS_VMAX - 1);
+				atomicOr(&wm[(x & (SK - 1)) * MW + (o >> 5)],
+					 1u << (o & 31));
+			}
+		}
+		if (t == 0) {
+			unsigned spun = 0;
+			while (s_merged < e && !s_abort)
+				spun = 1;
+			waits += spun;
+			__threadfence_block();
+			long long now = clock64();
+			tph[0] += now - tc;
+			tc = now;
+		}
+		near_sync();
+		if (s_abort)
+			break;
+		if (t == 0) {
+			long long now = clock64();
+			tph[1] += now - tc;
+			tc = now;
+		}
+		/* B: masks, mex, changes (16 lanes per position). */
+		for (unsigned i = t; i < SK * MW; i += NT) {
+			unsigned slot = i / MW, k = i % MW;
+			unsigned x = c + ((slot - c) & (SK - 1));
+			int valid = x < e;
+			uint32_t m = wm[i] | fin[(x & (SFRN - 1)) * MW + k];
+			wm[i] = 0;
+			uint32_t f = valid ? ~m & common32(k) : 0;
+			unsigned bal = __ballot_sync(0xffffffffu, f != 0);
+			unsigned hb = (bal >> (lane & 16)) & 0xffff;
+			if (valid && k == (hb ? __ffs(hb) - 1 : 0)) {
+				unsigned v = hb ? k * 32 + __ffs(f) - 1
+						: OFFICERS_VMAX;
+				if (v != gv[slot]) {
+					gv[slot] = (uint16_t)v;
+					atomicMin(&s_first, x - c);
+				}
+			}
+		}
+		near_sync();
+		if (t == 0) {
+			long long now = clock64();
+			tph[2] += now - tc;
+			tc = now;
+		}
+		/* C: the new finals: to buf, their options into fin, their
+		 * fin slots cleared for positions SFRN on. */
+		unsigned y = s_first;
+		unsigned cn = y == NONE32 ? e : c + y + 1;
+		for (unsigned x = c + t; x < cn; x += NT)
+			buf[x] = gv[x & (SK - 1)];
+		for (unsigned i = t; i < (cn - c) * MW; i += NT)
+			fin[((c + i / MW) & (SFRN - 1)) * MW + i % MW] = 0;
+		for (unsigned s = c + w; s < cn; s += CSLICES - 1) {
+			unsigned g = gv[s & (SK - 1)];
+			for (unsigned j = lane; j < nnear; j += 32) {
+				unsigned x = s + 1 + (rn[j] & 0xffff);
+				if (x >= cn && x < n1) {
+					unsigned o = ((rn[j] >> 16) ^ g) &
+						     (OFFICERS_VMAX - 1);
+					atomicOr(&fin[(x & (SFRN - 1)) * MW +
+						      (o >> 5)],
+						 1u << (o & 31));
+				}
+			}
+		}
+		c = cn;
+		rounds++;
+		near_sync();
+		if (t == 0) {
+			s_first = NONE32;
+			__threadfence_block();
+			s_cur = c; /* the feeder publishes it */
+			long long now = clock64();
+			tph[3] += now - tc;
+		}
+	}
+	if (t == 0) {
+		ss->rounds = rounds;
+		ss->far_waits = waits;
+		for (int k = 0; k < 4; k++)
+			ss->cycles[k] = (unsigned long long)tph[k];
+	}
+}
+
+/* Block 0 is the near CTA, the others far CTAs; all resident (cooperative
+ * launch), 1 CTA per SM. */
+__global__ void __launch_bounds__(CTHREADS, 1)
+split_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
+	     unsigned nnear, unsigned D, unsigned maxpos, uint32_t *farm,
+	     struct split_sync *ss)
+{
+	extern __shared__ uint32_t sh[];
+
+	if (blockIdx.x == 0)
+		split_near(buf, n0off, n1off, nnear, D, farm, ss, sh);
+	else
+		split_far(buf, n0off, n1off, nrare, nnear, D, maxpos, farm, ss,
+			  sh);
+}
+
 /* ---- host side ---------------------------------------------------------- */
 
 #define CK(call, what) CUDA_CK("officers", call, what)
@@ -306,6 +723,9 @@ extern "C" void officers_cuda_close(struct officers_cuda *ctx)
 	cudaFree(ctx->d_sync);
 	cudaFree(ctx->d_rpos);
 	cudaFree(ctx->d_rval);
+	cudaFree(ctx->d_farm);
+	cudaFree(ctx->d_ssync);
+	cudaFreeHost(ctx->h_ssync);
 	cudaFreeHost(ctx->h_rpos);
 	cudaFreeHost(ctx->h_rval);
 	for (int i = 0; i < 4; i++)
@@ -345,6 +765,13 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm, cand_kernel, CTHREADS, SHMEM_CAND);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(split_kernel,
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 SHMEM_SPLIT);
+	if (e == cudaSuccess && per_sm >= 1)
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+			&per_sm, split_kernel, CTHREADS, SHMEM_SPLIT);
 	if (e == cudaSuccess && (!coop || per_sm < 1)) {
 		snprintf(err, errlen, "officers cuda: device %d cannot run the "
 			 "cooperative candidate kernel", index);
@@ -355,6 +782,9 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		ctx->sms = prop.multiProcessorCount;
 		/* One CTA per SM: K = 32 * SMs positions per round. */
 		ctx->nblocks = prop.multiProcessorCount;
+		ctx->kernel = OFFICERS_CAND_FRONTIER;
+		ctx->near_d = OFFICERS_SPLIT_NEAR;
+		ctx->far_blocks = (unsigned)prop.multiProcessorCount - 1;
 		snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
 		e = cudaStreamCreateWithFlags(&ctx->stream,
 					      cudaStreamNonBlocking);
@@ -387,6 +817,14 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 	if (e == cudaSuccess)
 		e = cudaMallocHost((void **)&ctx->h_rval,
 				   OFFICERS_MAX_RARE * 2);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_farm,
+			       (size_t)SFR * SFB * MW * 4);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_ssync, sizeof(struct split_sync));
+	if (e == cudaSuccess)
+		e = cudaMallocHost((void **)&ctx->h_ssync,
+				   sizeof(struct split_sync));
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "officers cuda: open device %d: %s", index,
 			 cudaGetErrorString(e));
@@ -402,8 +840,34 @@ extern "C" int officers_cuda_device_name(struct officers_cuda *ctx,
 {
 	if (!ctx)
 		return GERR_INVAL;
-	snprintf(buf, len, "%s (%d SMs, K = %d)", ctx->name, ctx->sms,
-		 ctx->nblocks * CPOS);
+	if (ctx->kernel == OFFICERS_CAND_SPLIT)
+		snprintf(buf, len, "%s (%d SMs, split candidate kernel: window "
+			 "%d, near r < %u, %u far CTAs)", ctx->name, ctx->sms,
+			 SK, ctx->near_d, ctx->far_blocks);
+	else
+		snprintf(buf, len, "%s (%d SMs, frontier candidate kernel: K = "
+			 "%d)", ctx->name, ctx->sms, ctx->nblocks * CPOS);
+	return 0;
+}
+
+extern "C" int officers_cuda_tune(struct officers_cuda *ctx, int kernel,
+				  unsigned near_d, unsigned far_blocks)
+{
+	if (!ctx || (kernel != OFFICERS_CAND_FRONTIER &&
+		     kernel != OFFICERS_CAND_SPLIT))
+		return GERR_INVAL;
+	if (near_d == 0)
+		near_d = OFFICERS_SPLIT_NEAR;
+	if (far_blocks == 0)
+		far_blocks = (unsigned)ctx->sms - 1;
+	/* the far CTAs stay ahead of the window only with D >= SK + SFB; the
+	 * fin ring holds SK + D positions */
+	if (near_d < SK + SFB || near_d > SFRN - SK ||
+	    far_blocks > (unsigned)ctx->sms - 1)
+		return GERR_INVAL;
+	ctx->kernel = kernel;
+	ctx->near_d = near_d;
+	ctx->far_blocks = far_blocks;
 	return 0;
 }
 
@@ -477,11 +941,43 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	CK(cudaMemsetAsync(sb, 0xff, sizeof(*sb), ctx->stream), "memset");
 	CK(cudaMemsetAsync(sb, 0, 2 * sizeof(unsigned), ctx->stream),
 	   "memset");
+	unsigned nnear = 0, npairs = 0, D = ctx->near_d;
+	for (uint32_t j = 0; j < s->nrare && s->rare[j].pos < D; j++) {
+		nnear++;
+		if (s->rare[j].pos < SK)
+			npairs += SK - 1 - (unsigned)s->rare[j].pos;
+	}
+	int split = ctx->kernel == OFFICERS_CAND_SPLIT && nnear <= SNEAR &&
+		    npairs <= SPAIRS;
 	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
-	CK(cudaLaunchCooperativeKernel((void *)cand_kernel, dim3(nb),
-				       dim3(CTHREADS), args, SHMEM_CAND,
-				       ctx->stream),
-	   "candidate kernel");
+	if (split) {
+		struct split_sync init;
+		uint32_t *farm = ctx->d_farm;
+		struct split_sync *ss = ctx->d_ssync;
+		void *sargs[] = {&buf, &n0off, &n1off, &nrare, &nnear, &D,
+				 &maxpos, &farm, &ss};
+		memset(&init, 0, sizeof(init));
+		init.frontier = n0off;
+		/* pageable source: staged before the call returns */
+		CK(cudaMemcpyAsync(ss, &init, sizeof(init),
+				   cudaMemcpyHostToDevice, ctx->stream),
+		   "split sync");
+		CK(cudaLaunchCooperativeKernel((void *)split_kernel,
+					       dim3(1 + ctx->far_blocks),
+					       dim3(CTHREADS), sargs,
+					       SHMEM_SPLIT, ctx->stream),
+		   "candidate kernel");
+		CK(cudaMemcpyAsync(ctx->h_ssync, ss, sizeof(*ss),
+				   cudaMemcpyDeviceToHost, ctx->stream),
+		   "split sync");
+	} else {
+		memset(ctx->h_ssync, 0, sizeof(*ctx->h_ssync));
+		CK(cudaLaunchCooperativeKernel((void *)cand_kernel, dim3(nb),
+					       dim3(CTHREADS), args, SHMEM_CAND,
+					       ctx->stream),
+		   "candidate kernel");
+	}
+	ctx->last_split = split;
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
 	if (do_exact) {
 		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;
@@ -529,6 +1025,18 @@ static int wait_chunk(struct officers_cuda *ctx,
 	float a = 0, b = 0;
 
 	CK(cudaEventSynchronize(ctx->ev[3]), "chunk");
+	if (ctx->last_split && ctx->h_ssync->stalled) {
+		ctx->poisoned = 1;
+		snprintf(err, errlen, "officers cuda: the split candidate "
+			 "kernel stalled (a CTA waited over 2 s)");
+		return GERR_DEVICE;
+	}
+	if (t && ctx->last_split) {
+		t->rounds += ctx->h_ssync->rounds;
+		t->far_waits += ctx->h_ssync->far_waits;
+		for (int k = 0; k < 4; k++)
+			t->near_cycles[k] += ctx->h_ssync->cycles[k];
+	}
 	if (t) {
 		CK(cudaEventElapsedTime(&a, ctx->ev[0], ctx->ev[1]), "timing");
 		CK(cudaEventElapsedTime(&b, ctx->ev[1], ctx->ev[2]), "timing");
@@ -566,7 +1074,8 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 	CK(cudaMemcpy(&sb, ctx->d_sync, sizeof(sb), cudaMemcpyDeviceToHost),
 	   "copy");
 	if (times) {
-		times->rounds += sb.rounds;
+		if (!ctx->last_split)
+			times->rounds += sb.rounds;
 		times->values += len;
 	}
 	memcpy(out, ctx->h_vals[0], len * 2);

@@ -53,7 +53,21 @@ struct wl_run_io;
 struct officers_cuda_times {
 	double cand_ms, exact_ms, host_ms;
 	uint64_t rounds, values;
+	uint64_t far_waits; /* split kernel: rounds that waited on far CTAs */
+	uint64_t near_cycles[4]; /* split: near CTA clocks in A, wait, B, C */
 };
+
+/* Candidate kernels (officers.cu has both arguments; bench/officers.md the
+ * measurements):
+ *   FRONTIER  every SM recomputes the whole window every round. The
+ *             default: 31 M values/s on an H100.
+ *   SPLIT     one CTA iterates a small window, redoing only lookups whose
+ *             source is still a guess; the other CTAs compute the options
+ *             from rare positions >= near ahead of it. Same values, but its
+ *             rounds cost 6-8 us (13 M values/s at best). */
+#define OFFICERS_CAND_FRONTIER 0
+#define OFFICERS_CAND_SPLIT 1
+#define OFFICERS_SPLIT_NEAR 512u
 
 int officers_cuda_device_count(void);
 int officers_cuda_open(int index, struct officers_cuda **ret, char *err,
@@ -62,6 +76,11 @@ int officers_cuda_open(int index, struct officers_cuda **ret, char *err,
 void officers_cuda_close(struct officers_cuda *ctx);
 int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 			      size_t len);
+/* Choose the candidate kernel; near (288..1792) and far_blocks (1..SMs-1)
+ * tune SPLIT, 0 for their defaults. GERR_INVAL when out of range. Values
+ * do not depend on the choice. */
+int officers_cuda_tune(struct officers_cuda *ctx, int kernel,
+		       unsigned near_d, unsigned far_blocks);
 
 /* Advance s to `to` (GPU chunks, CPU where said above, `threads` CPU
  * threads). Progress, stop and checkpoint-free like officers_cpu_extend.

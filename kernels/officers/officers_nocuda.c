@@ -33,6 +33,16 @@ int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 	return GERR_UNSUPPORTED;
 }
 
+int officers_cuda_tune(struct officers_cuda *ctx, int kernel,
+		       unsigned near_d, unsigned far_blocks)
+{
+	(void)ctx;
+	(void)kernel;
+	(void)near_d;
+	(void)far_blocks;
+	return GERR_UNSUPPORTED;
+}
+
 int officers_cuda_extend(struct officers_cuda *ctx, struct officers_seq *s,
 			 uint64_t to, int threads, const struct wl_run_io *io,
 			 uint64_t units_base, struct officers_cuda_times *times,

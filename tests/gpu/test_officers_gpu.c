@@ -54,10 +54,27 @@ int main(void)
 				  sizeof(err)) == 0);
 	CHECK(cpu->st.fnv != 0);
 
-	/* Candidate kernel alone, from several starts. */
+	/* Candidate kernels alone, from several starts: the frontier kernel,
+	 * then the split kernel with its default and extreme tunings (the
+	 * smallest near bound, a single far CTA: far CTAs fall behind and the
+	 * near CTA waits). */
 	uint64_t starts[] = {65536, 100003, 1u << 20, (1u << 20) + 12345};
-	for (int k = 0; k < 4; k++) {
+	struct {
+		int kernel;
+		unsigned near_d, far;
+	} tunes[] = {{OFFICERS_CAND_FRONTIER, 0, 0},
+		     {OFFICERS_CAND_SPLIT, 0, 0},
+		     {OFFICERS_CAND_SPLIT, 288, 1},
+		     {OFFICERS_CAND_SPLIT, 1792, 8}};
+	for (int q = 0; q < 16; q++) {
+		int k = q % 4;
 		uint64_t n0 = starts[k], len = k == 3 ? 1000000 : 777777;
+		CHECK(officers_cuda_tune(ctx, tunes[q / 4].kernel,
+					 tunes[q / 4].near_d,
+					 tunes[q / 4].far) == 0);
+		officers_cuda_device_name(ctx, err, sizeof(err));
+		if (k == 0)
+			printf("%s\n", err);
 		uint16_t *gout = malloc(len * 2), *cout = malloc(len * 2);
 		memset(g, 0, sizeof(*g));
 		CHECK(officers_seq_init(g, n0 + len) == 0);
@@ -79,10 +96,12 @@ int main(void)
 					cout[i]);
 				break;
 			}
-		printf("candidates from %llu: %llu values, %llu rounds, "
-		       "%.2f ms, %.1f M values/s\n", (unsigned long long)n0,
-		       (unsigned long long)len, (unsigned long long)t.rounds,
-		       t.cand_ms, len / t.cand_ms / 1e3);
+		printf("candidates from %llu: %llu values, %llu rounds "
+		       "(%llu waited on far CTAs), %.2f ms, %.1f M values/s\n",
+		       (unsigned long long)n0, (unsigned long long)len,
+		       (unsigned long long)t.rounds,
+		       (unsigned long long)t.far_waits, t.cand_ms,
+		       len / t.cand_ms / 1e3);
 		/* Exact kernel alone on those candidates. */
 		uint8_t *st = malloc(len);
 		memset(&t, 0, sizeof(t));
@@ -106,7 +125,8 @@ int main(void)
 		officers_seq_free(g);
 	}
 
-	/* The whole GPU extension from scratch. */
+	/* The whole GPU extension from scratch, default kernel. */
+	CHECK(officers_cuda_tune(ctx, OFFICERS_CAND_FRONTIER, 0, 0) == 0);
 	memset(g, 0, sizeof(*g));
 	CHECK(officers_seq_init(g, N1) == 0);
 	memset(&t, 0, sizeof(t));
