@@ -62,7 +62,9 @@ static void tune_sweep(struct officers_cuda *ctx,
 		unsigned nd = i < 0 ? 0 : nears[i / 4], fb = i < 0 ? 0 : fars[i % 4];
 		double ms[5];
 		struct officers_cuda_times t;
-		if (officers_cuda_tune(ctx, kernel, nd, fb))
+		struct officers_cuda_tuning tu = {.kernel = kernel, .near = nd,
+						  .far_blocks = fb};
+		if (officers_cuda_tune(ctx, &tu))
 			continue;
 		for (int r = 0; r < 6; r++) {
 			memset(&t, 0, sizeof(t));
@@ -189,7 +191,9 @@ int main(int argc, char **argv)
 	}
 	if (sweep)
 		tune_sweep(ctx, base, start);
-	if (officers_cuda_tune(ctx, kernel, near_d, far)) {
+	struct officers_cuda_tuning tune = {.kernel = kernel, .near = near_d,
+					    .far_blocks = far};
+	if (officers_cuda_tune(ctx, &tune)) {
 		fprintf(stderr, "bad tuning: -D %u -F %u\n", near_d, far);
 		return 2;
 	}

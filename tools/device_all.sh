@@ -23,7 +23,7 @@ if want graveler; then
 fi
 if want officers; then
 	t officers 300 build-gpu/tests/gpu/test_officers_gpu
-	t officers 120 build-gpu/tools/bench_officers -T -n 268435456 -s 2097152 -c 200000
+	t officers 120 build-gpu/tools/bench_officers -n 268435456 -s 2097152 -c 200000
 	TAG=officers-ahead t officers 200 sh tools/bench_officers_gpud.sh 400000000 67108864
 fi
 if want othello; then

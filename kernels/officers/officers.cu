@@ -75,6 +75,7 @@ struct officers_cuda {
 	int kernel;               /* OFFICERS_CAND_* */
 	int last_split;           /* the chunk in flight ran split_kernel */
 	unsigned near_d, far_blocks;
+	unsigned chunk;           /* extend: positions per chunk */
 	uint32_t *d_farm;         /* split: far masks, SFR * SFB * MW */
 	struct split_sync *d_ssync;
 	struct split_sync *h_ssync; /* pinned: the last chunk's */
@@ -785,6 +786,7 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		ctx->kernel = OFFICERS_CAND_FRONTIER;
 		ctx->near_d = OFFICERS_SPLIT_NEAR;
 		ctx->far_blocks = (unsigned)prop.multiProcessorCount - 1;
+		ctx->chunk = OFFICERS_CUDA_CHUNK;
 		snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
 		e = cudaStreamCreateWithFlags(&ctx->stream,
 					      cudaStreamNonBlocking);
@@ -850,24 +852,25 @@ extern "C" int officers_cuda_device_name(struct officers_cuda *ctx,
 	return 0;
 }
 
-extern "C" int officers_cuda_tune(struct officers_cuda *ctx, int kernel,
-				  unsigned near_d, unsigned far_blocks)
+extern "C" int officers_cuda_tune(struct officers_cuda *ctx,
+				  const struct officers_cuda_tuning *t)
 {
-	if (!ctx || (kernel != OFFICERS_CAND_FRONTIER &&
-		     kernel != OFFICERS_CAND_SPLIT))
+	unsigned near_d = t->near ? t->near : OFFICERS_SPLIT_NEAR;
+	unsigned far = t->far_blocks ? t->far_blocks : (unsigned)ctx->sms - 1;
+	unsigned chunk = t->chunk ? t->chunk : OFFICERS_CUDA_CHUNK;
+
+	if (t->kernel != OFFICERS_CAND_FRONTIER &&
+	    t->kernel != OFFICERS_CAND_SPLIT)
 		return GERR_INVAL;
-	if (near_d == 0)
-		near_d = OFFICERS_SPLIT_NEAR;
-	if (far_blocks == 0)
-		far_blocks = (unsigned)ctx->sms - 1;
-	/* the far CTAs stay ahead of the window only with D >= SK + SFB; the
-	 * fin ring holds SK + D positions */
+	/* the far CTAs stay ahead of the window only with near >= SK + SFB;
+	 * the fin ring holds SK + near positions */
 	if (near_d < SK + SFB || near_d > SFRN - SK ||
-	    far_blocks > (unsigned)ctx->sms - 1)
+	    far > (unsigned)ctx->sms - 1 || chunk > OFFICERS_CUDA_CHUNK)
 		return GERR_INVAL;
-	ctx->kernel = kernel;
+	ctx->kernel = t->kernel;
 	ctx->near_d = near_d;
-	ctx->far_blocks = far_blocks;
+	ctx->far_blocks = far;
+	ctx->chunk = chunk;
 	return 0;
 }
 
@@ -1174,9 +1177,9 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 				continue;
 			}
 			cur_hist = hist_of(s->n);
-			cur_len = (unsigned)(to - s->n < OFFICERS_CUDA_CHUNK
+			cur_len = (unsigned)(to - s->n < ctx->chunk
 						     ? to - s->n
-						     : OFFICERS_CUDA_CHUNK);
+						     : ctx->chunk);
 			cur_n = s->n;
 			cur = 0;
 			if ((rc = upload_rares(ctx, s, err, errlen)) ||
@@ -1206,9 +1209,9 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 		if (flag == cur_len && next_n < to) {
 			unsigned have = cur_hist + cur_len;
 			next_hist = hist_of(next_n);
-			next_len = (unsigned)(to - next_n < OFFICERS_CUDA_CHUNK
+			next_len = (unsigned)(to - next_n < ctx->chunk
 						      ? to - next_n
-						      : OFFICERS_CUDA_CHUNK);
+						      : ctx->chunk);
 			next = 1 - b;
 			CK(cudaMemcpyAsync(ctx->d_buf[next],
 					   ctx->d_buf[b] + (have - next_hist),

@@ -76,11 +76,18 @@ int officers_cuda_open(int index, struct officers_cuda **ret, char *err,
 void officers_cuda_close(struct officers_cuda *ctx);
 int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 			      size_t len);
-/* Choose the candidate kernel; near (288..1792) and far_blocks (1..SMs-1)
- * tune SPLIT, 0 for their defaults. GERR_INVAL when out of range. Values
- * do not depend on the choice. */
-int officers_cuda_tune(struct officers_cuda *ctx, int kernel,
-		       unsigned near_d, unsigned far_blocks);
+/* How a context runs; zero fields take the defaults. Values never depend
+ * on any of it. */
+struct officers_cuda_tuning {
+	int kernel;          /* OFFICERS_CAND_*: default FRONTIER */
+	unsigned near;       /* SPLIT: 288..1792, default OFFICERS_SPLIT_NEAR */
+	unsigned far_blocks; /* SPLIT: 1..SMs-1, default SMs-1 */
+	unsigned chunk;      /* extend: positions per chunk, at most (and by
+				default) OFFICERS_CUDA_CHUNK */
+};
+/* GERR_INVAL when a field is out of range (nothing changes then). */
+int officers_cuda_tune(struct officers_cuda *ctx,
+		       const struct officers_cuda_tuning *t);
 
 /* Advance s to `to` (GPU chunks, CPU where said above, `threads` CPU
  * threads). Progress, stop and checkpoint-free like officers_cpu_extend.

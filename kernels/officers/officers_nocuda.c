@@ -33,13 +33,11 @@ int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 	return GERR_UNSUPPORTED;
 }
 
-int officers_cuda_tune(struct officers_cuda *ctx, int kernel,
-		       unsigned near_d, unsigned far_blocks)
+int officers_cuda_tune(struct officers_cuda *ctx,
+		       const struct officers_cuda_tuning *t)
 {
 	(void)ctx;
-	(void)kernel;
-	(void)near_d;
-	(void)far_blocks;
+	(void)t;
 	return GERR_UNSUPPORTED;
 }
 

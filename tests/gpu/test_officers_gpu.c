@@ -69,9 +69,11 @@ int main(void)
 	for (int q = 0; q < 16; q++) {
 		int k = q % 4;
 		uint64_t n0 = starts[k], len = k == 3 ? 1000000 : 777777;
-		CHECK(officers_cuda_tune(ctx, tunes[q / 4].kernel,
-					 tunes[q / 4].near_d,
-					 tunes[q / 4].far) == 0);
+		struct officers_cuda_tuning tu = {
+			.kernel = tunes[q / 4].kernel,
+			.near = tunes[q / 4].near_d,
+			.far_blocks = tunes[q / 4].far};
+		CHECK(officers_cuda_tune(ctx, &tu) == 0);
 		officers_cuda_device_name(ctx, err, sizeof(err));
 		if (k == 0)
 			printf("%s\n", err);
@@ -125,26 +127,35 @@ int main(void)
 		officers_seq_free(g);
 	}
 
-	/* The whole GPU extension from scratch, default kernel. */
-	CHECK(officers_cuda_tune(ctx, OFFICERS_CAND_FRONTIER, 0, 0) == 0);
-	memset(g, 0, sizeof(*g));
-	CHECK(officers_seq_init(g, N1) == 0);
-	memset(&t, 0, sizeof(t));
-	int rc = officers_cuda_extend(ctx, g, N1, threads, NULL, 0, &t, err,
-				      sizeof(err));
-	if (rc)
-		fprintf(stderr, "extend: %s\n", err);
-	CHECK(rc == 0);
-	CHECK(g->n == N1);
-	CHECK(memcmp(g->vals, cpu->vals, (size_t)N1 * 2) == 0);
-	CHECK(g->st.fnv == cpu->st.fnv);
-	CHECK(memcmp(g->st.count, cpu->st.count, sizeof(g->st.count)) == 0);
-	CHECK(memcmp(g->st.first, cpu->st.first, sizeof(g->st.first)) == 0);
-	printf("extend to %u: fnv %016llx (cpu %016llx), cand %.1f ms, "
-	       "exact %.1f ms, host %.1f ms\n", N1,
-	       (unsigned long long)g->st.fnv, (unsigned long long)cpu->st.fnv,
-	       t.cand_ms, t.exact_ms, t.host_ms);
-	officers_seq_free(g);
+	/* The whole GPU extension from scratch: one chunk (the default), then
+	 * chunks of 2^20, so the two-buffer pipeline runs. */
+	int rc = 0;
+	for (int m = 0; m < 2; m++) {
+		struct officers_cuda_tuning tu = {.chunk = m ? 1u << 20 : 0};
+		CHECK(officers_cuda_tune(ctx, &tu) == 0);
+		memset(g, 0, sizeof(*g));
+		CHECK(officers_seq_init(g, N1) == 0);
+		memset(&t, 0, sizeof(t));
+		rc = officers_cuda_extend(ctx, g, N1, threads, NULL, 0, &t, err,
+					  sizeof(err));
+		if (rc)
+			fprintf(stderr, "extend: %s\n", err);
+		CHECK(rc == 0);
+		CHECK(g->n == N1);
+		CHECK(memcmp(g->vals, cpu->vals, (size_t)N1 * 2) == 0);
+		CHECK(g->st.fnv == cpu->st.fnv);
+		CHECK(memcmp(g->st.count, cpu->st.count,
+			     sizeof(g->st.count)) == 0);
+		CHECK(memcmp(g->st.first, cpu->st.first,
+			     sizeof(g->st.first)) == 0);
+		printf("extend to %u (chunk %u): fnv %016llx (cpu %016llx), "
+		       "cand %.1f ms, exact %.1f ms, host %.1f ms\n", N1,
+		       tu.chunk, (unsigned long long)g->st.fnv,
+		       (unsigned long long)cpu->st.fnv, t.cand_ms, t.exact_ms,
+		       t.host_ms);
+		officers_seq_free(g);
+	}
+	CHECK(officers_cuda_tune(ctx, &(struct officers_cuda_tuning){0}) == 0);
 
 	/* A lease through the workload with a CUDA device. */
 	{
