@@ -48,8 +48,8 @@ static int cmp_double(const void *a, const void *b)
 static void tune_sweep(struct officers_cuda *ctx,
 		       const struct officers_seq *base, uint64_t start)
 {
-	static const unsigned nears[] = {320, 512, 768, 1024, 1536};
-	static const unsigned fars[] = {16, 32, 64, 0};
+	static const unsigned nears[] = {384, 512, 768};
+	static const unsigned helpers[] = {1, 3, 7, 15, 31};
 	uint64_t len = OFFICERS_CUDA_CHUNK;
 	struct officers_seq *s = copy_to(base, start, start + len);
 	uint16_t *out = malloc(len * 2);
@@ -57,13 +57,20 @@ static void tune_sweep(struct officers_cuda *ctx,
 
 	printf("candidate kernel alone, %llu values from %llu, median of 5:\n",
 	       (unsigned long long)len, (unsigned long long)start);
-	for (int i = -1; i < 20; i++) {
-		int kernel = i < 0 ? OFFICERS_CAND_FRONTIER : OFFICERS_CAND_SPLIT;
-		unsigned nd = i < 0 ? 0 : nears[i / 4], fb = i < 0 ? 0 : fars[i % 4];
+	/* -2: frontier, -1: split at its best tuning, then warp tunings (16
+	 * far CTAs) */
+	for (int i = -2; i < 15; i++) {
+		int kernel = i == -2   ? OFFICERS_CAND_FRONTIER
+			     : i == -1 ? OFFICERS_CAND_SPLIT
+				       : OFFICERS_CAND_WARP;
+		unsigned nd = i < 0 ? (i == -1 ? 512 : 0) : nears[i / 5];
+		unsigned fb = i == -2 ? 0 : 16;
+		unsigned nh = i < 0 ? 0 : helpers[i % 5];
 		double ms[5];
 		struct officers_cuda_times t;
 		struct officers_cuda_tuning tu = {.kernel = kernel, .near = nd,
-						  .far_blocks = fb};
+						  .far_blocks = fb,
+						  .helpers = nh};
 		if (officers_cuda_tune(ctx, &tu))
 			continue;
 		for (int r = 0; r < 6; r++) {
@@ -107,7 +114,9 @@ int main(int argc, char **argv)
 		if (opt == 'k')
 			kernel = strcmp(optarg, "frontier") == 0
 					 ? OFFICERS_CAND_FRONTIER
-					 : OFFICERS_CAND_SPLIT;
+				 : strcmp(optarg, "split") == 0
+					 ? OFFICERS_CAND_SPLIT
+					 : OFFICERS_CAND_WARP;
 		else if (opt == 'D')
 			near_d = (unsigned)strtoul(optarg, NULL, 0);
 		else if (opt == 'F')
@@ -122,7 +131,7 @@ int main(int argc, char **argv)
 			cpun = strtoull(optarg, NULL, 0);
 		else {
 			fprintf(stderr, "usage: bench_officers [-n VALUES] "
-				"[-s START] [-c CPU_VALUES] [-k frontier|split] "
+				"[-s START] [-c CPU_VALUES] [-k frontier|split|warp] "
 				"[-D NEAR] [-F FAR_CTAS] [-T]\n"
 				"  -T: first the candidate kernel alone for "
 				"several kernels and tunings\n");

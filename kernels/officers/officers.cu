@@ -76,6 +76,7 @@ struct officers_cuda {
 	int last_split;           /* the chunk in flight ran split_kernel */
 	unsigned near_d, far_blocks;
 	unsigned chunk;           /* extend: positions per chunk */
+	unsigned helpers;         /* warp kernel: helper warps */
 	uint32_t *d_farm;         /* split: far masks, SFR * SFB * MW */
 	struct split_sync *d_ssync;
 	struct split_sync *h_ssync; /* pinned: the last chunk's */
@@ -694,6 +695,325 @@ split_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			  sh);
 }
 
+/* ---- warp candidate kernel -------------------------------------------------
+ * The split kernel's near CTA spent 12 K cycles a round on shared atomics
+ * and barriers. Here one warp iterates a window of WK = 32 positions (a lane
+ * each) with no atomics and no barrier:
+ *   the options from rare r < K2 are redone every round (25 lookups a lane:
+ *   the guess of lane - 1 - r by shuffle, or a final value from vring);
+ *   everything else is final before the position enters the window and is
+ *   boiled down by helper warps to Z(x), the 31 smallest common values not
+ *   among those options, and T(x)[v], the index of v in Z(x) (31: not in
+ *   it). The candidate is then Z(x)[first index no lookup hit]: at most
+ *   25 of the 31 can be hit.
+ * Helper warps (the rest of the CTA) add, for each new final source, the
+ * options of rare K2 <= r < D into F, merge the far CTAs' masks (r >= D,
+ * split_far) into F, publish the frontier, and prepare Z/T once F(x) is
+ * complete (sources <= x - 1 - K2 all final and added). The near warp
+ * waits for `prepared` to cover its window; helpers may lag 64 positions
+ * (K2 - WK) without stalling it. Same frontier argument as above. */
+#define WK 32         /* window (one warp) */
+#define WK2 96        /* lookups redone every round: rare r < WK2 */
+#define WFR 1024      /* F ring positions: > D + WK2 */
+#define WFS 17        /* F row stride (words): rows start in other banks */
+#define WTR 128       /* Z/T ring positions: >= WK2 + WK */
+#define WZN 31        /* Z entries; T's 31 means none */
+#define WVR 1024      /* final values ring */
+#define WNEARMAX 1024 /* rare r < D */
+
+#define SHMEM_WARP_NEAR                                                      \
+	(WVR * 2 + WFR * WFS * 4 + WTR * 512 + WTR * 32 * 2 + WNEARMAX * 4)
+#define SHMEM_WARP                                                           \
+	(SHMEM_WARP_NEAR > SHMEM_SPLIT_FAR ? SHMEM_WARP_NEAR : SHMEM_SPLIT_FAR)
+
+struct warp_shared {
+	volatile unsigned final_to; /* near warp: offsets below are final */
+	volatile unsigned prepared; /* helpers: Z/T ready below */
+	volatile int abort;
+};
+
+/* Helper barrier (warps 1..nh). */
+__device__ __forceinline__ void helper_sync(unsigned nh)
+{
+	asm volatile("bar.sync 2, %0;" ::"r"(nh * 32) : "memory");
+}
+
+__device__ static void warp_near(uint16_t *buf, unsigned n0, unsigned n1,
+				 unsigned nk2, struct split_sync *ss,
+				 uint16_t *vring, const uint8_t *T,
+				 const uint16_t *Z, const uint32_t *rn,
+				 struct warp_shared *ws)
+{
+	const unsigned lane = threadIdx.x & 31, full = 0xffffffffu;
+	unsigned c = n0, g = 0, rounds = 0, waits = 0;
+
+	while (c < n1) {
+		unsigned e = c + WK < n1 ? c + WK : n1, x = c + lane;
+		if (ws->prepared < e) {
+			unsigned long long t0 = gtimer();
+			waits++;
+			while (ws->prepared < e) {
+				if (ws->abort)
+					return;
+				if (gtimer() - t0 > SPIN_NS) {
+					ws->abort = 1;
+					if (lane == 0)
+						atomicExch(&ss->stalled, 1u);
+					return;
+				}
+			}
+		}
+		__threadfence_block();
+		const uint8_t *tx = T + (x & (WTR - 1)) * 512;
+		uint32_t mask = 0;
+#pragma unroll 5
+		for (unsigned k = 0; k < nk2; k++) {
+			unsigned rk = rn[k], r = rk & 0xffff;
+			unsigned up = __shfl_up_sync(full, g, r + 1);
+			unsigned src = lane > r ? up
+					: vring[(x - 1 - r) & (WVR - 1)];
+			unsigned o = ((rk >> 16) ^ src) & (OFFICERS_VMAX - 1);
+			mask |= 1u << tx[o];
+		}
+		unsigned v = Z[(x & (WTR - 1)) * 32 + __ffs(~mask) - 1];
+		int ch = x < e && v != g;
+		unsigned bal = __ballot_sync(full, ch);
+		unsigned adv = bal ? __ffs(bal) : e - c;
+		if (x < e)
+			g = v;
+		if (lane < adv) {
+			buf[x] = (uint16_t)g;
+			vring[x & (WVR - 1)] = (uint16_t)g;
+		}
+		__syncwarp();
+		__threadfence_block();
+		if (lane == 0)
+			ws->final_to = c + adv;
+		g = __shfl_down_sync(full, g, adv & 31);
+		c += adv;
+		rounds++;
+	}
+	if (lane == 0) {
+		ss->rounds = rounds;
+		ss->far_waits = waits;
+	}
+}
+
+/* Warps 1..31 of the near CTA (see above). */
+__device__ static void warp_helpers(uint16_t *buf, unsigned n0, unsigned n1,
+				    unsigned nk2, unsigned nnear,
+				    const uint32_t *farm, struct split_sync *ss,
+				    uint16_t *vring, uint32_t *F, uint8_t *T,
+				    uint16_t *Z, const uint32_t *rn,
+				    struct warp_shared *ws, unsigned NH)
+{
+	const unsigned t = threadIdx.x - 32, lane = t & 31, hw = t >> 5;
+	const unsigned full = 0xffffffffu;
+	const unsigned nm = nnear - nk2; /* rare K2 <= r < D */
+	unsigned P = n0, prep = n0, fm = n0, pub = n0;
+	unsigned P_last = n0;
+	__shared__ unsigned s_fm, s_hi;
+	__shared__ int s_stop;
+	unsigned long long t0 = 0;
+	(void)buf;
+
+	if (t == 0)
+		s_fm = n0;
+	for (;;) {
+		/* one reading of the near warp's progress for all helpers */
+		if (t == 0) {
+			s_hi = ws->final_to;
+			s_stop = ws->abort;
+			__threadfence_block();
+		}
+		helper_sync(NH);
+		unsigned hi = s_hi;
+		if (s_stop)
+			return;
+		/* the frontier for the far CTAs (finals are in buf) */
+		if (t == 0 && hi > pub) {
+			__threadfence();
+			*(volatile unsigned *)&ss->frontier = hi;
+		}
+		pub = hi;
+		/* options of rare K2 <= r < D from the new finals */
+		for (unsigned s = P + hw; s < hi; s += NH) {
+			unsigned gs = vring[s & (WVR - 1)];
+			for (unsigned j = lane; j < nm; j += 32) {
+				unsigned rj = rn[nk2 + j];
+				unsigned x = s + 1 + (rj & 0xffff);
+				if (x < n1) {
+					unsigned o = ((rj >> 16) ^ gs) &
+						     (OFFICERS_VMAX - 1);
+					atomicOr(&F[(x & (WFR - 1)) * WFS + (o >> 5)],
+						 1u << (o & 31));
+				}
+			}
+		}
+		/* warp 1 merges the far batches that are ready */
+		if (hw == 0) {
+			unsigned lim = hi + WFR - WK2 - WK < n1 ? hi + WFR - WK2 - WK
+								 : n1;
+			while (fm < lim) {
+				unsigned b = (fm - n0) / SFB, slot = b % SFR;
+				unsigned rd = __shfl_sync(
+					full,
+					*(const volatile unsigned *)&ss->ready[slot],
+					0);
+				if (rd < b + 1)
+					break;
+				__threadfence();
+				unsigned x = n0 + b * SFB + lane;
+				if (x >= fm && x < n1) {
+					const uint4 *src = (const uint4 *)(farm +
+						(slot * SFB + lane) * MW);
+					uint4 q[MW / 4];
+					for (int k = 0; k < MW / 4; k++)
+						q[k] = __ldcg(src + k);
+					uint32_t *dst = F + (x & (WFR - 1)) * WFS;
+					for (int k = 0; k < MW / 4; k++) {
+						atomicOr(dst + 4 * k, q[k].x);
+						atomicOr(dst + 4 * k + 1, q[k].y);
+						atomicOr(dst + 4 * k + 2, q[k].z);
+						atomicOr(dst + 4 * k + 3, q[k].w);
+					}
+				}
+				fm = n0 + (b + 1) * SFB < n1 ? n0 + (b + 1) * SFB
+							     : n1;
+			}
+			if (lane == 0)
+				s_fm = fm;
+		}
+		helper_sync(NH);
+		P = hi;
+		/* Z/T of the positions whose F is complete: a warp each */
+		unsigned pe = P + WK2;
+		if (pe > s_fm)
+			pe = s_fm;
+		if (pe > n1)
+			pe = n1;
+		for (unsigned x = prep + hw; x < pe; x += NH) {
+			uint32_t *row = F + (x & (WFR - 1)) * WFS;
+			uint8_t *tx = T + (x & (WTR - 1)) * 512;
+			uint16_t *zx = Z + (x & (WTR - 1)) * 32;
+			uint32_t f = 0;
+			if (lane < WZN)
+				zx[lane] = OFFICERS_VMAX; /* fewer zeros */
+			if (lane < MW) {
+				f = ~row[lane] & common32(lane);
+				row[lane] = 0; /* the slot's next position */
+			}
+			((uint32_t *)tx)[lane] = 0x1f1f1f1fu;
+			((uint32_t *)tx)[lane + 32] = 0x1f1f1f1fu;
+			((uint32_t *)tx)[lane + 64] = 0x1f1f1f1fu;
+			((uint32_t *)tx)[lane + 96] = 0x1f1f1f1fu;
+			unsigned cnt = __popc(f), pre = cnt;
+			for (int d = 1; d < 32; d <<= 1) {
+				unsigned y = __shfl_up_sync(full, pre, d);
+				if ((int)lane >= d)
+					pre += y;
+			}
+			pre -= cnt; /* zeros in the words before this one */
+			__syncwarp();
+			while (f && pre < WZN) {
+				unsigned bit = __ffs(f) - 1, z = lane * 32 + bit;
+				f &= f - 1;
+				zx[pre] = (uint16_t)z;
+				tx[z] = (uint8_t)pre;
+				pre++;
+			}
+		}
+		helper_sync(NH);
+		int moved = hi > P_last || pe > prep;
+		if (pe > prep) {
+			prep = pe;
+			if (t == 0) {
+				__threadfence_block();
+				ws->prepared = prep;
+			}
+		}
+		if (prep >= n1 && P >= n1)
+			return;
+		/* idle helpers would take issue slots from the near warp */
+		if (!moved)
+			__nanosleep(200);
+		P_last = hi;
+		if (t == 0) {
+			/* no progress for SPIN_NS: stalled */
+			unsigned long long now = gtimer();
+			if (moved)
+				t0 = 0;
+			if (!t0)
+				t0 = now;
+			else if (now - t0 > SPIN_NS) {
+				atomicExch(&ss->stalled, 1u);
+				ws->abort = 1;
+			}
+		}
+	}
+}
+
+__device__ static void warp_block(uint16_t *buf, unsigned n0, unsigned n1,
+				  unsigned nnear, unsigned nk2, unsigned D,
+				  unsigned nh, const uint32_t *farm,
+				  struct split_sync *ss, uint32_t *sh)
+{
+	uint16_t *vring = (uint16_t *)sh;                       /* WVR */
+	uint32_t *F = sh + WVR / 2;                             /* WFR x WFS */
+	uint8_t *T = (uint8_t *)(F + WFR * WFS);                /* WTR x 512 */
+	uint16_t *Z = (uint16_t *)(T + WTR * 512);              /* WTR x 32 */
+	uint32_t *rn = (uint32_t *)(Z + WTR * 32);              /* nnear */
+	__shared__ struct warp_shared ws;
+	const unsigned t = threadIdx.x, lane = t & 31, w = t >> 5;
+
+	for (unsigned j = t; j < nnear; j += CTHREADS)
+		rn[j] = c_rpos[j] | ((unsigned)c_rval[j] << 16);
+	for (unsigned i = t; i < WFR * WFS; i += CTHREADS)
+		F[i] = 0;
+	for (unsigned i = t; i < WVR; i += CTHREADS)
+		vring[(n0 - WVR + i) & (WVR - 1)] = __ldcg(buf + n0 - WVR + i);
+	if (t == 0) {
+		ws.final_to = n0;
+		ws.prepared = n0;
+		ws.abort = 0;
+	}
+	__syncthreads();
+	/* options of rare K2 <= r < D from the history, for [n0, n0 + D) */
+	for (unsigned x = n0 + w; x < n0 + D && x < n1; x += CSLICES)
+		for (unsigned j = nk2 + lane; j < nnear; j += 32) {
+			unsigned s = x - 1 - (rn[j] & 0xffff);
+			if (s < n0) {
+				unsigned o = ((rn[j] >> 16) ^ __ldcg(buf + s)) &
+					     (OFFICERS_VMAX - 1);
+				atomicOr(&F[(x & (WFR - 1)) * WFS + (o >> 5)],
+					 1u << (o & 31));
+			}
+		}
+	__syncthreads();
+	/* warps past the helpers leave: they would only take issue slots */
+	if (w == 0)
+		warp_near(buf, n0, n1, nk2, ss, vring, T, Z, rn, &ws);
+	else if (w <= nh)
+		warp_helpers(buf, n0, n1, nk2, nnear, farm, ss, vring, F, T, Z,
+			     rn, &ws, nh);
+}
+
+/* Block 0: the near warp and its helpers; the others far CTAs (split_far);
+ * all resident (cooperative launch). */
+__global__ void __launch_bounds__(CTHREADS, 1)
+warp_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
+	    unsigned nnear, unsigned nk2, unsigned D, unsigned nh,
+	    unsigned maxpos, uint32_t *farm, struct split_sync *ss)
+{
+	extern __shared__ uint32_t sh[];
+
+	if (blockIdx.x == 0)
+		warp_block(buf, n0off, n1off, nnear, nk2, D, nh, farm, ss, sh);
+	else
+		split_far(buf, n0off, n1off, nrare, nnear, D, maxpos, farm, ss,
+			  sh);
+}
+
 /* ---- host side ---------------------------------------------------------- */
 
 #define CK(call, what) CUDA_CK("officers", call, what)
@@ -773,6 +1093,13 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 	if (e == cudaSuccess && per_sm >= 1)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm, split_kernel, CTHREADS, SHMEM_SPLIT);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(warp_kernel,
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 SHMEM_WARP);
+	if (e == cudaSuccess && per_sm >= 1)
+		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+			&per_sm, warp_kernel, CTHREADS, SHMEM_WARP);
 	if (e == cudaSuccess && (!coop || per_sm < 1)) {
 		snprintf(err, errlen, "officers cuda: device %d cannot run the "
 			 "cooperative candidate kernel", index);
@@ -787,6 +1114,7 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		ctx->near_d = OFFICERS_SPLIT_NEAR;
 		ctx->far_blocks = (unsigned)prop.multiProcessorCount - 1;
 		ctx->chunk = OFFICERS_CUDA_CHUNK;
+		ctx->helpers = OFFICERS_WARP_HELPERS;
 		snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
 		e = cudaStreamCreateWithFlags(&ctx->stream,
 					      cudaStreamNonBlocking);
@@ -846,6 +1174,11 @@ extern "C" int officers_cuda_device_name(struct officers_cuda *ctx,
 		snprintf(buf, len, "%s (%d SMs, split candidate kernel: window "
 			 "%d, near r < %u, %u far CTAs)", ctx->name, ctx->sms,
 			 SK, ctx->near_d, ctx->far_blocks);
+	else if (ctx->kernel == OFFICERS_CAND_WARP)
+		snprintf(buf, len, "%s (%d SMs, warp candidate kernel: window "
+			 "%d, redone r < %d, near r < %u, %u helper warps, %u "
+			 "far CTAs)", ctx->name, ctx->sms, WK, WK2, ctx->near_d,
+			 ctx->helpers, ctx->far_blocks);
 	else
 		snprintf(buf, len, "%s (%d SMs, frontier candidate kernel: K = "
 			 "%d)", ctx->name, ctx->sms, ctx->nblocks * CPOS);
@@ -858,19 +1191,24 @@ extern "C" int officers_cuda_tune(struct officers_cuda *ctx,
 	unsigned near_d = t->near ? t->near : OFFICERS_SPLIT_NEAR;
 	unsigned far = t->far_blocks ? t->far_blocks : (unsigned)ctx->sms - 1;
 	unsigned chunk = t->chunk ? t->chunk : OFFICERS_CUDA_CHUNK;
+	unsigned helpers = t->helpers ? t->helpers : OFFICERS_WARP_HELPERS;
 
 	if (t->kernel != OFFICERS_CAND_FRONTIER &&
-	    t->kernel != OFFICERS_CAND_SPLIT)
+	    t->kernel != OFFICERS_CAND_SPLIT && t->kernel != OFFICERS_CAND_WARP)
+		return GERR_INVAL;
+	if (t->kernel == OFFICERS_CAND_WARP && near_d + WK2 + WK + 64 > WFR)
 		return GERR_INVAL;
 	/* the far CTAs stay ahead of the window only with near >= SK + SFB;
 	 * the fin ring holds SK + near positions */
 	if (near_d < SK + SFB || near_d > SFRN - SK ||
-	    far > (unsigned)ctx->sms - 1 || chunk > OFFICERS_CUDA_CHUNK)
+	    far > (unsigned)ctx->sms - 1 || chunk > OFFICERS_CUDA_CHUNK ||
+	    helpers > CSLICES - 1)
 		return GERR_INVAL;
 	ctx->kernel = t->kernel;
 	ctx->near_d = near_d;
 	ctx->far_blocks = far;
 	ctx->chunk = chunk;
+	ctx->helpers = helpers;
 	return 0;
 }
 
@@ -950,10 +1288,15 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 		if (s->rare[j].pos < SK)
 			npairs += SK - 1 - (unsigned)s->rare[j].pos;
 	}
+	unsigned nk2 = 0;
+	for (uint32_t j = 0; j < s->nrare && s->rare[j].pos < WK2; j++)
+		nk2++;
 	int split = ctx->kernel == OFFICERS_CAND_SPLIT && nnear <= SNEAR &&
 		    npairs <= SPAIRS;
+	int warp = ctx->kernel == OFFICERS_CAND_WARP && nnear <= WNEARMAX &&
+		   nk2 <= 32 && D + WK2 + WK + 64 <= WFR;
 	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
-	if (split) {
+	if (split || warp) {
 		struct split_sync init;
 		uint32_t *farm = ctx->d_farm;
 		struct split_sync *ss = ctx->d_ssync;
@@ -965,11 +1308,21 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 		CK(cudaMemcpyAsync(ss, &init, sizeof(init),
 				   cudaMemcpyHostToDevice, ctx->stream),
 		   "split sync");
-		CK(cudaLaunchCooperativeKernel((void *)split_kernel,
-					       dim3(1 + ctx->far_blocks),
-					       dim3(CTHREADS), sargs,
-					       SHMEM_SPLIT, ctx->stream),
-		   "candidate kernel");
+		unsigned nh = ctx->helpers;
+		void *wargs[] = {&buf, &n0off, &n1off, &nrare, &nnear, &nk2,
+				 &D, &nh, &maxpos, &farm, &ss};
+		if (warp)
+			CK(cudaLaunchCooperativeKernel((void *)warp_kernel,
+						       dim3(1 + ctx->far_blocks),
+						       dim3(CTHREADS), wargs,
+						       SHMEM_WARP, ctx->stream),
+			   "candidate kernel");
+		else
+			CK(cudaLaunchCooperativeKernel((void *)split_kernel,
+						       dim3(1 + ctx->far_blocks),
+						       dim3(CTHREADS), sargs,
+						       SHMEM_SPLIT, ctx->stream),
+			   "candidate kernel");
 		CK(cudaMemcpyAsync(ctx->h_ssync, ss, sizeof(*ss),
 				   cudaMemcpyDeviceToHost, ctx->stream),
 		   "split sync");
@@ -980,7 +1333,7 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 					       ctx->stream),
 		   "candidate kernel");
 	}
-	ctx->last_split = split;
+	ctx->last_split = split || warp;
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
 	if (do_exact) {
 		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;

@@ -67,7 +67,9 @@ struct officers_cuda_times {
  *             rounds cost 6-8 us (13 M values/s at best). */
 #define OFFICERS_CAND_FRONTIER 0
 #define OFFICERS_CAND_SPLIT 1
+#define OFFICERS_CAND_WARP 2
 #define OFFICERS_SPLIT_NEAR 512u
+#define OFFICERS_WARP_HELPERS 7u
 
 int officers_cuda_device_count(void);
 int officers_cuda_open(int index, struct officers_cuda **ret, char *err,
@@ -84,6 +86,8 @@ struct officers_cuda_tuning {
 	unsigned far_blocks; /* SPLIT: 1..SMs-1, default SMs-1 */
 	unsigned chunk;      /* extend: positions per chunk, at most (and by
 				default) OFFICERS_CUDA_CHUNK */
+	unsigned helpers;    /* WARP: helper warps 1..31, default
+				OFFICERS_WARP_HELPERS */
 };
 /* GERR_INVAL when a field is out of range (nothing changes then). */
 int officers_cuda_tune(struct officers_cuda *ctx,

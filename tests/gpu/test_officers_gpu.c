@@ -55,24 +55,28 @@ int main(void)
 	CHECK(cpu->st.fnv != 0);
 
 	/* Candidate kernels alone, from several starts: the frontier kernel,
-	 * then the split kernel with its default and extreme tunings (the
-	 * smallest near bound, a single far CTA: far CTAs fall behind and the
-	 * near CTA waits). */
+	 * then the split and warp kernels with their defaults and extreme
+	 * tunings (the smallest near bound with a single far CTA: far CTAs
+	 * fall behind and the near side waits). */
 	uint64_t starts[] = {65536, 100003, 1u << 20, (1u << 20) + 12345};
 	struct {
 		int kernel;
-		unsigned near_d, far;
-	} tunes[] = {{OFFICERS_CAND_FRONTIER, 0, 0},
-		     {OFFICERS_CAND_SPLIT, 0, 0},
-		     {OFFICERS_CAND_SPLIT, 288, 1},
-		     {OFFICERS_CAND_SPLIT, 1792, 8}};
-	for (int q = 0; q < 16; q++) {
+		unsigned near_d, far, helpers;
+	} tunes[] = {{OFFICERS_CAND_FRONTIER, 0, 0, 0},
+		     {OFFICERS_CAND_SPLIT, 0, 0, 0},
+		     {OFFICERS_CAND_SPLIT, 288, 1, 0},
+		     {OFFICERS_CAND_SPLIT, 1792, 8, 0},
+		     {OFFICERS_CAND_WARP, 0, 0, 0},
+		     {OFFICERS_CAND_WARP, 288, 1, 1},
+		     {OFFICERS_CAND_WARP, 768, 4, 31}};
+	for (int q = 0; q < 28; q++) {
 		int k = q % 4;
 		uint64_t n0 = starts[k], len = k == 3 ? 1000000 : 777777;
 		struct officers_cuda_tuning tu = {
 			.kernel = tunes[q / 4].kernel,
 			.near = tunes[q / 4].near_d,
-			.far_blocks = tunes[q / 4].far};
+			.far_blocks = tunes[q / 4].far,
+			.helpers = tunes[q / 4].helpers};
 		CHECK(officers_cuda_tune(ctx, &tu) == 0);
 		officers_cuda_device_name(ctx, err, sizeof(err));
 		if (k == 0)
