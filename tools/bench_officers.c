@@ -37,93 +37,15 @@ static struct officers_seq *copy_to(const struct officers_seq *src,
 	return s;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* The candidate kernel alone on one chunk from start, median of 5, for the
- * frontier kernel and a grid of split tunings. */
-static void tune_sweep(struct officers_cuda *ctx,
-		       const struct officers_seq *base, uint64_t start)
-{
-	static const unsigned nears[] = {384, 512, 768};
-	static const unsigned helpers[] = {1, 3, 7, 15, 31};
-	uint64_t len = OFFICERS_CUDA_CHUNK;
-	struct officers_seq *s = copy_to(base, start, start + len);
-	uint16_t *out = malloc(len * 2);
-	char err[WL_ERRLEN];
-
-	printf("candidate kernel alone, %llu values from %llu, median of 5:\n",
-	       (unsigned long long)len, (unsigned long long)start);
-	/* -2: frontier, -1: split at its best tuning, then warp tunings (16
-	 * far CTAs) */
-	for (int i = -2; i < 15; i++) {
-		int kernel = i == -2   ? OFFICERS_CAND_FRONTIER
-			     : i == -1 ? OFFICERS_CAND_SPLIT
-				       : OFFICERS_CAND_WARP;
-		unsigned nd = i < 0 ? (i == -1 ? 512 : 0) : nears[i / 5];
-		unsigned fb = i == -2 ? 0 : 16;
-		unsigned nh = i < 0 ? 0 : helpers[i % 5];
-		double ms[5];
-		struct officers_cuda_times t;
-		struct officers_cuda_tuning tu = {.kernel = kernel, .near = nd,
-						  .far_blocks = fb,
-						  .helpers = nh};
-		if (officers_cuda_tune(ctx, &tu))
-			continue;
-		for (int r = 0; r < 6; r++) {
-			memset(&t, 0, sizeof(t));
-			if (officers_cuda_candidates(ctx, s, len, out, &t, err,
-						     sizeof(err))) {
-				printf("  %s\n", err);
-				goto done;
-			}
-			if (r > 0) /* the first is the warm-up */
-				ms[r - 1] = t.cand_ms;
-		}
-		qsort(ms, 5, sizeof(ms[0]), cmp_double);
-		officers_cuda_device_name(ctx, err, sizeof(err));
-		double r = t.rounds ? (double)t.rounds : 1;
-		printf("  %-90s %8.2f ms %6.1f M values/s, %llu rounds, "
-		       "%llu waited; near cycles per round: A %.0f, wait "
-		       "%.0f, B %.0f, C %.0f\n", err, ms[2],
-		       (double)len / ms[2] / 1e3,
-		       (unsigned long long)t.rounds,
-		       (unsigned long long)t.far_waits,
-		       t.near_cycles[0] / r, t.near_cycles[1] / r,
-		       t.near_cycles[2] / r, t.near_cycles[3] / r);
-	}
-done:
-	officers_seq_free(s);
-	free(s);
-	free(out);
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t n = 1ull << 28, start = 1ull << 21, cpun = 200000;
 	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt;
 	char err[WL_ERRLEN] = "";
 	double t0, t1;
-	int kernel = OFFICERS_CAND_FRONTIER, sweep = 0;
-	unsigned near_d = 0, far = 0;
 
-	while ((opt = getopt(argc, argv, "n:s:c:k:D:F:T")) != -1) {
-		if (opt == 'k')
-			kernel = strcmp(optarg, "frontier") == 0
-					 ? OFFICERS_CAND_FRONTIER
-				 : strcmp(optarg, "split") == 0
-					 ? OFFICERS_CAND_SPLIT
-					 : OFFICERS_CAND_WARP;
-		else if (opt == 'D')
-			near_d = (unsigned)strtoul(optarg, NULL, 0);
-		else if (opt == 'F')
-			far = (unsigned)strtoul(optarg, NULL, 0);
-		else if (opt == 'T')
-			sweep = 1;
-		else if (opt == 'n')
+	while ((opt = getopt(argc, argv, "n:s:c:")) != -1) {
+		if (opt == 'n')
 			n = strtoull(optarg, NULL, 0);
 		else if (opt == 's')
 			start = strtoull(optarg, NULL, 0);
@@ -131,10 +53,7 @@ int main(int argc, char **argv)
 			cpun = strtoull(optarg, NULL, 0);
 		else {
 			fprintf(stderr, "usage: bench_officers [-n VALUES] "
-				"[-s START] [-c CPU_VALUES] [-k frontier|split|warp] "
-				"[-D NEAR] [-F FAR_CTAS] [-T]\n"
-				"  -T: first the candidate kernel alone for "
-				"several kernels and tunings\n");
+				"[-s START] [-c CPU_VALUES]\n");
 			return 2;
 		}
 	}
@@ -197,14 +116,6 @@ int main(int argc, char **argv)
 	    officers_cuda_open(0, &ctx, err, sizeof(err))) {
 		printf("no GPU: %s\n", err);
 		return 0;
-	}
-	if (sweep)
-		tune_sweep(ctx, base, start);
-	struct officers_cuda_tuning tune = {.kernel = kernel, .near = near_d,
-					    .far_blocks = far};
-	if (officers_cuda_tune(ctx, &tune)) {
-		fprintf(stderr, "bad tuning: -D %u -F %u\n", near_d, far);
-		return 2;
 	}
 	officers_cuda_device_name(ctx, err, sizeof(err));
 	printf("device: %s\n", err);

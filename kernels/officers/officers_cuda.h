@@ -53,23 +53,7 @@ struct wl_run_io;
 struct officers_cuda_times {
 	double cand_ms, exact_ms, host_ms;
 	uint64_t rounds, values;
-	uint64_t far_waits; /* split kernel: rounds that waited on far CTAs */
-	uint64_t near_cycles[4]; /* split: near CTA clocks in A, wait, B, C */
 };
-
-/* Candidate kernels (officers.cu has both arguments; bench/officers.md the
- * measurements):
- *   FRONTIER  every SM recomputes the whole window every round. The
- *             default: 31 M values/s on an H100.
- *   SPLIT     one CTA iterates a small window, redoing only lookups whose
- *             source is still a guess; the other CTAs compute the options
- *             from rare positions >= near ahead of it. Same values, but its
- *             rounds cost 6-8 us (13 M values/s at best). */
-#define OFFICERS_CAND_FRONTIER 0
-#define OFFICERS_CAND_SPLIT 1
-#define OFFICERS_CAND_WARP 2
-#define OFFICERS_SPLIT_NEAR 512u
-#define OFFICERS_WARP_HELPERS 7u
 
 int officers_cuda_device_count(void);
 int officers_cuda_open(int index, struct officers_cuda **ret, char *err,
@@ -78,20 +62,9 @@ int officers_cuda_open(int index, struct officers_cuda **ret, char *err,
 void officers_cuda_close(struct officers_cuda *ctx);
 int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 			      size_t len);
-/* How a context runs; zero fields take the defaults. Values never depend
- * on any of it. */
-struct officers_cuda_tuning {
-	int kernel;          /* OFFICERS_CAND_*: default FRONTIER */
-	unsigned near;       /* SPLIT: 288..1792, default OFFICERS_SPLIT_NEAR */
-	unsigned far_blocks; /* SPLIT: 1..SMs-1, default SMs-1 */
-	unsigned chunk;      /* extend: positions per chunk, at most (and by
-				default) OFFICERS_CUDA_CHUNK */
-	unsigned helpers;    /* WARP: helper warps 1..31, default
-				OFFICERS_WARP_HELPERS */
-};
-/* GERR_INVAL when a field is out of range (nothing changes then). */
-int officers_cuda_tune(struct officers_cuda *ctx,
-		       const struct officers_cuda_tuning *t);
+/* Positions per chunk of officers_cuda_extend (1..OFFICERS_CUDA_CHUNK, 0 for
+ * OFFICERS_CUDA_CHUNK); values do not depend on it. GERR_INVAL. */
+int officers_cuda_set_chunk(struct officers_cuda *ctx, unsigned chunk);
 
 /* Advance s to `to` (GPU chunks, CPU where said above, `threads` CPU
  * threads). Progress, stop and checkpoint-free like officers_cpu_extend.

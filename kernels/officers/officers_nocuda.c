@@ -33,11 +33,10 @@ int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 	return GERR_UNSUPPORTED;
 }
 
-int officers_cuda_tune(struct officers_cuda *ctx,
-		       const struct officers_cuda_tuning *t)
+int officers_cuda_set_chunk(struct officers_cuda *ctx, unsigned chunk)
 {
 	(void)ctx;
-	(void)t;
+	(void)chunk;
 	return GERR_UNSUPPORTED;
 }
 

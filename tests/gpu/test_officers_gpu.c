@@ -54,33 +54,10 @@ int main(void)
 				  sizeof(err)) == 0);
 	CHECK(cpu->st.fnv != 0);
 
-	/* Candidate kernels alone, from several starts: the frontier kernel,
-	 * then the split and warp kernels with their defaults and extreme
-	 * tunings (the smallest near bound with a single far CTA: far CTAs
-	 * fall behind and the near side waits). */
+	/* Candidate kernel alone, from several starts. */
 	uint64_t starts[] = {65536, 100003, 1u << 20, (1u << 20) + 12345};
-	struct {
-		int kernel;
-		unsigned near_d, far, helpers;
-	} tunes[] = {{OFFICERS_CAND_FRONTIER, 0, 0, 0},
-		     {OFFICERS_CAND_SPLIT, 0, 0, 0},
-		     {OFFICERS_CAND_SPLIT, 288, 1, 0},
-		     {OFFICERS_CAND_SPLIT, 1792, 8, 0},
-		     {OFFICERS_CAND_WARP, 0, 0, 0},
-		     {OFFICERS_CAND_WARP, 288, 1, 1},
-		     {OFFICERS_CAND_WARP, 768, 4, 31}};
-	for (int q = 0; q < 28; q++) {
-		int k = q % 4;
+	for (int k = 0; k < 4; k++) {
 		uint64_t n0 = starts[k], len = k == 3 ? 1000000 : 777777;
-		struct officers_cuda_tuning tu = {
-			.kernel = tunes[q / 4].kernel,
-			.near = tunes[q / 4].near_d,
-			.far_blocks = tunes[q / 4].far,
-			.helpers = tunes[q / 4].helpers};
-		CHECK(officers_cuda_tune(ctx, &tu) == 0);
-		officers_cuda_device_name(ctx, err, sizeof(err));
-		if (k == 0)
-			printf("%s\n", err);
 		uint16_t *gout = malloc(len * 2), *cout = malloc(len * 2);
 		memset(g, 0, sizeof(*g));
 		CHECK(officers_seq_init(g, n0 + len) == 0);
@@ -102,12 +79,10 @@ int main(void)
 					cout[i]);
 				break;
 			}
-		printf("candidates from %llu: %llu values, %llu rounds "
-		       "(%llu waited on far CTAs), %.2f ms, %.1f M values/s\n",
-		       (unsigned long long)n0, (unsigned long long)len,
-		       (unsigned long long)t.rounds,
-		       (unsigned long long)t.far_waits, t.cand_ms,
-		       len / t.cand_ms / 1e3);
+		printf("candidates from %llu: %llu values, %llu rounds, "
+		       "%.2f ms, %.1f M values/s\n", (unsigned long long)n0,
+		       (unsigned long long)len, (unsigned long long)t.rounds,
+		       t.cand_ms, len / t.cand_ms / 1e3);
 		/* Exact kernel alone on those candidates. */
 		uint8_t *st = malloc(len);
 		memset(&t, 0, sizeof(t));
@@ -135,8 +110,8 @@ int main(void)
 	 * chunks of 2^20, so the two-buffer pipeline runs. */
 	int rc = 0;
 	for (int m = 0; m < 2; m++) {
-		struct officers_cuda_tuning tu = {.chunk = m ? 1u << 20 : 0};
-		CHECK(officers_cuda_tune(ctx, &tu) == 0);
+		unsigned chunk = m ? 1u << 20 : 0;
+		CHECK(officers_cuda_set_chunk(ctx, chunk) == 0);
 		memset(g, 0, sizeof(*g));
 		CHECK(officers_seq_init(g, N1) == 0);
 		memset(&t, 0, sizeof(t));
@@ -153,13 +128,13 @@ int main(void)
 		CHECK(memcmp(g->st.first, cpu->st.first,
 			     sizeof(g->st.first)) == 0);
 		printf("extend to %u (chunk %u): fnv %016llx (cpu %016llx), "
-		       "cand %.1f ms, exact %.1f ms, host %.1f ms\n", N1,
-		       tu.chunk, (unsigned long long)g->st.fnv,
+		       "cand %.1f ms, exact %.1f ms, host %.1f ms\n", N1, chunk,
+		       (unsigned long long)g->st.fnv,
 		       (unsigned long long)cpu->st.fnv, t.cand_ms, t.exact_ms,
 		       t.host_ms);
 		officers_seq_free(g);
 	}
-	CHECK(officers_cuda_tune(ctx, &(struct officers_cuda_tuning){0}) == 0);
+	CHECK(officers_cuda_set_chunk(ctx, 0) == 0);
 
 	/* A lease through the workload with a CUDA device. */
 	{
