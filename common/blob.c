@@ -90,7 +90,7 @@ struct par_chunk {
 	uint8_t *out;
 	size_t out_len;
 	uLong adler;
-	int last, rc;
+	int level, last, rc;
 };
 
 struct par_job {
@@ -105,7 +105,7 @@ static void par_deflate_one(struct par_chunk *c)
 
 	memset(&z, 0, sizeof(z));
 	c->adler = adler32(adler32(0L, Z_NULL, 0), c->in, (uInt)c->in_len);
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, -15, 8,
+	if (deflateInit2(&z, c->level, Z_DEFLATED, -15, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		c->rc = GERR_NOMEM;
 		return;
@@ -142,7 +142,7 @@ static void *par_thread(void *arg)
 /* The zlib stream of raw into *ret (malloc'ed after room for the blob
  * header), its length in *ret_len. */
 static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
-			uint8_t **ret, size_t *ret_len)
+			int level, uint8_t **ret, size_t *ret_len)
 {
 	size_t n = (raw_len + PAR_CHUNK - 1) / PAR_CHUNK, total = 2 + 4;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -165,6 +165,7 @@ static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 		c[i].in = raw + i * PAR_CHUNK;
 		c[i].in_len = i + 1 < n ? PAR_CHUNK : raw_len - i * PAR_CHUNK;
 		c[i].last = i + 1 == n;
+		c[i].level = level;
 	}
 	for (size_t t = 0; t < nt; t++) {
 		jobs[t] = (struct par_job){c, n, nt, t};
@@ -192,7 +193,7 @@ static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 	if (!rc) {
 		p = out + head;
 		*p++ = 0x78; /* deflate, 32 KiB window */
-		*p++ = 0x01; /* fastest level, no dictionary; header check */
+		*p++ = 0x01; /* level 0 or 1, no dictionary; header check */
 		for (size_t i = 0; i < n; i++) {
 			memcpy(p, c[i].out, c[i].out_len);
 			p += c[i].out_len;
@@ -216,13 +217,25 @@ int blob_encode(enum blob_kind kind, const char *workload, uint64_t lease,
 		uint64_t epoch, const void *raw, size_t raw_len,
 		uint8_t **ret_blob, size_t *ret_len)
 {
+	return blob_encode_pack(kind, workload, lease, epoch, raw, raw_len,
+				BLOB_PACK_FAST, ret_blob, ret_len);
+}
+
+int blob_encode_pack(enum blob_kind kind, const char *workload,
+		     uint64_t lease, uint64_t epoch, const void *raw,
+		     size_t raw_len, enum blob_pack pack, uint8_t **ret_blob,
+		     size_t *ret_len)
+{
 	size_t wlen;
 	uLongf comp_len;
 	uint8_t *out = NULL, *shrunk;
-	int zr;
+	int zr, level;
 
 	if (kind != BLOB_CHECKPOINT && kind != BLOB_RESULT && kind != BLOB_INPUT)
 		return GERR_INVAL;
+	if (pack != BLOB_PACK_FAST && pack != BLOB_PACK_STORE)
+		return GERR_INVAL;
+	level = pack == BLOB_PACK_STORE ? Z_NO_COMPRESSION : Z_BEST_SPEED;
 	if (!workload_valid(workload, &wlen))
 		return GERR_INVAL;
 	if (!ret_blob || !ret_len || (raw_len > 0 && !raw))
@@ -235,7 +248,8 @@ int blob_encode(enum blob_kind kind, const char *workload, uint64_t lease,
 	 * counts and values. */
 	if (raw_len >= PAR_MIN) {
 		size_t plen = 0;
-		int rc = par_compress(raw, raw_len, BLOB_HEADER_LEN, &out, &plen);
+		int rc = par_compress(raw, raw_len, BLOB_HEADER_LEN, level,
+				      &out, &plen);
 		if (rc)
 			return rc;
 		comp_len = (uLongf)plen;
@@ -246,7 +260,7 @@ int blob_encode(enum blob_kind kind, const char *workload, uint64_t lease,
 			return GERR_NOMEM;
 		zr = compress2(out + BLOB_HEADER_LEN, &comp_len,
 			       raw_len ? raw : (const void *)"", (uLong)raw_len,
-			       Z_BEST_SPEED);
+			       level);
 		if (zr != Z_OK) {
 			free(out);
 			return zr == Z_MEM_ERROR ? GERR_NOMEM : GERR_ZLIB;

@@ -200,6 +200,11 @@ struct workload {
 	int (*cuda_open)(int device_index, void **ret_ctx, char *err,
 			 size_t errlen);
 	void (*cuda_close)(void *ctx);
+
+	/* Non-zero: result blobs are stored, not deflated (BLOB_PACK_STORE),
+	 * for results of dense near-random bytes that deflate barely shrinks
+	 * while costing the worker and gpud tens of ms per MB. 0: deflated. */
+	int result_store_raw;
 };
 
 /* The registry: a NULL-terminated static table. */

@@ -1080,4 +1080,8 @@ const struct workload othello_workload = {
 	.exports = ow_exports,
 	.cuda_open = ow_cuda_open,
 	.cuda_close = ow_cuda_close,
+	/* 2 bytes per position of nearly independent scores and moves: level
+	 * 1 saved 25% of a 1.1 M-position result at 50 ms of the worker's
+	 * time and 16 ms of gpud's to inflate, all on the job's critical path. */
+	.result_store_raw = 1,
 };

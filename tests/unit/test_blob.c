@@ -190,6 +190,60 @@ static void test_parallel_deflate(void **state)
 	free(b2);
 }
 
+/* BLOB_PACK_STORE: stored deflate blocks (what compress2 at level 0
+ * makes), in the same format, read by the same decoder; the threaded path
+ * (16 MiB and more) stores too. Unknown packs are refused. */
+static void test_pack_store(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 4096, 2200056, (17u << 20) + 3 };
+	uint8_t *b = NULL;
+	size_t blen;
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s], got_len;
+		uint8_t *raw = make_raw(n), *got, *plain;
+		uLongf plain_len = n;
+		struct blob_info info;
+		char err[160];
+
+		assert_int_equal(blob_encode_pack(BLOB_RESULT, "othello", 4, 2,
+						  raw, n, BLOB_PACK_STORE, &b,
+						  &blen), 0);
+		/* Stored blocks: a few bytes per 64 KiB over the raw size. */
+		assert_true(blen >= 64 + n && blen <= 64 + n + 32 + n / 8192);
+		assert_int_equal(blob_decode(b, blen, &info, &got, &got_len, err,
+					     sizeof(err)), 0);
+		assert_int_equal(info.raw_len, n);
+		assert_int_equal(got_len, n);
+		if (n)
+			assert_memory_equal(got, raw, n);
+		plain = malloc(n + 1);
+		assert_int_equal(uncompress(plain, &plain_len, b + 64, blen - 64),
+				 Z_OK);
+		assert_int_equal(plain_len, n);
+		if (n)
+			assert_memory_equal(plain, raw, n);
+		if (n < (16u << 20)) {
+			uLongf cl = compressBound(n);
+			uint8_t *c = malloc(cl);
+
+			assert_int_equal(compress2(c, &cl, raw, n,
+						   Z_NO_COMPRESSION), Z_OK);
+			assert_int_equal(cl, blen - 64);
+			assert_memory_equal(c, b + 64, cl);
+			free(c);
+		}
+		free(plain);
+		free(got);
+		free(raw);
+		free(b);
+	}
+	assert_int_equal(blob_encode_pack(BLOB_RESULT, "othello", 4, 2, "x", 1,
+					  (enum blob_pack)7, &b, &blen),
+			 GERR_INVAL);
+}
+
 static void test_workload_names(void **state)
 {
 	uint8_t *b;
@@ -690,6 +744,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_parallel_deflate),
+		cmocka_unit_test(test_pack_store),
 		cmocka_unit_test(test_workload_names),
 		cmocka_unit_test(test_flip_every_header_byte),
 		cmocka_unit_test(test_fields_with_valid_crc),
