@@ -24,6 +24,8 @@
 struct store;
 struct dbq;
 struct conn;
+struct sched_upload;
+struct verify_req;
 
 struct gpud_config {
 	const char *data_dir;
@@ -95,6 +97,15 @@ double gpud_rate_get(struct gpud *d, int64_t job_id);
 void gpud_storage_outcome(struct gpud *d, int rc, const char *what);
 /* Start verification of a lease whose result is stored (state done). */
 void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch);
+/* Start checking a result upload's decoded bytes while the upload is still
+ * being stored, so the check overlaps the durable writes. Takes u->raw
+ * (u->raw is NULL afterwards) and copies what else it needs. Returns NULL
+ * when it cannot start (u unchanged: verify the usual way once stored).
+ * The caller must then call gpud_verify_stored exactly once. */
+struct verify_req *gpud_verify_early(struct gpud *d, struct sched_upload *u);
+/* The upload's outcome: stored (durable, lease done) lets the early check
+ * commit its verdict and merge; not stored drops it. */
+void gpud_verify_stored(struct verify_req *r, int stored);
 
 /* conn.c */
 int conn_accept_tcp(struct gpud *d, uv_stream_t *server);

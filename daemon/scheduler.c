@@ -27,6 +27,15 @@ double sched_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Monotonic seconds, for stage times in the log. */
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static char *xstrdup(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -331,18 +340,19 @@ void sched_upload_load(struct store *st, struct sched_upload *u)
 	store_lease_clear(&l);
 }
 
-void sched_upload_check(struct sched_upload *u)
+void sched_upload_decode(struct sched_upload *u)
 {
 	struct blob_info info;
 	uint8_t *raw = NULL;
 	size_t raw_len = 0;
 	const struct workload *wl = workload_find(u->workload);
 	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
+	double t0 = mono_s();
 
 	u->rc = blob_decode(u->blob, u->blob_len, &info, &raw, &raw_len, u->err,
 			    sizeof(u->err));
 	if (u->rc)
-		return;
+		goto out;
 	if (info.kind != want || strcmp(info.workload, u->workload) != 0 ||
 	    info.lease != (uint64_t)u->lease_id || info.epoch != u->epoch) {
 		u->rc = GERR_CORRUPT;
@@ -367,17 +377,38 @@ void sched_upload_check(struct sched_upload *u)
 		if (u->rc)
 			goto out;
 	}
+	if (u->is_result) { /* for its verification */
+		free(u->raw);
+		u->raw = raw;
+		u->raw_len = raw_len;
+		raw = NULL;
+	}
+out:
+	free(raw);
+	u->decode_s = mono_s() - t0;
+}
+
+void sched_upload_store(struct sched_upload *u)
+{
+	double t0 = mono_s();
+
 	u->rc = blob_store_put(u->pol->data_dir, u->blob, u->blob_len, u->hash);
 	if (u->rc)
 		snprintf(u->err, sizeof(u->err), "cannot store blob: %s",
 			 gerr_str(u->rc));
-out:
-	free(raw);
+	u->store_s = mono_s() - t0;
+}
+
+void sched_upload_check(struct sched_upload *u)
+{
+	sched_upload_decode(u);
+	if (u->rc == 0)
+		sched_upload_store(u);
 }
 
 void sched_upload_commit(struct store *st, struct sched_upload *u)
 {
-	double now = sched_now();
+	double now = sched_now(), t0 = mono_s();
 	char *old = NULL;
 	char detail[128];
 
@@ -408,6 +439,7 @@ void sched_upload_commit(struct store *st, struct sched_upload *u)
 	if (!u->rc && old && strcmp(old, u->hash) != 0)
 		blob_store_remove(u->pol->data_dir, old);
 	free(old);
+	u->commit_s = mono_s() - t0;
 }
 
 void sched_upload_clear(struct sched_upload *u)
@@ -416,7 +448,8 @@ void sched_upload_clear(struct sched_upload *u)
 	free(u->workload);
 	free(u->params);
 	free(u->spec);
-	u->blob = NULL;
+	free(u->raw);
+	u->blob = u->raw = NULL;
 	u->workload = u->params = u->spec = NULL;
 }
 
@@ -434,6 +467,8 @@ void sched_verify_load(struct store *st, struct sched_verify *v)
 		v->rc = GERR_STALE;
 		return;
 	}
+	if (v->workload) /* early check: the upload loaded the job */
+		return;
 	v->rc = store_job_get(st, v->lease.job_id, &job);
 	if (v->rc == 0) {
 		v->workload = xstrdup(job.workload);
@@ -456,18 +491,24 @@ void sched_verify_check(struct sched_verify *v)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	v->passed = 0;
-	rc = blob_store_get(v->pol->data_dir, v->lease.result, &blob, &len);
-	if (rc) {
-		snprintf(v->err, sizeof(v->err), "result blob unreadable: %s",
-			 gerr_str(rc));
-		goto out;
+	v->decode_s = 0;
+	if (!v->raw) {
+		rc = blob_store_get(v->pol->data_dir, v->lease.result, &blob, &len);
+		if (rc) {
+			snprintf(v->err, sizeof(v->err), "result blob unreadable: %s",
+				 gerr_str(rc));
+			goto out;
+		}
+		rc = blob_decode(blob, len, &info, &v->raw, &v->raw_len, v->err,
+				 sizeof(v->err));
+		if (rc)
+			goto out;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		v->decode_s = (double)(t1.tv_sec - t0.tv_sec) +
+			      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	}
-	rc = blob_decode(blob, len, &info, &v->raw, &v->raw_len, v->err,
-			 sizeof(v->err));
-	if (rc)
-		goto out;
 	params = json_parse_text(v->params);
-	spec = json_parse_text(v->lease.spec);
+	spec = json_parse_text(v->spec ? v->spec : v->lease.spec);
 	if (!wl || !params || !spec) {
 		snprintf(v->err, sizeof(v->err), "job or lease unreadable");
 		goto out;
@@ -594,7 +635,7 @@ static int commit_fail(struct store *st, struct sched_verify *v, double now)
 
 void sched_verify_commit(struct store *st, struct sched_verify *v)
 {
-	double now = sched_now();
+	double now = sched_now(), t0 = mono_s();
 	int rc = store_begin(st);
 
 	if (rc) {
@@ -607,6 +648,7 @@ void sched_verify_commit(struct store *st, struct sched_verify *v)
 	else
 		store_rollback(st);
 	v->rc = rc;
+	v->commit_s = mono_s() - t0;
 }
 
 void sched_verify_clear(struct sched_verify *v)
@@ -614,8 +656,9 @@ void sched_verify_clear(struct sched_verify *v)
 	store_lease_clear(&v->lease);
 	free(v->workload);
 	free(v->params);
+	free(v->spec);
 	free(v->raw);
-	v->workload = v->params = NULL;
+	v->workload = v->params = v->spec = NULL;
 	v->raw = NULL;
 }
 

@@ -67,7 +67,10 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h);
 /* A checkpoint or result upload, in three steps:
  *   sched_upload_load   (database) check (lease, epoch) still leased; load job
  *   sched_upload_check  (pool)     decode + validate the blob, store the file
- *   sched_upload_commit (database) record it; durable when rc == 0 */
+ *                                  (= sched_upload_decode, then _store)
+ *   sched_upload_commit (database) record it; durable when rc == 0
+ * A result's decoded bytes stay in raw (owned; _clear frees them) so that
+ * its verification can start without reading and inflating it again. */
 struct sched_upload {
 	/* in */
 	const struct sched_policy *pol;
@@ -83,8 +86,13 @@ struct sched_upload {
 	int64_t job_id;
 	char *workload, *params, *spec;
 	char hash[65];
+	uint8_t *raw;           /* results: the decoded bytes, owned */
+	size_t raw_len;
+	double decode_s, store_s, commit_s; /* stage times, for the log */
 };
 void sched_upload_load(struct store *st, struct sched_upload *u);
+void sched_upload_decode(struct sched_upload *u);
+void sched_upload_store(struct sched_upload *u);
 void sched_upload_check(struct sched_upload *u);
 void sched_upload_commit(struct store *st, struct sched_upload *u);
 void sched_upload_clear(struct sched_upload *u);
@@ -93,7 +101,12 @@ void sched_upload_clear(struct sched_upload *u);
  *   sched_verify_load   (database) lease done at epoch; job params
  *   sched_verify_check  (pool)     read blob, decode, workload verify
  *   sched_verify_commit (database) verified + merge + maybe finish the job,
- *                                  or reject (retry elsewhere / fail) */
+ *                                  or reject (retry elsewhere / fail)
+ * Early check, while the upload is still being stored: the caller fills
+ * workload, params, spec and raw (the upload's, owned from then on) and
+ * runs sched_verify_check first; sched_verify_load then only checks the
+ * lease (done at epoch, so the result checked is the one stored) and loads
+ * its row, and sched_verify_commit follows as usual. */
 struct sched_verify {
 	/* in */
 	const struct sched_policy *pol;
@@ -106,10 +119,13 @@ struct sched_verify {
 	char err[256];
 	struct store_lease lease;
 	char *workload, *params;
+	char *spec;             /* early check: the lease's spec, else NULL */
 	uint8_t *raw;           /* decoded result */
 	size_t raw_len;
 	int job_finished;       /* 1 done, -1 failed, 0 still running */
-	double seconds;
+	double seconds;         /* sched_verify_check, all of it */
+	double decode_s;        /* of which reading and inflating the blob */
+	double commit_s;        /* sched_verify_commit (merge, durable) */
 };
 void sched_verify_load(struct store *st, struct sched_verify *v);
 void sched_verify_check(struct sched_verify *v);

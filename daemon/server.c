@@ -111,7 +111,31 @@ struct verify_req {
 	struct gpud *d;
 	struct sched_policy pol;
 	struct sched_verify v;
+	/* Early: checked while the upload is still being stored; commits
+	 * once both halves are in (checked, and stored or dropped). */
+	int early, checked, check_failed, stored, dropped;
 };
+
+static struct verify_req *verify_new(struct gpud *d, int64_t lease_id,
+				     uint64_t epoch)
+{
+	struct verify_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->d = d;
+	r->pol.lease_target_s = d->cfg.lease_target_s;
+	r->pol.lease_units = d->cfg.lease_units;
+	r->pol.lease_timeout_s = d->cfg.lease_timeout_s;
+	r->pol.max_failures = d->cfg.max_failures;
+	r->pol.quarantine_after = d->cfg.quarantine_after;
+	r->pol.data_dir = d->cfg.data_dir;
+	r->v.pol = &r->pol;
+	r->v.lease_id = lease_id;
+	r->v.epoch = epoch;
+	auth_random(&r->v.seed, sizeof(r->v.seed));
+	return r;
+}
 
 static void verify_commit_work(struct store *st, void *arg)
 {
@@ -128,9 +152,11 @@ static void verify_finish(void *arg)
 	if (v->rc == 0) {
 		if (v->passed)
 			LOG_INFO(&d->log, "lease verified job=%" PRId64 " lease=%" PRId64
-				 " epoch=%" PRIu64 " units=%" PRIu64 " verify_s=%.3f",
+				 " epoch=%" PRIu64 " units=%" PRIu64 " verify_s=%.3f"
+				 " decode_s=%.4f commit_s=%.4f early=%d",
 				 v->lease.job_id, v->lease_id, v->epoch,
-				 v->lease.units, v->seconds);
+				 v->lease.units, v->seconds, v->decode_s,
+				 v->commit_s, r->early);
 		else
 			LOG_WARN(&d->log, "lease failed verification job=%" PRId64
 				 " lease=%" PRId64 " epoch=%" PRIu64 " reason=%s",
@@ -190,23 +216,83 @@ static void verify_load_after(void *arg)
 
 void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch)
 {
-	struct verify_req *r = calloc(1, sizeof(*r));
+	struct verify_req *r = verify_new(d, lease_id, epoch);
+
+	if (r && dbq_submit(d->dbq, verify_load_work, verify_load_after, r))
+		free(r);
+}
+
+/* The lease row (done at the epoch checked), then the usual commit. */
+static void verify_early_commit_work(struct store *st, void *arg)
+{
+	struct verify_req *r = arg;
+
+	sched_verify_load(st, &r->v);
+	if (r->v.rc == 0)
+		sched_verify_commit(st, &r->v);
+}
+
+static void verify_early_join(struct verify_req *r)
+{
+	struct gpud *d = r->d;
+
+	if (!r->checked || !(r->stored || r->dropped))
+		return;
+	if (r->dropped || r->check_failed || d->stopping) {
+		/* Stored but not checked: the usual way (or, when stopping,
+		 * start-up recovery) verifies it. */
+		if (r->stored && r->check_failed && !d->stopping)
+			gpud_verify_lease(d, r->v.lease_id, r->v.epoch);
+		sched_verify_clear(&r->v);
+		free(r);
+		return;
+	}
+	if (dbq_submit(d->dbq, verify_early_commit_work, verify_finish, r) == 0)
+		return;
+	r->v.rc = GERR_STATE;
+	verify_finish(r);
+}
+
+static void verify_early_check_after(uv_work_t *w, int status)
+{
+	struct verify_req *r = w->data;
+
+	r->checked = 1;
+	r->check_failed = status != 0;
+	verify_early_join(r);
+}
+
+struct verify_req *gpud_verify_early(struct gpud *d, struct sched_upload *u)
+{
+	struct verify_req *r = verify_new(d, u->lease_id, u->epoch);
 
 	if (!r)
-		return;
-	r->d = d;
-	r->pol.lease_target_s = d->cfg.lease_target_s;
-	r->pol.lease_units = d->cfg.lease_units;
-	r->pol.lease_timeout_s = d->cfg.lease_timeout_s;
-	r->pol.max_failures = d->cfg.max_failures;
-	r->pol.quarantine_after = d->cfg.quarantine_after;
-	r->pol.data_dir = d->cfg.data_dir;
-	r->v.pol = &r->pol;
-	r->v.lease_id = lease_id;
-	r->v.epoch = epoch;
-	auth_random(&r->v.seed, sizeof(r->v.seed));
-	if (dbq_submit(d->dbq, verify_load_work, verify_load_after, r))
+		return NULL;
+	r->early = 1;
+	r->v.workload = strdup(u->workload);
+	r->v.params = strdup(u->params);
+	r->v.spec = strdup(u->spec);
+	r->v.raw = u->raw;
+	r->v.raw_len = u->raw_len;
+	r->work.data = r;
+	if (!r->v.workload || !r->v.params || !r->v.spec ||
+	    uv_queue_work(d->loop, &r->work, verify_check_work,
+			  verify_early_check_after) != 0) {
+		r->v.raw = NULL; /* still the upload's */
+		sched_verify_clear(&r->v);
 		free(r);
+		return NULL;
+	}
+	u->raw = NULL;
+	u->raw_len = 0;
+	return r;
+}
+
+void gpud_verify_stored(struct verify_req *r, int stored)
+{
+	r->stored = stored;
+	r->dropped = !stored;
+	verify_early_join(r);
 }
 
 /* ---- timers ---- */

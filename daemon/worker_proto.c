@@ -393,6 +393,7 @@ struct upload_req {
 	struct conn *c;
 	struct sched_policy pol;
 	struct sched_upload up;
+	struct verify_req *early; /* a result's check, under way */
 };
 
 static void upload_reply(struct upload_req *r)
@@ -410,10 +411,15 @@ static void upload_reply(struct upload_req *r)
 		if (!c->closing)
 			conn_send_error(c, u->rc, u->err[0] ? u->err : gerr_str(u->rc),
 				   u->lease_id, u->epoch);
+		if (r->early)
+			gpud_verify_stored(r->early, 0);
 	} else {
 		LOG_INFO(&d->log, "%s stored job=%" PRId64 " lease=%" PRId64
 			 " epoch=%" PRIu64 " worker=%s units_done=%" PRIu64, what,
 			 u->job_id, u->lease_id, u->epoch, c->name, u->units_done);
+		LOG_DEBUG(&d->log, "%s stages lease=%" PRId64 " bytes=%zu decode_s=%.4f"
+			  " store_s=%.4f commit_s=%.4f", what, u->lease_id,
+			  u->blob_len, u->decode_s, u->store_s, u->commit_s);
 		if (!c->closing)
 			conn_send(c, PROTO_ACK,
 				  json_pack("{s:I, s:I, s:s}", "lease",
@@ -423,7 +429,10 @@ static void upload_reply(struct upload_req *r)
 		if (u->is_result) {
 			if (c->lease_id == u->lease_id)
 				c->lease_id = 0;
-			gpud_verify_lease(d, u->lease_id, u->epoch);
+			if (r->early)
+				gpud_verify_stored(r->early, 1);
+			else
+				gpud_verify_lease(d, u->lease_id, u->epoch);
 		}
 	}
 	sched_upload_clear(u);
@@ -442,19 +451,44 @@ static void upload_commit_after(void *arg)
 	upload_reply(arg);
 }
 
-static void upload_check_work(uv_work_t *w)
+static void upload_store_work(uv_work_t *w)
 {
 	struct upload_req *r = w->data;
-	sched_upload_check(&r->up);
+	sched_upload_store(&r->up);
 }
 
-static void upload_check_after(uv_work_t *w, int status)
+static void upload_store_after(uv_work_t *w, int status)
 {
 	struct upload_req *r = w->data;
 
 	if (status == 0 && r->up.rc == 0 &&
 	    dbq_submit(r->c->d->dbq, upload_commit_work, upload_commit_after, r) == 0)
 		return;
+	if (r->up.rc == 0)
+		r->up.rc = GERR_STATE;
+	upload_reply(r);
+}
+
+static void upload_decode_work(uv_work_t *w)
+{
+	struct upload_req *r = w->data;
+	sched_upload_decode(&r->up);
+}
+
+/* A valid result is checked (verification's sample) while it is stored:
+ * the two overlap, and neither reads the blob back. */
+static void upload_decode_after(uv_work_t *w, int status)
+{
+	struct upload_req *r = w->data;
+	struct gpud *d = r->c->d;
+
+	if (status == 0 && r->up.rc == 0) {
+		if (r->up.is_result && r->up.raw && !d->stopping)
+			r->early = gpud_verify_early(d, &r->up);
+		if (uv_queue_work(d->loop, &r->work, upload_store_work,
+				  upload_store_after) == 0)
+			return;
+	}
 	if (r->up.rc == 0)
 		r->up.rc = GERR_STATE;
 	upload_reply(r);
@@ -472,8 +506,8 @@ static void upload_load_after(void *arg)
 
 	if (r->up.rc == 0) {
 		r->work.data = r;
-		if (uv_queue_work(r->c->d->loop, &r->work, upload_check_work,
-				  upload_check_after) == 0)
+		if (uv_queue_work(r->c->d->loop, &r->work, upload_decode_work,
+				  upload_decode_after) == 0)
 			return;
 		r->up.rc = GERR_STATE;
 	}

@@ -268,6 +268,113 @@ static void test_failed_verification_retries_then_fails(void **state)
 	sched_claim_clear(&again);
 }
 
+/* The upload of c decoded (is_result, tamper) into *u, with an early
+ * check of its bytes in *v the way gpud starts it, before the store. */
+static void early_check(struct fx *f, const struct sched_claim *c, int is_result,
+			int tamper, struct sched_upload *u, struct sched_verify *v)
+{
+	memset(u, 0, sizeof(*u));
+	memset(v, 0, sizeof(*v));
+	u->pol = &f->pol;
+	u->is_result = is_result;
+	u->lease_id = c->lease.id;
+	u->worker_id = f->worker;
+	u->epoch = c->lease.epoch;
+	u->units_done = c->lease.units;
+	make_blob(f, c, is_result ? BLOB_RESULT : BLOB_CHECKPOINT, tamper,
+		  &u->blob, &u->blob_len);
+	sched_upload_load(f->st, u);
+	assert_int_equal(u->rc, 0);
+	sched_upload_decode(u);
+	assert_int_equal(u->rc, 0);
+	if (!is_result) {
+		assert_null(u->raw); /* only results are kept for their check */
+		return;
+	}
+	assert_non_null(u->raw);
+	v->pol = &f->pol;
+	v->lease_id = u->lease_id;
+	v->epoch = u->epoch;
+	v->seed = 42;
+	v->workload = strdup(u->workload);
+	v->params = strdup(u->params);
+	v->spec = strdup(u->spec);
+	v->raw = u->raw;
+	v->raw_len = u->raw_len;
+	u->raw = NULL;
+	sched_verify_check(v);
+	assert_int_equal(v->decode_s, 0); /* nothing read back */
+}
+
+/* A result checked before it is stored: the verdict commits only once the
+ * lease is done at that epoch; a pass merges, a failure retries, and an
+ * upload that never got stored leaves the check nothing to commit. */
+static void test_early_verification(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c[3];
+	struct sched_upload u;
+	struct sched_verify v;
+	struct store_lease l = {0};
+	struct store_job job = {0};
+
+	for (int i = 0; i < 3; i++) {
+		claim(f, &c[i]);
+		assert_int_equal(c[i].rc, 0);
+	}
+	early_check(f, &c[0], 0, 0, &u, &v); /* a checkpoint keeps no bytes */
+	sched_upload_clear(&u);
+
+	early_check(f, &c[0], 1, 0, &u, &v);
+	assert_true(v.passed);
+	sched_upload_store(&u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_commit(f->st, &u);
+	assert_int_equal(u.rc, 0);
+	sched_verify_load(f->st, &v);
+	assert_int_equal(v.rc, 0);
+	assert_string_equal(v.lease.result, u.hash);
+	sched_verify_commit(f->st, &v);
+	assert_int_equal(v.rc, 0);
+	assert_int_equal(store_lease_get(f->st, c[0].lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_VERIFIED);
+	store_lease_clear(&l);
+	sched_verify_clear(&v);
+	sched_upload_clear(&u);
+
+	early_check(f, &c[1], 1, 1, &u, &v);
+	assert_false(v.passed);
+	sched_upload_check(&u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_commit(f->st, &u);
+	assert_int_equal(u.rc, 0);
+	sched_verify_load(f->st, &v);
+	assert_int_equal(v.rc, 0);
+	sched_verify_commit(f->st, &v);
+	assert_int_equal(v.rc, 0);
+	assert_int_equal(store_lease_get(f->st, c[1].lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_int_equal(l.failures, 1);
+	store_lease_clear(&l);
+	sched_verify_clear(&v);
+	sched_upload_clear(&u);
+
+	early_check(f, &c[2], 1, 0, &u, &v);
+	assert_true(v.passed);
+	sched_verify_load(f->st, &v); /* not stored: still leased */
+	assert_int_equal(v.rc, GERR_STALE);
+	sched_verify_clear(&v);
+	sched_upload_clear(&u);
+	assert_int_equal(store_lease_get(f->st, c[2].lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_LEASED);
+	store_lease_clear(&l);
+	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
+	assert_int_equal(job.units_verified, LEASE_UNITS);
+	store_job_clear(&job);
+	for (int i = 0; i < 3; i++)
+		sched_claim_clear(&c[i]);
+}
+
 static void test_heartbeat_pause_cancel_expiry(void **state)
 {
 	struct fx *f = *state;
@@ -319,6 +426,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_grant_and_carve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_stale_verify_complete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_verification_retries_then_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_early_verification, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heartbeat_pause_cancel_expiry, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
