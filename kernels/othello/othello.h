@@ -341,6 +341,15 @@ int othello_res_encode(const struct othello_res *r, int ckpt, void **ret,
 		       size_t *ret_len);
 int othello_res_decode(const void *buf, size_t len, int ckpt,
 		       struct othello_res *ret, char *err, size_t errlen);
+/* A result checked as othello_res_decode does, but only its score
+ * histogram (ret_hist[score / 2 + 32]) and header fields (*ret, no arrays:
+ * nothing to clear): no copy of the positions. */
+int othello_res_hist(const void *buf, size_t len, struct othello_res *ret,
+		     uint64_t ret_hist[65], char *err, size_t errlen);
+/* Score and move of position i (< done) of a buffer othello_res_hist or
+ * othello_res_decode accepted. */
+void othello_res_at(const void *buf, uint64_t i, int *ret_score,
+		    int *ret_move);
 
 /* Input blob: decode positions [begin, begin + count) (count 0: all) into a
  * malloc'ed array. */

@@ -500,13 +500,13 @@ int othello_res_encode(const struct othello_res *r, int ckpt, void **ret,
 	return 0;
 }
 
-int othello_res_decode(const void *buf, size_t len, int ckpt,
-		       struct othello_res *ret, char *err, size_t errlen)
+/* The header of a result or checkpoint, checked against len: *ret has
+ * its fields and no arrays. */
+static int res_header(const uint8_t *b, size_t len, int ckpt,
+		      struct othello_res *ret, char *err, size_t errlen)
 {
-	const uint8_t *b = buf, *q;
 	uint64_t begin, count, done;
 	uint32_t flags;
-	struct othello_res r;
 
 	if (len < OTHELLO_RES_HDR ||
 	    memcmp(b, ckpt ? "OTHC" : "OTHR", 4) != 0 ||
@@ -533,11 +533,69 @@ int othello_res_decode(const void *buf, size_t len, int ckpt,
 		       " positions", len, done);
 		return GERR_CORRUPT;
 	}
+	memset(ret, 0, sizeof(*ret));
+	ret->begin = begin;
+	ret->count = count;
+	ret->done = done;
+	ret->with_pos = (int)flags;
+	ret->nodes = le_get64(b + 32);
+	ret->usec = le_get64(b + 40);
+	return 0;
+}
+
+int othello_res_hist(const void *buf, size_t len, struct othello_res *ret,
+		     uint64_t ret_hist[65], char *err, size_t errlen)
+{
+	const uint8_t *q = (const uint8_t *)buf + OTHELLO_RES_HDR;
+	struct othello_res r;
+	uint64_t hist[65] = {0};
+	int rc = res_header(buf, len, 0, &r, err, errlen);
+
+	if (rc)
+		return rc;
+	for (uint64_t i = 0; i < r.done; i++, q += 2) {
+		if (q[0] > 64 || q[1] > OTHELLO_MOVE_NONE) {
+			gerr_printf(err, errlen, "othello: position %" PRIu64
+			       " has score byte %u move %u", r.begin + i, q[0],
+			       q[1]);
+			return GERR_CORRUPT;
+		}
+		hist[q[0]]++;
+	}
+	*ret = r;
+	memcpy(ret_hist, hist, sizeof(hist));
+	return 0;
+}
+
+void othello_res_at(const void *buf, uint64_t i, int *ret_score,
+		    int *ret_move)
+{
+	const uint8_t *q = (const uint8_t *)buf + OTHELLO_RES_HDR + 2 * i;
+
+	*ret_score = (int)q[0] * 2 - 64;
+	*ret_move = q[1];
+}
+
+int othello_res_decode(const void *buf, size_t len, int ckpt,
+		       struct othello_res *ret, char *err, size_t errlen)
+{
+	const uint8_t *b = buf, *q;
+	uint64_t begin, count, done;
+	uint32_t flags;
+	struct othello_res r, h;
+	int rc = res_header(b, len, ckpt, &h, err, errlen);
+
+	if (rc)
+		return rc;
+	begin = h.begin;
+	count = h.count;
+	done = h.done;
+	flags = (uint32_t)h.with_pos;
 	if (othello_res_init(&r, begin, count, (int)flags))
 		return GERR_NOMEM;
 	r.done = done;
-	r.nodes = le_get64(b + 32);
-	r.usec = le_get64(b + 40);
+	r.nodes = h.nodes;
+	r.usec = h.usec;
 	q = b + OTHELLO_RES_HDR;
 	for (uint64_t i = 0; i < done; i++, q += 2) {
 		if (q[0] > 64 || q[1] > OTHELLO_MOVE_NONE) {

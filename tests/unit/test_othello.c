@@ -278,11 +278,78 @@ static void test_result_format(void **state)
 			 GERR_CORRUPT);
 	assert_int_equal(othello_res_decode(b, len, 1, &d, err, sizeof(err)),
 			 GERR_CORRUPT); /* a result is no checkpoint */
+	/* The histogram reader checks what decode checks, copies nothing. */
+	uint64_t hist[65];
+	assert_int_equal(othello_res_hist(b, len, &d, hist, err, sizeof(err)), 0);
+	assert_int_equal(d.begin, 5);
+	assert_int_equal(d.count, 3);
+	assert_int_equal(d.with_pos, 1);
+	assert_null(d.score);
+	for (int k = 0; k < 65; k++)
+		assert_int_equal(hist[k], k == 31 || k == 32 || k == 33);
+	for (int i = 0; i < 3; i++) {
+		int sc, mv;
+		othello_res_at(b, (uint64_t)i, &sc, &mv);
+		assert_int_equal(sc, r.score[i]);
+		assert_int_equal(mv, r.move[i]);
+	}
+	assert_int_equal(othello_res_hist(b, len - 1, &d, hist, err,
+					  sizeof(err)), GERR_CORRUPT);
+	((uint8_t *)b)[OTHELLO_RES_HDR + 3] = OTHELLO_MOVE_NONE + 1;
+	assert_int_equal(othello_res_hist(b, len, &d, hist, err, sizeof(err)),
+			 GERR_CORRUPT);
+	assert_int_equal(othello_res_decode(b, len, 0, &d, err, sizeof(err)),
+			 GERR_CORRUPT);
+	((uint8_t *)b)[OTHELLO_RES_HDR + 3] = 30;
 	((uint8_t *)b)[OTHELLO_RES_HDR] = 99; /* score byte out of range */
 	assert_int_equal(othello_res_decode(b, len, 0, &d, err, sizeof(err)),
 			 GERR_CORRUPT);
+	assert_int_equal(othello_res_hist(b, len, &d, hist, err, sizeof(err)),
+			 GERR_CORRUPT);
 	free(b);
 	othello_res_clear(&r);
+}
+
+/* Verification solves its sample on several threads: a lease no larger
+ * than the sample is checked whole, and one wrong move anywhere in it is
+ * found and named, whichever thread solved it. */
+static void test_verify_sample(void **state)
+{
+	const struct workload *W = &othello_workload;
+	json_t *args = json_pack("{s:s, s:s, s:s}", "random", "50", "empties",
+				 "9", "seed", "4"), *params, *spec, *next;
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
+	uint64_t total, units;
+	char err[WL_ERRLEN] = "", want[64];
+	void *res;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(W->parse_params(args, &params, &total, err,
+					 sizeof(err)), 0);
+	assert_int_equal(W->carve(params, NULL, NULL, 0, &spec, &units, &next),
+			 0);
+	assert_int_equal(units, 50);
+	assert_int_equal(W->run(params, spec, NULL, 0, &dev, NULL, &res, &len,
+				err, sizeof(err)), 0);
+	for (uint64_t seed = 0; seed < 4; seed++)
+		assert_int_equal(W->verify(params, spec, res, len, seed, err,
+					   sizeof(err)), 0);
+	for (int i = 0; i < 50; i += 7) {
+		uint8_t *mv = (uint8_t *)res + OTHELLO_RES_HDR + 2 * i + 1;
+		uint8_t keep = *mv;
+		*mv = (uint8_t)(keep == 0 ? 1 : keep - 1);
+		assert_int_equal(W->verify(params, spec, res, len, 1, err,
+					   sizeof(err)), GERR_VERIFY);
+		snprintf(want, sizeof(want), "position %d re-solves", i);
+		assert_non_null(strstr(err, want));
+		*mv = keep;
+	}
+	free(res);
+	json_decref(spec);
+	json_decref(next);
+	json_decref(params);
+	json_decref(args);
 }
 
 /* ---- a whole job through the interface ---------------------------------- */
@@ -555,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_generator),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_result_format),
+		cmocka_unit_test(test_verify_sample),
 		cmocka_unit_test(test_job_random),
 		cmocka_unit_test(test_job_file),
 	};
