@@ -390,13 +390,40 @@ out:
 
 void sched_upload_store(struct sched_upload *u)
 {
+	struct blob_info info;
+	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
 	double t0 = mono_s();
 
-	u->rc = blob_store_put(u->pol->data_dir, u->blob, u->blob_len, u->hash);
+	/* Only a blob that names this upload is stored under its hash, so
+	 * that sched_upload_unstore can never remove another lease's file. */
+	u->store_rc = blob_peek(u->blob, u->blob_len, &info, NULL, 0);
+	if (u->store_rc == 0 &&
+	    (info.kind != want || strcmp(info.workload, u->workload) != 0 ||
+	     info.lease != (uint64_t)u->lease_id || info.epoch != u->epoch))
+		u->store_rc = GERR_CORRUPT;
+	if (u->store_rc == 0)
+		u->store_rc = blob_store_put(u->pol->data_dir, u->blob,
+					     u->blob_len, u->hash);
+	u->stored = u->store_rc == 0;
+	u->store_s = mono_s() - t0;
+}
+
+int sched_upload_join(struct sched_upload *u)
+{
 	if (u->rc)
+		return u->stored;
+	if (!u->stored) {
+		u->rc = u->store_rc ? u->store_rc : GERR_STATE;
 		snprintf(u->err, sizeof(u->err), "cannot store blob: %s",
 			 gerr_str(u->rc));
-	u->store_s = mono_s() - t0;
+	}
+	return 0;
+}
+
+void sched_upload_unstore(struct sched_upload *u)
+{
+	if (u->stored && blob_store_remove(u->pol->data_dir, u->hash) == 0)
+		u->stored = 0;
 }
 
 void sched_upload_check(struct sched_upload *u)
@@ -404,6 +431,7 @@ void sched_upload_check(struct sched_upload *u)
 	sched_upload_decode(u);
 	if (u->rc == 0)
 		sched_upload_store(u);
+	sched_upload_join(u);
 }
 
 void sched_upload_commit(struct store *st, struct sched_upload *u)

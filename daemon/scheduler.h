@@ -67,8 +67,14 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h);
 /* A checkpoint or result upload, in three steps:
  *   sched_upload_load   (database) check (lease, epoch) still leased; load job
  *   sched_upload_check  (pool)     decode + validate the blob, store the file
- *                                  (= sched_upload_decode, then _store)
  *   sched_upload_commit (database) record it; durable when rc == 0
+ * sched_upload_check is sched_upload_decode, sched_upload_store and
+ * sched_upload_join; decode and store touch disjoint fields, so they may
+ * run side by side on two pool threads (gpud does so for results), then
+ * join (loop) gives the outcome. A file stored for an upload that join
+ * refuses (its bytes do not decode) is garbage: sched_upload_unstore
+ * (pool) removes it. store writes nothing unless the blob's header names
+ * this upload, so that file is never another lease's.
  * A result's decoded bytes stay in raw (owned; _clear frees them) so that
  * its verification can start without reading and inflating it again. */
 struct sched_upload {
@@ -88,11 +94,17 @@ struct sched_upload {
 	char hash[65];
 	uint8_t *raw;           /* results: the decoded bytes, owned */
 	size_t raw_len;
+	int store_rc, stored;   /* sched_upload_store's own outcome */
 	double decode_s, store_s, commit_s; /* stage times, for the log */
 };
 void sched_upload_load(struct store *st, struct sched_upload *u);
+/* Sets rc, err, raw, decode_s. */
 void sched_upload_decode(struct sched_upload *u);
+/* Sets store_rc, stored, hash, store_s. */
 void sched_upload_store(struct sched_upload *u);
+/* Returns non-zero when the file is stored but the upload refused. */
+int sched_upload_join(struct sched_upload *u);
+void sched_upload_unstore(struct sched_upload *u);
 void sched_upload_check(struct sched_upload *u);
 void sched_upload_commit(struct store *st, struct sched_upload *u);
 void sched_upload_clear(struct sched_upload *u);

@@ -390,6 +390,8 @@ int wp_heartbeat(struct conn *c, const json_t *msg)
 
 struct upload_req {
 	uv_work_t work;
+	uv_work_t store_work;     /* a result's file, written beside its decode */
+	unsigned running;         /* pool steps not back yet */
 	struct conn *c;
 	struct sched_policy pol;
 	struct sched_upload up;
@@ -451,6 +453,40 @@ static void upload_commit_after(void *arg)
 	upload_reply(arg);
 }
 
+static void upload_unstore_work(uv_work_t *w)
+{
+	struct upload_req *r = w->data;
+	sched_upload_unstore(&r->up);
+}
+
+static void upload_unstore_after(uv_work_t *w, int status)
+{
+	(void)status;
+	upload_reply(w->data);
+}
+
+/* Decode and store are both back: commit, or refuse (and remove a file
+ * stored for bytes that did not decode). */
+static void upload_step_done(struct upload_req *r)
+{
+	struct gpud *d = r->c->d;
+
+	if (--r->running)
+		return;
+	if (sched_upload_join(&r->up)) {
+		r->work.data = r;
+		if (uv_queue_work(d->loop, &r->work, upload_unstore_work,
+				  upload_unstore_after) == 0)
+			return;
+	} else if (r->up.rc == 0 &&
+		   dbq_submit(d->dbq, upload_commit_work, upload_commit_after, r) == 0) {
+		return;
+	}
+	if (r->up.rc == 0)
+		r->up.rc = GERR_STATE;
+	upload_reply(r);
+}
+
 static void upload_store_work(uv_work_t *w)
 {
 	struct upload_req *r = w->data;
@@ -461,12 +497,22 @@ static void upload_store_after(uv_work_t *w, int status)
 {
 	struct upload_req *r = w->data;
 
-	if (status == 0 && r->up.rc == 0 &&
-	    dbq_submit(r->c->d->dbq, upload_commit_work, upload_commit_after, r) == 0)
+	if (status) {
+		r->up.stored = 0;
+		r->up.store_rc = GERR_STATE;
+	}
+	upload_step_done(r);
+}
+
+static void upload_queue_store(struct upload_req *r)
+{
+	r->store_work.data = r;
+	r->running++;
+	if (uv_queue_work(r->c->d->loop, &r->store_work, upload_store_work,
+			  upload_store_after) == 0)
 		return;
-	if (r->up.rc == 0)
-		r->up.rc = GERR_STATE;
-	upload_reply(r);
+	r->running--;
+	r->up.store_rc = GERR_STATE;
 }
 
 static void upload_decode_work(uv_work_t *w)
@@ -476,22 +522,20 @@ static void upload_decode_work(uv_work_t *w)
 }
 
 /* A valid result is checked (verification's sample) while it is stored:
- * the two overlap, and neither reads the blob back. */
+ * the two overlap, and neither reads the blob back. A checkpoint is
+ * stored only once its content passed check_checkpoint. */
 static void upload_decode_after(uv_work_t *w, int status)
 {
 	struct upload_req *r = w->data;
 	struct gpud *d = r->c->d;
 
-	if (status == 0 && r->up.rc == 0) {
-		if (r->up.is_result && r->up.raw && !d->stopping)
-			r->early = gpud_verify_early(d, &r->up);
-		if (uv_queue_work(d->loop, &r->work, upload_store_work,
-				  upload_store_after) == 0)
-			return;
-	}
-	if (r->up.rc == 0)
+	if (status && r->up.rc == 0)
 		r->up.rc = GERR_STATE;
-	upload_reply(r);
+	if (r->up.rc == 0 && r->up.is_result && r->up.raw && !d->stopping)
+		r->early = gpud_verify_early(d, &r->up);
+	if (r->up.rc == 0 && !r->up.is_result)
+		upload_queue_store(r);
+	upload_step_done(r);
 }
 
 static void upload_load_work(struct store *st, void *arg)
@@ -506,9 +550,14 @@ static void upload_load_after(void *arg)
 
 	if (r->up.rc == 0) {
 		r->work.data = r;
+		r->running = 1;
 		if (uv_queue_work(r->c->d->loop, &r->work, upload_decode_work,
-				  upload_decode_after) == 0)
+				  upload_decode_after) == 0) {
+			/* A result's file is written beside its decode. */
+			if (r->up.is_result)
+				upload_queue_store(r);
 			return;
+		}
 		r->up.rc = GERR_STATE;
 	}
 	upload_reply(r);
@@ -543,6 +592,8 @@ int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
 	}
 	memcpy(r->up.blob, f->bin, f->bin_len);
 	r->up.blob_len = f->bin_len;
+	LOG_DEBUG(&c->d->log, "%s received lease=%" PRIu64 " bytes=%zu worker=%s",
+		  is_result ? "result" : "checkpoint", lease, f->bin_len, c->name);
 	conn_ref(c);
 	c->busy = 1;
 	if (dbq_submit(c->d->dbq, upload_load_work, upload_load_after, r)) {

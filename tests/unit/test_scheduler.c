@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "blob.h"
 #include "gerr.h"
@@ -375,6 +376,79 @@ static void test_early_verification(void **state)
 		sched_claim_clear(&c[i]);
 }
 
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Decode and store side by side: a result whose stream does not inflate
+ * (valid checksums) is stored, then refused, and its file removed; a blob
+ * naming another lease is never stored; the lease stays leased. */
+static void test_store_beside_decode(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c[2];
+	struct sched_upload u = {0};
+	struct store_lease l = {0};
+	char path[256];
+
+	for (int i = 0; i < 2; i++) {
+		claim(f, &c[i]);
+		assert_int_equal(c[i].rc, 0);
+	}
+	u.pol = &f->pol;
+	u.is_result = 1;
+	u.lease_id = c[0].lease.id;
+	u.worker_id = f->worker;
+	u.epoch = 1;
+	u.units_done = c[0].lease.units;
+	make_blob(f, &c[0], BLOB_RESULT, 0, &u.blob, &u.blob_len);
+	u.blob[u.blob_len - 1] ^= 0x55; /* the stream's Adler-32 */
+	put_le32(u.blob + 56, (uint32_t)crc32(0, u.blob + 64,
+					      (uInt)(u.blob_len - 64)));
+	put_le32(u.blob + 60, (uint32_t)crc32(0, u.blob, 60));
+	sched_upload_load(f->st, &u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_store(&u);
+	sched_upload_decode(&u);
+	assert_int_equal(u.rc, GERR_CORRUPT);
+	assert_true(u.stored);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", f->dir, u.hash, u.hash);
+	assert_int_equal(access(path, F_OK), 0);
+	assert_true(sched_upload_join(&u));
+	assert_int_equal(u.rc, GERR_CORRUPT);
+	sched_upload_unstore(&u);
+	assert_false(u.stored);
+	assert_int_equal(access(path, F_OK), -1);
+	sched_upload_clear(&u);
+
+	memset(&u, 0, sizeof(u));
+	u.pol = &f->pol;
+	u.is_result = 1;
+	u.lease_id = c[0].lease.id;
+	u.worker_id = f->worker;
+	u.epoch = 1;
+	u.units_done = c[0].lease.units;
+	make_blob(f, &c[1], BLOB_RESULT, 0, &u.blob, &u.blob_len);
+	sched_upload_load(f->st, &u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_store(&u);
+	assert_int_equal(u.store_rc, GERR_CORRUPT);
+	assert_false(u.stored);
+	sched_upload_decode(&u);
+	assert_int_equal(u.rc, GERR_CORRUPT);
+	assert_false(sched_upload_join(&u));
+	sched_upload_clear(&u);
+
+	assert_int_equal(store_lease_get(f->st, c[0].lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_LEASED);
+	store_lease_clear(&l);
+	assert_int_equal(upload(f, &c[0], 1, 1, 0), 0);
+	for (int i = 0; i < 2; i++)
+		sched_claim_clear(&c[i]);
+}
+
 static void test_heartbeat_pause_cancel_expiry(void **state)
 {
 	struct fx *f = *state;
@@ -427,6 +501,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_result_stale_verify_complete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_verification_retries_then_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_verification, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_beside_decode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heartbeat_pause_cancel_expiry, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
