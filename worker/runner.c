@@ -396,10 +396,11 @@ static int ahead_wait(struct run_ctx *ctx)
 	return !stopped(ctx);
 }
 
-/* Encode a successful run's output as its result blob and keep the decoded
- * bytes in the cache under the blob's hash (ret_hash): gpud stores it under
- * that hash, and the next lease of a chained job (Officers) fetches exactly
- * it, so that fetch is a cache hit. */
+/* Encode a successful run's output as its result blob and, for a chained
+ * workload, keep the decoded bytes in the cache under the blob's hash
+ * (ret_hash; "" for others): gpud stores it under that hash, and the next
+ * lease of a chained job (Officers) fetches exactly it, so that fetch is a
+ * cache hit. */
 static int encode_result(struct runner *r, const struct runner_job *job,
 			 const void *out, size_t out_len,
 			 struct runner_result *res, char ret_hash[BLOB_HASH_HEX])
@@ -427,12 +428,15 @@ static int encode_result(struct runner *r, const struct runner_job *job,
 		return GERR_TOOBIG;
 	}
 	t1 = uv_hrtime();
-	blob_hash_hex(res->blob, res->blob_len, ret_hash);
-	/* Only a chained job's next lease fetches this result. */
-	if (job->wl->next_lease &&
-	    blobcache_put(r->cache, ret_hash, out, out_len) == 0)
-		LOG_DEBUG(r->log, "own result cached hash=%.16s bytes=%zu",
-			  ret_hash, out_len);
+	/* Only a chained job's next lease names (and fetches) this result:
+	 * other workloads skip the hash and the copy. */
+	ret_hash[0] = '\0';
+	if (job->wl->next_lease) {
+		blob_hash_hex(res->blob, res->blob_len, ret_hash);
+		if (blobcache_put(r->cache, ret_hash, out, out_len) == 0)
+			LOG_DEBUG(r->log, "own result cached hash=%.16s bytes=%zu",
+				  ret_hash, out_len);
+	}
 	/* Part of every lease's fixed cost: worth seeing per stage. */
 	LOG_DEBUG(r->log, "result encoded job=%" PRIu64 " lease=%" PRIu64
 		  " raw=%zu blob=%zu compress_s=%.4f hash_cache_s=%.4f",
