@@ -24,12 +24,16 @@ job=$($ctl submit othello --random "$n" --empties "$e" --seed 1)
 $ctl wait "$job" >/dev/null
 t1=$(date +%s.%N)
 $ctl status "$job"
-$ctl status "$job" --json | python3 -c '
+$ctl status "$job" --json > "$data/status.json"
+$ctl result "$job" --json > "$data/result.json"
+python3 -c '
 import json, sys
-j = json.load(sys.stdin)[0]
+j = json.load(open(sys.argv[4]))[0]
 n, s = j["total_units"], j["finished_at"] - j["created_at"]
+dev = json.load(open(sys.argv[5]))["answer"]["usec"] / 1e6
 print("gpud end to end: %d positions on %s in %.3f s (submit to verified) = %.4g positions/s"
       % (n, sys.argv[1], s, n / s))
+print("fixed overhead (end to end - the worker'"'"'s solve time %.3f s): %.1f ms" % (dev, (s - dev) * 1e3))
 print("gpuctl wall time, submit to wait returning: %.3f s" % (float(sys.argv[3]) - float(sys.argv[2])))
-' "$device" "$t0" "$t1"
+' "$device" "$t0" "$t1" "$data/status.json" "$data/result.json"
 $ctl result "$job" 2>&1 >/dev/null | head -8
