@@ -1,5 +1,7 @@
 """A corrupted checkpoint or result is refused with a clear error, the
 previous good checkpoint is kept, and the job still finishes exactly."""
+import hashlib
+import os
 import re
 import struct
 import zlib
@@ -52,6 +54,18 @@ def test_corrupt_blob(cl: Cluster):
     rw.send_msg("RESULT", {"lease": lease["lease"], "epoch": lease["epoch"], "units_done": units, "seconds": 1}, cases["truncated"])
     err, _ = rw.expect("ERROR")
     check(err["message"], "corrupt result should be refused")
+    # A result whose header and CRCs are right but whose stream does not
+    # inflate: gpud stores results beside their decode, so the file is
+    # written, then the upload refused and the file removed.
+    bad_result = bytearray(recrc(relabel[:6] + b"\2\0" + relabel[8:]))
+    bad_result[-3] ^= 0x40
+    bad_result = recrc(bad_result)
+    rw.send_msg("RESULT", {"lease": lease["lease"], "epoch": lease["epoch"], "units_done": units, "seconds": 1}, bad_result)
+    err, _ = rw.expect("ERROR")
+    check(err["message"], "a result that does not inflate should be refused")
+    h = hashlib.blake2b(bad_result, digest_size=32).hexdigest()
+    check(not os.path.exists(os.path.join(cl.data, "blobs", h[:2], h)),
+          "the refused result's file should be removed")
     # The connection survives refusals; the lease still holds.
     rw.send_msg("HEARTBEAT", {"lease": lease["lease"], "epoch": lease["epoch"], "units_done": good_units})
     hb, _ = rw.expect("HB_ACK")
