@@ -204,7 +204,17 @@ static void verify_load_after(void *arg)
 {
 	struct verify_req *r = arg;
 
-	if (r->v.rc == 0 && !r->d->stopping) {
+	if (r->v.rc == 0 && r->d->stopping) {
+		/* not a verdict: the stored result stays done, and start-up
+		 * recovery verifies it */
+		LOG_INFO(&r->d->log, "verification of lease=%" PRId64 " epoch=%"
+			 PRIu64 " left to the next start: gpud is stopping",
+			 r->v.lease_id, r->v.epoch);
+		sched_verify_clear(&r->v);
+		free(r);
+		return;
+	}
+	if (r->v.rc == 0) {
 		r->work.data = r;
 		if (uv_queue_work(r->d->loop, &r->work, verify_check_work,
 				  verify_check_after) == 0)

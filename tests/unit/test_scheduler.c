@@ -307,6 +307,25 @@ static void early_check(struct fx *f, const struct sched_claim *c, int is_result
 	assert_int_equal(v->decode_s, 0); /* nothing read back */
 }
 
+/* The stored upload's commit, then the early verdict's: the lease after
+ * both in *l (the caller clears it); u and v are cleared. */
+static void early_commit(struct fx *f, struct sched_upload *u,
+			 struct sched_verify *v, int64_t lease_id,
+			 struct store_lease *l)
+{
+	assert_int_equal(u->rc, 0);
+	sched_upload_commit(f->st, u);
+	assert_int_equal(u->rc, 0);
+	sched_verify_load(f->st, v);
+	assert_int_equal(v->rc, 0);
+	assert_string_equal(v->lease.result, u->hash);
+	sched_verify_commit(f->st, v);
+	assert_int_equal(v->rc, 0);
+	assert_int_equal(store_lease_get(f->st, lease_id, l), 0);
+	sched_verify_clear(v);
+	sched_upload_clear(u);
+}
+
 /* A result checked before it is stored: the verdict commits only once the
  * lease is done at that epoch; a pass merges, a failure retries, and an
  * upload that never got stored leaves the check nothing to commit. */
@@ -329,36 +348,17 @@ static void test_early_verification(void **state)
 	early_check(f, &c[0], 1, 0, &u, &v);
 	assert_true(v.passed);
 	sched_upload_store(&u);
-	assert_int_equal(u.rc, 0);
-	sched_upload_commit(f->st, &u);
-	assert_int_equal(u.rc, 0);
-	sched_verify_load(f->st, &v);
-	assert_int_equal(v.rc, 0);
-	assert_string_equal(v.lease.result, u.hash);
-	sched_verify_commit(f->st, &v);
-	assert_int_equal(v.rc, 0);
-	assert_int_equal(store_lease_get(f->st, c[0].lease.id, &l), 0);
+	early_commit(f, &u, &v, c[0].lease.id, &l);
 	assert_int_equal(l.state, LEASE_VERIFIED);
 	store_lease_clear(&l);
-	sched_verify_clear(&v);
-	sched_upload_clear(&u);
 
 	early_check(f, &c[1], 1, 1, &u, &v);
 	assert_false(v.passed);
 	sched_upload_check(&u);
-	assert_int_equal(u.rc, 0);
-	sched_upload_commit(f->st, &u);
-	assert_int_equal(u.rc, 0);
-	sched_verify_load(f->st, &v);
-	assert_int_equal(v.rc, 0);
-	sched_verify_commit(f->st, &v);
-	assert_int_equal(v.rc, 0);
-	assert_int_equal(store_lease_get(f->st, c[1].lease.id, &l), 0);
+	early_commit(f, &u, &v, c[1].lease.id, &l);
 	assert_int_equal(l.state, LEASE_PENDING);
 	assert_int_equal(l.failures, 1);
 	store_lease_clear(&l);
-	sched_verify_clear(&v);
-	sched_upload_clear(&u);
 
 	early_check(f, &c[2], 1, 0, &u, &v);
 	assert_true(v.passed);
