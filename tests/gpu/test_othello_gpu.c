@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gerr.h"
@@ -60,6 +61,8 @@ int main(void)
 	/* Generated on the device vs generated and solved on the CPU. */
 	for (int e = 1; e <= OTHELLO_CUDA_MAX_EMPTIES; e++) {
 		size_t n = e <= 12 ? N : e == 13 ? 4000 : 2000;
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		uint64_t seed = 1000 + (uint64_t)e, begin = (uint64_t)e * 777777;
 		CHECK(othello_cuda_solve_random(ctx, seed, e, begin, n, gs, gm,
 						&nodes, NULL, err,
@@ -114,8 +117,12 @@ int main(void)
 			CHECK(vbad == 0);
 		}
 		CHECK(othello_cuda_set_variant(ctx, -1) == OTHELLO_CUDA_VARIANT);
-		printf("empties %2d: %zu positions, %s\n", e, n,
-		       bad ? "FAIL" : "ok");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		/* the seconds say where a device call's time limit goes */
+		printf("empties %2d: %zu positions, %s (%.1f s)\n", e, n,
+		       bad ? "FAIL" : "ok",
+		       (double)(t1.tv_sec - t0.tv_sec) +
+			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	}
 
 	/* A whole lease through the workload: CUDA bytes == CPU bytes. */
