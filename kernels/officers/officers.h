@@ -201,10 +201,14 @@ int officers_result_encode(const struct officers_seq *s, uint64_t from,
 			   uint64_t fnv_in, uint32_t nrare_in, void **ret,
 			   size_t *ret_len);
 
-/* Rebuild the sequence at n = r->to from a parsed result, with room for
- * positions up to cap_to. */
+/* Rebuild the sequence at n = r->to from a parsed result, holding the
+ * values from keep_from (raised to r->vbase; lowered where needed to keep
+ * OFFICERS_TAIL values before r->to), with room for positions up to
+ * cap_to. A run continuing after r keeps only its own history (keep_from
+ * = its lease's vbase), not r's whole range. */
 int officers_seq_from_result(struct officers_seq *s,
-			     const struct officers_result *r, uint64_t cap_to);
+			     const struct officers_result *r, uint64_t keep_from,
+			     uint64_t cap_to);
 
 /* Value i of a parsed result (vbase <= i < to, or i < nprefix). */
 unsigned officers_result_get(const struct officers_result *r, uint64_t i);

@@ -316,15 +316,19 @@ static int ow_carve(const json_t *params, const json_t *cursor,
 
 /* ---- run ------------------------------------------------------------------ */
 
-static int seq_from_blob(const void *bytes, size_t len, uint64_t cap_to,
-			 struct officers_seq *s, struct officers_result *r,
-			 char *err, size_t errlen)
+/* The state of lease [from, cap_to) from a result (its checkpoint, or the
+ * previous lease's result): the values from the lease's own vbase on. */
+static int seq_from_blob(const void *bytes, size_t len, uint64_t from,
+			 uint64_t cap_to, struct officers_seq *s,
+			 struct officers_result *r, char *err, size_t errlen)
 {
 	int rc = officers_result_parse(bytes, len, r, err, errlen);
 
 	if (rc)
 		return rc;
-	rc = officers_seq_from_result(s, r, cap_to);
+	rc = officers_seq_from_result(
+		s, r, from - (from < OFFICERS_TAIL ? from : OFFICERS_TAIL),
+		cap_to);
 	if (rc)
 		gerr_printf(err, errlen, "officers: out of memory for the state");
 	return rc;
@@ -408,8 +412,8 @@ static int ow_run(const json_t *params, const json_t *spec,
 	if (!s)
 		return GERR_NOMEM;
 	if (checkpoint) {
-		rc = seq_from_blob(checkpoint, checkpoint_len, sp.to, s, &r,
-				   err, errlen);
+		rc = seq_from_blob(checkpoint, checkpoint_len, sp.from, sp.to,
+				   s, &r, err, errlen);
 		if (rc == 0 && (r.from != sp.from || r.to >= sp.to)) {
 			gerr_printf(err, errlen, "officers: checkpoint is for "
 			       "another lease");
@@ -438,7 +442,8 @@ static int ow_run(const json_t *params, const json_t *spec,
 			       sp.state, gerr_str(rc));
 			goto out;
 		}
-		rc = seq_from_blob(st, st_len, sp.to, s, &r, err, errlen);
+		rc = seq_from_blob(st, st_len, sp.from, sp.to, s, &r, err,
+				   errlen);
 		if (rc == 0 && (r.to != sp.from ||
 				officers_seq_digest(s) != sp.digest)) {
 			gerr_printf(err, errlen, "officers: state blob %.16s does "
@@ -620,7 +625,7 @@ static int verify_result(const struct officers_result *r,
 	}
 	/* Exact recomputation of a sample from the result's own values. */
 	s = calloc(1, sizeof(*s));
-	if (!s || officers_seq_from_result(s, r, r->to)) {
+	if (!s || officers_seq_from_result(s, r, r->vbase, r->to)) {
 		rc = GERR_NOMEM;
 		goto out;
 	}

@@ -135,7 +135,14 @@ static void test_result_format(void **state)
 	assert_int_equal(r.to, 50000);
 	assert_int_equal(r.vbase, 0);
 	assert_int_equal(officers_result_get(&r, 40000), s->vals[40000]);
-	assert_int_equal(officers_seq_from_result(t, &r, 60000), 0);
+	assert_int_equal(officers_seq_from_result(t, &r, r.vbase, 60000), 0);
+	assert_int_equal(t->base, 0);
+	assert_int_equal(officers_seq_digest(t), officers_seq_digest(s));
+	/* Asked to keep less than OFFICERS_TAIL before its end: all of it. */
+	seq_free(t);
+	t = calloc(1, sizeof(*t));
+	assert_int_equal(officers_seq_from_result(t, &r, 45000, 60000), 0);
+	assert_int_equal(t->base, 0);
 	assert_int_equal(officers_seq_digest(t), officers_seq_digest(s));
 	assert_int_equal(officers_result_digest(&r, 1), officers_seq_digest(s));
 	/* Truncated and corrupted copies are refused. */
@@ -144,6 +151,49 @@ static void test_result_format(void **state)
 	((uint8_t *)buf)[len - 1] = 0xff; /* value >= 512 */
 	assert_int_equal(officers_result_parse(buf, len, &r, err, sizeof(err)),
 			 GERR_CORRUPT);
+	free(buf);
+	seq_free(s);
+	seq_free(t);
+}
+
+/* A run after a long result keeps only its own history: the format does
+ * not care whether the values are Grundy values, so a synthetic sequence
+ * of common values past OFFICERS_TAIL will do. */
+static void test_state_keeps_tail(void **state)
+{
+	const uint64_t from = OFFICERS_TAIL + 5000, to = from + 20000;
+	struct officers_seq *s = fast_to(70000, 2), *t = calloc(1, sizeof(*t));
+	struct officers_result r;
+	char err[WL_ERRLEN];
+	unsigned x = 7;
+	void *buf;
+	size_t len;
+	(void)state;
+
+	assert_int_equal(officers_seq_reserve(s, to), 0);
+	while (s->n < to) {
+		unsigned v;
+		do {
+			x = x * 1103515245u + 12345u;
+			v = (x >> 16) & 0xff;
+		} while (officers_is_rare(v));
+		assert_int_equal(officers_seq_push(s, v), 0);
+	}
+	assert_int_equal(officers_result_encode(s, from, 0x1234, s->nrare,
+						&buf, &len), 0);
+	assert_int_equal(officers_result_parse(buf, len, &r, err, sizeof(err)),
+			 0);
+	assert_int_equal(r.vbase, from - OFFICERS_TAIL);
+	/* the next lease [to, to + 1000): history from to - TAIL */
+	assert_int_equal(officers_seq_from_result(t, &r, to - OFFICERS_TAIL,
+						  to + 1000), 0);
+	assert_int_equal(t->base, to - OFFICERS_TAIL);
+	assert_int_equal(t->n, to);
+	assert_int_equal(officers_seq_get(t, to - 1), s->vals[to - 1 - s->base]);
+	assert_int_equal(officers_seq_get(t, to - OFFICERS_TAIL),
+			 s->vals[to - OFFICERS_TAIL - s->base]);
+	assert_int_equal(officers_seq_digest(t), officers_seq_digest(s));
+	assert_int_equal(officers_result_digest(&r, 1), officers_seq_digest(t));
 	free(buf);
 	seq_free(s);
 	seq_free(t);
@@ -541,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_fast_vs_ref_and_known),
 		cmocka_unit_test(test_candidates_only),
 		cmocka_unit_test(test_result_format),
+		cmocka_unit_test(test_state_keeps_tail),
 		cmocka_unit_test(test_params_and_spec),
 		cmocka_unit_test(test_job),
 		cmocka_unit_test(test_full_check),
