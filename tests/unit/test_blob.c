@@ -94,6 +94,19 @@ static int decode(const uint8_t *b, size_t len, char *err)
 	return r;
 }
 
+/* The blob's zlib stream is exactly what one compress2 at level makes. */
+static void assert_stream_is(const uint8_t *b, size_t blen, const uint8_t *raw,
+			     size_t n, int level)
+{
+	uLongf cl = compressBound(n);
+	uint8_t *c = malloc(cl);
+
+	assert_int_equal(compress2(c, &cl, raw, n, level), Z_OK);
+	assert_int_equal(cl, blen - 64);
+	assert_memory_equal(c, b + 64, cl);
+	free(c);
+}
+
 static void test_round_trip(void **state)
 {
 	static const size_t sizes[] = { 0, 1, 63, 64, 65, 4096, 1000003 };
@@ -133,15 +146,7 @@ static void test_round_trip(void **state)
 		if (n)
 			assert_memory_equal(got, raw, n);
 		/* The stream is what compress2 at level 1 (Z_BEST_SPEED) makes. */
-		{
-			uLongf cl = compressBound(n);
-			uint8_t *c = malloc(cl);
-
-			assert_int_equal(compress2(c, &cl, raw, n, Z_BEST_SPEED), Z_OK);
-			assert_int_equal(cl, blen - 64);
-			assert_memory_equal(c, b + 64, cl);
-			free(c);
-		}
+		assert_stream_is(b, blen, raw, n, Z_BEST_SPEED);
 		free(raw);
 		free(got);
 		free(b);
@@ -224,16 +229,8 @@ static void test_pack_store(void **state)
 		assert_int_equal(plain_len, n);
 		if (n)
 			assert_memory_equal(plain, raw, n);
-		if (n < (16u << 20)) {
-			uLongf cl = compressBound(n);
-			uint8_t *c = malloc(cl);
-
-			assert_int_equal(compress2(c, &cl, raw, n,
-						   Z_NO_COMPRESSION), Z_OK);
-			assert_int_equal(cl, blen - 64);
-			assert_memory_equal(c, b + 64, cl);
-			free(c);
-		}
+		if (n < (16u << 20))
+			assert_stream_is(b, blen, raw, n, Z_NO_COMPRESSION);
 		free(plain);
 		free(got);
 		free(raw);
