@@ -44,13 +44,14 @@
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). */
-#define NVAR 12
+#define NVAR 14
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
 };
 #define FG OTH_STEP_FASTGEN
 #define FF OTH_STEP_FFONCE
+#define KS OTH_STEP_KEYSORT
 static const struct oth_variant variants[NVAR] = {
 	{0, 0, 0, 0, "v0: first search (frames down to 1 empty, old root rule)"},
 	{2, 0, 0, 0, "leaf 2: solve2 + last1 leaves, cheaper root rule"},
@@ -66,6 +67,10 @@ static const struct oth_variant variants[NVAR] = {
 	{3, 8, FG | FF, 24, "steps, leaf 3, vote 24, fast movegen + keys once, "
 			    "64 registers"},
 	{2, 0, FG | FF, 24, "steps, leaf 2, vote 24, fast movegen + keys once"},
+	{2, 0, FG | KS, 24, "steps, leaf 2, vote 24, fast movegen + keys sorted "
+			    "by the warp"},
+	{2, 0, FG | KS, 16, "steps, leaf 2, vote 16, fast movegen + keys sorted "
+			    "by the warp"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -122,6 +127,90 @@ oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
 		atomicAdd(ctr + 1, (unsigned long long)nodes);
 }
 
+/* Up to OTH_WK_CAP moves of a warp's lanes in state KEYS at once, in
+ * shared memory: each move's square and lane, its key, and the squares in
+ * each lane's order. A lane has at most OTHELLO_CUDA_MAX_EMPTIES moves, so
+ * the first waiting lane always fits. */
+#define OTH_WK_CAP 64
+struct oth_wk {
+	uint16_t key[OTH_WK_CAP];
+	uint8_t sq[OTH_WK_CAP], lane[OTH_WK_CAP], sorted[OTH_WK_CAP];
+};
+
+/* oth_lane_keys for the lanes of `waiting` (a ballot of state KEYS) at
+ * once: the lanes' moves are laid out one after the other (an exclusive
+ * prefix sum of their counts), each thread computes one move's key from
+ * its lane's frame (shuffled over), and finds its rank among that lane's
+ * keys; each lane then copies its sorted squares to its row and descends.
+ * Called by every lane of the warp. */
+template <int OPT>
+__device__ void oth_warp_keys(struct oth_lane *L, struct oth_stack *S,
+			      unsigned waiting, struct oth_wk *w)
+{
+	const unsigned all = 0xffffffffu;
+	const int me = threadIdx.x & 31;
+	uint64_t P = 0, O = 0, m = 0;
+
+	if ((waiting >> me) & 1) {
+		const struct oth_sframe *f = &S->st[L->sp];
+		P = f->P;
+		O = f->O;
+		m = f->moves;
+	}
+	const int count = oth_popcount(m);
+	while (waiting) {
+		int c = (waiting >> me) & 1 ? count : 0, end = c;
+		for (int d = 1; d < 32; d <<= 1) {
+			int t = __shfl_up_sync(all, end, d);
+			if (me >= d)
+				end += t;
+		}
+		const int base = end - c;
+		const bool in = c && end <= OTH_WK_CAP;
+		const unsigned batch = __ballot_sync(all, in);
+		const int total = __shfl_sync(all, end, 31 - __clz(batch));
+		if (in) {
+			int r = base;
+			for (uint64_t mm = m; mm; mm &= mm - 1, r++) {
+				w->sq[r] = (uint8_t)oth_ctz(mm);
+				w->lane[r] = (uint8_t)me;
+			}
+		}
+		__syncwarp();
+		for (int j = me; j - me < total; j += 32) {
+			int owner = j < total ? w->lane[j] : 0;
+			uint64_t oP = __shfl_sync(all, P, owner);
+			uint64_t oO = __shfl_sync(all, O, owner);
+			if (j < total)
+				w->key[j] = (uint16_t)oth_ff_key(oP, oO, w->sq[j],
+								 OPT);
+		}
+		__syncwarp();
+		for (int j = me; j - me < total; j += 32) {
+			int owner = j < total ? w->lane[j] : 0;
+			int ob = __shfl_sync(all, base, owner);
+			int on = __shfl_sync(all, c, owner);
+			if (j < total) {
+				unsigned k = w->key[j], rank = 0;
+				for (int t = ob; t < ob + on; t++)
+					rank += w->key[t] < k;
+				w->sorted[ob + rank] = w->sq[j];
+			}
+		}
+		__syncwarp();
+		if (in) {
+			const struct oth_sframe *f = &S->st[L->sp];
+			uint16_t *row =
+				S->ff[oth_popcount(~(f->P | f->O)) - OTH_FF_MIN];
+			for (int r = 0; r < c; r++)
+				row[r] = w->sorted[base + r];
+			oth_lane_descend(L, S, L->sp, OPT);
+		}
+		__syncwarp();
+		waiting &= ~batch;
+	}
+}
+
 /* The stepped search (othello_step.h), variants 4 and up: LEAF the leaf
  * size, OPT its options, VOTE the vote (0: none), MINB as above. Every
  * lane of a warp stays in the loop until all are idle, for the votes' full
@@ -133,6 +222,7 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
 		uint64_t begin, unsigned n, uint8_t *__restrict__ out,
 		unsigned long long *ctr)
 {
+	__shared__ struct oth_wk wk[OPT & OTH_STEP_KEYSORT ? BLOCK / 32 : 1];
 	struct oth_lane L;
 	struct oth_stack S;
 	uint64_t nodes = 0;
@@ -172,6 +262,8 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
 			if (oth_lane_wants_leaf(&L, LEAF))
 				oth_lane_leaf(&L);
 			oth_lane_frame(&L, &S, OPT);
+			if (L.state == OTH_LANE_KEYS)
+				oth_lane_keys(&L, &S, OPT);
 			continue;
 		}
 		bool live = L.state != OTH_LANE_IDLE;
@@ -185,6 +277,13 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
 				oth_lane_leaf(&L);
 		} else if (live && !wl) {
 			oth_lane_frame(&L, &S, OPT);
+		}
+		if (OPT & OTH_STEP_KEYSORT) {
+			unsigned km = __ballot_sync(0xffffffffu,
+						    L.state == OTH_LANE_KEYS);
+			if (km)
+				oth_warp_keys<OPT>(&L, &S, km,
+						   &wk[threadIdx.x >> 5]);
 		}
 	}
 	for (int o = 16; o; o >>= 1)
@@ -209,7 +308,9 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 3, FG | FF, 16, 0>,                             \
 	oth_step_kernel<G, 3, FG | FF, 16, 8>,                             \
 	oth_step_kernel<G, 3, FG | FF, 24, 8>,                             \
-	oth_step_kernel<G, 2, FG | FF, 24, 0>
+	oth_step_kernel<G, 2, FG | FF, 24, 0>,                             \
+	oth_step_kernel<G, 2, FG | KS, 24, 0>,                             \
+	oth_step_kernel<G, 2, FG | KS, 16, 0>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,

@@ -26,6 +26,13 @@
  *                     (least key, lowest square on ties; the keys do not
  *                     change between picks) for k move generations per
  *                     node instead of k(k+1)/2.
+ *   OTH_STEP_KEYSORT  the same keys, computed in a step of their own (state
+ *                     KEYS, oth_lane_keys) and kept sorted, so each pick
+ *                     is the next entry of the row: the kernel computes
+ *                     the keys of all its lanes in that state together,
+ *                     one move per thread (othello.cu), where a lane
+ *                     alone ran its k key computations with the other
+ *                     threads of its warp waiting.
  */
 #ifndef GPUD_OTHELLO_STEP_H
 #define GPUD_OTHELLO_STEP_H
@@ -34,6 +41,7 @@
 
 #define OTH_STEP_FASTGEN 1
 #define OTH_STEP_FFONCE 2
+#define OTH_STEP_KEYSORT 4
 
 /* Legal moves, as oth_moves, with each direction's run grown by doubling:
  * one step, two steps, then two more steps of two (runs are at most six
@@ -82,18 +90,21 @@ struct oth_sframe {
 
 /* Fastest-first keys of a frame with e >= OTH_FF_MIN empties: row e -
  * OTH_FF_MIN, one entry per move ending with 0xffff (a node has at most
- * e moves). */
+ * e moves); with OTH_STEP_KEYSORT the row holds the moves' squares in
+ * the order of their keys and `last` is the index of the next pick. */
 #define OTH_FF_ROWS (OTH_STACK - OTH_FF_MIN > 0 ? OTH_STACK - OTH_FF_MIN : 1)
 #define OTH_FF_END 0xffffu
 
-enum { OTH_LANE_ENTER, OTH_LANE_RET, OTH_LANE_DONE, OTH_LANE_IDLE };
+enum { OTH_LANE_ENTER, OTH_LANE_RET, OTH_LANE_DONE, OTH_LANE_IDLE,
+       OTH_LANE_KEYS };
 
 /* One position's search between steps: the scalars (struct oth_lane,
  * which the device keeps in registers) and the stack (struct oth_stack,
  * indexed, so in local memory; a separate object so that it does not drag
  * the scalars there). state ENTER: the node (P, O, alpha, beta) at depth
  * sp comes next; RET: v is the value of the node just left at depth sp;
- * DONE: v is the score and mv the best move. n counts nodes. */
+ * DONE: v is the score and mv the best move; KEYS: the frame at depth sp
+ * was expanded and waits for its sorted keys. n counts nodes. */
 struct oth_stack {
 	struct oth_sframe st[OTH_STACK];
 	uint16_t ff[OTH_FF_ROWS][OTH_STACK];
@@ -140,10 +151,48 @@ OTH_HD int oth_ff_key(uint64_t P, uint64_t O, int sq, int opt)
 	return (k + 8) * 64 + sq;
 }
 
+/* Descend to the next move of the frame at depth sp (state ENTER). */
+OTH_HD void oth_lane_descend(struct oth_lane *L, struct oth_stack *S, int sp,
+			     int opt)
+{
+	struct oth_sframe *f = &S->st[sp];
+	int sq, a = f->alpha;
+
+	if (f->last >= 0) {
+		const uint16_t *row =
+			S->ff[oth_popcount(~(f->P | f->O)) - OTH_FF_MIN];
+		if (opt & OTH_STEP_KEYSORT) {
+			sq = row[f->last++];
+		} else {
+			unsigned c, bc = OTH_FF_END;
+			OTH_NO_UNROLL
+			for (int r = 0; (c = row[r]) != OTH_FF_END; r++)
+				if (c > (unsigned)f->last && c < bc)
+					bc = c;
+			f->last = (int16_t)bc;
+			sq = (int)(bc & 63);
+		}
+	} else {
+		sq = oth_pick(f->P, f->O, f->moves);
+	}
+	uint64_t fl = oth_flips(f->P, f->O, sq);
+	f->moves &= ~(1ull << sq);
+	f->cur = (int8_t)sq;
+	L->P = f->O & ~fl;
+	L->O = f->P | fl | (1ull << sq);
+	if (sp == 0)
+		a = f->neg || sq > f->bm ? f->best : f->best - 1;
+	L->alpha = -f->beta;
+	L->beta = -a;
+	L->sp = sp + 1;
+	L->state = OTH_LANE_ENTER;
+}
+
 /* One interior step: state RET, return v up the stack (to the root: state
  * DONE) and descend to the frame's next move; state ENTER with more than
  * `leaf` empties (or the root), expand the node and descend to its first
- * move. The descent leaves state ENTER. */
+ * move. The descent leaves state ENTER; with OTH_STEP_KEYSORT, a node
+ * that orders its moves by their keys leaves state KEYS instead. */
 OTH_HD void oth_lane_frame(struct oth_lane *L, struct oth_stack *S,
 			    int opt)
 {
@@ -212,8 +261,14 @@ OTH_HD void oth_lane_frame(struct oth_lane *L, struct oth_stack *S,
 		f->bm = sp == 0 && neg ? OTHELLO_MOVE_PASS : OTHELLO_MOVE_NONE;
 		f->neg = (int8_t)neg;
 		f->last = -1;
-		if (opt & OTH_STEP_FFONCE) {
+		if (opt & (OTH_STEP_FFONCE | OTH_STEP_KEYSORT)) {
 			int e = oth_popcount(~(P | O));
+			if (e >= OTH_FF_MIN && (m & (m - 1)) &&
+			    (opt & OTH_STEP_KEYSORT)) {
+				f->last = 0;
+				L->state = OTH_LANE_KEYS;
+				return;
+			}
 			if (e >= OTH_FF_MIN && (m & (m - 1))) {
 				uint16_t *row = S->ff[e - OTH_FF_MIN];
 				int r = 0;
@@ -226,34 +281,28 @@ OTH_HD void oth_lane_frame(struct oth_lane *L, struct oth_stack *S,
 			}
 		}
 	}
-	/* Descend to the next move of the frame f at depth sp. */
-	{
-		int sq, a = f->alpha;
-		if (f->last >= 0) {
-			const uint16_t *row =
-				S->ff[oth_popcount(~(f->P | f->O)) - OTH_FF_MIN];
-			unsigned c, bc = OTH_FF_END;
-			OTH_NO_UNROLL
-			for (int r = 0; (c = row[r]) != OTH_FF_END; r++)
-				if (c > (unsigned)f->last && c < bc)
-					bc = c;
-			f->last = (int16_t)bc;
-			sq = (int)(bc & 63);
-		} else {
-			sq = oth_pick(f->P, f->O, f->moves);
-		}
-		uint64_t fl = oth_flips(f->P, f->O, sq);
-		f->moves &= ~(1ull << sq);
-		f->cur = (int8_t)sq;
-		L->P = f->O & ~fl;
-		L->O = f->P | fl | (1ull << sq);
-		if (sp == 0)
-			a = f->neg || sq > f->bm ? f->best : f->best - 1;
-		L->alpha = -f->beta;
-		L->beta = -a;
-		L->sp = sp + 1;
-		L->state = OTH_LANE_ENTER;
+	oth_lane_descend(L, S, sp, opt);
+}
+
+/* State KEYS: sort the keys of the frame at depth sp into its row, then
+ * descend to its first move. The kernel does the same for a warp's lanes
+ * together (othello.cu); the keys, unique per frame (key * 64 + square),
+ * give one order. */
+OTH_HD void oth_lane_keys(struct oth_lane *L, struct oth_stack *S, int opt)
+{
+	struct oth_sframe *f = &S->st[L->sp];
+	uint16_t *row = S->ff[oth_popcount(~(f->P | f->O)) - OTH_FF_MIN];
+	int n = 0;
+
+	for (uint64_t m = f->moves; m; m &= m - 1) {
+		int k = oth_ff_key(f->P, f->O, oth_ctz(m), opt), r = n++;
+		for (; r > 0 && row[r - 1] > k; r--)
+			row[r] = row[r - 1];
+		row[r] = (uint16_t)k;
 	}
+	for (int r = 0; r < n; r++)
+		row[r] &= 63;
+	oth_lane_descend(L, S, L->sp, opt);
 }
 
 /* The warp's vote (othello.cu, and the host's emulation of a warp): run
@@ -274,7 +323,9 @@ OTH_HD int oth_search_step(struct oth_stack *S, uint64_t P, uint64_t O,
 	L.n = 0;
 	oth_lane_start(&L, P, O);
 	while (L.state != OTH_LANE_DONE) {
-		if (oth_lane_wants_leaf(&L, leaf))
+		if (L.state == OTH_LANE_KEYS)
+			oth_lane_keys(&L, S, opt);
+		else if (oth_lane_wants_leaf(&L, leaf))
 			oth_lane_leaf(&L);
 		else
 			oth_lane_frame(&L, S, opt);

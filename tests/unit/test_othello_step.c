@@ -57,8 +57,10 @@ static long count_at(int e)
 
 static void test_step_vs_search(void **state)
 {
-	static const int opts[4] = {0, OTH_STEP_FASTGEN, OTH_STEP_FFONCE,
-				    OTH_STEP_FASTGEN | OTH_STEP_FFONCE};
+	static const int opts[6] = {0, OTH_STEP_FASTGEN, OTH_STEP_FFONCE,
+				    OTH_STEP_FASTGEN | OTH_STEP_FFONCE,
+				    OTH_STEP_KEYSORT,
+				    OTH_STEP_FASTGEN | OTH_STEP_KEYSORT};
 	struct othello_solver *s;
 	struct oth_stack *L = malloc(sizeof(*L));
 	long total = 0;
@@ -79,7 +81,7 @@ static void test_step_vs_search(void **state)
 				int v1 = oth_search_leaf(P, O, &m1, &n0, leaf);
 				assert_int_equal(v1, v0);
 				assert_int_equal(m1, m0);
-				for (int k = 0; k < 4; k++) {
+				for (int k = 0; k < 6; k++) {
 					uint64_t n1 = 0;
 					int m2;
 					int v2 = oth_search_step(L, P, O, &m2,
@@ -94,7 +96,7 @@ static void test_step_vs_search(void **state)
 		}
 	}
 	printf("stepped search: %ld positions of 1..14 empties, leaf 2 and 3, "
-	       "4 options each: same score, move and nodes\n", total);
+	       "6 options each: same score, move and nodes\n", total);
 	othello_solver_free(s);
 	free(L);
 }
@@ -152,6 +154,10 @@ static void run_warp(int leaf, int opt, int thresh, int e0, long n)
 			else if (!do_leaf && !wl)
 				oth_lane_frame(&L[l], &S[l], opt);
 		}
+		/* The kernel sorts the keys of these lanes together. */
+		for (int l = 0; l < 32; l++)
+			if (L[l].state == OTH_LANE_KEYS)
+				oth_lane_keys(&L[l], &S[l], opt);
 		rounds++;
 	}
 	for (long i = 0; i < n; i++) {
@@ -176,6 +182,8 @@ static void test_warp_vote(void **state)
 	run_warp(2, OTH_STEP_FASTGEN | OTH_STEP_FFONCE, 8, 6,
 		 (long)(300 * scale()));
 	run_warp(3, OTH_STEP_FASTGEN | OTH_STEP_FFONCE, 32, 1,
+		 (long)(300 * scale()));
+	run_warp(2, OTH_STEP_FASTGEN | OTH_STEP_KEYSORT, 24, 6,
 		 (long)(300 * scale()));
 }
 
