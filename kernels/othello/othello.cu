@@ -44,7 +44,7 @@
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). */
-#define NVAR 14
+#define NVAR 17
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -71,6 +71,15 @@ static const struct oth_variant variants[NVAR] = {
 			    "by the warp"},
 	{2, 0, FG | KS, 16, "steps, leaf 2, vote 16, fast movegen + keys sorted "
 			    "by the warp"},
+	{2, 0, FG | KS | OTH_STEP_FFMIN(6), 24,
+	 "steps, leaf 2, vote 24, fast movegen + keys sorted by the warp from "
+	 "6 empties"},
+	{2, 0, FG | KS | OTH_STEP_FFMIN(5), 24,
+	 "steps, leaf 2, vote 24, fast movegen + keys sorted by the warp from "
+	 "5 empties"},
+	{2, 0, FG | KS | OTH_STEP_FFMIN(6), 28,
+	 "steps, leaf 2, vote 28, fast movegen + keys sorted by the warp from "
+	 "6 empties"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -200,8 +209,7 @@ __device__ void oth_warp_keys(struct oth_lane *L, struct oth_stack *S,
 		__syncwarp();
 		if (in) {
 			const struct oth_sframe *f = &S->st[L->sp];
-			uint16_t *row =
-				S->ff[oth_popcount(~(f->P | f->O)) - OTH_FF_MIN];
+			uint16_t *row = OTH_FF_ROW(S, f);
 			for (int r = 0; r < c; r++)
 				row[r] = w->sorted[base + r];
 			oth_lane_descend(L, S, L->sp, OPT);
@@ -310,7 +318,10 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 3, FG | FF, 24, 8>,                             \
 	oth_step_kernel<G, 2, FG | FF, 24, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 24, 0>,                             \
-	oth_step_kernel<G, 2, FG | KS, 16, 0>
+	oth_step_kernel<G, 2, FG | KS, 16, 0>,                             \
+	oth_step_kernel<G, 2, FG | KS | OTH_STEP_FFMIN(6), 24, 0>,         \
+	oth_step_kernel<G, 2, FG | KS | OTH_STEP_FFMIN(5), 24, 0>,         \
+	oth_step_kernel<G, 2, FG | KS | OTH_STEP_FFMIN(6), 28, 0>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,
@@ -381,13 +392,29 @@ static int open_ctx(struct othello_cuda *ctx, int index, char *err,
 	CK(cudaMallocHost(&ctx->h_out, n * 2), "pinned memory");
 	CK(cudaMallocHost(&ctx->h_ctr, 2 * sizeof(unsigned long long)),
 	   "pinned memory");
-	/* Local memory is the stack: prefer L1 over shared memory. */
+	/* Local memory is the stack: prefer L1 over shared memory, leaving
+	 * shared memory (OTH_STEP_KEYSORT's) for as many blocks as the
+	 * registers allow; a carveout of 0 held those kernels to 3. */
 	for (int v = 0; v < NVAR; v++) {
-		for (int g = 0; g < 2; g++)
+		for (int g = 0; g < 2; g++) {
+			cudaFuncAttributes fa;
+			CK(cudaFuncGetAttributes(&fa, kernel_of(g, v)),
+			   "kernel attributes");
+			size_t blocks = (size_t)prop.regsPerMultiprocessor /
+					((size_t)(fa.numRegs ? fa.numRegs : 1) *
+					 BLOCK);
+			size_t need = fa.sharedSizeBytes
+					      ? blocks * (fa.sharedSizeBytes +
+							  prop.reservedSharedMemPerBlock)
+					      : 0;
+			int carve = (int)((need * 100 +
+					   prop.sharedMemPerMultiprocessor - 1) /
+					  prop.sharedMemPerMultiprocessor);
 			CK(cudaFuncSetAttribute(
 				   kernel_of(g, v),
 				   cudaFuncAttributePreferredSharedMemoryCarveout,
-				   0), "carveout");
+				   carve), "carveout");
+		}
 		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			   &per_sm, kernel_of(1, v), BLOCK, 0), "occupancy");
 		ctx->max_per_sm[v] = per_sm < 1 ? 1 : per_sm;

@@ -29,6 +29,26 @@ static int failures;
 		}                                                          \
 	} while (0)
 
+/* OTHELLO_GPU_TEST_VARIANTS="12,14" checks only those variants beside the
+ * default (a device call's time limit); unset, every one. */
+static int variant_wanted(int v)
+{
+	const char *list = getenv("OTHELLO_GPU_TEST_VARIANTS");
+
+	if (!list || !*list)
+		return 1;
+	for (const char *p = list; *p;) {
+		char *end;
+		long x = strtol(p, &end, 10);
+		if (end == p)
+			return 1; /* not a list: check them all */
+		if (x == v)
+			return 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
 int main(void)
 {
 	struct othello_cuda *ctx = NULL;
@@ -96,6 +116,8 @@ int main(void)
 		/* Every kernel variant, generated and given: the same (the
 		 * default above on all n, the others on the first NV). */
 		for (int v = 0; othello_cuda_variant_name(v); v++) {
+			if (!variant_wanted(v))
+				continue;
 			/* Deep batches this small leave most of the GPU idle:
 			 * fewer, or 14 empties alone takes minutes. */
 			size_t nv = e >= 13 ? NV / 4 : NV;
