@@ -44,7 +44,7 @@
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). */
-#define NVAR 17
+#define NVAR 16
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -71,15 +71,10 @@ static const struct oth_variant variants[NVAR] = {
 			    "by the warp"},
 	{2, 0, FG | KS, 16, "steps, leaf 2, vote 16, fast movegen + keys sorted "
 			    "by the warp"},
-	{2, 0, FG | KS | OTH_STEP_FFMIN(6), 24,
-	 "steps, leaf 2, vote 24, fast movegen + keys sorted by the warp from "
-	 "6 empties"},
-	{2, 0, FG | KS | OTH_STEP_FFMIN(5), 24,
-	 "steps, leaf 2, vote 24, fast movegen + keys sorted by the warp from "
-	 "5 empties"},
-	{2, 0, FG | KS | OTH_STEP_FFMIN(6), 28,
-	 "steps, leaf 2, vote 28, fast movegen + keys sorted by the warp from "
-	 "6 empties"},
+	{2, 0, FG | KS, 28, "steps, leaf 2, vote 28, fast movegen + keys sorted "
+			    "by the warp"},
+	{2, 0, FG | KS, 32, "steps, leaf 2, vote 32, fast movegen + keys sorted "
+			    "by the warp"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -319,9 +314,8 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 2, FG | FF, 24, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 24, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 16, 0>,                             \
-	oth_step_kernel<G, 2, FG | KS | OTH_STEP_FFMIN(6), 24, 0>,         \
-	oth_step_kernel<G, 2, FG | KS | OTH_STEP_FFMIN(5), 24, 0>,         \
-	oth_step_kernel<G, 2, FG | KS | OTH_STEP_FFMIN(6), 28, 0>
+	oth_step_kernel<G, 2, FG | KS, 28, 0>,                             \
+	oth_step_kernel<G, 2, FG | KS, 32, 0>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,

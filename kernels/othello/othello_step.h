@@ -32,10 +32,7 @@
  *                     the keys of all its lanes in that state together,
  *                     one move per thread (othello.cu), where a lane
  *                     alone ran its k key computations with the other
- *                     threads of its warp waiting. Cheaper keys pay at
- *                     fewer empties: OTH_STEP_FFMIN(e) orders by them
- *                     from e empties on (fewer nodes, same answers; the
- *                     node count then differs from oth_search_leaf's).
+ *                     threads of its warp waiting.
  */
 #ifndef GPUD_OTHELLO_STEP_H
 #define GPUD_OTHELLO_STEP_H
@@ -45,18 +42,10 @@
 #define OTH_STEP_FASTGEN 1
 #define OTH_STEP_FFONCE 2
 #define OTH_STEP_KEYSORT 4
-/* With OTH_STEP_KEYSORT: fastest first from e empties on (OTH_FF_LOW <= e;
- * 0: OTH_FF_MIN, the order of oth_search_leaf). Below, parity as ever. */
-#define OTH_STEP_FFMIN(e) ((e) << 8)
-#define OTH_FF_LOW 5
 
-OTH_HD int oth_step_ffmin(int opt)
-{
-	return (opt >> 8) ? (opt >> 8) : OTH_FF_MIN;
-}
-
-/* A frame's fastest-first row (e >= OTH_FF_LOW empties). */
-#define OTH_FF_ROW(S, f) ((S)->ff[oth_popcount(~((f)->P | (f)->O)) - OTH_FF_LOW])
+/* A frame's fastest-first row (e >= OTH_FF_MIN empties). */
+#define OTH_FF_ROW(S, f)                                                   \
+	((S)->ff[oth_popcount(~((f)->P | (f)->O)) - OTH_FF_MIN])
 
 /* Legal moves, as oth_moves, with each direction's run grown by doubling:
  * one step, two steps, then two more steps of two (runs are at most six
@@ -104,10 +93,10 @@ struct oth_sframe {
 };
 
 /* Fastest-first keys of a frame with e >= OTH_FF_MIN empties: row e -
- * OTH_FF_LOW, one entry per move ending with 0xffff (a node has at most
+ * OTH_FF_MIN, one entry per move ending with 0xffff (a node has at most
  * e moves); with OTH_STEP_KEYSORT the row holds the moves' squares in
  * the order of their keys and `last` is the index of the next pick. */
-#define OTH_FF_ROWS (OTH_STACK - OTH_FF_LOW > 0 ? OTH_STACK - OTH_FF_LOW : 1)
+#define OTH_FF_ROWS (OTH_STACK - OTH_FF_MIN > 0 ? OTH_STACK - OTH_FF_MIN : 1)
 #define OTH_FF_END 0xffffu
 
 enum { OTH_LANE_ENTER, OTH_LANE_RET, OTH_LANE_DONE, OTH_LANE_IDLE,
@@ -277,14 +266,14 @@ OTH_HD void oth_lane_frame(struct oth_lane *L, struct oth_stack *S,
 		f->last = -1;
 		if (opt & (OTH_STEP_FFONCE | OTH_STEP_KEYSORT)) {
 			int e = oth_popcount(~(P | O));
-			if (e >= oth_step_ffmin(opt) && (m & (m - 1)) &&
+			if (e >= OTH_FF_MIN && (m & (m - 1)) &&
 			    (opt & OTH_STEP_KEYSORT)) {
 				f->last = 0;
 				L->state = OTH_LANE_KEYS;
 				return;
 			}
 			if (e >= OTH_FF_MIN && (m & (m - 1))) {
-				uint16_t *row = S->ff[e - OTH_FF_LOW];
+				uint16_t *row = S->ff[e - OTH_FF_MIN];
 				int r = 0;
 				OTH_NO_UNROLL
 				for (; m; m &= m - 1)
