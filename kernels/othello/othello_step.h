@@ -264,20 +264,24 @@ OTH_HD void oth_lane_frame(struct oth_lane *L, struct oth_stack *S,
 		f->bm = sp == 0 && neg ? OTHELLO_MOVE_PASS : OTHELLO_MOVE_NONE;
 		f->neg = (int8_t)neg;
 		f->last = -1;
-		if ((opt & (OTH_STEP_FFONCE | OTH_STEP_KEYSORT)) &&
-		    (m & (m - 1)) && oth_popcount(~(P | O)) >= OTH_FF_MIN) {
-			f->last = 0;
-			if (opt & OTH_STEP_KEYSORT) {
+		if (opt & (OTH_STEP_FFONCE | OTH_STEP_KEYSORT)) {
+			int e = oth_popcount(~(P | O));
+			if (e >= OTH_FF_MIN && (m & (m - 1)) &&
+			    (opt & OTH_STEP_KEYSORT)) {
+				f->last = 0;
 				L->state = OTH_LANE_KEYS;
 				return;
 			}
-			uint16_t *row = OTH_FF_ROW(S, f);
-			int r = 0;
-			OTH_NO_UNROLL
-			for (; m; m &= m - 1)
-				row[r++] = (uint16_t)oth_ff_key(P, O, oth_ctz(m),
-								opt);
-			row[r] = OTH_FF_END;
+			if (e >= OTH_FF_MIN && (m & (m - 1))) {
+				uint16_t *row = S->ff[e - OTH_FF_MIN];
+				int r = 0;
+				OTH_NO_UNROLL
+				for (; m; m &= m - 1)
+					row[r++] = (uint16_t)oth_ff_key(
+						P, O, oth_ctz(m), opt);
+				row[r] = OTH_FF_END;
+				f->last = 0;
+			}
 		}
 	}
 	oth_lane_descend(L, S, sp, opt);
