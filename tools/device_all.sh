@@ -29,9 +29,11 @@ if want officers; then
 	TAG=officers-noahead WORKER_ARGS=--no-run-ahead t officers 200 sh tools/bench_officers_gpud.sh 400000000 67108864
 fi
 if want othello; then
-	t othello 300 build-gpu/tests/gpu/test_othello_gpu
-	t othello 120 build-gpu/tools/bench_othello -r 3 -c 0.05
-	BUILD=build-gpu t othello 120 sh tools/bench_othello_gpud.sh
+	# every variant takes minutes at 13-14 empties: the default and 11
+	OTHELLO_GPU_TEST_VARIANTS=${OTHELLO_GPU_TEST_VARIANTS:-11} t othello 300 build-gpu/tests/gpu/test_othello_gpu
+	t othello 60 build-gpu/tools/bench_othello -r 5 -c 0 -v 11
+	t othello 120 build-gpu/tools/bench_othello -r 5 -c 0.05 -v 12
+	for i in 1 2 3; do BUILD=build-gpu t othello 60 sh tools/bench_othello_gpud.sh; done
 fi
 if want sudoku; then
 	t sudoku 400 build-gpu/tests/gpu/test_sudoku_gpu
