@@ -39,6 +39,7 @@
 #define OTH_STACK (OTHELLO_CUDA_MAX_EMPTIES + 1)
 #include "othello_search.h"
 #include "othello_step.h"
+#include "othello_flat.h"
 
 #define BLOCK 128
 
@@ -49,7 +50,7 @@
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). */
-#define NVAR 16
+#define NVAR 18
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -80,6 +81,9 @@ static const struct oth_variant variants[NVAR] = {
 			    "by the warp"},
 	{2, 0, FG | KS, 32, "steps, leaf 2, vote 32, fast movegen + keys sorted "
 			    "by the warp"},
+	{2, 0, FG | KS, 0, "flat: one flip per lane per round, keys sorted by "
+			   "the warp"},
+	{2, 8, FG | KS, 0, "flat, capped at 64 registers"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -152,9 +156,23 @@ struct oth_wk {
  * its lane's frame (shuffled over), and finds its rank among that lane's
  * keys; each lane then copies its sorted squares to its row and descends.
  * Called by every lane of the warp. */
-template <int OPT>
-__device__ void oth_warp_keys(struct oth_lane *L, struct oth_stack *S,
-			      unsigned waiting, struct oth_wk *w)
+/* What a lane does once its row is sorted: descend to its first move. */
+__device__ __forceinline__ void oth_keys_done(struct oth_lane *L,
+					      struct oth_stack *S, int opt)
+{
+	oth_lane_descend(L, S, L->sp, opt);
+}
+
+__device__ __forceinline__ void oth_keys_done(struct oth_flat *F,
+					      struct oth_stack *S, int opt)
+{
+	(void)opt;
+	oth_flat_resume(F, S);
+}
+
+template <int OPT, class Lane>
+__device__ void oth_warp_keys(Lane *L, struct oth_stack *S, unsigned waiting,
+			      struct oth_wk *w)
 {
 	const unsigned all = 0xffffffffu;
 	const int me = threadIdx.x & 31;
@@ -212,7 +230,7 @@ __device__ void oth_warp_keys(struct oth_lane *L, struct oth_stack *S,
 			uint16_t *row = OTH_FF_ROW(S, f);
 			for (int r = 0; r < c; r++)
 				row[r] = w->sorted[base + r];
-			oth_lane_descend(L, S, L->sp, OPT);
+			oth_keys_done(L, S, OPT);
 		}
 		__syncwarp();
 		waiting &= ~batch;
@@ -300,6 +318,66 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
 		atomicAdd(ctr + 1, (unsigned long long)nodes);
 }
 
+/* The flat search (othello_flat.h), variants 16 and up: each round every
+ * live lane takes one step (a flip, or a move generation at a node of
+ * OTH_FF_MIN or more empties), then the lanes waiting for keys get them
+ * from the whole warp. */
+template <bool GEN, int MINB>
+__global__ void __launch_bounds__(BLOCK, MINB)
+oth_flat_kernel(const uint64_t *__restrict__ gP,
+		const uint64_t *__restrict__ gO, uint64_t seed, int empties,
+		uint64_t begin, unsigned n, uint8_t *__restrict__ out,
+		unsigned long long *ctr)
+{
+	__shared__ struct oth_wk wk[BLOCK / 32];
+	struct oth_flat F;
+	struct oth_stack S;
+	uint64_t nodes = 0;
+	unsigned i = 0;
+	bool have = false;
+
+	F.n = 0;
+	F.op = OTH_FLAT_DONE;
+	for (;;) {
+		if (F.op == OTH_FLAT_DONE) {
+			if (have) {
+				out[2 * i] = (uint8_t)(F.v + 64);
+				out[2 * i + 1] = (uint8_t)F.mv;
+				nodes += F.n;
+				F.n = 0;
+			}
+			i = atomicAdd((unsigned *)ctr, 1u);
+			have = i < n;
+			if (have) {
+				uint64_t P, O;
+				if (GEN) {
+					int black;
+					oth_generate(seed, begin + i, empties,
+						     &P, &O, &black);
+				} else {
+					P = gP[i];
+					O = gO[i];
+				}
+				oth_flat_start(&F, P, O);
+			} else {
+				F.op = OTH_FLAT_IDLE;
+			}
+		}
+		bool live = F.op != OTH_FLAT_IDLE;
+		if (!__ballot_sync(0xffffffffu, live))
+			break;
+		if (live && F.op != OTH_FLAT_KEYS)
+			oth_flat_after(&F, &S, oth_flat_compute(&F));
+		unsigned km = __ballot_sync(0xffffffffu, F.op == OTH_FLAT_KEYS);
+		if (km)
+			oth_warp_keys<FG>(&F, &S, km, &wk[threadIdx.x >> 5]);
+	}
+	for (int o = 16; o; o >>= 1)
+		nodes += __shfl_down_sync(0xffffffffu, nodes, o);
+	if ((threadIdx.x & 31) == 0)
+		atomicAdd(ctr + 1, (unsigned long long)nodes);
+}
+
 /* ---- host side -------------------------------------------------------- */
 
 typedef void (*oth_kernel_fn)(const uint64_t *, const uint64_t *, uint64_t,
@@ -320,7 +398,9 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 2, FG | KS, 24, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 16, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 28, 0>,                             \
-	oth_step_kernel<G, 2, FG | KS, 32, 0>
+	oth_step_kernel<G, 2, FG | KS, 32, 0>,                             \
+	oth_flat_kernel<G, 0>,                                             \
+	oth_flat_kernel<G, 8>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,

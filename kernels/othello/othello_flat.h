@@ -1,0 +1,325 @@
+/* othello_flat.h - the search of oth_search_leaf (leaf 2) cut into flips:
+ * each step of a lane computes one oth_flips (or, at a node of
+ * OTH_FF_MIN or more empties, one move generation) and then the cheap
+ * bookkeeping that says what the next flip is.
+ *
+ * Why: in the stepped search (othello_step.h) a warp's lanes run
+ * different code in every round (a leaf solve with one to six flips, a
+ * frame step with a move generation and a flip), so a warp instruction
+ * ran with about 6 of its 32 threads (bench/othello.md, round 5). Here
+ * every lane's step is the same flip, at one call site, so the flip, most
+ * of a step's instructions, runs with every live lane of the warp.
+ *
+ * What changes against oth_lane_frame: a node with 2..OTH_FF_MIN-1 empties
+ * (including the ones oth_solve2 solved) is a frame that scans its empty
+ * squares in move order and plays the first that flips something
+ * (OTH_FLAT_SCAN), instead of generating its moves first; a node with one
+ * empty evaluates its last square in one or two flips (oth_last1_at). The
+ * move order is the same (a scan visits the legal moves in oth_pick's
+ * parity order, ascending squares at 2 empties as oth_solve2), passes are
+ * found when a scan finds nothing, and nodes are counted where
+ * oth_search_leaf(leaf 2) counts them: same tree, answers and node count.
+ * Nodes of OTH_FF_MIN or more empties, and the root, generate their moves
+ * (op EXPAND) and sort them by fastest-first keys (op KEYS, computed by the
+ * whole warp in othello.cu, or oth_flat_keys on the host).
+ */
+#ifndef GPUD_OTHELLO_FLAT_H
+#define GPUD_OTHELLO_FLAT_H
+
+#include "othello_step.h"
+
+/* What a lane's next step computes. TRY: oth_flips(A, B, sq), the move sq
+ * of the frame at depth sp. LAST_P / LAST_O: the one-empty node at depth
+ * sp, (A, B) its board, flips of its player / of its opponent (A and B
+ * swapped) at sq. EXPAND: oth_moves(A, B) of the node at depth sp with
+ * the window (alpha, beta). KEYS: the frame at sp waits for its sorted
+ * keys. DONE: v and mv are the position's score and best move. */
+enum { OTH_FLAT_TRY, OTH_FLAT_LAST_P, OTH_FLAT_LAST_O, OTH_FLAT_EXPAND,
+       OTH_FLAT_KEYS, OTH_FLAT_DONE, OTH_FLAT_IDLE };
+
+/* sframe.last of a frame that scans its empties (moves: the squares not
+ * yet tried, legal or not). */
+#define OTH_FLAT_SCAN (-2)
+
+struct oth_flat {
+	uint64_t A, B;
+	unsigned n;
+	int sp, sq, op, alpha, beta, v, mv;
+};
+
+OTH_HD void oth_flat_start(struct oth_flat *F, uint64_t P, uint64_t O)
+{
+	F->A = P;
+	F->B = O;
+	F->sp = 0;
+	F->alpha = -66;
+	F->beta = 65;
+	F->op = OTH_FLAT_EXPAND;
+}
+
+/* Whether the lane's step is a flip (else a move generation, or none). */
+OTH_HD int oth_flat_flips(const struct oth_flat *F)
+{
+	return F->op <= OTH_FLAT_LAST_O;
+}
+
+/* The heavy part of a step: what oth_flat_after takes as x. */
+OTH_HD uint64_t oth_flat_compute(const struct oth_flat *F)
+{
+	return F->op == OTH_FLAT_EXPAND ? oth_moves_fast(F->A, F->B)
+					: oth_flips(F->A, F->B, F->sq);
+}
+
+/* The next move to try of the frame f (moves not empty), taken out of
+ * moves: the next entry of a sorted row; at 2 empties the lower square
+ * (oth_solve2's order); else oth_pick's. */
+OTH_HD int oth_flat_pick(struct oth_stack *S, struct oth_sframe *f)
+{
+	int sq;
+
+	if (f->last >= 0)
+		sq = OTH_FF_ROW(S, f)[f->last++];
+	else if (f->last == OTH_FLAT_SCAN &&
+		 oth_popcount(~(f->P | f->O)) == 2)
+		sq = oth_ctz(f->moves);
+	else
+		sq = oth_pick(f->P, f->O, f->moves);
+	f->moves &= ~(1ull << sq);
+	return sq;
+}
+
+/* The bookkeeping of a step, x being oth_flat_compute's result: leaves
+ * the lane at its next op. The labels are the three things a step can
+ * lead to: ret (v is the value of the node at depth d: up the stack),
+ * next (the frame at sp tries its next move) and child (the move sq of
+ * the frame at sp flipped x: enter the node it leads to). */
+OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
+			   uint64_t x)
+{
+	struct oth_sframe *f;
+	int sp = F->sp, d = sp, v, sq = F->sq;
+
+	switch (F->op) {
+	case OTH_FLAT_EXPAND: {
+		uint64_t P = F->A, O = F->B, m = x;
+		int alpha = F->alpha, beta = F->beta, neg = 0;
+		F->n++;
+		if (!m) {
+			uint64_t m2 = oth_moves_fast(O, P);
+			if (!m2) {
+				v = oth_final_score(P, O);
+				if (sp == 0) {
+					F->v = v;
+					F->mv = OTHELLO_MOVE_NONE;
+					F->op = OTH_FLAT_DONE;
+					return;
+				}
+				goto ret;
+			}
+			uint64_t t = P; P = O; O = t;
+			int a = alpha; alpha = -beta; beta = -a;
+			neg = 1;
+			m = m2;
+		}
+		f = &S->st[sp];
+		f->P = P;
+		f->O = O;
+		f->moves = m;
+		f->alpha = (int8_t)alpha;
+		f->beta = (int8_t)beta;
+		f->best = -66;
+		f->bm = sp == 0 && neg ? OTHELLO_MOVE_PASS : OTHELLO_MOVE_NONE;
+		f->neg = (int8_t)neg;
+		f->last = -1;
+		if (oth_popcount(~(P | O)) >= OTH_FF_MIN && (m & (m - 1))) {
+			f->last = 0;
+			F->op = OTH_FLAT_KEYS;
+			return;
+		}
+		goto next;
+	}
+	case OTH_FLAT_TRY:
+		if (x)
+			goto child;
+		goto next;
+	case OTH_FLAT_LAST_P:
+		if (x) {
+			v = 2 * (oth_popcount(F->A) + oth_popcount(x) + 1) - 64;
+			goto ret;
+		}
+		F->op = OTH_FLAT_LAST_O;
+		{
+			uint64_t t = F->A; F->A = F->B; F->B = t;
+		}
+		return;
+	default: { /* OTH_FLAT_LAST_O: (A, B) is the opponent's side */
+		int p = oth_popcount(F->B), k = oth_popcount(x);
+		if (k)
+			v = 2 * (p - k) - 64;
+		else /* p + o = 63: the empty goes to the winner */
+			v = p > 31 ? 2 * p - 62 : 2 * p - 64;
+		goto ret;
+	}
+	}
+
+child: {
+	f = &S->st[sp];
+	uint64_t P = f->O & ~x, O = f->P | x | (1ull << sq);
+	int a = f->alpha;
+	if (sp == 0)
+		a = f->neg || sq > f->bm ? f->best : f->best - 1;
+	f->cur = (int8_t)sq;
+	int alpha = -f->beta, beta = -a, e = oth_popcount(~(P | O));
+	d = sp + 1;
+	if (e >= OTH_FF_MIN) {
+		F->A = P;
+		F->B = O;
+		F->alpha = alpha;
+		F->beta = beta;
+		F->sp = d;
+		F->op = OTH_FLAT_EXPAND;
+		return;
+	}
+	F->n++;
+	if (e == 1) {
+		F->A = P;
+		F->B = O;
+		F->sq = oth_ctz(~(P | O));
+		F->sp = d;
+		F->op = OTH_FLAT_LAST_P;
+		return;
+	}
+	if (e == 0) {
+		v = oth_final_score(P, O);
+		goto ret;
+	}
+	f = &S->st[d];
+	f->P = P;
+	f->O = O;
+	f->moves = ~(P | O);
+	f->alpha = (int8_t)alpha;
+	f->beta = (int8_t)beta;
+	f->best = -66;
+	f->bm = OTHELLO_MOVE_NONE;
+	f->neg = 0;
+	f->last = OTH_FLAT_SCAN;
+	sp = d;
+	goto next;
+}
+
+ret: /* v is the value of the node at depth d >= 1 */
+	for (;;) {
+		f = &S->st[--d];
+		int val = -v;
+		if (d == 0) {
+			if (val > f->best ||
+			    (val == f->best && f->cur < f->bm)) {
+				f->best = (int8_t)val;
+				f->bm = f->neg ? OTHELLO_MOVE_PASS : f->cur;
+			}
+		} else {
+			if (val > f->best)
+				f->best = (int8_t)val;
+			if (val > f->alpha)
+				f->alpha = (int8_t)val;
+		}
+		if (f->alpha >= f->beta || !f->moves) {
+			v = f->neg ? -f->best : f->best;
+			if (d == 0) {
+				F->v = v;
+				F->mv = f->bm;
+				F->sp = 0;
+				F->op = OTH_FLAT_DONE;
+				return;
+			}
+			continue;
+		}
+		break;
+	}
+	sp = d;
+
+next: /* the frame at sp goes on */
+	f = &S->st[sp];
+	if (f->moves) {
+		F->A = f->P;
+		F->B = f->O;
+		F->sq = oth_flat_pick(S, f);
+		F->sp = sp;
+		F->op = OTH_FLAT_TRY;
+		return;
+	}
+	/* Only a scanning frame runs out of moves here: every square tried. */
+	d = sp;
+	if (f->best > -66) {
+		v = f->neg ? -f->best : f->best;
+		goto ret;
+	}
+	if (!f->neg) { /* no move: the opponent's turn on the same board */
+		uint64_t t = f->P;
+		int8_t a = f->alpha;
+		f->P = f->O;
+		f->O = t;
+		f->alpha = (int8_t)-f->beta;
+		f->beta = (int8_t)-a;
+		f->neg = 1;
+		f->moves = ~(f->P | f->O);
+		if (oth_popcount(f->moves) == 2) /* oth_solve2's count */
+			F->n++;
+		goto next;
+	}
+	v = oth_final_score(f->O, f->P); /* neither side can move */
+	goto ret;
+}
+
+/* Op KEYS on the host: the frame's moves sorted by their keys (as
+ * oth_lane_keys), then its first move. othello.cu does this for a warp's
+ * lanes together. */
+OTH_HD void oth_flat_resume(struct oth_flat *F, struct oth_stack *S)
+{
+	struct oth_sframe *f = &S->st[F->sp];
+
+	F->A = f->P;
+	F->B = f->O;
+	F->sq = oth_flat_pick(S, f);
+	F->op = OTH_FLAT_TRY;
+}
+
+OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_stack *S)
+{
+	struct oth_sframe *f = &S->st[F->sp];
+	uint16_t *row = OTH_FF_ROW(S, f);
+	int n = 0;
+
+	for (uint64_t m = f->moves; m; m &= m - 1) {
+		int k = oth_ff_key(f->P, f->O, oth_ctz(m), OTH_STEP_FASTGEN);
+		int r = n++;
+		for (; r > 0 && row[r - 1] > k; r--)
+			row[r] = row[r - 1];
+		row[r] = (uint16_t)k;
+	}
+	for (int r = 0; r < n; r++)
+		row[r] &= 63;
+	oth_flat_resume(F, S);
+}
+
+/* The whole search of one position by flat steps, the host's reference of
+ * the kernel: same answers and nodes as oth_search_leaf(leaf 2). */
+OTH_HD int oth_search_flat(struct oth_stack *S, uint64_t P, uint64_t O,
+			   int *ret_move, uint64_t *nodes)
+{
+	struct oth_flat F;
+
+	F.n = 0;
+	oth_flat_start(&F, P, O);
+	while (F.op != OTH_FLAT_DONE) {
+		if (F.op == OTH_FLAT_KEYS)
+			oth_flat_keys(&F, S);
+		else
+			oth_flat_after(&F, S, oth_flat_compute(&F));
+	}
+	*ret_move = F.mv;
+	*nodes += F.n;
+	return F.v;
+}
+
+#endif

@@ -1,0 +1,204 @@
+/* Unit tests of othello_flat.h, the host build of the CUDA kernel's flat
+ * variant: the search by flips against oth_search_leaf(leaf 2) (score, best
+ * move, nodes) and the fast CPU solver (score, best move) on generated
+ * positions of 1..14 empties and on positions with passes; and 32 lanes
+ * stepped as the kernel's warp runs them (a step for every live lane each
+ * round, the keys of the waiting lanes after it), taking positions from a
+ * queue.
+ *
+ * OTHELLO_STEP_SCALE=k multiplies the position counts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "othello/othello.h"
+#include "othello/othello_flat.h"
+
+static double scale(void)
+{
+	const char *s = getenv("OTHELLO_STEP_SCALE");
+	double k = s ? atof(s) : 1;
+
+	return k > 0 ? k : 1;
+}
+
+static long count_at(int e)
+{
+	static const int n[15] = {0, 400, 400, 400, 400, 400, 400, 400, 400,
+				  300, 200, 100, 40, 20, 10};
+	return (long)(n[e] * scale());
+}
+
+/* One position three ways: the fast solver, oth_search_leaf and flat. */
+static void check_one(struct othello_solver *s, struct oth_stack *S,
+		      uint64_t P, uint64_t O)
+{
+	uint64_t n0 = 0, n1 = 0;
+	int m0, m1, m2;
+	int v0 = othello_solver_solve(s, P, O, &m0, NULL);
+	int v1 = oth_search_leaf(P, O, &m1, &n0, 2);
+	int v2 = oth_search_flat(S, P, O, &m2, &n1);
+
+	assert_int_equal(v1, v0);
+	assert_int_equal(m1, m0);
+	assert_int_equal(v2, v0);
+	assert_int_equal(m2, m0);
+	assert_int_equal(n1, n0);
+}
+
+static void test_flat_vs_search(void **state)
+{
+	struct othello_solver *s;
+	struct oth_stack *S = malloc(sizeof(*S));
+	long total = 0;
+
+	(void)state;
+	assert_non_null(S);
+	assert_int_equal(othello_solver_new(&s), 0);
+	for (int e = 1; e <= 14; e++) {
+		for (long i = 0; i < count_at(e); i++) {
+			uint64_t P, O;
+			int black;
+			oth_generate(31 + (uint64_t)e, (uint64_t)i, e, &P, &O,
+				     &black);
+			check_one(s, S, P, O);
+			total++;
+		}
+	}
+	printf("flat search: %ld positions of 1..14 empties: same score, "
+	       "move and nodes as oth_search_leaf\n", total);
+	othello_solver_free(s);
+	free(S);
+}
+
+/* Boards where passes are common: random discs, few of one colour, with
+ * 0..8 empties; the side to move may have no move, or neither side. */
+static void test_flat_passes(void **state)
+{
+	struct othello_solver *s;
+	struct oth_stack *S = malloc(sizeof(*S));
+	uint64_t x = 99;
+	long passes = 0, ends = 0;
+
+	(void)state;
+	assert_non_null(S);
+	assert_int_equal(othello_solver_new(&s), 0);
+	for (long i = 0; i < (long)(20000 * scale()); i++) {
+		uint64_t a = oth_mix64(x += OTHELLO_GOLDEN);
+		uint64_t b = oth_mix64(x += OTHELLO_GOLDEN);
+		uint64_t E = 0;
+		int e = (int)(i % 9);
+		for (int k = 0; k < e; k++)
+			E |= 1ull << ((a >> (6 * k)) & 63);
+		uint64_t O = ~E & (b & (b >> 7) & (b >> 13)); /* sparse */
+		uint64_t P = ~E & ~O;
+		if (i & 1) {
+			uint64_t t = P; P = O; O = t;
+		}
+		if (!oth_moves(P, O))
+			passes++;
+		if (!oth_moves(P, O) && !oth_moves(O, P))
+			ends++;
+		check_one(s, S, P, O);
+	}
+	printf("flat search, random boards: %ld with the side to move "
+	       "passing, %ld finished\n", passes, ends);
+	assert_true(passes > 100);
+	assert_true(ends > 100);
+	othello_solver_free(s);
+	free(S);
+}
+
+/* 32 lanes, the kernel's loop: a lane that is done takes the next
+ * position; each round every live lane takes one step, then the lanes
+ * waiting for keys get them. Returns the rounds. */
+static long run_warp(int e0, long n)
+{
+	struct oth_flat *F = calloc(32, sizeof(*F));
+	struct oth_stack *S = calloc(32, sizeof(*S));
+	long next = 0, *pos = calloc(32, sizeof(long)), rounds = 0;
+	int8_t *sc = malloc((size_t)n);
+	uint8_t *mv = malloc((size_t)n);
+
+	assert_non_null(F);
+	assert_non_null(S);
+	assert_non_null(pos);
+	for (int l = 0; l < 32; l++)
+		F[l].op = OTH_FLAT_DONE, pos[l] = -1;
+	for (;;) {
+		int live = 0;
+		for (int l = 0; l < 32; l++) {
+			if (F[l].op == OTH_FLAT_DONE) {
+				if (pos[l] >= 0) {
+					sc[pos[l]] = (int8_t)F[l].v;
+					mv[pos[l]] = (uint8_t)F[l].mv;
+				}
+				if (next < n) {
+					uint64_t P, O;
+					int black;
+					pos[l] = next++;
+					oth_generate(7, (uint64_t)pos[l],
+						     e0 + (int)(pos[l] % 5), &P,
+						     &O, &black);
+					oth_flat_start(&F[l], P, O);
+				} else {
+					pos[l] = -1;
+					F[l].op = OTH_FLAT_IDLE;
+				}
+			}
+			live += F[l].op != OTH_FLAT_IDLE;
+		}
+		if (!live)
+			break;
+		for (int l = 0; l < 32; l++)
+			if (F[l].op != OTH_FLAT_IDLE &&
+			    F[l].op != OTH_FLAT_KEYS)
+				oth_flat_after(&F[l], &S[l],
+					       oth_flat_compute(&F[l]));
+		for (int l = 0; l < 32; l++)
+			if (F[l].op == OTH_FLAT_KEYS)
+				oth_flat_keys(&F[l], &S[l]);
+		rounds++;
+	}
+	for (long i = 0; i < n; i++) {
+		uint64_t P, O, nodes = 0;
+		int black, m;
+		oth_generate(7, (uint64_t)i, e0 + (int)(i % 5), &P, &O, &black);
+		int v = oth_search_leaf(P, O, &m, &nodes, 2);
+		assert_int_equal(sc[i], v);
+		assert_int_equal(mv[i], m);
+	}
+	free(F);
+	free(S);
+	free(pos);
+	free(sc);
+	free(mv);
+	return rounds;
+}
+
+static void test_flat_warp(void **state)
+{
+	long n = (long)(300 * scale());
+
+	(void)state;
+	long r1 = run_warp(1, n), r6 = run_warp(6, n);
+	printf("flat warp: %ld positions of 1..5 empties in %ld rounds, of "
+	       "6..10 in %ld\n", n, r1, r6);
+	assert_true(r1 > 0 && r6 > r1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flat_vs_search),
+		cmocka_unit_test(test_flat_passes),
+		cmocka_unit_test(test_flat_warp),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
