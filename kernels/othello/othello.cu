@@ -50,7 +50,7 @@
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). */
-#define NVAR 18
+#define NVAR 19
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -83,7 +83,8 @@ static const struct oth_variant variants[NVAR] = {
 			    "by the warp"},
 	{2, 0, FG | KS, 0, "flat: one flip per lane per round, keys sorted by "
 			   "the warp"},
-	{2, 8, FG | KS, 0, "flat, capped at 64 registers"},
+	{2, 7, FG | KS, 0, "flat, capped at 72 registers (7 blocks/SM)"},
+	{2, 8, FG | KS, 0, "flat, capped at 64 registers (8 blocks/SM)"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -156,7 +157,21 @@ struct oth_wk {
  * its lane's frame (shuffled over), and finds its rank among that lane's
  * keys; each lane then copies its sorted squares to its row and descends.
  * Called by every lane of the warp. */
-/* What a lane does once its row is sorted: descend to its first move. */
+/* The frame a lane in state KEYS waits with, and what it does once its
+ * row is sorted: descend to its first move. */
+__device__ __forceinline__ struct oth_sframe *
+oth_keys_frame(struct oth_lane *L, struct oth_stack *S)
+{
+	return &S->st[L->sp];
+}
+
+__device__ __forceinline__ struct oth_sframe *
+oth_keys_frame(struct oth_flat *F, struct oth_stack *S)
+{
+	(void)S;
+	return &F->top;
+}
+
 __device__ __forceinline__ void oth_keys_done(struct oth_lane *L,
 					      struct oth_stack *S, int opt)
 {
@@ -171,7 +186,7 @@ __device__ __forceinline__ void oth_keys_done(struct oth_flat *F,
 }
 
 template <int OPT, class Lane>
-__device__ void oth_warp_keys(Lane *L, struct oth_stack *S, unsigned waiting,
+__device__ __forceinline__ void oth_warp_keys(Lane *L, struct oth_stack *S, unsigned waiting,
 			      struct oth_wk *w)
 {
 	const unsigned all = 0xffffffffu;
@@ -179,7 +194,7 @@ __device__ void oth_warp_keys(Lane *L, struct oth_stack *S, unsigned waiting,
 	uint64_t P = 0, O = 0, m = 0;
 
 	if ((waiting >> me) & 1) {
-		const struct oth_sframe *f = &S->st[L->sp];
+		const struct oth_sframe *f = oth_keys_frame(L, S);
 		P = f->P;
 		O = f->O;
 		m = f->moves;
@@ -226,7 +241,7 @@ __device__ void oth_warp_keys(Lane *L, struct oth_stack *S, unsigned waiting,
 		}
 		__syncwarp();
 		if (in) {
-			const struct oth_sframe *f = &S->st[L->sp];
+			const struct oth_sframe *f = oth_keys_frame(L, S);
 			uint16_t *row = OTH_FF_ROW(S, f);
 			for (int r = 0; r < c; r++)
 				row[r] = w->sorted[base + r];
@@ -400,6 +415,7 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 2, FG | KS, 28, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 32, 0>,                             \
 	oth_flat_kernel<G, 0>,                                             \
+	oth_flat_kernel<G, 7>,                                             \
 	oth_flat_kernel<G, 8>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {

@@ -29,10 +29,10 @@
 #include "othello_step.h"
 
 /* What a lane's next step computes. TRY: oth_flips(A, B, sq), the move sq
- * of the frame at depth sp. LAST_P / LAST_O: the one-empty node at depth
- * sp, (A, B) its board, flips of its player / of its opponent (A and B
- * swapped) at sq. EXPAND: oth_moves(A, B) of the node at depth sp with
- * the window (alpha, beta). KEYS: the frame at sp waits for its sorted
+ * of the top frame. LAST_P / LAST_O: the one-empty node below the top
+ * frame, (A, B) its board, flips of its player / of its opponent (A and B
+ * swapped) at sq. EXPAND: oth_moves(A, B) of the node below the top frame,
+ * with the window (alpha, beta). KEYS: the top frame waits for its sorted
  * keys. DONE: v and mv are the position's score and best move. */
 enum { OTH_FLAT_TRY, OTH_FLAT_LAST_P, OTH_FLAT_LAST_O, OTH_FLAT_EXPAND,
        OTH_FLAT_KEYS, OTH_FLAT_DONE, OTH_FLAT_IDLE };
@@ -41,7 +41,12 @@ enum { OTH_FLAT_TRY, OTH_FLAT_LAST_P, OTH_FLAT_LAST_O, OTH_FLAT_EXPAND,
  * yet tried, legal or not). */
 #define OTH_FLAT_SCAN (-2)
 
+/* A lane. The top frame (depth sp; -1: none yet) is kept here, in
+ * registers on the device: a step reads and writes it without touching
+ * the stack, where the lanes of a warp, at different depths, would
+ * each load a different line. The frames below it are in the stack. */
 struct oth_flat {
+	struct oth_sframe top;
 	uint64_t A, B;
 	unsigned n;
 	int sp, sq, op, alpha, beta, v, mv;
@@ -51,16 +56,10 @@ OTH_HD void oth_flat_start(struct oth_flat *F, uint64_t P, uint64_t O)
 {
 	F->A = P;
 	F->B = O;
-	F->sp = 0;
+	F->sp = -1;
 	F->alpha = -66;
 	F->beta = 65;
 	F->op = OTH_FLAT_EXPAND;
-}
-
-/* Whether the lane's step is a flip (else a move generation, or none). */
-OTH_HD int oth_flat_flips(const struct oth_flat *F)
-{
-	return F->op <= OTH_FLAT_LAST_O;
 }
 
 /* The heavy part of a step: what oth_flat_after takes as x. */
@@ -88,16 +87,37 @@ OTH_HD int oth_flat_pick(struct oth_stack *S, struct oth_sframe *f)
 	return sq;
 }
 
+/* A new top frame: the old one goes to the stack. */
+OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_stack *S,
+			  uint64_t P, uint64_t O, uint64_t moves, int alpha,
+			  int beta, int neg, int last)
+{
+	struct oth_sframe *t = &F->top;
+
+	if (F->sp >= 0)
+		S->st[F->sp] = *t;
+	F->sp++;
+	t->P = P;
+	t->O = O;
+	t->moves = moves;
+	t->alpha = (int8_t)alpha;
+	t->beta = (int8_t)beta;
+	t->best = -66;
+	t->bm = F->sp == 0 && neg ? OTHELLO_MOVE_PASS : OTHELLO_MOVE_NONE;
+	t->neg = (int8_t)neg;
+	t->last = (int16_t)last;
+}
+
 /* The bookkeeping of a step, x being oth_flat_compute's result: leaves
  * the lane at its next op. The labels are the three things a step can
- * lead to: ret (v is the value of the node at depth d: up the stack),
- * next (the frame at sp tries its next move) and child (the move sq of
- * the frame at sp flipped x: enter the node it leads to). */
+ * lead to: ret (v is the value of the node just below the top frame: up
+ * the stack), next (the top frame tries its next move) and child (the move
+ * sq of the top frame flipped x: enter the node it leads to). */
 OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 			   uint64_t x)
 {
-	struct oth_sframe *f;
-	int sp = F->sp, d = sp, v, sq = F->sq;
+	struct oth_sframe *t = &F->top;
+	int v, sq = F->sq;
 
 	switch (F->op) {
 	case OTH_FLAT_EXPAND: {
@@ -108,7 +128,7 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 			uint64_t m2 = oth_moves_fast(O, P);
 			if (!m2) {
 				v = oth_final_score(P, O);
-				if (sp == 0) {
+				if (F->sp < 0) {
 					F->v = v;
 					F->mv = OTHELLO_MOVE_NONE;
 					F->op = OTH_FLAT_DONE;
@@ -116,23 +136,15 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 				}
 				goto ret;
 			}
-			uint64_t t = P; P = O; O = t;
+			uint64_t u = P; P = O; O = u;
 			int a = alpha; alpha = -beta; beta = -a;
 			neg = 1;
 			m = m2;
 		}
-		f = &S->st[sp];
-		f->P = P;
-		f->O = O;
-		f->moves = m;
-		f->alpha = (int8_t)alpha;
-		f->beta = (int8_t)beta;
-		f->best = -66;
-		f->bm = sp == 0 && neg ? OTHELLO_MOVE_PASS : OTHELLO_MOVE_NONE;
-		f->neg = (int8_t)neg;
-		f->last = -1;
-		if (oth_popcount(~(P | O)) >= OTH_FF_MIN && (m & (m - 1))) {
-			f->last = 0;
+		int keys = oth_popcount(~(P | O)) >= OTH_FF_MIN &&
+			   (m & (m - 1));
+		oth_flat_push(F, S, P, O, m, alpha, beta, neg, keys ? 0 : -1);
+		if (keys) {
 			F->op = OTH_FLAT_KEYS;
 			return;
 		}
@@ -149,7 +161,7 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 		}
 		F->op = OTH_FLAT_LAST_O;
 		{
-			uint64_t t = F->A; F->A = F->B; F->B = t;
+			uint64_t u = F->A; F->A = F->B; F->B = u;
 		}
 		return;
 	default: { /* OTH_FLAT_LAST_O: (A, B) is the opponent's side */
@@ -163,20 +175,17 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 	}
 
 child: {
-	f = &S->st[sp];
-	uint64_t P = f->O & ~x, O = f->P | x | (1ull << sq);
-	int a = f->alpha;
-	if (sp == 0)
-		a = f->neg || sq > f->bm ? f->best : f->best - 1;
-	f->cur = (int8_t)sq;
-	int alpha = -f->beta, beta = -a, e = oth_popcount(~(P | O));
-	d = sp + 1;
+	uint64_t P = t->O & ~x, O = t->P | x | (1ull << sq);
+	int a = t->alpha;
+	if (F->sp == 0)
+		a = t->neg || sq > t->bm ? t->best : t->best - 1;
+	t->cur = (int8_t)sq;
+	int alpha = -t->beta, beta = -a, e = oth_popcount(~(P | O));
 	if (e >= OTH_FF_MIN) {
 		F->A = P;
 		F->B = O;
 		F->alpha = alpha;
 		F->beta = beta;
-		F->sp = d;
 		F->op = OTH_FLAT_EXPAND;
 		return;
 	}
@@ -185,7 +194,6 @@ child: {
 		F->A = P;
 		F->B = O;
 		F->sq = oth_ctz(~(P | O));
-		F->sp = d;
 		F->op = OTH_FLAT_LAST_P;
 		return;
 	}
@@ -193,105 +201,93 @@ child: {
 		v = oth_final_score(P, O);
 		goto ret;
 	}
-	f = &S->st[d];
-	f->P = P;
-	f->O = O;
-	f->moves = ~(P | O);
-	f->alpha = (int8_t)alpha;
-	f->beta = (int8_t)beta;
-	f->best = -66;
-	f->bm = OTHELLO_MOVE_NONE;
-	f->neg = 0;
-	f->last = OTH_FLAT_SCAN;
-	sp = d;
+	oth_flat_push(F, S, P, O, ~(P | O), alpha, beta, 0, OTH_FLAT_SCAN);
 	goto next;
 }
 
-ret: /* v is the value of the node at depth d >= 1 */
+ret: /* v is the value of the node below the top frame */
 	for (;;) {
-		f = &S->st[--d];
 		int val = -v;
-		if (d == 0) {
-			if (val > f->best ||
-			    (val == f->best && f->cur < f->bm)) {
-				f->best = (int8_t)val;
-				f->bm = f->neg ? OTHELLO_MOVE_PASS : f->cur;
+		if (F->sp == 0) {
+			if (val > t->best ||
+			    (val == t->best && t->cur < t->bm)) {
+				t->best = (int8_t)val;
+				t->bm = t->neg ? OTHELLO_MOVE_PASS : t->cur;
 			}
 		} else {
-			if (val > f->best)
-				f->best = (int8_t)val;
-			if (val > f->alpha)
-				f->alpha = (int8_t)val;
+			if (val > t->best)
+				t->best = (int8_t)val;
+			if (val > t->alpha)
+				t->alpha = (int8_t)val;
 		}
-		if (f->alpha >= f->beta || !f->moves) {
-			v = f->neg ? -f->best : f->best;
-			if (d == 0) {
+		if (t->alpha >= t->beta || !t->moves) {
+			v = t->neg ? -t->best : t->best;
+			if (F->sp == 0) {
 				F->v = v;
-				F->mv = f->bm;
-				F->sp = 0;
+				F->mv = t->bm;
 				F->op = OTH_FLAT_DONE;
 				return;
 			}
+			*t = S->st[--F->sp];
 			continue;
 		}
 		break;
 	}
-	sp = d;
 
-next: /* the frame at sp goes on */
-	f = &S->st[sp];
-	if (f->moves) {
-		F->A = f->P;
-		F->B = f->O;
-		F->sq = oth_flat_pick(S, f);
-		F->sp = sp;
+next: /* the top frame goes on */
+	if (t->moves) {
+		F->A = t->P;
+		F->B = t->O;
+		F->sq = oth_flat_pick(S, t);
 		F->op = OTH_FLAT_TRY;
 		return;
 	}
-	/* Only a scanning frame runs out of moves here: every square tried. */
-	d = sp;
-	if (f->best > -66) {
-		v = f->neg ? -f->best : f->best;
+	/* Only a scanning frame (never the root) runs out of moves here:
+	 * every square tried. */
+	if (t->best > -66) {
+		v = t->neg ? -t->best : t->best;
+		*t = S->st[--F->sp];
 		goto ret;
 	}
-	if (!f->neg) { /* no move: the opponent's turn on the same board */
-		uint64_t t = f->P;
-		int8_t a = f->alpha;
-		f->P = f->O;
-		f->O = t;
-		f->alpha = (int8_t)-f->beta;
-		f->beta = (int8_t)-a;
-		f->neg = 1;
-		f->moves = ~(f->P | f->O);
-		if (oth_popcount(f->moves) == 2) /* oth_solve2's count */
+	if (!t->neg) { /* no move: the opponent's turn on the same board */
+		uint64_t u = t->P;
+		int8_t a = t->alpha;
+		t->P = t->O;
+		t->O = u;
+		t->alpha = (int8_t)-t->beta;
+		t->beta = (int8_t)-a;
+		t->neg = 1;
+		t->moves = ~(t->P | t->O);
+		if (oth_popcount(t->moves) == 2) /* oth_solve2's count */
 			F->n++;
 		goto next;
 	}
-	v = oth_final_score(f->O, f->P); /* neither side can move */
+	v = oth_final_score(t->O, t->P); /* neither side can move */
+	*t = S->st[--F->sp];
 	goto ret;
 }
 
-/* Op KEYS on the host: the frame's moves sorted by their keys (as
+/* Op KEYS on the host: the top frame's moves sorted by their keys (as
  * oth_lane_keys), then its first move. othello.cu does this for a warp's
  * lanes together. */
 OTH_HD void oth_flat_resume(struct oth_flat *F, struct oth_stack *S)
 {
-	struct oth_sframe *f = &S->st[F->sp];
+	struct oth_sframe *t = &F->top;
 
-	F->A = f->P;
-	F->B = f->O;
-	F->sq = oth_flat_pick(S, f);
+	F->A = t->P;
+	F->B = t->O;
+	F->sq = oth_flat_pick(S, t);
 	F->op = OTH_FLAT_TRY;
 }
 
 OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_stack *S)
 {
-	struct oth_sframe *f = &S->st[F->sp];
-	uint16_t *row = OTH_FF_ROW(S, f);
+	struct oth_sframe *t = &F->top;
+	uint16_t *row = OTH_FF_ROW(S, t);
 	int n = 0;
 
-	for (uint64_t m = f->moves; m; m &= m - 1) {
-		int k = oth_ff_key(f->P, f->O, oth_ctz(m), OTH_STEP_FASTGEN);
+	for (uint64_t m = t->moves; m; m &= m - 1) {
+		int k = oth_ff_key(t->P, t->O, oth_ctz(m), OTH_STEP_FASTGEN);
 		int r = n++;
 		for (; r > 0 && row[r - 1] > k; r--)
 			row[r] = row[r - 1];
