@@ -109,162 +109,160 @@ OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_stack *S,
 }
 
 /* The bookkeeping of a step, x being oth_flat_compute's result: leaves
- * the lane at its next op. The labels are the three things a step can
- * lead to: ret (v is the value of the node just below the top frame: up
- * the stack), next (the top frame tries its next move) and child (the move
- * sq of the top frame flipped x: enter the node it leads to). */
+ * the lane at its next op. First the op's own outcome, then a loop of
+ * two moves: RET (v is the value of the node just below the top frame:
+ * take it up the stack) and NEXT (the top frame tries its next move).
+ * Structured on purpose, without jumps between the two: lanes that reach
+ * them from different ops then run each loop iteration together, where
+ * with jumps the compiler ran the same code once per group of lanes that
+ * arrived by a different path (2-3 threads per instruction, profiled). */
+enum { OTH_GO_STOP, OTH_GO_RET, OTH_GO_NEXT };
+
 OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 			   uint64_t x)
 {
 	struct oth_sframe *t = &F->top;
-	int v, sq = F->sq;
+	int v = 0, go = OTH_GO_STOP;
 
-	switch (F->op) {
-	case OTH_FLAT_EXPAND: {
+	if (F->op == OTH_FLAT_EXPAND) {
 		uint64_t P = F->A, O = F->B, m = x;
 		int alpha = F->alpha, beta = F->beta, neg = 0;
 		F->n++;
 		if (!m) {
-			uint64_t m2 = oth_moves_fast(O, P);
-			if (!m2) {
-				v = oth_final_score(P, O);
-				if (F->sp < 0) {
-					F->v = v;
-					F->mv = OTHELLO_MOVE_NONE;
-					F->op = OTH_FLAT_DONE;
-					return;
-				}
-				goto ret;
+			m = oth_moves_fast(O, P);
+			if (m) { /* a pass: the opponent moves on this board */
+				uint64_t u = P; P = O; O = u;
+				int a = alpha; alpha = -beta; beta = -a;
+				neg = 1;
 			}
-			uint64_t u = P; P = O; O = u;
-			int a = alpha; alpha = -beta; beta = -a;
-			neg = 1;
-			m = m2;
 		}
-		int keys = oth_popcount(~(P | O)) >= OTH_FF_MIN &&
-			   (m & (m - 1));
-		oth_flat_push(F, S, P, O, m, alpha, beta, neg, keys ? 0 : -1);
-		if (keys) {
-			F->op = OTH_FLAT_KEYS;
-			return;
+		if (!m) { /* neither side can move */
+			v = oth_final_score(P, O);
+			if (F->sp < 0) {
+				F->v = v;
+				F->mv = OTHELLO_MOVE_NONE;
+				F->op = OTH_FLAT_DONE;
+			} else {
+				go = OTH_GO_RET;
+			}
+		} else {
+			int keys = oth_popcount(~(P | O)) >= OTH_FF_MIN &&
+				   (m & (m - 1));
+			oth_flat_push(F, S, P, O, m, alpha, beta, neg,
+				      keys ? 0 : -1);
+			if (keys)
+				F->op = OTH_FLAT_KEYS;
+			else
+				go = OTH_GO_NEXT;
 		}
-		goto next;
-	}
-	case OTH_FLAT_TRY:
-		if (x)
-			goto child;
-		goto next;
-	case OTH_FLAT_LAST_P:
+	} else if (F->op == OTH_FLAT_TRY) {
+		if (!x) {
+			go = OTH_GO_NEXT;
+		} else { /* enter the node the move leads to */
+			int sq = F->sq, a = t->alpha;
+			uint64_t P = t->O & ~x, O = t->P | x | (1ull << sq);
+			if (F->sp == 0) /* the root rule */
+				a = t->neg || sq > t->bm ? t->best
+							 : t->best - 1;
+			t->cur = (int8_t)sq;
+			int alpha = -t->beta, beta = -a;
+			int e = oth_popcount(~(P | O));
+			F->A = P;
+			F->B = O;
+			if (e >= OTH_FF_MIN) {
+				F->alpha = alpha;
+				F->beta = beta;
+				F->op = OTH_FLAT_EXPAND;
+			} else {
+				F->n++;
+				if (e == 1) {
+					F->sq = oth_ctz(~(P | O));
+					F->op = OTH_FLAT_LAST_P;
+				} else if (e == 0) {
+					v = oth_final_score(P, O);
+					go = OTH_GO_RET;
+				} else {
+					oth_flat_push(F, S, P, O, ~(P | O),
+						      alpha, beta, 0,
+						      OTH_FLAT_SCAN);
+					go = OTH_GO_NEXT;
+				}
+			}
+		}
+	} else if (F->op == OTH_FLAT_LAST_P) {
 		if (x) {
 			v = 2 * (oth_popcount(F->A) + oth_popcount(x) + 1) - 64;
-			goto ret;
-		}
-		F->op = OTH_FLAT_LAST_O;
-		{
+			go = OTH_GO_RET;
+		} else { /* the opponent's flips on the same square */
 			uint64_t u = F->A; F->A = F->B; F->B = u;
+			F->op = OTH_FLAT_LAST_O;
 		}
-		return;
-	default: { /* OTH_FLAT_LAST_O: (A, B) is the opponent's side */
+	} else { /* OTH_FLAT_LAST_O: (A, B) is the opponent's side */
 		int p = oth_popcount(F->B), k = oth_popcount(x);
 		if (k)
 			v = 2 * (p - k) - 64;
 		else /* p + o = 63: the empty goes to the winner */
 			v = p > 31 ? 2 * p - 62 : 2 * p - 64;
-		goto ret;
-	}
+		go = OTH_GO_RET;
 	}
 
-child: {
-	uint64_t P = t->O & ~x, O = t->P | x | (1ull << sq);
-	int a = t->alpha;
-	if (F->sp == 0)
-		a = t->neg || sq > t->bm ? t->best : t->best - 1;
-	t->cur = (int8_t)sq;
-	int alpha = -t->beta, beta = -a, e = oth_popcount(~(P | O));
-	if (e >= OTH_FF_MIN) {
-		F->A = P;
-		F->B = O;
-		F->alpha = alpha;
-		F->beta = beta;
-		F->op = OTH_FLAT_EXPAND;
-		return;
-	}
-	F->n++;
-	if (e == 1) {
-		F->A = P;
-		F->B = O;
-		F->sq = oth_ctz(~(P | O));
-		F->op = OTH_FLAT_LAST_P;
-		return;
-	}
-	if (e == 0) {
-		v = oth_final_score(P, O);
-		goto ret;
-	}
-	oth_flat_push(F, S, P, O, ~(P | O), alpha, beta, 0, OTH_FLAT_SCAN);
-	goto next;
-}
-
-ret: /* v is the value of the node below the top frame */
-	for (;;) {
-		int val = -v;
-		if (F->sp == 0) {
-			if (val > t->best ||
-			    (val == t->best && t->cur < t->bm)) {
-				t->best = (int8_t)val;
-				t->bm = t->neg ? OTHELLO_MOVE_PASS : t->cur;
-			}
-		} else {
-			if (val > t->best)
-				t->best = (int8_t)val;
-			if (val > t->alpha)
-				t->alpha = (int8_t)val;
-		}
-		if (t->alpha >= t->beta || !t->moves) {
-			v = t->neg ? -t->best : t->best;
+	while (go != OTH_GO_STOP) {
+		if (go == OTH_GO_RET) {
+			int val = -v;
 			if (F->sp == 0) {
-				F->v = v;
-				F->mv = t->bm;
-				F->op = OTH_FLAT_DONE;
-				return;
+				if (val > t->best ||
+				    (val == t->best && t->cur < t->bm)) {
+					t->best = (int8_t)val;
+					t->bm = t->neg ? OTHELLO_MOVE_PASS
+						       : t->cur;
+				}
+			} else {
+				if (val > t->best)
+					t->best = (int8_t)val;
+				if (val > t->alpha)
+					t->alpha = (int8_t)val;
 			}
+			if (t->alpha >= t->beta || !t->moves) {
+				v = t->neg ? -t->best : t->best;
+				if (F->sp == 0) {
+					F->v = v;
+					F->mv = t->bm;
+					F->op = OTH_FLAT_DONE;
+					go = OTH_GO_STOP;
+				} else {
+					*t = S->st[--F->sp];
+				}
+			} else {
+				go = OTH_GO_NEXT;
+			}
+		} else if (t->moves) {
+			F->A = t->P;
+			F->B = t->O;
+			F->sq = oth_flat_pick(S, t);
+			F->op = OTH_FLAT_TRY;
+			go = OTH_GO_STOP;
+		} else if (t->best <= -66 && !t->neg) {
+			/* A scanning frame (never the root) found no move:
+			 * the opponent's turn on the same board. */
+			uint64_t u = t->P;
+			int8_t a = t->alpha;
+			t->P = t->O;
+			t->O = u;
+			t->alpha = (int8_t)-t->beta;
+			t->beta = (int8_t)-a;
+			t->neg = 1;
+			t->moves = ~(t->P | t->O);
+			if (oth_popcount(t->moves) == 2) /* oth_solve2's */
+				F->n++;
+		} else {
+			/* A scanning frame tried every square: its value,
+			 * or neither side could move. */
+			v = t->best > -66 ? (t->neg ? -t->best : t->best)
+					  : oth_final_score(t->O, t->P);
 			*t = S->st[--F->sp];
-			continue;
+			go = OTH_GO_RET;
 		}
-		break;
 	}
-
-next: /* the top frame goes on */
-	if (t->moves) {
-		F->A = t->P;
-		F->B = t->O;
-		F->sq = oth_flat_pick(S, t);
-		F->op = OTH_FLAT_TRY;
-		return;
-	}
-	/* Only a scanning frame (never the root) runs out of moves here:
-	 * every square tried. */
-	if (t->best > -66) {
-		v = t->neg ? -t->best : t->best;
-		*t = S->st[--F->sp];
-		goto ret;
-	}
-	if (!t->neg) { /* no move: the opponent's turn on the same board */
-		uint64_t u = t->P;
-		int8_t a = t->alpha;
-		t->P = t->O;
-		t->O = u;
-		t->alpha = (int8_t)-t->beta;
-		t->beta = (int8_t)-a;
-		t->neg = 1;
-		t->moves = ~(t->P | t->O);
-		if (oth_popcount(t->moves) == 2) /* oth_solve2's count */
-			F->n++;
-		goto next;
-	}
-	v = oth_final_score(t->O, t->P); /* neither side can move */
-	*t = S->st[--F->sp];
-	goto ret;
 }
 
 /* Op KEYS on the host: the top frame's moves sorted by their keys (as
