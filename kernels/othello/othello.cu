@@ -50,7 +50,7 @@
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). */
-#define NVAR 19
+#define NVAR 21
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -81,10 +81,12 @@ static const struct oth_variant variants[NVAR] = {
 			    "by the warp"},
 	{2, 0, FG | KS, 32, "steps, leaf 2, vote 32, fast movegen + keys sorted "
 			    "by the warp"},
-	{2, 0, FG | KS, 0, "flat: one flip per lane per round, keys sorted by "
-			   "the warp"},
+	{2, 0, FG | KS, 0, "flat: one flip per lane per round, one return and "
+			   "one pick, keys sorted by the warp"},
 	{2, 7, FG | KS, 0, "flat, capped at 72 registers (7 blocks/SM)"},
 	{2, 8, FG | KS, 0, "flat, capped at 64 registers (8 blocks/SM)"},
+	{2, 7, FG | KS, 0, "flat, two returns and picks per round, 7 blocks/SM"},
+	{2, 8, FG | KS, 0, "flat, two returns and picks per round, 8 blocks/SM"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -165,8 +167,8 @@ oth_keys_frame(struct oth_lane *L, struct oth_stack *S)
 	return &S->st[L->sp];
 }
 
-__device__ __forceinline__ struct oth_sframe *
-oth_keys_frame(struct oth_flat *F, struct oth_stack *S)
+__device__ __forceinline__ struct oth_fframe *
+oth_keys_frame(struct oth_flat *F, struct oth_fstack *S)
 {
 	(void)S;
 	return &F->top;
@@ -179,22 +181,23 @@ __device__ __forceinline__ void oth_keys_done(struct oth_lane *L,
 }
 
 __device__ __forceinline__ void oth_keys_done(struct oth_flat *F,
-					      struct oth_stack *S, int opt)
+					      struct oth_fstack *S, int opt)
 {
 	(void)opt;
 	oth_flat_resume(F, S);
 }
 
-template <int OPT, class Lane>
-__device__ __forceinline__ void oth_warp_keys(Lane *L, struct oth_stack *S, unsigned waiting,
-			      struct oth_wk *w)
+template <int OPT, class Lane, class Stack>
+__device__ __forceinline__ void oth_warp_keys(Lane *L, Stack *S,
+					      unsigned waiting,
+					      struct oth_wk *w)
 {
 	const unsigned all = 0xffffffffu;
 	const int me = threadIdx.x & 31;
 	uint64_t P = 0, O = 0, m = 0;
 
 	if ((waiting >> me) & 1) {
-		const struct oth_sframe *f = oth_keys_frame(L, S);
+		const auto *f = oth_keys_frame(L, S);
 		P = f->P;
 		O = f->O;
 		m = f->moves;
@@ -241,7 +244,7 @@ __device__ __forceinline__ void oth_warp_keys(Lane *L, struct oth_stack *S, unsi
 		}
 		__syncwarp();
 		if (in) {
-			const struct oth_sframe *f = oth_keys_frame(L, S);
+			const auto *f = oth_keys_frame(L, S);
 			uint16_t *row = OTH_FF_ROW(S, f);
 			for (int r = 0; r < c; r++)
 				row[r] = w->sorted[base + r];
@@ -337,7 +340,7 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
  * live lane takes one step (a flip, or a move generation at a node of
  * OTH_FF_MIN or more empties), then the lanes waiting for keys get them
  * from the whole warp. */
-template <bool GEN, int MINB>
+template <bool GEN, int PARTS, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
 oth_flat_kernel(const uint64_t *__restrict__ gP,
 		const uint64_t *__restrict__ gO, uint64_t seed, int empties,
@@ -346,7 +349,7 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 {
 	__shared__ struct oth_wk wk[BLOCK / 32];
 	struct oth_flat F;
-	struct oth_stack S;
+	struct oth_fstack S;
 	uint64_t nodes = 0;
 	unsigned i = 0;
 	bool have = false;
@@ -382,7 +385,7 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 		if (!__ballot_sync(0xffffffffu, live))
 			break;
 		if (live && F.op != OTH_FLAT_KEYS)
-			oth_flat_after(&F, &S, oth_flat_compute(&F));
+			oth_flat_after(&F, &S, oth_flat_compute(&F), PARTS);
 		unsigned km = __ballot_sync(0xffffffffu, F.op == OTH_FLAT_KEYS);
 		if (km)
 			oth_warp_keys<FG>(&F, &S, km, &wk[threadIdx.x >> 5]);
@@ -414,9 +417,11 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 2, FG | KS, 16, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 28, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 32, 0>,                             \
-	oth_flat_kernel<G, 0>,                                             \
-	oth_flat_kernel<G, 7>,                                             \
-	oth_flat_kernel<G, 8>
+	oth_flat_kernel<G, 1, 0>,                                          \
+	oth_flat_kernel<G, 1, 7>,                                          \
+	oth_flat_kernel<G, 1, 8>,                                          \
+	oth_flat_kernel<G, 2, 7>,                                          \
+	oth_flat_kernel<G, 2, 8>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,

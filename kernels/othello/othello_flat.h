@@ -28,25 +28,46 @@
 
 #include "othello_step.h"
 
-/* What a lane's next step computes. TRY: oth_flips(A, B, sq), the move sq
- * of the top frame. LAST_P / LAST_O: the one-empty node below the top
- * frame, (A, B) its board, flips of its player / of its opponent (A and B
- * swapped) at sq. EXPAND: oth_moves(A, B) of the node below the top frame,
- * with the window (alpha, beta). KEYS: the top frame waits for its sorted
- * keys. DONE: v and mv are the position's score and best move. */
+/* What a lane's next step does. TRY: oth_flips(A, B, sq), the move sq of
+ * the top frame. LAST_P / LAST_O: the one-empty node below the top frame,
+ * (A, B) its board, flips of its player / of its opponent (A and B
+ * swapped) at sq. EXPAND: oth_moves(A, B) of the node below the top
+ * frame, with the window (alpha, beta). RET: v is the value of the node
+ * below the top frame. NEXT: the top frame tries its next move. KEYS: the
+ * top frame waits for its sorted keys. DONE: v and mv are the position's
+ * score and best move. The first three compute a flip, EXPAND a move
+ * generation, RET and NEXT nothing: they are what a step left over (a
+ * step takes at most one RET and one NEXT, so that no lane keeps its warp
+ * waiting through a long return up the stack). */
 enum { OTH_FLAT_TRY, OTH_FLAT_LAST_P, OTH_FLAT_LAST_O, OTH_FLAT_EXPAND,
-       OTH_FLAT_KEYS, OTH_FLAT_DONE, OTH_FLAT_IDLE };
+       OTH_FLAT_RET, OTH_FLAT_NEXT, OTH_FLAT_KEYS, OTH_FLAT_DONE,
+       OTH_FLAT_IDLE };
 
-/* sframe.last of a frame that scans its empties (moves: the squares not
- * yet tried, legal or not). */
+/* fframe.last of a frame that scans its empties (moves: the squares not
+ * yet tried, legal or not), in oth_pick's order, or at 2 empties in
+ * ascending order (oth_solve2's). Else the next index into its sorted
+ * row, or -1 (oth_pick on its legal moves). */
 #define OTH_FLAT_SCAN (-2)
+#define OTH_FLAT_SCAN2 (-3)
+
+/* A frame: oth_sframe plus par, the parity mask of a scanning frame
+ * (oth_parity_mask of its empties, computed once). 40 bytes. */
+struct oth_fframe {
+	uint64_t P, O, moves, par;
+	int8_t alpha, beta, best, bm, cur, neg;
+	int16_t last;
+};
+
+struct oth_fstack {
+	struct oth_fframe st[OTH_STACK];
+	uint16_t ff[OTH_FF_ROWS][OTH_STACK];
+};
 
 /* A lane. The top frame (depth sp; -1: none yet) is kept here, in
  * registers on the device: a step reads and writes it without touching
- * the stack, where the lanes of a warp, at different depths, would
- * each load a different line. The frames below it are in the stack. */
+ * the stack. The frames below it are in the stack. */
 struct oth_flat {
-	struct oth_sframe top;
+	struct oth_fframe top;
 	uint64_t A, B;
 	unsigned n;
 	int sp, sq, op, alpha, beta, v, mv;
@@ -65,34 +86,44 @@ OTH_HD void oth_flat_start(struct oth_flat *F, uint64_t P, uint64_t O)
 /* The heavy part of a step: what oth_flat_after takes as x. */
 OTH_HD uint64_t oth_flat_compute(const struct oth_flat *F)
 {
-	return F->op == OTH_FLAT_EXPAND ? oth_moves_fast(F->A, F->B)
-					: oth_flips(F->A, F->B, F->sq);
+	if (F->op < OTH_FLAT_EXPAND)
+		return oth_flips(F->A, F->B, F->sq);
+	return F->op == OTH_FLAT_EXPAND ? oth_moves_fast(F->A, F->B) : 0;
 }
 
 /* The next move to try of the frame f (moves not empty), taken out of
- * moves: the next entry of a sorted row; at 2 empties the lower square
- * (oth_solve2's order); else oth_pick's. */
-OTH_HD int oth_flat_pick(struct oth_stack *S, struct oth_sframe *f)
+ * moves. A scan's order is oth_pick's: parity, then corners, then not
+ * next to a corner, lowest square first. */
+OTH_HD int oth_flat_pick(struct oth_fstack *S, struct oth_fframe *f)
 {
 	int sq;
 
-	if (f->last >= 0)
+	if (f->last >= 0) {
 		sq = OTH_FF_ROW(S, f)[f->last++];
-	else if (f->last == OTH_FLAT_SCAN &&
-		 oth_popcount(~(f->P | f->O)) == 2)
+	} else if (f->last == OTH_FLAT_SCAN) {
+		uint64_t m = f->moves & f->par;
+		if (!m)
+			m = f->moves;
+		if (m & OTH_CORNERS)
+			m &= OTH_CORNERS;
+		else if (m & ~OTH_XC)
+			m &= ~OTH_XC;
+		sq = oth_ctz(m);
+	} else if (f->last == OTH_FLAT_SCAN2) {
 		sq = oth_ctz(f->moves);
-	else
+	} else {
 		sq = oth_pick(f->P, f->O, f->moves);
+	}
 	f->moves &= ~(1ull << sq);
 	return sq;
 }
 
 /* A new top frame: the old one goes to the stack. */
-OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_stack *S,
+OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_fstack *S,
 			  uint64_t P, uint64_t O, uint64_t moves, int alpha,
 			  int beta, int neg, int last)
 {
-	struct oth_sframe *t = &F->top;
+	struct oth_fframe *t = &F->top;
 
 	if (F->sp >= 0)
 		S->st[F->sp] = *t;
@@ -100,6 +131,7 @@ OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_stack *S,
 	t->P = P;
 	t->O = O;
 	t->moves = moves;
+	t->par = last == OTH_FLAT_SCAN ? oth_parity_mask(~(P | O)) : 0;
 	t->alpha = (int8_t)alpha;
 	t->beta = (int8_t)beta;
 	t->best = -66;
@@ -108,23 +140,85 @@ OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_stack *S,
 	t->last = (int16_t)last;
 }
 
-/* The bookkeeping of a step, x being oth_flat_compute's result: leaves
- * the lane at its next op. First the op's own outcome, then a loop of
- * two moves: RET (v is the value of the node just below the top frame:
- * take it up the stack) and NEXT (the top frame tries its next move).
- * Structured on purpose, without jumps between the two: lanes that reach
- * them from different ops then run each loop iteration together, where
- * with jumps the compiler ran the same code once per group of lanes that
- * arrived by a different path (2-3 threads per instruction, profiled). */
-enum { OTH_GO_STOP, OTH_GO_RET, OTH_GO_NEXT };
-
-OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
-			   uint64_t x)
+/* RET: v (F->v), the value of the node below the top frame, goes into the
+ * top frame; on a cutoff or after its last move the frame is done and
+ * popped, and its own value is the next RET. */
+OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S)
 {
-	struct oth_sframe *t = &F->top;
-	int v = 0, go = OTH_GO_STOP;
+	struct oth_fframe *t = &F->top;
+	int val = -F->v;
 
-	if (F->op == OTH_FLAT_EXPAND) {
+	if (F->sp == 0) {
+		if (val > t->best || (val == t->best && t->cur < t->bm)) {
+			t->best = (int8_t)val;
+			t->bm = t->neg ? OTHELLO_MOVE_PASS : t->cur;
+		}
+	} else {
+		if (val > t->best)
+			t->best = (int8_t)val;
+		if (val > t->alpha)
+			t->alpha = (int8_t)val;
+	}
+	if (t->alpha >= t->beta || !t->moves) {
+		F->v = t->neg ? -t->best : t->best;
+		if (F->sp == 0) {
+			F->mv = t->bm;
+			F->op = OTH_FLAT_DONE;
+		} else {
+			*t = S->st[--F->sp];
+		}
+	} else {
+		F->op = OTH_FLAT_NEXT;
+	}
+}
+
+/* NEXT: the top frame's next move (TRY); a scan that found no move passes
+ * (NEXT again, on the swapped board); one that tried every square is
+ * done: popped, its value the next RET. */
+OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S)
+{
+	struct oth_fframe *t = &F->top;
+
+	if (t->moves) {
+		F->A = t->P;
+		F->B = t->O;
+		F->sq = oth_flat_pick(S, t);
+		F->op = OTH_FLAT_TRY;
+	} else if (t->best <= -66 && !t->neg) {
+		uint64_t u = t->P;
+		int8_t a = t->alpha;
+		t->P = t->O;
+		t->O = u;
+		t->alpha = (int8_t)-t->beta;
+		t->beta = (int8_t)-a;
+		t->neg = 1;
+		t->moves = ~(t->P | t->O);
+		if (t->last == OTH_FLAT_SCAN2) /* oth_solve2's count */
+			F->n++;
+	} else { /* its value, or neither side could move */
+		F->v = t->best > -66 ? (t->neg ? -t->best : t->best)
+				     : oth_final_score(t->O, t->P);
+		*t = S->st[--F->sp];
+		F->op = OTH_FLAT_RET;
+	}
+}
+
+/* The bookkeeping of a step, x being oth_flat_compute's result: leaves
+ * the lane at its next op. First the op's own outcome, then `parts`
+ * times (a constant) at most one RET and one NEXT; what is left is the
+ * next step's op. Structured on purpose, each part once per pass: lanes
+ * that reach a part from different ops run it together (with jumps
+ * between them the compiler ran the same code once per group of lanes
+ * that came by a different path, 2-3 threads per instruction, profiled),
+ * and no lane's long return up the stack holds its warp. */
+OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
+			   uint64_t x, int parts)
+{
+	struct oth_fframe *t = &F->top;
+	int v = F->v, op = F->op;
+
+	F->op = OTH_FLAT_RET; /* unless the op says otherwise: v goes up */
+	if (op == OTH_FLAT_EXPAND) {
 		uint64_t P = F->A, O = F->B, m = x;
 		int alpha = F->alpha, beta = F->beta, neg = 0;
 		F->n++;
@@ -142,22 +236,18 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 				F->v = v;
 				F->mv = OTHELLO_MOVE_NONE;
 				F->op = OTH_FLAT_DONE;
-			} else {
-				go = OTH_GO_RET;
+				return;
 			}
 		} else {
 			int keys = oth_popcount(~(P | O)) >= OTH_FF_MIN &&
 				   (m & (m - 1));
 			oth_flat_push(F, S, P, O, m, alpha, beta, neg,
 				      keys ? 0 : -1);
-			if (keys)
-				F->op = OTH_FLAT_KEYS;
-			else
-				go = OTH_GO_NEXT;
+			F->op = keys ? OTH_FLAT_KEYS : OTH_FLAT_NEXT;
 		}
-	} else if (F->op == OTH_FLAT_TRY) {
+	} else if (op == OTH_FLAT_TRY) {
 		if (!x) {
-			go = OTH_GO_NEXT;
+			F->op = OTH_FLAT_NEXT;
 		} else { /* enter the node the move leads to */
 			int sq = F->sq, a = t->alpha;
 			uint64_t P = t->O & ~x, O = t->P | x | (1ull << sq);
@@ -180,97 +270,47 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_stack *S,
 					F->op = OTH_FLAT_LAST_P;
 				} else if (e == 0) {
 					v = oth_final_score(P, O);
-					go = OTH_GO_RET;
 				} else {
 					oth_flat_push(F, S, P, O, ~(P | O),
 						      alpha, beta, 0,
-						      OTH_FLAT_SCAN);
-					go = OTH_GO_NEXT;
+						      e == 2 ? OTH_FLAT_SCAN2
+							     : OTH_FLAT_SCAN);
+					F->op = OTH_FLAT_NEXT;
 				}
 			}
 		}
-	} else if (F->op == OTH_FLAT_LAST_P) {
+	} else if (op == OTH_FLAT_LAST_P) {
 		if (x) {
 			v = 2 * (oth_popcount(F->A) + oth_popcount(x) + 1) - 64;
-			go = OTH_GO_RET;
 		} else { /* the opponent's flips on the same square */
 			uint64_t u = F->A; F->A = F->B; F->B = u;
 			F->op = OTH_FLAT_LAST_O;
 		}
-	} else { /* OTH_FLAT_LAST_O: (A, B) is the opponent's side */
+	} else if (op == OTH_FLAT_LAST_O) { /* (A, B): the opponent's side */
 		int p = oth_popcount(F->B), k = oth_popcount(x);
 		if (k)
 			v = 2 * (p - k) - 64;
 		else /* p + o = 63: the empty goes to the winner */
 			v = p > 31 ? 2 * p - 62 : 2 * p - 64;
-		go = OTH_GO_RET;
+	} else if (op == OTH_FLAT_NEXT) {
+		F->op = OTH_FLAT_NEXT;
 	}
-
-	while (go != OTH_GO_STOP) {
-		if (go == OTH_GO_RET) {
-			int val = -v;
-			if (F->sp == 0) {
-				if (val > t->best ||
-				    (val == t->best && t->cur < t->bm)) {
-					t->best = (int8_t)val;
-					t->bm = t->neg ? OTHELLO_MOVE_PASS
-						       : t->cur;
-				}
-			} else {
-				if (val > t->best)
-					t->best = (int8_t)val;
-				if (val > t->alpha)
-					t->alpha = (int8_t)val;
-			}
-			if (t->alpha >= t->beta || !t->moves) {
-				v = t->neg ? -t->best : t->best;
-				if (F->sp == 0) {
-					F->v = v;
-					F->mv = t->bm;
-					F->op = OTH_FLAT_DONE;
-					go = OTH_GO_STOP;
-				} else {
-					*t = S->st[--F->sp];
-				}
-			} else {
-				go = OTH_GO_NEXT;
-			}
-		} else if (t->moves) {
-			F->A = t->P;
-			F->B = t->O;
-			F->sq = oth_flat_pick(S, t);
-			F->op = OTH_FLAT_TRY;
-			go = OTH_GO_STOP;
-		} else if (t->best <= -66 && !t->neg) {
-			/* A scanning frame (never the root) found no move:
-			 * the opponent's turn on the same board. */
-			uint64_t u = t->P;
-			int8_t a = t->alpha;
-			t->P = t->O;
-			t->O = u;
-			t->alpha = (int8_t)-t->beta;
-			t->beta = (int8_t)-a;
-			t->neg = 1;
-			t->moves = ~(t->P | t->O);
-			if (oth_popcount(t->moves) == 2) /* oth_solve2's */
-				F->n++;
-		} else {
-			/* A scanning frame tried every square: its value,
-			 * or neither side could move. */
-			v = t->best > -66 ? (t->neg ? -t->best : t->best)
-					  : oth_final_score(t->O, t->P);
-			*t = S->st[--F->sp];
-			go = OTH_GO_RET;
-		}
+	F->v = v;
+	OTH_UNROLL_ALL
+	for (int k = 0; k < parts; k++) {
+		if (F->op == OTH_FLAT_RET)
+			oth_flat_ret(F, S);
+		if (F->op == OTH_FLAT_NEXT)
+			oth_flat_next(F, S);
 	}
 }
 
 /* Op KEYS on the host: the top frame's moves sorted by their keys (as
  * oth_lane_keys), then its first move. othello.cu does this for a warp's
  * lanes together. */
-OTH_HD void oth_flat_resume(struct oth_flat *F, struct oth_stack *S)
+OTH_HD void oth_flat_resume(struct oth_flat *F, struct oth_fstack *S)
 {
-	struct oth_sframe *t = &F->top;
+	struct oth_fframe *t = &F->top;
 
 	F->A = t->P;
 	F->B = t->O;
@@ -278,9 +318,9 @@ OTH_HD void oth_flat_resume(struct oth_flat *F, struct oth_stack *S)
 	F->op = OTH_FLAT_TRY;
 }
 
-OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_stack *S)
+OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_fstack *S)
 {
-	struct oth_sframe *t = &F->top;
+	struct oth_fframe *t = &F->top;
 	uint16_t *row = OTH_FF_ROW(S, t);
 	int n = 0;
 
@@ -298,7 +338,7 @@ OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_stack *S)
 
 /* The whole search of one position by flat steps, the host's reference of
  * the kernel: same answers and nodes as oth_search_leaf(leaf 2). */
-OTH_HD int oth_search_flat(struct oth_stack *S, uint64_t P, uint64_t O,
+OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
 			   int *ret_move, uint64_t *nodes)
 {
 	struct oth_flat F;
@@ -309,7 +349,7 @@ OTH_HD int oth_search_flat(struct oth_stack *S, uint64_t P, uint64_t O,
 		if (F.op == OTH_FLAT_KEYS)
 			oth_flat_keys(&F, S);
 		else
-			oth_flat_after(&F, S, oth_flat_compute(&F));
+			oth_flat_after(&F, S, oth_flat_compute(&F), 1);
 	}
 	*ret_move = F.mv;
 	*nodes += F.n;

@@ -238,8 +238,10 @@ OTH_HD int oth_last1_at(uint64_t P, uint64_t O, int sq)
  * registers); the host compiler unrolls them anyway. */
 #if defined(__CUDA_ARCH__)
 #define OTH_NO_UNROLL _Pragma("unroll 1")
+#define OTH_UNROLL_ALL _Pragma("unroll")
 #else
 #define OTH_NO_UNROLL
+#define OTH_UNROLL_ALL
 #endif
 
 /* Two empties x1, x2, tried in that order. */

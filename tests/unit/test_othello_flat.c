@@ -4,7 +4,7 @@
  * positions of 1..14 empties and on positions with passes; and 32 lanes
  * stepped as the kernel's warp runs them (a step for every live lane each
  * round, the keys of the waiting lanes after it), taking positions from a
- * queue.
+ * queue, with one to three returns and picks per step.
  *
  * OTHELLO_STEP_SCALE=k multiplies the position counts. */
 #include <setjmp.h>
@@ -36,7 +36,7 @@ static long count_at(int e)
 }
 
 /* One position three ways: the fast solver, oth_search_leaf and flat. */
-static void check_one(struct othello_solver *s, struct oth_stack *S,
+static void check_one(struct othello_solver *s, struct oth_fstack *S,
 		      uint64_t P, uint64_t O)
 {
 	uint64_t n0 = 0, n1 = 0;
@@ -55,7 +55,7 @@ static void check_one(struct othello_solver *s, struct oth_stack *S,
 static void test_flat_vs_search(void **state)
 {
 	struct othello_solver *s;
-	struct oth_stack *S = malloc(sizeof(*S));
+	struct oth_fstack *S = malloc(sizeof(*S));
 	long total = 0;
 
 	(void)state;
@@ -82,7 +82,7 @@ static void test_flat_vs_search(void **state)
 static void test_flat_passes(void **state)
 {
 	struct othello_solver *s;
-	struct oth_stack *S = malloc(sizeof(*S));
+	struct oth_fstack *S = malloc(sizeof(*S));
 	uint64_t x = 99;
 	long passes = 0, ends = 0;
 
@@ -118,10 +118,10 @@ static void test_flat_passes(void **state)
 /* 32 lanes, the kernel's loop: a lane that is done takes the next
  * position; each round every live lane takes one step, then the lanes
  * waiting for keys get them. Returns the rounds. */
-static long run_warp(int e0, long n)
+static long run_warp(int e0, long n, int parts)
 {
 	struct oth_flat *F = calloc(32, sizeof(*F));
-	struct oth_stack *S = calloc(32, sizeof(*S));
+	struct oth_fstack *S = calloc(32, sizeof(*S));
 	long next = 0, *pos = calloc(32, sizeof(long)), rounds = 0;
 	int8_t *sc = malloc((size_t)n);
 	uint8_t *mv = malloc((size_t)n);
@@ -160,7 +160,7 @@ static long run_warp(int e0, long n)
 			if (F[l].op != OTH_FLAT_IDLE &&
 			    F[l].op != OTH_FLAT_KEYS)
 				oth_flat_after(&F[l], &S[l],
-					       oth_flat_compute(&F[l]));
+					       oth_flat_compute(&F[l]), parts);
 		for (int l = 0; l < 32; l++)
 			if (F[l].op == OTH_FLAT_KEYS)
 				oth_flat_keys(&F[l], &S[l]);
@@ -187,10 +187,13 @@ static void test_flat_warp(void **state)
 	long n = (long)(300 * scale());
 
 	(void)state;
-	long r1 = run_warp(1, n), r6 = run_warp(6, n);
-	printf("flat warp: %ld positions of 1..5 empties in %ld rounds, of "
-	       "6..10 in %ld\n", n, r1, r6);
-	assert_true(r1 > 0 && r6 > r1);
+	for (int parts = 1; parts <= 3; parts++) {
+		long r1 = run_warp(1, n, parts), r6 = run_warp(6, n, parts);
+		printf("flat warp, %d part(s) per step: %ld positions of "
+		       "1..5 empties in %ld rounds, of 6..10 in %ld\n", parts,
+		       n, r1, r6);
+		assert_true(r1 > 0 && r6 > r1);
+	}
 }
 
 int main(void)
