@@ -50,7 +50,7 @@
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). */
-#define NVAR 21
+#define NVAR 19
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -84,9 +84,7 @@ static const struct oth_variant variants[NVAR] = {
 	{2, 0, FG | KS, 0, "flat: one flip per lane per round, one return and "
 			   "one pick, keys sorted by the warp"},
 	{2, 7, FG | KS, 0, "flat, capped at 72 registers (7 blocks/SM)"},
-	{2, 8, FG | KS, 0, "flat, capped at 64 registers (8 blocks/SM)"},
 	{2, 7, FG | KS, 0, "flat, two returns and picks per round, 7 blocks/SM"},
-	{2, 8, FG | KS, 0, "flat, two returns and picks per round, 8 blocks/SM"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -419,9 +417,7 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 2, FG | KS, 32, 0>,                             \
 	oth_flat_kernel<G, 1, 0>,                                          \
 	oth_flat_kernel<G, 1, 7>,                                          \
-	oth_flat_kernel<G, 1, 8>,                                          \
-	oth_flat_kernel<G, 2, 7>,                                          \
-	oth_flat_kernel<G, 2, 8>
+	oth_flat_kernel<G, 2, 7>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,
