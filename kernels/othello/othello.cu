@@ -55,7 +55,8 @@
  * per SM asked of the register allocator (0: none). vote: a leaf round
  * when at least that many lanes of the warp want a leaf step or none wants
  * a frame step (0: no vote, every lane runs its leaf step then its frame
- * step each round, the structure of oth_search_leaf). */
+ * step each round, the structure of oth_search_leaf). From 16 on the flat
+ * search (othello_flat.h), whose search is leaf 2's with the same keys. */
 #define NVAR 19
 struct oth_variant {
 	int leaf, minb, opt, vote;
@@ -157,12 +158,6 @@ struct oth_wk {
 	uint8_t sq[OTH_WK_CAP], lane[OTH_WK_CAP], sorted[OTH_WK_CAP];
 };
 
-/* oth_lane_keys for the lanes of `waiting` (a ballot of state KEYS) at
- * once: the lanes' moves are laid out one after the other (an exclusive
- * prefix sum of their counts), each thread computes one move's key from
- * its lane's frame (shuffled over), and finds its rank among that lane's
- * keys; each lane then copies its sorted squares to its row and descends.
- * Called by every lane of the warp. */
 /* The frame a lane in state KEYS waits with, and what it does once its
  * row is sorted: descend to its first move. */
 __device__ __forceinline__ struct oth_sframe *
@@ -191,6 +186,13 @@ __device__ __forceinline__ void oth_keys_done(struct oth_flat *F,
 	oth_flat_resume(F, S);
 }
 
+/* oth_lane_keys for the lanes of `waiting` (a ballot of state KEYS) at
+ * once: the lanes' moves are laid out one after the other (an exclusive
+ * prefix sum of their counts), each thread computes one move's key from
+ * its lane's frame (shuffled over), and finds its rank among that lane's
+ * keys; each lane then copies its sorted squares to its row and descends.
+ * Called by every lane of the warp, for stepped (oth_lane) and flat
+ * (oth_flat) lanes. */
 template <int OPT, class Lane, class Stack>
 __device__ __forceinline__ void oth_warp_keys(Lane *L, Stack *S,
 					      unsigned waiting,
