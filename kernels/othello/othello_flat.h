@@ -92,8 +92,7 @@ OTH_HD uint64_t oth_flat_compute(const struct oth_flat *F)
 }
 
 /* The next move to try of the frame f (moves not empty), taken out of
- * moves. A scan's order is oth_pick's: parity, then corners, then not
- * next to a corner, lowest square first. */
+ * moves. A scan's order is oth_pick's below OTH_FF_MIN empties. */
 OTH_HD int oth_flat_pick(struct oth_fstack *S, struct oth_fframe *f)
 {
 	int sq;
@@ -101,14 +100,7 @@ OTH_HD int oth_flat_pick(struct oth_fstack *S, struct oth_fframe *f)
 	if (f->last >= 0) {
 		sq = OTH_FF_ROW(S, f)[f->last++];
 	} else if (f->last == OTH_FLAT_SCAN) {
-		uint64_t m = f->moves & f->par;
-		if (!m)
-			m = f->moves;
-		if (m & OTH_CORNERS)
-			m &= OTH_CORNERS;
-		else if (m & ~OTH_XC)
-			m &= ~OTH_XC;
-		sq = oth_ctz(m);
+		sq = oth_pick_parity(f->moves, f->par);
 	} else if (f->last == OTH_FLAT_SCAN2) {
 		sq = oth_ctz(f->moves);
 	} else {

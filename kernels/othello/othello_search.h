@@ -81,6 +81,22 @@ OTH_HD uint64_t oth_parity_mask(uint64_t E)
 	return m;
 }
 
+/* The parity order's next move among `moves` (non-empty), par being the
+ * parity mask of the node's empties: odd quadrants first, then corners,
+ * then squares not next to a corner, lowest square first. */
+OTH_HD int oth_pick_parity(uint64_t moves, uint64_t par)
+{
+	uint64_t m = moves & par;
+
+	if (!m)
+		m = moves;
+	if (m & OTH_CORNERS)
+		m &= OTH_CORNERS;
+	else if (m & ~OTH_XC)
+		m &= ~OTH_XC;
+	return oth_ctz(m);
+}
+
 /* The next move to try among `moves` (non-empty). */
 OTH_HD int oth_pick(uint64_t P, uint64_t O, uint64_t moves)
 {
@@ -103,14 +119,7 @@ OTH_HD int oth_pick(uint64_t P, uint64_t O, uint64_t moves)
 		}
 		return bsq;
 	}
-	uint64_t m = moves & oth_parity_mask(E);
-	if (!m)
-		m = moves;
-	if (m & OTH_CORNERS)
-		m &= OTH_CORNERS;
-	else if (m & ~OTH_XC)
-		m &= ~OTH_XC;
-	return oth_ctz(m);
+	return oth_pick_parity(moves, oth_parity_mask(E));
 }
 
 /* The first version of the search (one frame per node down to two empties,
