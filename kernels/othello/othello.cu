@@ -57,7 +57,7 @@
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). From 16 on the flat
  * search (othello_flat.h), whose search is leaf 2's with the same keys. */
-#define NVAR 19
+#define NVAR 20
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -92,6 +92,8 @@ static const struct oth_variant variants[NVAR] = {
 			   "one pick, keys sorted by the warp"},
 	{2, 7, FG | KS, 0, "flat, capped at 72 registers (7 blocks/SM)"},
 	{2, 7, FG | KS, 0, "flat, two returns and picks per round, 7 blocks/SM"},
+	{2, 7, FG | KS, 0, "flat, two returns and picks, 7 blocks/SM, idle lanes "
+			   "take root moves in the tail"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -345,15 +347,21 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
 /* The flat search (othello_flat.h), variants 16 and up: each round every
  * live lane takes one step (a flip, or a move generation at a node of
  * OTH_FF_MIN or more empties), then the lanes waiting for keys get them
- * from the whole warp. */
-template <bool GEN, int PARTS, int MINB>
+ * from the whole warp. PARTS: returns and picks per step. TAIL: lanes out
+ * of positions take root moves of their warp's unfinished positions
+ * (othello_flat.h, the tail); the board is touched only in rounds where a
+ * lane is idle or a job is out. */
+template <bool GEN, int PARTS, bool TAIL, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
 oth_flat_kernel(const uint64_t *__restrict__ gP,
 		const uint64_t *__restrict__ gO, uint64_t seed, int empties,
 		uint64_t begin, unsigned n, uint8_t *__restrict__ out,
 		unsigned long long *ctr)
 {
+	const unsigned all = 0xffffffffu;
 	__shared__ struct oth_wk wk[BLOCK / 32];
+	__shared__ struct oth_jobs jobs[TAIL ? BLOCK / 32 : 1];
+	struct oth_jobs *J = &jobs[TAIL ? threadIdx.x >> 5 : 0];
 	struct oth_flat F;
 	struct oth_fstack S;
 	uint64_t nodes = 0;
@@ -361,9 +369,23 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 	bool have = false;
 
 	F.n = 0;
+	F.mine = 0;
+	F.job = -1;
 	F.op = OTH_FLAT_DONE;
+	if (TAIL) {
+		if ((threadIdx.x & 31) == 0)
+			J->posted = J->taken = J->done = 0;
+		__syncwarp();
+	}
 	for (;;) {
-		if (F.op == OTH_FLAT_DONE) {
+		unsigned jdone = 0;
+		if (TAIL && F.op == OTH_FLAT_DONE && F.mine)
+			F.op = OTH_FLAT_WAIT;
+		if (TAIL && F.op == OTH_FLAT_DONE && F.job >= 0) {
+			nodes += F.n;
+			F.n = 0;
+			jdone = oth_tail_job_done(J, &F);
+		} else if (F.op == OTH_FLAT_DONE) {
 			if (have) {
 				out[2 * i] = (uint8_t)(F.v + 64);
 				out[2 * i + 1] = (uint8_t)F.mv;
@@ -387,17 +409,47 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 				F.op = OTH_FLAT_IDLE;
 			}
 		}
+		if (TAIL) {
+			unsigned idle = __ballot_sync(all, F.op == OTH_FLAT_IDLE);
+			jdone = __reduce_or_sync(all, jdone);
+			if (idle | J->posted) {
+				struct oth_tail_round R;
+				unsigned freed = 0, posters;
+				const int lane = threadIdx.x & 31;
+				if (lane == 0)
+					J->done |= jdone;
+				__syncwarp();
+				if (F.op == OTH_FLAT_WAIT)
+					freed = oth_tail_merge(J, &F);
+				freed = __reduce_or_sync(all, freed);
+				posters = __ballot_sync(all,
+							oth_tail_can_post(&F, &S));
+				if (lane == 0) {
+					J->posted &= ~freed;
+					J->taken &= ~freed;
+					J->done &= ~freed;
+				}
+				__syncwarp();
+				oth_tail_plan(&R, J, idle, posters);
+				oth_tail_lane(&R, J, &F, &S, lane);
+				__syncwarp();
+				if (lane == 0)
+					oth_tail_masks(&R, J);
+				__syncwarp();
+			}
+		}
 		bool live = F.op != OTH_FLAT_IDLE;
-		if (!__ballot_sync(0xffffffffu, live))
+		if (!__ballot_sync(all, live))
 			break;
-		if (live && F.op != OTH_FLAT_KEYS)
+		if (TAIL ? F.op <= OTH_FLAT_NEXT
+			 : live && F.op != OTH_FLAT_KEYS)
 			oth_flat_after(&F, &S, oth_flat_compute(&F), PARTS);
-		unsigned km = __ballot_sync(0xffffffffu, F.op == OTH_FLAT_KEYS);
+		unsigned km = __ballot_sync(all, F.op == OTH_FLAT_KEYS);
 		if (km)
 			oth_warp_keys<FG>(&F, &S, km, &wk[threadIdx.x >> 5]);
 	}
 	for (int o = 16; o; o >>= 1)
-		nodes += __shfl_down_sync(0xffffffffu, nodes, o);
+		nodes += __shfl_down_sync(all, nodes, o);
 	if ((threadIdx.x & 31) == 0)
 		atomicAdd(ctr + 1, (unsigned long long)nodes);
 }
@@ -423,9 +475,10 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 2, FG | KS, 16, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 28, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 32, 0>,                             \
-	oth_flat_kernel<G, 1, 0>,                                          \
-	oth_flat_kernel<G, 1, 7>,                                          \
-	oth_flat_kernel<G, 2, 7>
+	oth_flat_kernel<G, 1, false, 0>,                                   \
+	oth_flat_kernel<G, 1, false, 7>,                                   \
+	oth_flat_kernel<G, 2, false, 7>,                                   \
+	oth_flat_kernel<G, 2, true, 7>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,

@@ -34,14 +34,15 @@
  * swapped) at sq. EXPAND: oth_moves(A, B) of the node below the top
  * frame, with the window (alpha, beta). RET: v is the value of the node
  * below the top frame. NEXT: the top frame tries its next move. KEYS: the
- * top frame waits for its sorted keys. DONE: v and mv are the position's
- * score and best move. The first three compute a flip, EXPAND a move
+ * top frame waits for its sorted keys. WAIT: the root is done, the root
+ * moves given to other lanes are not (the tail, below). DONE: v and mv
+ * are the position's score and best move. The first three compute a flip, EXPAND a move
  * generation, RET and NEXT nothing: they are what a step left over (a
  * step takes at most one RET and one NEXT, so that no lane keeps its warp
  * waiting through a long return up the stack). */
 enum { OTH_FLAT_TRY, OTH_FLAT_LAST_P, OTH_FLAT_LAST_O, OTH_FLAT_EXPAND,
        OTH_FLAT_RET, OTH_FLAT_NEXT, OTH_FLAT_KEYS, OTH_FLAT_DONE,
-       OTH_FLAT_IDLE };
+       OTH_FLAT_IDLE, OTH_FLAT_WAIT };
 
 /* fframe.last of a frame that scans its empties (moves: the squares not
  * yet tried, legal or not), in oth_pick's order, or at 2 empties in
@@ -69,8 +70,8 @@ struct oth_fstack {
 struct oth_flat {
 	struct oth_fframe top;
 	uint64_t A, B;
-	unsigned n;
-	int sp, sq, op, alpha, beta, v, mv;
+	unsigned n, mine; /* mine: job slots holding this lane's root moves */
+	int sp, sq, op, alpha, beta, v, mv, job; /* job: the slot it solves */
 };
 
 OTH_HD void oth_flat_start(struct oth_flat *F, uint64_t P, uint64_t O)
@@ -346,6 +347,174 @@ OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
 	*ret_move = F.mv;
 	*nodes += F.n;
 	return F.v;
+}
+
+/* ---- the tail ------------------------------------------------------------
+ * When the positions run out, lanes go idle while a few finish the
+ * hardest positions alone (bench/othello.md, round 5: about 0.09 s of a
+ * 1.1 M batch). Here an idle lane takes a root move of a position that
+ * another lane of its warp is still searching, as a job: the position
+ * after that move, searched from scratch with the full window (its exact
+ * value). The owner, when its own root moves are done, waits for its jobs
+ * and takes their values into its best score and move exactly as its own
+ * root moves: the greatest value, the lowest square on ties, so the
+ * answers are the same. A lane solving a job is itself an owner for the
+ * job's root moves, so a hard position spreads over the warp.
+ *
+ * The board is per warp (shared memory on the device). Each round the
+ * warp computes its uniform inputs (oth_tail_round), then every lane
+ * claims or posts with oth_tail_lane and one lane updates the masks
+ * (oth_tail_masks). A move is posted only for a lane that is idle and
+ * will claim it next round, so every posted job gets solved and no owner
+ * waits forever. */
+#define OTH_JOBS 32
+#define OTH_JOB_MIN_EMPTIES 6 /* roots with fewer empties keep their moves */
+
+struct oth_jobs {
+	uint64_t P[OTH_JOBS], O[OTH_JOBS];
+	int8_t val[OTH_JOBS]; /* the job's exact value, its mover's side */
+	uint8_t sq[OTH_JOBS];
+	unsigned posted, taken, done;
+};
+
+/* What a warp agrees on before its lanes claim and post: the idle lanes,
+ * the lanes that can post, the job slots to be claimed (the first idle
+ * lanes take them in lane order) and the slots to be posted into (the
+ * first posting lanes fill them). */
+struct oth_tail_round {
+	unsigned idle, posters, claimed, filled;
+};
+
+/* The k-th (from 0) set bit of m; m has more than k. */
+OTH_HD int oth_nth_bit(unsigned m, int k)
+{
+	for (; k > 0; k--)
+		m &= m - 1;
+	return oth_ctz(m);
+}
+
+/* The first k set bits of m. */
+OTH_HD unsigned oth_first_bits(unsigned m, int k)
+{
+	unsigned r = 0;
+
+	for (; k > 0 && m; k--) {
+		r |= m & (0u - m);
+		m &= m - 1;
+	}
+	return r;
+}
+
+/* Whether the lane can give a root move away now: it is searching (not
+ * waiting for its keys or jobs), its root has a move left besides the
+ * one being searched, no pass, and enough empties to be worth a job. The
+ * root is the top frame or the stack's first; read by value, so that the
+ * top frame stays in registers on the device. */
+OTH_HD int oth_tail_can_post(const struct oth_flat *F,
+			     const struct oth_fstack *S)
+{
+	if (F->op > OTH_FLAT_NEXT || F->sp < 0)
+		return 0;
+	struct oth_fframe r = F->sp == 0 ? F->top : S->st[0];
+	return r.moves && !r.neg &&
+	       oth_popcount(~(r.P | r.O)) >= OTH_JOB_MIN_EMPTIES;
+}
+
+OTH_HD void oth_tail_plan(struct oth_tail_round *R, const struct oth_jobs *J,
+			  unsigned idle, unsigned posters)
+{
+	unsigned avail = J->posted & ~J->taken;
+	int claims = oth_popcount(idle) < oth_popcount(avail)
+			     ? oth_popcount(idle)
+			     : oth_popcount(avail);
+	int want = oth_popcount(idle) - claims, posts = oth_popcount(posters);
+
+	if (posts > want)
+		posts = want;
+	if (posts > oth_popcount(~J->posted))
+		posts = oth_popcount(~J->posted);
+	R->idle = idle;
+	R->posters = oth_first_bits(posters, posts);
+	R->claimed = oth_first_bits(avail, claims);
+	R->filled = oth_first_bits(~J->posted, posts);
+}
+
+/* Lane `lane`'s part: an idle lane among the first claims its job and
+ * starts it; a posting lane gives its root's last move in order (the end
+ * of a sorted row, else the highest square) to its slot. */
+OTH_HD void oth_tail_lane(const struct oth_tail_round *R, struct oth_jobs *J,
+			  struct oth_flat *F, struct oth_fstack *S, int lane)
+{
+	unsigned below = (1u << lane) - 1;
+
+	if ((R->idle >> lane) & 1) {
+		int k = oth_popcount(R->idle & below);
+		if (k < oth_popcount(R->claimed)) {
+			int slot = oth_nth_bit(R->claimed, k);
+			F->job = slot;
+			oth_flat_start(F, J->P[slot], J->O[slot]);
+		}
+	} else if ((R->posters >> lane) & 1) {
+		struct oth_fframe r = F->sp == 0 ? F->top : S->st[0];
+		int slot = oth_nth_bit(R->filled,
+				       oth_popcount(R->posters & below));
+		int sq = r.last >= 0
+				 ? OTH_FF_ROW(S, &r)[r.last +
+						     oth_popcount(r.moves) - 1]
+				 : oth_ctz(oth_highbit(r.moves));
+		uint64_t f = oth_flips(r.P, r.O, sq);
+		if (F->sp == 0)
+			F->top.moves &= ~(1ull << sq);
+		else
+			S->st[0].moves &= ~(1ull << sq);
+		J->P[slot] = r.O & ~f;
+		J->O[slot] = r.P | f | (1ull << sq);
+		J->sq[slot] = (uint8_t)sq;
+		F->mine |= 1u << slot;
+	}
+}
+
+/* The masks after the lanes' parts (one lane). */
+OTH_HD void oth_tail_masks(const struct oth_tail_round *R, struct oth_jobs *J)
+{
+	J->taken |= R->claimed;
+	J->posted |= R->filled;
+}
+
+/* A job done (op DONE, job >= 0): its value to the board; the lane is idle
+ * again. The caller ORs the slot into J->done (one bit per lane). */
+OTH_HD unsigned oth_tail_job_done(struct oth_jobs *J, struct oth_flat *F)
+{
+	unsigned bit = 1u << F->job;
+
+	J->val[F->job] = (int8_t)F->v;
+	F->job = -1;
+	F->op = OTH_FLAT_IDLE;
+	return bit;
+}
+
+/* op WAIT: once every job of the lane is done, their values join its root
+ * (still the top frame) as its own moves' did, and the position is done.
+ * Returns the slots to free (0 while waiting). */
+OTH_HD unsigned oth_tail_merge(const struct oth_jobs *J, struct oth_flat *F)
+{
+	struct oth_fframe *t = &F->top;
+	unsigned mine = F->mine;
+
+	if ((J->done & mine) != mine)
+		return 0;
+	for (unsigned m = mine; m; m &= m - 1) {
+		int s = oth_ctz(m), val = -J->val[s], sq = J->sq[s];
+		if (val > t->best || (val == t->best && sq < t->bm)) {
+			t->best = (int8_t)val;
+			t->bm = (int8_t)sq;
+		}
+	}
+	F->v = t->best; /* a root with jobs has no pass */
+	F->mv = t->bm;
+	F->mine = 0;
+	F->op = OTH_FLAT_DONE;
+	return mine;
 }
 
 #endif

@@ -182,6 +182,124 @@ static long run_warp(int e0, long n, int parts)
 	return rounds;
 }
 
+/* The kernel's loop with the tail (TAIL variants): lanes out of positions
+ * take root moves of the positions still searched in their warp. Checks
+ * every answer against oth_search_leaf and that the board ends empty;
+ * returns the rounds. */
+static long run_warp_tail(int e0, int spread, long n, int tail)
+{
+	struct oth_flat *F = calloc(32, sizeof(*F));
+	struct oth_fstack *S = calloc(32, sizeof(*S));
+	struct oth_jobs *J = calloc(1, sizeof(*J));
+	long next = 0, *pos = calloc(32, sizeof(long)), rounds = 0;
+	int8_t *sc = malloc((size_t)n);
+	uint8_t *mv = malloc((size_t)n);
+
+	assert_non_null(F);
+	assert_non_null(S);
+	assert_non_null(J);
+	assert_non_null(pos);
+	for (int l = 0; l < 32; l++) {
+		F[l].op = OTH_FLAT_DONE;
+		F[l].job = -1;
+		pos[l] = -1;
+	}
+	for (;;) {
+		unsigned done = 0, freed = 0, idle = 0, posters = 0;
+		int live = 0;
+		for (int l = 0; l < 32; l++) {
+			if (F[l].op == OTH_FLAT_DONE && F[l].mine)
+				F[l].op = OTH_FLAT_WAIT;
+			if (F[l].op != OTH_FLAT_DONE)
+				continue;
+			if (F[l].job >= 0) {
+				done |= oth_tail_job_done(J, &F[l]);
+				continue;
+			}
+			if (pos[l] >= 0) {
+				sc[pos[l]] = (int8_t)F[l].v;
+				mv[pos[l]] = (uint8_t)F[l].mv;
+			}
+			if (next < n) {
+				uint64_t P, O;
+				int black;
+				pos[l] = next++;
+				oth_generate(5, (uint64_t)pos[l],
+					     e0 + (int)(pos[l] % spread), &P, &O,
+					     &black);
+				oth_flat_start(&F[l], P, O);
+			} else {
+				pos[l] = -1;
+				F[l].op = OTH_FLAT_IDLE;
+			}
+		}
+		J->done |= done;
+		for (int l = 0; l < 32; l++)
+			if (F[l].op == OTH_FLAT_WAIT)
+				freed |= oth_tail_merge(J, &F[l]);
+		J->posted &= ~freed;
+		J->taken &= ~freed;
+		J->done &= ~freed;
+		if (tail) {
+			struct oth_tail_round R;
+			for (int l = 0; l < 32; l++) {
+				idle |= (unsigned)(F[l].op == OTH_FLAT_IDLE) << l;
+				posters |= (unsigned)oth_tail_can_post(&F[l],
+								       &S[l])
+					   << l;
+			}
+			oth_tail_plan(&R, J, idle, posters);
+			for (int l = 0; l < 32; l++)
+				oth_tail_lane(&R, J, &F[l], &S[l], l);
+			oth_tail_masks(&R, J);
+		}
+		for (int l = 0; l < 32; l++)
+			live += F[l].op != OTH_FLAT_IDLE;
+		if (!live)
+			break;
+		for (int l = 0; l < 32; l++)
+			if (F[l].op <= OTH_FLAT_NEXT)
+				oth_flat_after(&F[l], &S[l],
+					       oth_flat_compute(&F[l]), 2);
+		for (int l = 0; l < 32; l++)
+			if (F[l].op == OTH_FLAT_KEYS)
+				oth_flat_keys(&F[l], &S[l]);
+		rounds++;
+	}
+	assert_int_equal(J->posted | J->taken | J->done, 0);
+	for (long i = 0; i < n; i++) {
+		uint64_t P, O, nodes = 0;
+		int black, m;
+		oth_generate(5, (uint64_t)i, e0 + (int)(i % spread), &P, &O,
+			     &black);
+		int v = oth_search_leaf(P, O, &m, &nodes, 2);
+		assert_int_equal(sc[i], v);
+		assert_int_equal(mv[i], m);
+	}
+	free(F);
+	free(S);
+	free(J);
+	free(pos);
+	free(sc);
+	free(mv);
+	return rounds;
+}
+
+static void test_flat_tail(void **state)
+{
+	long n = (long)(64 * scale());
+
+	(void)state;
+	for (int e0 = 6; e0 <= 9; e0 += 3) {
+		long r0 = run_warp_tail(e0, 3, n, 0);
+		long r1 = run_warp_tail(e0, 3, n, 1);
+		printf("flat warp, %ld positions of %d..%d empties: %ld rounds "
+		       "alone, %ld with the tail's jobs\n", n, e0, e0 + 2, r0,
+		       r1);
+		assert_true(r1 > 0 && r0 > 0);
+	}
+}
+
 static void test_flat_warp(void **state)
 {
 	long n = (long)(300 * scale());
@@ -202,6 +320,7 @@ int main(void)
 		cmocka_unit_test(test_flat_vs_search),
 		cmocka_unit_test(test_flat_passes),
 		cmocka_unit_test(test_flat_warp),
+		cmocka_unit_test(test_flat_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
