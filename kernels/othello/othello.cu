@@ -93,7 +93,7 @@ static const struct oth_variant variants[NVAR] = {
 	{2, 7, FG | KS, 0, "flat, capped at 72 registers (7 blocks/SM)"},
 	{2, 7, FG | KS, 0, "flat, two returns and picks per round, 7 blocks/SM"},
 	{2, 7, FG | KS, 0, "flat, two returns and picks, 7 blocks/SM, idle lanes "
-			   "take root moves in the tail"},
+			   "take moves of unfinished positions in the tail"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -348,7 +348,7 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
  * live lane takes one step (a flip, or a move generation at a node of
  * OTH_FF_MIN or more empties), then the lanes waiting for keys get them
  * from the whole warp. PARTS: returns and picks per step. TAIL: lanes out
- * of positions take root moves of their warp's unfinished positions
+ * of positions take moves of their warp's unfinished positions
  * (othello_flat.h, the tail); the board is touched only in rounds where a
  * lane is idle or a job is out. */
 template <bool GEN, int PARTS, bool TAIL, int MINB>
@@ -369,7 +369,7 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 	bool have = false;
 
 	F.n = 0;
-	F.mine = 0;
+	F.mine = F.jdm = 0;
 	F.job = -1;
 	F.op = OTH_FLAT_DONE;
 	if (TAIL) {
@@ -379,8 +379,6 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 	}
 	for (;;) {
 		unsigned jdone = 0;
-		if (TAIL && F.op == OTH_FLAT_DONE && F.mine)
-			F.op = OTH_FLAT_WAIT;
 		if (TAIL && F.op == OTH_FLAT_DONE && F.job >= 0) {
 			nodes += F.n;
 			F.n = 0;
@@ -422,8 +420,8 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 				if (F.op == OTH_FLAT_WAIT)
 					freed = oth_tail_merge(J, &F);
 				freed = __reduce_or_sync(all, freed);
-				posters = __ballot_sync(all,
-							oth_tail_can_post(&F, &S));
+				posters = __ballot_sync(
+					all, oth_tail_post_depth(&F, &S) >= 0);
 				if (lane == 0) {
 					J->posted &= ~freed;
 					J->taken &= ~freed;
@@ -443,7 +441,8 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 			break;
 		if (TAIL ? F.op <= OTH_FLAT_NEXT
 			 : live && F.op != OTH_FLAT_KEYS)
-			oth_flat_after(&F, &S, oth_flat_compute(&F), PARTS);
+			oth_flat_after(&F, &S, oth_flat_compute(&F), PARTS,
+				       TAIL);
 		unsigned km = __ballot_sync(all, F.op == OTH_FLAT_KEYS);
 		if (km)
 			oth_warp_keys<FG>(&F, &S, km, &wk[threadIdx.x >> 5]);

@@ -70,8 +70,13 @@ struct oth_fstack {
 struct oth_flat {
 	struct oth_fframe top;
 	uint64_t A, B;
-	unsigned n, mine; /* mine: job slots holding this lane's root moves */
-	int sp, sq, op, alpha, beta, v, mv, job; /* job: the slot it solves */
+	unsigned n;
+	int sp, sq, op, alpha, beta, v, mv;
+	/* The tail (below): the job slots holding this lane's moves, the
+	 * depths of the frames they belong to (a bit each), the slot the lane
+	 * solves (-1: its own position), the frame it can give a move of. */
+	unsigned mine, jdm;
+	int job, post;
 };
 
 OTH_HD void oth_flat_start(struct oth_flat *F, uint64_t P, uint64_t O)
@@ -135,8 +140,9 @@ OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_fstack *S,
 
 /* RET: v (F->v), the value of the node below the top frame, goes into the
  * top frame; on a cutoff or after its last move the frame is done and
- * popped, and its own value is the next RET. */
-OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S)
+ * popped, and its own value is the next RET. With the tail (below), a
+ * frame whose moves are out as jobs waits for them first. */
+OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int tail)
 {
 	struct oth_fframe *t = &F->top;
 	int val = -F->v;
@@ -153,6 +159,10 @@ OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S)
 			t->alpha = (int8_t)val;
 	}
 	if (t->alpha >= t->beta || !t->moves) {
+		if (tail && ((F->jdm >> F->sp) & 1)) {
+			F->op = OTH_FLAT_WAIT; /* its jobs first */
+			return;
+		}
 		F->v = t->neg ? -t->best : t->best;
 		if (F->sp == 0) {
 			F->mv = t->bm;
@@ -198,14 +208,15 @@ OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S)
 
 /* The bookkeeping of a step, x being oth_flat_compute's result: leaves
  * the lane at its next op. First the op's own outcome, then `parts`
- * times (a constant) at most one RET and one NEXT; what is left is the
+ * times (a constant) at most one RET and one NEXT (tail, a constant: the
+ * kernel gives moves away as jobs); what is left is the
  * next step's op. Structured on purpose, each part once per pass: lanes
  * that reach a part from different ops run it together (with jumps
  * between them the compiler ran the same code once per group of lanes
  * that came by a different path, 2-3 threads per instruction, profiled),
  * and no lane's long return up the stack holds its warp. */
 OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
-			   uint64_t x, int parts)
+			   uint64_t x, int parts, int tail)
 {
 	struct oth_fframe *t = &F->top;
 	int v = F->v, op = F->op;
@@ -292,7 +303,7 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
 	OTH_UNROLL_ALL
 	for (int k = 0; k < parts; k++) {
 		if (F->op == OTH_FLAT_RET)
-			oth_flat_ret(F, S);
+			oth_flat_ret(F, S, tail);
 		if (F->op == OTH_FLAT_NEXT)
 			oth_flat_next(F, S);
 	}
@@ -342,7 +353,7 @@ OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
 		if (F.op == OTH_FLAT_KEYS)
 			oth_flat_keys(&F, S);
 		else
-			oth_flat_after(&F, S, oth_flat_compute(&F), 1);
+			oth_flat_after(&F, S, oth_flat_compute(&F), 1, 0);
 	}
 	*ret_move = F.mv;
 	*nodes += F.n;
@@ -351,36 +362,39 @@ OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
 
 /* ---- the tail ------------------------------------------------------------
  * When the positions run out, lanes go idle while a few finish the
- * hardest positions alone (bench/othello.md, round 5: about 0.09 s of a
- * 1.1 M batch). Here an idle lane takes a root move of a position that
+ * hardest positions alone (bench/othello.md, rounds 5 and 6: about 0.1 s
+ * of a 1.1 M batch). Here an idle lane takes a move of a frame that
  * another lane of its warp is still searching, as a job: the position
  * after that move, searched from scratch with the full window (its exact
- * value). The owner, when its own root moves are done, waits for its jobs
- * and takes their values into its best score and move exactly as its own
- * root moves: the greatest value, the lowest square on ties, so the
- * answers are the same. A lane solving a job is itself an owner for the
- * job's root moves, so a hard position spreads over the warp.
+ * value). The owner gives moves of its shallowest frame of OTH_FF_MIN or
+ * more empties with moves left (their moves are legal ones, the root
+ * first); when a frame is done with its own moves (or cut off) it waits
+ * for its jobs and takes their values as it takes a child's:
+ * at the root the greatest value and the lowest square on ties, below it
+ * the greatest value into best and alpha. An exact value is a valid
+ * bound wherever a fail-soft value is, so the answers are the same. A lane
+ * solving a job owns the job's moves in turn, so a hard position spreads
+ * over the warp.
  *
  * The board is per warp (shared memory on the device). Each round the
- * warp computes its uniform inputs (oth_tail_round), then every lane
- * claims or posts with oth_tail_lane and one lane updates the masks
- * (oth_tail_masks). A move is posted only for a lane that is idle and
- * will claim it next round, so every posted job gets solved and no owner
- * waits forever. */
+ * warp computes its uniform inputs (oth_tail_plan), then every lane claims
+ * or posts with oth_tail_lane and one lane updates the masks
+ * (oth_tail_masks). A move is posted only for a lane that is idle and will
+ * claim it next round, so every posted job gets solved and no owner waits
+ * forever. */
 #define OTH_JOBS 32
-#define OTH_JOB_MIN_EMPTIES 6 /* roots with fewer empties keep their moves */
 
 struct oth_jobs {
 	uint64_t P[OTH_JOBS], O[OTH_JOBS];
 	int8_t val[OTH_JOBS]; /* the job's exact value, its mover's side */
-	uint8_t sq[OTH_JOBS];
+	uint8_t sq[OTH_JOBS], depth[OTH_JOBS]; /* the move, its frame's depth */
 	unsigned posted, taken, done;
 };
 
 /* What a warp agrees on before its lanes claim and post: the idle lanes,
- * the lanes that can post, the job slots to be claimed (the first idle
- * lanes take them in lane order) and the slots to be posted into (the
- * first posting lanes fill them). */
+ * the lanes that post (the first that can), the job slots to be claimed
+ * (the first idle lanes take them in lane order) and the slots to be
+ * posted into (the posting lanes fill them in lane order). */
 struct oth_tail_round {
 	unsigned idle, posters, claimed, filled;
 };
@@ -405,19 +419,34 @@ OTH_HD unsigned oth_first_bits(unsigned m, int k)
 	return r;
 }
 
-/* Whether the lane can give a root move away now: it is searching (not
- * waiting for its keys or jobs), its root has a move left besides the
- * one being searched, no pass, and enough empties to be worth a job. The
- * root is the top frame or the stack's first; read by value, so that the
- * top frame stays in registers on the device. */
-OTH_HD int oth_tail_can_post(const struct oth_flat *F,
-			     const struct oth_fstack *S)
+/* The frame at depth d (d <= sp), by value: the top frame stays in
+ * registers on the device. */
+OTH_HD struct oth_fframe oth_tail_frame(const struct oth_flat *F,
+					const struct oth_fstack *S, int d)
 {
-	if (F->op > OTH_FLAT_NEXT || F->sp < 0)
-		return 0;
-	struct oth_fframe r = F->sp == 0 ? F->top : S->st[0];
-	return r.moves && !r.neg &&
-	       oth_popcount(~(r.P | r.O)) >= OTH_JOB_MIN_EMPTIES;
+	return d == F->sp ? F->top : S->st[d];
+}
+
+/* The frame the lane can give a move of now (its depth; -1: none): the
+ * lane is searching (not waiting for keys or jobs), the frame is the
+ * shallowest with OTH_FF_MIN or more empties and a move left besides the
+ * one being searched, not a root that passes (its best move is the pass
+ * whatever the values). Sets F->post. */
+OTH_HD int oth_tail_post_depth(struct oth_flat *F, const struct oth_fstack *S)
+{
+	F->post = -1;
+	if (F->op > OTH_FLAT_NEXT)
+		return -1;
+	for (int d = 0; d <= F->sp; d++) {
+		struct oth_fframe r = oth_tail_frame(F, S, d);
+		if (oth_popcount(~(r.P | r.O)) < OTH_FF_MIN)
+			break;
+		if (r.moves && !(d == 0 && r.neg)) {
+			F->post = d;
+			break;
+		}
+	}
+	return F->post;
 }
 
 OTH_HD void oth_tail_plan(struct oth_tail_round *R, const struct oth_jobs *J,
@@ -440,8 +469,9 @@ OTH_HD void oth_tail_plan(struct oth_tail_round *R, const struct oth_jobs *J,
 }
 
 /* Lane `lane`'s part: an idle lane among the first claims its job and
- * starts it; a posting lane gives its root's last move in order (the end
- * of a sorted row, else the highest square) to its slot. */
+ * starts it; a posting lane gives the last move in order of its frame
+ * F->post (the end of a sorted row, else the highest square) to its
+ * slot. */
 OTH_HD void oth_tail_lane(const struct oth_tail_round *R, struct oth_jobs *J,
 			  struct oth_flat *F, struct oth_fstack *S, int lane)
 {
@@ -455,7 +485,8 @@ OTH_HD void oth_tail_lane(const struct oth_tail_round *R, struct oth_jobs *J,
 			oth_flat_start(F, J->P[slot], J->O[slot]);
 		}
 	} else if ((R->posters >> lane) & 1) {
-		struct oth_fframe r = F->sp == 0 ? F->top : S->st[0];
+		int d = F->post;
+		struct oth_fframe r = oth_tail_frame(F, S, d);
 		int slot = oth_nth_bit(R->filled,
 				       oth_popcount(R->posters & below));
 		int sq = r.last >= 0
@@ -463,14 +494,16 @@ OTH_HD void oth_tail_lane(const struct oth_tail_round *R, struct oth_jobs *J,
 						     oth_popcount(r.moves) - 1]
 				 : oth_ctz(oth_highbit(r.moves));
 		uint64_t f = oth_flips(r.P, r.O, sq);
-		if (F->sp == 0)
+		if (d == F->sp)
 			F->top.moves &= ~(1ull << sq);
 		else
-			S->st[0].moves &= ~(1ull << sq);
+			S->st[d].moves &= ~(1ull << sq);
 		J->P[slot] = r.O & ~f;
 		J->O[slot] = r.P | f | (1ull << sq);
 		J->sq[slot] = (uint8_t)sq;
+		J->depth[slot] = (uint8_t)d;
 		F->mine |= 1u << slot;
+		F->jdm |= 1u << d;
 	}
 }
 
@@ -493,28 +526,47 @@ OTH_HD unsigned oth_tail_job_done(struct oth_jobs *J, struct oth_flat *F)
 	return bit;
 }
 
-/* op WAIT: once every job of the lane is done, their values join its root
- * (still the top frame) as its own moves' did, and the position is done.
- * Returns the slots to free (0 while waiting). */
+/* op WAIT (the top frame is done with its own moves, some are jobs):
+ * once every job of the frame is done, their values join the frame as its
+ * children's do, and the frame returns: at the root the position is done,
+ * below it the next step returns the frame's value (a RET of a child
+ * worth exactly its best, which changes nothing). Returns the slots to
+ * free (0 while waiting). */
 OTH_HD unsigned oth_tail_merge(const struct oth_jobs *J, struct oth_flat *F)
 {
 	struct oth_fframe *t = &F->top;
-	unsigned mine = F->mine;
+	unsigned here = 0;
 
-	if ((J->done & mine) != mine)
+	for (unsigned m = F->mine; m; m &= m - 1)
+		if (J->depth[oth_ctz(m)] == F->sp)
+			here |= m & (0u - m);
+	if ((J->done & here) != here)
 		return 0;
-	for (unsigned m = mine; m; m &= m - 1) {
+	for (unsigned m = here; m; m &= m - 1) {
 		int s = oth_ctz(m), val = -J->val[s], sq = J->sq[s];
-		if (val > t->best || (val == t->best && sq < t->bm)) {
-			t->best = (int8_t)val;
-			t->bm = (int8_t)sq;
+		if (F->sp == 0) {
+			if (val > t->best || (val == t->best && sq < t->bm)) {
+				t->best = (int8_t)val;
+				t->bm = (int8_t)sq;
+			}
+		} else {
+			if (val > t->best)
+				t->best = (int8_t)val;
+			if (val > t->alpha)
+				t->alpha = (int8_t)val;
 		}
 	}
-	F->v = t->best; /* a root with jobs has no pass */
-	F->mv = t->bm;
-	F->mine = 0;
-	F->op = OTH_FLAT_DONE;
-	return mine;
+	F->mine &= ~here;
+	F->jdm &= ~(1u << F->sp);
+	if (F->sp == 0) { /* a root with jobs has no pass */
+		F->v = t->best;
+		F->mv = t->bm;
+		F->op = OTH_FLAT_DONE;
+	} else {
+		F->v = -t->best;
+		F->op = OTH_FLAT_RET;
+	}
+	return here;
 }
 
 #endif

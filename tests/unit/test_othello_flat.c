@@ -160,7 +160,8 @@ static long run_warp(int e0, long n, int parts)
 			if (F[l].op != OTH_FLAT_IDLE &&
 			    F[l].op != OTH_FLAT_KEYS)
 				oth_flat_after(&F[l], &S[l],
-					       oth_flat_compute(&F[l]), parts);
+					       oth_flat_compute(&F[l]), parts,
+					       0);
 		for (int l = 0; l < 32; l++)
 			if (F[l].op == OTH_FLAT_KEYS)
 				oth_flat_keys(&F[l], &S[l]);
@@ -183,7 +184,7 @@ static long run_warp(int e0, long n, int parts)
 }
 
 /* The kernel's loop with the tail (TAIL variants): lanes out of positions
- * take root moves of the positions still searched in their warp. Checks
+ * take moves of the positions still searched in their warp. Checks
  * every answer against oth_search_leaf and that the board ends empty;
  * returns the rounds. */
 static long run_warp_tail(int e0, int spread, long n, int tail)
@@ -208,8 +209,6 @@ static long run_warp_tail(int e0, int spread, long n, int tail)
 		unsigned done = 0, freed = 0, idle = 0, posters = 0;
 		int live = 0;
 		for (int l = 0; l < 32; l++) {
-			if (F[l].op == OTH_FLAT_DONE && F[l].mine)
-				F[l].op = OTH_FLAT_WAIT;
 			if (F[l].op != OTH_FLAT_DONE)
 				continue;
 			if (F[l].job >= 0) {
@@ -244,8 +243,8 @@ static long run_warp_tail(int e0, int spread, long n, int tail)
 			struct oth_tail_round R;
 			for (int l = 0; l < 32; l++) {
 				idle |= (unsigned)(F[l].op == OTH_FLAT_IDLE) << l;
-				posters |= (unsigned)oth_tail_can_post(&F[l],
-								       &S[l])
+				posters |= (unsigned)(oth_tail_post_depth(
+						     &F[l], &S[l]) >= 0)
 					   << l;
 			}
 			oth_tail_plan(&R, J, idle, posters);
@@ -260,7 +259,7 @@ static long run_warp_tail(int e0, int spread, long n, int tail)
 		for (int l = 0; l < 32; l++)
 			if (F[l].op <= OTH_FLAT_NEXT)
 				oth_flat_after(&F[l], &S[l],
-					       oth_flat_compute(&F[l]), 2);
+					       oth_flat_compute(&F[l]), 2, tail);
 		for (int l = 0; l < 32; l++)
 			if (F[l].op == OTH_FLAT_KEYS)
 				oth_flat_keys(&F[l], &S[l]);
