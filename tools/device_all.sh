@@ -30,10 +30,10 @@ if want officers; then
 fi
 if want othello; then
 	# every variant takes minutes at 13-14 empties: the default and the
-	# flat search (18; 19 with the tail's jobs)
-	OTHELLO_GPU_TEST_VARIANTS=${OTHELLO_GPU_TEST_VARIANTS:-18,19} t othello 300 build-gpu/tests/gpu/test_othello_gpu
-	t othello 60 build-gpu/tools/bench_othello -r 5 -c 0 -v 18
-	t othello 60 build-gpu/tools/bench_othello -r 5 -c 0 -v 19
+	# flat search (18; 19 with the tail's jobs; 20 also scanning fewer
+	# squares)
+	OTHELLO_GPU_TEST_VARIANTS=${OTHELLO_GPU_TEST_VARIANTS:-18,19,20} t othello 300 build-gpu/tests/gpu/test_othello_gpu
+	for v in 18 19 20; do t othello 60 build-gpu/tools/bench_othello -r 5 -c 0 -v $v; done
 	t othello 120 build-gpu/tools/bench_othello -r 5 -c 0.05 -v 12
 	for i in 1 2 3; do BUILD=build-gpu t othello 60 sh tools/bench_othello_gpud.sh; done
 fi

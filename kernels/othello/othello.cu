@@ -57,7 +57,7 @@
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). From 16 on the flat
  * search (othello_flat.h), whose search is leaf 2's with the same keys. */
-#define NVAR 20
+#define NVAR 21
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -94,6 +94,8 @@ static const struct oth_variant variants[NVAR] = {
 	{2, 7, FG | KS, 0, "flat, two returns and picks per round, 7 blocks/SM"},
 	{2, 7, FG | KS, 0, "flat, two returns and picks, 7 blocks/SM, idle lanes "
 			   "take moves of unfinished positions in the tail"},
+	{2, 7, FG | KS, 0, "flat, tail, scans only squares next to an opponent "
+			   "disc"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -347,11 +349,11 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
 /* The flat search (othello_flat.h), variants 16 and up: each round every
  * live lane takes one step (a flip, or a move generation at a node of
  * OTH_FF_MIN or more empties), then the lanes waiting for keys get them
- * from the whole warp. PARTS: returns and picks per step. TAIL: lanes out
- * of positions take moves of their warp's unfinished positions
- * (othello_flat.h, the tail); the board is touched only in rounds where a
- * lane is idle or a job is out. */
-template <bool GEN, int PARTS, bool TAIL, int MINB>
+ * from the whole warp. PARTS: returns and picks per step. FOPT: the
+ * bookkeeping's options (othello_flat.h); with OTH_FLAT_TAIL lanes out of
+ * positions take moves of their warp's unfinished positions (the tail),
+ * the board touched only in rounds where a lane is idle or a job is out. */
+template <bool GEN, int PARTS, int FOPT, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
 oth_flat_kernel(const uint64_t *__restrict__ gP,
 		const uint64_t *__restrict__ gO, uint64_t seed, int empties,
@@ -359,6 +361,7 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 		unsigned long long *ctr)
 {
 	const unsigned all = 0xffffffffu;
+	const bool TAIL = FOPT & OTH_FLAT_TAIL;
 	__shared__ struct oth_wk wk[BLOCK / 32];
 	__shared__ struct oth_jobs jobs[TAIL ? BLOCK / 32 : 1];
 	struct oth_jobs *J = &jobs[TAIL ? threadIdx.x >> 5 : 0];
@@ -442,7 +445,7 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 		if (TAIL ? F.op <= OTH_FLAT_NEXT
 			 : live && F.op != OTH_FLAT_KEYS)
 			oth_flat_after(&F, &S, oth_flat_compute(&F), PARTS,
-				       TAIL);
+				       FOPT);
 		unsigned km = __ballot_sync(all, F.op == OTH_FLAT_KEYS);
 		if (km)
 			oth_warp_keys<FG>(&F, &S, km, &wk[threadIdx.x >> 5]);
@@ -474,10 +477,11 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_step_kernel<G, 2, FG | KS, 16, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 28, 0>,                             \
 	oth_step_kernel<G, 2, FG | KS, 32, 0>,                             \
-	oth_flat_kernel<G, 1, false, 0>,                                   \
-	oth_flat_kernel<G, 1, false, 7>,                                   \
-	oth_flat_kernel<G, 2, false, 7>,                                   \
-	oth_flat_kernel<G, 2, true, 7>
+	oth_flat_kernel<G, 1, 0, 0>,                                       \
+	oth_flat_kernel<G, 1, 0, 7>,                                       \
+	oth_flat_kernel<G, 2, 0, 7>,                                       \
+	oth_flat_kernel<G, 2, OTH_FLAT_TAIL, 7>,                           \
+	oth_flat_kernel<G, 2, OTH_FLAT_TAIL | OTH_FLAT_ADJ, 7>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,

@@ -44,6 +44,15 @@ enum { OTH_FLAT_TRY, OTH_FLAT_LAST_P, OTH_FLAT_LAST_O, OTH_FLAT_EXPAND,
        OTH_FLAT_RET, OTH_FLAT_NEXT, OTH_FLAT_KEYS, OTH_FLAT_DONE,
        OTH_FLAT_IDLE, OTH_FLAT_WAIT };
 
+/* Options of the bookkeeping (oth_flat_after's opt, a constant):
+ *   OTH_FLAT_TAIL  a frame whose moves went out as jobs waits for them
+ *                  before it returns (the tail, below);
+ *   OTH_FLAT_ADJ   a scan tries only the empties next to a disc of the
+ *                  side not to move (no other square can be a move): the
+ *                  same moves in the same order, fewer failed tries. */
+#define OTH_FLAT_TAIL 1
+#define OTH_FLAT_ADJ 2
+
 /* fframe.last of a frame that scans its empties (moves: the squares not
  * yet tried, legal or not), in oth_pick's order, or at 2 empties in
  * ascending order (oth_solve2's). Else the next index into its sorted
@@ -116,6 +125,21 @@ OTH_HD int oth_flat_pick(struct oth_fstack *S, struct oth_fframe *f)
 	return sq;
 }
 
+/* The squares a scan of (P to move, O) tries: the empties, with
+ * OTH_FLAT_ADJ only those next to a disc of O (8 directions; the masks
+ * keep a shift from wrapping between rows). */
+OTH_HD uint64_t oth_flat_scan_set(uint64_t P, uint64_t O, int opt)
+{
+	uint64_t E = ~(P | O);
+
+	if (opt & OTH_FLAT_ADJ) {
+		uint64_t h = O | ((O << 1) & 0xfefefefefefefefeull) |
+			     ((O >> 1) & 0x7f7f7f7f7f7f7f7full);
+		E &= h | (h << 8) | (h >> 8);
+	}
+	return E;
+}
+
 /* A new top frame: the old one goes to the stack. */
 OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_fstack *S,
 			  uint64_t P, uint64_t O, uint64_t moves, int alpha,
@@ -142,7 +166,7 @@ OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_fstack *S,
  * top frame; on a cutoff or after its last move the frame is done and
  * popped, and its own value is the next RET. With the tail (below), a
  * frame whose moves are out as jobs waits for them first. */
-OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int tail)
+OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int opt)
 {
 	struct oth_fframe *t = &F->top;
 	int val = -F->v;
@@ -159,7 +183,7 @@ OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int tail)
 			t->alpha = (int8_t)val;
 	}
 	if (t->alpha >= t->beta || !t->moves) {
-		if (tail && ((F->jdm >> F->sp) & 1)) {
+		if ((opt & OTH_FLAT_TAIL) && ((F->jdm >> F->sp) & 1)) {
 			F->op = OTH_FLAT_WAIT; /* its jobs first */
 			return;
 		}
@@ -178,7 +202,7 @@ OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int tail)
 /* NEXT: the top frame's next move (TRY); a scan that found no move passes
  * (NEXT again, on the swapped board); one that tried every square is
  * done: popped, its value the next RET. */
-OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S)
+OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S, int opt)
 {
 	struct oth_fframe *t = &F->top;
 
@@ -195,7 +219,7 @@ OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S)
 		t->alpha = (int8_t)-t->beta;
 		t->beta = (int8_t)-a;
 		t->neg = 1;
-		t->moves = ~(t->P | t->O);
+		t->moves = oth_flat_scan_set(t->P, t->O, opt);
 		if (t->last == OTH_FLAT_SCAN2) /* oth_solve2's count */
 			F->n++;
 	} else { /* its value, or neither side could move */
@@ -208,15 +232,14 @@ OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S)
 
 /* The bookkeeping of a step, x being oth_flat_compute's result: leaves
  * the lane at its next op. First the op's own outcome, then `parts`
- * times (a constant) at most one RET and one NEXT (tail, a constant: the
- * kernel gives moves away as jobs); what is left is the
- * next step's op. Structured on purpose, each part once per pass: lanes
+ * times (a constant) at most one RET and one NEXT (opt: OTH_FLAT_TAIL,
+ * OTH_FLAT_ADJ); what is left is the next step's op. Structured on purpose, each part once per pass: lanes
  * that reach a part from different ops run it together (with jumps
  * between them the compiler ran the same code once per group of lanes
  * that came by a different path, 2-3 threads per instruction, profiled),
  * and no lane's long return up the stack holds its warp. */
 OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
-			   uint64_t x, int parts, int tail)
+			   uint64_t x, int parts, int opt)
 {
 	struct oth_fframe *t = &F->top;
 	int v = F->v, op = F->op;
@@ -275,7 +298,9 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
 				} else if (e == 0) {
 					v = oth_final_score(P, O);
 				} else {
-					oth_flat_push(F, S, P, O, ~(P | O),
+					oth_flat_push(F, S, P, O,
+						      oth_flat_scan_set(P, O,
+									opt),
 						      alpha, beta, 0,
 						      e == 2 ? OTH_FLAT_SCAN2
 							     : OTH_FLAT_SCAN);
@@ -303,9 +328,9 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
 	OTH_UNROLL_ALL
 	for (int k = 0; k < parts; k++) {
 		if (F->op == OTH_FLAT_RET)
-			oth_flat_ret(F, S, tail);
+			oth_flat_ret(F, S, opt);
 		if (F->op == OTH_FLAT_NEXT)
-			oth_flat_next(F, S);
+			oth_flat_next(F, S, opt);
 	}
 }
 
@@ -341,9 +366,10 @@ OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_fstack *S)
 }
 
 /* The whole search of one position by flat steps, the host's reference of
- * the kernel: same answers and nodes as oth_search_leaf(leaf 2). */
+ * the kernel: same answers and nodes as oth_search_leaf(leaf 2). opt:
+ * OTH_FLAT_ADJ or 0 (a search alone has no jobs). */
 OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
-			   int *ret_move, uint64_t *nodes)
+			   int *ret_move, uint64_t *nodes, int opt)
 {
 	struct oth_flat F;
 
@@ -353,7 +379,7 @@ OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
 		if (F.op == OTH_FLAT_KEYS)
 			oth_flat_keys(&F, S);
 		else
-			oth_flat_after(&F, S, oth_flat_compute(&F), 1, 0);
+			oth_flat_after(&F, S, oth_flat_compute(&F), 1, opt);
 	}
 	*ret_move = F.mv;
 	*nodes += F.n;

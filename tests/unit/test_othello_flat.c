@@ -35,21 +35,25 @@ static long count_at(int e)
 	return (long)(n[e] * scale());
 }
 
-/* One position three ways: the fast solver, oth_search_leaf and flat. */
+/* One position four ways: the fast solver, oth_search_leaf and flat, with
+ * and without OTH_FLAT_ADJ. */
 static void check_one(struct othello_solver *s, struct oth_fstack *S,
 		      uint64_t P, uint64_t O)
 {
-	uint64_t n0 = 0, n1 = 0;
-	int m0, m1, m2;
+	uint64_t n0 = 0;
+	int m0, m1;
 	int v0 = othello_solver_solve(s, P, O, &m0, NULL);
 	int v1 = oth_search_leaf(P, O, &m1, &n0, 2);
-	int v2 = oth_search_flat(S, P, O, &m2, &n1);
 
 	assert_int_equal(v1, v0);
 	assert_int_equal(m1, m0);
-	assert_int_equal(v2, v0);
-	assert_int_equal(m2, m0);
-	assert_int_equal(n1, n0);
+	for (int opt = 0; opt <= OTH_FLAT_ADJ; opt += OTH_FLAT_ADJ) {
+		uint64_t n1 = 0;
+		int m2, v2 = oth_search_flat(S, P, O, &m2, &n1, opt);
+		assert_int_equal(v2, v0);
+		assert_int_equal(m2, m0);
+		assert_int_equal(n1, n0);
+	}
 }
 
 static void test_flat_vs_search(void **state)
@@ -187,7 +191,7 @@ static long run_warp(int e0, long n, int parts)
  * take moves of the positions still searched in their warp. Checks
  * every answer against oth_search_leaf and that the board ends empty;
  * returns the rounds. */
-static long run_warp_tail(int e0, int spread, long n, int tail)
+static long run_warp_tail(int e0, int spread, long n, int opt)
 {
 	struct oth_flat *F = calloc(32, sizeof(*F));
 	struct oth_fstack *S = calloc(32, sizeof(*S));
@@ -239,7 +243,7 @@ static long run_warp_tail(int e0, int spread, long n, int tail)
 		J->posted &= ~freed;
 		J->taken &= ~freed;
 		J->done &= ~freed;
-		if (tail) {
+		if (opt & OTH_FLAT_TAIL) {
 			struct oth_tail_round R;
 			for (int l = 0; l < 32; l++) {
 				idle |= (unsigned)(F[l].op == OTH_FLAT_IDLE) << l;
@@ -259,7 +263,7 @@ static long run_warp_tail(int e0, int spread, long n, int tail)
 		for (int l = 0; l < 32; l++)
 			if (F[l].op <= OTH_FLAT_NEXT)
 				oth_flat_after(&F[l], &S[l],
-					       oth_flat_compute(&F[l]), 2, tail);
+					       oth_flat_compute(&F[l]), 2, opt);
 		for (int l = 0; l < 32; l++)
 			if (F[l].op == OTH_FLAT_KEYS)
 				oth_flat_keys(&F[l], &S[l]);
@@ -291,11 +295,13 @@ static void test_flat_tail(void **state)
 	(void)state;
 	for (int e0 = 6; e0 <= 9; e0 += 3) {
 		long r0 = run_warp_tail(e0, 3, n, 0);
-		long r1 = run_warp_tail(e0, 3, n, 1);
+		long r1 = run_warp_tail(e0, 3, n, OTH_FLAT_TAIL);
+		long r2 = run_warp_tail(e0, 3, n, OTH_FLAT_TAIL | OTH_FLAT_ADJ);
 		printf("flat warp, %ld positions of %d..%d empties: %ld rounds "
-		       "alone, %ld with the tail's jobs\n", n, e0, e0 + 2, r0,
-		       r1);
-		assert_true(r1 > 0 && r0 > 0);
+		       "alone, %ld with the tail's jobs, %ld also scanning "
+		       "only next to opponent discs\n", n, e0, e0 + 2, r0, r1,
+		       r2);
+		assert_true(r2 > 0 && r1 > 0 && r0 > 0);
 	}
 }
 
