@@ -25,7 +25,9 @@
  * steps of one flip each (or one move generation at a node of 7 or more
  * empties); every live lane takes one step per round, so the flip, most of
  * a step, runs with the whole warp. Measured even with variant 12 on
- * 1.1 M positions and 1.8% faster on 2.2 M (round 6).
+ * 1.1 M positions and 1.8% faster on 2.2 M (round 6). Variants 19 and 20
+ * add the tail's jobs (idle lanes search moves of positions still being
+ * solved in their warp) and, 20, scans of fewer squares; not yet measured.
  *
  * Random jobs generate their positions on the device (oth_generate, a few
  * dozen move generations per position, cheap next to the search), so a
