@@ -171,17 +171,7 @@ OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int opt)
 	struct oth_fframe *t = &F->top;
 	int val = -F->v;
 
-	if (F->sp == 0) {
-		if (val > t->best || (val == t->best && t->cur < t->bm)) {
-			t->best = (int8_t)val;
-			t->bm = t->neg ? OTHELLO_MOVE_PASS : t->cur;
-		}
-	} else {
-		if (val > t->best)
-			t->best = (int8_t)val;
-		if (val > t->alpha)
-			t->alpha = (int8_t)val;
-	}
+	OTH_FRAME_TAKE(t, val, t->cur, F->sp == 0);
 	if (t->alpha >= t->beta || !t->moves) {
 		if ((opt & OTH_FLAT_TAIL) && ((F->jdm >> F->sp) & 1)) {
 			F->op = OTH_FLAT_WAIT; /* its jobs first */
@@ -569,18 +559,8 @@ OTH_HD unsigned oth_tail_merge(const struct oth_jobs *J, struct oth_flat *F)
 	if ((J->done & here) != here)
 		return 0;
 	for (unsigned m = here; m; m &= m - 1) {
-		int s = oth_ctz(m), val = -J->val[s], sq = J->sq[s];
-		if (F->sp == 0) {
-			if (val > t->best || (val == t->best && sq < t->bm)) {
-				t->best = (int8_t)val;
-				t->bm = (int8_t)sq;
-			}
-		} else {
-			if (val > t->best)
-				t->best = (int8_t)val;
-			if (val > t->alpha)
-				t->alpha = (int8_t)val;
-		}
+		int s = oth_ctz(m), val = -J->val[s];
+		OTH_FRAME_TAKE(t, val, J->sq[s], F->sp == 0);
 	}
 	F->mine &= ~here;
 	F->jdm &= ~(1u << F->sp);

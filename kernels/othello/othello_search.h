@@ -45,6 +45,27 @@
 #define OTH_CORNERS 0x8100000000000081ull
 #define OTH_XC 0x42c300000000c342ull /* X and C squares */
 
+/* A child's value val (from the frame's mover's side) taken into frame f
+ * (any of the searches' frame types): at the root the best score and the
+ * lowest square sq reaching it (the pass when the root passes), below it
+ * the best score and alpha. */
+#define OTH_FRAME_TAKE(f, val, sq, root)                                   \
+	do {                                                               \
+		if (root) {                                                \
+			if ((val) > (f)->best ||                           \
+			    ((val) == (f)->best && (sq) < (f)->bm)) {      \
+				(f)->best = (int8_t)(val);                 \
+				(f)->bm = (f)->neg ? OTHELLO_MOVE_PASS     \
+						   : (int8_t)(sq);         \
+			}                                                  \
+		} else {                                                   \
+			if ((val) > (f)->best)                             \
+				(f)->best = (int8_t)(val);                 \
+			if ((val) > (f)->alpha)                            \
+				(f)->alpha = (int8_t)(val);                \
+		}                                                          \
+	} while (0)
+
 struct oth_frame {
 	uint64_t P, O, moves;
 	int8_t alpha, beta, best, bm, cur, neg;
@@ -192,19 +213,9 @@ OTH_HD int oth_search_v0(uint64_t P0, uint64_t O0, int *ret_move,
 			sp--;
 			struct oth_frame *f = &st[sp];
 			int val = -v;
-			if (sp == 0) {
-				if (val > f->best ||
-				    (val == f->best && f->cur < f->bm)) {
-					f->best = (int8_t)val;
-					f->bm = f->neg ? OTHELLO_MOVE_PASS : f->cur;
-				}
+			OTH_FRAME_TAKE(f, val, f->cur, sp == 0);
+			if (sp == 0)
 				f->alpha = (int8_t)(f->best - 1);
-			} else {
-				if (val > f->best)
-					f->best = (int8_t)val;
-				if (val > f->alpha)
-					f->alpha = (int8_t)val;
-			}
 			if (f->alpha >= f->beta || !f->moves) {
 				v = f->neg ? -f->best : f->best;
 				if (sp == 0) {
@@ -439,18 +450,7 @@ OTH_HD int oth_search_leaf(uint64_t P0, uint64_t O0, int *ret_move,
 			sp--;
 			struct oth_frame *f = &st[sp];
 			int val = -v;
-			if (sp == 0) {
-				if (val > f->best ||
-				    (val == f->best && f->cur < f->bm)) {
-					f->best = (int8_t)val;
-					f->bm = f->neg ? OTHELLO_MOVE_PASS : f->cur;
-				}
-			} else {
-				if (val > f->best)
-					f->best = (int8_t)val;
-				if (val > f->alpha)
-					f->alpha = (int8_t)val;
-			}
+			OTH_FRAME_TAKE(f, val, f->cur, sp == 0);
 			if (f->alpha >= f->beta || !f->moves) {
 				v = f->neg ? -f->best : f->best;
 				if (sp == 0) {

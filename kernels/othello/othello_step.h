@@ -207,18 +207,7 @@ OTH_HD void oth_lane_frame(struct oth_lane *L, struct oth_stack *S,
 		for (;;) {
 			f = &S->st[--sp];
 			int val = -v;
-			if (sp == 0) {
-				if (val > f->best ||
-				    (val == f->best && f->cur < f->bm)) {
-					f->best = (int8_t)val;
-					f->bm = f->neg ? OTHELLO_MOVE_PASS : f->cur;
-				}
-			} else {
-				if (val > f->best)
-					f->best = (int8_t)val;
-				if (val > f->alpha)
-					f->alpha = (int8_t)val;
-			}
+			OTH_FRAME_TAKE(f, val, f->cur, sp == 0);
 			if (f->alpha >= f->beta || !f->moves) {
 				v = f->neg ? -f->best : f->best;
 				if (sp == 0) {
