@@ -120,78 +120,14 @@ static void test_flat_passes(void **state)
 }
 
 /* 32 lanes, the kernel's loop: a lane that is done takes the next
- * position; each round every live lane takes one step, then the lanes
- * waiting for keys get them. Returns the rounds. */
-static long run_warp(int e0, long n, int parts)
-{
-	struct oth_flat *F = calloc(32, sizeof(*F));
-	struct oth_fstack *S = calloc(32, sizeof(*S));
-	long next = 0, *pos = calloc(32, sizeof(long)), rounds = 0;
-	int8_t *sc = malloc((size_t)n);
-	uint8_t *mv = malloc((size_t)n);
-
-	assert_non_null(F);
-	assert_non_null(S);
-	assert_non_null(pos);
-	for (int l = 0; l < 32; l++)
-		F[l].op = OTH_FLAT_DONE, pos[l] = -1;
-	for (;;) {
-		int live = 0;
-		for (int l = 0; l < 32; l++) {
-			if (F[l].op == OTH_FLAT_DONE) {
-				if (pos[l] >= 0) {
-					sc[pos[l]] = (int8_t)F[l].v;
-					mv[pos[l]] = (uint8_t)F[l].mv;
-				}
-				if (next < n) {
-					uint64_t P, O;
-					int black;
-					pos[l] = next++;
-					oth_generate(7, (uint64_t)pos[l],
-						     e0 + (int)(pos[l] % 5), &P,
-						     &O, &black);
-					oth_flat_start(&F[l], P, O);
-				} else {
-					pos[l] = -1;
-					F[l].op = OTH_FLAT_IDLE;
-				}
-			}
-			live += F[l].op != OTH_FLAT_IDLE;
-		}
-		if (!live)
-			break;
-		for (int l = 0; l < 32; l++)
-			if (F[l].op != OTH_FLAT_IDLE &&
-			    F[l].op != OTH_FLAT_KEYS)
-				oth_flat_after(&F[l], &S[l],
-					       oth_flat_compute(&F[l]), parts,
-					       0);
-		for (int l = 0; l < 32; l++)
-			if (F[l].op == OTH_FLAT_KEYS)
-				oth_flat_keys(&F[l], &S[l]);
-		rounds++;
-	}
-	for (long i = 0; i < n; i++) {
-		uint64_t P, O, nodes = 0;
-		int black, m;
-		oth_generate(7, (uint64_t)i, e0 + (int)(i % 5), &P, &O, &black);
-		int v = oth_search_leaf(P, O, &m, &nodes, 2);
-		assert_int_equal(sc[i], v);
-		assert_int_equal(mv[i], m);
-	}
-	free(F);
-	free(S);
-	free(pos);
-	free(sc);
-	free(mv);
-	return rounds;
-}
-
-/* The kernel's loop with the tail (TAIL variants): lanes out of positions
- * take moves of the positions still searched in their warp. Checks
- * every answer against oth_search_leaf and that the board ends empty;
- * returns the rounds. */
-static long run_warp_tail(int e0, int spread, long n, int opt)
+ * position (seed, e0 + index % spread empties); each round every live
+ * lane takes one step (`parts` returns and picks), then the lanes waiting
+ * for keys get them. With OTH_FLAT_TAIL in opt, lanes out of positions
+ * take moves of the positions still searched in their warp. Checks every
+ * answer against oth_search_leaf and that the board ends empty; returns
+ * the rounds. */
+static long run_warp(uint64_t seed, int e0, int spread, long n, int parts,
+		     int opt)
 {
 	struct oth_flat *F = calloc(32, sizeof(*F));
 	struct oth_fstack *S = calloc(32, sizeof(*S));
@@ -227,7 +163,7 @@ static long run_warp_tail(int e0, int spread, long n, int opt)
 				uint64_t P, O;
 				int black;
 				pos[l] = next++;
-				oth_generate(5, (uint64_t)pos[l],
+				oth_generate(seed, (uint64_t)pos[l],
 					     e0 + (int)(pos[l] % spread), &P, &O,
 					     &black);
 				oth_flat_start(&F[l], P, O);
@@ -263,7 +199,8 @@ static long run_warp_tail(int e0, int spread, long n, int opt)
 		for (int l = 0; l < 32; l++)
 			if (F[l].op <= OTH_FLAT_NEXT)
 				oth_flat_after(&F[l], &S[l],
-					       oth_flat_compute(&F[l]), 2, opt);
+					       oth_flat_compute(&F[l]), parts,
+					       opt);
 		for (int l = 0; l < 32; l++)
 			if (F[l].op == OTH_FLAT_KEYS)
 				oth_flat_keys(&F[l], &S[l]);
@@ -273,7 +210,7 @@ static long run_warp_tail(int e0, int spread, long n, int opt)
 	for (long i = 0; i < n; i++) {
 		uint64_t P, O, nodes = 0;
 		int black, m;
-		oth_generate(5, (uint64_t)i, e0 + (int)(i % spread), &P, &O,
+		oth_generate(seed, (uint64_t)i, e0 + (int)(i % spread), &P, &O,
 			     &black);
 		int v = oth_search_leaf(P, O, &m, &nodes, 2);
 		assert_int_equal(sc[i], v);
@@ -294,9 +231,10 @@ static void test_flat_tail(void **state)
 
 	(void)state;
 	for (int e0 = 6; e0 <= 9; e0 += 3) {
-		long r0 = run_warp_tail(e0, 3, n, 0);
-		long r1 = run_warp_tail(e0, 3, n, OTH_FLAT_TAIL);
-		long r2 = run_warp_tail(e0, 3, n, OTH_FLAT_TAIL | OTH_FLAT_ADJ);
+		long r0 = run_warp(5, e0, 3, n, 2, 0);
+		long r1 = run_warp(5, e0, 3, n, 2, OTH_FLAT_TAIL);
+		long r2 = run_warp(5, e0, 3, n, 2,
+				   OTH_FLAT_TAIL | OTH_FLAT_ADJ);
 		printf("flat warp, %ld positions of %d..%d empties: %ld rounds "
 		       "alone, %ld with the tail's jobs, %ld also scanning "
 		       "only next to opponent discs\n", n, e0, e0 + 2, r0, r1,
@@ -311,7 +249,8 @@ static void test_flat_warp(void **state)
 
 	(void)state;
 	for (int parts = 1; parts <= 3; parts++) {
-		long r1 = run_warp(1, n, parts), r6 = run_warp(6, n, parts);
+		long r1 = run_warp(7, 1, 5, n, parts, 0);
+		long r6 = run_warp(7, 6, 5, n, parts, 0);
 		printf("flat warp, %d part(s) per step: %ld positions of "
 		       "1..5 empties in %ld rounds, of 6..10 in %ld\n", parts,
 		       n, r1, r6);
