@@ -18,6 +18,20 @@
  * chain per lookup): with plain read-modify-write and 8 warps per CTA a
  * round took 24 us.
  *
+ * Chain kernel (the default; officers_chain.h has the arithmetic): one warp
+ * of CTA 0 walks the positions in order, one per step. The options of
+ * G(m) from far rare positions (r >= near) only need values at least near
+ * steps old, so producer CTAs (every other CTA, one 32-position batch at a
+ * time) turn them into Z(m), the 6 smallest common values they leave free,
+ * well before the chain gets there. A loader warp copies Z into shared
+ * memory; helper warps (one step each in turn) drop what the rare
+ * positions 4 <= r < near hit and keep 3 survivors; the chain warp drops
+ * what lags 2 and 3 hit and picks the first survivor other than G(m-1).
+ * Hand-offs carry their own tags (no fences): a ring entry is the value
+ * with its position's low 16 bits, a Z record has a valid bit and the
+ * chunk's unwritten values are 0xffff, a helper's record its position.
+ * Measured: see bench/officers.md.
+ *
  * Exact kernel: one warp per position. It recomputes the rare part of the
  * options (so it checks the candidate independently: a candidate that is not
  * the smallest unmarked common value is flagged), then scans pairs a = lane,
@@ -33,6 +47,7 @@
 #include "cuda_check.h"
 #include "gerr.h"
 #include "officers.h"
+#include "officers_chain.h"
 #include "officers_cuda.h"
 #include "workload.h"
 
@@ -54,7 +69,21 @@ struct sync_block {
 	unsigned gen;
 	unsigned first[3];
 	unsigned rounds;
+	unsigned slow, waits;   /* chain kernel */
 };
+
+/* Chain kernel geometry. */
+#define CH_RING_BITS 15
+#define CH_RING (1u << CH_RING_BITS)  /* values the chain CTA keeps */
+#define CH_RMASK (CH_RING - 1)
+#define CH_ZR 1024u                   /* Z records in shared memory */
+#define CH_REC 64u                    /* helper records */
+#define CH_THREADS 512
+#define CH_PW (CH_THREADS / 32)       /* producer warps */
+#define CH_UNR 8                      /* producer loads in flight */
+#define CH_NEAR 256u
+#define CH_HELPERS 4u
+#define CH_MAX_HELPERS (CH_THREADS / 32 - 2)
 
 struct officers_cuda {
 	int device, poisoned, nblocks, sms;
@@ -73,6 +102,9 @@ struct officers_cuda {
 	uint32_t rare_uploaded;
 	int prefix_uploaded;
 	unsigned chunk;         /* extend: positions per chunk */
+	int kernel;             /* OFFICERS_KERNEL_* */
+	unsigned near, helpers, producers;
+	unsigned long long *d_zrec; /* chain: Z records of a chunk */
 	char name[256];
 };
 
@@ -168,6 +200,311 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	}
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		sb->rounds = round;
+}
+
+/* ---- chain kernel ------------------------------------------------------ */
+
+static __device__ __forceinline__ unsigned ld_gpu_u16(const uint16_t *p)
+{
+	unsigned short v;
+	asm volatile("ld.relaxed.gpu.global.u16 %0, [%1];" : "=h"(v) : "l"(p));
+	return v;
+}
+
+static __device__ __forceinline__ unsigned long long
+ld_gpu_u64(const unsigned long long *p)
+{
+	unsigned long long v;
+	asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
+	return v;
+}
+
+static __device__ __forceinline__ void st_gpu_u64(unsigned long long *p,
+						  unsigned long long v)
+{
+	asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v)
+		     : "memory");
+}
+
+/* Producer CTA: Z of its 32-position batches (CTA b takes batches b - 1,
+ * b - 1 + producers, ...). Warp w takes every 16th far rare position from
+ * the farthest down, so it waits (on the chunk's 0xffff) only at the end;
+ * lane = position; options into a per-warp mask, then OR-ed and scanned. */
+static __device__ void chain_producer(const uint16_t *buf, unsigned n0,
+				      unsigned n1, unsigned nrare,
+				      unsigned jn, unsigned long long *zrec,
+				      uint32_t *sh)
+{
+	uint32_t *smask = sh, *comb = sh + CH_PW * MW * 32;
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned np = gridDim.x - 1;
+	uint32_t *col = smask + w * MW * 32 + lane;
+
+	for (unsigned i = threadIdx.x; i < CH_PW * MW * 32; i += blockDim.x)
+		smask[i] = 0;
+	__syncthreads();
+	for (unsigned s = n0 + (blockIdx.x - 1) * 32; s < n1; s += np * 32) {
+		const uint16_t *hi = buf + (s + lane - 1);
+		int j = (int)nrare - 1 - (int)w;
+
+		for (; j - (CH_UNR - 1) * CH_PW >= (int)jn;
+		     j -= CH_UNR * CH_PW) {
+			unsigned v[CH_UNR];
+			int bad = 0;
+#pragma unroll
+			for (int k = 0; k < CH_UNR; k++) {
+				v[k] = ld_gpu_u16(hi - c_rpos[j - k * CH_PW]);
+				bad |= v[k] == 0xffffu;
+			}
+			if (bad) {
+#pragma unroll
+				for (int k = 0; k < CH_UNR; k++)
+					while (v[k] == 0xffffu) {
+						__nanosleep(32);
+						v[k] = ld_gpu_u16(
+							hi - c_rpos[j - k * CH_PW]);
+					}
+			}
+#pragma unroll
+			for (int k = 0; k < CH_UNR; k++) {
+				unsigned o = (c_rval[j - k * CH_PW] ^ v[k]) & 511u;
+				atomicOr(&col[(o >> 5) * 32], 1u << (o & 31));
+			}
+		}
+		for (; j >= (int)jn; j -= CH_PW) {
+			unsigned v = ld_gpu_u16(hi - c_rpos[j]);
+			while (v == 0xffffu) {
+				__nanosleep(32);
+				v = ld_gpu_u16(hi - c_rpos[j]);
+			}
+			unsigned o = (c_rval[j] ^ v) & 511u;
+			atomicOr(&col[(o >> 5) * 32], 1u << (o & 31));
+		}
+		__syncthreads();
+		if (w < MW) {
+			uint32_t m = 0;
+			for (unsigned ww = 0; ww < CH_PW; ww++) {
+				m |= smask[(ww * MW + w) * 32 + lane];
+				smask[(ww * MW + w) * 32 + lane] = 0;
+			}
+			comb[w * 32 + lane] = ~m & common32(w);
+		}
+		__syncthreads();
+		if (w == 0 && s + lane < n1) {
+			uint32_t w0 = 0, w1 = 0;
+			unsigned nz = 0, last = 0;
+			for (unsigned k = 0; k < MW && nz < OFF_NZ; k++) {
+				uint32_t f = comb[k * 32 + lane];
+				while (f && nz < OFF_NZ) {
+					last = k * 32 + __ffs(f) - 1;
+					off_z_put(&w0, &w1, nz++, last);
+					f &= f - 1;
+				}
+			}
+			for (unsigned i = nz; nz && i < OFF_NZ; i++)
+				off_z_put(&w0, &w1, i, last);
+			st_gpu_u64(zrec + (s + lane - n0),
+				   (unsigned long long)(w1 | 0x80000000u) << 32 |
+					   w0);
+		}
+	}
+}
+
+/* G(m) from every rare position (the chain warp's slow path). */
+static __device__ __noinline__ unsigned chain_slow(const volatile uint32_t *ring,
+						   uint32_t *smask, unsigned m,
+						   unsigned nrare,
+						   const uint32_t *g_rpos,
+						   const uint16_t *g_rval)
+{
+	const unsigned lane = threadIdx.x & 31;
+
+	for (unsigned j = lane; j < nrare; j += 32) {
+		unsigned o = g_rval[j] ^
+			     (ring[(m - 1 - g_rpos[j]) & CH_RMASK] & 0xffffu);
+		atomicOr(&smask[(o >> 5) & (MW - 1)], 1u << (o & 31));
+	}
+	__syncwarp();
+	uint32_t f = lane < MW ? ~smask[lane] & common32(lane) : 0;
+	unsigned bal = __ballot_sync(0xffffffffu, f != 0);
+	unsigned k = bal ? __ffs(bal) - 1 : 0;
+	uint32_t fk = __shfl_sync(0xffffffffu, f, k);
+	__syncwarp();
+	if (lane < MW)
+		smask[lane] = 0;
+	__syncwarp();
+	return bal ? k * 32 + __ffs(fk) - 1 : OFFICERS_VMAX;
+}
+
+/* The chain warp: one position per step, values into the ring, every 32
+ * steps into buf for the producers. */
+static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
+				  unsigned nrare, volatile uint32_t *ring,
+				  const volatile unsigned long long *rrec,
+				  uint32_t *smask, const uint32_t *g_rpos,
+				  const uint16_t *g_rval, struct sync_block *sb)
+{
+	const unsigned lane = threadIdx.x & 31;
+	const unsigned v0 = c_rval[0], v1 = c_rval[1], v2 = c_rval[2];
+	unsigned g1 = buf[n0 - 1], g2 = buf[n0 - 2], g3 = buf[n0 - 3];
+	unsigned slow_n = 0, waits = 0;
+	unsigned long long rec = rrec[n0 & (CH_REC - 1)];
+
+	for (unsigned s = n0; s < n1; s += 32) {
+		unsigned e = s + 32 < n1 ? s + 32 : n1;
+		for (unsigned m = s; m < e; m++) {
+			while ((unsigned)(rec >> 32) != m) {
+				waits++;
+				rec = rrec[m & (CH_REC - 1)];
+			}
+			unsigned long long nrec = rrec[(m + 1) & (CH_REC - 1)];
+			int slow;
+			unsigned g = off_chain_pick((uint32_t)rec, g1 ^ v0,
+						    g2 ^ v1, g3 ^ v2, &slow);
+			if (slow) {
+				g = chain_slow(ring, smask, m, nrare, g_rpos,
+					       g_rval);
+				slow_n++;
+			}
+			ring[m & CH_RMASK] = g | m << 16;
+			g3 = g2;
+			g2 = g1;
+			g1 = g;
+			rec = nrec;
+		}
+		if (s + lane < e)
+			__stcg(buf + s + lane,
+			       (uint16_t)ring[(s + lane) & CH_RMASK]);
+	}
+	if (lane == 0) {
+		sb->slow = slow_n;
+		sb->waits = waits;
+	}
+}
+
+/* The loader warp: Z records from global memory into the shared ring, with
+ * the tag (q >> 10) & 15 in their top bits, never more than CH_ZR ahead of
+ * the chain. */
+static __device__ void chain_load(unsigned n0, unsigned n1,
+				  const unsigned long long *zrec,
+				  const volatile uint32_t *ring,
+				  volatile unsigned long long *zring)
+{
+	const unsigned lane = threadIdx.x & 31;
+
+	for (unsigned q0 = n0; q0 < n1; q0 += 32) {
+		unsigned q = q0 + lane;
+		if (q0 + 32 > n0 + CH_ZR) {
+			unsigned p = q0 + 31 - CH_ZR;
+			while ((ring[p & CH_RMASK] >> 16) != (p & 0xffffu))
+				;
+		}
+		if (q < n1) {
+			unsigned long long z = ld_gpu_u64(zrec + (q - n0));
+			while (!(z >> 63)) {
+				__nanosleep(20);
+				z = ld_gpu_u64(zrec + (q - n0));
+			}
+			unsigned tag = (q >> 10) & 15;
+			uint32_t lo = (uint32_t)z | (tag & 3) << 30;
+			uint32_t hi = ((uint32_t)(z >> 32) & OFF_FIELDS) |
+				      (tag >> 2) << 30;
+			zring[q & (CH_ZR - 1)] = (unsigned long long)hi << 32 | lo;
+		}
+	}
+}
+
+/* Helper warp h of `helpers`: steps n0 + h, n0 + h + helpers, ...; lane
+ * takes rare indices 3 + lane + 32 t below jn. */
+template <int TPL>
+static __device__ void chain_help(unsigned n0, unsigned n1, unsigned jn,
+				  unsigned h, unsigned helpers,
+				  const volatile uint32_t *ring,
+				  const volatile unsigned long long *zring,
+				  volatile unsigned long long *rrec)
+{
+	const unsigned lane = threadIdx.x & 31;
+	unsigned rr[TPL], gg[TPL];
+
+#pragma unroll
+	for (int t = 0; t < TPL; t++) {
+		unsigned j = OFF_CHAIN_TERMS + lane + 32 * t;
+		rr[t] = j < jn ? c_rpos[j] : 0xffffffffu;
+		gg[t] = j < jn ? c_rval[j] : 0;
+	}
+	for (unsigned m = n0 + h; m < n1; m += helpers) {
+		unsigned tag = (m >> 10) & 15;
+		unsigned long long z;
+		do {
+			z = zring[m & (CH_ZR - 1)];
+		} while (((unsigned)(z >> 30) & 3) != (tag & 3) ||
+			 (unsigned)(z >> 62) != tag >> 2);
+		uint32_t w0 = (uint32_t)z & OFF_FIELDS;
+		uint32_t w1 = (uint32_t)(z >> 32) & OFF_FIELDS;
+		uint32_t u = 0xffffffffu;
+#pragma unroll
+		for (int t = 0; t < TPL; t++) {
+			if (rr[t] == 0xffffffffu)
+				continue;
+			unsigned p = m - 1 - rr[t];
+			uint32_t v;
+			do {
+				v = ring[p & CH_RMASK];
+			} while ((v >> 16) != (p & 0xffffu));
+			u &= off_z_nothit(w0, w1, (v & 0x3ffu) ^ gg[t]);
+		}
+		u = __reduce_and_sync(0xffffffffu, u);
+		if (lane == 0)
+			rrec[m & (CH_REC - 1)] =
+				(unsigned long long)m << 32 |
+				off_helper_record(w0, w1, u);
+	}
+}
+
+/* buf holds positions dbase + i; [n0, n1) are computed (0xffff until
+ * then), the CH_RING values before n0 are exact history. CTA 0 is the
+ * chain's, every other a producer. */
+template <int TPL>
+__global__ void __launch_bounds__(CH_THREADS, 1)
+chain_kernel(uint16_t *buf, unsigned n0, unsigned n1, unsigned nrare,
+	     unsigned jn, unsigned helpers, unsigned long long *zrec,
+	     const uint32_t *g_rpos, const uint16_t *g_rval,
+	     struct sync_block *sb)
+{
+	extern __shared__ uint32_t sh[];
+
+	if (blockIdx.x != 0) {
+		chain_producer(buf, n0, n1, nrare, jn, zrec, sh);
+		return;
+	}
+	volatile uint32_t *ring = sh;
+	volatile unsigned long long *zring =
+		(volatile unsigned long long *)(sh + CH_RING);
+	volatile unsigned long long *rrec = zring + CH_ZR;
+	uint32_t *smask = (uint32_t *)(sh + CH_RING + 2 * (CH_ZR + CH_REC));
+	const unsigned w = threadIdx.x >> 5;
+
+	for (unsigned i = n0 - CH_RING + threadIdx.x; i < n0; i += blockDim.x)
+		ring[i & CH_RMASK] = buf[i] | i << 16;
+	for (unsigned i = threadIdx.x; i < CH_ZR; i += blockDim.x) {
+		/* a tag no position >= n0 expects of this entry soon */
+		unsigned q = n0 - 1 - ((n0 - 1 - i) & (CH_ZR - 1));
+		unsigned tag = (q >> 10) & 15;
+		zring[i] = (unsigned long long)(tag >> 2) << 62 |
+			   (unsigned long long)(tag & 3) << 30;
+	}
+	for (unsigned i = threadIdx.x; i < CH_REC; i += blockDim.x)
+		rrec[i] = 0xffffffffull << 32;
+	if (threadIdx.x < MW)
+		smask[threadIdx.x] = 0;
+	__syncthreads();
+	if (w == 0)
+		chain_walk(buf, n0, n1, nrare, ring, rrec, smask, g_rpos,
+			   g_rval, sb);
+	else if (w == 1)
+		chain_load(n0, n1, zrec, ring, zring);
+	else if (w - 2 < helpers)
+		chain_help<TPL>(n0, n1, jn, w - 2, helpers, ring, zring, rrec);
 }
 
 static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint16_t *lo,
@@ -282,6 +619,7 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 #define CK(call, what) CUDA_CK("officers", call, what)
 
 #define SHMEM_CAND (RING * 2 + (CSLICES * MW * CPOS + MW * CPOS) * 4)
+#define SHMEM_CHAIN (CH_RING * 4 + (CH_ZR + CH_REC) * 8 + MW * 4)
 #define BUF_LEN ((size_t)OFFICERS_TAIL + OFFICERS_CUDA_CHUNK)
 
 extern "C" int officers_cuda_device_count(void)
@@ -305,6 +643,7 @@ extern "C" void officers_cuda_close(struct officers_cuda *ctx)
 	}
 	cudaFree(ctx->d_prefix);
 	cudaFree(ctx->d_sync);
+	cudaFree(ctx->d_zrec);
 	cudaFree(ctx->d_rpos);
 	cudaFree(ctx->d_rval);
 	cudaFreeHost(ctx->h_rpos);
@@ -344,6 +683,14 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 					 cudaFuncAttributeMaxDynamicSharedMemorySize,
 					 SHMEM_CAND);
 	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(chain_kernel<2>,
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 SHMEM_CHAIN);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(chain_kernel<3>,
+					 cudaFuncAttributeMaxDynamicSharedMemorySize,
+					 SHMEM_CHAIN);
+	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm, cand_kernel, CTHREADS, SHMEM_CAND);
 	if (e == cudaSuccess && (!coop || per_sm < 1)) {
@@ -357,6 +704,10 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		/* One CTA per SM: K = 32 * SMs positions per round. */
 		ctx->nblocks = prop.multiProcessorCount;
 		ctx->chunk = OFFICERS_CUDA_CHUNK;
+		ctx->kernel = OFFICERS_KERNEL_CHAIN;
+		ctx->near = CH_NEAR;
+		ctx->helpers = CH_HELPERS;
+		ctx->producers = (unsigned)prop.multiProcessorCount - 1;
 		snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
 		e = cudaStreamCreateWithFlags(&ctx->stream,
 					      cudaStreamNonBlocking);
@@ -379,6 +730,9 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		e = cudaMalloc((void **)&ctx->d_prefix, OFFICERS_PREFIX * 2);
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_sync, sizeof(struct sync_block));
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_zrec,
+			       (size_t)OFFICERS_CUDA_CHUNK * 8);
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_rpos, OFFICERS_MAX_RARE * 4);
 	if (e == cudaSuccess)
@@ -404,8 +758,13 @@ extern "C" int officers_cuda_device_name(struct officers_cuda *ctx,
 {
 	if (!ctx)
 		return GERR_INVAL;
-	snprintf(buf, len, "%s (%d SMs, K = %d)", ctx->name, ctx->sms,
-		 ctx->nblocks * CPOS);
+	if (ctx->kernel == OFFICERS_KERNEL_CHAIN)
+		snprintf(buf, len, "%s (%d SMs, chain kernel: near %u, %u "
+			 "helper warps, %u producer CTAs)", ctx->name, ctx->sms,
+			 ctx->near, ctx->helpers, ctx->producers);
+	else
+		snprintf(buf, len, "%s (%d SMs, frontier kernel: K = %d)",
+			 ctx->name, ctx->sms, ctx->nblocks * CPOS);
 	return 0;
 }
 
@@ -415,6 +774,22 @@ extern "C" int officers_cuda_set_chunk(struct officers_cuda *ctx,
 	if (!ctx || chunk > OFFICERS_CUDA_CHUNK)
 		return GERR_INVAL;
 	ctx->chunk = chunk ? chunk : OFFICERS_CUDA_CHUNK;
+	return 0;
+}
+
+extern "C" int officers_cuda_set_kernel(struct officers_cuda *ctx,
+					int kernel, unsigned near,
+					unsigned helpers, unsigned producers)
+{
+	if (!ctx || (kernel != OFFICERS_KERNEL_CHAIN &&
+		     kernel != OFFICERS_KERNEL_FRONTIER) ||
+	    (near && near < 64) || helpers > CH_MAX_HELPERS ||
+	    producers > (unsigned)ctx->sms - 1)
+		return GERR_INVAL;
+	ctx->kernel = kernel;
+	ctx->near = near ? near : CH_NEAR;
+	ctx->helpers = helpers ? helpers : CH_HELPERS;
+	ctx->producers = producers ? producers : (unsigned)ctx->sms - 1;
 	return 0;
 }
 
@@ -433,6 +808,28 @@ static int gpu_ok(const struct officers_cuda *ctx,
 	return s->n >= OFFICERS_CUDA_MIN_N && s->nrare > 0 &&
 	       maxpos + 1 + (uint64_t)CPOS * ctx->nblocks + 64 <= RING &&
 	       maxpos < hist_of(s->n) && s->n - hist_of(s->n) >= s->base;
+}
+
+/* The rare indices the chain CTA takes (below jn), or 0 when the chain
+ * kernel cannot run from s: it needs the rare positions 0, 1, 2 and then
+ * none below 4, the farthest partner inside its ring, and at most 3 + 32 *
+ * 3 rare positions below near. */
+static unsigned chain_jn(const struct officers_cuda *ctx,
+			 const struct officers_seq *s)
+{
+	unsigned jn = 0;
+
+	if (ctx->kernel != OFFICERS_KERNEL_CHAIN || s->nrare <= 4 ||
+	    s->rare[0].pos != 0 || s->rare[1].pos != 1 ||
+	    s->rare[2].pos != 2 || s->rare[3].pos < 4 ||
+	    s->rare[s->nrare - 1].pos + 1 >= CH_RING ||
+	    hist_of(s->n) < CH_RING)
+		return 0;
+	while (jn < s->nrare && s->rare[jn].pos < ctx->near)
+		jn++;
+	if (jn > OFF_CHAIN_TERMS + 32 * 3 || jn >= s->nrare)
+		return 0;
+	return jn;
 }
 
 /* Persistent exact grid: 8 CTAs of 8 warps per SM, fewer for short runs. */
@@ -481,18 +878,43 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	struct sync_block *sb = ctx->d_sync;
 	uint64_t dbase = n - hist;
 	void *args[] = {&buf, &n0off, &n1off, &nrare, &maxpos, &sb};
-	unsigned nb = (unsigned)ctx->nblocks;
+	unsigned nb = (unsigned)ctx->nblocks, jn = chain_jn(ctx, s);
 
-	CK(cudaMemsetAsync(buf + hist, 0, (size_t)len * 2, ctx->stream),
+	CK(cudaMemsetAsync(buf + hist, jn ? 0xff : 0, (size_t)len * 2,
+			   ctx->stream),
 	   "memset");
 	CK(cudaMemsetAsync(sb, 0xff, sizeof(*sb), ctx->stream), "memset");
 	CK(cudaMemsetAsync(sb, 0, 2 * sizeof(unsigned), ctx->stream),
 	   "memset");
+	if (jn) {
+		CK(cudaMemsetAsync(ctx->d_zrec, 0, (size_t)len * 8,
+				   ctx->stream),
+		   "memset");
+		CK(cudaMemsetAsync(&sb->rounds, 0, 3 * sizeof(unsigned),
+				   ctx->stream),
+		   "memset");
+	}
 	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
-	CK(cudaLaunchCooperativeKernel((void *)cand_kernel, dim3(nb),
-				       dim3(CTHREADS), args, SHMEM_CAND,
-				       ctx->stream),
-	   "candidate kernel");
+	if (jn) {
+		unsigned helpers = ctx->helpers;
+		unsigned long long *zrec = ctx->d_zrec;
+		uint32_t *rpos = ctx->d_rpos;
+		uint16_t *rval = ctx->d_rval;
+		void *cargs[] = {&buf,  &n0off, &n1off, &nrare, &jn,
+				 &helpers, &zrec, &rpos, &rval, &sb};
+		const void *k = jn <= OFF_CHAIN_TERMS + 64
+					? (const void *)chain_kernel<2>
+					: (const void *)chain_kernel<3>;
+		CK(cudaLaunchCooperativeKernel(k, dim3(1 + ctx->producers),
+					       dim3(CH_THREADS), cargs,
+					       SHMEM_CHAIN, ctx->stream),
+		   "chain candidate kernel");
+	} else {
+		CK(cudaLaunchCooperativeKernel((void *)cand_kernel, dim3(nb),
+					       dim3(CTHREADS), args,
+					       SHMEM_CAND, ctx->stream),
+		   "candidate kernel");
+	}
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
 	if (do_exact) {
 		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;
@@ -577,7 +999,12 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 	CK(cudaMemcpy(&sb, ctx->d_sync, sizeof(sb), cudaMemcpyDeviceToHost),
 	   "copy");
 	if (times) {
-		times->rounds += sb.rounds;
+		if (chain_jn(ctx, s)) {
+			times->slow += sb.slow;
+			times->waits += sb.waits;
+		} else {
+			times->rounds += sb.rounds;
+		}
 		times->values += len;
 	}
 	memcpy(out, ctx->h_vals[0], len * 2);
