@@ -336,6 +336,43 @@ static __device__ __noinline__ unsigned chain_slow(const volatile uint32_t *ring
 	return bal ? k * 32 + __ffs(fk) - 1 : OFFICERS_VMAX;
 }
 
+/* One step of the chain warp: G(m) from the helper's record and the
+ * options of the chain's rare positions, whose values it keeps copied into
+ * the fields (R[k] = G(m-k) * OFF_REP; a rare value 1 flips the record
+ * instead: (G ^ 1) * OFF_REP = R ^ OFF_REP). */
+static __device__ __forceinline__ void
+chain_step(unsigned m, unsigned long long &rec, uint32_t (&R)[14],
+	   unsigned &g1, volatile uint32_t *ring,
+	   const volatile unsigned long long *rrec, uint32_t *smask,
+	   unsigned nrare, const uint32_t *g_rpos, const uint16_t *g_rval,
+	   unsigned &slow_n, unsigned &waits)
+{
+	while ((unsigned)(rec >> 32) != m) {
+		waits++;
+		rec = rrec[m & (CH_REC - 1)];
+	}
+	unsigned long long nrec = rrec[(m + 1) & (CH_REC - 1)];
+	uint32_t y = (uint32_t)rec & OFF_FIELDS, y1 = y ^ OFF_REP;
+	/* lags 2, 3, 5, 6, 9, 13 = rare positions 1, 2, 4, 5, 8, 12 */
+	uint32_t e = OFF_NH & ((y ^ R[2]) + OFF_ADD) &
+		     ((y1 ^ R[3]) + OFF_ADD) & ((y ^ R[5]) + OFF_ADD) &
+		     ((y1 ^ R[6]) + OFF_ADD) & ((y1 ^ R[9]) + OFF_ADD) &
+		     ((y ^ R[13]) + OFF_ADD);
+	int slow;
+	unsigned g = off_chain_pick((uint32_t)rec, g1, e, &slow);
+	if (slow) {
+		g = chain_slow(ring, smask, m, nrare, g_rpos, g_rval);
+		slow_n++;
+	}
+	ring[m & CH_RMASK] = g | m << 16;
+#pragma unroll
+	for (int k = 13; k > 1; k--)
+		R[k] = R[k - 1];
+	R[1] = g * OFF_REP;
+	g1 = g;
+	rec = nrec;
+}
+
 /* The chain warp: one position per step, values into the ring, every 32
  * steps into buf for the producers. */
 static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
@@ -345,32 +382,26 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 				  const uint16_t *g_rval, struct sync_block *sb)
 {
 	const unsigned lane = threadIdx.x & 31;
-	const unsigned v0 = c_rval[0], v1 = c_rval[1], v2 = c_rval[2];
-	unsigned g1 = buf[n0 - 1], g2 = buf[n0 - 2], g3 = buf[n0 - 3];
-	unsigned slow_n = 0, waits = 0;
+	unsigned g1 = buf[n0 - 1], slow_n = 0, waits = 0;
+	uint32_t R[14];
 	unsigned long long rec = rrec[n0 & (CH_REC - 1)];
 
+#pragma unroll
+	for (int k = 0; k < 14; k++)
+		R[k] = k ? buf[n0 - k] * OFF_REP : 0;
 	for (unsigned s = n0; s < n1; s += 32) {
 		unsigned e = s + 32 < n1 ? s + 32 : n1;
-		for (unsigned m = s; m < e; m++) {
-			while ((unsigned)(rec >> 32) != m) {
-				waits++;
-				rec = rrec[m & (CH_REC - 1)];
-			}
-			unsigned long long nrec = rrec[(m + 1) & (CH_REC - 1)];
-			int slow;
-			unsigned g = off_chain_pick((uint32_t)rec, g1 ^ v0,
-						    g2 ^ v1, g3 ^ v2, &slow);
-			if (slow) {
-				g = chain_slow(ring, smask, m, nrare, g_rpos,
-					       g_rval);
-				slow_n++;
-			}
-			ring[m & CH_RMASK] = g | m << 16;
-			g3 = g2;
-			g2 = g1;
-			g1 = g;
-			rec = nrec;
+		if (e - s == 32) {
+#pragma unroll
+			for (unsigned i = 0; i < 32; i++)
+				chain_step(s + i, rec, R, g1, ring, rrec, smask,
+					   nrare, g_rpos, g_rval, slow_n,
+					   waits);
+		} else {
+			for (unsigned m = s; m < e; m++)
+				chain_step(m, rec, R, g1, ring, rrec, smask,
+					   nrare, g_rpos, g_rval, slow_n,
+					   waits);
 		}
 		if (s + lane < e)
 			__stcg(buf + s + lane,
@@ -397,7 +428,7 @@ static __device__ void chain_load(unsigned n0, unsigned n1,
 		if (q0 + 32 > n0 + CH_ZR) {
 			unsigned p = q0 + 31 - CH_ZR;
 			while ((ring[p & CH_RMASK] >> 16) != (p & 0xffffu))
-				;
+				__nanosleep(64);
 		}
 		if (q < n1) {
 			unsigned long long z = ld_gpu_u64(zrec + (q - n0));
@@ -415,7 +446,9 @@ static __device__ void chain_load(unsigned n0, unsigned n1,
 }
 
 /* Helper warp h of `helpers`: steps n0 + h, n0 + h + helpers, ...; lane
- * takes rare indices 3 + lane + 32 t below jn. */
+ * takes rare indices OFF_CHAIN_TERMS + lane + 32 t below jn. It waits with
+ * a sleep between polls, so that its spinning leaves the shared memory to
+ * the chain warp. */
 template <int TPL>
 static __device__ void chain_help(unsigned n0, unsigned n1, unsigned jn,
 				  unsigned h, unsigned helpers,
@@ -432,13 +465,17 @@ static __device__ void chain_help(unsigned n0, unsigned n1, unsigned jn,
 		rr[t] = j < jn ? c_rpos[j] : 0xffffffffu;
 		gg[t] = j < jn ? c_rval[j] : 0;
 	}
+	const unsigned rmin = c_rpos[OFF_CHAIN_TERMS];
 	for (unsigned m = n0 + h; m < n1; m += helpers) {
-		unsigned tag = (m >> 10) & 15;
-		unsigned long long z;
-		do {
+		unsigned tag = (m >> 10) & 15, pn = m - 1 - rmin;
+		unsigned long long z = zring[m & (CH_ZR - 1)];
+		while (((unsigned)(z >> 30) & 3) != (tag & 3) ||
+		       (unsigned)(z >> 62) != tag >> 2) {
+			__nanosleep(16);
 			z = zring[m & (CH_ZR - 1)];
-		} while (((unsigned)(z >> 30) & 3) != (tag & 3) ||
-			 (unsigned)(z >> 62) != tag >> 2);
+		}
+		while ((ring[pn & CH_RMASK] >> 16) != (pn & 0xffffu))
+			__nanosleep(16);
 		uint32_t w0 = (uint32_t)z & OFF_FIELDS;
 		uint32_t w1 = (uint32_t)(z >> 32) & OFF_FIELDS;
 		uint32_t u = 0xffffffffu;
@@ -811,23 +848,29 @@ static int gpu_ok(const struct officers_cuda *ctx,
 }
 
 /* The rare indices the chain CTA takes (below jn), or 0 when the chain
- * kernel cannot run from s: it needs the rare positions 0, 1, 2 and then
- * none below 4, the farthest partner inside its ring, and at most 3 + 32 *
- * 3 rare positions below near. */
+ * kernel cannot run from s: it needs Officers' first rare positions
+ * (OFF_CHAIN_POS, then none below 14), the farthest partner inside its
+ * ring, and at most OFF_CHAIN_TERMS + 32 * 3 rare positions below near. */
 static unsigned chain_jn(const struct officers_cuda *ctx,
 			 const struct officers_seq *s)
 {
 	unsigned jn = 0;
 
-	if (ctx->kernel != OFFICERS_KERNEL_CHAIN || s->nrare <= 4 ||
-	    s->rare[0].pos != 0 || s->rare[1].pos != 1 ||
-	    s->rare[2].pos != 2 || s->rare[3].pos < 4 ||
+	static const unsigned cpos[] = OFF_CHAIN_POS, cval[] = OFF_CHAIN_VAL;
+
+	if (ctx->kernel != OFFICERS_KERNEL_CHAIN ||
+	    s->nrare <= OFF_CHAIN_TERMS ||
+	    s->rare[OFF_CHAIN_TERMS].pos < 14 ||
 	    s->rare[s->nrare - 1].pos + 1 >= CH_RING ||
 	    hist_of(s->n) < CH_RING)
 		return 0;
+	for (unsigned j = 0; j < OFF_CHAIN_TERMS; j++)
+		if (s->rare[j].pos != cpos[j] || s->rare[j].val != cval[j])
+			return 0;
 	while (jn < s->nrare && s->rare[jn].pos < ctx->near)
 		jn++;
-	if (jn > OFF_CHAIN_TERMS + 32 * 3 || jn >= s->nrare)
+	if (jn <= OFF_CHAIN_TERMS || jn > OFF_CHAIN_TERMS + 32 * 3 ||
+	    jn >= s->nrare)
 		return 0;
 	return jn;
 }

@@ -6,11 +6,14 @@
  *   far    r >= NEAR: known NEAR steps ahead, so producer CTAs on other SMs
  *          boil them down to Z(m), the 6 smallest common values not among
  *          them (OFF_NZ);
- *   helper 3 <= index < jn (4 <= r < NEAR): helper warps drop the Z values
- *          these hit and keep the first 3 survivors Y(m);
- *   chain  r = 0, 1, 2 (lags 1, 2, 3): the one warp that walks m in order
- *          takes the first Y not hit by them. G(m-1) enters last, through one
- *          compare and select, so a step's critical path is short.
+ *   helper 7 <= index < jn (16 <= r < NEAR): helper warps drop the Z
+ *          values these hit and keep the first 3 survivors Y(m); their
+ *          newest input is 17 steps old, time enough to hand it over;
+ *   chain  the first 7 rare positions, r = 0, 1, 2, 4, 5, 8, 12 (lags 1, 2,
+ *          3, 5, 6, 9, 13; fixed by the game, checked against the table):
+ *          the one warp that walks m in order keeps their values in
+ *          registers and takes the first Y not hit by them. G(m-1) enters
+ *          last, through one compare and select.
  * When fewer values survive than the pick needs, the chain computes G(m)
  * from all rare positions instead (the slow path); the result is the same.
  *
@@ -47,7 +50,10 @@
 #define OFF_NH 0x20080200u    /* the not-hit bits 9, 19, 29 */
 #define OFF_FIELDS 0x3fffffffu
 #define OFF_NZ 6u             /* far candidates per position */
-#define OFF_CHAIN_TERMS 3u    /* rare indices the chain warp takes */
+#define OFF_CHAIN_TERMS 7u    /* rare indices the chain warp takes */
+/* Their positions and values (Officers' first rare positions). */
+#define OFF_CHAIN_POS {0u, 1u, 2u, 4u, 5u, 8u, 12u}
+#define OFF_CHAIN_VAL {0u, 0u, 1u, 0u, 1u, 1u, 0u}
 
 OFF_FN uint32_t off_nothit(uint32_t w, uint32_t x)
 {
@@ -98,14 +104,14 @@ OFF_FN uint32_t off_z_nothit(uint32_t w0, uint32_t w1, uint32_t x)
 	       ((off_nothit(w1, x) & OFF_NH) << 1);
 }
 
-/* The chain's pick: x1, x2, x3 are the options of lags 1, 2, 3 (G(m-1-r)
- * ^ G(r) for r = 0, 1, 2). Returns G(m), or sets *slow when the record
- * cannot decide it. */
-OFF_FN unsigned off_chain_pick(uint32_t rec, unsigned x1, unsigned x2,
-			       unsigned x3, int *slow)
+/* The chain's pick: x1 is the option of lag 1 (G(m-1) ^ G(0)), e the AND
+ * of OFF_NH and off_nothit(rec & OFF_FIELDS, x) over the options x of the
+ * chain's other terms. Returns G(m), or sets *slow when the record cannot
+ * decide it. */
+OFF_FN unsigned off_chain_pick(uint32_t rec, unsigned x1, uint32_t e,
+			       int *slow)
 {
 	uint32_t y = rec & OFF_FIELDS;
-	uint32_t e = off_nothit(y, x2) & off_nothit(y, x3) & OFF_NH;
 	uint32_t e2 = e & (e - 1);
 	unsigned za, zb, g;
 

@@ -137,11 +137,16 @@ static void chain_emulate(const struct officers_seq *s, uint64_t from,
 
 	while (jn < s->nrare && s->rare[jn].pos < near)
 		jn++;
-	assert_true(jn > OFF_CHAIN_TERMS && s->rare[2].pos == 2);
+	static const unsigned cpos[] = OFF_CHAIN_POS, cval[] = OFF_CHAIN_VAL;
+	assert_true(jn > OFF_CHAIN_TERMS);
+	for (unsigned j = 0; j < OFF_CHAIN_TERMS; j++)
+		assert_true(s->rare[j].pos == cpos[j] &&
+			    s->rare[j].val == cval[j]);
 	for (uint64_t m = from; m < to; m++) {
 		uint64_t far[OFFICERS_VMAX / 64] = {0};
 		uint32_t w0 = 0, w1 = 0, u = ~0u;
-		unsigned nz = 0, last = 0, x[3];
+		unsigned nz = 0, last = 0, x[OFF_CHAIN_TERMS];
+		uint32_t e = OFF_NH, y;
 		int slow;
 
 		for (unsigned j = jn; j < s->nrare; j++) {
@@ -166,8 +171,11 @@ static void chain_emulate(const struct officers_seq *s, uint64_t from,
 		for (unsigned j = 0; j < OFF_CHAIN_TERMS; j++)
 			x[j] = s->rare[j].val ^
 			       officers_seq_get(s, m - 1 - s->rare[j].pos);
-		unsigned g = off_chain_pick(off_helper_record(w0, w1, u), x[0],
-					    x[1], x[2], &slow);
+		uint32_t rec = off_helper_record(w0, w1, u);
+		y = rec & OFF_FIELDS;
+		for (unsigned j = 1; j < OFF_CHAIN_TERMS; j++)
+			e &= off_nothit(y, x[j]);
+		unsigned g = off_chain_pick(rec, x[0], e, &slow);
 		if (slow) {
 			g = chain_slow(s, m);
 			slow_n++;
@@ -196,7 +204,7 @@ static void test_chain_pick(void **state)
 	assert_int_equal(off_z_nothit(w0, w1, 511), 0x60180600u);
 	/* Every split the kernel may use, over positions past the rare
 	 * region. */
-	unsigned nears[] = {64, 256, 512};
+	unsigned nears[] = {32, 256, 512};
 	for (unsigned k = 0; k < 3; k++) {
 		chain_emulate(s, 150000, 220000, nears[k], &slow);
 		printf("near %u: %llu slow paths in 70,000 positions\n",
