@@ -177,12 +177,13 @@ int main(int argc, char **argv)
 			printf("gpu candidate kernel alone [%s]: %llu values, "
 			       "median of 5 %.2f ms (min %.2f max %.2f): %.1f M "
 			       "values/s; frontier rounds %llu, chain slow paths "
-			       "%llu, waits %llu%s\n", err,
+			       "%llu, waits %llu, %.1f cycles/step%s\n", err,
 			       (unsigned long long)len, ms[2], ms[0], ms[4],
 			       (double)len / ms[2] / 1e3,
 			       (unsigned long long)t.rounds,
 			       (unsigned long long)t.slow,
 			       (unsigned long long)t.waits,
+			       (double)t.cycles / (double)len,
 			       memcmp(out, want, len * 2) ? " MISMATCH" : "");
 		}
 		free(want);

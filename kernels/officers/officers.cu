@@ -39,6 +39,7 @@
  * to the host, which decides those positions on the CPU.
  */
 #include <cuda_runtime.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ struct sync_block {
 	unsigned first[3];
 	unsigned rounds;
 	unsigned slow, waits;   /* chain kernel */
+	unsigned long long cycles; /* the chain warp's clock */
 };
 
 /* Chain kernel geometry. */
@@ -385,6 +387,7 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 	unsigned g1 = buf[n0 - 1], slow_n = 0, waits = 0;
 	uint32_t R[14];
 	unsigned long long rec = rrec[n0 & (CH_REC - 1)];
+	long long t0 = clock64();
 
 #pragma unroll
 	for (int k = 0; k < 14; k++)
@@ -405,6 +408,7 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 	if (lane == 0) {
 		sb->slow = slow_n;
 		sb->waits = waits;
+		sb->cycles = (unsigned long long)(clock64() - t0);
 	}
 }
 
@@ -928,7 +932,9 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 		CK(cudaMemsetAsync(ctx->d_zrec, 0, (size_t)len * 8,
 				   ctx->stream),
 		   "memset");
-		CK(cudaMemsetAsync(&sb->rounds, 0, 3 * sizeof(unsigned),
+		CK(cudaMemsetAsync(&sb->rounds, 0,
+				   sizeof(*sb) - offsetof(struct sync_block,
+							  rounds),
 				   ctx->stream),
 		   "memset");
 	}
@@ -1040,6 +1046,7 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 		if (chain_jn(ctx, s)) {
 			times->slow += sb.slow;
 			times->waits += sb.waits;
+			times->cycles += sb.cycles;
 		} else {
 			times->rounds += sb.rounds;
 		}

@@ -111,15 +111,16 @@ OFF_FN uint32_t off_z_nothit(uint32_t w0, uint32_t w1, uint32_t x)
 OFF_FN unsigned off_chain_pick(uint32_t rec, unsigned x1, uint32_t e,
 			       int *slow)
 {
+	/* Selects rather than a bit scan: the scan's instructions wait in the
+	 * shared-memory queue, selects have a fixed short latency. */
 	uint32_t y = rec & OFF_FIELDS;
-	uint32_t e2 = e & (e - 1);
-	unsigned za, zb, g;
+	unsigned f0 = y & 511u, f1 = (y >> 10) & 511u, f2 = (y >> 20) & 511u;
+	int b0 = (e >> 9) & 1, b1 = (e >> 19) & 1, b2 = (e >> 29) & 1;
+	unsigned za = b0 ? f0 : b1 ? f1 : f2;                  /* first */
+	unsigned zb = b0 ? (b1 ? f1 : b2 ? f2 : f0)            /* second, */
+			 : (b1 && b2 ? f2 : za);               /* else za */
+	unsigned g = za == x1 ? zb : za;
 
-	if (e2 == 0)
-		e2 = e;
-	za = (y >> (OFF_CTZ(e | 1u << 31) - 9)) & 511u;
-	zb = (y >> (OFF_CTZ(e2 | 1u << 31) - 9)) & 511u;
-	g = za == x1 ? zb : za;
 	*slow = (rec >> 30) != 0 || e == 0 || g == x1;
 	return g;
 }

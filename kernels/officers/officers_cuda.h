@@ -54,11 +54,12 @@ struct wl_run_io;
 #define OFFICERS_CUDA_MIN_N 65536u
 
 /* Kernel times of the last extend/candidates/exact call (ms). rounds:
- * the frontier kernel's rounds; slow and waits: the chain kernel's slow
- * paths and the steps its warp waited for a helper's record. */
+ * the frontier kernel's rounds; slow, waits and cycles: the chain kernel's
+ * slow paths, polls of its warp for a helper's record, and its warp's
+ * clock cycles (candidates alone). */
 struct officers_cuda_times {
 	double cand_ms, exact_ms, host_ms;
-	uint64_t rounds, values, slow, waits;
+	uint64_t rounds, values, slow, waits, cycles;
 };
 
 #define OFFICERS_KERNEL_CHAIN 0
