@@ -133,16 +133,16 @@ int main(int argc, char **argv)
 		uint8_t *st = malloc(len);
 		uint16_t *want = malloc(len * 2);
 		struct officers_cuda_times t;
-		/* kernel, near, helpers, producers; the default last */
-		static const unsigned tunings[][4] = {
-			{OFFICERS_KERNEL_FRONTIER, 0, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 128, 4, 0},
-			{OFFICERS_KERNEL_CHAIN, 512, 4, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 2, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 8, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 4, 32},
-			{OFFICERS_KERNEL_CHAIN, 256, 4, 64},
-			{OFFICERS_KERNEL_CHAIN, 0, 0, 0},
+		/* kernel, near, helpers, producers, batch; the default last */
+		static const unsigned tunings[][5] = {
+			{OFFICERS_KERNEL_FRONTIER, 0, 0, 0, 0},
+			{OFFICERS_KERNEL_CHAIN, 128, 4, 0, 0},
+			{OFFICERS_KERNEL_CHAIN, 512, 4, 0, 0},
+			{OFFICERS_KERNEL_CHAIN, 256, 8, 0, 0},
+			{OFFICERS_KERNEL_CHAIN, 256, 4, 32, 0},
+			{OFFICERS_KERNEL_CHAIN, 256, 4, 0, 4},
+			{OFFICERS_KERNEL_CHAIN, 256, 8, 0, 4},
+			{OFFICERS_KERNEL_CHAIN, 0, 0, 0, 0},
 		};
 		unsigned ntun = sizeof(tunings) / sizeof(tunings[0]);
 		for (unsigned k = 0; k < ntun; k++) {
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 			if (!sweep && k > 0 && k < ntun - 1)
 				continue;
 			if (officers_cuda_set_kernel(ctx, (int)tu[0], tu[1],
-						     tu[2], tu[3])) {
+						     tu[2], tu[3], tu[4])) {
 				printf("tuning %u: refused\n", k);
 				continue;
 			}

@@ -86,6 +86,7 @@ struct sync_block {
 #define CH_NEAR 256u
 #define CH_HELPERS 4u
 #define CH_MAX_HELPERS (CH_THREADS / 32 - 2)
+#define CH_BATCH 8u                   /* chain steps without a branch */
 
 struct officers_cuda {
 	int device, poisoned, nblocks, sms;
@@ -105,7 +106,7 @@ struct officers_cuda {
 	int prefix_uploaded;
 	unsigned chunk;         /* extend: positions per chunk */
 	int kernel;             /* OFFICERS_KERNEL_* */
-	unsigned near, helpers, producers;
+	unsigned near, helpers, producers, batch;
 	unsigned long long *d_zrec; /* chain: Z records of a chunk */
 	char name[256];
 };
@@ -338,45 +339,68 @@ static __device__ __noinline__ unsigned chain_slow(const volatile uint32_t *ring
 	return bal ? k * 32 + __ffs(fk) - 1 : OFFICERS_VMAX;
 }
 
-/* One step of the chain warp: G(m) from the helper's record and the
- * options of the chain's rare positions, whose values it keeps copied into
- * the fields (R[k] = G(m-k) * OFF_REP; a rare value 1 flips the record
- * instead: (G ^ 1) * OFF_REP = R ^ OFF_REP). */
-static __device__ __forceinline__ void
-chain_step(unsigned m, unsigned long long &rec, uint32_t (&R)[14],
-	   unsigned &g1, volatile uint32_t *ring,
-	   const volatile unsigned long long *rrec, uint32_t *smask,
-	   unsigned nrare, const uint32_t *g_rpos, const uint16_t *g_rval,
-	   unsigned &slow_n, unsigned &waits)
+/* The chain warp's pick for m from its record: the options of the chain's
+ * rare positions come from R (R[k] = G(m-k) * OFF_REP; a rare value 1
+ * flips the record instead: (G ^ 1) * OFF_REP = R ^ OFF_REP). Branch free,
+ * so that the compiler interleaves consecutive steps. */
+static __device__ __forceinline__ unsigned
+chain_pick(unsigned long long rec, const uint32_t (&R)[14], unsigned g1,
+	   int *slow)
 {
-	while ((unsigned)(rec >> 32) != m) {
-		waits++;
-		rec = rrec[m & (CH_REC - 1)];
-	}
-	unsigned long long nrec = rrec[(m + 1) & (CH_REC - 1)];
 	uint32_t y = (uint32_t)rec & OFF_FIELDS, y1 = y ^ OFF_REP;
 	/* lags 2, 3, 5, 6, 9, 13 = rare positions 1, 2, 4, 5, 8, 12 */
 	uint32_t e = OFF_NH & ((y ^ R[2]) + OFF_ADD) &
 		     ((y1 ^ R[3]) + OFF_ADD) & ((y ^ R[5]) + OFF_ADD) &
 		     ((y1 ^ R[6]) + OFF_ADD) & ((y1 ^ R[9]) + OFF_ADD) &
 		     ((y ^ R[13]) + OFF_ADD);
-	int slow;
-	unsigned g = off_chain_pick((uint32_t)rec, g1, e, &slow);
-	if (slow) {
-		g = chain_slow(ring, smask, m, nrare, g_rpos, g_rval);
-		slow_n++;
-	}
-	ring[m & CH_RMASK] = g | m << 16;
+	return off_chain_pick((uint32_t)rec, g1, e, slow);
+}
+
+static __device__ __forceinline__ void chain_push(uint32_t (&R)[14],
+						  unsigned &g1, unsigned g)
+{
 #pragma unroll
 	for (int k = 13; k > 1; k--)
 		R[k] = R[k - 1];
 	R[1] = g * OFF_REP;
 	g1 = g;
-	rec = nrec;
 }
 
-/* The chain warp: one position per step, values into the ring, every 32
- * steps into buf for the producers. */
+/* One step with its record in hand, slow path included. */
+static __device__ __forceinline__ void
+chain_step(unsigned m, unsigned long long rec, uint32_t (&R)[14],
+	   unsigned &g1, volatile uint32_t *ring, uint32_t *smask,
+	   unsigned nrare, const uint32_t *g_rpos, const uint16_t *g_rval,
+	   unsigned &slow_n)
+{
+	int slow;
+	unsigned g = chain_pick(rec, R, g1, &slow);
+
+	if (slow) {
+		g = chain_slow(ring, smask, m, nrare, g_rpos, g_rval);
+		slow_n++;
+	}
+	ring[m & CH_RMASK] = g | m << 16;
+	chain_push(R, g1, g);
+}
+
+static __device__ __forceinline__ unsigned long long
+chain_record(const volatile unsigned long long *rrec, unsigned m,
+	     unsigned &waits)
+{
+	unsigned long long rec = rrec[m & (CH_REC - 1)];
+	while ((unsigned)(rec >> 32) != m) {
+		waits++;
+		rec = rrec[m & (CH_REC - 1)];
+	}
+	return rec;
+}
+
+/* The chain warp: batches of B steps, their records loaded first;
+ * the steps of a batch run without a branch, and a batch with a slow step
+ * is redone step by step. Values go into the ring, every 32 steps into buf
+ * for the producers. */
+template <int B>
 static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 				  unsigned nrare, volatile uint32_t *ring,
 				  const volatile unsigned long long *rrec,
@@ -386,21 +410,59 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 	const unsigned lane = threadIdx.x & 31;
 	unsigned g1 = buf[n0 - 1], slow_n = 0, waits = 0;
 	uint32_t R[14];
-	unsigned long long rec = rrec[n0 & (CH_REC - 1)];
 	long long t0 = clock64();
 
 #pragma unroll
 	for (int k = 0; k < 14; k++)
 		R[k] = k ? buf[n0 - k] * OFF_REP : 0;
 	for (unsigned s = n0; s < n1; s += 32) {
-		unsigned e = s + 32 < n1 ? s + 32 : n1;
-		/* Not unrolled: a step's code must stay in the instruction
-		 * cache (32 unrolled steps took 220 cycles each); the
-		 * register shift costs 12 moves. */
+		unsigned e = s + 32 < n1 ? s + 32 : n1, m = s;
 #pragma unroll 1
-		for (unsigned m = s; m < e; m++)
-			chain_step(m, rec, R, g1, ring, rrec, smask, nrare,
-				   g_rpos, g_rval, slow_n, waits);
+		for (; m + B <= e; m += B) {
+			unsigned long long rec[B];
+			unsigned g[B], g1_in = g1, bad = 0;
+			uint32_t R_in[14];
+			int any = 0;
+#pragma unroll
+			for (int k = 0; k < B; k++) {
+				rec[k] = rrec[(m + k) & (CH_REC - 1)];
+				bad |= (unsigned)(rec[k] >> 32) ^ (m + k);
+			}
+			if (bad) {
+#pragma unroll
+				for (int k = 0; k < B; k++)
+					rec[k] = chain_record(rrec, m + k,
+							      waits);
+			}
+#pragma unroll
+			for (int k = 0; k < 14; k++)
+				R_in[k] = R[k];
+#pragma unroll
+			for (int k = 0; k < B; k++) {
+				int slow;
+				g[k] = chain_pick(rec[k], R, g1, &slow);
+				any |= slow;
+				chain_push(R, g1, g[k]);
+			}
+			if (any) {
+#pragma unroll
+				for (int k = 0; k < 14; k++)
+					R[k] = R_in[k];
+				g1 = g1_in;
+				for (int k = 0; k < B; k++)
+					chain_step(m + k, rec[k], R, g1, ring,
+						   smask, nrare, g_rpos, g_rval,
+						   slow_n);
+			} else {
+#pragma unroll
+				for (int k = 0; k < B; k++)
+					ring[(m + k) & CH_RMASK] =
+						g[k] | (m + k) << 16;
+			}
+		}
+		for (; m < e; m++)
+			chain_step(m, chain_record(rrec, m, waits), R, g1, ring,
+				   smask, nrare, g_rpos, g_rval, slow_n);
 		if (s + lane < e)
 			__stcg(buf + s + lane,
 			       (uint16_t)ring[(s + lane) & CH_RMASK]);
@@ -500,7 +562,7 @@ static __device__ void chain_help(unsigned n0, unsigned n1, unsigned jn,
 /* buf holds positions dbase + i; [n0, n1) are computed (0xffff until
  * then), the CH_RING values before n0 are exact history. CTA 0 is the
  * chain's, every other a producer. */
-template <int TPL>
+template <int TPL, int B>
 __global__ void __launch_bounds__(CH_THREADS, 1)
 chain_kernel(uint16_t *buf, unsigned n0, unsigned n1, unsigned nrare,
 	     unsigned jn, unsigned helpers, unsigned long long *zrec,
@@ -535,8 +597,8 @@ chain_kernel(uint16_t *buf, unsigned n0, unsigned n1, unsigned nrare,
 		smask[threadIdx.x] = 0;
 	__syncthreads();
 	if (w == 0)
-		chain_walk(buf, n0, n1, nrare, ring, rrec, smask, g_rpos,
-			   g_rval, sb);
+		chain_walk<B>(buf, n0, n1, nrare, ring, rrec, smask, g_rpos,
+			      g_rval, sb);
 	else if (w == 1)
 		chain_load(n0, n1, zrec, ring, zring);
 	else if (w - 2 < helpers)
@@ -656,6 +718,16 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 
 #define SHMEM_CAND (RING * 2 + (CSLICES * MW * CPOS + MW * CPOS) * 4)
 #define SHMEM_CHAIN (CH_RING * 4 + (CH_ZR + CH_REC) * 8 + MW * 4)
+
+/* The chain kernel for TPL helper terms per lane and batches of b steps. */
+static const void *chain_kernel_for(int tpl, unsigned b)
+{
+	if (tpl == 2)
+		return b == 4 ? (const void *)chain_kernel<2, 4>
+			      : (const void *)chain_kernel<2, 8>;
+	return b == 4 ? (const void *)chain_kernel<3, 4>
+		      : (const void *)chain_kernel<3, 8>;
+}
 #define BUF_LEN ((size_t)OFFICERS_TAIL + OFFICERS_CUDA_CHUNK)
 
 extern "C" int officers_cuda_device_count(void)
@@ -718,14 +790,12 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		e = cudaFuncSetAttribute(cand_kernel,
 					 cudaFuncAttributeMaxDynamicSharedMemorySize,
 					 SHMEM_CAND);
-	if (e == cudaSuccess)
-		e = cudaFuncSetAttribute(chain_kernel<2>,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 SHMEM_CHAIN);
-	if (e == cudaSuccess)
-		e = cudaFuncSetAttribute(chain_kernel<3>,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 SHMEM_CHAIN);
+	for (int t = 0; e == cudaSuccess && t < 2; t++)
+		for (int b = 0; e == cudaSuccess && b < 2; b++)
+			e = cudaFuncSetAttribute(
+				chain_kernel_for(2 + t, 4 << b),
+				cudaFuncAttributeMaxDynamicSharedMemorySize,
+				SHMEM_CHAIN);
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm, cand_kernel, CTHREADS, SHMEM_CAND);
@@ -744,6 +814,7 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		ctx->near = CH_NEAR;
 		ctx->helpers = CH_HELPERS;
 		ctx->producers = (unsigned)prop.multiProcessorCount - 1;
+		ctx->batch = CH_BATCH;
 		snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
 		e = cudaStreamCreateWithFlags(&ctx->stream,
 					      cudaStreamNonBlocking);
@@ -815,13 +886,16 @@ extern "C" int officers_cuda_set_chunk(struct officers_cuda *ctx,
 
 extern "C" int officers_cuda_set_kernel(struct officers_cuda *ctx,
 					int kernel, unsigned near,
-					unsigned helpers, unsigned producers)
+					unsigned helpers, unsigned producers,
+					unsigned batch)
 {
 	if (!ctx || (kernel != OFFICERS_KERNEL_CHAIN &&
 		     kernel != OFFICERS_KERNEL_FRONTIER) ||
 	    (near && near < 64) || helpers > CH_MAX_HELPERS ||
-	    producers > (unsigned)ctx->sms - 1)
+	    producers > (unsigned)ctx->sms - 1 ||
+	    (batch && batch != 4 && batch != 8))
 		return GERR_INVAL;
+	ctx->batch = batch ? batch : CH_BATCH;
 	ctx->kernel = kernel;
 	ctx->near = near ? near : CH_NEAR;
 	ctx->helpers = helpers ? helpers : CH_HELPERS;
@@ -946,9 +1020,8 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 		uint16_t *rval = ctx->d_rval;
 		void *cargs[] = {&buf,  &n0off, &n1off, &nrare, &jn,
 				 &helpers, &zrec, &rpos, &rval, &sb};
-		const void *k = jn <= OFF_CHAIN_TERMS + 64
-					? (const void *)chain_kernel<2>
-					: (const void *)chain_kernel<3>;
+		const void *k = chain_kernel_for(
+			jn <= OFF_CHAIN_TERMS + 64 ? 2 : 3, ctx->batch);
 		CK(cudaLaunchCooperativeKernel(k, dim3(1 + ctx->producers),
 					       dim3(CH_THREADS), cargs,
 					       SHMEM_CHAIN, ctx->stream),

@@ -77,12 +77,13 @@ int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 int officers_cuda_set_chunk(struct officers_cuda *ctx, unsigned chunk);
 
 /* The candidate kernel (OFFICERS_KERNEL_*); for the chain, the first rare
- * position producers take (near), the helper warps (1..13) and producer
- * CTAs (1..SMs-1); 0 keeps the default. Values do not depend on any of it.
+ * position producers take (near), the helper warps (1..13), producer CTAs
+ * (1..SMs-1) and the steps of its warp's batches (4 or 8); 0 keeps the
+ * default. Values do not depend on any of it.
  * GERR_INVAL. */
 int officers_cuda_set_kernel(struct officers_cuda *ctx, int kernel,
 			     unsigned near, unsigned helpers,
-			     unsigned producers);
+			     unsigned producers, unsigned batch);
 
 /* Advance s to `to` (GPU chunks, CPU where said above, `threads` CPU
  * threads). Progress, stop and checkpoint-free like officers_cpu_extend.

@@ -42,13 +42,14 @@ int officers_cuda_set_chunk(struct officers_cuda *ctx, unsigned chunk)
 
 int officers_cuda_set_kernel(struct officers_cuda *ctx, int kernel,
 			     unsigned near, unsigned helpers,
-			     unsigned producers)
+			     unsigned producers, unsigned batch)
 {
 	(void)ctx;
 	(void)kernel;
 	(void)near;
 	(void)helpers;
 	(void)producers;
+	(void)batch;
 	return GERR_UNSUPPORTED;
 }
 

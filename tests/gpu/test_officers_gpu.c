@@ -57,11 +57,11 @@ int main(void)
 	/* Candidate kernels alone, from several starts: the frontier kernel,
 	 * the chain kernel with a few tunings, then the default. */
 	uint64_t starts[] = {65536, 100003, 1u << 20, (1u << 20) + 12345};
-	static const unsigned tunings[][4] = {
-		{OFFICERS_KERNEL_FRONTIER, 0, 0, 0},
-		{OFFICERS_KERNEL_CHAIN, 64, 1, 1},
-		{OFFICERS_KERNEL_CHAIN, 512, 13, 7},
-		{OFFICERS_KERNEL_CHAIN, 0, 0, 0},
+	static const unsigned tunings[][5] = {
+		{OFFICERS_KERNEL_FRONTIER, 0, 0, 0, 0},
+		{OFFICERS_KERNEL_CHAIN, 64, 1, 1, 4},
+		{OFFICERS_KERNEL_CHAIN, 512, 13, 7, 8},
+		{OFFICERS_KERNEL_CHAIN, 0, 0, 0, 0},
 	};
 	for (int k = 0; k < 4; k++) {
 		uint64_t n0 = starts[k], len = k == 3 ? 1000000 : 777777;
@@ -75,7 +75,7 @@ int main(void)
 		for (unsigned tk = 0; tk < 4; tk++) {
 			const unsigned *tu = tunings[tk];
 			CHECK(officers_cuda_set_kernel(ctx, (int)tu[0], tu[1],
-						       tu[2], tu[3]) == 0);
+						       tu[2], tu[3], tu[4]) == 0);
 			officers_cuda_device_name(ctx, err, sizeof(err));
 			printf("kernel: %s\n", err);
 			memset(gout, 0xee, len * 2);
