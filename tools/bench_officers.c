@@ -136,12 +136,12 @@ int main(int argc, char **argv)
 		/* kernel, near, helpers, producers, batch; the default last */
 		static const unsigned tunings[][5] = {
 			{OFFICERS_KERNEL_FRONTIER, 0, 0, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 128, 4, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 512, 4, 0, 0},
+			{OFFICERS_KERNEL_CHAIN, 128, 8, 0, 0},
+			{OFFICERS_KERNEL_CHAIN, 256, 13, 0, 0},
 			{OFFICERS_KERNEL_CHAIN, 256, 8, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 4, 32, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 4, 0, 4},
+			{OFFICERS_KERNEL_CHAIN, 256, 8, 16, 0},
 			{OFFICERS_KERNEL_CHAIN, 256, 8, 0, 4},
+			{OFFICERS_KERNEL_CHAIN, 256, 13, 0, 4},
 			{OFFICERS_KERNEL_CHAIN, 0, 0, 0, 0},
 		};
 		unsigned ntun = sizeof(tunings) / sizeof(tunings[0]);
@@ -177,13 +177,16 @@ int main(int argc, char **argv)
 			printf("gpu candidate kernel alone [%s]: %llu values, "
 			       "median of 5 %.2f ms (min %.2f max %.2f): %.1f M "
 			       "values/s; frontier rounds %llu, chain slow paths "
-			       "%llu, waits %llu, %.1f cycles/step%s\n", err,
+			       "%llu, waits %llu, %.1f cycles/step (records %.1f, "
+			       "picks %.1f)%s\n", err,
 			       (unsigned long long)len, ms[2], ms[0], ms[4],
 			       (double)len / ms[2] / 1e3,
 			       (unsigned long long)t.rounds,
 			       (unsigned long long)t.slow,
 			       (unsigned long long)t.waits,
 			       (double)t.cycles / (double)len,
+			       (double)t.cyc_rec / (double)len,
+			       (double)t.cyc_pick / (double)len,
 			       memcmp(out, want, len * 2) ? " MISMATCH" : "");
 		}
 		free(want);

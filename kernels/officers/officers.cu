@@ -72,6 +72,7 @@ struct sync_block {
 	unsigned rounds;
 	unsigned slow, waits;   /* chain kernel */
 	unsigned long long cycles; /* the chain warp's clock */
+	unsigned long long cyc_rec, cyc_pick; /* of which records, picks */
 };
 
 /* Chain kernel geometry. */
@@ -410,7 +411,7 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 	const unsigned lane = threadIdx.x & 31;
 	unsigned g1 = buf[n0 - 1], slow_n = 0, waits = 0;
 	uint32_t R[14];
-	long long t0 = clock64();
+	long long t0 = clock64(), cyc_rec = 0, cyc_pick = 0;
 
 #pragma unroll
 	for (int k = 0; k < 14; k++)
@@ -423,6 +424,7 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 			unsigned g[B], g1_in = g1, bad = 0;
 			uint32_t R_in[14];
 			int any = 0;
+			long long ta = clock64();
 #pragma unroll
 			for (int k = 0; k < B; k++) {
 				rec[k] = rrec[(m + k) & (CH_REC - 1)];
@@ -437,6 +439,7 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 #pragma unroll
 			for (int k = 0; k < 14; k++)
 				R_in[k] = R[k];
+			long long tb = clock64();
 #pragma unroll
 			for (int k = 0; k < B; k++) {
 				int slow;
@@ -444,6 +447,9 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 				any |= slow;
 				chain_push(R, g1, g[k]);
 			}
+			long long tc = clock64();
+			cyc_rec += tb - ta;
+			cyc_pick += tc - tb;
 			if (any) {
 #pragma unroll
 				for (int k = 0; k < 14; k++)
@@ -471,6 +477,8 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 		sb->slow = slow_n;
 		sb->waits = waits;
 		sb->cycles = (unsigned long long)(clock64() - t0);
+		sb->cyc_rec = (unsigned long long)cyc_rec;
+		sb->cyc_pick = (unsigned long long)cyc_pick;
 	}
 }
 
@@ -1120,6 +1128,8 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 			times->slow += sb.slow;
 			times->waits += sb.waits;
 			times->cycles += sb.cycles;
+			times->cyc_rec += sb.cyc_rec;
+			times->cyc_pick += sb.cyc_pick;
 		} else {
 			times->rounds += sb.rounds;
 		}

@@ -59,7 +59,7 @@ struct wl_run_io;
  * clock cycles (candidates alone). */
 struct officers_cuda_times {
 	double cand_ms, exact_ms, host_ms;
-	uint64_t rounds, values, slow, waits, cycles;
+	uint64_t rounds, values, slow, waits, cycles, cyc_rec, cyc_pick;
 };
 
 #define OFFICERS_KERNEL_CHAIN 0
