@@ -346,43 +346,45 @@ static __device__ __noinline__ unsigned chain_slow(const volatile uint32_t *ring
  * so that the compiler interleaves consecutive steps. */
 static __device__ __forceinline__ unsigned
 chain_pick(unsigned long long rec, const uint32_t (&R)[14], unsigned g1,
-	   int *slow)
+	   unsigned g2, int *slow)
 {
 	uint32_t y = (uint32_t)rec & OFF_FIELDS, y1 = y ^ OFF_REP;
-	/* lags 2, 3, 5, 6, 9, 13 = rare positions 1, 2, 4, 5, 8, 12 */
-	uint32_t e = OFF_NH & ((y ^ R[2]) + OFF_ADD) &
-		     ((y1 ^ R[3]) + OFF_ADD) & ((y ^ R[5]) + OFF_ADD) &
-		     ((y1 ^ R[6]) + OFF_ADD) & ((y1 ^ R[9]) + OFF_ADD) &
-		     ((y ^ R[13]) + OFF_ADD);
-	return off_chain_pick((uint32_t)rec, g1, e, slow);
+	/* lags 3, 5, 6, 9, 13 = rare positions 2, 4, 5, 8, 12 (values 1,
+	 * 0, 1, 1, 0); lags 1 and 2 (values 0) by equality */
+	uint32_t e = OFF_NH & ((y1 ^ R[3]) + OFF_ADD) &
+		     ((y ^ R[5]) + OFF_ADD) & ((y1 ^ R[6]) + OFF_ADD) &
+		     ((y1 ^ R[9]) + OFF_ADD) & ((y ^ R[13]) + OFF_ADD);
+	return off_chain_pick((uint32_t)rec, g1, g2, e, slow);
 }
 
 static __device__ __forceinline__ void chain_push(uint32_t (&R)[14],
-						  unsigned &g1, unsigned g)
+						  unsigned &g1, unsigned &g2,
+						  unsigned g)
 {
 #pragma unroll
 	for (int k = 13; k > 1; k--)
 		R[k] = R[k - 1];
 	R[1] = g * OFF_REP;
+	g2 = g1;
 	g1 = g;
 }
 
 /* One step with its record in hand, slow path included. */
 static __device__ __forceinline__ void
 chain_step(unsigned m, unsigned long long rec, uint32_t (&R)[14],
-	   unsigned &g1, volatile uint32_t *ring, uint32_t *smask,
-	   unsigned nrare, const uint32_t *g_rpos, const uint16_t *g_rval,
-	   unsigned &slow_n)
+	   unsigned &g1, unsigned &g2, volatile uint32_t *ring,
+	   uint32_t *smask, unsigned nrare, const uint32_t *g_rpos,
+	   const uint16_t *g_rval, unsigned &slow_n)
 {
 	int slow;
-	unsigned g = chain_pick(rec, R, g1, &slow);
+	unsigned g = chain_pick(rec, R, g1, g2, &slow);
 
 	if (slow) {
 		g = chain_slow(ring, smask, m, nrare, g_rpos, g_rval);
 		slow_n++;
 	}
 	ring[m & CH_RMASK] = g | m << 16;
-	chain_push(R, g1, g);
+	chain_push(R, g1, g2, g);
 }
 
 static __device__ __forceinline__ unsigned long long
@@ -409,7 +411,7 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 				  const uint16_t *g_rval, struct sync_block *sb)
 {
 	const unsigned lane = threadIdx.x & 31;
-	unsigned g1 = buf[n0 - 1], slow_n = 0, waits = 0;
+	unsigned g1 = buf[n0 - 1], g2 = buf[n0 - 2], slow_n = 0, waits = 0;
 	uint32_t R[14];
 	long long t0 = clock64(), cyc_rec = 0, cyc_pick = 0;
 
@@ -421,7 +423,7 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 #pragma unroll 1
 		for (; m + B <= e; m += B) {
 			unsigned long long rec[B];
-			unsigned g[B], g1_in = g1, bad = 0;
+			unsigned g[B], g1_in = g1, g2_in = g2, bad = 0;
 			uint32_t R_in[14];
 			int any = 0;
 			long long ta = clock64();
@@ -443,9 +445,9 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 #pragma unroll
 			for (int k = 0; k < B; k++) {
 				int slow;
-				g[k] = chain_pick(rec[k], R, g1, &slow);
+				g[k] = chain_pick(rec[k], R, g1, g2, &slow);
 				any |= slow;
-				chain_push(R, g1, g[k]);
+				chain_push(R, g1, g2, g[k]);
 			}
 			long long tc = clock64();
 			cyc_rec += tb - ta;
@@ -455,10 +457,11 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 				for (int k = 0; k < 14; k++)
 					R[k] = R_in[k];
 				g1 = g1_in;
+				g2 = g2_in;
 				for (int k = 0; k < B; k++)
-					chain_step(m + k, rec[k], R, g1, ring,
-						   smask, nrare, g_rpos, g_rval,
-						   slow_n);
+					chain_step(m + k, rec[k], R, g1, g2,
+						   ring, smask, nrare, g_rpos,
+						   g_rval, slow_n);
 			} else {
 #pragma unroll
 				for (int k = 0; k < B; k++)
@@ -467,8 +470,8 @@ static __device__ void chain_walk(uint16_t *buf, unsigned n0, unsigned n1,
 			}
 		}
 		for (; m < e; m++)
-			chain_step(m, chain_record(rrec, m, waits), R, g1, ring,
-				   smask, nrare, g_rpos, g_rval, slow_n);
+			chain_step(m, chain_record(rrec, m, waits), R, g1, g2,
+				   ring, smask, nrare, g_rpos, g_rval, slow_n);
 		if (s + lane < e)
 			__stcg(buf + s + lane,
 			       (uint16_t)ring[(s + lane) & CH_RMASK]);

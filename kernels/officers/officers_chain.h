@@ -12,8 +12,8 @@
  *   chain  the first 7 rare positions, r = 0, 1, 2, 4, 5, 8, 12 (lags 1, 2,
  *          3, 5, 6, 9, 13; fixed by the game, checked against the table):
  *          the one warp that walks m in order keeps their values in
- *          registers and takes the first Y not hit by them. G(m-1) enters
- *          last, through one compare and select.
+ *          registers and takes the first Y not hit by them. G(m-1) and
+ *          G(m-2) enter last, through compares and selects.
  * When fewer values survive than the pick needs, the chain computes G(m)
  * from all rare positions instead (the slow path); the result is the same.
  *
@@ -104,25 +104,27 @@ OFF_FN uint32_t off_z_nothit(uint32_t w0, uint32_t w1, uint32_t x)
 	       ((off_nothit(w1, x) & OFF_NH) << 1);
 }
 
-/* The chain's pick: x1 is the option of lag 1 (G(m-1) ^ G(0)), e the AND
- * of OFF_NH and off_nothit(rec & OFF_FIELDS, x) over the options x of the
- * chain's other terms. Returns G(m), or sets *slow when the record cannot
- * decide it. */
-OFF_FN unsigned off_chain_pick(uint32_t rec, unsigned x1, uint32_t e,
-			       int *slow)
+/* The chain's pick: x1 and x2 are the options of lags 1 and 2 (G(m-1) ^
+ * G(0), G(m-2) ^ G(1)), e the AND of OFF_NH and off_nothit(rec &
+ * OFF_FIELDS, x) over the options x of the chain's other terms (lags 3 and
+ * more, known steps ahead). The survivors of e are tested against x1 and
+ * x2 by equality, so G(m-1) enters through three compares and two selects.
+ * Returns G(m), or sets *slow when the record cannot decide it. */
+OFF_FN unsigned off_chain_pick(uint32_t rec, unsigned x1, unsigned x2,
+			       uint32_t e, int *slow)
 {
-	/* Selects rather than a bit scan: the scan's instructions wait in the
-	 * shared-memory queue, selects have a fixed short latency. */
 	uint32_t y = rec & OFF_FIELDS;
 	unsigned f0 = y & 511u, f1 = (y >> 10) & 511u, f2 = (y >> 20) & 511u;
 	int b0 = (e >> 9) & 1, b1 = (e >> 19) & 1, b2 = (e >> 29) & 1;
-	unsigned za = b0 ? f0 : b1 ? f1 : f2;                  /* first */
-	unsigned zb = b0 ? (b1 ? f1 : b2 ? f2 : f0)            /* second, */
-			 : (b1 && b2 ? f2 : za);               /* else za */
-	unsigned g = za == x1 ? zb : za;
+	int n = b0 + b1 + b2;
+	unsigned fa = b0 ? f0 : b1 ? f1 : f2;     /* first survivor */
+	unsigned fb = b0 && b1 ? f1 : f2;         /* second, when n >= 2 */
+	int pa = n >= 1 && fa != x2, pb = n >= 2 && fb != x2;
+	int pc = n == 3 && f2 != x2;
+	int oka = pa && fa != x1, okb = pb && fb != x1, okc = pc && f2 != x1;
 
-	*slow = (rec >> 30) != 0 || e == 0 || g == x1;
-	return g;
+	*slow = (rec >> 30) != 0 || !(oka || okb || okc);
+	return oka ? fa : okb ? fb : f2;
 }
 
 #endif

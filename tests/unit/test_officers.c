@@ -173,9 +173,9 @@ static void chain_emulate(const struct officers_seq *s, uint64_t from,
 			       officers_seq_get(s, m - 1 - s->rare[j].pos);
 		uint32_t rec = off_helper_record(w0, w1, u);
 		y = rec & OFF_FIELDS;
-		for (unsigned j = 1; j < OFF_CHAIN_TERMS; j++)
+		for (unsigned j = 2; j < OFF_CHAIN_TERMS; j++)
 			e &= off_nothit(y, x[j]);
-		unsigned g = off_chain_pick(rec, x[0], e, &slow);
+		unsigned g = off_chain_pick(rec, x[0], x[1], e, &slow);
 		if (slow) {
 			g = chain_slow(s, m);
 			slow_n++;
