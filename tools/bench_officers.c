@@ -2,12 +2,7 @@
  * cores, the CUDA candidate kernel alone, the exact kernel alone, and both
  * together (officers_cuda_extend, the path a GPU worker runs).
  *
- *   bench_officers [-n VALUES] [-s START] [-c CPU_VALUES] [-T]
- *
- * The candidate kernels are timed alone on one chunk: the frontier kernel
- * and the chain kernel (the default), and with -T the chain kernel over a
- * sweep of its tuning (near, helper warps, producer CTAs); every output is
- * compared with the frontier kernel's.
+ *   bench_officers [-n VALUES] [-s START] [-c CPU_VALUES]
  *
  * The CPU builds G(0..START-1) first (all cores); the GPU figures are
  * measured from START on. Without a GPU only the CPU figures are printed.
@@ -45,22 +40,20 @@ static struct officers_seq *copy_to(const struct officers_seq *src,
 int main(int argc, char **argv)
 {
 	uint64_t n = 1ull << 28, start = 1ull << 21, cpun = 200000;
-	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt, sweep = 0;
+	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt;
 	char err[WL_ERRLEN] = "";
 	double t0, t1;
 
-	while ((opt = getopt(argc, argv, "n:s:c:T")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:c:")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 0);
 		else if (opt == 's')
 			start = strtoull(optarg, NULL, 0);
 		else if (opt == 'c')
 			cpun = strtoull(optarg, NULL, 0);
-		else if (opt == 'T')
-			sweep = 1;
 		else {
 			fprintf(stderr, "usage: bench_officers [-n VALUES] "
-				"[-s START] [-c CPU_VALUES] [-T]\n");
+				"[-s START] [-c CPU_VALUES]\n");
 			return 2;
 		}
 	}
@@ -131,65 +124,23 @@ int main(int argc, char **argv)
 		struct officers_seq *s = copy_to(base, start, start + len);
 		uint16_t *out = malloc(len * 2);
 		uint8_t *st = malloc(len);
-		uint16_t *want = malloc(len * 2);
 		struct officers_cuda_times t;
-		/* kernel, near, helpers, producers, batch; the default last */
-		static const unsigned tunings[][5] = {
-			{OFFICERS_KERNEL_FRONTIER, 0, 0, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 128, 8, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 13, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 8, 0, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 8, 16, 0},
-			{OFFICERS_KERNEL_CHAIN, 256, 8, 0, 4},
-			{OFFICERS_KERNEL_CHAIN, 256, 13, 0, 4},
-			{OFFICERS_KERNEL_CHAIN, 0, 0, 0, 0},
-		};
-		unsigned ntun = sizeof(tunings) / sizeof(tunings[0]);
-		for (unsigned k = 0; k < ntun; k++) {
-			const unsigned *tu = tunings[k];
-			if (!sweep && k > 0 && k < ntun - 1)
-				continue;
-			if (officers_cuda_set_kernel(ctx, (int)tu[0], tu[1],
-						     tu[2], tu[3], tu[4])) {
-				printf("tuning %u: refused\n", k);
-				continue;
+		for (int rep = 0; rep < 3; rep++) {
+			memset(&t, 0, sizeof(t));
+			if (officers_cuda_candidates(ctx, s, len, out, &t, err,
+						     sizeof(err))) {
+				fprintf(stderr, "%s\n", err);
+				return 1;
 			}
-			officers_cuda_device_name(ctx, err, sizeof(err));
-			double ms[5];
-			for (int rep = 0; rep < 5; rep++) {
-				memset(&t, 0, sizeof(t));
-				if (officers_cuda_candidates(ctx, s, len, out, &t,
-							     err, sizeof(err))) {
-					fprintf(stderr, "%s\n", err);
-					return 1;
-				}
-				ms[rep] = t.cand_ms;
-			}
-			for (int a = 0; a < 5; a++)
-				for (int b = a + 1; b < 5; b++)
-					if (ms[b] < ms[a]) {
-						double x = ms[a];
-						ms[a] = ms[b];
-						ms[b] = x;
-					}
-			if (k == 0)
-				memcpy(want, out, len * 2);
-			printf("gpu candidate kernel alone [%s]: %llu values, "
-			       "median of 5 %.2f ms (min %.2f max %.2f): %.1f M "
-			       "values/s; frontier rounds %llu, chain slow paths "
-			       "%llu, waits %llu, %.1f cycles/step (records %.1f, "
-			       "picks %.1f)%s\n", err,
-			       (unsigned long long)len, ms[2], ms[0], ms[4],
-			       (double)len / ms[2] / 1e3,
+			printf("gpu candidate kernel alone: %llu values in "
+			       "%.2f ms, %llu rounds (%.1f values/round, %.2f "
+			       "us/round): %.1f M values/s\n",
+			       (unsigned long long)len, t.cand_ms,
 			       (unsigned long long)t.rounds,
-			       (unsigned long long)t.slow,
-			       (unsigned long long)t.waits,
-			       (double)t.cycles / (double)len,
-			       (double)t.cyc_rec / (double)len,
-			       (double)t.cyc_pick / (double)len,
-			       memcmp(out, want, len * 2) ? " MISMATCH" : "");
+			       (double)len / (double)t.rounds,
+			       t.cand_ms * 1e3 / (double)t.rounds,
+			       (double)len / t.cand_ms / 1e3);
 		}
-		free(want);
 		memcpy(s->vals + (start - s->base), out, len * 2);
 		for (int rep = 0; rep < 3; rep++) {
 			memset(&t, 0, sizeof(t));

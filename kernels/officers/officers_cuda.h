@@ -4,16 +4,12 @@
  * front (the value window of one chunk, the prefix, statuses, a stream,
  * events), so a chunk allocates nothing.
  *
- * Two candidate kernels (officers_cuda_set_kernel picks one):
- *   chain       (the default) one warp walks n in order; producer CTAs on
- *               the other SMs and helper warps beside it prepare each
- *               position's few possible values from the partners far enough
- *               behind, so a step is a handful of compares (officers.cu,
- *               officers_chain.h).
- *   frontier    a window of K positions after the frontier is recomputed
- *               every round by all SMs from the current guesses; positions
- *               before the first value that changed in a round are final.
- * and the exact kernel:
+ * Two kernels:
+ *   candidates  sequential in n, parallel inside the chip: a window of K
+ *               positions after the frontier is recomputed every round by
+ *               all SMs from the current guesses (frontier iteration, see
+ *               officers.cu); positions before the first value that changed
+ *               in a round are final.
  *   exact       one warp per position, independent positions: recompute the
  *               rare part of the options, then scan pairs a = 0, 1, ... until
  *               every rare value below the candidate is hit. A position whose
@@ -53,17 +49,11 @@ struct wl_run_io;
 /* Below this position the CPU computes (rare values are dense there). */
 #define OFFICERS_CUDA_MIN_N 65536u
 
-/* Kernel times of the last extend/candidates/exact call (ms). rounds:
- * the frontier kernel's rounds; slow, waits and cycles: the chain kernel's
- * slow paths, polls of its warp for a helper's record, and its warp's
- * clock cycles (candidates alone). */
+/* Kernel times of the last extend/candidates/exact call (ms). */
 struct officers_cuda_times {
 	double cand_ms, exact_ms, host_ms;
-	uint64_t rounds, values, slow, waits, cycles, cyc_rec, cyc_pick;
+	uint64_t rounds, values;
 };
-
-#define OFFICERS_KERNEL_CHAIN 0
-#define OFFICERS_KERNEL_FRONTIER 1
 
 int officers_cuda_device_count(void);
 int officers_cuda_open(int index, struct officers_cuda **ret, char *err,
@@ -75,15 +65,6 @@ int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 /* Positions per chunk of officers_cuda_extend (1..OFFICERS_CUDA_CHUNK, 0 for
  * OFFICERS_CUDA_CHUNK); values do not depend on it. GERR_INVAL. */
 int officers_cuda_set_chunk(struct officers_cuda *ctx, unsigned chunk);
-
-/* The candidate kernel (OFFICERS_KERNEL_*); for the chain, the first rare
- * position producers take (near), the helper warps (1..13), producer CTAs
- * (1..SMs-1) and the steps of its warp's batches (4 or 8); 0 keeps the
- * default. Values do not depend on any of it.
- * GERR_INVAL. */
-int officers_cuda_set_kernel(struct officers_cuda *ctx, int kernel,
-			     unsigned near, unsigned helpers,
-			     unsigned producers, unsigned batch);
 
 /* Advance s to `to` (GPU chunks, CPU where said above, `threads` CPU
  * threads). Progress, stop and checkpoint-free like officers_cpu_extend.

@@ -54,56 +54,35 @@ int main(void)
 				  sizeof(err)) == 0);
 	CHECK(cpu->st.fnv != 0);
 
-	/* Candidate kernels alone, from several starts: the frontier kernel,
-	 * the chain kernel with a few tunings, then the default. */
+	/* Candidate kernel alone, from several starts. */
 	uint64_t starts[] = {65536, 100003, 1u << 20, (1u << 20) + 12345};
-	static const unsigned tunings[][5] = {
-		{OFFICERS_KERNEL_FRONTIER, 0, 0, 0, 0},
-		{OFFICERS_KERNEL_CHAIN, 64, 1, 1, 4},
-		{OFFICERS_KERNEL_CHAIN, 512, 13, 7, 8},
-		{OFFICERS_KERNEL_CHAIN, 0, 0, 0, 0},
-	};
 	for (int k = 0; k < 4; k++) {
 		uint64_t n0 = starts[k], len = k == 3 ? 1000000 : 777777;
 		uint16_t *gout = malloc(len * 2), *cout = malloc(len * 2);
-		int rc;
 		memset(g, 0, sizeof(*g));
 		CHECK(officers_seq_init(g, n0 + len) == 0);
 		CHECK(officers_seq_append(g, cpu->vals, n0) == 0);
+		memset(&t, 0, sizeof(t));
+		int rc = officers_cuda_candidates(ctx, g, len, gout, &t, err,
+						  sizeof(err));
+		if (rc)
+			fprintf(stderr, "candidates: %s\n", err);
+		CHECK(rc == 0);
 		officers_cpu_candidates(g, len, cout);
+		CHECK(memcmp(gout, cout, len * 2) == 0);
 		CHECK(memcmp(cout, cpu->vals + n0, len * 2) == 0);
-		for (unsigned tk = 0; tk < 4; tk++) {
-			const unsigned *tu = tunings[tk];
-			CHECK(officers_cuda_set_kernel(ctx, (int)tu[0], tu[1],
-						       tu[2], tu[3], tu[4]) == 0);
-			officers_cuda_device_name(ctx, err, sizeof(err));
-			printf("kernel: %s\n", err);
-			memset(gout, 0xee, len * 2);
-			memset(&t, 0, sizeof(t));
-			rc = officers_cuda_candidates(ctx, g, len, gout, &t,
-						      err, sizeof(err));
-			if (rc)
-				fprintf(stderr, "candidates: %s\n", err);
-			CHECK(rc == 0);
-			CHECK(memcmp(gout, cout, len * 2) == 0);
-			for (uint64_t i = 0; i < len; i++)
-				if (gout[i] != cout[i]) {
-					fprintf(stderr, "first difference at "
-						"%llu: gpu %u cpu %u\n",
-						(unsigned long long)(n0 + i),
-						gout[i], cout[i]);
-					break;
-				}
-			printf("candidates from %llu: %llu values, %llu "
-			       "rounds, %llu slow paths, %llu waits, %.2f ms, "
-			       "%.1f M values/s\n", (unsigned long long)n0,
-			       (unsigned long long)len,
-			       (unsigned long long)t.rounds,
-			       (unsigned long long)t.slow,
-			       (unsigned long long)t.waits, t.cand_ms,
-			       len / t.cand_ms / 1e3);
-		}
-		memcpy(g->vals + (n0 - g->base), gout, len * 2);
+		for (uint64_t i = 0; i < len; i++)
+			if (gout[i] != cout[i]) {
+				fprintf(stderr, "first difference at %llu: "
+					"gpu %u cpu %u\n",
+					(unsigned long long)(n0 + i), gout[i],
+					cout[i]);
+				break;
+			}
+		printf("candidates from %llu: %llu values, %llu rounds, "
+		       "%.2f ms, %.1f M values/s\n", (unsigned long long)n0,
+		       (unsigned long long)len, (unsigned long long)t.rounds,
+		       t.cand_ms, len / t.cand_ms / 1e3);
 		/* Exact kernel alone on those candidates. */
 		uint8_t *st = malloc(len);
 		memset(&t, 0, sizeof(t));

@@ -16,7 +16,6 @@
 #include "blob.h"
 #include "gerr.h"
 #include "officers/officers.h"
-#include "officers/officers_chain.h"
 #include "officers/officers_cuda.h"
 #include "workload.h"
 
@@ -117,101 +116,6 @@ static void test_candidates_only(void **state)
 	seq_free(t);
 	free(out);
 	free(want);
-}
-
-/* The chain kernel's arithmetic (officers_chain.h), emulated in order on
- * the CPU with the split the kernel uses: producers (far rare positions)
- * build Z, helpers keep the survivors, the chain warp picks. Every pick,
- * slow path included, must equal the candidate. */
-static unsigned chain_slow(const struct officers_seq *s, uint64_t m)
-{
-	uint64_t mark[OFFICERS_VMAX / 64];
-	return officers_candidate(s, m, mark);
-}
-
-static void chain_emulate(const struct officers_seq *s, uint64_t from,
-			  uint64_t to, unsigned near, uint64_t *ret_slow)
-{
-	unsigned jn = 0;
-	uint64_t slow_n = 0;
-
-	while (jn < s->nrare && s->rare[jn].pos < near)
-		jn++;
-	static const unsigned cpos[] = OFF_CHAIN_POS, cval[] = OFF_CHAIN_VAL;
-	assert_true(jn > OFF_CHAIN_TERMS);
-	for (unsigned j = 0; j < OFF_CHAIN_TERMS; j++)
-		assert_true(s->rare[j].pos == cpos[j] &&
-			    s->rare[j].val == cval[j]);
-	for (uint64_t m = from; m < to; m++) {
-		uint64_t far[OFFICERS_VMAX / 64] = {0};
-		uint32_t w0 = 0, w1 = 0, u = ~0u;
-		unsigned nz = 0, last = 0, x[OFF_CHAIN_TERMS];
-		uint32_t e = OFF_NH, y;
-		int slow;
-
-		for (unsigned j = jn; j < s->nrare; j++) {
-			unsigned o = s->rare[j].val ^
-				     officers_seq_get(s, m - 1 - s->rare[j].pos);
-			far[o / 64] |= 1ull << (o % 64);
-		}
-		for (unsigned v = 0; v < OFFICERS_VMAX && nz < OFF_NZ; v++)
-			if (!officers_is_rare(v) &&
-			    !(far[v / 64] >> (v % 64) & 1)) {
-				off_z_put(&w0, &w1, nz++, v);
-				last = v;
-			}
-		for (unsigned i = nz; nz > 0 && i < OFF_NZ; i++)
-			off_z_put(&w0, &w1, i, last);
-		for (unsigned j = OFF_CHAIN_TERMS; j < jn; j++)
-			u &= off_z_nothit(w0, w1,
-					  s->rare[j].val ^
-						  officers_seq_get(
-							  s, m - 1 -
-								     s->rare[j].pos));
-		for (unsigned j = 0; j < OFF_CHAIN_TERMS; j++)
-			x[j] = s->rare[j].val ^
-			       officers_seq_get(s, m - 1 - s->rare[j].pos);
-		uint32_t rec = off_helper_record(w0, w1, u);
-		y = rec & OFF_FIELDS;
-		for (unsigned j = 2; j < OFF_CHAIN_TERMS; j++)
-			e &= off_nothit(y, x[j]);
-		unsigned g = off_chain_pick(rec, x[0], x[1], e, &slow);
-		if (slow) {
-			g = chain_slow(s, m);
-			slow_n++;
-		}
-		assert_int_equal(g, s->vals[m - s->base]);
-	}
-	*ret_slow = slow_n;
-}
-
-static void test_chain_pick(void **state)
-{
-	struct officers_seq *s = fast_to(220000, 2);
-	uint64_t slow;
-	(void)state;
-
-	/* The packing: not-hit bits in Z order. */
-	uint32_t w0 = 0, w1 = 0;
-	for (unsigned i = 0; i < OFF_NZ; i++)
-		off_z_put(&w0, &w1, i, 3 + 2 * i);
-	for (unsigned i = 0; i < OFF_NZ; i++) {
-		uint32_t nh = off_z_nothit(w0, w1, 3 + 2 * i);
-		assert_int_equal(__builtin_popcount(nh), OFF_NZ - 1);
-		assert_int_equal(off_z_at(w0, w1, 9 + 10 * (i >> 1) + (i & 1)),
-				 3 + 2 * i);
-	}
-	assert_int_equal(off_z_nothit(w0, w1, 511), 0x60180600u);
-	/* Every split the kernel may use, over positions past the rare
-	 * region. */
-	unsigned nears[] = {32, 256, 512};
-	for (unsigned k = 0; k < 3; k++) {
-		chain_emulate(s, 150000, 220000, nears[k], &slow);
-		printf("near %u: %llu slow paths in 70,000 positions\n",
-		       nears[k], (unsigned long long)slow);
-		assert_true(slow < 700);
-	}
-	seq_free(s);
 }
 
 static void test_result_format(void **state)
@@ -686,7 +590,6 @@ int main(void)
 		cmocka_unit_test(test_known_values),
 		cmocka_unit_test(test_fast_vs_ref_and_known),
 		cmocka_unit_test(test_candidates_only),
-		cmocka_unit_test(test_chain_pick),
 		cmocka_unit_test(test_result_format),
 		cmocka_unit_test(test_state_keeps_tail),
 		cmocka_unit_test(test_params_and_spec),
