@@ -59,7 +59,7 @@
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). From 16 on the flat
  * search (othello_flat.h), whose search is leaf 2's with the same keys. */
-#define NVAR 21
+#define NVAR 22
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -98,6 +98,8 @@ static const struct oth_variant variants[NVAR] = {
 			   "take moves of unfinished positions in the tail"},
 	{2, 7, FG | KS, 0, "flat, tail, scans only squares next to an opponent "
 			   "disc"},
+	{2, 7, FG | KS, 0, "flat, two returns and picks, 7 blocks/SM, scans "
+			   "only squares next to an opponent disc (no tail)"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -483,7 +485,8 @@ static oth_kernel_fn kernel_of(int gen, int var)
 	oth_flat_kernel<G, 1, 0, 7>,                                       \
 	oth_flat_kernel<G, 2, 0, 7>,                                       \
 	oth_flat_kernel<G, 2, OTH_FLAT_TAIL, 7>,                           \
-	oth_flat_kernel<G, 2, OTH_FLAT_TAIL | OTH_FLAT_ADJ, 7>
+	oth_flat_kernel<G, 2, OTH_FLAT_TAIL | OTH_FLAT_ADJ, 7>,             \
+	oth_flat_kernel<G, 2, OTH_FLAT_ADJ, 7>
 	/* In the order of variants[]. */
 	static const oth_kernel_fn k[2][NVAR] = {
 		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,
