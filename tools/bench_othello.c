@@ -3,9 +3,12 @@
  * usage: bench_othello [-n positions] [-e empties] [-s seed] [-r runs]
  *                      [-b blocks_per_sm|-1 for a sweep] [-t threads]
  *                      [-c cpu_scale] [-d device] [-v variant|-1 for all]
+ *                      [-g]
  *
  * GPU: --random positions (seed, empties) generated and solved on the
- * device; kernel time (CUDA events) and wall time of a whole call (launch,
+ * device (-g: generated on the host and copied over, so that the kernel
+ * time is the search alone); kernel time (CUDA events: the generation
+ * and the search) and wall time of a whole call (launch,
  * copy back, host checks), median of the runs after one warm-up; positions
  * and nodes per second. The reference: a public GPU solver, 1.1 M
  * random-playout 10-empty positions in 1.98 s on an H200 (555 K/s).
@@ -45,12 +48,13 @@ int main(int argc, char **argv)
 {
 	size_t n = 1100000;
 	int empties = 10, runs = 5, blocks = 0, device = 0, variant = -1, opt;
+	int given = 0;
 	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	double cpu_scale = 1;
 	uint64_t seed = 1;
 	char err[WL_ERRLEN] = "";
 
-	while ((opt = getopt(argc, argv, "n:e:s:r:b:t:c:d:v:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:e:s:r:b:t:c:d:v:gh")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoull(optarg, NULL, 10); break;
 		case 'e': empties = atoi(optarg); break;
@@ -61,10 +65,12 @@ int main(int argc, char **argv)
 		case 'c': cpu_scale = atof(optarg); break;
 		case 'd': device = atoi(optarg); break;
 		case 'v': variant = atoi(optarg); break;
+		case 'g': given = 1; break;
 		default:
 			fprintf(stderr, "usage: %s [-n positions] [-e empties] "
 				"[-s seed] [-r runs] [-b blocks|-1] [-t threads] "
-				"[-c cpu_scale] [-d device] [-v variant|-1]\n",
+				"[-c cpu_scale] [-d device] [-v variant|-1] "
+				"[-g]\n",
 				argv[0]);
 			return 2;
 		}
@@ -79,6 +85,24 @@ int main(int argc, char **argv)
 	uint8_t *mv = malloc(n);
 	double *ks = calloc((size_t)runs, sizeof(double));
 	double *ws = calloc((size_t)runs, sizeof(double));
+	uint64_t *gP = NULL, *gO = NULL;
+
+	if (!sc || !mv || !ks || !ws) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
+	if (given) {
+		gP = malloc(n * 8);
+		gO = malloc(n * 8);
+		if (!gP || !gO) {
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			int black;
+			oth_generate(seed, i, empties, &gP[i], &gO[i], &black);
+		}
+	}
 
 	struct othello_cuda *ctx = NULL;
 	if (othello_cuda_open(device, &ctx, err, sizeof(err)) == 0) {
@@ -105,10 +129,14 @@ int main(int argc, char **argv)
 			for (int r = -1; r < runs; r++) {
 				float ms = 0;
 				double t0 = now();
-				if (othello_cuda_solve_random(ctx, seed, empties, 0,
-							      n, sc, mv, &nodes,
-							      &ms, err,
-							      sizeof(err))) {
+				int rc = given ? othello_cuda_solve(
+						ctx, gP, gO, n, sc, mv, &nodes,
+						&ms, err, sizeof(err))
+					       : othello_cuda_solve_random(
+						ctx, seed, empties, 0, n, sc,
+						mv, &nodes, &ms, err,
+						sizeof(err));
+				if (rc) {
 					fprintf(stderr, "%s\n", err);
 					return 1;
 				}
@@ -129,14 +157,16 @@ int main(int argc, char **argv)
 				vnodes[v] = (double)nodes / (double)n;
 			}
 			printf("gpu variant %d (%s)%s: %zu positions, %d empties, "
-			       "seed %llu, %d blocks of 128/SM: kernel %.4f s "
+			       "seed %llu, %s, %d blocks of 128/SM: kernel %.4f s "
 			       "(min %.4f max %.4f), %.4g positions/s, %.4g "
 			       "nodes/s, %.1f nodes/position; call wall %.4f s "
 			       "= %.4g positions/s; %.2fx the public solver (555 "
 			       "K/s, H200); answer sum %ld\n", v,
 			       othello_cuda_variant_name(v),
 			       v == OTHELLO_CUDA_VARIANT ? " [default]" : "", n,
-			       empties, (unsigned long long)seed, used, k, ks[0],
+			       empties, (unsigned long long)seed,
+			       given ? "given by the host" : "generated on the "
+			       "device", used, k, ks[0],
 			       ks[runs - 1], (double)n / k, (double)nodes / k,
 			       (double)nodes / (double)n, w, (double)n / w,
 			       (double)n / w / REF_POS_PER_S, sum);
@@ -194,6 +224,8 @@ int main(int argc, char **argv)
 	printf("perft 9: %llu in %.3f s (one thread)\n",
 	       (unsigned long long)p9, now() - t0);
 out:
+	free(gP);
+	free(gO);
 	free(sc);
 	free(mv);
 	free(ks);

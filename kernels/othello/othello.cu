@@ -61,7 +61,7 @@
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). From 16 on the flat
  * search (othello_flat.h), whose search is leaf 2's with the same keys. */
-#define NVAR 22
+#define NVAR 29
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -102,6 +102,21 @@ static const struct oth_variant variants[NVAR] = {
 			   "disc"},
 	{2, 7, FG | KS, 0, "flat, two returns and picks, 7 blocks/SM, scans "
 			   "only squares next to an opponent disc (no tail)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, tail splitting "
+			   "only positions past 8000 nodes"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, tail splitting "
+			   "only positions past 24000 nodes"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 2 lanes wait (or one for 1 round)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 3 lanes wait (or one for 3 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, three returns "
+			   "and picks per step"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys and move "
+			   "generations once 2 lanes wait (or one for 1 round)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys and move "
+			   "generations once 3 lanes wait (or one for 3 "
+			   "rounds)"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -125,11 +140,10 @@ struct othello_cuda {
 /* LEAF: 0 the first search (oth_search_v0, the benchmark's baseline),
  * else oth_search_leaf with that leaf; MINB: resident blocks per SM the
  * register allocation must allow (0: no bound). */
-template <bool GEN, int LEAF, int MINB>
+template <int LEAF, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
 oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
-	   uint64_t seed, int empties, uint64_t begin, unsigned n,
-	   uint8_t *__restrict__ out, unsigned long long *ctr)
+	   unsigned n, uint8_t *__restrict__ out, unsigned long long *ctr)
 {
 	uint64_t nodes = 0;
 
@@ -137,14 +151,7 @@ oth_kernel(const uint64_t *__restrict__ gP, const uint64_t *__restrict__ gO,
 		unsigned i = atomicAdd((unsigned *)ctr, 1u);
 		if (i >= n)
 			break;
-		uint64_t P, O;
-		if (GEN) {
-			int black;
-			oth_generate(seed, begin + i, empties, &P, &O, &black);
-		} else {
-			P = gP[i];
-			O = gO[i];
-		}
+		uint64_t P = gP[i], O = gO[i];
 		int mv;
 		int v = LEAF == 0 ? oth_search_v0(P, O, &mv, &nodes)
 				  : oth_search_leaf(P, O, &mv, &nodes, LEAF);
@@ -275,12 +282,11 @@ __device__ __forceinline__ void oth_warp_keys(Lane *L, Stack *S,
  * size, OPT its options, VOTE the vote (0: none), MINB as above. Every
  * lane of a warp stays in the loop until all are idle, for the votes' full
  * masks. */
-template <bool GEN, int LEAF, int OPT, int VOTE, int MINB>
+template <int LEAF, int OPT, int VOTE, int MINB>
 __global__ void __launch_bounds__(BLOCK, MINB)
 oth_step_kernel(const uint64_t *__restrict__ gP,
-		const uint64_t *__restrict__ gO, uint64_t seed, int empties,
-		uint64_t begin, unsigned n, uint8_t *__restrict__ out,
-		unsigned long long *ctr)
+		const uint64_t *__restrict__ gO, unsigned n,
+		uint8_t *__restrict__ out, unsigned long long *ctr)
 {
 	__shared__ struct oth_wk wk[OPT & OTH_STEP_KEYSORT ? BLOCK / 32 : 1];
 	struct oth_lane L;
@@ -302,16 +308,7 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
 			i = atomicAdd((unsigned *)ctr, 1u);
 			have = i < n;
 			if (have) {
-				uint64_t P, O;
-				if (GEN) {
-					int black;
-					oth_generate(seed, begin + i, empties,
-						     &P, &O, &black);
-				} else {
-					P = gP[i];
-					O = gO[i];
-				}
-				oth_lane_start(&L, P, O);
+				oth_lane_start(&L, gP[i], gO[i]);
 			} else {
 				L.state = OTH_LANE_IDLE;
 			}
@@ -358,13 +355,19 @@ oth_step_kernel(const uint64_t *__restrict__ gP,
  * from the whole warp. PARTS: returns and picks per step. FOPT: the
  * bookkeeping's options (othello_flat.h); with OTH_FLAT_TAIL lanes out of
  * positions take moves of their warp's unfinished positions (the tail),
- * the board touched only in rounds where a lane is idle or a job is out. */
-template <bool GEN, int PARTS, int FOPT, int MINB>
+ * the board touched only in rounds where a lane is idle or a job is out,
+ * and only positions (or jobs) of TMIN nodes or more are split. KMIN: the
+ * warp sorts keys once KMIN lanes wait for them, or one has waited KWAIT
+ * rounds, or every live lane waits (a sort costs the warp about the same
+ * for one lane as for several); EMIN and EWAIT the same for the move
+ * generation of a node to expand, which the warp runs apart from the
+ * flips of the others. */
+template <int PARTS, int FOPT, int MINB, unsigned TMIN = 0,
+	  int KMIN = 1, int KWAIT = 0, int EMIN = 1, int EWAIT = 0>
 __global__ void __launch_bounds__(BLOCK, MINB)
 oth_flat_kernel(const uint64_t *__restrict__ gP,
-		const uint64_t *__restrict__ gO, uint64_t seed, int empties,
-		uint64_t begin, unsigned n, uint8_t *__restrict__ out,
-		unsigned long long *ctr)
+		const uint64_t *__restrict__ gO, unsigned n,
+		uint8_t *__restrict__ out, unsigned long long *ctr)
 {
 	const unsigned all = 0xffffffffu;
 	const bool TAIL = FOPT & OTH_FLAT_TAIL;
@@ -375,6 +378,8 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 	struct oth_fstack S;
 	uint64_t nodes = 0;
 	unsigned i = 0;
+	int kw = 0, ew = 0; /* rounds this lane has waited for its keys, to
+			     * expand */
 	bool have = false;
 
 	F.n = 0;
@@ -402,16 +407,7 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 			i = atomicAdd((unsigned *)ctr, 1u);
 			have = i < n;
 			if (have) {
-				uint64_t P, O;
-				if (GEN) {
-					int black;
-					oth_generate(seed, begin + i, empties,
-						     &P, &O, &black);
-				} else {
-					P = gP[i];
-					O = gO[i];
-				}
-				oth_flat_start(&F, P, O);
+				oth_flat_start(&F, gP[i], gO[i]);
 			} else {
 				F.op = OTH_FLAT_IDLE;
 			}
@@ -430,7 +426,8 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 					freed = oth_tail_merge(J, &F);
 				freed = __reduce_or_sync(all, freed);
 				posters = __ballot_sync(
-					all, oth_tail_post_depth(&F, &S) >= 0);
+					all,
+					oth_tail_post_depth(&F, &S, TMIN) >= 0);
 				if (lane == 0) {
 					J->posted &= ~freed;
 					J->taken &= ~freed;
@@ -448,11 +445,27 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 		bool live = F.op != OTH_FLAT_IDLE;
 		if (!__ballot_sync(all, live))
 			break;
-		if (TAIL ? F.op <= OTH_FLAT_NEXT
-			 : live && F.op != OTH_FLAT_KEYS)
+		bool step = TAIL ? F.op <= OTH_FLAT_NEXT
+				 : live && F.op != OTH_FLAT_KEYS;
+		if (EMIN > 1) {
+			ew = F.op == OTH_FLAT_EXPAND ? ew + 1 : 0;
+			unsigned em = __ballot_sync(all, F.op == OTH_FLAT_EXPAND);
+			if (em && __popc(em) < EMIN &&
+			    em != __ballot_sync(all, step) &&
+			    !__ballot_sync(all, ew > EWAIT))
+				step = step && F.op != OTH_FLAT_EXPAND;
+		}
+		if (step)
 			oth_flat_after(&F, &S, oth_flat_compute(&F), PARTS,
 				       FOPT);
 		unsigned km = __ballot_sync(all, F.op == OTH_FLAT_KEYS);
+		if (KMIN > 1)
+			kw = F.op == OTH_FLAT_KEYS ? kw + 1 : 0;
+		if (KMIN > 1 && km) {
+			if (__popc(km) < KMIN && km != __ballot_sync(all, live) &&
+			    !__ballot_sync(all, kw > KWAIT))
+				km = 0; /* wait for more lanes */
+		}
 		if (km)
 			oth_warp_keys<FG>(&F, &S, km, &wk[threadIdx.x >> 5]);
 	}
@@ -462,44 +475,59 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 		atomicAdd(ctr + 1, (unsigned long long)nodes);
 }
 
+/* Positions [begin, begin + n) of a --random job, one thread each, into
+ * P and O for the search kernels. Apart from the search: generated inside
+ * it, a lane's playout of some 50 moves held its whole warp. */
+__global__ void __launch_bounds__(256)
+oth_gen_kernel(uint64_t seed, int empties, uint64_t begin, unsigned n,
+	       uint64_t *__restrict__ P, uint64_t *__restrict__ O)
+{
+	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+	int black;
+
+	if (i < n)
+		oth_generate(seed, begin + i, empties, &P[i], &O[i], &black);
+}
+
 /* ---- host side -------------------------------------------------------- */
 
-typedef void (*oth_kernel_fn)(const uint64_t *, const uint64_t *, uint64_t,
-			      int, uint64_t, unsigned, uint8_t *,
-			      unsigned long long *);
+typedef void (*oth_kernel_fn)(const uint64_t *, const uint64_t *, unsigned,
+			      uint8_t *, unsigned long long *);
 
-static oth_kernel_fn kernel_of(int gen, int var)
+static oth_kernel_fn kernel_of(int var)
 {
-#define OTH_STEP_KERNELS(G)                                                \
-	oth_step_kernel<G, 2, 0, 16, 0>,                                   \
-	oth_step_kernel<G, 2, FG | FF, 0, 0>,                              \
-	oth_step_kernel<G, 2, FG | FF, 16, 0>,                             \
-	oth_step_kernel<G, 2, FG | FF, 8, 0>,                              \
-	oth_step_kernel<G, 3, FG | FF, 16, 0>,                             \
-	oth_step_kernel<G, 3, FG | FF, 16, 8>,                             \
-	oth_step_kernel<G, 3, FG | FF, 24, 8>,                             \
-	oth_step_kernel<G, 2, FG | FF, 24, 0>,                             \
-	oth_step_kernel<G, 2, FG | KS, 24, 0>,                             \
-	oth_step_kernel<G, 2, FG | KS, 16, 0>,                             \
-	oth_step_kernel<G, 2, FG | KS, 28, 0>,                             \
-	oth_step_kernel<G, 2, FG | KS, 32, 0>,                             \
-	oth_flat_kernel<G, 1, 0, 0>,                                       \
-	oth_flat_kernel<G, 1, 0, 7>,                                       \
-	oth_flat_kernel<G, 2, 0, 7>,                                       \
-	oth_flat_kernel<G, 2, OTH_FLAT_TAIL, 7>,                           \
-	oth_flat_kernel<G, 2, OTH_FLAT_TAIL | OTH_FLAT_ADJ, 7>,             \
-	oth_flat_kernel<G, 2, OTH_FLAT_ADJ, 7>
 	/* In the order of variants[]. */
-	static const oth_kernel_fn k[2][NVAR] = {
-		{oth_kernel<false, 0, 0>, oth_kernel<false, 2, 0>,
-		 oth_kernel<false, 3, 0>, oth_kernel<false, 3, 8>,
-		 OTH_STEP_KERNELS(false)},
-		{oth_kernel<true, 0, 0>, oth_kernel<true, 2, 0>,
-		 oth_kernel<true, 3, 0>, oth_kernel<true, 3, 8>,
-		 OTH_STEP_KERNELS(true)},
+	static const oth_kernel_fn k[NVAR] = {
+		oth_kernel<0, 0>, oth_kernel<2, 0>, oth_kernel<3, 0>,
+		oth_kernel<3, 8>,
+		oth_step_kernel<2, 0, 16, 0>,
+		oth_step_kernel<2, FG | FF, 0, 0>,
+		oth_step_kernel<2, FG | FF, 16, 0>,
+		oth_step_kernel<2, FG | FF, 8, 0>,
+		oth_step_kernel<3, FG | FF, 16, 0>,
+		oth_step_kernel<3, FG | FF, 16, 8>,
+		oth_step_kernel<3, FG | FF, 24, 8>,
+		oth_step_kernel<2, FG | FF, 24, 0>,
+		oth_step_kernel<2, FG | KS, 24, 0>,
+		oth_step_kernel<2, FG | KS, 16, 0>,
+		oth_step_kernel<2, FG | KS, 28, 0>,
+		oth_step_kernel<2, FG | KS, 32, 0>,
+		oth_flat_kernel<1, 0, 0>,
+		oth_flat_kernel<1, 0, 7>,
+		oth_flat_kernel<2, 0, 7>,
+		oth_flat_kernel<2, OTH_FLAT_TAIL, 7>,
+		oth_flat_kernel<2, OTH_FLAT_TAIL | OTH_FLAT_ADJ, 7>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7>,
+		oth_flat_kernel<2, OTH_FLAT_TAIL | OTH_FLAT_ADJ, 7, 8000>,
+		oth_flat_kernel<2, OTH_FLAT_TAIL | OTH_FLAT_ADJ, 7, 24000>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 2, 1>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 3, 3>,
+		oth_flat_kernel<3, OTH_FLAT_ADJ, 7>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 2, 1, 2, 1>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 3, 3, 3, 3>,
 	};
-#undef OTH_STEP_KERNELS
-	return k[gen ? 1 : 0][var];
+
+	return k[var];
 }
 
 #define CK(call, what) CUDA_CK("othello", call, what)
@@ -563,27 +591,24 @@ static int open_ctx(struct othello_cuda *ctx, int index, char *err,
 	 * shared memory (OTH_STEP_KEYSORT's) for as many blocks as the
 	 * registers allow; a carveout of 0 held those kernels to 3. */
 	for (int v = 0; v < NVAR; v++) {
-		for (int g = 0; g < 2; g++) {
-			cudaFuncAttributes fa;
-			CK(cudaFuncGetAttributes(&fa, kernel_of(g, v)),
-			   "kernel attributes");
-			size_t blocks = (size_t)prop.regsPerMultiprocessor /
-					((size_t)(fa.numRegs ? fa.numRegs : 1) *
-					 BLOCK);
-			size_t need = fa.sharedSizeBytes
-					      ? blocks * (fa.sharedSizeBytes +
-							  prop.reservedSharedMemPerBlock)
-					      : 0;
-			int carve = (int)((need * 100 +
-					   prop.sharedMemPerMultiprocessor - 1) /
-					  prop.sharedMemPerMultiprocessor);
-			CK(cudaFuncSetAttribute(
-				   kernel_of(g, v),
-				   cudaFuncAttributePreferredSharedMemoryCarveout,
-				   carve), "carveout");
-		}
+		cudaFuncAttributes fa;
+		CK(cudaFuncGetAttributes(&fa, kernel_of(v)),
+		   "kernel attributes");
+		size_t blocks = (size_t)prop.regsPerMultiprocessor /
+				((size_t)(fa.numRegs ? fa.numRegs : 1) * BLOCK);
+		size_t need = fa.sharedSizeBytes
+				      ? blocks * (fa.sharedSizeBytes +
+						  prop.reservedSharedMemPerBlock)
+				      : 0;
+		int carve = (int)((need * 100 +
+				   prop.sharedMemPerMultiprocessor - 1) /
+				  prop.sharedMemPerMultiprocessor);
+		CK(cudaFuncSetAttribute(
+			   kernel_of(v),
+			   cudaFuncAttributePreferredSharedMemoryCarveout,
+			   carve), "carveout");
 		CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-			   &per_sm, kernel_of(1, v), BLOCK, 0), "occupancy");
+			   &per_sm, kernel_of(v), BLOCK, 0), "occupancy");
 		ctx->max_per_sm[v] = per_sm < 1 ? 1 : per_sm;
 	}
 	ctx->sms = prop.multiProcessorCount;
@@ -685,15 +710,14 @@ static int run(struct othello_cuda *ctx, int gen, uint64_t seed,
 	CK(cudaMemsetAsync(ctx->d_ctr, 0, 2 * sizeof(unsigned long long),
 			   ctx->stream), "memset");
 	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
-	int grid = blocks_per_sm(ctx) * ctx->sms;
 	if (gen)
-		kernel_of(1, ctx->variant)<<<grid, BLOCK, 0, ctx->stream>>>(
-			NULL, NULL, seed, empties, begin, (unsigned)n,
-			ctx->d_out, ctx->d_ctr);
-	else
-		kernel_of(0, ctx->variant)<<<grid, BLOCK, 0, ctx->stream>>>(
-			ctx->d_P, ctx->d_O, 0, 0, 0, (unsigned)n, ctx->d_out,
-			ctx->d_ctr);
+		oth_gen_kernel<<<(unsigned)((n + 255) / 256), 256, 0,
+				 ctx->stream>>>(seed, empties, begin,
+						(unsigned)n, ctx->d_P,
+						ctx->d_O);
+	kernel_of(ctx->variant)<<<blocks_per_sm(ctx) * ctx->sms, BLOCK, 0,
+				  ctx->stream>>>(ctx->d_P, ctx->d_O, (unsigned)n,
+						 ctx->d_out, ctx->d_ctr);
 	CK(cudaGetLastError(), "launch");
 	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
 	CK(cudaMemcpyAsync(ctx->h_out, ctx->d_out, n * 2,

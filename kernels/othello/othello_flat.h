@@ -444,14 +444,17 @@ OTH_HD struct oth_fframe oth_tail_frame(const struct oth_flat *F,
 }
 
 /* The frame the lane can give a move of now (its depth; -1: none): the
- * lane is searching (not waiting for keys or jobs), the frame is the
- * shallowest with OTH_FF_MIN or more empties and a move left besides the
- * one being searched, not a root that passes (its best move is the pass
- * whatever the values). Sets F->post. */
-OTH_HD int oth_tail_post_depth(struct oth_flat *F, const struct oth_fstack *S)
+ * lane is searching (not waiting for keys or jobs) and has counted at
+ * least min_nodes nodes on its position or job (so that only hard ones
+ * are split: a move given away is searched with the full window), the
+ * frame is the shallowest with OTH_FF_MIN or more empties and a move left
+ * besides the one being searched, not a root that passes (its best move is
+ * the pass whatever the values). Sets F->post. */
+OTH_HD int oth_tail_post_depth(struct oth_flat *F, const struct oth_fstack *S,
+			       unsigned min_nodes)
 {
 	F->post = -1;
-	if (F->op > OTH_FLAT_NEXT)
+	if (F->op > OTH_FLAT_NEXT || F->n < min_nodes)
 		return -1;
 	for (int d = 0; d <= F->sp; d++) {
 		struct oth_fframe r = oth_tail_frame(F, S, d);

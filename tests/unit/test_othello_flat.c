@@ -123,11 +123,11 @@ static void test_flat_passes(void **state)
  * position (seed, e0 + index % spread empties); each round every live
  * lane takes one step (`parts` returns and picks), then the lanes waiting
  * for keys get them. With OTH_FLAT_TAIL in opt, lanes out of positions
- * take moves of the positions still searched in their warp. Checks every
- * answer against oth_search_leaf and that the board ends empty; returns
- * the rounds. */
+ * take moves of the positions still searched in their warp once they have
+ * counted min_nodes nodes on them. Checks every answer against
+ * oth_search_leaf and that the board ends empty; returns the rounds. */
 static long run_warp(uint64_t seed, int e0, int spread, long n, int parts,
-		     int opt)
+		     int opt, unsigned min_nodes)
 {
 	struct oth_flat *F = calloc(32, sizeof(*F));
 	struct oth_fstack *S = calloc(32, sizeof(*S));
@@ -151,6 +151,7 @@ static long run_warp(uint64_t seed, int e0, int spread, long n, int parts,
 		for (int l = 0; l < 32; l++) {
 			if (F[l].op != OTH_FLAT_DONE)
 				continue;
+			F[l].n = 0; /* as the kernel: nodes per position */
 			if (F[l].job >= 0) {
 				done |= oth_tail_job_done(J, &F[l]);
 				continue;
@@ -184,7 +185,7 @@ static long run_warp(uint64_t seed, int e0, int spread, long n, int parts,
 			for (int l = 0; l < 32; l++) {
 				idle |= (unsigned)(F[l].op == OTH_FLAT_IDLE) << l;
 				posters |= (unsigned)(oth_tail_post_depth(
-						     &F[l], &S[l]) >= 0)
+						     &F[l], &S[l], min_nodes) >= 0)
 					   << l;
 			}
 			oth_tail_plan(&R, J, idle, posters);
@@ -231,15 +232,17 @@ static void test_flat_tail(void **state)
 
 	(void)state;
 	for (int e0 = 6; e0 <= 9; e0 += 3) {
-		long r0 = run_warp(5, e0, 3, n, 2, 0);
-		long r1 = run_warp(5, e0, 3, n, 2, OTH_FLAT_TAIL);
+		long r0 = run_warp(5, e0, 3, n, 2, 0, 0);
+		long r1 = run_warp(5, e0, 3, n, 2, OTH_FLAT_TAIL, 0);
 		long r2 = run_warp(5, e0, 3, n, 2,
-				   OTH_FLAT_TAIL | OTH_FLAT_ADJ);
+				   OTH_FLAT_TAIL | OTH_FLAT_ADJ, 0);
+		long r3 = run_warp(5, e0, 3, n, 2,
+				   OTH_FLAT_TAIL | OTH_FLAT_ADJ, 300);
 		printf("flat warp, %ld positions of %d..%d empties: %ld rounds "
 		       "alone, %ld with the tail's jobs, %ld also scanning "
-		       "only next to opponent discs\n", n, e0, e0 + 2, r0, r1,
-		       r2);
-		assert_true(r2 > 0 && r1 > 0 && r0 > 0);
+		       "only next to opponent discs, %ld splitting only "
+		       "after 300 nodes\n", n, e0, e0 + 2, r0, r1, r2, r3);
+		assert_true(r3 > 0 && r2 > 0 && r1 > 0 && r0 > 0);
 	}
 }
 
@@ -249,8 +252,8 @@ static void test_flat_warp(void **state)
 
 	(void)state;
 	for (int parts = 1; parts <= 3; parts++) {
-		long r1 = run_warp(7, 1, 5, n, parts, 0);
-		long r6 = run_warp(7, 6, 5, n, parts, 0);
+		long r1 = run_warp(7, 1, 5, n, parts, 0, 0);
+		long r6 = run_warp(7, 6, 5, n, parts, 0, 0);
 		printf("flat warp, %d part(s) per step: %ld positions of "
 		       "1..5 empties in %ld rounds, of 6..10 in %ld\n", parts,
 		       n, r1, r6);
