@@ -109,10 +109,10 @@ int main(int argc, char **argv)
 		char name[256];
 		othello_cuda_device_name(ctx, name, sizeof(name));
 		printf("device %d: %s\n", device, name);
-		double vk[32] = {0}, vnodes[32] = {0};
-		long vsum[32] = {0};
+		double vk[64] = {0}, vnodes[64] = {0};
+		long vsum[64] = {0};
 		int nv = 0;
-		while (nv < 32 && othello_cuda_variant_name(nv))
+		while (nv < 64 && othello_cuda_variant_name(nv))
 			nv++;
 		int v0 = variant < 0 ? 0 : variant;
 		int v1 = variant < 0 ? nv - 1 : variant;

@@ -3,6 +3,7 @@
 # to compare with bench_othello's bare call on the same device.
 #   tools/bench_othello_gpud.sh [POSITIONS] [EMPTIES] [DEVICE]
 # default 1100000 10 cuda:0. Prints gpud's submit-to-verified time.
+# LOG_LEVEL=debug: gpud and worker log every stage (to stderr).
 set -eu
 cd "$(dirname "$0")/.."
 n=${1:-1100000}
@@ -10,13 +11,13 @@ e=${2:-10}
 device=${3:-cuda:0}
 build=${BUILD:-build}
 data=$(mktemp -d /tmp/gpud-obench-XXXXXX)
-"$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level warn &
+"$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level "${LOG_LEVEL:-warn}" &
 gpud_pid=$!
 trap 'kill $worker_pid $gpud_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
 for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
 ctl="$build/tools/gpuctl --socket $data/s"
 "$build/worker/gpuworker" --connect "$(cat "$data/d/gpud.addr")" \
-	--token-file "$data/d/local-worker.token" --device "$device" --log-level warn &
+	--token-file "$data/d/local-worker.token" --device "$device" --log-level "${LOG_LEVEL:-warn}" &
 worker_pid=$!
 for _ in $(seq 300); do $ctl workers | grep -q online && break; sleep 0.1; done
 t0=$(date +%s.%N)

@@ -61,7 +61,7 @@
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). From 16 on the flat
  * search (othello_flat.h), whose search is leaf 2's with the same keys. */
-#define NVAR 29
+#define NVAR 36
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -117,6 +117,20 @@ static const struct oth_variant variants[NVAR] = {
 	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys and move "
 			   "generations once 3 lanes wait (or one for 3 "
 			   "rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 3 lanes wait (or one for 6 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 4 lanes wait (or one for 4 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 4 lanes wait (or one for 8 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 6 lanes wait (or one for 8 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 4 lanes wait (or one for 16 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 6 lanes wait (or one for 16 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 8 lanes wait (or one for 16 rounds)"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -525,6 +539,13 @@ static oth_kernel_fn kernel_of(int var)
 		oth_flat_kernel<3, OTH_FLAT_ADJ, 7>,
 		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 2, 1, 2, 1>,
 		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 3, 3, 3, 3>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 3, 6>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 4, 4>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 4, 8>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 6, 8>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 4, 16>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 6, 16>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 8, 16>,
 	};
 
 	return k[var];
@@ -616,6 +637,21 @@ static int open_ctx(struct othello_cuda *ctx, int index, char *err,
 	return 0;
 }
 
+static int run(struct othello_cuda *ctx, int gen, uint64_t seed,
+	       int empties, uint64_t begin, size_t n, int8_t *ret_score,
+	       uint8_t *ret_move, uint64_t *ret_nodes, float *ret_ms,
+	       char *err, size_t errlen);
+
+/* One small solve, so that loading the kernels (CUDA loads a kernel at
+ * its first launch) is part of opening, not of the first job. */
+static int warm_up(struct othello_cuda *ctx, char *err, size_t errlen)
+{
+	int8_t score[64];
+	uint8_t move[64];
+
+	return run(ctx, 1, 0, 8, 0, 64, score, move, NULL, NULL, err, errlen);
+}
+
 extern "C" int othello_cuda_open(int index, struct othello_cuda **ret,
 				 char *err, size_t errlen)
 {
@@ -632,6 +668,8 @@ extern "C" int othello_cuda_open(int index, struct othello_cuda **ret,
 		return GERR_NOMEM;
 	ctx->device = index;
 	rc = open_ctx(ctx, index, err, errlen);
+	if (rc == 0)
+		rc = warm_up(ctx, err, errlen);
 	if (rc) {
 		othello_cuda_close(ctx);
 		return rc;

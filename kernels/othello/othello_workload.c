@@ -358,27 +358,31 @@ static int solve_range(const struct job *j, struct othello_res *r,
 		       const struct wl_run_io *io, char *err, size_t errlen)
 {
 	size_t n = (size_t)(to - from), ng = 0, nc = 0;
-	uint64_t *P = malloc(n * 8), *O = malloc(n * 8), nodes = 0;
-	size_t *gi = malloc(n * sizeof(size_t)), *ci = malloc(n * sizeof(size_t));
-	int8_t *sc = malloc(n);
-	uint8_t *mv = malloc(n);
+	uint64_t *P, *O, nodes = 0;
+	size_t *gi, *ci;
+	int8_t *sc;
+	uint8_t *mv;
 	struct stop_ctx sctx = {io};
 	int rc = 0;
 
+	if (cuda && !j->file && j->empties <= OTHELLO_CUDA_MAX_EMPTIES) {
+		/* Generated and solved on the device, straight into r. */
+		rc = othello_cuda_solve_random(cuda, j->seed, j->empties,
+					       r->begin + from, n,
+					       r->score + from, r->move + from,
+					       &nodes, NULL, err, errlen);
+		if (rc == 0)
+			r->nodes += nodes;
+		return rc;
+	}
+	P = malloc(n * 8);
+	O = malloc(n * 8);
+	gi = malloc(n * sizeof(size_t));
+	ci = malloc(n * sizeof(size_t));
+	sc = malloc(n);
+	mv = malloc(n);
 	if (!P || !O || !gi || !ci || !sc || !mv) {
 		rc = GERR_NOMEM;
-		goto out;
-	}
-	if (cuda && !j->file && j->empties <= OTHELLO_CUDA_MAX_EMPTIES) {
-		/* Generated and solved on the device. */
-		rc = othello_cuda_solve_random(cuda, j->seed, j->empties,
-					       r->begin + from, n, sc, mv,
-					       &nodes, NULL, err, errlen);
-		if (rc)
-			goto out;
-		memcpy(r->score + from, sc, n);
-		memcpy(r->move + from, mv, n);
-		r->nodes += nodes;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
