@@ -61,7 +61,7 @@
  * a frame step (0: no vote, every lane runs its leaf step then its frame
  * step each round, the structure of oth_search_leaf). From 16 on the flat
  * search (othello_flat.h), whose search is leaf 2's with the same keys. */
-#define NVAR 36
+#define NVAR 39
 struct oth_variant {
 	int leaf, minb, opt, vote;
 	const char *name;
@@ -131,6 +131,12 @@ static const struct oth_variant variants[NVAR] = {
 			   "once 6 lanes wait (or one for 16 rounds)"},
 	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
 			   "once 8 lanes wait (or one for 16 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 6 lanes wait (or one for 32 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 8 lanes wait (or one for 32 rounds)"},
+	{2, 7, FG | KS, 0, "flat, scans next to opponent discs, keys sorted "
+			   "once 12 lanes wait (or one for 32 rounds)"},
 };
 #define DEFAULT_VAR OTHELLO_CUDA_VARIANT
 
@@ -546,6 +552,9 @@ static oth_kernel_fn kernel_of(int var)
 		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 4, 16>,
 		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 6, 16>,
 		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 8, 16>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 6, 32>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 8, 32>,
+		oth_flat_kernel<2, OTH_FLAT_ADJ, 7, 0, 12, 32>,
 	};
 
 	return k[var];

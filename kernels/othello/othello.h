@@ -279,6 +279,12 @@ int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
  * transposition table at 10 or more empties. One solver per thread. */
 struct othello_solver;
 int othello_solver_new(struct othello_solver **ret);
+/* The same with a table of 2^bits entries (OTHELLO_TT_BITS_MIN ..
+ * OTHELLO_TT_BITS, clamped): shallow positions need only a small one, and
+ * a fresh table's pages cost more than their searches (verification). */
+#define OTHELLO_TT_BITS 18
+#define OTHELLO_TT_BITS_MIN 10
+int othello_solver_new_sized(struct othello_solver **ret, int bits);
 void othello_solver_free(struct othello_solver *s);
 int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
 			 int *ret_move, uint64_t *ret_nodes);

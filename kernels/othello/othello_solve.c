@@ -26,7 +26,6 @@
 #include "othello.h"
 #include "othello_search.h"
 
-#define TT_BITS 18
 #define TT_MIN_EMPTIES 8
 #define SHALLOW_CPU 6
 #define MAX_MOVES 32
@@ -40,23 +39,34 @@ struct tt_entry {
 
 struct othello_solver {
 	struct tt_entry *tt;
+	uint64_t tt_mask; /* entries - 1 */
 	uint32_t stamp;
 	uint64_t nodes;
 };
 
-int othello_solver_new(struct othello_solver **ret)
+int othello_solver_new_sized(struct othello_solver **ret, int bits)
 {
 	struct othello_solver *s = calloc(1, sizeof(*s));
 
+	if (bits < OTHELLO_TT_BITS_MIN)
+		bits = OTHELLO_TT_BITS_MIN;
+	if (bits > OTHELLO_TT_BITS)
+		bits = OTHELLO_TT_BITS;
 	if (!s)
 		return GERR_NOMEM;
-	s->tt = calloc((size_t)1 << TT_BITS, sizeof(*s->tt));
+	s->tt_mask = ((uint64_t)1 << bits) - 1;
+	s->tt = calloc(s->tt_mask + 1, sizeof(*s->tt));
 	if (!s->tt) {
 		free(s);
 		return GERR_NOMEM;
 	}
 	*ret = s;
 	return 0;
+}
+
+int othello_solver_new(struct othello_solver **ret)
+{
+	return othello_solver_new_sized(ret, OTHELLO_TT_BITS);
 }
 
 void othello_solver_free(struct othello_solver *s)
@@ -152,7 +162,7 @@ static int search(struct othello_solver *s, uint64_t P, uint64_t O,
 		return search_small(s, P, O, alpha, beta, passed);
 	s->nodes++;
 	if (e >= TT_MIN_EMPTIES) {
-		t = &s->tt[tt_hash(P, O) & (((uint64_t)1 << TT_BITS) - 1)];
+		t = &s->tt[tt_hash(P, O) & s->tt_mask];
 		if (t->stamp == s->stamp && t->P == P && t->O == O) {
 			if (t->lo >= beta)
 				return t->lo;
@@ -227,7 +237,7 @@ int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
 	int best = -66, bm = OTHELLO_MOVE_NONE, neg = 0;
 
 	if (++s->stamp == 0) { /* wrapped: stale stamps could match */
-		memset(s->tt, 0, sizeof(*s->tt) << TT_BITS);
+		memset(s->tt, 0, sizeof(*s->tt) * (s->tt_mask + 1));
 		s->stamp = 1;
 	}
 	s->nodes++;
@@ -286,7 +296,16 @@ struct batch {
 	int (*stop)(void *);
 	void *opaque;
 	pthread_mutex_t stop_lock; /* stop() is called from one thread at a time */
+	int tt_bits;
 };
+
+/* Table size for positions of up to e empties: as many nodes as the full
+ * table within 0.1% at 10-16 empties (bench/othello.md, round 8), the
+ * full size from 16 empties. */
+static int tt_bits_for(int e)
+{
+	return e + 2;
+}
 
 static void *batch_thread(void *arg)
 {
@@ -294,7 +313,7 @@ static void *batch_thread(void *arg)
 	struct othello_solver *s;
 	size_t i;
 
-	if (othello_solver_new(&s)) {
+	if (othello_solver_new_sized(&s, b->tt_bits)) {
 		atomic_store(&b->failed, 1);
 		return NULL;
 	}
@@ -325,9 +344,14 @@ int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
 			uint64_t *ret_nodes, int (*stop)(void *), void *opaque)
 {
 	struct batch b = {P, O, n, ret_score, ret_move, 0, 0, 0, 0, stop,
-			  opaque, PTHREAD_MUTEX_INITIALIZER};
+			  opaque, PTHREAD_MUTEX_INITIALIZER, 0};
 	pthread_t tid[256];
-	int started = 0;
+	int started = 0, e = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (oth_popcount(~(P[i] | O[i])) > e)
+			e = oth_popcount(~(P[i] | O[i]));
+	b.tt_bits = tt_bits_for(e);
 
 	if (threads < 1)
 		threads = 1;
