@@ -28,13 +28,17 @@
  * 1.1 M positions and 1.8% faster on 2.2 M (round 6). Variants 19 and 20
  * add the tail's jobs (idle lanes search moves of positions still being
  * solved in their warp; 11% more nodes, no gain) and, 20, scans of fewer
- * squares; variant 21, the default, scans fewer squares without the tail:
- * 4-5% faster than variant 12 (round 7).
+ * squares; variant 21 scans fewer squares without the tail: 4-5% faster
+ * than variant 12 (round 7). From variant 24 on, lanes waiting for their
+ * keys wait until several do (or one has waited long enough), so one sort
+ * serves them together; variant 36, the default, waits for 6 lanes or 32
+ * rounds (round 8).
  *
- * Random jobs generate their positions on the device (oth_generate, a few
- * dozen move generations per position, cheap next to the search), so a
+ * Random jobs generate their positions on the device, by their own kernel
+ * before the search (oth_gen_kernel, one thread per position), so a
  * --random lease moves no positions over PCIe, only 2 bytes back per
- * position.
+ * position. Generated inside the search, a lane's playout held its warp:
+ * 18% of the kernel time (round 8).
  */
 #include <cuda_runtime.h>
 #include <stdio.h>

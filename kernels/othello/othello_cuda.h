@@ -2,11 +2,12 @@
  *
  * One opaque context per device: othello_cuda_open allocates everything up
  * front (device and pinned host buffers for OTHELLO_CUDA_MAX_BATCH
- * positions, one stream, two events), so a solve allocates nothing. A
- * solve runs the kernel (oth_search_shallow of othello_search.h, one
- * thread per position, threads take the next position from a global
- * counter when they finish one) on the context's stream and waits for it.
- * Scores and moves are exactly othello_solve_shallow's (the same code).
+ * positions, one stream, two events) and ends with a small solve that
+ * loads the kernels, so a solve allocates nothing. A solve runs the
+ * kernel (the search of othello_search.h cut into steps, one lane per
+ * position, lanes take the next position from a global counter when they
+ * finish one) on the context's stream and waits for it. Scores and moves
+ * are exactly othello_solve_shallow's (the same search).
  *
  * Any CUDA error is translated to GERR_DEVICE and poisons the context:
  * every later call returns GERR_DEVICE until it is closed; outputs are
@@ -47,7 +48,8 @@ int othello_cuda_solve(struct othello_cuda *ctx, const uint64_t *P,
 		       char *err, size_t errlen);
 
 /* Generate positions [begin, begin + n) of a --random job on the device
- * (oth_generate) and solve them. empties <= OTHELLO_CUDA_MAX_EMPTIES. */
+ * (oth_generate) and solve them; *ret_ms covers both kernels. empties <=
+ * OTHELLO_CUDA_MAX_EMPTIES. */
 int othello_cuda_solve_random(struct othello_cuda *ctx, uint64_t seed,
 			      int empties, uint64_t begin, size_t n,
 			      int8_t *ret_score, uint8_t *ret_move,
