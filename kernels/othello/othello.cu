@@ -402,8 +402,7 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 	struct oth_fstack S;
 	uint64_t nodes = 0;
 	unsigned i = 0;
-	int kw = 0, ew = 0; /* rounds this lane has waited for its keys, to
-			     * expand */
+	int kw = 0, ew = 0; /* rounds waited for keys, for a move generation */
 	bool have = false;
 
 	F.n = 0;
@@ -485,11 +484,10 @@ oth_flat_kernel(const uint64_t *__restrict__ gP,
 		unsigned km = __ballot_sync(all, F.op == OTH_FLAT_KEYS);
 		if (KMIN > 1)
 			kw = F.op == OTH_FLAT_KEYS ? kw + 1 : 0;
-		if (KMIN > 1 && km) {
-			if (__popc(km) < KMIN && km != __ballot_sync(all, live) &&
-			    !__ballot_sync(all, kw > KWAIT))
-				km = 0; /* wait for more lanes */
-		}
+		if (KMIN > 1 && km && __popc(km) < KMIN &&
+		    km != __ballot_sync(all, live) &&
+		    !__ballot_sync(all, kw > KWAIT))
+			km = 0; /* wait for more lanes (km is warp-uniform) */
 		if (km)
 			oth_warp_keys<FG>(&F, &S, km, &wk[threadIdx.x >> 5]);
 	}
