@@ -45,9 +45,6 @@
 #define MW 16      /* 32-bit words of a 512-bit mask */
 #define NONE32 0xffffffffu
 #define EXACT_WARPS 8
-/* Exact blocks per SM beside a candidate CTA (officers_cuda_extend): what
- * the registers leave (40 x 1024 for the candidates, 32 x 256 a block). */
-#define EXACT_BESIDE 3
 
 __constant__ uint32_t c_rpos[OFFICERS_MAX_RARE];
 __constant__ uint16_t c_rval[OFFICERS_MAX_RARE];
@@ -373,29 +370,6 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 	if (e == cudaSuccess)
 		e = cudaStreamCreateWithFlags(&ctx->xstream,
 					      cudaStreamNonBlocking);
-	if (e == cudaSuccess) {
-		/* One shared-memory split for both kernels, with room for a
-		 * candidate CTA and EXACT_BESIDE exact blocks: an SM changes
-		 * its split only when idle, so an SM running exact blocks
-		 * under a smaller one could not take the candidate CTA. */
-		cudaFuncAttributes fa;
-		e = cudaFuncGetAttributes(&fa, exact_kernel);
-		size_t rsv = prop.reservedSharedMemPerBlock;
-		size_t need = SHMEM_CAND + rsv +
-			      EXACT_BESIDE * (rsv + fa.sharedSizeBytes);
-		int pct = (int)((need * 100 + prop.sharedMemPerMultiprocessor -
-				 1) / prop.sharedMemPerMultiprocessor);
-		if (e == cudaSuccess)
-			e = cudaFuncSetAttribute(
-				cand_kernel,
-				cudaFuncAttributePreferredSharedMemoryCarveout,
-				pct);
-		if (e == cudaSuccess)
-			e = cudaFuncSetAttribute(
-				exact_kernel,
-				cudaFuncAttributePreferredSharedMemoryCarveout,
-				pct);
-	}
 	for (int i = 0; e == cudaSuccess && i < 8; i++)
 		e = cudaEventCreate(&ctx->ev[i / 4][i % 4]);
 	for (int i = 0; e == cudaSuccess && i < 2; i++) {
@@ -471,13 +445,10 @@ static int gpu_ok(const struct officers_cuda *ctx,
 }
 
 /* Persistent exact grid: 8 CTAs of 8 warps per SM, fewer for short runs. */
-/* Grid of the exact kernel: the whole device, or (beside) room left for
- * the next chunk's candidate kernel to start while it runs. */
-static unsigned exact_blocks(const struct officers_cuda *ctx, uint64_t len,
-			     int beside)
+static unsigned exact_blocks(const struct officers_cuda *ctx, uint64_t len)
 {
 	uint64_t want = (len + EXACT_WARPS - 1) / EXACT_WARPS;
-	uint64_t full = (uint64_t)ctx->sms * (beside ? EXACT_BESIDE : 8);
+	uint64_t full = (uint64_t)ctx->sms * 8;
 
 	return (unsigned)(want < full ? want : full);
 }
@@ -538,7 +509,7 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	if (do_exact) {
 		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;
 		unsigned lo_len = dbase == 0 ? n1off : OFFICERS_PREFIX;
-		exact_kernel<<<exact_blocks(ctx, len, 1), EXACT_WARPS * 32, 0,
+		exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
 			       ctx->xstream>>>(buf, lo, lo_len, dbase, n0off,
 					       len, nrare, ctx->d_rpos,
 					       ctx->d_rval, ctx->d_status[b]);
@@ -665,7 +636,7 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 		ctx->prefix_uploaded = 1;
 	}
 	CK(cudaEventRecord(ctx->ev[0][1], ctx->stream), "event");
-	exact_kernel<<<exact_blocks(ctx, len, 0), EXACT_WARPS * 32, 0,
+	exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
 		       ctx->stream>>>(
 		ctx->d_buf[0], dbase == 0 ? ctx->d_buf[0] : ctx->d_prefix,
 		dbase == 0 ? (unsigned)(hist + len) : OFFICERS_PREFIX, dbase,
