@@ -58,12 +58,8 @@ struct sync_block {
 
 struct officers_cuda {
 	int device, poisoned, nblocks, sms;
-	/* Candidates on stream; exact checks and copies back on xstream, so
-	 * that a chunk's exact kernel runs beside the next chunk's candidate
-	 * kernel. ev[b]: buffer b's chunk: candidates start, candidates
-	 * done, exact done, copies back done. */
-	cudaStream_t stream, xstream;
-	cudaEvent_t ev[2][4];
+	cudaStream_t stream;
+	cudaEvent_t ev[4];
 	uint16_t *d_buf[2];     /* TAIL + CHUNK values */
 	uint16_t *d_prefix;     /* OFFICERS_PREFIX values */
 	uint8_t *d_status[2];
@@ -313,13 +309,11 @@ extern "C" void officers_cuda_close(struct officers_cuda *ctx)
 	cudaFree(ctx->d_rval);
 	cudaFreeHost(ctx->h_rpos);
 	cudaFreeHost(ctx->h_rval);
-	for (int i = 0; i < 8; i++)
-		if (ctx->ev[i / 4][i % 4])
-			cudaEventDestroy(ctx->ev[i / 4][i % 4]);
+	for (int i = 0; i < 4; i++)
+		if (ctx->ev[i])
+			cudaEventDestroy(ctx->ev[i]);
 	if (ctx->stream)
 		cudaStreamDestroy(ctx->stream);
-	if (ctx->xstream)
-		cudaStreamDestroy(ctx->xstream);
 	free(ctx);
 }
 
@@ -367,11 +361,8 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		e = cudaStreamCreateWithFlags(&ctx->stream,
 					      cudaStreamNonBlocking);
 	}
-	if (e == cudaSuccess)
-		e = cudaStreamCreateWithFlags(&ctx->xstream,
-					      cudaStreamNonBlocking);
-	for (int i = 0; e == cudaSuccess && i < 8; i++)
-		e = cudaEventCreate(&ctx->ev[i / 4][i % 4]);
+	for (int i = 0; e == cudaSuccess && i < 4; i++)
+		e = cudaEventCreate(&ctx->ev[i]);
 	for (int i = 0; e == cudaSuccess && i < 2; i++) {
 		e = cudaMalloc((void **)&ctx->d_buf[i], BUF_LEN * 2);
 		if (e == cudaSuccess)
@@ -492,37 +483,34 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	void *args[] = {&buf, &n0off, &n1off, &nrare, &maxpos, &sb};
 	unsigned nb = (unsigned)ctx->nblocks;
 
-	/* the buffer's last chunk is checked and copied back */
-	CK(cudaStreamWaitEvent(ctx->stream, ctx->ev[b][3], 0), "wait");
 	CK(cudaMemsetAsync(buf + hist, 0, (size_t)len * 2, ctx->stream),
 	   "memset");
 	CK(cudaMemsetAsync(sb, 0xff, sizeof(*sb), ctx->stream), "memset");
 	CK(cudaMemsetAsync(sb, 0, 2 * sizeof(unsigned), ctx->stream),
 	   "memset");
-	CK(cudaEventRecord(ctx->ev[b][0], ctx->stream), "event");
+	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
 	CK(cudaLaunchCooperativeKernel((void *)cand_kernel, dim3(nb),
 				       dim3(CTHREADS), args, SHMEM_CAND,
 				       ctx->stream),
 	   "candidate kernel");
-	CK(cudaEventRecord(ctx->ev[b][1], ctx->stream), "event");
-	CK(cudaStreamWaitEvent(ctx->xstream, ctx->ev[b][1], 0), "wait");
+	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
 	if (do_exact) {
 		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;
 		unsigned lo_len = dbase == 0 ? n1off : OFFICERS_PREFIX;
 		exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
-			       ctx->xstream>>>(buf, lo, lo_len, dbase, n0off,
-					       len, nrare, ctx->d_rpos,
-					       ctx->d_rval, ctx->d_status[b]);
+			       ctx->stream>>>(buf, lo, lo_len, dbase, n0off,
+					      len, nrare, ctx->d_rpos,
+					      ctx->d_rval, ctx->d_status[b]);
 		CK(cudaGetLastError(), "exact kernel");
 		CK(cudaMemcpyAsync(ctx->h_status[b], ctx->d_status[b], len,
-				   cudaMemcpyDeviceToHost, ctx->xstream),
+				   cudaMemcpyDeviceToHost, ctx->stream),
 		   "copy");
 	}
-	CK(cudaEventRecord(ctx->ev[b][2], ctx->xstream), "event");
+	CK(cudaEventRecord(ctx->ev[2], ctx->stream), "event");
 	CK(cudaMemcpyAsync(ctx->h_vals[b], buf + hist, (size_t)len * 2,
-			   cudaMemcpyDeviceToHost, ctx->xstream),
+			   cudaMemcpyDeviceToHost, ctx->stream),
 	   "copy");
-	CK(cudaEventRecord(ctx->ev[b][3], ctx->xstream), "event");
+	CK(cudaEventRecord(ctx->ev[3], ctx->stream), "event");
 	return 0;
 }
 
@@ -532,7 +520,6 @@ static int upload_history(struct officers_cuda *ctx, int b,
 {
 	uint64_t dbase = s->n - hist;
 
-	CK(cudaStreamWaitEvent(ctx->stream, ctx->ev[b][3], 0), "wait");
 	CK(cudaMemcpyAsync(ctx->d_buf[b], s->vals + (dbase - s->base),
 			   (size_t)hist * 2, cudaMemcpyHostToDevice,
 			   ctx->stream),
@@ -547,20 +534,17 @@ static int upload_history(struct officers_cuda *ctx, int b,
 	return 0;
 }
 
-/* Wait for buffer b's chunk; t (may be NULL) gets its kernel times. */
-static int wait_chunk(struct officers_cuda *ctx, int b,
+static int wait_chunk(struct officers_cuda *ctx,
 		      struct officers_cuda_times *t, char *err, size_t errlen)
 {
-	float x = 0, y = 0;
+	float a = 0, b = 0;
 
-	CK(cudaEventSynchronize(ctx->ev[b][3]), "chunk");
+	CK(cudaEventSynchronize(ctx->ev[3]), "chunk");
 	if (t) {
-		CK(cudaEventElapsedTime(&x, ctx->ev[b][0], ctx->ev[b][1]),
-		   "timing");
-		CK(cudaEventElapsedTime(&y, ctx->ev[b][1], ctx->ev[b][2]),
-		   "timing");
-		t->cand_ms += x;
-		t->exact_ms += y;
+		CK(cudaEventElapsedTime(&a, ctx->ev[0], ctx->ev[1]), "timing");
+		CK(cudaEventElapsedTime(&b, ctx->ev[1], ctx->ev[2]), "timing");
+		t->cand_ms += a;
+		t->exact_ms += b;
 	}
 	return 0;
 }
@@ -588,7 +572,7 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 	    (rc = upload_history(ctx, 0, s, hist, err, errlen)) ||
 	    (rc = enqueue_chunk(ctx, 0, s, s->n, hist, (unsigned)len, 0, err,
 				errlen)) ||
-	    (rc = wait_chunk(ctx, 0, times, err, errlen)))
+	    (rc = wait_chunk(ctx, times, err, errlen)))
 		return rc;
 	CK(cudaMemcpy(&sb, ctx->d_sync, sizeof(sb), cudaMemcpyDeviceToHost),
 	   "copy");
@@ -623,7 +607,6 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 	if ((rc = upload_rares(ctx, s, err, errlen)))
 		return rc;
 	/* history and the candidates after it, from s->vals */
-	CK(cudaStreamWaitEvent(ctx->stream, ctx->ev[0][3], 0), "wait");
 	CK(cudaMemcpyAsync(ctx->d_buf[0], s->vals + (dbase - s->base),
 			   (size_t)(hist + len) * 2, cudaMemcpyHostToDevice,
 			   ctx->stream),
@@ -635,7 +618,7 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 		   "upload");
 		ctx->prefix_uploaded = 1;
 	}
-	CK(cudaEventRecord(ctx->ev[0][1], ctx->stream), "event");
+	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
 	exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
 		       ctx->stream>>>(
 		ctx->d_buf[0], dbase == 0 ? ctx->d_buf[0] : ctx->d_prefix,
@@ -643,12 +626,12 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 		hist, (unsigned)len, s->nrare, ctx->d_rpos, ctx->d_rval,
 		ctx->d_status[0]);
 	CK(cudaGetLastError(), "exact kernel");
-	CK(cudaEventRecord(ctx->ev[0][2], ctx->stream), "event");
+	CK(cudaEventRecord(ctx->ev[2], ctx->stream), "event");
 	CK(cudaMemcpyAsync(status, ctx->d_status[0], len,
 			   cudaMemcpyDeviceToHost, ctx->stream),
 	   "copy");
 	CK(cudaStreamSynchronize(ctx->stream), "exact");
-	CK(cudaEventElapsedTime(&ms, ctx->ev[0][1], ctx->ev[0][2]), "timing");
+	CK(cudaEventElapsedTime(&ms, ctx->ev[1], ctx->ev[2]), "timing");
 	if (times) {
 		times->exact_ms += ms;
 		times->values += len;
@@ -705,35 +688,7 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 						cur_len, 1, err, errlen)))
 				return rc;
 		}
-		/* Start the next chunk from this one's candidates before its
-		 * exact kernel has confirmed them: that exact kernel then runs
-		 * beside the next candidate kernel. A flag in this chunk
-		 * drops the next one. Not before the prefix is on the device
-		 * (it is uploaded from the host once n >= OFFICERS_PREFIX). */
-		int next = -1;
-		uint64_t next_n = cur_n + cur_len;
-		unsigned next_len = 0, next_hist = hist_of(next_n);
-		if (next_n < to &&
-		    (next_n - next_hist == 0 || ctx->prefix_uploaded)) {
-			unsigned have = cur_hist + cur_len;
-			next_len = (unsigned)(to - next_n < ctx->chunk
-						      ? to - next_n
-						      : ctx->chunk);
-			next = 1 - cur;
-			CK(cudaStreamWaitEvent(ctx->stream, ctx->ev[next][3], 0),
-			   "wait");
-			CK(cudaMemcpyAsync(ctx->d_buf[next],
-					   ctx->d_buf[cur] + (have - next_hist),
-					   (size_t)next_hist * 2,
-					   cudaMemcpyDeviceToDevice,
-					   ctx->stream),
-			   "shift");
-			if ((rc = enqueue_chunk(ctx, next, s, next_n,
-						next_hist, next_len, 1, err,
-						errlen)))
-				return rc;
-		}
-		rc = wait_chunk(ctx, cur, times, err, errlen);
+		rc = wait_chunk(ctx, times, err, errlen);
 		if (rc)
 			return rc;
 		/* First position the exact kernel did not confirm. */
@@ -745,12 +700,33 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 				flag = i;
 				break;
 			}
-		if (flag < cur_len && next >= 0) {
-			/* The next chunk started from an unconfirmed value. */
-			rc = wait_chunk(ctx, next, NULL, err, errlen);
-			if (rc)
+		int b = cur, next = -1;
+		uint64_t next_n = cur_n + cur_len;
+		unsigned next_len = 0, next_hist = 0;
+		/* Launch the next chunk from the device copy before folding
+		 * this one on the host. */
+		if (flag == cur_len && next_n < to) {
+			unsigned have = cur_hist + cur_len;
+			next_hist = hist_of(next_n);
+			next_len = (unsigned)(to - next_n < ctx->chunk
+						      ? to - next_n
+						      : ctx->chunk);
+			next = 1 - b;
+			CK(cudaMemcpyAsync(ctx->d_buf[next],
+					   ctx->d_buf[b] + (have - next_hist),
+					   (size_t)next_hist * 2,
+					   cudaMemcpyDeviceToDevice,
+					   ctx->stream),
+			   "shift");
+			if (next_n - next_hist > 0 && !ctx->prefix_uploaded) {
+				/* the prefix is complete once n >= PREFIX;
+				 * fold first, then upload (rare path) */
+				next = -1;
+			} else if ((rc = enqueue_chunk(ctx, next, s, next_n,
+						       next_hist, next_len, 1,
+						       err, errlen))) {
 				return rc;
-			next = -1;
+			}
 		}
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -784,9 +760,12 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 		cur_n = next_n;
 		cur_len = next_len;
 		cur_hist = next_hist;
-		if (io && io->should_stop && io->should_stop(io->opaque)) {
-			if (cur >= 0)
-				wait_chunk(ctx, cur, NULL, err, errlen);
+		if (cur < 0 && io && io->should_stop &&
+		    io->should_stop(io->opaque))
+			return GERR_CANCELLED;
+		if (cur >= 0 && io && io->should_stop &&
+		    io->should_stop(io->opaque)) {
+			cudaStreamSynchronize(ctx->stream);
 			return GERR_CANCELLED;
 		}
 	}
