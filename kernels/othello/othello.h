@@ -276,7 +276,7 @@ int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
 
 /* The fast CPU solver: negamax alpha-beta with parity, static and
  * fastest-first move ordering, principal variation search and a
- * transposition table at 10 or more empties. One solver per thread. */
+ * transposition table at 8 or more empties. One solver per thread. */
 struct othello_solver;
 int othello_solver_new(struct othello_solver **ret);
 /* The same with a table of 2^bits entries (OTHELLO_TT_BITS_MIN ..
