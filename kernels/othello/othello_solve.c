@@ -348,9 +348,10 @@ int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
 	pthread_t tid[256];
 	int started = 0, e = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (oth_popcount(~(P[i] | O[i])) > e)
-			e = oth_popcount(~(P[i] | O[i]));
+	for (size_t i = 0; i < n; i++) {
+		int ei = oth_popcount(~(P[i] | O[i]));
+		e = ei > e ? ei : e;
+	}
 	b.tt_bits = tt_bits_for(e);
 
 	if (threads < 1)
