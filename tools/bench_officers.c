@@ -2,8 +2,11 @@
  * cores, the CUDA candidate kernel alone, the exact kernel alone, and both
  * together (officers_cuda_extend, the path a GPU worker runs).
  *
- *   bench_officers [-n VALUES] [-s START] [-c CPU_VALUES]
+ *   bench_officers [-n VALUES] [-s START] [-c CPU_VALUES] [-k KINDS]
  *
+ * -k: candidate kernels to time alone (digits, OFFICERS_CUDA_CAND_*; default
+ * the default kernel), each also once with phase clocks; the extension runs
+ * the default kernel.
  * The CPU builds G(0..START-1) first (all cores); the GPU figures are
  * measured from START on. Without a GPU only the CPU figures are printed.
  */
@@ -37,6 +40,50 @@ static struct officers_seq *copy_to(const struct officers_seq *src,
 	return s;
 }
 
+/* The candidate kernel alone, reps times, then the median; with phase
+ * clocks (one run) the mean per round of each phase. */
+static int bench_candidates(struct officers_cuda *ctx,
+			    const struct officers_seq *s, uint64_t len,
+			    uint16_t *out, int reps)
+{
+	char err[WL_ERRLEN] = "";
+	double ms[16];
+	struct officers_cuda_times t;
+
+	for (int rep = 0; rep < reps; rep++) {
+		memset(&t, 0, sizeof(t));
+		if (officers_cuda_candidates(ctx, s, len, out, &t, err,
+					     sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			return 1;
+		}
+		ms[rep] = t.cand_ms;
+		for (int i = rep; i > 0 && ms[i] < ms[i - 1]; i--) {
+			double x = ms[i];
+			ms[i] = ms[i - 1];
+			ms[i - 1] = x;
+		}
+	}
+	double med = ms[reps / 2];
+	if (t.phase_cycles[0] + t.phase_cycles[1] + t.phase_cycles[2] +
+	    t.phase_cycles[3]) {
+		printf("  with phase clocks: %.2f ms; cycles per round by "
+		       "phase:", med);
+		for (int i = 0; i < 4; i++)
+			printf(" %.0f", (double)t.phase_cycles[i] /
+						(double)t.rounds);
+		printf("\n");
+		return 0;
+	}
+	printf("  gpu candidate kernel alone: %llu values, median of %d "
+	       "%.2f ms (%.2f..%.2f), %llu rounds (%.1f values/round, %.2f "
+	       "us/round): %.1f M values/s\n", (unsigned long long)len, reps,
+	       med, ms[0], ms[reps - 1], (unsigned long long)t.rounds,
+	       (double)len / (double)t.rounds, med * 1e3 / (double)t.rounds,
+	       (double)len / med / 1e3);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n = 1ull << 28, start = 1ull << 21, cpun = 200000;
@@ -44,16 +91,21 @@ int main(int argc, char **argv)
 	char err[WL_ERRLEN] = "";
 	double t0, t1;
 
-	while ((opt = getopt(argc, argv, "n:s:c:")) != -1) {
+	const char *kinds = "0";
+
+	while ((opt = getopt(argc, argv, "n:s:c:k:")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 0);
 		else if (opt == 's')
 			start = strtoull(optarg, NULL, 0);
 		else if (opt == 'c')
 			cpun = strtoull(optarg, NULL, 0);
+		else if (opt == 'k' && strspn(optarg, "0123456789") ==
+					       strlen(optarg) && *optarg)
+			kinds = optarg;
 		else {
 			fprintf(stderr, "usage: bench_officers [-n VALUES] "
-				"[-s START] [-c CPU_VALUES]\n");
+				"[-s START] [-c CPU_VALUES] [-k KINDS]\n");
 			return 2;
 		}
 	}
@@ -125,22 +177,22 @@ int main(int argc, char **argv)
 		uint16_t *out = malloc(len * 2);
 		uint8_t *st = malloc(len);
 		struct officers_cuda_times t;
-		for (int rep = 0; rep < 3; rep++) {
-			memset(&t, 0, sizeof(t));
-			if (officers_cuda_candidates(ctx, s, len, out, &t, err,
-						     sizeof(err))) {
-				fprintf(stderr, "%s\n", err);
-				return 1;
+		for (const char *k = kinds; *k; k++) {
+			unsigned kind = (unsigned)(*k - '0');
+			if (officers_cuda_set_kernel(ctx, kind) != 0) {
+				printf("candidate kernel %u: not available\n",
+				       kind);
+				continue;
 			}
-			printf("gpu candidate kernel alone: %llu values in "
-			       "%.2f ms, %llu rounds (%.1f values/round, %.2f "
-			       "us/round): %.1f M values/s\n",
-			       (unsigned long long)len, t.cand_ms,
-			       (unsigned long long)t.rounds,
-			       (double)len / (double)t.rounds,
-			       t.cand_ms * 1e3 / (double)t.rounds,
-			       (double)len / t.cand_ms / 1e3);
+			officers_cuda_device_name(ctx, err, sizeof(err));
+			printf("candidate kernel %u: %s\n", kind, err);
+			if (bench_candidates(ctx, s, len, out, 5) ||
+			    officers_cuda_set_kernel(
+				    ctx, kind | OFFICERS_CUDA_CAND_PROFILE) ||
+			    bench_candidates(ctx, s, len, out, 1))
+				return 1;
 		}
+		officers_cuda_set_kernel(ctx, 0);
 		memcpy(s->vals + (start - s->base), out, len * 2);
 		for (int rep = 0; rep < 3; rep++) {
 			memset(&t, 0, sizeof(t));

@@ -64,6 +64,9 @@ struct officers_cuda {
 	uint16_t *d_prefix;     /* OFFICERS_PREFIX values */
 	uint8_t *d_status[2];
 	struct sync_block *d_sync;
+	uint32_t *d_xch;        /* exchange kernels: 2 x K tagged words */
+	unsigned long long *d_prof; /* PROF_PHASES clocks */
+	unsigned kernel;        /* OFFICERS_CUDA_CAND_*, profile flag */
 	uint16_t *h_vals[2];    /* pinned, CHUNK */
 	uint8_t *h_status[2];   /* pinned, CHUNK */
 	uint32_t *h_rpos;
@@ -105,11 +108,24 @@ __device__ __forceinline__ void grid_barrier(struct sync_block *sb,
 	__syncthreads();
 }
 
+/* Phase clocks of CTA 0 (thread 0), summed over the rounds; PROF kernels. */
+#define PROF_PHASES 4
+
+__device__ __forceinline__ void prof_mark(unsigned long long *acc, int phase,
+					  long long *t)
+{
+	long long now = clock64();
+	acc[phase] += (unsigned long long)(now - *t);
+	*t = now;
+}
+
 /* buf holds positions dbase + i; [n0off, n1off) are computed, the rest is
  * exact history with at least maxpos + 1 values before n0off. */
+template <bool PROF>
 __global__ void __launch_bounds__(CTHREADS, 1)
 cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
-	    unsigned maxpos, struct sync_block *sb)
+	    unsigned maxpos, uint32_t *xch, struct sync_block *sb,
+	    unsigned long long *prof)
 {
 	extern __shared__ uint32_t sh[];
 	uint16_t *ring = (uint16_t *)sh;                     /* RING */
@@ -117,8 +133,12 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	uint32_t *comb = mask + CSLICES * MW * CPOS;         /* [16][32] */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const unsigned K = gridDim.x * CPOS, nb = gridDim.x;
+	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
+	unsigned long long acc[PROF_PHASES] = {0, 0, 0, 0};
+	long long t = PROF ? clock64() : 0;
 	unsigned c = n0off, lo = n0off - 1 - maxpos, round = 0;
 
+	(void)xch;
 	while (c < n1off) {
 		unsigned e = c + K < n1off ? c + K : n1off;
 		unsigned x = c + blockIdx.x * CPOS + lane;
@@ -128,6 +148,8 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		for (unsigned k = 0; k < MW; k++)
 			mask[(w * MW + k) * CPOS + lane] = 0;
 		__syncthreads();
+		if (timer)
+			prof_mark(acc, 0, &t);
 		if (c + blockIdx.x * CPOS < e) {
 			uint32_t *col = mask + w * MW * CPOS + lane;
 			for (unsigned j = w; j < nrare; j += CSLICES) {
@@ -137,6 +159,8 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			}
 		}
 		__syncthreads();
+		if (timer)
+			prof_mark(acc, 1, &t);
 		if (w < MW) {
 			uint32_t m = 0;
 			for (unsigned s = 0; s < CSLICES; s++)
@@ -160,14 +184,201 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 				atomicMin(&sb->first[round % 3], x);
 			}
 		}
+		if (timer)
+			prof_mark(acc, 2, &t);
 		grid_barrier(sb, nb);
 		unsigned f = *(volatile unsigned *)&sb->first[round % 3];
 		lo = c;
 		c = f == NONE32 ? e : f + 1;
 		round++;
+		if (timer)
+			prof_mark(acc, 3, &t);
 	}
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		sb->rounds = round;
+	if (timer)
+		for (int i = 0; i < PROF_PHASES; i++)
+			prof[i] += acc[i];
+}
+
+/* Exchange kernel: the frontier iteration of cand_kernel without a grid
+ * barrier or reloads from buf. Each CTA keeps the whole window in its ring.
+ * After its lookups a CTA publishes its P new values to xch, each word
+ * tagged with the round ((round + 1) mod 2^16 in the high half), and then
+ * reads all K words of the round, spinning on a word until its tag is the
+ * round's. Every CTA thus sees the same new values, compares them with its
+ * ring (the values of the last round) and finds the same first change, so
+ * all agree on the next frontier without a barrier. A word carries its own
+ * tag, so it needs no fence; xch has two halves by round parity, and a CTA
+ * can write round r + 2 into a half only after every CTA has published
+ * round r + 1, that is after every CTA has read round r. Final values go to
+ * buf as the frontier passes them. */
+static __device__ __forceinline__ uint4 ld_relaxed_v4(const uint4 *p)
+{
+	uint4 r;
+	asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+		     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+		     : "l"(p)
+		     : "memory");
+	return r;
+}
+
+static __device__ __forceinline__ void st_relaxed(uint32_t *p, uint32_t v)
+{
+	asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v)
+		     : "memory");
+}
+
+#define XCH_MAXV 4 /* uint4 reads per thread: K <= 4 * 4 * CTHREADS */
+
+template <int PPL, bool PROF>
+__global__ void __launch_bounds__(CTHREADS, 1)
+cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
+		unsigned maxpos, uint32_t *xch, struct sync_block *sb,
+		unsigned long long *prof)
+{
+	constexpr unsigned P = 32 * PPL; /* positions per CTA */
+	extern __shared__ uint32_t sh[];
+	__shared__ unsigned s_first[2];
+	uint16_t *ring = (uint16_t *)sh;                     /* RING */
+	uint32_t *mask = sh + RING / 2;                      /* [32][16][P] */
+	uint32_t *comb = mask + CSLICES * MW * P;            /* [16][P] */
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned K = gridDim.x * P, nb = gridDim.x;
+	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
+	unsigned long long acc[PROF_PHASES] = {0, 0, 0, 0};
+	long long t = PROF ? clock64() : 0;
+	unsigned c = n0off, round = 0;
+	unsigned e = c + K < n1off ? c + K : n1off;
+
+	(void)nb;
+	for (unsigned i = n0off - 1 - maxpos + threadIdx.x; i < e;
+	     i += CTHREADS)
+		ring[i & RMASK] = __ldcg(buf + i);
+	for (unsigned i = threadIdx.x; i < CSLICES * MW * P; i += CTHREADS)
+		mask[i] = 0;
+	if (threadIdx.x == 0)
+		s_first[0] = NONE32;
+	__syncthreads();
+	while (c < n1off) {
+		const unsigned base = c + blockIdx.x * P;
+		const uint32_t want = ((round + 1) & 0xffffu) << 16;
+
+		if (timer)
+			t = clock64();
+		if (base < e) {
+			uint32_t *col = mask + w * MW * P + lane;
+			for (unsigned j = w; j < nrare; j += CSLICES) {
+				const unsigned rv = c_rval[j];
+				const unsigned src = base - 1 - c_rpos[j] + lane;
+#pragma unroll
+				for (int p = 0; p < PPL; p++) {
+					unsigned o = rv ^ ring[(src + 32 * p) &
+							       RMASK];
+					atomicOr(&col[(o >> 5) * P + 32 * p],
+						 1u << (o & 31));
+				}
+			}
+		}
+		__syncthreads();
+		if (timer)
+			prof_mark(acc, 0, &t);
+		/* combine the slices, zeroing them for the next round */
+		for (unsigned i = threadIdx.x; i < MW * P; i += CTHREADS) {
+			uint32_t m = 0;
+			for (unsigned s = 0; s < CSLICES; s++) {
+				m |= mask[s * MW * P + i];
+				mask[s * MW * P + i] = 0;
+			}
+			comb[i] = m;
+		}
+		__syncthreads();
+		if (timer)
+			prof_mark(acc, 1, &t);
+		if (w < PPL) {
+			const unsigned q = w * 32 + lane;
+			unsigned v = OFFICERS_VMAX;
+			for (unsigned k = 0; k < MW; k++) {
+				uint32_t f = ~comb[k * P + q] & common32(k);
+				if (f) {
+					v = k * 32 + __ffs(f) - 1;
+					break;
+				}
+			}
+			st_relaxed(xch + (round & 1) * K + blockIdx.x * P + q,
+				   want | v);
+		}
+		/* read the round's K words; compare with the ring */
+		{
+			const uint4 *src = (const uint4 *)(xch + (round & 1) * K);
+			const unsigned n = e - c, nvec = (n + 3) / 4;
+			unsigned first = NONE32;
+			uint4 r[XCH_MAXV];
+#pragma unroll
+			for (int k = 0; k < XCH_MAXV; k++) {
+				unsigned i4 = threadIdx.x + k * CTHREADS;
+				if (i4 < nvec)
+					r[k] = ld_relaxed_v4(src + i4);
+			}
+#pragma unroll
+			for (int k = 0; k < XCH_MAXV; k++) {
+				unsigned i4 = threadIdx.x + k * CTHREADS;
+				if (i4 >= nvec)
+					break;
+				while ((((r[k].x ^ want) | (r[k].y ^ want) |
+					 (r[k].z ^ want) | (r[k].w ^ want)) >>
+					16) != 0)
+					r[k] = ld_relaxed_v4(src + i4);
+				const uint32_t wv[4] = {r[k].x, r[k].y, r[k].z,
+							r[k].w};
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					unsigned i = 4 * i4 + j, x = c + i;
+					uint16_t v = (uint16_t)wv[j];
+					if (i < n) {
+						if (v != ring[x & RMASK] &&
+						    first == NONE32)
+							first = i;
+						ring[x & RMASK] = v;
+					}
+				}
+			}
+			first = __reduce_min_sync(0xffffffffu, first);
+			if (lane == 0 && first != NONE32)
+				atomicMin(&s_first[round & 1], first);
+		}
+		__syncthreads();
+		if (timer)
+			prof_mark(acc, 2, &t);
+		{
+			const unsigned f = s_first[round & 1];
+			const unsigned c2 = f == NONE32 ? e : c + f + 1;
+			const unsigned e2 = c2 + K < n1off ? c2 + K : n1off;
+
+			/* final values out, P per CTA; new guesses 0 */
+			if (w < PPL) {
+				unsigned x = c + blockIdx.x * P + w * 32 + lane;
+				if (x < c2)
+					buf[x] = ring[x & RMASK];
+			}
+			for (unsigned x = e + threadIdx.x; x < e2;
+			     x += CTHREADS)
+				ring[x & RMASK] = 0;
+			if (threadIdx.x == 0)
+				s_first[(round + 1) & 1] = NONE32;
+			c = c2;
+			e = e2;
+			round++;
+		}
+		__syncthreads();
+		if (timer)
+			prof_mark(acc, 3, &t);
+	}
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		sb->rounds = round;
+	if (timer)
+		for (int i = 0; i < PROF_PHASES; i++)
+			prof[i] += acc[i];
 }
 
 static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint16_t *lo,
@@ -281,7 +492,43 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 
 #define CK(call, what) CUDA_CK("officers", call, what)
 
-#define SHMEM_CAND (RING * 2 + (CSLICES * MW * CPOS + MW * CPOS) * 4)
+/* The candidate kernels by kind and profile flag. */
+struct cand_fn {
+	const void *fn[2];  /* plain, with phase clocks */
+	unsigned ppl;       /* positions per lane */
+};
+
+static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
+	{{NULL, NULL}, 0},
+	/* OFFICERS_CUDA_CAND_BARRIER */
+	{{(const void *)cand_kernel<false>, (const void *)cand_kernel<true>},
+	 1},
+	/* OFFICERS_CUDA_CAND_XCH32 */
+	{{(const void *)cand_xch_kernel<1, false>,
+	  (const void *)cand_xch_kernel<1, true>},
+	 1},
+	/* OFFICERS_CUDA_CAND_XCH64 */
+	{{(const void *)cand_xch_kernel<2, false>,
+	  (const void *)cand_xch_kernel<2, true>},
+	 2},
+};
+
+static size_t cand_shmem(unsigned ppl)
+{
+	return RING * 2 + (size_t)(CSLICES + 1) * MW * 32 * ppl * 4;
+}
+
+static unsigned cand_kind(const struct officers_cuda *ctx)
+{
+	unsigned k = ctx->kernel & ~OFFICERS_CUDA_CAND_PROFILE;
+	return k ? k : OFFICERS_CUDA_CAND_DEFAULT_KIND;
+}
+
+static unsigned cand_window(const struct officers_cuda *ctx)
+{
+	return 32 * cand_fns[cand_kind(ctx)].ppl * ctx->nblocks;
+}
+
 #define BUF_LEN ((size_t)OFFICERS_TAIL + OFFICERS_CUDA_CHUNK)
 
 extern "C" int officers_cuda_device_count(void)
@@ -305,6 +552,8 @@ extern "C" void officers_cuda_close(struct officers_cuda *ctx)
 	}
 	cudaFree(ctx->d_prefix);
 	cudaFree(ctx->d_sync);
+	cudaFree(ctx->d_xch);
+	cudaFree(ctx->d_prof);
 	cudaFree(ctx->d_rpos);
 	cudaFree(ctx->d_rval);
 	cudaFreeHost(ctx->h_rpos);
@@ -339,13 +588,19 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 	if (e == cudaSuccess)
 		e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch,
 					   index);
-	if (e == cudaSuccess)
-		e = cudaFuncSetAttribute(cand_kernel,
-					 cudaFuncAttributeMaxDynamicSharedMemorySize,
-					 SHMEM_CAND);
+	for (unsigned k = 1; e == cudaSuccess && k < OFFICERS_CUDA_CAND_KINDS;
+	     k++)
+		for (int p = 0; e == cudaSuccess && p < 2; p++)
+			e = cudaFuncSetAttribute(
+				cand_fns[k].fn[p],
+				cudaFuncAttributeMaxDynamicSharedMemorySize,
+				(int)cand_shmem(cand_fns[k].ppl));
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-			&per_sm, cand_kernel, CTHREADS, SHMEM_CAND);
+			&per_sm,
+			cand_fns[OFFICERS_CUDA_CAND_DEFAULT_KIND].fn[0],
+			CTHREADS,
+			cand_shmem(cand_fns[OFFICERS_CUDA_CAND_DEFAULT_KIND].ppl));
 	if (e == cudaSuccess && (!coop || per_sm < 1)) {
 		snprintf(err, errlen, "officers cuda: device %d cannot run the "
 			 "cooperative candidate kernel", index);
@@ -380,6 +635,12 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_sync, sizeof(struct sync_block));
 	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_xch,
+			       (size_t)2 * 64 * ctx->nblocks * 4);
+	if (e == cudaSuccess)
+		e = cudaMalloc((void **)&ctx->d_prof,
+			       PROF_PHASES * sizeof(unsigned long long));
+	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_rpos, OFFICERS_MAX_RARE * 4);
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_rval, OFFICERS_MAX_RARE * 2);
@@ -404,8 +665,28 @@ extern "C" int officers_cuda_device_name(struct officers_cuda *ctx,
 {
 	if (!ctx)
 		return GERR_INVAL;
-	snprintf(buf, len, "%s (%d SMs, K = %d)", ctx->name, ctx->sms,
-		 ctx->nblocks * CPOS);
+	snprintf(buf, len, "%s (%d SMs, candidate kernel %u, K = %u)",
+		 ctx->name, ctx->sms, cand_kind(ctx), cand_window(ctx));
+	return 0;
+}
+
+extern "C" int officers_cuda_set_kernel(struct officers_cuda *ctx,
+					unsigned kind)
+{
+	unsigned k = kind & ~OFFICERS_CUDA_CAND_PROFILE;
+	int per_sm = 0;
+
+	if (!ctx || k >= OFFICERS_CUDA_CAND_KINDS)
+		return GERR_INVAL;
+	if (k == 0)
+		k = OFFICERS_CUDA_CAND_DEFAULT_KIND;
+	cudaSetDevice(ctx->device);
+	if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		    &per_sm, cand_fns[k].fn[0], CTHREADS,
+		    cand_shmem(cand_fns[k].ppl)) != cudaSuccess ||
+	    per_sm < 1)
+		return GERR_UNSUPPORTED;
+	ctx->kernel = kind;
 	return 0;
 }
 
@@ -430,8 +711,11 @@ static int gpu_ok(const struct officers_cuda *ctx,
 {
 	uint64_t maxpos = s->nrare ? s->rare[s->nrare - 1].pos : 0;
 
+	uint64_t K = cand_window(ctx);
+
 	return s->n >= OFFICERS_CUDA_MIN_N && s->nrare > 0 &&
-	       maxpos + 1 + (uint64_t)CPOS * ctx->nblocks + 64 <= RING &&
+	       maxpos + 1 + K + 64 <= RING &&
+	       K <= (uint64_t)XCH_MAXV * 4 * CTHREADS &&
 	       maxpos < hist_of(s->n) && s->n - hist_of(s->n) >= s->base;
 }
 
@@ -480,17 +764,29 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	uint16_t *buf = ctx->d_buf[b];
 	struct sync_block *sb = ctx->d_sync;
 	uint64_t dbase = n - hist;
-	void *args[] = {&buf, &n0off, &n1off, &nrare, &maxpos, &sb};
-	unsigned nb = (unsigned)ctx->nblocks;
+	uint32_t *xch = ctx->d_xch;
+	unsigned long long *prof = ctx->d_prof;
+	void *args[] = {&buf, &n0off, &n1off, &nrare, &maxpos, &xch, &sb,
+			&prof};
+	unsigned nb = (unsigned)ctx->nblocks, kind = cand_kind(ctx);
+	int profile = (ctx->kernel & OFFICERS_CUDA_CAND_PROFILE) != 0;
 
 	CK(cudaMemsetAsync(buf + hist, 0, (size_t)len * 2, ctx->stream),
 	   "memset");
 	CK(cudaMemsetAsync(sb, 0xff, sizeof(*sb), ctx->stream), "memset");
 	CK(cudaMemsetAsync(sb, 0, 2 * sizeof(unsigned), ctx->stream),
 	   "memset");
+	CK(cudaMemsetAsync(xch, 0xff, (size_t)2 * cand_window(ctx) * 4,
+			   ctx->stream),
+	   "memset");
+	if (profile)
+		CK(cudaMemsetAsync(prof, 0, PROF_PHASES * sizeof(*prof),
+				   ctx->stream),
+		   "memset");
 	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
-	CK(cudaLaunchCooperativeKernel((void *)cand_kernel, dim3(nb),
-				       dim3(CTHREADS), args, SHMEM_CAND,
+	CK(cudaLaunchCooperativeKernel(cand_fns[kind].fn[profile], dim3(nb),
+				       dim3(CTHREADS), args,
+				       cand_shmem(cand_fns[kind].ppl),
 				       ctx->stream),
 	   "candidate kernel");
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
@@ -577,8 +873,17 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 	CK(cudaMemcpy(&sb, ctx->d_sync, sizeof(sb), cudaMemcpyDeviceToHost),
 	   "copy");
 	if (times) {
+		unsigned long long prof[PROF_PHASES];
+
 		times->rounds += sb.rounds;
 		times->values += len;
+		if (ctx->kernel & OFFICERS_CUDA_CAND_PROFILE) {
+			CK(cudaMemcpy(prof, ctx->d_prof, sizeof(prof),
+				      cudaMemcpyDeviceToHost),
+			   "copy");
+			for (int i = 0; i < PROF_PHASES; i++)
+				times->phase_cycles[i] += prof[i];
+		}
 	}
 	memcpy(out, ctx->h_vals[0], len * 2);
 	return 0;
