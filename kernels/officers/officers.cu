@@ -153,8 +153,10 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		if (c + blockIdx.x * CPOS < e) {
 			uint32_t *col = mask + w * MW * CPOS + lane;
 			for (unsigned j = w; j < nrare; j += CSLICES) {
-				unsigned o = c_rval[j] ^
-					     ring[(x - 1 - c_rpos[j]) & RMASK];
+				unsigned o = (c_rval[j] ^
+					      ring[(x - 1 - c_rpos[j]) &
+						   RMASK]) &
+					     (OFFICERS_VMAX - 1);
 				atomicOr(&col[(o >> 5) * CPOS], 1u << (o & 31));
 			}
 		}
@@ -273,8 +275,9 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 				const unsigned src = base - 1 - c_rpos[j] + lane;
 #pragma unroll
 				for (int p = 0; p < PPL; p++) {
-					unsigned o = rv ^ ring[(src + 32 * p) &
-							       RMASK];
+					unsigned o = (rv ^ ring[(src + 32 * p) &
+								RMASK]) &
+						   (OFFICERS_VMAX - 1);
 					atomicOr(&col[(o >> 5) * P + 32 * p],
 						 1u << (o & 31));
 				}
@@ -364,6 +367,165 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			for (unsigned x = e + threadIdx.x; x < e2;
 			     x += CTHREADS)
 				ring[x & RMASK] = 0;
+			if (threadIdx.x == 0)
+				s_first[(round + 1) & 1] = NONE32;
+			c = c2;
+			e = e2;
+			round++;
+		}
+		__syncthreads();
+		if (timer)
+			prof_mark(acc, 3, &t);
+	}
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		sb->rounds = round;
+	if (timer)
+		for (int i = 0; i < PROF_PHASES; i++)
+			prof[i] += acc[i];
+}
+
+/* Flag kernel: the exchange kernel with a byte per (value, position)
+ * instead of per-warp bit masks. A lookup stores 1 into hit[o][position]
+ * (plain byte stores: every writer writes the same 1, so no atomics and one
+ * table for all warps); after the lookups, warp m finds the smallest common
+ * value with no flag for positions 4m..4m+3, 32 values per step, by ballots.
+ * The table is cleared at the end of the round. */
+template <int PPL, bool PROF>
+__global__ void __launch_bounds__(CTHREADS, 1)
+cand_flag_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
+		 unsigned maxpos, uint32_t *xch, struct sync_block *sb,
+		 unsigned long long *prof)
+{
+	constexpr unsigned P = 32 * PPL; /* positions per CTA */
+	extern __shared__ uint32_t sh[];
+	__shared__ unsigned s_first[2];
+	uint16_t *ring = (uint16_t *)sh;                     /* RING */
+	uint8_t *hit = (uint8_t *)(sh + RING / 2);           /* [512][P] */
+	const uint32_t *hit32 = sh + RING / 2;
+	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned K = gridDim.x * P;
+	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
+	unsigned long long acc[PROF_PHASES] = {0, 0, 0, 0};
+	long long t = PROF ? clock64() : 0;
+	unsigned c = n0off, round = 0;
+	unsigned e = c + K < n1off ? c + K : n1off;
+
+	for (unsigned i = n0off - 1 - maxpos + threadIdx.x; i < e;
+	     i += CTHREADS)
+		ring[i & RMASK] = __ldcg(buf + i);
+	for (unsigned i = threadIdx.x; i < OFFICERS_VMAX * P / 16;
+	     i += CTHREADS)
+		((uint4 *)hit)[i] = make_uint4(0, 0, 0, 0);
+	if (threadIdx.x == 0)
+		s_first[0] = NONE32;
+	__syncthreads();
+	while (c < n1off) {
+		const unsigned base = c + blockIdx.x * P;
+		const uint32_t want = ((round + 1) & 0xffffu) << 16;
+
+		if (timer)
+			t = clock64();
+		if (base < e) {
+			for (unsigned j = w; j < nrare; j += CSLICES) {
+				const unsigned rv = c_rval[j];
+				const unsigned src = base - 1 - c_rpos[j] + lane;
+#pragma unroll
+				for (int p = 0; p < PPL; p++) {
+					unsigned o = (rv ^ ring[(src + 32 * p) &
+								RMASK]) &
+						   (OFFICERS_VMAX - 1);
+					hit[o * P + 32 * p + lane] = 1;
+				}
+			}
+		}
+		__syncthreads();
+		if (timer)
+			prof_mark(acc, 0, &t);
+		if (w < P / 4) {
+			unsigned res = OFFICERS_VMAX, found = 0;
+			for (unsigned k = 0; k < MW && found != 0xfu; k++) {
+				const unsigned v = 32 * k + lane;
+				const uint32_t fl = hit32[v * (P / 4) + w];
+				const bool com = (common32(k) >> lane) & 1u;
+#pragma unroll
+				for (unsigned p = 0; p < 4; p++) {
+					uint32_t b = __ballot_sync(
+						0xffffffffu,
+						com && ((fl >> (8 * p)) & 0xffu) == 0);
+					if (b && !((found >> p) & 1u)) {
+						found |= 1u << p;
+						if (lane == p)
+							res = 32 * k + __ffs(b) - 1;
+					}
+				}
+			}
+			if (lane < 4)
+				st_relaxed(xch + (round & 1) * K +
+						   blockIdx.x * P + 4 * w + lane,
+					   want | res);
+		}
+		if (timer)
+			prof_mark(acc, 1, &t);
+		/* read the round's K words; compare with the ring */
+		{
+			const uint4 *src = (const uint4 *)(xch + (round & 1) * K);
+			const unsigned n = e - c, nvec = (n + 3) / 4;
+			unsigned first = NONE32;
+			uint4 r[XCH_MAXV];
+#pragma unroll
+			for (int k = 0; k < XCH_MAXV; k++) {
+				unsigned i4 = threadIdx.x + k * CTHREADS;
+				if (i4 < nvec)
+					r[k] = ld_relaxed_v4(src + i4);
+			}
+#pragma unroll
+			for (int k = 0; k < XCH_MAXV; k++) {
+				unsigned i4 = threadIdx.x + k * CTHREADS;
+				if (i4 >= nvec)
+					break;
+				while ((((r[k].x ^ want) | (r[k].y ^ want) |
+					 (r[k].z ^ want) | (r[k].w ^ want)) >>
+					16) != 0)
+					r[k] = ld_relaxed_v4(src + i4);
+				const uint32_t wv[4] = {r[k].x, r[k].y, r[k].z,
+							r[k].w};
+#pragma unroll
+				for (int j = 0; j < 4; j++) {
+					unsigned i = 4 * i4 + j, x = c + i;
+					uint16_t v = (uint16_t)wv[j];
+					if (i < n) {
+						if (v != ring[x & RMASK] &&
+						    first == NONE32)
+							first = i;
+						ring[x & RMASK] = v;
+					}
+				}
+			}
+			first = __reduce_min_sync(0xffffffffu, first);
+			if (lane == 0 && first != NONE32)
+				atomicMin(&s_first[round & 1], first);
+		}
+		__syncthreads();
+		if (timer)
+			prof_mark(acc, 2, &t);
+		{
+			const unsigned f = s_first[round & 1];
+			const unsigned c2 = f == NONE32 ? e : c + f + 1;
+			const unsigned e2 = c2 + K < n1off ? c2 + K : n1off;
+
+			/* final values out, P per CTA; new guesses 0; the
+			 * flags cleared */
+			if (w < PPL) {
+				unsigned x = c + blockIdx.x * P + w * 32 + lane;
+				if (x < c2)
+					buf[x] = ring[x & RMASK];
+			}
+			for (unsigned x = e + threadIdx.x; x < e2;
+			     x += CTHREADS)
+				ring[x & RMASK] = 0;
+			for (unsigned i = threadIdx.x;
+			     i < OFFICERS_VMAX * P / 16; i += CTHREADS)
+				((uint4 *)hit)[i] = make_uint4(0, 0, 0, 0);
 			if (threadIdx.x == 0)
 				s_first[(round + 1) & 1] = NONE32;
 			c = c2;
@@ -496,26 +658,39 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 struct cand_fn {
 	const void *fn[2];  /* plain, with phase clocks */
 	unsigned ppl;       /* positions per lane */
+	int flags;          /* byte flags instead of bit masks */
 };
 
 static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
-	{{NULL, NULL}, 0},
+	{{NULL, NULL}, 0, 0},
 	/* OFFICERS_CUDA_CAND_BARRIER */
 	{{(const void *)cand_kernel<false>, (const void *)cand_kernel<true>},
-	 1},
+	 1, 0},
 	/* OFFICERS_CUDA_CAND_XCH32 */
 	{{(const void *)cand_xch_kernel<1, false>,
 	  (const void *)cand_xch_kernel<1, true>},
-	 1},
+	 1, 0},
 	/* OFFICERS_CUDA_CAND_XCH64 */
 	{{(const void *)cand_xch_kernel<2, false>,
 	  (const void *)cand_xch_kernel<2, true>},
-	 2},
+	 2, 0},
+	/* OFFICERS_CUDA_CAND_FLAG32 */
+	{{(const void *)cand_flag_kernel<1, false>,
+	  (const void *)cand_flag_kernel<1, true>},
+	 1, 1},
+	/* OFFICERS_CUDA_CAND_FLAG64 */
+	{{(const void *)cand_flag_kernel<2, false>,
+	  (const void *)cand_flag_kernel<2, true>},
+	 2, 1},
 };
 
-static size_t cand_shmem(unsigned ppl)
+static size_t cand_shmem(unsigned kind)
 {
-	return RING * 2 + (size_t)(CSLICES + 1) * MW * 32 * ppl * 4;
+	const struct cand_fn *f = &cand_fns[kind];
+
+	if (f->flags)
+		return RING * 2 + (size_t)OFFICERS_VMAX * 32 * f->ppl;
+	return RING * 2 + (size_t)(CSLICES + 1) * MW * 32 * f->ppl * 4;
 }
 
 static unsigned cand_kind(const struct officers_cuda *ctx)
@@ -594,13 +769,13 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 			e = cudaFuncSetAttribute(
 				cand_fns[k].fn[p],
 				cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)cand_shmem(cand_fns[k].ppl));
+				(int)cand_shmem(k));
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm,
 			cand_fns[OFFICERS_CUDA_CAND_DEFAULT_KIND].fn[0],
 			CTHREADS,
-			cand_shmem(cand_fns[OFFICERS_CUDA_CAND_DEFAULT_KIND].ppl));
+			cand_shmem(OFFICERS_CUDA_CAND_DEFAULT_KIND));
 	if (e == cudaSuccess && (!coop || per_sm < 1)) {
 		snprintf(err, errlen, "officers cuda: device %d cannot run the "
 			 "cooperative candidate kernel", index);
@@ -683,7 +858,7 @@ extern "C" int officers_cuda_set_kernel(struct officers_cuda *ctx,
 	cudaSetDevice(ctx->device);
 	if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 		    &per_sm, cand_fns[k].fn[0], CTHREADS,
-		    cand_shmem(cand_fns[k].ppl)) != cudaSuccess ||
+		    cand_shmem(k)) != cudaSuccess ||
 	    per_sm < 1)
 		return GERR_UNSUPPORTED;
 	ctx->kernel = kind;
@@ -786,7 +961,7 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
 	CK(cudaLaunchCooperativeKernel(cand_fns[kind].fn[profile], dim3(nb),
 				       dim3(CTHREADS), args,
-				       cand_shmem(cand_fns[kind].ppl),
+				       cand_shmem(kind),
 				       ctx->stream),
 	   "candidate kernel");
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
