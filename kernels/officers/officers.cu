@@ -231,6 +231,49 @@ static __device__ __forceinline__ void st_relaxed(uint32_t *p, uint32_t v)
 		     : "memory");
 }
 
+/* One warp's lookups of a round: rare entries j = w, w + 32, ... of tab
+ * (pos << 9 | val), for the lane's positions src0 + 1 + 32 p. Batches of U:
+ * all table and ring reads of a batch are issued before its first mark, so
+ * a warp waits for shared memory once per batch, not once per lookup.
+ * mark(o, p) records option o for position p. */
+template <int PPL, int U, typename Mark>
+__device__ __forceinline__ void warp_lookups(const uint32_t *tab,
+					     unsigned nrare,
+					     const uint16_t *ring,
+					     unsigned src0, unsigned w,
+					     Mark mark)
+{
+	for (unsigned j = w; j < nrare; j += CSLICES * U) {
+		uint32_t t[U];
+		unsigned o[U][PPL];
+#pragma unroll
+		for (int u = 0; u < U; u++)
+			t[u] = j + CSLICES * u < nrare ? tab[j + CSLICES * u]
+						       : 0;
+#pragma unroll
+		for (int u = 0; u < U; u++)
+#pragma unroll
+			for (int p = 0; p < PPL; p++)
+				o[u][p] = ((t[u] & (OFFICERS_VMAX - 1)) ^
+					   ring[(src0 - (t[u] >> 9) + 32 * p) &
+						RMASK]) &
+					  (OFFICERS_VMAX - 1);
+#pragma unroll
+		for (int u = 0; u < U; u++)
+			if (j + CSLICES * u < nrare)
+#pragma unroll
+				for (int p = 0; p < PPL; p++)
+					mark(o[u][p], p);
+	}
+}
+
+/* The packed rare table in shared memory, from constant memory. */
+__device__ __forceinline__ void load_tab(uint32_t *tab, unsigned nrare)
+{
+	for (unsigned j = threadIdx.x; j < nrare; j += blockDim.x)
+		tab[j] = c_rpos[j] << 9 | c_rval[j];
+}
+
 #define XCH_MAXV 4 /* uint4 reads per thread: K <= 4 * 4 * CTHREADS */
 
 template <int PPL, bool PROF>
@@ -245,6 +288,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	uint16_t *ring = (uint16_t *)sh;                     /* RING */
 	uint32_t *mask = sh + RING / 2;                      /* [32][16][P] */
 	uint32_t *comb = mask + CSLICES * MW * P;            /* [16][P] */
+	uint32_t *tab = comb + MW * P;                       /* nrare */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const unsigned K = gridDim.x * P, nb = gridDim.x;
 	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
@@ -259,6 +303,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		ring[i & RMASK] = __ldcg(buf + i);
 	for (unsigned i = threadIdx.x; i < CSLICES * MW * P; i += CTHREADS)
 		mask[i] = 0;
+	load_tab(tab, nrare);
 	if (threadIdx.x == 0)
 		s_first[0] = NONE32;
 	__syncthreads();
@@ -270,18 +315,12 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			t = clock64();
 		if (base < e) {
 			uint32_t *col = mask + w * MW * P + lane;
-			for (unsigned j = w; j < nrare; j += CSLICES) {
-				const unsigned rv = c_rval[j];
-				const unsigned src = base - 1 - c_rpos[j] + lane;
-#pragma unroll
-				for (int p = 0; p < PPL; p++) {
-					unsigned o = (rv ^ ring[(src + 32 * p) &
-								RMASK]) &
-						   (OFFICERS_VMAX - 1);
+			warp_lookups<PPL, 8 / PPL>(
+				tab, nrare, ring, base - 1 + lane, w,
+				[&](unsigned o, int p) {
 					atomicOr(&col[(o >> 5) * P + 32 * p],
 						 1u << (o & 31));
-				}
-			}
+				});
 		}
 		__syncthreads();
 		if (timer)
@@ -402,6 +441,7 @@ cand_flag_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	uint16_t *ring = (uint16_t *)sh;                     /* RING */
 	uint8_t *hit = (uint8_t *)(sh + RING / 2);           /* [512][P] */
 	const uint32_t *hit32 = sh + RING / 2;
+	uint32_t *tab = sh + RING / 2 + OFFICERS_VMAX * P / 4; /* nrare */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const unsigned K = gridDim.x * P;
 	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
@@ -416,6 +456,7 @@ cand_flag_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	for (unsigned i = threadIdx.x; i < OFFICERS_VMAX * P / 16;
 	     i += CTHREADS)
 		((uint4 *)hit)[i] = make_uint4(0, 0, 0, 0);
+	load_tab(tab, nrare);
 	if (threadIdx.x == 0)
 		s_first[0] = NONE32;
 	__syncthreads();
@@ -425,19 +466,12 @@ cand_flag_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 
 		if (timer)
 			t = clock64();
-		if (base < e) {
-			for (unsigned j = w; j < nrare; j += CSLICES) {
-				const unsigned rv = c_rval[j];
-				const unsigned src = base - 1 - c_rpos[j] + lane;
-#pragma unroll
-				for (int p = 0; p < PPL; p++) {
-					unsigned o = (rv ^ ring[(src + 32 * p) &
-								RMASK]) &
-						   (OFFICERS_VMAX - 1);
+		if (base < e)
+			warp_lookups<PPL, 8 / PPL>(
+				tab, nrare, ring, base - 1 + lane, w,
+				[&](unsigned o, int p) {
 					hit[o * P + 32 * p + lane] = 1;
-				}
-			}
-		}
+				});
 		__syncthreads();
 		if (timer)
 			prof_mark(acc, 0, &t);
@@ -689,8 +723,10 @@ static size_t cand_shmem(unsigned kind)
 	const struct cand_fn *f = &cand_fns[kind];
 
 	if (f->flags)
-		return RING * 2 + (size_t)OFFICERS_VMAX * 32 * f->ppl;
-	return RING * 2 + (size_t)(CSLICES + 1) * MW * 32 * f->ppl * 4;
+		return RING * 2 + (size_t)OFFICERS_VMAX * 32 * f->ppl +
+		       OFFICERS_MAX_RARE * 4;
+	return RING * 2 + (size_t)(CSLICES + 1) * MW * 32 * f->ppl * 4 +
+	       (kind == OFFICERS_CUDA_CAND_BARRIER ? 0 : OFFICERS_MAX_RARE * 4);
 }
 
 static unsigned cand_kind(const struct officers_cuda *ctx)
