@@ -203,9 +203,9 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			prof[i] += acc[i];
 }
 
-/* Exchange kernel: the frontier iteration of cand_kernel without a grid
+/* Exchange kernels: the frontier iteration of cand_kernel without a grid
  * barrier or reloads from buf. Each CTA keeps the whole window in its ring.
- * After its lookups a CTA publishes its P new values to xch, each word
+ * After its lookups a CTA publishes its 32 new values to xch, each word
  * tagged with the round ((round + 1) mod 2^16 in the high half), and then
  * reads all K words of the round, spinning on a word until its tag is the
  * round's. Every CTA thus sees the same new values, compares them with its
@@ -214,7 +214,23 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
  * tag, so it needs no fence; xch has two halves by round parity, and a CTA
  * can write round r + 2 into a half only after every CTA has published
  * round r + 1, that is after every CTA has read round r. Final values go to
- * buf as the frontier passes them. */
+ * buf as the frontier passes them.
+ *
+ * The ring is kept twice (ring[i] == ring[i + RING]), so a lookup reads
+ * ring[((x - 1) & RMASK) + RING - pos] with no wrap. Each warp takes a
+ * contiguous part of the rare table, packed as (2 (RING - 1 - pos)) << 16 |
+ * val, four entries per shared-memory read, and issues the four ring reads
+ * before it marks the four options.
+ *
+ * Options are marked one of two ways (FLAGS):
+ *   bit masks  a 512-bit mask per warp and position, set by shared atomics
+ *              (conflict-free: a lane's column is its own bank); after the
+ *              lookups the 32 warps' masks are combined and warp 0 takes
+ *              each position's smallest unmarked common value;
+ *   byte flags hit[o][position] = 1 by plain stores (all writers write the
+ *              same 1, so no atomics and one table for all warps); warp m
+ *              then finds the values of positions 4m..4m+3 by ballots over
+ *              32 values a step. */
 static __device__ __forceinline__ uint4 ld_relaxed_v4(const uint4 *p)
 {
 	uint4 r;
@@ -231,79 +247,77 @@ static __device__ __forceinline__ void st_relaxed(uint32_t *p, uint32_t v)
 		     : "memory");
 }
 
-/* One warp's lookups of a round: rare entries j = w, w + 32, ... of tab
- * (pos << 9 | val), for the lane's positions src0 + 1 + 32 p. Batches of U:
- * all table and ring reads of a batch are issued before its first mark, so
- * a warp waits for shared memory once per batch, not once per lookup.
- * mark(o, p) records option o for position p. */
-template <int PPL, int U, typename Mark>
-__device__ __forceinline__ void warp_lookups(const uint32_t *tab,
-					     unsigned nrare,
-					     const uint16_t *ring,
-					     unsigned src0, unsigned w,
-					     Mark mark)
+static __device__ __forceinline__ void ring_put(uint16_t *ring, unsigned x,
+						 uint16_t v)
 {
-	for (unsigned j = w; j < nrare; j += CSLICES * U) {
-		uint32_t t[U];
-		unsigned o[U][PPL];
-#pragma unroll
-		for (int u = 0; u < U; u++)
-			t[u] = j + CSLICES * u < nrare ? tab[j + CSLICES * u]
-						       : 0;
-#pragma unroll
-		for (int u = 0; u < U; u++)
-#pragma unroll
-			for (int p = 0; p < PPL; p++)
-				o[u][p] = ((t[u] & (OFFICERS_VMAX - 1)) ^
-					   ring[(src0 - (t[u] >> 9) + 32 * p) &
-						RMASK]) &
-					  (OFFICERS_VMAX - 1);
-#pragma unroll
-		for (int u = 0; u < U; u++)
-			if (j + CSLICES * u < nrare)
-#pragma unroll
-				for (int p = 0; p < PPL; p++)
-					mark(o[u][p], p);
-	}
+	ring[x & RMASK] = v;
+	ring[(x & RMASK) + RING] = v;
 }
 
-/* The packed rare table in shared memory, from constant memory. */
-__device__ __forceinline__ void load_tab(uint32_t *tab, unsigned nrare)
+/* One warp's lookups: table entries [j0, j1) for the lane's position, whose
+ * predecessor's ring slot is at byte address xbase - 2. */
+template <typename Mark>
+__device__ __forceinline__ void warp_lookups(const uint32_t *tab, unsigned j0,
+					     unsigned j1, const char *xbase,
+					     Mark mark)
 {
-	for (unsigned j = threadIdx.x; j < nrare; j += blockDim.x)
-		tab[j] = c_rpos[j] << 9 | c_rval[j];
+	unsigned j = j0;
+
+	for (; j + 4 <= j1; j += 4) {
+		const uint4 q = *(const uint4 *)(tab + j);
+		const uint32_t t[4] = {q.x, q.y, q.z, q.w};
+		unsigned v[4];
+#pragma unroll
+		for (int u = 0; u < 4; u++)
+			v[u] = *(const uint16_t *)(xbase + (t[u] >> 16));
+#pragma unroll
+		for (int u = 0; u < 4; u++)
+			mark((t[u] ^ v[u]) & (OFFICERS_VMAX - 1));
+	}
+	for (; j < j1; j++) {
+		const uint32_t t = tab[j];
+		mark((t ^ *(const uint16_t *)(xbase + (t >> 16))) &
+		     (OFFICERS_VMAX - 1));
+	}
 }
 
 #define XCH_MAXV 4 /* uint4 reads per thread: K <= 4 * 4 * CTHREADS */
 
-template <int PPL, bool PROF>
+template <bool FLAGS, bool PROF>
 __global__ void __launch_bounds__(CTHREADS, 1)
 cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		unsigned maxpos, uint32_t *xch, struct sync_block *sb,
 		unsigned long long *prof)
 {
-	constexpr unsigned P = 32 * PPL; /* positions per CTA */
+	constexpr unsigned P = CPOS;
 	extern __shared__ uint32_t sh[];
 	__shared__ unsigned s_first[2];
-	uint16_t *ring = (uint16_t *)sh;                     /* RING */
-	uint32_t *mask = sh + RING / 2;                      /* [32][16][P] */
-	uint32_t *comb = mask + CSLICES * MW * P;            /* [16][P] */
-	uint32_t *tab = comb + MW * P;                       /* nrare */
+	uint16_t *ring = (uint16_t *)sh;           /* 2 RING */
+	uint32_t *mask = sh + RING;                /* [32][16][32] or flags */
+	uint8_t *hit = (uint8_t *)mask;            /* [512][32] */
+	uint32_t *comb = mask + (FLAGS ? OFFICERS_VMAX * P / 4
+				       : CSLICES * MW * P); /* [16][32] */
+	uint32_t *tab = comb + MW * P;             /* nrare, 16-byte aligned */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-	const unsigned K = gridDim.x * P, nb = gridDim.x;
+	const unsigned K = gridDim.x * P;
+	const unsigned tab_part = ((nrare + CSLICES - 1) / CSLICES + 3) & ~3u;
+	const unsigned j0 = w * tab_part < nrare ? w * tab_part : nrare;
+	const unsigned j1 = j0 + tab_part < nrare ? j0 + tab_part : nrare;
 	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
 	unsigned long long acc[PROF_PHASES] = {0, 0, 0, 0};
 	long long t = PROF ? clock64() : 0;
 	unsigned c = n0off, round = 0;
 	unsigned e = c + K < n1off ? c + K : n1off;
 
-	(void)nb;
 	for (unsigned i = n0off - 1 - maxpos + threadIdx.x; i < e;
 	     i += CTHREADS)
-		ring[i & RMASK] = __ldcg(buf + i);
-	for (unsigned i = threadIdx.x; i < CSLICES * MW * P; i += CTHREADS)
+		ring_put(ring, i, __ldcg(buf + i));
+	for (unsigned i = threadIdx.x; i < (FLAGS ? OFFICERS_VMAX * P / 4
+						  : CSLICES * MW * P);
+	     i += CTHREADS)
 		mask[i] = 0;
-	load_tab(tab, nrare);
+	for (unsigned j = threadIdx.x; j < nrare; j += CTHREADS)
+		tab[j] = (2 * (RING - 1 - c_rpos[j])) << 16 | c_rval[j];
 	if (threadIdx.x == 0)
 		s_first[0] = NONE32;
 	__syncthreads();
@@ -314,189 +328,81 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		if (timer)
 			t = clock64();
 		if (base < e) {
-			uint32_t *col = mask + w * MW * P + lane;
-			warp_lookups<PPL, 8 / PPL>(
-				tab, nrare, ring, base - 1 + lane, w,
-				[&](unsigned o, int p) {
-					atomicOr(&col[(o >> 5) * P + 32 * p],
-						 1u << (o & 31));
-				});
+			const char *xbase =
+				(const char *)(ring + ((base - 1 + lane) & RMASK) +
+					       1);
+			if (FLAGS) {
+				uint8_t *h = hit + lane;
+				warp_lookups(tab, j0, j1, xbase,
+					     [&](unsigned o) { h[o * P] = 1; });
+			} else {
+				uint32_t *col = mask + w * MW * P + lane;
+				warp_lookups(tab, j0, j1, xbase,
+					     [&](unsigned o) {
+						     atomicOr(&col[(o >> 5) * P],
+							      1u << (o & 31));
+					     });
+			}
 		}
 		__syncthreads();
 		if (timer)
 			prof_mark(acc, 0, &t);
-		/* combine the slices, zeroing them for the next round */
-		for (unsigned i = threadIdx.x; i < MW * P; i += CTHREADS) {
-			uint32_t m = 0;
-			for (unsigned s = 0; s < CSLICES; s++) {
-				m |= mask[s * MW * P + i];
-				mask[s * MW * P + i] = 0;
-			}
-			comb[i] = m;
-		}
-		__syncthreads();
-		if (timer)
-			prof_mark(acc, 1, &t);
-		if (w < PPL) {
-			const unsigned q = w * 32 + lane;
-			unsigned v = OFFICERS_VMAX;
-			for (unsigned k = 0; k < MW; k++) {
-				uint32_t f = ~comb[k * P + q] & common32(k);
-				if (f) {
-					v = k * 32 + __ffs(f) - 1;
-					break;
-				}
-			}
-			st_relaxed(xch + (round & 1) * K + blockIdx.x * P + q,
-				   want | v);
-		}
-		/* read the round's K words; compare with the ring */
-		{
-			const uint4 *src = (const uint4 *)(xch + (round & 1) * K);
-			const unsigned n = e - c, nvec = (n + 3) / 4;
-			unsigned first = NONE32;
-			uint4 r[XCH_MAXV];
+		uint32_t *slot = xch + (round & 1) * K + blockIdx.x * P;
+		if (FLAGS) {
+			/* positions 4w..4w+3, 32 values a step */
+			if (w < P / 4) {
+				unsigned res = OFFICERS_VMAX, found = 0;
+				for (unsigned k = 0; k < MW && found != 0xfu;
+				     k++) {
+					const unsigned v = 32 * k + lane;
+					const uint32_t fl =
+						mask[v * (P / 4) + w];
+					const bool com =
+						(common32(k) >> lane) & 1u;
 #pragma unroll
-			for (int k = 0; k < XCH_MAXV; k++) {
-				unsigned i4 = threadIdx.x + k * CTHREADS;
-				if (i4 < nvec)
-					r[k] = ld_relaxed_v4(src + i4);
-			}
-#pragma unroll
-			for (int k = 0; k < XCH_MAXV; k++) {
-				unsigned i4 = threadIdx.x + k * CTHREADS;
-				if (i4 >= nvec)
-					break;
-				while ((((r[k].x ^ want) | (r[k].y ^ want) |
-					 (r[k].z ^ want) | (r[k].w ^ want)) >>
-					16) != 0)
-					r[k] = ld_relaxed_v4(src + i4);
-				const uint32_t wv[4] = {r[k].x, r[k].y, r[k].z,
-							r[k].w};
-#pragma unroll
-				for (int j = 0; j < 4; j++) {
-					unsigned i = 4 * i4 + j, x = c + i;
-					uint16_t v = (uint16_t)wv[j];
-					if (i < n) {
-						if (v != ring[x & RMASK] &&
-						    first == NONE32)
-							first = i;
-						ring[x & RMASK] = v;
+					for (unsigned p = 0; p < 4; p++) {
+						uint32_t b = __ballot_sync(
+							0xffffffffu,
+							com &&
+							((fl >> (8 * p)) &
+							 0xffu) == 0);
+						if (b && !((found >> p) & 1u)) {
+							found |= 1u << p;
+							if (lane == p)
+								res = 32 * k +
+								      __ffs(b) - 1;
+						}
 					}
 				}
+				if (lane < 4)
+					st_relaxed(slot + 4 * w + lane,
+						   want | res);
 			}
-			first = __reduce_min_sync(0xffffffffu, first);
-			if (lane == 0 && first != NONE32)
-				atomicMin(&s_first[round & 1], first);
-		}
-		__syncthreads();
-		if (timer)
-			prof_mark(acc, 2, &t);
-		{
-			const unsigned f = s_first[round & 1];
-			const unsigned c2 = f == NONE32 ? e : c + f + 1;
-			const unsigned e2 = c2 + K < n1off ? c2 + K : n1off;
-
-			/* final values out, P per CTA; new guesses 0 */
-			if (w < PPL) {
-				unsigned x = c + blockIdx.x * P + w * 32 + lane;
-				if (x < c2)
-					buf[x] = ring[x & RMASK];
+		} else {
+			/* combine the slices, zeroing them for the next
+			 * round; then the smallest unmarked common value */
+			for (unsigned i = threadIdx.x; i < MW * P;
+			     i += CTHREADS) {
+				uint32_t m = 0;
+				for (unsigned s = 0; s < CSLICES; s++) {
+					m |= mask[s * MW * P + i];
+					mask[s * MW * P + i] = 0;
+				}
+				comb[i] = m;
 			}
-			for (unsigned x = e + threadIdx.x; x < e2;
-			     x += CTHREADS)
-				ring[x & RMASK] = 0;
-			if (threadIdx.x == 0)
-				s_first[(round + 1) & 1] = NONE32;
-			c = c2;
-			e = e2;
-			round++;
-		}
-		__syncthreads();
-		if (timer)
-			prof_mark(acc, 3, &t);
-	}
-	if (blockIdx.x == 0 && threadIdx.x == 0)
-		sb->rounds = round;
-	if (timer)
-		for (int i = 0; i < PROF_PHASES; i++)
-			prof[i] += acc[i];
-}
-
-/* Flag kernel: the exchange kernel with a byte per (value, position)
- * instead of per-warp bit masks. A lookup stores 1 into hit[o][position]
- * (plain byte stores: every writer writes the same 1, so no atomics and one
- * table for all warps); after the lookups, warp m finds the smallest common
- * value with no flag for positions 4m..4m+3, 32 values per step, by ballots.
- * The table is cleared at the end of the round. */
-template <int PPL, bool PROF>
-__global__ void __launch_bounds__(CTHREADS, 1)
-cand_flag_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
-		 unsigned maxpos, uint32_t *xch, struct sync_block *sb,
-		 unsigned long long *prof)
-{
-	constexpr unsigned P = 32 * PPL; /* positions per CTA */
-	extern __shared__ uint32_t sh[];
-	__shared__ unsigned s_first[2];
-	uint16_t *ring = (uint16_t *)sh;                     /* RING */
-	uint8_t *hit = (uint8_t *)(sh + RING / 2);           /* [512][P] */
-	const uint32_t *hit32 = sh + RING / 2;
-	uint32_t *tab = sh + RING / 2 + OFFICERS_VMAX * P / 4; /* nrare */
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-	const unsigned K = gridDim.x * P;
-	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
-	unsigned long long acc[PROF_PHASES] = {0, 0, 0, 0};
-	long long t = PROF ? clock64() : 0;
-	unsigned c = n0off, round = 0;
-	unsigned e = c + K < n1off ? c + K : n1off;
-
-	for (unsigned i = n0off - 1 - maxpos + threadIdx.x; i < e;
-	     i += CTHREADS)
-		ring[i & RMASK] = __ldcg(buf + i);
-	for (unsigned i = threadIdx.x; i < OFFICERS_VMAX * P / 16;
-	     i += CTHREADS)
-		((uint4 *)hit)[i] = make_uint4(0, 0, 0, 0);
-	load_tab(tab, nrare);
-	if (threadIdx.x == 0)
-		s_first[0] = NONE32;
-	__syncthreads();
-	while (c < n1off) {
-		const unsigned base = c + blockIdx.x * P;
-		const uint32_t want = ((round + 1) & 0xffffu) << 16;
-
-		if (timer)
-			t = clock64();
-		if (base < e)
-			warp_lookups<PPL, 8 / PPL>(
-				tab, nrare, ring, base - 1 + lane, w,
-				[&](unsigned o, int p) {
-					hit[o * P + 32 * p + lane] = 1;
-				});
-		__syncthreads();
-		if (timer)
-			prof_mark(acc, 0, &t);
-		if (w < P / 4) {
-			unsigned res = OFFICERS_VMAX, found = 0;
-			for (unsigned k = 0; k < MW && found != 0xfu; k++) {
-				const unsigned v = 32 * k + lane;
-				const uint32_t fl = hit32[v * (P / 4) + w];
-				const bool com = (common32(k) >> lane) & 1u;
-#pragma unroll
-				for (unsigned p = 0; p < 4; p++) {
-					uint32_t b = __ballot_sync(
-						0xffffffffu,
-						com && ((fl >> (8 * p)) & 0xffu) == 0);
-					if (b && !((found >> p) & 1u)) {
-						found |= 1u << p;
-						if (lane == p)
-							res = 32 * k + __ffs(b) - 1;
+			__syncthreads();
+			if (w == 0) {
+				unsigned v = OFFICERS_VMAX;
+				for (unsigned k = 0; k < MW; k++) {
+					uint32_t f = ~comb[k * P + lane] &
+						     common32(k);
+					if (f) {
+						v = k * 32 + __ffs(f) - 1;
+						break;
 					}
 				}
+				st_relaxed(slot + lane, want | v);
 			}
-			if (lane < 4)
-				st_relaxed(xch + (round & 1) * K +
-						   blockIdx.x * P + 4 * w + lane,
-					   want | res);
 		}
 		if (timer)
 			prof_mark(acc, 1, &t);
@@ -531,7 +437,7 @@ cand_flag_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 						if (v != ring[x & RMASK] &&
 						    first == NONE32)
 							first = i;
-						ring[x & RMASK] = v;
+						ring_put(ring, x, v);
 					}
 				}
 			}
@@ -549,17 +455,19 @@ cand_flag_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 
 			/* final values out, P per CTA; new guesses 0; the
 			 * flags cleared */
-			if (w < PPL) {
-				unsigned x = c + blockIdx.x * P + w * 32 + lane;
+			if (w == 0) {
+				unsigned x = c + blockIdx.x * P + lane;
 				if (x < c2)
 					buf[x] = ring[x & RMASK];
 			}
 			for (unsigned x = e + threadIdx.x; x < e2;
 			     x += CTHREADS)
-				ring[x & RMASK] = 0;
-			for (unsigned i = threadIdx.x;
-			     i < OFFICERS_VMAX * P / 16; i += CTHREADS)
-				((uint4 *)hit)[i] = make_uint4(0, 0, 0, 0);
+				ring_put(ring, x, 0);
+			if (FLAGS)
+				for (unsigned i = threadIdx.x;
+				     i < OFFICERS_VMAX * P / 16; i += CTHREADS)
+					((uint4 *)hit)[i] =
+						make_uint4(0, 0, 0, 0);
 			if (threadIdx.x == 0)
 				s_first[(round + 1) & 1] = NONE32;
 			c = c2;
@@ -691,42 +599,32 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 /* The candidate kernels by kind and profile flag. */
 struct cand_fn {
 	const void *fn[2];  /* plain, with phase clocks */
-	unsigned ppl;       /* positions per lane */
 	int flags;          /* byte flags instead of bit masks */
 };
 
 static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
-	{{NULL, NULL}, 0, 0},
+	{{NULL, NULL}, 0},
 	/* OFFICERS_CUDA_CAND_BARRIER */
 	{{(const void *)cand_kernel<false>, (const void *)cand_kernel<true>},
-	 1, 0},
-	/* OFFICERS_CUDA_CAND_XCH32 */
-	{{(const void *)cand_xch_kernel<1, false>,
-	  (const void *)cand_xch_kernel<1, true>},
-	 1, 0},
-	/* OFFICERS_CUDA_CAND_XCH64 */
-	{{(const void *)cand_xch_kernel<2, false>,
-	  (const void *)cand_xch_kernel<2, true>},
-	 2, 0},
-	/* OFFICERS_CUDA_CAND_FLAG32 */
-	{{(const void *)cand_flag_kernel<1, false>,
-	  (const void *)cand_flag_kernel<1, true>},
-	 1, 1},
-	/* OFFICERS_CUDA_CAND_FLAG64 */
-	{{(const void *)cand_flag_kernel<2, false>,
-	  (const void *)cand_flag_kernel<2, true>},
-	 2, 1},
+	 0},
+	/* OFFICERS_CUDA_CAND_XCH */
+	{{(const void *)cand_xch_kernel<false, false>,
+	  (const void *)cand_xch_kernel<false, true>},
+	 0},
+	/* OFFICERS_CUDA_CAND_FLAG */
+	{{(const void *)cand_xch_kernel<true, false>,
+	  (const void *)cand_xch_kernel<true, true>},
+	 1},
 };
 
 static size_t cand_shmem(unsigned kind)
 {
-	const struct cand_fn *f = &cand_fns[kind];
-
-	if (f->flags)
-		return RING * 2 + (size_t)OFFICERS_VMAX * 32 * f->ppl +
-		       OFFICERS_MAX_RARE * 4;
-	return RING * 2 + (size_t)(CSLICES + 1) * MW * 32 * f->ppl * 4 +
-	       (kind == OFFICERS_CUDA_CAND_BARRIER ? 0 : OFFICERS_MAX_RARE * 4);
+	if (kind == OFFICERS_CUDA_CAND_BARRIER)
+		return RING * 2 + (CSLICES + 1) * MW * CPOS * 4;
+	return RING * 4 +
+	       (cand_fns[kind].flags ? OFFICERS_VMAX * CPOS
+				     : CSLICES * MW * CPOS * 4) +
+	       MW * CPOS * 4 + OFFICERS_MAX_RARE * 4;
 }
 
 static unsigned cand_kind(const struct officers_cuda *ctx)
@@ -737,7 +635,7 @@ static unsigned cand_kind(const struct officers_cuda *ctx)
 
 static unsigned cand_window(const struct officers_cuda *ctx)
 {
-	return 32 * cand_fns[cand_kind(ctx)].ppl * ctx->nblocks;
+	return CPOS * ctx->nblocks;
 }
 
 #define BUF_LEN ((size_t)OFFICERS_TAIL + OFFICERS_CUDA_CHUNK)
@@ -847,7 +745,7 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		e = cudaMalloc((void **)&ctx->d_sync, sizeof(struct sync_block));
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_xch,
-			       (size_t)2 * 64 * ctx->nblocks * 4);
+			       (size_t)2 * CPOS * ctx->nblocks * 4);
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_prof,
 			       PROF_PHASES * sizeof(unsigned long long));

@@ -49,22 +49,18 @@ struct wl_run_io;
 /* Below this position the CPU computes (rare values are dense there). */
 #define OFFICERS_CUDA_MIN_N 65536u
 
-/* Candidate kernels (officers_cuda_set_kernel). Values do not depend on
- * the kernel. BARRIER: the window's CTAs meet at a grid barrier every round
- * and reload the window from global memory. XCH32, XCH64: every CTA keeps the
- * whole window in shared memory and the CTAs exchange each round's new values
- * as tagged words, with no barrier (32 or 64 positions per CTA, so a window
- * of 32 or 64 positions per SM). FLAG32, FLAG64: as XCH, with a byte flag per
- * (value, position) set by plain stores instead of bit masks set by shared
- * atomics. PROFILE (or-ed in): CTA 0 clocks the
- * round's four phases into officers_cuda_times.phase_cycles (candidate
- * kernel alone). */
+/* Candidate kernels (officers_cuda_set_kernel); values do not depend on the
+ * kernel. BARRIER: the window's CTAs meet at a grid barrier every round and
+ * reload the window from global memory. XCH: every CTA keeps the whole
+ * window in shared memory and the CTAs exchange each round's new values as
+ * tagged words, with no barrier; options marked in bit masks by shared
+ * atomics. FLAG: as XCH, with a byte flag per (value, position) set by plain
+ * stores. PROFILE (or-ed in): CTA 0 clocks the round's four phases into
+ * officers_cuda_times.phase_cycles (candidate kernel alone). */
 #define OFFICERS_CUDA_CAND_BARRIER 1u
-#define OFFICERS_CUDA_CAND_XCH32 2u
-#define OFFICERS_CUDA_CAND_XCH64 3u
-#define OFFICERS_CUDA_CAND_FLAG32 4u
-#define OFFICERS_CUDA_CAND_FLAG64 5u
-#define OFFICERS_CUDA_CAND_KINDS 6u
+#define OFFICERS_CUDA_CAND_XCH 2u
+#define OFFICERS_CUDA_CAND_FLAG 3u
+#define OFFICERS_CUDA_CAND_KINDS 4u
 #define OFFICERS_CUDA_CAND_DEFAULT_KIND OFFICERS_CUDA_CAND_BARRIER
 #define OFFICERS_CUDA_CAND_PROFILE 0x100u
 
