@@ -222,15 +222,15 @@ cand_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
  * val, four entries per shared-memory read, and issues the four ring reads
  * before it marks the four options.
  *
- * Options are marked one of two ways (FLAGS):
- *   bit masks  a 512-bit mask per warp and position, set by shared atomics
- *              (conflict-free: a lane's column is its own bank); after the
- *              lookups the 32 warps' masks are combined and warp 0 takes
- *              each position's smallest unmarked common value;
- *   byte flags hit[o][position] = 1 by plain stores (all writers write the
- *              same 1, so no atomics and one table for all warps); warp m
- *              then finds the values of positions 4m..4m+3 by ballots over
- *              32 values a step. */
+ * Options are marked one of two ways (FLAGS), both conflict-free (a lane's
+ * column is its own bank):
+ *   bit masks  a 512-bit mask per warp and position, set by shared atomics;
+ *              after the lookups the 32 warps' masks are or-ed together;
+ *   flags      a word flag[o][position] = 1 by plain stores (all writers
+ *              write the same 1, so no atomics, and one table for all warps:
+ *              fewer instructions per lookup); after the lookups 32 flags
+ *              at a time are gathered into a mask word.
+ * Warp 0 then takes each position's smallest unmarked common value. */
 static __device__ __forceinline__ uint4 ld_relaxed_v4(const uint4 *p)
 {
 	uint4 r;
@@ -293,10 +293,8 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	extern __shared__ uint32_t sh[];
 	__shared__ unsigned s_first[2];
 	uint16_t *ring = (uint16_t *)sh;           /* 2 RING */
-	uint32_t *mask = sh + RING;                /* [32][16][32] or flags */
-	uint8_t *hit = (uint8_t *)mask;            /* [512][32] */
-	uint32_t *comb = mask + (FLAGS ? OFFICERS_VMAX * P / 4
-				       : CSLICES * MW * P); /* [16][32] */
+	uint32_t *mask = sh + RING;                /* [32][16][32] or [512][32] */
+	uint32_t *comb = mask + CSLICES * MW * P;  /* [16][32] */
 	uint32_t *tab = comb + MW * P;             /* nrare, 16-byte aligned */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const unsigned K = gridDim.x * P;
@@ -312,9 +310,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	for (unsigned i = n0off - 1 - maxpos + threadIdx.x; i < e;
 	     i += CTHREADS)
 		ring_put(ring, i, __ldcg(buf + i));
-	for (unsigned i = threadIdx.x; i < (FLAGS ? OFFICERS_VMAX * P / 4
-						  : CSLICES * MW * P);
-	     i += CTHREADS)
+	for (unsigned i = threadIdx.x; i < CSLICES * MW * P; i += CTHREADS)
 		mask[i] = 0;
 	for (unsigned j = threadIdx.x; j < nrare; j += CTHREADS)
 		tab[j] = (2 * (RING - 1 - c_rpos[j])) << 16 | c_rval[j];
@@ -332,7 +328,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 				(const char *)(ring + ((base - 1 + lane) & RMASK) +
 					       1);
 			if (FLAGS) {
-				uint8_t *h = hit + lane;
+				uint32_t *h = mask + lane;
 				warp_lookups(tab, j0, j1, xbase,
 					     [&](unsigned o) { h[o * P] = 1; });
 			} else {
@@ -347,62 +343,35 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		__syncthreads();
 		if (timer)
 			prof_mark(acc, 0, &t);
-		uint32_t *slot = xch + (round & 1) * K + blockIdx.x * P;
-		if (FLAGS) {
-			/* positions 4w..4w+3, 32 values a step */
-			if (w < P / 4) {
-				unsigned res = OFFICERS_VMAX, found = 0;
-				for (unsigned k = 0; k < MW && found != 0xfu;
-				     k++) {
-					const unsigned v = 32 * k + lane;
-					const uint32_t fl =
-						mask[v * (P / 4) + w];
-					const bool com =
-						(common32(k) >> lane) & 1u;
-#pragma unroll
-					for (unsigned p = 0; p < 4; p++) {
-						uint32_t b = __ballot_sync(
-							0xffffffffu,
-							com &&
-							((fl >> (8 * p)) &
-							 0xffu) == 0);
-						if (b && !((found >> p) & 1u)) {
-							found |= 1u << p;
-							if (lane == p)
-								res = 32 * k +
-								      __ffs(b) - 1;
-						}
-					}
-				}
-				if (lane < 4)
-					st_relaxed(slot + 4 * w + lane,
-						   want | res);
-			}
-		} else {
-			/* combine the slices, zeroing them for the next
-			 * round; then the smallest unmarked common value */
-			for (unsigned i = threadIdx.x; i < MW * P;
-			     i += CTHREADS) {
-				uint32_t m = 0;
+		/* each position's mask of marked values */
+		for (unsigned i = threadIdx.x; i < MW * P; i += CTHREADS) {
+			uint32_t m = 0;
+			if (FLAGS) {
+				const uint32_t *h = mask + (i / P) * 32 * P +
+						    i % P;
+				for (int b = 31; b >= 0; b--)
+					m = m << 1 | h[b * P];
+			} else {
+				/* zeroing the slices for the next round */
 				for (unsigned s = 0; s < CSLICES; s++) {
 					m |= mask[s * MW * P + i];
 					mask[s * MW * P + i] = 0;
 				}
-				comb[i] = m;
 			}
-			__syncthreads();
-			if (w == 0) {
-				unsigned v = OFFICERS_VMAX;
-				for (unsigned k = 0; k < MW; k++) {
-					uint32_t f = ~comb[k * P + lane] &
-						     common32(k);
-					if (f) {
-						v = k * 32 + __ffs(f) - 1;
-						break;
-					}
+			comb[i] = m;
+		}
+		__syncthreads();
+		if (w == 0) {
+			unsigned v = OFFICERS_VMAX;
+			for (unsigned k = 0; k < MW; k++) {
+				uint32_t f = ~comb[k * P + lane] & common32(k);
+				if (f) {
+					v = k * 32 + __ffs(f) - 1;
+					break;
 				}
-				st_relaxed(slot + lane, want | v);
 			}
+			st_relaxed(xch + (round & 1) * K + blockIdx.x * P + lane,
+				   want | v);
 		}
 		if (timer)
 			prof_mark(acc, 1, &t);
@@ -465,8 +434,8 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 				ring_put(ring, x, 0);
 			if (FLAGS)
 				for (unsigned i = threadIdx.x;
-				     i < OFFICERS_VMAX * P / 16; i += CTHREADS)
-					((uint4 *)hit)[i] =
+				     i < OFFICERS_VMAX * P / 4; i += CTHREADS)
+					((uint4 *)mask)[i] =
 						make_uint4(0, 0, 0, 0);
 			if (threadIdx.x == 0)
 				s_first[(round + 1) & 1] = NONE32;
@@ -599,32 +568,25 @@ exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 /* The candidate kernels by kind and profile flag. */
 struct cand_fn {
 	const void *fn[2];  /* plain, with phase clocks */
-	int flags;          /* byte flags instead of bit masks */
 };
 
 static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
-	{{NULL, NULL}, 0},
+	{{NULL, NULL}},
 	/* OFFICERS_CUDA_CAND_BARRIER */
-	{{(const void *)cand_kernel<false>, (const void *)cand_kernel<true>},
-	 0},
+	{{(const void *)cand_kernel<false>, (const void *)cand_kernel<true>}},
 	/* OFFICERS_CUDA_CAND_XCH */
 	{{(const void *)cand_xch_kernel<false, false>,
-	  (const void *)cand_xch_kernel<false, true>},
-	 0},
+	  (const void *)cand_xch_kernel<false, true>}},
 	/* OFFICERS_CUDA_CAND_FLAG */
 	{{(const void *)cand_xch_kernel<true, false>,
-	  (const void *)cand_xch_kernel<true, true>},
-	 1},
+	  (const void *)cand_xch_kernel<true, true>}},
 };
 
 static size_t cand_shmem(unsigned kind)
 {
 	if (kind == OFFICERS_CUDA_CAND_BARRIER)
 		return RING * 2 + (CSLICES + 1) * MW * CPOS * 4;
-	return RING * 4 +
-	       (cand_fns[kind].flags ? OFFICERS_VMAX * CPOS
-				     : CSLICES * MW * CPOS * 4) +
-	       MW * CPOS * 4 + OFFICERS_MAX_RARE * 4;
+	return RING * 4 + (CSLICES + 1) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4;
 }
 
 static unsigned cand_kind(const struct officers_cuda *ctx)

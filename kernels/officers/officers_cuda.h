@@ -54,14 +54,14 @@ struct wl_run_io;
  * reload the window from global memory. XCH: every CTA keeps the whole
  * window in shared memory and the CTAs exchange each round's new values as
  * tagged words, with no barrier; options marked in bit masks by shared
- * atomics. FLAG: as XCH, with a byte flag per (value, position) set by plain
+ * atomics. FLAG: as XCH, with a word flag per (value, position) set by plain
  * stores. PROFILE (or-ed in): CTA 0 clocks the round's four phases into
  * officers_cuda_times.phase_cycles (candidate kernel alone). */
 #define OFFICERS_CUDA_CAND_BARRIER 1u
 #define OFFICERS_CUDA_CAND_XCH 2u
 #define OFFICERS_CUDA_CAND_FLAG 3u
 #define OFFICERS_CUDA_CAND_KINDS 4u
-#define OFFICERS_CUDA_CAND_DEFAULT_KIND OFFICERS_CUDA_CAND_BARRIER
+#define OFFICERS_CUDA_CAND_DEFAULT_KIND OFFICERS_CUDA_CAND_XCH
 #define OFFICERS_CUDA_CAND_PROFILE 0x100u
 
 /* Kernel times of the last extend/candidates/exact call (ms). */
