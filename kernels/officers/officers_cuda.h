@@ -50,18 +50,17 @@ struct wl_run_io;
 #define OFFICERS_CUDA_MIN_N 65536u
 
 /* Candidate kernels (officers_cuda_set_kernel); values do not depend on the
- * kernel. BARRIER: the window's CTAs meet at a grid barrier every round and
- * reload the window from global memory. XCH: every CTA keeps the whole
- * window in shared memory and the CTAs exchange each round's new values as
- * tagged words, with no barrier; options marked in bit masks by shared
- * atomics. FLAG: as XCH, with a word flag per (value, position) set by plain
- * stores. PROFILE (or-ed in): CTA 0 clocks the round's four phases into
- * officers_cuda_times.phase_cycles (candidate kernel alone). */
-#define OFFICERS_CUDA_CAND_BARRIER 1u
-#define OFFICERS_CUDA_CAND_XCH 2u
-#define OFFICERS_CUDA_CAND_FLAG 3u
-#define OFFICERS_CUDA_CAND_KINDS 4u
-#define OFFICERS_CUDA_CAND_DEFAULT_KIND OFFICERS_CUDA_CAND_XCH
+ * kernel. Both keep the whole window in each CTA's shared memory and swap
+ * each round's new values between CTAs as tagged words, with no grid
+ * barrier. MASKS: options marked in per-warp bit masks by shared atomics.
+ * FLAGS (the default): a word flag per (value, position) set by plain
+ * stores, gathered into masks after the lookups. PROFILE (or-ed in): CTA 0
+ * clocks the round's four phases into officers_cuda_times.phase_cycles
+ * (candidate kernel alone). */
+#define OFFICERS_CUDA_CAND_MASKS 1u
+#define OFFICERS_CUDA_CAND_FLAGS 2u
+#define OFFICERS_CUDA_CAND_KINDS 3u
+#define OFFICERS_CUDA_CAND_DEFAULT_KIND OFFICERS_CUDA_CAND_FLAGS
 #define OFFICERS_CUDA_CAND_PROFILE 0x100u
 
 /* Kernel times of the last extend/candidates/exact call (ms). */
