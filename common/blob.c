@@ -287,6 +287,17 @@ int blob_encode_pack(enum blob_kind kind, const char *workload,
 	return 0;
 }
 
+int blob_restamp(uint8_t *blob, size_t len, uint64_t lease, uint64_t epoch)
+{
+	if (!blob || len < BLOB_HEADER_LEN || memcmp(blob, BLOB_MAGIC, 4) != 0 ||
+	    crc32_buf(blob, 60) != le_get32(blob + 60))
+		return GERR_INVAL;
+	le_put64(blob + 24, lease);
+	le_put64(blob + 32, epoch);
+	le_put32(blob + 60, crc32_buf(blob, 60));
+	return 0;
+}
+
 int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 	      char *err, size_t errlen)
 {

@@ -66,6 +66,11 @@ int blob_encode_pack(enum blob_kind kind, const char *workload,
 		     size_t raw_len, enum blob_pack pack, uint8_t **ret_blob,
 		     size_t *ret_len);
 
+/* Give an encoded blob another lease and epoch (the header's fields and
+ * its CRC; the payload is untouched), so a result can be compressed before
+ * its lease is known. GERR_INVAL unless blob starts with a valid header. */
+int blob_restamp(uint8_t *blob, size_t len, uint64_t lease, uint64_t epoch);
+
 /* Validate the header only (cheap; no inflate). */
 int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 	      char *err, size_t errlen);

@@ -28,6 +28,21 @@ struct run_ctx {
  * encoded, so its hash is not known yet (invariant 8). */
 #define PENDING_HASH "0000000000000000000000000000000000000000000000000000000000000000"
 
+/* A finished run ahead's result, compressed on its own thread while the
+ * run waits for its lease (invariant 9): lease and epoch 0 in the blob until
+ * encode_result restamps it. Owned by the runner thread, then by whoever
+ * encodes the result; it reads out, which must outlive the join. */
+struct pre_encode {
+	uv_thread_t thread;
+	const char *workload;
+	enum blob_pack pack;
+	const void *out;
+	size_t out_len;
+	uint8_t *blob;
+	size_t blob_len;
+	int rc;
+};
+
 /* A result the encoder thread compresses beside the run ahead that starts
  * from it. Owned by the encoder thread once started. */
 struct encode_job {
@@ -36,6 +51,7 @@ struct encode_job {
 	uint64_t ahead_run_id;    /* the run ahead started from out */
 	void *out;                /* the finished run's output */
 	size_t out_len;
+	struct pre_encode *pre;   /* out, compressed already (or NULL) */
 	struct runner_result res;
 };
 
@@ -396,6 +412,49 @@ static int ahead_wait(struct run_ctx *ctx)
 	return !stopped(ctx);
 }
 
+static void pre_encode_main(void *arg)
+{
+	struct pre_encode *p = arg;
+
+	p->rc = blob_encode_pack(BLOB_RESULT, p->workload, 0, 0, p->out,
+				 p->out_len, p->pack, &p->blob, &p->blob_len);
+}
+
+/* Start compressing a finished run ahead's output; NULL (nothing started)
+ * when there is no memory or thread, and the result is compressed later as
+ * any other. */
+static struct pre_encode *pre_encode_start(const struct runner_job *job,
+					   const void *out, size_t out_len)
+{
+	struct pre_encode *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->workload = job->wl->name;
+	p->pack = job->wl->result_store_raw ? BLOB_PACK_STORE : BLOB_PACK_FAST;
+	p->out = out;
+	p->out_len = out_len;
+	if (uv_thread_create(&p->thread, pre_encode_main, p) != 0) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Join p and take its blob (NULL when it failed); frees p. */
+static uint8_t *pre_encode_take(struct pre_encode *p, size_t *ret_len)
+{
+	uint8_t *blob;
+
+	uv_thread_join(&p->thread);
+	blob = p->rc == 0 ? p->blob : NULL;
+	*ret_len = p->blob_len;
+	if (!blob)
+		free(p->blob);
+	free(p);
+	return blob;
+}
+
 /* Encode a successful run's output as its result blob and, for a chained
  * workload, keep the decoded bytes in the cache under the blob's hash
  * (ret_hash; "" for others): gpud stores it under that hash, and the next
@@ -403,15 +462,28 @@ static int ahead_wait(struct run_ctx *ctx)
  * cache hit. */
 static int encode_result(struct runner *r, const struct runner_job *job,
 			 const void *out, size_t out_len,
-			 struct runner_result *res, char ret_hash[BLOB_HASH_HEX])
+			 struct pre_encode *pre, struct runner_result *res,
+			 char ret_hash[BLOB_HASH_HEX])
 {
-	/* Compress here, not on the loop thread (invariant 4). */
+	/* Compress here, not on the loop thread (invariant 4), unless pre
+	 * (which this takes) has already. */
 	uint64_t t0 = uv_hrtime(), t1;
-	int rc = blob_encode_pack(BLOB_RESULT, job->wl->name, job->lease,
-				  job->epoch, out, out_len,
-				  job->wl->result_store_raw ? BLOB_PACK_STORE
-							    : BLOB_PACK_FAST,
-				  &res->blob, &res->blob_len);
+	int rc = GERR_INVAL;
+
+	res->blob = pre ? pre_encode_take(pre, &res->blob_len) : NULL;
+	if (res->blob)
+		rc = blob_restamp(res->blob, res->blob_len, job->lease,
+				  job->epoch);
+	if (rc != 0) {
+		free(res->blob);
+		res->blob = NULL;
+		rc = blob_encode_pack(BLOB_RESULT, job->wl->name, job->lease,
+				      job->epoch, out, out_len,
+				      job->wl->result_store_raw
+					      ? BLOB_PACK_STORE
+					      : BLOB_PACK_FAST,
+				      &res->blob, &res->blob_len);
+	}
 
 	if (rc < 0) {
 		snprintf(res->err, sizeof(res->err), "cannot encode result: %s",
@@ -492,6 +564,8 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	r->pending = NULL;
 	/* The run's own time, not the wait for adoption. */
 	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
+	if (rc == 0 && ahead)
+		r->pre = pre_encode_start(job, out, out_len);
 
 	uv_mutex_lock(&r->mu);
 	ahead_sync(&ctx); /* adopted since its last callback? */
@@ -504,6 +578,11 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	if (!post) {
 		LOG_INFO(r->log, "run ahead dropped job=%" PRIu64 ": %s",
 			 job->job, rc ? gerr_str(rc) : "another lease came");
+		if (r->pre) {
+			size_t len;
+			free(pre_encode_take(r->pre, &len));
+			r->pre = NULL;
+		}
 		free(out);
 		return 0;
 	}
@@ -547,7 +626,8 @@ static void encoder_main(void *arg)
 	json_t *next = NULL;
 	char *key = NULL;
 
-	e->res.rc = encode_result(r, done, e->out, e->out_len, &e->res, hash);
+	e->res.rc = encode_result(r, done, e->out, e->out_len, e->pre, &e->res,
+				  hash);
 	if (e->res.rc == 0 &&
 	    done->wl->next_lease(done->params, done->spec, e->out, e->out_len,
 				 hash, &next) == 0)
@@ -613,8 +693,9 @@ static int ahead_start(struct runner *r, struct runner_job *job, void *out,
 	}
 	*e = (struct encode_job){
 		.r = r, .done = *job, .out = out, .out_len = out_len,
-		.res = *res,
+		.pre = r->pre, .res = *res,
 	};
+	r->pre = NULL;
 	/* The encoder's copies: the run ahead keeps job's params. */
 	e->done.params = params;
 	e->done.spec = done_spec;
@@ -690,7 +771,12 @@ static void runner_main(void *arg)
 				continue; /* the encoder posts res */
 			if (res.rc == 0)
 				res.rc = encode_result(r, &job, out, out_len,
-						       &res, hash);
+						       r->pre, &res, hash);
+			else if (r->pre) {
+				size_t len;
+				free(pre_encode_take(r->pre, &len));
+			}
+			r->pre = NULL;
 			free(out);
 			post_result(r, &res);
 			break;

@@ -41,6 +41,12 @@
  *     hash) and only after that posts the result, so a lease can only be
  *     adopted once its guess is known. At most one encoder exists: the
  *     runner thread joins the last one before starting the next.
+ *  9. A run ahead that finishes before its lease comes starts compressing
+ *     its result at once, on a thread of its own, with lease and epoch 0 in
+ *     the blob's header; whoever encodes that result (the encoder thread
+ *     or the runner thread) joins it and restamps the header with the
+ *     adopting lease (blob_restamp), so the wait for the lease hides the
+ *     compression. A dropped run ahead joins it and frees the blob.
  *
  * Fetch states (fetch_move checks every move against fetch_next; under mu):
  *
@@ -137,6 +143,7 @@ struct runner {
 	size_t pending_len;
 	uv_thread_t enc_thread;
 	int enc_running;
+	struct pre_encode *pre; /* a finished run ahead's result, compressing */
 	struct blobcache *cache; /* runner and encoder threads (invariant 5) */
 
 	/* Shared, under mu. */

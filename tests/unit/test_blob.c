@@ -94,6 +94,35 @@ static int decode(const uint8_t *b, size_t len, char *err)
 	return r;
 }
 
+/* A restamped blob is the blob encoded with the new lease and epoch, byte
+ * for byte; a damaged header is refused and left alone. */
+static void test_restamp(void **state)
+{
+	size_t n = 100000, la, lb;
+	uint8_t *raw = make_raw(n), *a, *b;
+
+	(void)state;
+	assert_int_equal(blob_encode(BLOB_RESULT, "officers", 0, 0, raw, n, &a,
+				     &la),
+			 0);
+	assert_int_equal(blob_encode(BLOB_RESULT, "officers", 12345, 6, raw, n,
+				     &b, &lb),
+			 0);
+	assert_int_equal(blob_restamp(a, la, 12345, 6), 0);
+	assert_int_equal(la, lb);
+	assert_memory_equal(a, b, la);
+	assert_int_equal(blob_restamp(a, BLOB_HEADER_LEN - 1, 1, 1),
+			 GERR_INVAL);
+	a[61] ^= 1;
+	assert_int_equal(blob_restamp(a, la, 1, 1), GERR_INVAL);
+	a[61] ^= 1;
+	assert_memory_equal(a, b, la);
+	assert_int_equal(blob_restamp(NULL, la, 1, 1), GERR_INVAL);
+	free(a);
+	free(b);
+	free(raw);
+}
+
 /* The blob's zlib stream is exactly what one compress2 at level makes. */
 static void assert_stream_is(const uint8_t *b, size_t blen, const uint8_t *raw,
 			     size_t n, int level)
@@ -750,6 +779,7 @@ int main(void)
 		cmocka_unit_test(test_kinds_are_distinct),
 		cmocka_unit_test(test_decode_fuzz),
 		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_restamp),
 		cmocka_unit_test_setup_teardown(test_store_put_get, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_store_corrupt_file,
