@@ -420,6 +420,12 @@ static void pre_encode_main(void *arg)
 				 p->out_len, p->pack, &p->blob, &p->blob_len);
 }
 
+/* How a workload's results are packed. */
+static enum blob_pack result_pack(const struct workload *wl)
+{
+	return wl->result_store_raw ? BLOB_PACK_STORE : BLOB_PACK_FAST;
+}
+
 /* Start compressing a finished run ahead's output; NULL (nothing started)
  * when there is no memory or thread, and the result is compressed later as
  * any other. */
@@ -431,7 +437,7 @@ static struct pre_encode *pre_encode_start(const struct runner_job *job,
 	if (!p)
 		return NULL;
 	p->workload = job->wl->name;
-	p->pack = job->wl->result_store_raw ? BLOB_PACK_STORE : BLOB_PACK_FAST;
+	p->pack = result_pack(job->wl);
 	p->out = out;
 	p->out_len = out_len;
 	if (uv_thread_create(&p->thread, pre_encode_main, p) != 0) {
@@ -453,6 +459,15 @@ static uint8_t *pre_encode_take(struct pre_encode *p, size_t *ret_len)
 		free(p->blob);
 	free(p);
 	return blob;
+}
+
+/* Join p (NULL-safe) and drop its blob. */
+static void pre_encode_drop(struct pre_encode *p)
+{
+	size_t len;
+
+	if (p)
+		free(pre_encode_take(p, &len));
 }
 
 /* Encode a successful run's output as its result blob and, for a chained
@@ -479,10 +494,8 @@ static int encode_result(struct runner *r, const struct runner_job *job,
 		res->blob = NULL;
 		rc = blob_encode_pack(BLOB_RESULT, job->wl->name, job->lease,
 				      job->epoch, out, out_len,
-				      job->wl->result_store_raw
-					      ? BLOB_PACK_STORE
-					      : BLOB_PACK_FAST,
-				      &res->blob, &res->blob_len);
+				      result_pack(job->wl), &res->blob,
+				      &res->blob_len);
 	}
 
 	if (rc < 0) {
@@ -578,11 +591,8 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	if (!post) {
 		LOG_INFO(r->log, "run ahead dropped job=%" PRIu64 ": %s",
 			 job->job, rc ? gerr_str(rc) : "another lease came");
-		if (r->pre) {
-			size_t len;
-			free(pre_encode_take(r->pre, &len));
-			r->pre = NULL;
-		}
+		pre_encode_drop(r->pre);
+		r->pre = NULL;
 		free(out);
 		return 0;
 	}
@@ -772,10 +782,8 @@ static void runner_main(void *arg)
 			if (res.rc == 0)
 				res.rc = encode_result(r, &job, out, out_len,
 						       r->pre, &res, hash);
-			else if (r->pre) {
-				size_t len;
-				free(pre_encode_take(r->pre, &len));
-			}
+			else
+				pre_encode_drop(r->pre);
 			r->pre = NULL;
 			free(out);
 			post_result(r, &res);

@@ -467,11 +467,10 @@ static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
 	  (const void *)cand_xch_kernel<true, true>}},
 };
 
-static size_t cand_shmem(unsigned kind)
-{
-	(void)kind; /* both ways of marking take the same room */
-	return RING * 4 + (CSLICES + 1) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4;
-}
+/* Shared memory of a candidate CTA (either way of marking): the ring twice,
+ * the marks, the combined masks and the packed rare table. */
+#define SHMEM_CAND \
+	(RING * 4 + (CSLICES + 1) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4)
 
 static unsigned cand_kind(const struct officers_cuda *ctx)
 {
@@ -549,13 +548,13 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 			e = cudaFuncSetAttribute(
 				cand_fns[k].fn[p],
 				cudaFuncAttributeMaxDynamicSharedMemorySize,
-				(int)cand_shmem(k));
+				SHMEM_CAND);
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm,
 			cand_fns[OFFICERS_CUDA_CAND_DEFAULT_KIND].fn[0],
 			CTHREADS,
-			cand_shmem(OFFICERS_CUDA_CAND_DEFAULT_KIND));
+			SHMEM_CAND);
 	if (e == cudaSuccess && (!coop || per_sm < 1)) {
 		snprintf(err, errlen, "officers cuda: device %d cannot run the "
 			 "cooperative candidate kernel", index);
@@ -638,7 +637,7 @@ extern "C" int officers_cuda_set_kernel(struct officers_cuda *ctx,
 	cudaSetDevice(ctx->device);
 	if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 		    &per_sm, cand_fns[k].fn[0], CTHREADS,
-		    cand_shmem(k)) != cudaSuccess ||
+		    SHMEM_CAND) != cudaSuccess ||
 	    per_sm < 1)
 		return GERR_UNSUPPORTED;
 	ctx->kernel = kind;
@@ -739,7 +738,7 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
 	CK(cudaLaunchCooperativeKernel(cand_fns[kind].fn[profile], dim3(nb),
 				       dim3(CTHREADS), args,
-				       cand_shmem(kind),
+				       SHMEM_CAND,
 				       ctx->stream),
 	   "candidate kernel");
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
