@@ -7,13 +7,23 @@
  *     flipped bit anywhere in the header is reported as corruption.
  *  2. Decoding allocates at most raw_len bytes (<= BLOB_MAX_RAW), and only
  *     after raw_len has been checked against what comp_len can possibly
- *     inflate to; inflate writes into exactly that buffer and a stream that
- *     would produce more, or less, is corrupt.
+ *     inflate to (and, in version 2, the whole chunk index against raw_len
+ *     and comp_len); inflate writes into exactly that buffer and a stream
+ *     that would produce more, or less, is corrupt.
  *  3. A stored blob is named by the BLAKE2b-256 of its bytes. blob_store_put
  *     returns 0 only after the data, the rename and the directory entry are
  *     on disk; a crash leaves at most a ".tmp-" file, never a short blob
  *     under its final name.
  *  4. blob_store_get never returns bytes whose hash differs from their name.
+ *  5. A version-2 blob decodes to what one sequential inflate of its zlib
+ *     stream gives, or is corrupt: each chunk is inflated alone into its
+ *     own slice of the output and accepted only if it fills exactly that
+ *     slice from exactly its bytes and stops where the next chunk starts
+ *     (par_inflate_one), and the Adler-32s combined in order must match the
+ *     trailer. The first bad chunk is the one reported.
+ *  6. The bytes blob_encode writes do not depend on the number of threads
+ *     (fixed chunks, joined in order); threads share nothing but the
+ *     input, the counter that hands out chunks, and disjoint output.
  */
 #include "blob.h"
 
@@ -22,6 +32,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +46,8 @@
 #include "le.h"
 
 #define BLOB_MAGIC "GPBL"
-#define BLOB_VERSION 1
+#define BLOB_VERSION 1 /* payload: a zlib stream */
+#define BLOB_CHUNKED 2 /* payload: chunk index, zlib stream */
 #define BLOB_WORKLOAD_LEN 16
 /* Deflate cannot expand one input byte into more than 1032 output bytes
  * (a 258-byte match coded in 2 bits); the slack covers the zlib wrapper.
@@ -76,13 +88,92 @@ static int workload_valid(const char *w, size_t *ret_len)
 }
 
 /* Large payloads are deflated in fixed 4 MiB chunks on several threads and
- * joined into one zlib stream (as pigz does): every chunk but the last ends
- * with a sync flush on a byte boundary, the last with the final block, and
- * the Adler-32s are combined in order. Any inflate reads it; the bytes do
- * not depend on the number of threads. Below PAR_MIN a single compress2. */
+ * joined into one zlib stream (as pigz does, but no chunk is primed with
+ * the one before, so that each also inflates alone): every chunk but the
+ * last ends with a sync flush on a byte boundary, the last with the final
+ * block, and the Adler-32s are combined in order. Any inflate reads the
+ * stream; version 2 puts the chunks' lengths in front of it so that
+ * blob_decode can inflate them on threads too. The bytes do not depend on
+ * the number of threads. Below PAR_MIN a single compress2, version 1. */
 #define PAR_CHUNK (4u << 20)
 #define PAR_MIN (16u << 20)
-#define PAR_THREADS 8
+#define PAR_THREADS 16
+/* What a version-2 index may announce: a tiny chunk would make a huge
+ * index of tiny inflates, a huge one leaves nothing to parallelise. */
+#define CHUNK_RAW_MIN (64u << 10)
+#define CHUNK_RAW_MAX (64u << 20)
+
+_Static_assert(PAR_CHUNK >= CHUNK_RAW_MIN && PAR_CHUNK <= CHUNK_RAW_MAX,
+	       "the encoder's chunks must pass the decoder's bounds");
+
+/* ---- work on threads ---- */
+
+typedef void par_fn(void *arg, size_t i);
+
+struct par_job {
+	par_fn *fn;
+	void *arg;
+	size_t n;
+	atomic_size_t next; /* the next chunk nobody has taken */
+};
+
+static void *par_thread(void *p)
+{
+	struct par_job *j = p;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
+		j->fn(j->arg, i);
+	return NULL;
+}
+
+/* One thread per online CPU, at most PAR_THREADS, none without a chunk,
+ * and none for less than PAR_CHUNK of output: starting one costs more
+ * than inflating a small blob (a foreign version-2 blob may have many
+ * small chunks). */
+static size_t par_nthreads(size_t n, uint64_t raw_len)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = cpus > 1 ? (size_t)cpus : 1;
+	uint64_t worth = (raw_len + PAR_CHUNK - 1) / PAR_CHUNK;
+
+	if (nt > PAR_THREADS)
+		nt = PAR_THREADS;
+	if (nt > n)
+		nt = n;
+	if (nt > worth)
+		nt = (size_t)worth;
+	return nt ? nt : 1;
+}
+
+/* fn(arg, i) for every i < n, on nt threads. Chunks are taken in order
+ * as threads come free; the caller's thread takes them too, so a thread
+ * that cannot be started only leaves more for the others, and the work is
+ * done even if none can. */
+static void par_run(par_fn *fn, void *arg, size_t n, size_t nt)
+{
+	struct par_job job = { .fn = fn, .arg = arg, .n = n };
+	pthread_t tid[PAR_THREADS];
+	size_t started = 0;
+
+	atomic_init(&job.next, 0);
+	for (size_t t = 1; t < nt && t < PAR_THREADS; t++)
+		if (pthread_create(&tid[started], NULL, par_thread, &job) == 0)
+			started++;
+	par_thread(&job);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
+unsigned blob_threads(uint64_t raw_len)
+{
+	if (raw_len < PAR_MIN || raw_len > BLOB_MAX_RAW)
+		return 1;
+	return (unsigned)par_nthreads((size_t)((raw_len + PAR_CHUNK - 1) /
+					       PAR_CHUNK), raw_len);
+}
+
+/* ---- chunked deflate ---- */
 
 struct par_chunk {
 	const uint8_t *in;
@@ -93,13 +184,9 @@ struct par_chunk {
 	int level, last, rc;
 };
 
-struct par_job {
-	struct par_chunk *c;
-	size_t n, stride, first;
-};
-
-static void par_deflate_one(struct par_chunk *c)
+static void par_deflate_one(void *arg, size_t i)
 {
+	struct par_chunk *c = (struct par_chunk *)arg + i;
 	z_stream z;
 	uLong bound;
 
@@ -130,57 +217,27 @@ static void par_deflate_one(struct par_chunk *c)
 	deflateEnd(&z);
 }
 
-static void *par_thread(void *arg)
-{
-	struct par_job *j = arg;
-
-	for (size_t i = j->first; i < j->n; i += j->stride)
-		par_deflate_one(&j->c[i]);
-	return NULL;
-}
-
-/* The zlib stream of raw into *ret (malloc'ed after room for the blob
- * header), its length in *ret_len. */
+/* The version-2 payload of raw (chunk index, then the zlib stream) into
+ * *ret, malloc'ed after room for the blob header; its length in *ret_len. */
 static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 			int level, uint8_t **ret, size_t *ret_len)
 {
-	size_t n = (raw_len + PAR_CHUNK - 1) / PAR_CHUNK, total = 2 + 4;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = cpus > 1 ? (size_t)cpus : 1;
+	size_t n = (raw_len + PAR_CHUNK - 1) / PAR_CHUNK;
+	size_t index_len = 8 + 4 * n, total = index_len + 2 + 4;
 	struct par_chunk *c = calloc(n, sizeof(*c));
-	struct par_job jobs[PAR_THREADS];
-	pthread_t tid[PAR_THREADS];
-	size_t started = 0;
 	uLong adler = adler32(0L, Z_NULL, 0);
 	uint8_t *out = NULL, *p;
 	int rc = 0;
 
 	if (!c)
 		return GERR_NOMEM;
-	if (nt > PAR_THREADS)
-		nt = PAR_THREADS;
-	if (nt > n)
-		nt = n;
 	for (size_t i = 0; i < n; i++) {
 		c[i].in = raw + i * PAR_CHUNK;
 		c[i].in_len = i + 1 < n ? PAR_CHUNK : raw_len - i * PAR_CHUNK;
 		c[i].last = i + 1 == n;
 		c[i].level = level;
 	}
-	for (size_t t = 0; t < nt; t++) {
-		jobs[t] = (struct par_job){c, n, nt, t};
-		/* Thread 0's share runs here; a failed start runs inline. */
-		if (t == 0 || pthread_create(&tid[started], NULL, par_thread,
-					     &jobs[t]) != 0) {
-			if (t != 0)
-				par_thread(&jobs[t]);
-			continue;
-		}
-		started++;
-	}
-	par_thread(&jobs[0]);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
+	par_run(par_deflate_one, c, n, par_nthreads(n, raw_len));
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].rc && !rc)
 			rc = c[i].rc;
@@ -191,7 +248,13 @@ static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 	if (!rc && !out)
 		rc = GERR_NOMEM;
 	if (!rc) {
+		/* n <= 256 and each length is about 4 MiB: all fit a u32. */
 		p = out + head;
+		le_put32(p, PAR_CHUNK);
+		le_put32(p + 4, (uint32_t)n);
+		for (size_t i = 0; i < n; i++)
+			le_put32(p + 8 + 4 * i, (uint32_t)c[i].out_len);
+		p += index_len;
 		*p++ = 0x78; /* deflate, 32 KiB window */
 		*p++ = 0x01; /* level 0 or 1, no dictionary; header check */
 		for (size_t i = 0; i < n; i++) {
@@ -213,6 +276,201 @@ static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 	return rc;
 }
 
+/* ---- chunked inflate ---- */
+
+/* A version-2 index, checked against the header's lengths. */
+struct chunk_index {
+	uint32_t chunk_raw, n;
+	const uint8_t *lens;   /* n x u32 LE, each >= 1 */
+	const uint8_t *stream; /* the zlib stream: 2 + sum(lens) + 4 bytes */
+};
+
+/* Everything about the index that can be checked without inflating:
+ * bounds, the chunk count raw_len implies, lengths that add up to the
+ * payload exactly (no byte unaccounted for), and the zlib header. All
+ * sums are 64-bit: n <= 16384 lengths of at most 2^32 cannot overflow. */
+static int index_parse(const uint8_t *p, uint64_t comp_len, uint64_t raw_len,
+		       struct chunk_index *ret, char *err, size_t errlen)
+{
+	uint64_t index_len, sum = 0;
+	uint32_t chunk_raw, n;
+	const uint8_t *s;
+
+	if (comp_len < 8)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "payload of %llu bytes is too short for a chunk "
+			    "index", (unsigned long long)comp_len);
+	chunk_raw = le_get32(p);
+	n = le_get32(p + 4);
+	if (chunk_raw < CHUNK_RAW_MIN || chunk_raw > CHUNK_RAW_MAX)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "chunk index: chunk size %u is outside %u..%u",
+			    chunk_raw, CHUNK_RAW_MIN, CHUNK_RAW_MAX);
+	if (n == 0 || n != (raw_len + chunk_raw - 1) / chunk_raw)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "chunk index: %u chunks of %u bytes cannot hold "
+			    "raw length %llu", n, chunk_raw,
+			    (unsigned long long)raw_len);
+	index_len = 8 + 4 * (uint64_t)n;
+	if (index_len > comp_len)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "chunk index of %u entries is truncated (payload "
+			    "of %llu bytes)", n, (unsigned long long)comp_len);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t l = le_get32(p + 8 + 4 * (size_t)i);
+
+		if (l == 0)
+			return gerr_fail(GERR_CORRUPT, err, errlen,
+				    "chunk index: chunk %u of %u has length 0",
+				    i + 1, n);
+		sum += l;
+	}
+	if (comp_len < index_len + 2 + 4)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "chunk index leaves no room for a zlib stream");
+	if (sum != comp_len - index_len - 2 - 4)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "chunk index: lengths add up to %llu bytes, the "
+			    "stream holds %llu", (unsigned long long)sum,
+			    (unsigned long long)(comp_len - index_len - 6));
+	s = p + index_len;
+	/* Deflate, a window zlib accepts, the check bits; a preset
+	 * dictionary would change what every chunk's matches mean. */
+	if ((s[0] & 0x0f) != Z_DEFLATED || (s[0] >> 4) > 7 ||
+	    ((unsigned)s[0] << 8 | s[1]) % 31 != 0)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "chunk index: bad zlib header %02x %02x", s[0],
+			    s[1]);
+	if (s[1] & 0x20)
+		return gerr_fail(GERR_CORRUPT, err, errlen,
+			    "chunk index: zlib stream needs a preset "
+			    "dictionary");
+	if (ret)
+		*ret = (struct chunk_index){ chunk_raw, n, p + 8, s };
+	return 0;
+}
+
+struct inf_chunk {
+	const uint8_t *in;
+	uint8_t *out;
+	uInt in_len, out_len;
+	uLong adler;
+	int last, rc;     /* rc: 0, GERR_CORRUPT or GERR_NOMEM */
+	const char *why;  /* what is wrong with it (static) */
+	const char *zmsg; /* zlib's message (static), or NULL */
+};
+
+/* Inflate one chunk alone into its slice. It is good only if a sequential
+ * inflate of the whole stream would do the same there: fill exactly the
+ * slice from exactly its bytes, without matches reaching before it (a raw
+ * inflate has no window to reach into), and stop where the next chunk
+ * starts: at the end of the final block for the last chunk, else at a
+ * block boundary on a byte boundary (data_type exactly 128: after an
+ * end-of-block, not in the last block, no bits left over). */
+static void par_inflate_one(void *arg, size_t i)
+{
+	struct inf_chunk *c = (struct inf_chunk *)arg + i;
+	z_stream z;
+	int zr;
+
+	memset(&z, 0, sizeof(z));
+	zr = inflateInit2(&z, -15);
+	if (zr != Z_OK) {
+		c->rc = zr == Z_MEM_ERROR ? GERR_NOMEM : GERR_ZLIB;
+		c->why = "cannot start inflate";
+		return;
+	}
+	z.next_in = (Bytef *)c->in;
+	z.avail_in = c->in_len;
+	z.next_out = c->out;
+	z.avail_out = c->out_len;
+	/* One call: with all of its input and output, inflate stops only
+	 * at an error, the final block, or when one side runs out. */
+	zr = inflate(&z, Z_NO_FLUSH);
+	c->rc = GERR_CORRUPT;
+	if (zr == Z_MEM_ERROR) {
+		c->rc = GERR_NOMEM;
+		c->why = "out of memory while inflating";
+	} else if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+		c->why = "is not valid deflate data: ";
+		c->zmsg = z.msg ? z.msg : "unknown error";
+	} else if (zr == Z_STREAM_END && !c->last) {
+		c->why = "holds the final block but is not the last chunk";
+	} else if (z.avail_out == 0 && z.avail_in > 0 && zr != Z_STREAM_END) {
+		c->why = "inflates to more than its raw length";
+	} else if (z.avail_out > 0) {
+		c->why = "inflates to less than its raw length";
+	} else if (z.avail_in > 0) {
+		c->why = "has bytes after the final block";
+	} else if (c->last && zr != Z_STREAM_END) {
+		c->why = "is the last chunk but does not end the stream";
+	} else if (!c->last && z.data_type != 128) {
+		c->why = "does not end on a byte-aligned block boundary";
+	} else {
+		c->rc = 0;
+		c->adler = adler32(adler32(0L, Z_NULL, 0), c->out, c->out_len);
+	}
+	inflateEnd(&z);
+}
+
+/* Inflate a version-2 payload (index checked by blob_peek) into raw. */
+static int par_decompress(const uint8_t *payload, const struct blob_info *info,
+			  uint8_t *raw, char *err, size_t errlen)
+{
+	struct chunk_index ix;
+	struct inf_chunk *c;
+	const uint8_t *in, *t;
+	uLong adler = adler32(0L, Z_NULL, 0);
+	uint32_t want;
+	int r;
+
+	r = index_parse(payload, info->comp_len, info->raw_len, &ix, err,
+			errlen);
+	if (r < 0)
+		return r;
+	c = calloc(ix.n, sizeof(*c));
+	if (!c)
+		return gerr_fail(GERR_NOMEM, err, errlen,
+			    "cannot allocate %u chunk states", ix.n);
+	in = ix.stream + 2;
+	for (uint32_t i = 0; i < ix.n; i++) {
+		size_t off = (size_t)i * ix.chunk_raw;
+
+		c[i].in = in;
+		c[i].in_len = le_get32(ix.lens + 4 * (size_t)i);
+		in += c[i].in_len;
+		c[i].out = raw + off;
+		c[i].last = i + 1 == ix.n;
+		c[i].out_len = c[i].last ? (uInt)(info->raw_len - off)
+					 : ix.chunk_raw;
+	}
+	par_run(par_inflate_one, c, ix.n,
+		par_nthreads(ix.n, info->raw_len));
+	/* The first bad chunk is the one a sequential reader would report. */
+	for (uint32_t i = 0; i < ix.n; i++) {
+		if (c[i].rc) {
+			r = gerr_fail(c[i].rc, err, errlen,
+				 "chunk %u of %u (%u deflate bytes for %u raw) "
+				 "%s%s",
+				 i + 1, ix.n, c[i].in_len, c[i].out_len,
+				 c[i].why, c[i].zmsg ? c[i].zmsg : "");
+			goto out;
+		}
+		adler = adler32_combine(adler, c[i].adler,
+					(z_off_t)c[i].out_len);
+	}
+	t = in; /* the trailer, right after the last chunk */
+	want = (uint32_t)t[0] << 24 | (uint32_t)t[1] << 16 |
+	       (uint32_t)t[2] << 8 | t[3];
+	if ((uint32_t)adler != want)
+		r = gerr_fail(GERR_CORRUPT, err, errlen,
+			 "zlib stream check (Adler-32) mismatch: %08x, "
+			 "trailer says %08x", (unsigned)adler, (unsigned)want);
+out:
+	free(c);
+	return r;
+}
+
 int blob_encode(enum blob_kind kind, const char *workload, uint64_t lease,
 		uint64_t epoch, const void *raw, size_t raw_len,
 		uint8_t **ret_blob, size_t *ret_len)
@@ -229,6 +487,7 @@ int blob_encode_pack(enum blob_kind kind, const char *workload,
 	size_t wlen;
 	uLongf comp_len;
 	uint8_t *out = NULL, *shrunk;
+	uint16_t version = BLOB_VERSION;
 	int zr, level;
 
 	if (kind != BLOB_CHECKPOINT && kind != BLOB_RESULT && kind != BLOB_INPUT)
@@ -253,6 +512,7 @@ int blob_encode_pack(enum blob_kind kind, const char *workload,
 		if (rc)
 			return rc;
 		comp_len = (uLongf)plen;
+		version = BLOB_CHUNKED;
 	} else {
 		comp_len = compressBound((uLong)raw_len);
 		out = malloc(BLOB_HEADER_LEN + comp_len);
@@ -269,7 +529,7 @@ int blob_encode_pack(enum blob_kind kind, const char *workload,
 
 	memset(out, 0, BLOB_HEADER_LEN);
 	memcpy(out, BLOB_MAGIC, 4);
-	le_put16(out + 4, BLOB_VERSION);
+	le_put16(out + 4, version);
 	le_put16(out + 6, (uint16_t)kind);
 	memcpy(out + 8, workload, wlen);
 	le_put64(out + 24, lease);
@@ -317,7 +577,7 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "bad blob magic (not a gpud blob)");
 	version = le_get16(b + 4);
-	if (version != BLOB_VERSION)
+	if (version != BLOB_VERSION && version != BLOB_CHUNKED)
 		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "unsupported blob version %u", (unsigned)version);
 	if (crc32_buf(b, 60) != le_get32(b + 60))
@@ -365,6 +625,13 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 	if (crc32_buf(b + BLOB_HEADER_LEN, comp_len) != le_get32(b + 56))
 		return gerr_fail(GERR_CORRUPT, err, errlen,
 			    "blob payload checksum mismatch");
+	/* So is the chunk index, and decode allocates only once it holds. */
+	if (version == BLOB_CHUNKED) {
+		int r = index_parse(b + BLOB_HEADER_LEN, comp_len, raw_len,
+				    NULL, err, errlen);
+		if (r < 0)
+			return r;
+	}
 
 	info.kind = (enum blob_kind)kind;
 	info.lease = le_get64(b + 24);
@@ -375,40 +642,22 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 	return 0;
 }
 
-int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
-		uint8_t **ret_raw, size_t *ret_raw_len, char *err,
-		size_t errlen)
+/* Inflate a version-1 payload (one zlib stream) into raw, sequentially. */
+static int seq_decompress(const uint8_t *payload,
+			  const struct blob_info *info, uint8_t *raw,
+			  char *err, size_t errlen)
 {
-	struct blob_info info;
 	z_stream zs;
-	const uint8_t *in;
-	size_t in_left, out_left;
-	uint8_t *raw;
+	const uint8_t *in = payload;
+	size_t in_left = (size_t)info->comp_len;
+	size_t out_left = (size_t)info->raw_len;
 	int r, zr;
-
-	if (!ret_raw || !ret_raw_len)
-		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
-	r = blob_peek(blob, len, &info, err, errlen);
-	if (r < 0)
-		return r;
-
-	/* raw_len <= BLOB_MAX_RAW (checked by peek); +1 keeps malloc(0) out. */
-	raw = malloc((size_t)info.raw_len + 1);
-	if (!raw)
-		return gerr_fail(GERR_NOMEM, err, errlen,
-			    "cannot allocate %llu bytes",
-			    (unsigned long long)info.raw_len);
 
 	memset(&zs, 0, sizeof(zs));
 	zr = inflateInit(&zs);
-	if (zr != Z_OK) {
-		free(raw);
+	if (zr != Z_OK)
 		return gerr_fail(zr == Z_MEM_ERROR ? GERR_NOMEM : GERR_ZLIB, err,
 			    errlen, "inflateInit failed");
-	}
-	in = (const uint8_t *)blob + BLOB_HEADER_LEN;
-	in_left = (size_t)info.comp_len;
-	out_left = (size_t)info.raw_len;
 	zs.next_out = raw;
 	zs.avail_out = 0;
 	for (;;) {
@@ -435,7 +684,7 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 		if (zr == Z_BUF_ERROR && zs.avail_out == 0 && out_left == 0)
 			r = gerr_fail(GERR_CORRUPT, err, errlen,
 				 "payload inflates to more than %llu bytes",
-				 (unsigned long long)info.raw_len);
+				 (unsigned long long)info->raw_len);
 		else if (zr == Z_BUF_ERROR)
 			r = gerr_fail(GERR_CORRUPT, err, errlen,
 				 "payload is a truncated zlib stream");
@@ -451,7 +700,7 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 	if (zs.avail_out != 0 || out_left != 0) {
 		r = gerr_fail(GERR_CORRUPT, err, errlen,
 			 "payload inflates to %lu bytes, header says %llu",
-			 zs.total_out, (unsigned long long)info.raw_len);
+			 zs.total_out, (unsigned long long)info->raw_len);
 		goto out;
 	}
 	if (zs.avail_in != 0 || in_left != 0) {
@@ -462,6 +711,35 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 	r = 0;
 out:
 	inflateEnd(&zs);
+	return r;
+}
+
+int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
+		uint8_t **ret_raw, size_t *ret_raw_len, char *err,
+		size_t errlen)
+{
+	struct blob_info info;
+	const uint8_t *payload;
+	uint8_t *raw;
+	int r;
+
+	if (!ret_raw || !ret_raw_len)
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
+	r = blob_peek(blob, len, &info, err, errlen);
+	if (r < 0)
+		return r;
+
+	/* raw_len <= BLOB_MAX_RAW (checked by peek); +1 keeps malloc(0) out. */
+	raw = malloc((size_t)info.raw_len + 1);
+	if (!raw)
+		return gerr_fail(GERR_NOMEM, err, errlen,
+			    "cannot allocate %llu bytes",
+			    (unsigned long long)info.raw_len);
+	payload = (const uint8_t *)blob + BLOB_HEADER_LEN;
+	if (le_get16((const uint8_t *)blob + 4) == BLOB_CHUNKED)
+		r = par_decompress(payload, &info, raw, err, errlen);
+	else
+		r = seq_decompress(payload, &info, raw, err, errlen);
 	if (r < 0) {
 		free(raw);
 		return r;

@@ -1,25 +1,43 @@
 /* blob.h - the checkpoint/result blob format and gpud's blob store.
  *
- * A blob is a 64-byte header followed by a zlib stream. All integers are
+ * A blob is a 64-byte header followed by the payload. All integers are
  * little-endian.
  *   offset size field        why
  *   0      4    magic "GPBL" reject non-blobs early
- *   4      2    version (1)  format evolution
+ *   4      2    version      1 or 2 (the payload's layout, below)
  *   6      2    kind         1 checkpoint, 2 result, 3 job input: a checkpoint
  *                            can never be accepted as a result or the reverse
  *   8      16   workload     NUL-padded name: no blob crosses workloads
  *   24     8    lease        the lease it belongs to
  *   32     8    epoch        the epoch it was produced under (fencing)
  *   40     8    raw_len      decompressed length, <= BLOB_MAX_RAW
- *   48     8    comp_len     length of the zlib stream that follows
- *   56     4    payload_crc  CRC-32 (zlib) of the zlib stream
+ *   48     8    comp_len     length of the payload that follows
+ *   56     4    payload_crc  CRC-32 (zlib) of the payload
  *   60     4    header_crc   CRC-32 of bytes 0..59
- *   64     ...  zlib stream (compress2; any level decodes, gpud's
- *                            encoder uses level 1 for speed, or 0 (stored
- *                            blocks) when the caller asks BLOB_PACK_STORE)
+ *   64     ...  payload
+ * Version 1 (payloads under 16 MiB; also larger ones written before
+ * version 2): the payload is a zlib stream (compress2; any level decodes,
+ * gpud's encoder uses level 1 for speed, or 0 (stored blocks) when the
+ * caller asks BLOB_PACK_STORE).
+ * Version 2 (blob_encode from 16 MiB): the payload is a chunk index and a
+ * zlib stream whose chunks inflate independently, hence in parallel:
+ *   offset  size   field      why
+ *   0       4      chunk_raw  raw bytes per chunk (the last may be short),
+ *                             64 KiB..64 MiB; gpud writes 4 MiB
+ *   4       4      nchunks    = ceil(raw_len / chunk_raw), >= 1
+ *   8       4*n    len[i]     bytes of chunk i's raw deflate data, >= 1
+ *   8+4n    2      zlib header (no preset dictionary)
+ *   10+4n   sum    the chunks' deflate data, one after the other
+ *   ...     4      Adler-32 of the raw bytes, big-endian (zlib trailer)
+ * so comp_len = 8 + 4n + 2 + sum(len) + 4. From offset 8+4n on it is one
+ * ordinary zlib stream. Chunk i inflates alone (no match reaches into an
+ * earlier chunk) to exactly its chunk_raw bytes; every chunk but the last
+ * ends on a byte-aligned block boundary (a sync flush) and holds no final
+ * block; the last ends with the final block.
  * A blob is corrupt when any field disagrees: wrong magic/version/kind,
- * lengths over the bounds or not matching the buffer, either CRC, or a
- * zlib stream that does not inflate to exactly raw_len bytes.
+ * lengths over the bounds or not matching the buffer, either CRC, a chunk
+ * index that breaks a rule above, or a zlib stream (or chunk) that does not
+ * inflate to exactly raw_len (its chunk_raw) bytes.
  *
  * The store keeps blobs under DIR/blobs/xx/<hash> where <hash> is the
  * BLAKE2b-256 (libsodium) hex of the whole blob (content-addressed). A blob
@@ -27,8 +45,9 @@
  * fsync'ed before blob_store_put returns: only then may gpud acknowledge.
  *
  * Ownership: blob_encode and blob_decode return malloc'ed buffers the caller
- * frees. Inputs are borrowed. Thread-safe (no shared state); blob_encode
- * deflates payloads of 16 MiB or more on up to 8 threads of its own.
+ * frees. Inputs are borrowed. Thread-safe (no shared state); from 16 MiB
+ * blob_encode deflates, and blob_decode inflates a version-2 blob, on up to
+ * 16 threads of their own (blob_threads), joined before they return.
  */
 #ifndef GPUD_BLOB_H
 #define GPUD_BLOB_H
@@ -79,6 +98,11 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 		uint8_t **ret_raw, size_t *ret_raw_len, char *err,
 		size_t errlen);
+
+/* The threads blob_encode takes for raw_len bytes, and blob_decode for the
+ * blob it makes: min(online CPUs, 16, 4 MiB chunks), 1 under 16 MiB. The
+ * blob's bytes do not depend on it. */
+unsigned blob_threads(uint64_t raw_len);
 
 /* Content hash (hex) of a blob's bytes. */
 void blob_hash_hex(const void *blob, size_t len, char out[BLOB_HASH_HEX]);
