@@ -38,7 +38,9 @@
 #define CTHREADS (CPOS * CSLICES)
 #define MW 16      /* 32-bit words of a 512-bit mask */
 #define NONE32 0xffffffffu
-#define EXACT_WARPS 8
+#define EXACT_WARPS 16
+#define EXACT_TILE 1024u /* positions per tile of the exact kernel */
+#define EXACT_LO 4096u   /* G(0..) its CTAs keep in shared memory */
 
 __constant__ uint32_t c_rpos[OFFICERS_MAX_RARE];
 __constant__ uint16_t c_rval[OFFICERS_MAX_RARE];
@@ -341,32 +343,96 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			prof[i] += acc[i];
 }
 
+/* Exact kernel, a CTA per tile of EXACT_TILE consecutive positions: the
+ * values every rare pair of the tile reads, buf[t0 - maxpos - 1 ..
+ * t0 + tile - 1), are loaded into shared memory once per tile, so the
+ * rare part's gathers hit shared memory (from global memory they were 32
+ * scattered sectors per load). The scan's pairs G(a) ^ G(x - 1 - a) come
+ * from shared memory too while a < EXACT_LO and x - 1 - a is in the
+ * window (nearly all of them), from global memory beyond. Shared: the
+ * packed rare table rt[j] = (maxpos - rpos) << 16 | rval, G(0..EXACT_LO-1),
+ * the window. */
+/* The exact scan over pairs a in [a_lo, a_hi] (a_hi < 2^32 - 64): value
+ * lo[a] ^ hi[-a], two pairs per lane per step and one vote per 64 pairs
+ * (the vote and the loop, not the loads, were most of the kernel's
+ * instructions). A hit clears its bit in needw (atomicAnd tells the first
+ * of equal hits) and its byte; returns 1 once *missing reaches 0. Indices
+ * past a_hi are clamped to it: a repeated pair hits nothing new. */
+static __device__ __forceinline__ int scan_pairs(const uint16_t *lo,
+						 const uint16_t *hi,
+						 unsigned a_lo, unsigned a_hi,
+						 uint8_t *needb,
+						 uint32_t *needw,
+						 unsigned *missing)
+{
+	const unsigned lane = threadIdx.x & 31;
+
+	for (unsigned a0 = a_lo; a0 <= a_hi; a0 += 64) {
+		unsigned a1 = min(a0 + lane, a_hi), a2 = min(a0 + 32 + lane, a_hi);
+		unsigned o1 = lo[a1] ^ hi[-(int)a1], o2 = lo[a2] ^ hi[-(int)a2];
+		unsigned h1 = needb[o1], h2 = needb[o2];
+
+		if (!__any_sync(0xffffffffu, h1 | h2))
+			continue;
+		unsigned got1 = 0, got2 = 0;
+		if (h1)
+			got1 = atomicAnd(&needw[o1 >> 5], ~(1u << (o1 & 31))) &
+			       (1u << (o1 & 31));
+		if (h2)
+			got2 = atomicAnd(&needw[o2 >> 5], ~(1u << (o2 & 31))) &
+			       (1u << (o2 & 31));
+		if (h1)
+			needb[o1] = 0;
+		if (h2)
+			needb[o2] = 0;
+		*missing -= __popc(__ballot_sync(0xffffffffu, got1 != 0)) +
+			    __popc(__ballot_sync(0xffffffffu, got2 != 0));
+		__syncwarp();
+		if (*missing == 0)
+			return 1;
+	}
+	return 0;
+}
+
 static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint16_t *lo,
 				       unsigned lo_len,
 				       unsigned long long dbase,
 				       unsigned n0off, unsigned idx,
-				       unsigned nrare, const uint32_t *g_rpos,
-				       const uint16_t *g_rval, uint8_t *status)
+				       const uint32_t *rt, unsigned nrare,
+				       unsigned maxpos, const uint16_t *lo_s,
+				       const uint16_t *win, uint8_t *status)
 {
-	__shared__ uint32_t smask[EXACT_WARPS][MW];
+	__shared__ uint32_t flags[EXACT_WARPS][OFFICERS_VMAX / 4];
 	__shared__ uint32_t need[EXACT_WARPS][MW];
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+	const unsigned i = idx % EXACT_TILE; /* win[i + maxpos - rpos] */
+	uint8_t *flag = (uint8_t *)flags[w];
 	unsigned xo, c, missing = 0, bad = 0;
 	unsigned long long x, half, amax;
+	uint32_t m = 0;
 
 	xo = n0off + idx;
 	x = dbase + xo;
 	c = buf[xo];
-	if (lane < MW)
-		smask[w][lane] = 0;
+	for (unsigned k = lane; k < OFFICERS_VMAX / 4; k += 32)
+		flags[w][k] = 0;
 	__syncwarp();
+	/* A byte flag per option, set by plain stores: lanes that mark the
+	 * same option write the same byte, so nothing serialises (shared
+	 * atomics on 16 mask words did, and took most of the kernel). */
+#pragma unroll 4
 	for (unsigned j = lane; j < nrare; j += 32) {
-		unsigned o = g_rval[j] ^ buf[xo - 1 - g_rpos[j]];
-		atomicOr(&smask[w][o >> 5], 1u << (o & 31));
+		uint32_t e = rt[j];
+		flag[(e & 0xffffu) ^ win[i + (e >> 16)]] = 1;
 	}
 	__syncwarp();
+	for (unsigned k = 0; k < MW; k++) {
+		uint32_t b = __ballot_sync(0xffffffffu, flag[32 * k + lane]);
+		if (lane == k)
+			m = b;
+	}
 	if (lane < MW) {
-		uint32_t m = smask[w][lane], com = common32(lane), below;
+		uint32_t com = common32(lane), below;
 		below = c >= 32 * (lane + 1) ? 0xffffffffu
 		      : c <= 32 * lane      ? 0u
 					    : (1u << (c - 32 * lane)) - 1;
@@ -403,49 +469,67 @@ static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint
 		if (amax > x - 1 - dbase)
 			amax = x - 1 - dbase;
 	}
-	const uint16_t *hi = buf + (xo - 1);
-	for (unsigned long long a0 = 0; a0 <= amax; a0 += 32) {
-		unsigned long long a = a0 + lane;
-		int hit = 0;
-		unsigned o = 0;
-		if (a <= amax) {
-			o = lo[a] ^ hi[-(long long)a];
-			hit = o < c && ((need[w][o >> 5] >> (o & 31)) & 1);
-		}
-		if (__any_sync(0xffffffffu, hit)) {
-			unsigned got = 0;
-			if (hit) {
-				uint32_t bit = 1u << (o & 31);
-				got = atomicAnd(&need[w][o >> 5], ~bit) & bit;
-			}
-			missing -= __popc(__ballot_sync(0xffffffffu, got != 0));
-			__syncwarp();
-			if (missing == 0) {
-				if (lane == 0)
-					status[idx] = 0;
-				return;
-			}
-		}
+	/* The scan tests a pair's value against a byte per needed value (the
+	 * flag bytes, rewritten: needb[o] = 1 iff bit o of need), one shared
+	 * load instead of a word, a shift and a compare. */
+	for (unsigned k = 0; k < MW; k++) {
+		uint32_t word = __shfl_sync(0xffffffffu, need[w][lane & 15], k);
+		flag[32 * k + lane] = (uint8_t)((word >> lane) & 1);
+	}
+	__syncwarp();
+	/* Pairs a <= lim read both values from shared memory: lo_s holds
+	 * G(0..EXACT_LO-1) and the window holds buf[xo - 1 - a] for a <=
+	 * i + maxpos; that covers nearly every scan. Later pairs (deep scans)
+	 * read global memory. */
+	const unsigned near = i + maxpos < EXACT_LO - 1 ? i + maxpos
+						       : EXACT_LO - 1;
+	const unsigned lim = amax < near ? (unsigned)amax : near;
+	if (scan_pairs(lo_s, win + i + maxpos, 0, lim, flag, need[w],
+		       &missing) ||
+	    (amax > lim && scan_pairs(lo, buf + (xo - 1), lim + 1,
+				      (unsigned)amax, flag, need[w],
+				      &missing))) {
+		if (lane == 0)
+			status[idx] = 0;
+		return;
 	}
 	if (lane == 0)
 		status[idx] = 1;
 }
 
-/* One warp per position x = n0off + warp; lo is the array of G(0..) the
- * scan reads for small a (buf itself when dbase == 0). */
+/* Positions n0off + idx, idx < len; lo is the array of G(0..) the scan
+ * reads for small a (buf itself when dbase == 0). Tiles go to CTAs in
+ * turn, positions of a tile to warps in turn (scan depths vary a lot). */
 __global__ void __launch_bounds__(EXACT_WARPS * 32)
 exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
 	     unsigned long long dbase, unsigned n0off, unsigned len,
-	     unsigned nrare, const uint32_t *g_rpos, const uint16_t *g_rval,
-	     uint8_t *status)
+	     unsigned nrare, unsigned maxpos, const uint32_t *g_rpos,
+	     const uint16_t *g_rval, uint8_t *status)
 {
+	extern __shared__ uint32_t exact_shm[];
+	uint32_t *rt = exact_shm;
+	uint16_t *lo_s = (uint16_t *)(exact_shm + nrare);
+	uint16_t *win = lo_s + EXACT_LO;
 	const unsigned w = threadIdx.x >> 5;
-	const unsigned nw = gridDim.x * EXACT_WARPS;
+	const unsigned ntiles = (len + EXACT_TILE - 1) / EXACT_TILE;
 
-	/* Warps take positions in turn: scan depths vary a lot. */
-	for (unsigned idx = blockIdx.x * EXACT_WARPS + w; idx < len; idx += nw)
-		exact_one(buf, lo, lo_len, dbase, n0off, idx, nrare, g_rpos,
-			  g_rval, status);
+	for (unsigned j = threadIdx.x; j < nrare; j += blockDim.x)
+		rt[j] = (maxpos - g_rpos[j]) << 16 | g_rval[j];
+	for (unsigned j = threadIdx.x; j < EXACT_LO && j < lo_len; j += blockDim.x)
+		lo_s[j] = lo[j];
+	for (unsigned t = blockIdx.x; t < ntiles; t += gridDim.x) {
+		const unsigned first = t * EXACT_TILE;
+		const unsigned tl = min(EXACT_TILE, len - first);
+		const uint16_t *src = buf + n0off + first - maxpos - 1;
+
+		__syncthreads(); /* the last tile's readers are done */
+		for (unsigned k = threadIdx.x; k < maxpos + tl; k += blockDim.x)
+			win[k] = src[k];
+		__syncthreads();
+		for (unsigned i = w; i < tl; i += EXACT_WARPS)
+			exact_one(buf, lo, lo_len, dbase, n0off, first + i, rt,
+				  nrare, maxpos, lo_s, win, status);
+	}
 }
 
 /* ---- host side ---------------------------------------------------------- */
@@ -471,6 +555,11 @@ static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
  * the marks, the combined masks and the packed rare table. */
 #define SHMEM_CAND \
 	(RING * 4 + (CSLICES + 1) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4)
+
+/* Shared memory of an exact CTA: the packed rare table and the window of
+ * a tile (maxpos + EXACT_TILE values at most). */
+#define SHMEM_EXACT_MAX \
+	(OFFICERS_MAX_RARE * 4 + (EXACT_LO + RING + EXACT_TILE) * 2)
 
 static unsigned cand_kind(const struct officers_cuda *ctx)
 {
@@ -549,6 +638,10 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 				cand_fns[k].fn[p],
 				cudaFuncAttributeMaxDynamicSharedMemorySize,
 				SHMEM_CAND);
+	if (e == cudaSuccess)
+		e = cudaFuncSetAttribute(
+			exact_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+			SHMEM_EXACT_MAX);
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm,
@@ -673,13 +766,31 @@ static int gpu_ok(const struct officers_cuda *ctx,
 	       maxpos < hist_of(s->n) && s->n - hist_of(s->n) >= s->base;
 }
 
-/* Persistent exact grid: 8 CTAs of 8 warps per SM, fewer for short runs. */
-static unsigned exact_blocks(const struct officers_cuda *ctx, uint64_t len)
+/* Exact kernel on positions [n0off, n0off + len) of buf, as many CTAs as
+ * are resident (fewer for short runs). */
+static cudaError_t launch_exact(const struct officers_cuda *ctx,
+				cudaStream_t stream, const uint16_t *buf,
+				const uint16_t *lo, unsigned lo_len,
+				unsigned long long dbase, unsigned n0off,
+				unsigned len, unsigned nrare, unsigned maxpos,
+				uint8_t *status)
 {
-	uint64_t want = (len + EXACT_WARPS - 1) / EXACT_WARPS;
-	uint64_t full = (uint64_t)ctx->sms * 8;
+	size_t shm = ((size_t)nrare * 4 + (EXACT_LO + maxpos + EXACT_TILE) * 2 +
+		      3) & ~3;
+	unsigned tiles = (len + EXACT_TILE - 1) / EXACT_TILE, nb;
+	int per_sm = 0;
+	cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+		&per_sm, exact_kernel, EXACT_WARPS * 32, shm);
 
-	return (unsigned)(want < full ? want : full);
+	if (e != cudaSuccess)
+		return e;
+	nb = (unsigned)(per_sm > 0 ? per_sm : 1) * (unsigned)ctx->sms;
+	if (nb > tiles)
+		nb = tiles;
+	exact_kernel<<<nb, EXACT_WARPS * 32, shm, stream>>>(
+		buf, lo, lo_len, dbase, n0off, len, nrare, maxpos,
+		ctx->d_rpos, ctx->d_rval, status);
+	return cudaGetLastError();
 }
 
 static int upload_rares(struct officers_cuda *ctx, const struct officers_seq *s,
@@ -745,11 +856,9 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	if (do_exact) {
 		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;
 		unsigned lo_len = dbase == 0 ? n1off : OFFICERS_PREFIX;
-		exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
-			       ctx->stream>>>(buf, lo, lo_len, dbase, n0off,
-					      len, nrare, ctx->d_rpos,
-					      ctx->d_rval, ctx->d_status[b]);
-		CK(cudaGetLastError(), "exact kernel");
+		CK(launch_exact(ctx, ctx->stream, buf, lo, lo_len, dbase,
+				n0off, len, nrare, maxpos, ctx->d_status[b]),
+		   "exact kernel");
 		CK(cudaMemcpyAsync(ctx->h_status[b], ctx->d_status[b], len,
 				   cudaMemcpyDeviceToHost, ctx->stream),
 		   "copy");
@@ -876,13 +985,12 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 		ctx->prefix_uploaded = 1;
 	}
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
-	exact_kernel<<<exact_blocks(ctx, len), EXACT_WARPS * 32, 0,
-		       ctx->stream>>>(
-		ctx->d_buf[0], dbase == 0 ? ctx->d_buf[0] : ctx->d_prefix,
-		dbase == 0 ? (unsigned)(hist + len) : OFFICERS_PREFIX, dbase,
-		hist, (unsigned)len, s->nrare, ctx->d_rpos, ctx->d_rval,
-		ctx->d_status[0]);
-	CK(cudaGetLastError(), "exact kernel");
+	CK(launch_exact(ctx, ctx->stream, ctx->d_buf[0],
+			dbase == 0 ? ctx->d_buf[0] : ctx->d_prefix,
+			dbase == 0 ? (unsigned)(hist + len) : OFFICERS_PREFIX,
+			dbase, hist, (unsigned)len, s->nrare,
+			(unsigned)s->rare[s->nrare - 1].pos, ctx->d_status[0]),
+	   "exact kernel");
 	CK(cudaEventRecord(ctx->ev[2], ctx->stream), "event");
 	CK(cudaMemcpyAsync(status, ctx->d_status[0], len,
 			   cudaMemcpyDeviceToHost, ctx->stream),
