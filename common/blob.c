@@ -42,6 +42,7 @@
 #include <sodium.h>
 #include <zlib.h>
 
+#include "bigmem.h"
 #include "gerr.h"
 #include "le.h"
 
@@ -244,7 +245,7 @@ static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 		total += c[i].out_len;
 	}
 	if (!rc)
-		out = malloc(head + total);
+		out = big_alloc(head + total);
 	if (!rc && !out)
 		rc = GERR_NOMEM;
 	if (!rc) {
@@ -730,7 +731,7 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 		return r;
 
 	/* raw_len <= BLOB_MAX_RAW (checked by peek); +1 keeps malloc(0) out. */
-	raw = malloc((size_t)info.raw_len + 1);
+	raw = big_alloc((size_t)info.raw_len + 1);
 	if (!raw)
 		return gerr_fail(GERR_NOMEM, err, errlen,
 			    "cannot allocate %llu bytes",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "blobcache.h"
 #include "gerr.h"
 
@@ -112,7 +113,7 @@ int blobcache_get(struct blobcache *c, const char *hash, void **ret,
 	e = find(c, hash);
 	if (!e)
 		rc = GERR_NOTFOUND;
-	else if (!(copy = malloc(e->len ? e->len : 1)))
+	else if (!(copy = big_alloc(e->len)))
 		rc = GERR_NOMEM;
 	if (rc == 0) {
 		memcpy(copy, e->bytes, e->len);
@@ -139,7 +140,7 @@ int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return GERR_NOMEM;
-	e->bytes = malloc(len ? len : 1);
+	e->bytes = big_alloc(len);
 	if (!e->bytes) {
 		free(e);
 		return GERR_NOMEM;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "blob.h"
 #include "blobcache.h"
 #include "gerr.h"
@@ -688,7 +689,7 @@ static int ahead_start(struct runner *r, struct runner_job *job, void *out,
 				PENDING_HASH, &spec) != 0)
 		return 0;
 	e = calloc(1, sizeof(*e));
-	pending = malloc(out_len ? out_len : 1);
+	pending = big_alloc(out_len);
 	params = json_deep_copy(job->params);
 	done_spec = json_deep_copy(job->spec);
 	if (!e || !pending || !params || !done_spec)

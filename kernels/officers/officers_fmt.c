@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
+#include "bigmem.h"
 #include "gerr.h"
 #include "le.h"
 #include "officers.h"
@@ -18,23 +18,6 @@ static unsigned value_at(const uint16_t *p, uint64_t i)
 	const uint8_t *b = (const uint8_t *)p + 2 * i;
 
 	return (unsigned)b[0] | (unsigned)b[1] << 8;
-}
-
-/* A result is up to ~140 MB written once: in 4 KiB pages its first touch
- * costs more than the copy (33 K page faults; 0.4 s of a 0.56 s encode on
- * the development machine). Huge pages where the kernel grants them on
- * request (transparent_hugepage = madvise); free() releases it. */
-static void *big_alloc(size_t len)
-{
-	const size_t huge = (size_t)2 << 20;
-	void *p = NULL;
-
-	if (len < huge)
-		return malloc(len);
-	if (posix_memalign(&p, huge, len) != 0)
-		return NULL;
-	madvise(p, len & ~(huge - 1), MADV_HUGEPAGE);
-	return p;
 }
 
 /* n values as uint16 LE, and back (whole arrays: one copy on an LE host) */
