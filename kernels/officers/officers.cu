@@ -37,6 +37,7 @@
 #define CSLICES 32 /* warps per CTA */
 #define CTHREADS (CPOS * CSLICES)
 #define MW 16      /* 32-bit words of a 512-bit mask */
+static_assert(CTHREADS == 2 * MW * CPOS, "two threads per mask word");
 #define NONE32 0xffffffffu
 #define EXACT_WARPS 16
 #define EXACT_TILE 1024u /* positions per tile of the exact kernel */
@@ -115,11 +116,14 @@ __device__ __forceinline__ void prof_mark(unsigned long long *acc, int phase,
  * column is its own bank):
  *   bit masks  a 512-bit mask per warp and position, set by shared atomics;
  *              after the lookups the 32 warps' masks are or-ed together;
- *   flags      a word flag[o][position] = 1 by plain stores (all writers
- *              write the same 1, so no atomics, and one table for all warps:
- *              fewer instructions per lookup); after the lookups 32 flags
- *              at a time are gathered into a mask word.
- * Warp 0 then takes each position's smallest unmarked common value. */
+ *   flags      a word flag[o][position] = the round's stamp (round + 1)
+ *              by plain stores (all writers write the same word, so no
+ *              atomics, and one table for all warps: fewer instructions
+ *              per lookup); after the lookups 32 flags at a time are
+ *              gathered into a mask word, a flag counting only if it holds
+ *              this round's stamp, so the 64 KB table is never cleared.
+ * A position's candidate is its smallest unmarked common value: one
+ * thread per mask word finds the word's smallest, warp 0 the minimum. */
 static __device__ __forceinline__ uint4 ld_relaxed_v4(const uint4 *p)
 {
 	uint4 r;
@@ -183,8 +187,8 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	__shared__ unsigned s_first[2];
 	uint16_t *ring = (uint16_t *)sh;           /* 2 RING */
 	uint32_t *mask = sh + RING;                /* [32][16][32] or [512][32] */
-	uint32_t *comb = mask + CSLICES * MW * P;  /* [16][32] */
-	uint32_t *tab = comb + MW * P;             /* nrare, 16-byte aligned */
+	uint32_t *comb = mask + CSLICES * MW * P;  /* [2][16][32] */
+	uint32_t *tab = comb + 2 * MW * P;         /* nrare, 16-byte aligned */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const unsigned K = gridDim.x * P;
 	const unsigned tab_part = ((nrare + CSLICES - 1) / CSLICES + 3) & ~3u;
@@ -209,6 +213,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	while (c < n1off) {
 		const unsigned base = c + blockIdx.x * P;
 		const uint32_t want = ((round + 1) & 0xffffu) << 16;
+		const uint32_t stamp = round + 1; /* this round's flags */
 
 		if (timer)
 			t = clock64();
@@ -219,7 +224,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			if (FLAGS) {
 				uint32_t *h = mask + lane;
 				warp_lookups(tab, j0, j1, xbase,
-					     [&](unsigned o) { h[o * P] = 1; });
+					     [&](unsigned o) { h[o * P] = stamp; });
 			} else {
 				uint32_t *col = mask + w * MW * P + lane;
 				warp_lookups(tab, j0, j1, xbase,
@@ -232,33 +237,43 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		__syncthreads();
 		if (timer)
 			prof_mark(acc, 0, &t);
-		/* each position's mask of marked values */
-		for (unsigned i = threadIdx.x; i < MW * P; i += CTHREADS) {
+		/* Each position's mask of marked values, then its candidate
+		 * (smallest unmarked common value): all threads gather, half
+		 * the flags (or slices) each; one thread per mask word finds
+		 * its word's smallest; warp 0 takes the minimum of 16 words
+		 * (independent loads, not a scan that stops at the first). */
+		{
+			const unsigned i = threadIdx.x % (MW * P);
+			const unsigned half = threadIdx.x / (MW * P);
 			uint32_t m = 0;
 			if (FLAGS) {
 				const uint32_t *h = mask + (i / P) * 32 * P +
-						    i % P;
-				for (int b = 31; b >= 0; b--)
-					m = m << 1 | h[b * P];
+						    i % P + half * 16 * P;
+				for (int b = 15; b >= 0; b--)
+					m = m << 1 | (h[b * P] == stamp);
+				m <<= 16 * half;
 			} else {
 				/* zeroing the slices for the next round */
-				for (unsigned s = 0; s < CSLICES; s++) {
+				for (unsigned s = half * (CSLICES / 2);
+				     s < (half + 1) * (CSLICES / 2); s++) {
 					m |= mask[s * MW * P + i];
 					mask[s * MW * P + i] = 0;
 				}
 			}
-			comb[i] = m;
+			comb[half * MW * P + i] = m;
+		}
+		__syncthreads();
+		if (threadIdx.x < MW * P) {
+			const unsigned i = threadIdx.x, k = i / P;
+			uint32_t f = ~(comb[i] | comb[MW * P + i]) & common32(k);
+			comb[i] = f ? k * 32 + __ffs(f) - 1 : OFFICERS_VMAX;
 		}
 		__syncthreads();
 		if (w == 0) {
 			unsigned v = OFFICERS_VMAX;
-			for (unsigned k = 0; k < MW; k++) {
-				uint32_t f = ~comb[k * P + lane] & common32(k);
-				if (f) {
-					v = k * 32 + __ffs(f) - 1;
-					break;
-				}
-			}
+#pragma unroll
+			for (unsigned k = 0; k < MW; k++)
+				v = min(v, comb[k * P + lane]);
 			st_relaxed(xch + (round & 1) * K + blockIdx.x * P + lane,
 				   want | v);
 		}
@@ -311,8 +326,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			const unsigned c2 = f == NONE32 ? e : c + f + 1;
 			const unsigned e2 = c2 + K < n1off ? c2 + K : n1off;
 
-			/* final values out, P per CTA; new guesses 0; the
-			 * flags cleared */
+			/* final values out, P per CTA; new guesses 0 */
 			if (w == 0) {
 				unsigned x = c + blockIdx.x * P + lane;
 				if (x < c2)
@@ -321,11 +335,6 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			for (unsigned x = e + threadIdx.x; x < e2;
 			     x += CTHREADS)
 				ring_put(ring, x, 0);
-			if (FLAGS)
-				for (unsigned i = threadIdx.x;
-				     i < OFFICERS_VMAX * P / 4; i += CTHREADS)
-					((uint4 *)mask)[i] =
-						make_uint4(0, 0, 0, 0);
 			if (threadIdx.x == 0)
 				s_first[(round + 1) & 1] = NONE32;
 			c = c2;
@@ -552,9 +561,9 @@ static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
 };
 
 /* Shared memory of a candidate CTA (either way of marking): the ring twice,
- * the marks, the combined masks and the packed rare table. */
+ * the marks, the combined masks (two halves) and the packed rare table. */
 #define SHMEM_CAND \
-	(RING * 4 + (CSLICES + 1) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4)
+	(RING * 4 + (CSLICES + 2) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4)
 
 /* Shared memory of an exact CTA: the packed rare table and the window of
  * a tile (maxpos + EXACT_TILE values at most). */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bigmem.h"
 #include "gerr.h"
 #include "officers.h"
 #include "workload.h"
@@ -28,7 +29,7 @@ int officers_seq_init(struct officers_seq *s, uint64_t cap)
 	memset(s, 0, sizeof(*s));
 	s->prefix = malloc(OFFICERS_PREFIX * sizeof(uint16_t));
 	s->cap = cap ? cap : 1;
-	s->vals = malloc(s->cap * sizeof(uint16_t));
+	s->vals = big_alloc(s->cap * sizeof(uint16_t)); /* filled once, in order */
 	if (!s->prefix || !s->vals) {
 		officers_seq_free(s);
 		return GERR_NOMEM;
