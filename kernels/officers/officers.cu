@@ -352,15 +352,6 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			prof[i] += acc[i];
 }
 
-/* Exact kernel, a CTA per tile of EXACT_TILE consecutive positions: the
- * values every rare pair of the tile reads, buf[t0 - maxpos - 1 ..
- * t0 + tile - 1), are loaded into shared memory once per tile, so the
- * rare part's gathers hit shared memory (from global memory they were 32
- * scattered sectors per load). The scan's pairs G(a) ^ G(x - 1 - a) come
- * from shared memory too while a < EXACT_LO and x - 1 - a is in the
- * window (nearly all of them), from global memory beyond. Shared: the
- * packed rare table rt[j] = (maxpos - rpos) << 16 | rval, G(0..EXACT_LO-1),
- * the window. */
 /* The exact scan over pairs a in [a_lo, a_hi] (a_hi < 2^32 - 64): value
  * lo[a] ^ hi[-a], two pairs per lane per step and one vote per 64 pairs
  * (the vote and the loop, not the loads, were most of the kernel's
@@ -403,6 +394,15 @@ static __device__ __forceinline__ int scan_pairs(const uint16_t *lo,
 	return 0;
 }
 
+/* Exact kernel, a CTA per tile of EXACT_TILE consecutive positions: the
+ * values every rare pair of the tile reads, buf[t0 - maxpos - 1 ..
+ * t0 + tile - 1), are loaded into shared memory once per tile, so the
+ * rare part's gathers hit shared memory (from global memory they were 32
+ * scattered sectors per load). The scan's pairs G(a) ^ G(x - 1 - a) come
+ * from shared memory too while a < EXACT_LO and x - 1 - a is in the
+ * window (nearly all of them), from global memory beyond. Shared: the
+ * packed rare table rt[j] = (maxpos - rpos) << 16 | rval, G(0..EXACT_LO-1),
+ * the window. */
 static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint16_t *lo,
 				       unsigned lo_len,
 				       unsigned long long dbase,
@@ -426,9 +426,9 @@ static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint
 	for (unsigned k = lane; k < OFFICERS_VMAX / 4; k += 32)
 		flags[w][k] = 0;
 	__syncwarp();
-	/* A byte flag per option, set by plain stores: lanes that mark the
-	 * same option write the same byte, so nothing serialises (shared
-	 * atomics on 16 mask words did, and took most of the kernel). */
+	/* A byte flag per option, set by plain stores (lanes that mark the
+	 * same option write the same byte: no atomics), then gathered into
+	 * mask words by ballots. */
 #pragma unroll 4
 	for (unsigned j = lane; j < nrare; j += 32) {
 		uint32_t e = rt[j];
@@ -481,10 +481,8 @@ static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint
 	/* The scan tests a pair's value against a byte per needed value (the
 	 * flag bytes, rewritten: needb[o] = 1 iff bit o of need), one shared
 	 * load instead of a word, a shift and a compare. */
-	for (unsigned k = 0; k < MW; k++) {
-		uint32_t word = __shfl_sync(0xffffffffu, need[w][lane & 15], k);
-		flag[32 * k + lane] = (uint8_t)((word >> lane) & 1);
-	}
+	for (unsigned k = 0; k < MW; k++)
+		flag[32 * k + lane] = (uint8_t)((need[w][k] >> lane) & 1);
 	__syncwarp();
 	/* Pairs a <= lim read both values from shared memory: lo_s holds
 	 * G(0..EXACT_LO-1) and the window holds buf[xo - 1 - a] for a <=
@@ -565,8 +563,8 @@ static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
 #define SHMEM_CAND \
 	(RING * 4 + (CSLICES + 2) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4)
 
-/* Shared memory of an exact CTA: the packed rare table and the window of
- * a tile (maxpos + EXACT_TILE values at most). */
+/* Shared memory of an exact CTA: the packed rare table, G(0..EXACT_LO-1)
+ * and the window of a tile (maxpos + EXACT_TILE values at most). */
 #define SHMEM_EXACT_MAX \
 	(OFFICERS_MAX_RARE * 4 + (EXACT_LO + RING + EXACT_TILE) * 2)
 

@@ -591,8 +591,8 @@ static int verify_result(const struct officers_result *r,
 	vp = (const uint8_t *)r->vals + 2 * (r->from - r->vbase);
 	for (uint64_t x = r->from; x < r->to; x++, vp += 2) {
 		unsigned v = (unsigned)vp[0] | (unsigned)vp[1] << 8;
-		fnv = (fnv ^ vp[0]) * OFFICERS_FNV_PRIME;
-		fnv = (fnv ^ vp[1]) * OFFICERS_FNV_PRIME;
+		uint16_t w = (uint16_t)v;
+		fnv = officers_fnv(fnv, &w, 1);
 		if (first[v] == OFFICERS_NONE)
 			first[v] = x;
 		if (rare[v]) {
