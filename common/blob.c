@@ -730,8 +730,8 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 	if (r < 0)
 		return r;
 
-	/* raw_len <= BLOB_MAX_RAW (checked by peek); +1 keeps malloc(0) out. */
-	raw = big_alloc((size_t)info.raw_len + 1);
+	/* raw_len <= BLOB_MAX_RAW (checked by peek). */
+	raw = big_alloc((size_t)info.raw_len);
 	if (!raw)
 		return gerr_fail(GERR_NOMEM, err, errlen,
 			    "cannot allocate %llu bytes",

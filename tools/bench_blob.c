@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "blob.h"
+#include "le.h"
 
 static double now(void)
 {
@@ -30,8 +31,7 @@ static size_t chunks_of(const uint8_t *b)
 {
 	if (b[4] != 2)
 		return 0;
-	return (size_t)b[68] | (size_t)b[69] << 8 | (size_t)b[70] << 16 |
-	       (size_t)b[71] << 24;
+	return le_get32(b + BLOB_HEADER_LEN + 4);
 }
 
 static int cmpd(const void *a, const void *b)

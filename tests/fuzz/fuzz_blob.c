@@ -14,6 +14,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "le.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_sequential(const uint8_t *data, size_t size,
 			     const uint8_t *raw, size_t raw_len)
 {
-	size_t n = (size_t)data[68] | (size_t)data[69] << 8 |
-		   (size_t)data[70] << 16 | (size_t)data[71] << 24;
+	size_t n = le_get32(data + BLOB_HEADER_LEN + 4);
 	size_t off = BLOB_HEADER_LEN + 8 + 4 * n;
 	uLongf got_len = raw_len;
 	uint8_t *got = malloc(raw_len + 1);
@@ -62,12 +62,6 @@ static void check_one(const uint8_t *data, size_t size)
 	free(again);
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *c;
@@ -84,10 +78,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	memcpy(c, data, size);
 	comp_len = size - BLOB_HEADER_LEN;
-	for (int i = 0; i < 8; i++)
-		c[48 + i] = (uint8_t)(comp_len >> (8 * i));
-	put32(c + 56, (uint32_t)crc32(0L, c + BLOB_HEADER_LEN, (uInt)comp_len));
-	put32(c + 60, (uint32_t)crc32(0L, c, 60));
+	le_put64(c + 48, comp_len);
+	le_put32(c + 56, (uint32_t)crc32(0L, c + BLOB_HEADER_LEN, (uInt)comp_len));
+	le_put32(c + 60, (uint32_t)crc32(0L, c, 60));
 	check_one(c, size);
 	free(c);
 	return 0;

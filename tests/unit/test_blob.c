@@ -18,6 +18,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "le.h"
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -27,34 +28,16 @@ static uint64_t rng_next(uint64_t *s)
 	return *s * 0x2545F4914F6CDD1DULL;
 }
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static void set_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void set_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Recompute both CRCs so that deeper checks are reached. */
 static void fix_crcs(uint8_t *b, size_t len)
 {
-	set_le32(b + 56, (uint32_t)crc32(0, b + 64, (uInt)(len - 64)));
-	set_le32(b + 60, (uint32_t)crc32(0, b, 60));
+	le_put32(b + 56, (uint32_t)crc32(0, b + 64, (uInt)(len - 64)));
+	le_put32(b + 60, (uint32_t)crc32(0, b, 60));
 }
 
 static void fix_header_crc(uint8_t *b)
 {
-	set_le32(b + 60, (uint32_t)crc32(0, b, 60));
+	le_put32(b + 60, (uint32_t)crc32(0, b, 60));
 }
 
 /* Compressible but not trivial raw data. */
@@ -95,7 +78,7 @@ static uint8_t *make_values(size_t n, uint32_t seed)
 /* Where the zlib stream starts: after the chunk index in version 2. */
 static size_t stream_off(const uint8_t *b)
 {
-	return b[4] == 2 ? 64 + 8 + 4 * (size_t)le32(b + 68) : 64;
+	return b[4] == 2 ? 64 + 8 + 4 * (size_t)le_get32(b + 68) : 64;
 }
 
 static int decode(const uint8_t *b, size_t len, char *err)
@@ -175,8 +158,8 @@ static void test_round_trip(void **state)
 		assert_memory_equal(b + 8, "collatz\0\0\0\0\0\0\0\0\0", 16);
 		assert_memory_equal(b + 24, "\0\0\0\0\0\x01\0\0", 8);
 		assert_memory_equal(b + 32, "\x03\0\0\0\0\0\0\0", 8);
-		assert_int_equal(le32(b + 60), (uint32_t)crc32(0, b, 60));
-		assert_int_equal(le32(b + 56),
+		assert_int_equal(le_get32(b + 60), (uint32_t)crc32(0, b, 60));
+		assert_int_equal(le_get32(b + 56),
 				 (uint32_t)crc32(0, b + 64, (uInt)(blen - 64)));
 
 		assert_int_equal(blob_peek(b, blen, &pinfo, err, sizeof(err)),
@@ -221,16 +204,16 @@ static void test_parallel_deflate(void **state)
 	assert_true(blen < n / 2);
 	/* Version 2; index: 4 MiB chunks, 10 of them, lengths that add up. */
 	assert_memory_equal(b, "GPBL\x02\x00\x02\x00", 8);
-	assert_int_equal(le32(b + 64), 4u << 20);
-	assert_int_equal(le32(b + 68), 10);
+	assert_int_equal(le_get32(b + 64), 4u << 20);
+	assert_int_equal(le_get32(b + 68), 10);
 	off = stream_off(b);
 	assert_int_equal(off, 64 + 8 + 40);
 	for (size_t i = 0; i < 10; i++) {
-		assert_true(le32(b + 72 + 4 * i) > 0);
-		sum += le32(b + 72 + 4 * i);
+		assert_true(le_get32(b + 72 + 4 * i) > 0);
+		sum += le_get32(b + 72 + 4 * i);
 	}
 	assert_int_equal(off + 2 + sum + 4, blen);
-	assert_int_equal(le32(b + 56), (uint32_t)crc32(0, b + 64,
+	assert_int_equal(le_get32(b + 56), (uint32_t)crc32(0, b + 64,
 						       (uInt)(blen - 64)));
 
 	assert_int_equal(blob_peek(b, blen, &pinfo, err, sizeof(err)), 0);
@@ -287,7 +270,7 @@ static void test_v1_chunked(void **state)
 	assert_int_equal(blob_encode(BLOB_CHECKPOINT, "officers", 3, 1, raw, n,
 				     &b, &blen), 0);
 	assert_int_equal(b[4], 2);
-	assert_int_equal(le32(b + 68), 4);
+	assert_int_equal(le_get32(b + 68), 4);
 	assert_int_equal(blob_decode(b, blen, &info, &got, &got_len, err,
 				     sizeof(err)), 0);
 	assert_int_equal(got_len, n);
@@ -300,7 +283,7 @@ static void test_v1_chunked(void **state)
 	memcpy(c, b, 64);
 	memcpy(c + 64, b + off, blen - off);
 	c[4] = 1;
-	set_le64(c + 48, clen - 64);
+	le_put64(c + 48, clen - 64);
 	fix_crcs(c, clen);
 	assert_int_equal(blob_decode(c, clen, &info, &got, &got_len, err,
 				     sizeof(err)), 0);
@@ -343,11 +326,11 @@ static void test_v2_corrupt_index(void **state)
 	assert_int_equal(blob_encode(BLOB_RESULT, "officers", 9, 4, raw, n, &b,
 				     &blen), 0);
 	free(raw);
-	assert_int_equal(le32(b + 68), 5);
+	assert_int_equal(le_get32(b + 68), 5);
 	assert_int_equal(decode(b, blen, err), 0);
 	c = malloc(blen);
-	l1 = le32(b + 72 + 4);
-	l2 = le32(b + 72 + 8);
+	l1 = le_get32(b + 72 + 4);
+	l2 = le_get32(b + 72 + 8);
 #define CASE(stmt, want)                                                     \
 	do {                                                                 \
 		memcpy(c, b, blen);                                          \
@@ -355,39 +338,39 @@ static void test_v2_corrupt_index(void **state)
 		assert_corrupt(c, blen, want);                               \
 	} while (0)
 	/* Count, chunk size. */
-	CASE(set_le32(c + 68, 6), "chunks of");
-	CASE(set_le32(c + 68, 4), "chunks of");
-	CASE(set_le32(c + 68, 0), "chunks of");
-	CASE(set_le32(c + 68, UINT32_MAX), "chunks of");
-	CASE(set_le32(c + 64, 0), "chunk size 0");
-	CASE(set_le32(c + 64, UINT32_MAX), "chunk size");
-	CASE(set_le32(c + 64, (64u << 10) - 1), "chunk size");
-	CASE(set_le32(c + 64, (64u << 20) + 1), "chunk size");
-	CASE(set_le32(c + 64, 8u << 20), "chunks of"); /* would need 3 */
+	CASE(le_put32(c + 68, 6), "chunks of");
+	CASE(le_put32(c + 68, 4), "chunks of");
+	CASE(le_put32(c + 68, 0), "chunks of");
+	CASE(le_put32(c + 68, UINT32_MAX), "chunks of");
+	CASE(le_put32(c + 64, 0), "chunk size 0");
+	CASE(le_put32(c + 64, UINT32_MAX), "chunk size");
+	CASE(le_put32(c + 64, (64u << 10) - 1), "chunk size");
+	CASE(le_put32(c + 64, (64u << 20) + 1), "chunk size");
+	CASE(le_put32(c + 64, 8u << 20), "chunks of"); /* would need 3 */
 	/* Lengths: the sum off, a zero, bytes moved between neighbours (the
 	 * sum and the CRCs right: only inflating the chunk tells). */
-	CASE(set_le32(c + 76, l1 + 1), "add up to");
-	CASE(set_le32(c + 76, l1 - 1), "add up to");
-	CASE((set_le32(c + 76, 0), set_le32(c + 80, l1 + l2)), "length 0");
-	CASE((set_le32(c + 76, l1 + 1000), set_le32(c + 80, l2 - 1000)),
+	CASE(le_put32(c + 76, l1 + 1), "add up to");
+	CASE(le_put32(c + 76, l1 - 1), "add up to");
+	CASE((le_put32(c + 76, 0), le_put32(c + 80, l1 + l2)), "length 0");
+	CASE((le_put32(c + 76, l1 + 1000), le_put32(c + 80, l2 - 1000)),
 	     "chunk 2 of 5");
-	CASE((set_le32(c + 76, l1 - 1000), set_le32(c + 80, l2 + 1000)),
+	CASE((le_put32(c + 76, l1 - 1000), le_put32(c + 80, l2 + 1000)),
 	     "chunk 2 of 5");
-	CASE((set_le32(c + 76, l1 + 1), set_le32(c + 80, l2 - 1)),
+	CASE((le_put32(c + 76, l1 + 1), le_put32(c + 80, l2 - 1)),
 	     "chunk 2 of 5");
-	CASE((set_le32(c + 76, l1 - 1), set_le32(c + 80, l2 + 1)),
+	CASE((le_put32(c + 76, l1 - 1), le_put32(c + 80, l2 + 1)),
 	     "chunk 2 of 5");
-	CASE((set_le32(c + 84, le32(b + 84) + 3),
-	      set_le32(c + 88, le32(b + 88) - 3)), "chunk 4 of 5");
-	CASE((set_le32(c + 84, le32(b + 84) - 3),
-	      set_le32(c + 88, le32(b + 88) + 3)), "chunk 4 of 5");
+	CASE((le_put32(c + 84, le_get32(b + 84) + 3),
+	      le_put32(c + 88, le_get32(b + 88) - 3)), "chunk 4 of 5");
+	CASE((le_put32(c + 84, le_get32(b + 84) - 3),
+	      le_put32(c + 88, le_get32(b + 88) + 3)), "chunk 4 of 5");
 	/* The zlib header: not deflate, its check, a preset dictionary. */
 	CASE(c[92] = 0x79, "zlib header");
 	CASE(c[93] ^= 1, "zlib header");
 	CASE(c[93] = 0x20 | (31 - (0x7820 % 31)), "dictionary");
 	/* A flipped byte in chunk 3's data: zlib or the Adler-32 notices. */
 	memcpy(c, b, blen);
-	c[92 + 2 + le32(b + 72) + l1 + l2 / 2] ^= 0x24;
+	c[92 + 2 + le_get32(b + 72) + l1 + l2 / 2] ^= 0x24;
 	fix_crcs(c, blen);
 	assert_int_equal(decode(c, blen, err), GERR_CORRUPT);
 	assert_true(strstr(err, "chunk 3 of 5") || strstr(err, "Adler-32"));
@@ -408,21 +391,21 @@ static void test_v2_truncated_index(void **state)
 
 	(void)state;
 	b[4] = 2;
-	set_le32(b + 64, 64u << 10);
-	set_le32(b + 68, 1);
-	set_le64(b + 48, 10); /* 8 + 2 of the 4 bytes of len[0] */
+	le_put32(b + 64, 64u << 10);
+	le_put32(b + 68, 1);
+	le_put64(b + 48, 10); /* 8 + 2 of the 4 bytes of len[0] */
 	assert_corrupt(b, 64 + 10, "truncated");
-	set_le64(b + 48, 15); /* the index and 3 bytes: no zlib stream */
-	set_le32(b + 72, 1);
+	le_put64(b + 48, 15); /* the index and 3 bytes: no zlib stream */
+	le_put32(b + 72, 1);
 	assert_corrupt(b, 64 + 15, "no room");
-	set_le64(b + 48, 7);
+	le_put64(b + 48, 7);
 	assert_corrupt(b, 64 + 7, "too short");
-	set_le64(b + 48, 0);
+	le_put64(b + 48, 0);
 	assert_corrupt(b, 64, "cannot come from");
-	set_le64(b + 48, 5);
-	set_le64(b + 40, 0); /* an empty v2 blob has no chunk */
+	le_put64(b + 48, 5);
+	le_put64(b + 40, 0); /* an empty v2 blob has no chunk */
 	assert_corrupt(b, 64 + 5, "too short");
-	set_le64(b + 48, 12);
+	le_put64(b + 48, 12);
 	assert_corrupt(b, 64 + 12, "raw length 0");
 	free(b);
 }
@@ -450,11 +433,11 @@ static uint8_t *build_v2(const uint8_t *raw, size_t n, uint32_t chunk_raw,
 
 	assert_non_null(b);
 	memcpy(b, "GPBL\x02\x00\x02\x00officers", 16);
-	set_le64(b + 24, 7);
-	set_le64(b + 32, 2);
-	set_le64(b + 40, n);
-	set_le32(b + 64, chunk_raw);
-	set_le32(b + 68, (uint32_t)nch);
+	le_put64(b + 24, 7);
+	le_put64(b + 32, 2);
+	le_put64(b + 40, n);
+	le_put32(b + 64, chunk_raw);
+	le_put32(b + 68, (uint32_t)nch);
 	s = b + 64 + 8 + 4 * nch;
 	s[0] = 0x78;
 	s[1] = 0x01;
@@ -483,7 +466,7 @@ static uint8_t *build_v2(const uint8_t *raw, size_t n, uint32_t chunk_raw,
 		z.avail_out = room;
 		assert_true(deflate(&z, flush) >= Z_OK);
 		assert_int_equal(z.avail_in, 0);
-		set_le32(b + 72 + 4 * i, room - z.avail_out);
+		le_put32(b + 72 + 4 * i, room - z.avail_out);
 		q += room - z.avail_out;
 		if (flaw != V2_SHARED_WINDOW || last)
 			deflateEnd(&z);
@@ -492,7 +475,7 @@ static uint8_t *build_v2(const uint8_t *raw, size_t n, uint32_t chunk_raw,
 	for (int k = 3; k >= 0; k--)
 		*q++ = (uint8_t)(adler >> (8 * k));
 	*ret_len = (size_t)(q - b);
-	set_le64(b + 48, *ret_len - 64);
+	le_put64(b + 48, *ret_len - 64);
 	fix_crcs(b, *ret_len);
 	return b;
 }
@@ -573,13 +556,13 @@ static void test_v2_bad_chunks(void **state)
 	 * chunk less with the count to match, the sum is off. */
 	b = build_v2(raw, n, 64u << 10, V2_GOOD, &blen);
 	assert_int_equal(decode(b, blen, err), 0);
-	set_le64(b + 40, n - 1);
+	le_put64(b + 40, n - 1);
 	assert_corrupt(b, blen, "chunk 5 of 5");
-	set_le64(b + 40, n + 1);
+	le_put64(b + 40, n + 1);
 	assert_corrupt(b, blen, "chunk 5 of 5");
-	set_le64(b + 40, 5u << 16);
+	le_put64(b + 40, 5u << 16);
 	assert_corrupt(b, blen, "chunk 5 of 5");
-	set_le64(b + 40, (5u << 16) + 1);
+	le_put64(b + 40, (5u << 16) + 1);
 	assert_corrupt(b, blen, "chunks of");
 	free(b);
 	free(plain);
@@ -591,14 +574,14 @@ static void test_v2_bad_chunks(void **state)
  * ends; every 9th elsewhere (a decode per byte would be slow). */
 static int worth_flipping(const uint8_t *b, size_t blen, size_t i)
 {
-	size_t n = le32(b + 68), at = stream_off(b) + 2;
+	size_t n = le_get32(b + 68), at = stream_off(b) + 2;
 
 	if (i < at || i + 4 >= blen || i % 9 == 0)
 		return 1;
 	for (size_t k = 0; k < n; k++) {
 		if (i >= at && i < at + 16)
 			return 1;
-		at += le32(b + 72 + 4 * k);
+		at += le_get32(b + 72 + 4 * k);
 		if (i + 16 >= at && i < at)
 			return 1;
 	}
@@ -798,17 +781,17 @@ static void test_fields_with_valid_crc(void **state)
 	MUTATE(c[8] = 0, "workload");             /* empty name */
 	MUTATE(c[10] = ' ', "workload");          /* bad character */
 	MUTATE(c[20] = 'x', "NUL-padded");        /* junk after NUL */
-	MUTATE(set_le64(c + 40, BLOB_MAX_RAW + 1), "exceeds");
-	MUTATE(set_le64(c + 40, UINT64_MAX), "exceeds");
-	MUTATE(set_le64(c + 40, BLOB_MAX_RAW), "cannot come from");
-	MUTATE(set_le64(c + 48, len - 64 + 1), "compressed length");
-	MUTATE(set_le64(c + 48, len - 64 - 1), "compressed length");
-	MUTATE(set_le64(c + 48, UINT64_MAX), "compressed length");
+	MUTATE(le_put64(c + 40, BLOB_MAX_RAW + 1), "exceeds");
+	MUTATE(le_put64(c + 40, UINT64_MAX), "exceeds");
+	MUTATE(le_put64(c + 40, BLOB_MAX_RAW), "cannot come from");
+	MUTATE(le_put64(c + 48, len - 64 + 1), "compressed length");
+	MUTATE(le_put64(c + 48, len - 64 - 1), "compressed length");
+	MUTATE(le_put64(c + 48, UINT64_MAX), "compressed length");
 	MUTATE(c[56] ^= 1, "payload checksum");
 	/* raw_len disagreeing with the stream, CRCs all valid. */
-	MUTATE(set_le64(c + 40, 4999), "more than");
-	MUTATE(set_le64(c + 40, 5001), "header says");
-	MUTATE(set_le64(c + 40, 0), "more than");
+	MUTATE(le_put64(c + 40, 4999), "more than");
+	MUTATE(le_put64(c + 40, 5001), "header says");
+	MUTATE(le_put64(c + 40, 0), "more than");
 #undef MUTATE
 	free(c);
 	free(b);
@@ -865,21 +848,21 @@ static void test_payload_corruption(void **state)
 	/* Trailing bytes after a complete stream (lengths and CRCs fixed). */
 	memcpy(c, b, len);
 	memcpy(c + len, "TRAILING", 8);
-	set_le64(c + 48, len - 64 + 8);
+	le_put64(c + 48, len - 64 + 8);
 	fix_crcs(c, len + 8);
 	assert_int_equal(decode(c, len + 8, err), GERR_CORRUPT);
 	assert_non_null(strstr(err, "trailing"));
 
 	/* Stream cut short, lengths and CRCs consistent with the cut. */
 	memcpy(c, b, len);
-	set_le64(c + 48, len - 64 - 10);
+	le_put64(c + 48, len - 64 - 10);
 	fix_crcs(c, len - 10);
 	assert_int_equal(decode(c, len - 10, err), GERR_CORRUPT);
 	assert_non_null(strstr(err, "truncated"));
 
 	/* Empty payload. */
 	memcpy(c, b, 64);
-	set_le64(c + 48, 0);
+	le_put64(c + 48, 0);
 	fix_crcs(c, 64);
 	assert_int_equal(decode(c, 64, err), GERR_CORRUPT);
 	free(c);
@@ -959,7 +942,7 @@ static void test_decode_fuzz(void **state)
 			if (n)
 				c[rng_next(&seed) % n] = (uint8_t)rng_next(&seed);
 		if (n >= 64 && (rng_next(&seed) & 1)) {
-			set_le64(c + 48, n - 64);
+			le_put64(c + 48, n - 64);
 			fix_crcs(c, n);
 		}
 		r = decode(c, n, err);
