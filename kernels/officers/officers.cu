@@ -109,8 +109,11 @@ __device__ __forceinline__ void prof_mark(unsigned long long *acc, int phase,
  * The ring is kept twice (ring[i] == ring[i + RING]), so a lookup reads
  * ring[((x - 1) & RMASK) + RING - pos] with no wrap. Each warp takes a
  * contiguous part of the rare table, packed as (2 (RING - 1 - pos)) << 16 |
- * val, four entries per shared-memory read, and issues the four ring reads
- * before it marks the four options.
+ * val << 7, four entries per shared-memory read, and issues the four ring
+ * reads before it marks the four options. The ring holds values << 7
+ * (RING_SHIFT) too, so the low half of entry ^ ring value is the option
+ * times 128, the byte offset of its row of flags: a lookup is five
+ * instructions (address, load, xor, lane, store) instead of eight.
  *
  * Options are marked one of two ways (FLAGS), both conflict-free (a lane's
  * column is its own bank):
@@ -140,15 +143,25 @@ static __device__ __forceinline__ void st_relaxed(uint32_t *p, uint32_t v)
 		     : "memory");
 }
 
+#define RING_SHIFT 7 /* ring values: G << 7; the row of option o: o << 7 */
+static_assert(CPOS * 4 == 1u << RING_SHIFT, "a flag row is 32 words");
+static_assert(OFFICERS_VMAX << RING_SHIFT == 1u << 16, "values fit a half");
+
+/* Value v < OFFICERS_VMAX of position x into the ring, shifted. (A
+ * candidate of OFFICERS_VMAX, no unmarked value, goes in as 0; the value
+ * itself reaches buf, where the host refuses it.) */
 static __device__ __forceinline__ void ring_put(uint16_t *ring, unsigned x,
-						 uint16_t v)
+						 unsigned v)
 {
-	ring[x & RMASK] = v;
-	ring[(x & RMASK) + RING] = v;
+	const uint16_t sv = (uint16_t)((v & (OFFICERS_VMAX - 1)) << RING_SHIFT);
+
+	ring[x & RMASK] = sv;
+	ring[(x & RMASK) + RING] = sv;
 }
 
 /* One warp's lookups: table entries [j0, j1) for the lane's position, whose
- * predecessor's ring slot is at byte address xbase - 2. */
+ * predecessor's ring slot is at byte address xbase - 2. mark gets each
+ * option << RING_SHIFT. */
 template <typename Mark>
 __device__ __forceinline__ void warp_lookups(const uint32_t *tab, unsigned j0,
 					     unsigned j1, const char *xbase,
@@ -165,12 +178,11 @@ __device__ __forceinline__ void warp_lookups(const uint32_t *tab, unsigned j0,
 			v[u] = *(const uint16_t *)(xbase + (t[u] >> 16));
 #pragma unroll
 		for (int u = 0; u < 4; u++)
-			mark((t[u] ^ v[u]) & (OFFICERS_VMAX - 1));
+			mark((t[u] ^ v[u]) & 0xffffu);
 	}
 	for (; j < j1; j++) {
 		const uint32_t t = tab[j];
-		mark((t ^ *(const uint16_t *)(xbase + (t >> 16))) &
-		     (OFFICERS_VMAX - 1));
+		mark((t ^ *(const uint16_t *)(xbase + (t >> 16))) & 0xffffu);
 	}
 }
 
@@ -199,6 +211,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	long long t = PROF ? clock64() : 0;
 	unsigned c = n0off, round = 0;
 	unsigned e = c + K < n1off ? c + K : n1off;
+	unsigned mine = 0; /* warp 0: the lane's new value of the round */
 
 	for (unsigned i = n0off - 1 - maxpos + threadIdx.x; i < e;
 	     i += CTHREADS)
@@ -206,7 +219,8 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	for (unsigned i = threadIdx.x; i < CSLICES * MW * P; i += CTHREADS)
 		mask[i] = 0;
 	for (unsigned j = threadIdx.x; j < nrare; j += CTHREADS)
-		tab[j] = (2 * (RING - 1 - c_rpos[j])) << 16 | c_rval[j];
+		tab[j] = (2 * (RING - 1 - c_rpos[j])) << 16 |
+			 (uint32_t)c_rval[j] << RING_SHIFT;
 	if (threadIdx.x == 0)
 		s_first[0] = NONE32;
 	__syncthreads();
@@ -222,13 +236,16 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 				(const char *)(ring + ((base - 1 + lane) & RMASK) +
 					       1);
 			if (FLAGS) {
-				uint32_t *h = mask + lane;
+				char *h = (char *)(mask + lane);
 				warp_lookups(tab, j0, j1, xbase,
-					     [&](unsigned o) { h[o * P] = stamp; });
+					     [&](unsigned ob) {
+						     *(uint32_t *)(h + ob) = stamp;
+					     });
 			} else {
 				uint32_t *col = mask + w * MW * P + lane;
 				warp_lookups(tab, j0, j1, xbase,
-					     [&](unsigned o) {
+					     [&](unsigned ob) {
+						     unsigned o = ob >> RING_SHIFT;
 						     atomicOr(&col[(o >> 5) * P],
 							      1u << (o & 31));
 					     });
@@ -270,12 +287,12 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		}
 		__syncthreads();
 		if (w == 0) {
-			unsigned v = OFFICERS_VMAX;
+			mine = OFFICERS_VMAX;
 #pragma unroll
 			for (unsigned k = 0; k < MW; k++)
-				v = min(v, comb[k * P + lane]);
+				mine = min(mine, comb[k * P + lane]);
 			st_relaxed(xch + (round & 1) * K + blockIdx.x * P + lane,
-				   want | v);
+				   want | mine);
 		}
 		if (timer)
 			prof_mark(acc, 1, &t);
@@ -307,7 +324,8 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 					unsigned i = 4 * i4 + j, x = c + i;
 					uint16_t v = (uint16_t)wv[j];
 					if (i < n) {
-						if (v != ring[x & RMASK] &&
+						if ((uint16_t)(v << RING_SHIFT) !=
+							    ring[x & RMASK] &&
 						    first == NONE32)
 							first = i;
 						ring_put(ring, x, v);
@@ -326,11 +344,13 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			const unsigned c2 = f == NONE32 ? e : c + f + 1;
 			const unsigned e2 = c2 + K < n1off ? c2 + K : n1off;
 
-			/* final values out, P per CTA; new guesses 0 */
+			/* final values out, the P this CTA computed (the
+			 * value itself: the ring holds it shifted); new
+			 * guesses 0 */
 			if (w == 0) {
 				unsigned x = c + blockIdx.x * P + lane;
 				if (x < c2)
-					buf[x] = ring[x & RMASK];
+					buf[x] = (uint16_t)mine;
 			}
 			for (unsigned x = e + threadIdx.x; x < e2;
 			     x += CTHREADS)
