@@ -70,6 +70,12 @@ struct officers_cuda {
 	uint32_t rare_uploaded;
 	int prefix_uploaded;
 	unsigned chunk;         /* extend: positions per chunk */
+	/* The chunk officers_cuda_extend launched past its end (in flight or
+	 * done): the next call adopts it when it continues the same sequence,
+	 * so the GPU works while the caller turns a lease around. */
+	int spec_on, spec_buf;
+	uint64_t spec_n, spec_fnv;
+	unsigned spec_len, spec_hist;
 	char name[256];
 };
 
@@ -614,6 +620,8 @@ extern "C" void officers_cuda_close(struct officers_cuda *ctx)
 	if (!ctx)
 		return;
 	cudaSetDevice(ctx->device);
+	if (ctx->stream)
+		cudaStreamSynchronize(ctx->stream); /* a chunk ahead */
 	for (int i = 0; i < 2; i++) {
 		cudaFree(ctx->d_buf[i]);
 		cudaFree(ctx->d_status[i]);
@@ -933,6 +941,17 @@ static int wait_chunk(struct officers_cuda *ctx,
 	return 0;
 }
 
+/* Forget the chunk launched past the last extension's end (waiting for it:
+ * it owns a buffer). */
+static int spec_drop(struct officers_cuda *ctx, char *err, size_t errlen)
+{
+	if (!ctx->spec_on)
+		return 0;
+	ctx->spec_on = 0;
+	CK(cudaStreamSynchronize(ctx->stream), "drop the chunk ahead");
+	return 0;
+}
+
 extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 					const struct officers_seq *s,
 					uint64_t len, uint16_t *out,
@@ -952,7 +971,8 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 		return GERR_INVAL;
 	}
 	CK(cudaSetDevice(ctx->device), "set device");
-	if ((rc = upload_rares(ctx, s, err, errlen)) ||
+	if ((rc = spec_drop(ctx, err, errlen)) ||
+	    (rc = upload_rares(ctx, s, err, errlen)) ||
 	    (rc = upload_history(ctx, 0, s, hist, err, errlen)) ||
 	    (rc = enqueue_chunk(ctx, 0, s, s->n, hist, (unsigned)len, 0, err,
 				errlen)) ||
@@ -997,7 +1017,8 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 		return GERR_INVAL;
 	}
 	CK(cudaSetDevice(ctx->device), "set device");
-	if ((rc = upload_rares(ctx, s, err, errlen)))
+	if ((rc = spec_drop(ctx, err, errlen)) ||
+	    (rc = upload_rares(ctx, s, err, errlen)))
 		return rc;
 	/* history and the candidates after it, from s->vals */
 	CK(cudaMemcpyAsync(ctx->d_buf[0], s->vals + (dbase - s->base),
@@ -1050,6 +1071,22 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 	rc = officers_seq_reserve(s, to);
 	if (rc)
 		return rc;
+	/* The chunk the last call launched past its end is this call's first
+	 * when s is the sequence that call left (same length and checksum of
+	 * every value, same rare table on the device). */
+	if (ctx->spec_on && ctx->spec_n == s->n && ctx->spec_fnv == s->st.fnv &&
+	    ctx->rare_uploaded == s->nrare && ctx->spec_len <= to - s->n &&
+	    gpu_ok(ctx, s)) {
+		ctx->spec_on = 0;
+		if (times)
+			times->adopted++;
+		cur = ctx->spec_buf;
+		cur_n = s->n;
+		cur_len = ctx->spec_len;
+		cur_hist = ctx->spec_hist;
+	} else if ((rc = spec_drop(ctx, err, errlen))) {
+		return rc;
+	}
 	while (s->n < to || cur >= 0) {
 		if (cur < 0) {
 			/* Nothing in flight: CPU where the GPU does not
@@ -1096,11 +1133,15 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 		uint64_t next_n = cur_n + cur_len;
 		unsigned next_len = 0, next_hist = 0;
 		/* Launch the next chunk from the device copy before folding
-		 * this one on the host. */
-		if (flag == cur_len && next_n < to) {
+		 * this one on the host; after the last one, a whole chunk past
+		 * `to` for the next call (unless asked to stop). */
+		int past = next_n >= to && cur_n < to &&
+			   !(io && io->should_stop &&
+			     io->should_stop(io->opaque));
+		if (flag == cur_len && (next_n < to || past)) {
 			unsigned have = cur_hist + cur_len;
 			next_hist = hist_of(next_n);
-			next_len = (unsigned)(to - next_n < ctx->chunk
+			next_len = (unsigned)(!past && to - next_n < ctx->chunk
 						      ? to - next_n
 						      : ctx->chunk);
 			next = 1 - b;
@@ -1148,6 +1189,15 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 			times->values += flag;
 		if (io && io->progress)
 			io->progress(io->opaque, s->n - units_base);
+		if (past && next >= 0) {
+			ctx->spec_on = 1;
+			ctx->spec_buf = next;
+			ctx->spec_n = next_n;
+			ctx->spec_len = next_len;
+			ctx->spec_hist = next_hist;
+			ctx->spec_fnv = s->st.fnv;
+			next = -1;
+		}
 		cur = next;
 		cur_n = next_n;
 		cur_len = next_len;

@@ -67,6 +67,7 @@ struct wl_run_io;
 struct officers_cuda_times {
 	double cand_ms, exact_ms, host_ms;
 	uint64_t rounds, values;
+	uint64_t adopted; /* extend: chunks taken over from the last call */
 	uint64_t phase_cycles[4]; /* PROFILE: CTA 0's clocks per phase */
 };
 
@@ -88,7 +89,11 @@ int officers_cuda_set_kernel(struct officers_cuda *ctx, unsigned kind);
 
 /* Advance s to `to` (GPU chunks, CPU where said above, `threads` CPU
  * threads). Progress, stop and checkpoint-free like officers_cpu_extend.
- * times may be NULL. */
+ * times may be NULL. After its last chunk it launches one more, past `to`,
+ * and returns while the GPU computes it: the next call takes it over when
+ * it continues the same sequence (same length, same checksum of all
+ * values), so a lease's turnaround on the host overlaps GPU work; any
+ * other call waits for it and drops it. */
 int officers_cuda_extend(struct officers_cuda *ctx, struct officers_seq *s,
 			 uint64_t to, int threads, const struct wl_run_io *io,
 			 uint64_t units_base, struct officers_cuda_times *times,

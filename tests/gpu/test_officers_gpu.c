@@ -120,16 +120,46 @@ int main(void)
 	}
 
 	/* The whole GPU extension from scratch: one chunk (the default), then
-	 * chunks of 2^20, so the two-buffer pipeline runs. */
+	 * chunks of 2^20, so the two-buffer pipeline runs, then in two calls
+	 * (the second adopts the chunk the first launched past its end) with
+	 * a stranger's call between them whose n matches (dropped). */
 	int rc = 0;
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < 3; m++) {
 		unsigned chunk = m ? 1u << 20 : 0;
 		CHECK(officers_cuda_set_chunk(ctx, chunk) == 0);
 		memset(g, 0, sizeof(*g));
 		CHECK(officers_seq_init(g, N1) == 0);
 		memset(&t, 0, sizeof(t));
-		rc = officers_cuda_extend(ctx, g, N1, threads, NULL, 0, &t, err,
-					  sizeof(err));
+		rc = 0;
+		if (m == 2) {
+			const uint64_t mid = N1 - (3u << 19);
+			rc = officers_cuda_extend(ctx, g, mid, threads, NULL, 0,
+						  &t, err, sizeof(err));
+			CHECK(rc == 0 && g->n == mid);
+			/* the same length, another checksum: not adopted */
+			struct officers_seq *o = calloc(1, sizeof(*o));
+			CHECK(o && officers_seq_init(o, N1) == 0);
+			CHECK(officers_seq_append(o, g->vals, mid) == 0);
+			o->st.fnv ^= 1;
+			memset(&t, 0, sizeof(t));
+			CHECK(officers_cuda_extend(ctx, o, mid + 1000, threads,
+						   NULL, 0, &t, err,
+						   sizeof(err)) == 0);
+			CHECK(t.adopted == 0);
+			officers_seq_free(o);
+			free(o);
+			/* g's chunk ahead is gone; relaunch one for g */
+			CHECK(officers_cuda_extend(ctx, g, mid + (1u << 19),
+						   threads, NULL, 0, &t, err,
+						   sizeof(err)) == 0);
+			CHECK(t.adopted == 0);
+			memset(&t, 0, sizeof(t));
+		}
+		if (rc == 0)
+			rc = officers_cuda_extend(ctx, g, N1, threads, NULL, 0,
+						  &t, err, sizeof(err));
+		if (m == 2)
+			CHECK(t.adopted == 1);
 		if (rc)
 			fprintf(stderr, "extend: %s\n", err);
 		CHECK(rc == 0);
