@@ -30,9 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +43,7 @@
 #include "bigmem.h"
 #include "gerr.h"
 #include "le.h"
+#include "par.h"
 
 #define BLOB_MAGIC "GPBL"
 #define BLOB_VERSION 1 /* payload: a zlib stream */
@@ -96,82 +95,22 @@ static int workload_valid(const char *w, size_t *ret_len)
  * stream; version 2 puts the chunks' lengths in front of it so that
  * blob_decode can inflate them on threads too. The bytes do not depend on
  * the number of threads. Below PAR_MIN a single compress2, version 1. */
-#define PAR_CHUNK (4u << 20)
+#define ENC_CHUNK (4u << 20) /* raw bytes per deflate chunk (the output's) */
 #define PAR_MIN (16u << 20)
-#define PAR_THREADS 16
 /* What a version-2 index may announce: a tiny chunk would make a huge
  * index of tiny inflates, a huge one leaves nothing to parallelise. */
 #define CHUNK_RAW_MIN (64u << 10)
 #define CHUNK_RAW_MAX (64u << 20)
 
-_Static_assert(PAR_CHUNK >= CHUNK_RAW_MIN && PAR_CHUNK <= CHUNK_RAW_MAX,
+_Static_assert(ENC_CHUNK >= CHUNK_RAW_MIN && ENC_CHUNK <= CHUNK_RAW_MAX,
 	       "the encoder's chunks must pass the decoder's bounds");
-
-/* ---- work on threads ---- */
-
-typedef void par_fn(void *arg, size_t i);
-
-struct par_job {
-	par_fn *fn;
-	void *arg;
-	size_t n;
-	atomic_size_t next; /* the next chunk nobody has taken */
-};
-
-static void *par_thread(void *p)
-{
-	struct par_job *j = p;
-	size_t i;
-
-	while ((i = atomic_fetch_add(&j->next, 1)) < j->n)
-		j->fn(j->arg, i);
-	return NULL;
-}
-
-/* One thread per online CPU, at most PAR_THREADS, none without a chunk,
- * and none for less than PAR_CHUNK of output: starting one costs more
- * than inflating a small blob (a foreign version-2 blob may have many
- * small chunks). */
-static size_t par_nthreads(size_t n, uint64_t raw_len)
-{
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nt = cpus > 1 ? (size_t)cpus : 1;
-	uint64_t worth = (raw_len + PAR_CHUNK - 1) / PAR_CHUNK;
-
-	if (nt > PAR_THREADS)
-		nt = PAR_THREADS;
-	if (nt > n)
-		nt = n;
-	if (nt > worth)
-		nt = (size_t)worth;
-	return nt ? nt : 1;
-}
-
-/* fn(arg, i) for every i < n, on nt threads. Chunks are taken in order
- * as threads come free; the caller's thread takes them too, so a thread
- * that cannot be started only leaves more for the others, and the work is
- * done even if none can. */
-static void par_run(par_fn *fn, void *arg, size_t n, size_t nt)
-{
-	struct par_job job = { .fn = fn, .arg = arg, .n = n };
-	pthread_t tid[PAR_THREADS];
-	size_t started = 0;
-
-	atomic_init(&job.next, 0);
-	for (size_t t = 1; t < nt && t < PAR_THREADS; t++)
-		if (pthread_create(&tid[started], NULL, par_thread, &job) == 0)
-			started++;
-	par_thread(&job);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(tid[t], NULL);
-}
 
 unsigned blob_threads(uint64_t raw_len)
 {
 	if (raw_len < PAR_MIN || raw_len > BLOB_MAX_RAW)
 		return 1;
-	return (unsigned)par_nthreads((size_t)((raw_len + PAR_CHUNK - 1) /
-					       PAR_CHUNK), raw_len);
+	return (unsigned)par_threads((size_t)((raw_len + ENC_CHUNK - 1) /
+					       ENC_CHUNK), raw_len);
 }
 
 /* ---- chunked deflate ---- */
@@ -223,7 +162,7 @@ static void par_deflate_one(void *arg, size_t i)
 static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 			int level, uint8_t **ret, size_t *ret_len)
 {
-	size_t n = (raw_len + PAR_CHUNK - 1) / PAR_CHUNK;
+	size_t n = (raw_len + ENC_CHUNK - 1) / ENC_CHUNK;
 	size_t index_len = 8 + 4 * n, total = index_len + 2 + 4;
 	struct par_chunk *c = calloc(n, sizeof(*c));
 	uLong adler = adler32(0L, Z_NULL, 0);
@@ -233,12 +172,12 @@ static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 	if (!c)
 		return GERR_NOMEM;
 	for (size_t i = 0; i < n; i++) {
-		c[i].in = raw + i * PAR_CHUNK;
-		c[i].in_len = i + 1 < n ? PAR_CHUNK : raw_len - i * PAR_CHUNK;
+		c[i].in = raw + i * ENC_CHUNK;
+		c[i].in_len = i + 1 < n ? ENC_CHUNK : raw_len - i * ENC_CHUNK;
 		c[i].last = i + 1 == n;
 		c[i].level = level;
 	}
-	par_run(par_deflate_one, c, n, par_nthreads(n, raw_len));
+	par_run(par_deflate_one, c, n, par_threads(n, raw_len));
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].rc && !rc)
 			rc = c[i].rc;
@@ -251,7 +190,7 @@ static int par_compress(const uint8_t *raw, size_t raw_len, size_t head,
 	if (!rc) {
 		/* n <= 256 and each length is about 4 MiB: all fit a u32. */
 		p = out + head;
-		le_put32(p, PAR_CHUNK);
+		le_put32(p, ENC_CHUNK);
 		le_put32(p + 4, (uint32_t)n);
 		for (size_t i = 0; i < n; i++)
 			le_put32(p + 8 + 4 * i, (uint32_t)c[i].out_len);
@@ -446,7 +385,7 @@ static int par_decompress(const uint8_t *payload, const struct blob_info *info,
 					 : ix.chunk_raw;
 	}
 	par_run(par_inflate_one, c, ix.n,
-		par_nthreads(ix.n, info->raw_len));
+		par_threads(ix.n, info->raw_len));
 	/* The first bad chunk is the one a sequential reader would report. */
 	for (uint32_t i = 0; i < ix.n; i++) {
 		if (c[i].rc) {

@@ -116,7 +116,7 @@ int blobcache_get(struct blobcache *c, const char *hash, void **ret,
 	else if (!(copy = big_alloc(e->len)))
 		rc = GERR_NOMEM;
 	if (rc == 0) {
-		memcpy(copy, e->bytes, e->len);
+		big_copy(copy, e->bytes, e->len);
 		unlink_entry(c, e);
 		push_front(c, e);
 		*ret = copy;
@@ -145,7 +145,7 @@ int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
 		free(e);
 		return GERR_NOMEM;
 	}
-	memcpy(e->bytes, bytes, len);
+	big_copy(e->bytes, bytes, len);
 	e->len = len;
 	strcpy(e->hash, hash);
 

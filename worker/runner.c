@@ -694,7 +694,7 @@ static int ahead_start(struct runner *r, struct runner_job *job, void *out,
 	done_spec = json_deep_copy(job->spec);
 	if (!e || !pending || !params || !done_spec)
 		goto fail;
-	memcpy(pending, out, out_len);
+	big_copy(pending, out, out_len);
 	encoder_join(r);
 
 	uv_mutex_lock(&r->mu);

@@ -20,11 +20,12 @@ static unsigned value_at(const uint16_t *p, uint64_t i)
 	return (unsigned)b[0] | (unsigned)b[1] << 8;
 }
 
-/* n values as uint16 LE, and back (whole arrays: one copy on an LE host) */
+/* n values as uint16 LE, and back (whole arrays: one copy on an LE host,
+ * on threads for a result's tens of millions) */
 static void put_u16s(uint8_t *p, const uint16_t *v, uint64_t n)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(p, v, 2 * (size_t)n);
+	big_copy(p, v, 2 * (size_t)n);
 #else
 	for (uint64_t i = 0; i < n; i++)
 		le_put16(p + 2 * i, v[i]);
