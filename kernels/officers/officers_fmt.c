@@ -36,7 +36,7 @@ static void get_u16s(uint16_t *v, const uint16_t *le, uint64_t from,
 		     uint64_t n)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(v, (const uint8_t *)le + 2 * from, 2 * (size_t)n);
+	big_copy(v, (const uint8_t *)le + 2 * from, 2 * (size_t)n);
 #else
 	for (uint64_t i = 0; i < n; i++)
 		v[i] = (uint16_t)value_at(le, from + i);
