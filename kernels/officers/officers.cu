@@ -211,7 +211,7 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 	__shared__ unsigned s_first[2];
 	uint16_t *ring = (uint16_t *)sh;           /* 2 RING */
 	uint32_t *mask = sh + RING;                /* [32][16][32] or [512][32] */
-	uint32_t *comb = mask + CSLICES * MW * P;  /* [2][16][32] */
+	uint32_t *comb = mask + CSLICES * MW * P;  /* [2][16][32]; flags: [16][32] */
 	uint32_t *tab = comb + 2 * MW * P;         /* nrare, 16-byte aligned */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const unsigned K = gridDim.x * P;
@@ -283,7 +283,8 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 				uint32_t f = ~m & common32(k);
 				comb[i] = f ? k * 32 + __ffs(f) - 1 : OFFICERS_VMAX;
 			}
-		} else {
+		} else { /* FLAGS is a template constant: the barrier below is
+			  * reached by every thread */
 			const unsigned i = threadIdx.x % (MW * P);
 			const unsigned half = threadIdx.x / (MW * P);
 			uint32_t m = 0;
