@@ -1,5 +1,6 @@
 /* registry.c - the table of workloads. Adding a workload is one line here
  * and one folder under kernels/. */
+#include <stdio.h>
 #include <string.h>
 
 #include "workload.h"
@@ -29,5 +30,45 @@ const struct workload *workload_find(const char *name)
 	for (size_t i = 0; registry[i]; i++)
 		if (strcmp(registry[i]->name, name) == 0)
 			return registry[i];
+	return NULL;
+}
+
+/* The contexts of registry[], in the same order: the one piece of mutable
+ * state the workloads share, written only by workload_open_all and
+ * workload_close_all (main's thread, while no hook runs). */
+static void *contexts[sizeof(registry) / sizeof(registry[0])];
+
+int workload_open_all(char *err, size_t errlen)
+{
+	for (size_t i = 0; registry[i]; i++) {
+		int rc;
+
+		if (!registry[i]->open)
+			continue;
+		char why[WL_ERRLEN] = "";
+		rc = registry[i]->open(&contexts[i], why, sizeof(why));
+		if (rc) {
+			snprintf(err, errlen, "%s: %s", registry[i]->name, why);
+			workload_close_all();
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void workload_close_all(void)
+{
+	for (size_t i = 0; registry[i]; i++) {
+		if (registry[i]->close && contexts[i])
+			registry[i]->close(contexts[i]);
+		contexts[i] = NULL;
+	}
+}
+
+void *workload_ctx(const struct workload *wl)
+{
+	for (size_t i = 0; wl && registry[i]; i++)
+		if (registry[i] == wl)
+			return contexts[i];
 	return NULL;
 }

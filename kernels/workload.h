@@ -24,13 +24,32 @@
  *           or params may name them by hash, and a run reads them with
  *           io->fetch (the worker asks gpud for them).
  *
+ * Context: a workload may keep tables that are expensive to build (Sudoku's
+ * band tables) in a context that its open hook builds; the registry opens
+ * every workload once per process (workload_open_all, from main) and hands
+ * the context back as the first argument of every hook (NULL for a workload
+ * without open). The context is shared by every thread: what a hook changes
+ * in it (a cache filled on demand) it changes under the context's own lock.
+ * There is no other mutable state in a workload.
+ *
+ * Answers stay small: merge keeps in the answer only what does not grow with
+ * the number of leases (sums, histograms, the last lease's state). What
+ * belongs to one lease (its result hash, a digest, a per-item table) stays
+ * with that lease: gpud keeps each verified lease's spec, result hash and
+ * the small note merge returns for it, and hands them to the hooks that need
+ * them as struct wl_parts, in merge order. So a merge costs the same for the
+ * first lease and the ten-thousandth.
+ *
+ * Threads (gpud): parse_params, parse_input, check_checkpoint, verify,
+ * render_text, render_files and export_data run on gpud's thread pool;
+ * carve, merge, finish and extend run on its database thread (keep them
+ * cheap: every lease operation waits for that thread). gpuworker: cuda_open
+ * and cuda_close on its main thread, run and next_lease on its runner
+ * thread. Any hook may run on several threads at once for different jobs.
+ *
  * Ownership: json_t arguments are borrowed unless a parameter is named ret_*,
  * in which case the caller receives a new reference. Byte buffers passed in
  * are borrowed. ret_* outputs are written only on success.
- *
- * Threads: every function is pure with respect to global state (no global
- * mutable state) and may be called from any thread; gpud calls verify/merge
- * from its thread pool, the worker calls run from its runner thread.
  *
  * Errors: 0 or a negative GERR_* code; where an err buffer is given, a one
  * line human-readable reason is written into it on failure.
@@ -84,14 +103,38 @@ struct wl_device {
 			   cuda_open; NULL on CPU */
 };
 
+/* One verified lease of a job as gpud keeps it (see "Answers stay small").
+ * Pointers are borrowed and valid until the next get on the same wl_parts
+ * or the end of the hook that received it. */
+struct wl_part {
+	const json_t *spec;
+	uint64_t units;
+	const char *result_hash;  /* the stored result blob (64 hex digits) */
+	const json_t *note;       /* what merge returned for it, or NULL */
+};
+
+/* A job's verified leases in merge order, index 0 first; n of them. get
+ * returns 0, GERR_NOTFOUND past the end, or GERR_IO / GERR_CORRUPT /
+ * GERR_NOMEM. One get costs one indexed lookup. */
+struct wl_parts {
+	void *opaque;
+	uint64_t n;
+	int (*get)(void *opaque, uint64_t k, struct wl_part *ret);
+};
+
 struct workload {
 	const char *name;        /* "graveler" */
 	const char *unit_name;   /* "battles" */
 
+	/* Optional: build the shared context (see "Context"), once per
+	 * process, before any other hook; close it at exit (NULL-safe). */
+	int (*open)(void **ret_ctx, char *err, size_t errlen);
+	void (*close)(void *ctx);
+
 	/* Validate gpuctl's arguments (a JSON object of strings and numbers)
 	 * and return canonical params plus the job's total units (0 when not
 	 * known in advance). */
-	int (*parse_params)(const json_t *args, json_t **ret_params,
+	int (*parse_params)(void *ctx, const json_t *args, json_t **ret_params,
 			    uint64_t *ret_total_units, char *err, size_t errlen);
 
 	/* Optional: validate and canonicalise a submitted input file (bounded
@@ -99,27 +142,29 @@ struct workload {
 	 * of items) and the job's total units; *ret_input is the canonical
 	 * bytes gpud stores as the job's input blob. NULL: the workload takes
 	 * no input file. Bad lines are refused with their line numbers. */
-	int (*parse_input)(const json_t *params, const void *input, size_t len,
-			   json_t **ret_params, void **ret_input,
+	int (*parse_input)(void *ctx, const json_t *params, const void *input,
+			   size_t len, json_t **ret_params, void **ret_input,
 			   size_t *ret_input_len, uint64_t *ret_total_units,
 			   char *err, size_t errlen);
 
 	/* Carve the next lease of about want_units units after *cursor.
-	 * answer is the job's merged state so far (NULL before the first
-	 * merge), for planners whose next lease depends on earlier results.
-	 * On success *ret_spec is the new lease, *ret_units its size and
-	 * *ret_cursor the cursor after it. Returns GERR_DONE when the job has
-	 * nothing more to lease, GERR_AGAIN when nothing can be leased until
-	 * more results are merged. */
-	int (*carve)(const json_t *params, const json_t *cursor,
-		     const json_t *answer, uint64_t want_units,
-		     json_t **ret_spec, uint64_t *ret_units,
-		     json_t **ret_cursor);
+	 * answer is the job's merged summary so far (NULL before the first
+	 * merge) and parts its verified leases, for planners whose next lease
+	 * depends on earlier results. On success *ret_spec is the new lease,
+	 * *ret_units its size, *ret_cursor the cursor after it, and *ret_last
+	 * 1 when nothing will ever be carved after it (for these params), so
+	 * gpud knows when the last lease has been handed out. Returns GERR_DONE
+	 * when the job has nothing more to lease, GERR_AGAIN when nothing can
+	 * be leased until more results are merged. */
+	int (*carve)(void *ctx, const json_t *params, const json_t *cursor,
+		     const json_t *answer, const struct wl_parts *parts,
+		     uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
+		     json_t **ret_cursor, int *ret_last);
 
 	/* Run a lease. checkpoint may be NULL (fresh start) or the bytes of the
 	 * last accepted checkpoint. On success *ret_result is a malloc'ed
 	 * result the caller frees. */
-	int (*run)(const json_t *params, const json_t *spec,
+	int (*run)(void *ctx, const json_t *params, const json_t *spec,
 		   const void *checkpoint, size_t checkpoint_len,
 		   const struct wl_device *dev, const struct wl_run_io *io,
 		   void **ret_result, size_t *ret_result_len, char *err,
@@ -136,49 +181,58 @@ struct workload {
 	 * blob is still being encoded, then with the real hash). Returns 0
 	 * with *ret_spec, or GERR_DONE when no such lease follows. NULL: runs
 	 * do not chain. */
-	int (*next_lease)(const json_t *params, const json_t *spec,
+	int (*next_lease)(void *ctx, const json_t *params, const json_t *spec,
 			  const void *result, size_t len,
 			  const char *result_hash, json_t **ret_spec);
 
 	/* Check a checkpoint before it replaces the previous one (structure,
 	 * bounds, consistency with the spec). */
-	int (*check_checkpoint)(const json_t *params, const json_t *spec,
-				const void *bytes, size_t len, char *err,
-				size_t errlen);
+	int (*check_checkpoint)(void *ctx, const json_t *params,
+				const json_t *spec, const void *bytes,
+				size_t len, char *err, size_t errlen);
 
 	/* Verify a result on the coordinator. seed drives the random sample
 	 * (injected so tests are deterministic). */
-	int (*verify)(const json_t *params, const json_t *spec,
+	int (*verify)(void *ctx, const json_t *params, const json_t *spec,
 		      const void *result, size_t len, uint64_t seed, char *err,
 		      size_t errlen);
 
-	/* Merge a verified result into the answer. answer may be NULL (first
-	 * merge). result_hash names the stored result blob (so later leases
-	 * can fetch it). Merges of independent leases must commute: leases
-	 * finish in any order. */
-	int (*merge)(const json_t *params, const json_t *answer,
+	/* Merge a verified result into the answer, in work that does not grow
+	 * with the number of leases merged before. answer may be NULL (first
+	 * merge). result_hash names the stored result blob. *ret_note (may be
+	 * left NULL) is a small JSON value gpud keeps with this lease and
+	 * gives back in wl_parts. Merges of independent leases must commute:
+	 * leases finish in any order. */
+	int (*merge)(void *ctx, const json_t *params, const json_t *answer,
 		     const json_t *spec, const void *result, size_t len,
-		     const char *result_hash, json_t **ret_answer);
+		     const char *result_hash, json_t **ret_answer,
+		     json_t **ret_note);
 
 	/* Check the finished answer as a whole (e.g. histogram sums to the
 	 * job's units, statistics). Called once when every lease is merged. */
-	int (*finish)(const json_t *params, const json_t *answer, char *err,
-		      size_t errlen);
+	int (*finish)(void *ctx, const json_t *params, const json_t *answer,
+		      const struct wl_parts *parts, char *err, size_t errlen);
 
-	/* Human-readable answer (malloc'ed, caller frees). */
-	char *(*render_text)(const json_t *params, const json_t *answer);
+	/* Human-readable answer (malloc'ed, caller frees). answer may be
+	 * NULL (nothing merged yet). */
+	char *(*render_text)(void *ctx, const json_t *params,
+			     const json_t *answer,
+			     const struct wl_parts *parts);
 
 	/* Optional: write plots or other files for a finished job into dir
 	 * (e.g. a histogram SVG). NULL when the workload has none. */
-	int (*render_files)(const json_t *params, const json_t *answer,
+	int (*render_files)(void *ctx, const json_t *params,
+			    const json_t *answer, const struct wl_parts *parts,
 			    const char *dir, char *err, size_t errlen);
 
 	/* Optional: bulk output of a job, built on the coordinator from its
-	 * answer and stored blobs (e.g. Officers values, Othello scored
-	 * positions). what is one of exports[]; args are its options (a JSON
-	 * object of strings, e.g. {"range":"0:1000"}). *ret is malloc'ed, at
-	 * most PROTO_MAX_BIN bytes. */
-	int (*export_data)(const json_t *params, const json_t *answer,
+	 * answer, its verified leases and stored blobs (e.g. Officers values,
+	 * Othello scored positions, Sudoku per-gangster counts). what is one
+	 * of exports[]; args are its options (a JSON object of strings, e.g.
+	 * {"range":"0:1000"}). *ret is malloc'ed, at most PROTO_MAX_BIN
+	 * bytes. */
+	int (*export_data)(void *ctx, const json_t *params,
+			   const json_t *answer, const struct wl_parts *parts,
 			   const char *what, const json_t *args,
 			   const struct wl_blob_reader *rd, void **ret,
 			   size_t *ret_len, char *err, size_t errlen);
@@ -190,16 +244,16 @@ struct workload {
 	 * --KEY VALUE, e.g. Officers --to M): new params and total units from
 	 * the old params and args. The job becomes active and is planned
 	 * again from its cursor and answer. */
-	int (*extend)(const json_t *params, const json_t *answer,
+	int (*extend)(void *ctx, const json_t *params, const json_t *answer,
 		      const json_t *args, json_t **ret_params,
 		      uint64_t *ret_total_units, char *err, size_t errlen);
 
 	/* Optional CUDA support: open/close a device context. NULL when the
 	 * workload has no CUDA path. cuda_open returns GERR_UNSUPPORTED when
 	 * built without CUDA or no device is present. */
-	int (*cuda_open)(int device_index, void **ret_ctx, char *err,
-			 size_t errlen);
-	void (*cuda_close)(void *ctx);
+	int (*cuda_open)(void *ctx, int device_index, void **ret_cuda,
+			 char *err, size_t errlen);
+	void (*cuda_close)(void *cuda);
 
 	/* Non-zero: result blobs are stored, not deflated (BLOB_PACK_STORE),
 	 * for results of dense near-random bytes that deflate barely shrinks
@@ -207,10 +261,18 @@ struct workload {
 	int result_store_raw;
 };
 
-/* The registry: a NULL-terminated static table. */
+/* The registry: a NULL-terminated static table. Any thread. */
 const struct workload *const *workload_all(void);
-/* NULL when no workload has that name. */
+/* NULL when no workload has that name. Any thread. */
 const struct workload *workload_find(const char *name);
+/* Open every workload's context (main, once, before any hook runs). On
+ * failure nothing stays open and err says which workload failed. */
+int workload_open_all(char *err, size_t errlen);
+/* Close them (main, at exit, when no hook runs any more). */
+void workload_close_all(void);
+/* The context workload_open_all built for wl (NULL for a workload without
+ * open, or before workload_open_all). Any thread. */
+void *workload_ctx(const struct workload *wl);
 
 /* Helpers for workloads: read a non-negative integer field that may be a
  * JSON integer or a decimal string (gpuctl sends strings). Returns 0 or
