@@ -16,6 +16,7 @@
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "job_parts.h"
 #include "scheduler.h"
 #include "store.h"
 #include "workload.h"
@@ -45,6 +46,9 @@ struct ctl_req {
 	void *out;              /* bulk output, handed to done() */
 	size_t out_len;
 	char *job_params, *job_answer;
+	struct job_parts parts;
+	/* result */
+	struct store_job jobrow;
 };
 
 static void generic_after(void *arg);
@@ -68,6 +72,8 @@ static void finish(struct ctl_req *r)
 	free(r->what);
 	free(r->job_params);
 	free(r->job_answer);
+	job_parts_clear(&r->parts);
+	store_job_clear(&r->jobrow);
 	json_decref(r->req);
 	free(r->input);
 	free(r->params);
@@ -204,40 +210,53 @@ static void status_after(void *arg)
 
 /* ---- result ---- */
 
-static void result_work(struct store *st, void *arg)
+/* Database thread: the job and its parts, for result_render. */
+static void result_load_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	struct store_job j = {0};
-	const struct workload *wl;
-	json_t *params = NULL, *answer = NULL, *files = json_array();
-	char *text = NULL;
+	int rc;
 
-	if (store_job_get(st, r->job, &j)) {
+	if (store_job_get(st, r->job, &r->jobrow)) {
 		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
-		json_decref(files);
 		return;
 	}
-	wl = workload_find(j.workload);
-	params = json_from_text(j.params);
-	answer = json_from_text(j.answer);
-	json_t *exports = json_array();
+	r->wl = workload_find(r->jobrow.workload);
+	rc = job_parts_load(&r->parts, st, r->job);
+	if (rc)
+		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
+			 r->job, gerr_str(rc));
+}
+
+/* Thread pool: the text, the files of a finished job, and the reply. */
+static void result_render(uv_work_t *w)
+{
+	struct ctl_req *r = w->data;
+	const struct store_job *j = &r->jobrow;
+	const struct workload *wl = r->wl;
+	json_t *params = json_from_text(j->params);
+	json_t *answer = json_from_text(j->answer);
+	json_t *files = json_array(), *exports = json_array();
+	char *text = NULL;
+
 	for (size_t k = 0; wl && wl->export_data && wl->exports && wl->exports[k]; k++)
 		json_array_append_new(exports, json_string(wl->exports[k]));
 	if (wl && !json_is_null(answer)) {
-		text = wl->render_text(params, answer);
-		if (j.state == JOB_DONE && wl->render_files) {
+		void *ctx = workload_ctx(wl);
+		text = wl->render_text(ctx, params, answer, &r->parts.pub);
+		if (j->state == JOB_DONE && wl->render_files) {
 			char dir[4096], err[WL_ERRLEN];
 			snprintf(dir, sizeof(dir), "%s/results", r->d->cfg.data_dir);
 			mkdir(dir, 0755);
 			snprintf(dir, sizeof(dir), "%s/results/job-%" PRId64,
-				 r->d->cfg.data_dir, j.id);
+				 r->d->cfg.data_dir, j->id);
 			if ((mkdir(dir, 0755) == 0 || errno == EEXIST) &&
-			    wl->render_files(params, answer, dir, err, sizeof(err)) == 0)
+			    wl->render_files(ctx, params, answer, &r->parts.pub,
+					     dir, err, sizeof(err)) == 0)
 				json_array_append_new(files, json_string(dir));
 		}
 	}
-	/* The answer goes in the frame's binary part: some answers (a Sudoku
-	 * job's per-gangster counts) exceed the JSON header's 1 MiB. */
+	/* The answer goes in the frame's binary part, where its size is
+	 * bounded by PROTO_MAX_BIN rather than the header's limit. */
 	int has_answer = answer && !json_is_null(answer);
 	if (has_answer) {
 		r->out = json_dumps(answer, JSON_COMPACT);
@@ -251,13 +270,13 @@ static void result_work(struct store *st, void *arg)
 	else {
 		/* "o" steals files and exports, even when packing fails. */
 		r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:I, s:o, s:o, s:o, s:I, s:s?}",
-			"ok", 1, "job", (json_int_t)j.id, "workload", j.workload,
-			"state", job_state_name(j.state), "params", params,
+			"ok", 1, "job", (json_int_t)j->id, "workload", j->workload,
+			"state", job_state_name(j->state), "params", params,
 			"answer_bytes", (json_int_t)r->out_len,
 			"text", text ? json_string(text) : json_null(),
 			"files", files, "exports", exports,
-			"units_verified", (json_int_t)j.units_verified,
-			"reason", j.reason);
+			"units_verified", (json_int_t)j->units_verified,
+			"reason", j->reason);
 		files = exports = NULL;
 	}
 	json_decref(files);
@@ -265,7 +284,21 @@ static void result_work(struct store *st, void *arg)
 	free(text);
 	json_decref(params);
 	json_decref(answer);
-	store_job_clear(&j);
+}
+
+static void pool_after(uv_work_t *w, int status)
+{
+	finish(w->data);
+}
+
+static void result_load_after(void *arg)
+{
+	struct ctl_req *r = arg;
+
+	r->work.data = r;
+	if (r->err[0] ||
+	    uv_queue_work(r->d->loop, &r->work, result_render, pool_after))
+		finish(r);
 }
 
 /* ---- cancel / pause / resume ---- */
@@ -367,7 +400,7 @@ static void submit_parse_work(uv_work_t *w)
 	char hash[BLOB_HASH_HEX], err[WL_ERRLEN] = "";
 	int rc;
 
-	rc = r->wl->parse_params(args, &params, &r->total_units, err, sizeof(err));
+	rc = r->wl->parse_params(workload_ctx(r->wl), args, &params, &r->total_units, err, sizeof(err));
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "bad %s job: %s", r->wl->name,
 			 err[0] ? err : gerr_str(rc));
@@ -382,7 +415,7 @@ static void submit_parse_work(uv_work_t *w)
 	}
 	json_object_set_new(params, "input_name",
 			    json_copy(json_object_get(args, "file")));
-	rc = r->wl->parse_input(params, r->input, r->input_len, &np, &canon,
+	rc = r->wl->parse_input(workload_ctx(r->wl), params, r->input, r->input_len, &np, &canon,
 				&canon_len, &r->total_units, err, sizeof(err));
 	json_decref(params);
 	if (rc) {
@@ -451,7 +484,7 @@ static void extend_work(struct store *st, void *arg)
 	params = json_from_text(j.params);
 	answer = json_from_text(j.answer);
 	if (!json_is_object(args) ||
-	    wl->extend(params, json_is_null(answer) ? NULL : answer, args, &np,
+	    wl->extend(workload_ctx(wl), params, json_is_null(answer) ? NULL : answer, args, &np,
 		       &total, err, sizeof(err))) {
 		snprintf(r->err, sizeof(r->err), "cannot extend job %" PRId64 ": %s",
 			 r->job, err[0] ? err : "arguments must be an object");
@@ -507,6 +540,7 @@ static void export_load_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	struct store_job j = {0};
+	int rc;
 
 	if (store_job_get(st, r->job, &j)) {
 		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
@@ -517,6 +551,10 @@ static void export_load_work(struct store *st, void *arg)
 	r->job_answer = j.answer;
 	j.params = j.answer = NULL;
 	store_job_clear(&j);
+	rc = job_parts_load(&r->parts, st, r->job);
+	if (rc)
+		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
+			 r->job, gerr_str(rc));
 }
 
 static void export_work(uv_work_t *w)
@@ -528,7 +566,8 @@ static void export_work(uv_work_t *w)
 	struct wl_blob_reader rd = {r, export_fetch};
 	json_t *empty = json_object();
 	char err[WL_ERRLEN] = "";
-	int rc = r->wl->export_data(params, json_is_null(answer) ? NULL : answer,
+	int rc = r->wl->export_data(workload_ctx(r->wl), params,
+				    json_is_null(answer) ? NULL : answer, &r->parts.pub,
 				    r->what, json_is_object(args) ? args : empty,
 				    &rd, &r->out, &r->out_len, err, sizeof(err));
 
@@ -551,11 +590,6 @@ static void export_work(uv_work_t *w)
 	json_decref(answer);
 }
 
-static void export_work_after(uv_work_t *w, int status)
-{
-	finish(w->data);
-}
-
 static void export_load_after(void *arg)
 {
 	struct ctl_req *r = arg;
@@ -571,7 +605,7 @@ static void export_load_after(void *arg)
 				 r->wl ? r->wl->name : "these", r->what);
 	}
 	r->work.data = r;
-	if (ok && uv_queue_work(r->d->loop, &r->work, export_work, export_work_after) == 0)
+	if (ok && uv_queue_work(r->d->loop, &r->work, export_work, pool_after) == 0)
 		return;
 	finish(r);
 }
@@ -800,7 +834,8 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 			finish(r);
 			return;
 		}
-		work = result_work;
+		work = result_load_work;
+		after = result_load_after;
 	} else if (strcmp(r->cmd, "cancel") == 0 || strcmp(r->cmd, "pause") == 0 ||
 		   strcmp(r->cmd, "resume") == 0) {
 		if (read_job(r)) {

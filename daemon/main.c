@@ -14,6 +14,7 @@
 #include "gerr.h"
 #include "gpud.h"
 #include "gpud_config.h"
+#include "workload.h"
 
 static void usage(FILE *f)
 {
@@ -261,12 +262,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	char why[WL_ERRLEN + 64] = "";
+	if (workload_open_all(why, sizeof(why))) {
+		fprintf(stderr, "gpud: cannot open workload %s\n", why);
+		return 1;
+	}
 
 	d.loop = uv_default_loop();
 	rc = server_start(&d);
 	if (rc) {
 		server_stop(&d);
 		uv_run(d.loop, UV_RUN_DEFAULT);
+		workload_close_all();
 		fprintf(stderr, "gpud: start failed: %s\n", gerr_str(rc));
 		return 1;
 	}
@@ -278,6 +285,7 @@ int main(int argc, char **argv)
 	LOG_INFO(&d.log, "gpud %s ready, data %s", GPUD_VERSION, d.cfg.data_dir);
 	uv_run(d.loop, UV_RUN_DEFAULT);
 	uv_loop_close(d.loop);
+	workload_close_all();
 	LOG_INFO(&d.log, "stopped");
 	return d.exit_code;
 }

@@ -15,6 +15,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "job_parts.h"
 #include "scheduler.h"
 
 #define CARVE_TRIES 16
@@ -90,10 +91,11 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 		json_t *params = json_parse_text(job.params);
 		json_t *cursor = json_parse_text(job.cursor);
 		json_t *answer = json_parse_text(job.answer);
-		json_t *spec = NULL, *next = NULL, *probe_spec = NULL,
-		       *probe_cursor = NULL;
-		uint64_t units = 0, probe_units = 0;
+		json_t *spec = NULL, *next = NULL;
+		struct job_parts parts = {0};
+		uint64_t units = 0;
 		uint64_t want = c->pol->lease_units;
+		int last = 0;
 
 		if (!want && c->rate > 0)
 			want = (uint64_t)(c->rate * c->pol->lease_target_s);
@@ -102,7 +104,11 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 				"job parameters unreadable or workload unknown", now);
 			goto next_job;
 		}
-		rc = wl->carve(params, cursor, answer, want, &spec, &units, &next);
+		rc = job_parts_open(&parts, st, job_id);
+		if (rc)
+			goto out;
+		rc = wl->carve(workload_ctx(wl), params, cursor, answer,
+			       &parts.pub, want, &spec, &units, &next, &last);
 		if (rc == GERR_DONE) {
 			rc = store_job_set_cursor(st, job_id, job.cursor, 1);
 			goto next_job;
@@ -114,18 +120,11 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 		}
 		if (rc)
 			goto out;
-		/* Probe whether anything remains after this lease, so the job
-		 * knows when its last lease has been handed out. */
-		int more = wl->carve(params, next, answer, 1, &probe_spec,
-				     &probe_units, &probe_cursor);
-		json_decref(probe_spec);
-		json_decref(probe_cursor);
 		char *spec_text = json_text(spec);
 		char *next_text = json_text(next);
 		rc = (spec_text && next_text) ? 0 : GERR_NOMEM;
 		if (!rc)
-			rc = store_job_set_cursor(st, job_id, next_text,
-						  more == GERR_DONE);
+			rc = store_job_set_cursor(st, job_id, next_text, last);
 		if (!rc)
 			rc = store_lease_insert_leased(st, job_id, spec_text, units,
 				c->worker_id, now + c->pol->lease_timeout_s, now,
@@ -137,6 +136,7 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 		free(spec_text);
 		free(next_text);
 out:
+		job_parts_clear(&parts);
 		json_decref(spec);
 		json_decref(next);
 		json_decref(params);
@@ -146,6 +146,7 @@ out:
 		json_decref(skip);
 		return rc;
 next_job:
+		job_parts_clear(&parts);
 		json_decref(params);
 		json_decref(cursor);
 		json_decref(answer);
@@ -370,7 +371,7 @@ void sched_upload_decode(struct sched_upload *u)
 	if (!u->is_result) {
 		json_t *params = json_parse_text(u->params);
 		json_t *spec = json_parse_text(u->spec);
-		u->rc = (params && spec) ? wl->check_checkpoint(params, spec, raw,
+		u->rc = (params && spec) ? wl->check_checkpoint(workload_ctx(wl), params, spec, raw,
 			raw_len, u->err, sizeof(u->err)) : GERR_CORRUPT;
 		json_decref(params);
 		json_decref(spec);
@@ -541,7 +542,7 @@ void sched_verify_check(struct sched_verify *v)
 		snprintf(v->err, sizeof(v->err), "job or lease unreadable");
 		goto out;
 	}
-	rc = wl->verify(params, spec, v->raw, v->raw_len, v->seed, v->err,
+	rc = wl->verify(workload_ctx(wl), params, spec, v->raw, v->raw_len, v->seed, v->err,
 			sizeof(v->err));
 	v->passed = rc == 0;
 out:
@@ -572,7 +573,15 @@ static int maybe_finish(struct store *st, struct sched_verify *v,
 		return rc;
 	}
 	char err[WL_ERRLEN] = "";
-	int frc = wl->finish(params, answer, err, sizeof(err));
+	struct job_parts parts;
+	int frc = job_parts_open(&parts, st, job.id);
+
+	if (frc == 0)
+		frc = wl->finish(workload_ctx(wl), params, answer, &parts.pub,
+				 err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "parts unreadable: %s", gerr_str(frc));
+	job_parts_clear(&parts);
 	if (frc == 0) {
 		rc = store_job_set_state(st, job.id, JOB_DONE, NULL, now);
 		v->job_finished = 1;
@@ -595,8 +604,8 @@ static int commit_pass(struct store *st, struct sched_verify *v, double now)
 	struct store_job job = {0};
 	json_t *params = json_parse_text(v->params);
 	json_t *spec = json_parse_text(v->lease.spec);
-	json_t *answer = NULL, *merged = NULL;
-	char *text = NULL;
+	json_t *answer = NULL, *merged = NULL, *note = NULL;
+	char *text = NULL, *note_text = NULL;
 	int rc = store_job_get(st, v->lease.job_id, &job);
 
 	if (!rc && (!wl || !params || !spec))
@@ -605,9 +614,15 @@ static int commit_pass(struct store *st, struct sched_verify *v, double now)
 		rc = store_lease_set_verified(st, v->lease_id, v->epoch, now);
 	if (!rc) {
 		answer = json_parse_text(job.answer);
-		rc = wl->merge(params, answer, spec, v->raw, v->raw_len,
-			       v->lease.result, &merged);
+		rc = wl->merge(workload_ctx(wl), params, answer, spec, v->raw,
+			       v->raw_len, v->lease.result, &merged, &note);
 	}
+	if (!rc && note) {
+		note_text = json_dumps(note, JSON_COMPACT | JSON_ENCODE_ANY);
+		rc = note_text ? 0 : GERR_NOMEM;
+	}
+	if (!rc)
+		rc = store_part_add(st, job.id, v->lease_id, note_text);
 	if (!rc) {
 		text = json_text(merged);
 		rc = text ? store_job_set_answer(st, job.id, text,
@@ -622,6 +637,8 @@ static int commit_pass(struct store *st, struct sched_verify *v, double now)
 	if (!rc && job.state != JOB_CANCELLED)
 		rc = maybe_finish(st, v, wl, params, merged, now);
 	free(text);
+	free(note_text);
+	json_decref(note);
 	json_decref(merged);
 	json_decref(answer);
 	json_decref(params);

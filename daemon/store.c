@@ -2286,3 +2286,87 @@ int store_event_count(struct store *st, const char *kind, int64_t job_id,
 		*ret_n = (uint64_t)n;
 	return r;
 }
+
+/* ---- parts (interim: replaced by store_parts.c) ---- */
+
+void store_part_clear(struct store_part *p)
+{
+	if (!p)
+		return;
+	free(p->spec);
+	free(p->result);
+	free(p->note);
+	memset(p, 0, sizeof(*p));
+}
+
+int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
+		   const char *note)
+{
+	static const char what[] = "store_part_add";
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db,
+		"INSERT INTO parts (job_id, seq, lease_id, note) SELECT ?1, "
+		"(SELECT count(*) FROM parts WHERE job_id = ?1), ?2, ?3",
+		-1, &s, NULL), r;
+
+	if (rc != SQLITE_OK)
+		return db_fail(st, rc, what);
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, lease_id);
+	if (note)
+		sqlite3_bind_text(s, 3, note, -1, SQLITE_STATIC);
+	r = op_begin(st, what);
+	if (r == 0) {
+		rc = sqlite3_step(s);
+		r = rc == SQLITE_DONE ? 0 : db_fail(st, rc, what);
+	}
+	sqlite3_finalize(s);
+	return op_end(st, r, what);
+}
+
+int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db,
+		"SELECT count(*) FROM parts WHERE job_id = ?1", -1, &s, NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(st, rc, "store_part_count");
+	sqlite3_bind_int64(s, 1, job_id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*ret_n = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW ? 0 : db_fail(st, rc, "store_part_count");
+}
+
+int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
+		   struct store_part *ret)
+{
+	struct store_part p = {0};
+	sqlite3_stmt *s = NULL;
+	int rc = sqlite3_prepare_v2(st->db,
+		"SELECT l.id, l.spec, l.units, l.result, p.note FROM parts p "
+		"JOIN leases l ON l.id = p.lease_id "
+		"WHERE p.job_id = ?1 AND p.seq = ?2", -1, &s, NULL);
+
+	if (rc != SQLITE_OK)
+		return db_fail(st, rc, "store_part_get");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, (int64_t)seq);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		p.lease_id = sqlite3_column_int64(s, 0);
+		p.units = (uint64_t)sqlite3_column_int64(s, 2);
+		if (dup_col(s, 1, &p.spec) || dup_col(s, 3, &p.result) ||
+		    dup_col(s, 4, &p.note))
+			rc = SQLITE_NOMEM;
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_ROW) {
+		*ret = p;
+		return 0;
+	}
+	store_part_clear(&p);
+	return rc == SQLITE_DONE ? GERR_NOTFOUND : db_fail(st, rc, "store_part_get");
+}

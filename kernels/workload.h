@@ -261,6 +261,27 @@ struct workload {
 	int result_store_raw;
 };
 
+/* The cuda_open and cuda_close hooks (NAME_wl_cuda_open, NAME_wl_cuda_close)
+ * of a workload whose CUDA interface is NAME_cuda_open(int device, struct
+ * NAME_cuda **ret, char *err, size_t errlen) and NAME_cuda_close(struct
+ * NAME_cuda *). */
+#define WL_CUDA_HOOKS(NAME)                                                   \
+	static int NAME##_wl_cuda_open(void *wl_ctx, int device,              \
+				       void **ret_cuda, char *err,            \
+				       size_t errlen)                         \
+	{                                                                     \
+		struct NAME##_cuda *cuda;                                     \
+		int rc = NAME##_cuda_open(device, &cuda, err, errlen);        \
+		(void)wl_ctx;                                                 \
+		if (rc == 0)                                                  \
+			*ret_cuda = cuda;                                     \
+		return rc;                                                    \
+	}                                                                     \
+	static void NAME##_wl_cuda_close(void *cuda)                          \
+	{                                                                     \
+		NAME##_cuda_close(cuda);                                      \
+	}
+
 /* The registry: a NULL-terminated static table. Any thread. */
 const struct workload *const *workload_all(void);
 /* NULL when no workload has that name. Any thread. */

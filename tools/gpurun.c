@@ -21,6 +21,7 @@
 #include "blob.h"
 #include "gerr.h"
 #include "proto.h"
+#include "parts_list.h"
 #include "workload.h"
 
 /* The in-memory blob table. */
@@ -166,7 +167,10 @@ int main(int argc, char **argv)
 	struct wl_run_io io = {&q, io_progress, io_due, io_checkpoint, io_stop,
 			       io_fetch};
 	const char *file = NULL;
+	struct parts_list parts;
+	void *ctx;
 
+	parts_list_init(&parts);
 	parse_device("cpu", &dev);
 	if (argc < 2 || argv[1][0] == '-') {
 		fprintf(stderr, "usage: gpurun WORKLOAD --KEY VALUE... [--device D] "
@@ -213,10 +217,15 @@ int main(int argc, char **argv)
 				*p = '_';
 		json_object_set_new(args, key, json_string(argv[++i]));
 	}
-	if (wl->parse_params(args, &params, &total, err, sizeof(err))) {
-		fprintf(stderr, "gpurun: bad %s job: %s\n", wl->name, err);
+	if (workload_open_all(err, sizeof(err))) {
+		fprintf(stderr, "gpurun: cannot open workload %s\n", err);
 		json_decref(args);
 		return 1;
+	}
+	ctx = workload_ctx(wl);
+	if (wl->parse_params(ctx, args, &params, &total, err, sizeof(err))) {
+		fprintf(stderr, "gpurun: bad %s job: %s\n", wl->name, err);
+		goto out;
 	}
 	if (file) {
 		void *raw = NULL, *canon = NULL;
@@ -231,7 +240,7 @@ int main(int argc, char **argv)
 				file, PROTO_MAX_BIN);
 			goto out;
 		}
-		int prc = wl->parse_input(params, raw, raw_len, &np, &canon, &canon_len,
+		int prc = wl->parse_input(ctx, params, raw, raw_len, &np, &canon, &canon_len,
 					  &total, err, sizeof(err));
 		free(raw);
 		if (prc) {
@@ -249,19 +258,21 @@ int main(int argc, char **argv)
 		params = np;
 	}
 	if (dev.kind == WL_DEVICE_CUDA) {
-		if (!wl->cuda_open || wl->cuda_open(dev.index, &dev.cuda_ctx, err, sizeof(err))) {
+		if (!wl->cuda_open || wl->cuda_open(ctx, dev.index, &dev.cuda_ctx, err, sizeof(err))) {
 			fprintf(stderr, "gpurun: cannot use cuda:%d: %s\n", dev.index,
 				wl->cuda_open ? err : "no CUDA path for this workload");
 			goto out;
 		}
 	}
 	for (;;) {
-		json_t *spec = NULL, *next = NULL, *merged = NULL;
+		json_t *spec = NULL, *next = NULL, *merged = NULL, *note = NULL;
+		int last = 0;
 		uint64_t units = 0;
 		void *res = NULL;
 		size_t res_len = 0;
 		const char *hash = NULL;
-		int crc = wl->carve(params, cursor, answer, lease_units, &spec, &units, &next);
+		int crc = wl->carve(ctx, params, cursor, answer, &parts.pub,
+				    lease_units, &spec, &units, &next, &last);
 		if (crc == GERR_DONE)
 			break;
 		if (crc) {
@@ -270,9 +281,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gpurun: carve failed: %s\n", gerr_str(crc));
 			goto out;
 		}
-		crc = wl->run(params, spec, NULL, 0, &dev, &io, &res, &res_len, err, sizeof(err));
+		crc = wl->run(ctx, params, spec, NULL, 0, &dev, &io, &res, &res_len, err, sizeof(err));
 		if (!crc)
-			crc = wl->verify(params, spec, res, res_len, leases + 1, err, sizeof(err));
+			crc = wl->verify(ctx, params, spec, res, res_len, leases + 1, err, sizeof(err));
 		if (!crc) {
 			hash = blob_keep(&q, res, res_len);
 			if (hash)
@@ -281,8 +292,12 @@ int main(int argc, char **argv)
 				crc = GERR_NOMEM;
 		}
 		if (!crc)
-			crc = wl->merge(params, answer, spec, hash ? io_bytes(&q, hash) : NULL,
-					res_len, hash, &merged);
+			crc = wl->merge(ctx, params, answer, spec,
+					hash ? io_bytes(&q, hash) : NULL, res_len,
+					hash, &merged, &note);
+		if (!crc)
+			crc = parts_list_add(&parts, spec, units, hash, note);
+		json_decref(note);
 		free(res);
 		json_decref(spec);
 		json_decref(cursor);
@@ -296,7 +311,7 @@ int main(int argc, char **argv)
 		answer = merged;
 		leases++;
 	}
-	if (wl->finish(params, answer, err, sizeof(err))) {
+	if (wl->finish(ctx, params, answer, &parts.pub, err, sizeof(err))) {
 		fprintf(stderr, "gpurun: final check failed: %s\n", err);
 		goto out;
 	}
@@ -308,7 +323,7 @@ int main(int argc, char **argv)
 		printf("\n");
 		json_decref(out);
 	} else {
-		char *text = wl->render_text(params, answer);
+		char *text = wl->render_text(ctx, params, answer, &parts.pub);
 		printf("%s", text ? text : "");
 		free(text);
 	}
@@ -316,6 +331,8 @@ int main(int argc, char **argv)
 out:
 	if (dev.cuda_ctx && wl->cuda_close)
 		wl->cuda_close(dev.cuda_ctx);
+	parts_list_clear(&parts);
+	workload_close_all();
 	json_decref(answer);
 	json_decref(cursor);
 	json_decref(params);

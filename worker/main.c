@@ -305,6 +305,16 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* Close what open_workloads opened (n of v, then every context). */
+static void close_workloads(struct client_workload *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].cuda_ctx && v[i].wl->cuda_close)
+			v[i].wl->cuda_close(v[i].cuda_ctx);
+	free(v);
+	workload_close_all();
+}
+
 /* The workloads to advertise: all of them on CPU; on CUDA those with
  * cuda_open, each with a context opened now so a broken device fails
  * before connecting. Returns the count, or -1 after printing why. */
@@ -314,12 +324,18 @@ static int open_workloads(const struct options *o,
 	const struct workload *const *all = workload_all();
 	struct client_workload *v;
 	size_t n = 0, total = 0;
+	char why[WL_ERRLEN + 64] = "";
 
 	while (all[total])
 		total++;
+	if (workload_open_all(why, sizeof(why))) {
+		fprintf(stderr, "gpuworker: cannot open workload %s\n", why);
+		return -1;
+	}
 	v = calloc(total ? total : 1, sizeof(*v));
 	if (!v) {
 		fprintf(stderr, "gpuworker: out of memory\n");
+		workload_close_all();
 		return -1;
 	}
 	for (size_t i = 0; i < total; i++) {
@@ -333,15 +349,13 @@ static int open_workloads(const struct options *o,
 		}
 		if (!wl->cuda_open)
 			continue;
-		rc = wl->cuda_open(o->device_index, &v[n].cuda_ctx, err,
+		rc = wl->cuda_open(workload_ctx(wl), o->device_index, &v[n].cuda_ctx, err,
 				   sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "gpuworker: cannot use %s for workload "
 				"%s: %s\n", o->device_name, wl->name,
 				err[0] ? err : gerr_str(rc));
-			for (size_t k = 0; k < n; k++)
-				v[k].wl->cuda_close(v[k].cuda_ctx);
-			free(v);
+			close_workloads(v, n);
 			return -1;
 		}
 		v[n++].wl = wl;
@@ -351,19 +365,11 @@ static int open_workloads(const struct options *o,
 			o->device_name,
 			o->device_kind == WL_DEVICE_CUDA
 				? " (built without CUDA?)" : "");
-		free(v);
+		close_workloads(v, n);
 		return -1;
 	}
 	*ret = v;
 	return (int)n;
-}
-
-static void close_workloads(struct client_workload *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].cuda_ctx && v[i].wl->cuda_close)
-			v[i].wl->cuda_close(v[i].cuda_ctx);
-	free(v);
 }
 
 static void on_signal(uv_signal_t *h, int signum)

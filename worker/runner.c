@@ -571,7 +571,7 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 		 " resume_at=%" PRIu64, ahead ? "ahead" : "start", job->job,
 		 job->lease, job->epoch, job->wl->name, job->units,
 		 start_units);
-	rc = job->wl->run(job->params, job->spec, raw, raw_len, &job->dev, &io,
+	rc = job->wl->run(workload_ctx(job->wl), job->params, job->spec, raw, raw_len, &job->dev, &io,
 			  &out, &out_len, res->err, sizeof(res->err));
 	free(raw);
 	free(r->pending); /* a run ahead that never fetched its state */
@@ -640,7 +640,7 @@ static void encoder_main(void *arg)
 	e->res.rc = encode_result(r, done, e->out, e->out_len, e->pre, &e->res,
 				  hash);
 	if (e->res.rc == 0 &&
-	    done->wl->next_lease(done->params, done->spec, e->out, e->out_len,
+	    done->wl->next_lease(workload_ctx(done->wl), done->params, done->spec, e->out, e->out_len,
 				 hash, &next) == 0)
 		key = runner_ahead_key(done->job, done->params, next);
 	json_decref(next);
@@ -685,7 +685,7 @@ static int ahead_start(struct runner *r, struct runner_job *job, void *out,
 	void *pending = NULL;
 
 	if (!r->run_ahead || !job->wl->next_lease ||
-	    job->wl->next_lease(job->params, job->spec, out, out_len,
+	    job->wl->next_lease(workload_ctx(job->wl), job->params, job->spec, out, out_len,
 				PENDING_HASH, &spec) != 0)
 		return 0;
 	e = calloc(1, sizeof(*e));

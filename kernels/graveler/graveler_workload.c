@@ -71,7 +71,7 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 	return 0;
 }
 
-static int gw_parse_params(const json_t *args, json_t **ret_params,
+static int gw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
 	const char *key;
@@ -112,10 +112,10 @@ static int gw_parse_params(const json_t *args, json_t **ret_params,
 	return 0;
 }
 
-static int gw_carve(const json_t *params, const json_t *cursor,
-		    const json_t *answer,
+static int gw_carve(void *ctx, const json_t *params, const json_t *cursor,
+		    const json_t *answer, const struct wl_parts *parts,
 		    uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
-		    json_t **ret_cursor)
+		    json_t **ret_cursor, int *ret_last)
 {
 	uint64_t n, seed, next = 0, size, end;
 	char err[WL_ERRLEN];
@@ -151,6 +151,7 @@ static int gw_carve(const json_t *params, const json_t *cursor,
 	*ret_spec = spec;
 	*ret_units = end - next;
 	*ret_cursor = cur;
+	*ret_last = end == n;
 	return 0;
 }
 
@@ -168,7 +169,7 @@ static int match_lease(const struct graveler_acc *a, uint64_t seed,
 	return 0;
 }
 
-static int gw_run(const json_t *params, const json_t *spec,
+static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 		  const void *checkpoint, size_t checkpoint_len,
 		  const struct wl_device *dev, const struct wl_run_io *io,
 		  void **ret_result, size_t *ret_result_len, char *err,
@@ -219,7 +220,7 @@ out:
 	return rc;
 }
 
-static int gw_check_checkpoint(const json_t *params, const json_t *spec,
+static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *spec,
 			       const void *bytes, size_t len, char *err,
 			       size_t errlen)
 {
@@ -299,7 +300,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 	return 0;
 }
 
-static int gw_verify(const json_t *params, const json_t *spec,
+static int gw_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
 {
@@ -376,9 +377,9 @@ static json_t *answer_json(const struct answer *a)
 	return j;
 }
 
-static int gw_merge(const json_t *params, const json_t *answer,
+static int gw_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
-		    const char *result_hash, json_t **ret_answer)
+		    const char *result_hash, json_t **ret_answer, json_t **ret_note)
 {
 	char err[WL_ERRLEN];
 	struct graveler_acc *acc;
@@ -421,7 +422,7 @@ static int gw_merge(const json_t *params, const json_t *answer,
 	return 0;
 }
 
-static int gw_finish(const json_t *params, const json_t *answer, char *err,
+static int gw_finish(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts, char *err,
 		     size_t errlen)
 {
 	uint64_t n, seed, total = 0;
@@ -471,7 +472,7 @@ static int gw_finish(const json_t *params, const json_t *answer, char *err,
 	return 0;
 }
 
-static char *gw_render_text(const json_t *params, const json_t *answer)
+static char *gw_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
 {
 	uint64_t n = 0, seed = 0;
 	char err[WL_ERRLEN];
@@ -523,7 +524,7 @@ static char *gw_render_text(const json_t *params, const json_t *answer)
 	return buf;
 }
 
-static int gw_render_files(const json_t *params, const json_t *answer,
+static int gw_render_files(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts,
 			   const char *dir, char *err, size_t errlen)
 {
 	struct answer a;
@@ -604,21 +605,7 @@ static int gw_render_files(const json_t *params, const json_t *answer,
 	return 0;
 }
 
-static int gw_cuda_open(int device_index, void **ret_ctx, char *err,
-			size_t errlen)
-{
-	struct graveler_cuda *ctx;
-	int rc = graveler_cuda_open(device_index, &ctx, err, errlen);
-
-	if (rc == 0)
-		*ret_ctx = ctx;
-	return rc;
-}
-
-static void gw_cuda_close(void *ctx)
-{
-	graveler_cuda_close(ctx);
-}
+WL_CUDA_HOOKS(graveler)
 
 const struct workload graveler_workload = {
 	.name = "graveler",
@@ -632,6 +619,6 @@ const struct workload graveler_workload = {
 	.finish = gw_finish,
 	.render_text = gw_render_text,
 	.render_files = gw_render_files,
-	.cuda_open = gw_cuda_open,
-	.cuda_close = gw_cuda_close,
+	.cuda_open = graveler_wl_cuda_open,
+	.cuda_close = graveler_wl_cuda_close,
 };

@@ -154,7 +154,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct spec *sp,
 	return 0;
 }
 
-static int ow_parse_params(const json_t *args, json_t **ret_params,
+static int ofw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
 	const char *key, *check;
@@ -237,10 +237,10 @@ static int carve_check(const json_t *answer, size_t k, json_t **ret_spec,
 	return 0;
 }
 
-static int ow_carve(const json_t *params, const json_t *cursor,
-		    const json_t *answer, uint64_t want_units,
+static int ofw_carve(void *ctx, const json_t *params, const json_t *cursor,
+		    const json_t *answer, const struct wl_parts *parts, uint64_t want_units,
 		    json_t **ret_spec, uint64_t *ret_units,
-		    json_t **ret_cursor)
+		    json_t **ret_cursor, int *ret_last)
 {
 	uint64_t to, next = 0, checks = 0, nblobs,
 		     merged = answer ? answer_n(answer) : 0, size, end, digest;
@@ -311,6 +311,10 @@ static int ow_carve(const json_t *params, const json_t *cursor,
 	}
 	*ret_spec = spec;
 	*ret_cursor = cur;
+	/* As above: the last lease leaves nothing to extend and, with checks,
+	 * every stored range merged and its check carved. */
+	*ret_last = next >= to && (!full_check(params) ||
+				   (merged >= to && checks >= nblobs));
 	return 0;
 }
 
@@ -380,7 +384,7 @@ static int run_steps(struct officers_seq *s, const struct spec *sp,
 	return 0;
 }
 
-static int ow_run(const json_t *params, const json_t *spec,
+static int ofw_run(void *ctx, const json_t *params, const json_t *spec,
 		  const void *checkpoint, size_t checkpoint_len,
 		  const struct wl_device *dev, const struct wl_run_io *io,
 		  void **ret_result, size_t *ret_result_len, char *err,
@@ -473,11 +477,11 @@ out:
 	return rc;
 }
 
-/* The extension after spec, as ow_carve will cut it once this result is
- * merged: from its end, the same size (ow_carve's size is the scheduler's,
+/* The extension after spec, as ofw_carve will cut it once this result is
+ * merged: from its end, the same size (ofw_carve's size is the scheduler's,
  * steady for a steady worker), starting from this result's blob and end
  * digest. */
-static int ow_next_lease(const json_t *params, const json_t *spec,
+static int ofw_next_lease(void *ctx, const json_t *params, const json_t *spec,
 			 const void *result, size_t len,
 			 const char *result_hash, json_t **ret_spec)
 {
@@ -503,7 +507,7 @@ static int ow_next_lease(const json_t *params, const json_t *spec,
 	return 0;
 }
 
-static int ow_check_checkpoint(const json_t *params, const json_t *spec,
+static int ofw_check_checkpoint(void *ctx, const json_t *params, const json_t *spec,
 			       const void *bytes, size_t len, char *err,
 			       size_t errlen)
 {
@@ -659,7 +663,7 @@ out:
 	return rc;
 }
 
-static int ow_verify(const json_t *params, const json_t *spec,
+static int ofw_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
 {
@@ -739,9 +743,9 @@ static json_t *u64_array(const uint64_t *v, unsigned n, int none_as_minus1)
 	return a;
 }
 
-static int ow_merge(const json_t *params, const json_t *answer,
+static int ofw_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
-		    const char *result_hash, json_t **ret_answer)
+		    const char *result_hash, json_t **ret_answer, json_t **ret_note)
 {
 	char err[WL_ERRLEN];
 	struct officers_result r;
@@ -833,7 +837,7 @@ nomem:
 
 /* ---- finish, render ------------------------------------------------------ */
 
-static int ow_finish(const json_t *params, const json_t *answer, char *err,
+static int ofw_finish(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts, char *err,
 		     size_t errlen)
 {
 	uint64_t to, n, sum = 0, at = 0;
@@ -879,7 +883,7 @@ static int ow_finish(const json_t *params, const json_t *answer, char *err,
 	return 0;
 }
 
-static char *ow_render_text(const json_t *params, const json_t *answer)
+static char *ofw_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
 {
 	uint64_t to = 0;
 	char err[WL_ERRLEN];
@@ -948,7 +952,7 @@ static char *ow_render_text(const json_t *params, const json_t *answer)
 	return buf;
 }
 
-static int ow_render_files(const json_t *params, const json_t *answer,
+static int ofw_render_files(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts,
 			   const char *dir, char *err, size_t errlen)
 {
 	const json_t *counts = json_object_get(answer, "counts");
@@ -1022,7 +1026,7 @@ static int ow_render_files(const json_t *params, const json_t *answer,
 
 /* ---- extend and export ---------------------------------------------------- */
 
-static int ow_extend(const json_t *params, const json_t *answer,
+static int ofw_extend(void *ctx, const json_t *params, const json_t *answer,
 		     const json_t *args, json_t **ret_params,
 		     uint64_t *ret_total_units, char *err, size_t errlen)
 {
@@ -1047,7 +1051,7 @@ static int ow_extend(const json_t *params, const json_t *answer,
 	}
 	if (json_object_get(params, "check"))
 		json_object_set(a, "check", json_object_get(params, "check"));
-	rc = ow_parse_params(a, &p, &total, err, errlen);
+	rc = ofw_parse_params(ctx, a, &p, &total, err, errlen);
 	json_decref(a);
 	if (rc == 0)
 		rc = get_to(p, &to, err, errlen);
@@ -1080,7 +1084,7 @@ static int parse_range(const json_t *args, uint64_t *a, uint64_t *b)
 	return *end ? GERR_INVAL : 0;
 }
 
-static int ow_export(const json_t *params, const json_t *answer,
+static int ofw_export(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts,
 		     const char *what, const json_t *args,
 		     const struct wl_blob_reader *rd, void **ret,
 		     size_t *ret_len, char *err, size_t errlen)
@@ -1156,40 +1160,26 @@ static int ow_export(const json_t *params, const json_t *answer,
 	return 0;
 }
 
-static int ow_cuda_open(int device_index, void **ret_ctx, char *err,
-			size_t errlen)
-{
-	struct officers_cuda *ctx;
-	int rc = officers_cuda_open(device_index, &ctx, err, errlen);
+WL_CUDA_HOOKS(officers)
 
-	if (rc == 0)
-		*ret_ctx = ctx;
-	return rc;
-}
-
-static void ow_cuda_close(void *ctx)
-{
-	officers_cuda_close(ctx);
-}
-
-static const char *const ow_exports[] = {"values", NULL};
+static const char *const ofw_exports[] = {"values", NULL};
 
 const struct workload officers_workload = {
 	.name = "officers",
 	.unit_name = "values",
-	.parse_params = ow_parse_params,
-	.carve = ow_carve,
-	.run = ow_run,
-	.next_lease = ow_next_lease,
-	.check_checkpoint = ow_check_checkpoint,
-	.verify = ow_verify,
-	.merge = ow_merge,
-	.finish = ow_finish,
-	.render_text = ow_render_text,
-	.render_files = ow_render_files,
-	.export_data = ow_export,
-	.exports = ow_exports,
-	.extend = ow_extend,
-	.cuda_open = ow_cuda_open,
-	.cuda_close = ow_cuda_close,
+	.parse_params = ofw_parse_params,
+	.carve = ofw_carve,
+	.run = ofw_run,
+	.next_lease = ofw_next_lease,
+	.check_checkpoint = ofw_check_checkpoint,
+	.verify = ofw_verify,
+	.merge = ofw_merge,
+	.finish = ofw_finish,
+	.render_text = ofw_render_text,
+	.render_files = ofw_render_files,
+	.export_data = ofw_export,
+	.exports = ofw_exports,
+	.extend = ofw_extend,
+	.cuda_open = officers_wl_cuda_open,
+	.cuda_close = officers_wl_cuda_close,
 };

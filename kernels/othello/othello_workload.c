@@ -144,7 +144,7 @@ static int get_spec(const json_t *params, const json_t *spec, struct job *j,
 	return 0;
 }
 
-static int ow_parse_params(const json_t *args, json_t **ret_params,
+static int otw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
 	const char *key;
@@ -218,7 +218,7 @@ static int ow_parse_params(const json_t *args, json_t **ret_params,
 	return 0;
 }
 
-static int ow_parse_input(const json_t *params, const void *input,
+static int otw_parse_input(void *ctx, const json_t *params, const void *input,
 			  size_t len, json_t **ret_params, void **ret_input,
 			  size_t *ret_input_len, uint64_t *ret_total_units,
 			  char *err, size_t errlen)
@@ -301,9 +301,9 @@ static uint64_t default_units(int empties)
 	return 16;
 }
 
-static int ow_carve(const json_t *params, const json_t *cursor,
-		    const json_t *answer, uint64_t want_units,
-		    json_t **ret_spec, uint64_t *ret_units, json_t **ret_cursor)
+static int otw_carve(void *ctx, const json_t *params, const json_t *cursor,
+		    const json_t *answer, const struct wl_parts *parts, uint64_t want_units,
+		    json_t **ret_spec, uint64_t *ret_units, json_t **ret_cursor, int *ret_last)
 {
 	char err[WL_ERRLEN];
 	struct job j;
@@ -336,6 +336,7 @@ static int ow_carve(const json_t *params, const json_t *cursor,
 	*ret_spec = spec;
 	*ret_units = size;
 	*ret_cursor = cur;
+	*ret_last = next + size == j.n;
 	return 0;
 }
 
@@ -454,7 +455,7 @@ out:
 	return rc;
 }
 
-static int ow_run(const json_t *params, const json_t *spec,
+static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 		  const void *checkpoint, size_t checkpoint_len,
 		  const struct wl_device *dev, const struct wl_run_io *io,
 		  void **ret_result, size_t *ret_result_len, char *err,
@@ -560,7 +561,7 @@ out_pos:
 	return rc;
 }
 
-static int ow_check_checkpoint(const json_t *params, const json_t *spec,
+static int otw_check_checkpoint(void *ctx, const json_t *params, const json_t *spec,
 			       const void *bytes, size_t len, char *err,
 			       size_t errlen)
 {
@@ -624,7 +625,7 @@ static int check_digests(const struct job *j, const struct othello_res *r,
 	return 0;
 }
 
-static int ow_verify(const json_t *params, const json_t *spec,
+static int otw_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
 {
@@ -726,9 +727,9 @@ static int cmp_mm(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int ow_merge(const json_t *params, const json_t *answer,
+static int otw_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
-		    const char *result_hash, json_t **ret_answer)
+		    const char *result_hash, json_t **ret_answer, json_t **ret_note)
 {
 	char err[WL_ERRLEN], key[32];
 	struct othello_res r;
@@ -852,7 +853,7 @@ static int slices(const json_t *answer, uint64_t n, struct slice **ret,
 	return 0;
 }
 
-static int ow_finish(const json_t *params, const json_t *answer, char *err,
+static int otw_finish(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts, char *err,
 		     size_t errlen)
 {
 	struct job j;
@@ -881,7 +882,7 @@ static int ow_finish(const json_t *params, const json_t *answer, char *err,
 	return rc;
 }
 
-static char *ow_render_text(const json_t *params, const json_t *answer)
+static char *otw_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
 {
 	char err[WL_ERRLEN], *buf = NULL;
 	size_t len = 0;
@@ -967,7 +968,7 @@ static char *ow_render_text(const json_t *params, const json_t *answer)
 
 /* ---- export ----------------------------------------------------------------- */
 
-static int ow_export(const json_t *params, const json_t *answer,
+static int otw_export(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts,
 		     const char *what, const json_t *args,
 		     const struct wl_blob_reader *rd, void **ret,
 		     size_t *ret_len, char *err, size_t errlen)
@@ -1074,41 +1075,27 @@ out:
 	return rc;
 }
 
-static const char *const ow_exports[] = {"result", NULL};
+static const char *const otw_exports[] = {"result", NULL};
 
-static int ow_cuda_open(int device_index, void **ret_ctx, char *err,
-			size_t errlen)
-{
-	struct othello_cuda *ctx;
-	int rc = othello_cuda_open(device_index, &ctx, err, errlen);
-
-	if (rc == 0)
-		*ret_ctx = ctx;
-	return rc;
-}
-
-static void ow_cuda_close(void *ctx)
-{
-	othello_cuda_close(ctx);
-}
+WL_CUDA_HOOKS(othello)
 
 const struct workload othello_workload = {
 	.name = "othello",
 	.unit_name = "positions",
-	.parse_params = ow_parse_params,
-	.parse_input = ow_parse_input,
-	.carve = ow_carve,
-	.run = ow_run,
-	.check_checkpoint = ow_check_checkpoint,
-	.verify = ow_verify,
-	.merge = ow_merge,
-	.finish = ow_finish,
-	.render_text = ow_render_text,
+	.parse_params = otw_parse_params,
+	.parse_input = otw_parse_input,
+	.carve = otw_carve,
+	.run = otw_run,
+	.check_checkpoint = otw_check_checkpoint,
+	.verify = otw_verify,
+	.merge = otw_merge,
+	.finish = otw_finish,
+	.render_text = otw_render_text,
 	.render_files = NULL,
-	.export_data = ow_export,
-	.exports = ow_exports,
-	.cuda_open = ow_cuda_open,
-	.cuda_close = ow_cuda_close,
+	.export_data = otw_export,
+	.exports = otw_exports,
+	.cuda_open = othello_wl_cuda_open,
+	.cuda_close = othello_wl_cuda_close,
 	/* 2 bytes per position of nearly independent scores and moves: level
 	 * 1 saved 25% of a 1.1 M-position result at 50 ms of the worker's
 	 * time and 16 ms of gpud's to inflate, all on the job's critical path. */

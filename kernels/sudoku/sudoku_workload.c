@@ -137,7 +137,7 @@ static int get_spec(const json_t *params, const json_t *spec, int *R, int *C,
 	return 0;
 }
 
-static int sw_parse_params(const json_t *args, json_t **ret_params,
+static int sw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
 	const char *key;
@@ -186,9 +186,9 @@ static uint32_t c2_of(const struct sudoku_setup *S, uint32_t g)
 	return S->gang_tuple[(size_t)g * (S->R - 1) + 1];
 }
 
-static int sw_carve(const json_t *params, const json_t *cursor,
-		    const json_t *answer, uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
-		    json_t **ret_cursor)
+static int sw_carve(void *ctx, const json_t *params, const json_t *cursor,
+		    const json_t *answer, const struct wl_parts *parts, uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
+		    json_t **ret_cursor, int *ret_last)
 {
 	char err[WL_ERRLEN];
 	const struct sudoku_setup *S;
@@ -216,6 +216,7 @@ static int sw_carve(const json_t *params, const json_t *cursor,
 		*ret_spec = spec;
 		*ret_units = 1;
 		*ret_cursor = cur;
+		*ret_last = 1;
 		return 0;
 	}
 	want = want_units ? (uint32_t)(want_units > LEASE_MAX ? LEASE_MAX
@@ -249,6 +250,7 @@ static int sw_carve(const json_t *params, const json_t *cursor,
 	*ret_spec = spec;
 	*ret_units = b - a;
 	*ret_cursor = cur;
+	*ret_last = b == S->ngang;
 	return 0;
 nomem:
 	json_decref(spec);
@@ -290,7 +292,7 @@ static int compute(const struct sudoku_setup *S, uint32_t a, uint32_t b,
 	return rc;
 }
 
-static int sw_run(const json_t *params, const json_t *spec,
+static int sw_run(void *ctx, const json_t *params, const json_t *spec,
 		  const void *checkpoint, size_t checkpoint_len,
 		  const struct wl_device *dev, const struct wl_run_io *io,
 		  void **ret_result, size_t *ret_result_len, char *err,
@@ -383,7 +385,7 @@ out:
 	return rc;
 }
 
-static int sw_check_checkpoint(const json_t *params, const json_t *spec,
+static int sw_check_checkpoint(void *ctx, const json_t *params, const json_t *spec,
 			       const void *bytes, size_t len, char *err,
 			       size_t errlen)
 {
@@ -410,7 +412,7 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-static int sw_verify(const json_t *params, const json_t *spec,
+static int sw_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
 {
@@ -521,9 +523,9 @@ static int v_of_json(const json_t *s, uint64_t v[2])
 	return 0;
 }
 
-static int sw_merge(const json_t *params, const json_t *answer,
+static int sw_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
-		    const char *result_hash, json_t **ret_answer)
+		    const char *result_hash, json_t **ret_answer, json_t **ret_note)
 {
 	char err[WL_ERRLEN], key[16];
 	const struct sudoku_setup *S;
@@ -620,7 +622,7 @@ fail:
 	return rc;
 }
 
-static int sw_finish(const json_t *params, const json_t *answer, char *err,
+static int sw_finish(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts, char *err,
 		     size_t errlen)
 {
 	const struct sudoku_setup *S;
@@ -730,7 +732,7 @@ out:
 	return rc;
 }
 
-static char *sw_render_text(const json_t *params, const json_t *answer)
+static char *sw_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -763,21 +765,7 @@ static char *sw_render_text(const json_t *params, const json_t *answer)
 	return buf;
 }
 
-static int sw_cuda_open(int device_index, void **ret_ctx, char *err,
-			size_t errlen)
-{
-	struct sudoku_cuda *ctx;
-	int rc = sudoku_cuda_open(device_index, &ctx, err, errlen);
-
-	if (rc == 0)
-		*ret_ctx = ctx;
-	return rc;
-}
-
-static void sw_cuda_close(void *ctx)
-{
-	sudoku_cuda_close(ctx);
-}
+WL_CUDA_HOOKS(sudoku)
 
 const struct workload sudoku_workload = {
 	.name = "sudoku",
@@ -791,6 +779,6 @@ const struct workload sudoku_workload = {
 	.finish = sw_finish,
 	.render_text = sw_render_text,
 	.render_files = NULL,
-	.cuda_open = sw_cuda_open,
-	.cuda_close = sw_cuda_close,
+	.cuda_open = sudoku_wl_cuda_open,
+	.cuda_close = sudoku_wl_cuda_close,
 };

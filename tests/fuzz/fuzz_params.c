@@ -25,7 +25,7 @@ static json_t *default_params(const struct workload *wl)
 
 	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
 		json_t *args = json_loads(tries[i], 0, NULL), *p = NULL;
-		int rc = wl->parse_params(args, &p, &total, err, sizeof(err));
+		int rc = wl->parse_params(workload_ctx(wl), args, &p, &total, err, sizeof(err));
 		json_decref(args);
 		if (rc == 0)
 			return p;
@@ -52,24 +52,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_t *args = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
 		json_t *params = NULL, *spec = NULL, *cursor = NULL;
 		uint64_t units = 0;
+		int last = 0;
 		if (!json_is_object(args)) {
 			json_decref(args);
 			return 0;
 		}
 		err[0] = '\0';
-		if (wl->parse_params(args, &params, &total, err, sizeof(err)) == 0) {
+		if (wl->parse_params(workload_ctx(wl), args, &params, &total, err, sizeof(err)) == 0) {
 			/* A job that names a file is plannable only once
 			 * parse_input has seen the file (gpud never carves
 			 * before that). */
 			int rc = json_object_get(args, "file") && wl->parse_input
-				? 0 : wl->carve(params, NULL, NULL, 0, &spec, &units, &cursor);
+				? 0 : wl->carve(workload_ctx(wl), params, NULL, NULL, NULL, 0, &spec, &units, &cursor, &last);
 			if (rc != 0 && rc != GERR_DONE && rc != GERR_AGAIN)
 				abort();
 			json_decref(spec);
 			json_decref(cursor);
 			if (wl->extend) {
 				json_t *np = NULL;
-				if (wl->extend(params, NULL, args, &np, &total, err, sizeof(err)) == 0)
+				if (wl->extend(workload_ctx(wl), params, NULL, args, &np, &total, err, sizeof(err)) == 0)
 					json_decref(np);
 			}
 			json_decref(params);
@@ -87,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!params)
 		return 0;
 	err[0] = '\0';
-	if (wl->parse_input(params, data, size, &np, &canon, &canon_len, &total, err,
+	if (wl->parse_input(workload_ctx(wl), params, data, size, &np, &canon, &canon_len, &total, err,
 			    sizeof(err)) == 0) {
 		json_decref(np);
 		free(canon);

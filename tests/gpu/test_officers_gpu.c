@@ -186,17 +186,18 @@ int main(void)
 		uint64_t total, units;
 		void *res = NULL;
 		size_t len = 0;
+		int last;
 		struct wl_device dev = {WL_DEVICE_CUDA, 0, threads, ctx};
-		CHECK(officers_workload.parse_params(args, &p, &total, err,
+		CHECK(officers_workload.parse_params(workload_ctx(&officers_workload), args, &p, &total, err,
 						     sizeof(err)) == 0);
-		CHECK(officers_workload.carve(p, NULL, NULL, 0, &spec, &units,
-					      &cur) == 0);
-		rc = officers_workload.run(p, spec, NULL, 0, &dev, NULL, &res,
+		CHECK(officers_workload.carve(workload_ctx(&officers_workload), p, NULL, NULL, NULL, 0, &spec, &units,
+					      &cur, &last) == 0);
+		rc = officers_workload.run(workload_ctx(&officers_workload), p, spec, NULL, 0, &dev, NULL, &res,
 					   &len, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "run: %s\n", err);
 		CHECK(rc == 0);
-		CHECK(officers_workload.verify(p, spec, res, len, 3, err,
+		CHECK(officers_workload.verify(workload_ctx(&officers_workload), p, spec, res, len, 3, err,
 					       sizeof(err)) == 0);
 		struct officers_result r;
 		CHECK(officers_result_parse(res, len, &r, err, sizeof(err)) == 0);

@@ -159,16 +159,16 @@ int main(void)
 		size_t lg = 0, lc = 0;
 		struct wl_device dg = {WL_DEVICE_CUDA, 0, threads, ctx};
 		struct wl_device dc = {WL_DEVICE_CPU, 0, threads, NULL};
-		CHECK(W->parse_params(args, &params, &total, err, sizeof(err)) == 0);
-		CHECK(W->run(params, spec, NULL, 0, &dg, NULL, &rg, &lg, err,
+		CHECK(W->parse_params(workload_ctx(W), args, &params, &total, err, sizeof(err)) == 0);
+		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dg, NULL, &rg, &lg, err,
 			     sizeof(err)) == 0);
-		CHECK(W->run(params, spec, NULL, 0, &dc, NULL, &rc_, &lc, err,
+		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dc, NULL, &rc_, &lc, err,
 			     sizeof(err)) == 0);
 		/* Scores and moves equal; the header's nodes and time differ. */
 		CHECK(lg == lc && rg && rc_ &&
 		      memcmp((char *)rg + OTHELLO_RES_HDR,
 			     (char *)rc_ + OTHELLO_RES_HDR, lg - OTHELLO_RES_HDR) == 0);
-		CHECK(W->verify(params, spec, rg, lg, 9, err, sizeof(err)) == 0);
+		CHECK(W->verify(workload_ctx(W), params, spec, rg, lg, 9, err, sizeof(err)) == 0);
 		free(rg);
 		free(rc_);
 		json_decref(spec);

@@ -133,21 +133,22 @@ int main(void)
 		json_t *args = json_pack("{s:s}", "box", "3x4"), *p = NULL,
 		       *spec = NULL, *cur = NULL;
 		uint64_t units;
+		int last;
 		struct wl_run_io io = { NULL, io_progress, io_due, io_ckpt, io_stop, NULL };
 		struct wl_device dev = { WL_DEVICE_CUDA, 0, threads, ctx };
 		void *res = NULL;
 		size_t len = 0;
-		CHECK(W->parse_params(args, &p, &units, err, sizeof(err)) == 0);
-		CHECK(W->carve(p, NULL, NULL, 24, &spec, &units, &cur) == 0);
+		CHECK(W->parse_params(workload_ctx(W), args, &p, &units, err, sizeof(err)) == 0);
+		CHECK(W->carve(workload_ctx(W), p, NULL, NULL, NULL, 24, &spec, &units, &cur, &last) == 0);
 		t0 = now();
-		int rc = W->run(p, spec, NULL, 0, &dev, &io, &res, &len, err, sizeof(err));
+		int rc = W->run(workload_ctx(W), p, spec, NULL, 0, &dev, &io, &res, &len, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "run: %s\n", err);
 		CHECK(rc == 0);
 		printf("workload lease of %llu gangsters on CUDA: %.2f s\n",
 		       (unsigned long long)units, now() - t0);
 		t0 = now();
-		rc = W->verify(p, spec, res, len, 12345, err, sizeof(err));
+		rc = W->verify(workload_ctx(W), p, spec, res, len, 12345, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "verify: %s\n", err);
 		CHECK(rc == 0);

@@ -17,6 +17,9 @@
 #include "graveler/graveler_cuda.h"
 #include "workload.h"
 
+/* carve's last-lease flag, where a test does not look at it. */
+static int carve_last;
+
 extern const struct workload graveler_workload;
 static const struct workload *W = &graveler_workload;
 
@@ -184,7 +187,7 @@ static json_t *params_of(uint64_t n, uint64_t seed)
 	char err[WL_ERRLEN];
 	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)seed);
 	args = json_pack("{s:I, s:s}", "battles", (json_int_t)n, "seed", sb);
-	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)), 0);
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err, sizeof(err)), 0);
 	assert_int_equal(total, n);
 	json_decref(args);
 	return p;
@@ -197,7 +200,7 @@ static void run_lease(json_t *params, json_t *spec, const void *ckpt,
 	struct wl_run_io io = {ios, io_progress, io_due, io_ckpt, io_stop, NULL};
 	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
 	char err[WL_ERRLEN] = "";
-	int rc = W->run(params, spec, ckpt, ckpt_len, &dev, ios ? &io : NULL,
+	int rc = W->run(workload_ctx(W), params, spec, ckpt, ckpt_len, &dev, ios ? &io : NULL,
 			res, len, err, sizeof(err));
 	if (rc != expect)
 		fprintf(stderr, "run: %d %s\n", rc, err);
@@ -221,7 +224,7 @@ static void test_checkpoint_resume(void **state)
 	run_lease(params, spec, NULL, 0, &s2, 1, GERR_CANCELLED, &r2, &l2);
 	assert_non_null(s2.ckpt);
 	char err[WL_ERRLEN];
-	assert_int_equal(W->check_checkpoint(params, spec, s2.ckpt, s2.ckpt_len,
+	assert_int_equal(W->check_checkpoint(workload_ctx(W), params, spec, s2.ckpt, s2.ckpt_len,
 					     err, sizeof(err)), 0);
 	/* Resume with a different thread count: identical bytes. */
 	struct io_state s3 = {.stop_after = -1};
@@ -236,16 +239,16 @@ static void test_checkpoint_resume(void **state)
 	/* A checkpoint for another lease, or damaged, is refused. */
 	json_t *other = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
 				  (json_int_t)4500001);
-	assert_int_not_equal(W->check_checkpoint(other, spec, s2.ckpt,
+	assert_int_not_equal(W->check_checkpoint(workload_ctx(W), other, spec, s2.ckpt,
 						 s2.ckpt_len, err, sizeof(err)), 0);
-	assert_int_not_equal(W->check_checkpoint(params, other, s2.ckpt,
+	assert_int_not_equal(W->check_checkpoint(workload_ctx(W), params, other, s2.ckpt,
 						 s2.ckpt_len, err, sizeof(err)), 0);
 	uint8_t *bad = malloc(s2.ckpt_len);
 	memcpy(bad, s2.ckpt, s2.ckpt_len);
 	bad[48 + 8 * 60] ^= 1; /* a histogram bin: total no longer matches */
-	assert_int_not_equal(W->check_checkpoint(params, spec, bad, s2.ckpt_len,
+	assert_int_not_equal(W->check_checkpoint(workload_ctx(W), params, spec, bad, s2.ckpt_len,
 						 err, sizeof(err)), 0);
-	assert_int_not_equal(W->check_checkpoint(params, spec, s2.ckpt, 100,
+	assert_int_not_equal(W->check_checkpoint(workload_ctx(W), params, spec, s2.ckpt, 100,
 						 err, sizeof(err)), 0);
 	free(bad);
 	json_decref(other);
@@ -279,21 +282,21 @@ static void test_parse_params(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		json_t *a = json_loads(bad[i], 0, NULL);
 		err[0] = 0;
-		assert_int_equal(W->parse_params(a, &p, &total, err, sizeof(err)),
+		assert_int_equal(W->parse_params(workload_ctx(W), a, &p, &total, err, sizeof(err)),
 				 GERR_INVAL);
 		assert_true(strlen(err) > 0);
 		json_decref(a);
 	}
 	json_t *a = json_loads("{\"battles\": \"1e9\", \"seed\": "
 			       "\"18446744073709551615\"}", 0, NULL);
-	assert_int_equal(W->parse_params(a, &p, &total, err, sizeof(err)), 0);
+	assert_int_equal(W->parse_params(workload_ctx(W), a, &p, &total, err, sizeof(err)), 0);
 	assert_int_equal(total, 1000000000ull);
 	assert_string_equal(json_string_value(json_object_get(p, "seed")),
 			    "18446744073709551615");
 	json_decref(p);
 	json_decref(a);
 	a = json_loads("{\"battles\": 1000}", 0, NULL);
-	assert_int_equal(W->parse_params(a, &p, &total, err, sizeof(err)), 0);
+	assert_int_equal(W->parse_params(workload_ctx(W), a, &p, &total, err, sizeof(err)), 0);
 	assert_string_equal(json_string_value(json_object_get(p, "seed")), "0");
 	json_decref(p);
 	json_decref(a);
@@ -310,8 +313,8 @@ static void test_carve(void **state)
 	for (;;) {
 		json_t *spec = NULL, *nc = NULL;
 		uint64_t units = 0;
-		int rc = W->carve(params, cursor, NULL, wants[leases % 4], &spec,
-				  &units, &nc);
+		int rc = W->carve(workload_ctx(W), params, cursor, NULL, NULL, wants[leases % 4], &spec,
+				  &units, &nc, &carve_last);
 		if (rc == GERR_DONE)
 			break;
 		assert_int_equal(rc, 0);
@@ -358,8 +361,8 @@ static void test_verify(void **state)
 	void *res = NULL;
 	size_t len = 0;
 	lease_result(params, 1u << 20, (1u << 21) + 3, &spec, &res, &len);
-	assert_int_equal(W->verify(params, spec, res, len, 1, err, sizeof(err)), 0);
-	assert_int_equal(W->verify(params, spec, res, len, 2, err, sizeof(err)), 0);
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err, sizeof(err)), 0);
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 2, err, sizeof(err)), 0);
 
 	struct graveler_acc good, a;
 	assert_int_equal(graveler_result_decode(res, len, &good, err, sizeof(err)), 0);
@@ -372,31 +375,31 @@ static void test_verify(void **state)
 	a.hist[a.max + 1]++;
 	a.max++;
 	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* Wrong first. */
 	a = good;
 	a.first = good.first + 1;
 	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* A later battle of the same max claimed first. */
 	a = good;
 	a.first = good.first - 1; /* may have a lower count: refused anyway */
 	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* Wrong histogram: total off, or top bin above max. */
 	a = good;
 	a.hist[50]++;
 	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	a = good;
 	a.hist[50]--;
 	a.hist[200]++;
 	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(params, spec, t, tl, 1, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* Wrong samples: every sample low by one is caught by any draw. */
 	a = good;
@@ -404,14 +407,14 @@ static void test_verify(void **state)
 		if (a.samples[k] > 0 && a.samples[k] != a.max)
 			a.samples[k]--;
 	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(params, spec, t, tl, 7, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 7, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* Wrong lease or truncated bytes. */
 	json_t *spec2 = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
 				  (json_int_t)(1u << 20));
-	assert_int_equal(W->verify(params, spec2, res, len, 1, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec2, res, len, 1, err, sizeof(err)),
 			 GERR_VERIFY);
-	assert_int_equal(W->verify(params, spec, res, len - 1, 1, err,
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len - 1, 1, err,
 				   sizeof(err)), GERR_VERIFY);
 	json_decref(spec2);
 	free(t);
@@ -420,7 +423,7 @@ static void test_verify(void **state)
 
 	/* A small lease: every sample is recomputed, one wrong one is caught. */
 	lease_result(params, 512, 512 + 10000, &spec, &res, &len);
-	assert_int_equal(W->verify(params, spec, res, len, 3, err, sizeof(err)), 0);
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 3, err, sizeof(err)), 0);
 	assert_int_equal(graveler_result_decode(res, len, &a, err, sizeof(err)), 0);
 	t = NULL;
 	for (uint32_t k = a.nsamples - 1; k > 0; k--)
@@ -431,7 +434,7 @@ static void test_verify(void **state)
 			break;
 		}
 	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(params, spec, t, tl, 3, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 3, err, sizeof(err)),
 			 GERR_VERIFY);
 	assert_true(strstr(err, "sample") != NULL);
 	free(t);
@@ -453,15 +456,15 @@ static void test_merge_finish_render(void **state)
 	for (;;) {
 		json_t *nc;
 		uint64_t units;
-		int rc = W->carve(params, cursor, NULL, 1u << 20, &specs[nl], &units,
-				  &nc);
+		int rc = W->carve(workload_ctx(W), params, cursor, NULL, NULL, 1u << 20, &specs[nl], &units,
+				  &nc, &carve_last);
 		if (rc == GERR_DONE)
 			break;
 		json_decref(cursor);
 		cursor = nc;
 		run_lease(params, specs[nl], NULL, 0, NULL, 2, 0, &res[nl],
 			  &len[nl]);
-		assert_int_equal(W->verify(params, specs[nl], res[nl], len[nl],
+		assert_int_equal(W->verify(workload_ctx(W), params, specs[nl], res[nl], len[nl],
 					   nl, err, sizeof(err)), 0);
 		nl++;
 	}
@@ -470,12 +473,12 @@ static void test_merge_finish_render(void **state)
 	/* Two orders give the same answer. */
 	json_t *a = NULL, *b = NULL, *t;
 	for (int i = 0; i < nl; i++) {
-		assert_int_equal(W->merge(params, a, specs[i], res[i], len[i], NULL, &t), 0);
+		assert_int_equal(W->merge(workload_ctx(W), params, a, specs[i], res[i], len[i], NULL, &t, NULL), 0);
 		json_decref(a);
 		a = t;
 	}
 	for (int i = nl - 1; i >= 0; i--) {
-		assert_int_equal(W->merge(params, b, specs[i], res[i], len[i], NULL, &t), 0);
+		assert_int_equal(W->merge(workload_ctx(W), params, b, specs[i], res[i], len[i], NULL, &t, NULL), 0);
 		json_decref(b);
 		b = t;
 	}
@@ -489,11 +492,11 @@ static void test_merge_finish_render(void **state)
 	assert_int_equal(json_integer_value(json_object_get(a, "first")), all->first);
 	free(all);
 
-	assert_int_equal(W->finish(params, a, err, sizeof(err)), 0);
+	assert_int_equal(W->finish(workload_ctx(W), params, a, NULL, err, sizeof(err)), 0);
 	/* Missing lease: total wrong. */
 	json_t *part = NULL;
-	assert_int_equal(W->merge(params, NULL, specs[0], res[0], len[0], NULL, &part), 0);
-	assert_int_equal(W->finish(params, part, err, sizeof(err)), GERR_VERIFY);
+	assert_int_equal(W->merge(workload_ctx(W), params, NULL, specs[0], res[0], len[0], NULL, &part, NULL), 0);
+	assert_int_equal(W->finish(workload_ctx(W), params, part, NULL, err, sizeof(err)), GERR_VERIFY);
 	json_decref(part);
 	/* A histogram that is not Binomial(231, 1/4). */
 	json_t *bad = json_deep_copy(a);
@@ -501,7 +504,7 @@ static void test_merge_finish_render(void **state)
 	json_int_t moved = json_integer_value(json_array_get(h, 50)) / 2;
 	json_array_set_new(h, 50, json_integer(json_integer_value(json_array_get(h, 50)) - moved));
 	json_array_set_new(h, 65, json_integer(json_integer_value(json_array_get(h, 65)) + moved));
-	assert_int_equal(W->finish(params, bad, err, sizeof(err)), GERR_VERIFY);
+	assert_int_equal(W->finish(workload_ctx(W), params, bad, NULL, err, sizeof(err)), GERR_VERIFY);
 	assert_true(strstr(err, "Binomial") != NULL);
 	json_decref(bad);
 	/* An implausibly low max. */
@@ -515,16 +518,16 @@ static void test_merge_finish_render(void **state)
 	}
 	json_array_set_new(h, 69, json_integer(json_integer_value(json_array_get(h, 69)) + sum));
 	json_object_set_new(bad, "max", json_integer(69));
-	assert_int_equal(W->finish(params, bad, err, sizeof(err)), GERR_VERIFY);
+	assert_int_equal(W->finish(workload_ctx(W), params, bad, NULL, err, sizeof(err)), GERR_VERIFY);
 	json_decref(bad);
 
-	char *txt = W->render_text(params, a);
+	char *txt = W->render_text(workload_ctx(W), params, a, NULL);
 	assert_non_null(txt);
 	assert_non_null(strstr(txt, "max paralysed turns"));
 	free(txt);
 	char dir[] = "/tmp/test_graveler_XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(W->render_files(params, a, dir, err, sizeof(err)), 0);
+	assert_int_equal(W->render_files(workload_ctx(W), params, a, NULL, dir, err, sizeof(err)), 0);
 	char path[128];
 	snprintf(path, sizeof(path), "%s/graveler-histogram.svg", dir);
 	FILE *f = fopen(path, "r");

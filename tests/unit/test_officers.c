@@ -19,6 +19,9 @@
 #include "officers/officers_cuda.h"
 #include "workload.h"
 
+/* carve's last-lease flag, where a test does not look at it. */
+static int carve_last;
+
 extern const struct workload officers_workload;
 static const struct workload *W = &officers_workload;
 
@@ -254,7 +257,7 @@ static json_t *params_to(const char *to)
 	uint64_t total = 0;
 	char err[WL_ERRLEN];
 
-	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err, sizeof(err)),
 			 0);
 	json_decref(args);
 	return p;
@@ -272,20 +275,20 @@ static int step(json_t *params, json_t **cursor, json_t **answer,
 	void *res = NULL;
 	size_t len = 0;
 	char err[WL_ERRLEN] = "";
-	int rc = W->carve(params, *cursor, *answer, want, &spec, &units, &next);
+	int rc = W->carve(workload_ctx(W), params, *cursor, *answer, NULL, want, &spec, &units, &next, &carve_last);
 
 	if (rc)
 		return rc;
-	assert_int_equal(W->run(params, spec, NULL, 0, &dev, &rio, &res, &len,
+	assert_int_equal(W->run(workload_ctx(W), params, spec, NULL, 0, &dev, &rio, &res, &len,
 				err, sizeof(err)), 0);
 	/* Before it is merged the next lease must wait. */
 	{
 		json_t *s2 = NULL, *c2 = NULL;
 		uint64_t u2;
-		int r2 = W->carve(params, next, *answer, want, &s2, &u2, &c2);
+		int r2 = W->carve(workload_ctx(W), params, next, *answer, NULL, want, &s2, &u2, &c2, &carve_last);
 		assert_true(r2 == GERR_AGAIN || r2 == GERR_DONE);
 	}
-	assert_int_equal(W->verify(params, spec, res, len, 7, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 7, err, sizeof(err)),
 			 0);
 	/* A flipped value deep inside fails verification (a sample or the
 	 * checksum). */
@@ -293,12 +296,12 @@ static int step(json_t *params, json_t **cursor, json_t **answer,
 		uint8_t *bad = malloc(len);
 		memcpy(bad, res, len);
 		bad[len - 2] ^= 1;
-		assert_int_not_equal(W->verify(params, spec, bad, len, 7, err,
+		assert_int_not_equal(W->verify(workload_ctx(W), params, spec, bad, len, 7, err,
 					       sizeof(err)), 0);
 		free(bad);
 	}
 	const char *h = keep(io, res, len);
-	assert_int_equal(W->merge(params, *answer, spec, res, len, h, &merged),
+	assert_int_equal(W->merge(workload_ctx(W), params, *answer, spec, res, len, h, &merged, NULL),
 			 0);
 	json_decref(spec);
 	json_decref(*cursor);
@@ -322,7 +325,7 @@ static void test_job(void **state)
 	assert_int_equal(rc, GERR_DONE);
 	assert_int_equal(leases, 4);
 	assert_int_equal(io.fetches, 3); /* each later lease read its state */
-	assert_int_equal(W->finish(params, answer, err, sizeof(err)), 0);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err, sizeof(err)), 0);
 	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
 			    "43d82427f1c3b631");
 	assert_int_equal(json_array_size(json_object_get(answer, "rares")),
@@ -337,7 +340,7 @@ static void test_job(void **state)
 	void *out = NULL;
 	size_t olen = 0;
 	struct officers_seq *s = fast_to(100000, 2);
-	assert_int_equal(W->export_data(params, answer, "values", args, &rd,
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer, NULL, "values", args, &rd,
 					&out, &olen, err, sizeof(err)), 0);
 	assert_int_equal(olen, 40);
 	for (int i = 0; i < 20; i++)
@@ -347,25 +350,25 @@ static void test_job(void **state)
 	free(out);
 	json_decref(args);
 	args = json_pack("{s:s}", "range", "0:100001");
-	assert_int_not_equal(W->export_data(params, answer, "values", args,
+	assert_int_not_equal(W->export_data(workload_ctx(W), params, answer, NULL, "values", args,
 					    &rd, &out, &olen, err,
 					    sizeof(err)), 0);
 	json_decref(args);
 	/* Extend to 130000: one more lease from the stored state. */
 	json_t *eargs = json_pack("{s:s}", "to", "130000"), *np = NULL;
 	uint64_t total = 0;
-	assert_int_equal(W->extend(params, answer, eargs, &np, &total, err,
+	assert_int_equal(W->extend(workload_ctx(W), params, answer, eargs, &np, &total, err,
 				   sizeof(err)), 0);
 	assert_int_equal(total, 130000);
 	json_decref(eargs);
 	eargs = json_pack("{s:s}", "to", "5");
 	json_t *np2 = NULL;
-	assert_int_not_equal(W->extend(np, answer, eargs, &np2, &total, err,
+	assert_int_not_equal(W->extend(workload_ctx(W), np, answer, eargs, &np2, &total, err,
 				       sizeof(err)), 0);
 	json_decref(eargs);
 	assert_int_equal(step(np, &cursor, &answer, 0, &io, 3), 0);
 	assert_int_equal(step(np, &cursor, &answer, 0, &io, 3), GERR_DONE);
-	assert_int_equal(W->finish(np, answer, err, sizeof(err)), 0);
+	assert_int_equal(W->finish(workload_ctx(W), np, answer, NULL, err, sizeof(err)), 0);
 	seq_free(s);
 	s = fast_to(130000, 2);
 	char want[24];
@@ -374,12 +377,12 @@ static void test_job(void **state)
 	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
 			    want);
 	/* Render. */
-	char *text = W->render_text(np, answer);
+	char *text = W->render_text(workload_ctx(W), np, answer, NULL);
 	assert_non_null(strstr(text, "rare positions: 1584"));
 	free(text);
 	char dir[] = "/tmp/test_officers_XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(W->render_files(np, answer, dir, err, sizeof(err)), 0);
+	assert_int_equal(W->render_files(workload_ctx(W), np, answer, NULL, dir, err, sizeof(err)), 0);
 	char path[256];
 	snprintf(path, sizeof(path), "%s/officers-values.svg", dir);
 	FILE *f = fopen(path, "r");
@@ -405,7 +408,7 @@ static void run_lease(json_t *params, json_t *spec, struct io_state *io,
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
 	char err[WL_ERRLEN] = "";
 
-	assert_int_equal(W->run(params, spec, NULL, 0, &dev, &rio, res, len,
+	assert_int_equal(W->run(workload_ctx(W), params, spec, NULL, 0, &dev, &rio, res, len,
 				err, sizeof(err)), 0);
 }
 
@@ -415,7 +418,7 @@ static void merge_into(json_t *params, json_t **answer, json_t *spec,
 	json_t *merged = NULL;
 	const char *h = keep(io, res, len);
 
-	assert_int_equal(W->merge(params, *answer, spec, res, len, h, &merged),
+	assert_int_equal(W->merge(workload_ctx(W), params, *answer, spec, res, len, h, &merged, NULL),
 			 0);
 	json_decref(*answer);
 	*answer = merged;
@@ -442,38 +445,38 @@ static void test_full_check(void **state)
 	(void)state;
 
 	memset(&io, 0, sizeof(io));
-	assert_int_equal(W->parse_params(args, &params, &total, err,
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
 					 sizeof(err)), 0);
 	assert_int_equal(total, 200000); /* every value twice */
 	json_decref(args);
 	/* First extension, merged. */
-	assert_int_equal(W->carve(params, cursor, answer, 30000, &spec, &units,
-				  &next), 0);
+	assert_int_equal(W->carve(workload_ctx(W), params, cursor, answer, NULL, 30000, &spec, &units,
+				  &next, &carve_last), 0);
 	assert_string_equal(kind_of(spec), "extend");
 	run_lease(params, spec, &io, &res, &len);
-	assert_int_equal(W->verify(params, spec, res, len, 1, err,
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err,
 				   sizeof(err)), 0);
 	merge_into(params, &answer, spec, &io, res, len);
 	json_decref(spec);
 	cursor = next;
 	exts++;
 	/* The second extension is out; meanwhile range 0 gets its check. */
-	assert_int_equal(W->carve(params, cursor, answer, 30000, &ext, &units,
-				  &ext_cursor), 0);
+	assert_int_equal(W->carve(workload_ctx(W), params, cursor, answer, NULL, 30000, &ext, &units,
+				  &ext_cursor, &carve_last), 0);
 	assert_string_equal(kind_of(ext), "extend");
-	assert_int_equal(W->carve(params, ext_cursor, answer, 30000, &spec,
-				  &units, &next), 0);
+	assert_int_equal(W->carve(workload_ctx(W), params, ext_cursor, answer, NULL, 30000, &spec,
+				  &units, &next, &carve_last), 0);
 	assert_string_equal(kind_of(spec), "check");
 	assert_int_equal(units, 30000);
 	run_lease(params, spec, &io, &res, &len);
-	assert_int_equal(W->verify(params, spec, res, len, 1, err,
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err,
 				   sizeof(err)), 0);
 	{
 		/* A check that ends elsewhere is refused. */
 		json_t *bad = json_deep_copy(spec);
 		json_object_set_new(bad, "expect",
 				    json_string("0123456789abcdef"));
-		assert_int_equal(W->verify(params, bad, res, len, 1, err,
+		assert_int_equal(W->verify(workload_ctx(W), params, bad, res, len, 1, err,
 					   sizeof(err)), GERR_VERIFY);
 		assert_non_null(strstr(err, "another state"));
 		json_decref(bad);
@@ -486,27 +489,27 @@ static void test_full_check(void **state)
 	/* Nothing more until the extension is merged. */
 	{
 		json_t *unused = NULL;
-		assert_int_equal(W->carve(params, next, answer, 30000, &spec,
-					  &units, &unused), GERR_AGAIN);
+		assert_int_equal(W->carve(workload_ctx(W), params, next, answer, NULL, 30000, &spec,
+					  &units, &unused, &carve_last), GERR_AGAIN);
 	}
 	json_decref(cursor);
 	cursor = next;
 	run_lease(params, ext, &io, &res1, &len1);
-	assert_int_equal(W->verify(params, ext, res1, len1, 1, err,
+	assert_int_equal(W->verify(workload_ctx(W), params, ext, res1, len1, 1, err,
 				   sizeof(err)), 0);
 	merge_into(params, &answer, ext, &io, res1, len1);
 	json_decref(ext);
 	json_decref(ext_cursor);
 	exts++;
 	/* The rest in order, until the job is done. */
-	while ((rc = W->carve(params, cursor, answer, 30000, &spec, &units,
-			      &next)) == 0) {
+	while ((rc = W->carve(workload_ctx(W), params, cursor, answer, NULL, 30000, &spec, &units,
+			      &next, &carve_last)) == 0) {
 		if (strcmp(kind_of(spec), "check") == 0)
 			checks++;
 		else
 			exts++;
 		run_lease(params, spec, &io, &res, &len);
-		assert_int_equal(W->verify(params, spec, res, len, 1, err,
+		assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err,
 					   sizeof(err)), 0);
 		merge_into(params, &answer, spec, &io, res, len);
 		json_decref(spec);
@@ -516,26 +519,26 @@ static void test_full_check(void **state)
 	assert_int_equal(rc, GERR_DONE);
 	assert_int_equal(exts, 4);
 	assert_int_equal(checks, 4);
-	assert_int_equal(W->finish(params, answer, err, sizeof(err)), 0);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err, sizeof(err)), 0);
 	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
 			    "43d82427f1c3b631");
-	char *text = W->render_text(params, answer);
+	char *text = W->render_text(workload_ctx(W), params, answer, NULL);
 	assert_non_null(strstr(text, "G(0..100000-1); 4 of 4 stored ranges"));
 	free(text);
 	/* An unchecked range keeps the job from finishing. */
 	json_object_del(json_array_get(json_object_get(answer, "blobs"), 2),
 			"checked");
-	assert_int_equal(W->finish(params, answer, err, sizeof(err)),
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* Extending keeps the mode. */
 	json_t *eargs = json_pack("{s:s}", "to", "130000"), *np = NULL;
-	assert_int_equal(W->extend(params, answer, eargs, &np, &total, err,
+	assert_int_equal(W->extend(workload_ctx(W), params, answer, eargs, &np, &total, err,
 				   sizeof(err)), 0);
 	assert_int_equal(total, 260000);
 	json_decref(eargs);
 	json_decref(np);
 	eargs = json_pack("{s:s, s:s}", "to", "130000", "check", "sample");
-	assert_int_equal(W->extend(params, answer, eargs, &np, &total, err,
+	assert_int_equal(W->extend(workload_ctx(W), params, answer, eargs, &np, &total, err,
 				   sizeof(err)), GERR_INVAL);
 	json_decref(eargs);
 	json_decref(params);
@@ -553,15 +556,15 @@ static void test_params_and_spec(void **state)
 	(void)state;
 
 	args = json_pack("{s:s}", "to", "0");
-	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err, sizeof(err)),
 			 GERR_INVAL);
 	json_decref(args);
 	args = json_pack("{s:s, s:s}", "to", "10", "bogus", "1");
-	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err, sizeof(err)),
 			 GERR_INVAL);
 	json_decref(args);
 	args = json_pack("{s:s}", "to", "1e6");
-	assert_int_equal(W->parse_params(args, &p, &total, err, sizeof(err)),
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err, sizeof(err)),
 			 0);
 	assert_int_equal(total, 1000000);
 	json_decref(args);
@@ -571,13 +574,13 @@ static void test_params_and_spec(void **state)
 				 "0000000000000000");
 	void *res = NULL;
 	size_t len = 0;
-	assert_int_equal(W->run(p, spec, NULL, 0, NULL, NULL, &res, &len, err,
+	assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, NULL, NULL, &res, &len, err,
 				sizeof(err)), GERR_INVAL);
 	json_decref(spec);
 	/* Garbage results are refused by verify. */
 	spec = json_pack("{s:s, s:i, s:i, s:n, s:s}", "kind", "extend", "from",
 			 0, "to", 20, "state", "digest", "0000000000000000");
-	assert_int_equal(W->verify(p, spec, "garbage", 7, 1, err, sizeof(err)),
+	assert_int_equal(W->verify(workload_ctx(W), p, spec, "garbage", 7, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	json_decref(spec);
 	json_decref(p);

@@ -24,7 +24,7 @@
  * failing after a stall at unit params "fail" (0: never). A lease from > 0 starts by
  * fetching its state, the previous result (spec "state"). The result is
  * {from, to} as two u64. */
-static int chain_run(const json_t *params, const json_t *spec,
+static int chain_run(void *ctx, const json_t *params, const json_t *spec,
 		     const void *checkpoint, size_t checkpoint_len,
 		     const struct wl_device *dev, const struct wl_run_io *io,
 		     void **ret, size_t *ret_len, char *err, size_t errlen)
@@ -71,7 +71,7 @@ static int chain_run(const json_t *params, const json_t *spec,
 	return 0;
 }
 
-static int chain_next(const json_t *params, const json_t *spec,
+static int chain_next(void *ctx, const json_t *params, const json_t *spec,
 		      const void *result, size_t len, const char *hash,
 		      json_t **ret_spec)
 {

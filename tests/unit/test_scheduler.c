@@ -75,7 +75,7 @@ static int setup(void **state)
 		.data_dir = f->dir};
 	f->wl = workload_find("graveler");
 	assert_non_null(f->wl);
-	assert_int_equal(f->wl->parse_params(args, &f->params, &total, err, sizeof(err)), 0);
+	assert_int_equal(f->wl->parse_params(workload_ctx(f->wl), args, &f->params, &total, err, sizeof(err)), 0);
 	json_decref(args);
 	char *text = json_dumps(f->params, JSON_COMPACT);
 	assert_int_equal(store_job_insert(f->st, "graveler", text, total, 1000, &f->job), 0);
@@ -119,7 +119,7 @@ static void make_blob(struct fx *f, const struct sched_claim *c, int kind,
 	size_t len = 0;
 	char err[256];
 
-	assert_int_equal(f->wl->run(f->params, spec, NULL, 0, &dev, &io, &res, &len,
+	assert_int_equal(f->wl->run(workload_ctx(f->wl), f->params, spec, NULL, 0, &dev, &io, &res, &len,
 				    err, sizeof(err)), 0);
 	if (kind == BLOB_CHECKPOINT) {
 		assert_non_null(cap.ckpt);
