@@ -326,10 +326,8 @@ extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 			&per_sm, grav_kernel, BLOCK, SHMEM);
-	if (per_sm < 1)
-		per_sm = 1;
 	if (e == cudaSuccess)
-		ctx->grid = per_sm * prop.multiProcessorCount;
+		ctx->grid = (per_sm > 0 ? per_sm : 1) * prop.multiProcessorCount;
 	if (e == cudaSuccess)
 		e = cudaStreamCreateWithFlags(&ctx->stream,
 					      cudaStreamNonBlocking);
