@@ -1,7 +1,7 @@
 /* bench_graveler.c - time the Graveler kernel and the fast CPU path.
  *
  * usage: bench_graveler [-n battles] [-r runs] [-t threads] [-d device]
- *                       [-s seed] [-c cpu_battles] [-v variant|-1 for all]
+ *                       [-s seed] [-c cpu_battles]
  *
  * GPU: kernel time of one launch over the battles (CUDA events around the
  * kernel alone), two warm-up launches, then the median of the runs, scaled
@@ -52,10 +52,10 @@ int main(int argc, char **argv)
 {
 	uint64_t n = 1000000000ull, seed = 0, cpu_n = 1ull << 26;
 	int runs = 10, threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	int device = 0, variant = -1, opt;
+	int device = 0, opt;
 	char err[WL_ERRLEN] = "";
 
-	while ((opt = getopt(argc, argv, "n:r:t:d:s:c:v:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:t:d:s:c:h")) != -1) {
 		switch (opt) {
 		case 'n': n = num(optarg); break;
 		case 'r': runs = atoi(optarg); break;
@@ -63,11 +63,10 @@ int main(int argc, char **argv)
 		case 'd': device = atoi(optarg); break;
 		case 's': seed = num(optarg); break;
 		case 'c': cpu_n = num(optarg); break;
-		case 'v': variant = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: %s [-n battles] [-r runs] "
 				"[-t threads] [-d device] [-s seed] "
-				"[-c cpu_battles] [-v variant]\n", argv[0]);
+				"[-c cpu_battles]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -89,37 +88,35 @@ int main(int argc, char **argv)
 		float *ms = calloc((size_t)runs, sizeof(float));
 		graveler_cuda_device_name(ctx, name, sizeof(name));
 		printf("device %d: %s\n", device, name);
-		for (int v = 0; v < GRAVELER_CUDA_VARIANTS; v++) {
-			if (variant >= 0 && v != variant)
-				continue;
-			graveler_cuda_set_variant(ctx, v);
-			double wall = 0;
-			for (int r = -2; r < runs; r++) {
-				float k = 0;
-				double t0 = now();
-				graveler_acc_init(acc, seed, 0, n);
-				if (graveler_cuda_step(ctx, acc, n, &k, err,
-						       sizeof(err)) != 0) {
-					fprintf(stderr, "%s\n", err);
-					return 1;
-				}
-				if (r >= 0) {
-					ms[r] = k;
-					wall += now() - t0;
-				}
+		printf("kernel: graveler.cu (MWC64X with a C multiply, one "
+		       "chunk per thread at a time, 6 POPC, 16-bit shared "
+		       "histogram)\n");
+		double wall = 0;
+		for (int r = -2; r < runs; r++) {
+			float k = 0;
+			double t0 = now();
+			graveler_acc_init(acc, seed, 0, n);
+			if (graveler_cuda_step(ctx, acc, n, &k, err,
+					       sizeof(err)) != 0) {
+				fprintf(stderr, "%s\n", err);
+				return 1;
 			}
-			qsort(ms, (size_t)runs, sizeof(float), cmpf);
-			double med = ms[runs / 2] * 1e9 / (double)n;
-			printf("variant %d (%s): kernel %.3f ms per 1e9 battles "
-			       "(median of %d; min %.3f, max %.3f), %.3g "
-			       "battles/s; step wall %.3f ms; reference 5.37 ms "
-			       "(cuRAND, H200): %.2fx; max %u first %llu\n",
-			       v, graveler_cuda_variant_name(v), med, runs, ms[0] * 1e9 / (double)n,
-			       ms[runs - 1] * 1e9 / (double)n,
-			       (double)n / (ms[runs / 2] * 1e-3),
-			       wall / runs * 1e3, REF_MS / med, acc->max,
-			       (unsigned long long)acc->first);
+			if (r >= 0) {
+				ms[r] = k;
+				wall += now() - t0;
+			}
 		}
+		qsort(ms, (size_t)runs, sizeof(float), cmpf);
+		double med = ms[runs / 2] * 1e9 / (double)n;
+		printf("kernel %.3f ms per 1e9 battles (median of %d; min "
+		       "%.3f, max %.3f), %.3g battles/s; step wall %.3f ms; "
+		       "reference %.2f ms (cuRAND, H200): %.2fx; max %u first "
+		       "%llu\n",
+		       med, runs, ms[0] * 1e9 / (double)n,
+		       ms[runs - 1] * 1e9 / (double)n,
+		       (double)n / (ms[runs / 2] * 1e-3), wall / runs * 1e3,
+		       REF_MS, REF_MS / med, acc->max,
+		       (unsigned long long)acc->first);
 		free(ms);
 		graveler_cuda_close(ctx);
 	} else {

@@ -2,13 +2,12 @@
  * cores, the CUDA candidate kernel alone, the exact kernel alone, and both
  * together (officers_cuda_extend, the path a GPU worker runs).
  *
- *   bench_officers [-n VALUES] [-s START] [-c CPU_VALUES] [-k KINDS]
+ *   bench_officers [-n VALUES] [-s START] [-c CPU_VALUES]
  *
- * -k: candidate kernels to time alone (digits, OFFICERS_CUDA_CAND_*; default
- * the default kernel), each also once with phase clocks; the extension runs
- * the default kernel.
  * The CPU builds G(0..START-1) first (all cores); the GPU figures are
  * measured from START on. Without a GPU only the CPU figures are printed.
+ * Reference figures: an H100 with the default START and VALUES
+ * (bench/officers.md, commit c5a59f1).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,13 @@
 #include "officers/officers.h"
 #include "officers/officers_cuda.h"
 #include "workload.h"
+
+#define DEF_N (1ull << 28)
+#define DEF_START (1ull << 21)
+#define REF_CAND 77.8   /* M values/s, candidate kernel alone */
+#define REF_EXACT 289.0 /* M values/s, exact kernel alone */
+#define REF_BOTH 59.5   /* M values/s, both kernels + host fold */
+#define REF_FNV 0x7858ac6eeefd2af2ull /* s->st.fnv after the default run */
 
 static double now(void)
 {
@@ -40,8 +46,7 @@ static struct officers_seq *copy_to(const struct officers_seq *src,
 	return s;
 }
 
-/* The candidate kernel alone, reps times, then the median; with phase
- * clocks (one run) the mean per round of each phase. */
+/* The candidate kernel alone, reps times, then the median. */
 static int bench_candidates(struct officers_cuda *ctx,
 			    const struct officers_seq *s, uint64_t len,
 			    uint16_t *out, int reps)
@@ -65,47 +70,33 @@ static int bench_candidates(struct officers_cuda *ctx,
 		}
 	}
 	double med = ms[reps / 2];
-	if (t.phase_cycles[0] + t.phase_cycles[1] + t.phase_cycles[2] +
-	    t.phase_cycles[3]) {
-		printf("  with phase clocks: %.2f ms; cycles per round by "
-		       "phase:", med);
-		for (int i = 0; i < 4; i++)
-			printf(" %.0f", (double)t.phase_cycles[i] /
-						(double)t.rounds);
-		printf("\n");
-		return 0;
-	}
-	printf("  gpu candidate kernel alone: %llu values, median of %d "
+	printf("gpu candidate kernel alone: %llu values, median of %d "
 	       "%.2f ms (%.2f..%.2f), %llu rounds (%.1f values/round, %.2f "
-	       "us/round): %.1f M values/s\n", (unsigned long long)len, reps,
-	       med, ms[0], ms[reps - 1], (unsigned long long)t.rounds,
-	       (double)len / (double)t.rounds, med * 1e3 / (double)t.rounds,
-	       (double)len / med / 1e3);
+	       "us/round): %.1f M values/s (reference %.1f, H100)\n",
+	       (unsigned long long)len, reps, med, ms[0], ms[reps - 1],
+	       (unsigned long long)t.rounds, (double)len / (double)t.rounds,
+	       med * 1e3 / (double)t.rounds, (double)len / med / 1e3,
+	       REF_CAND);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t n = 1ull << 28, start = 1ull << 21, cpun = 200000;
+	uint64_t n = DEF_N, start = DEF_START, cpun = 200000;
 	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt;
 	char err[WL_ERRLEN] = "";
 	double t0, t1;
 
-	const char *kinds = "0";
-
-	while ((opt = getopt(argc, argv, "n:s:c:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:s:c:")) != -1) {
 		if (opt == 'n')
 			n = strtoull(optarg, NULL, 0);
 		else if (opt == 's')
 			start = strtoull(optarg, NULL, 0);
 		else if (opt == 'c')
 			cpun = strtoull(optarg, NULL, 0);
-		else if (opt == 'k' && strspn(optarg, "0123456789") ==
-					       strlen(optarg) && *optarg)
-			kinds = optarg;
 		else {
 			fprintf(stderr, "usage: bench_officers [-n VALUES] "
-				"[-s START] [-c CPU_VALUES] [-k KINDS]\n");
+				"[-s START] [-c CPU_VALUES]\n");
 			return 2;
 		}
 	}
@@ -177,22 +168,8 @@ int main(int argc, char **argv)
 		uint16_t *out = malloc(len * 2);
 		uint8_t *st = malloc(len);
 		struct officers_cuda_times t;
-		for (const char *k = kinds; *k; k++) {
-			unsigned kind = (unsigned)(*k - '0');
-			if (officers_cuda_set_kernel(ctx, kind) != 0) {
-				printf("candidate kernel %u: not available\n",
-				       kind);
-				continue;
-			}
-			officers_cuda_device_name(ctx, err, sizeof(err));
-			printf("candidate kernel %u: %s\n", kind, err);
-			if (bench_candidates(ctx, s, len, out, 5) ||
-			    officers_cuda_set_kernel(
-				    ctx, kind | OFFICERS_CUDA_CAND_PROFILE) ||
-			    bench_candidates(ctx, s, len, out, 1))
-				return 1;
-		}
-		officers_cuda_set_kernel(ctx, 0);
+		if (bench_candidates(ctx, s, len, out, 5))
+			return 1;
 		memcpy(s->vals + (start - s->base), out, len * 2);
 		for (int rep = 0; rep < 3; rep++) {
 			memset(&t, 0, sizeof(t));
@@ -202,8 +179,8 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			printf("gpu exact kernel alone: %.2f ms: %.1f M "
-			       "values/s\n", t.exact_ms,
-			       (double)len / t.exact_ms / 1e3);
+			       "values/s (reference %.0f, H100)\n", t.exact_ms,
+			       (double)len / t.exact_ms / 1e3, REF_EXACT);
 		}
 		officers_seq_free(s);
 		free(s);
@@ -222,12 +199,17 @@ int main(int argc, char **argv)
 		}
 		t1 = now();
 		printf("gpu exact values (both kernels + host fold), G(%llu.."
-		       "%llu): %.2f s = %.1f M values/s (candidate kernel "
-		       "%.0f ms, exact kernel %.0f ms, host fold %.0f ms); "
-		       "fnv %016llx\n", (unsigned long long)start,
+		       "%llu): %.2f s = %.1f M values/s (reference %.1f, "
+		       "H100; candidate kernel %.0f ms, exact kernel %.0f ms, "
+		       "host fold %.0f ms); fnv %016llx\n",
+		       (unsigned long long)start,
 		       (unsigned long long)(start + n), t1 - t0,
-		       (double)n / (t1 - t0) / 1e6, t.cand_ms, t.exact_ms,
-		       t.host_ms, (unsigned long long)s->st.fnv);
+		       (double)n / (t1 - t0) / 1e6, REF_BOTH, t.cand_ms,
+		       t.exact_ms, t.host_ms, (unsigned long long)s->st.fnv);
+		if (start == DEF_START && n == DEF_N)
+			printf("fnv %s the reference %016llx\n",
+			       s->st.fnv == REF_FNV ? "matches" : "DIFFERS from",
+			       (unsigned long long)REF_FNV);
 		if (start + n >= 10000000)
 			printf("fnv G(0..1e7-1) = %016llx (want "
 			       "c9482f4816741e82)\n",

@@ -24,7 +24,7 @@ fi
 if want officers; then
 	t officers 300 build-gpu/tests/gpu/test_officers_gpu
 	t officers 60 build-gpu/tools/bench_blob -m 128 -r 3
-	t officers 120 build-gpu/tools/bench_officers -n 268435456 -s 2097152 -c 200000 -k 12
+	t officers 120 build-gpu/tools/bench_officers -n 268435456 -s 2097152 -c 200000
 	TAG=officers-ahead t officers 200 sh tools/bench_officers_gpud.sh 400000000 67108864
 	TAG=officers-noahead WORKER_ARGS=--no-run-ahead t officers 200 sh tools/bench_officers_gpud.sh 400000000 67108864
 fi

@@ -13,7 +13,8 @@
  *      indices: battle i lives in chunk i / 256 at position j = i % 256.
  *   2. Each chunk has its own stream seeded with
  *        h = mix64(mix64(S ^ GRAVELER_SEED_SALT) + chunk * GOLDEN)
- *      where mix64 is the splitmix64 finaliser (a bijection of 64-bit words)
+ *      where mix64 is the splitmix64 finaliser (mix.h; a bijection of 64-bit
+ *      words)
  *      and GOLDEN is odd, so for one job seed distinct chunks get distinct
  *      seeds. The stream is MWC64X (a lag-1 multiply-with-carry generator,
  *      base 2^32, multiplier A = 4294883355, state x = low 32 bits of h,
@@ -57,6 +58,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mix.h"
+
 #ifdef __CUDACC__
 #define GRAVELER_HD __host__ __device__ __forceinline__
 #else
@@ -79,19 +82,15 @@ extern "C" {
 
 /* ---- the generator ---------------------------------------------------- */
 
-GRAVELER_HD uint64_t graveler_mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+/* The old name of mix64 (mix.h), until graveler_workload.c calls mix64. */
+#define graveler_mix64 mix64
 
 /* The starting MWC state of a chunk's stream. */
 GRAVELER_HD void graveler_chunk_seed(uint64_t seed, uint64_t chunk,
 				     uint32_t *x, uint32_t *c)
 {
-	uint64_t h = graveler_mix64(graveler_mix64(seed ^ GRAVELER_SEED_SALT) +
-				    chunk * GRAVELER_GOLDEN);
+	uint64_t h = mix64(mix64(seed ^ GRAVELER_SEED_SALT) +
+			   chunk * GRAVELER_GOLDEN);
 	uint32_t cx = (uint32_t)h, cc = (uint32_t)(h >> 32);
 
 	if (cc >= GRAVELER_MWC_A)
@@ -154,11 +153,6 @@ uint64_t graveler_sample_chunk(uint64_t begin, uint64_t end, uint32_t k);
 /* The end of the next step from acc->next: at most `want` battles, ending on
  * a chunk boundary or at the lease end, so a chunk never spans two steps. */
 uint64_t graveler_step_end(const struct graveler_acc *acc, uint64_t want);
-
-/* Fold a finished step's chunk max (for sample bookkeeping): for every sample
- * chunk inside [from, to) fill samples[k] using chunk_max(). */
-void graveler_acc_fill_samples_cpu(struct graveler_acc *acc, uint64_t from,
-				   uint64_t to);
 
 /* Advance acc->next to `to` (from graveler_step_end) on the CPU with
  * `threads` threads. Returns 0 or GERR_NOMEM. */

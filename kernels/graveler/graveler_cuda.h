@@ -46,15 +46,9 @@ int graveler_cuda_step(struct graveler_cuda *ctx, struct graveler_acc *acc,
 		       uint64_t to, float *ret_kernel_ms, char *err,
 		       size_t errlen);
 
-/* Benchmark helpers: the device's name, and the kernel variant (how the
- * MWC multiply is written, how many chunks a thread interleaves, how many
- * popcounts a battle takes; graveler_cuda_variant_name says). All variants
- * count identically; the default is the fastest measured. */
+/* The device's name (for logs and benchmarks). */
 int graveler_cuda_device_name(struct graveler_cuda *ctx, char *buf,
 			      size_t len);
-int graveler_cuda_set_variant(struct graveler_cuda *ctx, int variant);
-const char *graveler_cuda_variant_name(int variant);
-#define GRAVELER_CUDA_VARIANTS 8
 
 #ifdef __cplusplus
 }

@@ -44,16 +44,3 @@ int graveler_cuda_device_name(struct graveler_cuda *ctx, char *buf,
 	(void)len;
 	return GERR_UNSUPPORTED;
 }
-
-int graveler_cuda_set_variant(struct graveler_cuda *ctx, int variant)
-{
-	(void)ctx;
-	(void)variant;
-	return GERR_UNSUPPORTED;
-}
-
-const char *graveler_cuda_variant_name(int variant)
-{
-	(void)variant;
-	return "none";
-}

@@ -158,19 +158,6 @@ void graveler_acc_take_max(struct graveler_acc *acc, uint32_t max,
 	}
 }
 
-void graveler_acc_fill_samples_cpu(struct graveler_acc *acc, uint64_t from,
-				   uint64_t to)
-{
-	for (uint32_t k = 0; k < acc->nsamples; k++) {
-		uint64_t ch = graveler_sample_chunk(acc->begin, acc->end, k);
-		uint64_t lo = ch * GRAVELER_CHUNK;
-		if (lo + GRAVELER_CHUNK <= from || lo >= to)
-			continue;
-		acc->samples[k] = (uint8_t)graveler_chunk_max(
-			acc->seed, ch, acc->begin, acc->end, NULL);
-	}
-}
-
 /* ---- formats ------------------------------------------------------------ */
 
 static int encode(const struct graveler_acc *acc, int ckpt, void **ret,

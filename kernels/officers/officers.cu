@@ -1,4 +1,5 @@
-/* officers.cu - the Officers CUDA kernels behind officers_cuda.h.
+/* officers.cu - the Officers candidate kernel and the device context behind
+ * officers_cuda.h (the exact kernel is in officers_exact.cu).
  *
  * Candidate kernel: frontier iteration. Positions [c, c + K) after the
  * frontier c (everything before c is exact) hold guesses. Every round, all
@@ -11,12 +12,6 @@
  * launch). Measured on an H100 (K = 4224): 362 positions become final per
  * round, a round takes 4.65 us (11.6 us with a grid barrier, a reload of the
  * window from global memory and the rare table read from constant memory).
- *
- * Exact kernel: one warp per position. It recomputes the rare part of the
- * options (so it checks the candidate independently: a candidate that is not
- * the smallest unmarked common value is flagged), then scans pairs a = lane,
- * lane + 32, ... until every rare value below the candidate is hit. Flags go
- * to the host, which decides those positions on the CPU.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -28,20 +23,8 @@
 #include "gerr.h"
 #include "officers.h"
 #include "officers_cuda.h"
+#include "officers_gpu.h"
 #include "workload.h"
-
-#define RING_BITS 15
-#define RING (1u << RING_BITS)
-#define RMASK (RING - 1)
-#define CPOS 32    /* positions per CTA */
-#define CSLICES 32 /* warps per CTA */
-#define CTHREADS (CPOS * CSLICES)
-#define MW 16      /* 32-bit words of a 512-bit mask */
-static_assert(CTHREADS == 2 * MW * CPOS, "two threads per mask word");
-#define NONE32 0xffffffffu
-#define EXACT_WARPS 16
-#define EXACT_TILE 1024u /* positions per tile of the exact kernel */
-#define EXACT_LO 4096u   /* G(0..) its CTAs keep in shared memory */
 
 __constant__ uint32_t c_rpos[OFFICERS_MAX_RARE];
 __constant__ uint16_t c_rval[OFFICERS_MAX_RARE];
@@ -58,9 +41,7 @@ struct officers_cuda {
 	uint16_t *d_prefix;     /* OFFICERS_PREFIX values */
 	uint8_t *d_status[2];
 	struct cand_stats *d_stats;
-	uint32_t *d_xch;        /* exchange kernels: 2 x K tagged words */
-	unsigned long long *d_prof; /* PROF_PHASES clocks */
-	unsigned kernel;        /* OFFICERS_CUDA_CAND_*, profile flag */
+	uint32_t *d_xch;        /* candidate kernel: 2 x K tagged words */
 	uint16_t *h_vals[2];    /* pinned, CHUNK */
 	uint8_t *h_status[2];   /* pinned, CHUNK */
 	uint32_t *h_rpos;
@@ -81,24 +62,7 @@ struct officers_cuda {
 
 /* ---- device code ------------------------------------------------------ */
 
-/* Common values among v = 32 k + b: popcount(k) + popcount(b & 0xe) odd. */
-__device__ __forceinline__ uint32_t common32(unsigned k)
-{
-	return (__popc(k) & 1) ? ~0xc33cc33cu : 0xc33cc33cu;
-}
-
-/* Phase clocks of CTA 0 (thread 0), summed over the rounds; PROF kernels. */
-#define PROF_PHASES 4
-
-__device__ __forceinline__ void prof_mark(unsigned long long *acc, int phase,
-					  long long *t)
-{
-	long long now = clock64();
-	acc[phase] += (unsigned long long)(now - *t);
-	*t = now;
-}
-
-/* Candidate kernels: the frontier iteration (top of file) without a grid
+/* Candidate kernel: the frontier iteration (top of file) without a grid
  * barrier or reloads from global memory. Each CTA keeps the whole window in
  * its ring.
  * After its lookups a CTA publishes its 32 new values to xch, each word
@@ -121,17 +85,13 @@ __device__ __forceinline__ void prof_mark(unsigned long long *acc, int phase,
  * times 128, the byte offset of its row of flags: a lookup is five
  * instructions (address, load, xor, lane, store) instead of eight.
  *
- * Options are marked one of two ways (FLAGS), both conflict-free (a lane's
- * column is its own bank):
- *   bit masks  a 512-bit mask per warp and position, set by shared atomics;
- *              after the lookups the 32 warps' masks are or-ed together;
- *   flags      a word flag[o][position] = the round's stamp (round + 1)
- *              by plain stores (all writers write the same word, so no
- *              atomics, and one table for all warps: fewer instructions
- *              per lookup); after the lookups 32 flags at a time are
- *              gathered into a mask word, a flag counting only if it holds
- *              this round's stamp, so the 64 KB table is never cleared.
- * A position's candidate is its smallest unmarked common value: one
+ * Options are marked as word flags, conflict-free (a lane's column is its
+ * own bank): flag[o][position] = the round's stamp (round + 1), set by
+ * plain stores (all writers write the same word, so no atomics, and one
+ * table for all warps: fewer instructions per lookup than a bit mask per
+ * warp set by shared atomics). After the lookups 32 flags at a time are
+ * gathered into a mask word, a flag counting only if it holds this round's
+ * stamp, so the 64 KB table is never cleared. A position's candidate is its smallest unmarked common value: one
  * thread per mask word finds the word's smallest, warp 0 the minimum. */
 static __device__ __forceinline__ uint4 ld_relaxed_v4(const uint4 *p)
 {
@@ -200,27 +160,22 @@ __device__ __forceinline__ void warp_lookups(const uint32_t *tab, unsigned j0,
  * 300 ns 53.9, 600 ns 59.4 (no merged mex). */
 #define XCH_WAIT_NS 300
 
-template <bool FLAGS, bool PROF>
 __global__ void __launch_bounds__(CTHREADS, 1)
 cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
-		unsigned maxpos, uint32_t *xch, struct cand_stats *sb,
-		unsigned long long *prof)
+		unsigned maxpos, uint32_t *xch, struct cand_stats *sb)
 {
 	constexpr unsigned P = CPOS;
 	extern __shared__ uint32_t sh[];
 	__shared__ unsigned s_first[2];
 	uint16_t *ring = (uint16_t *)sh;           /* 2 RING */
-	uint32_t *mask = sh + RING;                /* [32][16][32] or [512][32] */
-	uint32_t *comb = mask + CSLICES * MW * P;  /* [2][16][32]; flags: [16][32] */
+	uint32_t *mask = sh + RING;                /* flags [512][32] */
+	uint32_t *comb = mask + CSLICES * MW * P;  /* [16][32], 2 KB unused */
 	uint32_t *tab = comb + 2 * MW * P;         /* nrare, 16-byte aligned */
 	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
 	const unsigned K = gridDim.x * P;
 	const unsigned tab_part = ((nrare + CSLICES - 1) / CSLICES + 3) & ~3u;
 	const unsigned j0 = w * tab_part < nrare ? w * tab_part : nrare;
 	const unsigned j1 = j0 + tab_part < nrare ? j0 + tab_part : nrare;
-	const bool timer = PROF && blockIdx.x == 0 && threadIdx.x == 0;
-	unsigned long long acc[PROF_PHASES] = {0, 0, 0, 0};
-	long long t = PROF ? clock64() : 0;
 	unsigned c = n0off, round = 0;
 	unsigned e = c + K < n1off ? c + K : n1off;
 	unsigned mine = 0; /* warp 0: the lane's new value of the round */
@@ -241,68 +196,30 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 		const uint32_t want = ((round + 1) & 0xffffu) << 16;
 		const uint32_t stamp = round + 1; /* this round's flags */
 
-		if (timer)
-			t = clock64();
 		if (base < e) {
 			const char *xbase =
 				(const char *)(ring + ((base - 1 + lane) & RMASK) +
 					       1);
-			if (FLAGS) {
-				char *h = (char *)(mask + lane);
-				warp_lookups(tab, j0, j1, xbase,
-					     [&](unsigned ob) {
-						     *(uint32_t *)(h + ob) = stamp;
-					     });
-			} else {
-				uint32_t *col = mask + w * MW * P + lane;
-				warp_lookups(tab, j0, j1, xbase,
-					     [&](unsigned ob) {
-						     unsigned o = ob >> RING_SHIFT;
-						     atomicOr(&col[(o >> 5) * P],
-							      1u << (o & 31));
-					     });
-			}
+			char *h = (char *)(mask + lane);
+			warp_lookups(tab, j0, j1, xbase, [&](unsigned ob) {
+				*(uint32_t *)(h + ob) = stamp;
+			});
 		}
 		__syncthreads();
-		if (timer)
-			prof_mark(acc, 0, &t);
 		/* Each position's mask of marked values, then its candidate
 		 * (smallest unmarked common value): one thread per mask word
-		 * gathers its 32 flags and finds the word's smallest (masks:
-		 * all threads gather half the slices each, then one thread per
-		 * word); warp 0 takes the minimum of 16 words (independent
-		 * loads, not a scan that stops at the first). */
-		if (FLAGS) {
-			if (threadIdx.x < MW * P) {
-				const unsigned i = threadIdx.x, k = i / P;
-				const uint32_t *h = mask + k * 32 * P + i % P;
-				uint32_t m = 0;
-#pragma unroll
-				for (int b = 31; b >= 0; b--)
-					m = m << 1 | (h[b * P] == stamp);
-				uint32_t f = ~m & common32(k);
-				comb[i] = f ? k * 32 + __ffs(f) - 1 : OFFICERS_VMAX;
-			}
-		} else { /* FLAGS is a template constant: the barrier below is
-			  * reached by every thread */
-			const unsigned i = threadIdx.x % (MW * P);
-			const unsigned half = threadIdx.x / (MW * P);
+		 * gathers its 32 flags and finds the word's smallest; warp 0
+		 * takes the minimum of 16 words (independent loads, not a scan
+		 * that stops at the first). */
+		if (threadIdx.x < MW * P) {
+			const unsigned i = threadIdx.x, k = i / P;
+			const uint32_t *h = mask + k * 32 * P + i % P;
 			uint32_t m = 0;
-			/* zeroing the slices for the next round */
-			for (unsigned s = half * (CSLICES / 2);
-			     s < (half + 1) * (CSLICES / 2); s++) {
-				m |= mask[s * MW * P + i];
-				mask[s * MW * P + i] = 0;
-			}
-			comb[half * MW * P + i] = m;
-			__syncthreads();
-			if (threadIdx.x < MW * P) {
-				const unsigned k = i / P;
-				uint32_t f = ~(comb[i] | comb[MW * P + i]) &
-					     common32(k);
-				comb[i] = f ? k * 32 + __ffs(f) - 1
-					    : OFFICERS_VMAX;
-			}
+#pragma unroll
+			for (int b = 31; b >= 0; b--)
+				m = m << 1 | (h[b * P] == stamp);
+			uint32_t f = ~m & common32(k);
+			comb[i] = f ? k * 32 + __ffs(f) - 1 : OFFICERS_VMAX;
 		}
 		__syncthreads();
 		if (w == 0) {
@@ -313,8 +230,6 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			st_relaxed(xch + (round & 1) * K + blockIdx.x * P + lane,
 				   want | mine);
 		}
-		if (timer)
-			prof_mark(acc, 1, &t);
 		/* read the round's K words; compare with the ring */
 		{
 			const uint4 *src = (const uint4 *)(xch + (round & 1) * K);
@@ -357,8 +272,6 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 				atomicMin(&s_first[round & 1], first);
 		}
 		__syncthreads();
-		if (timer)
-			prof_mark(acc, 2, &t);
 		{
 			const unsigned f = s_first[round & 1];
 			const unsigned c2 = f == NONE32 ? e : c + f + 1;
@@ -382,237 +295,20 @@ cand_xch_kernel(uint16_t *buf, unsigned n0off, unsigned n1off, unsigned nrare,
 			round++;
 		}
 		__syncthreads();
-		if (timer)
-			prof_mark(acc, 3, &t);
 	}
 	if (blockIdx.x == 0 && threadIdx.x == 0)
 		sb->rounds = round;
-	if (timer)
-		for (int i = 0; i < PROF_PHASES; i++)
-			prof[i] += acc[i];
-}
-
-/* The exact scan over pairs a in [a_lo, a_hi] (a_hi < 2^32 - 64): value
- * lo[a] ^ hi[-a], two pairs per lane per step and one vote per 64 pairs
- * (the vote and the loop, not the loads, were most of the kernel's
- * instructions). A hit clears its bit in needw (atomicAnd tells the first
- * of equal hits) and its byte; returns 1 once *missing reaches 0. Indices
- * past a_hi are clamped to it: a repeated pair hits nothing new. */
-static __device__ __forceinline__ int scan_pairs(const uint16_t *lo,
-						 const uint16_t *hi,
-						 unsigned a_lo, unsigned a_hi,
-						 uint8_t *needb,
-						 uint32_t *needw,
-						 unsigned *missing)
-{
-	const unsigned lane = threadIdx.x & 31;
-
-	for (unsigned a0 = a_lo; a0 <= a_hi; a0 += 64) {
-		unsigned a1 = min(a0 + lane, a_hi), a2 = min(a0 + 32 + lane, a_hi);
-		unsigned o1 = lo[a1] ^ hi[-(int)a1], o2 = lo[a2] ^ hi[-(int)a2];
-		unsigned h1 = needb[o1], h2 = needb[o2];
-
-		if (!__any_sync(0xffffffffu, h1 | h2))
-			continue;
-		unsigned got1 = 0, got2 = 0;
-		if (h1)
-			got1 = atomicAnd(&needw[o1 >> 5], ~(1u << (o1 & 31))) &
-			       (1u << (o1 & 31));
-		if (h2)
-			got2 = atomicAnd(&needw[o2 >> 5], ~(1u << (o2 & 31))) &
-			       (1u << (o2 & 31));
-		if (h1)
-			needb[o1] = 0;
-		if (h2)
-			needb[o2] = 0;
-		*missing -= __popc(__ballot_sync(0xffffffffu, got1 != 0)) +
-			    __popc(__ballot_sync(0xffffffffu, got2 != 0));
-		__syncwarp();
-		if (*missing == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* Exact kernel, a CTA per tile of EXACT_TILE consecutive positions: the
- * values every rare pair of the tile reads, buf[t0 - maxpos - 1 ..
- * t0 + tile - 1), are loaded into shared memory once per tile, so the
- * rare part's gathers hit shared memory (from global memory they were 32
- * scattered sectors per load). The scan's pairs G(a) ^ G(x - 1 - a) come
- * from shared memory too while a < EXACT_LO and x - 1 - a is in the
- * window (nearly all of them), from global memory beyond. Shared: the
- * packed rare table rt[j] = (maxpos - rpos) << 16 | rval, G(0..EXACT_LO-1),
- * the window. */
-static __device__ __forceinline__ void exact_one(const uint16_t *buf, const uint16_t *lo,
-				       unsigned lo_len,
-				       unsigned long long dbase,
-				       unsigned n0off, unsigned idx,
-				       const uint32_t *rt, unsigned nrare,
-				       unsigned maxpos, const uint16_t *lo_s,
-				       const uint16_t *win, uint8_t *status)
-{
-	__shared__ uint32_t flags[EXACT_WARPS][OFFICERS_VMAX / 4];
-	__shared__ uint32_t need[EXACT_WARPS][MW];
-	const unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-	const unsigned i = idx % EXACT_TILE; /* win[i + maxpos - rpos] */
-	uint8_t *flag = (uint8_t *)flags[w];
-	unsigned xo, c, missing = 0, bad = 0;
-	unsigned long long x, half, amax;
-	uint32_t m = 0;
-
-	xo = n0off + idx;
-	x = dbase + xo;
-	c = buf[xo];
-	for (unsigned k = lane; k < OFFICERS_VMAX / 4; k += 32)
-		flags[w][k] = 0;
-	__syncwarp();
-	/* A byte flag per option, set by plain stores (lanes that mark the
-	 * same option write the same byte: no atomics), then gathered into
-	 * mask words by ballots. */
-#pragma unroll 4
-	for (unsigned j = lane; j < nrare; j += 32) {
-		uint32_t e = rt[j];
-		flag[(e & 0xffffu) ^ win[i + (e >> 16)]] = 1;
-	}
-	__syncwarp();
-	for (unsigned k = 0; k < MW; k++) {
-		uint32_t b = __ballot_sync(0xffffffffu, flag[32 * k + lane]);
-		if (lane == k)
-			m = b;
-	}
-	if (lane < MW) {
-		uint32_t com = common32(lane), below;
-		below = c >= 32 * (lane + 1) ? 0xffffffffu
-		      : c <= 32 * lane      ? 0u
-					    : (1u << (c - 32 * lane)) - 1;
-		/* every common value below c marked, c itself common and not */
-		if ((~m & com & below) != 0)
-			bad = 1;
-		if (c / 32 == lane &&
-		    (!((com >> (c & 31)) & 1) || ((m >> (c & 31)) & 1)))
-			bad = 1;
-		need[w][lane] = ~m & ~com & below;
-		missing = __popc(~m & ~com & below);
-	}
-	if (c >= OFFICERS_VMAX)
-		bad = 1;
-	bad = __any_sync(0xffffffffu, bad);
-	for (int off = 16; off > 0; off >>= 1)
-		missing += __shfl_xor_sync(0xffffffffu, missing, off);
-	__syncwarp();
-	if (bad) {
-		if (lane == 0)
-			status[idx] = 2;
-		return;
-	}
-	if (missing == 0) {
-		if (lane == 0)
-			status[idx] = 0;
-		return;
-	}
-	half = (x - 1) / 2;
-	amax = half;
-	if (dbase != 0) {
-		if (amax > (unsigned long long)lo_len - 1)
-			amax = lo_len - 1;
-		if (amax > x - 1 - dbase)
-			amax = x - 1 - dbase;
-	}
-	/* The scan tests a pair's value against a byte per needed value (the
-	 * flag bytes, rewritten: needb[o] = 1 iff bit o of need), one shared
-	 * load instead of a word, a shift and a compare. */
-	for (unsigned k = 0; k < MW; k++)
-		flag[32 * k + lane] = (uint8_t)((need[w][k] >> lane) & 1);
-	__syncwarp();
-	/* Pairs a <= lim read both values from shared memory: lo_s holds
-	 * G(0..EXACT_LO-1) and the window holds buf[xo - 1 - a] for a <=
-	 * i + maxpos; that covers nearly every scan. Later pairs (deep scans)
-	 * read global memory. */
-	const unsigned near = i + maxpos < EXACT_LO - 1 ? i + maxpos
-						       : EXACT_LO - 1;
-	const unsigned lim = amax < near ? (unsigned)amax : near;
-	if (scan_pairs(lo_s, win + i + maxpos, 0, lim, flag, need[w],
-		       &missing) ||
-	    (amax > lim && scan_pairs(lo, buf + (xo - 1), lim + 1,
-				      (unsigned)amax, flag, need[w],
-				      &missing))) {
-		if (lane == 0)
-			status[idx] = 0;
-		return;
-	}
-	if (lane == 0)
-		status[idx] = 1;
-}
-
-/* Positions n0off + idx, idx < len; lo is the array of G(0..) the scan
- * reads for small a (buf itself when dbase == 0). Tiles go to CTAs in
- * turn, positions of a tile to warps in turn (scan depths vary a lot). */
-__global__ void __launch_bounds__(EXACT_WARPS * 32)
-exact_kernel(const uint16_t *buf, const uint16_t *lo, unsigned lo_len,
-	     unsigned long long dbase, unsigned n0off, unsigned len,
-	     unsigned nrare, unsigned maxpos, const uint32_t *g_rpos,
-	     const uint16_t *g_rval, uint8_t *status)
-{
-	extern __shared__ uint32_t exact_shm[];
-	uint32_t *rt = exact_shm;
-	uint16_t *lo_s = (uint16_t *)(exact_shm + nrare);
-	uint16_t *win = lo_s + EXACT_LO;
-	const unsigned w = threadIdx.x >> 5;
-	const unsigned ntiles = (len + EXACT_TILE - 1) / EXACT_TILE;
-
-	for (unsigned j = threadIdx.x; j < nrare; j += blockDim.x)
-		rt[j] = (maxpos - g_rpos[j]) << 16 | g_rval[j];
-	for (unsigned j = threadIdx.x; j < EXACT_LO && j < lo_len; j += blockDim.x)
-		lo_s[j] = lo[j];
-	for (unsigned t = blockIdx.x; t < ntiles; t += gridDim.x) {
-		const unsigned first = t * EXACT_TILE;
-		const unsigned tl = min(EXACT_TILE, len - first);
-		const uint16_t *src = buf + n0off + first - maxpos - 1;
-
-		__syncthreads(); /* the last tile's readers are done */
-		for (unsigned k = threadIdx.x; k < maxpos + tl; k += blockDim.x)
-			win[k] = src[k];
-		__syncthreads();
-		for (unsigned i = w; i < tl; i += EXACT_WARPS)
-			exact_one(buf, lo, lo_len, dbase, n0off, first + i, rt,
-				  nrare, maxpos, lo_s, win, status);
-	}
 }
 
 /* ---- host side ---------------------------------------------------------- */
 
 #define CK(call, what) CUDA_CK("officers", call, what)
 
-/* The candidate kernels by kind and profile flag. */
-struct cand_fn {
-	const void *fn[2];  /* plain, with phase clocks */
-};
-
-static const struct cand_fn cand_fns[OFFICERS_CUDA_CAND_KINDS] = {
-	{{NULL, NULL}},
-	/* OFFICERS_CUDA_CAND_MASKS */
-	{{(const void *)cand_xch_kernel<false, false>,
-	  (const void *)cand_xch_kernel<false, true>}},
-	/* OFFICERS_CUDA_CAND_FLAGS */
-	{{(const void *)cand_xch_kernel<true, false>,
-	  (const void *)cand_xch_kernel<true, true>}},
-};
-
-/* Shared memory of a candidate CTA (either way of marking): the ring twice,
- * the marks, the combined masks (two halves) and the packed rare table. */
+/* Shared memory of a candidate CTA: the ring twice, the flags, the
+ * candidates of the mask words (then 2 KB unused, which keeps the table
+ * where the measured kernel had it) and the packed rare table. */
 #define SHMEM_CAND \
 	(RING * 4 + (CSLICES + 2) * MW * CPOS * 4 + OFFICERS_MAX_RARE * 4)
-
-/* Shared memory of an exact CTA: the packed rare table, G(0..EXACT_LO-1)
- * and the window of a tile (maxpos + EXACT_TILE values at most). */
-#define SHMEM_EXACT_MAX \
-	(OFFICERS_MAX_RARE * 4 + (EXACT_LO + RING + EXACT_TILE) * 2)
-
-static unsigned cand_kind(const struct officers_cuda *ctx)
-{
-	unsigned k = ctx->kernel & ~OFFICERS_CUDA_CAND_PROFILE;
-	return k ? k : OFFICERS_CUDA_CAND_DEFAULT_KIND;
-}
 
 static unsigned cand_window(const struct officers_cuda *ctx)
 {
@@ -645,7 +341,6 @@ extern "C" void officers_cuda_close(struct officers_cuda *ctx)
 	cudaFree(ctx->d_prefix);
 	cudaFree(ctx->d_stats);
 	cudaFree(ctx->d_xch);
-	cudaFree(ctx->d_prof);
 	cudaFree(ctx->d_rpos);
 	cudaFree(ctx->d_rval);
 	cudaFreeHost(ctx->h_rpos);
@@ -680,23 +375,15 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 	if (e == cudaSuccess)
 		e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch,
 					   index);
-	for (unsigned k = 1; e == cudaSuccess && k < OFFICERS_CUDA_CAND_KINDS;
-	     k++)
-		for (int p = 0; e == cudaSuccess && p < 2; p++)
-			e = cudaFuncSetAttribute(
-				cand_fns[k].fn[p],
-				cudaFuncAttributeMaxDynamicSharedMemorySize,
-				SHMEM_CAND);
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(
-			exact_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-			SHMEM_EXACT_MAX);
+			cand_xch_kernel,
+			cudaFuncAttributeMaxDynamicSharedMemorySize, SHMEM_CAND);
+	if (e == cudaSuccess)
+		e = officers_exact_setup();
 	if (e == cudaSuccess)
 		e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-			&per_sm,
-			cand_fns[OFFICERS_CUDA_CAND_DEFAULT_KIND].fn[0],
-			CTHREADS,
-			SHMEM_CAND);
+			&per_sm, cand_xch_kernel, CTHREADS, SHMEM_CAND);
 	if (e == cudaSuccess && (!coop || per_sm < 1)) {
 		snprintf(err, errlen, "officers cuda: device %d cannot run the "
 			 "cooperative candidate kernel", index);
@@ -734,9 +421,6 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 		e = cudaMalloc((void **)&ctx->d_xch,
 			       (size_t)2 * CPOS * ctx->nblocks * 4);
 	if (e == cudaSuccess)
-		e = cudaMalloc((void **)&ctx->d_prof,
-			       PROF_PHASES * sizeof(unsigned long long));
-	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_rpos, OFFICERS_MAX_RARE * 4);
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_rval, OFFICERS_MAX_RARE * 2);
@@ -761,28 +445,8 @@ extern "C" int officers_cuda_device_name(struct officers_cuda *ctx,
 {
 	if (!ctx)
 		return GERR_INVAL;
-	snprintf(buf, len, "%s (%d SMs, candidate kernel %u, K = %u)",
-		 ctx->name, ctx->sms, cand_kind(ctx), cand_window(ctx));
-	return 0;
-}
-
-extern "C" int officers_cuda_set_kernel(struct officers_cuda *ctx,
-					unsigned kind)
-{
-	unsigned k = kind & ~OFFICERS_CUDA_CAND_PROFILE;
-	int per_sm = 0;
-
-	if (!ctx || k >= OFFICERS_CUDA_CAND_KINDS)
-		return GERR_INVAL;
-	if (k == 0)
-		k = OFFICERS_CUDA_CAND_DEFAULT_KIND;
-	cudaSetDevice(ctx->device);
-	if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-		    &per_sm, cand_fns[k].fn[0], CTHREADS,
-		    SHMEM_CAND) != cudaSuccess ||
-	    per_sm < 1)
-		return GERR_UNSUPPORTED;
-	ctx->kernel = kind;
+	snprintf(buf, len, "%s (%d SMs, K = %u)", ctx->name, ctx->sms,
+		 cand_window(ctx));
 	return 0;
 }
 
@@ -813,33 +477,6 @@ static int gpu_ok(const struct officers_cuda *ctx,
 	       maxpos + 1 + K + 64 <= RING &&
 	       K <= (uint64_t)XCH_MAXV * 4 * CTHREADS &&
 	       maxpos < hist_of(s->n) && s->n - hist_of(s->n) >= s->base;
-}
-
-/* Exact kernel on positions [n0off, n0off + len) of buf, as many CTAs as
- * are resident (fewer for short runs). */
-static cudaError_t launch_exact(const struct officers_cuda *ctx,
-				cudaStream_t stream, const uint16_t *buf,
-				const uint16_t *lo, unsigned lo_len,
-				unsigned long long dbase, unsigned n0off,
-				unsigned len, unsigned nrare, unsigned maxpos,
-				uint8_t *status)
-{
-	size_t shm = ((size_t)nrare * 4 + (EXACT_LO + maxpos + EXACT_TILE) * 2 +
-		      3) & ~3;
-	unsigned tiles = (len + EXACT_TILE - 1) / EXACT_TILE, nb;
-	int per_sm = 0;
-	cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-		&per_sm, exact_kernel, EXACT_WARPS * 32, shm);
-
-	if (e != cudaSuccess)
-		return e;
-	nb = (unsigned)(per_sm > 0 ? per_sm : 1) * (unsigned)ctx->sms;
-	if (nb > tiles)
-		nb = tiles;
-	exact_kernel<<<nb, EXACT_WARPS * 32, shm, stream>>>(
-		buf, lo, lo_len, dbase, n0off, len, nrare, maxpos,
-		ctx->d_rpos, ctx->d_rval, status);
-	return cudaGetLastError();
 }
 
 static int upload_rares(struct officers_cuda *ctx, const struct officers_seq *s,
@@ -879,11 +516,8 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	struct cand_stats *sb = ctx->d_stats;
 	uint64_t dbase = n - hist;
 	uint32_t *xch = ctx->d_xch;
-	unsigned long long *prof = ctx->d_prof;
-	void *args[] = {&buf, &n0off, &n1off, &nrare, &maxpos, &xch, &sb,
-			&prof};
-	unsigned nb = (unsigned)ctx->nblocks, kind = cand_kind(ctx);
-	int profile = (ctx->kernel & OFFICERS_CUDA_CAND_PROFILE) != 0;
+	void *args[] = {&buf, &n0off, &n1off, &nrare, &maxpos, &xch, &sb};
+	unsigned nb = (unsigned)ctx->nblocks;
 
 	CK(cudaMemsetAsync(buf + hist, 0, (size_t)len * 2, ctx->stream),
 	   "memset");
@@ -891,12 +525,8 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	CK(cudaMemsetAsync(xch, 0xff, (size_t)2 * cand_window(ctx) * 4,
 			   ctx->stream),
 	   "memset");
-	if (profile)
-		CK(cudaMemsetAsync(prof, 0, PROF_PHASES * sizeof(*prof),
-				   ctx->stream),
-		   "memset");
 	CK(cudaEventRecord(ctx->ev[0], ctx->stream), "event");
-	CK(cudaLaunchCooperativeKernel(cand_fns[kind].fn[profile], dim3(nb),
+	CK(cudaLaunchCooperativeKernel((const void *)cand_xch_kernel, dim3(nb),
 				       dim3(CTHREADS), args,
 				       SHMEM_CAND,
 				       ctx->stream),
@@ -905,8 +535,10 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	if (do_exact) {
 		const uint16_t *lo = dbase == 0 ? buf : ctx->d_prefix;
 		unsigned lo_len = dbase == 0 ? n1off : OFFICERS_PREFIX;
-		CK(launch_exact(ctx, ctx->stream, buf, lo, lo_len, dbase,
-				n0off, len, nrare, maxpos, ctx->d_status[b]),
+		CK(officers_exact_launch(ctx->sms, ctx->stream, buf, lo, lo_len,
+					 dbase, n0off, len, nrare, maxpos,
+					 ctx->d_rpos, ctx->d_rval,
+					 ctx->d_status[b]),
 		   "exact kernel");
 		CK(cudaMemcpyAsync(ctx->h_status[b], ctx->d_status[b], len,
 				   cudaMemcpyDeviceToHost, ctx->stream),
@@ -995,17 +627,8 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 	CK(cudaMemcpy(&sb, ctx->d_stats, sizeof(sb), cudaMemcpyDeviceToHost),
 	   "copy");
 	if (times) {
-		unsigned long long prof[PROF_PHASES];
-
 		times->rounds += sb.rounds;
 		times->values += len;
-		if (ctx->kernel & OFFICERS_CUDA_CAND_PROFILE) {
-			CK(cudaMemcpy(prof, ctx->d_prof, sizeof(prof),
-				      cudaMemcpyDeviceToHost),
-			   "copy");
-			for (int i = 0; i < PROF_PHASES; i++)
-				times->phase_cycles[i] += prof[i];
-		}
 	}
 	memcpy(out, ctx->h_vals[0], len * 2);
 	return 0;
@@ -1047,11 +670,13 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 		ctx->prefix_uploaded = 1;
 	}
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
-	CK(launch_exact(ctx, ctx->stream, ctx->d_buf[0],
-			dbase == 0 ? ctx->d_buf[0] : ctx->d_prefix,
-			dbase == 0 ? (unsigned)(hist + len) : OFFICERS_PREFIX,
-			dbase, hist, (unsigned)len, s->nrare,
-			(unsigned)s->rare[s->nrare - 1].pos, ctx->d_status[0]),
+	CK(officers_exact_launch(
+		   ctx->sms, ctx->stream, ctx->d_buf[0],
+		   dbase == 0 ? ctx->d_buf[0] : ctx->d_prefix,
+		   dbase == 0 ? (unsigned)(hist + len) : OFFICERS_PREFIX, dbase,
+		   hist, (unsigned)len, s->nrare,
+		   (unsigned)s->rare[s->nrare - 1].pos, ctx->d_rpos,
+		   ctx->d_rval, ctx->d_status[0]),
 	   "exact kernel");
 	CK(cudaEventRecord(ctx->ev[2], ctx->stream), "event");
 	CK(cudaMemcpyAsync(status, ctx->d_status[0], len,

@@ -49,26 +49,11 @@ struct wl_run_io;
 /* Below this position the CPU computes (rare values are dense there). */
 #define OFFICERS_CUDA_MIN_N 65536u
 
-/* Candidate kernels (officers_cuda_set_kernel); values do not depend on the
- * kernel. Both keep the whole window in each CTA's shared memory and swap
- * each round's new values between CTAs as tagged words, with no grid
- * barrier. MASKS: options marked in per-warp bit masks by shared atomics.
- * FLAGS (the default): a word flag per (value, position) set by plain
- * stores, gathered into masks after the lookups. PROFILE (or-ed in): CTA 0
- * clocks the round's four phases into officers_cuda_times.phase_cycles
- * (candidate kernel alone). */
-#define OFFICERS_CUDA_CAND_MASKS 1u
-#define OFFICERS_CUDA_CAND_FLAGS 2u
-#define OFFICERS_CUDA_CAND_KINDS 3u
-#define OFFICERS_CUDA_CAND_DEFAULT_KIND OFFICERS_CUDA_CAND_FLAGS
-#define OFFICERS_CUDA_CAND_PROFILE 0x100u
-
 /* Kernel times of the last extend/candidates/exact call (ms). */
 struct officers_cuda_times {
 	double cand_ms, exact_ms, host_ms;
 	uint64_t rounds, values;
 	uint64_t adopted; /* extend: chunks taken over from the last call */
-	uint64_t phase_cycles[4]; /* PROFILE: CTA 0's clocks per phase */
 };
 
 int officers_cuda_device_count(void);
@@ -81,11 +66,6 @@ int officers_cuda_device_name(struct officers_cuda *ctx, char *buf,
 /* Positions per chunk of officers_cuda_extend (1..OFFICERS_CUDA_CHUNK, 0 for
  * OFFICERS_CUDA_CHUNK); values do not depend on it. GERR_INVAL. */
 int officers_cuda_set_chunk(struct officers_cuda *ctx, unsigned chunk);
-
-/* Candidate kernel for later calls: OFFICERS_CUDA_CAND_* (0: the default),
- * optionally | OFFICERS_CUDA_CAND_PROFILE. GERR_INVAL for an unknown kind,
- * GERR_UNSUPPORTED where the device cannot run it. */
-int officers_cuda_set_kernel(struct officers_cuda *ctx, unsigned kind);
 
 /* Advance s to `to` (GPU chunks, CPU where said above, `threads` CPU
  * threads). Progress, stop and checkpoint-free like officers_cpu_extend.

@@ -40,13 +40,6 @@ int officers_cuda_set_chunk(struct officers_cuda *ctx, unsigned chunk)
 	return GERR_UNSUPPORTED;
 }
 
-int officers_cuda_set_kernel(struct officers_cuda *ctx, unsigned kind)
-{
-	(void)ctx;
-	(void)kind;
-	return GERR_UNSUPPORTED;
-}
-
 int officers_cuda_extend(struct officers_cuda *ctx, struct officers_seq *s,
 			 uint64_t to, int threads, const struct wl_run_io *io,
 			 uint64_t units_base, struct officers_cuda_times *times,

@@ -1,13 +1,14 @@
 /* test_graveler_gpu.c - the Graveler CUDA kernel against the CPU path, bit
- * for bit: random seeds and ranges (unaligned too), every kernel variant,
- * steps of random sizes, resume from a checkpoint across devices, and a
- * whole lease through the workload's run. Exits 77 without a GPU. */
+ * for bit: random seeds and ranges (unaligned too), steps of random sizes,
+ * resume from a checkpoint across devices, and a whole lease through the
+ * workload's run. Exits 77 without a GPU. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gerr.h"
+#include "mix.h"
 #include "graveler/graveler.h"
 #include "graveler/graveler_cuda.h"
 #include "workload.h"
@@ -28,7 +29,7 @@ static uint64_t rs = 0x1234567;
 static uint64_t rnd(void)
 {
 	rs += GRAVELER_GOLDEN;
-	return graveler_mix64(rs);
+	return mix64(rs);
 }
 
 static int same(const struct graveler_acc *a, const struct graveler_acc *b)
@@ -59,7 +60,7 @@ int main(void)
 	graveler_cuda_device_name(ctx, err, sizeof(err));
 	printf("device: %s, cpu threads %d\n", err, threads);
 
-	/* Random ranges, each variant, steps of random sizes. */
+	/* Random ranges, steps of random sizes. */
 	for (int r = 0; r < 40; r++) {
 		uint64_t seed = r < 3 ? (uint64_t)r : rnd();
 		uint64_t len = r < 10 ? 1 + rnd() % 5000
@@ -69,8 +70,6 @@ int main(void)
 			begin -= begin % GRAVELER_CHUNK;
 		if (r == 7)
 			begin = GRAVELER_MAX_BATTLES - len;
-		int v = r % GRAVELER_CUDA_VARIANTS;
-		graveler_cuda_set_variant(ctx, v);
 		graveler_acc_init(c, seed, begin, begin + len);
 		CHECK(graveler_cpu_step(c, c->end, threads) == 0);
 		graveler_acc_init(g, seed, begin, begin + len);
@@ -85,11 +84,11 @@ int main(void)
 			}
 		}
 		if (!same(g, c)) {
-			fprintf(stderr, "mismatch r=%d seed=%llu [%llu,+%llu) v=%d: "
+			fprintf(stderr, "mismatch r=%d seed=%llu [%llu,+%llu): "
 				"gpu max %u first %llu, cpu max %u first %llu\n",
 				r, (unsigned long long)seed,
 				(unsigned long long)begin,
-				(unsigned long long)len, v, g->max,
+				(unsigned long long)len, g->max,
 				(unsigned long long)g->first, c->max,
 				(unsigned long long)c->first);
 			failures++;
@@ -104,7 +103,6 @@ int main(void)
 		struct graveler_acc *m = malloc(sizeof(*m));
 		void *ck;
 		size_t cl;
-		graveler_cuda_set_variant(ctx, 2);
 		graveler_acc_init(g, seed, begin, begin + len);
 		CHECK(graveler_cuda_step(ctx, g, graveler_step_end(g, len / 2),
 					 NULL, err, sizeof(err)) == 0);

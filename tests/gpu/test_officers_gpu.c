@@ -64,42 +64,31 @@ int main(void)
 		CHECK(officers_seq_append(g, cpu->vals, n0) == 0);
 		officers_cpu_candidates(g, len, cout);
 		CHECK(memcmp(cout, cpu->vals + n0, len * 2) == 0);
-		/* every candidate kernel, bit for bit */
-		for (unsigned kind = 1; kind < OFFICERS_CUDA_CAND_KINDS;
-		     kind++) {
-			if (officers_cuda_set_kernel(ctx, kind) != 0) {
-				printf("candidate kernel %u: not on this "
-				       "device\n", kind);
-				continue;
+		/* the candidate kernel, bit for bit */
+		memset(&t, 0, sizeof(t));
+		memset(gout, 0xee, len * 2);
+		int rc = officers_cuda_candidates(ctx, g, len, gout, &t, err,
+						  sizeof(err));
+		if (rc)
+			fprintf(stderr, "candidates: %s\n", err);
+		CHECK(rc == 0);
+		CHECK(memcmp(gout, cout, len * 2) == 0);
+		for (uint64_t i = 0; i < len; i++)
+			if (gout[i] != cout[i]) {
+				fprintf(stderr, "candidates: first difference "
+					"at %llu: gpu %u cpu %u\n",
+					(unsigned long long)(n0 + i), gout[i],
+					cout[i]);
+				break;
 			}
-			memset(&t, 0, sizeof(t));
-			memset(gout, 0xee, len * 2);
-			int rc = officers_cuda_candidates(ctx, g, len, gout, &t,
-							  err, sizeof(err));
-			if (rc)
-				fprintf(stderr, "candidates: %s\n", err);
-			CHECK(rc == 0);
-			CHECK(memcmp(gout, cout, len * 2) == 0);
-			for (uint64_t i = 0; i < len; i++)
-				if (gout[i] != cout[i]) {
-					fprintf(stderr, "kernel %u: first "
-						"difference at %llu: gpu %u "
-						"cpu %u\n", kind,
-						(unsigned long long)(n0 + i),
-						gout[i], cout[i]);
-					break;
-				}
-			printf("candidate kernel %u from %llu: %llu values, "
-			       "%llu rounds, %.2f ms, %.1f M values/s\n", kind,
-			       (unsigned long long)n0, (unsigned long long)len,
-			       (unsigned long long)t.rounds, t.cand_ms,
-			       len / t.cand_ms / 1e3);
-		}
-		CHECK(officers_cuda_set_kernel(ctx, 0) == 0);
+		printf("candidate kernel from %llu: %llu values, %llu rounds, "
+		       "%.2f ms, %.1f M values/s\n", (unsigned long long)n0,
+		       (unsigned long long)len, (unsigned long long)t.rounds,
+		       t.cand_ms, len / t.cand_ms / 1e3);
 		/* Exact kernel alone on those candidates. */
 		uint8_t *st = malloc(len);
 		memset(&t, 0, sizeof(t));
-		int rc = officers_cuda_exact(ctx, g, len, st, &t, err, sizeof(err));
+		rc = officers_cuda_exact(ctx, g, len, st, &t, err, sizeof(err));
 		CHECK(rc == 0);
 		uint64_t flagged = 0;
 		for (uint64_t i = 0; i < len; i++)

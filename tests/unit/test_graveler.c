@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "gerr.h"
+#include "mix.h"
 #include "graveler/graveler.h"
 #include "graveler/graveler_cuda.h"
 #include "workload.h"
@@ -27,7 +28,7 @@ static uint64_t rng_state = 12345;
 static uint64_t rnd(void)
 {
 	rng_state += GRAVELER_GOLDEN;
-	return graveler_mix64(rng_state);
+	return mix64(rng_state);
 }
 
 /* Brute force over a range with the reference. */
