@@ -82,9 +82,6 @@ extern "C" {
 
 /* ---- the generator ---------------------------------------------------- */
 
-/* The old name of mix64 (mix.h), until graveler_workload.c calls mix64. */
-#define graveler_mix64 mix64
-
 /* The starting MWC state of a chunk's stream. */
 GRAVELER_HD void graveler_chunk_seed(uint64_t seed, uint64_t chunk,
 				     uint32_t *x, uint32_t *c)

@@ -286,7 +286,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 			k = s;
 		} else {
 			r += GRAVELER_GOLDEN;
-			k = (uint32_t)(graveler_mix64(r) % a->nsamples);
+			k = (uint32_t)(mix64(r) % a->nsamples);
 		}
 		uint64_t ch = graveler_sample_chunk(a->begin, a->end, k);
 		n = graveler_chunk_max(a->seed, ch, a->begin, a->end, NULL);
