@@ -219,6 +219,25 @@ int store_lease_expire(struct store *st, double now, int64_t **ret_ids,
 /* All of a job's pending/leased/done leases -> cancelled. */
 int store_job_cancel_leases(struct store *st, int64_t job_id, double now);
 
+/* ---- parts: each verified lease's share of its job's answer ---- */
+struct store_part {
+	int64_t lease_id;
+	char *spec;         /* JSON text */
+	uint64_t units;
+	char *result;       /* result blob hash */
+	char *note;         /* JSON text or NULL */
+};
+void store_part_clear(struct store_part *p);
+/* Append the lease (verified, of job_id) as the job's next part, with the
+ * workload's note (JSON text or NULL). GERR_STATE if it is a part already. */
+int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
+		   const char *note);
+/* Number of parts of a job. */
+int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n);
+/* The job's part number seq (0 first). GERR_NOTFOUND past the end. */
+int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
+		   struct store_part *ret);
+
 /* ---- workers ---- */
 /* Find or create the worker row for (token) name; marks it online. */
 int store_worker_upsert(struct store *st, const char *name, const char *device,
