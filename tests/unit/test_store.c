@@ -1,4 +1,4 @@
-/* test_store.c - unit tests of daemon/store.c on real database files in a
+/* test_store.c - unit tests of daemon/store*.c on real database files in a
  * fresh temporary directory per test. Times are injected (no clock). */
 #include <setjmp.h>
 #include <stdarg.h>
