@@ -59,6 +59,7 @@ int sdb_get_one(struct store *st, sqlite3_stmt *s, size_t size,
 		struct store_job j;
 		struct store_lease l;
 		struct store_worker w;
+		struct store_part p;
 	} u;
 	void *tmp = &u;
 	int rc = sqlite3_step(s);

@@ -11,12 +11,14 @@
  *   store_jobs.c       jobs, and the event log
  *   store_lease_rows.c lease rows: insert, get, list, counts
  *   store_leases.c     the lease state machine and every lease move
+ *   store_parts.c      parts: each verified lease's share of the answer
  *   store_workers.c    workers
  *   store_tokens.c     tokens
  *
  * Names. Public calls are store_*; what the store files share through this
- * header is sdb_*; everything else in a store file is static and carries
- * its table's prefix (job_, lease_, worker_, token_).
+ * header is sdb_*; everything else is static, and a table file's static
+ * helpers carry its table's prefix (job_, lease_, part_, worker_, token_).
+ * store_test.h declares the tests' hooks (in store.c).
  *
  * Errors. Every SQLite result code is translated to a GERR_* code by
  * sdb_fail() before it leaves the store, and the text goes to st->errmsg
@@ -89,6 +91,11 @@ enum stmt_id {
 	S_LEASE_EXPIRE,
 	S_LEASE_CANCEL,
 	/* store_workers.c */
+	/* store_parts.c */
+	S_PART_ADD,
+	S_PART_COUNT,
+	S_PART_GET,
+	/* store_workers.c */
 	S_WORKER_UPSERT,
 	S_WORKER_ONLINE,
 	S_WORKER_ALL_OFFLINE,
@@ -109,6 +116,7 @@ extern const char *const sdb_tx_sql[S_COUNT];
 extern const char *const sdb_job_sql[S_COUNT];
 extern const char *const sdb_lease_row_sql[S_COUNT];
 extern const char *const sdb_lease_sql[S_COUNT];
+extern const char *const sdb_part_sql[S_COUNT];
 extern const char *const sdb_worker_sql[S_COUNT];
 extern const char *const sdb_token_sql[S_COUNT];
 
@@ -136,8 +144,12 @@ static inline sqlite3_stmt *sdb_stmt(struct store *st, enum stmt_id id)
 	return st->stmt[id];
 }
 
+/* NULL-safe: a statement of a table an older schema lacks (store_test.h)
+ * is NULL, and every call fails on it (SQLITE_MISUSE). */
 static inline void sdb_stmt_done(sqlite3_stmt *s)
 {
+	if (!s)
+		return;
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 }

@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "gerr.h"
 #include "store.h"
+#include "store_test.h"
 
 struct fx {
 	char dir[64];
@@ -60,6 +61,20 @@ static void reopen(struct fx *f)
 	store_close(f->st); /* NULL-safe */
 	f->st = NULL;
 	assert_int_equal(store_open(f->path, &f->st, err, sizeof(err)), 0);
+}
+
+/* Replace the fixture's store with a new database old.db in its directory,
+ * as a gpud that knew only migrations 1..version made it; reopen(f) then
+ * migrates it to the newest schema. */
+static void open_old(struct fx *f, int version)
+{
+	char err[256] = "";
+
+	store_close(f->st);
+	f->st = NULL;
+	snprintf(f->path, sizeof(f->path), "%s/old.db", f->dir);
+	assert_int_equal(store_open_version(f->path, version, &f->st, err,
+					    sizeof(err)), 0);
 }
 
 static int64_t add_job(struct store *st, const char *workload)
@@ -1011,10 +1026,8 @@ static void test_token_migration(void **state)
 
 	for (int i = 0; i < 32; i++)
 		client[i] = (uint8_t)(3 * i + 1);
+	open_old(f, 1); /* only 001 applied */
 	assert_int_equal(store_token_add(f->st, "old", client, 1.0), 0);
-	store_close(f->st);
-	f->st = NULL;
-	patch_header(f->path, 60, 1); /* user_version: only 001 applied */
 	reopen(f);
 	auth_stored_key(client, want);
 	assert_int_equal(store_token_get(f->st, "old", got), 0);
