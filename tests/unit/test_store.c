@@ -20,6 +20,7 @@
 
 #include "gerr.h"
 #include "store_fx.h"
+#include "store_test.h"
 
 /* Patch a 4-byte big-endian field of the closed database's header. */
 static void patch_header(const char *path, off_t off, uint32_t v)
@@ -216,6 +217,39 @@ static void test_open_bad_paths(void **state)
 	assert_int_equal(store_open(NULL, &st2, err, sizeof(err)), GERR_INVAL);
 }
 
+/* store_open_version (store_test.h): an older gpud's database, which
+ * store_open then migrates; a newer one is refused as by store_open. */
+static void test_open_version(void **state)
+{
+	struct fx *f = *state;
+	struct store *st2 = NULL;
+	char err[256] = "";
+	uint64_t n = 5;
+	int64_t job;
+
+	assert_int_equal(store_open_version(f->path, 0, &st2, err,
+					    sizeof(err)), GERR_INVAL);
+	assert_int_equal(store_open_version(f->path, 99, &st2, err,
+					    sizeof(err)), GERR_INVAL);
+	assert_null(st2);
+	store_close(f->st);
+	f->st = NULL;
+	assert_int_equal(store_open_version(f->path, 2, &st2, err,
+					    sizeof(err)), GERR_UNSUPPORTED);
+	assert_null(st2);
+	assert_non_null(strstr(err, "newer"));
+
+	open_old(f, 2);
+	job = add_job(f->st, "graveler");
+	/* What version 2 lacks fails, and nothing else breaks. */
+	assert_int_equal(store_part_count(f->st, job, &n), GERR_DB);
+	assert_int_equal(n, 5);
+	assert_int_equal(add_job(f->st, "graveler"), job + 1);
+	reopen(f);
+	assert_int_equal(store_part_count(f->st, job, &n), 0);
+	assert_int_equal(n, 0);
+}
+
 /* ---- transactions and durability ---- */
 
 static void test_transactions(void **state)
@@ -381,6 +415,7 @@ int main(void)
 		T(test_open_refuses_foreign_db),
 		T(test_open_not_a_database),
 		T(test_open_bad_paths),
+		T(test_open_version),
 		T(test_transactions),
 		T(test_durability),
 		T(test_durable_after_crash),
