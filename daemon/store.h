@@ -1,5 +1,6 @@
-/* store.h - gpud's durable state in SQLite (the only file that includes
- * sqlite3.h is store.c).
+/* store.h - gpud's durable state in SQLite (only the store files,
+ * daemon/store*.c, include sqlite3.h; store_internal.h is their private
+ * header).
  *
  * Invariants
  *  1. SQLite runs in WAL mode with synchronous=FULL: when a store_* call that
@@ -45,8 +46,9 @@ enum lease_state {
 	LEASE_NSTATES = 6,
 };
 const char *lease_state_name(enum lease_state s);
-/* 1 if invariant 3 allows from -> to, else 0 (the table store.c checks on
- * every move; leased -> leased is the in-place update of a held lease). */
+/* 1 if invariant 3 allows from -> to, else 0 (the table store_leases.c
+ * checks on every move; leased -> leased is the in-place update of a held
+ * lease). */
 int store_lease_move_allowed(enum lease_state from, enum lease_state to);
 
 enum job_state {

@@ -4,7 +4,7 @@
 -- number of leases; what belongs to one lease stays here, one row per
 -- verified lease, numbered in merge order, so a merge writes one row and a
 -- small answer instead of rewriting everything merged before.
-CREATE TABLE IF NOT EXISTS parts (
+CREATE TABLE parts (
 	job_id   INTEGER NOT NULL REFERENCES jobs (id),
 	seq      INTEGER NOT NULL CHECK (seq >= 0),  -- 0 for the first merge
 	lease_id INTEGER NOT NULL UNIQUE REFERENCES leases (id),
@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS parts (
 
 -- Jobs merged before this migration: their verified leases, in id order,
 -- without notes.
-INSERT OR IGNORE INTO parts (job_id, seq, lease_id, note)
+INSERT INTO parts (job_id, seq, lease_id, note)
 	SELECT job_id, row_number() OVER (PARTITION BY job_id ORDER BY id) - 1,
 	       id, NULL
 	FROM leases WHERE state = 3;

@@ -1,0 +1,440 @@
+/* store_jobs.c - the jobs table (rows, insert, get, list, state moves,
+ * extend, cursor, answer, the next job to carve, a job's progress) and the
+ * append-only event log of what happened to which job, lease, worker.
+ */
+#include "store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define JOB_COLS                                                             \
+	"id, workload, params, state, total_units, cursor, carve_done, "     \
+	"answer, units_verified, created_at, finished_at, reason"
+
+const char *const sdb_job_sql[S_COUNT] = {
+	/* CASE, not AND: json_type() raises an error on malformed JSON. */
+	[S_JSON_ARRAY] = "SELECT CASE WHEN json_valid(?1) "
+			 "THEN json_type(?1) = 'array' ELSE 0 END",
+
+	[S_JOB_INSERT] = "INSERT INTO jobs (workload, params, total_units, "
+			 "created_at) VALUES (?1, ?2, ?3, ?4) RETURNING id",
+	[S_JOB_GET] = "SELECT " JOB_COLS " FROM jobs WHERE id = ?1",
+	[S_JOB_LIST] = "SELECT " JOB_COLS " FROM jobs ORDER BY id",
+	[S_JOB_STATE] = "SELECT state FROM jobs WHERE id = ?1",
+	[S_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
+			    "finished_at = coalesce(?4, finished_at) "
+			    "WHERE id = ?1",
+	[S_JOB_EXTEND] = "UPDATE jobs SET params = ?2, total_units = ?3, "
+			 "state = ?4, carve_done = 0, finished_at = 0, "
+			 "reason = NULL WHERE id = ?1",
+	[S_JOB_SET_REASON] = "UPDATE jobs SET reason = ?2 WHERE id = ?1",
+	[S_JOB_SET_CURSOR] = "UPDATE jobs SET cursor = ?2, carve_done = ?3 "
+			     "WHERE id = ?1",
+	[S_JOB_SET_ANSWER] = "UPDATE jobs SET answer = ?2, units_verified = ?3 "
+			     "WHERE id = ?1",
+	[S_JOB_NEXT_CARVABLE] =
+		"SELECT id FROM jobs WHERE state = ?1 AND carve_done = 0 "
+		"AND workload IN (SELECT value FROM json_each(?2)) "
+		"AND id NOT IN (SELECT value FROM json_each(?3)) "
+		"ORDER BY id LIMIT 1",
+	[S_JOB_PROGRESS] =
+		"SELECT coalesce(sum(CASE WHEN state = ?2 THEN units_done "
+		"WHEN state IN (?3, ?4) THEN units ELSE 0 END), 0) "
+		"FROM leases WHERE job_id = ?1",
+
+	[S_EVENT_ADD] = "INSERT INTO events (ts, job_id, lease_id, epoch, "
+			"worker_id, kind, detail) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[S_EVENT_COUNT] = "SELECT count(*) FROM events WHERE "
+			  "(?1 IS NULL OR kind = ?1) AND (?2 = 0 OR job_id = ?2)",
+};
+
+const char *job_state_name(enum job_state s)
+{
+	static const char *const names[JOB_NSTATES] = {
+		"active", "paused", "done", "failed", "cancelled",
+	};
+	return (unsigned)s < JOB_NSTATES ? names[s] : "unknown";
+}
+
+void store_job_clear(struct store_job *j)
+{
+	if (!j)
+		return;
+	free(j->workload);
+	free(j->params);
+	free(j->cursor);
+	free(j->answer);
+	free(j->reason);
+	memset(j, 0, sizeof(*j));
+}
+
+void store_job_free_array(struct store_job *a, size_t n)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < n; i++)
+		store_job_clear(&a[i]);
+	free(a);
+}
+
+static int job_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_job *j = elem;
+
+	memset(j, 0, sizeof(*j));
+	j->id = sqlite3_column_int64(s, 0);
+	j->state = (enum job_state)sqlite3_column_int(s, 3);
+	j->total_units = (uint64_t)sqlite3_column_int64(s, 4);
+	j->carve_done = sqlite3_column_int(s, 6);
+	j->units_verified = (uint64_t)sqlite3_column_int64(s, 8);
+	j->created_at = sqlite3_column_double(s, 9);
+	j->finished_at = sqlite3_column_double(s, 10);
+	if (sdb_dup_col(s, 1, &j->workload) || sdb_dup_col(s, 2, &j->params) ||
+	    sdb_dup_col(s, 5, &j->cursor) || sdb_dup_col(s, 7, &j->answer) ||
+	    sdb_dup_col(s, 11, &j->reason)) {
+		store_job_clear(j);
+		return GERR_NOMEM;
+	}
+	return 0;
+}
+
+static void job_clear_v(void *e) { store_job_clear(e); }
+
+int store_job_insert(struct store *st, const char *workload,
+		     const char *params, uint64_t total_units, double now,
+		     int64_t *ret_id)
+{
+	static const char what[] = "store_job_insert";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_INSERT);
+	int64_t id = 0;
+	int r;
+
+	if (!workload || !params || !ret_id)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	if ((r = sdb_check_u63(st, total_units, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 1, workload));
+	BIND(sdb_bind_text(s, 2, params));
+	BIND(sqlite3_bind_int64(s, 3, (int64_t)total_units));
+	BIND(sqlite3_bind_double(s, 4, now));
+	r = sdb_step_int(st, s, &id, what);
+	if (r == GERR_NOTFOUND)
+		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	if (r == 0)
+		*ret_id = id;
+	return r;
+}
+
+int store_job_get(struct store *st, int64_t id, struct store_job *ret)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_GET);
+
+	if (!ret)
+		return sdb_err(st, GERR_INVAL, "store_job_get: no ret");
+	sqlite3_bind_int64(s, 1, id);
+	return sdb_get_one(st, s, sizeof(*ret), job_row, job_clear_v, ret,
+			   "store_job_get");
+}
+
+int store_job_list(struct store *st, struct store_job **ret, size_t *ret_n)
+{
+	void *a;
+	size_t n;
+	int r;
+
+	if (!ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "store_job_list: no ret");
+	r = sdb_get_all(st, sdb_stmt(st, S_JOB_LIST), sizeof(**ret), job_row,
+			job_clear_v, &a, &n, "store_job_list");
+	if (r == 0) {
+		*ret = a;
+		*ret_n = n;
+	}
+	return r;
+}
+
+static int job_terminal(enum job_state s)
+{
+	return s == JOB_DONE || s == JOB_FAILED || s == JOB_CANCELLED;
+}
+
+/* Job moves: active and paused may go anywhere; done, failed and cancelled
+ * are final (setting the same state again only updates the reason). */
+static int job_move_allowed(enum job_state from, enum job_state to)
+{
+	return from == to || !job_terminal(from);
+}
+
+/* The state of job id, or GERR_NOTFOUND with a message. */
+int sdb_job_state(struct store *st, int64_t id, enum job_state *ret,
+		  const char *what)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_STATE);
+	int64_t v = 0;
+	int r;
+
+	sqlite3_bind_int64(s, 1, id);
+	r = sdb_step_int(st, s, &v, what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, r, "%s: no job %lld", what, (long long)id);
+	if (r == 0)
+		*ret = (enum job_state)v;
+	return r;
+}
+
+int store_job_set_state(struct store *st, int64_t id, enum job_state state,
+			const char *reason, double now)
+{
+	static const char what[] = "store_job_set_state";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_STATE);
+	enum job_state from;
+	int r;
+
+	if ((unsigned)state >= JOB_NSTATES)
+		return sdb_err(st, GERR_INVAL, "%s: bad state %d", what,
+			       (int)state);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	if ((r = sdb_job_state(st, id, &from, what)))
+		goto out;
+	if (!job_move_allowed(from, state)) {
+		r = sdb_err(st, GERR_STATE, "%s: job %lld is %s, cannot become "
+			    "%s", what, (long long)id, job_state_name(from),
+			    job_state_name(state));
+		goto out;
+	}
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sqlite3_bind_int(s, 2, state));
+	BIND(sdb_bind_text(s, 3, reason));
+	if (!job_terminal(state))
+		BIND(sqlite3_bind_double(s, 4, 0));
+	else if (from != state)
+		BIND(sqlite3_bind_double(s, 4, now));
+	/* else NULL: keep the first finished_at */
+	r = sdb_run(st, S_JOB_SET_STATE, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_job_extend(struct store *st, int64_t id, const char *params,
+		     uint64_t total_units)
+{
+	static const char what[] = "store_job_extend";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_EXTEND);
+	enum job_state from;
+	int r;
+
+	if (!params || total_units > INT64_MAX)
+		return sdb_err(st, GERR_INVAL, "%s: bad arguments", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	if ((r = sdb_job_state(st, id, &from, what)))
+		goto out;
+	if (from == JOB_FAILED || from == JOB_CANCELLED) {
+		r = sdb_err(st, GERR_STATE, "%s: job %lld is %s and cannot be "
+			    "extended", what, (long long)id, job_state_name(from));
+		goto out;
+	}
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sdb_bind_text(s, 2, params));
+	BIND(sqlite3_bind_int64(s, 3, (sqlite3_int64)total_units));
+	BIND(sqlite3_bind_int(s, 4, from == JOB_PAUSED ? JOB_PAUSED : JOB_ACTIVE));
+	r = sdb_run(st, S_JOB_EXTEND, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+/* Run an UPDATE of one job bound by the caller; GERR_NOTFOUND if no row. */
+static int job_update(struct store *st, enum stmt_id sid, int64_t id,
+		      const char *what)
+{
+	int r = sdb_run(st, sid, what);
+
+	if (r == 0 && sqlite3_changes(st->db) == 0)
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no job %lld", what,
+			    (long long)id);
+	return r;
+}
+
+int store_job_set_reason(struct store *st, int64_t id, const char *reason)
+{
+	static const char what[] = "store_job_set_reason";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_REASON);
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sdb_bind_text(s, 2, reason));
+	r = job_update(st, S_JOB_SET_REASON, id, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_job_set_cursor(struct store *st, int64_t id, const char *cursor,
+			 int carve_done)
+{
+	static const char what[] = "store_job_set_cursor";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_CURSOR);
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sdb_bind_text(s, 2, cursor));
+	BIND(sqlite3_bind_int(s, 3, carve_done ? 1 : 0));
+	r = job_update(st, S_JOB_SET_CURSOR, id, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_job_set_answer(struct store *st, int64_t id, const char *answer,
+			 uint64_t units_verified)
+{
+	static const char what[] = "store_job_set_answer";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_ANSWER);
+	int r;
+
+	if ((r = sdb_check_u63(st, units_verified, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sdb_bind_text(s, 2, answer));
+	BIND(sqlite3_bind_int64(s, 3, (int64_t)units_verified));
+	r = job_update(st, S_JOB_SET_ANSWER, id, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+/* workloads_json must be a JSON array (json_each of a scalar or object
+ * would quietly match something else). */
+int sdb_check_workloads(struct store *st, const char *json,
+			const char *what)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_JSON_ARRAY);
+	int64_t ok = 0;
+	int r;
+
+	if (!json)
+		return sdb_err(st, GERR_INVAL, "%s: no workloads", what);
+	sqlite3_bind_text(s, 1, json, -1, SQLITE_STATIC);
+	r = sdb_step_int(st, s, &ok, what);
+	if (r == 0 && !ok)
+		r = sdb_err(st, GERR_INVAL, "%s: workloads must be a JSON "
+			    "array of names, not %.64s", what, json);
+	return r;
+}
+
+int store_job_next_carvable(struct store *st, const char *workloads_json,
+			    const char *exclude_json, int64_t *ret_id)
+{
+	static const char what[] = "store_job_next_carvable";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_NEXT_CARVABLE);
+	int64_t id = 0;
+	int r;
+
+	if (!ret_id)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	if ((r = sdb_check_workloads(st, workloads_json, what)))
+		return r;
+	sqlite3_bind_int(s, 1, JOB_ACTIVE);
+	sqlite3_bind_text(s, 2, workloads_json, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, exclude_json ? exclude_json : "[]", -1,
+			  SQLITE_STATIC);
+	r = sdb_step_int(st, s, &id, what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, r, "%s: no carvable job", what);
+	if (r == 0)
+		*ret_id = id;
+	return r;
+}
+
+int store_job_units_progress(struct store *st, int64_t job_id,
+			     uint64_t *ret_units)
+{
+	static const char what[] = "store_job_units_progress";
+	sqlite3_stmt *s = sdb_stmt(st, S_JOB_PROGRESS);
+	int64_t v = 0;
+	int r;
+
+	if (!ret_units)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int(s, 2, LEASE_LEASED);
+	sqlite3_bind_int(s, 3, LEASE_DONE);
+	sqlite3_bind_int(s, 4, LEASE_VERIFIED);
+	r = sdb_step_int(st, s, &v, what);
+	if (r == 0)
+		*ret_units = (uint64_t)v;
+	return r;
+}
+
+/* ---- the event log ---- */
+
+int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,
+		uint64_t epoch, int64_t worker_id, const char *kind,
+		const char *detail)
+{
+	static const char what[] = "store_event";
+	sqlite3_stmt *s = sdb_stmt(st, S_EVENT_ADD);
+	int r;
+
+	if (!kind || !*kind)
+		return sdb_err(st, GERR_INVAL, "%s: no kind", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_double(s, 1, now));
+	BIND(sqlite3_bind_int64(s, 2, job_id));
+	BIND(sqlite3_bind_int64(s, 3, lease_id));
+	BIND(sqlite3_bind_int64(s, 4, (int64_t)epoch));
+	BIND(sqlite3_bind_int64(s, 5, worker_id));
+	BIND(sdb_bind_text(s, 6, kind));
+	BIND(sdb_bind_text(s, 7, detail));
+	r = sdb_run(st, S_EVENT_ADD, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+/* kind NULL counts every kind; job_id 0 counts every job. */
+int store_event_count(struct store *st, const char *kind, int64_t job_id,
+		      uint64_t *ret_n)
+{
+	static const char what[] = "store_event_count";
+	sqlite3_stmt *s = sdb_stmt(st, S_EVENT_COUNT);
+	int64_t n = 0;
+	int r;
+
+	if (!ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	sdb_bind_text(s, 1, kind);
+	sqlite3_bind_int64(s, 2, job_id);
+	r = sdb_step_int(st, s, &n, what);
+	if (r == 0)
+		*ret_n = (uint64_t)n;
+	return r;
+}

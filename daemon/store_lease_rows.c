@@ -1,0 +1,197 @@
+/* store_lease_rows.c - lease rows: decoding, insert, get, lists and
+ * counts. Every change of a lease's state is in store_leases.c.
+ */
+#include "store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sdb_lease_row_sql[S_COUNT] = {
+	[S_LEASE_INSERT] =
+		"INSERT INTO leases (job_id, spec, units, state, epoch, "
+		"worker_id, deadline, attempts, created_at, updated_at) "
+		"VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, 1, ?7, ?7) "
+		"RETURNING " LEASE_COLS,
+	[S_LEASE_GET] = "SELECT " LEASE_COLS " FROM leases WHERE id = ?1",
+	[S_LEASE_LIST_JOB] = "SELECT " LEASE_COLS " FROM leases "
+			     "WHERE job_id = ?1 ORDER BY id",
+	[S_LEASE_LIST_STATE] = "SELECT " LEASE_COLS " FROM leases "
+			       "WHERE state = ?1 ORDER BY id",
+	[S_LEASE_COUNTS] = "SELECT state, count(*) FROM leases "
+			   "WHERE job_id = ?1 GROUP BY state",
+};
+
+const char *lease_state_name(enum lease_state s)
+{
+	static const char *const names[LEASE_NSTATES] = {
+		"pending", "leased", "done", "verified", "failed", "cancelled",
+	};
+	return (unsigned)s < LEASE_NSTATES ? names[s] : "unknown";
+}
+
+void store_lease_clear(struct store_lease *l)
+{
+	if (!l)
+		return;
+	free(l->spec);
+	free(l->checkpoint);
+	free(l->result);
+	free(l->last_error);
+	memset(l, 0, sizeof(*l));
+}
+
+void store_lease_free_array(struct store_lease *a, size_t n)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < n; i++)
+		store_lease_clear(&a[i]);
+	free(a);
+}
+
+int sdb_lease_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_lease *l = elem;
+
+	memset(l, 0, sizeof(*l));
+	l->id = sqlite3_column_int64(s, 0);
+	l->job_id = sqlite3_column_int64(s, 1);
+	l->units = (uint64_t)sqlite3_column_int64(s, 3);
+	l->state = (enum lease_state)sqlite3_column_int(s, 4);
+	l->epoch = (uint64_t)sqlite3_column_int64(s, 5);
+	l->worker_id = sqlite3_column_int64(s, 6); /* NULL reads as 0 */
+	l->deadline = sqlite3_column_double(s, 7);
+	l->attempts = (uint32_t)sqlite3_column_int64(s, 8);
+	l->failures = (uint32_t)sqlite3_column_int64(s, 9);
+	l->units_done = (uint64_t)sqlite3_column_int64(s, 10);
+	l->checkpoint_units = (uint64_t)sqlite3_column_int64(s, 12);
+	l->updated_at = sqlite3_column_double(s, 14);
+	if (sdb_dup_col(s, 2, &l->spec) || sdb_dup_col(s, 11, &l->checkpoint) ||
+	    sdb_dup_col(s, 13, &l->result) ||
+	    sdb_dup_col(s, 15, &l->last_error)) {
+		store_lease_clear(l);
+		return GERR_NOMEM;
+	}
+	return 0;
+}
+
+void sdb_lease_clear_v(void *e) { store_lease_clear(e); }
+
+int store_lease_insert_leased(struct store *st, int64_t job_id,
+			      const char *spec, uint64_t units,
+			      int64_t worker_id, double deadline, double now,
+			      struct store_lease *ret)
+{
+	static const char what[] = "store_lease_insert_leased";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_INSERT);
+	struct store_lease l;
+	int r, have = 0;
+
+	if (!spec || !ret)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	if ((r = sdb_check_u63(st, units, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, job_id));
+	BIND(sdb_bind_text(s, 2, spec));
+	BIND(sqlite3_bind_int64(s, 3, (int64_t)units));
+	BIND(sqlite3_bind_int(s, 4, LEASE_LEASED));
+	BIND(sdb_bind_ref(s, 5, worker_id));
+	BIND(sqlite3_bind_double(s, 6, deadline));
+	BIND(sqlite3_bind_double(s, 7, now));
+	r = sdb_get_one(st, s, sizeof(l), sdb_lease_row, sdb_lease_clear_v, &l,
+			what);
+	s = NULL;
+	if (r == GERR_NOTFOUND && strstr(st->errmsg, "FOREIGN KEY"))
+		sdb_err(st, r, "%s: no job %lld or no worker %lld", what,
+			(long long)job_id, (long long)worker_id);
+	have = r == 0;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	if (r == 0)
+		*ret = l;
+	else if (have)
+		store_lease_clear(&l);
+	return r;
+}
+
+int store_lease_get(struct store *st, int64_t id, struct store_lease *ret)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_GET);
+
+	if (!ret)
+		return sdb_err(st, GERR_INVAL, "store_lease_get: no ret");
+	sqlite3_bind_int64(s, 1, id);
+	return sdb_get_one(st, s, sizeof(*ret), sdb_lease_row,
+			   sdb_lease_clear_v, ret, "store_lease_get");
+}
+
+static int lease_list(struct store *st, sqlite3_stmt *s,
+		      struct store_lease **ret, size_t *ret_n,
+		      const char *what)
+{
+	void *a;
+	size_t n;
+	int r;
+
+	if (!ret || !ret_n) {
+		sdb_stmt_done(s);
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	}
+	r = sdb_get_all(st, s, sizeof(**ret), sdb_lease_row, sdb_lease_clear_v,
+			&a, &n, what);
+	if (r == 0) {
+		*ret = a;
+		*ret_n = n;
+	}
+	return r;
+}
+
+int store_lease_list_job(struct store *st, int64_t job_id,
+			 struct store_lease **ret, size_t *ret_n)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_LIST_JOB);
+
+	sqlite3_bind_int64(s, 1, job_id);
+	return lease_list(st, s, ret, ret_n, "store_lease_list_job");
+}
+
+int store_lease_list_state(struct store *st, enum lease_state state,
+			   struct store_lease **ret, size_t *ret_n)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_LIST_STATE);
+
+	if ((unsigned)state >= LEASE_NSTATES)
+		return sdb_err(st, GERR_INVAL, "store_lease_list_state: bad "
+			       "state %d", (int)state);
+	sqlite3_bind_int(s, 1, state);
+	return lease_list(st, s, ret, ret_n, "store_lease_list_state");
+}
+
+int store_lease_counts(struct store *st, int64_t job_id,
+		       uint64_t counts[LEASE_NSTATES])
+{
+	static const char what[] = "store_lease_counts";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_COUNTS);
+	uint64_t c[LEASE_NSTATES] = {0};
+	int rc, r = 0;
+
+	if (!counts)
+		return sdb_err(st, GERR_INVAL, "%s: no counts", what);
+	sqlite3_bind_int64(s, 1, job_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int state = sqlite3_column_int(s, 0);
+
+		if (state >= 0 && state < LEASE_NSTATES)
+			c[state] = (uint64_t)sqlite3_column_int64(s, 1);
+	}
+	if (rc != SQLITE_DONE)
+		r = sdb_fail(st, rc, what);
+	sdb_stmt_done(s);
+	if (r == 0)
+		memcpy(counts, c, sizeof(c));
+	return r;
+}
+

@@ -1,0 +1,511 @@
+/* store_leases.c - the lease state machine (store.h invariants 2 and 3)
+ * and every call that moves a lease: claim, heartbeat, checkpoint, result,
+ * verified, reject, release, expiry, cancel.
+ *
+ * Every change of a lease's state goes through lease_move(), which checks
+ * lease_moves[][] and runs an UPDATE whose WHERE clause names the expected
+ * state (and, for one named lease, id and epoch); a named lease that did
+ * not change is GERR_STALE.
+ */
+#include "store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Lease statements run by lease_move() reserve ?1 id, ?2 epoch, ?3 from
+ * state, ?4 to state; their own parameters start at ?5. */
+#define LEASE_WHERE_ONE " WHERE id = ?1 AND epoch = ?2 AND state = ?3"
+
+const char *const sdb_lease_sql[S_COUNT] = {
+	/* The oldest pending lease of an active job of a wanted workload,
+	 * granted in the same statement. */
+	[S_LEASE_CLAIM] =
+		"UPDATE leases SET state = ?4, epoch = epoch + 1, "
+		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
+		"updated_at = ?7, units_done = checkpoint_units "
+		"WHERE state = ?3 AND id = (SELECT l.id FROM leases AS l "
+		"JOIN jobs AS j ON j.id = l.job_id "
+		"WHERE l.state = ?3 AND j.state = ?8 "
+		"AND j.workload IN (SELECT value FROM json_each(?9)) "
+		"ORDER BY l.id LIMIT 1) RETURNING " LEASE_COLS,
+	[S_LEASE_HEARTBEAT] = "UPDATE leases SET state = ?4, units_done = ?5, "
+			      "deadline = ?6, updated_at = ?7" LEASE_WHERE_ONE,
+	[S_LEASE_OLD_CHECKPOINT] = "SELECT checkpoint FROM leases"
+				   LEASE_WHERE_ONE,
+	[S_LEASE_CHECKPOINT] = "UPDATE leases SET state = ?4, checkpoint = ?5, "
+			       "checkpoint_units = ?6, units_done = ?6, "
+			       "updated_at = ?7" LEASE_WHERE_ONE,
+	[S_LEASE_RESULT] = "UPDATE leases SET state = ?4, result = ?5, "
+			   "units_done = ?6, deadline = 0, updated_at = ?7"
+			   LEASE_WHERE_ONE,
+	[S_LEASE_VERIFIED] = "UPDATE leases SET state = ?4, updated_at = ?5"
+			     LEASE_WHERE_ONE,
+	[S_LEASE_FAILURES] = "SELECT failures FROM leases" LEASE_WHERE_ONE,
+	/* The producer stays recorded on a failed lease; a pending one has no
+	 * holder. Work resumes from the checkpoint. */
+	[S_LEASE_REJECT] =
+		"UPDATE leases SET state = ?4, failures = failures + 1, "
+		"result = NULL, last_error = ?5, updated_at = ?6, deadline = 0, "
+		"units_done = checkpoint_units, "
+		"worker_id = CASE WHEN ?4 = ?7 THEN NULL ELSE worker_id END"
+		LEASE_WHERE_ONE,
+	[S_LEASE_RELEASE] = "UPDATE leases SET state = ?4, worker_id = NULL, "
+			    "deadline = 0, units_done = checkpoint_units, "
+			    "updated_at = ?5" LEASE_WHERE_ONE,
+	[S_LEASE_EXPIRE] = "UPDATE leases SET state = ?4, worker_id = NULL, "
+			   "deadline = 0, units_done = checkpoint_units, "
+			   "updated_at = ?5, last_error = 'lease expired' "
+			   "WHERE state = ?3 AND deadline < ?5 RETURNING id",
+	[S_LEASE_CANCEL] = "UPDATE leases SET state = ?4, deadline = 0, "
+			   "updated_at = ?5 WHERE job_id = ?6 AND state = ?3",
+};
+
+/* ---- the lease state machine ---- */
+
+/* Allowed moves, [from][to] (store.h invariant 3). leased -> leased is not
+ * a move but the update of a held lease (heartbeat, checkpoint), which must
+ * name the same (state, epoch) as a move does. */
+static const unsigned char lease_moves[LEASE_NSTATES][LEASE_NSTATES] = {
+	[LEASE_PENDING] = {
+		[LEASE_LEASED] = 1,    /* claim */
+		[LEASE_CANCELLED] = 1, /* job cancelled */
+	},
+	[LEASE_LEASED] = {
+		[LEASE_LEASED] = 1,    /* heartbeat, checkpoint */
+		[LEASE_PENDING] = 1,   /* release, expiry */
+		[LEASE_DONE] = 1,      /* result stored */
+		[LEASE_CANCELLED] = 1,
+	},
+	[LEASE_DONE] = {
+		[LEASE_VERIFIED] = 1,  /* verification passed */
+		[LEASE_PENDING] = 1,   /* verification failed, failures < max */
+		[LEASE_FAILED] = 1,    /* verification failed, failures >= max */
+		[LEASE_CANCELLED] = 1,
+	},
+	/* verified, failed and cancelled are final */
+};
+
+int store_lease_move_allowed(enum lease_state from, enum lease_state to)
+{
+	return (unsigned)from < LEASE_NSTATES && (unsigned)to < LEASE_NSTATES &&
+	       lease_moves[from][to];
+}
+
+struct lease_move {
+	enum stmt_id sid;
+	int64_t id;            /* > 0: the one lease (id, epoch); 0: the rows
+				* the statement's WHERE selects */
+	uint64_t epoch;
+	enum lease_state from, to;
+	/* Called for each RETURNING row; may be NULL. */
+	int (*row)(struct store *st, sqlite3_stmt *s, void *ctx);
+	void *ctx;
+};
+
+/* Say why (id, epoch) in state `from` did not match. */
+static int lease_stale(struct store *st, const struct lease_move *m,
+		       const char *what)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_GET);
+	struct store_lease cur;
+
+	sqlite3_bind_int64(s, 1, m->id);
+	if (sdb_get_one(st, s, sizeof(cur), sdb_lease_row, sdb_lease_clear_v,
+			&cur, what) != 0)
+		return sdb_err(st, GERR_STALE, "%s: no lease %lld", what,
+			       (long long)m->id);
+	sdb_err(st, GERR_STALE, "%s: lease %lld: expected %s epoch %llu, "
+		"found %s epoch %llu", what, (long long)m->id,
+		lease_state_name(m->from), (unsigned long long)m->epoch,
+		lease_state_name(cur.state), (unsigned long long)cur.epoch);
+	store_lease_clear(&cur);
+	return GERR_STALE;
+}
+
+/* The one function that changes lease states. m->sid is an UPDATE that sets
+ * state = ?4 where state = ?3 (and id = ?1 AND epoch = ?2 when m->id > 0);
+ * the caller has bound its own parameters (?5 on). Checks the move against
+ * lease_moves, runs it, and for a named lease returns GERR_STALE unless
+ * exactly that lease changed. *ret_changes (may be NULL) receives the
+ * number of leases moved. The statement is always reset. */
+static int lease_move(struct store *st, const struct lease_move *m,
+		      int64_t *ret_changes, const char *what)
+{
+	sqlite3_stmt *s = sdb_stmt(st, m->sid);
+	int64_t changes;
+	int rc, r = 0;
+
+	if (!store_lease_move_allowed(m->from, m->to)) {
+		sdb_stmt_done(s);
+		return sdb_err(st, GERR_STATE, "%s: lease move %s -> %s is "
+			       "not allowed", what, lease_state_name(m->from),
+			       lease_state_name(m->to));
+	}
+	if (m->id) {
+		if (m->epoch > INT64_MAX) {
+			sdb_stmt_done(s);
+			return sdb_err(st, GERR_STALE, "%s: lease %lld: epoch "
+				       "%llu out of range", what,
+				       (long long)m->id,
+				       (unsigned long long)m->epoch);
+		}
+		BIND(sqlite3_bind_int64(s, 1, m->id));
+		BIND(sqlite3_bind_int64(s, 2, (int64_t)m->epoch));
+	}
+	BIND(sqlite3_bind_int(s, 3, m->from));
+	BIND(sqlite3_bind_int(s, 4, m->to));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (m->row && (r = m->row(st, s, m->ctx)))
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		r = sdb_fail(st, rc, what);
+		goto out;
+	}
+	changes = sqlite3_changes64(st->db);
+	sdb_stmt_done(s);
+	s = NULL;
+	if (m->id && changes != 1)
+		return lease_stale(st, m, what);
+	if (ret_changes)
+		*ret_changes = changes;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return r;
+}
+
+/* ---- the moves ---- */
+
+static int lease_ret_row(struct store *st, sqlite3_stmt *s, void *ctx)
+{
+	if (sdb_lease_row(s, ctx))
+		return sdb_err(st, GERR_NOMEM, "lease: out of memory");
+	return 0;
+}
+
+int store_lease_claim_pending(struct store *st, int64_t worker_id,
+			      const char *workloads_json, double deadline,
+			      double now, struct store_lease *ret)
+{
+	static const char what[] = "store_lease_claim_pending";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CLAIM);
+	struct store_lease l = {0};
+	struct lease_move m = {
+		.sid = S_LEASE_CLAIM, .from = LEASE_PENDING, .to = LEASE_LEASED,
+		.row = lease_ret_row, .ctx = &l,
+	};
+	int64_t changes = 0;
+	int r;
+
+	if (!ret)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	if ((r = sdb_check_workloads(st, workloads_json, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_ref(s, 5, worker_id));
+	BIND(sqlite3_bind_double(s, 6, deadline));
+	BIND(sqlite3_bind_double(s, 7, now));
+	BIND(sqlite3_bind_int(s, 8, JOB_ACTIVE));
+	BIND(sdb_bind_text(s, 9, workloads_json));
+	s = NULL;
+	r = lease_move(st, &m, &changes, what);
+	if (r == 0 && changes == 0)
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no pending lease", what);
+	if (r == 0 && changes != 1)
+		r = sdb_err(st, GERR_DB, "%s: %lld leases claimed", what,
+			    (long long)changes);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	if (r == 0)
+		*ret = l;
+	else
+		store_lease_clear(&l);
+	return r;
+}
+
+int store_lease_heartbeat(struct store *st, int64_t id, uint64_t epoch,
+			  uint64_t units_done, double deadline, double now)
+{
+	static const char what[] = "store_lease_heartbeat";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_HEARTBEAT);
+	struct lease_move m = {
+		.sid = S_LEASE_HEARTBEAT, .id = id, .epoch = epoch,
+		.from = LEASE_LEASED, .to = LEASE_LEASED,
+	};
+	int r;
+
+	if ((r = sdb_check_u63(st, units_done, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 5, (int64_t)units_done));
+	BIND(sqlite3_bind_double(s, 6, deadline));
+	BIND(sqlite3_bind_double(s, 7, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_set_checkpoint(struct store *st, int64_t id, uint64_t epoch,
+			       const char *hash, uint64_t units_done,
+			       double now, char **ret_old_hash)
+{
+	static const char what[] = "store_lease_set_checkpoint";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_OLD_CHECKPOINT);
+	struct lease_move m = {
+		.sid = S_LEASE_CHECKPOINT, .id = id, .epoch = epoch,
+		.from = LEASE_LEASED, .to = LEASE_LEASED,
+	};
+	char *old = NULL;
+	int rc, r;
+
+	if (!hash)
+		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
+	if ((r = sdb_check_u63(st, units_done, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	/* The old hash, read in the same transaction as the update. A stale
+	 * (id, epoch) reads no row here and is reported by lease_move. */
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sqlite3_bind_int64(s, 2, (int64_t)(epoch & INT64_MAX)));
+	BIND(sqlite3_bind_int(s, 3, LEASE_LEASED));
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		if (sdb_dup_col(s, 0, &old)) {
+			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
+			goto out;
+		}
+		rc = sqlite3_step(s);
+	}
+	if (rc != SQLITE_DONE) {
+		r = sdb_fail(st, rc, what);
+		goto out;
+	}
+	sdb_stmt_done(s);
+	s = sdb_stmt(st, S_LEASE_CHECKPOINT);
+	BIND(sdb_bind_text(s, 5, hash));
+	BIND(sqlite3_bind_int64(s, 6, (int64_t)units_done));
+	BIND(sqlite3_bind_double(s, 7, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	/* Content-addressed: the same checkpoint again is still referenced,
+	 * so the caller must not delete it. */
+	if (r == 0 && old && strcmp(old, hash) == 0) {
+		free(old);
+		old = NULL;
+	}
+	if (r == 0 && ret_old_hash)
+		*ret_old_hash = old;
+	else
+		free(old);
+	return r;
+}
+
+int store_lease_set_result(struct store *st, int64_t id, uint64_t epoch,
+			   const char *hash, uint64_t units_done, double now)
+{
+	static const char what[] = "store_lease_set_result";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_RESULT);
+	struct lease_move m = {
+		.sid = S_LEASE_RESULT, .id = id, .epoch = epoch,
+		.from = LEASE_LEASED, .to = LEASE_DONE,
+	};
+	int r;
+
+	if (!hash)
+		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
+	if ((r = sdb_check_u63(st, units_done, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 5, hash));
+	BIND(sqlite3_bind_int64(s, 6, (int64_t)units_done));
+	BIND(sqlite3_bind_double(s, 7, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
+			     double now)
+{
+	static const char what[] = "store_lease_set_verified";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_VERIFIED);
+	struct lease_move m = {
+		.sid = S_LEASE_VERIFIED, .id = id, .epoch = epoch,
+		.from = LEASE_DONE, .to = LEASE_VERIFIED,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_double(s, 5, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, uint32_t max_failures, double now,
+		       enum lease_state *ret_state)
+{
+	static const char what[] = "store_lease_reject";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_FAILURES);
+	struct lease_move m = {
+		.sid = S_LEASE_REJECT, .id = id, .epoch = epoch,
+		.from = LEASE_DONE, .to = LEASE_PENDING,
+	};
+	int64_t failures = 0;
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sqlite3_bind_int64(s, 2, (int64_t)(epoch & INT64_MAX)));
+	BIND(sqlite3_bind_int(s, 3, LEASE_DONE));
+	r = sdb_step_int(st, s, &failures, what);
+	s = NULL;
+	if (r && r != GERR_NOTFOUND)
+		goto out;
+	/* No row: stale; lease_move reports it with the reason. */
+	r = 0;
+	if ((uint64_t)failures + 1 >= max_failures)
+		m.to = LEASE_FAILED;
+	s = sdb_stmt(st, S_LEASE_REJECT);
+	BIND(sdb_bind_text(s, 5, reason));
+	BIND(sqlite3_bind_double(s, 6, now));
+	BIND(sqlite3_bind_int(s, 7, LEASE_PENDING));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	if (r == 0 && ret_state)
+		*ret_state = m.to;
+	return r;
+}
+
+int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
+			double now)
+{
+	static const char what[] = "store_lease_release";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_RELEASE);
+	struct lease_move m = {
+		.sid = S_LEASE_RELEASE, .id = id, .epoch = epoch,
+		.from = LEASE_LEASED, .to = LEASE_PENDING,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_double(s, 5, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+struct lease_ids {
+	int64_t *ids;
+	size_t n, cap;
+};
+
+static int lease_id_row(struct store *st, sqlite3_stmt *s, void *ctx)
+{
+	struct lease_ids *a = ctx;
+
+	if (a->n == a->cap) {
+		size_t ncap = a->cap ? 2 * a->cap : 16;
+		int64_t *na = realloc(a->ids, ncap * sizeof(*na));
+
+		if (!na)
+			return sdb_err(st, GERR_NOMEM, "lease: out of memory");
+		a->ids = na;
+		a->cap = ncap;
+	}
+	a->ids[a->n++] = sqlite3_column_int64(s, 0);
+	return 0;
+}
+
+int store_lease_expire(struct store *st, double now, int64_t **ret_ids,
+		       size_t *ret_n)
+{
+	static const char what[] = "store_lease_expire";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_EXPIRE);
+	struct lease_ids a = {0};
+	struct lease_move m = {
+		.sid = S_LEASE_EXPIRE, .from = LEASE_LEASED,
+		.to = LEASE_PENDING, .row = lease_id_row, .ctx = &a,
+	};
+	int r;
+
+	if (!ret_ids || !ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_double(s, 5, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	if (r) {
+		free(a.ids);
+		return r;
+	}
+	*ret_ids = a.ids;
+	*ret_n = a.n;
+	return 0;
+}
+
+int store_job_cancel_leases(struct store *st, int64_t job_id, double now)
+{
+	static const char what[] = "store_job_cancel_leases";
+	static const enum lease_state from[] = {
+		LEASE_PENDING, LEASE_LEASED, LEASE_DONE,
+	};
+	enum job_state js;
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	if ((r = sdb_job_state(st, job_id, &js, what)))
+		goto out;
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+		sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CANCEL);
+		struct lease_move m = {
+			.sid = S_LEASE_CANCEL, .from = from[i],
+			.to = LEASE_CANCELLED,
+		};
+
+		if ((r = sqlite3_bind_double(s, 5, now)) != SQLITE_OK ||
+		    (r = sqlite3_bind_int64(s, 6, job_id)) != SQLITE_OK) {
+			r = sdb_fail(st, r, what);
+			sdb_stmt_done(s);
+			goto out;
+		}
+		if ((r = lease_move(st, &m, NULL, what)))
+			goto out;
+	}
+out:
+	return sdb_op_end(st, r, what);
+}
+

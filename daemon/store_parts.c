@@ -1,0 +1,163 @@
+/* store_parts.c - the parts table (schema/003_parts.sql): each verified
+ * lease's share of its job's answer, numbered 0, 1, ... per job in merge
+ * order.
+ *
+ * A job's parts are only ever appended: gpud never deletes or renumbers
+ * one (extending or cancelling a job leaves them alone), so a job's seqs
+ * are 0..n-1 without gaps and the next seq is max(seq) + 1, found through
+ * the primary key instead of counting the rows. A part names its lease;
+ * spec, units and result are read from the lease, whose result a verified
+ * lease keeps (only a rejection clears it, and verified is final).
+ */
+#include "store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sdb_part_sql[S_COUNT] = {
+	/* The lease must be of the job and verified; UNIQUE (lease_id)
+	 * refuses a second part of the same lease. */
+	[S_PART_ADD] =
+		"INSERT INTO parts (job_id, seq, lease_id, note) "
+		"SELECT ?1, (SELECT coalesce(max(seq) + 1, 0) FROM parts "
+		"WHERE job_id = ?1), id, ?3 FROM leases "
+		"WHERE id = ?2 AND job_id = ?1 AND state = ?4",
+	[S_PART_COUNT] = "SELECT coalesce(max(seq) + 1, 0) FROM parts "
+			 "WHERE job_id = ?1",
+	[S_PART_GET] = "SELECT p.lease_id, l.spec, l.units, l.result, p.note "
+		       "FROM parts AS p JOIN leases AS l ON l.id = p.lease_id "
+		       "WHERE p.job_id = ?1 AND p.seq = ?2",
+};
+
+void store_part_clear(struct store_part *p)
+{
+	if (!p)
+		return;
+	free(p->spec);
+	free(p->result);
+	free(p->note);
+	memset(p, 0, sizeof(*p));
+}
+
+static int part_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_part *p = elem;
+
+	memset(p, 0, sizeof(*p));
+	p->lease_id = sqlite3_column_int64(s, 0);
+	p->units = (uint64_t)sqlite3_column_int64(s, 2);
+	if (sdb_dup_col(s, 1, &p->spec) || sdb_dup_col(s, 3, &p->result) ||
+	    sdb_dup_col(s, 4, &p->note)) {
+		store_part_clear(p);
+		return GERR_NOMEM;
+	}
+	return 0;
+}
+
+static void part_clear_v(void *e) { store_part_clear(e); }
+
+/* Nothing was inserted: say why (the lease is missing, of another job, or
+ * not verified). */
+static int part_refused(struct store *st, int64_t job_id, int64_t lease_id,
+			const char *what)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_GET);
+	struct store_lease l;
+	int r;
+
+	sqlite3_bind_int64(s, 1, lease_id);
+	r = sdb_get_one(st, s, sizeof(l), sdb_lease_row, sdb_lease_clear_v,
+			&l, what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, r, "%s: no lease %lld", what,
+			       (long long)lease_id);
+	if (r)
+		return r;
+	if (l.job_id != job_id)
+		r = sdb_err(st, GERR_INVAL, "%s: lease %lld is of job %lld, "
+			    "not %lld", what, (long long)lease_id,
+			    (long long)l.job_id, (long long)job_id);
+	else
+		r = sdb_err(st, GERR_STATE, "%s: lease %lld is %s, not "
+			    "verified", what, (long long)lease_id,
+			    lease_state_name(l.state));
+	store_lease_clear(&l);
+	return r;
+}
+
+int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
+		   const char *note)
+{
+	static const char what[] = "store_part_add";
+	sqlite3_stmt *s = sdb_stmt(st, S_PART_ADD);
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, job_id));
+	BIND(sqlite3_bind_int64(s, 2, lease_id));
+	BIND(sdb_bind_text(s, 3, note));
+	BIND(sqlite3_bind_int(s, 4, LEASE_VERIFIED));
+	r = sdb_run(st, S_PART_ADD, what);
+	s = NULL;
+	if (r == GERR_STATE)
+		r = sdb_err(st, r, "%s: lease %lld is a part already", what,
+			    (long long)lease_id);
+	else if (r == 0 && sqlite3_changes(st->db) == 0)
+		r = part_refused(st, job_id, lease_id, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n)
+{
+	static const char what[] = "store_part_count";
+	sqlite3_stmt *s = sdb_stmt(st, S_PART_COUNT);
+	int64_t n = 0;
+	int r;
+
+	if (!ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	sqlite3_bind_int64(s, 1, job_id);
+	r = sdb_step_int(st, s, &n, what);
+	if (r == GERR_NOTFOUND) /* an aggregate always gives a row */
+		r = sdb_err(st, GERR_DB, "%s: no row", what);
+	if (r == 0)
+		*ret_n = (uint64_t)n;
+	return r;
+}
+
+int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
+		   struct store_part *ret)
+{
+	static const char what[] = "store_part_get";
+	sqlite3_stmt *s = sdb_stmt(st, S_PART_GET);
+	struct store_part p;
+	int r;
+
+	if (!ret)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	if (seq > INT64_MAX)
+		return sdb_err(st, GERR_NOTFOUND, "%s: job %lld has no part "
+			       "%llu", what, (long long)job_id,
+			       (unsigned long long)seq);
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, (int64_t)seq);
+	r = sdb_get_one(st, s, sizeof(p), part_row, part_clear_v, &p, what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, r, "%s: job %lld has no part %llu", what,
+			       (long long)job_id, (unsigned long long)seq);
+	if (r)
+		return r;
+	if (!p.result) {
+		r = sdb_err(st, GERR_CORRUPT, "%s: job %lld part %llu: lease "
+			    "%lld has no result", what, (long long)job_id,
+			    (unsigned long long)seq, (long long)p.lease_id);
+		store_part_clear(&p);
+		return r;
+	}
+	*ret = p;
+	return 0;
+}

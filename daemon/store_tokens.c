@@ -1,0 +1,143 @@
+/* store_tokens.c - the tokens table: worker tokens, stored as the derived
+ * key only (never the secret).
+ */
+#include "store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sdb_token_sql[S_COUNT] = {
+	[S_TOKEN_ADD] = "INSERT INTO tokens (name, key, created_at) "
+			"VALUES (?1, ?2, ?3)",
+	[S_TOKEN_GET] = "SELECT key FROM tokens WHERE name = ?1 AND revoked = 0",
+	[S_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE name = ?1",
+	[S_TOKEN_LIST] = "SELECT name, created_at, revoked FROM tokens ORDER BY name",
+};
+
+int store_token_add(struct store *st, const char *name, const uint8_t key[32],
+		    double now)
+{
+	static const char what[] = "store_token_add";
+	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_ADD);
+	int r;
+
+	if (!name || !*name || !key)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 1, name));
+	BIND(sqlite3_bind_blob(s, 2, key, 32, SQLITE_STATIC));
+	BIND(sqlite3_bind_double(s, 3, now));
+	r = sdb_run(st, S_TOKEN_ADD, what);
+	s = NULL;
+	if (r == GERR_STATE)
+		r = sdb_err(st, r, "%s: token %s exists", what, name);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_token_get(struct store *st, const char *name, uint8_t ret_key[32])
+{
+	static const char what[] = "store_token_get";
+	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_GET);
+	uint8_t key[32];
+	int rc, r = 0;
+
+	if (!name || !ret_key)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		sdb_stmt_done(s);
+		return sdb_err(st, GERR_NOTFOUND, "%s: no token %s", what,
+			       name);
+	}
+	if (rc != SQLITE_ROW) {
+		r = sdb_fail(st, rc, what);
+		sdb_stmt_done(s);
+		return r;
+	}
+	if (sqlite3_column_bytes(s, 0) != 32) {
+		sdb_stmt_done(s);
+		return sdb_err(st, GERR_CORRUPT, "%s: token %s: key is not "
+			       "32 bytes", what, name);
+	}
+	memcpy(key, sqlite3_column_blob(s, 0), 32);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_DONE)
+		r = sdb_fail(st, rc, what);
+	sdb_stmt_done(s);
+	if (r == 0)
+		memcpy(ret_key, key, 32);
+	return r;
+}
+
+/* Revoking a revoked token is not an error. GERR_NOTFOUND if absent. */
+int store_token_revoke(struct store *st, const char *name)
+{
+	static const char what[] = "store_token_revoke";
+	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_REVOKE);
+	int r;
+
+	if (!name)
+		return sdb_err(st, GERR_INVAL, "%s: no name", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 1, name));
+	r = sdb_run(st, S_TOKEN_REVOKE, what);
+	s = NULL;
+	if (r == 0 && sqlite3_changes(st->db) == 0)
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no token %s", what, name);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+static int token_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_token *t = elem;
+	const unsigned char *name = sqlite3_column_text(s, 0);
+
+	memset(t, 0, sizeof(*t));
+	t->name = strdup(name ? (const char *)name : "");
+	if (!t->name)
+		return GERR_NOMEM;
+	t->created_at = sqlite3_column_double(s, 1);
+	t->revoked = sqlite3_column_int(s, 2);
+	return 0;
+}
+
+static void token_clear_v(void *e)
+{
+	struct store_token *t = e;
+	free(t->name);
+	t->name = NULL;
+}
+
+int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n)
+{
+	void *a;
+	size_t n;
+	int r;
+
+	if (!ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "store_token_list: no ret");
+	r = sdb_get_all(st, sdb_stmt(st, S_TOKEN_LIST), sizeof(**ret),
+			token_row, token_clear_v, &a, &n, "store_token_list");
+	if (r == 0) {
+		*ret = a;
+		*ret_n = n;
+	}
+	return r;
+}
+
+void store_token_free_array(struct store_token *a, size_t n)
+{
+	for (size_t i = 0; a && i < n; i++)
+		free(a[i].name);
+	free(a);
+}
+

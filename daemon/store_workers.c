@@ -1,0 +1,223 @@
+/* store_workers.c - the workers table: one row per worker identity (its
+ * token name), its counters and quarantine.
+ */
+#include "store_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WORKER_COLS                                                          \
+	"id, name, device, online, quarantined, failures, leases_done, "     \
+	"units_done, rate, first_seen, last_seen"
+
+const char *const sdb_worker_sql[S_COUNT] = {
+	[S_WORKER_UPSERT] =
+		"INSERT INTO workers (name, device, online, first_seen, "
+		"last_seen) VALUES (?1, ?2, 1, ?3, ?3) "
+		"ON CONFLICT (name) DO UPDATE SET device = excluded.device, "
+		"online = 1, last_seen = excluded.last_seen RETURNING id",
+	[S_WORKER_ONLINE] = "UPDATE workers SET online = ?2, last_seen = ?3 "
+			    "WHERE id = ?1",
+	[S_WORKER_ALL_OFFLINE] = "UPDATE workers SET online = 0 "
+				 "WHERE online != 0",
+	[S_WORKER_CREDIT] = "UPDATE workers SET leases_done = leases_done + 1, "
+			    "units_done = units_done + ?2, rate = ?3, "
+			    "last_seen = ?4 WHERE id = ?1",
+	[S_WORKER_FAIL] = "UPDATE workers SET failures = failures + 1, "
+			  "quarantined = CASE WHEN ?2 > 0 AND failures + 1 >= ?2 "
+			  "THEN 1 ELSE quarantined END WHERE id = ?1 "
+			  "RETURNING quarantined",
+	[S_WORKER_GET] = "SELECT " WORKER_COLS " FROM workers WHERE id = ?1",
+	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers ORDER BY id",
+};
+
+void store_worker_clear(struct store_worker *w)
+{
+	if (!w)
+		return;
+	free(w->name);
+	free(w->device);
+	memset(w, 0, sizeof(*w));
+}
+
+void store_worker_free_array(struct store_worker *a, size_t n)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < n; i++)
+		store_worker_clear(&a[i]);
+	free(a);
+}
+
+static int worker_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_worker *w = elem;
+
+	memset(w, 0, sizeof(*w));
+	w->id = sqlite3_column_int64(s, 0);
+	w->online = sqlite3_column_int(s, 3);
+	w->quarantined = sqlite3_column_int(s, 4);
+	w->failures = (uint32_t)sqlite3_column_int64(s, 5);
+	w->leases_done = (uint64_t)sqlite3_column_int64(s, 6);
+	w->units_done = (uint64_t)sqlite3_column_int64(s, 7);
+	w->rate = sqlite3_column_double(s, 8);
+	w->first_seen = sqlite3_column_double(s, 9);
+	w->last_seen = sqlite3_column_double(s, 10);
+	if (sdb_dup_col(s, 1, &w->name) || sdb_dup_col(s, 2, &w->device)) {
+		store_worker_clear(w);
+		return GERR_NOMEM;
+	}
+	return 0;
+}
+
+static void worker_clear_v(void *e) { store_worker_clear(e); }
+
+/* Run an UPDATE of one worker bound by the caller; GERR_NOTFOUND if none. */
+static int worker_update(struct store *st, enum stmt_id sid, int64_t id,
+			 const char *what)
+{
+	int r = sdb_run(st, sid, what);
+
+	if (r == 0 && sqlite3_changes(st->db) == 0)
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no worker %lld", what,
+			    (long long)id);
+	return r;
+}
+
+int store_worker_upsert(struct store *st, const char *name,
+			const char *device, double now, int64_t *ret_id)
+{
+	static const char what[] = "store_worker_upsert";
+	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_UPSERT);
+	int64_t id = 0;
+	int r;
+
+	if (!name || !device || !ret_id)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 1, name));
+	BIND(sdb_bind_text(s, 2, device));
+	BIND(sqlite3_bind_double(s, 3, now));
+	r = sdb_step_int(st, s, &id, what);
+	if (r == GERR_NOTFOUND)
+		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	if (r == 0)
+		*ret_id = id;
+	return r;
+}
+
+int store_worker_set_online(struct store *st, int64_t id, int online,
+			    double now)
+{
+	static const char what[] = "store_worker_set_online";
+	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_ONLINE);
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sqlite3_bind_int(s, 2, online ? 1 : 0));
+	BIND(sqlite3_bind_double(s, 3, now));
+	r = worker_update(st, S_WORKER_ONLINE, id, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_worker_all_offline(struct store *st)
+{
+	static const char what[] = "store_worker_all_offline";
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	r = sdb_run(st, S_WORKER_ALL_OFFLINE, what);
+	return sdb_op_end(st, r, what);
+}
+
+int store_worker_credit(struct store *st, int64_t id, uint64_t units,
+			double rate, double now)
+{
+	static const char what[] = "store_worker_credit";
+	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_CREDIT);
+	int r;
+
+	if ((r = sdb_check_u63(st, units, what)) ||
+	    (r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sqlite3_bind_int64(s, 2, (int64_t)units));
+	BIND(sqlite3_bind_double(s, 3, rate));
+	BIND(sqlite3_bind_double(s, 4, now));
+	r = worker_update(st, S_WORKER_CREDIT, id, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+/* threshold 0 never quarantines; a quarantined worker stays so. */
+int store_worker_fail(struct store *st, int64_t id, uint32_t threshold,
+		      int *ret_quarantined)
+{
+	static const char what[] = "store_worker_fail";
+	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_FAIL);
+	int64_t q = 0;
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sqlite3_bind_int64(s, 2, threshold));
+	r = sdb_step_int(st, s, &q, what);
+	s = NULL;
+	if (r == GERR_NOTFOUND)
+		r = sdb_err(st, r, "%s: no worker %lld", what, (long long)id);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	r = sdb_op_end(st, r, what);
+	if (r == 0 && ret_quarantined)
+		*ret_quarantined = (int)q;
+	return r;
+}
+
+int store_worker_get(struct store *st, int64_t id, struct store_worker *ret)
+{
+	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_GET);
+
+	if (!ret)
+		return sdb_err(st, GERR_INVAL, "store_worker_get: no ret");
+	sqlite3_bind_int64(s, 1, id);
+	return sdb_get_one(st, s, sizeof(*ret), worker_row, worker_clear_v, ret,
+			   "store_worker_get");
+}
+
+int store_worker_list(struct store *st, struct store_worker **ret,
+		      size_t *ret_n)
+{
+	void *a;
+	size_t n;
+	int r;
+
+	if (!ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "store_worker_list: no ret");
+	r = sdb_get_all(st, sdb_stmt(st, S_WORKER_LIST), sizeof(**ret),
+			worker_row, worker_clear_v, &a, &n,
+			"store_worker_list");
+	if (r == 0) {
+		*ret = a;
+		*ret_n = n;
+	}
+	return r;
+}
+

@@ -1,0 +1,139 @@
+/* store_fx.c - the store tests' fixture (store_fx.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "store_fx.h"
+#include "store_test.h"
+
+int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char err[256] = "";
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_store.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/gpud.db", f->dir);
+	assert_int_equal(store_open(f->path, &f->st, err, sizeof(err)), 0);
+	*state = f;
+	return 0;
+}
+
+int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[200];
+
+	store_close(f->st);
+	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' && rm -rf '%s'",
+		 f->dir, f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+void reopen(struct fx *f)
+{
+	char err[256] = "";
+
+	store_close(f->st); /* NULL-safe */
+	f->st = NULL;
+	assert_int_equal(store_open(f->path, &f->st, err, sizeof(err)), 0);
+}
+
+/* Replace the fixture's store with a new database old.db in its directory,
+ * as a gpud that knew only migrations 1..version made it; reopen(f) then
+ * migrates it to the newest schema. */
+void open_old(struct fx *f, int version)
+{
+	char err[256] = "";
+
+	store_close(f->st);
+	f->st = NULL;
+	snprintf(f->path, sizeof(f->path), "%s/old.db", f->dir);
+	assert_int_equal(store_open_version(f->path, version, &f->st, err,
+					    sizeof(err)), 0);
+}
+
+int64_t add_job(struct store *st, const char *workload)
+{
+	int64_t id = 0;
+
+	assert_int_equal(store_job_insert(st, workload, "{\"n\":100}", 100,
+					  10.0, &id), 0);
+	assert_true(id > 0);
+	return id;
+}
+
+int64_t add_worker(struct store *st, const char *name)
+{
+	int64_t id = 0;
+
+	assert_int_equal(store_worker_upsert(st, name, "cpu", 5.0, &id), 0);
+	assert_true(id > 0);
+	return id;
+}
+
+/* A leased lease (epoch 1) of job. */
+struct store_lease add_lease(struct store *st, int64_t job,
+				    int64_t worker, uint64_t units)
+{
+	struct store_lease l;
+
+	assert_int_equal(store_lease_insert_leased(st, job, "{\"r\":[0,10]}",
+						   units, worker, 1000.0, 20.0,
+						   &l), 0);
+	return l;
+}
+
+/* A pending lease (released once: epoch 1, attempts 1). */
+int64_t add_pending(struct store *st, int64_t job, int64_t worker)
+{
+	struct store_lease l = add_lease(st, job, worker, 10);
+	int64_t id = l.id;
+
+	assert_int_equal(store_lease_release(st, l.id, l.epoch, 21.0), 0);
+	store_lease_clear(&l);
+	return id;
+}
+
+void assert_str_or_null(const char *a, const char *b)
+{
+	if (!a || !b)
+		assert_ptr_equal(a, b);
+	else
+		assert_string_equal(a, b);
+}
+
+void assert_lease_equal(const struct store_lease *a,
+			       const struct store_lease *b)
+{
+	assert_int_equal(a->id, b->id);
+	assert_int_equal(a->job_id, b->job_id);
+	assert_string_equal(a->spec, b->spec);
+	assert_int_equal(a->units, b->units);
+	assert_int_equal(a->state, b->state);
+	assert_int_equal(a->epoch, b->epoch);
+	assert_int_equal(a->worker_id, b->worker_id);
+	assert_true(a->deadline == b->deadline);
+	assert_int_equal(a->attempts, b->attempts);
+	assert_int_equal(a->failures, b->failures);
+	assert_int_equal(a->units_done, b->units_done);
+	assert_str_or_null(a->checkpoint, b->checkpoint);
+	assert_int_equal(a->checkpoint_units, b->checkpoint_units);
+	assert_str_or_null(a->result, b->result);
+	assert_true(a->updated_at == b->updated_at);
+	assert_str_or_null(a->last_error, b->last_error);
+}
+
+void get_lease(struct store *st, int64_t id, struct store_lease *l)
+{
+	assert_int_equal(store_lease_get(st, id, l), 0);
+}

@@ -1,0 +1,97 @@
+/* test_store_workers.c - unit tests of daemon/store_workers.c (fixture:
+ * store_fx.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "gerr.h"
+#include "store_fx.h"
+
+/* ---- workers ---- */
+
+static void test_workers(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	struct store_worker wk, *a;
+	int64_t id = 0, id2 = 0, id3 = 0;
+	size_t n;
+	int q = -1;
+
+	assert_int_equal(store_worker_upsert(st, "alpha", "cuda:0", 10.0, &id),
+			 0);
+	assert_int_equal(store_worker_upsert(st, "beta", "cpu", 11.0, &id2), 0);
+	assert_int_not_equal(id, id2);
+	assert_int_equal(store_worker_upsert(st, "alpha", "cuda:1", 12.0, &id3),
+			 0);
+	assert_int_equal(id3, id);
+
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_string_equal(wk.name, "alpha");
+	assert_string_equal(wk.device, "cuda:1");
+	assert_int_equal(wk.online, 1);
+	assert_true(wk.first_seen == 10.0);
+	assert_true(wk.last_seen == 12.0);
+	store_worker_clear(&wk);
+
+	assert_int_equal(store_worker_set_online(st, id, 0, 13.0), 0);
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_int_equal(wk.online, 0);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_all_offline(st), 0);
+	assert_int_equal(store_worker_get(st, id2, &wk), 0);
+	assert_int_equal(wk.online, 0);
+	store_worker_clear(&wk);
+
+	assert_int_equal(store_worker_credit(st, id, 100, 2.5, 20.0), 0);
+	assert_int_equal(store_worker_credit(st, id, 50, 3.5, 21.0), 0);
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_int_equal(wk.leases_done, 2);
+	assert_int_equal(wk.units_done, 150);
+	assert_true(wk.rate == 3.5);
+	assert_true(wk.last_seen == 21.0);
+	store_worker_clear(&wk);
+
+	assert_int_equal(store_worker_fail(st, id, 3, &q), 0);
+	assert_int_equal(q, 0);
+	assert_int_equal(store_worker_fail(st, id, 3, NULL), 0);
+	assert_int_equal(store_worker_fail(st, id, 3, &q), 0);
+	assert_int_equal(q, 1);
+	assert_int_equal(store_worker_fail(st, id2, 0, &q), 0);
+	assert_int_equal(q, 0); /* threshold 0: never */
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_int_equal(wk.failures, 3);
+	assert_int_equal(wk.quarantined, 1);
+	store_worker_clear(&wk);
+	/* Reconnecting does not lift a quarantine. */
+	assert_int_equal(store_worker_upsert(st, "alpha", "cuda:1", 30.0, &id3),
+			 0);
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_int_equal(wk.quarantined, 1);
+	store_worker_clear(&wk);
+
+	assert_int_equal(store_worker_list(st, &a, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(a[0].name, "alpha");
+	assert_string_equal(a[1].name, "beta");
+	store_worker_free_array(a, n);
+
+	assert_int_equal(store_worker_get(st, 999, &wk), GERR_NOTFOUND);
+	assert_int_equal(store_worker_credit(st, 999, 1, 1.0, 1.0),
+			 GERR_NOTFOUND);
+	assert_int_equal(store_worker_fail(st, 999, 3, &q), GERR_NOTFOUND);
+	assert_int_equal(store_worker_set_online(st, 999, 1, 1.0),
+			 GERR_NOTFOUND);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_workers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
