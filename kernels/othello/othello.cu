@@ -11,8 +11,9 @@
  * generation at a node of OTH_FF_MIN or more empties). Every live lane
  * takes one step per round, so the flip, most of a step, runs with the
  * whole warp rather than with the few lanes that happen to be at the same
- * kind of node. The frames below a lane's top frame are in local memory
- * (at most OTHELLO_CUDA_MAX_EMPTIES + 1 frames), which stays in L1.
+ * kind of node. A lane's top frame is in registers, the frames below it
+ * in local memory (at most OTHELLO_CUDA_MAX_EMPTIES + 1 frames), the few
+ * that a shallow search touches in L1.
  *
  * Fastest-first keys (nodes of OTH_FF_MIN or more empties) are computed by
  * the whole warp, one move per thread (oth_warp_keys): computed by a lane
