@@ -1,9 +1,7 @@
 /* bench_othello.c - time the Othello CUDA batch solver and the CPU solver.
  *
  * usage: bench_othello [-n positions] [-e empties] [-s seed] [-r runs]
- *                      [-b blocks_per_sm|-1 for a sweep] [-t threads]
- *                      [-c cpu_scale] [-d device] [-v variant|-1 for all]
- *                      [-g]
+ *                      [-t threads] [-c cpu_scale] [-d device] [-g]
  *
  * GPU: --random positions (seed, empties) generated and solved on the
  * device (-g: generated on the host and copied over, so that the kernel
@@ -12,9 +10,8 @@
  * copy back, host checks), median of the runs after one warm-up; positions
  * and nodes per second. The reference: a public GPU solver, 1.1 M
  * random-playout 10-empty positions in 1.98 s on an H200 (555 K/s).
- * Every kernel variant in turn (-v -1, the default; the workload uses
- * OTHELLO_CUDA_VARIANT), then a table of them; all must give the same
- * score sum (they give the same answers).
+ * The answer sum identifies the answers (1.1 M, 10 empties, seed 1:
+ * 68813446).
  * CPU: the fast solver on `threads` threads at 10, 14, 18 and 22 empties
  * (positions scaled by -c; -c 0 skips it), positions/s and nodes/s per
  * core. */
@@ -47,30 +44,27 @@ static int cmpd(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	size_t n = 1100000;
-	int empties = 10, runs = 5, blocks = 0, device = 0, variant = -1, opt;
+	int empties = 10, runs = 5, device = 0, opt;
 	int given = 0;
 	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	double cpu_scale = 1;
 	uint64_t seed = 1;
 	char err[WL_ERRLEN] = "";
 
-	while ((opt = getopt(argc, argv, "n:e:s:r:b:t:c:d:v:gh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:e:s:r:t:c:d:gh")) != -1) {
 		switch (opt) {
 		case 'n': n = strtoull(optarg, NULL, 10); break;
 		case 'e': empties = atoi(optarg); break;
 		case 's': seed = strtoull(optarg, NULL, 10); break;
 		case 'r': runs = atoi(optarg); break;
-		case 'b': blocks = atoi(optarg); break;
 		case 't': threads = atoi(optarg); break;
 		case 'c': cpu_scale = atof(optarg); break;
 		case 'd': device = atoi(optarg); break;
-		case 'v': variant = atoi(optarg); break;
 		case 'g': given = 1; break;
 		default:
 			fprintf(stderr, "usage: %s [-n positions] [-e empties] "
-				"[-s seed] [-r runs] [-b blocks|-1] [-t threads] "
-				"[-c cpu_scale] [-d device] [-v variant|-1] "
-				"[-g]\n",
+				"[-s seed] [-r runs] [-t threads] "
+				"[-c cpu_scale] [-d device] [-g]\n",
 				argv[0]);
 			return 2;
 		}
@@ -109,81 +103,44 @@ int main(int argc, char **argv)
 		char name[256];
 		othello_cuda_device_name(ctx, name, sizeof(name));
 		printf("device %d: %s\n", device, name);
-		double vk[64] = {0}, vnodes[64] = {0};
-		long vsum[64] = {0};
-		int nv = 0;
-		while (nv < 64 && othello_cuda_variant_name(nv))
-			nv++;
-		int v0 = variant < 0 ? 0 : variant;
-		int v1 = variant < 0 ? nv - 1 : variant;
-		for (int v = v0; v <= v1 && v < nv; v++) {
-		othello_cuda_set_variant(ctx, v);
-		int lo = blocks, hi = blocks;
-		if (blocks < 0) {
-			lo = 2;
-			hi = othello_cuda_set_blocks_per_sm(ctx, 0);
-		}
-		for (int b = lo; b <= hi; b++) {
-			int used = othello_cuda_set_blocks_per_sm(ctx, b);
-			uint64_t nodes = 0;
-			for (int r = -1; r < runs; r++) {
-				float ms = 0;
-				double t0 = now();
-				int rc = given ? othello_cuda_solve(
-						ctx, gP, gO, n, sc, mv, &nodes,
-						&ms, err, sizeof(err))
-					       : othello_cuda_solve_random(
-						ctx, seed, empties, 0, n, sc,
-						mv, &nodes, &ms, err,
-						sizeof(err));
-				if (rc) {
-					fprintf(stderr, "%s\n", err);
-					return 1;
-				}
-				if (r >= 0) {
-					ks[r] = ms * 1e-3;
-					ws[r] = now() - t0;
-				}
+		uint64_t nodes = 0;
+		for (int r = -1; r < runs; r++) {
+			float ms = 0;
+			double t0 = now();
+			int rc = given ? othello_cuda_solve(ctx, gP, gO, n, sc, mv,
+							    &nodes, &ms, err,
+							    sizeof(err))
+				       : othello_cuda_solve_random(
+						 ctx, seed, empties, 0, n, sc,
+						 mv, &nodes, &ms, err,
+						 sizeof(err));
+			if (rc) {
+				fprintf(stderr, "%s\n", err);
+				return 1;
 			}
-			qsort(ks, (size_t)runs, sizeof(double), cmpd);
-			qsort(ws, (size_t)runs, sizeof(double), cmpd);
-			double k = ks[runs / 2], w = ws[runs / 2];
-			long sum = 0;
-			for (size_t i = 0; i < n; i++)
-				sum += sc[i] * 7 + mv[i];
-			if (b == hi) {
-				vk[v] = k;
-				vsum[v] = sum;
-				vnodes[v] = (double)nodes / (double)n;
+			if (r >= 0) {
+				ks[r] = ms * 1e-3;
+				ws[r] = now() - t0;
 			}
-			printf("gpu variant %d (%s)%s: %zu positions, %d empties, "
-			       "seed %llu, %s, %d blocks of 128/SM: kernel %.4f s "
-			       "(min %.4f max %.4f), %.4g positions/s, %.4g "
-			       "nodes/s, %.1f nodes/position; call wall %.4f s "
-			       "= %.4g positions/s; %.2fx the public solver (555 "
-			       "K/s, H200); answer sum %ld\n", v,
-			       othello_cuda_variant_name(v),
-			       v == OTHELLO_CUDA_VARIANT ? " [default]" : "", n,
-			       empties, (unsigned long long)seed,
-			       given ? "given by the host" : "generated on the "
-			       "device", used, k, ks[0],
-			       ks[runs - 1], (double)n / k, (double)nodes / k,
-			       (double)nodes / (double)n, w, (double)n / w,
-			       (double)n / w / REF_POS_PER_S, sum);
-			fflush(stdout);
 		}
-		}
-		if (v1 > v0) {
-			printf("variant  kernel s  positions/s  vs public  "
-			       "nodes/position  answers\n");
-			for (int v = v0; v <= v1 && v < nv; v++)
-				printf("%7d%s %8.4f  %11.4g  %8.2fx  %14.1f  %s\n",
-				       v, v == OTHELLO_CUDA_VARIANT ? "*" : " ",
-				       vk[v], (double)n / vk[v],
-				       (double)n / vk[v] / REF_POS_PER_S,
-				       vnodes[v],
-				       vsum[v] == vsum[v0] ? "same" : "DIFFER");
-		}
+		qsort(ks, (size_t)runs, sizeof(double), cmpd);
+		qsort(ws, (size_t)runs, sizeof(double), cmpd);
+		double k = ks[runs / 2], w = ws[runs / 2];
+		long sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += sc[i] * 7 + mv[i];
+		printf("gpu (flat search, keys sorted by the warp): %zu "
+		       "positions, %d empties, seed %llu, %s: kernel %.4f s "
+		       "(min %.4f max %.4f), %.4g positions/s, %.4g nodes/s, "
+		       "%.1f nodes/position; call wall %.4f s = %.4g "
+		       "positions/s; %.2fx the public solver (555 K/s, H200); "
+		       "answer sum %ld\n", n, empties,
+		       (unsigned long long)seed,
+		       given ? "given by the host" : "generated on the device",
+		       k, ks[0], ks[runs - 1], (double)n / k,
+		       (double)nodes / k, (double)nodes / (double)n, w,
+		       (double)n / w, (double)n / w / REF_POS_PER_S, sum);
+		fflush(stdout);
 		othello_cuda_close(ctx);
 	} else {
 		printf("no CUDA device (%s): CPU only\n", err);

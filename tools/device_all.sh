@@ -29,11 +29,9 @@ if want officers; then
 	TAG=officers-noahead WORKER_ARGS=--no-run-ahead t officers 200 sh tools/bench_officers_gpud.sh 400000000 67108864
 fi
 if want othello; then
-	# every variant takes minutes at 13-14 empties: the default (36, the
-	# flat search with keys batched per warp) and the stepped search (12)
-	OTHELLO_GPU_TEST_VARIANTS=${OTHELLO_GPU_TEST_VARIANTS:-12} t othello 300 build-gpu/tests/gpu/test_othello_gpu
-	for v in 12 21; do t othello 60 build-gpu/tools/bench_othello -r 5 -c 0 -v $v; done
-	t othello 120 build-gpu/tools/bench_othello -r 5 -c 0.05 -v 36
+	t othello 300 build-gpu/tests/gpu/test_othello_gpu
+	t othello 120 build-gpu/tools/bench_othello -r 5 -c 0.05
+	t othello 60 build-gpu/tools/bench_othello -r 5 -c 0 -g
 	for i in 1 2 3; do BUILD=build-gpu t othello 60 sh tools/bench_othello_gpud.sh; done
 fi
 if want sudoku; then

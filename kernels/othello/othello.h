@@ -267,8 +267,9 @@ int othello_minimax(uint64_t P, uint64_t O, int *ret_move);
  * finished game before that counts as one leaf). */
 uint64_t othello_perft(uint64_t P, uint64_t O, int depth);
 
-/* The shallow iterative alpha-beta search that the CUDA kernel runs, here
- * on the CPU (othello_search.h has it; same code). empties <= 
+/* The shallow iterative alpha-beta search (othello_search.h), the CPU
+ * reference of the CUDA kernel, which runs the same search cut into flips
+ * (othello_flat.h): same tree, scores and moves. empties <=
  * OTHELLO_SHALLOW_MAX. */
 #define OTHELLO_SHALLOW_MAX 20
 int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,

@@ -4,10 +4,10 @@
  * front (device and pinned host buffers for OTHELLO_CUDA_MAX_BATCH
  * positions, one stream, two events) and ends with a small solve that
  * loads the kernels, so a solve allocates nothing. A solve runs the
- * kernel (the search of othello_search.h cut into steps, one lane per
- * position, lanes take the next position from a global counter when they
- * finish one) on the context's stream and waits for it. Scores and moves
- * are exactly othello_solve_shallow's (the same search).
+ * kernel (the search of othello_search.h cut into flips, othello_flat.h;
+ * one lane per position, lanes take the next position from a global
+ * counter when they finish one) on the context's stream and waits for it.
+ * Scores and moves are exactly othello_solve_shallow's (the same search).
  *
  * Any CUDA error is translated to GERR_DEVICE and poisons the context:
  * every later call returns GERR_DEVICE until it is closed; outputs are
@@ -57,20 +57,6 @@ int othello_cuda_solve_random(struct othello_cuda *ctx, uint64_t seed,
 			      size_t errlen);
 
 int othello_cuda_device_name(struct othello_cuda *ctx, char *buf, size_t len);
-/* Benchmark knob: resident blocks of 128 threads per multiprocessor (0:
- * as many as fit, the default). Fewer threads keep more of each stack in
- * L1. Returns the blocks per multiprocessor now used. */
-int othello_cuda_set_blocks_per_sm(struct othello_cuda *ctx, int blocks);
-/* Benchmark knob: the kernel variant, 0 .. (the first index whose
- * othello_cuda_variant_name is NULL) - 1; -1: the default,
- * OTHELLO_CUDA_VARIANT. Every variant gives the same scores and moves; an
- * index out of range leaves the setting as it is. Returns the variant now
- * used. Variant names (static strings) say what differs; NULL past the
- * last, and always without CUDA. */
-#define OTHELLO_CUDA_VARIANT 36 /* fastest on an H100, bench/othello.md */
-int othello_cuda_set_variant(struct othello_cuda *ctx, int variant);
-const char *othello_cuda_variant_name(int variant);
-
 #ifdef __cplusplus
 }
 #endif

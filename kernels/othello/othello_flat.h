@@ -1,32 +1,82 @@
-/* othello_flat.h - the search of oth_search_leaf (leaf 2) cut into flips:
- * each step of a lane computes one oth_flips (or, at a node of
- * OTH_FF_MIN or more empties, one move generation) and then the cheap
- * bookkeeping that says what the next flip is.
+/* othello_flat.h - the search of oth_search_shallow (othello_search.h)
+ * cut into flips, the form the CUDA kernel runs (othello.cu): each step
+ * of a lane computes one oth_flips (or, at a node of OTH_FF_MIN or more
+ * empties, one move generation) and then the cheap bookkeeping that says
+ * what the next flip is.
  *
- * Why: in the stepped search (othello_step.h) a warp's lanes run
- * different code in every round (a leaf solve with one to six flips, a
- * frame step with a move generation and a flip), so a warp instruction
- * ran with about 6 of its 32 threads (bench/othello.md, round 5). Here
- * every lane's step is the same flip, at one call site, so the flip, most
- * of a step's instructions, runs with every live lane of the warp.
+ * Why: one thread per position, a warp's lanes are at different nodes; a
+ * recursive-style loop (a leaf solve here, a frame expansion there) runs
+ * each kind of node with the few lanes that are at one, about 6 of 32
+ * threads per instruction (bench/othello.md). Here every lane's step is
+ * the same flip, at one call site, so the flip, most of a step's
+ * instructions, runs with every live lane of the warp.
  *
- * What changes against oth_lane_frame: a node with 2..OTH_FF_MIN-1 empties
- * (including the ones oth_solve2 solved) is a frame that scans its empty
- * squares in move order and plays the first that flips something
- * (OTH_FLAT_SCAN), instead of generating its moves first; a node with one
- * empty evaluates its last square in one or two flips (oth_last1_at). The
- * move order is the same (a scan visits the legal moves in oth_pick's
- * parity order, ascending squares at 2 empties as oth_solve2), passes are
- * found when a scan finds nothing, and nodes are counted where
- * oth_search_leaf(leaf 2) counts them: same tree, answers and node count.
- * Nodes of OTH_FF_MIN or more empties, and the root, generate their moves
- * (op EXPAND) and sort them by fastest-first keys (op KEYS, computed by the
- * whole warp in othello.cu, or oth_flat_keys on the host).
+ * What changes against oth_search_shallow: a node with 2..OTH_FF_MIN-1
+ * empties (including the ones oth_solve2 solves) is a frame that scans its
+ * empty squares next to an opponent disc in move order and plays the first
+ * that flips something (OTH_FLAT_SCAN), instead of generating its moves
+ * first; a node with one empty evaluates its last square in one or two
+ * flips (oth_last1_at). The move order is the same (a scan visits the
+ * legal moves in oth_pick's parity order, ascending squares at 2 empties
+ * as oth_solve2), passes are found when a scan finds nothing, and nodes
+ * are counted where oth_search_shallow counts them: same tree, answers and
+ * node count. Nodes of OTH_FF_MIN or more empties, and the root, generate
+ * their moves (op EXPAND) and sort them by fastest-first keys (op KEYS,
+ * computed by the whole warp in othello.cu, or oth_flat_keys on the host).
  */
 #ifndef GPUD_OTHELLO_FLAT_H
 #define GPUD_OTHELLO_FLAT_H
 
-#include "othello_step.h"
+#include "othello_search.h"
+
+/* A frame's fastest-first row (e >= OTH_FF_MIN empties). */
+#define OTH_FF_ROW(S, f)                                                   \
+	((S)->ff[oth_popcount(~((f)->P | (f)->O)) - OTH_FF_MIN])
+#define OTH_FF_ROWS (OTH_STACK - OTH_FF_MIN > 0 ? OTH_STACK - OTH_FF_MIN : 1)
+
+/* Legal moves, as oth_moves, with each direction's run grown by doubling:
+ * one step, two steps, then two more steps of two (runs are at most six
+ * long); the opposite direction shares the pairs-of-opponent-discs mask
+ * (pre >> d is O & (O >> d)). About 29 operations per direction pair
+ * instead of 38. The edge masks do what they do in oth_moves: every
+ * square of a non-vertical run is in columns B..G, so no shift of one run
+ * square to the next wraps a row. */
+OTH_HD uint64_t oth_moves_fast(uint64_t P, uint64_t O)
+{
+	const uint64_t inner = O & 0x7e7e7e7e7e7e7e7eull;
+	uint64_t moves = 0, fl, fr, pl, pr;
+
+#define OTH_DIR2(D, M)                                                     \
+	fl = (M) & (P << (D));                                             \
+	fr = (M) & (P >> (D));                                             \
+	fl |= (M) & (fl << (D));                                           \
+	fr |= (M) & (fr >> (D));                                           \
+	pl = (M) & ((M) << (D));                                           \
+	pr = pl >> (D);                                                    \
+	fl |= pl & (fl << (2 * (D)));                                      \
+	fr |= pr & (fr >> (2 * (D)));                                      \
+	fl |= pl & (fl << (2 * (D)));                                      \
+	fr |= pr & (fr >> (2 * (D)));                                      \
+	moves |= (fl << (D)) | (fr >> (D));
+	OTH_DIR2(1, inner)
+	OTH_DIR2(8, O)
+	OTH_DIR2(7, inner)
+	OTH_DIR2(9, inner)
+#undef OTH_DIR2
+	return moves & ~(P | O);
+}
+
+/* The fastest-first key of move sq, as oth_pick computes it, as key * 64
+ * + square (positive: the key is at least -3), so that keys are unique
+ * per frame and sorting them gives oth_pick's order. */
+OTH_HD int oth_ff_key(uint64_t P, uint64_t O, int sq)
+{
+	uint64_t f = oth_flips(P, O, sq);
+	uint64_t om = oth_moves_fast(O & ~f, P | f | (1ull << sq));
+	int k = oth_popcount(om) * 4 + oth_popcount(om & OTH_CORNERS) * 2 -
+		(int)((OTH_CORNERS >> sq) & 1) * 3;
+	return (k + 8) * 64 + sq;
+}
 
 /* What a lane's next step does. TRY: oth_flips(A, B, sq), the move sq of
  * the top frame. LAST_P / LAST_O: the one-empty node below the top frame,
@@ -34,34 +84,26 @@
  * swapped) at sq. EXPAND: oth_moves(A, B) of the node below the top
  * frame, with the window (alpha, beta). RET: v is the value of the node
  * below the top frame. NEXT: the top frame tries its next move. KEYS: the
- * top frame waits for its sorted keys. WAIT: the root is done, the root
- * moves given to other lanes are not (the tail, below). DONE: v and mv
- * are the position's score and best move. The first three compute a flip, EXPAND a move
- * generation, RET and NEXT nothing: they are what a step left over (a
- * step takes at most one RET and one NEXT, so that no lane keeps its warp
- * waiting through a long return up the stack). */
+ * top frame waits for its sorted keys. DONE: v and mv are the
+ * position's score and best move. IDLE: no position left (the kernel's
+ * lanes). The first three compute a flip, EXPAND a move generation, RET
+ * and NEXT nothing: they are what a step left over (a step takes at most
+ * `parts` RETs and NEXTs, so that no lane keeps its warp waiting through
+ * a long return up the stack). */
 enum { OTH_FLAT_TRY, OTH_FLAT_LAST_P, OTH_FLAT_LAST_O, OTH_FLAT_EXPAND,
        OTH_FLAT_RET, OTH_FLAT_NEXT, OTH_FLAT_KEYS, OTH_FLAT_DONE,
-       OTH_FLAT_IDLE, OTH_FLAT_WAIT };
-
-/* Options of the bookkeeping (oth_flat_after's opt, a constant):
- *   OTH_FLAT_TAIL  a frame whose moves went out as jobs waits for them
- *                  before it returns (the tail, below);
- *   OTH_FLAT_ADJ   a scan tries only the empties next to a disc of the
- *                  side not to move (no other square can be a move): the
- *                  same moves in the same order, fewer failed tries. */
-#define OTH_FLAT_TAIL 1
-#define OTH_FLAT_ADJ 2
+       OTH_FLAT_IDLE };
 
 /* fframe.last of a frame that scans its empties (moves: the squares not
- * yet tried, legal or not), in oth_pick's order, or at 2 empties in
+ * yet tried, legal or not, oth_flat_scan_set), in oth_pick's order, or at 2 empties in
  * ascending order (oth_solve2's). Else the next index into its sorted
  * row, or -1 (oth_pick on its legal moves). */
 #define OTH_FLAT_SCAN (-2)
 #define OTH_FLAT_SCAN2 (-3)
 
-/* A frame: oth_sframe plus par, the parity mask of a scanning frame
- * (oth_parity_mask of its empties, computed once). 40 bytes. */
+/* A frame: oth_frame (othello_search.h) plus last (above) and par, the
+ * parity mask of a scanning frame (oth_parity_mask of its empties,
+ * computed once). 40 bytes. */
 struct oth_fframe {
 	uint64_t P, O, moves, par;
 	int8_t alpha, beta, best, bm, cur, neg;
@@ -81,11 +123,6 @@ struct oth_flat {
 	uint64_t A, B;
 	unsigned n;
 	int sp, sq, op, alpha, beta, v, mv;
-	/* The tail (below): the job slots holding this lane's moves, the
-	 * depths of the frames they belong to (a bit each), the slot the lane
-	 * solves (-1: its own position), the frame it can give a move of. */
-	unsigned mine, jdm;
-	int job, post;
 };
 
 OTH_HD void oth_flat_start(struct oth_flat *F, uint64_t P, uint64_t O)
@@ -125,19 +162,17 @@ OTH_HD int oth_flat_pick(struct oth_fstack *S, struct oth_fframe *f)
 	return sq;
 }
 
-/* The squares a scan of (P to move, O) tries: the empties, with
- * OTH_FLAT_ADJ only those next to a disc of O (8 directions; the masks
- * keep a shift from wrapping between rows). */
-OTH_HD uint64_t oth_flat_scan_set(uint64_t P, uint64_t O, int opt)
+/* The squares a scan of (P to move, O) tries: the empties next to a disc
+ * of O (8 directions; the masks keep a shift from wrapping between rows).
+ * No other square can be a move: the same moves in the same order as a
+ * scan of every empty, fewer failed tries. */
+OTH_HD uint64_t oth_flat_scan_set(uint64_t P, uint64_t O)
 {
 	uint64_t E = ~(P | O);
+	uint64_t h = O | ((O << 1) & 0xfefefefefefefefeull) |
+		     ((O >> 1) & 0x7f7f7f7f7f7f7f7full);
 
-	if (opt & OTH_FLAT_ADJ) {
-		uint64_t h = O | ((O << 1) & 0xfefefefefefefefeull) |
-			     ((O >> 1) & 0x7f7f7f7f7f7f7f7full);
-		E &= h | (h << 8) | (h >> 8);
-	}
-	return E;
+	return E & (h | (h << 8) | (h >> 8));
 }
 
 /* A new top frame: the old one goes to the stack. */
@@ -164,19 +199,14 @@ OTH_HD void oth_flat_push(struct oth_flat *F, struct oth_fstack *S,
 
 /* RET: v (F->v), the value of the node below the top frame, goes into the
  * top frame; on a cutoff or after its last move the frame is done and
- * popped, and its own value is the next RET. With the tail (below), a
- * frame whose moves are out as jobs waits for them first. */
-OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int opt)
+ * popped, and its own value is the next RET. */
+OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S)
 {
 	struct oth_fframe *t = &F->top;
 	int val = -F->v;
 
 	OTH_FRAME_TAKE(t, val, t->cur, F->sp == 0);
 	if (t->alpha >= t->beta || !t->moves) {
-		if ((opt & OTH_FLAT_TAIL) && ((F->jdm >> F->sp) & 1)) {
-			F->op = OTH_FLAT_WAIT; /* its jobs first */
-			return;
-		}
 		F->v = t->neg ? -t->best : t->best;
 		if (F->sp == 0) {
 			F->mv = t->bm;
@@ -192,7 +222,7 @@ OTH_HD void oth_flat_ret(struct oth_flat *F, struct oth_fstack *S, int opt)
 /* NEXT: the top frame's next move (TRY); a scan that found no move passes
  * (NEXT again, on the swapped board); one that tried every square is
  * done: popped, its value the next RET. */
-OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S, int opt)
+OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S)
 {
 	struct oth_fframe *t = &F->top;
 
@@ -209,7 +239,7 @@ OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S, int opt)
 		t->alpha = (int8_t)-t->beta;
 		t->beta = (int8_t)-a;
 		t->neg = 1;
-		t->moves = oth_flat_scan_set(t->P, t->O, opt);
+		t->moves = oth_flat_scan_set(t->P, t->O);
 		if (t->last == OTH_FLAT_SCAN2) /* oth_solve2's count */
 			F->n++;
 	} else { /* its value, or neither side could move */
@@ -222,14 +252,14 @@ OTH_HD void oth_flat_next(struct oth_flat *F, struct oth_fstack *S, int opt)
 
 /* The bookkeeping of a step, x being oth_flat_compute's result: leaves
  * the lane at its next op. First the op's own outcome, then `parts`
- * times (a constant) at most one RET and one NEXT (opt: OTH_FLAT_TAIL,
- * OTH_FLAT_ADJ); what is left is the next step's op. Structured on purpose, each part once per pass: lanes
+ * times (a constant) at most one RET and one NEXT; what is left is the
+ * next step's op. Structured on purpose, each part once per pass: lanes
  * that reach a part from different ops run it together (with jumps
  * between them the compiler ran the same code once per group of lanes
  * that came by a different path, 2-3 threads per instruction, profiled),
  * and no lane's long return up the stack holds its warp. */
 OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
-			   uint64_t x, int parts, int opt)
+			   uint64_t x, int parts)
 {
 	struct oth_fframe *t = &F->top;
 	int v = F->v, op = F->op;
@@ -289,8 +319,7 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
 					v = oth_final_score(P, O);
 				} else {
 					oth_flat_push(F, S, P, O,
-						      oth_flat_scan_set(P, O,
-									opt),
+						      oth_flat_scan_set(P, O),
 						      alpha, beta, 0,
 						      e == 2 ? OTH_FLAT_SCAN2
 							     : OTH_FLAT_SCAN);
@@ -318,15 +347,13 @@ OTH_HD void oth_flat_after(struct oth_flat *F, struct oth_fstack *S,
 	OTH_UNROLL_ALL
 	for (int k = 0; k < parts; k++) {
 		if (F->op == OTH_FLAT_RET)
-			oth_flat_ret(F, S, opt);
+			oth_flat_ret(F, S);
 		if (F->op == OTH_FLAT_NEXT)
-			oth_flat_next(F, S, opt);
+			oth_flat_next(F, S);
 	}
 }
 
-/* Op KEYS on the host: the top frame's moves sorted by their keys (as
- * oth_lane_keys), then its first move. othello.cu does this for a warp's
- * lanes together. */
+/* After op KEYS, the top frame's row sorted: its first move (TRY). */
 OTH_HD void oth_flat_resume(struct oth_flat *F, struct oth_fstack *S)
 {
 	struct oth_fframe *t = &F->top;
@@ -337,6 +364,10 @@ OTH_HD void oth_flat_resume(struct oth_flat *F, struct oth_fstack *S)
 	F->op = OTH_FLAT_TRY;
 }
 
+/* Op KEYS on the host: the top frame's moves sorted by their keys into
+ * its row (insertion sort), then its first move. othello.cu does this for
+ * a warp's lanes together (oth_warp_keys); the keys, unique per frame,
+ * give one order. */
 OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_fstack *S)
 {
 	struct oth_fframe *t = &F->top;
@@ -344,7 +375,7 @@ OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_fstack *S)
 	int n = 0;
 
 	for (uint64_t m = t->moves; m; m &= m - 1) {
-		int k = oth_ff_key(t->P, t->O, oth_ctz(m), OTH_STEP_FASTGEN);
+		int k = oth_ff_key(t->P, t->O, oth_ctz(m));
 		int r = n++;
 		for (; r > 0 && row[r - 1] > k; r--)
 			row[r] = row[r - 1];
@@ -356,10 +387,9 @@ OTH_HD void oth_flat_keys(struct oth_flat *F, struct oth_fstack *S)
 }
 
 /* The whole search of one position by flat steps, the host's reference of
- * the kernel: same answers and nodes as oth_search_leaf(leaf 2). opt:
- * OTH_FLAT_ADJ or 0 (a search alone has no jobs). */
+ * the kernel: same answers and nodes as oth_search_shallow. */
 OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
-			   int *ret_move, uint64_t *nodes, int opt)
+			   int *ret_move, uint64_t *nodes)
 {
 	struct oth_flat F;
 
@@ -369,213 +399,11 @@ OTH_HD int oth_search_flat(struct oth_fstack *S, uint64_t P, uint64_t O,
 		if (F.op == OTH_FLAT_KEYS)
 			oth_flat_keys(&F, S);
 		else
-			oth_flat_after(&F, S, oth_flat_compute(&F), 1, opt);
+			oth_flat_after(&F, S, oth_flat_compute(&F), 1);
 	}
 	*ret_move = F.mv;
 	*nodes += F.n;
 	return F.v;
-}
-
-/* ---- the tail ------------------------------------------------------------
- * When the positions run out, lanes go idle while a few finish the
- * hardest positions alone (bench/othello.md, rounds 5 and 6: about 0.1 s
- * of a 1.1 M batch). Here an idle lane takes a move of a frame that
- * another lane of its warp is still searching, as a job: the position
- * after that move, searched from scratch with the full window (its exact
- * value). The owner gives moves of its shallowest frame of OTH_FF_MIN or
- * more empties with moves left (their moves are legal ones, the root
- * first); when a frame is done with its own moves (or cut off) it waits
- * for its jobs and takes their values as it takes a child's:
- * at the root the greatest value and the lowest square on ties, below it
- * the greatest value into best and alpha. An exact value is a valid
- * bound wherever a fail-soft value is, so the answers are the same. A lane
- * solving a job owns the job's moves in turn, so a hard position spreads
- * over the warp.
- *
- * The board is per warp (shared memory on the device). Each round the
- * warp computes its uniform inputs (oth_tail_plan), then every lane claims
- * or posts with oth_tail_lane and one lane updates the masks
- * (oth_tail_masks). A move is posted only for a lane that is idle and will
- * claim it next round, so every posted job gets solved and no owner waits
- * forever. */
-#define OTH_JOBS 32
-
-struct oth_jobs {
-	uint64_t P[OTH_JOBS], O[OTH_JOBS];
-	int8_t val[OTH_JOBS]; /* the job's exact value, its mover's side */
-	uint8_t sq[OTH_JOBS], depth[OTH_JOBS]; /* the move, its frame's depth */
-	unsigned posted, taken, done;
-};
-
-/* What a warp agrees on before its lanes claim and post: the idle lanes,
- * the lanes that post (the first that can), the job slots to be claimed
- * (the first idle lanes take them in lane order) and the slots to be
- * posted into (the posting lanes fill them in lane order). */
-struct oth_tail_round {
-	unsigned idle, posters, claimed, filled;
-};
-
-/* The k-th (from 0) set bit of m; m has more than k. */
-OTH_HD int oth_nth_bit(unsigned m, int k)
-{
-	for (; k > 0; k--)
-		m &= m - 1;
-	return oth_ctz(m);
-}
-
-/* The first k set bits of m. */
-OTH_HD unsigned oth_first_bits(unsigned m, int k)
-{
-	unsigned r = 0;
-
-	for (; k > 0 && m; k--) {
-		r |= m & (0u - m);
-		m &= m - 1;
-	}
-	return r;
-}
-
-/* The frame at depth d (d <= sp), by value: the top frame stays in
- * registers on the device. */
-OTH_HD struct oth_fframe oth_tail_frame(const struct oth_flat *F,
-					const struct oth_fstack *S, int d)
-{
-	return d == F->sp ? F->top : S->st[d];
-}
-
-/* The frame the lane can give a move of now (its depth; -1: none): the
- * lane is searching (not waiting for keys or jobs) and has counted at
- * least min_nodes nodes on its position or job (so that only hard ones
- * are split: a move given away is searched with the full window), the
- * frame is the shallowest with OTH_FF_MIN or more empties and a move left
- * besides the one being searched, not a root that passes (its best move is
- * the pass whatever the values). Sets F->post. */
-OTH_HD int oth_tail_post_depth(struct oth_flat *F, const struct oth_fstack *S,
-			       unsigned min_nodes)
-{
-	F->post = -1;
-	if (F->op > OTH_FLAT_NEXT || F->n < min_nodes)
-		return -1;
-	for (int d = 0; d <= F->sp; d++) {
-		struct oth_fframe r = oth_tail_frame(F, S, d);
-		if (oth_popcount(~(r.P | r.O)) < OTH_FF_MIN)
-			break;
-		if (r.moves && !(d == 0 && r.neg)) {
-			F->post = d;
-			break;
-		}
-	}
-	return F->post;
-}
-
-OTH_HD void oth_tail_plan(struct oth_tail_round *R, const struct oth_jobs *J,
-			  unsigned idle, unsigned posters)
-{
-	unsigned avail = J->posted & ~J->taken;
-	int claims = oth_popcount(idle) < oth_popcount(avail)
-			     ? oth_popcount(idle)
-			     : oth_popcount(avail);
-	int want = oth_popcount(idle) - claims, posts = oth_popcount(posters);
-
-	if (posts > want)
-		posts = want;
-	if (posts > oth_popcount(~J->posted))
-		posts = oth_popcount(~J->posted);
-	R->idle = idle;
-	R->posters = oth_first_bits(posters, posts);
-	R->claimed = oth_first_bits(avail, claims);
-	R->filled = oth_first_bits(~J->posted, posts);
-}
-
-/* Lane `lane`'s part: an idle lane among the first claims its job and
- * starts it; a posting lane gives the last move in order of its frame
- * F->post (the end of a sorted row, else the highest square) to its
- * slot. */
-OTH_HD void oth_tail_lane(const struct oth_tail_round *R, struct oth_jobs *J,
-			  struct oth_flat *F, struct oth_fstack *S, int lane)
-{
-	unsigned below = (1u << lane) - 1;
-
-	if ((R->idle >> lane) & 1) {
-		int k = oth_popcount(R->idle & below);
-		if (k < oth_popcount(R->claimed)) {
-			int slot = oth_nth_bit(R->claimed, k);
-			F->job = slot;
-			oth_flat_start(F, J->P[slot], J->O[slot]);
-		}
-	} else if ((R->posters >> lane) & 1) {
-		int d = F->post;
-		struct oth_fframe r = oth_tail_frame(F, S, d);
-		int slot = oth_nth_bit(R->filled,
-				       oth_popcount(R->posters & below));
-		int sq = r.last >= 0
-				 ? OTH_FF_ROW(S, &r)[r.last +
-						     oth_popcount(r.moves) - 1]
-				 : oth_ctz(oth_highbit(r.moves));
-		uint64_t f = oth_flips(r.P, r.O, sq);
-		if (d == F->sp)
-			F->top.moves &= ~(1ull << sq);
-		else
-			S->st[d].moves &= ~(1ull << sq);
-		J->P[slot] = r.O & ~f;
-		J->O[slot] = r.P | f | (1ull << sq);
-		J->sq[slot] = (uint8_t)sq;
-		J->depth[slot] = (uint8_t)d;
-		F->mine |= 1u << slot;
-		F->jdm |= 1u << d;
-	}
-}
-
-/* The masks after the lanes' parts (one lane). */
-OTH_HD void oth_tail_masks(const struct oth_tail_round *R, struct oth_jobs *J)
-{
-	J->taken |= R->claimed;
-	J->posted |= R->filled;
-}
-
-/* A job done (op DONE, job >= 0): its value to the board; the lane is idle
- * again. The caller ORs the slot into J->done (one bit per lane). */
-OTH_HD unsigned oth_tail_job_done(struct oth_jobs *J, struct oth_flat *F)
-{
-	unsigned bit = 1u << F->job;
-
-	J->val[F->job] = (int8_t)F->v;
-	F->job = -1;
-	F->op = OTH_FLAT_IDLE;
-	return bit;
-}
-
-/* op WAIT (the top frame is done with its own moves, some are jobs):
- * once every job of the frame is done, their values join the frame as its
- * children's do, and the frame returns: at the root the position is done,
- * below it the next step returns the frame's value (a RET of a child
- * worth exactly its best, which changes nothing). Returns the slots to
- * free (0 while waiting). */
-OTH_HD unsigned oth_tail_merge(const struct oth_jobs *J, struct oth_flat *F)
-{
-	struct oth_fframe *t = &F->top;
-	unsigned here = 0;
-
-	for (unsigned m = F->mine; m; m &= m - 1)
-		if (J->depth[oth_ctz(m)] == F->sp)
-			here |= m & (0u - m);
-	if ((J->done & here) != here)
-		return 0;
-	for (unsigned m = here; m; m &= m - 1) {
-		int s = oth_ctz(m), val = -J->val[s];
-		OTH_FRAME_TAKE(t, val, J->sq[s], F->sp == 0);
-	}
-	F->mine &= ~here;
-	F->jdm &= ~(1u << F->sp);
-	if (F->sp == 0) { /* a root with jobs has no pass */
-		F->v = t->best;
-		F->mv = t->bm;
-		F->op = OTH_FLAT_DONE;
-	} else {
-		F->v = -t->best;
-		F->op = OTH_FLAT_RET;
-	}
-	return here;
 }
 
 #endif

@@ -54,23 +54,3 @@ int othello_cuda_device_name(struct othello_cuda *ctx, char *buf, size_t len)
 	(void)len;
 	return GERR_UNSUPPORTED;
 }
-
-int othello_cuda_set_blocks_per_sm(struct othello_cuda *ctx, int blocks)
-{
-	(void)ctx;
-	(void)blocks;
-	return GERR_UNSUPPORTED;
-}
-
-int othello_cuda_set_variant(struct othello_cuda *ctx, int variant)
-{
-	(void)ctx;
-	(void)variant;
-	return GERR_UNSUPPORTED;
-}
-
-const char *othello_cuda_variant_name(int variant)
-{
-	(void)variant;
-	return NULL;
-}

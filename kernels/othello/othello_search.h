@@ -1,32 +1,27 @@
-/* othello_search.h - the shallow exact search, as one inline function that
- * compiles for the host (othello_solve_shallow, the C reference of the
- * kernel) and for the device (othello.cu): the same code, so CPU and GPU
- * agree by construction and the GPU test checks the compiler did not
- * disagree.
+/* othello_search.h - the shallow exact search, as inline functions that
+ * compile for the host and the device: oth_search_shallow is
+ * othello_solve_shallow and the CPU reference of the CUDA kernel, which
+ * runs the same search cut into flips (othello_flat.h) with the move
+ * order, root rule and helpers below; the GPU test checks they agree.
  *
  * Why iterative: a GPU thread has no cheap recursion (each call spills the
  * frame to local memory and the stack size must be declared); an explicit
  * stack of small frames, indexed by depth, is the same memory traffic with
- * none of the call overhead, and the single loop below keeps the threads
- * of a warp in the same few basic blocks (expand a node, or take a child's
- * value), which bounds divergence to the length of one iteration.
+ * none of the call overhead.
  *
- * The search (oth_search_shallow = oth_search_leaf with OTH_LEAF 2, the
- * kernel's default variant): fail-soft negamax alpha-beta. Move order: at
- * 7 or more empties, fastest first (fewest opponent replies, corners first
- * on ties); below, parity (squares of quadrants with an odd number of
- * empties first) then a static order (corners, then edges and inner
- * squares, then the squares next to corners). A pass is handled inside the
- * frame (the window is negated and the value negated on return), so the
- * stack depth is at most the number of empties. Nodes with `leaf` or fewer
- * empties go to straight-line leaf solvers (oth_solve3, oth_solve2,
- * oth_last1_at) without a frame or a move generation.
+ * The search: fail-soft negamax alpha-beta. Move order: at 7 or more
+ * empties, fastest first (fewest opponent replies, corners first on ties);
+ * below, parity (squares of quadrants with an odd number of empties first)
+ * then a static order (corners, then edges and inner squares, then the
+ * squares next to corners). A pass is handled inside the frame (the window
+ * is negated and the value negated on return), so the stack depth is at
+ * most the number of empties. Nodes with 2 or fewer empties go to
+ * straight-line leaf solvers (oth_solve2, oth_last1_at) without a frame or
+ * a move generation.
  *
  * Root rule (othello.h, "best move"): a root move on a square below the
  * best move so far is searched with the window (best - 1, 65), so a tie is
- * found exact and the lower square wins; one above with (best, 65). The
- * first version, oth_search_v0 (kept as the kernel's variant 0), searched
- * every root move with (best - 1, 65).
+ * found exact and the lower square wins; one above with (best, 65).
  */
 #ifndef GPUD_OTHELLO_SEARCH_H
 #define GPUD_OTHELLO_SEARCH_H
@@ -143,96 +138,7 @@ OTH_HD int oth_pick(uint64_t P, uint64_t O, uint64_t moves)
 	return oth_pick_parity(moves, oth_parity_mask(E));
 }
 
-/* The first version of the search (one frame per node down to two empties,
- * every root move searched with the window (best - 1, 65), fastest first
- * re-evaluated at every pick): kept as the benchmark's baseline (kernel
- * variant 0). Same answers as oth_search_shallow. */
-OTH_HD int oth_search_v0(uint64_t P0, uint64_t O0, int *ret_move,
-			      uint64_t *nodes)
-{
-	struct oth_frame st[OTH_STACK];
-	int sp = 0, v;
-	uint64_t P = P0, O = O0;
-	int alpha = -66, beta = 65;
-	uint64_t n = 0;
-
-	for (;;) {
-		/* Enter the node (P, O, alpha, beta) at depth sp. */
-		n++;
-		uint64_t m = oth_moves(P, O);
-		int neg = 0;
-		if (!m) {
-			uint64_t m2 = oth_moves(O, P);
-			if (!m2) {
-				v = oth_final_score(P, O);
-				if (sp == 0) {
-					*ret_move = OTHELLO_MOVE_NONE;
-					*nodes += n;
-					return v;
-				}
-				goto ret;
-			}
-			uint64_t t = P; P = O; O = t;
-			int a = alpha; alpha = -beta; beta = -a;
-			neg = 1;
-			m = m2;
-		}
-		if (sp > 0 && oth_popcount(~(P | O)) == 1 && !neg) {
-			v = oth_last1(P, O);
-			goto ret;
-		}
-		{
-			struct oth_frame *f = &st[sp];
-			f->P = P;
-			f->O = O;
-			f->moves = m;
-			f->alpha = (int8_t)alpha;
-			f->beta = (int8_t)beta;
-			f->best = -66;
-			f->bm = sp == 0 && neg ? OTHELLO_MOVE_PASS
-					       : OTHELLO_MOVE_NONE;
-			f->neg = (int8_t)neg;
-		}
-	descend:
-		{
-			struct oth_frame *f = &st[sp];
-			int sq = oth_pick(f->P, f->O, f->moves);
-			uint64_t fl = oth_flips(f->P, f->O, sq);
-			f->moves &= ~(1ull << sq);
-			f->cur = (int8_t)sq;
-			P = f->O & ~fl;
-			O = f->P | fl | (1ull << sq);
-			alpha = -f->beta;
-			beta = -f->alpha;
-			sp++;
-			continue;
-		}
-	ret:
-		/* v is the value of the node just left, at depth sp. */
-		for (;;) {
-			sp--;
-			struct oth_frame *f = &st[sp];
-			int val = -v;
-			OTH_FRAME_TAKE(f, val, f->cur, sp == 0);
-			if (sp == 0)
-				f->alpha = (int8_t)(f->best - 1);
-			if (f->alpha >= f->beta || !f->moves) {
-				v = f->neg ? -f->best : f->best;
-				if (sp == 0) {
-					*ret_move = f->bm;
-					*nodes += n;
-					return v;
-				}
-				continue; /* return to the parent */
-			}
-			goto descend;
-		}
-	}
-}
-
-/* ---- the search the kernel runs ---------------------------------------- */
-
-/* Leaf solvers for the last three empties: no move generation (the
+/* Leaf solvers for the last two empties: no move generation (the
  * candidate squares are the empties themselves, a move is legal when it
  * flips something), no frame; straight-line code the compiler keeps in
  * registers. Fail-soft alpha-beta like the frames above them. Each call
@@ -253,9 +159,10 @@ OTH_HD int oth_last1_at(uint64_t P, uint64_t O, int sq)
 	return p > 31 ? 2 * p - 62 : 2 * p - 64;
 }
 
-/* Loops below run once per candidate square with one call site each, so
- * the inlined leaf code stays small (the kernel's instruction cache, its
- * registers); the host compiler unrolls them anyway. */
+/* OTH_NO_UNROLL: a loop that runs once per candidate square, with one
+ * call site in it, stays a loop on the device, so that inlined code stays
+ * small (instruction cache, registers); the host compiler unrolls it
+ * anyway. OTH_UNROLL_ALL: a loop of a constant count, unrolled. */
 #if defined(__CUDA_ARCH__)
 #define OTH_NO_UNROLL _Pragma("unroll 1")
 #define OTH_UNROLL_ALL _Pragma("unroll")
@@ -298,62 +205,10 @@ OTH_HD int oth_solve2(uint64_t P, uint64_t O, int alpha, int beta, int x1,
 	return oth_final_score(P, O); /* swapped twice: P is P again */
 }
 
-/* Quadrant of a square: bit 0 the right half, bit 1 the upper half. */
-#define OTH_QUAD(sq) ((((sq) >> 2) & 1) | (((sq) >> 4) & 2))
-
-/* Three empties: the one alone in its quadrant first (parity), then the
- * others in turn: (x1; x2, x3), (x2; x3, x1), (x3; x1, x2). */
-OTH_HD int oth_solve3(uint64_t P, uint64_t O, int alpha, int beta,
-		      unsigned *n)
-{
-	uint64_t E = ~(P | O), f, t;
-	int x1 = oth_ctz(E);
-	E &= E - 1;
-	int x2 = oth_ctz(E);
-	E &= E - 1;
-	int x3 = oth_ctz(E);
-	int q1 = OTH_QUAD(x1), q2 = OTH_QUAD(x2), q3 = OTH_QUAD(x3);
-	int best = -66, v, pass, k;
-
-	if (q1 == q2 && q1 != q3) { /* x3 alone */
-		v = x3; x3 = x2; x2 = x1; x1 = v;
-	} else if (q1 == q3 && q1 != q2) { /* x2 alone */
-		v = x2; x2 = x3; x3 = x1; x1 = v;
-	}
-	OTH_NO_UNROLL
-	for (pass = 0; pass < 2; pass++) {
-		++*n;
-		OTH_NO_UNROLL
-		for (k = 0; k < 3; k++) {
-			f = oth_flips(P, O, x1);
-			if (f) {
-				v = -oth_solve2(O & ~f, P | f | (1ull << x1),
-						-beta, -alpha, x2, x3, n);
-				if (v > best) {
-					best = v;
-					if (v > alpha) {
-						alpha = v;
-						if (alpha >= beta)
-							break;
-					}
-				}
-			}
-			v = x1; x1 = x2; x2 = x3; x3 = v;
-		}
-		if (best > -66)
-			return pass ? -best : best;
-		t = P; P = O; O = t;
-		v = alpha; alpha = -beta; beta = -v;
-	}
-	return oth_final_score(P, O);
-}
-
-/* A node with e <= 3 empties (not the root). */
+/* A node with e <= 2 empties (not the root). */
 OTH_HD int oth_solve_small(uint64_t P, uint64_t O, int alpha, int beta,
 			   int e, unsigned *n)
 {
-	if (e == 3)
-		return oth_solve3(P, O, alpha, beta, n);
 	if (e == 2) {
 		uint64_t E = ~(P | O);
 		return oth_solve2(P, O, alpha, beta, oth_ctz(E),
@@ -368,17 +223,15 @@ OTH_HD int oth_solve_small(uint64_t P, uint64_t O, int alpha, int beta,
 }
 
 /* Exact score and best move (root rule) of (P, O) with at most
- * OTHELLO_SHALLOW_MAX empties; *nodes is incremented per node. Nodes with
- * `leaf` (1..3) or fewer empties go to the leaf solvers; the kernel's
- * variants differ only in leaf, and all give the same answers.
+ * OTHELLO_SHALLOW_MAX empties; *nodes is incremented per node.
  *
- * Root rule, cheaper than v0's: a root move on a square above the best
- * move so far must beat the best score to matter, so it is searched with
- * the window (best, 65); one below must reach it, (best - 1, 65). A tie
- * found that way is exact (inside the window) and moves the best move to
- * the lower square; a later improvement makes every earlier move lose. */
-OTH_HD int oth_search_leaf(uint64_t P0, uint64_t O0, int *ret_move,
-			   uint64_t *nodes, int leaf)
+ * Root rule: a root move on a square above the best move so far must beat
+ * the best score to matter, so it is searched with the window (best, 65);
+ * one below must reach it, (best - 1, 65). A tie found that way is exact
+ * (inside the window) and moves the best move to the lower square; a
+ * later improvement makes every earlier move lose. */
+OTH_HD int oth_search_shallow(uint64_t P0, uint64_t O0, int *ret_move,
+			      uint64_t *nodes)
 {
 	struct oth_frame st[OTH_STACK];
 	int sp = 0, v, neg;
@@ -390,7 +243,7 @@ OTH_HD int oth_search_leaf(uint64_t P0, uint64_t O0, int *ret_move,
 		/* Enter the node (P, O, alpha, beta) at depth sp. */
 		if (sp > 0) {
 			int e = oth_popcount(~(P | O));
-			if (e <= leaf) {
+			if (e <= 2) {
 				v = oth_solve_small(P, O, alpha, beta, e, &n);
 				goto ret;
 			}
@@ -463,18 +316,6 @@ OTH_HD int oth_search_leaf(uint64_t P0, uint64_t O0, int *ret_move,
 			goto descend;
 		}
 	}
-}
-
-#ifndef OTH_LEAF
-#define OTH_LEAF 2
-#endif
-
-/* The kernel's default search (OTHELLO_CUDA_VARIANT: leaf 2 measured
- * fastest on an H200, bench/othello.md), and othello_solve_shallow's. */
-OTH_HD int oth_search_shallow(uint64_t P0, uint64_t O0, int *ret_move,
-			      uint64_t *nodes)
-{
-	return oth_search_leaf(P0, O0, ret_move, nodes, OTH_LEAF);
 }
 
 #endif

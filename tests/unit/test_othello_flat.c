@@ -1,10 +1,11 @@
-/* Unit tests of othello_flat.h, the host build of the CUDA kernel's flat
- * variant: the search by flips against oth_search_leaf(leaf 2) (score, best
- * move, nodes) and the fast CPU solver (score, best move) on generated
- * positions of 1..14 empties and on positions with passes; and 32 lanes
- * stepped as the kernel's warp runs them (a step for every live lane each
- * round, the keys of the waiting lanes after it), taking positions from a
- * queue, with one to three returns and picks per step.
+/* Unit tests of othello_flat.h, the host build of the CUDA kernel's
+ * search: oth_moves_fast against oth_moves on random boards; the search by
+ * flips against oth_search_shallow (score, best move, nodes) and the fast
+ * CPU solver (score, best move) on generated positions of 1..14 empties
+ * and on positions with passes; and 32 lanes stepped as the kernel's warp
+ * runs them (a step for every live lane each round, the keys of the
+ * waiting lanes after it), taking positions from a queue, with one to
+ * three returns and picks per step (the kernel takes two).
  *
  * OTHELLO_STEP_SCALE=k multiplies the position counts. */
 #include <setjmp.h>
@@ -28,6 +29,26 @@ static double scale(void)
 	return k > 0 ? k : 1;
 }
 
+static void test_moves_fast(void **state)
+{
+	uint64_t x = 12345;
+
+	(void)state;
+	for (long i = 0; i < (long)(200000 * scale()); i++) {
+		uint64_t a = oth_mix64(x += OTHELLO_GOLDEN);
+		uint64_t b = oth_mix64(x += OTHELLO_GOLDEN);
+		uint64_t c = oth_mix64(x += OTHELLO_GOLDEN);
+		/* Dense and sparse boards, either side larger. */
+		uint64_t occ = (i & 1) ? a | b : a & ~c;
+		uint64_t P = occ & c, O = occ & ~c;
+		if (i & 2) {
+			uint64_t t = P; P = O; O = t;
+		}
+		assert_int_equal(oth_moves_fast(P, O), oth_moves(P, O));
+	}
+}
+
+/* Positions at each empties count: many where they are cheap. */
 static long count_at(int e)
 {
 	static const int n[15] = {0, 400, 400, 400, 400, 400, 400, 400, 400,
@@ -35,25 +56,24 @@ static long count_at(int e)
 	return (long)(n[e] * scale());
 }
 
-/* One position four ways: the fast solver, oth_search_leaf and flat, with
- * and without OTH_FLAT_ADJ. */
+/* One position three ways: the fast solver, oth_search_shallow and flat;
+ * and its moves by oth_moves_fast. */
 static void check_one(struct othello_solver *s, struct oth_fstack *S,
 		      uint64_t P, uint64_t O)
 {
 	uint64_t n0 = 0;
 	int m0, m1;
 	int v0 = othello_solver_solve(s, P, O, &m0, NULL);
-	int v1 = oth_search_leaf(P, O, &m1, &n0, 2);
+	int v1 = oth_search_shallow(P, O, &m1, &n0);
+	uint64_t n1 = 0;
+	int m2, v2 = oth_search_flat(S, P, O, &m2, &n1);
 
+	assert_int_equal(oth_moves_fast(P, O), oth_moves(P, O));
 	assert_int_equal(v1, v0);
 	assert_int_equal(m1, m0);
-	for (int opt = 0; opt <= OTH_FLAT_ADJ; opt += OTH_FLAT_ADJ) {
-		uint64_t n1 = 0;
-		int m2, v2 = oth_search_flat(S, P, O, &m2, &n1, opt);
-		assert_int_equal(v2, v0);
-		assert_int_equal(m2, m0);
-		assert_int_equal(n1, n0);
-	}
+	assert_int_equal(v2, v0);
+	assert_int_equal(m2, m0);
+	assert_int_equal(n1, n0);
 }
 
 static void test_flat_vs_search(void **state)
@@ -76,7 +96,7 @@ static void test_flat_vs_search(void **state)
 		}
 	}
 	printf("flat search: %ld positions of 1..14 empties: same score, "
-	       "move and nodes as oth_search_leaf\n", total);
+	       "move and nodes as oth_search_shallow\n", total);
 	othello_solver_free(s);
 	free(S);
 }
@@ -122,40 +142,29 @@ static void test_flat_passes(void **state)
 /* 32 lanes, the kernel's loop: a lane that is done takes the next
  * position (seed, e0 + index % spread empties); each round every live
  * lane takes one step (`parts` returns and picks), then the lanes waiting
- * for keys get them. With OTH_FLAT_TAIL in opt, lanes out of positions
- * take moves of the positions still searched in their warp once they have
- * counted min_nodes nodes on them. Checks every answer against
- * oth_search_leaf and that the board ends empty; returns the rounds. */
-static long run_warp(uint64_t seed, int e0, int spread, long n, int parts,
-		     int opt, unsigned min_nodes)
+ * for keys get them. Checks every answer against oth_search_shallow;
+ * returns the rounds. */
+static long run_warp(uint64_t seed, int e0, int spread, long n, int parts)
 {
 	struct oth_flat *F = calloc(32, sizeof(*F));
 	struct oth_fstack *S = calloc(32, sizeof(*S));
-	struct oth_jobs *J = calloc(1, sizeof(*J));
 	long next = 0, *pos = calloc(32, sizeof(long)), rounds = 0;
 	int8_t *sc = malloc((size_t)n);
 	uint8_t *mv = malloc((size_t)n);
 
 	assert_non_null(F);
 	assert_non_null(S);
-	assert_non_null(J);
 	assert_non_null(pos);
 	for (int l = 0; l < 32; l++) {
 		F[l].op = OTH_FLAT_DONE;
-		F[l].job = -1;
 		pos[l] = -1;
 	}
 	for (;;) {
-		unsigned done = 0, freed = 0, idle = 0, posters = 0;
 		int live = 0;
 		for (int l = 0; l < 32; l++) {
 			if (F[l].op != OTH_FLAT_DONE)
 				continue;
 			F[l].n = 0; /* as the kernel: nodes per position */
-			if (F[l].job >= 0) {
-				done |= oth_tail_job_done(J, &F[l]);
-				continue;
-			}
 			if (pos[l] >= 0) {
 				sc[pos[l]] = (int8_t)F[l].v;
 				mv[pos[l]] = (uint8_t)F[l].mv;
@@ -173,26 +182,6 @@ static long run_warp(uint64_t seed, int e0, int spread, long n, int parts,
 				F[l].op = OTH_FLAT_IDLE;
 			}
 		}
-		J->done |= done;
-		for (int l = 0; l < 32; l++)
-			if (F[l].op == OTH_FLAT_WAIT)
-				freed |= oth_tail_merge(J, &F[l]);
-		J->posted &= ~freed;
-		J->taken &= ~freed;
-		J->done &= ~freed;
-		if (opt & OTH_FLAT_TAIL) {
-			struct oth_tail_round R;
-			for (int l = 0; l < 32; l++) {
-				idle |= (unsigned)(F[l].op == OTH_FLAT_IDLE) << l;
-				posters |= (unsigned)(oth_tail_post_depth(
-						     &F[l], &S[l], min_nodes) >= 0)
-					   << l;
-			}
-			oth_tail_plan(&R, J, idle, posters);
-			for (int l = 0; l < 32; l++)
-				oth_tail_lane(&R, J, &F[l], &S[l], l);
-			oth_tail_masks(&R, J);
-		}
 		for (int l = 0; l < 32; l++)
 			live += F[l].op != OTH_FLAT_IDLE;
 		if (!live)
@@ -200,50 +189,27 @@ static long run_warp(uint64_t seed, int e0, int spread, long n, int parts,
 		for (int l = 0; l < 32; l++)
 			if (F[l].op <= OTH_FLAT_NEXT)
 				oth_flat_after(&F[l], &S[l],
-					       oth_flat_compute(&F[l]), parts,
-					       opt);
+					       oth_flat_compute(&F[l]), parts);
 		for (int l = 0; l < 32; l++)
 			if (F[l].op == OTH_FLAT_KEYS)
 				oth_flat_keys(&F[l], &S[l]);
 		rounds++;
 	}
-	assert_int_equal(J->posted | J->taken | J->done, 0);
 	for (long i = 0; i < n; i++) {
 		uint64_t P, O, nodes = 0;
 		int black, m;
 		oth_generate(seed, (uint64_t)i, e0 + (int)(i % spread), &P, &O,
 			     &black);
-		int v = oth_search_leaf(P, O, &m, &nodes, 2);
+		int v = oth_search_shallow(P, O, &m, &nodes);
 		assert_int_equal(sc[i], v);
 		assert_int_equal(mv[i], m);
 	}
 	free(F);
 	free(S);
-	free(J);
 	free(pos);
 	free(sc);
 	free(mv);
 	return rounds;
-}
-
-static void test_flat_tail(void **state)
-{
-	long n = (long)(64 * scale());
-
-	(void)state;
-	for (int e0 = 6; e0 <= 9; e0 += 3) {
-		long r0 = run_warp(5, e0, 3, n, 2, 0, 0);
-		long r1 = run_warp(5, e0, 3, n, 2, OTH_FLAT_TAIL, 0);
-		long r2 = run_warp(5, e0, 3, n, 2,
-				   OTH_FLAT_TAIL | OTH_FLAT_ADJ, 0);
-		long r3 = run_warp(5, e0, 3, n, 2,
-				   OTH_FLAT_TAIL | OTH_FLAT_ADJ, 300);
-		printf("flat warp, %ld positions of %d..%d empties: %ld rounds "
-		       "alone, %ld with the tail's jobs, %ld also scanning "
-		       "only next to opponent discs, %ld splitting only "
-		       "after 300 nodes\n", n, e0, e0 + 2, r0, r1, r2, r3);
-		assert_true(r3 > 0 && r2 > 0 && r1 > 0 && r0 > 0);
-	}
 }
 
 static void test_flat_warp(void **state)
@@ -252,8 +218,8 @@ static void test_flat_warp(void **state)
 
 	(void)state;
 	for (int parts = 1; parts <= 3; parts++) {
-		long r1 = run_warp(7, 1, 5, n, parts, 0, 0);
-		long r6 = run_warp(7, 6, 5, n, parts, 0, 0);
+		long r1 = run_warp(7, 1, 5, n, parts);
+		long r6 = run_warp(7, 6, 5, n, parts);
 		printf("flat warp, %d part(s) per step: %ld positions of "
 		       "1..5 empties in %ld rounds, of 6..10 in %ld\n", parts,
 		       n, r1, r6);
@@ -264,10 +230,10 @@ static void test_flat_warp(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_moves_fast),
 		cmocka_unit_test(test_flat_vs_search),
 		cmocka_unit_test(test_flat_passes),
 		cmocka_unit_test(test_flat_warp),
-		cmocka_unit_test(test_flat_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
