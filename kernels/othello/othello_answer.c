@@ -54,8 +54,10 @@ static int otw_answer_read(const json_t *answer, uint64_t sums[OTW_NSUMS],
 
 static int otw_cmp_mismatch(const void *a, const void *b)
 {
-	json_int_t x = json_integer_value(json_array_get(*(json_t *const *)a, 0));
-	json_int_t y = json_integer_value(json_array_get(*(json_t *const *)b, 0));
+	const json_t *ea = *(json_t *const *)a, *eb = *(json_t *const *)b;
+	json_int_t x = json_integer_value(json_array_get(ea, 0));
+	json_int_t y = json_integer_value(json_array_get(eb, 0));
+
 	return (x > y) - (x < y);
 }
 
@@ -204,8 +206,8 @@ int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 	for (size_t b = 0; b < 65; b++)
 		total += hist[b];
 	if (total != j.n || sums[OTW_POSITIONS] != j.n) {
-		gerr_printf(err, errlen, "othello finish: %" PRIu64 " scores for %"
-			    PRIu64 " positions", total, j.n);
+		gerr_printf(err, errlen, "othello finish: %" PRIu64 " scores "
+			    "for %" PRIu64 " positions", total, j.n);
 		return GERR_VERIFY;
 	}
 	if (sums[OTW_LEASES] != parts->n) {
@@ -225,33 +227,35 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 	char err[WL_ERRLEN], *buf = NULL;
 	size_t len = 0;
 	struct othello_job j;
+	uint64_t sums[OTW_NSUMS], hist[65], n, win = 0, draw = 0, loss = 0;
+	uint64_t peak = 1;
+	const json_t *list, *e;
+	double usec, nodes, sum = 0;
 	FILE *f;
 
 	(void)ctx;
 	(void)parts;
 	if (othello_job_get(params, &j, err, sizeof(err)) || !answer)
 		return strdup("othello: no answer yet\n");
+	if (otw_answer_read(answer, sums, hist, &list))
+		return strdup("othello: the answer is not an Othello answer\n");
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return NULL;
-	const json_t *hist = json_object_get(answer, "hist");
-	uint64_t n = (uint64_t)json_integer_value(json_object_get(answer, "positions"));
-	double usec = (double)json_integer_value(json_object_get(answer, "usec"));
-	double nodes = (double)json_integer_value(json_object_get(answer, "nodes"));
-	uint64_t win = 0, draw = 0, loss = 0, peak = 1;
-	double sum = 0;
+	n = sums[OTW_POSITIONS];
+	usec = (double)sums[OTW_USEC];
+	nodes = (double)sums[OTW_NODES];
 	for (int b = 0; b < 65; b++) {
-		uint64_t c = (uint64_t)json_integer_value(json_array_get(hist, (size_t)b));
 		int sc = 2 * b - 64;
-		sum += (double)sc * (double)c;
+		sum += (double)sc * (double)hist[b];
 		if (sc > 0)
-			win += c;
+			win += hist[b];
 		else if (sc < 0)
-			loss += c;
+			loss += hist[b];
 		else
-			draw += c;
-		if (c > peak)
-			peak = c;
+			draw += hist[b];
+		if (hist[b] > peak)
+			peak = hist[b];
 	}
 	if (j.file)
 		fprintf(f, "othello: %" PRIu64 " of %" PRIu64 " positions from "
@@ -261,39 +265,39 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 			" with %d empties, seed %" PRIu64 "\n", n, j.n,
 			j.empties, j.seed);
 	if (n) {
-		fprintf(f, "side to move: %" PRIu64 " wins, %" PRIu64 " draws, %"
-			PRIu64 " losses; mean score %+.3f\n", win, draw, loss,
-			sum / (double)n);
+		fprintf(f, "side to move: %" PRIu64 " wins, %" PRIu64 " draws, "
+			"%" PRIu64 " losses; mean score %+.3f\n", win, draw,
+			loss, sum / (double)n);
 		if (usec > 0)
 			fprintf(f, "solve rate: %.4g positions/s, %.4g nodes/s "
 				"(device time %.3f s, %.4g nodes)\n",
-				(double)n / (usec * 1e-6), nodes / (usec * 1e-6),
-				usec * 1e-6, nodes);
+				(double)n / (usec * 1e-6),
+				nodes / (usec * 1e-6), usec * 1e-6, nodes);
 		fprintf(f, "score distribution (score: positions):\n");
 		for (int b = 0; b < 65; b++) {
-			uint64_t c = (uint64_t)json_integer_value(json_array_get(hist, (size_t)b));
-			if (!c)
+			if (!hist[b])
 				continue;
-			int w = (int)(40.0 * (double)c / (double)peak + 0.999);
-			fprintf(f, "%+4d %12" PRIu64 " %.*s\n", 2 * b - 64, c, w,
+			int w = (int)(40.0 * (double)hist[b] / (double)peak +
+				      0.999);
+			fprintf(f, "%+4d %12" PRIu64 " %.*s\n", 2 * b - 64,
+				hist[b], w,
 				"########################################");
 		}
 	}
-	json_int_t mm = json_integer_value(json_object_get(answer, "mismatches"));
 	if (j.file) {
-		json_int_t we = json_integer_value(json_object_get(params, "with_expected"));
-		fprintf(f, "expected scores in the input: %lld; disagreements: "
-			"%lld\n", (long long)we, (long long)mm);
+		json_int_t we = json_integer_value(
+			json_object_get(params, "with_expected"));
 		size_t i;
-		json_t *e;
-		json_array_foreach(json_object_get(answer, "mismatch_list"), i, e) {
+		fprintf(f, "expected scores in the input: %lld; disagreements: "
+			"%" PRIu64 "\n", (long long)we, sums[OTW_MISMATCHES]);
+		json_array_foreach(list, i, e) {
 			if (i >= 20) {
 				fprintf(f, "  ... (answer lists %zu)\n",
-					json_array_size(json_object_get(answer, "mismatch_list")));
+					json_array_size(list));
 				break;
 			}
-			fprintf(f, "  position %lld (line order): expected %+lld, "
-				"solved %+lld\n",
+			fprintf(f, "  position %lld (line order): expected "
+				"%+lld, solved %+lld\n",
 				(long long)json_integer_value(json_array_get(e, 0)),
 				(long long)json_integer_value(json_array_get(e, 1)),
 				(long long)json_integer_value(json_array_get(e, 2)));
@@ -305,4 +309,3 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 	}
 	return buf;
 }
-

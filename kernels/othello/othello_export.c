@@ -50,8 +50,8 @@ static int otw_slices(const json_t *params, const struct wl_parts *parts,
 		char why[WL_ERRLEN];
 		rc = parts->get(parts->opaque, t, &p);
 		if (rc) {
-			gerr_printf(err, errlen, "othello: cannot read part %zu: "
-				    "%s", t, gerr_str(rc));
+			gerr_printf(err, errlen, "othello: cannot read part "
+				    "%zu: %s", t, gerr_str(rc));
 			goto fail;
 		}
 		rc = othello_spec_get(params, p.spec, &j, &s[t].begin,
@@ -59,7 +59,8 @@ static int otw_slices(const json_t *params, const struct wl_parts *parts,
 		if (rc == 0 && (!p.result_hash || strlen(p.result_hash) != 64))
 			snprintf(why, sizeof(why), "no result hash");
 		if (rc || !p.result_hash || strlen(p.result_hash) != 64) {
-			gerr_printf(err, errlen, "othello: part %zu: %s", t, why);
+			gerr_printf(err, errlen, "othello: part %zu: %s", t,
+				    why);
 			rc = GERR_CORRUPT;
 			goto fail;
 		}
@@ -108,8 +109,8 @@ static int otw_write_slice(FILE *f, const struct othello_job *j,
 	int rc = rd->fetch(rd->opaque, s->hash, &blob, &blen);
 
 	if (rc) {
-		gerr_printf(err, errlen, "othello: cannot read result %.16s: %s",
-			    s->hash, gerr_str(rc));
+		gerr_printf(err, errlen, "othello: cannot read result "
+			    "%.16s: %s", s->hash, gerr_str(rc));
 		return rc;
 	}
 	rc = othello_res_decode(blob, blen, 0, &r, err, errlen);
@@ -166,7 +167,8 @@ int othello_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		return GERR_INVAL;
 	}
 	if (!parts) {
-		gerr_printf(err, errlen, "othello: export needs the job's parts");
+		gerr_printf(err, errlen, "othello: export needs the job's "
+			    "parts");
 		return GERR_INVAL;
 	}
 	if (!answer || parts->n == 0) {
@@ -181,8 +183,8 @@ int othello_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		size_t blen = 0;
 		rc = rd->fetch(rd->opaque, j.input, &blob, &blen);
 		if (rc) {
-			gerr_printf(err, errlen, "othello: cannot read the input: %s",
-				    gerr_str(rc));
+			gerr_printf(err, errlen, "othello: cannot read the "
+				    "input: %s", gerr_str(rc));
 			goto out;
 		}
 		rc = othello_input_read(blob, blen, 0, 0, &in, err, errlen);

@@ -42,13 +42,13 @@ int othello_job_get(const json_t *params, struct othello_job *j, char *err,
 			return rc;
 		if (!j->digests || !j->input) {
 			gerr_printf(err, errlen, "othello: file job without its input "
-			       "(submit with --file F)");
+				    "(submit with --file F)");
 			return GERR_INVAL;
 		}
 		if (strlen(j->digests) !=
 		    16 * ((j->n + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK)) {
 			gerr_printf(err, errlen, "othello: params' digests do not "
-			       "match %" PRIu64 " positions", j->n);
+				    "match %" PRIu64 " positions", j->n);
 			return GERR_INVAL;
 		}
 	} else {
@@ -62,13 +62,13 @@ int othello_job_get(const json_t *params, struct othello_job *j, char *err,
 			return rc;
 		if (e < 1 || e > OTHELLO_WL_MAX_EMPTIES) {
 			gerr_printf(err, errlen, "othello: empties must be 1..%d",
-			       OTHELLO_WL_MAX_EMPTIES);
+				    OTHELLO_WL_MAX_EMPTIES);
 			return GERR_INVAL;
 		}
 	}
 	if (j->n < 1 || j->n > OTHELLO_MAX_POSITIONS || e > 60) {
 		gerr_printf(err, errlen, "othello: positions must be 1..%llu",
-		       (unsigned long long)OTHELLO_MAX_POSITIONS);
+			    (unsigned long long)OTHELLO_MAX_POSITIONS);
 		return GERR_INVAL;
 	}
 	j->empties = (int)e;
@@ -96,7 +96,7 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 	    (j->file && *begin % OTHELLO_BLOCK) ||
 	    (j->file && *begin + *count != j->n && *count % OTHELLO_BLOCK)) {
 		gerr_printf(err, errlen, "othello: bad lease [%" PRIu64 ", +%" PRIu64
-		       ") for %" PRIu64 " positions", *begin, *count, j->n);
+			    ") for %" PRIu64 " positions", *begin, *count, j->n);
 		return GERR_INVAL;
 	}
 	return 0;
@@ -121,8 +121,8 @@ int othello_wl_parse_params(void *ctx, const json_t *args,
 		if (strcmp(key, "random") && strcmp(key, "empties") &&
 		    strcmp(key, "seed") && strcmp(key, "file")) {
 			gerr_printf(err, errlen, "othello: unknown parameter '%s' "
-			       "(takes --random N --empties E --seed S, or "
-			       "--file F)", key);
+				    "(takes --random N --empties E --seed S, or "
+				    "--file F)", key);
 			return GERR_INVAL;
 		}
 	}
@@ -135,12 +135,12 @@ int othello_wl_parse_params(void *ctx, const json_t *args,
 		/* gpud passes the name of the submitted file as "file". */
 		if (!json_is_string(json_object_get(args, "file"))) {
 			gerr_printf(err, errlen, "othello: needs --random N --empties E "
-			       "[--seed S] or --file F");
+				    "[--seed S] or --file F");
 			return GERR_INVAL;
 		}
 		if (json_object_size(args) != 1) {
 			gerr_printf(err, errlen, "othello: --empties and --seed go "
-			       "with --random N");
+				    "with --random N");
 			return GERR_INVAL;
 		}
 		/* A file job: parse_input fills in the rest. */
@@ -160,12 +160,12 @@ int othello_wl_parse_params(void *ctx, const json_t *args,
 		return rc;
 	if (n < 1 || n > OTHELLO_MAX_POSITIONS) {
 		gerr_printf(err, errlen, "othello: --random must be 1..%llu, got %"
-		       PRIu64, (unsigned long long)OTHELLO_MAX_POSITIONS, n);
+			    PRIu64, (unsigned long long)OTHELLO_MAX_POSITIONS, n);
 		return GERR_INVAL;
 	}
 	if (e < 1 || e > OTHELLO_WL_MAX_EMPTIES) {
 		gerr_printf(err, errlen, "othello: --empties must be 1..%d, got %"
-		       PRIu64, OTHELLO_WL_MAX_EMPTIES, e);
+			    PRIu64, OTHELLO_WL_MAX_EMPTIES, e);
 		return GERR_INVAL;
 	}
 	snprintf(sbuf, sizeof(sbuf), "%" PRIu64, seed);

@@ -72,7 +72,7 @@ static int otw_check_digests(const struct othello_job *j, const struct othello_r
 			 othello_digest(r->pos + lo, k));
 		if (memcmp(hex, j->digests + 16 * b, 16) != 0) {
 			gerr_printf(err, errlen, "othello verify: positions of block "
-			       "%" PRIu64 " are not the input's", b);
+				    "%" PRIu64 " are not the input's", b);
 			return GERR_VERIFY;
 		}
 	}
@@ -100,9 +100,9 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 		return GERR_VERIFY;
 	if (r.begin != begin || r.count != count || r.with_pos != j.file) {
 		gerr_printf(err, errlen, "othello verify: result is for [%" PRIu64
-		       ", +%" PRIu64 ")%s, lease is [%" PRIu64 ", +%" PRIu64 ")",
-		       r.begin, r.count, r.with_pos ? " with positions" : "",
-		       begin, count);
+			    ", +%" PRIu64 ")%s, lease is [%" PRIu64 ", +%" PRIu64 ")",
+			    r.begin, r.count, r.with_pos ? " with positions" : "",
+			    begin, count);
 		rc = GERR_VERIFY;
 		goto out;
 	}
@@ -143,8 +143,8 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 		othello_res_at(result, i, &score, &move);
 		if (sc[t] != score || mv[t] != move) {
 			gerr_printf(err, errlen, "othello verify: position %" PRIu64
-			       " re-solves to %+d (move %d), result claims %+d "
-			       "(move %d)", begin + i, sc[t], mv[t], score, move);
+				    " re-solves to %+d (move %d), result claims %+d "
+				    "(move %d)", begin + i, sc[t], mv[t], score, move);
 			rc = GERR_VERIFY;
 			goto out;
 		}

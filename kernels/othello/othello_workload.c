@@ -26,8 +26,6 @@ static double otw_now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* ---- run ------------------------------------------------------------------ */
-
 struct otw_stop {
 	const struct wl_run_io *io;
 };
@@ -162,7 +160,7 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 		cuda = dev->cuda_ctx;
 		if (!cuda) {
 			gerr_printf(err, errlen, "othello: CUDA device without a "
-			       "context (cuda_open)");
+				    "context (cuda_open)");
 			return GERR_INVAL;
 		}
 	}
@@ -171,13 +169,13 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 		size_t blen = 0;
 		if (!io || !io->fetch) {
 			gerr_printf(err, errlen, "othello: file job but no way to "
-			       "fetch the input blob");
+				    "fetch the input blob");
 			return GERR_UNSUPPORTED;
 		}
 		rc = io->fetch(io->opaque, j.input, &blob, &blen);
 		if (rc) {
 			gerr_printf(err, errlen, "othello: cannot fetch the input "
-			       "%.16s...: %s", j.input, gerr_str(rc));
+				    "%.16s...: %s", j.input, gerr_str(rc));
 			return rc;
 		}
 		rc = othello_input_read(blob, blen, begin, count, &pos, err,
@@ -198,7 +196,7 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 		if (c.begin != begin || c.count != count || c.with_pos != j.file) {
 			othello_res_clear(&c);
 			gerr_printf(err, errlen, "othello: checkpoint is for another "
-			       "lease");
+				    "lease");
 			rc = GERR_INVAL;
 			goto out;
 		}
