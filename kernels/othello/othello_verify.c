@@ -16,6 +16,7 @@
 #include "othello.h"
 #include "othello_wl.h"
 
+/* A checkpoint that decodes and is for this lease. */
 int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 				const json_t *spec, const void *bytes,
 				size_t len, char *err, size_t errlen)
@@ -39,6 +40,7 @@ int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 	return rc;
 }
 
+/* Positions re-solved per lease: fewer as each costs more. */
 static unsigned otw_sample_size(int empties)
 {
 	if (empties <= 14)
@@ -60,8 +62,10 @@ static int otw_verify_threads(unsigned k)
 	return (unsigned)n < k ? n : (int)k;
 }
 
-static int otw_check_digests(const struct othello_job *j, const struct othello_res *r,
-			 char *err, size_t errlen)
+/* Every block of r's positions has params' digest. */
+static int otw_check_digests(const struct othello_job *j,
+			     const struct othello_res *r, char *err,
+			     size_t errlen)
 {
 	for (uint64_t lo = 0; lo < r->count; lo += OTHELLO_BLOCK) {
 		uint64_t k = r->count - lo < OTHELLO_BLOCK ? r->count - lo

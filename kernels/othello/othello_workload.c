@@ -37,10 +37,12 @@ static int otw_io_stop(void *o)
 }
 
 /* Solve positions [from, to) of r (positions in pos, or generated). */
-static int otw_solve_range(const struct othello_job *j, struct othello_res *r,
-		       const struct othello_pos *pos, uint64_t from,
-		       uint64_t to, const struct wl_device *dev, void *cuda,
-		       const struct wl_run_io *io, char *err, size_t errlen)
+static int otw_solve_range(const struct othello_job *j,
+			   struct othello_res *r,
+			   const struct othello_pos *pos, uint64_t from,
+			   uint64_t to, const struct wl_device *dev,
+			   void *cuda, const struct wl_run_io *io, char *err,
+			   size_t errlen)
 {
 	size_t n = (size_t)(to - from), ng = 0, nc = 0;
 	uint64_t *P, *O, nodes = 0;
