@@ -1,7 +1,7 @@
 """Othello through gpud: a small --random job and a --file job on a CPU
-worker give exactly gpurun's scores; `gpuctl result JOB` writes them as OBF
-lines; a file with a bad line is refused before the job starts, naming the
-line."""
+worker give exactly gpurun's scores in an answer of constant size; `gpuctl
+result JOB` writes them as OBF lines from the job's parts; a file with a bad
+line is refused before the job starts, naming the line."""
 import os
 import subprocess
 
@@ -38,6 +38,11 @@ def test_othello(cl: Cluster):
     check(res["state"] == "done", "random job not done: %s" % res["state"])
     ref = gpurun_export(cl, "--random", "1000", "--empties", "9", "--seed", "7")
     check(res["answer"]["hist"] == ref["hist"], "score histogram differs from gpurun's")
+    # A constant-size answer: which result holds which positions is in gpud's
+    # parts, read by the export below.
+    check(sorted(res["answer"]) == ["hist", "leases", "mismatch_list", "mismatches", "nodes",
+                                    "positions", "usec"], "answer fields: %s" % sorted(res["answer"]))
+    check(res["answer"]["leases"] == 3, "1000 positions in leases of 400: %s" % res["answer"]["leases"])
     r = cl.ctl("result", str(job))
     lines = scores_of(r.stdout)
     check(len(lines) == 1000, "export has %d lines" % len(lines))

@@ -3,7 +3,9 @@
  * the minimax reference and each other, the generator, text parsing with
  * bad lines, the binary formats, and a whole job through the workload
  * interface (parse, carve, run, verify, merge, finish, export) for both a
- * --random and a --file job, plus verification refusing altered results. */
+ * --random and a --file job, plus verification refusing altered results,
+ * an answer whose size does not grow with the leases merged, and export
+ * refusing parts that do not cover the positions once. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,10 +18,8 @@
 
 #include "gerr.h"
 #include "othello/othello.h"
+#include "parts_list.h"
 #include "workload.h"
-
-/* carve's last-lease flag, where a test does not look at it. */
-static int carve_last;
 
 extern const struct workload othello_workload;
 
@@ -326,13 +326,15 @@ static void test_verify_sample(void **state)
 	char err[WL_ERRLEN] = "", want[64];
 	void *res;
 	size_t len;
+	int last = 0;
 
 	(void)state;
 	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
 					 sizeof(err)), 0);
-	assert_int_equal(W->carve(workload_ctx(W), params, NULL, NULL, NULL, 0, &spec, &units, &next, &carve_last),
-			 0);
+	assert_int_equal(W->carve(workload_ctx(W), params, NULL, NULL, NULL, 0,
+				  &spec, &units, &next, &last), 0);
 	assert_int_equal(units, 50);
+	assert_int_equal(last, 1);
 	assert_int_equal(W->run(workload_ctx(W), params, spec, NULL, 0, &dev, NULL, &res, &len,
 				err, sizeof(err)), 0);
 	for (uint64_t seed = 0; seed < 4; seed++)
@@ -392,26 +394,107 @@ static int io_ck(void *o, const void *b, size_t n, uint64_t u)
 	return 0;
 }
 
-/* Runs every lease of the job; returns the export text. */
+/* Some of a job's parts, by index into all of them: for export and finish
+ * given parts that leave positions out or hold some twice. */
+struct view {
+	struct wl_parts pub;
+	const struct wl_parts *of;
+	uint64_t map[16];
+};
+
+static int view_get(void *o, uint64_t k, struct wl_part *ret)
+{
+	struct view *v = o;
+
+	if (k >= v->pub.n)
+		return GERR_NOTFOUND;
+	return v->of->get(v->of->opaque, v->map[k], ret);
+}
+
+static void view_init(struct view *v, const struct wl_parts *of,
+		      const uint64_t *map, uint64_t n)
+{
+	assert_true(n <= 16);
+	v->pub = (struct wl_parts){v, n, view_get};
+	v->of = of;
+	memcpy(v->map, map, n * sizeof(*map));
+}
+
+/* Export and finish refuse parts that do not cover the job once. */
+static void check_bad_parts(json_t *params, const json_t *answer,
+			    const struct wl_parts *all, struct mem *m)
+{
+	const struct workload *W = &othello_workload;
+	struct wl_blob_reader rd = {m, mem_fetch};
+	json_t *args = json_object();
+	char err[WL_ERRLEN] = "";
+	uint64_t map[16], n = all->n;
+	struct view v;
+	void *out = NULL;
+	size_t olen;
+
+	assert_true(n >= 2 && n < 16);
+	/* The first lease missing: not finished, and said where. */
+	for (uint64_t k = 1; k < n; k++)
+		map[k - 1] = k;
+	view_init(&v, all, map, n - 1);
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer, &v.pub,
+					"result", args, &rd, &out, &olen, err,
+					sizeof(err)), GERR_STATE);
+	assert_non_null(strstr(err, "not finished"));
+	assert_non_null(strstr(err, "none from position 0"));
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &v.pub, err,
+				   sizeof(err)), GERR_VERIFY);
+	/* The last lease missing. */
+	for (uint64_t k = 0; k < n - 1; k++)
+		map[k] = k;
+	view_init(&v, all, map, n - 1);
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer, &v.pub,
+					"result", args, &rd, &out, &olen, err,
+					sizeof(err)), GERR_STATE);
+	assert_non_null(strstr(err, "not finished"));
+	/* A lease twice. */
+	for (uint64_t k = 0; k < n; k++)
+		map[k] = k;
+	map[n] = n / 2;
+	view_init(&v, all, map, n + 1);
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer, &v.pub,
+					"result", args, &rd, &out, &olen, err,
+					sizeof(err)), GERR_CORRUPT);
+	assert_non_null(strstr(err, "overlap"));
+	/* No parts at all. */
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer, NULL,
+					"result", args, &rd, &out, &olen, err,
+					sizeof(err)), GERR_INVAL);
+	assert_null(out);
+	json_decref(args);
+}
+
+/* Runs every lease of the job, keeping its parts as gpud does; returns
+ * the export text. */
 static char *run_job(json_t *params, struct mem *m, uint64_t want)
 {
 	const struct workload *W = &othello_workload;
 	json_t *cursor = NULL, *answer = NULL;
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
 	struct wl_run_io io = {m, NULL, io_due, io_ck, NULL, mem_fetch};
+	struct parts_list pl;
 	char err[WL_ERRLEN] = "";
-	int leases = 0;
+	int leases = 0, last = 0;
 
+	parts_list_init(&pl);
 	for (;;) {
-		json_t *spec, *next, *merged;
+		json_t *spec, *next, *merged, *note = NULL;
 		uint64_t units;
 		void *res;
 		size_t len;
-		int rc = W->carve(workload_ctx(W), params, cursor, answer, NULL, want, &spec, &units,
-				  &next, &carve_last);
+		int was_last = last;
+		int rc = W->carve(workload_ctx(W), params, cursor, answer,
+				  &pl.pub, want, &spec, &units, &next, &last);
 		if (rc == GERR_DONE)
 			break;
 		assert_int_equal(rc, 0);
+		assert_false(was_last); /* nothing carved after the last */
 		rc = W->run(workload_ctx(W), params, spec, NULL, 0, &dev, &io, &res, &len, err,
 			    sizeof(err));
 		if (rc)
@@ -429,8 +512,10 @@ static char *run_job(json_t *params, struct mem *m, uint64_t want)
 					   sizeof(err)), GERR_VERIFY);
 		free(alt);
 		const char *h = mem_put(m, res, len);
-		assert_int_equal(W->merge(workload_ctx(W), params, answer, spec, res, len, h,
-					  &merged, NULL), 0);
+		assert_int_equal(W->merge(workload_ctx(W), params, answer, spec,
+					  res, len, h, &merged, &note), 0);
+		assert_int_equal(parts_list_add(&pl, spec, units, h, note), 0);
+		json_decref(note);
 		json_decref(answer);
 		answer = merged;
 		json_decref(cursor);
@@ -438,23 +523,116 @@ static char *run_job(json_t *params, struct mem *m, uint64_t want)
 		json_decref(spec);
 		leases++;
 	}
+	assert_true(last);
 	assert_true(leases >= 2);
-	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err, sizeof(err)), 0);
-	char *text = W->render_text(workload_ctx(W), params, answer, NULL);
+	/* Which result holds which positions is in the parts only. */
+	assert_null(json_object_get(answer, "results"));
+	assert_int_equal(json_integer_value(json_object_get(answer, "leases")),
+			 leases);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &pl.pub,
+				   err, sizeof(err)), 0);
+	char *text = W->render_text(workload_ctx(W), params, answer, &pl.pub);
 	assert_non_null(strstr(text, "score distribution"));
 	free(text);
+	check_bad_parts(params, answer, &pl.pub, m);
 	struct wl_blob_reader rd = {m, mem_fetch};
 	void *out;
 	size_t olen;
 	json_t *args = json_object();
-	assert_int_equal(W->export_data(workload_ctx(W), params, answer, NULL, "result", args, &rd,
-					&out, &olen, err, sizeof(err)), 0);
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer,
+					&pl.pub, "result", args, &rd, &out,
+					&olen, err, sizeof(err)), 0);
 	json_decref(args);
 	char *s = realloc(out, olen + 1);
 	s[olen] = 0;
 	json_decref(answer);
 	json_decref(cursor);
+	parts_list_clear(&pl);
 	return s;
+}
+
+/* The answer of many leases is the answer of one lease of the same
+ * positions but for the counts of leases and time: its size does not grow
+ * with the leases merged. Merged in either order it is the same, and an
+ * answer's fields other than its own (an older gpud's "results") are not
+ * carried on. */
+static void test_answer_constant(void **state)
+{
+	const struct workload *W = &othello_workload;
+	json_t *args = json_pack("{s:s, s:s, s:s}", "random", "512", "empties",
+				 "5", "seed", "2"), *params;
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 1, NULL};
+	char err[WL_ERRLEN] = "";
+	uint64_t total;
+	enum { K = 128 };
+	json_t *spec[K], *one = NULL, *fwd = NULL, *rev = NULL, *one_spec, *m;
+	void *res[K], *one_res;
+	size_t len[K], one_len, size8 = 0;
+
+	(void)state;
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total,
+					 err, sizeof(err)), 0);
+	for (int k = 0; k < K; k++) {
+		spec[k] = json_pack("{s:i, s:i}", "begin", 4 * k, "count", 4);
+		assert_int_equal(W->run(workload_ctx(W), params, spec[k], NULL, 0,
+					&dev, NULL, &res[k], &len[k], err,
+					sizeof(err)), 0);
+	}
+	for (int k = 0; k < K; k++) {
+		assert_int_equal(W->merge(workload_ctx(W), params, fwd, spec[k],
+					  res[k], len[k], "h", &m, NULL), 0);
+		json_decref(fwd);
+		fwd = m;
+		if (k == 7)
+			size8 = json_dumpb(fwd, NULL, 0, JSON_COMPACT);
+		int r = K - 1 - k;
+		assert_int_equal(W->merge(workload_ctx(W), params, rev, spec[r],
+					  res[r], len[r], "h", &m, NULL), 0);
+		json_decref(rev);
+		rev = m;
+	}
+	one_spec = json_pack("{s:i, s:i}", "begin", 0, "count", 4 * K);
+	assert_int_equal(W->run(workload_ctx(W), params, one_spec, NULL, 0, &dev,
+				NULL, &one_res, &one_len, err, sizeof(err)), 0);
+	assert_int_equal(W->merge(workload_ctx(W), params, NULL, one_spec,
+				  one_res, one_len, "h", &one, NULL), 0);
+	assert_int_equal(json_integer_value(json_object_get(fwd, "leases")), K);
+	assert_int_equal(json_object_size(fwd), json_object_size(one));
+	/* 8 leases or 128: a few digits more, not a line per lease. */
+	assert_true(json_dumpb(fwd, NULL, 0, JSON_COMPACT) < size8 + 80);
+	assert_true(json_equal(fwd, rev));
+	const char *per_run[] = {"leases", "usec", "nodes"};
+	for (int i = 0; i < 3; i++) {
+		json_object_del(fwd, per_run[i]);
+		json_object_del(one, per_run[i]);
+	}
+	assert_true(json_equal(fwd, one));
+
+	/* An answer with a field merge does not know: left behind. */
+	json_object_set_new(one, "results", json_pack("{s:[s, i]}", "0", "h", 4));
+	json_object_set_new(one, "leases", json_integer(1));
+	json_object_set_new(one, "usec", json_integer(0));
+	json_object_set_new(one, "nodes", json_integer(0));
+	assert_int_equal(W->merge(workload_ctx(W), params, one, spec[0], res[0],
+				  len[0], "h", &m, NULL), 0);
+	assert_null(json_object_get(m, "results"));
+	assert_int_equal(json_integer_value(json_object_get(m, "leases")), 2);
+	json_decref(m);
+	/* A result that is not the lease's is not merged. */
+	assert_int_equal(W->merge(workload_ctx(W), params, NULL, spec[1], res[0],
+				  len[0], "h", &m, NULL), GERR_INVAL);
+
+	for (int k = 0; k < K; k++) {
+		json_decref(spec[k]);
+		free(res[k]);
+	}
+	free(one_res);
+	json_decref(one_spec);
+	json_decref(one);
+	json_decref(fwd);
+	json_decref(rev);
+	json_decref(params);
+	json_decref(args);
 }
 
 static void test_job_random(void **state)
@@ -581,6 +759,46 @@ static void test_job_file(void **state)
 			 (1023 / 7) + 1);
 	assert_int_equal(json_array_size(json_object_get(answer,
 							 "mismatch_list")), 100);
+	/* Merged in either order, the whole job's list is the lowest 100 of
+	 * its 300 disagreements. */
+	{
+		json_t *sp[3], *fwd = NULL, *rev = NULL, *mg;
+		void *rr[3];
+		size_t rl[3];
+		for (int k = 0; k < 3; k++) {
+			sp[k] = json_pack("{s:i, s:i}", "begin", 1024 * k,
+					  "count", k < 2 ? 1024 : 2100 - 2048);
+			assert_int_equal(W->run(workload_ctx(W), np, sp[k], NULL,
+						0, &dev, &io, &rr[k], &rl[k],
+						err, sizeof(err)), 0);
+		}
+		for (int k = 0; k < 3; k++) {
+			assert_int_equal(W->merge(workload_ctx(W), np, fwd,
+						  sp[k], rr[k], rl[k], "x",
+						  &mg, NULL), 0);
+			json_decref(fwd);
+			fwd = mg;
+			assert_int_equal(W->merge(workload_ctx(W), np, rev,
+						  sp[2 - k], rr[2 - k],
+						  rl[2 - k], "x", &mg, NULL), 0);
+			json_decref(rev);
+			rev = mg;
+		}
+		assert_true(json_equal(fwd, rev));
+		assert_int_equal(json_integer_value(json_object_get(fwd,
+						    "mismatches")), 300);
+		json_t *ml = json_object_get(fwd, "mismatch_list");
+		assert_int_equal(json_array_size(ml), 100);
+		for (size_t i = 0; i < 100; i++)
+			assert_int_equal(json_integer_value(json_array_get(
+				json_array_get(ml, i), 0)), 7 * (json_int_t)i);
+		for (int k = 0; k < 3; k++) {
+			json_decref(sp[k]);
+			free(rr[k]);
+		}
+		json_decref(fwd);
+		json_decref(rev);
+	}
 	/* A result for other positions fails the digest check. */
 	((uint8_t *)res)[OTHELLO_RES_HDR + 2 * 1024 + 5] ^= 0x40;
 	assert_int_equal(W->verify(workload_ctx(W), np, spec, res, len, 1, err, sizeof(err)),
@@ -628,6 +846,7 @@ int main(void)
 		cmocka_unit_test(test_verify_sample),
 		cmocka_unit_test(test_job_random),
 		cmocka_unit_test(test_job_file),
+		cmocka_unit_test(test_answer_constant),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

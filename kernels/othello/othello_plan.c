@@ -1,0 +1,307 @@
+/* othello_plan.c - an Othello job's plan: the params gpuctl's arguments
+ * give, the input file of a --file job (checked and canonicalised, with a
+ * digest per block for verify), and the leases carved from a cursor. The
+ * shapes of params, cursor and spec are in othello_wl.h.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
+#include "othello.h"
+#include "othello_cuda.h"
+#include "othello_wl.h"
+
+int othello_job_get(const json_t *params, struct othello_job *j, char *err,
+		    size_t errlen)
+{
+	const char *mode;
+	uint64_t e = 0;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	if (!json_is_object(params)) {
+		gerr_printf(err, errlen, "othello: params must be an object");
+		return GERR_INVAL;
+	}
+	mode = json_string_value(json_object_get(params, "mode"));
+	if (!mode || (strcmp(mode, "random") && strcmp(mode, "file"))) {
+		gerr_printf(err, errlen, "othello: params need mode random or file");
+		return GERR_INVAL;
+	}
+	j->file = strcmp(mode, "file") == 0;
+	if (j->file) {
+		j->digests = json_string_value(json_object_get(params, "digests"));
+		j->input = json_string_value(json_object_get(params, "input"));
+		rc = wl_json_u64(params, "positions", 1, 0, &j->n, err, errlen);
+		if (rc == 0)
+			rc = wl_json_u64(params, "max_empties", 1, 0, &e, err,
+					 errlen);
+		if (rc)
+			return rc;
+		if (!j->digests || !j->input) {
+			gerr_printf(err, errlen, "othello: file job without its input "
+				    "(submit with --file F)");
+			return GERR_INVAL;
+		}
+		if (strlen(j->digests) !=
+		    16 * ((j->n + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK)) {
+			gerr_printf(err, errlen, "othello: params' digests do not "
+				    "match %" PRIu64 " positions", j->n);
+			return GERR_INVAL;
+		}
+	} else {
+		rc = wl_json_u64(params, "positions", 1, 0, &j->n, err, errlen);
+		if (rc == 0)
+			rc = wl_json_u64(params, "empties", 1, 0, &e, err, errlen);
+		if (rc == 0)
+			rc = wl_json_u64(params, "seed", 0, 0, &j->seed, err,
+					 errlen);
+		if (rc)
+			return rc;
+		if (e < 1 || e > OTHELLO_WL_MAX_EMPTIES) {
+			gerr_printf(err, errlen, "othello: empties must be 1..%d",
+				    OTHELLO_WL_MAX_EMPTIES);
+			return GERR_INVAL;
+		}
+	}
+	if (j->n < 1 || j->n > OTHELLO_MAX_POSITIONS || e > 60) {
+		gerr_printf(err, errlen, "othello: positions must be 1..%llu",
+			    (unsigned long long)OTHELLO_MAX_POSITIONS);
+		return GERR_INVAL;
+	}
+	j->empties = (int)e;
+	return 0;
+}
+
+int othello_spec_get(const json_t *params, const json_t *spec,
+		     struct othello_job *j, uint64_t *begin, uint64_t *count,
+		     char *err, size_t errlen)
+{
+	int rc = othello_job_get(params, j, err, errlen);
+
+	if (rc)
+		return rc;
+	if (!json_is_object(spec)) {
+		gerr_printf(err, errlen, "othello: spec must be an object");
+		return GERR_INVAL;
+	}
+	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(spec, "count", 1, 0, count, err, errlen);
+	if (rc)
+		return rc;
+	if (*count < 1 || *begin >= j->n || *count > j->n - *begin ||
+	    (j->file && *begin % OTHELLO_BLOCK) ||
+	    (j->file && *begin + *count != j->n && *count % OTHELLO_BLOCK)) {
+		gerr_printf(err, errlen, "othello: bad lease [%" PRIu64 ", +%" PRIu64
+			    ") for %" PRIu64 " positions", *begin, *count, j->n);
+		return GERR_INVAL;
+	}
+	return 0;
+}
+
+int othello_wl_parse_params(void *ctx, const json_t *args,
+			    json_t **ret_params, uint64_t *ret_total_units,
+			    char *err, size_t errlen)
+{
+	const char *key;
+	json_t *val, *p;
+	uint64_t n = 0, e = 0, seed = 0;
+	int has_random, rc;
+	char sbuf[32];
+
+	(void)ctx;
+	if (!json_is_object(args)) {
+		gerr_printf(err, errlen, "othello: arguments must be an object");
+		return GERR_INVAL;
+	}
+	json_object_foreach((json_t *)args, key, val) {
+		if (strcmp(key, "random") && strcmp(key, "empties") &&
+		    strcmp(key, "seed") && strcmp(key, "file")) {
+			gerr_printf(err, errlen, "othello: unknown parameter '%s' "
+				    "(takes --random N --empties E --seed S, or "
+				    "--file F)", key);
+			return GERR_INVAL;
+		}
+	}
+	has_random = json_object_get(args, "random") != NULL;
+	if (has_random && json_object_get(args, "file")) {
+		gerr_printf(err, errlen, "othello: give --random N or --file F, not both");
+		return GERR_INVAL;
+	}
+	if (!has_random) {
+		/* gpud passes the name of the submitted file as "file". */
+		if (!json_is_string(json_object_get(args, "file"))) {
+			gerr_printf(err, errlen, "othello: needs --random N --empties E "
+				    "[--seed S] or --file F");
+			return GERR_INVAL;
+		}
+		if (json_object_size(args) != 1) {
+			gerr_printf(err, errlen, "othello: --empties and --seed go "
+				    "with --random N");
+			return GERR_INVAL;
+		}
+		/* A file job: parse_input fills in the rest. */
+		p = json_pack("{s:s}", "mode", "file");
+		if (!p)
+			return GERR_NOMEM;
+		*ret_params = p;
+		*ret_total_units = 0;
+		return 0;
+	}
+	rc = wl_json_u64(args, "random", 1, 0, &n, err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(args, "empties", 1, 0, &e, err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(args, "seed", 0, 0, &seed, err, errlen);
+	if (rc)
+		return rc;
+	if (n < 1 || n > OTHELLO_MAX_POSITIONS) {
+		gerr_printf(err, errlen, "othello: --random must be 1..%llu, got %"
+			    PRIu64, (unsigned long long)OTHELLO_MAX_POSITIONS, n);
+		return GERR_INVAL;
+	}
+	if (e < 1 || e > OTHELLO_WL_MAX_EMPTIES) {
+		gerr_printf(err, errlen, "othello: --empties must be 1..%d, got %"
+			    PRIu64, OTHELLO_WL_MAX_EMPTIES, e);
+		return GERR_INVAL;
+	}
+	snprintf(sbuf, sizeof(sbuf), "%" PRIu64, seed);
+	p = json_pack("{s:s, s:I, s:I, s:s}", "mode", "random", "positions",
+		      (json_int_t)n, "empties", (json_int_t)e, "seed", sbuf);
+	if (!p)
+		return GERR_NOMEM;
+	*ret_params = p;
+	*ret_total_units = n;
+	return 0;
+}
+
+int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
+			   size_t len, json_t **ret_params, void **ret_input,
+			   size_t *ret_input_len, uint64_t *ret_total_units,
+			   char *err, size_t errlen)
+{
+	const char *mode = json_string_value(json_object_get(params, "mode"));
+	void *canon = NULL;
+	size_t canon_len = 0;
+	uint64_t n = 0, with_exp = 0;
+	struct othello_pos *pos = NULL;
+	char *dig = NULL;
+	json_t *np = NULL;
+	int maxe = 0, rc;
+
+	(void)ctx;
+	if (!mode || strcmp(mode, "file") != 0) {
+		gerr_printf(err, errlen, "othello: --random jobs take no input file");
+		return GERR_INVAL;
+	}
+	rc = othello_input_parse(input, len, &canon, &canon_len, &n, &maxe,
+				 err, errlen);
+	if (rc)
+		return rc;
+	rc = othello_input_read(canon, canon_len, 0, 0, &pos, err, errlen);
+	if (rc)
+		goto out;
+	size_t nb = (n + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK;
+	dig = malloc(nb * 16 + 1);
+	if (!dig) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		uint64_t lo = b * OTHELLO_BLOCK;
+		uint64_t k = n - lo < OTHELLO_BLOCK ? n - lo : OTHELLO_BLOCK;
+		snprintf(dig + 16 * b, 17, "%016" PRIx64,
+			 othello_digest(pos + lo, k));
+	}
+	for (uint64_t i = 0; i < n; i++)
+		with_exp += pos[i].expected != OTHELLO_NO_SCORE;
+	np = json_deep_copy(params);
+	if (!np || json_object_set_new(np, "positions", json_integer((json_int_t)n)) ||
+	    json_object_set_new(np, "max_empties", json_integer(maxe)) ||
+	    json_object_set_new(np, "with_expected",
+				json_integer((json_int_t)with_exp)) ||
+	    json_object_set_new(np, "digests", json_string(dig))) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	*ret_params = np;
+	np = NULL;
+	*ret_input = canon;
+	canon = NULL;
+	*ret_input_len = canon_len;
+	*ret_total_units = n;
+out:
+	json_decref(np);
+	free(canon);
+	free(pos);
+	free(dig);
+	return rc;
+}
+
+/* Default lease: minutes of a CPU worker's time, all of a 10-empty job on
+ * a GPU (fewer, larger leases keep gpud's overhead out of the rate). */
+static uint64_t otw_default_units(int empties)
+{
+	if (empties <= 12)
+		return 1ull << 21;
+	if (empties <= 14)
+		return 1ull << 17;
+	if (empties <= 16)
+		return 1ull << 14;
+	if (empties <= 18)
+		return 1ull << 12;
+	if (empties <= 20)
+		return 1ull << 10;
+	if (empties <= 22)
+		return 256;
+	if (empties <= 24)
+		return 64;
+	return 16;
+}
+
+/* The next lease after the cursor: leases tile [0, n) in order, so the
+ * answer and the parts are not needed. */
+int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
+		     const json_t *answer, const struct wl_parts *parts,
+		     uint64_t want_units, json_t **ret_spec,
+		     uint64_t *ret_units, json_t **ret_cursor, int *ret_last)
+{
+	char err[WL_ERRLEN];
+	struct othello_job j;
+	uint64_t next = 0, size;
+	json_t *spec, *cur;
+
+	(void)ctx;
+	(void)answer;
+	(void)parts;
+	if (othello_job_get(params, &j, err, sizeof(err)))
+		return GERR_INVAL;
+	if (cursor && wl_json_u64(cursor, "next", 1, 0, &next, err,
+				  sizeof(err)))
+		return GERR_INVAL;
+	if (next >= j.n)
+		return GERR_DONE;
+	size = want_units ? want_units : otw_default_units(j.empties);
+	if (size > OTHELLO_CUDA_MAX_BATCH)
+		size = OTHELLO_CUDA_MAX_BATCH;
+	if (j.file) /* whole blocks, so verify can check their digests */
+		size = (size + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK * OTHELLO_BLOCK;
+	if (size > j.n - next)
+		size = j.n - next;
+	spec = json_pack("{s:I, s:I}", "begin", (json_int_t)next, "count",
+			 (json_int_t)size);
+	cur = json_pack("{s:I}", "next", (json_int_t)(next + size));
+	if (!spec || !cur) {
+		json_decref(spec);
+		json_decref(cur);
+		return GERR_NOMEM;
+	}
+	*ret_spec = spec;
+	*ret_units = size;
+	*ret_cursor = cur;
+	*ret_last = next + size == j.n;
+	return 0;
+}

@@ -1,0 +1,84 @@
+/* othello_wl.h - private to the Othello workload's files: the job as its
+ * params describe it, and the hooks that othello_workload.c puts into
+ * struct workload.
+ *
+ * params  random: {"mode": "random", "positions": N, "empties": E,
+ *                  "seed": "S"}
+ *         file:   {"mode": "file", "positions": N, "max_empties": E,
+ *                  "with_expected": k, "digests": "<16 hex per block>",
+ *                  "input": "<hash>" (added by gpud), "input_name": ...}
+ * cursor  {"next": n}: positions [0, n) are leased
+ * spec    {"begin": b, "count": c}: one lease; in file jobs b is a
+ *         multiple of OTHELLO_BLOCK and the lease covers whole blocks
+ *         (the last block of the job may be short)
+ * answer  {"positions": n, "leases": k, "hist": [65 counts of score/2+32],
+ *          "nodes": x, "usec": t, "mismatches": m,
+ *          "mismatch_list": [[index, expected, score], ...] (the lowest
+ *          OTHELLO_MISMATCH_LIST indices)}: the same size after every
+ *          merge. Which result holds which positions is in gpud's parts
+ *          (each part's spec and result hash); merge leaves no note.
+ *
+ * Files: othello_plan.c (params, input, carve), othello_workload.c (run,
+ * the struct), othello_verify.c (checkpoints, results), othello_answer.c
+ * (merge, finish, text), othello_export.c (scored positions from parts).
+ */
+#ifndef GPUD_OTHELLO_WL_H
+#define GPUD_OTHELLO_WL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "workload.h"
+
+#define OTHELLO_WL_MAX_EMPTIES 40  /* random jobs; files may hold anything */
+#define OTHELLO_MISMATCH_LIST 100
+
+struct othello_job {
+	int file;
+	uint64_t n, seed;
+	int empties; /* random: E; file: the largest */
+	const char *digests, *input; /* borrowed from params */
+};
+
+/* The job that params describe; GERR_INVAL with a reason otherwise. */
+int othello_job_get(const json_t *params, struct othello_job *j, char *err,
+		    size_t errlen);
+/* The job and one lease of it (a spec carve could have made). */
+int othello_spec_get(const json_t *params, const json_t *spec,
+		     struct othello_job *j, uint64_t *begin, uint64_t *count,
+		     char *err, size_t errlen);
+
+/* The hooks, as struct workload documents them. */
+int othello_wl_parse_params(void *ctx, const json_t *args,
+			    json_t **ret_params, uint64_t *ret_total_units,
+			    char *err, size_t errlen);
+int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
+			   size_t len, json_t **ret_params, void **ret_input,
+			   size_t *ret_input_len, uint64_t *ret_total_units,
+			   char *err, size_t errlen);
+int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
+		     const json_t *answer, const struct wl_parts *parts,
+		     uint64_t want_units, json_t **ret_spec,
+		     uint64_t *ret_units, json_t **ret_cursor, int *ret_last);
+int othello_wl_check_checkpoint(void *ctx, const json_t *params,
+				const json_t *spec, const void *bytes,
+				size_t len, char *err, size_t errlen);
+int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
+		      const void *result, size_t len, uint64_t seed,
+		      char *err, size_t errlen);
+int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
+		     const json_t *spec, const void *result, size_t len,
+		     const char *result_hash, json_t **ret_answer,
+		     json_t **ret_note);
+int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
+		      const struct wl_parts *parts, char *err, size_t errlen);
+char *othello_wl_render_text(void *ctx, const json_t *params,
+			     const json_t *answer,
+			     const struct wl_parts *parts);
+int othello_wl_export(void *ctx, const json_t *params, const json_t *answer,
+		      const struct wl_parts *parts, const char *what,
+		      const json_t *args, const struct wl_blob_reader *rd,
+		      void **ret, size_t *ret_len, char *err, size_t errlen);
+
+#endif
