@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mix.h"
+
 #ifdef __CUDACC__
 #define OTH_HD __host__ __device__ __forceinline__
 #else
@@ -82,13 +84,6 @@ OTH_HD uint64_t oth_highbit(uint64_t x)
 #else
 	return 0x8000000000000000ull >> __builtin_clzll(x | 1);
 #endif
-}
-
-OTH_HD uint64_t oth_mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 /* ---- moves and flips ------------------------------------------------- */
@@ -184,7 +179,7 @@ OTH_HD void oth_generate(uint64_t seed, uint64_t index, int empties,
 			 uint64_t *ret_P, uint64_t *ret_O,
 			 int *ret_black_to_move)
 {
-	uint64_t h0 = oth_mix64(oth_mix64(seed ^ OTHELLO_SEED_SALT) +
+	uint64_t h0 = mix64(mix64(seed ^ OTHELLO_SEED_SALT) +
 				index * OTHELLO_GOLDEN);
 	uint64_t j = 0;
 
@@ -202,7 +197,7 @@ OTH_HD void oth_generate(uint64_t seed, uint64_t index, int empties,
 				black = !black;
 				continue;
 			}
-			uint64_t d = oth_mix64(h0 + (++j) * OTHELLO_GOLDEN);
+			uint64_t d = mix64(h0 + (++j) * OTHELLO_GOLDEN);
 			int k = (int)(d % (uint64_t)oth_popcount(m));
 			while (k--)
 				m &= m - 1;

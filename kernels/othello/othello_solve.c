@@ -79,7 +79,7 @@ void othello_solver_free(struct othello_solver *s)
 
 static inline uint64_t tt_hash(uint64_t P, uint64_t O)
 {
-	return oth_mix64(P ^ oth_mix64(O + OTHELLO_GOLDEN));
+	return mix64(P ^ mix64(O + OTHELLO_GOLDEN));
 }
 
 /* Up to SHALLOW_CPU empties: plain recursion in the shallow order. */

@@ -119,14 +119,14 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	uint64_t idx[64], P[64], O[64], nodes;
 	int8_t sc[64];
 	uint8_t mv[64];
-	uint64_t h = oth_mix64(seed ^ begin);
+	uint64_t h = mix64(seed ^ begin);
 	for (unsigned t = 0; t < k; t++) {
 		uint64_t i;
 		if (count <= want) {
 			i = t;
 		} else {
 			h += OTHELLO_GOLDEN;
-			i = oth_mix64(h) % count;
+			i = mix64(h) % count;
 		}
 		idx[t] = i;
 		if (j.file) {

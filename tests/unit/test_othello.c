@@ -30,7 +30,7 @@ static uint64_t rs = 77;
 static uint64_t rnd(void)
 {
 	rs += OTHELLO_GOLDEN;
-	return oth_mix64(rs);
+	return mix64(rs);
 }
 
 /* Flips by walking each direction square by square. */
