@@ -16,7 +16,10 @@ the workloads that a -Dcuda=disabled build leaves out, and it cannot go
 stale against an old build directory. The cost is a tokenizer instead of a
 compiler: comments, strings, character literals and preprocessor lines are
 dropped, definitions are found at file scope as `name ( ... ) {`, and a
-function defined in a header (static inline) belongs to no file.
+function defined in a header (static inline) belongs to no file. Names
+are not scoped: a local variable named like another file's function counts
+as a use of it (rename one); C++ functions in .cu files leave their file
+only when extern "C".
 
 Size check (--sizes): no file over 800 lines in daemon/ and worker/, none
 over 1000 elsewhere under common/, kernels/ and tools/; offenders are
