@@ -9,7 +9,7 @@
  *
  * Worker connection states and moves:
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
- *   RESULT|RELEASE)--> READY; anything else closes the connection.
+ *   RESULT|RELEASE|FETCH)--> READY; anything else closes the connection.
  *
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
