@@ -111,6 +111,7 @@ void conn_step_done(struct conn *c);
 
 /* ---- the open connections ---- */
 
+/* Close every connection (shutdown). */
 void conn_close_all(struct gpud *d);
 /* The lease a worker's connection holds (its job in *ret_job), or 0. */
 int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
