@@ -1,6 +1,6 @@
 /* conn.c - one client connection (conn.h): a worker on TCP or gpuctl on the
  * Unix socket: accepting, reading and framing, writing, closing, and
- * dispatching each frame to worker_proto.c or control.c.
+ * dispatching each frame through the handler table its owner passed.
  *
  * Frames of one connection are handled strictly one after another: while a
  * frame's database or verification steps run, the connection is "busy" and
@@ -9,7 +9,7 @@
  *
  * Worker connection states and moves:
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
- *   RESULT|RELEASE)--> READY; anything else closes the connection.
+ *   RESULT|RELEASE|FETCH)--> READY; anything else closes the connection.
  *
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
@@ -20,17 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-#include "blob.h"
 #include "conn.h"
-#include "control.h"
-#include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "proto.h"
-#include "scheduler.h"
-#include "store.h"
-#include "workload.h"
 
 #define READ_CHUNK (64u * 1024)
 #define MAX_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
@@ -41,19 +34,6 @@ struct write_req {
 };
 
 static void conn_process(struct conn *c);
-
-struct sched_policy conn_policy(struct gpud *d)
-{
-	struct sched_policy p = {
-		.lease_target_s = d->cfg.lease_target_s,
-		.lease_units = d->cfg.lease_units,
-		.lease_timeout_s = d->cfg.lease_timeout_s,
-		.max_failures = d->cfg.max_failures,
-		.quarantine_after = d->cfg.quarantine_after,
-		.data_dir = d->cfg.data_dir,
-	};
-	return p;
-}
 
 /* ---- lifetime ---- */
 
@@ -79,16 +59,6 @@ static void on_closed(uv_handle_t *h)
 static void on_park_timer_closed(uv_handle_t *h)
 {
 	conn_unref(h->data);
-}
-
-struct offline_req {
-	int64_t worker_id;
-};
-
-static void offline_work(struct store *st, void *arg)
-{
-	struct offline_req *r = arg;
-	store_worker_set_online(st, r->worker_id, 0, sched_now());
 }
 
 void conn_close(struct conn *c, const char *why)
@@ -117,14 +87,8 @@ void conn_close(struct conn *c, const char *why)
 		d->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	if (c->worker_id && !d->stopping) {
-		struct offline_req *r = malloc(sizeof(*r));
-		if (r) {
-			r->worker_id = c->worker_id;
-			if (dbq_submit(d->dbq, offline_work, free, r))
-				free(r);
-		}
-	}
+	if (c->ops->closed)
+		c->ops->closed(c);
 	uv_close(&c->u.h, on_closed);
 }
 
@@ -197,7 +161,7 @@ void conn_step_done(struct conn *c)
 	conn_unref(c);
 }
 
-/* ---- control ---- */
+/* ---- dispatch ---- */
 
 static void control_done(void *opaque, json_t *reply, void *bin,
 			 size_t bin_len)
@@ -212,40 +176,42 @@ static void control_done(void *opaque, json_t *reply, void *bin,
 	conn_step_done(c);
 }
 
-/* ---- dispatch ---- */
-
 static int dispatch(struct conn *c, const struct proto_frame *f)
 {
+	const struct conn_handlers *h = c->ops;
+
 	if (c->is_ctl) {
-		if (f->type != PROTO_CTL_REQ)
+		if (f->type != PROTO_CTL_REQ || !h->control)
 			return GERR_PROTO;
 		conn_ref(c);
 		c->busy = 1;
 		json_incref(f->json);
-		control_handle(c->d, f->json, f->bin, f->bin_len, control_done, c);
+		h->control(c->d, f->json, f->bin, f->bin_len, control_done, c);
 		return 0;
 	}
 	switch (c->state) {
 	case CONN_HELLO:
-		return f->type == PROTO_HELLO ? wp_hello(c, f->json) : GERR_PROTO;
+		return f->type == PROTO_HELLO && h->hello ? h->hello(c, f->json)
+							  : GERR_PROTO;
 	case CONN_AUTH:
-		return f->type == PROTO_AUTH ? wp_auth(c, f->json) : GERR_PROTO;
+		return f->type == PROTO_AUTH && h->auth ? h->auth(c, f->json)
+							: GERR_PROTO;
 	case CONN_READY:
 		break;
 	}
 	switch (f->type) {
 	case PROTO_CLAIM:
-		return wp_claim(c, f->json);
+		return h->claim ? h->claim(c, f->json) : GERR_PROTO;
 	case PROTO_HEARTBEAT:
-		return wp_heartbeat(c, f->json);
+		return h->heartbeat ? h->heartbeat(c, f->json) : GERR_PROTO;
 	case PROTO_CHECKPOINT:
-		return wp_upload(c, f, 0);
+		return h->upload ? h->upload(c, f, 0) : GERR_PROTO;
 	case PROTO_RESULT:
-		return wp_upload(c, f, 1);
+		return h->upload ? h->upload(c, f, 1) : GERR_PROTO;
 	case PROTO_RELEASE:
-		return wp_release(c, f->json);
+		return h->release ? h->release(c, f->json) : GERR_PROTO;
 	case PROTO_FETCH:
-		return wp_fetch(c, f->json);
+		return h->fetch ? h->fetch(c, f->json) : GERR_PROTO;
 	default:
 		return GERR_PROTO;
 	}
@@ -335,13 +301,15 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	conn_process(c);
 }
 
-static struct conn *conn_new(struct gpud *d, int is_ctl)
+static struct conn *conn_new(struct gpud *d, int is_ctl,
+			     const struct conn_handlers *ops)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	c->d = d;
+	c->ops = ops;
 	c->is_ctl = is_ctl;
 	c->refs = 1;
 	c->u.h.data = c;
@@ -378,9 +346,10 @@ static int conn_start(struct gpud *d, struct conn *c, uv_stream_t *server)
 	return rc;
 }
 
-int conn_accept_tcp(struct gpud *d, uv_stream_t *server)
+int conn_accept_tcp(struct gpud *d, uv_stream_t *server,
+		    const struct conn_handlers *ops)
 {
-	struct conn *c = conn_new(d, 0);
+	struct conn *c = conn_new(d, 0, ops);
 
 	if (!c)
 		return GERR_NOMEM;
@@ -388,9 +357,10 @@ int conn_accept_tcp(struct gpud *d, uv_stream_t *server)
 	return conn_start(d, c, server);
 }
 
-int conn_accept_pipe(struct gpud *d, uv_stream_t *server)
+int conn_accept_pipe(struct gpud *d, uv_stream_t *server,
+		     const struct conn_handlers *ops)
 {
-	struct conn *c = conn_new(d, 1);
+	struct conn *c = conn_new(d, 1, ops);
 
 	if (!c)
 		return GERR_NOMEM;
@@ -413,6 +383,17 @@ int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job)
 		}
 	}
 	return 0;
+}
+
+void conn_wake_parked(struct gpud *d)
+{
+	struct conn *c, *next;
+
+	for (c = d->conns; c; c = next) {
+		next = c->next; /* c may close while it is answered */
+		if (c->parked && !c->closing && c->ops->wake)
+			c->ops->wake(c);
+	}
 }
 
 void conn_close_token(struct gpud *d, const char *name)

@@ -1,11 +1,13 @@
-/* conn.h - a client connection, shared by conn.c (framing, lifetime,
- * dispatch, gpuctl's requests) and worker_proto.c (the worker side of the
- * protocol). Private to daemon/; gpud.h has what the rest of gpud uses.
+/* conn.h - one client connection (conn.c): a worker on TCP or gpuctl on
+ * the Unix socket. conn.c frames the bytes, keeps the connection's
+ * lifetime and the list of open connections, and hands each frame to the
+ * handler table its owner (server.c) gave at accept; it calls no handler
+ * module by name.
  *
  * Lifetime: a conn is reference counted; every asynchronous step holds a
  * reference (conn_ref before, conn_step_done or conn_unref after), so
  * after-callbacks may run after the socket closed and then skip the reply.
- * Loop thread only.
+ * Every function here: loop thread only.
  */
 #ifndef GPUD_CONN_H
 #define GPUD_CONN_H
@@ -14,17 +16,46 @@
 #include <uv.h>
 
 #include "auth.h"
-#include "gpud.h"
 #include "proto.h"
-#include "scheduler.h"
+
+struct gpud;
+struct conn;
 
 #define MAX_WORKLOADS 32
 
 enum conn_state { CONN_HELLO, CONN_AUTH, CONN_READY };
 
+/* A control request's reply: reply is a new reference, bin (may be NULL)
+ * passes to the callee. Same shape as control.h's control_done_fn. */
+typedef void (*conn_reply_fn)(void *opaque, json_t *reply, void *bin,
+			      size_t bin_len);
+
+/* What a connection's frames go to. Worker handlers get one message each
+ * and return 0 (maybe having started an asynchronous step: c->busy set)
+ * or GERR_PROTO for an invalid message, which closes the connection. The
+ * table must outlive every connection given it. */
+struct conn_handlers {
+	int (*hello)(struct conn *c, const json_t *msg);     /* CONN_HELLO */
+	int (*auth)(struct conn *c, const json_t *msg);      /* CONN_AUTH */
+	int (*claim)(struct conn *c, const json_t *msg);     /* CONN_READY.. */
+	int (*heartbeat)(struct conn *c, const json_t *msg);
+	int (*upload)(struct conn *c, const struct proto_frame *f,
+		      int is_result);                        /* CHECKPOINT, RESULT */
+	int (*release)(struct conn *c, const json_t *msg);
+	int (*fetch)(struct conn *c, const json_t *msg);
+	/* A parked connection (c->parked set, not closing): work may have
+	 * appeared. Takes over the parked step (its busy flag and ref). */
+	void (*wake)(struct conn *c);
+	/* The connection closes (called once, before the socket closes). */
+	void (*closed)(struct conn *c);
+	/* gpuctl's request: takes req; calls done exactly once, maybe later. */
+	void (*control)(struct gpud *d, json_t *req, const void *bin,
+			size_t bin_len, conn_reply_fn done, void *opaque);
+};
 
 struct conn {
 	struct gpud *d;
+	const struct conn_handlers *ops;
 	union {
 		uv_handle_t h;
 		uv_stream_t s;
@@ -56,6 +87,14 @@ struct conn {
 	struct conn *next, *prev;
 };
 
+/* Accept one connection from a listener: a worker (TCP) or gpuctl (pipe),
+ * its frames going to ops. Returns 0, GERR_NOMEM, or a libuv error (the
+ * connection is then closed). */
+int conn_accept_tcp(struct gpud *d, uv_stream_t *server,
+		    const struct conn_handlers *ops);
+int conn_accept_pipe(struct gpud *d, uv_stream_t *server,
+		     const struct conn_handlers *ops);
+
 void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
 /* Close once (logging why); pending steps still hold their references. */
@@ -69,18 +108,23 @@ void conn_send_error(struct conn *c, int code, const char *msg, int64_t lease,
 /* End an asynchronous step: clear busy, go on with buffered frames, drop
  * the step's reference. */
 void conn_step_done(struct conn *c);
-/* The lease policy from gpud's configuration. */
-struct sched_policy conn_policy(struct gpud *d);
 
-/* worker_proto.c: one handler per worker message. Each returns 0 (maybe
- * having started an asynchronous step: c->busy set) or GERR_PROTO for an
- * invalid message, which closes the connection. */
-int wp_hello(struct conn *c, const json_t *msg);
-int wp_auth(struct conn *c, const json_t *msg);
-int wp_claim(struct conn *c, const json_t *msg);
-int wp_heartbeat(struct conn *c, const json_t *msg);
-int wp_upload(struct conn *c, const struct proto_frame *f, int is_result);
-int wp_release(struct conn *c, const json_t *msg);
-int wp_fetch(struct conn *c, const json_t *msg);
+/* ---- the open connections ---- */
+
+/* Close every connection (shutdown). */
+void conn_close_all(struct gpud *d);
+/* The lease a worker's connection holds (its job in *ret_job), or 0. */
+int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
+/* Work may have appeared: hand every parked connection to its wake
+ * handler. */
+void conn_wake_parked(struct gpud *d);
+/* Close every worker connection authenticated with that token name. */
+void conn_close_token(struct gpud *d, const char *name);
+/* Worker connections holding a lease now. */
+int conn_count_leases(struct gpud *d);
+/* Authenticated worker connections now. */
+int conn_count_workers(struct gpud *d);
+/* Non-zero when some authenticated worker connection runs that workload. */
+int conn_workload_served(struct gpud *d, const char *workload);
 
 #endif

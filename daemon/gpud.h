@@ -1,17 +1,25 @@
-/* gpud.h - the coordinator's state, shared by its modules.
+/* gpud.h - the coordinator's state (struct gpud), shared by its modules,
+ * and the few things every module does to it (gpud.c).
  *
  * Threads: everything here is owned by the loop thread, except `store`,
- * which only the database thread (dbq.c) touches, and the pure functions of
- * the workloads, which the thread pool calls for verification.
+ * which only the database thread (dbq.c) touches.
  *
- * Modules:
- *   main.c       options, start, signals
- *   server.c     listeners, timers, start-up recovery, shutdown
- *   conn.c       one connection: framing, worker protocol, control replies
- *   scheduler.c  the database-thread side of leases: claim, heartbeat,
- *                checkpoint, result, verification, merge
- *   control.c    gpuctl's commands
- *   dbq.c        the database thread
+ * Modules, from the top down (tools/check_layers.py --layers checks that
+ * no file calls back up):
+ *   main.c          options, signals, start and stop
+ *   server.c        listeners, timers, start-up recovery, drain, shutdown;
+ *                   owns the connections' handler table
+ *   control.c       gpuctl's commands
+ *   worker_proto.c  the worker messages: login, claim, heartbeat, uploads,
+ *                   release, fetch
+ *   verify.c        verification of stored results on the thread pool
+ *   health.c        workers' standing: online while connected
+ *   conn.c          one connection: framing, lifetime, the connection list
+ *   gpud.c          job rates, the data directory's standing, the wake hook
+ *   dbq.c           the database thread
+ *   scheduler.c     the lease policy (database thread)
+ *   store.c         SQLite, only here
+ *   notify.c        systemd notifications
  */
 #ifndef GPUD_GPUD_H
 #define GPUD_GPUD_H
@@ -24,8 +32,7 @@
 struct store;
 struct dbq;
 struct conn;
-struct sched_upload;
-struct verify_req;
+struct sched_policy;
 
 struct gpud_config {
 	const char *data_dir;
@@ -76,53 +83,32 @@ struct gpud {
 	int storage_error;
 	char storage_msg[200];
 	int exit_code;
+	/* Work may have appeared: the owner (server.c) installs what re-runs
+	 * the parked claims, so lower modules need not know connections. */
+	void (*wake_parked)(struct gpud *d);
 };
 
-/* Wall-clock seconds (the store's time base). */
-double gpud_now(void);
+/* gpud.c: loop thread only. */
 
-/* server.c */
-int server_start(struct gpud *d);
-void server_stop(struct gpud *d);
-/* Stop granting leases and ask every worker holding one to checkpoint and
- * release it; call done(d) once none holds a lease or cfg.drain_s passed. */
-void server_drain(struct gpud *d, void (*done)(struct gpud *d));
+/* The lease policy from the configuration (its strings stay d's). */
+struct sched_policy gpud_policy(const struct gpud *d);
 /* Record a progress sample; returns the job's recent rate (units/s) or 0. */
 double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
 			double now);
+/* The job's recent rate (units/s), or 0 when unknown. */
 double gpud_rate_get(struct gpud *d, int64_t job_id);
+/* Forget every job's samples (at shutdown). */
+void gpud_rate_clear(struct gpud *d);
 /* Note the outcome of a write to the data directory: errors that mean the
  * disk or its permissions fail stop new leases (with a clear reason);
- * a success clears that. */
+ * a success clears that and wakes the parked claims. */
 void gpud_storage_outcome(struct gpud *d, int rc, const char *what);
-/* Start verification of a lease whose result is stored (state done). */
-void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch);
-/* Start checking a result upload's decoded bytes while the upload is still
- * being stored, so the check overlaps the durable writes. Takes u->raw
- * (u->raw is NULL afterwards) and copies what else it needs. Returns NULL
- * when it cannot start (u unchanged: verify the usual way once stored).
- * The caller must then call gpud_verify_stored exactly once. */
-struct verify_req *gpud_verify_early(struct gpud *d, struct sched_upload *u);
-/* The upload's outcome: stored (durable, lease done) lets the early check
- * commit its verdict and merge; not stored drops it. */
-void gpud_verify_stored(struct verify_req *r, int stored);
+/* Work may have appeared (job submitted or resumed, lease back to pending,
+ * storage writable again): calls d->wake_parked when installed. */
+void gpud_wake_parked(struct gpud *d);
 
-/* conn.c */
-int conn_accept_tcp(struct gpud *d, uv_stream_t *server);
-int conn_accept_pipe(struct gpud *d, uv_stream_t *server);
-void conn_close_all(struct gpud *d);
-/* The connection (worker) holding a lease, for `gpuctl workers`. */
-int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
-/* Work may have appeared (job submitted or resumed, lease back to pending):
- * re-run the claims of workers waiting for work. */
-void conn_wake_parked(struct gpud *d);
-/* Close every worker connection authenticated with that token name. */
-void conn_close_token(struct gpud *d, const char *name);
-/* Worker connections holding a lease now. */
-int conn_count_leases(struct gpud *d);
-/* Authenticated worker connections now. */
-int conn_count_workers(struct gpud *d);
-/* Non-zero when some authenticated worker connection runs that workload. */
-int conn_workload_served(struct gpud *d, const char *workload);
+/* For control.c, which still reaches conn.c's functions through this
+ * header: once it includes conn.h itself, this line goes. */
+#include "conn.h"
 
 #endif

@@ -14,6 +14,7 @@
 #include "gerr.h"
 #include "gpud.h"
 #include "gpud_config.h"
+#include "server.h"
 #include "workload.h"
 
 static void usage(FILE *f)

@@ -1,5 +1,7 @@
-/* server.c - listeners, timers, start-up recovery, verification dispatch
- * and shutdown. */
+/* server.c - gpud's lifetime (server.h): listeners, timers, start-up
+ * recovery, drain and shutdown. It owns the table that routes accepted
+ * connections' frames to worker_proto.c and control.c, and the hook that
+ * lets lower modules wake parked claims. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,301 +11,42 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "conn.h"
+#include "control.h"
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "health.h"
 #include "notify.h"
 #include "scheduler.h"
+#include "server.h"
 #include "store.h"
+#include "verify.h"
+#include "worker_proto.h"
 
 #define EXPIRY_PERIOD_MS 1000
 #define SAMPLE_PERIOD_MS 5000
 
-double gpud_now(void)
+/* ---- connections ---- */
+
+static void on_conn_closed(struct conn *c)
 {
-	return sched_now();
+	health_worker_offline(c->d, c->worker_id);
 }
 
-/* ---- rate samples ---- */
-
-static struct job_rate *rate_find(struct gpud *d, int64_t job_id, int create)
-{
-	struct job_rate *r;
-
-	for (r = d->rates; r; r = r->next)
-		if (r->job_id == job_id)
-			return r;
-	if (!create)
-		return NULL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	r->job_id = job_id;
-	r->next = d->rates;
-	d->rates = r;
-	return r;
-}
-
-static double rate_of(const struct job_rate *r)
-{
-	if (!r || r->n < 2)
-		return 0;
-	unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
-	unsigned first = (r->head + GPUD_RATE_SAMPLES - r->n) % GPUD_RATE_SAMPLES;
-	double dt = r->t[last] - r->t[first];
-	if (dt <= 0 || r->units[last] < r->units[first])
-		return 0;
-	return (double)(r->units[last] - r->units[first]) / dt;
-}
-
-double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
-			double now)
-{
-	struct job_rate *r = rate_find(d, job_id, 1);
-
-	if (!r)
-		return 0;
-	/* Samples closer than a second apart add noise, not information. */
-	if (r->n > 0) {
-		unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
-		if (now - r->t[last] < 1.0) {
-			if (units > r->units[last])
-				r->units[last] = units;
-			return rate_of(r);
-		}
-	}
-	r->t[r->head] = now;
-	r->units[r->head] = units;
-	r->head = (r->head + 1) % GPUD_RATE_SAMPLES;
-	if (r->n < GPUD_RATE_SAMPLES)
-		r->n++;
-	return rate_of(r);
-}
-
-double gpud_rate_get(struct gpud *d, int64_t job_id)
-{
-	return rate_of(rate_find(d, job_id, 0));
-}
-
-void gpud_storage_outcome(struct gpud *d, int rc, const char *what)
-{
-	if (rc == GERR_NOSPACE || rc == GERR_PERM || rc == GERR_IO || rc == GERR_DB) {
-		if (!d->storage_error)
-			LOG_ERROR(&d->log, "cannot write the data directory %s (%s: %s); "
-				  "no new leases until writes succeed again",
-				  d->cfg.data_dir, what, gerr_str(rc));
-		d->storage_error = rc;
-		snprintf(d->storage_msg, sizeof(d->storage_msg),
-			 "gpud cannot write its data directory (%s: %s)", what,
-			 rc == GERR_NOSPACE ? "disk full" : gerr_str(rc));
-	} else if (rc == 0 && d->storage_error) {
-		LOG_INFO(&d->log, "the data directory is writable again");
-		d->storage_error = 0;
-		d->storage_msg[0] = '\0';
-		conn_wake_parked(d);
-	}
-}
-
-/* ---- verification ---- */
-
-struct verify_req {
-	uv_work_t work;
-	struct gpud *d;
-	struct sched_policy pol;
-	struct sched_verify v;
-	/* Early: checked while the upload is still being stored; commits
-	 * once both halves are in (checked, and stored or dropped). */
-	int early, checked, check_failed, stored, dropped;
+/* Every connection's frames go here; conn.c knows no handler by name. */
+static const struct conn_handlers handlers = {
+	.hello = wp_hello,
+	.auth = wp_auth,
+	.claim = wp_claim,
+	.heartbeat = wp_heartbeat,
+	.upload = wp_upload,
+	.release = wp_release,
+	.fetch = wp_fetch,
+	.wake = wp_wake,
+	.closed = on_conn_closed,
+	.control = control_handle,
 };
-
-static struct verify_req *verify_new(struct gpud *d, int64_t lease_id,
-				     uint64_t epoch)
-{
-	struct verify_req *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->d = d;
-	r->pol.lease_target_s = d->cfg.lease_target_s;
-	r->pol.lease_units = d->cfg.lease_units;
-	r->pol.lease_timeout_s = d->cfg.lease_timeout_s;
-	r->pol.max_failures = d->cfg.max_failures;
-	r->pol.quarantine_after = d->cfg.quarantine_after;
-	r->pol.data_dir = d->cfg.data_dir;
-	r->v.pol = &r->pol;
-	r->v.lease_id = lease_id;
-	r->v.epoch = epoch;
-	auth_random(&r->v.seed, sizeof(r->v.seed));
-	return r;
-}
-
-static void verify_commit_work(struct store *st, void *arg)
-{
-	struct verify_req *r = arg;
-	sched_verify_commit(st, &r->v);
-}
-
-static void verify_finish(void *arg)
-{
-	struct verify_req *r = arg;
-	struct gpud *d = r->d;
-	struct sched_verify *v = &r->v;
-
-	if (v->rc == 0) {
-		if (v->passed)
-			LOG_INFO(&d->log, "lease verified job=%" PRId64 " lease=%" PRId64
-				 " epoch=%" PRIu64 " units=%" PRIu64 " verify_s=%.3f"
-				 " decode_s=%.4f commit_s=%.4f early=%d",
-				 v->lease.job_id, v->lease_id, v->epoch,
-				 v->lease.units, v->seconds, v->decode_s,
-				 v->commit_s, r->early);
-		else
-			LOG_WARN(&d->log, "lease failed verification job=%" PRId64
-				 " lease=%" PRId64 " epoch=%" PRIu64 " reason=%s",
-				 v->lease.job_id, v->lease_id, v->epoch, v->err);
-		/* A failed lease is pending again; a merge may let a planner
-		 * that waited for it (GERR_AGAIN) carve the next lease. */
-		if (!d->stopping)
-			conn_wake_parked(d);
-		if (v->job_finished)
-			LOG_INFO(&d->log, "job %s job=%" PRId64,
-				 v->job_finished > 0 ? "done" : "failed", v->lease.job_id);
-	} else if (v->rc != GERR_STALE) {
-		LOG_ERROR(&d->log, "verification of lease=%" PRId64 " epoch=%" PRIu64
-			  " could not complete: %s", v->lease_id, v->epoch,
-			  gerr_str(v->rc));
-	}
-	sched_verify_clear(v);
-	free(r);
-}
-
-static void verify_check_work(uv_work_t *w)
-{
-	struct verify_req *r = w->data;
-	sched_verify_check(&r->v);
-}
-
-static void verify_check_after(uv_work_t *w, int status)
-{
-	struct verify_req *r = w->data;
-
-	if (status == 0 &&
-	    dbq_submit(r->d->dbq, verify_commit_work, verify_finish, r) == 0)
-		return;
-	r->v.rc = GERR_STATE;
-	verify_finish(r);
-}
-
-static void verify_load_work(struct store *st, void *arg)
-{
-	struct verify_req *r = arg;
-	sched_verify_load(st, &r->v);
-}
-
-static void verify_load_after(void *arg)
-{
-	struct verify_req *r = arg;
-
-	if (r->v.rc == 0 && r->d->stopping) {
-		/* not a verdict: the stored result stays done, and start-up
-		 * recovery verifies it */
-		LOG_INFO(&r->d->log, "verification of lease=%" PRId64 " epoch=%"
-			 PRIu64 " left to the next start: gpud is stopping",
-			 r->v.lease_id, r->v.epoch);
-		sched_verify_clear(&r->v);
-		free(r);
-		return;
-	}
-	if (r->v.rc == 0) {
-		r->work.data = r;
-		if (uv_queue_work(r->d->loop, &r->work, verify_check_work,
-				  verify_check_after) == 0)
-			return;
-		r->v.rc = GERR_STATE;
-	}
-	verify_finish(r);
-}
-
-void gpud_verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch)
-{
-	struct verify_req *r = verify_new(d, lease_id, epoch);
-
-	if (r && dbq_submit(d->dbq, verify_load_work, verify_load_after, r))
-		free(r);
-}
-
-/* The lease row (done at the epoch checked), then the usual commit. */
-static void verify_early_commit_work(struct store *st, void *arg)
-{
-	struct verify_req *r = arg;
-
-	sched_verify_load(st, &r->v);
-	if (r->v.rc == 0)
-		sched_verify_commit(st, &r->v);
-}
-
-static void verify_early_join(struct verify_req *r)
-{
-	struct gpud *d = r->d;
-
-	if (!r->checked || !(r->stored || r->dropped))
-		return;
-	if (r->dropped || r->check_failed || d->stopping) {
-		/* Stored but not checked: the usual way (or, when stopping,
-		 * start-up recovery) verifies it. */
-		if (r->stored && r->check_failed && !d->stopping)
-			gpud_verify_lease(d, r->v.lease_id, r->v.epoch);
-		sched_verify_clear(&r->v);
-		free(r);
-		return;
-	}
-	if (dbq_submit(d->dbq, verify_early_commit_work, verify_finish, r) == 0)
-		return;
-	r->v.rc = GERR_STATE;
-	verify_finish(r);
-}
-
-static void verify_early_check_after(uv_work_t *w, int status)
-{
-	struct verify_req *r = w->data;
-
-	r->checked = 1;
-	r->check_failed = status != 0;
-	verify_early_join(r);
-}
-
-struct verify_req *gpud_verify_early(struct gpud *d, struct sched_upload *u)
-{
-	struct verify_req *r = verify_new(d, u->lease_id, u->epoch);
-
-	if (!r)
-		return NULL;
-	r->early = 1;
-	r->v.workload = strdup(u->workload);
-	r->v.params = strdup(u->params);
-	r->v.spec = strdup(u->spec);
-	r->v.raw = u->raw;
-	r->v.raw_len = u->raw_len;
-	r->work.data = r;
-	if (!r->v.workload || !r->v.params || !r->v.spec ||
-	    uv_queue_work(d->loop, &r->work, verify_check_work,
-			  verify_early_check_after) != 0) {
-		r->v.raw = NULL; /* still the upload's */
-		sched_verify_clear(&r->v);
-		free(r);
-		return NULL;
-	}
-	u->raw = NULL;
-	u->raw_len = 0;
-	return r;
-}
-
-void gpud_verify_stored(struct verify_req *r, int stored)
-{
-	r->stored = stored;
-	r->dropped = !stored;
-	verify_early_join(r);
-}
 
 /* ---- timers ---- */
 
@@ -443,7 +186,7 @@ static void recover_work(struct store *st, void *arg)
 {
 	struct recover_req *r = arg;
 
-	store_worker_all_offline(st);
+	health_reset(st);
 	if (store_lease_list_state(st, LEASE_DONE, &r->done, &r->n)) {
 		r->done = NULL;
 		r->n = 0;
@@ -458,7 +201,7 @@ static void recover_after(void *arg)
 	for (size_t i = 0; i < r->n; i++) {
 		LOG_INFO(&r->d->log, "recovery: verifying stored result lease=%" PRId64
 			 " epoch=%" PRIu64, r->done[i].id, r->done[i].epoch);
-		gpud_verify_lease(r->d, r->done[i].id, r->done[i].epoch);
+		verify_lease(r->d, r->done[i].id, r->done[i].epoch);
 	}
 	store_lease_free_array(r->done, r->n);
 	free(r);
@@ -471,7 +214,7 @@ static void on_tcp_conn(uv_stream_t *s, int status)
 	struct gpud *d = s->data;
 
 	if (status == 0)
-		conn_accept_tcp(d, s);
+		conn_accept_tcp(d, s, &handlers);
 	else
 		LOG_WARN(&d->log, "accept failed: %s", uv_strerror(status));
 }
@@ -481,7 +224,7 @@ static void on_pipe_conn(uv_stream_t *s, int status)
 	struct gpud *d = s->data;
 
 	if (status == 0)
-		conn_accept_pipe(d, s);
+		conn_accept_pipe(d, s, &handlers);
 	else
 		LOG_WARN(&d->log, "control accept failed: %s", uv_strerror(status));
 }
@@ -631,6 +374,7 @@ int server_start(struct gpud *d)
 	char dbpath[4096];
 	int rc;
 
+	d->wake_parked = conn_wake_parked;
 	snprintf(dbpath, sizeof(dbpath), "%s/gpud.db", d->cfg.data_dir);
 	rc = store_open(dbpath, &d->store, err, sizeof(err));
 	if (rc) {
@@ -728,9 +472,5 @@ void server_stop(struct gpud *d)
 		dbq_close(d->dbq, on_dbq_closed, d);
 		d->dbq = NULL;
 	}
-	while (d->rates) {
-		struct job_rate *n = d->rates->next;
-		free(d->rates);
-		d->rates = n;
-	}
+	gpud_rate_clear(d);
 }

@@ -19,6 +19,8 @@
 #include "proto.h"
 #include "scheduler.h"
 #include "store.h"
+#include "verify.h"
+#include "worker_proto.h"
 #include "workload.h"
 
 /* How long a claim that found no work waits before NOLEASE. */
@@ -243,7 +245,7 @@ static int claim_submit(struct conn *c)
 	if (!r)
 		return GERR_NOMEM;
 	r->c = c;
-	r->pol = conn_policy(c->d);
+	r->pol = gpud_policy(c->d);
 	r->claim.pol = &r->pol;
 	r->claim.worker_id = c->worker_id;
 	r->claim.rate = c->claim_rate;
@@ -287,23 +289,18 @@ int wp_claim(struct conn *c, const json_t *msg)
 	return rc;
 }
 
-void conn_wake_parked(struct gpud *d)
+void wp_wake(struct conn *c)
 {
-	struct conn *c, *next;
+	struct gpud *d = c->d;
 
-	for (c = d->conns; c; c = next) {
-		next = c->next; /* c may close while we answer it */
-		if (!c->parked || c->closing)
-			continue;
-		c->parked = 0;
-		uv_timer_stop(&c->park_timer);
-		/* The parked claim's busy flag and reference carry over. */
-		if (d->draining || claim_submit(c)) {
-			conn_send(c, PROTO_NOLEASE, json_pack("{s:f, s:s}", "retry_s",
-				  2.0, "reason", d->draining ? "gpud is stopping"
-							     : "gpud is busy"), NULL, 0);
-			conn_step_done(c);
-		}
+	c->parked = 0;
+	uv_timer_stop(&c->park_timer);
+	/* The parked claim's busy flag and reference carry over. */
+	if (d->draining || claim_submit(c)) {
+		conn_send(c, PROTO_NOLEASE, json_pack("{s:f, s:s}", "retry_s",
+			  2.0, "reason", d->draining ? "gpud is stopping"
+						     : "gpud is busy"), NULL, 0);
+		conn_step_done(c);
 	}
 }
 
@@ -369,7 +366,7 @@ int wp_heartbeat(struct conn *c, const json_t *msg)
 		return GERR_PROTO;
 	}
 	r->c = c;
-	r->pol = conn_policy(c->d);
+	r->pol = gpud_policy(c->d);
 	r->hb.pol = &r->pol;
 	r->hb.lease_id = (int64_t)lease;
 	/* A worker that reconnected keeps its lease: remember it again. */
@@ -414,7 +411,7 @@ static void upload_reply(struct upload_req *r)
 			conn_send_error(c, u->rc, u->err[0] ? u->err : gerr_str(u->rc),
 				   u->lease_id, u->epoch);
 		if (r->early)
-			gpud_verify_stored(r->early, 0);
+			verify_stored(r->early, 0);
 	} else {
 		LOG_INFO(&d->log, "%s stored job=%" PRId64 " lease=%" PRId64
 			 " epoch=%" PRIu64 " worker=%s units_done=%" PRIu64, what,
@@ -432,9 +429,9 @@ static void upload_reply(struct upload_req *r)
 			if (c->lease_id == u->lease_id)
 				c->lease_id = 0;
 			if (r->early)
-				gpud_verify_stored(r->early, 1);
+				verify_stored(r->early, 1);
 			else
-				gpud_verify_lease(d, u->lease_id, u->epoch);
+				verify_lease(d, u->lease_id, u->epoch);
 		}
 	}
 	sched_upload_clear(u);
@@ -532,7 +529,7 @@ static void upload_decode_after(uv_work_t *w, int status)
 	if (status && r->up.rc == 0)
 		r->up.rc = GERR_STATE;
 	if (r->up.rc == 0 && r->up.is_result && r->up.raw && !d->stopping)
-		r->early = gpud_verify_early(d, &r->up);
+		r->early = verify_early(d, &r->up);
 	if (r->up.rc == 0 && !r->up.is_result)
 		upload_queue_store(r);
 	upload_step_done(r);
@@ -579,7 +576,7 @@ int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
 		return GERR_PROTO;
 	}
 	r->c = c;
-	r->pol = conn_policy(c->d);
+	r->pol = gpud_policy(c->d);
 	r->up.pol = &r->pol;
 	r->up.is_result = is_result;
 	r->up.lease_id = (int64_t)lease;

@@ -1,0 +1,119 @@
+/* gpud.c - what every module does to the shared state (gpud.h): the lease
+ * policy from the configuration, job rate samples, the data directory's
+ * standing, and the wake hook. Loop thread only. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "gerr.h"
+#include "gpud.h"
+#include "scheduler.h"
+
+struct sched_policy gpud_policy(const struct gpud *d)
+{
+	struct sched_policy p = {
+		.lease_target_s = d->cfg.lease_target_s,
+		.lease_units = d->cfg.lease_units,
+		.lease_timeout_s = d->cfg.lease_timeout_s,
+		.max_failures = d->cfg.max_failures,
+		.quarantine_after = d->cfg.quarantine_after,
+		.data_dir = d->cfg.data_dir,
+	};
+	return p;
+}
+
+/* ---- rate samples ---- */
+
+static struct job_rate *rate_find(struct gpud *d, int64_t job_id, int create)
+{
+	struct job_rate *r;
+
+	for (r = d->rates; r; r = r->next)
+		if (r->job_id == job_id)
+			return r;
+	if (!create)
+		return NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->job_id = job_id;
+	r->next = d->rates;
+	d->rates = r;
+	return r;
+}
+
+static double rate_of(const struct job_rate *r)
+{
+	if (!r || r->n < 2)
+		return 0;
+	unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
+	unsigned first = (r->head + GPUD_RATE_SAMPLES - r->n) % GPUD_RATE_SAMPLES;
+	double dt = r->t[last] - r->t[first];
+	if (dt <= 0 || r->units[last] < r->units[first])
+		return 0;
+	return (double)(r->units[last] - r->units[first]) / dt;
+}
+
+double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
+			double now)
+{
+	struct job_rate *r = rate_find(d, job_id, 1);
+
+	if (!r)
+		return 0;
+	/* Samples closer than a second apart add noise, not information. */
+	if (r->n > 0) {
+		unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
+		if (now - r->t[last] < 1.0) {
+			if (units > r->units[last])
+				r->units[last] = units;
+			return rate_of(r);
+		}
+	}
+	r->t[r->head] = now;
+	r->units[r->head] = units;
+	r->head = (r->head + 1) % GPUD_RATE_SAMPLES;
+	if (r->n < GPUD_RATE_SAMPLES)
+		r->n++;
+	return rate_of(r);
+}
+
+double gpud_rate_get(struct gpud *d, int64_t job_id)
+{
+	return rate_of(rate_find(d, job_id, 0));
+}
+
+void gpud_rate_clear(struct gpud *d)
+{
+	while (d->rates) {
+		struct job_rate *n = d->rates->next;
+		free(d->rates);
+		d->rates = n;
+	}
+}
+
+/* ---- the data directory's standing ---- */
+
+void gpud_storage_outcome(struct gpud *d, int rc, const char *what)
+{
+	if (rc == GERR_NOSPACE || rc == GERR_PERM || rc == GERR_IO || rc == GERR_DB) {
+		if (!d->storage_error)
+			LOG_ERROR(&d->log, "cannot write the data directory %s (%s: %s); "
+				  "no new leases until writes succeed again",
+				  d->cfg.data_dir, what, gerr_str(rc));
+		d->storage_error = rc;
+		snprintf(d->storage_msg, sizeof(d->storage_msg),
+			 "gpud cannot write its data directory (%s: %s)", what,
+			 rc == GERR_NOSPACE ? "disk full" : gerr_str(rc));
+	} else if (rc == 0 && d->storage_error) {
+		LOG_INFO(&d->log, "the data directory is writable again");
+		d->storage_error = 0;
+		d->storage_msg[0] = '\0';
+		gpud_wake_parked(d);
+	}
+}
+
+void gpud_wake_parked(struct gpud *d)
+{
+	if (d->wake_parked)
+		d->wake_parked(d);
+}

@@ -1,0 +1,29 @@
+/* worker_proto.h - the worker side of gpud's protocol (worker_proto.c):
+ * one handler per worker message, for the handler table that server.c
+ * gives worker connections (conn.h's struct conn_handlers).
+ *
+ * Each handler returns 0 (maybe having started an asynchronous step:
+ * c->busy set, and a reference held until conn_step_done) or GERR_PROTO
+ * for an invalid message, which closes the connection; GERR_NOMEM or
+ * GERR_STATE when the step could not start. Loop thread only.
+ */
+#ifndef GPUD_WORKER_PROTO_H
+#define GPUD_WORKER_PROTO_H
+
+#include <jansson.h>
+
+#include "conn.h"
+#include "proto.h"
+
+int wp_hello(struct conn *c, const json_t *msg);
+int wp_auth(struct conn *c, const json_t *msg);
+int wp_claim(struct conn *c, const json_t *msg);
+int wp_heartbeat(struct conn *c, const json_t *msg);
+int wp_upload(struct conn *c, const struct proto_frame *f, int is_result);
+int wp_release(struct conn *c, const json_t *msg);
+int wp_fetch(struct conn *c, const json_t *msg);
+/* A parked claim, when work may have appeared: claim again (or NOLEASE
+ * while draining); the parked claim's busy flag and reference carry over. */
+void wp_wake(struct conn *c);
+
+#endif
