@@ -13,6 +13,8 @@
 #include "proto.h"
 #include "gpud_config.h"
 #include "control.h"
+#include "control_internal.h"
+#include "conn.h"
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
@@ -21,74 +23,7 @@
 #include "store.h"
 #include "workload.h"
 
-struct ctl_req {
-	struct gpud *d;
-	json_t *req;            /* owned */
-	const char *cmd;
-	int64_t job;            /* 0 when the request names none */
-	control_done_fn done;
-	void *opaque;
-	json_t *reply;          /* built by work(), finished by after() */
-	char err[512];
-	/* submit */
-	const struct workload *wl;
-	char *params;
-	uint64_t total_units;
-	uint8_t *input;         /* the submitted file, owned */
-	size_t input_len;
-	uv_work_t work;
-	/* token */
-	char *token_text;
-	struct auth_token tok;
-	int storage_rc;         /* outcome of a write that could fail for disk reasons */
-	/* export */
-	char *what;
-	void *out;              /* bulk output, handed to done() */
-	size_t out_len;
-	char *job_params, *job_answer;
-	struct job_parts parts;
-	/* result */
-	struct store_job jobrow;
-};
-
 static void generic_after(void *arg);
-
-static json_t *error_reply(const char *msg)
-{
-	return json_pack("{s:b, s:s}", "ok", 0, "error", msg);
-}
-
-static void finish(struct ctl_req *r)
-{
-	json_t *reply = r->reply;
-
-	if (!reply) {
-		reply = error_reply(r->err[0] ? r->err : "internal error");
-		free(r->out);
-		r->out = NULL;
-		r->out_len = 0;
-	}
-	r->done(r->opaque, reply, r->out, r->out_len);
-	free(r->what);
-	free(r->job_params);
-	free(r->job_answer);
-	job_parts_clear(&r->parts);
-	store_job_clear(&r->jobrow);
-	json_decref(r->req);
-	free(r->input);
-	free(r->params);
-	if (r->token_text) {
-		memset(r->token_text, 0, strlen(r->token_text));
-		free(r->token_text);
-	}
-	free(r);
-}
-
-static json_t *json_from_text(const char *text)
-{
-	json_t *j = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
-	return j ? j : json_null();
-}
 
 /* ---- status ---- */
 
@@ -122,7 +57,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		"workload", j->workload,
 		"unit_name", wl ? wl->unit_name : "units",
 		"state", job_state_name(j->state),
-		"params", json_from_text(j->params),
+		"params", ctl_json_from_text(j->params),
 		"total_units", (json_int_t)j->total_units,
 		"units_done", (json_int_t)sched_job_progress(st, j->id),
 		"units_verified", (json_int_t)j->units_verified,
@@ -205,100 +140,7 @@ static void status_after(void *arg)
 		}
 		json_object_del(j, "carve_done");
 	}
-	finish(r);
-}
-
-/* ---- result ---- */
-
-/* Database thread: the job and its parts, for result_render. */
-static void result_load_work(struct store *st, void *arg)
-{
-	struct ctl_req *r = arg;
-	int rc;
-
-	if (store_job_get(st, r->job, &r->jobrow)) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
-		return;
-	}
-	r->wl = workload_find(r->jobrow.workload);
-	rc = job_parts_load(&r->parts, st, r->job);
-	if (rc)
-		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
-			 r->job, gerr_str(rc));
-}
-
-/* Thread pool: the text, the files of a finished job, and the reply. */
-static void result_render(uv_work_t *w)
-{
-	struct ctl_req *r = w->data;
-	const struct store_job *j = &r->jobrow;
-	const struct workload *wl = r->wl;
-	json_t *params = json_from_text(j->params);
-	json_t *answer = json_from_text(j->answer);
-	json_t *files = json_array(), *exports = json_array();
-	char *text = NULL;
-
-	for (size_t k = 0; wl && wl->export_data && wl->exports && wl->exports[k]; k++)
-		json_array_append_new(exports, json_string(wl->exports[k]));
-	if (wl && !json_is_null(answer)) {
-		void *ctx = workload_ctx(wl);
-		text = wl->render_text(ctx, params, answer, &r->parts.pub);
-		if (j->state == JOB_DONE && wl->render_files) {
-			char dir[4096], err[WL_ERRLEN];
-			snprintf(dir, sizeof(dir), "%s/results", r->d->cfg.data_dir);
-			mkdir(dir, 0755);
-			snprintf(dir, sizeof(dir), "%s/results/job-%" PRId64,
-				 r->d->cfg.data_dir, j->id);
-			if ((mkdir(dir, 0755) == 0 || errno == EEXIST) &&
-			    wl->render_files(ctx, params, answer, &r->parts.pub,
-					     dir, err, sizeof(err)) == 0)
-				json_array_append_new(files, json_string(dir));
-		}
-	}
-	/* The answer goes in the frame's binary part, where its size is
-	 * bounded by PROTO_MAX_BIN rather than the header's limit. */
-	int has_answer = answer && !json_is_null(answer);
-	if (has_answer) {
-		r->out = json_dumps(answer, JSON_COMPACT);
-		r->out_len = r->out ? strlen(r->out) : 0;
-	}
-	if (has_answer && !r->out)
-		snprintf(r->err, sizeof(r->err), "out of memory for the answer");
-	else if (r->out_len > PROTO_MAX_BIN)
-		snprintf(r->err, sizeof(r->err), "the answer is larger than %u bytes",
-			 PROTO_MAX_BIN);
-	else {
-		/* "o" steals files and exports, even when packing fails. */
-		r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:I, s:o, s:o, s:o, s:I, s:s?}",
-			"ok", 1, "job", (json_int_t)j->id, "workload", j->workload,
-			"state", job_state_name(j->state), "params", params,
-			"answer_bytes", (json_int_t)r->out_len,
-			"text", text ? json_string(text) : json_null(),
-			"files", files, "exports", exports,
-			"units_verified", (json_int_t)j->units_verified,
-			"reason", j->reason);
-		files = exports = NULL;
-	}
-	json_decref(files);
-	json_decref(exports);
-	free(text);
-	json_decref(params);
-	json_decref(answer);
-}
-
-static void pool_after(uv_work_t *w, int status)
-{
-	finish(w->data);
-}
-
-static void result_load_after(void *arg)
-{
-	struct ctl_req *r = arg;
-
-	r->work.data = r;
-	if (r->err[0] ||
-	    uv_queue_work(r->d->loop, &r->work, result_render, pool_after))
-		finish(r);
+	ctl_finish(r);
 }
 
 /* ---- cancel / pause / resume ---- */
@@ -450,12 +292,12 @@ static void submit_parse_after(uv_work_t *w, int status)
 	free(r->input);
 	r->input = NULL;
 	if (status || !r->params) {
-		finish(r);
+		ctl_finish(r);
 		return;
 	}
 	if (dbq_submit(r->d->dbq, submit_work, generic_after, r)) {
 		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
-		finish(r);
+		ctl_finish(r);
 	}
 }
 
@@ -481,8 +323,8 @@ static void extend_work(struct store *st, void *arg)
 		snprintf(r->err, sizeof(r->err), "%s jobs cannot be extended", j.workload);
 		goto out;
 	}
-	params = json_from_text(j.params);
-	answer = json_from_text(j.answer);
+	params = ctl_json_from_text(j.params);
+	answer = ctl_json_from_text(j.answer);
 	if (!json_is_object(args) ||
 	    wl->extend(workload_ctx(wl), params, json_is_null(answer) ? NULL : answer, args, &np,
 		       &total, err, sizeof(err))) {
@@ -513,101 +355,6 @@ out:
 	json_decref(params);
 	json_decref(answer);
 	store_job_clear(&j);
-}
-
-/* ---- export ---- */
-
-static int export_fetch(void *opaque, const char *hash, void **ret, size_t *ret_len)
-{
-	struct ctl_req *r = opaque;
-	uint8_t *blob = NULL, *raw = NULL;
-	size_t len = 0, raw_len = 0;
-	struct blob_info info;
-	char err[128];
-	int rc = blob_store_get(r->d->cfg.data_dir, hash, &blob, &len);
-
-	if (!rc)
-		rc = blob_decode(blob, len, &info, &raw, &raw_len, err, sizeof(err));
-	free(blob);
-	if (rc)
-		return rc;
-	*ret = raw;
-	*ret_len = raw_len;
-	return 0;
-}
-
-static void export_load_work(struct store *st, void *arg)
-{
-	struct ctl_req *r = arg;
-	struct store_job j = {0};
-	int rc;
-
-	if (store_job_get(st, r->job, &j)) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
-		return;
-	}
-	r->wl = workload_find(j.workload);
-	r->job_params = j.params;
-	r->job_answer = j.answer;
-	j.params = j.answer = NULL;
-	store_job_clear(&j);
-	rc = job_parts_load(&r->parts, st, r->job);
-	if (rc)
-		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
-			 r->job, gerr_str(rc));
-}
-
-static void export_work(uv_work_t *w)
-{
-	struct ctl_req *r = w->data;
-	json_t *params = json_from_text(r->job_params);
-	json_t *answer = json_from_text(r->job_answer);
-	const json_t *args = json_object_get(r->req, "args");
-	struct wl_blob_reader rd = {r, export_fetch};
-	json_t *empty = json_object();
-	char err[WL_ERRLEN] = "";
-	int rc = r->wl->export_data(workload_ctx(r->wl), params,
-				    json_is_null(answer) ? NULL : answer, &r->parts.pub,
-				    r->what, json_is_object(args) ? args : empty,
-				    &rd, &r->out, &r->out_len, err, sizeof(err));
-
-	if (rc) {
-		snprintf(r->err, sizeof(r->err), "export %s of job %" PRId64 ": %s",
-			 r->what, r->job, err[0] ? err : gerr_str(rc));
-		r->out = NULL;
-		r->out_len = 0;
-	} else if (r->out_len > PROTO_MAX_BIN) {
-		snprintf(r->err, sizeof(r->err), "export is larger than %u bytes; ask for less",
-			 PROTO_MAX_BIN);
-		free(r->out);
-		r->out = NULL;
-		r->out_len = 0;
-	} else {
-		r->reply = json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->out_len);
-	}
-	json_decref(empty);
-	json_decref(params);
-	json_decref(answer);
-}
-
-static void export_load_after(void *arg)
-{
-	struct ctl_req *r = arg;
-	int ok = 0;
-
-	if (!r->err[0]) {
-		for (size_t k = 0; r->wl && r->wl->export_data && r->wl->exports &&
-				   r->wl->exports[k]; k++)
-			if (strcmp(r->wl->exports[k], r->what) == 0)
-				ok = 1;
-		if (!ok)
-			snprintf(r->err, sizeof(r->err), "%s jobs have no export '%s'",
-				 r->wl ? r->wl->name : "these", r->what);
-	}
-	r->work.data = r;
-	if (ok && uv_queue_work(r->d->loop, &r->work, export_work, pool_after) == 0)
-		return;
-	finish(r);
 }
 
 /* ---- workers ---- */
@@ -651,7 +398,7 @@ static void workers_after(void *arg)
 		json_object_set_new(w, "lease", lease ? json_integer(lease) : json_null());
 		json_object_set_new(w, "job", lease ? json_integer(job) : json_null());
 	}
-	finish(r);
+	ctl_finish(r);
 }
 
 /* ---- tokens ---- */
@@ -716,7 +463,7 @@ static void token_revoke_after(void *arg)
 	/* A revoked token's workers are cut off now, not at their next login. */
 	if (r->reply)
 		conn_close_token(r->d, r->tok.name);
-	finish(r);
+	ctl_finish(r);
 }
 
 /* ---- dispatch ---- */
@@ -731,7 +478,7 @@ static void generic_after(void *arg)
 	if (r->reply && (strcmp(r->cmd, "submit") == 0 || strcmp(r->cmd, "resume") == 0 ||
 			 strcmp(r->cmd, "extend") == 0))
 		conn_wake_parked(r->d);
-	finish(r);
+	ctl_finish(r);
 }
 
 static int read_job(struct ctl_req *r)
@@ -755,7 +502,7 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 
 	if (!r) {
 		json_decref(req);
-		done(opaque, error_reply("out of memory"), NULL, 0);
+		done(opaque, ctl_error_reply("out of memory"), NULL, 0);
 		return;
 	}
 	r->d = d;
@@ -765,12 +512,12 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 	r->cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!r->cmd) {
 		snprintf(r->err, sizeof(r->err), "request has no 'cmd'");
-		finish(r);
+		ctl_finish(r);
 		return;
 	}
 	if (strcmp(r->cmd, "ping") == 0) {
 		r->reply = json_pack("{s:b, s:s}", "ok", 1, "version", GPUD_VERSION);
-		finish(r);
+		ctl_finish(r);
 		return;
 	} else if (strcmp(r->cmd, "submit") == 0) {
 		const char *name = json_string_value(json_object_get(req, "workload"));
@@ -781,7 +528,7 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 		if (!r->wl) {
 			snprintf(r->err, sizeof(r->err), "unknown workload '%s'",
 				 name ? name : "");
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		if (file) {
@@ -791,26 +538,26 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 			if (!r->wl->parse_input) {
 				snprintf(r->err, sizeof(r->err), "%s takes no input file",
 					 r->wl->name);
-				finish(r);
+				ctl_finish(r);
 				return;
 			}
 			if (bin_len == 0) {
 				snprintf(r->err, sizeof(r->err), "input file %s is empty", fname);
-				finish(r);
+				ctl_finish(r);
 				return;
 			}
 		}
 		if (!json_is_object(args)) {
 			snprintf(r->err, sizeof(r->err), "bad %s job: arguments must be an object",
 				 r->wl->name);
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		if (file) {
 			r->input = malloc(bin_len);
 			if (!r->input) {
 				snprintf(r->err, sizeof(r->err), "out of memory");
-				finish(r);
+				ctl_finish(r);
 				return;
 			}
 			memcpy(r->input, bin, bin_len);
@@ -819,27 +566,27 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 		r->work.data = r;
 		if (uv_queue_work(d->loop, &r->work, submit_parse_work, submit_parse_after)) {
 			snprintf(r->err, sizeof(r->err), "gpud is shutting down");
-			finish(r);
+			ctl_finish(r);
 		}
 		return;
 	} else if (strcmp(r->cmd, "status") == 0) {
 		if (json_object_get(req, "job") && read_job(r)) {
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		work = status_work;
 		after = status_after;
 	} else if (strcmp(r->cmd, "result") == 0) {
 		if (read_job(r)) {
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
-		work = result_load_work;
-		after = result_load_after;
+		work = ctl_result_load_work;
+		after = ctl_result_load_after;
 	} else if (strcmp(r->cmd, "cancel") == 0 || strcmp(r->cmd, "pause") == 0 ||
 		   strcmp(r->cmd, "resume") == 0) {
 		if (read_job(r)) {
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		work = state_work;
@@ -852,7 +599,7 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 		const char *name = json_string_value(json_object_get(req, "name"));
 		if (!name || auth_name_valid(name)) {
 			snprintf(r->err, sizeof(r->err), "token_revoke needs a valid token name");
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		snprintf(r->tok.name, sizeof(r->tok.name), "%s", name);
@@ -860,46 +607,46 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 		after = token_revoke_after;
 	} else if (strcmp(r->cmd, "extend") == 0) {
 		if (read_job(r)) {
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		work = extend_work;
 	} else if (strcmp(r->cmd, "export") == 0) {
 		const char *what = json_string_value(json_object_get(req, "what"));
 		if (read_job(r)) {
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		if (!what || strlen(what) > 32) {
 			snprintf(r->err, sizeof(r->err), "export needs 'what'");
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		r->what = strdup(what);
-		work = export_load_work;
-		after = export_load_after;
+		work = ctl_export_load_work;
+		after = ctl_export_load_after;
 	} else if (strcmp(r->cmd, "token_add") == 0) {
 		const char *name = json_string_value(json_object_get(req, "name"));
 		if (!name || auth_name_valid(name)) {
 			snprintf(r->err, sizeof(r->err),
 				 "token names are 1..%d characters of A-Z a-z 0-9 . _ -",
 				 AUTH_NAME_MAX);
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		if (auth_token_new(name, &r->token_text, &r->tok)) {
 			snprintf(r->err, sizeof(r->err), "cannot create a token");
-			finish(r);
+			ctl_finish(r);
 			return;
 		}
 		work = token_work;
 	} else {
 		snprintf(r->err, sizeof(r->err), "unknown command '%.64s'", r->cmd);
-		finish(r);
+		ctl_finish(r);
 		return;
 	}
 	if (dbq_submit(d->dbq, work, after, r)) {
 		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
-		finish(r);
+		ctl_finish(r);
 	}
 }

@@ -107,8 +107,4 @@ void gpud_storage_outcome(struct gpud *d, int rc, const char *what);
  * storage writable again): calls d->wake_parked when installed. */
 void gpud_wake_parked(struct gpud *d);
 
-/* For control.c, which still reaches conn.c's functions through this
- * header: once it includes conn.h itself, this line goes. */
-#include "conn.h"
-
 #endif
