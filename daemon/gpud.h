@@ -9,7 +9,11 @@
  *   main.c          options, signals, start and stop
  *   server.c        listeners, timers, start-up recovery, drain, shutdown;
  *                   owns the connections' handler table
- *   control.c       gpuctl's commands
+ *   control.c       gpuctl's commands: parsing, status, submit, state
+ *                   changes, workers, tokens
+ *   control_answer.c  `result` and `export`: loaded on the database
+ *                   thread, rendered on the thread pool
+ *   control_req.c   a gpuctl request's reply and end
  *   worker_proto.c  the worker messages: login, claim, heartbeat, uploads,
  *                   release, fetch
  *   verify.c        verification of stored results on the thread pool
@@ -17,8 +21,16 @@
  *   conn.c          one connection: framing, lifetime, the connection list
  *   gpud.c          job rates, the data directory's standing, the wake hook
  *   dbq.c           the database thread
- *   scheduler.c     the lease policy (database thread)
- *   store.c         SQLite, only here
+ *   scheduler.c     the lease policy (database thread): claim, heartbeat,
+ *                   uploads, verification's commit and merge
+ *   job_parts.c     a job's verified leases as the workloads' wl_parts
+ *   store*.c        SQLite, only here: store.c (open, migrations,
+ *                   statements), store_tx.c (transactions, group commit),
+ *                   store_exec.c (running statements), store_err.c (error
+ *                   codes), and one file per table: store_jobs.c (and the
+ *                   event log), store_leases.c (the lease state machine),
+ *                   store_lease_rows.c, store_parts.c, store_workers.c,
+ *                   store_tokens.c
  *   notify.c        systemd notifications
  */
 #ifndef GPUD_GPUD_H
