@@ -346,8 +346,8 @@ int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 	} else if (officers_wl_answer_u64(answer, "leases") != rs.n ||
 		   officers_wl_answer_u64(answer, "checked") != rs.nchecks) {
 		gerr_printf(err, errlen, "officers finish: the answer counts %"
-			    PRIu64 " ranges and %" PRIu64 " checks, the job's "
-			    "leases %zu and %" PRIu64,
+			    PRIu64 " ranges and %" PRIu64 " checks, its parts "
+			    "%zu ranges and %" PRIu64 " checks",
 			    officers_wl_answer_u64(answer, "leases"),
 			    officers_wl_answer_u64(answer, "checked"), rs.n,
 			    rs.nchecks);
