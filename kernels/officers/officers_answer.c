@@ -46,15 +46,17 @@ static int ofw_merge_check(const json_t *answer, const struct officers_spec *sp,
 			   json_t **ret_answer)
 {
 	json_t *out;
+	uint64_t n;
 
 	if (!answer || r->from != sp->from || r->to != sp->to ||
 	    sp->to > officers_wl_answer_u64(answer, "n"))
 		return GERR_STATE; /* not a merged range */
 	if (digest != sp->expect)
 		return GERR_VERIFY;
+	n = officers_wl_answer_u64(answer, "checked") + 1;
 	out = json_copy((json_t *)answer); /* its members are not changed */
-	if (!out || json_object_set_new(out, "checked", json_integer(
-		    (json_int_t)officers_wl_answer_u64(answer, "checked") + 1))) {
+	if (!out ||
+	    json_object_set_new(out, "checked", json_integer((json_int_t)n))) {
 		json_decref(out);
 		return GERR_NOMEM;
 	}
@@ -70,13 +72,16 @@ static int ofw_merge_extend(const json_t *answer,
 			    const char *result_hash, json_t **ret_answer)
 {
 	uint64_t count[OFFICERS_VMAX], first[OFFICERS_VMAX], adigest;
-	const char *astate = json_string_value(json_object_get(answer, "state"));
+	uint64_t leases = officers_wl_answer_u64(answer, "leases") + 1,
+		 checked = officers_wl_answer_u64(answer, "checked");
+	const char *astate;
 	unsigned top = 0;
 	json_t *out, *zeros, *rares;
 
 	if (!result_hash || r->from != sp->from || r->to != sp->to ||
 	    officers_wl_answer_u64(answer, "n") != r->from)
 		return GERR_STATE; /* extensions merge in order */
+	astate = json_string_value(json_object_get(answer, "state"));
 	if (sp->from > 0 &&
 	    (!astate || strcmp(astate, sp->state) != 0 ||
 	     officers_wl_hex(json_object_get(answer, "digest"), &adigest) ||
@@ -104,8 +109,8 @@ static int ofw_merge_extend(const json_t *answer,
 		for (uint64_t x = r->from; x < r->to &&
 		     json_array_size(zeros) < OFFICERS_MAX_ZEROS; x++)
 			if (officers_result_get(r, x) == 0)
-				json_array_append_new(zeros,
-						      json_integer((json_int_t)x));
+				json_array_append_new(
+					zeros, json_integer((json_int_t)x));
 	for (uint32_t i = 0; i < r->nrare; i++) {
 		const uint8_t *e = r->rare_le + 12 * (size_t)i;
 		json_array_append_new(rares, json_pack("[I, i]",
@@ -115,10 +120,8 @@ static int ofw_merge_extend(const json_t *answer,
 	out = json_pack("{s:I, s:I, s:I, s:o, s:o, s:s, s:o, s:o, s:{s:i, s:I},"
 			" s:o, s:o}",
 			"n", (json_int_t)r->to,
-			"leases", (json_int_t)officers_wl_answer_u64(answer,
-								     "leases") + 1,
-			"checked", (json_int_t)officers_wl_answer_u64(answer,
-								      "checked"),
+			"leases", (json_int_t)leases,
+			"checked", (json_int_t)checked,
 			"fnv", officers_wl_json_hex(r->fnv_out),
 			"digest", officers_wl_json_hex(digest),
 			"state", result_hash, "rares", rares, "zeros", zeros,
@@ -171,7 +174,7 @@ int officers_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 	return 0;
 }
 
-/* ---- the stored ranges ---------------------------------------------------- */
+/* ---- the stored ranges ------------------------------------------------- */
 
 void officers_ranges_free(struct officers_ranges *rs)
 {
@@ -232,9 +235,9 @@ static int ofw_check_part(struct officers_ranges *rs,
 	    (start == NULL) != (sp->state == NULL) ||
 	    (start && strcmp(start, sp->state) != 0) ||
 	    sp->expect != g->digest_out || digest != g->digest_out) {
-		gerr_printf(err, errlen, "officers: check lease %" PRIu64 " of "
-			    "[%" PRIu64 ", %" PRIu64 ") does not match a stored "
-			    "range's states", k, sp->from, sp->to);
+		gerr_printf(err, errlen, "officers: check lease %" PRIu64
+			    " of [%" PRIu64 ", %" PRIu64 ") does not match a "
+			    "stored range's states", k, sp->from, sp->to);
 		return GERR_VERIFY;
 	}
 	rs->nchecked += !g->checked;
@@ -258,8 +261,9 @@ int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
 
 		rc = parts->get(parts->opaque, k, &p);
 		if (rc) {
-			gerr_printf(err, errlen, "officers: lease %" PRIu64 " of "
-				    "the job is unreadable: %s", k, gerr_str(rc));
+			gerr_printf(err, errlen, "officers: lease %" PRIu64
+				    " of the job is unreadable: %s", k,
+				    gerr_str(rc));
 			break;
 		}
 		rc = officers_wl_spec(params, p.spec, &sp, err, errlen);
@@ -276,19 +280,21 @@ int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
 		}
 		prev = rs->n ? rs->v[rs->n - 1].hash : NULL;
 		if (sp.from != at) {
-			gerr_printf(err, errlen, "officers: stored ranges leave "
-				    "a gap at %" PRIu64, at);
+			gerr_printf(err, errlen, "officers: stored ranges "
+				    "leave a gap at %" PRIu64, at);
 			rc = GERR_VERIFY;
 		} else if (sp.digest != digest ||
 			   (prev == NULL) != (sp.state == NULL) ||
 			   (prev && strcmp(prev, sp.state) != 0)) {
-			gerr_printf(err, errlen, "officers: range [%" PRIu64 ", %"
-				    PRIu64 ") does not start from the state the "
-				    "range before it ended in", sp.from, sp.to);
+			gerr_printf(err, errlen, "officers: range [%" PRIu64
+				    ", %" PRIu64 ") does not start from the "
+				    "state the range before it ended in",
+				    sp.from, sp.to);
 			rc = GERR_VERIFY;
 		} else if (!p.result_hash || strlen(p.result_hash) != 64) {
-			gerr_printf(err, errlen, "officers: range [%" PRIu64 ", %"
-				    PRIu64 ") has no result", sp.from, sp.to);
+			gerr_printf(err, errlen, "officers: range [%" PRIu64
+				    ", %" PRIu64 ") has no result", sp.from,
+				    sp.to);
 			rc = GERR_CORRUPT;
 		} else {
 			rc = ofw_range_add(rs, &cap, &sp, d, p.result_hash);
@@ -301,7 +307,7 @@ int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
 	return rc;
 }
 
-/* ---- finish --------------------------------------------------------------- */
+/* ---- finish ------------------------------------------------------------ */
 
 int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 		       const struct wl_parts *parts, char *err, size_t errlen)

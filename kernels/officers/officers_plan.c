@@ -73,13 +73,14 @@ int officers_wl_note_digest(const struct wl_part *p, uint64_t k,
 			    uint64_t *digest, char *err, size_t errlen)
 {
 	if (!p->note) {
-		gerr_printf(err, errlen, "officers: lease %" PRIu64 " of the job "
-			    "has no note (merged before notes were kept)", k);
+		gerr_printf(err, errlen, "officers: lease %" PRIu64 " of the "
+			    "job has no note (merged before notes were kept)",
+			    k);
 		return GERR_CORRUPT;
 	}
 	if (officers_wl_hex(json_object_get(p->note, "digest"), digest)) {
-		gerr_printf(err, errlen, "officers: lease %" PRIu64 " of the job "
-			    "has a note without its digest", k);
+		gerr_printf(err, errlen, "officers: lease %" PRIu64 " of the "
+			    "job has a note without its digest", k);
 		return GERR_CORRUPT;
 	}
 	return 0;
@@ -124,8 +125,9 @@ int officers_wl_spec(const json_t *params, const json_t *spec,
 	if ((sp->from > 0) != (sp->state != NULL) ||
 	    (sp->state && strlen(sp->state) != 64) ||
 	    officers_wl_hex(json_object_get(spec, "digest"), &sp->digest)) {
-		gerr_printf(err, errlen, "officers: lease from %" PRIu64 " needs "
-			    "a state hash and digest (none for 0)", sp->from);
+		gerr_printf(err, errlen, "officers: lease from %" PRIu64
+			    " needs a state hash and digest (none for 0)",
+			    sp->from);
 		return GERR_INVAL;
 	}
 	return 0;
@@ -142,7 +144,8 @@ int officers_wl_parse_params(void *ctx, const json_t *args,
 
 	(void)ctx;
 	if (!json_is_object(args)) {
-		gerr_printf(err, errlen, "officers: arguments must be an object");
+		gerr_printf(err, errlen, "officers: arguments must be an "
+			    "object");
 		return GERR_INVAL;
 	}
 	json_object_foreach((json_t *)args, key, val) {
@@ -249,7 +252,8 @@ static int ofw_carve_extend(const json_t *answer, uint64_t next, uint64_t to,
 	end = to - next < size ? to : next + size;
 	spec = json_pack("{s:s, s:I, s:I, s:s?, s:o}", "kind", "extend",
 			 "from", (json_int_t)next, "to", (json_int_t)end,
-			 "state", state, "digest", officers_wl_json_hex(digest));
+			 "state", state, "digest",
+			 officers_wl_json_hex(digest));
 	if (spec && !state && json_object_set_new(spec, "state", json_null())) {
 		json_decref(spec);
 		spec = NULL;

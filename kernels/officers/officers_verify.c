@@ -49,8 +49,8 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-static int check_position(const struct officers_seq *s, uint64_t x,
-			  char *err, size_t errlen)
+static int ofw_check_position(const struct officers_seq *s, uint64_t x,
+			      char *err, size_t errlen)
 {
 	int v = officers_value(s, x);
 	unsigned have = officers_seq_get(s, x);
@@ -70,9 +70,9 @@ static int check_position(const struct officers_seq *s, uint64_t x,
 	return 0;
 }
 
-static int verify_result(const struct officers_result *r,
-			 const struct officers_spec *sp, uint64_t seed,
-			 char *err, size_t errlen)
+static int ofw_verify_result(const struct officers_result *r,
+			     const struct officers_spec *sp, uint64_t seed,
+			     char *err, size_t errlen)
 {
 	uint64_t *first = NULL, fnv = r->fnv_in, k;
 	struct officers_seq *s = NULL;
@@ -153,18 +153,18 @@ static int verify_result(const struct officers_result *r,
 	}
 	for (k = 0; k < 8 && rc == 0; k++) {
 		if (r->from + k < r->to && r->from + k >= 2)
-			rc = check_position(s, r->from + k, err, errlen);
+			rc = ofw_check_position(s, r->from + k, err, errlen);
 		if (rc == 0 && r->to - 1 - k >= r->from && r->to - 1 - k >= 2)
-			rc = check_position(s, r->to - 1 - k, err, errlen);
+			rc = ofw_check_position(s, r->to - 1 - k, err, errlen);
 	}
 	for (uint32_t i = r->nrare_in; i < r->nrare && rc == 0; i++)
 		if (s->rare[i].pos >= 2)
-			rc = check_position(s, s->rare[i].pos, err, errlen);
+			rc = ofw_check_position(s, s->rare[i].pos, err, errlen);
 	for (k = 0; k < VERIFY_SAMPLES && rc == 0; k++) {
 		uint64_t x = r->from + mix64(seed + k * 0x9e3779b97f4a7c15ull) %
 					       (r->to - r->from);
 		if (x >= 2)
-			rc = check_position(s, x, err, errlen);
+			rc = ofw_check_position(s, x, err, errlen);
 	}
 out:
 	if (s)
@@ -189,7 +189,7 @@ int officers_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	if (rc)
 		return GERR_VERIFY;
 	if (!sp.check)
-		return verify_result(&r, &sp, seed, err, errlen);
+		return ofw_verify_result(&r, &sp, seed, err, errlen);
 	/* A check lease recomputed a stored range on its own: it must start
 	 * from that range's start state and end in its stored end state. */
 	if (r.from != sp.from || r.to != sp.to ||

@@ -5,8 +5,8 @@
  * params  {"to": N, "check": "sample" | "full"}: compute G(0..N-1);
  *          "full" adds a check lease per stored range (below)
  * cursor  {"next": n, "checks": k, "at": p}: values [0, n) are leased,
- *          check leases are carved for the first k stored ranges, and the
- *          k-th of those ranges is part p - 1 (parts below)
+ *          and check leases for the first k stored ranges, the last of
+ *          which is the job's part p - 1 (parts below)
  * spec    {"kind": "extend", "from": F, "to": T, "state": HASH | null,
  *          "digest": "16 hex"}: continue from the state at F, which is the
  *          result blob HASH of the lease that ended at F (null for F = 0);
@@ -56,13 +56,12 @@
 #define STEP_CUDA OFFICERS_LEASE_MAX /* one call per lease: no pipeline
 					restarts */
 
-/* ---- run ------------------------------------------------------------------ */
-
 /* The state of lease [from, cap_to) from a result (its checkpoint, or the
  * previous lease's result): the values from the lease's own vbase on. */
-static int seq_from_blob(const void *bytes, size_t len, uint64_t from,
-			 uint64_t cap_to, struct officers_seq *s,
-			 struct officers_result *r, char *err, size_t errlen)
+static int ofw_seq_from_blob(const void *bytes, size_t len, uint64_t from,
+			     uint64_t cap_to, struct officers_seq *s,
+			     struct officers_result *r, char *err,
+			     size_t errlen)
 {
 	int rc = officers_result_parse(bytes, len, r, err, errlen);
 
@@ -76,10 +75,10 @@ static int seq_from_blob(const void *bytes, size_t len, uint64_t from,
 	return rc;
 }
 
-static int run_steps(struct officers_seq *s, const struct officers_spec *sp,
-		     uint64_t fnv_in, uint32_t nrare_in, int threads,
-		     void *cuda, const struct wl_run_io *io, char *err,
-		     size_t errlen)
+static int ofw_run_steps(struct officers_seq *s,
+			 const struct officers_spec *sp, uint64_t fnv_in,
+			 uint32_t nrare_in, int threads, void *cuda,
+			 const struct wl_run_io *io, char *err, size_t errlen)
 {
 	uint64_t step = cuda ? STEP_CUDA : STEP_CPU * (uint64_t)threads;
 
@@ -154,8 +153,8 @@ static int ofw_run(void *ctx, const json_t *params, const json_t *spec,
 	if (!s)
 		return GERR_NOMEM;
 	if (checkpoint) {
-		rc = seq_from_blob(checkpoint, checkpoint_len, sp.from, sp.to,
-				   s, &r, err, errlen);
+		rc = ofw_seq_from_blob(checkpoint, checkpoint_len, sp.from,
+				       sp.to, s, &r, err, errlen);
 		if (rc == 0 && (r.from != sp.from || r.to >= sp.to)) {
 			gerr_printf(err, errlen, "officers: checkpoint is for "
 			       "another lease");
@@ -184,8 +183,8 @@ static int ofw_run(void *ctx, const json_t *params, const json_t *spec,
 			       sp.state, gerr_str(rc));
 			goto out;
 		}
-		rc = seq_from_blob(st, st_len, sp.from, sp.to, s, &r, err,
-				   errlen);
+		rc = ofw_seq_from_blob(st, st_len, sp.from, sp.to, s, &r,
+				       err, errlen);
 		if (rc == 0 && (r.to != sp.from ||
 				officers_seq_digest(s) != sp.digest)) {
 			gerr_printf(err, errlen, "officers: state blob %.16s does "
@@ -200,8 +199,8 @@ static int ofw_run(void *ctx, const json_t *params, const json_t *spec,
 		fnv_in = s->st.fnv;
 		nrare_in = s->nrare;
 	}
-	rc = run_steps(s, &sp, fnv_in, nrare_in, threads, cuda, io, err,
-		       errlen);
+	rc = ofw_run_steps(s, &sp, fnv_in, nrare_in, threads, cuda, io, err,
+			   errlen);
 	if (rc == 0) {
 		rc = officers_result_encode(s, sp.from, fnv_in, nrare_in,
 					    ret_result, ret_result_len);
