@@ -1,7 +1,9 @@
 /* test_officers.c - the Officers workload: known values, reference vs the
  * fast CPU path, the result format, and the whole job through the workload
  * interface (carve, GERR_AGAIN, run with fetched state, verify, merge,
- * finish, extend, export, render), with blobs held in memory. */
+ * finish, extend, export, render), with blobs and the merged leases
+ * (parts) held in memory; an answer that does not grow with the leases;
+ * finish refusing a broken chain of parts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,10 +19,13 @@
 #include "gerr.h"
 #include "officers/officers.h"
 #include "officers/officers_cuda.h"
+#include "parts_list.h"
 #include "workload.h"
 
 /* carve's last-lease flag, where a test does not look at it. */
 static int carve_last;
+
+#define MAX_BLOBS 256
 
 extern const struct workload officers_workload;
 static const struct workload *W = &officers_workload;
@@ -211,7 +216,7 @@ struct mem_blob {
 };
 
 struct io_state {
-	struct mem_blob blobs[16];
+	struct mem_blob blobs[MAX_BLOBS];
 	int nblobs;
 	int fetches;
 };
@@ -244,7 +249,7 @@ static const char *keep(struct io_state *io, void *bytes, size_t len)
 {
 	struct mem_blob *b = &io->blobs[io->nblobs++];
 
-	assert_true(io->nblobs <= 16);
+	assert_true(io->nblobs <= MAX_BLOBS);
 	blob_hash_hex(bytes, len, b->hash);
 	b->bytes = bytes;
 	b->len = len;
@@ -263,19 +268,22 @@ static json_t *params_to(const char *to)
 	return p;
 }
 
-/* Carve, run, verify, merge one lease; returns the carve code. */
+/* Carve, run, verify, merge one lease (added to pl); returns the carve
+ * code. */
 static int step(json_t *params, json_t **cursor, json_t **answer,
-		uint64_t want, struct io_state *io, int threads)
+		struct parts_list *pl, uint64_t want, struct io_state *io,
+		int threads)
 {
 	struct wl_run_io rio = {io, io_progress, io_due, io_ckpt, io_stop,
 				io_fetch};
 	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
-	json_t *spec = NULL, *next = NULL, *merged = NULL;
+	json_t *spec = NULL, *next = NULL, *merged = NULL, *note = NULL;
 	uint64_t units = 0;
 	void *res = NULL;
 	size_t len = 0;
 	char err[WL_ERRLEN] = "";
-	int rc = W->carve(workload_ctx(W), params, *cursor, *answer, NULL, want, &spec, &units, &next, &carve_last);
+	int rc = W->carve(workload_ctx(W), params, *cursor, *answer, &pl->pub,
+			  want, &spec, &units, &next, &carve_last);
 
 	if (rc)
 		return rc;
@@ -285,7 +293,8 @@ static int step(json_t *params, json_t **cursor, json_t **answer,
 	{
 		json_t *s2 = NULL, *c2 = NULL;
 		uint64_t u2;
-		int r2 = W->carve(workload_ctx(W), params, next, *answer, NULL, want, &s2, &u2, &c2, &carve_last);
+		int r2 = W->carve(workload_ctx(W), params, next, *answer,
+				  &pl->pub, want, &s2, &u2, &c2, &carve_last);
 		assert_true(r2 == GERR_AGAIN || r2 == GERR_DONE);
 	}
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 7, err, sizeof(err)),
@@ -301,8 +310,13 @@ static int step(json_t *params, json_t **cursor, json_t **answer,
 		free(bad);
 	}
 	const char *h = keep(io, res, len);
-	assert_int_equal(W->merge(workload_ctx(W), params, *answer, spec, res, len, h, &merged, NULL),
-			 0);
+	assert_int_equal(W->merge(workload_ctx(W), params, *answer, spec, res,
+				  len, h, &merged, &note), 0);
+	/* The note is the lease's own and small. */
+	assert_non_null(note);
+	assert_int_equal(json_object_size(note), 1);
+	assert_int_equal(parts_list_add(pl, spec, units, h, note), 0);
+	json_decref(note);
 	json_decref(spec);
 	json_decref(*cursor);
 	json_decref(*answer);
@@ -311,21 +325,77 @@ static int step(json_t *params, json_t **cursor, json_t **answer,
 	return 0;
 }
 
+/* A copy of src without its part skip (UINT64_MAX: none left out). */
+static void parts_copy(const struct parts_list *src, struct parts_list *dst,
+		       uint64_t skip)
+{
+	parts_list_init(dst);
+	for (uint64_t k = 0; k < src->pub.n; k++)
+		if (k != skip)
+			assert_int_equal(parts_list_add(dst, src->v[k].spec,
+							src->v[k].units,
+							src->v[k].result_hash,
+							src->v[k].note), 0);
+}
+
+/* Replace part k's note with note (a new reference, or NULL). */
+static void parts_set_note(struct parts_list *pl, uint64_t k, json_t *note)
+{
+	json_decref((json_t *)pl->v[k].note);
+	pl->v[k].note = note;
+}
+
 static void test_job(void **state)
 {
 	struct io_state io;
+	struct parts_list pl, bad;
 	json_t *params = params_to("100000"), *cursor = NULL, *answer = NULL;
 	char err[WL_ERRLEN] = "";
 	int rc, leases = 0;
 	(void)state;
 
 	memset(&io, 0, sizeof(io));
-	while ((rc = step(params, &cursor, &answer, 30000, &io, 2)) == 0)
+	parts_list_init(&pl);
+	while ((rc = step(params, &cursor, &answer, &pl, 30000, &io, 2)) == 0)
 		leases++;
 	assert_int_equal(rc, GERR_DONE);
 	assert_int_equal(leases, 4);
+	assert_int_equal(pl.pub.n, 4);
 	assert_int_equal(io.fetches, 3); /* each later lease read its state */
-	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err, sizeof(err)), 0);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &pl.pub,
+				   err, sizeof(err)), 0);
+	/* The answer names no lease but the last (its state). */
+	assert_null(json_object_get(answer, "blobs"));
+	assert_int_equal(json_integer_value(json_object_get(answer, "leases")),
+			 4);
+	assert_string_equal(json_string_value(json_object_get(answer, "state")),
+			    pl.v[3].result_hash);
+	/* A missing range, a wrong digest, no parts, a part without a note:
+	 * finish refuses. */
+	parts_copy(&pl, &bad, 1);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &bad.pub,
+				   err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "gap at 30000"));
+	parts_list_clear(&bad);
+	parts_copy(&pl, &bad, UINT64_MAX);
+	parts_set_note(&bad, 1, json_pack("{s:s}", "digest",
+					  "0123456789abcdef"));
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &bad.pub,
+				   err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "[60000, 90000) does not start from"));
+	parts_set_note(&bad, 1, json_incref((json_t *)pl.v[1].note));
+	parts_set_note(&bad, 3, json_pack("{s:s}", "digest",
+					  "0123456789abcdef"));
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &bad.pub,
+				   err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "not the last range's"));
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err,
+				   sizeof(err)), GERR_VERIFY);
+	parts_set_note(&bad, 2, NULL);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &bad.pub,
+				   err, sizeof(err)), GERR_CORRUPT);
+	assert_non_null(strstr(err, "lease 2 of the job has no note"));
+	parts_list_clear(&bad);
 	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
 			    "43d82427f1c3b631");
 	assert_int_equal(json_array_size(json_object_get(answer, "rares")),
@@ -340,8 +410,9 @@ static void test_job(void **state)
 	void *out = NULL;
 	size_t olen = 0;
 	struct officers_seq *s = fast_to(100000, 2);
-	assert_int_equal(W->export_data(workload_ctx(W), params, answer, NULL, "values", args, &rd,
-					&out, &olen, err, sizeof(err)), 0);
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer,
+					&pl.pub, "values", args, &rd, &out,
+					&olen, err, sizeof(err)), 0);
 	assert_int_equal(olen, 40);
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(((uint8_t *)out)[2 * i] |
@@ -350,9 +421,17 @@ static void test_job(void **state)
 	free(out);
 	json_decref(args);
 	args = json_pack("{s:s}", "range", "0:100001");
-	assert_int_not_equal(W->export_data(workload_ctx(W), params, answer, NULL, "values", args,
-					    &rd, &out, &olen, err,
-					    sizeof(err)), 0);
+	assert_int_not_equal(W->export_data(workload_ctx(W), params, answer,
+					    &pl.pub, "values", args, &rd, &out,
+					    &olen, err, sizeof(err)), 0);
+	json_decref(args);
+	/* A range with no stored lease is refused, not left blank. */
+	args = json_pack("{s:s}", "range", "29990:30010");
+	parts_copy(&pl, &bad, 1);
+	assert_int_equal(W->export_data(workload_ctx(W), params, answer,
+					&bad.pub, "values", args, &rd, &out,
+					&olen, err, sizeof(err)), GERR_CORRUPT);
+	parts_list_clear(&bad);
 	json_decref(args);
 	/* Extend to 130000: one more lease from the stored state. */
 	json_t *eargs = json_pack("{s:s}", "to", "130000"), *np = NULL;
@@ -366,9 +445,10 @@ static void test_job(void **state)
 	assert_int_not_equal(W->extend(workload_ctx(W), np, answer, eargs, &np2, &total, err,
 				       sizeof(err)), 0);
 	json_decref(eargs);
-	assert_int_equal(step(np, &cursor, &answer, 0, &io, 3), 0);
-	assert_int_equal(step(np, &cursor, &answer, 0, &io, 3), GERR_DONE);
-	assert_int_equal(W->finish(workload_ctx(W), np, answer, NULL, err, sizeof(err)), 0);
+	assert_int_equal(step(np, &cursor, &answer, &pl, 0, &io, 3), 0);
+	assert_int_equal(step(np, &cursor, &answer, &pl, 0, &io, 3), GERR_DONE);
+	assert_int_equal(W->finish(workload_ctx(W), np, answer, &pl.pub, err,
+				   sizeof(err)), 0);
 	seq_free(s);
 	s = fast_to(130000, 2);
 	char want[24];
@@ -377,12 +457,13 @@ static void test_job(void **state)
 	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
 			    want);
 	/* Render. */
-	char *text = W->render_text(workload_ctx(W), np, answer, NULL);
+	char *text = W->render_text(workload_ctx(W), np, answer, &pl.pub);
 	assert_non_null(strstr(text, "rare positions: 1584"));
 	free(text);
 	char dir[] = "/tmp/test_officers_XXXXXX";
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(W->render_files(workload_ctx(W), np, answer, NULL, dir, err, sizeof(err)), 0);
+	assert_int_equal(W->render_files(workload_ctx(W), np, answer, &pl.pub,
+					 dir, err, sizeof(err)), 0);
 	char path[256];
 	snprintf(path, sizeof(path), "%s/officers-values.svg", dir);
 	FILE *f = fopen(path, "r");
@@ -395,8 +476,56 @@ static void test_job(void **state)
 	json_decref(params);
 	json_decref(cursor);
 	json_decref(answer);
+	parts_list_clear(&pl);
 	for (int i = 0; i < io.nblobs; i++)
 		free(io.blobs[i].bytes);
+}
+
+/* The answer after 10 leases and after 100 leases over the same values:
+ * equal but for the count of leases and the last state's name. */
+static void test_answer_size(void **state)
+{
+	json_t *params = params_to("100000"), *ans[2] = {NULL, NULL};
+	static const uint64_t want[2] = {10000, 1000};
+	size_t len[2];
+	(void)state;
+
+	for (int i = 0; i < 2; i++) {
+		struct io_state *io = calloc(1, sizeof(*io));
+		struct parts_list pl;
+		json_t *cursor = NULL;
+		char err[WL_ERRLEN] = "", *text;
+		int rc;
+
+		assert_non_null(io);
+		parts_list_init(&pl);
+		while ((rc = step(params, &cursor, &ans[i], &pl, want[i], io,
+				  2)) == 0)
+			;
+		assert_int_equal(rc, GERR_DONE);
+		assert_int_equal(pl.pub.n, i ? 100 : 10);
+		assert_int_equal(W->finish(workload_ctx(W), params, ans[i],
+					   &pl.pub, err, sizeof(err)), 0);
+		text = json_dumps(ans[i], JSON_COMPACT);
+		len[i] = strlen(text);
+		free(text);
+		json_decref(cursor);
+		parts_list_clear(&pl);
+		for (int b = 0; b < io->nblobs; b++)
+			free(io->blobs[b].bytes);
+		free(io);
+	}
+	assert_int_equal(len[1], len[0] + 1); /* "leases":100 vs 10 */
+	assert_int_equal(json_integer_value(json_object_get(ans[1], "leases")),
+			 100);
+	for (int i = 0; i < 2; i++) {
+		json_object_del(ans[i], "leases");
+		json_object_del(ans[i], "state");
+	}
+	assert_true(json_equal(ans[0], ans[1]));
+	json_decref(ans[0]);
+	json_decref(ans[1]);
+	json_decref(params);
 }
 
 /* Run a carved lease on the CPU (2 threads); the result is malloc'ed. */
@@ -408,20 +537,47 @@ static void run_lease(json_t *params, json_t *spec, struct io_state *io,
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
 	char err[WL_ERRLEN] = "";
 
-	assert_int_equal(W->run(workload_ctx(W), params, spec, NULL, 0, &dev, &rio, res, len,
-				err, sizeof(err)), 0);
+	assert_int_equal(W->run(workload_ctx(W), params, spec, NULL, 0, &dev,
+				&rio, res, len, err, sizeof(err)), 0);
 }
 
-static void merge_into(json_t *params, json_t **answer, json_t *spec,
-		       struct io_state *io, void *res, size_t len)
+static void merge_into(json_t *params, json_t **answer, struct parts_list *pl,
+		       json_t *spec, struct io_state *io, void *res,
+		       size_t len)
 {
-	json_t *merged = NULL;
+	json_t *merged = NULL, *note = NULL;
 	const char *h = keep(io, res, len);
 
-	assert_int_equal(W->merge(workload_ctx(W), params, *answer, spec, res, len, h, &merged, NULL),
-			 0);
+	assert_int_equal(W->merge(workload_ctx(W), params, *answer, spec, res,
+				  len, h, &merged, &note), 0);
+	assert_int_equal(parts_list_add(pl, spec, json_integer_value(
+		json_object_get(spec, "to")) - json_integer_value(
+		json_object_get(spec, "from")), h, note), 0);
+	json_decref(note);
 	json_decref(*answer);
 	*answer = merged;
+}
+
+/* A wl_parts that counts its gets: carve reads one part per check lease
+ * (and steps over check parts once), none for an extension. */
+struct counted_parts {
+	struct wl_parts pub;
+	const struct wl_parts *in;
+	int gets;
+};
+
+static int counted_get(void *opaque, uint64_t k, struct wl_part *ret)
+{
+	struct counted_parts *c = opaque;
+
+	c->gets++;
+	return c->in->get(c->in->opaque, k, ret);
+}
+
+static struct counted_parts counted(const struct parts_list *pl)
+{
+	return (struct counted_parts){{NULL, pl->pub.n, counted_get},
+				      &pl->pub, 0};
 }
 
 static const char *kind_of(const json_t *spec)
@@ -429,15 +585,45 @@ static const char *kind_of(const json_t *spec)
 	return json_string_value(json_object_get(spec, "kind"));
 }
 
-/* --check full: a check lease per stored range, carved while the next
- * extension is out, refused when it does not reach the stored state. */
+static uint64_t int_of(const json_t *obj, const char *key)
+{
+	return (uint64_t)json_integer_value(json_object_get(obj, key));
+}
+
+/* A check lease's spec is its range's extension again, from the same state
+ * (the extension's spec), to reach that extension's end digest (its
+ * note). */
+static void assert_check_of(const json_t *check, const struct parts_list *pl)
+{
+	for (uint64_t k = 0; k < pl->pub.n; k++) {
+		const json_t *ext = pl->v[k].spec;
+		if (strcmp(kind_of(ext), "extend") != 0 ||
+		    int_of(ext, "from") != int_of(check, "from"))
+			continue;
+		assert_int_equal(int_of(ext, "to"), int_of(check, "to"));
+		assert_true(json_equal(json_object_get(ext, "state"),
+				       json_object_get(check, "state")));
+		assert_true(json_equal(json_object_get(ext, "digest"),
+				       json_object_get(check, "digest")));
+		assert_true(json_equal(json_object_get(pl->v[k].note,
+						       "digest"),
+				       json_object_get(check, "expect")));
+		return;
+	}
+	fail_msg("no stored range for the check lease");
+}
+
+/* --check full: a check lease per stored range, carved from the parts
+ * while the next extension is out, refused when it does not reach the
+ * stored state. */
 static void test_full_check(void **state)
 {
 	struct io_state io;
+	struct parts_list pl, bad;
 	json_t *args = json_pack("{s:s, s:s}", "to", "100000", "check", "full");
 	json_t *params = NULL, *cursor = NULL, *answer = NULL, *spec, *next;
-	json_t *ext = NULL, *ext_cursor = NULL;
-	uint64_t total = 0, units;
+	json_t *ext = NULL, *ext_cursor = NULL, *unused = NULL;
+	uint64_t total = 0, units, check_at = 0;
 	char err[WL_ERRLEN] = "";
 	void *res, *res1;
 	size_t len, len1;
@@ -445,73 +631,105 @@ static void test_full_check(void **state)
 	(void)state;
 
 	memset(&io, 0, sizeof(io));
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), 0);
+	parts_list_init(&pl);
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &params,
+					 &total, err, sizeof(err)), 0);
 	assert_int_equal(total, 200000); /* every value twice */
 	json_decref(args);
 	/* First extension, merged. */
-	assert_int_equal(W->carve(workload_ctx(W), params, cursor, answer, NULL, 30000, &spec, &units,
-				  &next, &carve_last), 0);
+	assert_int_equal(W->carve(workload_ctx(W), params, cursor, answer,
+				  &pl.pub, 30000, &spec, &units, &next,
+				  &carve_last), 0);
 	assert_string_equal(kind_of(spec), "extend");
 	run_lease(params, spec, &io, &res, &len);
-	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err,
-				   sizeof(err)), 0);
-	merge_into(params, &answer, spec, &io, res, len);
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1,
+				   err, sizeof(err)), 0);
+	merge_into(params, &answer, &pl, spec, &io, res, len);
 	json_decref(spec);
 	cursor = next;
 	exts++;
 	/* The second extension is out; meanwhile range 0 gets its check. */
-	assert_int_equal(W->carve(workload_ctx(W), params, cursor, answer, NULL, 30000, &ext, &units,
-				  &ext_cursor, &carve_last), 0);
+	assert_int_equal(W->carve(workload_ctx(W), params, cursor, answer,
+				  &pl.pub, 30000, &ext, &units, &ext_cursor,
+				  &carve_last), 0);
 	assert_string_equal(kind_of(ext), "extend");
-	assert_int_equal(W->carve(workload_ctx(W), params, ext_cursor, answer, NULL, 30000, &spec,
-				  &units, &next, &carve_last), 0);
+	/* The check is read from the parts: with none, or with a part
+	 * without a note, carve refuses. */
+	assert_int_equal(W->carve(workload_ctx(W), params, ext_cursor, answer,
+				  NULL, 30000, &spec, &units, &unused,
+				  &carve_last), GERR_CORRUPT);
+	parts_copy(&pl, &bad, UINT64_MAX);
+	parts_set_note(&bad, 0, NULL);
+	assert_int_equal(W->carve(workload_ctx(W), params, ext_cursor, answer,
+				  &bad.pub, 30000, &spec, &units, &unused,
+				  &carve_last), GERR_CORRUPT);
+	parts_list_clear(&bad);
+	assert_int_equal(W->carve(workload_ctx(W), params, ext_cursor, answer,
+				  &pl.pub, 30000, &spec, &units, &next,
+				  &carve_last), 0);
 	assert_string_equal(kind_of(spec), "check");
 	assert_int_equal(units, 30000);
+	assert_check_of(spec, &pl);
+	assert_int_equal(int_of(next, "at"), 1);
 	run_lease(params, spec, &io, &res, &len);
-	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err,
-				   sizeof(err)), 0);
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1,
+				   err, sizeof(err)), 0);
 	{
 		/* A check that ends elsewhere is refused. */
-		json_t *bad = json_deep_copy(spec);
-		json_object_set_new(bad, "expect",
+		json_t *badspec = json_deep_copy(spec);
+		json_object_set_new(badspec, "expect",
 				    json_string("0123456789abcdef"));
-		assert_int_equal(W->verify(workload_ctx(W), params, bad, res, len, 1, err,
-					   sizeof(err)), GERR_VERIFY);
+		assert_int_equal(W->verify(workload_ctx(W), params, badspec,
+					   res, len, 1, err, sizeof(err)),
+				 GERR_VERIFY);
 		assert_non_null(strstr(err, "another state"));
-		json_decref(bad);
+		json_decref(badspec);
 	}
-	merge_into(params, &answer, spec, &io, res, len);
-	assert_true(json_is_true(json_object_get(json_array_get(
-		json_object_get(answer, "blobs"), 0), "checked")));
+	merge_into(params, &answer, &pl, spec, &io, res, len);
+	/* The check's note holds the digest it reached: its range's. */
+	assert_true(json_equal(pl.v[1].note, pl.v[0].note));
+	assert_int_equal(int_of(answer, "checked"), 1);
 	json_decref(spec);
 	checks++;
 	/* Nothing more until the extension is merged. */
-	{
-		json_t *unused = NULL;
-		assert_int_equal(W->carve(workload_ctx(W), params, next, answer, NULL, 30000, &spec,
-					  &units, &unused, &carve_last), GERR_AGAIN);
-	}
+	assert_int_equal(W->carve(workload_ctx(W), params, next, answer,
+				  &pl.pub, 30000, &spec, &units, &unused,
+				  &carve_last), GERR_AGAIN);
 	json_decref(cursor);
 	cursor = next;
 	run_lease(params, ext, &io, &res1, &len1);
-	assert_int_equal(W->verify(workload_ctx(W), params, ext, res1, len1, 1, err,
-				   sizeof(err)), 0);
-	merge_into(params, &answer, ext, &io, res1, len1);
+	assert_int_equal(W->verify(workload_ctx(W), params, ext, res1, len1, 1,
+				   err, sizeof(err)), 0);
+	merge_into(params, &answer, &pl, ext, &io, res1, len1);
 	json_decref(ext);
 	json_decref(ext_cursor);
 	exts++;
-	/* The rest in order, until the job is done. */
-	while ((rc = W->carve(workload_ctx(W), params, cursor, answer, NULL, 30000, &spec, &units,
-			      &next, &carve_last)) == 0) {
-		if (strcmp(kind_of(spec), "check") == 0)
+	/* The rest in order, until the job is done: range 1's check steps
+	 * over range 0's check part (part 1) to range 1's (part 2). */
+	for (;;) {
+		struct counted_parts cp = counted(&pl);
+		cp.pub.opaque = &cp;
+		rc = W->carve(workload_ctx(W), params, cursor, answer, &cp.pub,
+			      30000, &spec, &units, &next, &carve_last);
+		if (rc)
+			break;
+		if (strcmp(kind_of(spec), "check") == 0) {
+			assert_check_of(spec, &pl);
+			if (int_of(spec, "from") == 30000) {
+				check_at = int_of(next, "at");
+				assert_int_equal(cp.gets, 2);
+			} else {
+				assert_int_equal(cp.gets, 1);
+			}
 			checks++;
-		else
+		} else {
+			assert_int_equal(cp.gets, 0);
 			exts++;
+		}
 		run_lease(params, spec, &io, &res, &len);
-		assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err,
-					   sizeof(err)), 0);
-		merge_into(params, &answer, spec, &io, res, len);
+		assert_int_equal(W->verify(workload_ctx(W), params, spec, res,
+					   len, 1, err, sizeof(err)), 0);
+		merge_into(params, &answer, &pl, spec, &io, res, len);
 		json_decref(spec);
 		json_decref(cursor);
 		cursor = next;
@@ -519,31 +737,60 @@ static void test_full_check(void **state)
 	assert_int_equal(rc, GERR_DONE);
 	assert_int_equal(exts, 4);
 	assert_int_equal(checks, 4);
-	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err, sizeof(err)), 0);
+	assert_int_equal(check_at, 3);
+	assert_int_equal(pl.pub.n, 8);
+	assert_int_equal(int_of(answer, "leases"), 4);
+	assert_int_equal(int_of(answer, "checked"), 4);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &pl.pub,
+				   err, sizeof(err)), 0);
 	assert_string_equal(json_string_value(json_object_get(answer, "fnv")),
 			    "43d82427f1c3b631");
-	char *text = W->render_text(workload_ctx(W), params, answer, NULL);
+	char *text = W->render_text(workload_ctx(W), params, answer, &pl.pub);
 	assert_non_null(strstr(text, "G(0..100000-1); 4 of 4 stored ranges"));
 	free(text);
-	/* An unchecked range keeps the job from finishing. */
-	json_object_del(json_array_get(json_object_get(answer, "blobs"), 2),
-			"checked");
-	assert_int_equal(W->finish(workload_ctx(W), params, answer, NULL, err, sizeof(err)),
-			 GERR_VERIFY);
+	/* An unchecked range keeps the job from finishing: range 2's check
+	 * left out, and counted out of the answer too. */
+	uint64_t k2 = 0;
+	while (strcmp(kind_of(pl.v[k2].spec), "check") != 0 ||
+	       int_of(pl.v[k2].spec, "from") != 60000)
+		k2++;
+	parts_copy(&pl, &bad, k2);
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &bad.pub,
+				   err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "3 checks"));
+	json_t *less = json_copy(answer);
+	json_object_set_new(less, "checked", json_integer(3));
+	assert_int_equal(W->finish(workload_ctx(W), params, less, &bad.pub,
+				   err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "[60000, 90000) has no check"));
+	text = W->render_text(workload_ctx(W), params, less, &bad.pub);
+	assert_non_null(strstr(text, "G(0..60000-1); 3 of 4 stored ranges"));
+	free(text);
+	json_decref(less);
+	parts_list_clear(&bad);
+	/* A check that reached another digest breaks the chain. */
+	parts_copy(&pl, &bad, UINT64_MAX);
+	parts_set_note(&bad, k2, json_pack("{s:s}", "digest",
+					   "0123456789abcdef"));
+	assert_int_equal(W->finish(workload_ctx(W), params, answer, &bad.pub,
+				   err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "does not match a stored range"));
+	parts_list_clear(&bad);
 	/* Extending keeps the mode. */
 	json_t *eargs = json_pack("{s:s}", "to", "130000"), *np = NULL;
-	assert_int_equal(W->extend(workload_ctx(W), params, answer, eargs, &np, &total, err,
-				   sizeof(err)), 0);
+	assert_int_equal(W->extend(workload_ctx(W), params, answer, eargs, &np,
+				   &total, err, sizeof(err)), 0);
 	assert_int_equal(total, 260000);
 	json_decref(eargs);
 	json_decref(np);
 	eargs = json_pack("{s:s, s:s}", "to", "130000", "check", "sample");
-	assert_int_equal(W->extend(workload_ctx(W), params, answer, eargs, &np, &total, err,
-				   sizeof(err)), GERR_INVAL);
+	assert_int_equal(W->extend(workload_ctx(W), params, answer, eargs, &np,
+				   &total, err, sizeof(err)), GERR_INVAL);
 	json_decref(eargs);
 	json_decref(params);
 	json_decref(cursor);
 	json_decref(answer);
+	parts_list_clear(&pl);
 	for (int i = 0; i < io.nblobs; i++)
 		free(io.blobs[i].bytes);
 }
@@ -598,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_params_and_spec),
 		cmocka_unit_test(test_job),
 		cmocka_unit_test(test_full_check),
+		cmocka_unit_test(test_answer_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,118 @@
+/* officers_wl.h - what the files of the Officers workload share: params,
+ * specs and notes parsed, the job's stored ranges read from its parts, and
+ * the hooks officers_workload.c puts in struct workload. Private to
+ * kernels/officers/ (and its unit test).
+ *
+ * The files, one concern each:
+ *   officers_workload.c  the format of params, cursor, spec, result, answer
+ *                        and note; run; the struct
+ *   officers_plan.c      params, specs, carve, next_lease, extend
+ *   officers_verify.c    check_checkpoint, verify (sampled recomputation)
+ *   officers_answer.c    merge, the stored ranges, finish
+ *   officers_render.c    render_text, render_files, export_data
+ */
+#ifndef GPUD_OFFICERS_WL_H
+#define GPUD_OFFICERS_WL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "workload.h"
+
+#define OFFICERS_LEASE_DEFAULT (1ull << 24)
+#define OFFICERS_LEASE_MAX (1ull << 26)
+
+/* A lease's spec, parsed (officers_workload.c describes the JSON). */
+struct officers_spec {
+	uint64_t from, to, digest;
+	const char *state; /* borrowed from the spec; NULL for from == 0 */
+	int check;         /* a check lease: recompute a merged range */
+	uint64_t expect;   /* check: the range's stored end digest */
+};
+
+/* params' "to", checked (1..OFFICERS_MAX_N). 0 or GERR_INVAL. */
+int officers_wl_to(const json_t *params, uint64_t *to, char *err,
+		   size_t errlen);
+/* params' "check": 1 for "full", 0 for "sample" (the default). */
+int officers_wl_full_check(const json_t *params);
+/* Parse and bound-check a spec against params. 0 or GERR_INVAL. */
+int officers_wl_spec(const json_t *params, const json_t *spec,
+		     struct officers_spec *sp, char *err, size_t errlen);
+/* 16 hex digits <-> uint64 (digests, checksums). */
+int officers_wl_hex(const json_t *j, uint64_t *v);
+json_t *officers_wl_json_hex(uint64_t v);
+/* The answer's integer field key (0 when absent or not an integer). */
+uint64_t officers_wl_answer_u64(const json_t *answer, const char *key);
+/* A part's note ({"digest": end digest}): 0, or GERR_CORRUPT with a
+ * message naming part k when it has none or it is malformed. */
+int officers_wl_note_digest(const struct wl_part *p, uint64_t k,
+			    uint64_t *digest, char *err, size_t errlen);
+
+/* A job's stored ranges (its extension leases), rebuilt from its parts. */
+struct officers_range {
+	uint64_t from, to;
+	uint64_t digest_in, digest_out; /* states at from and at to */
+	char hash[65];                  /* the result blob: the state at to */
+	int checked;                    /* a check lease reached digest_out */
+};
+
+struct officers_ranges {
+	struct officers_range *v;
+	size_t n;
+	uint64_t nchecked; /* ranges with a check */
+	uint64_t nchecks;  /* check leases merged */
+};
+
+/* Read every part of a job in merge order: extension parts must cover
+ * [0, end) in order, each starting from the state (hash and digest) the
+ * range before it ended in; a check part must name a stored range, start
+ * from its start state and end in its end digest. Linear in the parts.
+ * 0, GERR_VERIFY (a broken chain), GERR_CORRUPT (a part without a note or
+ * unreadable) or GERR_NOMEM, with a message. */
+int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
+			 struct officers_ranges *rs, char *err, size_t errlen);
+void officers_ranges_free(struct officers_ranges *rs);
+
+/* The hooks, by file. */
+int officers_wl_parse_params(void *ctx, const json_t *args,
+			     json_t **ret_params, uint64_t *ret_total_units,
+			     char *err, size_t errlen);
+int officers_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
+		      const json_t *answer, const struct wl_parts *parts,
+		      uint64_t want_units, json_t **ret_spec,
+		      uint64_t *ret_units, json_t **ret_cursor, int *ret_last);
+int officers_wl_next_lease(void *ctx, const json_t *params,
+			   const json_t *spec, const void *result, size_t len,
+			   const char *result_hash, json_t **ret_spec);
+int officers_wl_extend(void *ctx, const json_t *params, const json_t *answer,
+		       const json_t *args, json_t **ret_params,
+		       uint64_t *ret_total_units, char *err, size_t errlen);
+
+int officers_wl_check_checkpoint(void *ctx, const json_t *params,
+				 const json_t *spec, const void *bytes,
+				 size_t len, char *err, size_t errlen);
+int officers_wl_verify(void *ctx, const json_t *params, const json_t *spec,
+		       const void *result, size_t len, uint64_t seed,
+		       char *err, size_t errlen);
+
+int officers_wl_merge(void *ctx, const json_t *params, const json_t *answer,
+		      const json_t *spec, const void *result, size_t len,
+		      const char *result_hash, json_t **ret_answer,
+		      json_t **ret_note);
+int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
+		       const struct wl_parts *parts, char *err, size_t errlen);
+
+char *officers_wl_render_text(void *ctx, const json_t *params,
+			      const json_t *answer,
+			      const struct wl_parts *parts);
+int officers_wl_render_files(void *ctx, const json_t *params,
+			     const json_t *answer,
+			     const struct wl_parts *parts, const char *dir,
+			     char *err, size_t errlen);
+int officers_wl_export(void *ctx, const json_t *params, const json_t *answer,
+		       const struct wl_parts *parts, const char *what,
+		       const json_t *args, const struct wl_blob_reader *rd,
+		       void **ret, size_t *ret_len, char *err, size_t errlen);
+
+#endif
