@@ -118,6 +118,16 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 			rc = 0;
 			goto next_job;
 		}
+		if (rc && rc != GERR_NOMEM) {
+			/* A job its planner cannot continue fails alone; it
+			 * must not hold up every other job's leases. */
+			char reason[128];
+			snprintf(reason, sizeof(reason), "planner failed: %s",
+				 gerr_str(rc));
+			rc = store_job_set_state(st, job_id, JOB_FAILED, reason,
+						 now);
+			goto next_job;
+		}
 		if (rc)
 			goto out;
 		char *spec_text = json_text(spec);

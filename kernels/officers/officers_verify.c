@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "mix.h"
 #include "officers.h"
 #include "officers_wl.h"
 
@@ -40,13 +41,6 @@ int officers_wl_check_checkpoint(void *ctx, const json_t *params,
 		return GERR_VERIFY;
 	}
 	return 0;
-}
-
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 static int ofw_check_position(const struct officers_seq *s, uint64_t x,

@@ -202,6 +202,30 @@ static void test_grant_and_carve(void **state)
 		sched_claim_clear(&c[i]);
 }
 
+/* A job whose planner cannot go on fails alone: the next job still gets
+ * its leases. */
+static void test_broken_planner_fails_alone(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c;
+	struct store_job job = {0};
+	int64_t second;
+	char *text = json_dumps(f->params, JSON_COMPACT);
+
+	assert_int_equal(store_job_insert(f->st, "graveler", text, 6291456, 1001,
+					  &second), 0);
+	free(text);
+	assert_int_equal(store_job_set_cursor(f->st, f->job, "{\"next\":\"x\"}", 0), 0);
+	claim(f, &c);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(c.lease.job_id, second);
+	sched_claim_clear(&c);
+	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
+	assert_int_equal(job.state, JOB_FAILED);
+	assert_non_null(strstr(job.reason, "planner failed"));
+	store_job_clear(&job);
+}
+
 static void test_result_stale_verify_complete(void **state)
 {
 	struct fx *f = *state;
@@ -498,6 +522,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_grant_and_carve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_broken_planner_fails_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_stale_verify_complete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_verification_retries_then_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_verification, setup, teardown),
