@@ -412,7 +412,8 @@ static int bad(const struct mtype *t, const struct field *f, char *err,
 }
 
 static const char *const kind_names[] = {
-	[F_U64] = "an integer", [F_I64] = "an integer", [F_BOOL] = "a boolean", [F_NUM] = "a number",
+	[F_U64] = "an integer", [F_I64] = "an integer",
+	[F_BOOL] = "a boolean", [F_NUM] = "a number",
 	[F_STR] = "a string", [F_HEX] = "a string", [F_OBJ] = "an object",
 	[F_ENUM] = "a string", [F_STRS] = "an array of strings",
 };
