@@ -53,7 +53,8 @@
  *
  * Errors: decoding returns 0 or GERR_PROTO with a one-line reason in err
  * ("HELLO: \"device\" is too long (70 > 63)"); encoding returns 0,
- * GERR_INVAL (the struct breaks a rule) or GERR_NOMEM.
+ * GERR_INVAL (the struct breaks a rule) or GERR_NOMEM, and leaves
+ * *ret_header NULL unless it returns 0.
  */
 #ifndef GPUD_MSG_H
 #define GPUD_MSG_H
