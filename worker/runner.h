@@ -1,6 +1,7 @@
 /* runner.h - the runner thread: runs one lease at a time via wl->run.
  *
- * The loop thread (client.c) and the runner thread share one struct runner.
+ * The loop thread (the client, wrun.c) and the runner thread share one
+ * struct runner.
  * Everything under "shared" is protected by mu; the loop thread learns about
  * new output through the uv_async_t, whose callback calls wake().
  *
@@ -64,9 +65,10 @@
  *
  * Lifecycle: runner_init -> (runner_start -> take outputs)* -> runner_close.
  *
- * Threads: every runner_* function is for the loop thread only. The wl_run_io
- * callbacks in runner.c are the only code that runs on the runner thread;
- * encoder_main runs on the encoder thread (invariant 8).
+ * Threads: every runner_* function here is for the loop thread only. The
+ * runner thread runs runner_main and the wl_run_io callbacks in runner.c
+ * and the run ahead's steps in runahead.c; runahead.c's encoder_main runs
+ * on the encoder thread (invariant 8).
  */
 #ifndef GPUD_WORKER_RUNNER_H
 #define GPUD_WORKER_RUNNER_H
