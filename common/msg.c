@@ -83,6 +83,10 @@ struct mtype {
 	  .max = sizeof(tab) / sizeof(tab[0]) - 1 }
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* F_ENUM and F_BOOL values are read and written as int. */
+_Static_assert(sizeof(enum msg_hb_action) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum msg_ack_what) == sizeof(int), "enum size");
+
 static const char *const hb_action_names[] = {
 	[MSG_HB_CONTINUE] = "continue",
 	[MSG_HB_STOP] = "stop",
