@@ -17,7 +17,8 @@
  * The limits bound memory per connection before any payload is read: a
  * header announcing more is refused at once (GERR_TOOBIG).
  *
- * Messages (type: JSON fields; "->" worker to gpud, "<-" gpud to worker):
+ * Messages (type: JSON fields; "->" worker to gpud, "<-" gpud to worker;
+ * the worker messages' typed structs and field rules are in msg.h):
  *   HELLO      -> {"proto":1,"worker":name,"device":"cpu|cuda:N",
  *                  "workloads":[names],"cuda":bool,"threads":n}
  *   CHALLENGE  <- {"nonce":hex64}

@@ -23,6 +23,7 @@
 #include "conn.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "msg.h"
 #include "proto.h"
 
 #define READ_CHUNK (64u * 1024)
@@ -144,11 +145,14 @@ void conn_send(struct conn *c, enum proto_type type, json_t *msg,
 void conn_send_error(struct conn *c, int code, const char *msg,
 		     int64_t lease, uint64_t epoch)
 {
-	json_t *j = json_pack("{s:i, s:s}", "code", code, "message", msg);
-	if (j && lease) {
-		json_object_set_new(j, "lease", json_integer(lease));
-		json_object_set_new(j, "epoch", json_integer((json_int_t)epoch));
+	struct msg_error e = { .code = code, .message = msg };
+	json_t *j = NULL;
+
+	if (lease) {
+		e.lease = (uint64_t)lease;
+		e.epoch = epoch;
 	}
+	msg_error_encode(&e, &j); /* j stays NULL when it fails */
 	conn_send(c, PROTO_ERROR, j, NULL, 0);
 }
 

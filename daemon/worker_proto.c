@@ -16,6 +16,7 @@
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "msg.h"
 #include "proto.h"
 #include "scheduler.h"
 #include "store.h"
@@ -28,31 +29,41 @@
 
 static int claim_submit(struct conn *c);
 
+/* A NOLEASE: come back in retry_s seconds. */
+static void send_nolease(struct conn *c, double retry_s, const char *reason)
+{
+	struct msg_nolease m = { .retry_s = retry_s, .reason = reason };
+	json_t *h = NULL;
+
+	msg_nolease_encode(&m, &h); /* h stays NULL when it fails */
+	conn_send(c, PROTO_NOLEASE, h, NULL, 0);
+}
+
 /* ---- worker: hello and authentication ---- */
+
+_Static_assert(MSG_WORKLOADS_MAX == MAX_WORKLOADS, "HELLO's workload bound");
+_Static_assert(MSG_DEVICE_MAX < sizeof(((struct conn *)0)->device),
+	       "HELLO's device bound");
+_Static_assert(MSG_WORKER_MAX == AUTH_NAME_MAX, "HELLO's worker bound");
 
 int wp_hello(struct conn *c, const json_t *msg)
 {
-	uint64_t proto = 0;
-	const char *name = NULL, *device = NULL;
-	const json_t *wls = json_object_get(msg, "workloads");
-	json_t *ok = json_array();
-	size_t i;
-	json_t *v;
+	struct msg_hello m;
+	struct msg_challenge ch;
+	json_t *ok = json_array(), *h = NULL;
 
-	if (proto_get_u64(msg, "proto", &proto) || proto != PROTO_VERSION ||
-	    proto_get_str(msg, "worker", AUTH_NAME_MAX, &name) ||
-	    auth_name_valid(name) ||
-	    proto_get_str(msg, "device", sizeof(c->device) - 1, &device) ||
-	    !json_is_array(wls) || json_array_size(wls) > MAX_WORKLOADS) {
+	/* msg.h bounds the proto version, the name, the device and the
+	 * workload list (MAX_WORKLOADS). */
+	if (msg_hello_decode(msg, &m, NULL, 0) || auth_name_valid(m.worker)) {
 		json_decref(ok);
 		return GERR_PROTO;
 	}
-	json_array_foreach(wls, i, v) {
-		if (json_is_string(v) && workload_find(json_string_value(v)))
-			json_array_append(ok, v);
+	for (size_t i = 0; i < m.n_workloads; i++) {
+		if (workload_find(m.workloads[i]))
+			json_array_append_new(ok, json_string(m.workloads[i]));
 	}
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	snprintf(c->device, sizeof(c->device), "%s", device);
+	snprintf(c->name, sizeof(c->name), "%s", m.worker);
+	snprintf(c->device, sizeof(c->device), "%s", m.device);
 	c->workloads_json = json_dumps(ok, JSON_COMPACT);
 	json_decref(ok);
 	if (!c->workloads_json)
@@ -60,7 +71,9 @@ int wp_hello(struct conn *c, const json_t *msg)
 	auth_random(c->nonce, sizeof(c->nonce));
 	char hex[2 * AUTH_NONCE_LEN + 1];
 	auth_hex(c->nonce, sizeof(c->nonce), hex);
-	conn_send(c, PROTO_CHALLENGE, json_pack("{s:s}", "nonce", hex), NULL, 0);
+	ch.nonce = hex;
+	msg_challenge_encode(&ch, &h);
+	conn_send(c, PROTO_CHALLENGE, h, NULL, 0);
 	c->state = CONN_AUTH;
 	return 0;
 }
@@ -103,16 +116,20 @@ static void auth_after(void *arg)
 			conn_close(c, r->rc == GERR_AUTH || r->rc == GERR_NOTFOUND
 					     ? "bad token" : gerr_str(r->rc));
 		} else {
+			struct msg_welcome m = {
+				.worker_id = (uint64_t)r->worker_id,
+				.heartbeat_s = d->cfg.heartbeat_s,
+				.checkpoint_s = d->cfg.checkpoint_s,
+			};
+			json_t *h = NULL;
+
 			c->worker_id = r->worker_id;
 			c->state = CONN_READY;
 			LOG_INFO(&d->log, "worker online worker=%s id=%" PRId64
 				 " device=%s peer=%s", c->name, c->worker_id,
 				 c->device, c->peer);
-			conn_send(c, PROTO_WELCOME,
-				  json_pack("{s:I, s:f, s:f}", "worker_id",
-					    (json_int_t)c->worker_id, "heartbeat_s",
-					    d->cfg.heartbeat_s, "checkpoint_s",
-					    d->cfg.checkpoint_s), NULL, 0);
+			msg_welcome_encode(&m, &h);
+			conn_send(c, PROTO_WELCOME, h, NULL, 0);
 		}
 	}
 	free(r);
@@ -121,15 +138,15 @@ static void auth_after(void *arg)
 
 int wp_auth(struct conn *c, const json_t *msg)
 {
-	const char *mac_hex = NULL;
+	struct msg_auth m;
 	struct auth_req *r;
 
-	if (proto_get_str(msg, "mac", 2 * AUTH_MAC_LEN, &mac_hex))
+	if (msg_auth_decode(msg, &m, NULL, 0))
 		return GERR_PROTO;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return GERR_NOMEM;
-	if (auth_unhex(mac_hex, r->mac, AUTH_MAC_LEN)) {
+	if (auth_unhex(m.mac, r->mac, AUTH_MAC_LEN)) {
 		free(r);
 		return GERR_PROTO;
 	}
@@ -169,10 +186,7 @@ static void on_park_timeout(uv_timer_t *t)
 	if (!c->parked)
 		return;
 	c->parked = 0;
-	conn_send(c, PROTO_NOLEASE,
-		  json_pack("{s:f, s:s}", "retry_s", 0.2, "reason",
-			    c->park_reason[0] ? c->park_reason : "no lease"),
-		  NULL, 0);
+	send_nolease(c, 0.2, c->park_reason[0] ? c->park_reason : "no lease");
 	conn_step_done(c);
 }
 
@@ -189,16 +203,23 @@ static void claim_after(void *arg)
 		if (cl->rc == 0) {
 			json_t *params = json_loads(cl->params, 0, NULL);
 			json_t *spec = json_loads(cl->lease.spec, 0, NULL);
-			json_t *m = json_pack("{s:I, s:I, s:I, s:s, s:o, s:o, s:I, s:f, s:I}",
-				"lease", (json_int_t)cl->lease.id,
-				"epoch", (json_int_t)cl->lease.epoch,
-				"job", (json_int_t)cl->lease.job_id,
-				"workload", cl->workload,
-				"params", params ? params : json_object(),
-				"spec", spec ? spec : json_object(),
-				"units", (json_int_t)cl->lease.units,
-				"deadline_s", d->cfg.lease_timeout_s,
-				"units_done", (json_int_t)cl->lease.checkpoint_units);
+			json_t *empty = json_object(), *h = NULL;
+			struct msg_lease m = {
+				.lease = (uint64_t)cl->lease.id,
+				.epoch = cl->lease.epoch,
+				.job = (uint64_t)cl->lease.job_id,
+				.workload = cl->workload,
+				.params = params ? params : empty,
+				.spec = spec ? spec : empty,
+				.units = cl->lease.units,
+				.deadline_s = d->cfg.lease_timeout_s,
+				.units_done = cl->lease.checkpoint_units,
+			};
+
+			msg_lease_encode(&m, &h);
+			json_decref(params);
+			json_decref(spec);
+			json_decref(empty);
 			c->lease_id = cl->lease.id;
 			c->epoch = cl->lease.epoch;
 			c->job_id = cl->lease.job_id;
@@ -207,7 +228,7 @@ static void claim_after(void *arg)
 				 " resume_from=%" PRIu64,
 				 cl->lease.job_id, cl->lease.id, cl->lease.epoch,
 				 c->name, cl->lease.units, cl->lease.checkpoint_units);
-			conn_send(c, PROTO_LEASE, m, cl->checkpoint,
+			conn_send(c, PROTO_LEASE, h, cl->checkpoint,
 				  cl->checkpoint_len);
 		} else if (cl->rc == GERR_NOTFOUND && !d->stopping) {
 			/* Park: keep the claim (and the busy flag and reference)
@@ -226,9 +247,7 @@ static void claim_after(void *arg)
 		} else {
 			const char *reason = cl->reason[0] ? cl->reason
 							   : gerr_str(cl->rc);
-			conn_send(c, PROTO_NOLEASE,
-				  json_pack("{s:f, s:s}", "retry_s", 5.0,
-					    "reason", reason), NULL, 0);
+			send_nolease(c, 5.0, reason);
 		}
 	}
 	sched_claim_clear(cl);
@@ -264,19 +283,19 @@ static int claim_submit(struct conn *c)
 
 int wp_claim(struct conn *c, const json_t *msg)
 {
-	const json_t *rate = json_object_get(msg, "rate");
+	struct msg_claim m;
 	int rc;
 
 	if (c->d->draining || c->d->storage_error) {
-		conn_send(c, PROTO_NOLEASE, json_pack("{s:f, s:s}", "retry_s", 2.0,
-			  "reason", c->d->draining ? "gpud is stopping"
-						   : c->d->storage_msg), NULL, 0);
+		send_nolease(c, 2.0, c->d->draining ? "gpud is stopping"
+						    : c->d->storage_msg);
 		return 0;
 	}
+	if (msg_claim_decode(msg, &m, NULL, 0))
+		return GERR_PROTO;
 	c->claim_rate = 0;
-	if (json_is_number(rate) && json_number_value(rate) > 0 &&
-	    json_number_value(rate) < 1e15)
-		c->claim_rate = json_number_value(rate);
+	if (m.rate > 0 && m.rate < 1e15)
+		c->claim_rate = m.rate;
 	c->lease_id = 0;
 	c->job_id = 0;
 	conn_ref(c);
@@ -297,9 +316,8 @@ void wp_wake(struct conn *c)
 	uv_timer_stop(&c->park_timer);
 	/* The parked claim's busy flag and reference carry over. */
 	if (d->draining || claim_submit(c)) {
-		conn_send(c, PROTO_NOLEASE, json_pack("{s:f, s:s}", "retry_s",
-			  2.0, "reason", d->draining ? "gpud is stopping"
-						     : "gpud is busy"), NULL, 0);
+		send_nolease(c, 2.0, d->draining ? "gpud is stopping"
+						 : "gpud is busy");
 		conn_step_done(c);
 	}
 }
@@ -331,15 +349,18 @@ static void hb_after(void *arg)
 	if (d->draining && strcmp(r->hb.action, "continue") == 0)
 		r->hb.action = "release"; /* gpud is stopping: checkpoint now */
 	if (!c->closing) {
-		if (r->hb.rc && r->hb.rc != GERR_STALE)
+		struct msg_hb_ack m = { .lease = (uint64_t)r->hb.lease_id,
+					.epoch = r->hb.epoch };
+		json_t *h = NULL;
+
+		if (r->hb.rc && r->hb.rc != GERR_STALE) {
 			conn_send_error(c, r->hb.rc, gerr_str(r->hb.rc), r->hb.lease_id,
 				   r->hb.epoch);
-		else
-			conn_send(c, PROTO_HB_ACK,
-				  json_pack("{s:I, s:I, s:s}", "lease",
-					    (json_int_t)r->hb.lease_id, "epoch",
-					    (json_int_t)r->hb.epoch, "action",
-					    r->hb.action), NULL, 0);
+		} else {
+			if (msg_hb_action_parse(r->hb.action, &m.action) == 0)
+				msg_hb_ack_encode(&m, &h);
+			conn_send(c, PROTO_HB_ACK, h, NULL, 0);
+		}
 		if (strcmp(r->hb.action, "stop") == 0 &&
 		    c->lease_id == r->hb.lease_id) {
 			LOG_INFO(&d->log, "lease stop lease=%" PRId64 " epoch=%" PRIu64
@@ -354,21 +375,20 @@ static void hb_after(void *arg)
 int wp_heartbeat(struct conn *c, const json_t *msg)
 {
 	struct hb_req *r = calloc(1, sizeof(*r));
-	uint64_t lease;
+	struct msg_heartbeat m;
 
 	if (!r)
 		return GERR_NOMEM;
-	if (proto_get_u64(msg, "lease", &lease) ||
-	    proto_get_u64(msg, "epoch", &r->hb.epoch) ||
-	    proto_get_u64(msg, "units_done", &r->hb.units_done) ||
-	    lease > INT64_MAX) {
+	if (msg_heartbeat_decode(msg, &m, NULL, 0)) {
 		free(r);
 		return GERR_PROTO;
 	}
 	r->c = c;
 	r->pol = gpud_policy(c->d);
 	r->hb.pol = &r->pol;
-	r->hb.lease_id = (int64_t)lease;
+	r->hb.lease_id = (int64_t)m.lease;
+	r->hb.epoch = m.epoch;
+	r->hb.units_done = m.units_done;
 	/* A worker that reconnected keeps its lease: remember it again. */
 	c->lease_id = r->hb.lease_id;
 	c->epoch = r->hb.epoch;
@@ -401,6 +421,11 @@ static void upload_reply(struct upload_req *r)
 	struct gpud *d = c->d;
 	struct sched_upload *u = &r->up;
 	const char *what = u->is_result ? "result" : "checkpoint";
+	struct msg_ack ack = {
+		.lease = (uint64_t)u->lease_id, .epoch = u->epoch,
+		.what = u->is_result ? MSG_ACK_RESULT : MSG_ACK_CHECKPOINT,
+	};
+	json_t *h = NULL;
 
 	gpud_storage_outcome(d, u->rc, u->is_result ? "storing a result" : "storing a checkpoint");
 	if (u->rc) {
@@ -419,12 +444,10 @@ static void upload_reply(struct upload_req *r)
 		LOG_DEBUG(&d->log, "%s stages lease=%" PRId64 " bytes=%zu decode_s=%.4f"
 			  " store_s=%.4f commit_s=%.4f", what, u->lease_id,
 			  u->blob_len, u->decode_s, u->store_s, u->commit_s);
-		if (!c->closing)
-			conn_send(c, PROTO_ACK,
-				  json_pack("{s:I, s:I, s:s}", "lease",
-					    (json_int_t)u->lease_id, "epoch",
-					    (json_int_t)u->epoch, "what", what),
-				  NULL, 0);
+		if (!c->closing) {
+			msg_ack_encode(&ack, &h);
+			conn_send(c, PROTO_ACK, h, NULL, 0);
+		}
 		if (u->is_result) {
 			if (c->lease_id == u->lease_id)
 				c->lease_id = 0;
@@ -563,25 +586,31 @@ static void upload_load_after(void *arg)
 int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
 {
 	struct upload_req *r = calloc(1, sizeof(*r));
+	struct msg_result m = { 0 }; /* a checkpoint: the same, no seconds */
+	struct msg_checkpoint ck;
 	uint64_t lease;
-	const json_t *secs = json_object_get(f->json, "seconds");
 
 	if (!r)
 		return GERR_NOMEM;
-	if (proto_get_u64(f->json, "lease", &lease) || lease > INT64_MAX ||
-	    proto_get_u64(f->json, "epoch", &r->up.epoch) ||
-	    proto_get_u64(f->json, "units_done", &r->up.units_done) ||
-	    f->bin_len == 0) {
+	if ((is_result ? msg_result_decode(f->json, &m, NULL, 0)
+		       : msg_checkpoint_decode(f->json, &ck, NULL, 0)) ||
+	    msg_check_bin(f->type, f->bin_len, NULL, 0)) {
 		free(r);
 		return GERR_PROTO;
 	}
+	if (!is_result)
+		m = (struct msg_result){ .lease = ck.lease, .epoch = ck.epoch,
+					 .units_done = ck.units_done };
+	lease = m.lease;
 	r->c = c;
 	r->pol = gpud_policy(c->d);
 	r->up.pol = &r->pol;
 	r->up.is_result = is_result;
 	r->up.lease_id = (int64_t)lease;
+	r->up.epoch = m.epoch;
+	r->up.units_done = m.units_done;
 	r->up.worker_id = c->worker_id;
-	r->up.seconds = json_is_number(secs) ? json_number_value(secs) : 0;
+	r->up.seconds = m.seconds;
 	r->up.blob = malloc(f->bin_len);
 	if (!r->up.blob) {
 		free(r);
@@ -621,17 +650,18 @@ static void release_after(void *arg)
 {
 	struct release_req *r = arg;
 	struct conn *c = r->c;
+	struct msg_ack ack = { .lease = (uint64_t)r->rel.lease_id,
+			       .epoch = r->rel.epoch, .what = MSG_ACK_RELEASE };
+	json_t *h = NULL;
 
 	if (!c->closing) {
-		if (r->rel.rc)
+		if (r->rel.rc) {
 			conn_send_error(c, r->rel.rc, gerr_str(r->rel.rc),
 				   r->rel.lease_id, r->rel.epoch);
-		else
-			conn_send(c, PROTO_ACK,
-				  json_pack("{s:I, s:I, s:s}", "lease",
-					    (json_int_t)r->rel.lease_id, "epoch",
-					    (json_int_t)r->rel.epoch, "what",
-					    "release"), NULL, 0);
+		} else {
+			msg_ack_encode(&ack, &h);
+			conn_send(c, PROTO_ACK, h, NULL, 0);
+		}
 		LOG_INFO(&c->d->log, "lease release lease=%" PRId64 " epoch=%" PRIu64
 			 " worker=%s rc=%d", r->rel.lease_id, r->rel.epoch,
 			 c->name, r->rel.rc);
@@ -647,24 +677,20 @@ static void release_after(void *arg)
 int wp_release(struct conn *c, const json_t *msg)
 {
 	struct release_req *r = calloc(1, sizeof(*r));
-	uint64_t lease;
+	struct msg_release m;
 
 	if (!r)
 		return GERR_NOMEM;
-	const json_t *error = json_object_get(msg, "error");
-
-	if (proto_get_u64(msg, "lease", &lease) || lease > INT64_MAX ||
-	    proto_get_u64(msg, "epoch", &r->rel.epoch) ||
-	    (error && !json_is_string(error))) {
+	if (msg_release_decode(msg, &m, NULL, 0)) {
 		free(r);
 		return GERR_PROTO;
 	}
 	r->c = c;
-	r->rel.lease_id = (int64_t)lease;
+	r->rel.lease_id = (int64_t)m.lease;
+	r->rel.epoch = m.epoch;
 	r->rel.worker_id = c->worker_id;
-	if (error)
-		snprintf(r->rel.error, sizeof(r->rel.error), "%s",
-			 json_string_value(error));
+	if (m.error)
+		snprintf(r->rel.error, sizeof(r->rel.error), "%s", m.error);
 	conn_ref(c);
 	c->busy = 1;
 	if (dbq_submit_batch(c->d->dbq, release_work, release_after, r)) {
@@ -697,19 +723,26 @@ static void fetch_after(uv_work_t *w, int status)
 {
 	struct fetch_req *r = w->data;
 	struct conn *c = r->c;
+	json_t *h = NULL;
 
 	if (!c->closing) {
 		if (status == 0 && r->rc == 0) {
+			struct msg_blob m = { .hash = r->hash };
+
 			LOG_DEBUG(&c->d->log, "blob sent hash=%.16s bytes=%zu worker=%s",
 				  r->hash, r->len, c->name);
-			conn_send(c, PROTO_BLOB, json_pack("{s:s}", "hash", r->hash),
-				  r->blob, r->len);
+			msg_blob_encode(&m, &h);
+			conn_send(c, PROTO_BLOB, h, r->blob, r->len);
 		} else {
-			json_t *e = json_pack("{s:i, s:s, s:s}", "code",
-				r->rc ? r->rc : GERR_IO, "message",
-				r->rc == GERR_NOTFOUND ? "no such blob" : gerr_str(r->rc),
-				"hash", r->hash);
-			conn_send(c, PROTO_ERROR, e, NULL, 0);
+			struct msg_error e = {
+				.code = r->rc ? r->rc : GERR_IO,
+				.message = r->rc == GERR_NOTFOUND ? "no such blob"
+								  : gerr_str(r->rc),
+				.hash = r->hash,
+			};
+
+			msg_error_encode(&e, &h);
+			conn_send(c, PROTO_ERROR, h, NULL, 0);
 		}
 	}
 	free(r->blob);
@@ -719,18 +752,16 @@ static void fetch_after(uv_work_t *w, int status)
 
 int wp_fetch(struct conn *c, const json_t *msg)
 {
-	const char *hash = NULL;
+	struct msg_fetch m;
 	struct fetch_req *r;
 
-	if (proto_get_str(msg, "hash", BLOB_HASH_HEX - 1, &hash) ||
-	    strlen(hash) != BLOB_HASH_HEX - 1 ||
-	    strspn(hash, "0123456789abcdef") != BLOB_HASH_HEX - 1)
+	if (msg_fetch_decode(msg, &m, NULL, 0)) /* 64 lowercase hex digits */
 		return GERR_PROTO;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return GERR_NOMEM;
 	r->c = c;
-	memcpy(r->hash, hash, BLOB_HASH_HEX);
+	memcpy(r->hash, m.hash, BLOB_HASH_HEX);
 	r->work.data = r;
 	conn_ref(c);
 	c->busy = 1;

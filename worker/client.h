@@ -1,16 +1,17 @@
 /* client.h - gpuworker's connection to gpud and the lease protocol.
  *
- * The client owns: the TCP connection (reconnecting with backoff), the
- * handshake (HELLO / CHALLENGE / AUTH / WELCOME), the lease state machine
- * (CLAIM, heartbeats, checkpoint and result uploads, RELEASE with the run's
- * error when it failed, FETCH of the blobs a run reads) and the runner
- * thread that executes leases (runner.h). main.c owns the loop, the signal
- * handles and the device contexts.
+ * The client owns: the connection to gpud (wconn.h: TCP, reconnecting with
+ * backoff), the login (HELLO / CHALLENGE / AUTH / WELCOME), the lease
+ * state machine (CLAIM, heartbeats, checkpoint and result uploads, RELEASE
+ * with the run's error when it failed), the FETCH of the blobs a run reads,
+ * and the runner thread that executes leases (runner.h). main.c owns the
+ * loop, the signal handles and the device contexts. client_int.h says
+ * which file has which part.
  *
- * Two state machines, each with a transition table checked on every move
- * (client.c): the connection (conn_state) and the lease (lease_state). The
- * lease outlives connections: a lease keeps running while disconnected and
- * its pending uploads are resent after the next WELCOME.
+ * Two state machines, each with a transition table checked on every move:
+ * the connection (wconn.c) and the lease (wlease.c). The lease outlives
+ * connections: a lease keeps running while disconnected and its pending
+ * uploads are resent after the next WELCOME.
  *
  * Threads: every client_* function must be called on the loop thread.
  */

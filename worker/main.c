@@ -1,8 +1,9 @@
 /* main.c - gpuworker: options, device setup, signals.
  *
  * Owns the loop, the signal handles, the token and the device contexts;
- * client.c owns everything about gpud and leases. Exit codes: 0 done or
- * stopped cleanly, 1 runtime failure (device, token, ...), 2 usage error.
+ * the client (client.h) owns everything about gpud and leases. Exit codes:
+ * 0 done or stopped cleanly, 1 runtime failure (device, token, ...), 2
+ * usage error.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,4 +1,6 @@
-/* runner.c - the runner thread (see runner.h for the invariants). */
+/* runner.c - the runner thread (see runner.h for the invariants): the
+ * lease's run, its wl_run_io callbacks (progress, checkpoint cadence,
+ * fetches) and the loop thread's API. The run ahead is runahead.c's. */
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -7,54 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bigmem.h"
 #include "blob.h"
 #include "blobcache.h"
 #include "gerr.h"
 #include "proto.h"
+#include "runahead.h"
 #include "runner.h"
 
-/* What the wl_run_io callbacks of one run need; lives on the runner
- * thread's stack for the duration of wl->run. */
-struct run_ctx {
-	struct runner *r;
-	struct runner_job *job; /* lease fields filled in on adoption */
-	uint64_t run_id;
-	int ahead;              /* this thread's view of r->ahead */
-};
-
 #define BIT(s) (1u << (s))
-
-/* The state a run ahead starts from while that state's blob is still being
- * encoded, so its hash is not known yet (invariant 8). */
-#define PENDING_HASH "0000000000000000000000000000000000000000000000000000000000000000"
-
-/* A finished run ahead's result, compressed on its own thread while the
- * run waits for its lease (invariant 9): lease and epoch 0 in the blob until
- * encode_result restamps it. Owned by the runner thread, then by whoever
- * encodes the result; it reads out, which must outlive the join. */
-struct pre_encode {
-	uv_thread_t thread;
-	const char *workload;
-	enum blob_pack pack;
-	const void *out;
-	size_t out_len;
-	uint8_t *blob;
-	size_t blob_len;
-	int rc;
-};
-
-/* A result the encoder thread compresses beside the run ahead that starts
- * from it. Owned by the encoder thread once started. */
-struct encode_job {
-	struct runner *r;
-	struct runner_job done;   /* the finished run: identity, params, spec */
-	uint64_t ahead_run_id;    /* the run ahead started from out */
-	void *out;                /* the finished run's output */
-	size_t out_len;
-	struct pre_encode *pre;   /* out, compressed already (or NULL) */
-	struct runner_result res;
-};
 
 static const char *const fetch_names[RUNNER_FETCH_COUNT] = {
 	"idle", "posted", "asked", "answered",
@@ -90,7 +52,7 @@ static void fetch_reset(struct runner *r)
 	r->fetch_hash[0] = '\0';
 }
 
-static void job_clear(struct runner_job *job)
+void runner_job_clear(struct runner_job *job)
 {
 	json_decref(job->params);
 	json_decref(job->spec);
@@ -100,41 +62,25 @@ static void job_clear(struct runner_job *job)
 
 /* ---- wl_run_io callbacks: runner thread ---- */
 
-/* A run ahead learns here, under mu, that the loop adopted it (invariant
- * 7): from then on it is the lease's run. Returns non-zero while the run
- * is still ahead. */
-static int ahead_sync(struct run_ctx *ctx)
-{
-	struct runner *r = ctx->r;
-
-	if (ctx->ahead && !r->ahead && r->run_id == ctx->run_id) {
-		ctx->ahead = 0;
-		ctx->job->lease = r->adopted.lease;
-		ctx->job->epoch = r->adopted.epoch;
-		ctx->job->units = r->adopted.units;
-	}
-	return ctx->ahead;
-}
-
 /* The run is no longer wanted: quit, a stop, or (ahead) a lease came that
  * is not the one it guessed. Caller holds mu. */
-static int stopped(struct run_ctx *ctx)
+int runner_stopped(struct runner_ctx *ctx)
 {
 	struct runner *r = ctx->r;
 
-	ahead_sync(ctx);
+	runahead_sync(ctx);
 	return r->quit || r->run_id != ctx->run_id || r->stop;
 }
 
 static void io_progress(void *opaque, uint64_t units_done)
 {
-	struct run_ctx *ctx = opaque;
+	struct runner_ctx *ctx = opaque;
 	struct runner *r = ctx->r;
 
 	uv_mutex_lock(&r->mu);
 	if (r->run_id == ctx->run_id) {
 		/* While ahead, the loop may still report the last lease. */
-		if (ahead_sync(ctx))
+		if (runahead_sync(ctx))
 			r->ahead_units = units_done;
 		else
 			r->units_done = units_done;
@@ -144,14 +90,14 @@ static void io_progress(void *opaque, uint64_t units_done)
 
 static int io_checkpoint_due(void *opaque)
 {
-	struct run_ctx *ctx = opaque;
+	struct runner_ctx *ctx = opaque;
 	struct runner *r = ctx->r;
 	uint64_t now = uv_hrtime();
 	int due;
 
 	uv_mutex_lock(&r->mu);
 	/* A run ahead has no lease to checkpoint for. */
-	due = !stopped(ctx) && !ctx->ahead &&
+	due = !runner_stopped(ctx) && !ctx->ahead &&
 	      (r->ckpt_requested ||
 	       now - r->last_ckpt_ns >= r->ckpt_interval_ns);
 	uv_mutex_unlock(&r->mu);
@@ -160,12 +106,12 @@ static int io_checkpoint_due(void *opaque)
 
 static int io_should_stop(void *opaque)
 {
-	struct run_ctx *ctx = opaque;
+	struct runner_ctx *ctx = opaque;
 	struct runner *r = ctx->r;
 	int stop;
 
 	uv_mutex_lock(&r->mu);
-	stop = stopped(ctx);
+	stop = runner_stopped(ctx);
 	uv_mutex_unlock(&r->mu);
 	return stop;
 }
@@ -173,7 +119,7 @@ static int io_should_stop(void *opaque)
 static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 			 uint64_t units_done)
 {
-	struct run_ctx *ctx = opaque;
+	struct runner_ctx *ctx = opaque;
 	struct runner *r = ctx->r;
 	const struct runner_job *job = ctx->job;
 	uint8_t *blob = NULL;
@@ -181,8 +127,8 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	int rc, stop, ahead;
 
 	uv_mutex_lock(&r->mu);
-	stop = stopped(ctx);
-	ahead = ctx->ahead; /* synced by stopped() */
+	stop = runner_stopped(ctx);
+	ahead = ctx->ahead; /* synced by runner_stopped() */
 	uv_mutex_unlock(&r->mu);
 	if (stop)
 		return GERR_CANCELLED;
@@ -206,7 +152,7 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	}
 
 	uv_mutex_lock(&r->mu);
-	if (stopped(ctx)) {
+	if (runner_stopped(ctx)) {
 		uv_mutex_unlock(&r->mu);
 		free(blob);
 		return GERR_CANCELLED;
@@ -284,7 +230,7 @@ static int fetch_wait(struct runner *r, const char *hash, uint8_t **ret_blob,
 static int io_fetch(void *opaque, const char *hash, void **ret,
 		    size_t *ret_len)
 {
-	struct run_ctx *ctx = opaque;
+	struct runner_ctx *ctx = opaque;
 	struct runner *r = ctx->r;
 	const struct runner_job *job = ctx->job;
 	struct blob_info info;
@@ -302,15 +248,8 @@ static int io_fetch(void *opaque, const char *hash, void **ret,
 	}
 	if (io_should_stop(opaque))
 		return GERR_CANCELLED;
-	if (strcmp(hash, PENDING_HASH) == 0) {
-		/* Runner thread only: the run ahead's own state. */
-		if (!r->pending)
-			return GERR_NOTFOUND;
-		*ret = r->pending;
-		*ret_len = r->pending_len;
-		r->pending = NULL;
-		return 0;
-	}
+	if (strcmp(hash, RUNAHEAD_PENDING_HASH) == 0)
+		return runahead_take_pending(r, ret, ret_len);
 	rc = blobcache_get(r->cache, hash, ret, ret_len);
 	if (rc != GERR_NOTFOUND) {
 		if (rc == 0)
@@ -320,7 +259,7 @@ static int io_fetch(void *opaque, const char *hash, void **ret,
 		return rc;
 	}
 	uv_mutex_lock(&r->mu);
-	rc = ahead_sync(ctx);
+	rc = runahead_sync(ctx);
 	uv_mutex_unlock(&r->mu);
 	if (rc)
 		return GERR_NOTFOUND; /* no lease to ask gpud under */
@@ -402,73 +341,10 @@ static int decode_checkpoint(struct runner *r, const struct runner_job *job,
 	return 0;
 }
 
-/* A finished run ahead waits here until the loop adopts it (returns 1) or
- * it is no longer wanted (0). Caller holds mu. */
-static int ahead_wait(struct run_ctx *ctx)
-{
-	struct runner *r = ctx->r;
-
-	while (ahead_sync(ctx) && !stopped(ctx))
-		uv_cond_wait(&r->cv, &r->mu);
-	return !stopped(ctx);
-}
-
-static void pre_encode_main(void *arg)
-{
-	struct pre_encode *p = arg;
-
-	p->rc = blob_encode_pack(BLOB_RESULT, p->workload, 0, 0, p->out,
-				 p->out_len, p->pack, &p->blob, &p->blob_len);
-}
-
 /* How a workload's results are packed. */
-static enum blob_pack result_pack(const struct workload *wl)
+enum blob_pack runner_result_pack(const struct workload *wl)
 {
 	return wl->result_store_raw ? BLOB_PACK_STORE : BLOB_PACK_FAST;
-}
-
-/* Start compressing a finished run ahead's output; NULL (nothing started)
- * when there is no memory or thread, and the result is compressed later as
- * any other. */
-static struct pre_encode *pre_encode_start(const struct runner_job *job,
-					   const void *out, size_t out_len)
-{
-	struct pre_encode *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	p->workload = job->wl->name;
-	p->pack = result_pack(job->wl);
-	p->out = out;
-	p->out_len = out_len;
-	if (uv_thread_create(&p->thread, pre_encode_main, p) != 0) {
-		free(p);
-		return NULL;
-	}
-	return p;
-}
-
-/* Join p and take its blob (NULL when it failed); frees p. */
-static uint8_t *pre_encode_take(struct pre_encode *p, size_t *ret_len)
-{
-	uint8_t *blob;
-
-	uv_thread_join(&p->thread);
-	blob = p->rc == 0 ? p->blob : NULL;
-	*ret_len = p->blob_len;
-	if (!blob)
-		free(p->blob);
-	free(p);
-	return blob;
-}
-
-/* Join p (NULL-safe) and drop its blob. */
-static void pre_encode_drop(struct pre_encode *p)
-{
-	size_t len;
-
-	if (p)
-		free(pre_encode_take(p, &len));
 }
 
 /* Encode a successful run's output as its result blob and, for a chained
@@ -476,9 +352,9 @@ static void pre_encode_drop(struct pre_encode *p)
  * (ret_hash; "" for others): gpud stores it under that hash, and the next
  * lease of a chained job (Officers) fetches exactly it, so that fetch is a
  * cache hit. */
-static int encode_result(struct runner *r, const struct runner_job *job,
+int runner_encode_result(struct runner *r, const struct runner_job *job,
 			 const void *out, size_t out_len,
-			 struct pre_encode *pre, struct runner_result *res,
+			 struct runahead_pre *pre, struct runner_result *res,
 			 char ret_hash[BLOB_HASH_HEX])
 {
 	/* Compress here, not on the loop thread (invariant 4), unless pre
@@ -486,7 +362,7 @@ static int encode_result(struct runner *r, const struct runner_job *job,
 	uint64_t t0 = uv_hrtime(), t1;
 	int rc = GERR_INVAL;
 
-	res->blob = pre ? pre_encode_take(pre, &res->blob_len) : NULL;
+	res->blob = pre ? runahead_pre_take(pre, &res->blob_len) : NULL;
 	if (res->blob)
 		rc = blob_restamp(res->blob, res->blob_len, job->lease,
 				  job->epoch);
@@ -495,7 +371,7 @@ static int encode_result(struct runner *r, const struct runner_job *job,
 		res->blob = NULL;
 		rc = blob_encode_pack(BLOB_RESULT, job->wl->name, job->lease,
 				      job->epoch, out, out_len,
-				      result_pack(job->wl), &res->blob,
+				      runner_result_pack(job->wl), &res->blob,
 				      &res->blob_len);
 	}
 
@@ -539,7 +415,7 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 		   int ahead, struct runner_result *res, void **ret_out,
 		   size_t *ret_out_len)
 {
-	struct run_ctx ctx = { .r = r, .job = job, .run_id = run_id,
+	struct runner_ctx ctx = { .r = r, .job = job, .run_id = run_id,
 			       .ahead = ahead };
 	const struct wl_run_io io = {
 		.opaque = &ctx,
@@ -579,12 +455,12 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	/* The run's own time, not the wait for adoption. */
 	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
 	if (rc == 0 && ahead)
-		r->pre = pre_encode_start(job, out, out_len);
+		r->pre = runahead_pre_start(job, out, out_len);
 
 	uv_mutex_lock(&r->mu);
-	ahead_sync(&ctx); /* adopted since its last callback? */
+	runahead_sync(&ctx); /* adopted since its last callback? */
 	if (rc == 0 && ctx.ahead)
-		post = ahead_wait(&ctx);
+		post = runahead_wait(&ctx);
 	else
 		post = !ctx.ahead;
 	units_now = r->units_done;
@@ -592,7 +468,7 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	if (!post) {
 		LOG_INFO(r->log, "run ahead dropped job=%" PRIu64 ": %s",
 			 job->job, rc ? gerr_str(rc) : "another lease came");
-		pre_encode_drop(r->pre);
+		runahead_pre_drop(r->pre);
 		r->pre = NULL;
 		free(out);
 		return 0;
@@ -615,132 +491,13 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 }
 
 /* Hand a run's output to the loop. Caller does not hold mu. */
-static void post_result(struct runner *r, const struct runner_result *res)
+void runner_post_result(struct runner *r, const struct runner_result *res)
 {
 	uv_mutex_lock(&r->mu);
 	r->result = *res;
 	r->has_result = 1;
 	uv_mutex_unlock(&r->mu);
 	uv_async_send(&r->async);
-}
-
-/* The encoder thread (invariant 8): encode the finished run's result, then,
- * under mu, give the run ahead its guess (the next spec, now that the blob
- * hash is known) before posting the result, so the loop can adopt it as
- * soon as it has the result. Without a guess the run ahead is made stale. */
-static void encoder_main(void *arg)
-{
-	struct encode_job *e = arg;
-	struct runner *r = e->r;
-	struct runner_job *done = &e->done;
-	char hash[BLOB_HASH_HEX];
-	json_t *next = NULL;
-	char *key = NULL;
-
-	e->res.rc = encode_result(r, done, e->out, e->out_len, e->pre, &e->res,
-				  hash);
-	if (e->res.rc == 0 &&
-	    done->wl->next_lease(workload_ctx(done->wl), done->params, done->spec, e->out, e->out_len,
-				 hash, &next) == 0)
-		key = runner_ahead_key(done->job, done->params, next);
-	json_decref(next);
-	uv_mutex_lock(&r->mu);
-	if (r->ahead && r->run_id == e->ahead_run_id) {
-		if (key) {
-			r->ahead_key = key;
-			key = NULL;
-		} else {
-			r->run_id = ++r->next_run_id;
-		}
-	}
-	uv_mutex_unlock(&r->mu);
-	post_result(r, &e->res);
-	free(key);
-	free(e->out);
-	job_clear(done);
-	free(e);
-}
-
-/* Wait for the encoder thread of the last result, if any. */
-static void encoder_join(struct runner *r)
-{
-	if (r->enc_running) {
-		uv_thread_join(&r->enc_thread);
-		r->enc_running = 0;
-	}
-}
-
-/* After a successful run of job with output out: start the run ahead that
- * its result leads to (workload next_lease), from out itself under
- * PENDING_HASH, with a new run id, while the encoder thread encodes the
- * result and posts it (invariant 8). On 1, job is the run ahead and the
- * encoder owns out; on 0 (no run ahead: none follows, a lease is waiting,
- * quit, or no memory) nothing changed. */
-static int ahead_start(struct runner *r, struct runner_job *job, void *out,
-		       size_t out_len, const struct runner_result *res,
-		       uint64_t *ret_run_id)
-{
-	struct encode_job *e = NULL;
-	json_t *spec = NULL, *params = NULL, *done_spec = NULL;
-	void *pending = NULL;
-
-	if (!r->run_ahead || !job->wl->next_lease ||
-	    job->wl->next_lease(workload_ctx(job->wl), job->params, job->spec, out, out_len,
-				PENDING_HASH, &spec) != 0)
-		return 0;
-	e = calloc(1, sizeof(*e));
-	pending = big_alloc(out_len);
-	params = json_deep_copy(job->params);
-	done_spec = json_deep_copy(job->spec);
-	if (!e || !pending || !params || !done_spec)
-		goto fail;
-	big_copy(pending, out, out_len);
-	encoder_join(r);
-
-	uv_mutex_lock(&r->mu);
-	if (r->quit || r->has_job) {
-		uv_mutex_unlock(&r->mu);
-		goto fail;
-	}
-	*e = (struct encode_job){
-		.r = r, .done = *job, .out = out, .out_len = out_len,
-		.pre = r->pre, .res = *res,
-	};
-	r->pre = NULL;
-	/* The encoder's copies: the run ahead keeps job's params. */
-	e->done.params = params;
-	e->done.spec = done_spec;
-	e->done.ckpt_blob = NULL;
-	e->done.ckpt_blob_len = 0;
-	free(r->ahead_key);
-	r->ahead_key = NULL; /* set by the encoder: no adoption before */
-	r->ahead = 1;
-	r->ahead_units = 0;
-	r->run_id = *ret_run_id = e->ahead_run_id = ++r->next_run_id;
-	uv_mutex_unlock(&r->mu);
-
-	json_decref(job->spec);
-	job->spec = spec;
-	free(job->ckpt_blob);
-	job->ckpt_blob = NULL;
-	job->ckpt_blob_len = 0;
-	job->lease = job->epoch = job->units = job->units_done = 0;
-	r->pending = pending;
-	r->pending_len = out_len;
-	if (uv_thread_create(&r->enc_thread, encoder_main, e) == 0) {
-		r->enc_running = 1;
-		return 1;
-	}
-	/* No thread: encode on this one, then the run ahead starts. */
-	encoder_main(e);
-	return 1;
-fail:
-	json_decref(spec);
-	json_decref(params);
-	json_decref(done_spec);
-	free(pending);
-	free(e);
-	return 0;
 }
 
 static void runner_main(void *arg)
@@ -777,20 +534,20 @@ static void runner_main(void *arg)
 				     &out_len))
 				break;
 			ahead = res.rc == 0 &&
-				ahead_start(r, &job, out, out_len, &res, &run_id);
+				runahead_start(r, &job, out, out_len, &res, &run_id);
 			if (ahead)
 				continue; /* the encoder posts res */
 			if (res.rc == 0)
-				res.rc = encode_result(r, &job, out, out_len,
+				res.rc = runner_encode_result(r, &job, out, out_len,
 						       r->pre, &res, hash);
 			else
-				pre_encode_drop(r->pre);
+				runahead_pre_drop(r->pre);
 			r->pre = NULL;
 			free(out);
-			post_result(r, &res);
+			runner_post_result(r, &res);
 			break;
 		}
-		job_clear(&job);
+		runner_job_clear(&job);
 	}
 }
 
@@ -869,7 +626,7 @@ void runner_close(struct runner *r)
 	uv_cond_signal(&r->cv);
 	uv_mutex_unlock(&r->mu);
 	uv_thread_join(&r->thread);
-	encoder_join(r); /* it may post one last result: freed below */
+	runahead_join_encoder(r); /* it may post one last result: freed below */
 	r->started = 0;
 	free(r->pending);
 	r->pending = NULL;
@@ -879,7 +636,7 @@ void runner_close(struct runner *r)
 	r->cache = NULL;
 
 	if (r->has_job)
-		job_clear(&r->job);
+		runner_job_clear(&r->job);
 	free(r->ahead_key);
 	r->ahead_key = NULL;
 	if (r->has_ckpt)
@@ -892,31 +649,6 @@ void runner_close(struct runner *r)
 	uv_mutex_destroy(&r->mu);
 }
 
-char *runner_ahead_key(uint64_t job, const json_t *params,
-		       const json_t *spec)
-{
-	json_t *k = json_pack("[I, O, O]", (json_int_t)job, params, spec);
-	char *text = k ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-
-	json_decref(k);
-	return text;
-}
-
-/* The lease is the one the run ahead guessed (invariant 7)? Caller holds
- * mu. A lease with a checkpoint resumes from gpud's state instead. */
-static int ahead_matches(const struct runner *r, const struct runner_job *job)
-{
-	char *key;
-	int same;
-
-	if (!r->ahead || !r->ahead_key || job->ckpt_blob)
-		return 0;
-	key = runner_ahead_key(job->job, job->params, job->spec);
-	same = key && strcmp(key, r->ahead_key) == 0;
-	free(key);
-	return same;
-}
-
 int runner_start(struct runner *r, struct runner_job *job,
 		 uint64_t *ret_run_id)
 {
@@ -925,30 +657,14 @@ int runner_start(struct runner *r, struct runner_job *job,
 		uv_mutex_unlock(&r->mu);
 		return GERR_STATE;
 	}
-	if (ahead_matches(r, job)) {
-		/* Adopt the run ahead: it becomes this lease's run. */
-		r->ahead = 0;
-		r->adopted.lease = job->lease;
-		r->adopted.epoch = job->epoch;
-		r->adopted.units = job->units;
-		r->busy = 1;
-		r->stop = 0;
-		r->ckpt_requested = 0;
-		r->last_ckpt_ns = uv_hrtime();
-		r->units_done = r->ahead_units;
-		*ret_run_id = r->run_id;
-		uv_cond_signal(&r->cv); /* it may wait with its output */
+	if (runahead_adopt(r, job, ret_run_id)) {
 		uv_mutex_unlock(&r->mu);
 		LOG_INFO(r->log, "run ahead adopted job=%" PRIu64 " lease=%"
 			 PRIu64 " epoch=%" PRIu64 " units_done=%" PRIu64,
 			 job->job, job->lease, job->epoch, r->ahead_units);
-		job_clear(job);
+		runner_job_clear(job);
 		return 0;
 	}
-	/* A run ahead that guessed wrong stops: its run id is stale. */
-	r->ahead = 0;
-	free(r->ahead_key);
-	r->ahead_key = NULL;
 	/* Outputs of an older run that the loop never took are dropped. */
 	if (r->has_ckpt) {
 		free(r->ckpt.blob);

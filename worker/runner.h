@@ -1,6 +1,7 @@
 /* runner.h - the runner thread: runs one lease at a time via wl->run.
  *
- * The loop thread (client.c) and the runner thread share one struct runner.
+ * The loop thread (the client, wrun.c) and the runner thread share one
+ * struct runner.
  * Everything under "shared" is protected by mu; the loop thread learns about
  * new output through the uv_async_t, whose callback calls wake().
  *
@@ -29,13 +30,13 @@
  *     likely grant next, before it exists. Such a run is not busy: it has
  *     no lease, emits no checkpoint, fetches from the cache only, and its
  *     progress is kept aside. runner_start adopts it when the lease's job,
- *     params and spec equal its guess (runner_ahead_key), which makes it
+ *     params and spec equal its guess (runahead_key), which makes it
  *     that lease's run (same run id, busy, lease fields filled in);
  *     any other runner_start gives the run a stale run id, so it stops and
  *     its output is dropped. A run ahead that finishes first waits,
  *     holding its output, until it is adopted or dropped.
  *  8. A run ahead does not wait for its state's blob: it starts at once from
- *     the finished run's output, named PENDING_HASH in its spec and served
+ *     the finished run's output, named RUNAHEAD_PENDING_HASH in its spec and served
  *     from memory (pending), while the encoder thread encodes the result.
  *     The encoder then sets the guess (ahead_key, from the blob's real
  *     hash) and only after that posts the result, so a lease can only be
@@ -59,11 +60,15 @@
  *             after every reconnect, until runner_fetch_done.
  *   ANSWERED  the bytes (or an error) wait for the runner thread.
  *
+ * The run ahead (invariants 7-9) is runahead.c's (runahead.h, private to
+ * the runner).
+ *
  * Lifecycle: runner_init -> (runner_start -> take outputs)* -> runner_close.
  *
- * Threads: every runner_* function is for the loop thread only. The wl_run_io
- * callbacks in runner.c are the only code that runs on the runner thread;
- * encoder_main runs on the encoder thread (invariant 8).
+ * Threads: every runner_* function here is for the loop thread only. The
+ * runner thread runs runner_main and the wl_run_io callbacks in runner.c
+ * and the run ahead's steps in runahead.c; runahead.c's encoder_main runs
+ * on the encoder thread (invariant 8).
  */
 #ifndef GPUD_WORKER_RUNNER_H
 #define GPUD_WORKER_RUNNER_H
@@ -143,7 +148,7 @@ struct runner {
 	size_t pending_len;
 	uv_thread_t enc_thread;
 	int enc_running;
-	struct pre_encode *pre; /* a finished run ahead's result, compressing */
+	struct runahead_pre *pre; /* a finished run ahead's result, compressing */
 	struct blobcache *cache; /* runner and encoder threads (invariant 5) */
 
 	/* Shared, under mu. */
@@ -158,7 +163,7 @@ struct runner {
 	uint64_t last_ckpt_ns;  /* uv_hrtime of the last checkpoint/start */
 	uint64_t units_done;    /* latest progress of the current run */
 	int ahead;              /* the current run is ahead (invariant 7) */
-	char *ahead_key;        /* its runner_ahead_key, malloc'ed */
+	char *ahead_key;        /* its runahead_key, malloc'ed */
 	uint64_t ahead_units;   /* its progress */
 	struct {                /* the lease that adopted it */
 		uint64_t lease, epoch, units;
@@ -193,11 +198,6 @@ void runner_close(struct runner *r);
  * (invariant 7). Returns the run's id (> 0) in *ret_run_id. */
 int runner_start(struct runner *r, struct runner_job *job,
 		 uint64_t *ret_run_id);
-
-/* The text runner_start compares with the run ahead's guess: job, params
- * and spec as canonical JSON. malloc'ed, NULL when out of memory. */
-char *runner_ahead_key(uint64_t job, const json_t *params,
-		       const json_t *spec);
 
 /* Ask the current run to stop; its output will be discarded by the loop. */
 void runner_stop(struct runner *r);
