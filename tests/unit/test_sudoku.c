@@ -339,6 +339,7 @@ static void test_carve_4x3(void **state)
 		json_int_t set = json_integer_value(json_object_get(spec, "set"));
 		assert_int_equal(from, covered);
 		assert_true(to > from && units == to - from);
+		assert_int_equal(carve_last, to == 144578); /* the last lease says so */
 		assert_true(from >= S->set_start[set] && to <= S->set_start[set + 1]);
 		/* ends on a c2 group boundary or on a multiple of 16 in it */
 		if (to < S->set_start[set + 1] &&
