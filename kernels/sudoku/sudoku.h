@@ -161,9 +161,9 @@ void sudoku_setup_free(struct sudoku_setup *S);
  * per shape, an enumeration-only setup (what == 0: codes, gangsters,
  * members, sets; 1.7 s and ~100 MB for 4x3, used by carve) and a full one
  * (what != 0: band counts and T; about 1.3 GB and a minute of 16 cores for
- * 4x3, used by run, verify and finish), each built on first use and kept
- * until the context is closed, so setup is paid once per process, not per
- * lease. A full setup also answers what == 0. Any thread: a setup is built
+ * 4x3, used by run, verify, merge and finish), each built on first use and
+ * kept until the context is closed, so setup is paid once per process, not
+ * per lease. A full setup also answers what == 0. Any thread: a setup is built
  * outside the context's lock by the first thread that asks, while others
  * asking for the same one wait and others asking for another go on. The
  * returned setup is immutable, valid until sudoku_ctx_close, not freed by
