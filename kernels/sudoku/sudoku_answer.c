@@ -246,54 +246,57 @@ static int check_parts(const struct sudoku_setup *S,
 {
 	uint8_t *seen = calloc(S->ngang, 1);
 	struct u256 nsum = u256_of(0, 0), *nset = calloc(S->nnodes, sizeof(*nset));
-	int notes = 1, rc = 0;
+	int notes = 1, rc = 0, bad = 0;
+	uint64_t k;
 
 	if (!seen || !nset) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
-	for (uint64_t k = 0; k < parts->n && rc == 0; k++) {
+	for (k = 0; k < parts->n && !bad; k++) {
 		struct wl_part p;
 		uint64_t a, b;
 		json_int_t set;
 		struct u256 ls;
 		rc = parts->get(parts->opaque, k, &p);
-		if (rc)
-			break;
-		set = json_integer_value(json_object_get(p.spec, "set"));
-		if (wl_json_u64(p.spec, "from", 1, 0, &a, err, errlen) ||
-		    wl_json_u64(p.spec, "to", 1, 0, &b, err, errlen) || a >= b ||
-		    b > S->ngang) {
-			rc = GERR_VERIFY;
-			break;
+		if (rc) {
+			gerr_printf(err, errlen, "sudoku finish: lease %" PRIu64
+				    " of the job: %s", k, gerr_str(rc));
+			goto out;
 		}
-		for (uint64_t g = a; g < b && rc == 0; g++) {
-			if (seen[g] || (set >= 0 && sudoku_set_of(S, (uint32_t)g) !=
-						      (uint64_t)set))
-				rc = GERR_VERIFY;
+		set = json_integer_value(json_object_get(p.spec, "set"));
+		bad = wl_json_u64(p.spec, "from", 1, 0, &a, NULL, 0) ||
+		      wl_json_u64(p.spec, "to", 1, 0, &b, NULL, 0) || a >= b ||
+		      b > S->ngang;
+		for (uint64_t g = a; !bad && g < b; g++) {
+			bad = seen[g] || (set >= 0 && sudoku_set_of(S, (uint32_t)g) !=
+						      (uint64_t)set);
 			seen[g] = 1;
 		}
-		if (rc)
-			break;
 		/* leases merged before notes were kept have none */
-		if (!p.note) {
+		if (!bad && !p.note)
 			notes = 0;
-			continue;
-		}
-		if (dec_get(p.note, "sum", &ls) || u256_add(&nsum, &ls) ||
-		    (set >= 0 && u256_add(&nset[set], &ls))) {
-			rc = GERR_VERIFY;
-			break;
-		}
+		else if (!bad && (dec_get(p.note, "sum", &ls) ||
+				  u256_add(&nsum, &ls) ||
+				  (set >= 0 && u256_add(&nset[set], &ls))))
+			bad = 1;
 	}
-	for (uint32_t g = 0; rc == 0 && g < S->ngang; g++)
+	if (bad) {
+		gerr_printf(err, errlen, "sudoku finish: lease %" PRIu64 " of the "
+			    "job overlaps another, leaves its set or has a "
+			    "malformed spec or note", k - 1);
+		rc = GERR_VERIFY;
+		goto out;
+	}
+	for (uint32_t g = 0; g < S->ngang; g++)
 		if (!seen[g]) {
 			gerr_printf(err, errlen, "sudoku finish: gangster %u is in "
 				    "no lease", g);
 			rc = GERR_VERIFY;
+			goto out;
 		}
-	if (rc == 0 && notes) {
-		int bad = u256_cmp(&nsum, sum) != 0;
+	if (notes) {
+		bad = u256_cmp(&nsum, sum) != 0;
 		/* one set per lease for 4x3; the small shapes lease all sets
 		 * at once (set -1) */
 		for (uint32_t s = 0; sudoku_big_shape(S->R, S->C) &&
@@ -306,9 +309,6 @@ static int check_parts(const struct sudoku_setup *S,
 		}
 	}
 out:
-	if (rc && err && !err[0])
-		gerr_printf(err, errlen, "sudoku finish: the leases do not cover "
-			    "the gangsters once: %s", gerr_str(rc));
 	free(seen);
 	free(nset);
 	return rc;
