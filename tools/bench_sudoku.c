@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	int runs = 3, threads = (int)sysconf(_SC_NPROCESSORS_ONLN), opt;
 	char err[WL_ERRLEN] = "", name[160] = "cpu";
 	struct sudoku_setup *E = NULL;
-	const struct sudoku_setup *S = NULL;
+	struct sudoku_setup *S = NULL;
 	struct sudoku_cuda *ctx = NULL;
 	double t0, te, tf, mads;
 
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 	te = now() - t0;
 	sudoku_setup_free(E);
 	t0 = now();
-	if (sudoku_setup_cached(4, 3, SUDOKU_BUILD_T, threads, &S, err, sizeof(err))) {
+	if (sudoku_setup_build(4, 3, SUDOKU_BUILD_T, threads, &S, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
@@ -147,5 +147,6 @@ int main(int argc, char **argv)
 		free(wc);
 	}
 	free(w);
+	sudoku_setup_free(S);
 	return ex;
 }

@@ -53,8 +53,9 @@
  * T is 9 x 5775 x 5776 u32 = 1.2 GB.
  *
  * Threads: every function is reentrant; a setup is immutable once built and
- * may be shared by threads. Nothing here has global state, except the
- * documented per-process setup cache (sudoku_setup_cached).
+ * may be shared by threads. Nothing here has global state: setups kept for
+ * a process's lifetime live in a context (struct sudoku_ctx) its owner
+ * opens and closes.
  * Ownership: sudoku_setup_build returns a setup the caller frees with
  * sudoku_setup_free (NULL accepted); nothing keeps pointers to arguments.
  */
@@ -156,20 +157,25 @@ int sudoku_setup_build(int R, int C, unsigned what, int threads,
 		       struct sudoku_setup **ret, char *err, size_t errlen);
 void sudoku_setup_free(struct sudoku_setup *S);
 
-/* The per-process cache (the one piece of process-wide state in this
- * workload, by design): per shape, an enumeration-only setup (what == 0:
- * codes, gangsters, members, sets; 1.7 s and ~100 MB for 4x3, used by
- * carve) and a full one (what != 0: band counts and T; about 1.3 GB and a
- * minute of 16 cores for 4x3, used by run, verify and finish), each built
- * on first use under a mutex and kept until the process exits, so setup is
- * paid once per process, not per lease. A full setup also answers
- * what == 0. The returned setup is immutable and must not be freed. */
-int sudoku_setup_cached(int R, int C, unsigned what, int threads,
-			const struct sudoku_setup **ret, char *err,
-			size_t errlen);
+/* The workload's context (sudoku_workload.open builds one per process):
+ * per shape, an enumeration-only setup (what == 0: codes, gangsters,
+ * members, sets; 1.7 s and ~100 MB for 4x3, used by carve) and a full one
+ * (what != 0: band counts and T; about 1.3 GB and a minute of 16 cores for
+ * 4x3, used by run, verify, merge and finish), each built on first use and
+ * kept until the context is closed, so setup is paid once per process, not
+ * per lease. A full setup also answers what == 0. Any thread: a setup is built
+ * outside the context's lock by the first thread that asks, while others
+ * asking for the same one wait and others asking for another go on. The
+ * returned setup is immutable, valid until sudoku_ctx_close, not freed by
+ * the caller. */
+struct sudoku_ctx;
 
-/* Number of gangsters and their sets without building anything else is
- * not available: ngang comes from a setup. */
+int sudoku_ctx_open(struct sudoku_ctx **ret);
+/* Frees every setup (NULL accepted); no other thread may use ctx then. */
+void sudoku_ctx_close(struct sudoku_ctx *ctx);
+int sudoku_ctx_setup(struct sudoku_ctx *ctx, int R, int C, unsigned what,
+		     int threads, const struct sudoku_setup **ret, char *err,
+		     size_t errlen);
 
 /* ---- codes ---------------------------------------------------------- */
 

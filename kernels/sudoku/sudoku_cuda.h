@@ -16,7 +16,7 @@
  * Threads: one context is used by one thread at a time.
  * Ownership: the context keeps a pointer to the setup it was loaded with
  * (identity check only); the caller keeps the setup alive while the
- * context uses it (the per-process cache does). */
+ * context uses it (the workload's context keeps it until it is closed). */
 #ifndef GPUD_SUDOKU_CUDA_H
 #define GPUD_SUDOKU_CUDA_H
 

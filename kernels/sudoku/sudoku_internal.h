@@ -1,12 +1,84 @@
-/* sudoku_internal.h - helpers shared by the Sudoku workload's C files. */
+/* sudoku_internal.h - what the Sudoku workload's C files share and nothing
+ * outside kernels/sudoku uses: the steps of a setup build (sudoku_setup.c
+ * calls them in order), the parallel loop, and the workload's own helpers
+ * (parameters, specs, the context's setups) for its hook files. */
 #ifndef GPUD_SUDOKU_INTERNAL_H
 #define GPUD_SUDOKU_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
+
+#include "sudoku.h"
+#include "sudoku_format.h"
+#include "workload.h"
 
 /* Run fn(ctx, i) for i in [0, n) on `threads` threads (the caller's
  * included); returns when all are done. */
 void sudoku_parallel(int threads, uint64_t n, void (*fn)(void *, uint64_t),
 		     void *ctx);
+
+/* ---- setup steps (each fills its fields of S; S is freed by the caller on
+ * failure, so a step leaves what it allocated in S) ---------------------- */
+
+void sudoku_perm_id(struct sudoku_perm *p);
+void sudoku_otab_free(struct sudoku_otab *t, uint32_t K);
+/* sigma0, the orbit tables, the reduced entries and the nodes (needs the
+ * codes). */
+int sudoku_orbits_build(struct sudoku_setup *S);
+/* Gangsters, members and sets (needs the orbit tables). */
+int sudoku_gangsters_find(struct sudoku_setup *S);
+/* cnt of every gangster, have_cnt, max_cnt. */
+int sudoku_cnt_fill(struct sudoku_setup *S, int threads, char *err,
+		    size_t errlen);
+/* T (C == 3; needs cnt and Kp). */
+int sudoku_T_fill(struct sudoku_setup *S, int threads);
+
+/* ---- the workload's hooks ------------------------------------------------ */
+
+/* CPU threads for setups and recounts on gpud (the cores, at most 16). */
+int sudoku_wl_threads(void);
+/* 4x3 runs in many leases; the smaller shapes in one. */
+static inline int sudoku_big_shape(int R, int C)
+{
+	return R == 4 && C == 3;
+}
+/* The oriented shape of canonical params. */
+int sudoku_wl_params(const json_t *params, int *R, int *C, char *err,
+		     size_t errlen);
+/* Shape, setup (from the context, built with `what`) and gangster range
+ * of a lease's spec, checked against the setup's sets. */
+int sudoku_wl_spec(void *ctx, const json_t *params, const json_t *spec,
+		   int *R, int *C, const struct sudoku_setup **S, unsigned what,
+		   uint32_t *from, uint32_t *to, char *err, size_t errlen);
+/* GERR_VERIFY unless r is for shape R x C and gangsters [from, to). */
+int sudoku_wl_match(const struct sudoku_res *r, int R, int C, uint32_t from,
+		    uint32_t to, const char *what, char *err, size_t errlen);
+
+/* Hooks of struct workload defined outside sudoku_workload.c. */
+int sudoku_wl_parse_params(void *ctx, const json_t *args, json_t **ret_params,
+			   uint64_t *ret_total_units, char *err, size_t errlen);
+int sudoku_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
+		    const json_t *answer, const struct wl_parts *parts,
+		    uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
+		    json_t **ret_cursor, int *ret_last);
+int sudoku_wl_merge(void *ctx, const json_t *params, const json_t *answer,
+		    const json_t *spec, const void *result, size_t len,
+		    const char *result_hash, json_t **ret_answer,
+		    json_t **ret_note);
+int sudoku_wl_finish(void *ctx, const json_t *params, const json_t *answer,
+		     const struct wl_parts *parts, char *err, size_t errlen);
+char *sudoku_wl_render_text(void *ctx, const json_t *params,
+			    const json_t *answer, const struct wl_parts *parts);
+int sudoku_wl_export(void *ctx, const json_t *params, const json_t *answer,
+		     const struct wl_parts *parts, const char *what,
+		     const json_t *args, const struct wl_blob_reader *rd,
+		     void **ret, size_t *ret_len, char *err, size_t errlen);
+extern const char *const sudoku_wl_exports[];
+
+/* The published grid count of shape R x C (decimal), or NULL: for the
+ * informational line of render_text only (sudoku_published.c). */
+const char *sudoku_published_total(int R, int C);
 
 #endif

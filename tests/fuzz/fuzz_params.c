@@ -10,7 +10,20 @@
 #include "gerr.h"
 #include "workload.h"
 
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The workloads' contexts, opened once as gpud's main does. */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char err[WL_ERRLEN] = "";
+
+	(void)argc;
+	(void)argv;
+	if (workload_open_all(err, sizeof(err)) != 0)
+		abort();
+	return 0;
+}
 
 static json_t *default_params(const struct workload *wl)
 {

@@ -93,8 +93,10 @@ int main(void)
 	sudoku_cuda_device_name(ctx, name, sizeof(name));
 	printf("device: %s, cpu threads %d\n", name, threads);
 	t0 = now();
-	if (sudoku_setup_cached(4, 3, SUDOKU_BUILD_T, threads, &S, err,
-				sizeof(err)) != 0) {
+	/* the workload's context, so the lease below uses the same setup */
+	if (workload_open_all(err, sizeof(err)) != 0 ||
+	    sudoku_ctx_setup(workload_ctx(&sudoku_workload), 4, 3,
+			     SUDOKU_BUILD_T, threads, &S, err, sizeof(err)) != 0) {
 		fprintf(stderr, "setup: %s\n", err);
 		return 1;
 	}
@@ -160,6 +162,7 @@ int main(void)
 		json_decref(cur);
 	}
 	sudoku_cuda_close(ctx);
+	workload_close_all();
 	if (failures) {
 		fprintf(stderr, "%d checks failed\n", failures);
 		return 1;

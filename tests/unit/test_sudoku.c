@@ -1,9 +1,11 @@
 /* test_sudoku.c - the Sudoku workload: wide integers, box parsing, every
- * small shape against its known total, the 4x3 gangster enumeration
+ * small shape against its published total, the 4x3 gangster enumeration
  * invariants, formats, parameters, carving (4x3 coverage and alignment),
- * run/verify/merge/finish/render on the small shapes, and refusal of
- * corrupted results. The 4x3 band counts and T (a minute of 16 cores) are
- * exercised by tests/gpu/test_sudoku_gpu.c and tools/bench_sudoku. */
+ * run/verify/merge/finish/render/export on the small shapes, an answer
+ * that does not grow with the leases, finish deciding by invariants, and
+ * refusal of corrupted results. The 4x3 band counts and T (a minute of 16
+ * cores) are exercised by tests/gpu/test_sudoku_gpu.c and
+ * tools/bench_sudoku. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "gerr.h"
+#include "parts_list.h"
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_count.h"
 #include "sudoku/sudoku_format.h"
@@ -101,7 +104,7 @@ static void test_parse_box(void **state)
 	assert_int_equal(sudoku_parse_box(NULL, &R, &C, err, sizeof(err)), GERR_INVAL);
 }
 
-/* ---- small shapes against the known totals ------------------------------- */
+/* ---- small shapes against the published totals --------------------------- */
 
 static void total_of(const struct sudoku_setup *S, char *buf)
 {
@@ -216,7 +219,8 @@ static void test_4x3_enumeration(void **state)
 					   1259, 1273, 1519, 53 };
 
 	(void)state;
-	assert_int_equal(sudoku_setup_cached(4, 3, 0, 2, &S, err, sizeof(err)), 0);
+	assert_int_equal(sudoku_ctx_setup(workload_ctx(W), 4, 3, 0, 2, &S, err,
+					  sizeof(err)), 0);
 	assert_int_equal(S->K, 5775);
 	assert_int_equal(S->nnodes, 9);
 	assert_int_equal(S->ncompat, 346);
@@ -321,7 +325,8 @@ static void test_carve_4x3(void **state)
 	json_t *p = params_of("4x3", &u), *cur = NULL;
 
 	(void)state;
-	assert_int_equal(sudoku_setup_cached(4, 3, 0, 2, &S, err, sizeof(err)), 0);
+	assert_int_equal(sudoku_ctx_setup(workload_ctx(W), 4, 3, 0, 2, &S, err,
+					  sizeof(err)), 0);
 	for (;;) {
 		json_t *spec = NULL, *nc = NULL;
 		int rc = W->carve(workload_ctx(W), p, cur, NULL, NULL, n % 3 ? 0 : 1 + n % 200, &spec,
@@ -334,6 +339,7 @@ static void test_carve_4x3(void **state)
 		json_int_t set = json_integer_value(json_object_get(spec, "set"));
 		assert_int_equal(from, covered);
 		assert_true(to > from && units == to - from);
+		assert_int_equal(carve_last, to == 144578); /* the last lease says so */
 		assert_true(from >= S->set_start[set] && to <= S->set_start[set + 1]);
 		/* ends on a c2 group boundary or on a multiple of 16 in it */
 		if (to < S->set_start[set + 1] &&
@@ -378,6 +384,68 @@ static int io_stop(void *o)
 	return 0;
 }
 
+/* Results by hash for export: the tests keep them in memory. */
+struct mem_blobs {
+	const char *hash;
+	const void *bytes;
+	size_t len;
+};
+
+static int mem_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
+{
+	const struct mem_blobs *m = o;
+	if (strcmp(hash, m->hash) != 0)
+		return GERR_NOTFOUND;
+	*ret = malloc(m->len);
+	assert_non_null(*ret);
+	memcpy(*ret, m->bytes, m->len);
+	*ret_len = m->len;
+	return 0;
+}
+
+/* The total recomputed from a counts export: factor * sum of members *
+ * cnt * V over its lines, with the workload's own setup. */
+static void total_of_export(const json_t *p, const char *text, uint32_t ngang,
+			    char *buf)
+{
+	const struct sudoku_setup *S = NULL;
+	char err[WL_ERRLEN] = "", head[128];
+	struct u256 sum = u256_of(0, 0), f, tot;
+	const char *at = strchr(text, '\n');
+	int R = (int)json_integer_value(json_object_get(p, "rows"));
+	int C = (int)json_integer_value(json_object_get(p, "cols"));
+	uint32_t n = 0;
+
+	assert_int_equal(sudoku_ctx_setup(workload_ctx(W), R, C, SUDOKU_BUILD_T,
+					  2, &S, err, sizeof(err)), 0);
+	snprintf(head, sizeof(head), "# sudoku %dx%d per-gangster counts: INDEX %s; "
+		 "%u of %u gangsters\n", R, C, C == 3 ? "W" : "CNT", ngang, ngang);
+	assert_non_null(at);
+	assert_memory_equal(text, head, strlen(head));
+	for (at++; *at; n++) {
+		char idx[16], dec[U256_DECLEN];
+		struct u256 v, t;
+		uint64_t w[2];
+		assert_int_equal(sscanf(at, "%15s %79s", idx, dec), 2);
+		assert_int_equal(strtoul(idx, NULL, 10), n);
+		assert_int_equal(u256_from_dec(dec, &v), 0);
+		w[0] = v.w[0];
+		w[1] = v.w[1];
+		assert_int_equal(sudoku_term(S->members[n], S->cnt[n], w, C, &t), 0);
+		assert_int_equal(u256_add(&sum, &t), 0);
+		at = strchr(at, '\n');
+		assert_non_null(at);
+		at++;
+	}
+	assert_int_equal(n, ngang);
+	assert_int_equal(sudoku_factor(R, C, S->K, &f), 0);
+	assert_int_equal(u256_mul(&f, &sum, &tot), 0);
+	u256_to_dec(&tot, buf);
+}
+
+/* Every small shape through carve, run, verify, merge, finish, render and
+ * export, against the published totals (asserted here, not by the
+ * workload). */
 static void test_workload_small(void **state)
 {
 	static const char *boxes[] = { "2x2", "2x3", "3x2", "2x4", "3x3" };
@@ -387,20 +455,28 @@ static void test_workload_small(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < 5; i++) {
-		char err[WL_ERRLEN] = "";
+		char err[WL_ERRLEN] = "", buf[U256_DECLEN];
 		uint64_t u, units;
 		json_t *p = params_of(boxes[i], &u), *spec = NULL, *cur = NULL,
-		       *ans = NULL, *spec2 = NULL, *cur2 = NULL;
+		       *ans = NULL, *spec2 = NULL, *cur2 = NULL, *note = NULL,
+		       *ans2 = NULL, *args = json_object();
 		struct fake_io fio = { 0, 0 };
 		struct wl_run_io io = { &fio, io_progress, io_due, io_ckpt,
 					io_stop, NULL };
 		struct wl_device dev = { WL_DEVICE_CPU, 0, 2, NULL };
-		void *res = NULL;
-		size_t len;
+		struct parts_list parts, none;
+		struct mem_blobs mb;
+		struct wl_blob_reader rd = { &mb, mem_fetch };
+		void *res = NULL, *out = NULL;
+		size_t len, olen;
 		char *text;
+		int last = 0;
 
-		assert_int_equal(W->carve(workload_ctx(W), p, NULL, NULL, NULL, 0, &spec, &units, &cur, &carve_last), 0);
+		parts_list_init(&parts);
+		parts_list_init(&none);
+		assert_int_equal(W->carve(workload_ctx(W), p, NULL, NULL, NULL, 0, &spec, &units, &cur, &last), 0);
 		assert_int_equal(units, 1);
+		assert_int_equal(last, 1);
 		assert_int_equal(W->carve(workload_ctx(W), p, cur, NULL, NULL, 0, &spec2, &units, &cur2, &carve_last),
 				 GERR_DONE);
 		assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, &dev, &io, &res, &len,
@@ -414,20 +490,40 @@ static void test_workload_small(void **state)
 		((uint8_t *)res)[SUDOKU_HDR_LEN] ^= 2;
 		assert_int_equal(W->verify(workload_ctx(W), p, spec, res, len - 16, 7, err,
 					   sizeof(err)), GERR_VERIFY);
-		assert_int_equal(W->merge(workload_ctx(W), p, NULL, spec, res, len, NULL, &ans, NULL), 0);
-		/* merging the same lease twice is refused */
-		json_t *ans2 = NULL;
-		assert_int_equal(W->merge(workload_ctx(W), p, ans, spec, res, len, NULL, &ans2, NULL),
+		assert_int_equal(W->merge(workload_ctx(W), p, NULL, spec, res, len, "r0", &ans, &note), 0);
+		assert_non_null(note);
+		assert_int_equal(parts_list_add(&parts, spec, units, "r0", note), 0);
+		/* this lease again would count more gangsters than there are */
+		assert_int_equal(W->merge(workload_ctx(W), p, ans, spec, res, len, "r0", &ans2, NULL),
 				 GERR_INVAL);
-		assert_int_equal(W->finish(workload_ctx(W), p, ans, NULL, err, sizeof(err)), 0);
+		assert_int_equal(W->finish(workload_ctx(W), p, ans, &parts.pub, err, sizeof(err)), 0);
 		assert_string_equal(json_string_value(json_object_get(ans, "total")),
 				    totals[i]);
-		text = W->render_text(workload_ctx(W), p, ans, NULL);
+		text = W->render_text(workload_ctx(W), p, ans, &parts.pub);
 		assert_non_null(strstr(text, totals[i]));
+		assert_non_null(strstr(text, "agrees with the published count"));
 		free(text);
+		/* the counts export gives the total back */
+		mb = (struct mem_blobs){ "r0", res, len };
+		assert_int_equal(W->export_data(workload_ctx(W), p, ans, &parts.pub, "counts",
+						args, &rd, &out, &olen, err, sizeof(err)), 0);
+		out = realloc(out, olen + 1);
+		((char *)out)[olen] = '\0';
+		total_of_export(p, out, (uint32_t)json_integer_value(
+					json_object_get(ans, "gangsters")), buf);
+		assert_string_equal(buf, totals[i]);
+		free(out);
+		assert_int_equal(W->export_data(workload_ctx(W), p, ans, &parts.pub, "values",
+						args, &rd, &out, &olen, err, sizeof(err)), GERR_INVAL);
+		mb.hash = "other";
+		assert_int_equal(W->export_data(workload_ctx(W), p, ans, &parts.pub, "counts",
+						args, &rd, &out, &olen, err, sizeof(err)), GERR_NOTFOUND);
+		/* finish needs every lease in the parts */
+		assert_int_equal(W->finish(workload_ctx(W), p, ans, &none.pub, err, sizeof(err)),
+				 GERR_VERIFY);
 		/* a tampered total fails finish */
 		json_object_set_new(ans, "total", json_string("1"));
-		assert_int_equal(W->finish(workload_ctx(W), p, ans, NULL, err, sizeof(err)), GERR_VERIFY);
+		assert_int_equal(W->finish(workload_ctx(W), p, ans, &parts.pub, err, sizeof(err)), GERR_VERIFY);
 		/* a checkpoint for another lease is refused */
 		{
 			uint64_t v[1][2] = { { 0, 0 } };
@@ -439,12 +535,127 @@ static void test_workload_small(void **state)
 							     sizeof(err)), GERR_VERIFY);
 			free(ck);
 		}
+		parts_list_clear(&parts);
 		free(res);
+		json_decref(args);
+		json_decref(note);
 		json_decref(ans);
 		json_decref(spec);
 		json_decref(cur);
 		json_decref(p);
 	}
+}
+
+/* The answer: what does not grow with the leases (an older answer's
+ * per-lease "counts" are dropped), a corrupted sum failing finish by
+ * invariant, and finish passing a total that is not the published one
+ * when the job's own checks hold (verify is what would catch the lease). */
+static void test_answer_3x3(void **state)
+{
+	static const char *const keys[] = { "box", "rows", "cols", "gangsters",
+		"done", "leases", "sum", "sets", "total", NULL };
+	char err[WL_ERRLEN] = "";
+	uint64_t u, units;
+	json_t *p = params_of("3x3", &u), *spec = NULL, *cur = NULL,
+	       *ans = NULL, *note = NULL, *old, *a2 = NULL, *bad;
+	struct parts_list parts;
+	void *res = NULL;
+	size_t len;
+	char *text, *d1, *d2;
+	struct u256 s, f, t;
+	char buf[U256_DECLEN];
+
+	(void)state;
+	parts_list_init(&parts);
+	assert_int_equal(W->carve(workload_ctx(W), p, NULL, NULL, NULL, 0, &spec, &units, &cur, &carve_last), 0);
+	assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, NULL, NULL, &res, &len, err,
+				sizeof(err)), 0);
+	assert_int_equal(W->merge(workload_ctx(W), p, NULL, spec, res, len, "r0", &ans, &note), 0);
+	assert_int_equal(parts_list_add(&parts, spec, units, "r0", note), 0);
+	assert_int_equal(json_object_size(ans), 9);
+	for (size_t k = 0; keys[k]; k++)
+		assert_non_null(json_object_get(ans, keys[k]));
+	assert_int_equal(json_array_size(json_object_get(ans, "sets")), 5);
+	/* an answer of before, with 1000 leases and their counts merged: the
+	 * merge keeps only the constant-size fields */
+	old = json_deep_copy(ans);
+	json_object_set_new(old, "done", json_integer(0));
+	json_object_set_new(old, "sum", json_string("0"));
+	json_object_del(old, "total");
+	{
+		json_t *sets = json_object_get(old, "sets"), *so, *counts = json_object();
+		size_t k;
+		json_array_foreach(sets, k, so) {
+			json_object_set_new(so, "done", json_integer(0));
+			json_object_set_new(so, "sum", json_string("0"));
+		}
+		for (int l = 0; l < 1000; l++) {
+			char key[16];
+			snprintf(key, sizeof(key), "%d", l);
+			json_object_set_new(counts, key, json_pack("[s,s]", "12", "34"));
+		}
+		json_object_set_new(old, "counts", counts);
+		json_object_set_new(old, "leases", json_integer(0));
+	}
+	assert_int_equal(W->merge(workload_ctx(W), p, old, spec, res, len, "r0", &a2, NULL), 0);
+	assert_null(json_object_get(a2, "counts"));
+	d1 = json_dumps(ans, JSON_SORT_KEYS);
+	d2 = json_dumps(a2, JSON_SORT_KEYS);
+	assert_string_equal(d1, d2);
+	free(d1);
+	free(d2);
+	json_decref(old);
+	json_decref(a2);
+	/* a corrupted sum, its total made to agree: the set sums disagree */
+	bad = json_deep_copy(ans);
+	assert_int_equal(u256_from_dec(json_string_value(json_object_get(bad, "sum")), &s), 0);
+	u256_add(&s, &(struct u256){ { 2, 0, 0, 0 } });
+	u256_to_dec(&s, buf);
+	json_object_set_new(bad, "sum", json_string(buf));
+	assert_int_equal(sudoku_factor(3, 3, 280, &f), 0);
+	assert_int_equal(u256_mul(&f, &s, &t), 0);
+	u256_to_dec(&t, buf);
+	json_object_set_new(bad, "total", json_string(buf));
+	err[0] = '\0';
+	assert_int_equal(W->finish(workload_ctx(W), p, bad, &parts.pub, err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "set sums"));
+	/* ... and with a set's sum moved along: the leases' noted sums do not */
+	{
+		json_t *s0 = json_array_get(json_object_get(bad, "sets"), 0);
+		struct u256 x;
+		assert_int_equal(u256_from_dec(json_string_value(json_object_get(s0, "sum")), &x), 0);
+		u256_add(&x, &(struct u256){ { 2, 0, 0, 0 } });
+		u256_to_dec(&x, buf);
+		json_object_set_new(s0, "sum", json_string(buf));
+	}
+	err[0] = '\0';
+	assert_int_equal(W->finish(workload_ctx(W), p, bad, &parts.pub, err, sizeof(err)), GERR_VERIFY);
+	assert_non_null(strstr(err, "leases' sums"));
+	json_decref(bad);
+	/* a lease whose W was changed (and still even) merges to another
+	 * total; finish's checks hold, so it passes: no published number
+	 * decides. render_text says it differs, as information. */
+	json_decref(note);
+	note = NULL;
+	parts_list_clear(&parts);
+	json_decref(ans);
+	ans = NULL;
+	((uint8_t *)res)[SUDOKU_HDR_LEN] += 2;
+	assert_int_equal(W->merge(workload_ctx(W), p, NULL, spec, res, len, "r0", &ans, &note), 0);
+	assert_int_equal(parts_list_add(&parts, spec, units, "r0", note), 0);
+	assert_string_not_equal(json_string_value(json_object_get(ans, "total")),
+				"6670903752021072936960");
+	assert_int_equal(W->finish(workload_ctx(W), p, ans, &parts.pub, err, sizeof(err)), 0);
+	text = W->render_text(workload_ctx(W), p, ans, &parts.pub);
+	assert_non_null(strstr(text, "differs from the published count"));
+	free(text);
+	parts_list_clear(&parts);
+	free(res);
+	json_decref(note);
+	json_decref(ans);
+	json_decref(spec);
+	json_decref(cur);
+	json_decref(p);
 }
 
 static void test_bad_spec(void **state)
@@ -467,6 +678,26 @@ static void test_bad_spec(void **state)
 	json_decref(p);
 }
 
+/* The workload's context, as gpud's main opens it. */
+static int group_open(void **state)
+{
+	char err[WL_ERRLEN] = "";
+
+	(void)state;
+	if (workload_open_all(err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_close(void **state)
+{
+	(void)state;
+	workload_close_all();
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,7 +710,8 @@ int main(void)
 		cmocka_unit_test(test_parse_params),
 		cmocka_unit_test(test_carve_4x3),
 		cmocka_unit_test(test_workload_small),
+		cmocka_unit_test(test_answer_3x3),
 		cmocka_unit_test(test_bad_spec),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_open, group_close);
 }
