@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "mix.h"
 #include "sudoku.h"
 #include "sudoku_internal.h"
 
@@ -101,17 +102,10 @@ static int hset_init(struct hset *h, uint64_t cap)
 	return h->k ? 0 : GERR_NOMEM;
 }
 
-static uint64_t hmix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Returns 1 if inserted, 0 if present. */
 static int hset_add(struct hset *h, uint64_t key)
 {
-	uint64_t i = hmix(key) & h->mask;
+	uint64_t i = mix64(key) & h->mask;
 	key++;
 	while (h->k[i]) {
 		if (h->k[i] == key)
@@ -125,7 +119,7 @@ static int hset_add(struct hset *h, uint64_t key)
 
 static int hset_has(const struct hset *h, uint64_t key)
 {
-	uint64_t i = hmix(key) & h->mask;
+	uint64_t i = mix64(key) & h->mask;
 	key++;
 	while (h->k[i]) {
 		if (h->k[i] == key)

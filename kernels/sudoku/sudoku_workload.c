@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "mix.h"
 #include "sudoku.h"
 #include "sudoku_count.h"
 #include "sudoku_cuda.h"
@@ -174,13 +175,6 @@ static int sw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 		free(r.v);
 	}
 	return rc;
-}
-
-static uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 static int sw_verify(void *ctx, const json_t *params, const json_t *spec,
