@@ -1,6 +1,8 @@
 /* runahead.c - the run ahead (runner.h invariants 7-9, runahead.h): the
  * run of the lease gpud will most likely grant next, started before that
- * lease exists, its result's encoder thread, and its adoption.
+ * lease exists, its result's encoder thread, and its adoption. The early
+ * compression of a finished run ahead's result (invariant 9) is runjob.c's;
+ * the finished run ahead's wait for adoption is runner.c's.
  */
 #include "runahead.h"
 
@@ -12,6 +14,7 @@
 #include "bigmem.h"
 #include "blob.h"
 #include "gerr.h"
+#include "runjob.h"
 
 /* A result the encoder thread compresses beside the run ahead that starts
  * from it. Owned by the encoder thread once started. */
@@ -21,7 +24,7 @@ struct encode_job {
 	uint64_t ahead_run_id;    /* the run ahead started from out */
 	void *out;                /* the finished run's output */
 	size_t out_len;
-	struct runahead_pre *pre; /* out, compressed already (or NULL) */
+	struct runjob_pre *pre;   /* out, compressed already (or NULL) */
 	struct runner_result res;
 };
 
@@ -41,69 +44,6 @@ int runahead_sync(struct runner_ctx *ctx)
 	return ctx->ahead;
 }
 
-/* A finished run ahead waits here until the loop adopts it (returns 1) or
- * it is no longer wanted (0). Caller holds mu. */
-int runahead_wait(struct runner_ctx *ctx)
-{
-	struct runner *r = ctx->r;
-
-	while (runahead_sync(ctx) && !runner_stopped(ctx))
-		uv_cond_wait(&r->cv, &r->mu);
-	return !runner_stopped(ctx);
-}
-
-static void pre_main(void *arg)
-{
-	struct runahead_pre *p = arg;
-
-	p->rc = blob_encode_pack(BLOB_RESULT, p->workload, 0, 0, p->out,
-				 p->out_len, p->pack, &p->blob, &p->blob_len);
-}
-
-/* Start compressing a finished run ahead's output; NULL (nothing started)
- * when there is no memory or thread, and the result is compressed later as
- * any other. */
-struct runahead_pre *runahead_pre_start(const struct runner_job *job,
-					const void *out, size_t out_len)
-{
-	struct runahead_pre *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	p->workload = job->wl->name;
-	p->pack = runner_result_pack(job->wl);
-	p->out = out;
-	p->out_len = out_len;
-	if (uv_thread_create(&p->thread, pre_main, p) != 0) {
-		free(p);
-		return NULL;
-	}
-	return p;
-}
-
-/* Join p and take its blob (NULL when it failed); frees p. */
-uint8_t *runahead_pre_take(struct runahead_pre *p, size_t *ret_len)
-{
-	uint8_t *blob;
-
-	uv_thread_join(&p->thread);
-	blob = p->rc == 0 ? p->blob : NULL;
-	*ret_len = p->blob_len;
-	if (!blob)
-		free(p->blob);
-	free(p);
-	return blob;
-}
-
-/* Join p (NULL-safe) and drop its blob. */
-void runahead_pre_drop(struct runahead_pre *p)
-{
-	size_t len;
-
-	if (p)
-		free(runahead_pre_take(p, &len));
-}
-
 /* The encoder thread (invariant 8): encode the finished run's result, then,
  * under mu, give the run ahead its guess (the next spec, now that the blob
  * hash is known) before posting the result, so the loop can adopt it as
@@ -117,7 +57,7 @@ static void encoder_main(void *arg)
 	json_t *next = NULL;
 	char *key = NULL;
 
-	e->res.rc = runner_encode_result(r, done, e->out, e->out_len, e->pre,
+	e->res.rc = runjob_encode_result(r, done, e->out, e->out_len, e->pre,
 					 &e->res, hash);
 	if (e->res.rc == 0 &&
 	    done->wl->next_lease(workload_ctx(done->wl), done->params, done->spec, e->out, e->out_len,
@@ -134,10 +74,10 @@ static void encoder_main(void *arg)
 		}
 	}
 	uv_mutex_unlock(&r->mu);
-	runner_post_result(r, &e->res);
+	runjob_post_result(r, &e->res);
 	free(key);
 	free(e->out);
-	runner_job_clear(done);
+	runjob_clear(done);
 	free(e);
 }
 

@@ -8,14 +8,14 @@
  * client sees only runner.h. The run ahead's state lives in struct runner
  * (ahead, ahead_key, ahead_units, adopted, pending, pre, enc_*).
  *
- * Ownership: a struct runahead_pre is owned by the runner thread (r->pre)
- * until runahead_pre_take / runahead_pre_drop joins and frees it; the
- * encoder thread owns its job (the finished run's identity and output)
- * and frees it when it has posted the result.
+ * Ownership: the encoder thread owns its job (the finished run's identity
+ * and output, and r->pre, that output being compressed already) and frees
+ * it when it has posted the result. The job's and the result's helpers are
+ * runjob.h's.
  *
- * Threads: runahead_sync, runahead_wait and runahead_adopt with r->mu held
- * (runahead_sync/_wait on the runner thread, runahead_adopt on the loop
- * thread in runner_start); runahead_start, runahead_pre_* and
+ * Threads: runahead_sync and runahead_adopt with r->mu held (runahead_sync
+ * on the runner thread, runahead_adopt on the loop thread in
+ * runner_start); runahead_start, runahead_take_pending and
  * runahead_join_encoder on the runner thread (runahead_join_encoder also
  * from runner_close once the runner thread is gone); runahead_key on any.
  */
@@ -43,39 +43,10 @@ struct runner_ctx {
  * encoded, so its hash is not known yet (invariant 8). */
 #define RUNAHEAD_PENDING_HASH "0000000000000000000000000000000000000000000000000000000000000000"
 
-/* A finished run ahead's result, compressed on its own thread while the
- * run waits for its lease (invariant 9): lease and epoch 0 in the blob
- * until runner_encode_result restamps it. Owned by the runner thread, then
- * by whoever encodes the result; it reads out, which must outlive the
- * join. */
-struct runahead_pre {
-	uv_thread_t thread;
-	const char *workload;
-	enum blob_pack pack;
-	const void *out;
-	size_t out_len;
-	uint8_t *blob;
-	size_t blob_len;
-	int rc;
-};
-
 /* A run ahead learns here, under mu, that the loop adopted it: from then
  * on it is the lease's run (lease fields filled in). Returns non-zero
  * while the run is still ahead. */
 int runahead_sync(struct runner_ctx *ctx);
-
-/* A finished run ahead waits here (mu held) until the loop adopts it
- * (returns 1) or it is no longer wanted (0). */
-int runahead_wait(struct runner_ctx *ctx);
-
-/* Start compressing a finished run ahead's output on a thread of its own
- * (invariant 9); NULL when none could start. out must outlive the join. */
-struct runahead_pre *runahead_pre_start(const struct runner_job *job,
-					const void *out, size_t out_len);
-/* Join p and take its blob (NULL when it failed); frees p. */
-uint8_t *runahead_pre_take(struct runahead_pre *p, size_t *ret_len);
-/* Join p (NULL-safe) and drop its blob. */
-void runahead_pre_drop(struct runahead_pre *p);
 
 /* After a successful run of job with output out: start the run ahead
  * (invariant 8). On 1, job is the run ahead, *ret_run_id its id, and the
@@ -102,16 +73,5 @@ int runahead_adopt(struct runner *r, struct runner_job *job,
  * thread only): 0 and the bytes (the caller owns them), or GERR_NOTFOUND
  * once taken. */
 int runahead_take_pending(struct runner *r, void **ret, size_t *ret_len);
-
-/* runner.c's, which the run ahead uses too. runner_stopped: the run of
- * ctx is no longer wanted (quit, stop, or a stale run id); mu held. */
-int runner_stopped(struct runner_ctx *ctx);
-void runner_job_clear(struct runner_job *job);
-enum blob_pack runner_result_pack(const struct workload *wl);
-int runner_encode_result(struct runner *r, const struct runner_job *job,
-			 const void *out, size_t out_len,
-			 struct runahead_pre *pre, struct runner_result *res,
-			 char ret_hash[BLOB_HASH_HEX]);
-void runner_post_result(struct runner *r, const struct runner_result *res);
 
 #endif

@@ -1,6 +1,8 @@
 /* runner.c - the runner thread (see runner.h for the invariants): the
  * lease's run, its wl_run_io callbacks (progress, checkpoint cadence,
- * fetches) and the loop thread's API. The run ahead is runahead.c's. */
+ * fetches), a finished run ahead's wait for adoption, and the loop
+ * thread's API. The rest of the run ahead is runahead.c's; the job's and
+ * the result's helpers (clear, encode, post) are runjob.c's. */
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -14,6 +16,7 @@
 #include "gerr.h"
 #include "proto.h"
 #include "runahead.h"
+#include "runjob.h"
 #include "runner.h"
 
 #define BIT(s) (1u << (s))
@@ -52,19 +55,11 @@ static void fetch_reset(struct runner *r)
 	r->fetch_hash[0] = '\0';
 }
 
-void runner_job_clear(struct runner_job *job)
-{
-	json_decref(job->params);
-	json_decref(job->spec);
-	free(job->ckpt_blob);
-	memset(job, 0, sizeof(*job));
-}
-
 /* ---- wl_run_io callbacks: runner thread ---- */
 
 /* The run is no longer wanted: quit, a stop, or (ahead) a lease came that
  * is not the one it guessed. Caller holds mu. */
-int runner_stopped(struct runner_ctx *ctx)
+static int run_stopped(struct runner_ctx *ctx)
 {
 	struct runner *r = ctx->r;
 
@@ -97,7 +92,7 @@ static int io_checkpoint_due(void *opaque)
 
 	uv_mutex_lock(&r->mu);
 	/* A run ahead has no lease to checkpoint for. */
-	due = !runner_stopped(ctx) && !ctx->ahead &&
+	due = !run_stopped(ctx) && !ctx->ahead &&
 	      (r->ckpt_requested ||
 	       now - r->last_ckpt_ns >= r->ckpt_interval_ns);
 	uv_mutex_unlock(&r->mu);
@@ -111,7 +106,7 @@ static int io_should_stop(void *opaque)
 	int stop;
 
 	uv_mutex_lock(&r->mu);
-	stop = runner_stopped(ctx);
+	stop = run_stopped(ctx);
 	uv_mutex_unlock(&r->mu);
 	return stop;
 }
@@ -127,8 +122,8 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	int rc, stop, ahead;
 
 	uv_mutex_lock(&r->mu);
-	stop = runner_stopped(ctx);
-	ahead = ctx->ahead; /* synced by runner_stopped() */
+	stop = run_stopped(ctx);
+	ahead = ctx->ahead; /* synced by run_stopped() */
 	uv_mutex_unlock(&r->mu);
 	if (stop)
 		return GERR_CANCELLED;
@@ -152,7 +147,7 @@ static int io_checkpoint(void *opaque, const void *bytes, size_t len,
 	}
 
 	uv_mutex_lock(&r->mu);
-	if (runner_stopped(ctx)) {
+	if (run_stopped(ctx)) {
 		uv_mutex_unlock(&r->mu);
 		free(blob);
 		return GERR_CANCELLED;
@@ -341,70 +336,15 @@ static int decode_checkpoint(struct runner *r, const struct runner_job *job,
 	return 0;
 }
 
-/* How a workload's results are packed. */
-enum blob_pack runner_result_pack(const struct workload *wl)
+/* A finished run ahead waits here until the loop adopts it (returns 1) or
+ * it is no longer wanted (0). Caller holds mu. */
+static int wait_adopted(struct runner_ctx *ctx)
 {
-	return wl->result_store_raw ? BLOB_PACK_STORE : BLOB_PACK_FAST;
-}
+	struct runner *r = ctx->r;
 
-/* Encode a successful run's output as its result blob and, for a chained
- * workload, keep the decoded bytes in the cache under the blob's hash
- * (ret_hash; "" for others): gpud stores it under that hash, and the next
- * lease of a chained job (Officers) fetches exactly it, so that fetch is a
- * cache hit. */
-int runner_encode_result(struct runner *r, const struct runner_job *job,
-			 const void *out, size_t out_len,
-			 struct runahead_pre *pre, struct runner_result *res,
-			 char ret_hash[BLOB_HASH_HEX])
-{
-	/* Compress here, not on the loop thread (invariant 4), unless pre
-	 * (which this takes) has already. */
-	uint64_t t0 = uv_hrtime(), t1;
-	int rc = GERR_INVAL;
-
-	res->blob = pre ? runahead_pre_take(pre, &res->blob_len) : NULL;
-	if (res->blob)
-		rc = blob_restamp(res->blob, res->blob_len, job->lease,
-				  job->epoch);
-	if (rc != 0) {
-		free(res->blob);
-		res->blob = NULL;
-		rc = blob_encode_pack(BLOB_RESULT, job->wl->name, job->lease,
-				      job->epoch, out, out_len,
-				      runner_result_pack(job->wl), &res->blob,
-				      &res->blob_len);
-	}
-
-	if (rc < 0) {
-		snprintf(res->err, sizeof(res->err), "cannot encode result: %s",
-			 gerr_str(rc));
-		return rc;
-	}
-	if (res->blob_len > PROTO_MAX_BIN) {
-		snprintf(res->err, sizeof(res->err),
-			 "result blob of %zu bytes exceeds the frame limit",
-			 res->blob_len);
-		free(res->blob);
-		res->blob = NULL;
-		res->blob_len = 0;
-		return GERR_TOOBIG;
-	}
-	t1 = uv_hrtime();
-	/* Only a chained job's next lease names (and fetches) this result:
-	 * other workloads skip the hash and the copy. */
-	ret_hash[0] = '\0';
-	if (job->wl->next_lease) {
-		blob_hash_hex(res->blob, res->blob_len, ret_hash);
-		if (blobcache_put(r->cache, ret_hash, out, out_len) == 0)
-			LOG_DEBUG(r->log, "own result cached hash=%.16s bytes=%zu",
-				  ret_hash, out_len);
-	}
-	/* Part of every lease's fixed cost: worth seeing per stage. */
-	LOG_DEBUG(r->log, "result encoded job=%" PRIu64 " lease=%" PRIu64
-		  " raw=%zu blob=%zu compress_s=%.4f hash_cache_s=%.4f",
-		  job->job, job->lease, out_len, res->blob_len,
-		  (double)(t1 - t0) / 1e9, (double)(uv_hrtime() - t1) / 1e9);
-	return 0;
+	while (runahead_sync(ctx) && !run_stopped(ctx))
+		uv_cond_wait(&r->cv, &r->mu);
+	return !run_stopped(ctx);
 }
 
 /* Run job (ahead: no lease yet, invariant 7). Returns 1 when *res is to be
@@ -455,12 +395,12 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	/* The run's own time, not the wait for adoption. */
 	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
 	if (rc == 0 && ahead)
-		r->pre = runahead_pre_start(job, out, out_len);
+		r->pre = runjob_pre_start(job, out, out_len);
 
 	uv_mutex_lock(&r->mu);
 	runahead_sync(&ctx); /* adopted since its last callback? */
 	if (rc == 0 && ctx.ahead)
-		post = runahead_wait(&ctx);
+		post = wait_adopted(&ctx);
 	else
 		post = !ctx.ahead;
 	units_now = r->units_done;
@@ -468,7 +408,7 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	if (!post) {
 		LOG_INFO(r->log, "run ahead dropped job=%" PRIu64 ": %s",
 			 job->job, rc ? gerr_str(rc) : "another lease came");
-		runahead_pre_drop(r->pre);
+		runjob_pre_drop(r->pre);
 		r->pre = NULL;
 		free(out);
 		return 0;
@@ -488,16 +428,6 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	res->units_run = res->units_done > start_units
 			 ? res->units_done - start_units : 0;
 	return 1;
-}
-
-/* Hand a run's output to the loop. Caller does not hold mu. */
-void runner_post_result(struct runner *r, const struct runner_result *res)
-{
-	uv_mutex_lock(&r->mu);
-	r->result = *res;
-	r->has_result = 1;
-	uv_mutex_unlock(&r->mu);
-	uv_async_send(&r->async);
 }
 
 static void runner_main(void *arg)
@@ -538,16 +468,16 @@ static void runner_main(void *arg)
 			if (ahead)
 				continue; /* the encoder posts res */
 			if (res.rc == 0)
-				res.rc = runner_encode_result(r, &job, out, out_len,
-						       r->pre, &res, hash);
+				res.rc = runjob_encode_result(r, &job, out, out_len,
+							      r->pre, &res, hash);
 			else
-				runahead_pre_drop(r->pre);
+				runjob_pre_drop(r->pre);
 			r->pre = NULL;
 			free(out);
-			runner_post_result(r, &res);
+			runjob_post_result(r, &res);
 			break;
 		}
-		runner_job_clear(&job);
+		runjob_clear(&job);
 	}
 }
 
@@ -636,7 +566,7 @@ void runner_close(struct runner *r)
 	r->cache = NULL;
 
 	if (r->has_job)
-		runner_job_clear(&r->job);
+		runjob_clear(&r->job);
 	free(r->ahead_key);
 	r->ahead_key = NULL;
 	if (r->has_ckpt)
@@ -662,7 +592,7 @@ int runner_start(struct runner *r, struct runner_job *job,
 		LOG_INFO(r->log, "run ahead adopted job=%" PRIu64 " lease=%"
 			 PRIu64 " epoch=%" PRIu64 " units_done=%" PRIu64,
 			 job->job, job->lease, job->epoch, r->ahead_units);
-		runner_job_clear(job);
+		runjob_clear(job);
 		return 0;
 	}
 	/* Outputs of an older run that the loop never took are dropped. */

@@ -61,14 +61,18 @@
  *   ANSWERED  the bytes (or an error) wait for the runner thread.
  *
  * The run ahead (invariants 7-9) is runahead.c's (runahead.h, private to
- * the runner).
+ * the runner); the job's and the result's helpers, which both the lease's
+ * run and the run ahead's encoder use, are runjob.c's (runjob.h, private
+ * too). Calls go runner.c -> runahead.c -> runjob.c, and runner.c ->
+ * runjob.c; never back.
  *
  * Lifecycle: runner_init -> (runner_start -> take outputs)* -> runner_close.
  *
  * Threads: every runner_* function here is for the loop thread only. The
  * runner thread runs runner_main and the wl_run_io callbacks in runner.c
  * and the run ahead's steps in runahead.c; runahead.c's encoder_main runs
- * on the encoder thread (invariant 8).
+ * on the encoder thread (invariant 8), runjob.c's pre_main on a thread of
+ * its own (invariant 9).
  */
 #ifndef GPUD_WORKER_RUNNER_H
 #define GPUD_WORKER_RUNNER_H
@@ -148,7 +152,7 @@ struct runner {
 	size_t pending_len;
 	uv_thread_t enc_thread;
 	int enc_running;
-	struct runahead_pre *pre; /* a finished run ahead's result, compressing */
+	struct runjob_pre *pre;  /* a finished run ahead's result, compressing */
 	struct blobcache *cache; /* runner and encoder threads (invariant 5) */
 
 	/* Shared, under mu. */
