@@ -24,10 +24,7 @@
 #include "gerr.h"
 #include "msg.h"
 
-#define SHUTDOWN_WAIT_MS 10000
-#define SHUTDOWN_GRACE_MS 2000    /* for the RELEASE after a timeout */
-
-static void on_exit_timer(uv_timer_t *t);
+static void client_finish(struct client *cl, int code);
 
 /* ---- login ---- */
 
@@ -162,7 +159,7 @@ static void on_frame(void *opaque, const struct proto_frame *f)
 		break;
 	case WCONN_READY:
 		switch (f->type) {
-		case PROTO_LEASE: rc = wlease_on_lease(cl, f); break;
+		case PROTO_LEASE: rc = wrun_on_lease(cl, f); break;
 		case PROTO_NOLEASE: rc = wlease_on_nolease(cl, f->json); break;
 		case PROTO_HB_ACK: rc = wlease_on_hb_ack(cl, f->json); break;
 		case PROTO_ACK: rc = wlease_on_ack(cl, f->json); break;
@@ -206,35 +203,8 @@ static int on_closed(void *opaque)
 
 /* ---- exit ---- */
 
-void client_arm_exit_timer(struct client *cl)
-{
-	if (!uv_is_active((uv_handle_t *)&cl->exit_timer))
-		uv_timer_start(&cl->exit_timer, on_exit_timer, SHUTDOWN_WAIT_MS,
-			       0);
-}
-
-/* Shutdown took too long: give up on the checkpoint, try a last RELEASE,
- * then leave. */
-static void on_exit_timer(uv_timer_t *t)
-{
-	struct client *cl = t->data;
-
-	if (cl->shutdown_forced || cl->conn.state != WCONN_READY ||
-	    cl->ls != WLEASE_RELEASING) {
-		if (!runner_busy(&cl->runner))
-			LOG_WARN(cl->log, "shutdown: giving up waiting for "
-				 "gpud's answer");
-		client_finish(cl, cl->exit_code);
-		return;
-	}
-	cl->shutdown_forced = 1;
-	LOG_WARN(cl->log, "shutdown: checkpoint not stored in time, releasing "
-		 "without it " LFMT, LARGS(cl));
-	wlease_force_release(cl);
-	uv_timer_start(&cl->exit_timer, on_exit_timer, SHUTDOWN_GRACE_MS, 0);
-}
-
-void client_finish(struct client *cl, int code)
+/* Invariant 3; also cl->finish, the lease layer's way up (client_int.h). */
+static void client_finish(struct client *cl, int code)
 {
 	if (cl->finished)
 		return;
@@ -269,7 +239,7 @@ void client_shutdown(struct client *cl)
 	cl->exiting = 1;
 	LOG_INFO(cl->log, "shutdown requested (lease state %s)",
 		 wlease_state_name(cl->ls));
-	client_arm_exit_timer(cl);
+	wlease_arm_exit_timer(cl);
 	switch (cl->ls) {
 	case WLEASE_IDLE:
 	case WLEASE_WAITING:
@@ -312,6 +282,7 @@ int client_start(uv_loop_t *loop, const struct client_config *cfg,
 	cl->cfg = cfg;
 	cl->log = cfg->log;
 	cl->heartbeat_ms = 10000;
+	cl->finish = client_finish;
 	rc = runner_init(&cl->runner, loop, cfg->log, cfg->checkpoint_interval_s,
 			 cfg->run_ahead, wrun_on_wake, cl);
 	if (rc < 0) {

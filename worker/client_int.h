@@ -13,6 +13,13 @@
  *   wfetch.c  wfetch_  the blob fetch path (FETCH, BLOB, its ERROR)
  * Every message goes through msg.h; no file here spells a field name.
  *
+ * Layers (calls go one way, tools/check_layers.py): client.c -> wrun.c ->
+ * wlease.c -> wfetch.c -> wconn.c, each also calling any file below it
+ * (and runner.c, below them all). wlease.c decides when the client is done
+ * (lease settled while exiting, --max-leases, --exit-when-idle, the exit
+ * timer) but the teardown is client.c's: it reaches it through cl->finish,
+ * the one callback, which client_start sets to client.c's client_finish.
+ *
  * Ownership: one struct client, owned by main.c through client.h; the
  * modules above share it and own nothing of their own. Blobs in struct
  * wlease_upload and struct runner_result are malloc'ed and owned by the
@@ -99,19 +106,19 @@ struct client {
 	char fetch_hash[BLOB_HASH_HEX]; /* outstanding, or "" */
 	int fetch_sent;             /* FETCH sent on this connection */
 
-	/* Exit (client.c). */
+	/* Exit (client.c; the wait for the lease to settle is wlease.c's). */
 	int exiting;                /* leave as soon as the lease is settled */
 	int shutdown_requested;
-	int shutdown_forced;
+	int shutdown_forced;        /* exit_timer ran out once (wlease.c) */
 	int exit_code;
 	int finished;
-	uv_timer_t exit_timer;
+	uv_timer_t exit_timer;      /* wlease_arm_exit_timer */
+	/* Stop everything and exit with code (client.c's client_finish, set
+	 * by client_start): lease EXITED, timers closed, transport stopped,
+	 * runner joined, cfg->on_exit called. Once only: cl->finished is set
+	 * and later calls (and wlease_pump) do nothing. Loop thread only. */
+	void (*finish)(struct client *cl, int code);
 };
-
-/* client.c */
-void client_finish(struct client *cl, int code);
-/* Bound the wait for the lease to settle before exiting (SHUTDOWN_WAIT). */
-void client_arm_exit_timer(struct client *cl);
 
 /* wlease.c */
 const char *wlease_state_name(enum wlease_state s);
@@ -128,9 +135,16 @@ void wlease_release(struct client *cl, int want_ckpt);
 void wlease_set_error(struct client *cl, const char *why);
 /* The connection is gone: what was sent on it must be sent again. */
 void wlease_connection_lost(struct client *cl);
-/* Shutdown took too long: drop the checkpoints, release without them. */
-void wlease_force_release(struct client *cl);
-int wlease_on_lease(struct client *cl, const struct proto_frame *f);
+/* Bound the wait for the lease to settle before exiting (exit_timer,
+ * SHUTDOWN_WAIT_MS; no-op while armed): when it runs out, release without
+ * the checkpoint, then cl->finish. */
+void wlease_arm_exit_timer(struct client *cl);
+/* LEASE from gpud: decode it into *m (which points into f, valid as long
+ * as f), take the lease (cl->cur, RUNNING) and return 0; GERR_PROTO when
+ * none was claimed or it is malformed. Starting its run is the caller's
+ * (wrun_on_lease). */
+int wlease_grant(struct client *cl, const struct proto_frame *f,
+		 struct msg_lease *m);
 int wlease_on_nolease(struct client *cl, const json_t *header);
 int wlease_on_hb_ack(struct client *cl, const json_t *header);
 int wlease_on_ack(struct client *cl, const json_t *header);
@@ -139,10 +153,9 @@ void wlease_upload_clear(struct wlease_upload *u);
 void wlease_result_clear(struct runner_result *res);
 
 /* wrun.c */
-/* Start the run of the lease just granted (cl->cur); gives the lease
- * back when it cannot. bin is LEASE's attachment (copied). */
-void wrun_start(struct client *cl, const struct msg_lease *m,
-		const uint8_t *bin, size_t bin_len);
+/* LEASE from gpud: take it (wlease_grant), then start its run, giving the
+ * lease back when it cannot start. 0, or GERR_PROTO as wlease_grant. */
+int wrun_on_lease(struct client *cl, const struct proto_frame *f);
 /* runner_wake_fn: the runner has output. */
 void wrun_on_wake(void *opaque);
 

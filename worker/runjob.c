@@ -33,7 +33,8 @@ void runjob_clear(struct runner_job *job)
 	memset(job, 0, sizeof(*job));
 }
 
-enum blob_pack runjob_result_pack(const struct workload *wl)
+/* How wl's results are packed (stored raw or fast-compressed). */
+static enum blob_pack result_pack(const struct workload *wl)
 {
 	return wl->result_store_raw ? BLOB_PACK_STORE : BLOB_PACK_FAST;
 }
@@ -54,7 +55,7 @@ struct runjob_pre *runjob_pre_start(const struct runner_job *job,
 	if (!p)
 		return NULL;
 	p->workload = job->wl->name;
-	p->pack = runjob_result_pack(job->wl);
+	p->pack = result_pack(job->wl);
 	p->out = out;
 	p->out_len = out_len;
 	if (uv_thread_create(&p->thread, pre_main, p) != 0) {
@@ -108,7 +109,7 @@ int runjob_encode_result(struct runner *r, const struct runner_job *job,
 		res->blob = NULL;
 		rc = blob_encode_pack(BLOB_RESULT, job->wl->name, job->lease,
 				      job->epoch, out, out_len,
-				      runjob_result_pack(job->wl), &res->blob,
+				      result_pack(job->wl), &res->blob,
 				      &res->blob_len);
 	}
 

@@ -1,20 +1,22 @@
 /* runjob.h - what one run's job and result need, on whichever thread
  * finishes the run: the lease's run (runner.c) and the run ahead's encoder
  * (runahead.c) both use it, and it calls neither (runner.h has the
- * invariants it keeps: 4 and 9).
+ * invariants it keeps: 4 and 9). Results are packed per workload (stored
+ * raw when wl->result_store_raw, else fast-compressed).
  *
  * Private to the runner (runner.c, runahead.c, runjob.c); the client sees
  * only runner.h.
  *
  * Ownership: runjob_clear frees what a struct runner_job owns (params and
  * spec references, checkpoint blob). A struct runjob_pre is owned by the
- * runner thread (r->pre) until runjob_encode_result or runjob_pre_drop
- * joins and frees it; it reads the output it compresses, which must
+ * runner thread (r->pre), or by the encoder thread once runahead_start
+ * hands it over, until runjob_encode_result or runjob_pre_drop joins and
+ * frees it; it reads the output it compresses, which must
  * outlive the join. runjob_encode_result puts a malloc'ed blob in
  * res->blob, owned by res (and so by the loop once posted).
  *
- * Threads: runjob_clear and runjob_result_pack on any thread (the job's
- * owner); runjob_pre_start and runjob_pre_drop on the runner thread;
+ * Threads: runjob_clear on any thread (the job's owner's);
+ * runjob_pre_start and runjob_pre_drop on the runner thread;
  * runjob_encode_result and runjob_post_result on the runner thread or the
  * encoder thread, without r->mu held.
  */
@@ -32,9 +34,6 @@ struct runjob_pre;
 
 /* Free what job owns and zero it; NULL fields are fine. */
 void runjob_clear(struct runner_job *job);
-
-/* How wl's results are packed (stored raw or fast-compressed). */
-enum blob_pack runjob_result_pack(const struct workload *wl);
 
 /* Start compressing a finished run ahead's output, with lease and epoch 0
  * in the blob's header until runjob_encode_result restamps it. NULL when

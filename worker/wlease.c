@@ -1,6 +1,10 @@
 /* wlease.c - gpuworker's lease protocol: the lease state machine, what is
  * sent for a lease (CLAIM, HEARTBEAT, CHECKPOINT, RESULT, RELEASE) and
- * gpud's answers (LEASE, NOLEASE, HB_ACK, ACK, an ERROR about the lease).
+ * gpud's answers (LEASE, NOLEASE, HB_ACK, ACK, an ERROR about the lease),
+ * and the bound on the wait for the lease to settle at shutdown (the exit
+ * timer). LEASE comes through wrun_on_lease (wrun.c starts the run, above
+ * this file); when the client is done this file calls cl->finish, the one
+ * way up (client_int.h), never client.c or wrun.c by name.
  *
  * Invariants:
  *  1. There is at most one lease (cl->cur). The lease does not depend on
@@ -52,6 +56,8 @@
 
 #define RELEASE_CKPT_WAIT_MS 10000
 #define RETRY_AFTER_FAIL_MS 1000
+#define SHUTDOWN_WAIT_MS 10000
+#define SHUTDOWN_GRACE_MS 2000    /* for the RELEASE after a timeout */
 
 static const char *const lease_names[WLEASE_COUNT] = {
 	"idle", "claiming", "waiting", "running", "releasing", "stopping",
@@ -78,6 +84,7 @@ static const unsigned lease_next[WLEASE_COUNT] = {
 
 static void on_retry_timer(uv_timer_t *t);
 static void on_release_timer(uv_timer_t *t);
+static void on_exit_timer(uv_timer_t *t);
 
 /* ---- state ---- */
 
@@ -269,13 +276,13 @@ void wlease_idle(struct client *cl)
 {
 	assert(cl->ls == WLEASE_IDLE);
 	if (cl->exiting) {
-		client_finish(cl, cl->exit_code);
+		cl->finish(cl, cl->exit_code);
 		return;
 	}
 	if (cl->cfg->max_leases && cl->leases_done >= cl->cfg->max_leases) {
 		LOG_INFO(cl->log, "finished %" PRIu64 " leases (--max-leases), "
 			 "exiting", cl->leases_done);
-		client_finish(cl, 0);
+		cl->finish(cl, 0);
 		return;
 	}
 	if (cl->retry_after_fail) {
@@ -329,13 +336,42 @@ void wlease_release(struct client *cl, int want_ckpt)
 	wlease_pump(cl);
 }
 
-void wlease_force_release(struct client *cl)
+/* Shutdown took too long: drop the checkpoints, release without them. */
+static void force_release(struct client *cl)
 {
 	cl->rel_want_ckpt = 0;
 	runner_stop(&cl->runner);
 	wlease_upload_clear(&cl->ckpt_next);
 	wlease_upload_clear(&cl->ckpt_sent);
 	wlease_pump(cl);
+}
+
+void wlease_arm_exit_timer(struct client *cl)
+{
+	if (!uv_is_active((uv_handle_t *)&cl->exit_timer))
+		uv_timer_start(&cl->exit_timer, on_exit_timer, SHUTDOWN_WAIT_MS,
+			       0);
+}
+
+/* Shutdown took too long: give up on the checkpoint, try a last RELEASE,
+ * then leave. */
+static void on_exit_timer(uv_timer_t *t)
+{
+	struct client *cl = t->data;
+
+	if (cl->shutdown_forced || cl->conn.state != WCONN_READY ||
+	    cl->ls != WLEASE_RELEASING) {
+		if (!runner_busy(&cl->runner))
+			LOG_WARN(cl->log, "shutdown: giving up waiting for "
+				 "gpud's answer");
+		cl->finish(cl, cl->exit_code);
+		return;
+	}
+	cl->shutdown_forced = 1;
+	LOG_WARN(cl->log, "shutdown: checkpoint not stored in time, releasing "
+		 "without it " LFMT, LARGS(cl));
+	force_release(cl);
+	uv_timer_start(&cl->exit_timer, on_exit_timer, SHUTDOWN_GRACE_MS, 0);
 }
 
 static void on_release_timer(uv_timer_t *t)
@@ -378,24 +414,23 @@ void wlease_connection_lost(struct client *cl)
 
 /* ---- gpud's answers ---- */
 
-int wlease_on_lease(struct client *cl, const struct proto_frame *f)
+int wlease_grant(struct client *cl, const struct proto_frame *f,
+		 struct msg_lease *m)
 {
-	struct msg_lease m;
 	char err[200];
 
 	if (cl->ls != WLEASE_CLAIMING ||
-	    msg_lease_decode(f->json, &m, err, sizeof(err)) < 0)
+	    msg_lease_decode(f->json, m, err, sizeof(err)) < 0)
 		return GERR_PROTO;
-	cl->cur = (struct wlease_cur){ .job = m.job, .lease = m.lease,
-				       .epoch = m.epoch, .units = m.units };
-	snprintf(cl->cur.workload, sizeof(cl->cur.workload), "%s", m.workload);
+	cl->cur = (struct wlease_cur){ .job = m->job, .lease = m->lease,
+				       .epoch = m->epoch, .units = m->units };
+	snprintf(cl->cur.workload, sizeof(cl->cur.workload), "%s", m->workload);
 	cl->rel_error[0] = '\0';
 	wlease_move(cl, WLEASE_RUNNING);
 	LOG_INFO(cl->log, "lease granted " LFMT " workload=%s units=%" PRIu64
 		 " units_done=%" PRIu64 " deadline_s=%.3g checkpoint_bytes=%zu",
-		 LARGS(cl), cl->cur.workload, m.units, m.units_done,
-		 m.deadline_s, f->bin_len);
-	wrun_start(cl, &m, f->bin, f->bin_len);
+		 LARGS(cl), cl->cur.workload, m->units, m->units_done,
+		 m->deadline_s, f->bin_len);
 	return 0;
 }
 
@@ -417,13 +452,13 @@ int wlease_on_nolease(struct client *cl, const json_t *header)
 		retry_s = 60;
 	wlease_move(cl, WLEASE_WAITING);
 	if (cl->exiting) {
-		client_finish(cl, cl->exit_code);
+		cl->finish(cl, cl->exit_code);
 		return 0;
 	}
 	if (cl->cfg->exit_when_idle && strstr(reason, "no jobs")) {
 		LOG_INFO(cl->log, "no lease (%s), exiting (--exit-when-idle)",
 			 reason);
-		client_finish(cl, 0);
+		cl->finish(cl, 0);
 		return 0;
 	}
 	LOG_DEBUG(cl->log, "no lease (%s), retry in %.1f s", reason, retry_s);

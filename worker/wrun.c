@@ -1,7 +1,9 @@
-/* wrun.c - the runner side of a lease: start the run of a lease gpud
- * granted (runner.h), and take what the run produces on the loop thread:
- * checkpoints to upload, the result (or why the run failed), and blob
- * fetch requests. What is sent about them is wlease.c's.
+/* wrun.c - the runner side of a lease: take the LEASE gpud grants (its
+ * state is wlease.c's) and start its run (runner.h), and take what the run
+ * produces on the loop thread: checkpoints to upload, the result (or why
+ * the run failed), and blob fetch requests. What is sent about them is
+ * wlease.c's: wrun.c drives the lease state machine through wlease.c's
+ * functions, and wlease.c never calls up into wrun.c.
  *
  * Ownership: runner_start takes the job (deep copies of the LEASE's params
  * and spec, a copy of its checkpoint blob) on success; blobs taken from the
@@ -28,8 +30,10 @@ static const struct client_workload *find_workload(const struct client *cl,
 	return NULL;
 }
 
-void wrun_start(struct client *cl, const struct msg_lease *m,
-		const uint8_t *bin, size_t bin_len)
+/* Start the run of the lease just granted (cl->cur); gives the lease back
+ * when it cannot. bin is LEASE's attachment (copied). */
+static void start_run(struct client *cl, const struct msg_lease *m,
+		      const uint8_t *bin, size_t bin_len)
 {
 	const struct client_workload *cw = find_workload(cl, cl->cur.workload);
 	struct runner_job job = { 0 };
@@ -97,6 +101,16 @@ void wrun_start(struct client *cl, const struct msg_lease *m,
 		cl->retry_after_fail = 1;
 		wlease_release(cl, 0);
 	}
+}
+
+int wrun_on_lease(struct client *cl, const struct proto_frame *f)
+{
+	struct msg_lease m;
+
+	if (wlease_grant(cl, f, &m) < 0)
+		return GERR_PROTO;
+	start_run(cl, &m, f->bin, f->bin_len);
+	return 0;
 }
 
 static void on_checkpoint_made(struct client *cl, struct runner_ckpt *ck)
@@ -173,7 +187,7 @@ static void on_run_finished(struct client *cl, struct runner_result *res)
 			  cl->cfg->device_name);
 		cl->exiting = 1;
 		cl->exit_code = 1;
-		client_arm_exit_timer(cl);
+		wlease_arm_exit_timer(cl);
 	} else {
 		cl->retry_after_fail = 1;
 	}
