@@ -40,11 +40,11 @@ size_t par_threads(size_t n, uint64_t bytes)
 void par_run(par_fn *fn, void *arg, size_t n, size_t nt)
 {
 	struct par_job job = { .fn = fn, .arg = arg, .n = n };
-	pthread_t tid[PAR_THREADS];
+	pthread_t tid[PAR_MAX_THREADS];
 	size_t started = 0;
 
 	atomic_init(&job.next, 0);
-	for (size_t t = 1; t < nt && t < PAR_THREADS; t++)
+	for (size_t t = 1; t < nt && t < PAR_MAX_THREADS; t++)
 		if (pthread_create(&tid[started], NULL, par_thread, &job) == 0)
 			started++;
 	par_thread(&job);

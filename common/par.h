@@ -1,8 +1,8 @@
 /* par.h - a parallel for over independent chunks of a big buffer, on
  * short-lived threads (blob compression, big copies).
  *
- * par_run calls fn(arg, i) once for every i < n, on up to nt threads, the
- * caller's included. Chunks are handed out in order as threads come free;
+ * par_run calls fn(arg, i) once for every i < n, on up to nt threads (at
+ * most PAR_MAX_THREADS), the caller's included. Chunks are handed out in order as threads come free;
  * a thread that cannot be started only leaves more for the others, so the
  * work is done even if none can. fn must touch only its own chunk's output.
  * par_threads says how many threads n chunks of bytes in all are worth:
@@ -17,6 +17,7 @@
 
 #define PAR_CHUNK (4u << 20)
 #define PAR_THREADS 16
+#define PAR_MAX_THREADS 64
 
 typedef void par_fn(void *arg, size_t i);
 

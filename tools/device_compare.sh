@@ -9,7 +9,9 @@
 #            binaries and its tools/*.sh into DEST)
 #   there:  sh tools/device_compare.sh run A B [SECTION...]  (carry .debs, A, B)
 #           SECTION: gputest graveler officers othello sudoku (default all);
-#           GPU_TESTS names the GPU tests gputest runs (B's; default all four)
+#           GPU_TESTS names the GPU tests gputest runs (B's; default all four);
+#           A_OTHELLO_ARGS adds bench_othello arguments for A (a build from
+#           before issue 19 times every kernel variant unless given -v 36)
 # Logs go to $OUT: one file per section and build, and compare.txt with
 # the lines that carry the figures.
 set -u
@@ -25,7 +27,7 @@ pack)
 	done
 	cp "$build"/tests/gpu/test_*_gpu "$dest/tests/gpu/"
 	cp tools/bench_gpud.sh tools/bench_officers_gpud.sh tools/bench_othello_gpud.sh "$dest/tools/"
-	strip "$dest"/daemon/* "$dest"/worker/* "$dest"/tools/gpuctl "$dest"/tools/bench_* "$dest"/tests/gpu/*
+	strip "$dest"/daemon/* "$dest"/worker/* "$dest"/tools/gpuctl "$dest"/tools/bench_[a-z]*[!h] "$dest"/tests/gpu/*
 	git log --oneline -1 > "$dest/commit.txt"
 	ln -sfn . "$dest/build-gpu"
 	du -sh "$dest"
@@ -72,7 +74,10 @@ if want officers; then
 	both officers 200 sh tools/bench_officers_gpud.sh 1000000000 67108864
 fi
 if want othello; then
-	both othello 120 tools/bench_othello -r 5 -c 0
+	for tree in "$a" "$b" "$a" "$b"; do
+		extra=$( [ "$tree" = "$a" ] && echo "${A_OTHELLO_ARGS:-}" )
+		t othello "$tree" 120 tools/bench_othello -r 5 -c 0 $extra
+	done
 	both othello 100 sh tools/bench_othello_gpud.sh
 fi
 if want sudoku; then

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "par.h"
 #include "sudoku.h"
 #include "sudoku_internal.h"
 
@@ -97,7 +98,7 @@ struct cnt_ctx {
 	_Atomic int overflow;
 };
 
-static void cnt_one(void *arg, uint64_t g)
+static void cnt_one(void *arg, size_t g)
 {
 	struct cnt_ctx *c = arg;
 	struct sudoku_setup *S = c->S;
@@ -120,7 +121,7 @@ int sudoku_cnt_fill(struct sudoku_setup *S, int threads, char *err,
 {
 	struct cnt_ctx cc = { S, 0 };
 
-	sudoku_parallel(threads, S->ngang, cnt_one, &cc);
+	par_run(cnt_one, &cc, S->ngang, (size_t)threads);
 	if (atomic_load(&cc.overflow)) {
 		snprintf(err, errlen, "sudoku: a band count exceeds 32 bits");
 		return GERR_UNSUPPORTED;
@@ -155,7 +156,7 @@ static void tfill_last(const struct sudoku_setup *S,
 		row[x] = 0;
 }
 
-static void tfill_one(void *arg, uint64_t i)
+static void tfill_one(void *arg, size_t i)
 {
 	struct tfill *f = arg;
 	const struct sudoku_setup *S = f->S;
@@ -192,9 +193,9 @@ int sudoku_T_fill(struct sudoku_setup *S, int threads)
 		for (uint32_t n = 0; n < S->nnodes; n++)
 			S->T[n] = S->cnt[S->red_gang[S->root->red[S->node_code[n]]]];
 	} else {
-		sudoku_parallel(threads, R == 3 ? S->nnodes
-					     : (uint64_t)S->nnodes * S->K,
-				tfill_one, &f);
+		par_run(tfill_one, &f,
+			R == 3 ? S->nnodes : (size_t)S->nnodes * S->K,
+			(size_t)threads);
 	}
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gerr.h"
+#include "par.h"
 #include "sudoku.h"
 #include "sudoku_count.h"
 #include "sudoku_internal.h"
@@ -81,7 +82,7 @@ static uint32_t capply(const struct sudoku_setup *S,
 				 S->pw, S->rgs2code, S->C, pm, x);
 }
 
-static void w_chunk(void *arg, uint64_t ci)
+static void w_chunk(void *arg, size_t ci)
 {
 	struct wctx *c = arg;
 	const struct sudoku_setup *S = c->S;
@@ -208,7 +209,7 @@ int sudoku_w_cpu(const struct sudoku_setup *S, const struct sudoku_outer *outer,
 		return GERR_NOMEM;
 	}
 	pthread_mutex_init(&c.lock, NULL);
-	sudoku_parallel(threads, (nouter + OCHUNK - 1) / OCHUNK, w_chunk, &c);
+	par_run(w_chunk, &c, (nouter + OCHUNK - 1) / OCHUNK, (size_t)threads);
 	pthread_mutex_destroy(&c.lock);
 	if (c.nomem) {
 		rc = GERR_NOMEM;

@@ -14,11 +14,6 @@
 #include "sudoku_format.h"
 #include "workload.h"
 
-/* Run fn(ctx, i) for i in [0, n) on `threads` threads (the caller's
- * included); returns when all are done. */
-void sudoku_parallel(int threads, uint64_t n, void (*fn)(void *, uint64_t),
-		     void *ctx);
-
 /* ---- setup steps (each fills its fields of S; S is freed by the caller on
  * failure, so a step leaves what it allocated in S) ---------------------- */
 

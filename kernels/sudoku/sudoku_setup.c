@@ -2,8 +2,6 @@
  * box codes and compatible boxes here, then the orbit tables
  * (sudoku_group.c), gangsters (sudoku_gangsters.c) and band counts and T
  * (sudoku_band.c); and the parallel loop the builders share. */
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,46 +9,6 @@
 #include "gerr.h"
 #include "sudoku.h"
 #include "sudoku_internal.h"
-
-/* ---- parallel loops ---------------------------------------------------- */
-
-struct par {
-	void (*fn)(void *ctx, uint64_t i);
-	void *ctx;
-	uint64_t n;
-	_Atomic uint64_t next;
-};
-
-static void *par_main(void *arg)
-{
-	struct par *p = arg;
-	for (;;) {
-		uint64_t i = atomic_fetch_add(&p->next, 1);
-		if (i >= p->n)
-			break;
-		p->fn(p->ctx, i);
-	}
-	return NULL;
-}
-
-void sudoku_parallel(int threads, uint64_t n, void (*fn)(void *, uint64_t),
-		     void *ctx)
-{
-	struct par p = { fn, ctx, n, 0 };
-	pthread_t th[64];
-	int k = 0;
-
-	if (threads > 64)
-		threads = 64;
-	if ((uint64_t)threads > n)
-		threads = (int)n;
-	for (; k < threads - 1; k++)
-		if (pthread_create(&th[k], NULL, par_main, &p) != 0)
-			break;
-	par_main(&p);
-	for (int i = 0; i < k; i++)
-		pthread_join(th[i], NULL);
-}
 
 /* ---- shapes ------------------------------------------------------------ */
 
