@@ -31,6 +31,7 @@
 
 #include "gerr.h"
 #include "proto.h"
+#include "published.h"
 
 #define DEFAULT_SOCKET "/var/lib/gpud/gpud.sock"
 #define EXIT_FAIL 1
@@ -641,8 +642,14 @@ static int cmd_result(const char *sock, int argc, char **argv)
 	} else {
 		const char *text = json_string_value(json_object_get(reply, "text"));
 		const char *state = json_string_value(json_object_get(reply, "state"));
+		const char *wname = json_string_value(json_object_get(reply, "workload"));
+		json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, NULL) : NULL;
+		char buf[160];
+		const char *note = answer && wname
+			? published_note(wname, answer, buf, sizeof(buf)) : NULL;
 		size_t i;
 
+		json_decref(answer);
 		free(abin);
 		json_t *f;
 		json_array_foreach(json_object_get(reply, "exports"), i, f) {
@@ -658,6 +665,8 @@ static int cmd_result(const char *sock, int argc, char **argv)
 		if (strcmp(state, "done") != 0)
 			printf("note: the job is not finished; this is the answer merged so far\n");
 		printf("%s", text ? text : "no verified results yet\n");
+		if (note && strcmp(state, "done") == 0)
+			printf("%s", note); /* information only */
 		json_array_foreach(json_object_get(reply, "files"), i, f)
 			printf("files: %s\n", json_string_value(f));
 	}

@@ -378,7 +378,6 @@ char *sudoku_wl_render_text(void *ctx, const json_t *params,
 	FILE *f;
 	const json_t *box = json_object_get(params, "box");
 	const json_t *tot = json_object_get(answer, "total");
-	int R, C;
 
 	(void)ctx;
 	(void)parts;
@@ -395,16 +394,7 @@ char *sudoku_wl_render_text(void *ctx, const json_t *params,
 			json_integer_value(json_object_get(answer, "gangsters")),
 			json_integer_value(json_object_get(answer, "leases")));
 		if (json_is_string(tot)) {
-			const char *pub = NULL;
 			fprintf(f, "grids: %s\n", json_string_value(tot));
-			if (sudoku_wl_params(params, &R, &C, NULL, 0) == 0)
-				pub = sudoku_published_total(R, C);
-			/* information only: finish decided without it */
-			if (pub && strcmp(pub, json_string_value(tot)) == 0)
-				fprintf(f, "agrees with the published count\n");
-			else if (pub)
-				fprintf(f, "differs from the published count %s\n",
-					pub);
 		} else {
 			fprintf(f, "partial sum: %s\n",
 				json_string_value(json_object_get(answer, "sum")));

@@ -72,8 +72,5 @@ int sudoku_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		     void **ret, size_t *ret_len, char *err, size_t errlen);
 extern const char *const sudoku_wl_exports[];
 
-/* The published grid count of shape R x C (decimal), or NULL: for the
- * informational line of render_text only (sudoku_published.c). */
-const char *sudoku_published_total(int R, int C);
 
 #endif
