@@ -141,6 +141,53 @@ uint32_t graveler_chunk_segment(uint64_t begin, uint64_t end, uint64_t ch)
 			  lease_chunks(begin, end));
 }
 
+/* LANES whole chunks at once on one thread: their MWC chains are
+ * independent, so interleaving them hides the multiply latency of a single
+ * chain; on x86-64 a POPCNT clone is picked at load time where the CPU has
+ * it (baseline x86-64 lacks it). Together about 2x one chunk at a time:
+ * this is the coordinator's verification cost. */
+#define LANES 8
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static void chunks_eval(uint64_t seed, uint64_t ch, uint32_t *max,
+			uint32_t *sum, uint64_t *first)
+{
+	uint32_t x[LANES], c[LANES], m[LANES] = {0}, s[LANES] = {0};
+	unsigned at[LANES] = {0};
+
+	for (int l = 0; l < LANES; l++)
+		graveler_chunk_seed(seed, ch + (uint64_t)l, &x[l], &c[l]);
+	for (unsigned j = 0; j < GRAVELER_CHUNK; j++) {
+		for (int l = 0; l < LANES; l++) {
+			uint32_t o[GRAVELER_WORDS];
+			for (unsigned w = 0; w < GRAVELER_WORDS; w++)
+				o[w] = graveler_mwc_next(&x[l], &c[l]);
+			/* Spelt out so that each is one POPCNT. */
+			unsigned n = (unsigned)__builtin_popcount(o[0] & o[1]) +
+				(unsigned)__builtin_popcount(o[2] & o[3]) +
+				(unsigned)__builtin_popcount(o[4] & o[5]) +
+				(unsigned)__builtin_popcount(o[6] & o[7]) +
+				(unsigned)__builtin_popcount(o[8] & o[9]) +
+				(unsigned)__builtin_popcount(o[10] & o[11]) +
+				(unsigned)__builtin_popcount(o[12] & o[13]) +
+				(unsigned)__builtin_popcount(o[14] &
+							     (o[14] >> 16) &
+							     0x7fu);
+			s[l] += n;
+			if (n > m[l]) {
+				m[l] = n;
+				at[l] = j;
+			}
+		}
+	}
+	for (int l = 0; l < LANES; l++) {
+		max[l] = m[l];
+		sum[l] = s[l];
+		first[l] = (ch + (uint64_t)l) * GRAVELER_CHUNK + at[l];
+	}
+}
+
 void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
 			   uint32_t k, uint32_t *ret_max, uint32_t *ret_sum,
 			   uint64_t *ret_first)
@@ -150,15 +197,26 @@ void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
 	uint32_t max = 0, sum = 0;
 	uint64_t first = GRAVELER_NONE;
 
-	for (uint64_t ch = lo; ch < hi; ch++) {
-		uint32_t s;
-		uint64_t f;
-		unsigned m = chunk_eval(seed, ch, begin, end, &s, &f);
-		sum += s;
-		if (f != GRAVELER_NONE && (first == GRAVELER_NONE || m > max)) {
-			max = m;
-			first = f;
+	for (uint64_t ch = lo; ch < hi;) {
+		uint32_t m[LANES], s[LANES];
+		uint64_t f[LANES];
+		int n = 1;
+		if (ch * GRAVELER_CHUNK >= begin && hi - ch >= LANES &&
+		    (ch + LANES) * GRAVELER_CHUNK <= end) {
+			chunks_eval(seed, ch, m, s, f);
+			n = LANES;
+		} else {
+			m[0] = chunk_eval(seed, ch, begin, end, &s[0], &f[0]);
 		}
+		for (int l = 0; l < n; l++) {
+			sum += s[l];
+			if (f[l] != GRAVELER_NONE &&
+			    (first == GRAVELER_NONE || m[l] > max)) {
+				max = m[l];
+				first = f[l];
+			}
+		}
+		ch += (uint64_t)n;
 	}
 	*ret_max = max;
 	*ret_sum = sum;
