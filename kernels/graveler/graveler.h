@@ -235,8 +235,8 @@ int graveler_result_encode(const struct graveler_acc *acc, void **ret,
 			   size_t *ret_len);
 int graveler_ckpt_encode(const struct graveler_acc *acc, void **ret,
 			 size_t *ret_len);
-/* Decode into *acc (next = end for a result). GERR_CORRUPT with a message
- * on any defect. */
+/* Decode into *acc (next = end for a result; its contents are undefined
+ * on error). GERR_CORRUPT with a message on any defect. */
 int graveler_result_decode(const void *buf, size_t len,
 			   struct graveler_acc *acc, char *err, size_t errlen);
 int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
