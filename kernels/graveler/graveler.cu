@@ -195,7 +195,16 @@ __device__ __forceinline__ void chunk_done(unsigned cm, uint32_t cs,
 {
 	if (cm >= SH_BINS)
 		fix_high(x0, c0, base, from, to, my, g_hist);
-	uint64_t k = ((ch - sm.c_lease + 1) * sm.nseg - 1) / sm.nc - sm.k0;
+	/* k = floor(num / nc), as graveler_chunk_segment: the FP64 quotient
+	 * (num < 2^60) is within one of it, corrected exactly; cheaper than
+	 * a 64-bit integer division on the busy IMAD pipe. */
+	const uint64_t num = (ch - sm.c_lease + 1) * sm.nseg - 1;
+	uint64_t q = (uint64_t)((double)num / (double)sm.nc);
+	if (q * sm.nc > num)
+		q--;
+	else if ((q + 1) * sm.nc <= num)
+		q++;
+	const uint64_t k = q - sm.k0;
 	atomicMax(&seg_max[k], cm);
 	atomicAdd(&seg_sum[k], cs);
 	if ((int)cm > best) {
