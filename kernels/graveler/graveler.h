@@ -241,6 +241,9 @@ int graveler_result_decode(const void *buf, size_t len,
 			   struct graveler_acc *acc, char *err, size_t errlen);
 int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
 			 char *err, size_t errlen);
+/* Whether buf is a checkpoint of an earlier format version (one written
+ * before an upgrade, which a run may drop and start the lease afresh). */
+int graveler_ckpt_outdated(const void *buf, size_t len);
 
 /* ---- statistics ------------------------------------------------------- */
 

@@ -481,6 +481,14 @@ int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
 	return decode(buf, len, 1, acc, err, errlen);
 }
 
+int graveler_ckpt_outdated(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	return buf && len >= 8 && memcmp(p, "GRVC", 4) == 0 &&
+	       le_get32(p + 4) < GRAVELER_FMT_VERSION;
+}
+
 /* ---- statistics ------------------------------------------------------- */
 
 double graveler_binom_pmf(unsigned k)

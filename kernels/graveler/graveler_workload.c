@@ -200,6 +200,8 @@ static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 	acc = malloc(sizeof(*acc));
 	if (!acc)
 		return GERR_NOMEM;
+	if (checkpoint && graveler_ckpt_outdated(checkpoint, checkpoint_len))
+		checkpoint = NULL; /* stored before an upgrade: start afresh */
 	if (checkpoint) {
 		rc = graveler_ckpt_decode(checkpoint, checkpoint_len, acc, err,
 					  errlen);
