@@ -60,7 +60,8 @@
 struct dev_out {
 	unsigned long long hist[GRAVELER_BINS];
 	unsigned long long key;
-	/* The step's segments k0.. (a step meets at most all of them). */
+	/* The step's segments k0.. (a step meets at most all of them; only
+	 * the ones it meets are cleared and copied back). */
 	unsigned int seg_max[GRAVELER_SEGMENTS];
 	unsigned int seg_sum[GRAVELER_SEGMENTS];
 };
@@ -196,8 +197,9 @@ __device__ __forceinline__ void chunk_done(unsigned cm, uint32_t cs,
 	if (cm >= SH_BINS)
 		fix_high(x0, c0, base, from, to, my, g_hist);
 	/* k = floor(num / nc), as graveler_chunk_segment: the FP64 quotient
-	 * (num < 2^60) is within one of it, corrected exactly; cheaper than
-	 * a 64-bit integer division on the busy IMAD pipe. */
+	 * (num <= nc * 2^20 < 2^53 for a lease <= 2^40) is within one of it,
+	 * corrected exactly; cheaper than a 64-bit integer division on the
+	 * busy IMAD pipe. */
 	const uint64_t num = (ch - sm.c_lease + 1) * sm.nseg - 1;
 	uint64_t q = (uint64_t)((double)num / (double)sm.nc);
 	if (q * sm.nc > num)

@@ -79,11 +79,12 @@ extern "C" {
 #define GRAVELER_SEED_SALT 0x6772617665006c72ull
 #define GRAVELER_MAX_BATTLES 1000000000000000ull /* 1e15 */
 /* Segments of a lease (see "Segments" below) and the largest lease the
- * formats take: K + 1 segments of a largest lease must be recomputed in
- * about a second of one CPU core (2^20 battles each), and a segment's sum
- * (<= 231 * 2^20 + 231 * 256) fits its u32 record. */
-#define GRAVELER_SEGMENTS 65536u
-#define GRAVELER_MAX_LEASE (1ull << 36)
+ * formats take. Verification recomputes K + 1 segments whatever the lease
+ * size, so segments of at most 2^20 (+ 256) battles keep it near a second
+ * of one CPU core per lease, and a segment's sum (< 231 * (2^20 + 256))
+ * fits its u32 record; 2^20 segments of 5 bytes make a 5.2 MB result. */
+#define GRAVELER_SEGMENTS (1u << 20)
+#define GRAVELER_MAX_LEASE (1ull << 40)
 
 /* ---- the generator ---------------------------------------------------- */
 
@@ -152,8 +153,9 @@ void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
 
 /* The lease [begin, end) is walked in order; [begin, next) is done. max/first
  * describe the done part (first == GRAVELER_NONE while nothing is done).
- * seg_max[k] / seg_sum[k] cover the done battles of segment k (0 before
- * any). About 320 KB: allocate it, never put it on a stack. */
+ * seg_max[k] / seg_sum[k] cover the done battles of segment k < nseg (0
+ * before any); entries from nseg on are undefined. About 5 MB: allocate
+ * it, never put it on a stack. */
 #define GRAVELER_NONE UINT64_MAX
 struct graveler_acc {
 	uint64_t seed, begin, end, next;
@@ -202,7 +204,7 @@ int graveler_run(struct graveler_acc *acc, int threads, void *cuda,
  *   4   4  u32 version = 2
  *   8   8  u64 seed
  *   16  8  u64 begin
- *   24  8  u64 end          (begin < end <= 1e15, end - begin <= 2^36)
+ *   24  8  u64 end          (begin < end <= 1e15, end - begin <= 2^40)
  *   32  4  u32 max          (<= 231)
  *   36  4  u32 nseg         (== graveler_nsegments(begin, end))
  *   40  8  u64 first        (begin <= first < end)

@@ -153,11 +153,12 @@ int main(void)
 	}
 	printf("workload run: %s\n", failures ? "FAIL" : "ok");
 
-	/* A largest lease (GRAVELER_MAX_LEASE, segments of 2^20 battles) on
-	 * the GPU alone: sampled segments recomputed on one CPU thread, the
-	 * encoded result decodes (every invariant) and verifies. */
+	/* A largest lease (GRAVELER_MAX_LEASE, 2^20 segments of 2^20
+	 * battles; a few seconds) on the GPU alone: sampled segments
+	 * recomputed on one CPU thread, and the encoded result decodes (every
+	 * invariant). */
 	{
-		uint64_t begin = 3 * (1ull << 36);
+		uint64_t begin = 3 * GRAVELER_MAX_LEASE;
 		graveler_acc_init(g, 5, begin, begin + GRAVELER_MAX_LEASE);
 		while (g->next < g->end) {
 			uint64_t to = graveler_step_end(g, 1ull << 31);

@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	    (keep = atof(argv[4])) <= 0 || keep > 1 || begin >= end ||
 	    end - begin > GRAVELER_MAX_LEASE) {
 		fprintf(stderr, "usage: graveler_forge SEED BEGIN END KEEP OUT "
-			"(0 < KEEP <= 1, END - BEGIN <= 2^36)\n");
+			"(0 < KEEP <= 1, END - BEGIN <= 2^40)\n");
 		return 2;
 	}
 	a = malloc(sizeof(*a));

@@ -149,43 +149,68 @@ static void test_segments(void **state)
 	}
 }
 
-/* A lease with more chunks than segments: the CPU path's records equal
- * single-threaded recomputation, segment by segment. */
+/* A lease of 3 or 4 chunks a segment, its first 2^21 battles run:
+ * the CPU path's records of the done segments equal single-threaded
+ * recomputation, and its checkpoint (5 bytes a segment) decodes to the
+ * same. */
 static void test_segment_records(void **state)
 {
 	(void)state;
-	struct graveler_acc *a = malloc(sizeof(*a));
+	struct graveler_acc *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	uint64_t begin = 3 * GRAVELER_CHUNK + 17;
-	uint64_t end = begin + (uint64_t)GRAVELER_SEGMENTS * GRAVELER_CHUNK +
-		       40000;
+	uint64_t end = begin + 3ull * GRAVELER_SEGMENTS * GRAVELER_CHUNK +
+		       (1u << 26) + 40000;
+	uint32_t done = 0;
 	void *buf;
 	size_t len;
 	char err[WL_ERRLEN];
 
 	graveler_acc_init(a, 11, begin, end);
 	assert_int_equal(a->nseg, GRAVELER_SEGMENTS);
-	while (a->next < a->end)
+	while (a->next < begin + (1u << 21))
 		assert_int_equal(graveler_cpu_step(a, graveler_step_end(
-							      a, 1u << 22),
+							      a, 1u << 19),
 						   2),
 				 0);
+	while (graveler_segment_chunk(begin, end, done + 1) * GRAVELER_CHUNK <=
+	       a->next)
+		done++;
+	assert_true(done > 2000);
+	assert_int_equal(graveler_segment_chunk(begin, end, 1) -
+				 graveler_segment_chunk(begin, end, 0), 3);
 	for (int t = 0; t < 300; t++) {
-		uint32_t k = t < 2 ? (t ? a->nseg - 1 : 0)
-				   : (uint32_t)(rnd() % a->nseg);
+		uint32_t k = t < 2 ? (t ? done - 1 : 0)
+				   : (uint32_t)(rnd() % done);
 		uint32_t m, sum;
 		graveler_segment_eval(11, begin, end, k, &m, &sum, NULL);
 		assert_int_equal(m, a->seg_max[k]);
 		assert_int_equal(sum, a->seg_sum[k]);
 	}
-	/* The encoding takes 5 bytes a segment and decodes to the same. */
-	assert_int_equal(graveler_result_encode(a, &buf, &len), 0);
-	assert_int_equal(len, GRAVELER_RESULT_MAXLEN);
-	struct graveler_acc *b = malloc(sizeof(*b));
-	assert_int_equal(graveler_result_decode(buf, len, b, err, sizeof(err)),
+	assert_int_equal(a->seg_max[done + 1], 0);
+	assert_int_equal(graveler_ckpt_encode(a, &buf, &len), 0);
+	assert_int_equal(len, GRAVELER_CKPT_MAXLEN);
+	assert_int_equal(graveler_ckpt_decode(buf, len, b, err, sizeof(err)),
 			 0);
 	assert_acc_equal(a, b);
 	free(buf);
-	/* A lease above GRAVELER_MAX_LEASE is refused by the decoder. */
+	/* A largest lease's result (every battle at 57, segments of 2^20
+	 * battles) takes GRAVELER_RESULT_MAXLEN bytes and decodes; one
+	 * chunk more is refused. */
+	graveler_acc_init(b, 1, 0, GRAVELER_MAX_LEASE);
+	b->next = b->end;
+	b->first = 0;
+	b->max = 57;
+	b->hist[57] = b->end;
+	for (uint32_t k = 0; k < b->nseg; k++) {
+		b->seg_max[k] = 57;
+		b->seg_sum[k] = 57u << 20;
+	}
+	assert_int_equal(graveler_result_encode(b, &buf, &len), 0);
+	assert_int_equal(len, GRAVELER_RESULT_MAXLEN);
+	assert_int_equal(graveler_result_decode(buf, len, a, err, sizeof(err)),
+			 0);
+	assert_acc_equal(a, b);
+	free(buf);
 	graveler_acc_init(b, 1, 0, GRAVELER_MAX_LEASE + GRAVELER_CHUNK);
 	b->next = b->end;
 	b->first = 0;
@@ -726,9 +751,17 @@ static void test_detection_rate(void **state)
 		double tol = 4 * sqrt(want * (1 - want) / trials[c]) + 0.005;
 		print_message("f = %.0f%%: %u of %u segments fabricated, pass "
 			      "rate %.4f measured over %d seeds, formula %.4f "
-			      "((1-f)^K = %.4f)\n",
+			      "((1-f)^K = %.4f; %.4f for a lease of %u "
+			      "segments)\n",
 			      fr[c] * 100, F, S, got, trials[c], want,
-			      pow(1 - fr[c], K));
+			      pow(1 - fr[c], K),
+			      F == S ? 0
+				     : pass_formula(GRAVELER_SEGMENTS,
+						    (uint32_t)lround(
+							    fr[c] *
+							    GRAVELER_SEGMENTS),
+						    K),
+			      GRAVELER_SEGMENTS);
 		assert_true(fabs(got - want) <= tol);
 	}
 	free(t);
