@@ -5,10 +5,11 @@
  *
  * GPU: kernel time of one launch over the battles (CUDA events around the
  * kernel alone), two warm-up launches, then the median of the runs, scaled
- * to 1e9 battles; also the wall time of a whole step (kernel, sample
- * gather, copy back and the host fold). CPU: one step with the given
- * threads. The reference figure is the public cuRAND kernel (5.37 ms per
- * 1e9 battles on an H200, not reproducible per battle). */
+ * to 1e9 battles; also the wall time of a whole step (kernel, copy back
+ * of the segment records and the host fold). CPU: one step with the given
+ * threads; then the coordinator's verification cost for a largest lease.
+ * The reference figure is the public cuRAND kernel (5.37 ms per 1e9
+ * battles on an H200, not reproducible per battle). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,18 @@ int main(int argc, char **argv)
 	       (unsigned long long)cpu_n, threads, dt, (double)cpu_n / dt,
 	       (double)cpu_n / dt / threads, acc->max,
 	       (unsigned long long)acc->first);
+
+	/* The coordinator's verification of a largest lease recomputes
+	 * 33 of its segments on one thread (graveler_workload.c). */
+	uint32_t m, sum;
+	t0 = now();
+	graveler_segment_eval(seed, 0, GRAVELER_MAX_LEASE, 0, &m, &sum, NULL);
+	dt = now() - t0;
+	printf("verify: one segment of a %llu-battle lease (%llu battles) "
+	       "%.3f s on one thread; 33 segments %.2f s\n",
+	       (unsigned long long)GRAVELER_MAX_LEASE,
+	       (unsigned long long)(GRAVELER_MAX_LEASE / GRAVELER_SEGMENTS),
+	       dt, 33 * dt);
 	free(acc);
 	return 0;
 }

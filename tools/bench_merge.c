@@ -45,8 +45,8 @@ static uint64_t spec_u64(const char *spec, const char *key)
 	return v;
 }
 
-/* A Graveler result for [begin, end): every battle (and so every sample
- * chunk's maximum) at 57 paralysed turns. */
+/* A Graveler result for [begin, end): every battle (and so every
+ * segment's maximum) at 57 paralysed turns. */
 static int graveler_result(const char *spec, uint64_t seed, void **ret,
 			   size_t *ret_len)
 {
@@ -58,8 +58,16 @@ static int graveler_result(const char *spec, uint64_t seed, void **ret,
 	acc.max = 57;
 	acc.first = begin;
 	acc.hist[57] = end - begin;
-	acc.nsamples = graveler_nsamples(begin, end);
-	memset(acc.samples, 57, acc.nsamples);
+	for (uint32_t k = 0; k < acc.nseg; k++) {
+		uint64_t lo = graveler_segment_chunk(begin, end, k) *
+			      GRAVELER_CHUNK;
+		uint64_t hi = graveler_segment_chunk(begin, end, k + 1) *
+			      GRAVELER_CHUNK;
+		lo = lo < begin ? begin : lo;
+		hi = hi > end ? end : hi;
+		acc.seg_max[k] = 57;
+		acc.seg_sum[k] = (uint32_t)(57 * (hi - lo));
+	}
 	return graveler_result_encode(&acc, ret, ret_len);
 }
 

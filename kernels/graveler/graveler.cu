@@ -29,15 +29,20 @@
  * generation is fragile (rolling a cold loop once cost 4% in the hot one):
  * compare the SASS before and after any change here.
  *
- * Max and first index. Each thread keeps the max of each chunk (also stored
- * per chunk, for the result's samples) and the first chunk in which its
- * running max rose; a warp reduction and one 64-bit atomicMax per warp of
+ * Segment records. Each thread also sums its chunk's counts (one IADD per
+ * battle, on the ALU pipe) and after each chunk adds the chunk's max and
+ * sum to its lease segment's record with one atomicMax and one atomicAdd
+ * (32-bit, per 256 battles); the host folds the step's records into acc.
+ *
+ * Max and first index. Each thread keeps the max of each chunk and the
+ * first chunk in which its running max rose; a warp reduction and one 64-bit atomicMax per warp of
  * key = (max + 1) << 40 | (2^40 - 1 - chunk) give the global max and the
  * FIRST chunk holding it. The host replays that one chunk to find the first
  * battle (graveler_chunk_max), so the kernel spends one IMNMX per battle on
  * it.
  */
 #include <cuda_runtime.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +60,18 @@
 struct dev_out {
 	unsigned long long hist[GRAVELER_BINS];
 	unsigned long long key;
-	unsigned char samples[GRAVELER_MAX_SAMPLES];
+	/* The step's segments k0.. (a step meets at most all of them; only
+	 * the ones it meets are cleared and copied back). */
+	unsigned int seg_max[GRAVELER_SEGMENTS];
+	unsigned int seg_sum[GRAVELER_SEGMENTS];
+};
+
+/* Where a step's chunks sit in the lease's segments. */
+struct seg_map {
+	uint64_t c_lease; /* first chunk of the lease */
+	uint64_t nc;      /* chunks of the lease */
+	uint64_t nseg;    /* segments of the lease */
+	uint64_t k0;      /* segment of the step's first chunk */
 };
 
 struct graveler_cuda {
@@ -66,7 +82,6 @@ struct graveler_cuda {
 	cudaEvent_t ev0, ev1;
 	struct dev_out *d_out;
 	struct dev_out *h_out; /* pinned */
-	unsigned char *d_cmax;
 	char name[256];
 };
 
@@ -165,38 +180,57 @@ __device__ __forceinline__ void chunk_seed(uint64_t smix, uint64_t ch,
 		c = 1;
 }
 
-/* Per-thread bookkeeping after a chunk: high-count fix, sample byte, and
- * the first chunk where the thread's max rose. Chunks arrive in increasing
- * order. */
-__device__ __forceinline__ void chunk_done(unsigned cm, uint32_t x0,
-					   uint32_t c0, uint64_t r, uint64_t base,
+/* Per-thread bookkeeping after a chunk: high-count fix, the segment
+ * record, and the first chunk where the thread's max rose. Chunks arrive
+ * in increasing order. */
+__device__ __forceinline__ void chunk_done(unsigned cm, uint32_t cs,
+					   uint32_t x0, uint32_t c0, uint64_t r,
+					   uint64_t ch, uint64_t base,
 					   uint64_t from, uint64_t to,
 					   uint16_t *my,
 					   unsigned long long *g_hist,
-					   unsigned char *cmax, int &best,
+					   const seg_map &sm,
+					   unsigned int *seg_max,
+					   unsigned int *seg_sum, int &best,
 					   uint64_t &bestc)
 {
 	if (cm >= SH_BINS)
 		fix_high(x0, c0, base, from, to, my, g_hist);
-	cmax[r] = (unsigned char)cm;
+	/* k = floor(num / nc), as graveler_chunk_segment: the FP64 quotient
+	 * (num <= nc * 2^20 < 2^53 for a lease <= 2^40) is within one of it,
+	 * corrected exactly; cheaper than a 64-bit integer division on the
+	 * busy IMAD pipe. */
+	const uint64_t num = (ch - sm.c_lease + 1) * sm.nseg - 1;
+	uint64_t q = (uint64_t)((double)num / (double)sm.nc);
+	if (q * sm.nc > num)
+		q--;
+	else if ((q + 1) * sm.nc <= num)
+		q++;
+	const uint64_t k = q - sm.k0;
+	atomicMax(&seg_max[k], cm);
+	atomicAdd(&seg_sum[k], cs);
 	if ((int)cm > best) {
 		best = (int)cm;
 		bestc = r;
 	}
 }
 
-/* One chunk, whole or clipped to [from, to). */
+/* One chunk, whole or clipped to [from, to): its max, and its count sum
+ * in cs. */
 __device__ __forceinline__ unsigned run_chunk(uint32_t x, uint32_t c,
 					      uint64_t base, uint64_t from,
-					      uint64_t to, uint16_t *my)
+					      uint64_t to, uint16_t *my,
+					      uint32_t &cs)
 {
 	unsigned cm = 0;
+	cs = 0;
 	if (base >= from && base + GRAVELER_CHUNK <= to) {
 #pragma unroll 4
 		for (int j = 0; j < (int)GRAVELER_CHUNK; j++) {
 			unsigned n = battle(x, c);
 			hist_add(my, n);
 			cm = max(cm, n);
+			cs += n;
 		}
 	} else {
 		/* Clipped chunk (at most two per launch): kept rolled. */
@@ -210,6 +244,7 @@ __device__ __forceinline__ unsigned run_chunk(uint32_t x, uint32_t c,
 				continue;
 			hist_add(my, n);
 			cm = max(cm, n);
+			cs += n;
 		}
 	}
 	return cm;
@@ -217,8 +252,9 @@ __device__ __forceinline__ unsigned run_chunk(uint32_t x, uint32_t c,
 
 __global__ void __launch_bounds__(BLOCK)
 grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
-	    uint64_t nchunks, unsigned long long *g_hist,
-	    unsigned long long *g_key, unsigned char *cmax)
+	    uint64_t nchunks, seg_map sm, unsigned long long *g_hist,
+	    unsigned long long *g_key, unsigned int *seg_max,
+	    unsigned int *seg_sum)
 {
 	extern __shared__ uint32_t sh[];
 	const unsigned tid = threadIdx.x;
@@ -237,11 +273,12 @@ grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 		const uint64_t base = (c0 + r) * GRAVELER_CHUNK;
 		uint32_t x, c;
 		chunk_seed(smix, c0 + r, x, c);
-		unsigned cm = run_chunk(x, c, base, from, to, my);
+		uint32_t cs;
+		unsigned cm = run_chunk(x, c, base, from, to, my, cs);
 		uint32_t x0, cc0;
 		chunk_seed(smix, c0 + r, x0, cc0);
-		chunk_done(cm, x0, cc0, r, base, from, to, my, g_hist, cmax,
-			   best, bestc);
+		chunk_done(cm, cs, x0, cc0, r, c0 + r, base, from, to, my,
+			   g_hist, sm, seg_max, seg_sum, best, bestc);
 	}
 
 	unsigned long long key =
@@ -267,25 +304,6 @@ grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 		if (lane == 0 && s)
 			atomicAdd(&g_hist[b], (unsigned long long)s);
 	}
-}
-
-/* Copy the step's sample chunks out of the per-chunk maxima. */
-__global__ void grav_gather(uint64_t begin, uint64_t end, uint32_t ns,
-			    uint64_t c0, uint64_t nchunks,
-			    const unsigned char *cmax, unsigned char *out)
-{
-	uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-	if (k >= GRAVELER_MAX_SAMPLES)
-		return;
-	unsigned char v = 0xff;
-	if (k < ns) {
-		uint64_t cf = begin / GRAVELER_CHUNK;
-		uint64_t nc = (end - 1) / GRAVELER_CHUNK - cf + 1;
-		uint64_t ch = cf + (uint64_t)k * nc / ns;
-		if (ch >= c0 && ch < c0 + nchunks)
-			v = cmax[ch - c0];
-	}
-	out[k] = v;
 }
 
 /* ---- host side ---------------------------------------------------------- */
@@ -339,9 +357,6 @@ extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
 		e = cudaMalloc((void **)&ctx->d_out, sizeof(struct dev_out));
 	if (e == cudaSuccess)
 		e = cudaMallocHost((void **)&ctx->h_out, sizeof(struct dev_out));
-	if (e == cudaSuccess)
-		e = cudaMalloc((void **)&ctx->d_cmax,
-			       GRAVELER_CUDA_MAX_STEP / GRAVELER_CHUNK + 2);
 	if (e != cudaSuccess) {
 		cuda_fail(ctx ? &ctx->poisoned : NULL, e, "graveler", "open", err, errlen);
 		graveler_cuda_close(ctx);
@@ -357,8 +372,6 @@ extern "C" void graveler_cuda_close(struct graveler_cuda *ctx)
 	if (!ctx)
 		return;
 	cudaSetDevice(ctx->device);
-	if (ctx->d_cmax)
-		cudaFree(ctx->d_cmax);
 	if (ctx->h_out)
 		cudaFreeHost(ctx->h_out);
 	if (ctx->d_out)
@@ -407,9 +420,21 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 	c0 = from / GRAVELER_CHUNK;
 	nchunks = (to - 1) / GRAVELER_CHUNK - c0 + 1;
 
+	seg_map sm;
+	sm.c_lease = acc->begin / GRAVELER_CHUNK;
+	sm.nc = (acc->end - 1) / GRAVELER_CHUNK - sm.c_lease + 1;
+	sm.nseg = acc->nseg;
+	sm.k0 = graveler_chunk_segment(acc->begin, acc->end, c0);
+	const uint64_t nk = graveler_chunk_segment(acc->begin, acc->end,
+						   c0 + nchunks - 1) - sm.k0 + 1;
+	const size_t head = offsetof(struct dev_out, seg_max);
+	struct dev_out *d = ctx->d_out;
+	o = ctx->h_out;
+
 	CK(cudaSetDevice(ctx->device), "set device");
-	CK(cudaMemsetAsync(ctx->d_out, 0, sizeof(struct dev_out), ctx->stream),
-	   "memset");
+	CK(cudaMemsetAsync(d, 0, head, ctx->stream), "memset");
+	CK(cudaMemsetAsync(d->seg_max, 0, nk * 4, ctx->stream), "memset");
+	CK(cudaMemsetAsync(d->seg_sum, 0, nk * 4, ctx->stream), "memset");
 	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
 	uint64_t grid = (uint64_t)ctx->grid;
 	/* 16-bit counters: no thread may take more than GRAV16_MAX_CHUNKS
@@ -419,39 +444,47 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 	if (grid < need)
 		grid = need;
 	grav_kernel<<<(unsigned)grid, BLOCK, SHMEM, ctx->stream>>>(
-		acc->seed, from, to, c0, nchunks, ctx->d_out->hist,
-		&ctx->d_out->key, ctx->d_cmax);
+		acc->seed, from, to, c0, nchunks, sm, d->hist, &d->key,
+		d->seg_max, d->seg_sum);
 	CK(cudaGetLastError(), "kernel launch");
 	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
-	grav_gather<<<GRAVELER_MAX_SAMPLES / 256, 256, 0, ctx->stream>>>(
-		acc->begin, acc->end, acc->nsamples, c0, nchunks, ctx->d_cmax,
-		ctx->d_out->samples);
-	CK(cudaGetLastError(), "gather launch");
-	CK(cudaMemcpyAsync(ctx->h_out, ctx->d_out, sizeof(struct dev_out),
-			   cudaMemcpyDeviceToHost, ctx->stream),
+	CK(cudaMemcpyAsync(o, d, head, cudaMemcpyDeviceToHost, ctx->stream),
 	   "copy back");
+	CK(cudaMemcpyAsync(o->seg_max, d->seg_max, nk * 4,
+			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+	CK(cudaMemcpyAsync(o->seg_sum, d->seg_sum, nk * 4,
+			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
 	CK(cudaStreamSynchronize(ctx->stream), "kernel");
 	CK(cudaEventElapsedTime(&ms, ctx->ev0, ctx->ev1), "event time");
 
-	/* Check the kernel's output before folding it in. */
-	o = ctx->h_out;
-	uint64_t total = 0;
+	/* Check the kernel's output before folding it in: totals, max, and
+	 * the records against the histogram. */
+	uint64_t total = 0, hsum = 0;
+	uint32_t rsum = 0, rmax = 0;
 	int top = -1;
 	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
 		total += o->hist[b];
+		hsum += b * o->hist[b];
 		if (o->hist[b])
 			top = (int)b;
+	}
+	for (uint64_t i = 0; i < nk; i++) {
+		rsum += o->seg_sum[i];
+		if (o->seg_max[i] > rmax)
+			rmax = o->seg_max[i];
 	}
 	uint64_t key = o->key;
 	int kmax = (int)(key >> KEY_SHIFT) - 1;
 	uint64_t kch = c0 + (KEY_MASK - (key & KEY_MASK));
 	if (total != to - from || key == 0 || kmax != top ||
-	    kch >= c0 + nchunks) {
+	    kch >= c0 + nchunks || (int)rmax != kmax ||
+	    rsum != (uint32_t)hsum) {
 		ctx->poisoned = 1;
 		snprintf(err, errlen, "graveler cuda: inconsistent kernel "
-			 "output (total %llu of %llu, max %d, top bin %d)",
+			 "output (total %llu of %llu, max %d, top bin %d, "
+			 "segment max %u)",
 			 (unsigned long long)total,
-			 (unsigned long long)(to - from), kmax, top);
+			 (unsigned long long)(to - from), kmax, top, rmax);
 		return GERR_DEVICE;
 	}
 	uint64_t first;
@@ -465,9 +498,12 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
 		acc->hist[b] += o->hist[b];
 	graveler_acc_take_max(acc, m, first);
-	for (uint32_t k = 0; k < acc->nsamples; k++)
-		if (o->samples[k] != 0xff)
-			acc->samples[k] = o->samples[k];
+	for (uint64_t i = 0; i < nk; i++) {
+		uint64_t k = sm.k0 + i;
+		if (o->seg_max[i] > acc->seg_max[k])
+			acc->seg_max[k] = (uint8_t)o->seg_max[i];
+		acc->seg_sum[k] += o->seg_sum[i];
+	}
 	acc->next = to;
 	if (ret_kernel_ms)
 		*ret_kernel_ms = ms;

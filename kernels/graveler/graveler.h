@@ -78,7 +78,13 @@ extern "C" {
 #define GRAVELER_GOLDEN 0x9e3779b97f4a7c15ull
 #define GRAVELER_SEED_SALT 0x6772617665006c72ull
 #define GRAVELER_MAX_BATTLES 1000000000000000ull /* 1e15 */
-#define GRAVELER_MAX_SAMPLES 1024u
+/* Segments of a lease (see "Segments" below) and the largest lease the
+ * formats take. Verification recomputes K + 1 segments whatever the lease
+ * size, so segments of at most 2^20 (+ 256) battles keep it near a second
+ * of one CPU core per lease, and a segment's sum (< 231 * (2^20 + 256))
+ * fits its u32 record; 2^20 segments of 5 bytes make a 5.2 MB result. */
+#define GRAVELER_SEGMENTS (1u << 20)
+#define GRAVELER_MAX_LEASE (1ull << 40)
 
 /* ---- the generator ---------------------------------------------------- */
 
@@ -123,29 +129,52 @@ unsigned graveler_battle_count(uint64_t seed, uint64_t battle);
 unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
 			    uint64_t end, uint64_t *ret_first);
 
+/* ---- segments -----------------------------------------------------------
+ * A lease's chunks (those meeting [begin, end)) are split into
+ * S = min(GRAVELER_SEGMENTS, nchunks) contiguous runs spread evenly:
+ * segment k holds chunks c0 + k * nc / S .. c0 + (k + 1) * nc / S - 1
+ * (c0 = begin / 256, nc the chunk count). A result commits to each
+ * segment's max count and the sum of its battles' counts (mod 2^32, which
+ * never wraps for a lease <= GRAVELER_MAX_LEASE), so the coordinator can
+ * recompute segments it picks after the upload and compare exactly. */
+uint32_t graveler_nsegments(uint64_t begin, uint64_t end);
+/* First chunk of segment k (k <= S; k == S gives one past the last). */
+uint64_t graveler_segment_chunk(uint64_t begin, uint64_t end, uint32_t k);
+/* The segment holding chunk ch (a chunk meeting the lease). */
+uint32_t graveler_chunk_segment(uint64_t begin, uint64_t end, uint64_t ch);
+
+/* Recompute segment k of the lease [begin, end) on one thread: its max,
+ * sum mod 2^32 and the first battle reaching the max. */
+void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
+			   uint32_t k, uint32_t *ret_max, uint32_t *ret_sum,
+			   uint64_t *ret_first);
+
 /* ---- accumulated state of a lease (checkpoint and result) ------------- */
 
 /* The lease [begin, end) is walked in order; [begin, next) is done. max/first
  * describe the done part (first == GRAVELER_NONE while nothing is done).
- * samples[k] is the max count of the k-th sample chunk (graveler_sample_chunk)
- * once that chunk is done. */
+ * seg_max[k] / seg_sum[k] cover the done battles of segment k < nseg (0
+ * before any); entries from nseg on are undefined. About 5 MB: allocate
+ * it, never put it on a stack. */
 #define GRAVELER_NONE UINT64_MAX
 struct graveler_acc {
 	uint64_t seed, begin, end, next;
 	uint32_t max;
 	uint64_t first;
 	uint64_t hist[GRAVELER_BINS];
-	uint32_t nsamples;
-	uint8_t samples[GRAVELER_MAX_SAMPLES];
+	uint32_t nseg;
+	uint8_t seg_max[GRAVELER_SEGMENTS];
+	uint32_t seg_sum[GRAVELER_SEGMENTS];
 };
 
 void graveler_acc_init(struct graveler_acc *acc, uint64_t seed, uint64_t begin,
 		       uint64_t end);
 
-/* Sample chunks of a lease: nsamples = min(1024, chunks meeting the lease),
- * spread evenly: chunk_k = c_first + k * nchunks / nsamples. */
-uint32_t graveler_nsamples(uint64_t begin, uint64_t end);
-uint64_t graveler_sample_chunk(uint64_t begin, uint64_t end, uint32_t k);
+/* Fold the chunk maxima and sums of a step (chunks c_lo, c_lo + 1, ...,
+ * n of them, all meeting the lease) into the segment records. */
+void graveler_acc_fold_chunks(struct graveler_acc *acc, uint64_t c_lo,
+			      uint64_t n, const uint8_t *cmax,
+			      const uint32_t *csum);
 
 /* The end of the next step from acc->next: at most `want` battles, ending on
  * a chunk boundary or at the lease end, so a chunk never spans two steps. */
@@ -170,33 +199,37 @@ int graveler_run(struct graveler_acc *acc, int threads, void *cuda,
 /* ---- binary formats ------------------------------------------------------
  * All integers little-endian, no padding beyond what is listed.
  *
- * Result (version 1), 1912 + nsamples bytes:
+ * Result (version 2), 1912 + 5 * nseg bytes:
  *   0   4  magic "GRVR"
- *   4   4  u32 version = 1
+ *   4   4  u32 version = 2
  *   8   8  u64 seed
  *   16  8  u64 begin
- *   24  8  u64 end          (begin < end <= 1e15)
+ *   24  8  u64 end          (begin < end <= 1e15, end - begin <= 2^40)
  *   32  4  u32 max          (<= 231)
- *   36  4  u32 nsamples     (== graveler_nsamples(begin, end))
+ *   36  4  u32 nseg         (== graveler_nsegments(begin, end))
  *   40  8  u64 first        (begin <= first < end)
  *   48  1856 u64 hist[232]
  *   1904 8 u64 reserved (0)
- *   1912 nsamples u8 sample chunk maxima
+ *   1912 nseg u8 segment maxima
+ *   1912 + nseg, 4 * nseg u32 segment sums
  *
- * Checkpoint (version 1): magic "GRVC", same layout with `next` at
+ * Checkpoint (version 2): magic "GRVC", same layout with `next` at
  * offset 1904 in place of reserved (begin <= next <= end, next a chunk
- * boundary or begin or end), first = UINT64_MAX when next == begin, and
- * all 1024 sample bytes present (0xff for samples not yet done). Length
- * 1912 + 1024.
+ * boundary or begin or end), first = UINT64_MAX when next == begin; the
+ * records cover the done battles (0 for segments not started).
  *
  * Decoders check magic, version, exact length, bounds and internal
- * consistency (histogram total == next - begin, max == top nonzero bin,
- * samples <= max); they never trust a length field.
+ * consistency: histogram total == next - begin, max == top nonzero bin ==
+ * the largest segment max, sum of the segment sums == sum of b * hist[b],
+ * each segment's max and sum possible for its done battles, first inside
+ * the first segment whose max is max; they never trust a length field.
  */
-#define GRAVELER_FMT_VERSION 1u
+#define GRAVELER_FMT_VERSION 2u
 #define GRAVELER_HDR_LEN 1912u
-#define GRAVELER_RESULT_MAXLEN (GRAVELER_HDR_LEN + GRAVELER_MAX_SAMPLES)
-#define GRAVELER_CKPT_LEN (GRAVELER_HDR_LEN + GRAVELER_MAX_SAMPLES)
+#define GRAVELER_RECORD_LEN 5u
+#define GRAVELER_RESULT_MAXLEN \
+	(GRAVELER_HDR_LEN + GRAVELER_RECORD_LEN * GRAVELER_SEGMENTS)
+#define GRAVELER_CKPT_MAXLEN GRAVELER_RESULT_MAXLEN
 
 /* Encode into a malloc'ed buffer. Returns 0 or GERR_NOMEM / GERR_INVAL
  * (result of an unfinished acc). */
@@ -204,12 +237,15 @@ int graveler_result_encode(const struct graveler_acc *acc, void **ret,
 			   size_t *ret_len);
 int graveler_ckpt_encode(const struct graveler_acc *acc, void **ret,
 			 size_t *ret_len);
-/* Decode into *acc (next = end for a result). GERR_CORRUPT with a message
- * on any defect. */
+/* Decode into *acc (next = end for a result; its contents are undefined
+ * on error). GERR_CORRUPT with a message on any defect. */
 int graveler_result_decode(const void *buf, size_t len,
 			   struct graveler_acc *acc, char *err, size_t errlen);
 int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
 			 char *err, size_t errlen);
+/* Whether buf is a checkpoint of an earlier format version (one written
+ * before an upgrade, which a run may drop and start the lease afresh). */
+int graveler_ckpt_outdated(const void *buf, size_t len);
 
 /* ---- statistics ------------------------------------------------------- */
 

@@ -2,9 +2,10 @@
  * shared by the CPU and CUDA paths.
  *
  * A step [next, to) is split into contiguous runs of whole chunks, one per
- * thread; each thread keeps its own histogram, max/first and the max of every
- * chunk (for the samples), and the calling thread folds them in order, so the
- * result does not depend on the number of threads. */
+ * thread; each thread keeps its own histogram, max/first and the max and
+ * count sum of every chunk (for the segment records), and the calling
+ * thread folds them in order, so the result does not depend on the number
+ * of threads. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct part {
 	uint64_t c_lo, c_hi;   /* this part's chunks [c_lo, c_hi) */
 	uint64_t c_step;       /* first chunk of the step (cmax index base) */
 	uint8_t *cmax;
+	uint32_t *csum;
 	uint64_t hist[GRAVELER_BINS];
 	uint32_t max;
 	uint64_t first;
@@ -44,6 +46,10 @@ static inline unsigned battle(uint32_t *x, uint32_t *c)
 	return n;
 }
 
+/* A POPCNT clone where the CPU has it (baseline x86-64 lacks it). */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
 static void *part_main(void *arg)
 {
 	struct part *p = arg;
@@ -54,7 +60,7 @@ static void *part_main(void *arg)
 	p->first = GRAVELER_NONE;
 	for (uint64_t ch = p->c_lo; ch < p->c_hi; ch++) {
 		uint64_t base = ch * GRAVELER_CHUNK;
-		uint32_t x, c;
+		uint32_t x, c, cs = 0;
 		unsigned cm = 0;
 		graveler_chunk_seed(seed, ch, &x, &c);
 		if (base >= p->from && base + GRAVELER_CHUNK <= p->to) {
@@ -62,6 +68,7 @@ static void *part_main(void *arg)
 			for (unsigned j = 0; j < GRAVELER_CHUNK; j++) {
 				unsigned n = battle(&x, &c);
 				p->hist[n]++;
+				cs += n;
 				if (n > cm) {
 					cm = n;
 					if (n > p->max ||
@@ -86,6 +93,7 @@ static void *part_main(void *arg)
 				if (i < p->from)
 					continue;
 				p->hist[n]++;
+				cs += n;
 				if (!any || n > cm)
 					cm = n;
 				any = 1;
@@ -96,6 +104,7 @@ static void *part_main(void *arg)
 			}
 		}
 		p->cmax[ch - p->c_step] = (uint8_t)cm;
+		p->csum[ch - p->c_step] = cs;
 	}
 	return NULL;
 }
@@ -109,6 +118,7 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 	struct part *parts;
 	pthread_t *tids;
 	uint8_t *cmax;
+	uint32_t *csum;
 	int rc = 0, started = 0;
 
 	if (to <= from)
@@ -120,7 +130,8 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 	parts = calloc((size_t)threads, sizeof(*parts));
 	tids = calloc((size_t)threads, sizeof(*tids));
 	cmax = malloc(nc);
-	if (!parts || !tids || !cmax) {
+	csum = malloc(nc * sizeof(*csum));
+	if (!parts || !tids || !cmax || !csum) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
@@ -133,6 +144,7 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 		p->c_lo = c_lo + nc * (uint64_t)t / (uint64_t)threads;
 		p->c_hi = c_lo + nc * (uint64_t)(t + 1) / (uint64_t)threads;
 		p->cmax = cmax;
+		p->csum = csum;
 	}
 	/* Part 0 runs on the calling thread. */
 	for (int t = 1; t < threads; t++) {
@@ -152,16 +164,13 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 			acc->hist[b] += parts[t].hist[b];
 		graveler_acc_take_max(acc, parts[t].max, parts[t].first);
 	}
-	for (uint32_t k = 0; k < acc->nsamples; k++) {
-		uint64_t ch = graveler_sample_chunk(acc->begin, acc->end, k);
-		if (ch >= c_lo && ch < c_hi)
-			acc->samples[k] = cmax[ch - c_lo];
-	}
+	graveler_acc_fold_chunks(acc, c_lo, nc, cmax, csum);
 	acc->next = to;
 out:
 	free(parts);
 	free(tids);
 	free(cmax);
+	free(csum);
 	return rc;
 }
 

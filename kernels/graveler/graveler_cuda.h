@@ -3,10 +3,11 @@
  * One opaque context per device: cuda_open allocates everything up front
  * (device buffers for one step, one stream, two events) so a step allocates
  * nothing. A step runs the kernel over [acc->next, to) on the context's
- * stream, waits for it, and folds histogram, max/first and samples into acc
- * exactly as graveler_cpu_step does (bit-identical). Any CUDA error is
- * translated to GERR_DEVICE and poisons the context: every later call
- * returns GERR_DEVICE until it is closed; acc is left untouched on error.
+ * stream, waits for it, and folds histogram, max/first and the segment
+ * records into acc exactly as graveler_cpu_step does (bit-identical). Any
+ * CUDA error is translated to GERR_DEVICE and poisons the context: every
+ * later call returns GERR_DEVICE until it is closed; acc is left untouched
+ * on error.
  *
  * Built without CUDA (graveler_nocuda.c) every function returns
  * GERR_UNSUPPORTED. Threads: one context is used by one thread at a time.

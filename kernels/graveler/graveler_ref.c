@@ -2,6 +2,7 @@
  * accumulator, the binary formats and the statistics of the Graveler
  * workload. See graveler.h for the generator's definition. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +70,17 @@ unsigned graveler_battle_count(uint64_t seed, uint64_t battle)
 	return battle_fast(&x, &c);
 }
 
-unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
-			    uint64_t end, uint64_t *ret_first)
+/* Max, sum and first max of the battles of chunk `chunk` inside
+ * [begin, end); first stays GRAVELER_NONE when none is. A POPCNT clone
+ * where the CPU has it: a lease of one-chunk segments is verified here. */
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static unsigned chunk_eval(uint64_t seed, uint64_t chunk, uint64_t begin,
+			   uint64_t end, uint32_t *ret_sum, uint64_t *ret_first)
 {
 	uint64_t base = chunk * GRAVELER_CHUNK;
-	uint32_t x, c;
+	uint32_t x, c, sum = 0;
 	unsigned best = 0;
 	uint64_t first = GRAVELER_NONE;
 
@@ -86,14 +93,141 @@ unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
 		n = battle_fast(&x, &c);
 		if (i < begin)
 			continue;
+		sum += n;
 		if (first == GRAVELER_NONE || n > best) {
 			best = n;
 			first = i;
 		}
 	}
+	if (ret_sum)
+		*ret_sum = sum;
 	if (ret_first)
 		*ret_first = first;
 	return best;
+}
+
+unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
+			    uint64_t end, uint64_t *ret_first)
+{
+	return chunk_eval(seed, chunk, begin, end, NULL, ret_first);
+}
+
+/* ---- segments ------------------------------------------------------------ */
+
+static uint64_t lease_chunks(uint64_t begin, uint64_t end)
+{
+	return (end - 1) / GRAVELER_CHUNK - begin / GRAVELER_CHUNK + 1;
+}
+
+uint32_t graveler_nsegments(uint64_t begin, uint64_t end)
+{
+	uint64_t nc;
+
+	if (end <= begin)
+		return 0;
+	nc = lease_chunks(begin, end);
+	return nc < GRAVELER_SEGMENTS ? (uint32_t)nc : GRAVELER_SEGMENTS;
+}
+
+/* nc < 1e15 / 256 < 2^42 and k <= 2^20: the products below fit in 64
+ * bits. */
+uint64_t graveler_segment_chunk(uint64_t begin, uint64_t end, uint32_t k)
+{
+	return begin / GRAVELER_CHUNK +
+	       (uint64_t)k * lease_chunks(begin, end) /
+		       graveler_nsegments(begin, end);
+}
+
+uint32_t graveler_chunk_segment(uint64_t begin, uint64_t end, uint64_t ch)
+{
+	uint64_t r = ch - begin / GRAVELER_CHUNK;
+
+	/* The largest k with k * nc / S <= r. */
+	return (uint32_t)(((r + 1) * graveler_nsegments(begin, end) - 1) /
+			  lease_chunks(begin, end));
+}
+
+/* LANES whole chunks at once on one thread: their MWC chains are
+ * independent, so interleaving them hides the multiply latency of a single
+ * chain; on x86-64 a POPCNT clone is picked at load time where the CPU has
+ * it (baseline x86-64 lacks it). Together about 2x one chunk at a time:
+ * this is the coordinator's verification cost. */
+#define LANES 8
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static void chunks_eval(uint64_t seed, uint64_t ch, uint32_t *max,
+			uint32_t *sum, uint64_t *first)
+{
+	uint32_t x[LANES], c[LANES], m[LANES] = {0}, s[LANES] = {0};
+	unsigned at[LANES] = {0};
+
+	for (int l = 0; l < LANES; l++)
+		graveler_chunk_seed(seed, ch + (uint64_t)l, &x[l], &c[l]);
+	for (unsigned j = 0; j < GRAVELER_CHUNK; j++) {
+		for (int l = 0; l < LANES; l++) {
+			uint32_t o[GRAVELER_WORDS];
+			for (unsigned w = 0; w < GRAVELER_WORDS; w++)
+				o[w] = graveler_mwc_next(&x[l], &c[l]);
+			/* Spelt out so that each is one POPCNT. */
+			unsigned n = (unsigned)__builtin_popcount(o[0] & o[1]) +
+				(unsigned)__builtin_popcount(o[2] & o[3]) +
+				(unsigned)__builtin_popcount(o[4] & o[5]) +
+				(unsigned)__builtin_popcount(o[6] & o[7]) +
+				(unsigned)__builtin_popcount(o[8] & o[9]) +
+				(unsigned)__builtin_popcount(o[10] & o[11]) +
+				(unsigned)__builtin_popcount(o[12] & o[13]) +
+				(unsigned)__builtin_popcount(o[14] &
+							     (o[14] >> 16) &
+							     0x7fu);
+			s[l] += n;
+			if (n > m[l]) {
+				m[l] = n;
+				at[l] = j;
+			}
+		}
+	}
+	for (int l = 0; l < LANES; l++) {
+		max[l] = m[l];
+		sum[l] = s[l];
+		first[l] = (ch + (uint64_t)l) * GRAVELER_CHUNK + at[l];
+	}
+}
+
+void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
+			   uint32_t k, uint32_t *ret_max, uint32_t *ret_sum,
+			   uint64_t *ret_first)
+{
+	uint64_t lo = graveler_segment_chunk(begin, end, k);
+	uint64_t hi = graveler_segment_chunk(begin, end, k + 1);
+	uint32_t max = 0, sum = 0;
+	uint64_t first = GRAVELER_NONE;
+
+	for (uint64_t ch = lo; ch < hi;) {
+		uint32_t m[LANES], s[LANES];
+		uint64_t f[LANES];
+		int n = 1;
+		if (ch * GRAVELER_CHUNK >= begin && hi - ch >= LANES &&
+		    (ch + LANES) * GRAVELER_CHUNK <= end) {
+			chunks_eval(seed, ch, m, s, f);
+			n = LANES;
+		} else {
+			m[0] = chunk_eval(seed, ch, begin, end, &s[0], &f[0]);
+		}
+		for (int l = 0; l < n; l++) {
+			sum += s[l];
+			if (f[l] != GRAVELER_NONE &&
+			    (first == GRAVELER_NONE || m[l] > max)) {
+				max = m[l];
+				first = f[l];
+			}
+		}
+		ch += (uint64_t)n;
+	}
+	*ret_max = max;
+	*ret_sum = sum;
+	if (ret_first)
+		*ret_first = first;
 }
 
 /* ---- accumulator ----------------------------------------------------- */
@@ -101,34 +235,41 @@ unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
 void graveler_acc_init(struct graveler_acc *acc, uint64_t seed, uint64_t begin,
 		       uint64_t end)
 {
-	memset(acc, 0, sizeof(*acc));
+	/* Records past nseg are never read: a small lease touches a few
+	 * pages of the 5 MB, not all of them. */
+	memset(acc, 0, offsetof(struct graveler_acc, seg_max));
 	acc->seed = seed;
 	acc->begin = begin;
 	acc->end = end;
 	acc->next = begin;
 	acc->first = GRAVELER_NONE;
-	acc->nsamples = graveler_nsamples(begin, end);
-	memset(acc->samples, 0xff, sizeof(acc->samples));
+	acc->nseg = graveler_nsegments(begin, end);
+	memset(acc->seg_max, 0, acc->nseg);
+	memset(acc->seg_sum, 0, acc->nseg * sizeof(acc->seg_sum[0]));
 }
 
-uint32_t graveler_nsamples(uint64_t begin, uint64_t end)
+void graveler_acc_fold_chunks(struct graveler_acc *acc, uint64_t c_lo,
+			      uint64_t n, const uint8_t *cmax,
+			      const uint32_t *csum)
 {
-	uint64_t nc;
+	uint32_t k;
+	uint64_t k_end;
 
-	if (end <= begin)
-		return 0;
-	nc = (end - 1) / GRAVELER_CHUNK - begin / GRAVELER_CHUNK + 1;
-	return nc < GRAVELER_MAX_SAMPLES ? (uint32_t)nc : GRAVELER_MAX_SAMPLES;
-}
-
-uint64_t graveler_sample_chunk(uint64_t begin, uint64_t end, uint32_t k)
-{
-	uint64_t c0 = begin / GRAVELER_CHUNK;
-	uint64_t nc = (end - 1) / GRAVELER_CHUNK - c0 + 1;
-	uint32_t ns = graveler_nsamples(begin, end);
-
-	/* nc < 2^53 and k < 1024: the product fits in 64 bits. */
-	return c0 + (uint64_t)k * nc / ns;
+	if (n == 0)
+		return;
+	/* Walk the segments alongside the chunks: one division per step. */
+	k = graveler_chunk_segment(acc->begin, acc->end, c_lo);
+	k_end = graveler_segment_chunk(acc->begin, acc->end, k + 1);
+	for (uint64_t i = 0; i < n; i++) {
+		while (c_lo + i >= k_end) {
+			k++;
+			k_end = graveler_segment_chunk(acc->begin, acc->end,
+						       k + 1);
+		}
+		if (cmax[i] > acc->seg_max[k])
+			acc->seg_max[k] = cmax[i];
+		acc->seg_sum[k] += csum[i];
+	}
 }
 
 uint64_t graveler_step_end(const struct graveler_acc *acc, uint64_t want)
@@ -163,10 +304,12 @@ void graveler_acc_take_max(struct graveler_acc *acc, uint32_t max,
 static int encode(const struct graveler_acc *acc, int ckpt, void **ret,
 		  size_t *ret_len)
 {
-	size_t ns = ckpt ? GRAVELER_MAX_SAMPLES : acc->nsamples;
-	size_t len = GRAVELER_HDR_LEN + ns;
+	size_t ns = acc->nseg;
+	size_t len = GRAVELER_HDR_LEN + GRAVELER_RECORD_LEN * ns;
 	uint8_t *p;
 
+	if (ns > GRAVELER_SEGMENTS)
+		return GERR_INVAL;
 	if (!ckpt && (acc->next != acc->end || acc->first == GRAVELER_NONE))
 		return GERR_INVAL;
 	p = calloc(1, len);
@@ -178,12 +321,14 @@ static int encode(const struct graveler_acc *acc, int ckpt, void **ret,
 	le_put64(p + 16, acc->begin);
 	le_put64(p + 24, acc->end);
 	le_put32(p + 32, acc->max);
-	le_put32(p + 36, acc->nsamples);
+	le_put32(p + 36, acc->nseg);
 	le_put64(p + 40, acc->first);
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
 		le_put64(p + 48 + 8 * b, acc->hist[b]);
 	le_put64(p + 1904, ckpt ? acc->next : 0);
-	memcpy(p + GRAVELER_HDR_LEN, acc->samples, ns);
+	memcpy(p + GRAVELER_HDR_LEN, acc->seg_max, ns);
+	for (size_t k = 0; k < ns; k++)
+		le_put32(p + GRAVELER_HDR_LEN + ns + 4 * k, acc->seg_sum[k]);
 	*ret = p;
 	*ret_len = len;
 	return 0;
@@ -207,11 +352,69 @@ int graveler_ckpt_encode(const struct graveler_acc *acc, void **ret,
 		return GERR_CORRUPT;                      \
 	} while (0)
 
+/* Records against the header: each segment's max and sum possible for
+ * its done battles, the largest max equal to max, the sums adding up to
+ * the histogram's, and no segment before first's reaching max. */
+static int check_records(const struct graveler_acc *a, const char *what,
+			 char *err, size_t errlen)
+{
+	uint64_t hsum = 0, rsum = 0;
+	uint32_t top = 0, kf = 0;
+	int any = a->next > a->begin;
+	/* Segment bounds as graveler_segment_chunk, one division each: up to
+	 * 2^20 segments per decode. */
+	const uint64_t c0 = a->begin / GRAVELER_CHUNK;
+	const uint64_t nc = lease_chunks(a->begin, a->end);
+	uint64_t c_next = c0; /* first chunk of segment k */
+
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		hsum += (uint64_t)b * a->hist[b];
+	if (any)
+		kf = graveler_chunk_segment(a->begin, a->end,
+					    a->first / GRAVELER_CHUNK);
+	for (uint32_t k = 0; k < a->nseg; k++) {
+		uint64_t lo = c_next * GRAVELER_CHUNK, hi, nb;
+		uint32_t m = a->seg_max[k], s = a->seg_sum[k];
+
+		c_next = c0 + (uint64_t)(k + 1) * nc / a->nseg;
+		hi = c_next * GRAVELER_CHUNK;
+		if (lo < a->begin)
+			lo = a->begin;
+		if (hi > a->next)
+			hi = a->next;
+		nb = hi > lo ? hi - lo : 0;
+		if (nb == 0 && (m != 0 || s != 0))
+			BAD("graveler %s: segment %u has a record but no done "
+			    "battles", what, k);
+		if (nb && (m > GRAVELER_TURNS || s < m ||
+			   (uint64_t)s > (uint64_t)m * nb))
+			BAD("graveler %s: segment %u: max %u sum %u impossible "
+			    "for %llu battles", what, k, m, s,
+			    (unsigned long long)nb);
+		if (any && k < kf && m >= a->max)
+			BAD("graveler %s: segment %u reaches max %u before "
+			    "first %llu", what, k, a->max,
+			    (unsigned long long)a->first);
+		if (m > top)
+			top = m;
+		rsum += s;
+	}
+	if (any && (top != a->max || a->seg_max[kf] != a->max))
+		BAD("graveler %s: segment maxima (top %u, first's segment %u) "
+		    "disagree with max %u", what, top, a->seg_max[kf], a->max);
+	if (rsum != hsum)
+		BAD("graveler %s: segment sums add up to %llu, histogram to "
+		    "%llu", what, (unsigned long long)rsum,
+		    (unsigned long long)hsum);
+	return 0;
+}
+
+/* Decodes into *a (allocated by the caller), which holds garbage on
+ * error. */
 static int decode(const void *buf, size_t len, int ckpt,
-		  struct graveler_acc *out, char *err, size_t errlen)
+		  struct graveler_acc *a, char *err, size_t errlen)
 {
 	const uint8_t *p = buf;
-	struct graveler_acc a;
 	uint64_t total = 0;
 	int top = -1;
 	const char *what = ckpt ? "checkpoint" : "result";
@@ -222,71 +425,61 @@ static int decode(const void *buf, size_t len, int ckpt,
 		BAD("graveler %s: bad magic", what);
 	if (le_get32(p + 4) != GRAVELER_FMT_VERSION)
 		BAD("graveler %s: unsupported version %u", what, le_get32(p + 4));
-	memset(&a, 0, sizeof(a));
-	a.seed = le_get64(p + 8);
-	a.begin = le_get64(p + 16);
-	a.end = le_get64(p + 24);
-	a.max = le_get32(p + 32);
-	a.nsamples = le_get32(p + 36);
-	a.first = le_get64(p + 40);
+	memset(a, 0, offsetof(struct graveler_acc, seg_max));
+	a->seed = le_get64(p + 8);
+	a->begin = le_get64(p + 16);
+	a->end = le_get64(p + 24);
+	a->max = le_get32(p + 32);
+	a->nseg = le_get32(p + 36);
+	a->first = le_get64(p + 40);
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
-		a.hist[b] = le_get64(p + 48 + 8 * b);
-	a.next = ckpt ? le_get64(p + 1904) : a.end;
-	if (a.begin >= a.end || a.end > GRAVELER_MAX_BATTLES)
+		a->hist[b] = le_get64(p + 48 + 8 * b);
+	a->next = ckpt ? le_get64(p + 1904) : a->end;
+	if (a->begin >= a->end || a->end > GRAVELER_MAX_BATTLES ||
+	    a->end - a->begin > GRAVELER_MAX_LEASE)
 		BAD("graveler %s: bad range [%llu, %llu)", what,
-		    (unsigned long long)a.begin, (unsigned long long)a.end);
-	if (a.nsamples != graveler_nsamples(a.begin, a.end))
-		BAD("graveler %s: %u samples, expected %u", what, a.nsamples,
-		    graveler_nsamples(a.begin, a.end));
-	if (len != GRAVELER_HDR_LEN + (ckpt ? GRAVELER_MAX_SAMPLES : a.nsamples))
-		BAD("graveler %s: length %zu does not match its %u samples",
-		    what, len, a.nsamples);
+		    (unsigned long long)a->begin, (unsigned long long)a->end);
+	if (a->nseg != graveler_nsegments(a->begin, a->end))
+		BAD("graveler %s: %u segments, expected %u", what, a->nseg,
+		    graveler_nsegments(a->begin, a->end));
+	if (len != GRAVELER_HDR_LEN + (size_t)GRAVELER_RECORD_LEN * a->nseg)
+		BAD("graveler %s: length %zu does not match its %u segments",
+		    what, len, a->nseg);
 	if (!ckpt && le_get64(p + 1904) != 0)
 		BAD("graveler result: reserved field not zero");
-	if (a.next < a.begin || a.next > a.end)
+	if (a->next < a->begin || a->next > a->end)
 		BAD("graveler checkpoint: next %llu outside the lease",
-		    (unsigned long long)a.next);
-	if (a.next != a.begin && a.next != a.end &&
-	    a.next % GRAVELER_CHUNK != 0)
+		    (unsigned long long)a->next);
+	if (a->next != a->begin && a->next != a->end &&
+	    a->next % GRAVELER_CHUNK != 0)
 		BAD("graveler checkpoint: next %llu not on a chunk boundary",
-		    (unsigned long long)a.next);
+		    (unsigned long long)a->next);
 	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
-		if (a.hist[b] > GRAVELER_MAX_BATTLES)
+		if (a->hist[b] > GRAVELER_MAX_BATTLES)
 			BAD("graveler %s: histogram bin %u too large", what, b);
-		total += a.hist[b];
-		if (a.hist[b])
+		total += a->hist[b];
+		if (a->hist[b])
 			top = (int)b;
 	}
-	if (total != a.next - a.begin)
+	if (total != a->next - a->begin)
 		BAD("graveler %s: histogram holds %llu battles, expected %llu",
 		    what, (unsigned long long)total,
-		    (unsigned long long)(a.next - a.begin));
-	if (a.next == a.begin) {
-		if (a.first != GRAVELER_NONE || a.max != 0)
+		    (unsigned long long)(a->next - a->begin));
+	if (a->next == a->begin) {
+		if (a->first != GRAVELER_NONE || a->max != 0)
 			BAD("graveler checkpoint: max set before any battle");
 	} else {
-		if ((int)a.max != top)
+		if ((int)a->max != top)
 			BAD("graveler %s: max %u but the top histogram bin is %d",
-			    what, a.max, top);
-		if (a.first < a.begin || a.first >= a.next)
+			    what, a->max, top);
+		if (a->first < a->begin || a->first >= a->next)
 			BAD("graveler %s: first %llu outside the done range",
-			    what, (unsigned long long)a.first);
+			    what, (unsigned long long)a->first);
 	}
-	memset(a.samples, 0xff, sizeof(a.samples));
-	memcpy(a.samples, p + GRAVELER_HDR_LEN, a.nsamples);
-	for (uint32_t k = 0; k < a.nsamples; k++) {
-		uint64_t ch = graveler_sample_chunk(a.begin, a.end, k);
-		int done = (ch + 1) * GRAVELER_CHUNK <= a.next ||
-			   a.next == a.end;
-		if (done && a.samples[k] > a.max)
-			BAD("graveler %s: sample %u (%u) above max %u", what, k,
-			    a.samples[k], a.max);
-		if (!done && a.samples[k] != 0xff)
-			BAD("graveler checkpoint: sample %u set ahead of next",
-			    k);
-	}
-	*out = a;
-	return 0;
+	memcpy(a->seg_max, p + GRAVELER_HDR_LEN, a->nseg);
+	for (uint32_t k = 0; k < a->nseg; k++)
+		a->seg_sum[k] = le_get32(p + GRAVELER_HDR_LEN + a->nseg + 4 * k);
+	return check_records(a, what, err, errlen);
 }
 
 int graveler_result_decode(const void *buf, size_t len,
@@ -299,6 +492,14 @@ int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
 			 char *err, size_t errlen)
 {
 	return decode(buf, len, 1, acc, err, errlen);
+}
+
+int graveler_ckpt_outdated(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	return buf && len >= 8 && memcmp(p, "GRVC", 4) == 0 &&
+	       le_get32(p + 4) < GRAVELER_FMT_VERSION;
 }
 
 /* ---- statistics ------------------------------------------------------- */

@@ -1,6 +1,8 @@
 /* test_graveler.c - the Graveler workload: reference vs fast CPU path,
- * formats, checkpoint/resume, parameters, carving, verification, merging,
+ * segments, formats and their invariants, checkpoint/resume, parameters,
+ * carving, verification and its measured detection rate, merging,
  * finishing and rendering. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,17 +44,13 @@ static void brute(uint64_t seed, uint64_t begin, uint64_t end,
 		graveler_acc_take_max(acc, n, i);
 	}
 	acc->next = end;
-	for (uint32_t k = 0; k < acc->nsamples; k++) {
-		uint64_t ch = graveler_sample_chunk(begin, end, k);
-		unsigned m = 0;
-		for (uint64_t i = ch * GRAVELER_CHUNK;
-		     i < (ch + 1) * GRAVELER_CHUNK; i++)
-			if (i >= begin && i < end) {
-				unsigned n = graveler_battle_count_ref(seed, i);
-				if (n > m)
-					m = n;
-			}
-		acc->samples[k] = (uint8_t)m;
+	for (uint64_t i = begin; i < end; i++) {
+		unsigned n = graveler_battle_count_ref(seed, i);
+		uint32_t k = graveler_chunk_segment(begin, end,
+						    i / GRAVELER_CHUNK);
+		if (n > acc->seg_max[k])
+			acc->seg_max[k] = (uint8_t)n;
+		acc->seg_sum[k] += n;
 	}
 }
 
@@ -63,8 +61,10 @@ static void assert_acc_equal(const struct graveler_acc *a,
 	assert_int_equal(a->max, b->max);
 	assert_int_equal(a->first, b->first);
 	assert_memory_equal(a->hist, b->hist, sizeof(a->hist));
-	assert_int_equal(a->nsamples, b->nsamples);
-	assert_memory_equal(a->samples, b->samples, a->nsamples);
+	assert_int_equal(a->nseg, b->nseg);
+	assert_memory_equal(a->seg_max, b->seg_max, a->nseg);
+	assert_memory_equal(a->seg_sum, b->seg_sum,
+			    a->nseg * sizeof(a->seg_sum[0]));
 }
 
 static void test_ref_vs_fast_battle(void **state)
@@ -114,6 +114,112 @@ static void test_ref_vs_cpu_ranges(void **state)
 			assert_acc_equal(a, b);
 		}
 	}
+	free(a);
+	free(b);
+}
+
+/* Segments tile a lease's chunks evenly and the two mappings agree. */
+static void test_segments(void **state)
+{
+	(void)state;
+	for (int r = 0; r < 40; r++) {
+		uint64_t len = r < 10 ? 1 + rnd() % 5000
+				      : 1 + rnd() % GRAVELER_MAX_LEASE;
+		uint64_t begin = rnd() % (GRAVELER_MAX_BATTLES - len);
+		uint64_t end = begin + len;
+		uint64_t c0 = begin / GRAVELER_CHUNK;
+		uint64_t nc = (end - 1) / GRAVELER_CHUNK - c0 + 1;
+		uint32_t S = graveler_nsegments(begin, end);
+		assert_int_equal(S, nc < GRAVELER_SEGMENTS ? nc
+							   : GRAVELER_SEGMENTS);
+		assert_int_equal(graveler_segment_chunk(begin, end, 0), c0);
+		assert_int_equal(graveler_segment_chunk(begin, end, S), c0 + nc);
+		for (int t = 0; t < 50; t++) {
+			uint32_t k = t < 2 ? (t ? S - 1 : 0)
+					   : (uint32_t)(rnd() % S);
+			uint64_t lo = graveler_segment_chunk(begin, end, k);
+			uint64_t hi = graveler_segment_chunk(begin, end, k + 1);
+			assert_true(lo < hi);
+			assert_true(hi - lo <= nc / S + 1);
+			assert_int_equal(graveler_chunk_segment(begin, end, lo),
+					 k);
+			assert_int_equal(
+				graveler_chunk_segment(begin, end, hi - 1), k);
+		}
+	}
+}
+
+/* A lease of 3 or 4 chunks a segment, its first 2^21 battles run:
+ * the CPU path's records of the done segments equal single-threaded
+ * recomputation, and its checkpoint (5 bytes a segment) decodes to the
+ * same. */
+static void test_segment_records(void **state)
+{
+	(void)state;
+	struct graveler_acc *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	uint64_t begin = 3 * GRAVELER_CHUNK + 17;
+	uint64_t end = begin + 3ull * GRAVELER_SEGMENTS * GRAVELER_CHUNK +
+		       (1u << 26) + 40000;
+	uint32_t done = 0;
+	void *buf;
+	size_t len;
+	char err[WL_ERRLEN];
+
+	graveler_acc_init(a, 11, begin, end);
+	assert_int_equal(a->nseg, GRAVELER_SEGMENTS);
+	while (a->next < begin + (1u << 21))
+		assert_int_equal(graveler_cpu_step(a, graveler_step_end(
+							      a, 1u << 19),
+						   2),
+				 0);
+	while (graveler_segment_chunk(begin, end, done + 1) * GRAVELER_CHUNK <=
+	       a->next)
+		done++;
+	assert_true(done > 2000);
+	assert_int_equal(graveler_segment_chunk(begin, end, 1) -
+				 graveler_segment_chunk(begin, end, 0), 3);
+	for (int t = 0; t < 300; t++) {
+		uint32_t k = t < 2 ? (t ? done - 1 : 0)
+				   : (uint32_t)(rnd() % done);
+		uint32_t m, sum;
+		graveler_segment_eval(11, begin, end, k, &m, &sum, NULL);
+		assert_int_equal(m, a->seg_max[k]);
+		assert_int_equal(sum, a->seg_sum[k]);
+	}
+	assert_int_equal(a->seg_max[done + 1], 0);
+	assert_int_equal(graveler_ckpt_encode(a, &buf, &len), 0);
+	assert_int_equal(len, GRAVELER_CKPT_MAXLEN);
+	assert_int_equal(graveler_ckpt_decode(buf, len, b, err, sizeof(err)),
+			 0);
+	assert_acc_equal(a, b);
+	free(buf);
+	/* A largest lease's result (every battle at 57, segments of 2^20
+	 * battles) takes GRAVELER_RESULT_MAXLEN bytes and decodes; one
+	 * chunk more is refused. */
+	graveler_acc_init(b, 1, 0, GRAVELER_MAX_LEASE);
+	b->next = b->end;
+	b->first = 0;
+	b->max = 57;
+	b->hist[57] = b->end;
+	for (uint32_t k = 0; k < b->nseg; k++) {
+		b->seg_max[k] = 57;
+		b->seg_sum[k] = 57u << 20;
+	}
+	assert_int_equal(graveler_result_encode(b, &buf, &len), 0);
+	assert_int_equal(len, GRAVELER_RESULT_MAXLEN);
+	assert_int_equal(graveler_result_decode(buf, len, a, err, sizeof(err)),
+			 0);
+	assert_acc_equal(a, b);
+	free(buf);
+	graveler_acc_init(b, 1, 0, GRAVELER_MAX_LEASE + GRAVELER_CHUNK);
+	b->next = b->end;
+	b->first = 0;
+	b->hist[0] = b->end;
+	assert_int_equal(graveler_result_encode(b, &buf, &len), 0);
+	assert_int_equal(graveler_result_decode(buf, len, a, err, sizeof(err)),
+			 GERR_CORRUPT);
+	assert_non_null(strstr(err, "range"));
+	free(buf);
 	free(a);
 	free(b);
 }
@@ -236,6 +342,17 @@ static void test_checkpoint_resume(void **state)
 	free(r2);
 	run_lease(params, spec, NULL, 0, NULL, 2, 0, &r2, &l2);
 	assert_memory_equal(r1, r2, l1);
+	/* A checkpoint of an earlier format (stored before an upgrade) is
+	 * dropped: the run starts afresh and gives the same bytes. */
+	uint8_t *old = malloc(s2.ckpt_len);
+	memcpy(old, s2.ckpt, s2.ckpt_len);
+	old[4] = 1; /* version 1, little-endian */
+	assert_true(graveler_ckpt_outdated(old, s2.ckpt_len));
+	assert_false(graveler_ckpt_outdated(s2.ckpt, s2.ckpt_len));
+	free(r2);
+	run_lease(params, spec, old, s2.ckpt_len, NULL, 1, 0, &r2, &l2);
+	assert_memory_equal(r1, r2, l1);
+	free(old);
 
 	/* A checkpoint for another lease, or damaged, is refused. */
 	json_t *other = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
@@ -353,6 +470,113 @@ static void reencode(const struct graveler_acc *a, void **res, size_t *len)
 	assert_int_equal(graveler_result_encode(a, res, len), 0);
 }
 
+/* Decode bytes re-encoded from a, expecting a refusal naming `what`. */
+static void assert_refused(const struct graveler_acc *a, const char *what)
+{
+	struct graveler_acc *d = malloc(sizeof(*d));
+	char err[WL_ERRLEN] = "";
+	void *t = NULL;
+	size_t tl;
+
+	assert_int_equal(graveler_result_encode(a, &t, &tl), 0);
+	assert_int_equal(graveler_result_decode(t, tl, d, err, sizeof(err)),
+			 GERR_CORRUPT);
+	if (!strstr(err, what))
+		fprintf(stderr, "refused with '%s', expected '%s'\n", err, what);
+	assert_non_null(strstr(err, what));
+	free(t);
+	free(d);
+}
+
+/* Move d battles one bin up (adds d to the count sum): 57 -> 58. */
+static void hist_shift(struct graveler_acc *a, uint32_t d)
+{
+	assert_true(a->hist[57] >= d && a->max > 58);
+	a->hist[57] -= d;
+	a->hist[58] += d;
+}
+
+static void test_decoder_invariants(void **state)
+{
+	(void)state;
+	char err[WL_ERRLEN];
+	json_t *params = params_of(1u << 22, 31);
+	json_t *spec;
+	void *res = NULL;
+	size_t len = 0;
+	struct graveler_acc *good = malloc(sizeof(*good));
+	struct graveler_acc *a = malloc(sizeof(*a));
+
+	lease_result(params, 1000, 1000 + 300 * GRAVELER_CHUNK, &spec, &res,
+		     &len);
+	assert_int_equal(graveler_result_decode(res, len, good, err,
+						sizeof(err)), 0);
+	uint32_t kf = graveler_chunk_segment(good->begin, good->end,
+					     good->first / GRAVELER_CHUNK);
+	uint32_t kl = kf > 5 ? kf - 1 : kf + 1; /* another segment */
+	/* A sum changed alone no longer adds up to the histogram's. */
+	*a = *good;
+	a->seg_sum[kl]++;
+	assert_refused(a, "add up");
+	/* Changed with the histogram it decodes (verify must catch it). */
+	hist_shift(a, 1);
+	void *t;
+	size_t tl;
+	assert_int_equal(graveler_result_encode(a, &t, &tl), 0);
+	struct graveler_acc *d = malloc(sizeof(*d));
+	assert_int_equal(graveler_result_decode(t, tl, d, err, sizeof(err)), 0);
+	free(d);
+	free(t);
+	/* A segment's max above the claimed max, or none reaching it. */
+	*a = *good;
+	a->seg_max[kl] = (uint8_t)(a->max + 1);
+	assert_refused(a, "max");
+	*a = *good;
+	a->seg_max[kf]--;
+	assert_refused(a, "disagree");
+	/* An earlier segment reaching max contradicts first. */
+	if (kf > 0) {
+		*a = *good;
+		a->seg_max[0] = (uint8_t)a->max;
+		assert_refused(a, "before first");
+	}
+	/* Impossible max / sum pairs for a segment's battles. */
+	*a = *good;
+	a->seg_sum[kl] = a->seg_max[kl] - 1u;
+	assert_refused(a, "impossible");
+	*a = *good;
+	a->seg_sum[kl] = a->seg_max[kl] * 256u + 1u;
+	assert_refused(a, "impossible");
+	/* A checkpoint with a record for a segment not yet started. */
+	*a = *good;
+	memset(a->hist, 0, sizeof(a->hist));
+	memset(a->seg_max, 0, sizeof(a->seg_max));
+	memset(a->seg_sum, 0, sizeof(a->seg_sum));
+	a->next = a->begin;
+	a->max = 0;
+	a->first = GRAVELER_NONE;
+	a->seg_sum[3] = 0;
+	a->seg_max[3] = 1;
+	assert_int_equal(graveler_ckpt_encode(a, &t, &tl), 0);
+	d = malloc(sizeof(*d));
+	assert_int_equal(graveler_ckpt_decode(t, tl, d, err, sizeof(err)),
+			 GERR_CORRUPT);
+	assert_non_null(strstr(err, "no done battles"));
+	free(t);
+	/* The header's segment count and the length must match the lease. */
+	*a = *good;
+	a->nseg--;
+	assert_refused(a, "segments");
+	assert_int_equal(graveler_result_decode(res, len - 1, d, err,
+						sizeof(err)), GERR_CORRUPT);
+	free(d);
+	free(a);
+	free(good);
+	free(res);
+	json_decref(spec);
+	json_decref(params);
+}
+
 static void test_verify(void **state)
 {
 	(void)state;
@@ -365,51 +589,67 @@ static void test_verify(void **state)
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 1, err, sizeof(err)), 0);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 2, err, sizeof(err)), 0);
 
-	struct graveler_acc good, a;
-	assert_int_equal(graveler_result_decode(res, len, &good, err, sizeof(err)), 0);
+	struct graveler_acc *good = malloc(sizeof(*good));
+	struct graveler_acc *a = malloc(sizeof(*a));
+	assert_int_equal(graveler_result_decode(res, len, good, err, sizeof(err)), 0);
+	uint32_t kf = graveler_chunk_segment(good->begin, good->end,
+					     good->first / GRAVELER_CHUNK);
 	void *t = NULL;
 	size_t tl;
 
-	/* Wrong max: one battle moved up a bin, consistent histogram. */
-	a = good;
-	a.hist[a.max]--;
-	a.hist[a.max + 1]++;
-	a.max++;
-	reencode(&a, &t, &tl);
+	/* Wrong max: one battle moved up a bin, consistent records. */
+	*a = *good;
+	a->hist[a->max]--;
+	a->hist[a->max + 1]++;
+	a->max++;
+	a->seg_max[kf]++;
+	a->seg_sum[kf]++;
+	reencode(a, &t, &tl);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* Wrong first. */
-	a = good;
-	a.first = good.first + 1;
-	reencode(&a, &t, &tl);
+	*a = *good;
+	a->first = good->first + 1;
+	reencode(a, &t, &tl);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* A later battle of the same max claimed first. */
-	a = good;
-	a.first = good.first - 1; /* may have a lower count: refused anyway */
-	reencode(&a, &t, &tl);
+	*a = *good;
+	a->first = good->first - 1; /* may have a lower count: refused anyway */
+	reencode(a, &t, &tl);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
 	/* Wrong histogram: total off, or top bin above max. */
-	a = good;
-	a.hist[50]++;
-	reencode(&a, &t, &tl);
+	*a = *good;
+	a->hist[50]++;
+	reencode(a, &t, &tl);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
-	a = good;
-	a.hist[50]--;
-	a.hist[200]++;
-	reencode(&a, &t, &tl);
+	*a = *good;
+	a->hist[50]--;
+	a->hist[200]++;
+	reencode(a, &t, &tl);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 1, err, sizeof(err)),
 			 GERR_VERIFY);
-	/* Wrong samples: every sample low by one is caught by any draw. */
-	a = good;
-	for (uint32_t k = 0; k < a.nsamples; k++)
-		if (a.samples[k] > 0 && a.samples[k] != a.max)
-			a.samples[k]--;
-	reencode(&a, &t, &tl);
+	/* The first maximum's segment is always recomputed. */
+	*a = *good;
+	a->seg_sum[kf]++;
+	hist_shift(a, 1);
+	reencode(a, &t, &tl);
+	for (uint64_t vs = 0; vs < 4; vs++)
+		assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl,
+					   vs, err, sizeof(err)), GERR_VERIFY);
+	/* Every other segment's sum off: caught by any draw. */
+	*a = *good;
+	for (uint32_t k = 0; k < a->nseg; k++)
+		if (k != kf) {
+			a->seg_sum[k]++;
+			hist_shift(a, 1);
+		}
+	reencode(a, &t, &tl);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 7, err, sizeof(err)),
 			 GERR_VERIFY);
+	assert_non_null(strstr(err, "segment"));
 	/* Wrong lease or truncated bytes. */
 	json_t *spec2 = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
 				  (json_int_t)(1u << 20));
@@ -422,23 +662,112 @@ static void test_verify(void **state)
 	free(res);
 	json_decref(spec);
 
-	/* A small lease: every sample is recomputed, one wrong one is caught. */
-	lease_result(params, 512, 512 + 10000, &spec, &res, &len);
+	/* A lease of at most K segments: all recomputed, one wrong one is
+	 * caught whatever the seed. */
+	lease_result(params, 512, 512 + 30 * GRAVELER_CHUNK - 100, &spec, &res,
+		     &len);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, len, 3, err, sizeof(err)), 0);
-	assert_int_equal(graveler_result_decode(res, len, &a, err, sizeof(err)), 0);
+	assert_int_equal(graveler_result_decode(res, len, a, err, sizeof(err)), 0);
+	kf = graveler_chunk_segment(a->begin, a->end, a->first / GRAVELER_CHUNK);
+	a->seg_sum[kf == 17 ? 18 : 17] += 2;
+	hist_shift(a, 2);
 	t = NULL;
-	for (uint32_t k = a.nsamples - 1; k > 0; k--)
-		if (a.samples[k] > 40 && a.samples[k] < a.max &&
-		    graveler_sample_chunk(a.begin, a.end, k) >
-			    a.first / GRAVELER_CHUNK) {
-			a.samples[k]--;
-			break;
-		}
-	reencode(&a, &t, &tl);
-	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 3, err, sizeof(err)),
-			 GERR_VERIFY);
-	assert_true(strstr(err, "sample") != NULL);
+	reencode(a, &t, &tl);
+	for (uint64_t vs = 0; vs < 8; vs++)
+		assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl,
+					   mix64(vs), err, sizeof(err)),
+				 GERR_VERIFY);
+	assert_non_null(strstr(err, "segment 1"));
 	free(t);
+	free(res);
+	free(a);
+	free(good);
+	json_decref(spec);
+	json_decref(params);
+}
+
+/* C(S - F, K) / C(S, K): K distinct segments drawn, none fabricated. */
+static double pass_formula(uint32_t S, uint32_t F, uint32_t K)
+{
+	double p = 1;
+	for (uint32_t i = 0; i < K; i++)
+		p *= (double)(S - F - i) / (double)(S - i);
+	return p;
+}
+
+/* Fabricate F of a real lease's segment records consistently (every
+ * decoder invariant holds: the histogram absorbs the sums' change), run
+ * verify with many seeds, and compare the pass rate with the formula. The
+ * lease has 1,024 one-chunk segments, so each verification is cheap. */
+static void test_detection_rate(void **state)
+{
+	(void)state;
+	const uint32_t K = 32;
+	char err[WL_ERRLEN];
+	json_t *params = params_of(1u << 22, 77);
+	json_t *spec;
+	void *res = NULL, *t = NULL;
+	size_t len = 0, tl;
+	struct graveler_acc *good = malloc(sizeof(*good));
+	struct graveler_acc *a = malloc(sizeof(*a));
+	uint8_t *fab = malloc(GRAVELER_SEGMENTS);
+	const double fr[] = {0.01, 0.10, 1.0};
+	const int trials[] = {3000, 2000, 300};
+
+	lease_result(params, 0, 1024 * GRAVELER_CHUNK, &spec, &res, &len);
+	assert_int_equal(graveler_result_decode(res, len, good, err,
+						sizeof(err)), 0);
+	const uint32_t S = good->nseg;
+	assert_int_equal(S, 1024);
+	uint32_t kf = graveler_chunk_segment(good->begin, good->end,
+					     good->first / GRAVELER_CHUNK);
+	for (int c = 0; c < 3; c++) {
+		uint32_t F = (uint32_t)lround(fr[c] * S), done = 0;
+		int pass = 0;
+		*a = *good;
+		memset(fab, 0, GRAVELER_SEGMENTS);
+		/* The lazy worker computes the first maximum's segment
+		 * honestly unless it fabricates everything. */
+		while (done < F) {
+			uint32_t k = F == S ? done : (uint32_t)(rnd() % S);
+			if (fab[k] || (F < S && k == kf))
+				continue;
+			fab[k] = 1;
+			uint32_t delta = 1 + k % 3;
+			a->seg_sum[k] += delta;
+			hist_shift(a, delta);
+			done++;
+		}
+		reencode(a, &t, &tl);
+		for (int i = 0; i < trials[c]; i++) {
+			int rc = W->verify(workload_ctx(W), params, spec, t, tl,
+					   mix64((uint64_t)i * 7919 + (uint64_t)c),
+					   err, sizeof(err));
+			assert_true(rc == 0 || rc == GERR_VERIFY);
+			pass += rc == 0;
+		}
+		double want = F == S ? 0 : pass_formula(S, F, K);
+		double got = (double)pass / trials[c];
+		double tol = 4 * sqrt(want * (1 - want) / trials[c]) + 0.005;
+		print_message("f = %.0f%%: %u of %u segments fabricated, pass "
+			      "rate %.4f measured over %d seeds, formula %.4f "
+			      "((1-f)^K = %.4f; %.4f for a lease of %u "
+			      "segments)\n",
+			      fr[c] * 100, F, S, got, trials[c], want,
+			      pow(1 - fr[c], K),
+			      F == S ? 0
+				     : pass_formula(GRAVELER_SEGMENTS,
+						    (uint32_t)lround(
+							    fr[c] *
+							    GRAVELER_SEGMENTS),
+						    K),
+			      GRAVELER_SEGMENTS);
+		assert_true(fabs(got - want) <= tol);
+	}
+	free(t);
+	free(fab);
+	free(a);
+	free(good);
 	free(res);
 	json_decref(spec);
 	json_decref(params);
@@ -578,11 +907,15 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ref_vs_fast_battle),
 		cmocka_unit_test(test_ref_vs_cpu_ranges),
+		cmocka_unit_test(test_segments),
+		cmocka_unit_test(test_segment_records),
 		cmocka_unit_test(test_binomial_shape),
 		cmocka_unit_test(test_checkpoint_resume),
 		cmocka_unit_test(test_parse_params),
 		cmocka_unit_test(test_carve),
+		cmocka_unit_test(test_decoder_invariants),
 		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_detection_rate),
 		cmocka_unit_test(test_merge_finish_render),
 		cmocka_unit_test(test_statistics),
 	};

@@ -1,0 +1,62 @@
+"""Lazy Graveler workers (issue 20, item 2). A worker that computes only
+part of its lease honestly and fabricates the rest consistently (segment
+records below the true maximum with average sums, a histogram of
+Binomial(231, 1/4) expectations that passes every decoder check) is refused
+by verification, which recomputes segments drawn with gpud's secret seed
+after the upload; so is the attack of the issue (a few segments computed,
+everything else expectations). An honest worker then redoes the leases and
+the job ends exact."""
+import os
+import re
+import subprocess
+
+from harness import BUILD, Cluster, RawWorker, answer_core, blob, check, reference_answer, run, wait_for
+
+FORGE = os.path.join(BUILD, "tests", "system", "graveler_forge")
+UNITS = 1 << 22  # 16,384 segments of one chunk per lease
+SEED = 4242
+
+
+def cheat(cl, rw, keep):
+    """Claim a lease, upload a result honest on `keep` of its segments;
+    returns the lease id once gpud has refused it."""
+    rw.send_msg("CLAIM", {"rate": 0})
+    lease, _ = rw.expect("LEASE")
+    spec = lease["spec"]
+    out = os.path.join(cl.dir, "forged-%d-%d.bin" % (lease["lease"], lease["epoch"]))
+    r = subprocess.run([FORGE, str(SEED), str(spec["begin"]), str(spec["end"]), str(keep), out],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "graveler_forge failed: %s" % r.stderr)
+    raw = open(out, "rb").read()
+    units = spec["end"] - spec["begin"]
+    rw.send_msg("RESULT", {"lease": lease["lease"], "epoch": lease["epoch"], "units_done": units,
+                           "seconds": 1.0}, blob(2, "graveler", lease["lease"], lease["epoch"], raw))
+    f = rw.recv()
+    check(f is not None and f[0] in ("ACK", "ERROR"), "no reply to the result: %s" % (f,))
+    pat = r"lease failed verification job=\d+ lease=%d epoch=%d reason=(.*)" % (lease["lease"], lease["epoch"])
+    m = wait_for(lambda: re.search(pat, cl.log_text("gpud")), 30, "the forged result refused")
+    check("recomputed" in m.group(1), "refused for another reason: %s" % m.group(1))
+    check("lease verified job=" not in cl.log_text("gpud"), "a forged result was verified")
+    return lease["lease"]
+
+
+def test_lazy_graveler(cl: Cluster):
+    cl.gpud_args = ["--lease-units", str(UNITS)]
+    cl.start_gpud()
+    job = cl.submit("graveler", battles=2 * UNITS, seed=SEED)
+    name, secret = cl.ctl("token", "add", "lazy").stdout.strip().split(":", 1)
+    rw = RawWorker(cl.port, name, bytes.fromhex(secret))
+    rw.login()
+    cheat(cl, rw, 0.5)              # half of the lease computed
+    cheat(cl, rw, 1024 / 16384.0)   # the issue's attack: 1,024 chunks
+    rw.close()
+    check(cl.status(job)["state"] != "done", "job done from forged results")
+    # An honest worker redoes the refused leases: the exact answer.
+    cl.start_worker("cpu:1")
+    cl.wait_job(job, timeout=120)
+    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=2 * UNITS, seed=SEED),
+          "answer differs from the reference")
+
+
+if __name__ == "__main__":
+    run(test_lazy_graveler)
