@@ -255,7 +255,7 @@ static void test_transition_table(void **state)
 	static const int allowed[LEASE_NSTATES][LEASE_NSTATES] = {
 		/* to: pend leas done veri fail canc */
 		[LEASE_PENDING] = { 0, 1, 0, 0, 0, 1 },
-		[LEASE_LEASED] = { 1, 1, 1, 0, 0, 1 },
+		[LEASE_LEASED] = { 1, 1, 1, 0, 1, 1 },
 		[LEASE_DONE] = { 1, 0, 0, 1, 1, 1 },
 		[LEASE_VERIFIED] = { 0 },
 		[LEASE_FAILED] = { 0 },
