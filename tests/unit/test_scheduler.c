@@ -194,7 +194,7 @@ static void test_grant_and_carve(void **state)
 	}
 	claim(f, &c[3]);
 	assert_int_equal(c[3].rc, GERR_NOTFOUND);
-	assert_non_null(strstr(c[3].reason, "held by a worker"));
+	assert_string_equal(c[3].reason, "every lease is held: w1 holds 3");
 	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
 	assert_int_equal(job.carve_done, 1);
 	store_job_clear(&job);
@@ -484,6 +484,7 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	claim(f, &c);
 	assert_int_equal(upload(f, &c, 1, 0, 0), 0); /* a checkpoint */
 	h.pol = &f->pol;
+	h.worker_id = f->worker;
 	h.lease_id = c.lease.id;
 	h.epoch = 1;
 	h.units_done = 10;
