@@ -206,7 +206,7 @@ void sched_holders(struct store *st, int64_t job_id, char *buf, size_t len)
 		return;
 	buf[0] = '\0';
 	if (store_lease_holders(st, job_id, &h, &n) || n == 0 ||
-	    len < 64) {
+	    len < 32) {
 		store_holder_free_array(h, n);
 		return;
 	}
