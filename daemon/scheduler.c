@@ -665,8 +665,10 @@ static int commit_fail(struct store *st, struct sched_verify *v, double now)
 				 v->lease.worker_id, "verify_failed", v->err);
 	if (!rc && ns == LEASE_FAILED) {
 		char jr[512];
-		snprintf(jr, sizeof(jr), "lease %" PRId64 " failed verification %u times: %s",
-			 v->lease_id, v->pol->max_failures, v->err);
+		/* Failed runs count too (sched_hold.c): say what failed last. */
+		snprintf(jr, sizeof(jr), "lease %" PRId64 " failed %u times; last: "
+			 "verification failed: %s", v->lease_id,
+			 v->lease.failures + 1, v->err);
 		rc = store_job_set_state(st, v->lease.job_id, JOB_FAILED, jr, now);
 		v->job_finished = -1;
 	} else if (!rc) {

@@ -289,7 +289,7 @@ static void test_failed_verification_retries_then_fails(void **state)
 	assert_false(verify(f, again.lease.id, 2, NULL));
 	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
 	assert_int_equal(job.state, JOB_FAILED); /* max_failures = 2 */
-	assert_non_null(strstr(job.reason, "failed verification"));
+	assert_non_null(strstr(job.reason, "failed 2 times; last: verification failed"));
 	store_job_clear(&job);
 	sched_claim_clear(&c);
 	sched_claim_clear(&again);

@@ -449,8 +449,8 @@ static void test_cancel(void **state)
 	store_lease_clear(&oth);
 }
 
-/* A run that failed on its holder counts as a failure of the lease, with
- * failed verifications: pending from its checkpoint, then failed. */
+/* A run that failed on its holder is a failure of the lease, counted as
+ * failed verifications are: pending from its checkpoint, then failed. */
 static void test_run_failed_then_failed(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
@@ -476,7 +476,7 @@ static void test_run_failed_then_failed(void **state)
 	assert_int_equal(store_lease_run_failed(st, l.id, 1, "x", 2, 3.0, NULL),
 			 GERR_STALE);
 
-	/* A failed verification and a failed run add up. */
+	/* The second failure fails it (max 2 here). */
 	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
 						   100.0, 4.0, &g), 0);
 	store_lease_clear(&g);
