@@ -52,6 +52,11 @@ struct sched_policy {
  * quarantined at quarantine_after). A lease that expired or was re-issued
  * since is ordinary staleness and charges nobody. */
 
+/* A claim: the oldest pending lease, or a new one carved. Refused (rc
+ * GERR_STATE, reason) for a quarantined worker and for one that holds
+ * pol->max_leases_per_worker leases already (fair share). With nothing to
+ * grant (GERR_NOTFOUND) the reason says why, naming who holds what when
+ * every lease is held (sched_holders). */
 struct sched_claim {
 	/* in */
 	const struct sched_policy *pol;
@@ -70,10 +75,6 @@ struct sched_claim {
 };
 void sched_claim(struct store *st, struct sched_claim *c);
 void sched_claim_clear(struct sched_claim *c);
-
-/* A claim refused because the worker holds pol->max_leases_per_worker
- * leases already: rc GERR_STATE with the reason. The claim's NOLEASE
- * reason, when every lease is held, names the holders (sched_holders). */
 
 /* "every lease is held: alice holds 3, bob holds 1" for job_id (0: every
  * active job) into buf; "" when nobody holds a lease. Database thread. */
