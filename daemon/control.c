@@ -52,7 +52,12 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		}
 		store_lease_free_array(leases, nl);
 	}
-	return json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b}",
+	/* status_after shows it as the reason while a worker waits for work. */
+	char held[256] = "";
+	if (j->state == JOB_ACTIVE && j->carve_done && counts[LEASE_LEASED] &&
+	    !counts[LEASE_PENDING])
+		sched_holders(st, j->id, held, sizeof(held));
+	return json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b, s:s?}",
 		"id", (json_int_t)j->id,
 		"workload", j->workload,
 		"unit_name", wl ? wl->unit_name : "units",
@@ -66,7 +71,17 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		"reason", j->reason ? json_string(j->reason) : json_null(),
 		"created_at", j->created_at,
 		"finished_at", j->finished_at,
-		"carve_done", j->carve_done);
+		"carve_done", j->carve_done,
+		"held_by", held[0] ? held : NULL);
+}
+
+/* Some worker waits in its claim for work to appear. */
+static int worker_waiting(const struct gpud *d)
+{
+	for (const struct conn *c = d->conns; c; c = c->next)
+		if (c->parked && !c->closing)
+			return 1;
+	return 0;
 }
 
 static void status_work(struct store *st, void *arg)
@@ -136,9 +151,13 @@ static void status_after(void *arg)
 				json_object_set_new(j, "reason", json_string(why));
 			} else if (leased == 0 && dn > 0 && pending == 0) {
 				json_object_set_new(j, "reason", json_string("verifying results"));
+			} else if (json_is_string(json_object_get(j, "held_by")) &&
+				   worker_waiting(r->d)) {
+				json_object_set(j, "reason", json_object_get(j, "held_by"));
 			}
 		}
 		json_object_del(j, "carve_done");
+		json_object_del(j, "held_by");
 	}
 	ctl_finish(r);
 }
@@ -373,11 +392,13 @@ static void workers_work(struct store *st, void *arg)
 	}
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(arr, json_pack(
-			"{s:I, s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:f, s:f}",
+			"{s:I, s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:I, s:I, s:f, s:f}",
 			"id", (json_int_t)ws[i].id, "name", ws[i].name,
 			"device", ws[i].device ? ws[i].device : "",
 			"online", ws[i].online, "quarantined", ws[i].quarantined,
 			"failures", (int)ws[i].failures,
+			"foreign_msgs", (json_int_t)ws[i].foreign_msgs,
+			"stalls", (json_int_t)ws[i].stalls,
 			"leases_done", (json_int_t)ws[i].leases_done,
 			"units_done", (json_int_t)ws[i].units_done,
 			"rate", ws[i].rate, "last_seen", ws[i].last_seen));

@@ -11,13 +11,17 @@
  *        "units_done","units_verified","rate" (units/s, recent),
  *        "eta_s" (or null),"leases":{"pending":n,"leased":n,"done":n,
  *        "verified":n,"failed":n,"cancelled":n},"workers":[names],
- *        "reason" (why not moving, or null),"created_at","finished_at"}
+ *        "reason" (why not moving, or null: e.g. "every lease is held:
+ *        alice holds 3, bob holds 1" while a worker waits for work),
+ *        "created_at","finished_at"}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
  *        "text":"..."|null,"files":[paths],"exports":[names]}, bin = the
  *        answer as compact JSON (n bytes; none before the first merge)
  *   {"cmd":"cancel"|"pause"|"resume","job":id} -> {}
  *   {"cmd":"workers"} -> {"workers":[{"id","name","device","online",
- *        "quarantined","failures","leases_done","units_done","rate",
+ *        "quarantined","failures","foreign_msgs" (messages about leases
+ *        it was not granted),"stalls" (leases revoked from it for no
+ *        progress),"leases_done","units_done","rate",
  *        "last_seen","lease" (id or null),"job" (id or null)}]}
  *   {"cmd":"token_add","name":N} -> {"token":"N:SECRET"}
  *   {"cmd":"token_list"} -> {"tokens":[{"name","created_at","revoked"}]}

@@ -16,6 +16,8 @@ struct sched_policy gpud_policy(const struct gpud *d)
 		.lease_timeout_s = d->cfg.lease_timeout_s,
 		.max_failures = d->cfg.max_failures,
 		.quarantine_after = d->cfg.quarantine_after,
+		.max_leases_per_worker = d->cfg.max_leases_per_worker,
+		.progress_timeout_s = d->cfg.progress_timeout_s,
 		.data_dir = d->cfg.data_dir,
 	};
 	return p;

@@ -15,14 +15,16 @@
  *                   thread, rendered on the thread pool
  *   control_req.c   a gpuctl request's reply and end
  *   worker_proto.c  the worker messages: login, claim, heartbeat, uploads,
- *                   release, fetch
+ *                   release; worker_fetch.c: fetch
  *   verify.c        verification of stored results on the thread pool
  *   health.c        workers' standing: online while connected
  *   conn.c          one connection: framing, lifetime, the connection list
  *   gpud.c          job rates, the data directory's standing, the wake hook
  *   dbq.c           the database thread
- *   scheduler.c     the lease policy (database thread): claim, heartbeat,
- *                   uploads, verification's commit and merge
+ *   sched_hold.c    a held lease (database thread): heartbeat, upload
+ *                   load, release, each checked against its holder
+ *   scheduler.c     the lease policy (database thread): claim, uploads,
+ *                   verification's commit and merge
  *   job_parts.c     a job's verified leases as the workloads' wl_parts
  *   store*.c        SQLite, only here: store.c (open, migrations,
  *                   statements), store_tx.c (transactions, group commit),
@@ -58,6 +60,8 @@ struct gpud_config {
 	double checkpoint_s;         /* told to workers in WELCOME */
 	uint32_t max_failures;       /* verification failures before failed */
 	uint32_t quarantine_after;   /* worker failures before quarantine */
+	uint32_t max_leases_per_worker; /* leases one token holds; 0 no cap */
+	double progress_timeout_s;   /* no progress this long: revoked; 0 off */
 	double drain_s;              /* SIGTERM: wait for workers' checkpoints */
 };
 

@@ -33,8 +33,15 @@ static void usage(FILE *f)
 "  --checkpoint-interval SECONDS  cadence suggested to workers (default 60)\n"
 "  --drain-seconds S       on SIGTERM, wait this long for workers to checkpoint and\n"
 "                          release their leases (default 15; 0 stops at once)\n"
-"  --max-failures N        failed verifications before a lease fails (default 3)\n"
-"  --quarantine-after N    failed verifications before a worker is quarantined (default 3)\n"
+"  --max-failures N        failures of a lease (failed verifications and failed runs)\n"
+"                          before it fails, and its job with it (default 3)\n"
+"  --quarantine-after N    a worker is quarantined after N failed verifications, N\n"
+"                          messages about leases it was not granted, or N leases\n"
+"                          revoked for no progress (default 3)\n"
+"  --max-leases-per-worker N  leases one worker token may hold at once (default 16;\n"
+"                          0 no cap); a token shared by many devices needs more\n"
+"  --progress-timeout SECONDS  revoke a lease whose reported progress has not grown\n"
+"                          for this long (default 600; 0 never)\n"
 "  --log-level LEVEL       error|warn|info|debug (default info)\n"
 "  --version, --help\n");
 }
@@ -113,6 +120,8 @@ int main(int argc, char **argv)
 		{"drain-seconds", required_argument, NULL, 'D'},
 		{"max-failures", required_argument, NULL, 'm'},
 		{"quarantine-after", required_argument, NULL, 'q'},
+		{"max-leases-per-worker", required_argument, NULL, 'M'},
+		{"progress-timeout", required_argument, NULL, 'P'},
 		{"log-level", required_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
@@ -132,6 +141,11 @@ int main(int argc, char **argv)
 	d.cfg.checkpoint_s = 60;
 	d.cfg.max_failures = 3;
 	d.cfg.quarantine_after = 3;
+	/* One gpuworker holds one lease; a token shared by the devices of
+	 * one machine, each restarted while its old lease still waits for
+	 * its deadline, holds two per device. */
+	d.cfg.max_leases_per_worker = 16;
+	d.cfg.progress_timeout_s = 600;
 	d.cfg.drain_s = 15;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -209,6 +223,21 @@ int main(int argc, char **argv)
 			else
 				d.cfg.quarantine_after = (uint32_t)v;
 			break;
+		case 'M':
+			if (parse_double(optarg, 0, 100000, &v) || v != (double)(int)v) {
+				fprintf(stderr, "gpud: --max-leases-per-worker wants an "
+					"integer 0..100000 (0: no cap)\n");
+				return 2;
+			}
+			d.cfg.max_leases_per_worker = (uint32_t)v;
+			break;
+		case 'P':
+			if (parse_double(optarg, 0, 30 * 86400, &d.cfg.progress_timeout_s)) {
+				fprintf(stderr, "gpud: --progress-timeout wants 0..2592000 "
+					"seconds (0: never)\n");
+				return 2;
+			}
+			break;
 		case 'v':
 			if (glog_level_parse(optarg, &d.log.level)) {
 				fprintf(stderr, "gpud: --log-level wants error|warn|info|debug\n");
@@ -238,6 +267,10 @@ int main(int argc, char **argv)
 	d.cfg.lease_timeout_s = lease_timeout > 0 ? lease_timeout : 3 * d.cfg.heartbeat_s;
 	if (d.cfg.lease_timeout_s <= d.cfg.heartbeat_s) {
 		fprintf(stderr, "gpud: --lease-timeout must be longer than --heartbeat\n");
+		return 2;
+	}
+	if (d.cfg.progress_timeout_s > 0 && d.cfg.progress_timeout_s <= d.cfg.heartbeat_s) {
+		fprintf(stderr, "gpud: --progress-timeout must be longer than --heartbeat\n");
 		return 2;
 	}
 	if (mkdir(d.cfg.data_dir, 0700) && errno != EEXIST) {

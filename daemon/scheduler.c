@@ -188,9 +188,42 @@ static void explain_no_lease(struct store *st, struct sched_claim *c)
 		snprintf(c->reason, sizeof(c->reason), "no jobs");
 	else if (active == 0)
 		snprintf(c->reason, sizeof(c->reason), "all jobs are paused");
-	else
-		snprintf(c->reason, sizeof(c->reason),
-			 "every lease of the active jobs is held by a worker or finished");
+	else {
+		sched_holders(st, 0, c->reason, sizeof(c->reason));
+		if (!c->reason[0])
+			snprintf(c->reason, sizeof(c->reason), "every lease "
+				 "of the active jobs is held by a worker or finished");
+	}
+}
+
+void sched_holders(struct store *st, int64_t job_id, char *buf, size_t len)
+{
+	static const char more[] = ", ...";
+	struct store_holder *h = NULL;
+	size_t n = 0, used;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (store_lease_holders(st, job_id, &h, &n) || n == 0 ||
+	    len < 32) {
+		store_holder_free_array(h, n);
+		return;
+	}
+	used = (size_t)snprintf(buf, len, "every lease is held:");
+	for (size_t i = 0; i < n; i++) {
+		/* Keep room for "more" after the last name that fits. */
+		size_t room = len - used - sizeof(more) + 1;
+		int k = snprintf(buf + used, room, "%s %s holds %" PRIu64,
+				 i ? "," : "", h[i].name, h[i].leases);
+
+		if (k < 0 || (size_t)k >= room) {
+			snprintf(buf + used, len - used, "%s", more);
+			break;
+		}
+		used += (size_t)k;
+	}
+	store_holder_free_array(h, n);
 }
 
 /* Forget the outputs of an earlier run (a claim may run twice: see
@@ -210,23 +243,41 @@ static void claim_reset(struct sched_claim *c)
 	c->rc = 0;
 }
 
+/* A quarantined worker, or one holding its share of leases already (fair
+ * share: one token cannot take every lease), gets nothing more. */
+static int claim_refused(struct store *st, struct sched_claim *c)
+{
+	struct store_worker w = {0};
+	uint64_t held = 0;
+	uint32_t cap = c->pol->max_leases_per_worker;
+
+	if (store_worker_get(st, c->worker_id, &w) != 0)
+		return 0;
+	if (w.quarantined) {
+		c->rc = GERR_STATE;
+		snprintf(c->reason, sizeof(c->reason), "worker %s is quarantined "
+			 "(%u failed verifications, %u messages about leases it "
+			 "was not granted, %u leases revoked for no progress)",
+			 w.name, w.failures, w.foreign_msgs, w.stalls);
+	} else if (cap && (c->rc = store_lease_held_count(st, c->worker_id,
+							  &held)) == 0 &&
+		   held >= cap) {
+		c->rc = GERR_STATE;
+		snprintf(c->reason, sizeof(c->reason), "worker %s holds %" PRIu64
+			 " leases, the most one worker may hold "
+			 "(--max-leases-per-worker %u)", w.name, held, cap);
+	}
+	store_worker_clear(&w);
+	return c->rc != 0;
+}
+
 void sched_claim(struct store *st, struct sched_claim *c)
 {
 	double now = sched_now();
-	struct store_worker w = {0};
 
 	claim_reset(c);
-	if (store_worker_get(st, c->worker_id, &w) == 0) {
-		int q = w.quarantined;
-		free(w.name);
-		free(w.device);
-		if (q) {
-			c->rc = GERR_STATE;
-			snprintf(c->reason, sizeof(c->reason),
-				 "worker is quarantined after failed verifications");
-			return;
-		}
-	}
+	if (claim_refused(st, c))
+		return;
 	c->rc = store_begin(st);
 	if (c->rc)
 		return;
@@ -284,72 +335,7 @@ void sched_claim_clear(struct sched_claim *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* ---- heartbeat ---- */
-
-void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
-{
-	double now = sched_now();
-	struct store_lease l = {0};
-
-	h->action = "continue";
-	h->job_id = 0;
-	h->job_progress = 0;
-	h->rc = store_lease_heartbeat(st, h->lease_id, h->epoch, h->units_done,
-				      now + h->pol->lease_timeout_s, now);
-	if (h->rc == GERR_STALE) {
-		h->action = "stop";
-		return;
-	}
-	if (h->rc)
-		return;
-	if (store_lease_get(st, h->lease_id, &l) == 0) {
-		struct store_job job = {0};
-		h->job_id = l.job_id;
-		if (store_job_get(st, l.job_id, &job) == 0) {
-			if (job.state == JOB_PAUSED)
-				h->action = "release";
-			else if (job.state != JOB_ACTIVE)
-				h->action = "stop";
-		}
-		store_job_clear(&job);
-		h->job_progress = sched_job_progress(st, l.job_id);
-	}
-	store_lease_clear(&l);
-}
-
 /* ---- uploads ---- */
-
-void sched_upload_load(struct store *st, struct sched_upload *u)
-{
-	struct store_lease l = {0};
-	struct store_job job = {0};
-
-	u->rc = store_lease_get(st, u->lease_id, &l);
-	if (u->rc) {
-		snprintf(u->err, sizeof(u->err), "no lease %" PRId64, u->lease_id);
-		return;
-	}
-	if (l.state != LEASE_LEASED || l.epoch != u->epoch) {
-		u->rc = GERR_STALE;
-		snprintf(u->err, sizeof(u->err),
-			 "stale epoch: lease %" PRId64 " is %s at epoch %" PRIu64
-			 ", upload is for epoch %" PRIu64,
-			 l.id, lease_state_name(l.state), l.epoch, u->epoch);
-		store_lease_clear(&l);
-		return;
-	}
-	u->rc = store_job_get(st, l.job_id, &job);
-	if (u->rc == 0) {
-		u->job_id = l.job_id;
-		u->workload = xstrdup(job.workload);
-		u->params = xstrdup(job.params);
-		u->spec = xstrdup(l.spec);
-		if (!u->workload || !u->params || !u->spec)
-			u->rc = GERR_NOMEM;
-	}
-	store_job_clear(&job);
-	store_lease_clear(&l);
-}
 
 void sched_upload_decode(struct sched_upload *u)
 {
@@ -470,9 +456,8 @@ void sched_upload_commit(struct store *st, struct sched_upload *u)
 		u->rc = store_commit(st);
 	else
 		store_rollback(st);
-	if (u->rc == GERR_STALE)
-		snprintf(u->err, sizeof(u->err), "stale epoch: lease %" PRId64
-			 " was re-issued", u->lease_id);
+	if (u->rc == GERR_STALE) /* expired or re-issued since the load */
+		snprintf(u->err, sizeof(u->err), "%s", SCHED_NOT_HELD);
 	/* The replaced checkpoint is garbage only once the new one is durable;
 	 * a content-identical checkpoint shares the file, so keep it then. */
 	if (!u->rc && old && strcmp(old, u->hash) != 0)
@@ -680,8 +665,10 @@ static int commit_fail(struct store *st, struct sched_verify *v, double now)
 				 v->lease.worker_id, "verify_failed", v->err);
 	if (!rc && ns == LEASE_FAILED) {
 		char jr[512];
-		snprintf(jr, sizeof(jr), "lease %" PRId64 " failed verification %u times: %s",
-			 v->lease_id, v->pol->max_failures, v->err);
+		/* Failed runs count too (sched_hold.c): say what failed last. */
+		snprintf(jr, sizeof(jr), "lease %" PRId64 " failed %u times; last: "
+			 "verification failed: %s", v->lease_id,
+			 v->lease.failures + 1, v->err);
 		rc = store_job_set_state(st, v->lease.job_id, JOB_FAILED, jr, now);
 		v->job_finished = -1;
 	} else if (!rc) {
@@ -720,26 +707,4 @@ void sched_verify_clear(struct sched_verify *v)
 	free(v->raw);
 	v->workload = v->params = v->spec = NULL;
 	v->raw = NULL;
-}
-
-void sched_release(struct store *st, struct sched_release *r)
-{
-	double now = sched_now();
-
-	struct store_lease l = {0};
-
-	r->rc = store_lease_get(st, r->lease_id, &l);
-	if (!r->rc)
-		r->rc = store_lease_release(st, r->lease_id, r->epoch, now);
-	if (!r->rc)
-		store_event(st, now, l.job_id, r->lease_id, r->epoch, l.worker_id,
-			    r->error[0] ? "run_failed" : "release",
-			    r->error[0] ? r->error : NULL);
-	if (!r->rc && r->error[0]) {
-		char why[400];
-		snprintf(why, sizeof(why), "lease %" PRId64 " failed on a worker "
-			 "(attempt %u): %s", r->lease_id, l.attempts, r->error);
-		store_job_set_reason(st, l.job_id, why);
-	}
-	store_lease_clear(&l);
 }

@@ -1,4 +1,7 @@
-/* scheduler.h - the lease policy, run on the database thread.
+/* scheduler.h - the lease policy, run on the database thread: claims,
+ * uploads, verification and merge (scheduler.c), and what a worker does
+ * with a lease it holds (sched_hold.c: heartbeat, upload load, release),
+ * each checked against the worker that holds the grant.
  *
  * Each sched_* function takes a request struct whose "in" fields the loop
  * thread filled and whose "out" fields the function fills. They run on the
@@ -27,11 +30,33 @@ struct sched_policy {
 	double lease_target_s;
 	uint64_t lease_units;   /* fixed lease size; 0 adapts to the rate */
 	double lease_timeout_s;
-	uint32_t max_failures;
-	uint32_t quarantine_after;
+	uint32_t max_failures;      /* failed verifications or runs of a lease */
+	uint32_t quarantine_after;  /* each of a worker's charges */
+	uint32_t max_leases_per_worker; /* held at once; 0 no cap */
+	double progress_timeout_s;  /* no progress for this long: revoked; 0 off */
 	const char *data_dir;
 };
 
+/* The reply to every message about a lease its sender does not hold,
+ * whether the lease is unknown, at another epoch or someone else's: the
+ * same bytes, so that the reply tells nothing about other workers' leases. */
+#define SCHED_NOT_HELD "stale: lease not held by this worker"
+
+/* Holders (sched_hold.c). A message about a lease is acted on only when
+ * its sender holds the grant: leases.worker_id is the sender, the lease is
+ * leased, and the epoch is the current one. Otherwise it is refused with
+ * SCHED_NOT_HELD; when the grant was never the sender's (an unknown lease,
+ * an epoch not granted yet, or another worker's current grant, which no
+ * honest worker sends: it names only grants it received) the request's
+ * `foreign` is set and the sender charged (store_worker_charge,
+ * quarantined at quarantine_after). A lease that expired or was re-issued
+ * since is ordinary staleness and charges nobody. */
+
+/* A claim: the oldest pending lease, or a new one carved. Refused (rc
+ * GERR_STATE, reason) for a quarantined worker and for one that holds
+ * pol->max_leases_per_worker leases already (fair share). With nothing to
+ * grant (GERR_NOTFOUND) the reason says why, naming who holds what when
+ * every lease is held (sched_holders). */
 struct sched_claim {
 	/* in */
 	const struct sched_policy *pol;
@@ -51,21 +76,37 @@ struct sched_claim {
 void sched_claim(struct store *st, struct sched_claim *c);
 void sched_claim_clear(struct sched_claim *c);
 
+/* "every lease is held: alice holds 3, bob holds 1" for job_id (0: every
+ * active job) into buf; "" when nobody holds a lease. Database thread. */
+void sched_holders(struct store *st, int64_t job_id, char *buf, size_t len);
+
+/* A heartbeat (sched_hold.c). Units over the lease's are refused
+ * (GERR_INVAL, err) and not recorded. With pol->progress_timeout_s, a
+ * lease whose reported progress has not grown for that long is revoked:
+ * back to pending at its last checkpoint, action "stop", revoked set, the
+ * holder charged with a stall. */
 struct sched_heartbeat {
 	/* in */
 	const struct sched_policy *pol;
-	int64_t lease_id;
+	int64_t lease_id, worker_id;
 	uint64_t epoch, units_done;
 	/* out */
 	int rc;
 	const char *action;     /* "continue", "stop" or "release" (static) */
 	int64_t job_id;
 	uint64_t job_progress;  /* for rate sampling */
+	int foreign;            /* never the sender's grant: charged */
+	int revoked;            /* taken back for making no progress */
+	int quarantined;        /* the sender is quarantined now */
+	char err[160];          /* rc's message for the sender */
+	char why[200];          /* for the log: why refused or revoked */
 };
 void sched_heartbeat(struct store *st, struct sched_heartbeat *h);
 
 /* A checkpoint or result upload, in three steps:
- *   sched_upload_load   (database) check (lease, epoch) still leased; load job
+ *   sched_upload_load   (database, sched_hold.c) check that the sender
+ *                       holds (lease, epoch) and that units_done is within
+ *                       the lease; load job
  *   sched_upload_check  (pool)     decode + validate the blob, store the file
  *   sched_upload_commit (database) record it; durable when rc == 0
  * sched_upload_check is sched_upload_decode, sched_upload_store and
@@ -89,6 +130,8 @@ struct sched_upload {
 	/* out */
 	int rc;
 	char err[256];
+	int foreign, quarantined; /* as struct sched_heartbeat's */
+	char why[200];
 	int64_t job_id;
 	char *workload, *params, *spec;
 	char hash[65];
@@ -144,11 +187,22 @@ void sched_verify_check(struct sched_verify *v);
 void sched_verify_commit(struct store *st, struct sched_verify *v);
 void sched_verify_clear(struct sched_verify *v);
 
+/* A release (sched_hold.c). One that carries an error (the holder's run
+ * failed) is a failure of the lease: after pol->max_failures of them,
+ * failed verifications included, the lease fails and with it the job, its
+ * reason naming the lease and the last error. */
 struct sched_release {
+	/* in */
+	const struct sched_policy *pol;
 	int64_t lease_id, worker_id;
 	uint64_t epoch;
 	char error[256];        /* why the run failed, or "" (plain release) */
+	/* out */
 	int rc;
+	int64_t job_id;
+	int job_failed;         /* the run failure failed the job */
+	int foreign, quarantined; /* as struct sched_heartbeat's */
+	char why[200];
 };
 void sched_release(struct store *st, struct sched_release *r);
 

@@ -11,7 +11,9 @@
  *     the expected state with exactly that epoch.
  *  3. Lease states and the only allowed moves (checked in one function):
  *        pending  -> leased      claim
- *        leased   -> pending     release, expiry
+ *        leased   -> pending     release, expiry, revoked (no progress),
+ *                                run failed (failures < max)
+ *        leased   -> failed      run failed (failures >= max)
  *        leased   -> done        result stored
  *        done     -> verified    verification passed
  *        done     -> pending     verification failed (attempts < max)
@@ -105,6 +107,8 @@ struct store_worker {
 	int online;
 	int quarantined;
 	uint32_t failures;
+	uint32_t foreign_msgs; /* messages about leases never granted to it */
+	uint32_t stalls;    /* leases revoked from it for making no progress */
 	uint64_t leases_done;
 	uint64_t units_done;
 	double rate;        /* units/s, last measured */
@@ -214,6 +218,32 @@ int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
 /* leased, same epoch -> pending (worker gives it back). */
 int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
 			double now);
+/* The progress requirement (migration 004): the most units reported under
+ * the current grant and when that last grew (0 before the first report). */
+int store_lease_progress(struct store *st, int64_t id, uint64_t *ret_units,
+			 double *ret_at);
+/* leased, same epoch -> pending, taken from its holder (no progress); the
+ * reason becomes last_error. */
+int store_lease_revoke(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, double now);
+/* leased, same epoch: the holder's run failed. -> pending (failures+1) or
+ * failed when failures reaches max_failures, as store_lease_reject; the
+ * checkpoint is kept. *ret_state (may be NULL) receives the new state. */
+int store_lease_run_failed(struct store *st, int64_t id, uint64_t epoch,
+			   const char *reason, uint32_t max_failures,
+			   double now, enum lease_state *ret_state);
+/* Number of leases worker_id holds (leased) now. */
+int store_lease_held_count(struct store *st, int64_t worker_id,
+			   uint64_t *ret_n);
+/* Who holds the leased leases of job_id (0: of every active job): one row
+ * per worker, most leases first, then by name. */
+struct store_holder {
+	char *name;
+	uint64_t leases;
+};
+int store_lease_holders(struct store *st, int64_t job_id,
+			struct store_holder **ret, size_t *ret_n);
+void store_holder_free_array(struct store_holder *a, size_t n);
 /* Every leased lease whose deadline < now -> pending. Returns the ids moved
  * (malloc'ed array) so the caller can log them. */
 int store_lease_expire(struct store *st, double now, int64_t **ret_ids,
@@ -255,6 +285,12 @@ int store_worker_credit(struct store *st, int64_t id, uint64_t units,
  * NULL. */
 int store_worker_fail(struct store *st, int64_t id, uint32_t threshold,
 		      int *ret_quarantined);
+/* A message about a lease never granted to it (foreign_msgs+1), or a lease
+ * revoked from it for making no progress (stalls+1); each quarantines at
+ * threshold (0 never) as store_worker_fail does. */
+enum store_charge { STORE_CHARGE_FOREIGN, STORE_CHARGE_STALL };
+int store_worker_charge(struct store *st, int64_t id, enum store_charge what,
+			uint32_t threshold, int *ret_quarantined);
 int store_worker_get(struct store *st, int64_t id, struct store_worker *ret);
 int store_worker_list(struct store *st, struct store_worker **ret,
 		      size_t *ret_n);

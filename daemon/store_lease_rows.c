@@ -1,10 +1,14 @@
 /* store_lease_rows.c - lease rows: decoding, insert, get, lists and
- * counts. Every change of a lease's state is in store_leases.c.
+ * counts, and who holds them. Every change of a lease's state is in
+ * store_leases.c.
  */
 #include "store_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* store_lease_holders' rows at most: enough to name who holds what. */
+#define HOLDERS_MAX_SQL "16"
 
 const char *const sdb_lease_row_sql[S_COUNT] = {
 	[S_LEASE_INSERT] =
@@ -19,6 +23,16 @@ const char *const sdb_lease_row_sql[S_COUNT] = {
 			       "WHERE state = ?1 ORDER BY id",
 	[S_LEASE_COUNTS] = "SELECT state, count(*) FROM leases "
 			   "WHERE job_id = ?1 GROUP BY state",
+	[S_LEASE_HELD_COUNT] = "SELECT count(*) FROM leases "
+			       "WHERE worker_id = ?1 AND state = ?2",
+	/* The jobs subquery reads the small jobs table, so the leases are
+	 * found through leases_job (job_id, state). */
+	[S_LEASE_HOLDERS] =
+		"SELECT w.name, count(*) AS n FROM leases AS l "
+		"JOIN workers AS w ON w.id = l.worker_id "
+		"WHERE l.state = ?2 AND l.job_id IN (SELECT id FROM jobs "
+		"WHERE (?1 = 0 AND state = ?3) OR id = ?1) "
+		"GROUP BY w.id ORDER BY n DESC, w.name LIMIT " HOLDERS_MAX_SQL,
 };
 
 const char *lease_state_name(enum lease_state s)
@@ -195,3 +209,77 @@ int store_lease_counts(struct store *st, int64_t job_id,
 	return r;
 }
 
+
+int store_lease_held_count(struct store *st, int64_t worker_id,
+			   uint64_t *ret_n)
+{
+	static const char what[] = "store_lease_held_count";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_HELD_COUNT);
+	int64_t n = 0;
+	int r;
+
+	if (!ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	BIND(sqlite3_bind_int64(s, 1, worker_id));
+	BIND(sqlite3_bind_int(s, 2, LEASE_LEASED));
+	r = sdb_step_int(st, s, &n, what);
+	s = NULL;
+	if (r == 0)
+		*ret_n = n > 0 ? (uint64_t)n : 0;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return r;
+}
+
+void store_holder_free_array(struct store_holder *a, size_t n)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(a[i].name);
+	free(a);
+}
+
+static int holder_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_holder *h = elem;
+
+	h->leases = (uint64_t)sqlite3_column_int64(s, 1);
+	return sdb_dup_col(s, 0, &h->name) ? GERR_NOMEM : 0;
+}
+
+static void holder_clear_v(void *e)
+{
+	struct store_holder *h = e;
+
+	free(h->name);
+	h->name = NULL;
+}
+
+int store_lease_holders(struct store *st, int64_t job_id,
+			struct store_holder **ret, size_t *ret_n)
+{
+	static const char what[] = "store_lease_holders";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_HOLDERS);
+	void *a;
+	size_t n;
+	int r;
+
+	if (!ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	BIND(sqlite3_bind_int64(s, 1, job_id));
+	BIND(sqlite3_bind_int(s, 2, LEASE_LEASED));
+	BIND(sqlite3_bind_int(s, 3, JOB_ACTIVE));
+	r = sdb_get_all(st, s, sizeof(**ret), holder_row, holder_clear_v, &a,
+			&n, what);
+	s = NULL;
+	if (r == 0) {
+		*ret = a;
+		*ret_n = n;
+	}
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return r;
+}

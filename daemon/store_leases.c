@@ -1,6 +1,7 @@
 /* store_leases.c - the lease state machine (store.h invariants 2 and 3)
  * and every call that moves a lease: claim, heartbeat, checkpoint, result,
- * verified, reject, release, expiry, cancel.
+ * verified, reject, release, revoke, run failed, expiry, cancel; and the
+ * progress requirement's record (progress_units, progress_at).
  *
  * Every change of a lease's state goes through lease_move(), which checks
  * lease_moves[][] and runs an UPDATE whose WHERE clause names the expected
@@ -15,6 +16,13 @@
 /* Lease statements run by lease_move() reserve ?1 id, ?2 epoch, ?3 from
  * state, ?4 to state; their own parameters start at ?5. */
 #define LEASE_WHERE_ONE " WHERE id = ?1 AND epoch = ?2 AND state = ?3"
+/* A report of units (SQL parameter u) at time t: progress when it is more
+ * than any before under this grant, or the first report. SET expressions
+ * read the row as it was, so the order of the two does not matter. */
+#define PROGRESS_SET(u, t)                                                   \
+	"progress_at = CASE WHEN " u " > progress_units OR progress_at = 0 " \
+	"THEN " t " ELSE progress_at END, "                                  \
+	"progress_units = max(progress_units, " u ")"
 
 const char *const sdb_lease_sql[S_COUNT] = {
 	/* The oldest pending lease of an active job of a wanted workload,
@@ -22,19 +30,22 @@ const char *const sdb_lease_sql[S_COUNT] = {
 	[S_LEASE_CLAIM] =
 		"UPDATE leases SET state = ?4, epoch = epoch + 1, "
 		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
-		"updated_at = ?7, units_done = checkpoint_units "
+		"updated_at = ?7, units_done = checkpoint_units, "
+		"progress_units = checkpoint_units, progress_at = 0 "
 		"WHERE state = ?3 AND id = (SELECT l.id FROM leases AS l "
 		"JOIN jobs AS j ON j.id = l.job_id "
 		"WHERE l.state = ?3 AND j.state = ?8 "
 		"AND j.workload IN (SELECT value FROM json_each(?9)) "
 		"ORDER BY l.id LIMIT 1) RETURNING " LEASE_COLS,
 	[S_LEASE_HEARTBEAT] = "UPDATE leases SET state = ?4, units_done = ?5, "
-			      "deadline = ?6, updated_at = ?7" LEASE_WHERE_ONE,
+			      "deadline = ?6, updated_at = ?7, " PROGRESS_SET("?5", "?7")
+			      LEASE_WHERE_ONE,
 	[S_LEASE_OLD_CHECKPOINT] = "SELECT checkpoint FROM leases"
 				   LEASE_WHERE_ONE,
 	[S_LEASE_CHECKPOINT] = "UPDATE leases SET state = ?4, checkpoint = ?5, "
 			       "checkpoint_units = ?6, units_done = ?6, "
-			       "updated_at = ?7" LEASE_WHERE_ONE,
+			       "updated_at = ?7, " PROGRESS_SET("?6", "?7")
+			       LEASE_WHERE_ONE,
 	[S_LEASE_RESULT] = "UPDATE leases SET state = ?4, result = ?5, "
 			   "units_done = ?6, deadline = 0, updated_at = ?7"
 			   LEASE_WHERE_ONE,
@@ -52,6 +63,18 @@ const char *const sdb_lease_sql[S_COUNT] = {
 	[S_LEASE_RELEASE] = "UPDATE leases SET state = ?4, worker_id = NULL, "
 			    "deadline = 0, units_done = checkpoint_units, "
 			    "updated_at = ?5" LEASE_WHERE_ONE,
+	[S_LEASE_PROGRESS] = "SELECT progress_units, progress_at FROM leases "
+			     "WHERE id = ?1",
+	[S_LEASE_REVOKE] = "UPDATE leases SET state = ?4, worker_id = NULL, "
+			   "deadline = 0, units_done = checkpoint_units, "
+			   "last_error = ?5, updated_at = ?6" LEASE_WHERE_ONE,
+	/* As S_LEASE_REJECT, from leased: the run failed on its holder. */
+	[S_LEASE_RUN_FAILED] =
+		"UPDATE leases SET state = ?4, failures = failures + 1, "
+		"last_error = ?5, updated_at = ?6, deadline = 0, "
+		"units_done = checkpoint_units, "
+		"worker_id = CASE WHEN ?4 = ?7 THEN NULL ELSE worker_id END"
+		LEASE_WHERE_ONE,
 	[S_LEASE_EXPIRE] = "UPDATE leases SET state = ?4, worker_id = NULL, "
 			   "deadline = 0, units_done = checkpoint_units, "
 			   "updated_at = ?5, last_error = 'lease expired' "
@@ -72,7 +95,8 @@ static const unsigned char lease_moves[LEASE_NSTATES][LEASE_NSTATES] = {
 	},
 	[LEASE_LEASED] = {
 		[LEASE_LEASED] = 1,    /* heartbeat, checkpoint */
-		[LEASE_PENDING] = 1,   /* release, expiry */
+		[LEASE_PENDING] = 1,   /* release, expiry, revoke, run failed */
+		[LEASE_FAILED] = 1,    /* run failed, failures >= max */
 		[LEASE_DONE] = 1,      /* result stored */
 		[LEASE_CANCELLED] = 1,
 	},
@@ -359,15 +383,18 @@ out:
 	return sdb_op_end(st, r, what);
 }
 
-int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
-		       const char *reason, uint32_t max_failures, double now,
-		       enum lease_state *ret_state)
+/* A failure of lease (id, epoch) in state `from` (a result that failed
+ * verification, or a run that failed on its holder): failures+1, back to
+ * pending, or failed once failures reaches max_failures. */
+static int lease_fail(struct store *st, enum stmt_id sid,
+		      enum lease_state from, int64_t id, uint64_t epoch,
+		      const char *reason, uint32_t max_failures, double now,
+		      enum lease_state *ret_state, const char *what)
 {
-	static const char what[] = "store_lease_reject";
 	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_FAILURES);
 	struct lease_move m = {
-		.sid = S_LEASE_REJECT, .id = id, .epoch = epoch,
-		.from = LEASE_DONE, .to = LEASE_PENDING,
+		.sid = sid, .id = id, .epoch = epoch,
+		.from = from, .to = LEASE_PENDING,
 	};
 	int64_t failures = 0;
 	int r;
@@ -376,7 +403,7 @@ int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
 		return r;
 	BIND(sqlite3_bind_int64(s, 1, id));
 	BIND(sqlite3_bind_int64(s, 2, (int64_t)(epoch & INT64_MAX)));
-	BIND(sqlite3_bind_int(s, 3, LEASE_DONE));
+	BIND(sqlite3_bind_int(s, 3, from));
 	r = sdb_step_int(st, s, &failures, what);
 	s = NULL;
 	if (r && r != GERR_NOTFOUND)
@@ -385,7 +412,7 @@ int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
 	r = 0;
 	if ((uint64_t)failures + 1 >= max_failures)
 		m.to = LEASE_FAILED;
-	s = sdb_stmt(st, S_LEASE_REJECT);
+	s = sdb_stmt(st, sid);
 	BIND(sdb_bind_text(s, 5, reason));
 	BIND(sqlite3_bind_double(s, 6, now));
 	BIND(sqlite3_bind_int(s, 7, LEASE_PENDING));
@@ -398,6 +425,23 @@ out:
 	if (r == 0 && ret_state)
 		*ret_state = m.to;
 	return r;
+}
+
+int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, uint32_t max_failures, double now,
+		       enum lease_state *ret_state)
+{
+	return lease_fail(st, S_LEASE_REJECT, LEASE_DONE, id, epoch, reason,
+			  max_failures, now, ret_state, "store_lease_reject");
+}
+
+int store_lease_run_failed(struct store *st, int64_t id, uint64_t epoch,
+			   const char *reason, uint32_t max_failures,
+			   double now, enum lease_state *ret_state)
+{
+	return lease_fail(st, S_LEASE_RUN_FAILED, LEASE_LEASED, id, epoch,
+			  reason, max_failures, now, ret_state,
+			  "store_lease_run_failed");
 }
 
 int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
@@ -414,6 +458,60 @@ int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
 	if ((r = sdb_op_begin(st, what)))
 		return r;
 	BIND(sqlite3_bind_double(s, 5, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_progress(struct store *st, int64_t id, uint64_t *ret_units,
+			 double *ret_at)
+{
+	static const char what[] = "store_lease_progress";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_PROGRESS);
+	int64_t units;
+	double at;
+	int rc, r = 0;
+
+	if (!ret_units || !ret_at)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	BIND(sqlite3_bind_int64(s, 1, id));
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_DONE) {
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no lease %lld", what,
+			    (long long)id);
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		r = sdb_fail(st, rc, what);
+		goto out;
+	}
+	units = sqlite3_column_int64(s, 0);
+	at = sqlite3_column_double(s, 1);
+	*ret_units = units > 0 ? (uint64_t)units : 0;
+	*ret_at = at;
+out:
+	sdb_stmt_done(s);
+	return r;
+}
+
+int store_lease_revoke(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, double now)
+{
+	static const char what[] = "store_lease_revoke";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_REVOKE);
+	struct lease_move m = {
+		.sid = S_LEASE_REVOKE, .id = id, .epoch = epoch,
+		.from = LEASE_LEASED, .to = LEASE_PENDING,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 5, reason));
+	BIND(sqlite3_bind_double(s, 6, now));
 	s = NULL;
 	r = lease_move(st, &m, NULL, what);
 out:

@@ -1,5 +1,6 @@
 /* store_workers.c - the workers table: one row per worker identity (its
- * token name), its counters and quarantine.
+ * token name), its counters (failed verifications, messages about leases
+ * never granted to it, leases revoked for no progress) and quarantine.
  */
 #include "store_internal.h"
 
@@ -8,7 +9,7 @@
 
 #define WORKER_COLS                                                          \
 	"id, name, device, online, quarantined, failures, leases_done, "     \
-	"units_done, rate, first_seen, last_seen"
+	"units_done, rate, first_seen, last_seen, foreign_msgs, stalls"
 
 const char *const sdb_worker_sql[S_COUNT] = {
 	[S_WORKER_UPSERT] =
@@ -27,6 +28,14 @@ const char *const sdb_worker_sql[S_COUNT] = {
 			  "quarantined = CASE WHEN ?2 > 0 AND failures + 1 >= ?2 "
 			  "THEN 1 ELSE quarantined END WHERE id = ?1 "
 			  "RETURNING quarantined",
+	[S_WORKER_FOREIGN] = "UPDATE workers SET foreign_msgs = foreign_msgs + 1, "
+			     "quarantined = CASE WHEN ?2 > 0 AND "
+			     "foreign_msgs + 1 >= ?2 THEN 1 ELSE quarantined "
+			     "END WHERE id = ?1 RETURNING quarantined",
+	[S_WORKER_STALL] = "UPDATE workers SET stalls = stalls + 1, "
+			   "quarantined = CASE WHEN ?2 > 0 AND stalls + 1 >= ?2 "
+			   "THEN 1 ELSE quarantined END WHERE id = ?1 "
+			   "RETURNING quarantined",
 	[S_WORKER_GET] = "SELECT " WORKER_COLS " FROM workers WHERE id = ?1",
 	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers ORDER BY id",
 };
@@ -63,6 +72,8 @@ static int worker_row(sqlite3_stmt *s, void *elem)
 	w->rate = sqlite3_column_double(s, 8);
 	w->first_seen = sqlite3_column_double(s, 9);
 	w->last_seen = sqlite3_column_double(s, 10);
+	w->foreign_msgs = (uint32_t)sqlite3_column_int64(s, 11);
+	w->stalls = (uint32_t)sqlite3_column_int64(s, 12);
 	if (sdb_dup_col(s, 1, &w->name) || sdb_dup_col(s, 2, &w->device)) {
 		store_worker_clear(w);
 		return GERR_NOMEM;
@@ -165,12 +176,14 @@ out:
 	return sdb_op_end(st, r, what);
 }
 
-/* threshold 0 never quarantines; a quarantined worker stays so. */
-int store_worker_fail(struct store *st, int64_t id, uint32_t threshold,
-		      int *ret_quarantined)
+/* Add one to a counter of worker id with statement sid (?1 id, ?2
+ * threshold, RETURNING quarantined). threshold 0 never quarantines; a
+ * quarantined worker stays so. */
+static int worker_count(struct store *st, enum stmt_id sid, int64_t id,
+			uint32_t threshold, int *ret_quarantined,
+			const char *what)
 {
-	static const char what[] = "store_worker_fail";
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_FAIL);
+	sqlite3_stmt *s = sdb_stmt(st, sid);
 	int64_t q = 0;
 	int r;
 
@@ -189,6 +202,26 @@ out:
 	if (r == 0 && ret_quarantined)
 		*ret_quarantined = (int)q;
 	return r;
+}
+
+int store_worker_fail(struct store *st, int64_t id, uint32_t threshold,
+		      int *ret_quarantined)
+{
+	return worker_count(st, S_WORKER_FAIL, id, threshold, ret_quarantined,
+			    "store_worker_fail");
+}
+
+int store_worker_charge(struct store *st, int64_t id, enum store_charge what,
+			uint32_t threshold, int *ret_quarantined)
+{
+	if (what == STORE_CHARGE_FOREIGN)
+		return worker_count(st, S_WORKER_FOREIGN, id, threshold,
+				    ret_quarantined, "store_worker_charge");
+	if (what == STORE_CHARGE_STALL)
+		return worker_count(st, S_WORKER_STALL, id, threshold,
+				    ret_quarantined, "store_worker_charge");
+	return sdb_err(st, GERR_INVAL, "store_worker_charge: bad kind %d",
+		       (int)what);
 }
 
 int store_worker_get(struct store *st, int64_t id, struct store_worker *ret)

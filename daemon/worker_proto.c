@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "auth.h"
-#include "blob.h"
 #include "conn.h"
 #include "dbq.h"
 #include "gerr.h"
@@ -28,6 +27,17 @@
 #define PARK_MS 10000
 
 static int claim_submit(struct conn *c);
+
+/* A message about a lease its sender was never granted (sched_hold.c,
+ * invariant 3): refused like any stale one, and a warning naming who. */
+static void log_foreign(struct conn *c, const char *what, int64_t lease,
+			uint64_t epoch, const char *why, int quarantined)
+{
+	LOG_WARN(&c->d->log, "%s refused: lease not held by its sender lease=%"
+		 PRId64 " epoch=%" PRIu64 " worker=%s peer=%s why=\"%s\"%s",
+		 what, lease, epoch, c->name, c->peer, why,
+		 quarantined ? " (worker quarantined)" : "");
+}
 
 /* A NOLEASE: come back in retry_s seconds. */
 static void send_nolease(struct conn *c, double retry_s, const char *reason)
@@ -342,8 +352,27 @@ static void hb_after(void *arg)
 	struct conn *c = r->c;
 	struct gpud *d = c->d;
 
-	if (r->hb.rc != GERR_STALE)
+	if (r->hb.rc != GERR_STALE && r->hb.rc != GERR_INVAL)
 		gpud_storage_outcome(d, r->hb.rc, "recording a heartbeat");
+	if (r->hb.foreign)
+		log_foreign(c, "heartbeat", r->hb.lease_id, r->hb.epoch,
+			    r->hb.why, r->hb.quarantined);
+	if (r->hb.rc == GERR_INVAL)
+		LOG_WARN(&d->log, "heartbeat refused lease=%" PRId64 " epoch=%"
+			 PRIu64 " worker=%s peer=%s reason=%s", r->hb.lease_id,
+			 r->hb.epoch, c->name, c->peer, r->hb.err);
+	if (r->hb.revoked) {
+		LOG_WARN(&d->log, "lease revoked lease=%" PRId64 " epoch=%"
+			 PRIu64 " worker=%s reason=%s%s", r->hb.lease_id,
+			 r->hb.epoch, c->name, r->hb.why,
+			 r->hb.quarantined ? " (worker quarantined)" : "");
+		gpud_wake_parked(d);
+	}
+	if (r->hb.rc == 0 && !r->hb.revoked) {
+		/* A worker that reconnected keeps its lease: remember it. */
+		c->lease_id = r->hb.lease_id;
+		c->epoch = r->hb.epoch;
+	}
 	if (r->hb.job_id)
 		gpud_rate_sample(d, r->hb.job_id, r->hb.job_progress, sched_now());
 	if (d->draining && strcmp(r->hb.action, "continue") == 0)
@@ -354,7 +383,8 @@ static void hb_after(void *arg)
 		json_t *h = NULL;
 
 		if (r->hb.rc && r->hb.rc != GERR_STALE) {
-			conn_send_error(c, r->hb.rc, gerr_str(r->hb.rc), r->hb.lease_id,
+			conn_send_error(c, r->hb.rc, r->hb.err[0] ? r->hb.err
+				   : gerr_str(r->hb.rc), r->hb.lease_id,
 				   r->hb.epoch);
 		} else {
 			if (msg_hb_action_parse(r->hb.action, &m.action) == 0)
@@ -387,11 +417,9 @@ int wp_heartbeat(struct conn *c, const json_t *msg)
 	r->pol = gpud_policy(c->d);
 	r->hb.pol = &r->pol;
 	r->hb.lease_id = (int64_t)m.lease;
+	r->hb.worker_id = c->worker_id;
 	r->hb.epoch = m.epoch;
 	r->hb.units_done = m.units_done;
-	/* A worker that reconnected keeps its lease: remember it again. */
-	c->lease_id = r->hb.lease_id;
-	c->epoch = r->hb.epoch;
 	conn_ref(c);
 	c->busy = 1;
 	if (dbq_submit_batch(c->d->dbq, hb_work, hb_after, r)) {
@@ -428,10 +456,16 @@ static void upload_reply(struct upload_req *r)
 	json_t *h = NULL;
 
 	gpud_storage_outcome(d, u->rc, u->is_result ? "storing a result" : "storing a checkpoint");
-	if (u->rc) {
+	if (u->foreign) {
+		log_foreign(c, what, u->lease_id, u->epoch, u->why,
+			    u->quarantined);
+	} else if (u->rc) {
 		LOG_WARN(&d->log, "%s refused job=%" PRId64 " lease=%" PRId64
-			 " epoch=%" PRIu64 " worker=%s reason=%s", what, u->job_id,
-			 u->lease_id, u->epoch, c->name, u->err[0] ? u->err : gerr_str(u->rc));
+			 " epoch=%" PRIu64 " worker=%s reason=%s%s%s", what, u->job_id,
+			 u->lease_id, u->epoch, c->name, u->err[0] ? u->err : gerr_str(u->rc),
+			 u->why[0] ? ": " : "", u->why);
+	}
+	if (u->rc) {
 		if (!c->closing)
 			conn_send_error(c, u->rc, u->err[0] ? u->err : gerr_str(u->rc),
 				   u->lease_id, u->epoch);
@@ -636,6 +670,7 @@ int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
 
 struct release_req {
 	struct conn *c;
+	struct sched_policy pol;
 	struct sched_release rel;
 };
 
@@ -654,9 +689,18 @@ static void release_after(void *arg)
 			       .epoch = r->rel.epoch, .what = MSG_ACK_RELEASE };
 	json_t *h = NULL;
 
+	if (r->rel.foreign)
+		log_foreign(c, "release", r->rel.lease_id, r->rel.epoch,
+			    r->rel.why, r->rel.quarantined);
+	if (r->rel.job_failed)
+		LOG_WARN(&c->d->log, "job failed job=%" PRId64 " lease=%" PRId64
+			 ": its runs failed --max-failures times, last on "
+			 "worker=%s: %s", r->rel.job_id, r->rel.lease_id,
+			 c->name, r->rel.error);
 	if (!c->closing) {
 		if (r->rel.rc) {
-			conn_send_error(c, r->rel.rc, gerr_str(r->rel.rc),
+			conn_send_error(c, r->rel.rc, r->rel.rc == GERR_STALE
+				   ? SCHED_NOT_HELD : gerr_str(r->rel.rc),
 				   r->rel.lease_id, r->rel.epoch);
 		} else {
 			msg_ack_encode(&ack, &h);
@@ -686,6 +730,8 @@ int wp_release(struct conn *c, const json_t *msg)
 		return GERR_PROTO;
 	}
 	r->c = c;
+	r->pol = gpud_policy(c->d);
+	r->rel.pol = &r->pol;
 	r->rel.lease_id = (int64_t)m.lease;
 	r->rel.epoch = m.epoch;
 	r->rel.worker_id = c->worker_id;
@@ -701,76 +747,3 @@ int wp_release(struct conn *c, const json_t *msg)
 	}
 	return 0;
 }
-
-/* ---- worker: blob fetch ---- */
-
-struct fetch_req {
-	uv_work_t work;
-	struct conn *c;
-	char hash[BLOB_HASH_HEX];
-	uint8_t *blob;
-	size_t len;
-	int rc;
-};
-
-static void fetch_work(uv_work_t *w)
-{
-	struct fetch_req *r = w->data;
-	r->rc = blob_store_get(r->c->d->cfg.data_dir, r->hash, &r->blob, &r->len);
-}
-
-static void fetch_after(uv_work_t *w, int status)
-{
-	struct fetch_req *r = w->data;
-	struct conn *c = r->c;
-	json_t *h = NULL;
-
-	if (!c->closing) {
-		if (status == 0 && r->rc == 0) {
-			struct msg_blob m = { .hash = r->hash };
-
-			LOG_DEBUG(&c->d->log, "blob sent hash=%.16s bytes=%zu worker=%s",
-				  r->hash, r->len, c->name);
-			msg_blob_encode(&m, &h);
-			conn_send(c, PROTO_BLOB, h, r->blob, r->len);
-		} else {
-			struct msg_error e = {
-				.code = r->rc ? r->rc : GERR_IO,
-				.message = r->rc == GERR_NOTFOUND ? "no such blob"
-								  : gerr_str(r->rc),
-				.hash = r->hash,
-			};
-
-			msg_error_encode(&e, &h);
-			conn_send(c, PROTO_ERROR, h, NULL, 0);
-		}
-	}
-	free(r->blob);
-	free(r);
-	conn_step_done(c);
-}
-
-int wp_fetch(struct conn *c, const json_t *msg)
-{
-	struct msg_fetch m;
-	struct fetch_req *r;
-
-	if (msg_fetch_decode(msg, &m, NULL, 0)) /* 64 lowercase hex digits */
-		return GERR_PROTO;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return GERR_NOMEM;
-	r->c = c;
-	memcpy(r->hash, m.hash, BLOB_HASH_HEX);
-	r->work.data = r;
-	conn_ref(c);
-	c->busy = 1;
-	if (uv_queue_work(c->d->loop, &r->work, fetch_work, fetch_after)) {
-		c->busy = 0;
-		conn_unref(c);
-		free(r);
-		return GERR_STATE;
-	}
-	return 0;
-}
-

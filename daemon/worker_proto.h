@@ -1,6 +1,7 @@
-/* worker_proto.h - the worker side of gpud's protocol (worker_proto.c):
- * one handler per worker message, for the handler table that server.c
- * gives worker connections (conn.h's struct conn_handlers).
+/* worker_proto.h - the worker side of gpud's protocol (worker_proto.c;
+ * wp_fetch in worker_fetch.c): one handler per worker message, for the
+ * handler table that server.c gives worker connections (conn.h's struct
+ * conn_handlers).
  *
  * Each handler returns 0 (maybe having started an asynchronous step:
  * c->busy set, and a reference held until conn_step_done) or GERR_PROTO

@@ -783,8 +783,11 @@ static void print_workers(json_t *reply)
 	size_t i;
 	json_t *w;
 
-	printf("%-4s %-16s %-10s %-12s %8s %8s %12s  %s\n", "id", "name", "device",
-	       "state", "leases", "failures", "units", "lease");
+	/* failures: failed verifications; foreign: messages about leases it
+	 * was not granted; stalls: leases revoked for no progress. */
+	printf("%-4s %-16s %-10s %-12s %8s %8s %8s %8s %12s  %s\n", "id", "name",
+	       "device", "state", "leases", "failures", "foreign", "stalls",
+	       "units", "lease");
 	json_array_foreach(json_object_get(reply, "workers"), i, w) {
 		char u[32], lease[32] = "-";
 		const char *state = json_is_true(json_object_get(w, "quarantined"))
@@ -796,12 +799,15 @@ static void print_workers(json_t *reply)
 				 json_integer_value(json_object_get(w, "lease")),
 				 json_integer_value(json_object_get(w, "job")));
 		printf("%-4" JSON_INTEGER_FORMAT " %-16s %-10s %-12s %8" JSON_INTEGER_FORMAT
-		       " %8" JSON_INTEGER_FORMAT " %12s  %s\n",
+		       " %8" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT " %8"
+		       JSON_INTEGER_FORMAT " %12s  %s\n",
 		       json_integer_value(json_object_get(w, "id")),
 		       json_string_value(json_object_get(w, "name")),
 		       json_string_value(json_object_get(w, "device")), state,
 		       json_integer_value(json_object_get(w, "leases_done")),
-		       json_integer_value(json_object_get(w, "failures")), u, lease);
+		       json_integer_value(json_object_get(w, "failures")),
+		       json_integer_value(json_object_get(w, "foreign_msgs")),
+		       json_integer_value(json_object_get(w, "stalls")), u, lease);
 	}
 }
 

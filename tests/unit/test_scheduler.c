@@ -1,6 +1,8 @@
 /* Unit tests of the lease policy (daemon/scheduler.c) on a real store and
  * the Graveler workload, without sockets: grant, carve, uploads, stale
- * epochs, verification failure and retry, pause/cancel, expiry, completion. */
+ * epochs, verification failure and retry, pause/cancel, expiry, completion;
+ * and a held lease's checks: its holder, its progress, the cap per worker,
+ * run failures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,7 +196,7 @@ static void test_grant_and_carve(void **state)
 	}
 	claim(f, &c[3]);
 	assert_int_equal(c[3].rc, GERR_NOTFOUND);
-	assert_non_null(strstr(c[3].reason, "held by a worker"));
+	assert_string_equal(c[3].reason, "every lease is held: w1 holds 3");
 	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
 	assert_int_equal(job.carve_done, 1);
 	store_job_clear(&job);
@@ -287,7 +289,7 @@ static void test_failed_verification_retries_then_fails(void **state)
 	assert_false(verify(f, again.lease.id, 2, NULL));
 	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
 	assert_int_equal(job.state, JOB_FAILED); /* max_failures = 2 */
-	assert_non_null(strstr(job.reason, "failed verification"));
+	assert_non_null(strstr(job.reason, "failed 2 times; last: verification failed"));
 	store_job_clear(&job);
 	sched_claim_clear(&c);
 	sched_claim_clear(&again);
@@ -484,6 +486,7 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	claim(f, &c);
 	assert_int_equal(upload(f, &c, 1, 0, 0), 0); /* a checkpoint */
 	h.pol = &f->pol;
+	h.worker_id = f->worker;
 	h.lease_id = c.lease.id;
 	h.epoch = 1;
 	h.units_done = 10;
@@ -518,6 +521,265 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	sched_claim_clear(&again);
 }
 
+/* ---- holders (sched_hold.c) ---- */
+
+static int64_t add_worker2(struct fx *f, const char *name)
+{
+	int64_t id = 0;
+
+	assert_int_equal(store_worker_upsert(f->st, name, "cpu", 1000, &id), 0);
+	return id;
+}
+
+static void heartbeat(struct fx *f, struct sched_heartbeat *h, int64_t worker,
+		      int64_t lease, uint64_t epoch, uint64_t units)
+{
+	memset(h, 0, sizeof(*h));
+	h->pol = &f->pol;
+	h->worker_id = worker;
+	h->lease_id = lease;
+	h->epoch = epoch;
+	h->units_done = units;
+	sched_heartbeat(f->st, h);
+}
+
+/* The load step of an upload (no blob needed: it is refused before). */
+static void upload_load(struct fx *f, struct sched_upload *u, int64_t worker,
+			int64_t lease, uint64_t epoch, uint64_t units)
+{
+	memset(u, 0, sizeof(*u));
+	u->pol = &f->pol;
+	u->is_result = 1;
+	u->worker_id = worker;
+	u->lease_id = lease;
+	u->epoch = epoch;
+	u->units_done = units;
+	sched_upload_load(f->st, u);
+}
+
+static void release(struct fx *f, struct sched_release *r, int64_t worker,
+		    int64_t lease, uint64_t epoch, const char *error)
+{
+	memset(r, 0, sizeof(*r));
+	r->pol = &f->pol;
+	r->worker_id = worker;
+	r->lease_id = lease;
+	r->epoch = epoch;
+	snprintf(r->error, sizeof(r->error), "%s", error);
+	sched_release(f->st, r);
+}
+
+static struct store_worker get_worker(struct fx *f, int64_t id)
+{
+	struct store_worker w;
+
+	assert_int_equal(store_worker_get(f->st, id, &w), 0);
+	return w;
+}
+
+/* Someone else's lease, an unknown one and an epoch never granted get
+ * the same refusal as a lease of one's own that went stale; only the first
+ * three are charged, and the holder's lease is untouched. */
+static void test_foreign_refused_alike(void **state)
+{
+	struct fx *f = *state;
+	int64_t thief = add_worker2(f, "thief");
+	struct sched_claim c, again, tc;
+	struct sched_heartbeat h;
+	struct sched_upload u;
+	struct sched_release r;
+	struct store_lease l;
+	struct store_worker w;
+	int64_t *ids = NULL, id;
+	size_t n = 0;
+	uint64_t ev = 0;
+	const struct { int64_t lease_delta; uint64_t epoch; } forged[] = {
+		{ 0, 1 }, { 0, 2 }, { 999, 1 },
+	};
+
+	claim(f, &c);
+	assert_int_equal(c.rc, 0);
+	id = c.lease.id;
+	heartbeat(f, &h, f->worker, id, 1, 5);
+	assert_int_equal(h.rc, 0);
+	for (size_t i = 0; i < 3; i++) {
+		int64_t lid = id + forged[i].lease_delta;
+
+		heartbeat(f, &h, thief, lid, forged[i].epoch, 7);
+		assert_int_equal(h.rc, GERR_STALE);
+		assert_string_equal(h.action, "stop");
+		assert_true(h.foreign);
+		upload_load(f, &u, thief, lid, forged[i].epoch, 7);
+		assert_int_equal(u.rc, GERR_STALE);
+		assert_string_equal(u.err, SCHED_NOT_HELD);
+		assert_true(u.foreign);
+		sched_upload_clear(&u);
+	}
+	release(f, &r, thief, id, 1, "");
+	assert_int_equal(r.rc, GERR_STALE);
+	assert_true(r.foreign);
+	assert_true(r.quarantined); /* 7 charges, quarantine_after 5 */
+	w = get_worker(f, thief);
+	assert_int_equal(w.foreign_msgs, 7);
+	assert_int_equal(w.quarantined, 1);
+	store_worker_clear(&w);
+	assert_int_equal(store_event_count(f->st, "foreign", 0, &ev), 0);
+	assert_int_equal(ev, 7);
+	claim(f, &tc);
+	tc.worker_id = thief; /* claim() claims as f->worker: again as thief */
+	sched_claim(f->st, &tc);
+	assert_int_equal(tc.rc, GERR_STATE);
+	assert_non_null(strstr(tc.reason, "thief is quarantined"));
+	sched_claim_clear(&tc);
+	assert_int_equal(store_lease_get(f->st, id, &l), 0);
+	assert_int_equal(l.state, LEASE_LEASED);
+	assert_int_equal(l.worker_id, f->worker);
+	assert_int_equal(l.units_done, 5);
+	store_lease_clear(&l);
+
+	/* The holder's own stale epoch: the same reply, nobody charged. */
+	assert_int_equal(store_lease_expire(f->st, sched_now() + 1e6, &ids, &n), 0);
+	free(ids);
+	claim(f, &again);
+	assert_int_equal(again.lease.epoch, 2);
+	heartbeat(f, &h, f->worker, id, 1, 5);
+	assert_int_equal(h.rc, GERR_STALE);
+	assert_string_equal(h.action, "stop");
+	assert_false(h.foreign);
+	upload_load(f, &u, f->worker, id, 1, 5);
+	assert_string_equal(u.err, SCHED_NOT_HELD);
+	assert_false(u.foreign);
+	sched_upload_clear(&u);
+	w = get_worker(f, f->worker);
+	assert_int_equal(w.foreign_msgs, 0);
+	store_worker_clear(&w);
+	heartbeat(f, &h, f->worker, id, 2, 5);
+	assert_string_equal(h.action, "continue");
+	sched_claim_clear(&c);
+	sched_claim_clear(&again);
+}
+
+/* Progress is bounded by the lease; a lease whose progress stalls past the
+ * timeout is revoked and its holder charged. */
+static void test_progress_bounded_and_required(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c;
+	struct sched_heartbeat h;
+	struct sched_upload u;
+	struct store_lease l;
+	struct store_worker w;
+
+	claim(f, &c);
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 9000000000000000000ull);
+	assert_int_equal(h.rc, GERR_INVAL);
+	assert_non_null(strstr(h.err, "more than the lease's"));
+	upload_load(f, &u, f->worker, c.lease.id, 1, LEASE_UNITS + 1);
+	assert_int_equal(u.rc, GERR_INVAL);
+	sched_upload_clear(&u);
+	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);
+	assert_int_equal(l.units_done, 0);
+	store_lease_clear(&l);
+
+	f->pol.progress_timeout_s = 0.2;
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 5);
+	assert_string_equal(h.action, "continue");
+	usleep(300000);
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 6); /* grew: kept */
+	assert_string_equal(h.action, "continue");
+	assert_false(h.revoked);
+	usleep(300000);
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 6);
+	assert_int_equal(h.rc, 0);
+	assert_string_equal(h.action, "stop");
+	assert_true(h.revoked);
+	assert_non_null(strstr(h.why, "no progress"));
+	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_int_equal(l.failures, 0);
+	store_lease_clear(&l);
+	w = get_worker(f, f->worker);
+	assert_int_equal(w.stalls, 1);
+	store_worker_clear(&w);
+	sched_claim_clear(&c);
+}
+
+/* A cap per worker; a claim that finds every lease held names who holds
+ * what. */
+static void test_cap_and_holders(void **state)
+{
+	struct fx *f = *state;
+	int64_t other = add_worker2(f, "w2");
+	struct sched_claim c[5];
+	char held[256];
+
+	f->pol.max_leases_per_worker = 2;
+	for (int i = 0; i < 3; i++)
+		claim(f, &c[i]);
+	assert_int_equal(c[0].rc, 0);
+	assert_int_equal(c[1].rc, 0);
+	assert_int_equal(c[2].rc, GERR_STATE);
+	assert_string_equal(c[2].reason, "worker w1 holds 2 leases, the most "
+			    "one worker may hold (--max-leases-per-worker 2)");
+	for (int i = 3; i < 5; i++) {
+		claim(f, &c[i]);
+		c[i].worker_id = other;
+		sched_claim(f->st, &c[i]);
+	}
+	assert_int_equal(c[3].rc, 0); /* the job's third and last lease */
+	assert_int_equal(c[4].rc, GERR_NOTFOUND);
+	assert_string_equal(c[4].reason,
+			    "every lease is held: w1 holds 2, w2 holds 1");
+	sched_holders(f->st, f->job, held, sizeof(held));
+	assert_string_equal(held, c[4].reason);
+	sched_holders(f->st, f->job, held, 40); /* too small: cut short */
+	assert_string_equal(held, "every lease is held: w1 holds 2, ...");
+	for (int i = 0; i < 5; i++)
+		sched_claim_clear(&c[i]);
+}
+
+/* A release with an error is a failure of the lease: after max_failures
+ * (2 here) the job fails naming the lease and the last error. */
+static void test_run_failures_fail_the_job(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c;
+	struct sched_release r;
+	struct store_lease l;
+	struct store_job job = {0};
+	char want[128];
+
+	claim(f, &c);
+	release(f, &r, f->worker, c.lease.id, 1, ""); /* a plain release */
+	assert_int_equal(r.rc, 0);
+	sched_claim_clear(&c);
+	claim(f, &c);
+	release(f, &r, f->worker, c.lease.id, 2, "fetch: blob corrupt");
+	assert_int_equal(r.rc, 0);
+	assert_false(r.job_failed);
+	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_int_equal(l.failures, 1);
+	store_lease_clear(&l);
+	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
+	assert_non_null(strstr(job.reason, "failure 1 of 2"));
+	store_job_clear(&job);
+	sched_claim_clear(&c);
+	claim(f, &c);
+	assert_int_equal(c.lease.epoch, 3);
+	release(f, &r, f->worker, c.lease.id, 3, "fetch: blob corrupt");
+	assert_int_equal(r.rc, 0);
+	assert_true(r.job_failed);
+	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
+	assert_int_equal(job.state, JOB_FAILED);
+	snprintf(want, sizeof(want), "lease %lld failed 2 times; last: run "
+		 "failed on a worker: fetch: blob corrupt",
+		 (long long)c.lease.id);
+	assert_string_equal(job.reason, want);
+	store_job_clear(&job);
+	sched_claim_clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -528,6 +790,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_early_verification, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_beside_decode, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heartbeat_pause_cancel_expiry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_foreign_refused_alike, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_progress_bounded_and_required, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cap_and_holders, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_failures_fail_the_job, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -255,7 +255,7 @@ static void test_transition_table(void **state)
 	static const int allowed[LEASE_NSTATES][LEASE_NSTATES] = {
 		/* to: pend leas done veri fail canc */
 		[LEASE_PENDING] = { 0, 1, 0, 0, 0, 1 },
-		[LEASE_LEASED] = { 1, 1, 1, 0, 0, 1 },
+		[LEASE_LEASED] = { 1, 1, 1, 0, 1, 1 },
 		[LEASE_DONE] = { 1, 0, 0, 1, 1, 1 },
 		[LEASE_VERIFIED] = { 0 },
 		[LEASE_FAILED] = { 0 },
@@ -449,6 +449,162 @@ static void test_cancel(void **state)
 	store_lease_clear(&oth);
 }
 
+/* A run that failed on its holder is a failure of the lease, counted as
+ * failed verifications are: pending from its checkpoint, then failed. */
+static void test_run_failed_then_failed(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	int64_t job = add_job(st, "graveler");
+	int64_t w = add_worker(st, "w1");
+	struct store_lease l = add_lease(st, job, w, 10), g;
+	enum lease_state ns = LEASE_NSTATES;
+
+	assert_int_equal(store_lease_set_checkpoint(st, l.id, 1, "ck", 4, 1.0,
+						    NULL), 0);
+	assert_int_equal(store_lease_heartbeat(st, l.id, 1, 7, 100.0, 2.0), 0);
+	assert_int_equal(store_lease_run_failed(st, l.id, 1, "blob corrupt", 2,
+						3.0, &ns), 0);
+	assert_int_equal(ns, LEASE_PENDING);
+	get_lease(st, l.id, &g);
+	assert_int_equal(g.state, LEASE_PENDING);
+	assert_int_equal(g.failures, 1);
+	assert_int_equal(g.units_done, 4);
+	assert_int_equal(g.worker_id, 0);
+	assert_string_equal(g.last_error, "blob corrupt");
+	store_lease_clear(&g);
+	/* Its epoch is over: the same call again is stale. */
+	assert_int_equal(store_lease_run_failed(st, l.id, 1, "x", 2, 3.0, NULL),
+			 GERR_STALE);
+
+	/* The second failure fails it (max 2 here). */
+	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
+						   100.0, 4.0, &g), 0);
+	store_lease_clear(&g);
+	assert_int_equal(store_lease_run_failed(st, l.id, 2, "again", 2, 5.0,
+						&ns), 0);
+	assert_int_equal(ns, LEASE_FAILED);
+	get_lease(st, l.id, &g);
+	assert_int_equal(g.state, LEASE_FAILED);
+	assert_int_equal(g.failures, 2);
+	assert_int_equal(g.worker_id, w);
+	assert_string_equal(g.checkpoint, "ck");
+	store_lease_clear(&g);
+	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
+						   100.0, 6.0, &g),
+			 GERR_NOTFOUND);
+	/* Only from leased. */
+	store_lease_clear(&l);
+	l = add_lease(st, job, w, 10);
+	assert_int_equal(store_lease_set_result(st, l.id, 1, "r", 10, 7.0), 0);
+	assert_int_equal(store_lease_run_failed(st, l.id, 1, "x", 2, 8.0, NULL),
+			 GERR_STALE);
+	store_lease_clear(&l);
+}
+
+/* The progress requirement's record: the most units reported under the
+ * grant and when that last grew; revoke; a claim starts it afresh. */
+static void test_progress_and_revoke(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	int64_t job = add_job(st, "graveler");
+	int64_t w = add_worker(st, "w1");
+	struct store_lease l = add_lease(st, job, w, 10), g;
+	uint64_t best = 99;
+	double at = 99;
+
+	assert_int_equal(store_lease_progress(st, l.id, &best, &at), 0);
+	assert_int_equal(best, 0);
+	assert_true(at == 0);
+	/* The first report starts the clock, even with no units. */
+	assert_int_equal(store_lease_heartbeat(st, l.id, 1, 0, 100.0, 30.0), 0);
+	assert_int_equal(store_lease_progress(st, l.id, &best, &at), 0);
+	assert_true(best == 0 && at == 30.0);
+	assert_int_equal(store_lease_heartbeat(st, l.id, 1, 3, 100.0, 31.0), 0);
+	assert_int_equal(store_lease_heartbeat(st, l.id, 1, 3, 100.0, 40.0), 0);
+	assert_int_equal(store_lease_progress(st, l.id, &best, &at), 0);
+	assert_true(best == 3 && at == 31.0);
+	/* Going back and forth is no progress. */
+	assert_int_equal(store_lease_heartbeat(st, l.id, 1, 1, 100.0, 45.0), 0);
+	assert_int_equal(store_lease_heartbeat(st, l.id, 1, 3, 100.0, 46.0), 0);
+	assert_int_equal(store_lease_progress(st, l.id, &best, &at), 0);
+	assert_true(best == 3 && at == 31.0);
+	assert_int_equal(store_lease_set_checkpoint(st, l.id, 1, "ck", 6, 50.0,
+						    NULL), 0);
+	assert_int_equal(store_lease_progress(st, l.id, &best, &at), 0);
+	assert_true(best == 6 && at == 50.0);
+
+	assert_int_equal(store_lease_revoke(st, l.id, 1, "no progress", 60.0),
+			 0);
+	get_lease(st, l.id, &g);
+	assert_int_equal(g.state, LEASE_PENDING);
+	assert_int_equal(g.worker_id, 0);
+	assert_int_equal(g.units_done, 6);
+	assert_int_equal(g.failures, 0);
+	assert_string_equal(g.last_error, "no progress");
+	store_lease_clear(&g);
+	assert_int_equal(store_lease_revoke(st, l.id, 1, "x", 61.0), GERR_STALE);
+	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
+						   100.0, 62.0, &g), 0);
+	store_lease_clear(&g);
+	assert_int_equal(store_lease_progress(st, l.id, &best, &at), 0);
+	assert_true(best == 6 && at == 0);
+	assert_int_equal(store_lease_progress(st, 999, &best, &at),
+			 GERR_NOTFOUND);
+	store_lease_clear(&l);
+}
+
+/* Who holds what: per worker, most first; all active jobs or one job. */
+static void test_held_and_holders(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	int64_t job = add_job(st, "graveler"), other = add_job(st, "graveler");
+	int64_t a = add_worker(st, "alice"), b = add_worker(st, "bob");
+	int64_t c = add_worker(st, "carol");
+	struct store_lease l[5];
+	struct store_holder *h;
+	size_t n;
+	uint64_t held = 9;
+
+	l[0] = add_lease(st, job, b, 10);
+	l[1] = add_lease(st, job, a, 10);
+	l[2] = add_lease(st, job, a, 10);
+	l[3] = add_lease(st, other, a, 10);
+	l[4] = add_lease(st, job, c, 10);
+	assert_int_equal(store_lease_set_result(st, l[4].id, 1, "r", 10, 1.0),
+			 0);
+	assert_int_equal(store_lease_held_count(st, a, &held), 0);
+	assert_int_equal(held, 3);
+	assert_int_equal(store_lease_held_count(st, c, &held), 0);
+	assert_int_equal(held, 0); /* done is not held */
+
+	assert_int_equal(store_lease_holders(st, job, &h, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(h[0].name, "alice");
+	assert_int_equal(h[0].leases, 2);
+	assert_string_equal(h[1].name, "bob");
+	assert_int_equal(h[1].leases, 1);
+	store_holder_free_array(h, n);
+	assert_int_equal(store_lease_holders(st, 0, &h, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(h[0].leases, 3);
+	store_holder_free_array(h, n);
+	/* Every active job: a paused one is left out, unless named. */
+	assert_int_equal(store_job_set_state(st, other, JOB_PAUSED, NULL, 2.0),
+			 0);
+	assert_int_equal(store_lease_holders(st, 0, &h, &n), 0);
+	assert_int_equal(h[0].leases, 2);
+	store_holder_free_array(h, n);
+	assert_int_equal(store_lease_holders(st, other, &h, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(h[0].name, "alice");
+	store_holder_free_array(h, n);
+	assert_int_equal(store_lease_holders(st, 999, &h, &n), 0);
+	assert_int_equal(n, 0);
+	store_holder_free_array(h, n);
+	for (int i = 0; i < 5; i++)
+		store_lease_clear(&l[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +615,9 @@ int main(void)
 		T(test_expiry_reissues_with_checkpoint),
 		T(test_reject_then_failed),
 		T(test_cancel),
+		T(test_run_failed_then_failed),
+		T(test_progress_and_revoke),
+		T(test_held_and_holders),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -73,6 +73,30 @@ static void test_workers(void **state)
 	assert_int_equal(wk.quarantined, 1);
 	store_worker_clear(&wk);
 
+	/* Messages about leases it was not granted, and stalls: counted
+	 * apart, each quarantining at the threshold. */
+	assert_int_equal(store_worker_charge(st, id2, STORE_CHARGE_FOREIGN, 2,
+					     &q), 0);
+	assert_int_equal(q, 0);
+	assert_int_equal(store_worker_charge(st, id2, STORE_CHARGE_STALL, 2,
+					     &q), 0);
+	assert_int_equal(q, 0);
+	assert_int_equal(store_worker_charge(st, id2, STORE_CHARGE_STALL, 2,
+					     NULL), 0);
+	assert_int_equal(store_worker_get(st, id2, &wk), 0);
+	assert_int_equal(wk.foreign_msgs, 1);
+	assert_int_equal(wk.stalls, 2);
+	assert_int_equal(wk.failures, 1);
+	assert_int_equal(wk.quarantined, 1);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_charge(st, id2, STORE_CHARGE_FOREIGN, 0,
+					     &q), 0);
+	assert_int_equal(q, 1); /* stays quarantined */
+	assert_int_equal(store_worker_charge(st, id2, (enum store_charge)7, 2,
+					     &q), GERR_INVAL);
+	assert_int_equal(store_worker_charge(st, 999, STORE_CHARGE_FOREIGN, 2,
+					     &q), GERR_NOTFOUND);
+
 	assert_int_equal(store_worker_list(st, &a, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(a[0].name, "alpha");
