@@ -1,0 +1,226 @@
+/* store_blobs.c - which blobs the database names, its own integrity, and
+ * the jobs found damaged (schema/005_store.sql).
+ *
+ * The reference listing is written once, here: the start-up sweep removes
+ * every stored blob it does not name, and `gpuctl check` checks every blob
+ * it names. So it errs towards naming too much: a table that comes to hold
+ * blob hashes must be added to S_BLOB_REFS, or the sweep deletes its blobs.
+ */
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A JSON string value that can name a blob: 64 lowercase hex digits.
+ * Othello's params carry "digests", 16 hex digits per block, which four
+ * blocks make 64 long: digests never name blobs. */
+#define HEX64(t)                                                             \
+	"(" t ".type = 'text' AND length(" t ".value) = 64 AND " t ".value " \
+	"NOT GLOB '*[^0-9a-f]*' AND coalesce(" t ".key, '') NOT IN "         \
+	"('digest', 'digests'))"
+
+const char *const sdb_blob_sql[S_COUNT] = {
+	[S_BLOB_REFS] =
+		"SELECT result, job_id, id, 0 FROM leases "
+		"WHERE result IS NOT NULL "
+		"UNION ALL SELECT checkpoint, job_id, id, 1 FROM leases "
+		"WHERE checkpoint IS NOT NULL "
+		"UNION ALL SELECT t.value, l.job_id, l.id, 2 "
+		"FROM leases AS l, json_tree(l.spec) AS t WHERE " HEX64("t") " "
+		"UNION ALL SELECT t.value, j.id, 0, 3 "
+		"FROM jobs AS j, json_tree(j.params) AS t WHERE " HEX64("t") " "
+		"UNION ALL SELECT t.value, j.id, 0, 4 "
+		"FROM jobs AS j, json_tree(j.answer) AS t "
+		"WHERE j.answer IS NOT NULL AND " HEX64("t") " "
+		"UNION ALL SELECT t.value, p.job_id, p.lease_id, 5 "
+		"FROM parts AS p, json_tree(p.note) AS t "
+		"WHERE p.note IS NOT NULL AND " HEX64("t") " "
+		"ORDER BY 1, 2, 3",
+	[S_DAMAGE_CLEAR] = "DELETE FROM damage",
+	[S_DAMAGE_ADD] = "INSERT INTO damage (job_id, reason, problems, "
+			 "found_at) VALUES (?1, ?2, ?3, ?4)",
+	[S_DAMAGE_GET] = "SELECT reason FROM damage WHERE job_id = ?1",
+};
+
+/* Indexed by the query's last column. */
+static const char *const ref_where[] = {
+	"result of lease", "checkpoint of lease", "spec of lease",
+	"params of job", "answer of job", "note of lease",
+};
+
+int store_blob_refs(struct store *st, struct store_blob_ref **ret,
+		    size_t *ret_n)
+{
+	static const char what[] = "store_blob_refs";
+	sqlite3_stmt *s = sdb_stmt(st, S_BLOB_REFS);
+	struct store_blob_ref *a = NULL;
+	size_t n = 0, cap = 0;
+	int rc, r = 0;
+
+	if (!ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *h = sqlite3_column_text(s, 0);
+		int w = sqlite3_column_int(s, 3);
+
+		if (n == cap) {
+			size_t ncap = cap ? 2 * cap : 64;
+			void *na = realloc(a, ncap * sizeof(*a));
+
+			if (!na) {
+				r = sdb_err(st, GERR_NOMEM, "%s: out of memory",
+					    what);
+				goto out;
+			}
+			a = na;
+			cap = ncap;
+		}
+		memset(&a[n], 0, sizeof(a[n]));
+		/* A column holding something longer than a hash is no blob
+		 * name; it keeps its first 64 bytes, which name none either. */
+		snprintf(a[n].hash, sizeof(a[n].hash), "%s",
+			 h ? (const char *)h : "");
+		a[n].job_id = sqlite3_column_int64(s, 1);
+		a[n].lease_id = sqlite3_column_int64(s, 2);
+		a[n].where = w >= 0 && w < (int)(sizeof(ref_where) /
+						 sizeof(ref_where[0]))
+			? ref_where[w] : "row";
+		n++;
+	}
+	if (rc != SQLITE_DONE)
+		r = sdb_fail(st, rc, what);
+out:
+	sdb_stmt_done(s);
+	if (r) {
+		free(a);
+		return r;
+	}
+	*ret = a;
+	*ret_n = n;
+	return 0;
+}
+
+void store_lines_free(char **lines, size_t n)
+{
+	if (!lines)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+}
+
+int store_integrity(struct store *st, int quick, size_t max,
+		    char ***ret_lines, size_t *ret_n)
+{
+	const char *what = quick ? "quick_check" : "integrity_check";
+	char sql[64];
+	char **lines = NULL;
+	size_t n = 0;
+	sqlite3_stmt *s = NULL;
+	int rc, r = 0;
+
+	if (!ret_lines || !ret_n || max == 0 || max > 100000)
+		return sdb_err(st, GERR_INVAL, "%s: bad argument", what);
+	snprintf(sql, sizeof(sql), "PRAGMA %s(%zu)", what, max);
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return sdb_fail(st, rc, what);
+	lines = calloc(max, sizeof(*lines));
+	if (!lines) {
+		sqlite3_finalize(s);
+		return sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const unsigned char *t = sqlite3_column_text(s, 0);
+
+		/* A sound database answers one row, "ok". */
+		if (!t || strcmp((const char *)t, "ok") == 0 || n == max)
+			continue;
+		if (!(lines[n] = strdup((const char *)t))) {
+			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
+			break;
+		}
+		n++;
+	}
+	/* A page SQLite cannot even walk fails the pragma itself: that is
+	 * damage found, not an error of the check. */
+	if (!r && rc != SQLITE_DONE) {
+		int code = sdb_fail(st, rc, what);
+
+		if (code != GERR_CORRUPT || n == max ||
+		    !(lines[n] = strdup(st->errmsg)))
+			r = code;
+		else
+			n++;
+	}
+	sqlite3_finalize(s);
+	if (r) {
+		store_lines_free(lines, n);
+		return r;
+	}
+	*ret_lines = lines;
+	*ret_n = n;
+	return 0;
+}
+
+int store_damage_set(struct store *st, const struct store_damage *a,
+		     size_t n, double now)
+{
+	static const char what[] = "store_damage_set";
+	sqlite3_stmt *s = sdb_stmt(st, S_DAMAGE_ADD);
+	int r;
+
+	if (n && !a)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	if ((r = sdb_run(st, S_DAMAGE_CLEAR, what)))
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		int rc;
+
+		if (!a[i].reason || a[i].problems == 0) {
+			r = sdb_err(st, GERR_INVAL, "%s: job %lld without a "
+				    "reason", what, (long long)a[i].job_id);
+			goto out;
+		}
+		BIND(sqlite3_bind_int64(s, 1, a[i].job_id));
+		BIND(sdb_bind_text(s, 2, a[i].reason));
+		BIND(sqlite3_bind_int64(s, 3, a[i].problems));
+		BIND(sqlite3_bind_double(s, 4, now));
+		rc = sqlite3_step(s);
+		if (rc != SQLITE_DONE) {
+			r = sdb_fail(st, rc, what);
+			goto out;
+		}
+		sdb_stmt_done(s);
+	}
+out:
+	sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_damage_get(struct store *st, int64_t job_id, char **ret_reason)
+{
+	static const char what[] = "store_damage_get";
+	sqlite3_stmt *s = sdb_stmt(st, S_DAMAGE_GET);
+	char *reason = NULL;
+	int rc, r = 0;
+
+	if (!ret_reason)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	BIND(sqlite3_bind_int64(s, 1, job_id));
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		if (sdb_dup_col(s, 0, &reason))
+			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
+	} else if (rc != SQLITE_DONE) {
+		r = sdb_fail(st, rc, what);
+	}
+out:
+	sdb_stmt_done(s);
+	if (!r)
+		*ret_reason = reason;
+	return r;
+}
