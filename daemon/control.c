@@ -35,7 +35,10 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	size_t nl = 0;
 	json_t *lc = json_object(), *workers = json_array();
 
+	char *damaged = NULL;
+
 	store_lease_counts(st, j->id, counts);
+	store_damage_get(st, j->id, &damaged);
 	for (int s = 0; s < LEASE_NSTATES; s++)
 		json_object_set_new(lc, lease_state_name((enum lease_state)s),
 				    json_integer((json_int_t)counts[s]));
@@ -52,7 +55,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		}
 		store_lease_free_array(leases, nl);
 	}
-	return json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b}",
+	json_t *out = json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b, s:o}",
 		"id", (json_int_t)j->id,
 		"workload", j->workload,
 		"unit_name", wl ? wl->unit_name : "units",
@@ -66,7 +69,10 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		"reason", j->reason ? json_string(j->reason) : json_null(),
 		"created_at", j->created_at,
 		"finished_at", j->finished_at,
-		"carve_done", j->carve_done);
+		"carve_done", j->carve_done,
+		"damaged", damaged ? json_string(damaged) : json_null());
+	free(damaged);
+	return out;
 }
 
 static void status_work(struct store *st, void *arg)
@@ -590,6 +596,9 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 			return;
 		}
 		work = state_work;
+	} else if (strcmp(r->cmd, "check") == 0) {
+		ctl_check_start(r);
+		return;
 	} else if (strcmp(r->cmd, "workers") == 0) {
 		work = workers_work;
 		after = workers_after;

@@ -11,7 +11,9 @@
  *        "units_done","units_verified","rate" (units/s, recent),
  *        "eta_s" (or null),"leases":{"pending":n,"leased":n,"done":n,
  *        "verified":n,"failed":n,"cancelled":n},"workers":[names],
- *        "reason" (why not moving, or null),"created_at","finished_at"}
+ *        "reason" (why not moving, or null),"damaged" (what gpuctl check
+ *        found wrong with its stored results, or null),"created_at",
+ *        "finished_at"}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
  *        "text":"..."|null,"files":[paths],"exports":[names]}, bin = the
  *        answer as compact JSON (n bytes; none before the first merge)
@@ -26,6 +28,10 @@
  *   {"cmd":"extend","job":id,"args":{..}} -> {"job","state","total_units"}
  *   {"cmd":"export","job":id,"what":W,"args":{..}} -> {"bytes":n}, bin =
  *       the workload's bulk output (e.g. values, scored positions)
+ *   {"cmd":"check"} -> {"damaged":bool,"database":[SQLite's integrity
+ *        problems],"references":n,"blobs_checked":n,"problems":[{"job",
+ *        "lease" (or null),"where","hash","problem"}],"damaged_jobs":[ids]};
+ *        marks (and unmarks) jobs' "damaged"
  *   {"cmd":"ping"} -> {"version":V}
  */
 #ifndef GPUD_CONTROL_H
