@@ -298,6 +298,8 @@ static void submit_parse_after(uv_work_t *w, int status)
 	free(r->input);
 	r->input = NULL;
 	if (status || !r->params) {
+		if (r->storage_rc)
+			gpud_storage_outcome(r->d, r->storage_rc, "storing a job's input");
 		ctl_finish(r);
 		return;
 	}
