@@ -104,6 +104,8 @@ int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
 		return GERR_INVAL;
 	if (snprintf(top, sizeof(top), "%s/blobs", data_dir) >= (int)sizeof(top))
 		return GERR_TOOBIG;
+	if (ret)
+		*ret = s;
 	d = opendir(top);
 	if (!d)
 		return errno == ENOENT ? 0 : gerr_from_errno(errno);

@@ -14,7 +14,7 @@ from harness import GPUD, Cluster, RawWorker, check, run, wait_for
 STORAGE = "cannot write its data directory"
 
 
-def test_datadir(cl: Cluster):
+def test_data_dir(cl: Cluster):
     os.makedirs(cl.data)
     os.chmod(cl.data, 0o777)
     r = subprocess.run([GPUD, "--data", cl.data, "--listen", "127.0.0.1:0", "--socket", cl.sock],
@@ -61,4 +61,4 @@ def test_datadir(cl: Cluster):
 
 
 if __name__ == "__main__":
-    run(test_datadir)
+    run(test_data_dir)
