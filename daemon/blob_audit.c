@@ -91,6 +91,31 @@ static int sweep_sub(const char *sub, const char *xx, const struct store_blob_re
 	return 0;
 }
 
+/* Temporary files gpud writes beside its blobs: the address and token
+ * files' (renamed into place when complete) and the write probe's. Only
+ * these names: anything else in the directory is the operator's. */
+static void sweep_temps(const char *dir, const struct glog *log, struct audit_sweep *s)
+{
+	static const char *const prefixes[] = {
+		"gpud.addr.tmp", "local-worker.token.tmp-", ".write-probe-",
+	};
+	char path[4200];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+			if (strncmp(e->d_name, prefixes[i], strlen(prefixes[i])) == 0 &&
+			    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
+				    (int)sizeof(path)) {
+				remove_one(path, "temporary file", log, s, &s->temps);
+				break;
+			}
+	closedir(d);
+}
+
 int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
 		size_t n, const struct glog *log, struct audit_sweep *ret)
 {
@@ -104,6 +129,8 @@ int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
 		return GERR_INVAL;
 	if (snprintf(top, sizeof(top), "%s/blobs", data_dir) >= (int)sizeof(top))
 		return GERR_TOOBIG;
+	sweep_temps(data_dir, log, &s);
+	sweep_temps(top, log, &s);
 	if (ret)
 		*ret = s;
 	d = opendir(top);

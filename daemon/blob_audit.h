@@ -21,8 +21,9 @@ struct audit_sweep {
 	size_t kept;        /* blobs a row names */
 	uint64_t bytes;     /* removed */
 };
-/* Remove DATA/blobs' temporary files and every blob refs does not name,
- * logging each (names other than blobs' are left alone). *ret may be NULL. */
+/* Remove gpud's temporary files (DATA/blobs/xx/.tmp-*, DATA/gpud.addr.tmp,
+ * DATA/local-worker.token.tmp-*, write probes) and every blob refs does
+ * not name, logging each; any other name is left alone. *ret may be NULL. */
 int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
 		size_t n, const struct glog *log, struct audit_sweep *ret);
 

@@ -14,12 +14,17 @@
  *   control_answer.c  `result` and `export`: loaded on the database
  *                   thread, rendered on the thread pool
  *   control_req.c   a gpuctl request's reply and end
+ *   control_check.c `gpuctl check`: integrity, every named blob, damage
  *   worker_proto.c  the worker messages: login, claim, heartbeat, uploads,
  *                   release, fetch
  *   verify.c        verification of stored results on the thread pool
  *   health.c        workers' standing: online while connected
  *   conn.c          one connection: framing, lifetime, the connection list
  *   gpud.c          job rates, the data directory's standing, the wake hook
+ *   blob_audit.c    the blobs against the rows that name them: the
+ *                   start-up sweep, gpuctl check's blob pass
+ *   datadir.c       the data directory at start: lock, mode, a database
+ *                   missing beside old blobs (--init), the write probe
  *   dbq.c           the database thread
  *   scheduler.c     the lease policy (database thread): claim, heartbeat,
  *                   uploads, verification's commit and merge

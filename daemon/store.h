@@ -113,7 +113,9 @@ struct store_worker {
 void store_worker_clear(struct store_worker *w);
 void store_worker_free_array(struct store_worker *a, size_t n);
 
-/* Open (creating) the database at path and apply migrations. */
+/* Open (creating) the database at path and apply migrations. A database
+ * that fails PRAGMA quick_check is refused (GERR_CORRUPT, "damaged" in
+ * err) before anything, migrations included, writes to it. */
 int store_open(const char *path, struct store **ret, char *err, size_t errlen);
 void store_close(struct store *st); /* NULL-safe */
 

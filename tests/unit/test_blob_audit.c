@@ -101,8 +101,17 @@ static void test_sweep(void **state)
 	fclose(fp);
 	assert_non_null(fp = fopen(other, "w"));
 	fclose(fp);
+	char addr_tmp[256], mine[256];
+	snprintf(addr_tmp, sizeof(addr_tmp), "%s/gpud.addr.tmp", f->dir);
+	snprintf(mine, sizeof(mine), "%s/my.tmp", f->dir);
+	assert_non_null(fp = fopen(addr_tmp, "w"));
+	fclose(fp);
+	assert_non_null(fp = fopen(mine, "w"));
+	fclose(fp);
 	assert_int_equal(audit_sweep(f->dir, refs, 2, &quiet, &s), 0);
-	assert_int_equal(s.temps, 1);
+	assert_int_equal(s.temps, 2);
+	assert_int_not_equal(access(addr_tmp, F_OK), 0);
+	assert_int_equal(access(mine, F_OK), 0);
 	assert_int_equal(s.orphans, 1);
 	assert_int_equal(s.kept, 2);
 	assert_true(s.bytes > 0);
