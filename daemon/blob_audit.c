@@ -154,6 +154,24 @@ int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
 	return r;
 }
 
+size_t audit_missing(const char *data_dir, const struct store_blob_ref *refs,
+		     size_t n)
+{
+	char path[4300];
+	size_t missing = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *h = refs[i].hash;
+
+		if ((i > 0 && strcmp(h, refs[i - 1].hash) == 0) ||
+		    strlen(h) != BLOB_HASH_HEX - 1 || !is_hex(h, strlen(h)))
+			continue;
+		snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", data_dir, h, h);
+		missing += access(path, F_OK) != 0;
+	}
+	return missing;
+}
+
 const char *audit_problem_name(int rc)
 {
 	switch (rc) {

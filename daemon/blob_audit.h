@@ -27,6 +27,11 @@ struct audit_sweep {
 int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
 		size_t n, const struct glog *log, struct audit_sweep *ret);
 
+/* How many distinct blobs refs names are absent (a look, no reading): for
+ * a warning at start, before gpuctl check. */
+size_t audit_missing(const char *data_dir, const struct store_blob_ref *refs,
+		     size_t n);
+
 /* One named blob that is not as it should be. */
 struct audit_problem {
 	const struct store_blob_ref *ref; /* into refs */

@@ -389,6 +389,11 @@ static void sweep_blobs(struct gpud *d)
 	rc = audit_sweep(d->cfg.data_dir, refs, n, &d->log, NULL);
 	if (rc)
 		LOG_WARN(&d->log, "sweep incomplete: %s", gerr_str(rc));
+	size_t missing = audit_missing(d->cfg.data_dir, refs, n);
+	if (missing)
+		LOG_ERROR(&d->log, "%zu blob(s) the database names are missing "
+			  "from %s/blobs: run gpuctl check to see which jobs "
+			  "they belong to", missing, d->cfg.data_dir);
 	free(refs);
 }
 

@@ -81,6 +81,9 @@ def test_store_damage(cl: Cluster):
     r = cl.ctl("check", "--json", check_rc=False)
     check(r.returncode == 1 and h2 in r.stdout and h1 not in r.stdout, "only the missing one is left:\n" + r.stdout)
     cl.stop_gpud()
+    cl.start_gpud()
+    check("1 blob(s) the database names are missing" in cl.log_text("gpud"), "a warning at start")
+    cl.stop_gpud()
 
     # A missing or empty database beside the blobs is refused.
     os.rename(db_path, db_path + ".away")

@@ -151,6 +151,7 @@ static void test_audit(void **state)
 	assert_non_null(fp = fopen(path, "a"));
 	fputc('x', fp);
 	fclose(fp);
+	assert_int_equal(audit_missing(f->dir, refs, 5), 1);
 	assert_int_equal(audit_blobs(f->dir, refs, 5, &p, &np, &checked), 0);
 	assert_int_equal(np, 4);
 	int missing = 0, corrupt = 0;
