@@ -34,6 +34,7 @@
 
 #include <jansson.h>
 
+#include "ctl_check.h"
 #include "ctl_text.h"
 #include "gerr.h"
 #include "proto.h"
@@ -882,8 +883,6 @@ static int cmd_token(const char *sock, int argc, char **argv)
 static int cmd_check(const char *sock, int argc, char **argv)
 {
 	int as_json = argc == 1 && strcmp(argv[0], "--json") == 0, ex;
-	size_t i;
-	json_t *v;
 
 	if (argc > 1 || (argc == 1 && !as_json))
 		return EXIT_USAGE;
@@ -897,35 +896,7 @@ static int cmd_check(const char *sock, int argc, char **argv)
 		json_decref(reply);
 		return ex;
 	}
-	shown(reply);
-	json_t *db = json_object_get(reply, "database");
-	if (json_array_size(db) == 0)
-		printf("database: ok (integrity_check)\n");
-	json_array_foreach(db, i, v)
-		printf("database: %s\n", json_string_value(v));
-	printf("blobs: %" JSON_INTEGER_FORMAT " named by %" JSON_INTEGER_FORMAT
-	       " references, %zu problem(s)\n",
-	       json_integer_value(json_object_get(reply, "blobs_checked")),
-	       json_integer_value(json_object_get(reply, "references")),
-	       json_array_size(json_object_get(reply, "problems")));
-	json_array_foreach(json_object_get(reply, "problems"), i, v) {
-		const json_t *lease = json_object_get(v, "lease");
-		printf("  job %" JSON_INTEGER_FORMAT ": %s %" JSON_INTEGER_FORMAT
-		       ": blob %s %s\n", json_integer_value(json_object_get(v, "job")),
-		       json_string_value(json_object_get(v, "where")),
-		       json_is_integer(lease) ? json_integer_value(lease)
-					      : json_integer_value(json_object_get(v, "job")),
-		       json_string_value(json_object_get(v, "hash")),
-		       json_string_value(json_object_get(v, "problem")));
-	}
-	if (json_array_size(json_object_get(reply, "damaged_jobs")))
-		printf("damaged jobs are marked in gpuctl status; restore the "
-		       "missing blobs (DATA/blobs/XX/HASH) from a backup and run "
-		       "gpuctl check again to clear the mark\n");
-	if (json_array_size(db))
-		printf("the database itself is damaged: stop gpud and recover it "
-		       "(see gpud's log at start for how)\n");
-	printf("%s\n", ex ? "DAMAGED" : "ok");
+	ctl_check_print(stdout, shown(reply));
 	json_decref(reply);
 	return ex;
 }

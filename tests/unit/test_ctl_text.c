@@ -1,14 +1,16 @@
 /* test_ctl_text.c - gpuctl's escaping of text from workers and gpud
- * (tools/ctl_text.c). */
+ * (tools/ctl_text.c), and the check report built on it (ctl_check.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "ctl_check.h"
 #include "ctl_text.h"
 
 static void expect(const char *in, int keep_newlines, const char *want)
@@ -67,11 +69,39 @@ static void test_escape_json(void **state)
 	json_decref(v);
 }
 
+/* gpuctl check's report names each problem's job, lease and blob. */
+static void test_check_report(void **state)
+{
+	json_t *r = json_loads("{\"damaged\":true,\"database\":[],"
+		"\"references\":4,\"blobs_checked\":3,\"problems\":[{\"job\":2,"
+		"\"lease\":7,\"where\":\"result of lease\",\"hash\":\"ab12\","
+		"\"problem\":\"missing\"},{\"job\":3,\"lease\":null,\"where\":"
+		"\"params of job\",\"hash\":\"cd34\",\"problem\":\"corrupt\"}],"
+		"\"damaged_jobs\":[2,3]}", 0, NULL);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(f);
+	ctl_check_print(f, r);
+	fclose(f);
+	assert_non_null(strstr(out, "database: ok"));
+	assert_non_null(strstr(out, "blobs: 3 named by 4 references, 2 problem(s)"));
+	assert_non_null(strstr(out, "job 2: result of lease 7: blob ab12 missing"));
+	assert_non_null(strstr(out, "job 3: params of job 3: blob cd34 corrupt"));
+	assert_non_null(strstr(out, "DAMAGED\n"));
+	free(out);
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_escape_json),
+		cmocka_unit_test(test_check_report),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
