@@ -30,7 +30,8 @@
  *       the workload's bulk output (e.g. values, scored positions)
  *   {"cmd":"check"} -> {"damaged":bool,"database":[SQLite's integrity
  *        problems],"references":n,"blobs_checked":n,"problems":[{"job",
- *        "lease" (or null),"where","hash","problem"}],"damaged_jobs":[ids]};
+ *        "lease" (or null),"where","hash","problem"}] (the first 1000),
+ *        "problems_total":n,"damaged_jobs":[ids]};
  *        marks (and unmarks) jobs' "damaged"
  *   {"cmd":"ping"} -> {"version":V}
  */

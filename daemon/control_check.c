@@ -22,8 +22,11 @@
 #include "gpud.h"
 #include "scheduler.h"
 
-/* The integrity check's lines kept for the reply. */
+/* The integrity check's lines kept for the reply, and the problems listed
+ * in it (all are counted and marked): a reply stays far below a frame's
+ * bound however much is lost. */
 #define CHECK_MAX_LINES 100
+#define CHECK_MAX_LISTED 1000
 
 struct check {
 	struct ctl_req *r;
@@ -149,7 +152,8 @@ static void mark_after(void *arg)
 		const struct store_blob_ref *f = c->probs[i].ref;
 		json_t *job = json_integer(f->job_id);
 
-		json_array_append_new(probs, json_pack("{s:I, s:o, s:s, s:s, s:s}",
+		if (i < CHECK_MAX_LISTED)
+			json_array_append_new(probs, json_pack("{s:I, s:o, s:s, s:s, s:s}",
 			"job", (json_int_t)f->job_id,
 			"lease", f->lease_id ? json_integer(f->lease_id) : json_null(),
 			"where", f->where, "hash", f->hash,
@@ -163,11 +167,12 @@ static void mark_after(void *arg)
 			json_array_append(jobs, job);
 		json_decref(job);
 	}
-	r->reply = json_pack("{s:b, s:b, s:o, s:I, s:I, s:o, s:o}", "ok", 1,
+	r->reply = json_pack("{s:b, s:b, s:o, s:I, s:I, s:o, s:I, s:o}", "ok", 1,
 		"damaged", c->nlines > 0 || c->nprobs > 0, "database", db,
 		"references", (json_int_t)c->nrefs,
 		"blobs_checked", (json_int_t)c->checked,
-		"problems", probs, "damaged_jobs", jobs);
+		"problems", probs, "problems_total", (json_int_t)c->nprobs,
+		"damaged_jobs", jobs);
 	check_free(c);
 	ctl_finish(r);
 }

@@ -13,10 +13,12 @@ void ctl_check_print(FILE *f, const json_t *reply)
 	json_array_foreach(db, i, v)
 		fprintf(f, "database: %s\n", json_string_value(v));
 	fprintf(f, "blobs: %" JSON_INTEGER_FORMAT " named by %" JSON_INTEGER_FORMAT
-		" references, %zu problem(s)\n",
+		" references, %" JSON_INTEGER_FORMAT " problem(s)%s\n",
 		json_integer_value(json_object_get(reply, "blobs_checked")),
 		json_integer_value(json_object_get(reply, "references")),
-		json_array_size(probs));
+		json_integer_value(json_object_get(reply, "problems_total")),
+		(size_t)json_integer_value(json_object_get(reply, "problems_total")) >
+		json_array_size(probs) ? " (the first are listed)" : "");
 	json_array_foreach(probs, i, v) {
 		const json_t *lease = json_object_get(v, "lease");
 		json_int_t job = json_integer_value(json_object_get(v, "job"));

@@ -77,7 +77,7 @@ static void test_check_report(void **state)
 		"\"lease\":7,\"where\":\"result of lease\",\"hash\":\"ab12\","
 		"\"problem\":\"missing\"},{\"job\":3,\"lease\":null,\"where\":"
 		"\"params of job\",\"hash\":\"cd34\",\"problem\":\"corrupt\"}],"
-		"\"damaged_jobs\":[2,3]}", 0, NULL);
+		"\"problems_total\":2,\"damaged_jobs\":[2,3]}", 0, NULL);
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
