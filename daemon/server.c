@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -293,6 +295,24 @@ static int listen_tcp(struct gpud *d)
 	return 0;
 }
 
+/* Whether something answers on the Unix socket at path (another gpud of
+ * another data directory given the same --socket). */
+static int socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, used;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return 0;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	used = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return used;
+}
+
 static int listen_pipe(struct gpud *d)
 {
 	int rc;
@@ -420,6 +440,13 @@ int server_start(struct gpud *d)
 
 	d->wake_parked = conn_wake_parked;
 	snprintf(dbpath, sizeof(dbpath), "%s/gpud.db", d->cfg.data_dir);
+	/* Checked before anything is written: listen_pipe replaces a socket
+	 * file, which must be none but a dead gpud's. */
+	if (socket_in_use(d->cfg.socket_path)) {
+		LOG_ERROR(&d->log, "another process listens on %s: give this gpud "
+			  "its own --socket", d->cfg.socket_path);
+		return GERR_STATE;
+	}
 	rc = datadir_check_fresh(d->cfg.data_dir, d->cfg.init, &d->log, err,
 				 sizeof(err));
 	if (rc) {
