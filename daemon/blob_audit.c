@@ -163,7 +163,8 @@ size_t audit_missing(const char *data_dir, const struct store_blob_ref *refs,
 	for (size_t i = 0; i < n; i++) {
 		const char *h = refs[i].hash;
 
-		if ((i > 0 && strcmp(h, refs[i - 1].hash) == 0) ||
+		if (refs[i].job_id == 0 || /* a guess of the sweep's, not a name */
+		    (i > 0 && strcmp(h, refs[i - 1].hash) == 0) ||
 		    strlen(h) != BLOB_HASH_HEX - 1 || !is_hex(h, strlen(h)))
 			continue;
 		snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", data_dir, h, h);

@@ -28,7 +28,8 @@ int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
 		size_t n, const struct glog *log, struct audit_sweep *ret);
 
 /* How many distinct blobs refs names are absent (a look, no reading): for
- * a warning at start, before gpuctl check. */
+ * a warning at start, before gpuctl check. Refs without a job (the sweep's
+ * "everywhere" guesses) are not counted. */
 size_t audit_missing(const char *data_dir, const struct store_blob_ref *refs,
 		     size_t n);
 

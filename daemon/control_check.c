@@ -85,7 +85,7 @@ static void mark_work(struct store *st, void *arg)
 	char (*why)[200] = NULL;
 	size_t nnow = 0, nd = 0, kept = 0;
 
-	if ((c->rc = store_blob_refs(st, &now, &nnow))) {
+	if ((c->rc = store_blob_refs(st, 0, &now, &nnow))) {
 		snprintf(c->msg, sizeof(c->msg), "%s", store_errmsg(st));
 		return;
 	}
@@ -208,7 +208,7 @@ static void list_work(struct store *st, void *arg)
 
 	c->rc = store_integrity(st, 0, CHECK_MAX_LINES, &c->lines, &c->nlines);
 	if (!c->rc)
-		c->rc = store_blob_refs(st, &c->refs, &c->nrefs);
+		c->rc = store_blob_refs(st, 0, &c->refs, &c->nrefs);
 	if (c->rc)
 		snprintf(c->msg, sizeof(c->msg), "%s", store_errmsg(st));
 }

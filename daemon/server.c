@@ -399,7 +399,7 @@ static void sweep_blobs(struct gpud *d)
 {
 	struct store_blob_ref *refs = NULL;
 	size_t n = 0;
-	int rc = store_blob_refs(d->store, &refs, &n);
+	int rc = store_blob_refs(d->store, 1, &refs, &n);
 
 	if (rc) {
 		LOG_WARN(&d->log, "sweep skipped: cannot list the blobs rows "

@@ -286,11 +286,13 @@ struct store_blob_ref {
 /* Every place a row names a blob, sorted by hash: leases.result and
  * leases.checkpoint, and every JSON string of 64 lowercase hex digits in
  * jobs.params (inputs), jobs.answer, leases.spec (Officers names earlier
- * results so) and parts.note. The start-up sweep removes every blob this
- * does not name: a table that comes to hold blob hashes belongs here.
- * *ret is malloc'ed (free()). */
-int store_blob_refs(struct store *st, struct store_blob_ref **ret,
-		    size_t *ret_n);
+ * results so) and parts.note. With everywhere (the start-up sweep, which
+ * removes every blob this does not name), also every text value of 64 hex
+ * digits, whole or inside JSON, in any table but the event log (job_id 0,
+ * where "a row"). A table that comes to hold blob hashes belongs in the
+ * first list. *ret is malloc'ed (free()). */
+int store_blob_refs(struct store *st, int everywhere,
+		    struct store_blob_ref **ret, size_t *ret_n);
 /* PRAGMA quick_check (quick) or integrity_check: the problems SQLite
  * reports, at most max (1..100000); none (*ret_n == 0) when sound. Free
  * with store_lines_free. */

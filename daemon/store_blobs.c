@@ -3,8 +3,10 @@
  *
  * The reference listing is written once, here: the start-up sweep removes
  * every stored blob it does not name, and `gpuctl check` checks every blob
- * it names. So it errs towards naming too much: a table that comes to hold
- * blob hashes must be added to S_BLOB_REFS, or the sweep deletes its blobs.
+ * it names. S_BLOB_REFS says where gpud keeps blob names, with the job and
+ * lease each belongs to; a table that comes to hold blob hashes belongs in
+ * it. For the sweep, refs_everywhere adds every 64-hex text in any table,
+ * so a name S_BLOB_REFS misses is kept rather than deleted.
  */
 #include "store_internal.h"
 
@@ -46,58 +48,139 @@ const char *const sdb_blob_sql[S_COUNT] = {
 /* Indexed by the query's last column. */
 static const char *const ref_where[] = {
 	"result of lease", "checkpoint of lease", "spec of lease",
-	"params of job", "answer of job", "note of lease",
+	"params of job", "answer of job", "note of lease", "a row",
 };
 
-int store_blob_refs(struct store *st, struct store_blob_ref **ret,
-		    size_t *ret_n)
+struct ref_list {
+	struct store_blob_ref *a;
+	size_t n, cap;
+};
+
+static int ref_add(struct ref_list *l, const unsigned char *h, int64_t job,
+		   int64_t lease, const char *where)
+{
+	struct store_blob_ref *f;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? 2 * l->cap : 64;
+		void *na = realloc(l->a, ncap * sizeof(*l->a));
+
+		if (!na)
+			return GERR_NOMEM;
+		l->a = na;
+		l->cap = ncap;
+	}
+	f = &l->a[l->n++];
+	memset(f, 0, sizeof(*f));
+	/* A column holding more than a hash keeps a shortened copy that is no
+	 * blob name (check reports it), never a prefix that could be one. */
+	if (h && strlen((const char *)h) > sizeof(f->hash) - 1)
+		snprintf(f->hash, sizeof(f->hash), "%.60s...", (const char *)h);
+	else
+		snprintf(f->hash, sizeof(f->hash), "%s", h ? (const char *)h : "");
+	f->job_id = job;
+	f->lease_id = lease;
+	f->where = where;
+	return 0;
+}
+
+/* Read a statement's rows (hash, job, lease, where index) into l. */
+static int refs_read(struct store *st, sqlite3_stmt *s, struct ref_list *l,
+		     const char *what)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int w = sqlite3_column_int(s, 3);
+
+		if (ref_add(l, sqlite3_column_text(s, 0),
+			    sqlite3_column_int64(s, 1),
+			    sqlite3_column_int64(s, 2),
+			    w >= 0 && w < (int)(sizeof(ref_where) /
+						sizeof(ref_where[0]))
+			    ? ref_where[w] : "row"))
+			return sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
+	}
+	return rc == SQLITE_DONE ? 0 : sdb_fail(st, rc, what);
+}
+
+/* Every text column of every table but the event log (a record, not a
+ * reference): its whole value, or a string inside its JSON, of 64 hex
+ * digits. Reads whatever schema this database has, so a column added for
+ * blobs is kept by the sweep even before S_BLOB_REFS names it. */
+static int refs_everywhere(struct store *st, struct ref_list *l,
+			   const char *what)
+{
+	sqlite3_stmt *cols = NULL, *s = NULL;
+	int rc, r = 0;
+
+	rc = sqlite3_prepare_v2(st->db,
+		"SELECT m.name, c.name FROM sqlite_schema AS m, "
+		"pragma_table_info(m.name) AS c WHERE m.type = 'table' AND "
+		"m.name NOT LIKE 'sqlite_%' AND m.name <> 'events'", -1, &cols,
+		NULL);
+	if (rc != SQLITE_OK)
+		return sdb_fail(st, rc, what);
+	while (!r && (rc = sqlite3_step(cols)) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(cols, 0);
+		const char *c = (const char *)sqlite3_column_text(cols, 1);
+		char *sql = sqlite3_mprintf(
+			"SELECT \"%w\", 0, 0, 6 FROM \"%w\" WHERE "
+			"typeof(\"%w\") = 'text' AND length(\"%w\") = 64 AND "
+			"\"%w\" NOT GLOB '*[^0-9a-f]*' UNION ALL "
+			"SELECT j.value, 0, 0, 6 FROM \"%w\" AS x, json_tree("
+			"CASE WHEN typeof(x.\"%w\") = 'text' AND "
+			"json_valid(x.\"%w\") THEN x.\"%w\" ELSE 'null' END) AS j "
+			"WHERE " HEX64("j"), c, t, c, c, c, t, c, c, c);
+
+		if (!sql) {
+			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
+			break;
+		}
+		rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+		sqlite3_free(sql);
+		if (rc != SQLITE_OK) {
+			r = sdb_fail(st, rc, what);
+			break;
+		}
+		r = refs_read(st, s, l, what);
+		sqlite3_finalize(s);
+	}
+	if (!r && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		r = sdb_fail(st, rc, what);
+	sqlite3_finalize(cols);
+	return r;
+}
+
+static int ref_order(const void *a, const void *b)
+{
+	return strcmp(((const struct store_blob_ref *)a)->hash,
+		      ((const struct store_blob_ref *)b)->hash);
+}
+
+int store_blob_refs(struct store *st, int everywhere,
+		    struct store_blob_ref **ret, size_t *ret_n)
 {
 	static const char what[] = "store_blob_refs";
 	sqlite3_stmt *s = sdb_stmt(st, S_BLOB_REFS);
-	struct store_blob_ref *a = NULL;
-	size_t n = 0, cap = 0;
-	int rc, r = 0;
+	struct ref_list l = {0};
+	int r;
 
 	if (!ret || !ret_n)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const unsigned char *h = sqlite3_column_text(s, 0);
-		int w = sqlite3_column_int(s, 3);
-
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			void *na = realloc(a, ncap * sizeof(*a));
-
-			if (!na) {
-				r = sdb_err(st, GERR_NOMEM, "%s: out of memory",
-					    what);
-				goto out;
-			}
-			a = na;
-			cap = ncap;
-		}
-		memset(&a[n], 0, sizeof(a[n]));
-		/* A column holding something longer than a hash is no blob
-		 * name; it keeps its first 64 bytes, which name none either. */
-		snprintf(a[n].hash, sizeof(a[n].hash), "%s",
-			 h ? (const char *)h : "");
-		a[n].job_id = sqlite3_column_int64(s, 1);
-		a[n].lease_id = sqlite3_column_int64(s, 2);
-		a[n].where = w >= 0 && w < (int)(sizeof(ref_where) /
-						 sizeof(ref_where[0]))
-			? ref_where[w] : "row";
-		n++;
-	}
-	if (rc != SQLITE_DONE)
-		r = sdb_fail(st, rc, what);
-out:
+	r = refs_read(st, s, &l, what);
 	sdb_stmt_done(s);
+	if (!r && everywhere) {
+		r = refs_everywhere(st, &l, what);
+		if (!r && l.n > 1)
+			qsort(l.a, l.n, sizeof(*l.a), ref_order);
+	}
 	if (r) {
-		free(a);
+		free(l.a);
 		return r;
 	}
-	*ret = a;
-	*ret_n = n;
+	*ret = l.a;
+	*ret_n = l.n;
 	return 0;
 }
 
