@@ -116,6 +116,12 @@ int blob_store_put(const char *dir, const void *blob, size_t len,
 int blob_store_get(const char *dir, const char *hash, uint8_t **ret_blob,
 		   size_t *ret_len);
 
+/* Whether a stored blob is there with the right content, reading it in
+ * pieces (no whole copy in memory): 0, GERR_NOTFOUND when absent,
+ * GERR_CORRUPT when its bytes no longer hash to its name, GERR_INVAL for a
+ * name that is no hash. */
+int blob_store_check(const char *dir, const char *hash);
+
 /* Remove a stored blob (no error if absent). */
 int blob_store_remove(const char *dir, const char *hash);
 

@@ -35,7 +35,10 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	size_t nl = 0;
 	json_t *lc = json_object(), *workers = json_array();
 
+	char *damaged = NULL;
+
 	store_lease_counts(st, j->id, counts);
+	store_damage_get(st, j->id, &damaged);
 	for (int s = 0; s < LEASE_NSTATES; s++)
 		json_object_set_new(lc, lease_state_name((enum lease_state)s),
 				    json_integer((json_int_t)counts[s]));
@@ -57,7 +60,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	if (j->state == JOB_ACTIVE && j->carve_done && counts[LEASE_LEASED] &&
 	    !counts[LEASE_PENDING])
 		sched_holders(st, j->id, held, sizeof(held));
-	return json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b, s:s?}",
+	json_t *out = json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b, s:s?, s:o}",
 		"id", (json_int_t)j->id,
 		"workload", j->workload,
 		"unit_name", wl ? wl->unit_name : "units",
@@ -72,7 +75,10 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		"created_at", j->created_at,
 		"finished_at", j->finished_at,
 		"carve_done", j->carve_done,
-		"held_by", held[0] ? held : NULL);
+		"held_by", held[0] ? held : NULL,
+		"damaged", damaged ? json_string(damaged) : json_null());
+	free(damaged);
+	return out;
 }
 
 /* Some worker waits in its claim for work to appear. */
@@ -311,6 +317,8 @@ static void submit_parse_after(uv_work_t *w, int status)
 	free(r->input);
 	r->input = NULL;
 	if (status || !r->params) {
+		if (r->storage_rc)
+			gpud_storage_outcome(r->d, r->storage_rc, "storing a job's input");
 		ctl_finish(r);
 		return;
 	}
@@ -611,6 +619,9 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 			return;
 		}
 		work = state_work;
+	} else if (strcmp(r->cmd, "check") == 0) {
+		ctl_check_start(r);
+		return;
 	} else if (strcmp(r->cmd, "workers") == 0) {
 		work = workers_work;
 		after = workers_after;

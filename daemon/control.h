@@ -13,7 +13,8 @@
  *        "verified":n,"failed":n,"cancelled":n},"workers":[names],
  *        "reason" (why not moving, or null: e.g. "every lease is held:
  *        alice holds 3, bob holds 1" while a worker waits for work),
- *        "created_at","finished_at"}
+ *        "damaged" (what gpuctl check found wrong with its stored
+ *        results, or null),"created_at","finished_at"}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
  *        "text":"..."|null,"files":[paths],"exports":[names]}, bin = the
  *        answer as compact JSON (n bytes; none before the first merge)
@@ -30,6 +31,11 @@
  *   {"cmd":"extend","job":id,"args":{..}} -> {"job","state","total_units"}
  *   {"cmd":"export","job":id,"what":W,"args":{..}} -> {"bytes":n}, bin =
  *       the workload's bulk output (e.g. values, scored positions)
+ *   {"cmd":"check"} -> {"damaged":bool,"database":[SQLite's integrity
+ *        problems],"references":n,"blobs_checked":n,"problems":[{"job",
+ *        "lease" (or null),"where","hash","problem"}] (the first 1000),
+ *        "problems_total":n,"damaged_jobs":[ids]};
+ *        marks (and unmarks) jobs' "damaged"
  *   {"cmd":"ping"} -> {"version":V}
  */
 #ifndef GPUD_CONTROL_H

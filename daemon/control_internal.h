@@ -63,4 +63,7 @@ void ctl_result_load_after(void *arg);
 void ctl_export_load_work(struct store *st, void *arg);
 void ctl_export_load_after(void *arg);
 
+/* control_check.c: `gpuctl check`, from start to ctl_finish (loop thread). */
+void ctl_check_start(struct ctl_req *r);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "datadir.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "scheduler.h"
@@ -107,11 +108,37 @@ void gpud_storage_outcome(struct gpud *d, int rc, const char *what)
 			 "gpud cannot write its data directory (%s: %s)", what,
 			 rc == GERR_NOSPACE ? "disk full" : gerr_str(rc));
 	} else if (rc == 0 && d->storage_error) {
-		LOG_INFO(&d->log, "the data directory is writable again");
-		d->storage_error = 0;
-		d->storage_msg[0] = '\0';
-		gpud_wake_parked(d);
+		gpud_storage_probe(d);
 	}
+}
+
+static void probe_work(uv_work_t *w)
+{
+	struct gpud *d = w->data;
+
+	d->probe_rc = datadir_probe(d->cfg.data_dir);
+}
+
+static void probe_after(uv_work_t *w, int status)
+{
+	struct gpud *d = w->data;
+
+	d->probing = 0;
+	if (status || d->probe_rc || !d->storage_error)
+		return;
+	LOG_INFO(&d->log, "the data directory is writable again");
+	d->storage_error = 0;
+	d->storage_msg[0] = '\0';
+	gpud_wake_parked(d);
+}
+
+void gpud_storage_probe(struct gpud *d)
+{
+	if (!d->storage_error || d->probing || d->stopping)
+		return;
+	d->storage_probe.data = d;
+	if (uv_queue_work(d->loop, &d->storage_probe, probe_work, probe_after) == 0)
+		d->probing = 1;
 }
 
 void gpud_wake_parked(struct gpud *d)

@@ -14,12 +14,17 @@
  *   control_answer.c  `result` and `export`: loaded on the database
  *                   thread, rendered on the thread pool
  *   control_req.c   a gpuctl request's reply and end
+ *   control_check.c `gpuctl check`: integrity, every named blob, damage
  *   worker_proto.c  the worker messages: login, claim, heartbeat, uploads,
  *                   release; worker_fetch.c: fetch
  *   verify.c        verification of stored results on the thread pool
  *   health.c        workers' standing: online while connected
  *   conn.c          one connection: framing, lifetime, the connection list
  *   gpud.c          job rates, the data directory's standing, the wake hook
+ *   blob_audit.c    the blobs against the rows that name them: the
+ *                   start-up sweep, gpuctl check's blob pass
+ *   datadir.c       the data directory at start: lock, mode, a database
+ *                   missing beside old blobs (--init), the write probe
  *   dbq.c           the database thread
  *   sched_hold.c    a held lease (database thread): heartbeat, upload
  *                   load, release, each checked against its holder
@@ -63,6 +68,7 @@ struct gpud_config {
 	uint32_t max_leases_per_worker; /* leases one token holds; 0 no cap */
 	double progress_timeout_s;   /* no progress this long: revoked; 0 off */
 	double drain_s;              /* SIGTERM: wait for workers' checkpoints */
+	int init;                    /* --init: a fresh database beside old blobs */
 };
 
 /* Progress samples of one job, for rate and ETA (loop thread). */
@@ -98,6 +104,8 @@ struct gpud {
 	 * I/O): new work stops until a write succeeds again. */
 	int storage_error;
 	char storage_msg[200];
+	uv_work_t storage_probe;  /* datadir_probe on the thread pool */
+	int probing, probe_rc;
 	int exit_code;
 	/* Work may have appeared: the owner (server.c) installs what re-runs
 	 * the parked claims, so lower modules need not know connections. */
@@ -116,9 +124,15 @@ double gpud_rate_get(struct gpud *d, int64_t job_id);
 /* Forget every job's samples (at shutdown). */
 void gpud_rate_clear(struct gpud *d);
 /* Note the outcome of a write to the data directory: errors that mean the
- * disk or its permissions fail stop new leases (with a clear reason);
- * a success clears that and wakes the parked claims. */
+ * disk or its permissions fail stop new leases (with a clear reason). A
+ * success proves only that its own file took a write (a database write
+ * succeeds into an open file of a read-only directory): it starts a probe,
+ * and the reason holds until the probe writes the data directory. */
 void gpud_storage_outcome(struct gpud *d, int rc, const char *what);
+/* While a write has failed: probe whether the data directory and its
+ * blobs take writes again (on the thread pool; one at a time); when they
+ * do, clear the reason and wake the parked claims. */
+void gpud_storage_probe(struct gpud *d);
 /* Work may have appeared (job submitted or resumed, lease back to pending,
  * storage writable again): calls d->wake_parked when installed. */
 void gpud_wake_parked(struct gpud *d);

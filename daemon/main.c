@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "datadir.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "gpud_config.h"
@@ -22,6 +23,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: gpud --data DIR [options]\n"
 "  --data DIR              data directory (database, blobs, tokens); created 0700\n"
+"  --init                  start a fresh database even though DIR holds the blobs\n"
+"                          of an earlier one (they are moved aside, not deleted)\n"
 "  --listen HOST:PORT      worker listener (default 127.0.0.1:7700; port 0 picks one,\n"
 "                          written to DIR/gpud.addr)\n"
 "  --socket PATH           control socket for gpuctl (default DIR/gpud.sock, mode 0600)\n"
@@ -123,6 +126,7 @@ int main(int argc, char **argv)
 		{"max-leases-per-worker", required_argument, NULL, 'M'},
 		{"progress-timeout", required_argument, NULL, 'P'},
 		{"log-level", required_argument, NULL, 'v'},
+		{"init", no_argument, NULL, 'I'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -130,7 +134,8 @@ int main(int argc, char **argv)
 	struct gpud d;
 	char host[256] = "127.0.0.1", sockpath[4096] = "";
 	double lease_timeout = 0, v;
-	int opt, rc;
+	char err[1024];
+	int opt, rc, lock_fd = -1;
 
 	memset(&d, 0, sizeof(d));
 	d.log.prog = "gpud";
@@ -244,6 +249,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'I':
+			d.cfg.init = 1;
+			break;
 		case 'V':
 			printf("gpud %s\n", GPUD_VERSION);
 			return 0;
@@ -282,6 +290,13 @@ int main(int argc, char **argv)
 			d.cfg.data_dir, strerror(errno));
 		return 1;
 	}
+	/* Before anything else touches the directory: a directory others can
+	 * write is refused, and a second gpud leaves the first alone. */
+	if (datadir_check_mode(d.cfg.data_dir, err, sizeof(err)) ||
+	    datadir_lock(d.cfg.data_dir, &lock_fd, err, sizeof(err))) {
+		fprintf(stderr, "gpud: %s\n", err);
+		return 1;
+	}
 	if (!sockpath[0]) {
 		if (strlen(d.cfg.data_dir) + sizeof("/gpud.sock") > 100) {
 			fprintf(stderr, "gpud: %s/gpud.sock is too long for a socket path; use --socket\n",
@@ -309,6 +324,7 @@ int main(int argc, char **argv)
 		uv_run(d.loop, UV_RUN_DEFAULT);
 		workload_close_all();
 		fprintf(stderr, "gpud: start failed: %s\n", gerr_str(rc));
+		close(lock_fd);
 		return 1;
 	}
 	uv_signal_init(d.loop, &d.sigterm);
@@ -321,5 +337,6 @@ int main(int argc, char **argv)
 	uv_loop_close(d.loop);
 	workload_close_all();
 	LOG_INFO(&d.log, "stopped");
+	close(lock_fd); /* after everything else: the directory is free now */
 	return d.exit_code;
 }

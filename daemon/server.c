@@ -7,12 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "auth.h"
+#include "blob_audit.h"
 #include "conn.h"
 #include "control.h"
+#include "datadir.h"
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
@@ -92,6 +96,8 @@ static void on_expiry_timer(uv_timer_t *t)
 	struct gpud *d = t->data;
 	struct expiry_req *r;
 
+	/* A failed write to the data directory holds until one succeeds. */
+	gpud_storage_probe(d);
 	if (dbq_pending(d->dbq) > 64)
 		return; /* the database thread is behind; try next tick */
 	r = calloc(1, sizeof(*r));
@@ -289,6 +295,24 @@ static int listen_tcp(struct gpud *d)
 	return 0;
 }
 
+/* Whether something answers on the Unix socket at path (another gpud of
+ * another data directory given the same --socket). */
+static int socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, used;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return 0;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	used = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return used;
+}
+
 static int listen_pipe(struct gpud *d)
 {
 	int rc;
@@ -368,15 +392,72 @@ static int local_token(struct gpud *d, struct store *st)
 	return 0;
 }
 
+/* Temporary files and blobs no row names, left by a crash between a
+ * blob's write and its row's commit (or a rejected result): removed before
+ * anything can write a new one. */
+static void sweep_blobs(struct gpud *d)
+{
+	struct store_blob_ref *refs = NULL;
+	size_t n = 0;
+	int rc = store_blob_refs(d->store, 1, &refs, &n);
+
+	if (rc) {
+		LOG_WARN(&d->log, "sweep skipped: cannot list the blobs rows "
+			 "name: %s", store_errmsg(d->store));
+		return;
+	}
+	rc = audit_sweep(d->cfg.data_dir, refs, n, &d->log, NULL);
+	if (rc)
+		LOG_WARN(&d->log, "sweep incomplete: %s", gerr_str(rc));
+	size_t missing = audit_missing(d->cfg.data_dir, refs, n);
+	if (missing)
+		LOG_ERROR(&d->log, "%zu blob(s) the database names are missing "
+			  "from %s/blobs: run gpuctl check to see which jobs "
+			  "they belong to", missing, d->cfg.data_dir);
+	free(refs);
+}
+
+static void say_damaged(struct gpud *d, const char *dbpath, const char *err)
+{
+	LOG_ERROR(&d->log, "%s", err);
+	LOG_ERROR(&d->log,
+		  "gpud will not start on a damaged database, and has changed "
+		  "nothing in %s. To recover: stop here; copy the whole "
+		  "directory somewhere safe; then either restore gpud.db (with "
+		  "its -wal file) from a backup, or salvage what SQLite can "
+		  "still read: sqlite3 %s .recover | sqlite3 %s.recovered, move "
+		  "%s, %s-wal and %s-shm aside and %s.recovered to %s, start "
+		  "gpud and run gpuctl check. (A backup command comes with "
+		  "gpud across machines.)", d->cfg.data_dir, dbpath, dbpath,
+		  dbpath, dbpath, dbpath, dbpath, dbpath);
+}
+
 int server_start(struct gpud *d)
 {
-	char err[512];
+	char err[1024];
 	char dbpath[4096];
 	int rc;
 
 	d->wake_parked = conn_wake_parked;
 	snprintf(dbpath, sizeof(dbpath), "%s/gpud.db", d->cfg.data_dir);
+	/* Checked before anything is written: listen_pipe replaces a socket
+	 * file, which must be none but a dead gpud's. */
+	if (socket_in_use(d->cfg.socket_path)) {
+		LOG_ERROR(&d->log, "another process listens on %s: give this gpud "
+			  "its own --socket", d->cfg.socket_path);
+		return GERR_STATE;
+	}
+	rc = datadir_check_fresh(d->cfg.data_dir, d->cfg.init, &d->log, err,
+				 sizeof(err));
+	if (rc) {
+		LOG_ERROR(&d->log, "%s", err);
+		return rc;
+	}
 	rc = store_open(dbpath, &d->store, err, sizeof(err));
+	if (rc == GERR_CORRUPT) {
+		say_damaged(d, dbpath, err);
+		return rc;
+	}
 	if (rc) {
 		LOG_ERROR(&d->log, "cannot open %s: %s", dbpath, err);
 		return rc;
@@ -384,6 +465,7 @@ int server_start(struct gpud *d)
 	rc = local_token(d, d->store);
 	if (rc)
 		return rc;
+	sweep_blobs(d);
 	rc = dbq_open(d->loop, d->store, &d->dbq);
 	if (rc)
 		return rc;

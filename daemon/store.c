@@ -27,7 +27,7 @@
 
 static const char *const *const sql_tables[] = {
 	sdb_tx_sql, sdb_job_sql, sdb_lease_row_sql, sdb_lease_sql,
-	sdb_part_sql, sdb_worker_sql, sdb_token_sql,
+	sdb_part_sql, sdb_worker_sql, sdb_token_sql, sdb_blob_sql,
 };
 
 /* The SQL of statement id: exactly one table file owns it (NULL if none
@@ -146,6 +146,23 @@ static int check_identity(struct store *st)
 		       (long long)ver);
 }
 
+/* A damaged page is refused before gpud acts on what it holds (a lease
+ * table read as empty, an answer read as none); before the migrations too,
+ * which would write over it. */
+static int quick_check(struct store *st)
+{
+	char **lines = NULL;
+	size_t n = 0;
+	int r = store_integrity(st, 1, 8, &lines, &n);
+
+	if (r == 0 && n > 0)
+		r = sdb_err(st, GERR_CORRUPT, "the database is damaged "
+			    "(quick_check: %s%s)", lines[0],
+			    n > 1 ? "; and more" : "");
+	store_lines_free(lines, n);
+	return r;
+}
+
 /* token_stored_key(key): SQL access to auth_stored_key, for migration 002
  * (tokens stored before it hold the client key itself). NULL for anything
  * but a 32-byte blob, which the tokens table's CHECK then refuses. */
@@ -260,7 +277,8 @@ static int setup(struct store *st, int target)
 					sql_token_stored_key, NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sdb_fail(st, rc, "create function");
-	if ((r = check_identity(st)) || (r = migrate(st, target)))
+	if ((r = check_identity(st)) || (r = quick_check(st)) ||
+	    (r = migrate(st, target)))
 		return r;
 	for (int i = 0; i < S_COUNT; i++) {
 		const char *sql = stmt_sql(i);

@@ -117,7 +117,9 @@ struct store_worker {
 void store_worker_clear(struct store_worker *w);
 void store_worker_free_array(struct store_worker *a, size_t n);
 
-/* Open (creating) the database at path and apply migrations. */
+/* Open (creating) the database at path and apply migrations. A database
+ * that fails PRAGMA quick_check is refused (GERR_CORRUPT, "damaged" in
+ * err) before anything, migrations included, writes to it. */
 int store_open(const char *path, struct store **ret, char *err, size_t errlen);
 void store_close(struct store *st); /* NULL-safe */
 
@@ -309,6 +311,42 @@ struct store_token {
 /* All tokens (names and dates only; keys never leave the store). */
 int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n);
 void store_token_free_array(struct store_token *a, size_t n);
+
+/* ---- blobs the rows name, integrity, damage (store_blobs.c) ---- */
+struct store_blob_ref {
+	char hash[65];      /* a column's value may be no hash (check says so) */
+	int64_t job_id;
+	int64_t lease_id;   /* 0 when a job's own row names it */
+	const char *where;  /* static text, e.g. "result of lease" */
+};
+/* Every place a row names a blob, sorted by hash: leases.result and
+ * leases.checkpoint, and every JSON string of 64 lowercase hex digits in
+ * jobs.params (inputs), jobs.answer, leases.spec (Officers names earlier
+ * results so) and parts.note. With everywhere (the start-up sweep, which
+ * removes every blob this does not name), also every text value of 64 hex
+ * digits, whole or inside JSON, in any table but the event log (job_id 0,
+ * where "a row"). A table that comes to hold blob hashes belongs in the
+ * first list. *ret is malloc'ed (free()). */
+int store_blob_refs(struct store *st, int everywhere,
+		    struct store_blob_ref **ret, size_t *ret_n);
+/* PRAGMA quick_check (quick) or integrity_check: the problems SQLite
+ * reports, at most max (1..100000); none (*ret_n == 0) when sound. Free
+ * with store_lines_free. */
+int store_integrity(struct store *st, int quick, size_t max,
+		    char ***ret_lines, size_t *ret_n);
+void store_lines_free(char **lines, size_t n); /* NULL-safe */
+/* A job whose stored results are damaged, as `gpuctl check` found it. */
+struct store_damage {
+	int64_t job_id;
+	const char *reason; /* borrowed */
+	uint32_t problems;  /* >= 1 */
+};
+/* Replace every job's damage mark with these (one write: jobs not listed
+ * are marked sound). */
+int store_damage_set(struct store *st, const struct store_damage *a,
+		     size_t n, double now);
+/* *ret_reason: the job's damage (malloc'ed), or NULL when it has none. */
+int store_damage_get(struct store *st, int64_t job_id, char **ret_reason);
 
 /* ---- event log ---- */
 int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,

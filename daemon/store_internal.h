@@ -14,6 +14,7 @@
  *   store_parts.c      parts: each verified lease's share of the answer
  *   store_workers.c    workers
  *   store_tokens.c     tokens
+ *   store_blobs.c      the blobs rows name, integrity checks, damage
  *
  * Names. Public calls are store_*; what the store files share through this
  * header is sdb_*; everything else is static, and a table file's static
@@ -115,6 +116,11 @@ enum stmt_id {
 	S_TOKEN_GET,
 	S_TOKEN_REVOKE,
 	S_TOKEN_LIST,
+	/* store_blobs.c */
+	S_BLOB_REFS,
+	S_DAMAGE_CLEAR,
+	S_DAMAGE_ADD,
+	S_DAMAGE_GET,
 	S_COUNT
 };
 
@@ -126,6 +132,7 @@ extern const char *const sdb_lease_sql[S_COUNT];
 extern const char *const sdb_part_sql[S_COUNT];
 extern const char *const sdb_worker_sql[S_COUNT];
 extern const char *const sdb_token_sql[S_COUNT];
+extern const char *const sdb_blob_sql[S_COUNT];
 
 struct store {
 	sqlite3 *db;

@@ -10,6 +10,11 @@
  *   gpuctl [--socket PATH] token add|revoke NAME, token list
  *   gpuctl [--socket PATH] extend JOB --KEY VALUE...
  *   gpuctl [--socket PATH] export JOB WHAT [--KEY VALUE...] > FILE
+ *   gpuctl [--socket PATH] check [--json]                   exit 1 if damaged
+ *
+ * Text from gpud (names, devices, errors, reasons, answers) is printed
+ * with its control characters escaped (ctl_text.h); --json output is JSON
+ * with everything outside ASCII escaped.
  *
  * The socket is --socket, else $GPUD_SOCKET, else /var/lib/gpud/gpud.sock.
  * Exit codes: 0 ok, 1 the request failed (or the job did not verify),
@@ -29,6 +34,8 @@
 
 #include <jansson.h>
 
+#include "ctl_check.h"
+#include "ctl_text.h"
 #include "gerr.h"
 #include "proto.h"
 #include "published.h"
@@ -57,6 +64,8 @@ static void usage(FILE *f)
 "  watch [JOB] [--interval S] [--count N]  live view of jobs and workers\n"
 "  token add NAME                  create a worker token (printed once)\n"
 "  token list | token revoke NAME  tokens; a revoked token's workers are cut off\n"
+"  check [--json]                  the database's integrity and every stored blob\n"
+"                                  it names; exit 1 when anything is damaged\n"
 "socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n");
 }
 
@@ -191,7 +200,9 @@ static json_t *request_full(const char *sock, json_t *req, const void *bin,
 	}
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
-		fprintf(stderr, "gpuctl: %s\n", e ? e : "request failed");
+		char *shown = ctl_text_escape(e ? e : "request failed", 0);
+		fprintf(stderr, "gpuctl: %s\n", shown ? shown : "request failed");
+		free(shown);
 		json_decref(reply);
 		if (ret_out) {
 			free(*ret_out);
@@ -213,6 +224,22 @@ static json_t *request_bin(const char *sock, json_t *req, const void *bin,
 static json_t *request(const char *sock, json_t *req, int *ret_exit)
 {
 	return request_bin(sock, req, NULL, 0, ret_exit);
+}
+
+/* A reply about to be printed as text: its strings escaped (ctl_text.h). */
+static json_t *shown(json_t *reply)
+{
+	if (reply)
+		ctl_text_escape_json(reply);
+	return reply;
+}
+
+/* --json output: valid JSON whose non-ASCII characters (C1 controls
+ * included) are \u escapes, so it is as safe on a terminal. */
+static void print_json(const json_t *v)
+{
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	printf("\n");
 }
 
 /* Read a whole input file, at most PROTO_MAX_BIN bytes. */
@@ -314,6 +341,7 @@ static void print_job(const json_t *j)
 	const char *unit = json_string_value(json_object_get(j, "unit_name"));
 	const json_t *lc = json_object_get(j, "leases");
 	const json_t *reason = json_object_get(j, "reason");
+	const json_t *damaged = json_object_get(j, "damaged");
 	const json_t *workers = json_object_get(j, "workers");
 	char bar[64], a[32], b[32], c[32], r[32], e[32];
 	double frac = total > 0 ? done / total : 0;
@@ -327,7 +355,8 @@ static void print_job(const json_t *j)
 	printf("job %" JSON_INTEGER_FORMAT "  %s  %-9s %s %5.1f%%  %s/%s %s (verified %s)\n",
 	       json_integer_value(json_object_get(j, "id")),
 	       json_string_value(json_object_get(j, "workload")),
-	       json_string_value(json_object_get(j, "state")), bar, 100 * frac, a, b,
+	       json_is_string(damaged) ? "damaged" : json_string_value(json_object_get(j, "state")),
+	       bar, 100 * frac, a, b,
 	       unit ? unit : "units", c);
 	printf("    rate %s %s/s  ETA %s  leases: pending %" JSON_INTEGER_FORMAT
 	       ", leased %" JSON_INTEGER_FORMAT ", done %" JSON_INTEGER_FORMAT
@@ -348,6 +377,9 @@ static void print_job(const json_t *j)
 	}
 	if (json_is_string(reason))
 		printf("    reason: %s\n", json_string_value(reason));
+	if (json_is_string(damaged))
+		printf("    damaged (%s, as gpuctl check found): %s\n",
+		       json_string_value(json_object_get(j, "state")), json_string_value(damaged));
 }
 
 /* ---- commands ---- */
@@ -451,8 +483,8 @@ static int cmd_extend(const char *sock, int argc, char **argv)
 	args = parse_kv(argc - 1, argv + 1);
 	if (!args)
 		return EXIT_USAGE;
-	json_t *reply = request(sock, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
-						"job", job, "args", args), &ex);
+	json_t *reply = shown(request(sock, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
+						      "job", job, "args", args), &ex));
 	if (!reply)
 		return ex;
 	printf("job %" JSON_INTEGER_FORMAT ": %s, %" JSON_INTEGER_FORMAT " units\n", job,
@@ -518,11 +550,11 @@ static int cmd_status(const char *sock, int argc, char **argv)
 	if (!reply)
 		return ex;
 	if (as_json) {
-		json_dumpf(json_object_get(reply, "jobs"), stdout, JSON_INDENT(2));
-		printf("\n");
+		print_json(json_object_get(reply, "jobs"));
 	} else {
 		size_t i;
 		json_t *j;
+		shown(reply);
 		if (json_array_size(json_object_get(reply, "jobs")) == 0)
 			printf("no jobs\n");
 		json_array_foreach(json_object_get(reply, "jobs"), i, j)
@@ -559,8 +591,8 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		int ex;
-		json_t *reply = request(sock, json_pack("{s:s, s:I}", "cmd", "status",
-							"job", job), &ex);
+		json_t *reply = shown(request(sock, json_pack("{s:s, s:I}", "cmd", "status",
+							      "job", job), &ex));
 		if (!reply)
 			return ex;
 		json_t *j = json_array_get(json_object_get(reply, "jobs"), 0);
@@ -637,9 +669,9 @@ static int cmd_result(const char *sock, int argc, char **argv)
 		json_object_del(reply, "answer_bytes");
 		json_object_del(reply, "ok");
 		json_object_del(reply, "text");
-		json_dumpf(reply, stdout, JSON_INDENT(2));
-		printf("\n");
+		print_json(reply);
 	} else {
+		shown(reply);
 		const char *text = json_string_value(json_object_get(reply, "text"));
 		const char *state = json_string_value(json_object_get(reply, "state"));
 		const char *wname = json_string_value(json_object_get(reply, "workload"));
@@ -683,7 +715,7 @@ static int cmd_simple(const char *sock, const char *cmd, int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
 		return EXIT_USAGE;
 	}
-	json_t *reply = request(sock, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex);
+	json_t *reply = shown(request(sock, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex));
 	if (!reply)
 		return ex;
 	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
@@ -728,10 +760,10 @@ static int cmd_watch(const char *sock, int argc, char **argv)
 		json_t *req = json_pack("{s:s}", "cmd", "status");
 		if (job)
 			json_object_set_new(req, "job", json_integer(job));
-		json_t *jobs = request(sock, req, &ex);
+		json_t *jobs = shown(request(sock, req, &ex));
 		if (!jobs)
 			return ex;
-		json_t *workers = request(sock, json_pack("{s:s}", "cmd", "workers"), &ex);
+		json_t *workers = shown(request(sock, json_pack("{s:s}", "cmd", "workers"), &ex));
 		if (!workers) {
 			json_decref(jobs);
 			return ex;
@@ -768,12 +800,10 @@ static int cmd_workers(const char *sock, int argc, char **argv)
 	json_t *reply = request(sock, json_pack("{s:s}", "cmd", "workers"), &ex);
 	if (!reply)
 		return ex;
-	if (as_json) {
-		json_dumpf(json_object_get(reply, "workers"), stdout, JSON_INDENT(2));
-		printf("\n");
-	} else {
-		print_workers(reply);
-	}
+	if (as_json)
+		print_json(json_object_get(reply, "workers"));
+	else
+		print_workers(shown(reply));
 	json_decref(reply);
 	return 0;
 }
@@ -818,7 +848,7 @@ static int cmd_token(const char *sock, int argc, char **argv)
 	if (argc == 1 && strcmp(argv[0], "list") == 0) {
 		size_t i;
 		json_t *t;
-		json_t *reply = request(sock, json_pack("{s:s}", "cmd", "token_list"), &ex);
+		json_t *reply = shown(request(sock, json_pack("{s:s}", "cmd", "token_list"), &ex));
 		if (!reply)
 			return ex;
 		json_array_foreach(json_object_get(reply, "tokens"), i, t) {
@@ -853,6 +883,28 @@ static int cmd_token(const char *sock, int argc, char **argv)
 		"(chmod 600) and pass it with --token-file\n");
 	json_decref(reply);
 	return 0;
+}
+
+/* The database's integrity and every blob it names; exit 1 when damaged. */
+static int cmd_check(const char *sock, int argc, char **argv)
+{
+	int as_json = argc == 1 && strcmp(argv[0], "--json") == 0, ex;
+
+	if (argc > 1 || (argc == 1 && !as_json))
+		return EXIT_USAGE;
+	json_t *reply = request(sock, json_pack("{s:s}", "cmd", "check"), &ex);
+	if (!reply)
+		return ex;
+	ex = json_is_true(json_object_get(reply, "damaged")) ? EXIT_FAIL : 0;
+	if (as_json) {
+		json_object_del(reply, "ok");
+		print_json(reply);
+		json_decref(reply);
+		return ex;
+	}
+	ctl_check_print(stdout, shown(reply));
+	json_decref(reply);
+	return ex;
 }
 
 int main(int argc, char **argv)
@@ -905,6 +957,8 @@ int main(int argc, char **argv)
 		rc = cmd_extend(sock, n, rest);
 	else if (strcmp(cmd, "export") == 0)
 		rc = cmd_export(sock, n, rest);
+	else if (strcmp(cmd, "check") == 0)
+		rc = cmd_check(sock, n, rest);
 	else {
 		fprintf(stderr, "gpuctl: unknown command '%s'\n", cmd);
 		usage(stderr);

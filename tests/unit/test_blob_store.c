@@ -178,6 +178,41 @@ static void test_store_corrupt_file(void **state)
 	free(b);
 }
 
+/* blob_store_check: the hash of the file, streamed. */
+static void test_store_check(void **state)
+{
+	struct tmpdir *t = *state;
+	size_t len;
+	uint8_t *b = make_blob(3 << 20, &len);
+	char hash[BLOB_HASH_HEX], path[512];
+	FILE *f;
+
+	assert_int_equal(blob_store_put(t->path, b, len, hash), 0);
+	assert_int_equal(blob_store_check(t->path, hash), 0);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", t->path, hash, hash);
+	/* The last byte: past the first 1 MiB read when the blob is larger. */
+	assert_true(len > 64);
+	f = fopen(path, "r+b");
+	assert_non_null(f);
+	fseek(f, (long)len - 1, SEEK_SET);
+	fputc(b[len - 1] ^ 0x10, f);
+	fclose(f);
+	assert_int_equal(blob_store_check(t->path, hash), GERR_CORRUPT);
+	assert_int_equal(truncate(path, 0), 0);
+	assert_int_equal(blob_store_check(t->path, hash), GERR_CORRUPT);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(blob_store_check(t->path, hash), GERR_NOTFOUND);
+	/* A symlink is not followed. */
+	assert_int_equal(symlink("/etc/hostname", path), 0);
+	assert_true(blob_store_check(t->path, hash) < 0);
+	assert_int_not_equal(blob_store_check(t->path, hash), GERR_NOTFOUND);
+	unlink(path);
+	assert_int_equal(blob_store_check(t->path, "r1"), GERR_INVAL);
+	assert_int_equal(blob_store_check(t->path, "../../../../etc/passwd"),
+			 GERR_INVAL);
+	free(b);
+}
+
 static void test_store_bad_names(void **state)
 {
 	struct tmpdir *t = *state;
@@ -238,6 +273,8 @@ int main(void)
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_store_corrupt_file,
 						setup_dir, teardown_dir),
+		cmocka_unit_test_setup_teardown(test_store_check, setup_dir,
+						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_store_bad_names, setup_dir,
 						teardown_dir),
 		cmocka_unit_test_setup_teardown(test_store_errors, setup_dir,

@@ -1,0 +1,52 @@
+/* blob_audit.h - the blob store (DATA/blobs) against the blobs the
+ * database names (store_blob_refs): the start-up sweep of temporary files
+ * and orphans, and `gpuctl check`'s pass over every named blob.
+ *
+ * Plain files, no database: refs is the listing store_blob_refs returned
+ * (sorted by hash), borrowed. Any thread; nothing is kept between calls.
+ * The sweep must run while nothing else writes blobs (gpud's start).
+ */
+#ifndef GPUD_BLOB_AUDIT_H
+#define GPUD_BLOB_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+#include "store.h"
+
+struct audit_sweep {
+	size_t temps;       /* .tmp-* files of writes a crash cut short */
+	size_t orphans;     /* blobs no row names */
+	size_t kept;        /* blobs a row names */
+	uint64_t bytes;     /* removed */
+};
+/* Remove gpud's temporary files (DATA/blobs/xx/.tmp-*, DATA/gpud.addr.tmp,
+ * DATA/local-worker.token.tmp-*, write probes) and every blob refs does
+ * not name, logging each; any other name is left alone. *ret may be NULL. */
+int audit_sweep(const char *data_dir, const struct store_blob_ref *refs,
+		size_t n, const struct glog *log, struct audit_sweep *ret);
+
+/* How many distinct blobs refs names are absent (a look, no reading): for
+ * a warning at start, before gpuctl check. Refs without a job (the sweep's
+ * "everywhere" guesses) are not counted. */
+size_t audit_missing(const char *data_dir, const struct store_blob_ref *refs,
+		     size_t n);
+
+/* One named blob that is not as it should be. */
+struct audit_problem {
+	const struct store_blob_ref *ref; /* into refs */
+	int rc;             /* GERR_NOTFOUND missing, GERR_CORRUPT wrong
+			     * content, GERR_INVAL not a blob name, else
+			     * unreadable (GERR_PERM, GERR_IO) */
+};
+/* Check every blob refs names (each once, hashing it whole): *ret
+ * (malloc'ed, free()) lists one problem per reference to a bad blob, so
+ * each job it touches is named. *ret_checked: distinct blobs read. */
+int audit_blobs(const char *data_dir, const struct store_blob_ref *refs,
+		size_t n, struct audit_problem **ret, size_t *ret_n,
+		size_t *ret_checked);
+/* The problem in words ("missing", "corrupt: ...", ...), static text. */
+const char *audit_problem_name(int rc);
+
+#endif

@@ -1,0 +1,241 @@
+/* control_check.c - `gpuctl check` (control.h): SQLite's full integrity
+ * check and every blob a row names, present with the right hash; jobs whose
+ * blobs are missing or damaged are marked (store_damage_set) so status
+ * shows them.
+ *
+ * Steps, none on the loop for long: list (database thread: integrity check
+ * and the references), read and hash every blob (thread pool), confirm and
+ * mark (database thread: a problem counts only if a row still names the
+ * blob and it is still bad there, so a checkpoint replaced while the check
+ * ran is no damage), reply (loop).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blob.h"
+#include "blob_audit.h"
+#include "control_internal.h"
+#include "dbq.h"
+#include "gerr.h"
+#include "gpud.h"
+#include "scheduler.h"
+
+/* The integrity check's lines kept for the reply, and the problems listed
+ * in it (all are counted and marked): a reply stays far below a frame's
+ * bound however much is lost. */
+#define CHECK_MAX_LINES 100
+#define CHECK_MAX_LISTED 1000
+
+struct check {
+	struct ctl_req *r;
+	uv_work_t work;
+	char **lines;            /* integrity_check's problems */
+	size_t nlines;
+	struct store_blob_ref *refs;
+	size_t nrefs;
+	struct audit_problem *probs;
+	size_t nprobs, checked;
+	int rc;                  /* the first step that failed */
+	char msg[256];
+};
+
+static void check_free(struct check *c)
+{
+	store_lines_free(c->lines, c->nlines);
+	free(c->refs);
+	free(c->probs);
+	free(c);
+}
+
+static void check_fail(struct check *c, const char *msg)
+{
+	struct ctl_req *r = c->r;
+
+	snprintf(r->err, sizeof(r->err), "check failed: %s", msg);
+	check_free(c);
+	ctl_finish(r);
+}
+
+static void problem_text(const struct audit_problem *p, char *out, size_t n)
+{
+	const struct store_blob_ref *f = p->ref;
+
+	if (f->lease_id)
+		snprintf(out, n, "%s %" PRId64 ": blob %.16s %s", f->where,
+			 f->lease_id, f->hash, audit_problem_name(p->rc));
+	else
+		snprintf(out, n, "%s %" PRId64 ": blob %.16s %s", f->where,
+			 f->job_id, f->hash, audit_problem_name(p->rc));
+}
+
+static int ref_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct store_blob_ref *)elem)->hash);
+}
+
+/* Database thread: keep the problems that are still true now that nothing
+ * can move between the look and the verdict, and mark their jobs. */
+static void mark_work(struct store *st, void *arg)
+{
+	struct check *c = arg;
+	struct store_blob_ref *now = NULL;
+	struct store_damage *dmg = NULL;
+	char (*why)[200] = NULL;
+	size_t nnow = 0, nd = 0, kept = 0;
+
+	if ((c->rc = store_blob_refs(st, 0, &now, &nnow))) {
+		snprintf(c->msg, sizeof(c->msg), "%s", store_errmsg(st));
+		return;
+	}
+	for (size_t i = 0; i < c->nprobs; i++) {
+		struct audit_problem *p = &c->probs[i];
+
+		if (!bsearch(p->ref->hash, now, nnow, sizeof(*now), ref_cmp))
+			continue;
+		if (p->rc != GERR_INVAL &&
+		    (p->rc = blob_store_check(c->r->d->cfg.data_dir, p->ref->hash)) == 0)
+			continue;
+		c->probs[kept++] = *p;
+	}
+	c->nprobs = kept;
+	dmg = calloc(kept + 1, sizeof(*dmg));
+	why = calloc(kept + 1, sizeof(*why));
+	if (!dmg || !why) {
+		c->rc = GERR_NOMEM;
+		snprintf(c->msg, sizeof(c->msg), "out of memory");
+		goto out;
+	}
+	/* One mark per job: its first problem, and how many it has. */
+	for (size_t i = 0; i < kept; i++) {
+		int64_t job = c->probs[i].ref->job_id;
+		size_t k = 0;
+
+		while (k < nd && dmg[k].job_id != job)
+			k++;
+		if (k < nd) {
+			dmg[k].problems++;
+			continue;
+		}
+		problem_text(&c->probs[i], why[nd], sizeof(why[nd]));
+		dmg[nd].job_id = job;
+		dmg[nd].reason = why[nd];
+		dmg[nd].problems = 1;
+		nd++;
+	}
+	if ((c->rc = store_damage_set(st, dmg, nd, sched_now())))
+		snprintf(c->msg, sizeof(c->msg), "cannot mark the damaged jobs: %s",
+			 store_errmsg(st));
+out:
+	free(dmg);
+	free(why);
+	free(now);
+}
+
+static void mark_after(void *arg)
+{
+	struct check *c = arg;
+	struct ctl_req *r = c->r;
+	json_t *db = json_array(), *probs = json_array(), *jobs = json_array();
+
+	if (c->rc) {
+		json_decref(db);
+		json_decref(probs);
+		json_decref(jobs);
+		check_fail(c, c->msg);
+		return;
+	}
+	for (size_t i = 0; i < c->nlines; i++)
+		json_array_append_new(db, json_string(c->lines[i]));
+	for (size_t i = 0; i < c->nprobs; i++) {
+		const struct store_blob_ref *f = c->probs[i].ref;
+		json_t *job = json_integer(f->job_id);
+
+		if (i < CHECK_MAX_LISTED)
+			json_array_append_new(probs, json_pack("{s:I, s:o, s:s, s:s, s:s}",
+			"job", (json_int_t)f->job_id,
+			"lease", f->lease_id ? json_integer(f->lease_id) : json_null(),
+			"where", f->where, "hash", f->hash,
+			"problem", audit_problem_name(c->probs[i].rc)));
+		size_t k;
+		json_t *v;
+		int seen = 0;
+		json_array_foreach(jobs, k, v)
+			seen |= json_equal(v, job);
+		if (!seen)
+			json_array_append(jobs, job);
+		json_decref(job);
+	}
+	r->reply = json_pack("{s:b, s:b, s:o, s:I, s:I, s:o, s:I, s:o}", "ok", 1,
+		"damaged", c->nlines > 0 || c->nprobs > 0, "database", db,
+		"references", (json_int_t)c->nrefs,
+		"blobs_checked", (json_int_t)c->checked,
+		"problems", probs, "problems_total", (json_int_t)c->nprobs,
+		"damaged_jobs", jobs);
+	check_free(c);
+	ctl_finish(r);
+}
+
+/* Thread pool: read and hash every named blob. */
+static void blobs_work(uv_work_t *w)
+{
+	struct check *c = w->data;
+
+	c->rc = audit_blobs(c->r->d->cfg.data_dir, c->refs, c->nrefs, &c->probs,
+			    &c->nprobs, &c->checked);
+	if (c->rc)
+		snprintf(c->msg, sizeof(c->msg), "reading the blobs: %s",
+			 gerr_str(c->rc));
+}
+
+static void blobs_after(uv_work_t *w, int status)
+{
+	struct check *c = w->data;
+
+	if (status || c->rc) {
+		check_fail(c, status ? "gpud is shutting down" : c->msg);
+		return;
+	}
+	if (dbq_submit(c->r->d->dbq, mark_work, mark_after, c))
+		check_fail(c, "gpud is shutting down");
+}
+
+/* Database thread: SQLite's own check, then the references. */
+static void list_work(struct store *st, void *arg)
+{
+	struct check *c = arg;
+
+	c->rc = store_integrity(st, 0, CHECK_MAX_LINES, &c->lines, &c->nlines);
+	if (!c->rc)
+		c->rc = store_blob_refs(st, 0, &c->refs, &c->nrefs);
+	if (c->rc)
+		snprintf(c->msg, sizeof(c->msg), "%s", store_errmsg(st));
+}
+
+static void list_after(void *arg)
+{
+	struct check *c = arg;
+
+	if (c->rc) {
+		check_fail(c, c->msg);
+		return;
+	}
+	c->work.data = c;
+	if (uv_queue_work(c->r->d->loop, &c->work, blobs_work, blobs_after))
+		check_fail(c, "gpud is shutting down");
+}
+
+void ctl_check_start(struct ctl_req *r)
+{
+	struct check *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		ctl_finish(r);
+		return;
+	}
+	c->r = r;
+	if (dbq_submit(r->d->dbq, list_work, list_after, c))
+		check_fail(c, "gpud is shutting down");
+}
