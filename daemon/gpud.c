@@ -16,6 +16,7 @@ struct sched_policy gpud_policy(const struct gpud *d)
 		.lease_timeout_s = d->cfg.lease_timeout_s,
 		.max_failures = d->cfg.max_failures,
 		.quarantine_after = d->cfg.quarantine_after,
+		.trust_after = d->cfg.trust_after,
 		.data_dir = d->cfg.data_dir,
 	};
 	return p;

@@ -58,6 +58,7 @@ struct gpud_config {
 	double checkpoint_s;         /* told to workers in WELCOME */
 	uint32_t max_failures;       /* verification failures before failed */
 	uint32_t quarantine_after;   /* worker failures before quarantine */
+	uint32_t trust_after;        /* confirmed results before trust; 0 off */
 	double drain_s;              /* SIGTERM: wait for workers' checkpoints */
 };
 

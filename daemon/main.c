@@ -35,6 +35,9 @@ static void usage(FILE *f)
 "                          release their leases (default 15; 0 stops at once)\n"
 "  --max-failures N        failed verifications before a lease fails (default 3)\n"
 "  --quarantine-after N    failed verifications before a worker is quarantined (default 3)\n"
+"  --trust-after N         replicate a worker's results on another worker until N of\n"
+"                          them in a row agree, and again after any failure (default\n"
+"                          0: off, since a lone worker could never finish a job)\n"
 "  --log-level LEVEL       error|warn|info|debug (default info)\n"
 "  --version, --help\n");
 }
@@ -113,6 +116,7 @@ int main(int argc, char **argv)
 		{"drain-seconds", required_argument, NULL, 'D'},
 		{"max-failures", required_argument, NULL, 'm'},
 		{"quarantine-after", required_argument, NULL, 'q'},
+		{"trust-after", required_argument, NULL, 't'},
 		{"log-level", required_argument, NULL, 'v'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
@@ -208,6 +212,13 @@ int main(int argc, char **argv)
 				d.cfg.max_failures = (uint32_t)v;
 			else
 				d.cfg.quarantine_after = (uint32_t)v;
+			break;
+		case 't':
+			if (parse_double(optarg, 0, 1000000, &v) || v != (double)(int)v) {
+				fprintf(stderr, "gpud: --trust-after wants an integer 0..1000000\n");
+				return 2;
+			}
+			d.cfg.trust_after = (uint32_t)v;
 			break;
 		case 'v':
 			if (glog_level_parse(optarg, &d.log.level)) {

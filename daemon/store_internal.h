@@ -13,6 +13,8 @@
  *   store_leases.c     the lease state machine and every lease move
  *   store_parts.c      parts: each verified lease's share of the answer
  *   store_workers.c    workers
+ *   store_replica.c    replication: lease groups, a job's check mode, a
+ *                      worker's confirmed results
  *   store_tokens.c     tokens
  *
  * Names. Public calls are store_*; what the store files share through this
@@ -90,6 +92,10 @@ enum stmt_id {
 	S_LEASE_RELEASE,
 	S_LEASE_EXPIRE,
 	S_LEASE_CANCEL,
+	S_LEASE_CHECKED,
+	S_LEASE_ADOPT,
+	S_LEASE_REFUTE,
+	S_LEASE_CANCEL_REPLICAS,
 	/* store_workers.c */
 	/* store_parts.c */
 	S_PART_ADD,
@@ -108,6 +114,16 @@ enum stmt_id {
 	S_TOKEN_GET,
 	S_TOKEN_REVOKE,
 	S_TOKEN_LIST,
+	/* store_replica.c */
+	S_REPLICA_INFO,
+	S_REPLICA_GROUP,
+	S_REPLICA_INSERT,
+	S_REPLICA_COUNTS,
+	S_REPLICA_WAITING,
+	S_JOB_REPLICATE_SET,
+	S_JOB_REPLICATE_GET,
+	S_WORKER_CONFIRM,
+	S_WORKER_STREAK,
 	S_COUNT
 };
 
@@ -119,6 +135,7 @@ extern const char *const sdb_lease_sql[S_COUNT];
 extern const char *const sdb_part_sql[S_COUNT];
 extern const char *const sdb_worker_sql[S_COUNT];
 extern const char *const sdb_token_sql[S_COUNT];
+extern const char *const sdb_replica_sql[S_COUNT];
 
 struct store {
 	sqlite3 *db;

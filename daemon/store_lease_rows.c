@@ -18,7 +18,8 @@ const char *const sdb_lease_row_sql[S_COUNT] = {
 	[S_LEASE_LIST_STATE] = "SELECT " LEASE_COLS " FROM leases "
 			       "WHERE state = ?1 ORDER BY id",
 	[S_LEASE_COUNTS] = "SELECT state, count(*) FROM leases "
-			   "WHERE job_id = ?1 GROUP BY state",
+			   "WHERE job_id = ?1 AND replica_of IS NULL "
+			   "GROUP BY state",
 };
 
 const char *lease_state_name(enum lease_state s)

@@ -370,3 +370,25 @@ int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 	officers_ranges_free(&rs);
 	return rc;
 }
+
+int officers_wl_results_agree(void *ctx, const json_t *params,
+			      const json_t *spec, const void *a, size_t alen,
+			      const void *b, size_t blen)
+{
+	struct officers_result ra, rb;
+	char err[WL_ERRLEN];
+
+	(void)ctx;
+	(void)params;
+	(void)spec;
+	if (officers_result_parse(a, alen, &ra, err, sizeof(err)) ||
+	    officers_result_parse(b, blen, &rb, err, sizeof(err)) ||
+	    ra.from != rb.from || ra.to != rb.to || ra.fnv_in != rb.fnv_in ||
+	    ra.fnv_out != rb.fnv_out ||
+	    officers_result_digest(&ra, 1) != officers_result_digest(&rb, 1))
+		return 0;
+	for (uint64_t i = ra.from; i < ra.to; i++)
+		if (officers_result_get(&ra, i) != officers_result_get(&rb, i))
+			return 0;
+	return 1;
+}

@@ -100,6 +100,11 @@ int officers_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		      const json_t *spec, const void *result, size_t len,
 		      const char *result_hash, json_t **ret_answer,
 		      json_t **ret_note);
+/* Two results of one lease agree: the same range, values and end state
+ * (its digest); how much history each kept (vbase) may differ. */
+int officers_wl_results_agree(void *ctx, const json_t *params,
+			      const json_t *spec, const void *a, size_t alen,
+			      const void *b, size_t blen);
 int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 		       const struct wl_parts *parts, char *err, size_t errlen);
 

@@ -227,6 +227,7 @@ const struct workload officers_workload = {
 	.next_lease = officers_wl_next_lease,
 	.check_checkpoint = officers_wl_check_checkpoint,
 	.verify = officers_wl_verify,
+	.results_agree = officers_wl_results_agree,
 	.merge = officers_wl_merge,
 	.finish = officers_wl_finish,
 	.render_text = officers_wl_render_text,
