@@ -23,3 +23,17 @@ ALTER TABLE workers ADD COLUMN streak INTEGER NOT NULL DEFAULT 0
 	CHECK (streak >= 0);
 ALTER TABLE workers ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 0
 	CHECK (confirmed >= 0);
+
+-- Officers jobs of older gpuds with --check full ("check": "full" in their
+-- params) carved check leases, which recomputed each stored range after
+-- its merge; replication now does that for every workload, before the
+-- merge. Such a job is replicated from here on, its open check leases go,
+-- and its units count each value once again.
+UPDATE jobs SET replicate = 1, total_units = total_units / 2,
+	units_verified = units_verified - coalesce((SELECT sum(l.units)
+		FROM leases AS l WHERE l.job_id = jobs.id AND l.state = 3
+		AND json_extract(l.spec, '$.kind') = 'check'), 0)
+	WHERE workload = 'officers' AND json_extract(params, '$.check') = 'full';
+UPDATE leases SET state = 5
+	WHERE state IN (0, 1, 2) AND json_extract(spec, '$.kind') = 'check'
+	AND job_id IN (SELECT id FROM jobs WHERE workload = 'officers');

@@ -24,17 +24,6 @@ from harness import (Cluster, RawWorker, answer_core, blob, check, reference_ans
 LEASE = 1 << 20
 
 
-def add_token(cl, name):
-    """A new worker token: (file, name, secret)."""
-    line = cl.ctl("token", "add", name).stdout.strip().splitlines()[-1]
-    path = os.path.join(cl.dir, name + ".token")
-    with open(path, "w") as f:
-        f.write(line + "\n")
-    os.chmod(path, 0o600)
-    n, secret = line.split(":", 1)
-    return path, n, bytes.fromhex(secret)
-
-
 def db(cl):
     return sqlite3.connect("file:%s?mode=ro" % os.path.join(cl.data, "gpud.db"), uri=True)
 
@@ -81,7 +70,7 @@ def check_pairs(cl, job):
 def scenario_full(cl):
     cl.gpud_args = ["--lease-units", str(LEASE)]
     cl.start_gpud()
-    tb, nb, _ = add_token(cl, "b")
+    tb, nb, _ = cl.add_token("b")
     battles, seed = 6 * LEASE, 11
     job = int(cl.ctl("submit", "graveler", "--battles", str(battles), "--seed", str(seed),
                      "--check", "full").stdout.strip())
@@ -133,8 +122,8 @@ def stored_result(cl, lease_id):
 def scenario_liar(cl):
     cl.gpud_args = ["--lease-units", str(LEASE), "--trust-after", "2", "--quarantine-after", "1"]
     cl.start_gpud()
-    tb, nb, _ = add_token(cl, "b")
-    _, nl, sl = add_token(cl, "liar")
+    tb, nb, _ = cl.add_token("b")
+    _, nl, sl = cl.add_token("liar")
     battles, seed = 4 * LEASE, 5
     job = cl.submit("graveler", battles=battles, seed=seed)
     # An honest worker alone: it is untrusted, so its first result waits
@@ -182,7 +171,7 @@ def scenario_liar(cl):
 def scenario_crash(cl):
     cl.gpud_args = ["--lease-units", str(LEASE)]
     cl.start_gpud()
-    tb, _, _ = add_token(cl, "b")
+    tb, _, _ = cl.add_token("b")
     battles, seed = 2 * LEASE, 9
     job = int(cl.ctl("submit", "graveler", "--battles", str(battles), "--seed", str(seed),
                      "--check", "full").stdout.strip())
