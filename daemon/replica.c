@@ -350,11 +350,8 @@ int replica_decide(struct store *st, const struct replica_policy *pol,
 		}
 		if (p->agrees < 0) {
 			/* Unreadable: recomputed, charged to no one. */
-			enum lease_state ns;
-
-			r = store_lease_reject(st, p->id, p->epoch,
-				"result unreadable when compared",
-				UINT32_MAX, now, &ns);
+			r = store_lease_recompute(st, p->id, p->epoch,
+				"result unreadable when compared", now);
 			if (r)
 				goto out;
 			winner[i] = 2;

@@ -16,7 +16,8 @@
  *        done     -> done        replication: checked, or a replica's
  *                                agreeing result adopted (store_replica)
  *        done     -> verified    verification passed
- *        done     -> pending     verification failed (attempts < max)
+ *        done     -> pending     verification failed (attempts < max), or
+ *                                a result unreadable for its comparison
  *        done     -> failed      verification failed (attempts >= max),
  *                                or a replica outvoted by its group
  *        pending|leased|done -> cancelled   job cancelled
@@ -317,6 +318,11 @@ int store_lease_adopt(struct store *st, int64_t id, uint64_t epoch,
 /* done, same epoch -> failed: a replica outvoted by its group. */
 int store_lease_refute(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, double now);
+/* done, same epoch -> pending, unchecked, without result or holder: a
+ * result that could not be read to be compared is computed again (no
+ * failure counted). */
+int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
+			  const char *reason, double now);
 /* The group's replicas still pending, leased or done but not checked ->
  * cancelled (the group is decided). */
 int store_group_cancel(struct store *st, int64_t primary, double now);

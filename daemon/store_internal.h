@@ -95,6 +95,7 @@ enum stmt_id {
 	S_LEASE_CHECKED,
 	S_LEASE_ADOPT,
 	S_LEASE_REFUTE,
+	S_LEASE_RECOMPUTE,
 	S_LEASE_CANCEL_REPLICAS,
 	/* store_workers.c */
 	/* store_parts.c */

@@ -25,7 +25,7 @@ const char *const sdb_lease_sql[S_COUNT] = {
 	[S_LEASE_CLAIM] =
 		"UPDATE leases SET state = ?4, epoch = epoch + 1, "
 		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
-		"updated_at = ?7, units_done = checkpoint_units "
+		"updated_at = ?7, units_done = checkpoint_units, checked = 0 "
 		"WHERE state = ?3 AND id = (SELECT l.id FROM leases AS l "
 		"JOIN jobs AS j ON j.id = l.job_id "
 		"WHERE l.state = ?3 AND j.state = ?8 "
@@ -72,6 +72,13 @@ const char *const sdb_lease_sql[S_COUNT] = {
 			  LEASE_WHERE_ONE,
 	[S_LEASE_REFUTE] = "UPDATE leases SET state = ?4, last_error = ?5, "
 			   "updated_at = ?6, deadline = 0" LEASE_WHERE_ONE,
+	/* A result that could not be read back to be compared: computed
+	 * again, charged to no one. */
+	[S_LEASE_RECOMPUTE] =
+		"UPDATE leases SET state = ?4, checked = 0, result = NULL, "
+		"last_error = ?5, updated_at = ?6, deadline = 0, "
+		"units_done = checkpoint_units, worker_id = NULL"
+		LEASE_WHERE_ONE,
 	[S_LEASE_CANCEL_REPLICAS] =
 		"UPDATE leases SET state = ?4, deadline = 0, updated_at = ?5 "
 		"WHERE replica_of = ?6 AND state = ?3 AND checked = 0",
@@ -587,6 +594,29 @@ int store_lease_refute(struct store *st, int64_t id, uint64_t epoch,
 	struct lease_move m = {
 		.sid = S_LEASE_REFUTE, .id = id, .epoch = epoch,
 		.from = LEASE_DONE, .to = LEASE_FAILED,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 5, reason));
+	BIND(sqlite3_bind_double(s, 6, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
+			  const char *reason, double now)
+{
+	static const char what[] = "store_lease_recompute";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_RECOMPUTE);
+	struct lease_move m = {
+		.sid = S_LEASE_RECOMPUTE, .id = id, .epoch = epoch,
+		.from = LEASE_DONE, .to = LEASE_PENDING,
 	};
 	int r;
 

@@ -419,6 +419,46 @@ static void test_restart_verifies_again(void **state)
 	store_lease_clear(&r);
 }
 
+/* A result that cannot be read back to be compared is computed again,
+ * verified in full again (not taken as checked), and charged to no one. */
+static void test_unreadable_result(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0}, r = {0}, p2 = {0}, l = {0};
+	struct sched_verify v;
+	int64_t of;
+	int checked = 1;
+
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	assert_true(claim(f, 0, &p) > 0);
+	compute(f, 0, &p, 0, &v);
+	sched_verify_clear(&v);
+	assert_int_equal(store_lease_get(f->st, p.id, &l), 0);
+	assert_int_equal(blob_store_remove(f->dir, l.result), 0);
+	store_lease_clear(&l);
+	assert_int_equal(claim(f, 1, &r), p.id + 1);
+	compute(f, 1, &r, 0, &v);
+	assert_true(v.waiting);
+	sched_verify_clear(&v);
+	assert_int_equal(store_lease_get(f->st, p.id, &l), 0);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_null(l.result);
+	assert_int_equal(l.failures, 0);
+	store_lease_clear(&l);
+	assert_int_equal(store_lease_replica_of(f->st, p.id, &of, &checked), 0);
+	assert_int_equal(checked, 0);
+	assert_int_equal(failures(f, 0), 0);
+	assert_int_equal(claim(f, 2, &p2), p.id);
+	compute(f, 2, &p2, 0, &v);
+	assert_true(v.quorum);
+	assert_int_equal(v.seconds > 0, 1);
+	sched_verify_clear(&v);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	store_lease_clear(&p);
+	store_lease_clear(&p2);
+	store_lease_clear(&r);
+}
+
 /* --trust-after 2: a worker's results are replicated until two in a row
  * agree with another worker's; then they merge at once. */
 static void test_trust_after(void **state)
@@ -518,6 +558,7 @@ int main(void)
 		TR(test_disagreement_third_decides),
 		TR(test_primary_outvoted),
 		TR(test_restart_verifies_again),
+		TR(test_unreadable_result),
 		TR(test_trust_after),
 		TR(test_no_quorum),
 	};
