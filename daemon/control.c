@@ -34,7 +34,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	const struct workload *wl = workload_find(j->workload);
 	struct store_lease *leases = NULL;
 	size_t nl = 0;
-	json_t *lc = json_object(), *rc = json_object(), *workers = json_array();
+	json_t *lc = json_object(), *rl = json_object(), *workers = json_array();
 
 	store_lease_counts(st, j->id, counts);
 	store_replica_counts(st, j->id, rcounts);
@@ -43,7 +43,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	for (int s = 0; s < LEASE_NSTATES; s++) {
 		json_object_set_new(lc, lease_state_name((enum lease_state)s),
 				    json_integer((json_int_t)counts[s]));
-		json_object_set_new(rc, lease_state_name((enum lease_state)s),
+		json_object_set_new(rl, lease_state_name((enum lease_state)s),
 				    json_integer((json_int_t)rcounts[s]));
 	}
 	if (counts[LEASE_LEASED] + rcounts[LEASE_LEASED] && store_lease_list_job(st, j->id, &leases, &nl) == 0) {
@@ -69,7 +69,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		"units_done", (json_int_t)sched_job_progress(st, j->id),
 		"units_verified", (json_int_t)j->units_verified,
 		"leases", lc,
-		"replicas", rc,
+		"replicas", rl,
 		"replicas_waiting", (json_int_t)waiting,
 		"check", full ? "full" : "sample",
 		"workers", workers,
