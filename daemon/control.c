@@ -29,20 +29,27 @@ static void generic_after(void *arg);
 
 static json_t *job_json(struct store *st, const struct store_job *j)
 {
-	uint64_t counts[LEASE_NSTATES] = {0};
+	uint64_t counts[LEASE_NSTATES] = {0}, rcounts[LEASE_NSTATES] = {0}, waiting = 0;
+	int full = 0;
 	const struct workload *wl = workload_find(j->workload);
 	struct store_lease *leases = NULL;
 	size_t nl = 0;
-	json_t *lc = json_object(), *workers = json_array();
+	json_t *lc = json_object(), *rl = json_object(), *workers = json_array();
 
 	char *damaged = NULL;
 
 	store_lease_counts(st, j->id, counts);
 	store_damage_get(st, j->id, &damaged);
-	for (int s = 0; s < LEASE_NSTATES; s++)
+	store_replica_counts(st, j->id, rcounts);
+	store_replica_waiting(st, j->id, &waiting);
+	store_job_get_replicate(st, j->id, &full);
+	for (int s = 0; s < LEASE_NSTATES; s++) {
 		json_object_set_new(lc, lease_state_name((enum lease_state)s),
 				    json_integer((json_int_t)counts[s]));
-	if (counts[LEASE_LEASED] && store_lease_list_job(st, j->id, &leases, &nl) == 0) {
+		json_object_set_new(rl, lease_state_name((enum lease_state)s),
+				    json_integer((json_int_t)rcounts[s]));
+	}
+	if (counts[LEASE_LEASED] + rcounts[LEASE_LEASED] && store_lease_list_job(st, j->id, &leases, &nl) == 0) {
 		for (size_t i = 0; i < nl; i++) {
 			struct store_worker w = {0};
 			if (leases[i].state != LEASE_LEASED || !leases[i].worker_id)
@@ -60,7 +67,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	if (j->state == JOB_ACTIVE && j->carve_done && counts[LEASE_LEASED] &&
 	    !counts[LEASE_PENDING])
 		sched_holders(st, j->id, held, sizeof(held));
-	json_t *out = json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:o, s:f, s:f, s:b, s:s?, s:o}",
+	json_t *out = json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:I, s:s, s:o, s:o, s:f, s:f, s:b, s:s?, s:o}",
 		"id", (json_int_t)j->id,
 		"workload", j->workload,
 		"unit_name", wl ? wl->unit_name : "units",
@@ -70,6 +77,9 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		"units_done", (json_int_t)sched_job_progress(st, j->id),
 		"units_verified", (json_int_t)j->units_verified,
 		"leases", lc,
+		"replicas", rl,
+		"replicas_waiting", (json_int_t)waiting,
+		"check", full ? "full" : "sample",
 		"workers", workers,
 		"reason", j->reason ? json_string(j->reason) : json_null(),
 		"created_at", j->created_at,
@@ -149,7 +159,17 @@ static void status_after(void *arg)
 			json_int_t pending = json_integer_value(json_object_get(lc, "pending"));
 			json_int_t dn = json_integer_value(json_object_get(lc, "done"));
 			int carve_done = json_is_true(json_object_get(j, "carve_done"));
-			if (leased == 0 && (pending > 0 || !carve_done) &&
+			json_t *rl = json_object_get(j, "replicas");
+			json_int_t waiting = json_integer_value(json_object_get(j, "replicas_waiting"));
+			json_int_t rpending = json_integer_value(json_object_get(rl, "pending"));
+			if (leased + json_integer_value(json_object_get(rl, "leased")) == 0 &&
+			    waiting > 0 && waiting == pending + rpending) {
+				char why[200];
+				snprintf(why, sizeof(why), "waiting for a second worker to "
+					 "confirm results: %" JSON_INTEGER_FORMAT " lease(s) "
+					 "need a worker that did not compute them", waiting);
+				json_object_set_new(j, "reason", json_string(why));
+			} else if (leased == 0 && (pending > 0 || !carve_done) &&
 			    !conn_workload_served(r->d, wl)) {
 				char why[160];
 				snprintf(why, sizeof(why),
@@ -236,6 +256,8 @@ static void submit_work(struct store *st, void *arg)
 
 	if (!rc)
 		rc = store_job_insert(st, r->wl->name, r->params, r->total_units, now, &id);
+	if (!rc && r->replicate)
+		rc = store_job_set_replicate(st, id, 1);
 	if (!rc)
 		rc = store_event(st, now, id, 0, 0, 0, "submit", r->params);
 	if (!rc)
@@ -398,9 +420,12 @@ static void workers_work(struct store *st, void *arg)
 		json_decref(arr);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		uint32_t streak = 0;
+		uint64_t confirmed = 0;
+		store_worker_streak(st, ws[i].id, &streak, &confirmed);
 		json_array_append_new(arr, json_pack(
-			"{s:I, s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:I, s:I, s:f, s:f}",
+			"{s:I, s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I}",
 			"id", (json_int_t)ws[i].id, "name", ws[i].name,
 			"device", ws[i].device ? ws[i].device : "",
 			"online", ws[i].online, "quarantined", ws[i].quarantined,
@@ -409,7 +434,9 @@ static void workers_work(struct store *st, void *arg)
 			"stalls", (json_int_t)ws[i].stalls,
 			"leases_done", (json_int_t)ws[i].leases_done,
 			"units_done", (json_int_t)ws[i].units_done,
-			"rate", ws[i].rate, "last_seen", ws[i].last_seen));
+			"rate", ws[i].rate, "last_seen", ws[i].last_seen,
+			"streak", (json_int_t)streak, "confirmed", (json_int_t)confirmed));
+	}
 	store_worker_free_array(ws, n);
 	r->reply = json_pack("{s:b, s:o}", "ok", 1, "workers", arr);
 }
@@ -424,7 +451,12 @@ static void workers_after(void *arg)
 		int64_t job = 0;
 		int64_t lease = conn_worker_lease(r->d,
 			json_integer_value(json_object_get(w, "id")), &job);
+		json_int_t streak = json_integer_value(json_object_get(w, "streak"));
+		uint32_t need = r->d->cfg.trust_after;
 		json_object_set_new(w, "lease", lease ? json_integer(lease) : json_null());
+		/* Untrusted workers' results are replicated before they merge. */
+		json_object_set_new(w, "trust_after", json_integer(need));
+		json_object_set_new(w, "trusted", json_boolean(need == 0 || streak >= need));
 		json_object_set_new(w, "job", lease ? json_integer(job) : json_null());
 	}
 	ctl_finish(r);
@@ -581,6 +613,21 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 				 r->wl->name);
 			ctl_finish(r);
 			return;
+		}
+		/* The check mode is gpud's, for every workload: the workload
+		 * never sees it. */
+		if (json_object_get(args, "check")) {
+			const char *check = json_string_value(json_object_get(args, "check"));
+			if (!check || (strcmp(check, "full") != 0 && strcmp(check, "sample") != 0)) {
+				snprintf(r->err, sizeof(r->err), "--check is sample (gpud "
+					 "verifies a sample of every result) or full (every "
+					 "lease is computed again by another worker and the "
+					 "two results must agree)");
+				ctl_finish(r);
+				return;
+			}
+			r->replicate = strcmp(check, "full") == 0;
+			json_object_del(args, "check");
 		}
 		if (file) {
 			r->input = malloc(bin_len);

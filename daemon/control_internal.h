@@ -31,6 +31,7 @@ struct ctl_req {
 	const struct workload *wl;
 	char *params;
 	uint64_t total_units;
+	int replicate;          /* --check full */
 	uint8_t *input;         /* the submitted file, owned */
 	size_t input_len;
 	uv_work_t work;

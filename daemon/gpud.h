@@ -67,6 +67,7 @@ struct gpud_config {
 	uint32_t quarantine_after;   /* worker failures before quarantine */
 	uint32_t max_leases_per_worker; /* leases one token holds; 0 no cap */
 	double progress_timeout_s;   /* no progress this long: revoked; 0 off */
+	uint32_t trust_after;        /* confirmed results before trust; 0 off */
 	double drain_s;              /* SIGTERM: wait for workers' checkpoints */
 	int init;                    /* --init: a fresh database beside old blobs */
 };

@@ -45,6 +45,9 @@ static void usage(FILE *f)
 "                          0 no cap); a token shared by many devices needs more\n"
 "  --progress-timeout SECONDS  revoke a lease whose reported progress has not grown\n"
 "                          for this long (default 600; 0 never)\n"
+"  --trust-after N         replicate a worker's results on another worker until N of\n"
+"                          them in a row agree, and again after any failure (default\n"
+"                          0: off, since a lone worker could never finish a job)\n"
 "  --log-level LEVEL       error|warn|info|debug (default info)\n"
 "  --version, --help\n");
 }
@@ -125,6 +128,7 @@ int main(int argc, char **argv)
 		{"quarantine-after", required_argument, NULL, 'q'},
 		{"max-leases-per-worker", required_argument, NULL, 'M'},
 		{"progress-timeout", required_argument, NULL, 'P'},
+		{"trust-after", required_argument, NULL, 't'},
 		{"log-level", required_argument, NULL, 'v'},
 		{"init", no_argument, NULL, 'I'},
 		{"version", no_argument, NULL, 'V'},
@@ -242,6 +246,13 @@ int main(int argc, char **argv)
 					"seconds (0: never)\n");
 				return 2;
 			}
+			break;
+		case 't':
+			if (parse_double(optarg, 0, 1000000, &v) || v != (double)(int)v) {
+				fprintf(stderr, "gpud: --trust-after wants an integer 0..1000000\n");
+				return 2;
+			}
+			d.cfg.trust_after = (uint32_t)v;
 			break;
 		case 'v':
 			if (glog_level_parse(optarg, &d.log.level)) {

@@ -65,6 +65,17 @@ uint64_t sched_job_progress(struct store *st, int64_t job_id)
 
 /* ---- claim ---- */
 
+/* --check full: the replica of a new lease is pending at once, so another
+ * worker computes it while the first does. */
+static int carve_replica(struct store *st, int64_t job_id, int64_t lease_id,
+			 double now)
+{
+	int full = 0, rc = store_job_get_replicate(st, job_id, &full);
+	int64_t id;
+
+	return rc || !full ? rc : store_lease_insert_replica(st, lease_id, now, &id);
+}
+
 /* Carve a new lease from the oldest carvable job. Inside a transaction.
  * A job whose planner must wait for results (GERR_AGAIN) is skipped for
  * now: the next job may have work. */
@@ -139,6 +150,8 @@ static int carve_new(struct store *st, struct sched_claim *c, double now)
 			rc = store_lease_insert_leased(st, job_id, spec_text, units,
 				c->worker_id, now + c->pol->lease_timeout_s, now,
 				&c->lease);
+		if (!rc)
+			rc = carve_replica(st, job_id, c->lease.id, now);
 		if (!rc) {
 			c->workload = xstrdup(job.workload);
 			c->params = xstrdup(job.params);
@@ -491,7 +504,9 @@ void sched_verify_load(struct store *st, struct sched_verify *v)
 		v->rc = GERR_STALE;
 		return;
 	}
-	if (v->workload) /* early check: the upload loaded the job */
+	v->checked_id = v->lease_id;
+	v->rc = replica_load(st, &v->lease, &v->rep);
+	if (v->rc || v->workload) /* early check: the upload loaded the job */
 		return;
 	v->rc = store_job_get(st, v->lease.job_id, &job);
 	if (v->rc == 0) {
@@ -537,9 +552,14 @@ void sched_verify_check(struct sched_verify *v)
 		snprintf(v->err, sizeof(v->err), "job or lease unreadable");
 		goto out;
 	}
-	rc = wl->verify(workload_ctx(wl), params, spec, v->raw, v->raw_len, v->seed, v->err,
-			sizeof(v->err));
+	/* A result that passed before (replicated, durable) is only
+	 * compared again. */
+	rc = v->rep.checked ? 0 : wl->verify(workload_ctx(wl), params, spec,
+		v->raw, v->raw_len, v->seed, v->err, sizeof(v->err));
 	v->passed = rc == 0;
+	if (v->passed && v->rep.npeer)
+		replica_compare(&v->rep, v->pol->data_dir, wl, params, spec,
+				v->raw, v->raw_len, v->err, sizeof(v->err));
 out:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	v->seconds = (double)(t1.tv_sec - t0.tv_sec) +
@@ -680,6 +700,38 @@ static int commit_fail(struct store *st, struct sched_verify *v, double now)
 	return rc;
 }
 
+/* A result that passed: merged, or held for replication (replica.h). */
+static int commit_checked(struct store *st, struct sched_verify *v, double now)
+{
+	struct replica_policy rp = { v->pol->trust_after, v->pol->quarantine_after,
+				     v->pol->max_failures + 2 };
+	struct store_lease primary = {0};
+	enum replica_verdict vd = REPLICA_MERGE;
+	int from_peer = 0;
+	int rc = replica_decide(st, &rp, &v->lease, &v->rep, now, &vd, &primary,
+				&from_peer);
+
+	if (rc)
+		return rc;
+	v->again = vd == REPLICA_AGAIN; /* verify.c verifies the lease again */
+	v->waiting = vd == REPLICA_WAIT || vd == REPLICA_NOQUORUM;
+	v->job_finished = vd == REPLICA_NOQUORUM ? -1 : 0;
+	if (vd == REPLICA_QUORUM) {
+		v->quorum = 1;
+		store_lease_clear(&v->lease);
+		v->lease = primary;
+		v->lease_id = primary.id;
+		v->epoch = primary.epoch;
+		if (from_peer) {
+			free(v->raw);
+			v->raw = v->rep.primary_raw;
+			v->raw_len = v->rep.primary_raw_len;
+			v->rep.primary_raw = NULL;
+		}
+	}
+	return vd == REPLICA_MERGE || vd == REPLICA_QUORUM ? commit_pass(st, v, now) : 0;
+}
+
 void sched_verify_commit(struct store *st, struct sched_verify *v)
 {
 	double now = sched_now(), t0 = mono_s();
@@ -689,7 +741,7 @@ void sched_verify_commit(struct store *st, struct sched_verify *v)
 		v->rc = rc;
 		return;
 	}
-	rc = v->passed ? commit_pass(st, v, now) : commit_fail(st, v, now);
+	rc = v->passed ? commit_checked(st, v, now) : commit_fail(st, v, now);
 	if (!rc)
 		rc = store_commit(st);
 	else
@@ -700,6 +752,7 @@ void sched_verify_commit(struct store *st, struct sched_verify *v)
 
 void sched_verify_clear(struct sched_verify *v)
 {
+	replica_check_clear(&v->rep);
 	store_lease_clear(&v->lease);
 	free(v->workload);
 	free(v->params);

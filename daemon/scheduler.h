@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "replica.h"
 #include "store.h"
 #include "workload.h"
 
@@ -34,6 +35,8 @@ struct sched_policy {
 	uint32_t quarantine_after;  /* each of a worker's charges */
 	uint32_t max_leases_per_worker; /* held at once; 0 no cap */
 	double progress_timeout_s;  /* no progress for this long: revoked; 0 off */
+	uint32_t trust_after;   /* results confirmed in a row before a worker's
+				 * results merge unreplicated; 0 trusts all */
 	const char *data_dir;
 };
 
@@ -161,7 +164,13 @@ void sched_upload_clear(struct sched_upload *u);
  * workload, params, spec and raw (the upload's, owned from then on) and
  * runs sched_verify_check first; sched_verify_load then only checks the
  * lease (done at epoch, so the result checked is the one stored) and loads
- * its row, and sched_verify_commit follows as usual. */
+ * its row, and sched_verify_commit follows as usual.
+ * Replication (replica.h) runs inside these steps: load reads the lease's
+ * group, check compares its result with the group's, and commit merges,
+ * waits for another result (waiting), or asks for the lease to be verified
+ * again (again: the group changed meanwhile; early checks always do when
+ * the lease is replicated, having compared nothing). On a quorum the lease
+ * merged is the group's primary: lease_id, epoch and lease then name it. */
 struct sched_verify {
 	/* in */
 	const struct sched_policy *pol;
@@ -181,6 +190,9 @@ struct sched_verify {
 	double seconds;         /* sched_verify_check, all of it */
 	double decode_s;        /* of which reading and inflating the blob */
 	double commit_s;        /* sched_verify_commit (merge, durable) */
+	struct replica_check rep;
+	int64_t checked_id;     /* the lease verified (lease_id may change) */
+	int again, waiting, quorum;
 };
 void sched_verify_load(struct store *st, struct sched_verify *v);
 void sched_verify_check(struct sched_verify *v);

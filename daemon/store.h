@@ -15,9 +15,13 @@
  *                                run failed (failures < max)
  *        leased   -> failed      run failed (failures >= max)
  *        leased   -> done        result stored
+ *        done     -> done        replication: checked, or a replica's
+ *                                agreeing result adopted (store_replica)
  *        done     -> verified    verification passed
- *        done     -> pending     verification failed (attempts < max)
- *        done     -> failed      verification failed (attempts >= max)
+ *        done     -> pending     verification failed (attempts < max), or
+ *                                a result unreadable for its comparison
+ *        done     -> failed      verification failed (attempts >= max),
+ *                                or a replica outvoted by its group
  *        pending|leased|done -> cancelled   job cancelled
  *  4. The schema is created and migrated by numbered migrations compiled in
  *     from schema/ (PRAGMA user_version is the number applied).
@@ -188,11 +192,12 @@ int store_lease_list_job(struct store *st, int64_t job_id,
  * a restart). */
 int store_lease_list_state(struct store *st, enum lease_state state,
 			   struct store_lease **ret, size_t *ret_n);
-/* Counts per state for one job: counts[LEASE_NSTATES]. */
+/* Counts per state for one job's primary leases (replicas apart):
+ * counts[LEASE_NSTATES]. */
 int store_lease_counts(struct store *st, int64_t job_id,
 		       uint64_t counts[LEASE_NSTATES]);
-/* Sum of units_done over a job's leased leases plus units of done and
- * verified ones (for progress). */
+/* Sum of units_done over a job's leased primary leases plus units of done
+ * and verified ones (for progress; replicas never count). */
 int store_job_units_progress(struct store *st, int64_t job_id,
 			     uint64_t *ret_units);
 
@@ -283,8 +288,8 @@ int store_worker_all_offline(struct store *st);
 /* Record a finished lease (leases_done+1, units_done += units, rate). */
 int store_worker_credit(struct store *st, int64_t id, uint64_t units,
 			double rate, double now);
-/* A failed verification; quarantines at threshold. *ret_quarantined may be
- * NULL. */
+/* A failed verification; quarantines at threshold and ends the worker's
+ * streak of confirmed results. *ret_quarantined may be NULL. */
 int store_worker_fail(struct store *st, int64_t id, uint32_t threshold,
 		      int *ret_quarantined);
 /* A message about a lease never granted to it (foreign_msgs+1), or a lease
@@ -347,6 +352,58 @@ int store_damage_set(struct store *st, const struct store_damage *a,
 		     size_t n, double now);
 /* *ret_reason: the job's damage (malloc'ed), or NULL when it has none. */
 int store_damage_get(struct store *st, int64_t job_id, char **ret_reason);
+/* ---- replication (store_replica.c; the moves in store_leases.c) ----
+ * A group: a primary lease (replica_of NULL) and its replicas, which copy
+ * its job, spec and units. Only the primary is ever a part or counts
+ * toward the job (units, progress, lease counts); a replica ends verified
+ * (agreed), failed (outvoted) or cancelled (not needed). */
+struct store_instance {
+	struct store_lease l;
+	int64_t replica_of;     /* 0 for the primary */
+	int checked;            /* done, passed verification, awaits a quorum */
+};
+void store_instance_free_array(struct store_instance *a, size_t n);
+/* The job's check mode: 1 = every lease replicated (--check full). */
+int store_job_set_replicate(struct store *st, int64_t id, int on);
+int store_job_get_replicate(struct store *st, int64_t id, int *ret);
+/* A lease's group (its primary's id, or 0 when it is one) and checked. */
+int store_lease_replica_of(struct store *st, int64_t id,
+			   int64_t *ret_replica_of, int *ret_checked);
+/* Every lease of the group of primary, ascending id (the primary first). */
+int store_lease_group(struct store *st, int64_t primary,
+		      struct store_instance **ret, size_t *ret_n);
+/* A new pending replica of primary (which must be one). */
+int store_lease_insert_replica(struct store *st, int64_t primary, double now,
+			       int64_t *ret_id);
+/* Counts per state of a job's replicas. */
+int store_replica_counts(struct store *st, int64_t job_id,
+			 uint64_t counts[LEASE_NSTATES]);
+/* A job's pending leases that need a worker other than one named in their
+ * group (held or computed another of its leases). */
+int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n);
+/* done, same epoch: checked = 1 (passed; waits for agreement). */
+int store_lease_set_checked(struct store *st, int64_t id, uint64_t epoch,
+			    double now);
+/* done, same epoch: take another result of the group (the agreeing one)
+ * and its producer, in place of one that was outvoted. */
+int store_lease_adopt(struct store *st, int64_t id, uint64_t epoch,
+		      const char *hash, int64_t worker_id, double now);
+/* done, same epoch -> failed: a replica outvoted by its group. */
+int store_lease_refute(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, double now);
+/* done, same epoch -> pending, unchecked, without result or holder: a
+ * result that could not be read to be compared is computed again (no
+ * failure counted). */
+int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
+			  const char *reason, double now);
+/* The group's replicas still pending, leased or done but not checked ->
+ * cancelled (the group is decided). */
+int store_group_cancel(struct store *st, int64_t primary, double now);
+/* A result of the worker's confirmed by another worker's: streak + 1
+ * (store_worker_fail resets it to 0). */
+int store_worker_confirm(struct store *st, int64_t id);
+int store_worker_streak(struct store *st, int64_t id, uint32_t *ret_streak,
+			uint64_t *ret_confirmed);
 
 /* ---- event log ---- */
 int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,

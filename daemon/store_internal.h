@@ -13,6 +13,8 @@
  *   store_leases.c     the lease state machine and every lease move
  *   store_parts.c      parts: each verified lease's share of the answer
  *   store_workers.c    workers
+ *   store_replica.c    replication: lease groups, a job's check mode, a
+ *                      worker's confirmed results
  *   store_tokens.c     tokens
  *   store_blobs.c      the blobs rows name, integrity checks, damage
  *
@@ -96,6 +98,11 @@ enum stmt_id {
 	S_LEASE_RUN_FAILED,
 	S_LEASE_EXPIRE,
 	S_LEASE_CANCEL,
+	S_LEASE_CHECKED,
+	S_LEASE_ADOPT,
+	S_LEASE_REFUTE,
+	S_LEASE_RECOMPUTE,
+	S_LEASE_CANCEL_REPLICAS,
 	/* store_workers.c */
 	/* store_parts.c */
 	S_PART_ADD,
@@ -121,6 +128,16 @@ enum stmt_id {
 	S_DAMAGE_CLEAR,
 	S_DAMAGE_ADD,
 	S_DAMAGE_GET,
+	/* store_replica.c */
+	S_REPLICA_INFO,
+	S_REPLICA_GROUP,
+	S_REPLICA_INSERT,
+	S_REPLICA_COUNTS,
+	S_REPLICA_WAITING,
+	S_JOB_REPLICATE_SET,
+	S_JOB_REPLICATE_GET,
+	S_WORKER_CONFIRM,
+	S_WORKER_STREAK,
 	S_COUNT
 };
 
@@ -133,6 +150,7 @@ extern const char *const sdb_part_sql[S_COUNT];
 extern const char *const sdb_worker_sql[S_COUNT];
 extern const char *const sdb_token_sql[S_COUNT];
 extern const char *const sdb_blob_sql[S_COUNT];
+extern const char *const sdb_replica_sql[S_COUNT];
 
 struct store {
 	sqlite3 *db;

@@ -40,7 +40,7 @@ const char *const sdb_job_sql[S_COUNT] = {
 	[S_JOB_PROGRESS] =
 		"SELECT coalesce(sum(CASE WHEN state = ?2 THEN units_done "
 		"WHEN state IN (?3, ?4) THEN units ELSE 0 END), 0) "
-		"FROM leases WHERE job_id = ?1",
+		"FROM leases WHERE job_id = ?1 AND replica_of IS NULL",
 
 	[S_EVENT_ADD] = "INSERT INTO events (ts, job_id, lease_id, epoch, "
 			"worker_id, kind, detail) "

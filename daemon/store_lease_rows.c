@@ -22,7 +22,8 @@ const char *const sdb_lease_row_sql[S_COUNT] = {
 	[S_LEASE_LIST_STATE] = "SELECT " LEASE_COLS " FROM leases "
 			       "WHERE state = ?1 ORDER BY id",
 	[S_LEASE_COUNTS] = "SELECT state, count(*) FROM leases "
-			   "WHERE job_id = ?1 GROUP BY state",
+			   "WHERE job_id = ?1 AND replica_of IS NULL "
+			   "GROUP BY state",
 	[S_LEASE_HELD_COUNT] = "SELECT count(*) FROM leases "
 			       "WHERE worker_id = ?1 AND state = ?2",
 	/* The jobs subquery reads the small jobs table, so the leases are

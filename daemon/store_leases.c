@@ -1,7 +1,9 @@
 /* store_leases.c - the lease state machine (store.h invariants 2 and 3)
  * and every call that moves a lease: claim, heartbeat, checkpoint, result,
- * verified, reject, release, revoke, run failed, expiry, cancel; and the
- * progress requirement's record (progress_units, progress_at).
+ * verified, reject, release, revoke, run failed, expiry, cancel; the
+ * progress requirement's record (progress_units, progress_at); and the
+ * moves of replication (checked, adopt, refute, cancel a group's spare
+ * replicas).
  *
  * Every change of a lease's state goes through lease_move(), which checks
  * lease_moves[][] and runs an UPDATE whose WHERE clause names the expected
@@ -26,16 +28,22 @@
 
 const char *const sdb_lease_sql[S_COUNT] = {
 	/* The oldest pending lease of an active job of a wanted workload,
-	 * granted in the same statement. */
+	 * granted in the same statement; never one whose group (a primary
+	 * and its replicas) has another lease this worker holds or computed:
+	 * a result is confirmed only by another worker's. */
 	[S_LEASE_CLAIM] =
 		"UPDATE leases SET state = ?4, epoch = epoch + 1, "
 		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
 		"updated_at = ?7, units_done = checkpoint_units, "
-		"progress_units = checkpoint_units, progress_at = 0 "
+		"progress_units = checkpoint_units, progress_at = 0, checked = 0 "
 		"WHERE state = ?3 AND id = (SELECT l.id FROM leases AS l "
 		"JOIN jobs AS j ON j.id = l.job_id "
 		"WHERE l.state = ?3 AND j.state = ?8 "
 		"AND j.workload IN (SELECT value FROM json_each(?9)) "
+		"AND NOT EXISTS (SELECT 1 FROM leases AS o "
+		"WHERE o.worker_id = ?5 AND o.id != l.id "
+		"AND (o.id = coalesce(l.replica_of, l.id) "
+		"OR o.replica_of = coalesce(l.replica_of, l.id))) "
 		"ORDER BY l.id LIMIT 1) RETURNING " LEASE_COLS,
 	[S_LEASE_HEARTBEAT] = "UPDATE leases SET state = ?4, units_done = ?5, "
 			      "deadline = ?6, updated_at = ?7, " PROGRESS_SET("?5", "?7")
@@ -81,6 +89,23 @@ const char *const sdb_lease_sql[S_COUNT] = {
 			   "WHERE state = ?3 AND deadline < ?5 RETURNING id",
 	[S_LEASE_CANCEL] = "UPDATE leases SET state = ?4, deadline = 0, "
 			   "updated_at = ?5 WHERE job_id = ?6 AND state = ?3",
+	[S_LEASE_CHECKED] = "UPDATE leases SET state = ?4, checked = 1, "
+			    "updated_at = ?5" LEASE_WHERE_ONE,
+	[S_LEASE_ADOPT] = "UPDATE leases SET state = ?4, result = ?5, "
+			  "worker_id = ?6, checked = 1, updated_at = ?7"
+			  LEASE_WHERE_ONE,
+	[S_LEASE_REFUTE] = "UPDATE leases SET state = ?4, last_error = ?5, "
+			   "updated_at = ?6, deadline = 0" LEASE_WHERE_ONE,
+	/* A result that could not be read back to be compared: computed
+	 * again, charged to no one. */
+	[S_LEASE_RECOMPUTE] =
+		"UPDATE leases SET state = ?4, checked = 0, result = NULL, "
+		"last_error = ?5, updated_at = ?6, deadline = 0, "
+		"units_done = checkpoint_units, worker_id = NULL"
+		LEASE_WHERE_ONE,
+	[S_LEASE_CANCEL_REPLICAS] =
+		"UPDATE leases SET state = ?4, deadline = 0, updated_at = ?5 "
+		"WHERE replica_of = ?6 AND state = ?3 AND checked = 0",
 };
 
 /* ---- the lease state machine ---- */
@@ -101,9 +126,11 @@ static const unsigned char lease_moves[LEASE_NSTATES][LEASE_NSTATES] = {
 		[LEASE_CANCELLED] = 1,
 	},
 	[LEASE_DONE] = {
+		[LEASE_DONE] = 1,      /* checked; an agreeing result adopted */
 		[LEASE_VERIFIED] = 1,  /* verification passed */
 		[LEASE_PENDING] = 1,   /* verification failed, failures < max */
-		[LEASE_FAILED] = 1,    /* verification failed, failures >= max */
+		[LEASE_FAILED] = 1,    /* verification failed, failures >= max;
+					* a replica outvoted */
 		[LEASE_CANCELLED] = 1,
 	},
 	/* verified, failed and cancelled are final */
@@ -607,3 +634,129 @@ out:
 	return sdb_op_end(st, r, what);
 }
 
+
+/* ---- replication ---- */
+
+int store_lease_set_checked(struct store *st, int64_t id, uint64_t epoch,
+			    double now)
+{
+	static const char what[] = "store_lease_set_checked";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CHECKED);
+	struct lease_move m = {
+		.sid = S_LEASE_CHECKED, .id = id, .epoch = epoch,
+		.from = LEASE_DONE, .to = LEASE_DONE,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_double(s, 5, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_adopt(struct store *st, int64_t id, uint64_t epoch,
+		      const char *hash, int64_t worker_id, double now)
+{
+	static const char what[] = "store_lease_adopt";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_ADOPT);
+	struct lease_move m = {
+		.sid = S_LEASE_ADOPT, .id = id, .epoch = epoch,
+		.from = LEASE_DONE, .to = LEASE_DONE,
+	};
+	int r;
+
+	if (!hash)
+		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 5, hash));
+	BIND(sdb_bind_ref(s, 6, worker_id));
+	BIND(sqlite3_bind_double(s, 7, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_refute(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, double now)
+{
+	static const char what[] = "store_lease_refute";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_REFUTE);
+	struct lease_move m = {
+		.sid = S_LEASE_REFUTE, .id = id, .epoch = epoch,
+		.from = LEASE_DONE, .to = LEASE_FAILED,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 5, reason));
+	BIND(sqlite3_bind_double(s, 6, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
+			  const char *reason, double now)
+{
+	static const char what[] = "store_lease_recompute";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_RECOMPUTE);
+	struct lease_move m = {
+		.sid = S_LEASE_RECOMPUTE, .id = id, .epoch = epoch,
+		.from = LEASE_DONE, .to = LEASE_PENDING,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sdb_bind_text(s, 5, reason));
+	BIND(sqlite3_bind_double(s, 6, now));
+	s = NULL;
+	r = lease_move(st, &m, NULL, what);
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_group_cancel(struct store *st, int64_t primary, double now)
+{
+	static const char what[] = "store_group_cancel";
+	static const enum lease_state from[] = {
+		LEASE_PENDING, LEASE_LEASED, LEASE_DONE,
+	};
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+		sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CANCEL_REPLICAS);
+		struct lease_move m = {
+			.sid = S_LEASE_CANCEL_REPLICAS, .from = from[i],
+			.to = LEASE_CANCELLED,
+		};
+
+		if ((r = sqlite3_bind_double(s, 5, now)) != SQLITE_OK ||
+		    (r = sqlite3_bind_int64(s, 6, primary)) != SQLITE_OK) {
+			r = sdb_fail(st, r, what);
+			sdb_stmt_done(s);
+			goto out;
+		}
+		if ((r = lease_move(st, &m, NULL, what)))
+			goto out;
+	}
+out:
+	return sdb_op_end(st, r, what);
+}

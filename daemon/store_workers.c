@@ -24,7 +24,7 @@ const char *const sdb_worker_sql[S_COUNT] = {
 	[S_WORKER_CREDIT] = "UPDATE workers SET leases_done = leases_done + 1, "
 			    "units_done = units_done + ?2, rate = ?3, "
 			    "last_seen = ?4 WHERE id = ?1",
-	[S_WORKER_FAIL] = "UPDATE workers SET failures = failures + 1, "
+	[S_WORKER_FAIL] = "UPDATE workers SET failures = failures + 1, streak = 0, "
 			  "quarantined = CASE WHEN ?2 > 0 AND failures + 1 >= ?2 "
 			  "THEN 1 ELSE quarantined END WHERE id = ?1 "
 			  "RETURNING quarantined",

@@ -52,14 +52,28 @@ static void verify_finish(void *arg)
 	struct gpud *d = r->d;
 	struct sched_verify *v = &r->v;
 
-	if (v->rc == 0) {
+	if (v->rc == 0 && v->passed && (v->again || v->waiting)) {
+		LOG_INFO(&d->log, "lease checked, %s job=%" PRId64 " lease=%" PRId64
+			 " epoch=%" PRIu64 " worker=%" PRId64, v->again ?
+			 "its group changed: comparing again" :
+			 "waits for another worker's result to agree",
+			 v->lease.job_id, v->lease_id, v->epoch, v->lease.worker_id);
+		if (v->again && !d->stopping)
+			verify_lease(d, v->lease_id, v->epoch);
+		else if (!d->stopping) /* a replica may be pending now */
+			gpud_wake_parked(d);
+		if (v->job_finished < 0)
+			LOG_WARN(&d->log, "job failed job=%" PRId64 ": no two results "
+				 "of lease %" PRId64 "'s group agree", v->lease.job_id,
+				 v->lease_id);
+	} else if (v->rc == 0) {
 		if (v->passed)
 			LOG_INFO(&d->log, "lease verified job=%" PRId64 " lease=%" PRId64
 				 " epoch=%" PRIu64 " units=%" PRIu64 " verify_s=%.3f"
-				 " decode_s=%.4f commit_s=%.4f early=%d",
+				 " decode_s=%.4f commit_s=%.4f early=%d quorum_by=%" PRId64,
 				 v->lease.job_id, v->lease_id, v->epoch,
 				 v->lease.units, v->seconds, v->decode_s,
-				 v->commit_s, r->early);
+				 v->commit_s, r->early, v->quorum ? v->checked_id : 0);
 		else
 			LOG_WARN(&d->log, "lease failed verification job=%" PRId64
 				 " lease=%" PRId64 " epoch=%" PRIu64 " reason=%s",

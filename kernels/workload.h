@@ -197,6 +197,16 @@ struct workload {
 		      const void *result, size_t len, uint64_t seed, char *err,
 		      size_t errlen);
 
+	/* Optional: 1 when two results of the same lease (params, spec) say
+	 * the same, else 0; gpud's replication compares results with it.
+	 * NULL: the decoded bytes must be equal, for results that are a pure
+	 * function of (params, spec). A workload whose results also record
+	 * how they were computed (search effort, time) or a choice among
+	 * equals compares only what they answer. Thread pool. */
+	int (*results_agree)(void *ctx, const json_t *params, const json_t *spec,
+			     const void *a, size_t alen, const void *b,
+			     size_t blen);
+
 	/* Merge a verified result into the answer, in work that does not grow
 	 * with the number of leases merged before. answer may be NULL (first
 	 * merge). result_hash names the stored result blob. *ret_note (may be

@@ -53,6 +53,9 @@ static void usage(FILE *f)
 "  submit WORKLOAD --KEY VALUE...  queue a job, print its id\n"
 "                                  e.g. submit graveler --battles 1e9 --seed 7\n"
 "                                  --file F sends F as the job's input\n"
+"                                  --check full: every lease computed again by\n"
+"                                  another worker, merged when both agree\n"
+"                                  (default sample: gpud verifies a sample)\n"
 "  status [JOB] [--json]           jobs with progress, rate, ETA, leases, reason\n"
 "  wait JOB [--timeout SECONDS]    block until the job ends; exit 0 if verified\n"
 "  result JOB [--json]             the job's answer (bulk results to stdout)\n"
@@ -367,6 +370,24 @@ static void print_job(const json_t *j)
 	       json_integer_value(json_object_get(lc, "done")),
 	       json_integer_value(json_object_get(lc, "verified")),
 	       json_integer_value(json_object_get(lc, "failed")));
+	const json_t *rl = json_object_get(j, "replicas");
+	json_int_t rn = 0;
+	const char *key;
+	json_t *val;
+	json_object_foreach((json_t *)rl, key, val)
+		rn += json_integer_value(val);
+	const char *chk = json_string_value(json_object_get(j, "check"));
+	if (rn || (chk && strcmp(chk, "full") == 0))
+		printf("    check %s  replicas: pending %" JSON_INTEGER_FORMAT
+		       ", leased %" JSON_INTEGER_FORMAT ", agreed %" JSON_INTEGER_FORMAT
+		       ", outvoted %" JSON_INTEGER_FORMAT "\n",
+		       json_string_value(json_object_get(j, "check")) ?
+		       json_string_value(json_object_get(j, "check")) : "sample",
+		       json_integer_value(json_object_get(rl, "pending")),
+		       json_integer_value(json_object_get(rl, "leased")) +
+		       json_integer_value(json_object_get(rl, "done")),
+		       json_integer_value(json_object_get(rl, "verified")),
+		       json_integer_value(json_object_get(rl, "failed")));
 	if (json_array_size(workers)) {
 		size_t i;
 		json_t *w;
@@ -815,9 +836,9 @@ static void print_workers(json_t *reply)
 
 	/* failures: failed verifications; foreign: messages about leases it
 	 * was not granted; stalls: leases revoked for no progress. */
-	printf("%-4s %-16s %-10s %-12s %8s %8s %8s %8s %12s  %s\n", "id", "name",
-	       "device", "state", "leases", "failures", "foreign", "stalls",
-	       "units", "lease");
+	printf("%-4s %-16s %-10s %-12s %8s %8s %8s %8s %12s %-9s %s\n", "id",
+	       "name", "device", "state", "leases", "failures", "foreign",
+	       "stalls", "units", "trust", "lease");
 	json_array_foreach(json_object_get(reply, "workers"), i, w) {
 		char u[32], lease[32] = "-";
 		const char *state = json_is_true(json_object_get(w, "quarantined"))
@@ -828,16 +849,26 @@ static void print_workers(json_t *reply)
 			snprintf(lease, sizeof(lease), "%" JSON_INTEGER_FORMAT " (job %" JSON_INTEGER_FORMAT ")",
 				 json_integer_value(json_object_get(w, "lease")),
 				 json_integer_value(json_object_get(w, "job")));
+		/* trust: "-" with --trust-after off, else trusted or k/N
+		 * results confirmed in a row (its results are replicated). */
+		char trust[32] = "-";
+		json_int_t need = json_integer_value(json_object_get(w, "trust_after"));
+		if (need > 0 && json_is_true(json_object_get(w, "trusted")))
+			snprintf(trust, sizeof(trust), "trusted");
+		else if (need > 0)
+			snprintf(trust, sizeof(trust), "%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
+				 json_integer_value(json_object_get(w, "streak")), need);
 		printf("%-4" JSON_INTEGER_FORMAT " %-16s %-10s %-12s %8" JSON_INTEGER_FORMAT
 		       " %8" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT " %8"
-		       JSON_INTEGER_FORMAT " %12s  %s\n",
+		       JSON_INTEGER_FORMAT " %12s %-9s %s\n",
 		       json_integer_value(json_object_get(w, "id")),
 		       json_string_value(json_object_get(w, "name")),
 		       json_string_value(json_object_get(w, "device")), state,
 		       json_integer_value(json_object_get(w, "leases_done")),
 		       json_integer_value(json_object_get(w, "failures")),
 		       json_integer_value(json_object_get(w, "foreign_msgs")),
-		       json_integer_value(json_object_get(w, "stalls")), u, lease);
+		       json_integer_value(json_object_get(w, "stalls")), u, trust,
+		       lease);
 	}
 }
 

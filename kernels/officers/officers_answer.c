@@ -39,31 +39,6 @@ static uint64_t ofw_le64(const void *p)
 	return v;
 }
 
-/* A check lease: one more checked range. Which range, and that it is a
- * stored one with that end digest, is in its part; finish reads it there. */
-static int ofw_merge_check(const json_t *answer, const struct officers_spec *sp,
-			   const struct officers_result *r, uint64_t digest,
-			   json_t **ret_answer)
-{
-	json_t *out;
-	uint64_t n;
-
-	if (!answer || r->from != sp->from || r->to != sp->to ||
-	    sp->to > officers_wl_answer_u64(answer, "n"))
-		return GERR_STATE; /* not a merged range */
-	if (digest != sp->expect)
-		return GERR_VERIFY;
-	n = officers_wl_answer_u64(answer, "checked") + 1;
-	out = json_copy((json_t *)answer); /* its members are not changed */
-	if (!out ||
-	    json_object_set_new(out, "checked", json_integer((json_int_t)n))) {
-		json_decref(out);
-		return GERR_NOMEM;
-	}
-	*ret_answer = out;
-	return 0;
-}
-
 /* An extension: the answer after it, from the result's statistics (which
  * cover G(0..to-1)), its rare table and the answer's zeros. */
 static int ofw_merge_extend(const json_t *answer,
@@ -72,8 +47,7 @@ static int ofw_merge_extend(const json_t *answer,
 			    const char *result_hash, json_t **ret_answer)
 {
 	uint64_t count[OFFICERS_VMAX], first[OFFICERS_VMAX], adigest;
-	uint64_t leases = officers_wl_answer_u64(answer, "leases") + 1,
-		 checked = officers_wl_answer_u64(answer, "checked");
+	uint64_t leases = officers_wl_answer_u64(answer, "leases") + 1;
 	const char *astate;
 	unsigned top = 0;
 	json_t *out, *zeros, *rares;
@@ -117,11 +91,10 @@ static int ofw_merge_extend(const json_t *answer,
 				      (json_int_t)ofw_le64(e),
 				      (int)(e[8] | e[9] << 8)));
 	}
-	out = json_pack("{s:I, s:I, s:I, s:o, s:o, s:s, s:o, s:o, s:{s:i, s:I},"
+	out = json_pack("{s:I, s:I, s:o, s:o, s:s, s:o, s:o, s:{s:i, s:I},"
 			" s:o, s:o}",
 			"n", (json_int_t)r->to,
 			"leases", (json_int_t)leases,
-			"checked", (json_int_t)checked,
 			"fnv", officers_wl_json_hex(r->fnv_out),
 			"digest", officers_wl_json_hex(digest),
 			"state", result_hash, "rares", rares, "zeros", zeros,
@@ -155,9 +128,9 @@ int officers_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 	if (rc)
 		return rc;
 	digest = officers_result_digest(&r, 1);
-	rc = sp.check ? ofw_merge_check(answer, &sp, &r, digest, &out)
-		      : ofw_merge_extend(answer, &sp, &r, digest, result_hash,
-					 &out);
+	if (sp.check)
+		return GERR_INVAL; /* replication recomputes leases now */
+	rc = ofw_merge_extend(answer, &sp, &r, digest, result_hash, &out);
 	if (rc)
 		return rc;
 	/* Every lease's note: the digest of the state its result ends in. */
@@ -206,46 +179,6 @@ static int ofw_range_add(struct officers_ranges *rs, size_t *cap,
 	return 0;
 }
 
-/* The stored range starting at from (ranges are sorted), or NULL. */
-static struct officers_range *ofw_range_at(struct officers_ranges *rs,
-					   uint64_t from)
-{
-	size_t lo = 0, hi = rs->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (rs->v[mid].from < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < rs->n && rs->v[lo].from == from ? &rs->v[lo] : NULL;
-}
-
-/* Part k, a check lease: it must start where its range started and reach
- * the digest the range's extension reached. */
-static int ofw_check_part(struct officers_ranges *rs,
-			  const struct officers_spec *sp, uint64_t digest,
-			  uint64_t k, char *err, size_t errlen)
-{
-	struct officers_range *g = ofw_range_at(rs, sp->from);
-	const char *start = g && g > rs->v ? g[-1].hash : NULL;
-
-	if (!g || g->to != sp->to || g->digest_in != sp->digest ||
-	    (start == NULL) != (sp->state == NULL) ||
-	    (start && strcmp(start, sp->state) != 0) ||
-	    sp->expect != g->digest_out || digest != g->digest_out) {
-		gerr_printf(err, errlen, "officers: check lease %" PRIu64
-			    " of [%" PRIu64 ", %" PRIu64 ") does not match a "
-			    "stored range's states", k, sp->from, sp->to);
-		return GERR_VERIFY;
-	}
-	rs->nchecked += !g->checked;
-	g->checked = 1;
-	rs->nchecks++;
-	return 0;
-}
-
 int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
 			 struct officers_ranges *rs, char *err, size_t errlen)
 {
@@ -271,13 +204,11 @@ int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
 			rc = GERR_CORRUPT;
 			break;
 		}
+		if (sp.check)
+			continue; /* an older gpud's check of a range */
 		rc = officers_wl_note_digest(&p, k, &d, err, errlen);
 		if (rc)
 			break;
-		if (sp.check) {
-			rc = ofw_check_part(rs, &sp, d, k, err, errlen);
-			continue;
-		}
 		prev = rs->n ? rs->v[rs->n - 1].hash : NULL;
 		if (sp.from != at) {
 			gerr_printf(err, errlen, "officers: stored ranges "
@@ -349,24 +280,35 @@ int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 		   strcmp(astate, last->hash) != 0) {
 		gerr_printf(err, errlen, "officers finish: the answer's state "
 			    "is not the last range's");
-	} else if (officers_wl_answer_u64(answer, "leases") != rs.n ||
-		   officers_wl_answer_u64(answer, "checked") != rs.nchecks) {
+	} else if (officers_wl_answer_u64(answer, "leases") != rs.n) {
 		gerr_printf(err, errlen, "officers finish: the answer counts %"
-			    PRIu64 " ranges and %" PRIu64 " checks, its parts "
-			    "%zu ranges and %" PRIu64 " checks",
-			    officers_wl_answer_u64(answer, "leases"),
-			    officers_wl_answer_u64(answer, "checked"), rs.n,
-			    rs.nchecks);
+			    PRIu64 " ranges, its parts %zu",
+			    officers_wl_answer_u64(answer, "leases"), rs.n);
 	} else {
 		rc = 0;
 	}
-	for (i = 0; rc == 0 && officers_wl_full_check(params) && i < rs.n; i++)
-		if (!rs.v[i].checked) {
-			gerr_printf(err, errlen, "officers finish: range [%"
-				    PRIu64 ", %" PRIu64 ") has no check",
-				    rs.v[i].from, rs.v[i].to);
-			rc = GERR_VERIFY;
-		}
 	officers_ranges_free(&rs);
 	return rc;
+}
+
+int officers_wl_results_agree(void *ctx, const json_t *params,
+			      const json_t *spec, const void *a, size_t alen,
+			      const void *b, size_t blen)
+{
+	struct officers_result ra, rb;
+	char err[WL_ERRLEN];
+
+	(void)ctx;
+	(void)params;
+	(void)spec;
+	if (officers_result_parse(a, alen, &ra, err, sizeof(err)) ||
+	    officers_result_parse(b, blen, &rb, err, sizeof(err)) ||
+	    ra.from != rb.from || ra.to != rb.to || ra.fnv_in != rb.fnv_in ||
+	    ra.fnv_out != rb.fnv_out ||
+	    officers_result_digest(&ra, 1) != officers_result_digest(&rb, 1))
+		return 0;
+	for (uint64_t i = ra.from; i < ra.to; i++)
+		if (officers_result_get(&ra, i) != officers_result_get(&rb, i))
+			return 0;
+	return 1;
 }

@@ -1,12 +1,7 @@
 /* officers_plan.c - Officers params and specs, and the planner: carve (the
- * next extension, or a check lease of a stored range), next_lease (the
- * extension a worker runs ahead) and extend (--to further).
- *
- * carve reads the parts only for check leases, one part per check: the
- * cursor's "at" is the part index after the last range given a check.
- * Check parts between two extension parts are stepped over once, as the
- * cursor moves past them; carve knows a range is waiting for its check
- * from the answer's count of ranges, so it never looks when none is.
+ * next extension), next_lease (the extension a worker runs ahead) and
+ * extend (--to further). Computing every range twice is gpud's --check
+ * full (replication), as for every workload.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -53,13 +48,6 @@ json_t *officers_wl_json_hex(uint64_t v)
 	return json_string(buf);
 }
 
-int officers_wl_full_check(const json_t *params)
-{
-	const char *c = json_string_value(json_object_get(params, "check"));
-
-	return c && strcmp(c, "full") == 0;
-}
-
 uint64_t officers_wl_answer_u64(const json_t *answer, const char *key)
 {
 	const json_t *n = json_object_get(answer, key);
@@ -98,17 +86,13 @@ int officers_wl_spec(const json_t *params, const json_t *spec,
 	kind = json_string_value(json_object_get(spec, "kind"));
 	if (!json_is_object(spec) || !kind ||
 	    (strcmp(kind, "extend") != 0 && strcmp(kind, "check") != 0)) {
-		gerr_printf(err, errlen, "officers: spec must be an extend or "
-			    "check lease");
+		gerr_printf(err, errlen, "officers: spec must be an extend "
+			    "lease");
 		return GERR_INVAL;
 	}
+	/* Older gpuds carved check leases (a range again, for --check full,
+	 * now gpud's replication); their parts are only stepped over. */
 	sp->check = strcmp(kind, "check") == 0;
-	if (sp->check &&
-	    officers_wl_hex(json_object_get(spec, "expect"), &sp->expect)) {
-		gerr_printf(err, errlen, "officers: a check lease needs the "
-			    "digest it must reach");
-		return GERR_INVAL;
-	}
 	rc = wl_json_u64(spec, "from", 1, 0, &sp->from, err, errlen);
 	if (rc == 0)
 		rc = wl_json_u64(spec, "to", 1, 0, &sp->to, err, errlen);
@@ -137,7 +121,7 @@ int officers_wl_parse_params(void *ctx, const json_t *args,
 			     json_t **ret_params, uint64_t *ret_total_units,
 			     char *err, size_t errlen)
 {
-	const char *key, *check;
+	const char *key;
 	json_t *val, *p;
 	uint64_t to;
 	int rc;
@@ -149,20 +133,11 @@ int officers_wl_parse_params(void *ctx, const json_t *args,
 		return GERR_INVAL;
 	}
 	json_object_foreach((json_t *)args, key, val) {
-		if (strcmp(key, "to") != 0 && strcmp(key, "check") != 0) {
+		if (strcmp(key, "to") != 0) {
 			gerr_printf(err, errlen, "officers: unknown parameter "
-				    "'%s' (takes to, check)", key);
+				    "'%s' (takes to)", key);
 			return GERR_INVAL;
 		}
-	}
-	check = json_string_value(json_object_get(args, "check"));
-	if (json_object_get(args, "check") &&
-	    (!check || (strcmp(check, "sample") != 0 &&
-			strcmp(check, "full") != 0))) {
-		gerr_printf(err, errlen, "officers: --check is sample (gpud "
-			    "recomputes a sample of every lease) or full (every "
-			    "range is computed twice, by separate leases)");
-		return GERR_INVAL;
 	}
 	rc = wl_json_u64(args, "to", 1, 0, &to, err, errlen);
 	if (rc)
@@ -172,62 +147,11 @@ int officers_wl_parse_params(void *ctx, const json_t *args,
 			    "2^48, got %" PRIu64, to);
 		return GERR_INVAL;
 	}
-	p = json_pack("{s:I, s:s}", "to", (json_int_t)to, "check",
-		      check ? check : "sample");
+	p = json_pack("{s:I}", "to", (json_int_t)to);
 	if (!p)
 		return GERR_NOMEM;
 	*ret_params = p;
-	/* Check leases count as units too: every value is computed twice. */
-	*ret_total_units = officers_wl_full_check(p) ? 2 * to : to;
-	return 0;
-}
-
-static int ofw_is_check(const json_t *spec)
-{
-	const char *kind = json_string_value(json_object_get(spec, "kind"));
-
-	return kind && strcmp(kind, "check") == 0;
-}
-
-/* The check lease of the first stored range at part *at or after it (check
- * parts stepped over): the same run as its extension, from the state the
- * range started at, to reach the digest its note holds. *at ends past that
- * part. GERR_CORRUPT when no such part is there or it is unreadable. */
-static int ofw_carve_check(const json_t *params, const struct wl_parts *parts,
-			   uint64_t *at, json_t **ret_spec,
-			   uint64_t *ret_units)
-{
-	struct officers_spec sp;
-	struct wl_part p;
-	char err[WL_ERRLEN];
-	uint64_t expect;
-	json_t *spec;
-	int rc;
-
-	do {
-		if (!parts || *at >= parts->n)
-			return GERR_CORRUPT; /* the answer counts more ranges */
-		rc = parts->get(parts->opaque, (*at)++, &p);
-		if (rc)
-			return rc == GERR_NOTFOUND ? GERR_CORRUPT : rc;
-	} while (ofw_is_check(p.spec));
-	if (officers_wl_spec(params, p.spec, &sp, err, sizeof(err)) ||
-	    officers_wl_note_digest(&p, *at - 1, &expect, err, sizeof(err)))
-		return GERR_CORRUPT;
-	spec = json_pack("{s:s, s:I, s:I, s:s?, s:o, s:o}", "kind", "check",
-			 "from", (json_int_t)sp.from, "to", (json_int_t)sp.to,
-			 "state", sp.state, "digest",
-			 officers_wl_json_hex(sp.digest), "expect",
-			 officers_wl_json_hex(expect));
-	if (spec && !sp.state &&
-	    json_object_set_new(spec, "state", json_null())) {
-		json_decref(spec);
-		spec = NULL;
-	}
-	if (!spec)
-		return GERR_NOMEM;
-	*ret_spec = spec;
-	*ret_units = sp.to - sp.from;
+	*ret_total_units = to;
 	return 0;
 }
 
@@ -270,47 +194,30 @@ int officers_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 		      uint64_t want_units, json_t **ret_spec,
 		      uint64_t *ret_units, json_t **ret_cursor, int *ret_last)
 {
-	uint64_t to, next = 0, checks = 0, at = 0, units = 0,
-		     merged = officers_wl_answer_u64(answer, "n"),
-		     ranges = officers_wl_answer_u64(answer, "leases");
-	int full = officers_wl_full_check(params), rc = 0, done;
+	uint64_t to, next = 0, units = 0,
+		     merged = officers_wl_answer_u64(answer, "n");
 	char err[WL_ERRLEN];
 	json_t *spec = NULL, *cur;
+	int rc;
 
 	(void)ctx;
+	(void)parts;
 	if (officers_wl_to(params, &to, err, sizeof(err)))
 		return GERR_INVAL;
-	if (cursor && (wl_json_u64(cursor, "next", 1, 0, &next, err,
-				   sizeof(err)) ||
-		       wl_json_u64(cursor, "checks", 0, 0, &checks, err,
-				   sizeof(err)) ||
-		       wl_json_u64(cursor, "at", 0, 0, &at, err, sizeof(err))))
+	if (cursor && wl_json_u64(cursor, "next", 1, 0, &next, err,
+				  sizeof(err)))
 		return GERR_INVAL;
 	if (next < merged)
 		return GERR_INVAL;
-	if (at < checks)
-		return GERR_CORRUPT; /* each checked range used a part */
-	if (next < to && next == merged) {
-		rc = ofw_carve_extend(answer, next, to, want_units, &spec,
-				      &units);
-		if (rc == 0)
-			next += units;
-	} else if (full && checks < ranges) {
-		/* While the extension runs (or waits for its merge), check
-		 * the ranges already stored, in parallel. */
-		rc = ofw_carve_check(params, parts, &at, &spec, &units);
-		if (rc == 0)
-			checks++;
-	}
+	if (next >= to)
+		return GERR_DONE;
+	if (next != merged)
+		return GERR_AGAIN; /* the last extension is not merged yet */
+	rc = ofw_carve_extend(answer, next, to, want_units, &spec, &units);
 	if (rc)
 		return rc;
-	/* Nothing more will ever be carved once nothing is left to extend
-	 * and, with checks, every range is merged and its check carved. */
-	done = next >= to && (!full || (merged >= to && checks >= ranges));
-	if (!spec)
-		return done ? GERR_DONE : GERR_AGAIN;
-	cur = json_pack("{s:I, s:I, s:I}", "next", (json_int_t)next, "checks",
-			(json_int_t)checks, "at", (json_int_t)at);
+	next += units;
+	cur = json_pack("{s:I}", "next", (json_int_t)next);
 	if (!cur) {
 		json_decref(spec);
 		return GERR_NOMEM;
@@ -318,7 +225,7 @@ int officers_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	*ret_spec = spec;
 	*ret_units = units;
 	*ret_cursor = cur;
-	*ret_last = done;
+	*ret_last = next >= to;
 	return 0;
 }
 
@@ -358,28 +265,13 @@ int officers_wl_extend(void *ctx, const json_t *params, const json_t *answer,
 		       uint64_t *ret_total_units, char *err, size_t errlen)
 {
 	uint64_t old, to, total;
-	json_t *p = NULL, *a;
+	json_t *p = NULL;
 	int rc = officers_wl_to(params, &old, err, errlen);
 
 	(void)answer;
 	if (rc)
 		return rc;
-	a = json_deep_copy(args);
-	if (!a)
-		return GERR_NOMEM;
-	/* The check mode is the job's, set at submission. */
-	if (json_object_get(a, "check") &&
-	    !json_equal(json_object_get(a, "check"),
-			json_object_get(params, "check"))) {
-		json_decref(a);
-		gerr_printf(err, errlen, "officers: the check mode is set when "
-			    "the job is submitted");
-		return GERR_INVAL;
-	}
-	if (json_object_get(params, "check"))
-		json_object_set(a, "check", json_object_get(params, "check"));
-	rc = officers_wl_parse_params(ctx, a, &p, &total, err, errlen);
-	json_decref(a);
+	rc = officers_wl_parse_params(ctx, args, &p, &total, err, errlen);
 	if (rc == 0)
 		rc = officers_wl_to(p, &to, err, errlen);
 	if (rc) {

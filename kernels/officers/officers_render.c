@@ -1,5 +1,5 @@
 /* officers_render.c - what a finished or running Officers job shows: the
- * text (from the answer; the checked ranges from the parts), the value
+ * text (from the answer), the value
  * histogram as SVG, and `gpuctl result JOB --values FROM:TO` read from the
  * stored result blobs that the parts name.
  */
@@ -15,30 +15,6 @@
 
 #define PROTO_MAX_BIN_VALUES (128ull << 20) /* 256 MiB of uint16 */
 #define EXPORT_MAX (PROTO_MAX_BIN_VALUES)
-
-/* The line for --check full: how far the values are computed twice. */
-static void ofw_print_checks(FILE *f, const json_t *params,
-			     const json_t *answer,
-			     const struct wl_parts *parts)
-{
-	struct officers_ranges rs;
-	char err[WL_ERRLEN];
-	uint64_t upto = 0;
-
-	if (officers_ranges_load(params, parts, &rs, err, sizeof(err))) {
-		fprintf(f, "check leases: %" PRIu64 " merged for %" PRIu64
-			" stored ranges (%s)\n",
-			officers_wl_answer_u64(answer, "checked"),
-			officers_wl_answer_u64(answer, "leases"), err);
-		return;
-	}
-	for (size_t k = 0; k < rs.n && rs.v[k].checked; k++)
-		upto = rs.v[k].to;
-	fprintf(f, "computed twice (check leases): G(0..%" PRIu64 "-1); %"
-		PRIu64 " of %zu stored ranges checked\n", upto, rs.nchecked,
-		rs.n);
-	officers_ranges_free(&rs);
-}
 
 char *officers_wl_render_text(void *ctx, const json_t *params,
 			      const json_t *answer,
@@ -65,8 +41,6 @@ char *officers_wl_render_text(void *ctx, const json_t *params,
 		" asked), %" PRIu64 " leases\n",
 		officers_wl_answer_u64(answer, "n"), to,
 		officers_wl_answer_u64(answer, "leases"));
-	if (officers_wl_full_check(params))
-		ofw_print_checks(f, params, answer, parts);
 	fprintf(f, "checksum (FNV-1a 64 of the values as uint16 LE): %s\n",
 		json_string_value(json_object_get(answer, "fnv")));
 	fprintf(f, "largest value: %" PRId64 " (first at %" PRId64 ")\n",
@@ -267,7 +241,8 @@ int officers_wl_export(void *ctx, const json_t *params, const json_t *answer,
 	out = malloc(2 * (size_t)(b - a));
 	if (!out)
 		return GERR_NOMEM;
-	/* Every part is looked at: check leases sit between the ranges. */
+	/* Every part is looked at: an older gpud's check parts sit between
+	 * the ranges. */
 	for (uint64_t k = 0; parts && k < parts->n && rc == 0; k++)
 		rc = ofw_export_part(params, parts, k, a, b, rd, out, &covered,
 				     err, errlen);

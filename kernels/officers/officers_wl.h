@@ -27,15 +27,12 @@
 struct officers_spec {
 	uint64_t from, to, digest;
 	const char *state; /* borrowed from the spec; NULL for from == 0 */
-	int check;         /* a check lease: recompute a merged range */
-	uint64_t expect;   /* check: the range's stored end digest */
+	int check;         /* an older gpud's check lease (stepped over) */
 };
 
 /* params' "to", checked (1..OFFICERS_MAX_N). 0 or GERR_INVAL. */
 int officers_wl_to(const json_t *params, uint64_t *to, char *err,
 		   size_t errlen);
-/* params' "check": 1 for "full", 0 for "sample" (the default). */
-int officers_wl_full_check(const json_t *params);
 /* Parse and bound-check a spec against params. 0 or GERR_INVAL. */
 int officers_wl_spec(const json_t *params, const json_t *spec,
 		     struct officers_spec *sp, char *err, size_t errlen);
@@ -54,20 +51,17 @@ struct officers_range {
 	uint64_t from, to;
 	uint64_t digest_in, digest_out; /* states at from and at to */
 	char hash[65];                  /* the result blob: the state at to */
-	int checked;                    /* a check lease reached digest_out */
 };
 
 struct officers_ranges {
 	struct officers_range *v;
 	size_t n;
-	uint64_t nchecked; /* ranges with a check */
-	uint64_t nchecks;  /* check leases merged */
 };
 
 /* Read every part of a job in merge order: extension parts must cover
  * [0, end) in order, each starting from the state (hash and digest) the
- * range before it ended in; a check part must name a stored range, start
- * from its start state and end in its end digest. Linear in the parts.
+ * range before it ended in (check parts of older gpuds are stepped
+ * over). Linear in the parts.
  * 0, GERR_VERIFY (a broken chain), GERR_CORRUPT (a part without a note or
  * unreadable) or GERR_NOMEM, with a message. */
 int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
@@ -100,6 +94,11 @@ int officers_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		      const json_t *spec, const void *result, size_t len,
 		      const char *result_hash, json_t **ret_answer,
 		      json_t **ret_note);
+/* Two results of one lease agree: the same range, values and end state
+ * (its digest); how much history each kept (vbase) may differ. */
+int officers_wl_results_agree(void *ctx, const json_t *params,
+			      const json_t *spec, const void *a, size_t alen,
+			      const void *b, size_t blen);
 int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 		       const struct wl_parts *parts, char *err, size_t errlen);
 

@@ -2,26 +2,22 @@
  * formats its files share, and run (CPU or CUDA). officers_wl.h says which
  * file holds which hook.
  *
- * params  {"to": N, "check": "sample" | "full"}: compute G(0..N-1);
- *          "full" adds a check lease per stored range (below)
- * cursor  {"next": n, "checks": k, "at": p}: values [0, n) are leased,
- *          and check leases for the first k stored ranges, the last of
- *          which is the job's part p - 1 (parts below)
+ * params  {"to": N}: compute G(0..N-1) (jobs of older gpuds may also
+ *          hold "check"; gpud's --check full now replicates every lease)
+ * cursor  {"next": n}: values [0, n) are leased (older cursors may hold
+ *          "checks" and "at" too, which carve ignores)
  * spec    {"kind": "extend", "from": F, "to": T, "state": HASH | null,
  *          "digest": "16 hex"}: continue from the state at F, which is the
  *          result blob HASH of the lease that ended at F (null for F = 0);
  *          digest is that state's digest (officers_seq_digest), so run
  *          and verify can check they start from it.
- *          {"kind": "check", ..., "expect": "16 hex"}: the same run again,
- *          on any worker and in parallel with the extension, for a range
- *          already merged; its result must end in the range's end digest
- *          ("expect"), which covers every value through the checksum
- *          chain, the counts, first occurrences and rare table.
+ *          {"kind": "check", ...}: a range again, as older gpuds carved
+ *          for --check full; only their parts remain, stepped over.
  * result  officers.h's result format: values G(vbase..T-1) as uint16 LE,
  *          the prefix, the rare table and the running statistics at T. It
  *          is also the next lease's state.
  * answer  {"n": values merged (exact), "leases": extension leases merged
- *          (the stored ranges), "checked": check leases merged, "fnv":
+ *          (the stored ranges), "fnv":
  *          "16 hex", "digest": "16 hex" and "state": HASH (the last
  *          range's end), "rares": [[pos, value]...] (every rare position:
  *          bounded by the game), "zeros": [pos...] (the first
@@ -31,9 +27,7 @@
  * note    {"digest": "16 hex"}: every merged lease's, the digest of the
  *          state its result ends in. A job's parts are its leases in merge
  *          order: the extension parts are the stored ranges [from, to)
- *          (spec) with their result blobs (hash) and end digests (note),
- *          and a check part, after its range's, says by its note that the
- *          range was computed twice to the same state.
+ *          (spec) with their result blobs (hash) and end digests (note).
  *
  * Extension leases run one after another: carve answers GERR_AGAIN while
  * the last one is not merged. A new rare value found at p inside a lease is
@@ -227,6 +221,7 @@ const struct workload officers_workload = {
 	.next_lease = officers_wl_next_lease,
 	.check_checkpoint = officers_wl_check_checkpoint,
 	.verify = officers_wl_verify,
+	.results_agree = officers_wl_results_agree,
 	.merge = officers_wl_merge,
 	.finish = officers_wl_finish,
 	.render_text = officers_wl_render_text,

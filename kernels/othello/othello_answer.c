@@ -309,3 +309,30 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 	}
 	return buf;
 }
+
+int othello_wl_results_agree(void *ctx, const json_t *params,
+			     const json_t *spec, const void *a, size_t alen,
+			     const void *b, size_t blen)
+{
+	struct othello_res ra, rb;
+	uint64_t ha[65], hb[65];
+	char err[WL_ERRLEN];
+	const uint8_t *pa = a, *pb = b;
+
+	(void)ctx;
+	(void)params;
+	(void)spec;
+	if (alen != blen ||
+	    othello_res_hist(a, alen, &ra, ha, err, sizeof(err)) ||
+	    othello_res_hist(b, blen, &rb, hb, err, sizeof(err)) ||
+	    ra.begin != rb.begin || ra.count != rb.count ||
+	    ra.done != rb.done || ra.with_pos != rb.with_pos)
+		return 0;
+	for (uint64_t i = 0; i < ra.done; i++)
+		if (pa[OTHELLO_RES_HDR + 2 * i] != pb[OTHELLO_RES_HDR + 2 * i])
+			return 0;
+	/* The positions, when included, follow the score/move pairs. */
+	return memcmp(pa + OTHELLO_RES_HDR + 2 * ra.done,
+		      pb + OTHELLO_RES_HDR + 2 * ra.done,
+		      alen - OTHELLO_RES_HDR - 2 * ra.done) == 0;
+}

@@ -71,6 +71,11 @@ int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		     const json_t *spec, const void *result, size_t len,
 		     const char *result_hash, json_t **ret_answer,
 		     json_t **ret_note);
+/* Two results of one lease agree: the same positions and scores. Moves
+ * (a choice among equally good ones), nodes and time may differ. */
+int othello_wl_results_agree(void *ctx, const json_t *params,
+			     const json_t *spec, const void *a, size_t alen,
+			     const void *b, size_t blen);
 int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 		      const struct wl_parts *parts, char *err, size_t errlen);
 char *othello_wl_render_text(void *ctx, const json_t *params,

@@ -261,6 +261,7 @@ const struct workload othello_workload = {
 	.run = otw_run,
 	.check_checkpoint = othello_wl_check_checkpoint,
 	.verify = othello_wl_verify,
+	.results_agree = othello_wl_results_agree,
 	.merge = othello_wl_merge,
 	.finish = othello_wl_finish,
 	.render_text = othello_wl_render_text,

@@ -168,6 +168,17 @@ class Cluster:
         if r.returncode != 0:
             raise TestFailure("job %d did not verify: %s\n%s\n%s" % (job, r.stderr, self.tail("gpud"), self.tail("worker")))
 
+    def add_token(self, name):
+        """A new worker token (gpuctl token add) in a file of its own:
+        (file, name, secret)."""
+        line = self.ctl("token", "add", name).stdout.strip().splitlines()[-1]
+        path = os.path.join(self.dir, name + ".token")
+        with open(path, "w") as f:
+            f.write(line + "\n")
+        os.chmod(path, 0o600)
+        n, secret = line.split(":", 1)
+        return path, n, bytes.fromhex(secret)
+
     def token(self):
         text = open(os.path.join(self.data, "local-worker.token")).read().strip()
         name, secret = text.split(":", 1)

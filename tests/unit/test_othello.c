@@ -313,6 +313,46 @@ static void test_result_format(void **state)
 	othello_res_clear(&r);
 }
 
+/* Replication compares results by their scores (and positions): effort,
+ * time and the choice among equally good moves may differ. */
+static void test_results_agree(void **state)
+{
+	struct othello_res r;
+	const struct workload *W = &othello_workload;
+	void *a, *b, *c;
+	size_t alen, blen, clen;
+
+	(void)state;
+	assert_int_equal(othello_res_init(&r, 5, 3, 1), 0);
+	r.done = 3;
+	r.nodes = 10;
+	r.usec = 20;
+	for (int i = 0; i < 3; i++) {
+		r.score[i] = (int8_t)(2 * i - 2);
+		r.move[i] = (uint8_t)(i * 30);
+		r.pos[i].black = 1ull << i;
+		r.pos[i].white = 1ull << (10 + i);
+		r.pos[i].expected = OTHELLO_NO_SCORE;
+	}
+	assert_int_equal(othello_res_encode(&r, 0, &a, &alen), 0);
+	r.nodes = 99;
+	r.usec = 5;
+	r.move[1] = 31;
+	assert_int_equal(othello_res_encode(&r, 0, &b, &blen), 0);
+	assert_int_equal(W->results_agree(workload_ctx(W), NULL, NULL, a, alen, b,
+					  blen), 1);
+	r.score[2] = 4;
+	assert_int_equal(othello_res_encode(&r, 0, &c, &clen), 0);
+	assert_int_equal(W->results_agree(workload_ctx(W), NULL, NULL, a, alen, c,
+					  clen), 0);
+	assert_int_equal(W->results_agree(workload_ctx(W), NULL, NULL, a, alen, a,
+					  alen - 1), 0);
+	free(a);
+	free(b);
+	free(c);
+	othello_res_clear(&r);
+}
+
 /* Verification solves its sample on several threads: a lease no larger
  * than the sample is checked whole, and one wrong move anywhere in it is
  * found and named, whichever thread solved it. */
@@ -843,6 +883,7 @@ int main(void)
 		cmocka_unit_test(test_generator),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_result_format),
+		cmocka_unit_test(test_results_agree),
 		cmocka_unit_test(test_verify_sample),
 		cmocka_unit_test(test_job_random),
 		cmocka_unit_test(test_job_file),

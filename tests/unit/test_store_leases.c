@@ -256,7 +256,7 @@ static void test_transition_table(void **state)
 		/* to: pend leas done veri fail canc */
 		[LEASE_PENDING] = { 0, 1, 0, 0, 0, 1 },
 		[LEASE_LEASED] = { 1, 1, 1, 0, 1, 1 },
-		[LEASE_DONE] = { 1, 0, 0, 1, 1, 1 },
+		[LEASE_DONE] = { 1, 0, 1, 1, 1, 1 }, /* done -> done: replication */
 		[LEASE_VERIFIED] = { 0 },
 		[LEASE_FAILED] = { 0 },
 		[LEASE_CANCELLED] = { 0 },

@@ -1,0 +1,567 @@
+/* Unit tests of replication (daemon/replica.c through daemon/scheduler.c)
+ * on a real store and the Graveler workload, without sockets: --check full
+ * with two workers, a disagreement decided by a third result, an outvoted
+ * primary taking the agreeing result, verification repeated after a
+ * restart, adaptive replication (--trust-after) and a group without a
+ * quorum. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "blob.h"
+#include "gerr.h"
+#include "scheduler.h"
+#include "store.h"
+#include "workload.h"
+
+#define LEASE_UNITS (1u << 20)
+#define HIST_BINS 232 /* graveler.h: a Graveler result's histogram at byte 48 */
+
+struct fx {
+	char dir[64];
+	struct store *st;
+	struct sched_policy pol;
+	const struct workload *wl;
+	int64_t w[4], job;
+	json_t *params;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	char path[128], err[256], name[8];
+	json_t *args = json_pack("{s:s, s:s}", "battles", "3145728", "seed", "7");
+	uint64_t total;
+	char *text;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/gpud-replica-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(path, sizeof(path), "%s/gpud.db", f->dir);
+	assert_int_equal(store_open(path, &f->st, err, sizeof(err)), 0);
+	f->pol = (struct sched_policy){.lease_target_s = 60,
+		.lease_units = LEASE_UNITS, .lease_timeout_s = 30,
+		.max_failures = 3, .quarantine_after = 5, .data_dir = f->dir};
+	f->wl = workload_find("graveler");
+	assert_int_equal(f->wl->parse_params(workload_ctx(f->wl), args,
+		&f->params, &total, err, sizeof(err)), 0);
+	json_decref(args);
+	text = json_dumps(f->params, JSON_COMPACT);
+	assert_int_equal(store_job_insert(f->st, "graveler", text, total, 1000,
+					  &f->job), 0);
+	free(text);
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		assert_int_equal(store_worker_upsert(f->st, name, "cpu", 1000,
+						     &f->w[i]), 0);
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	store_close(f->st);
+	json_decref(f->params);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* Worker w's claim: the lease granted, or 0 when none. */
+static int64_t claim(struct fx *f, int w, struct store_lease *ret)
+{
+	struct sched_claim c = {0};
+	int64_t id;
+
+	c.pol = &f->pol;
+	c.worker_id = f->w[w];
+	c.workloads_json = strdup("[\"graveler\"]");
+	sched_claim(f->st, &c);
+	assert_true(c.rc == 0 || c.rc == GERR_NOTFOUND);
+	id = c.rc == 0 ? c.lease.id : 0;
+	if (ret && id) {
+		*ret = c.lease;
+		memset(&c.lease, 0, sizeof(c.lease));
+	}
+	sched_claim_clear(&c);
+	return id;
+}
+
+/* A Graveler result with one battle moved up a bin below the top one:
+ * total and top bin unchanged, so the sampled verification passes it. */
+static void lie(uint8_t *raw)
+{
+	uint64_t h[HIST_BINS];
+	int top = 0;
+
+	memcpy(h, raw + 48, sizeof(h));
+	for (int i = 0; i < HIST_BINS; i++)
+		if (h[i])
+			top = i;
+	for (int i = top - 2; i > 0; i--)
+		if (h[i]) {
+			h[i]--;
+			h[i + 1]++;
+			break;
+		}
+	memcpy(raw + 48, h, sizeof(h));
+}
+
+/* Run lease l (held by worker w), upload its result (a lie if asked),
+ * verify it. Returns the verification's outcome in *v (cleared by the
+ * caller with sched_verify_clear). */
+static void compute(struct fx *f, int w, const struct store_lease *l,
+		    int liar, struct sched_verify *v)
+{
+	struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
+	struct sched_upload u = {0};
+	json_t *spec = json_loads(l->spec, 0, NULL);
+	void *res = NULL;
+	size_t len = 0;
+	char err[256];
+
+	assert_int_equal(f->wl->run(workload_ctx(f->wl), f->params, spec, NULL,
+				    0, &dev, NULL, &res, &len, err,
+				    sizeof(err)), 0);
+	json_decref(spec);
+	if (liar)
+		lie(res);
+	u.pol = &f->pol;
+	u.is_result = 1;
+	u.lease_id = l->id;
+	u.worker_id = f->w[w];
+	u.epoch = l->epoch;
+	u.units_done = l->units;
+	assert_int_equal(blob_encode(BLOB_RESULT, "graveler", l->id, l->epoch,
+				     res, len, &u.blob, &u.blob_len), 0);
+	free(res);
+	sched_upload_load(f->st, &u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_check(&u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_commit(f->st, &u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_clear(&u);
+	memset(v, 0, sizeof(*v));
+	v->pol = &f->pol;
+	v->lease_id = l->id;
+	v->epoch = l->epoch;
+	v->seed = 42;
+	sched_verify_load(f->st, v);
+	assert_int_equal(v->rc, 0);
+	sched_verify_check(v);
+	assert_true(v->passed);
+	sched_verify_commit(f->st, v);
+	assert_int_equal(v->rc, 0);
+}
+
+/* The verification of a result that is already stored (a restart). */
+static void reverify(struct fx *f, int64_t id, uint64_t epoch,
+		     struct sched_verify *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->pol = &f->pol;
+	v->lease_id = id;
+	v->epoch = epoch;
+	v->seed = 43;
+	sched_verify_load(f->st, v);
+	assert_int_equal(v->rc, 0);
+	sched_verify_check(v);
+	sched_verify_commit(f->st, v);
+	assert_int_equal(v->rc, 0);
+}
+
+static struct store_instance *group(struct fx *f, int64_t primary,
+				    size_t *n)
+{
+	struct store_instance *g = NULL;
+
+	assert_int_equal(store_lease_group(f->st, primary, &g, n), 0);
+	return g;
+}
+
+static uint32_t streak(struct fx *f, int w)
+{
+	uint32_t s = 0;
+	uint64_t c = 0;
+
+	assert_int_equal(store_worker_streak(f->st, f->w[w], &s, &c), 0);
+	return s;
+}
+
+static uint32_t failures(struct fx *f, int w)
+{
+	struct store_worker x = {0};
+	uint32_t n;
+
+	assert_int_equal(store_worker_get(f->st, f->w[w], &x), 0);
+	n = x.failures;
+	store_worker_clear(&x);
+	return n;
+}
+
+static uint64_t verified_units(struct fx *f)
+{
+	struct store_job j = {0};
+	uint64_t u;
+
+	assert_int_equal(store_job_get(f->st, f->job, &j), 0);
+	u = j.units_verified;
+	store_job_clear(&j);
+	return u;
+}
+
+/* --check full: the replica is pending as soon as the lease is carved,
+ * never for the same worker; the two results merge once. */
+static void test_full_two_workers(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0}, r = {0}, p2 = {0};
+	struct sched_verify v;
+	struct store_instance *g;
+	uint64_t c[LEASE_NSTATES], rc[LEASE_NSTATES], part_n = 9, progress = 0;
+	size_t n;
+
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	assert_true(claim(f, 0, &p) > 0);
+	g = group(f, p.id, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(g[1].replica_of, p.id);
+	assert_int_equal(g[1].l.state, LEASE_PENDING);
+	store_instance_free_array(g, n);
+	/* w0 may not take its own lease's replica: it gets a new lease. */
+	assert_true(claim(f, 0, &p2) > 0);
+	assert_int_equal(p2.id, p.id + 2);
+	assert_int_equal(claim(f, 1, &r), p.id + 1);
+	compute(f, 0, &p, 0, &v);
+	assert_true(v.waiting);
+	sched_verify_clear(&v);
+	assert_int_equal(verified_units(f), 0);
+	compute(f, 1, &r, 0, &v);
+	assert_true(v.quorum);
+	assert_int_equal(v.lease_id, p.id); /* the primary merged */
+	sched_verify_clear(&v);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	assert_int_equal(store_part_count(f->st, f->job, &part_n), 0);
+	assert_int_equal(part_n, 1);
+	assert_int_equal(store_lease_counts(f->st, f->job, c), 0);
+	assert_int_equal(store_replica_counts(f->st, f->job, rc), 0);
+	assert_int_equal(c[LEASE_VERIFIED], 1);
+	assert_int_equal(c[LEASE_LEASED], 1);
+	assert_int_equal(rc[LEASE_VERIFIED], 1);
+	assert_int_equal(rc[LEASE_PENDING], 1);
+	/* Progress counts the primaries only. */
+	assert_int_equal(store_job_units_progress(f->st, f->job, &progress), 0);
+	assert_int_equal(progress, LEASE_UNITS);
+	assert_int_equal(streak(f, 0), 1);
+	assert_int_equal(streak(f, 1), 1);
+	store_lease_clear(&p);
+	store_lease_clear(&p2);
+	store_lease_clear(&r);
+}
+
+/* --trust-after 1: w0's first result waits for a replica; w1 lies on it,
+ * a third result (w2) decides, w1 is charged and its replica failed. */
+static void test_disagreement_third_decides(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0}, r = {0}, r2 = {0};
+	struct sched_verify v;
+	struct store_instance *g;
+	struct store_job j = {0};
+	size_t n;
+
+	f->pol.trust_after = 1;
+	assert_true(claim(f, 0, &p) > 0);
+	compute(f, 0, &p, 0, &v);
+	assert_true(v.waiting);
+	sched_verify_clear(&v);
+	assert_int_equal(claim(f, 1, &r), p.id + 1);
+	compute(f, 1, &r, 1, &v);
+	assert_true(v.waiting);
+	sched_verify_clear(&v);
+	assert_int_equal(store_job_get(f->st, f->job, &j), 0);
+	assert_non_null(strstr(j.reason, "disagree"));
+	store_job_clear(&j);
+	/* Neither w0 nor w1 may take the deciding replica. */
+	assert_true(claim(f, 0, NULL) != p.id + 2);
+	assert_true(claim(f, 1, NULL) != p.id + 2);
+	assert_int_equal(claim(f, 2, &r2), p.id + 2);
+	compute(f, 2, &r2, 0, &v);
+	assert_true(v.quorum);
+	sched_verify_clear(&v);
+	g = group(f, p.id, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(g[0].l.state, LEASE_VERIFIED);
+	assert_int_equal(g[0].l.worker_id, f->w[0]);
+	assert_int_equal(g[1].l.state, LEASE_FAILED);
+	assert_non_null(strstr(g[1].l.last_error, "outvoted"));
+	assert_int_equal(g[2].l.state, LEASE_VERIFIED);
+	store_instance_free_array(g, n);
+	assert_int_equal(failures(f, 1), 1);
+	assert_int_equal(streak(f, 1), 0);
+	assert_int_equal(failures(f, 0), 0);
+	assert_int_equal(streak(f, 0), 1);
+	assert_int_equal(streak(f, 2), 1);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	store_lease_clear(&p);
+	store_lease_clear(&r);
+	store_lease_clear(&r2);
+}
+
+/* The primary's worker lied: the agreeing replicas' result takes its
+ * place; the liar is charged and credited nothing. */
+static void test_primary_outvoted(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0}, r = {0}, r2 = {0};
+	struct sched_verify v;
+	struct store_instance *g;
+	struct store_worker w = {0};
+	size_t n;
+
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	assert_true(claim(f, 0, &p) > 0);
+	compute(f, 0, &p, 1, &v);
+	sched_verify_clear(&v);
+	assert_int_equal(claim(f, 1, &r), p.id + 1);
+	compute(f, 1, &r, 0, &v);
+	assert_true(v.waiting);
+	sched_verify_clear(&v);
+	assert_int_equal(claim(f, 2, &r2), p.id + 2);
+	compute(f, 2, &r2, 0, &v);
+	assert_true(v.quorum);
+	sched_verify_clear(&v);
+	g = group(f, p.id, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(g[0].l.state, LEASE_VERIFIED);
+	assert_int_equal(g[0].l.worker_id, 0);
+	assert_string_equal(g[0].l.result, g[2].l.result);
+	assert_int_equal(g[1].l.state, LEASE_VERIFIED);
+	store_instance_free_array(g, n);
+	assert_int_equal(failures(f, 0), 1);
+	assert_int_equal(store_worker_get(f->st, f->w[0], &w), 0);
+	assert_int_equal(w.units_done, 0);
+	store_worker_clear(&w);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	store_lease_clear(&p);
+	store_lease_clear(&r);
+	store_lease_clear(&r2);
+}
+
+/* After a restart every done result is verified again: a waiting primary
+ * keeps waiting (no second replica), and a replica whose result is
+ * stored, verified again, decides as it would have. */
+static void test_restart_verifies_again(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0}, r = {0};
+	struct sched_verify v;
+	struct store_instance *g;
+	struct sched_upload u = {0};
+	struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
+	json_t *spec;
+	void *res = NULL;
+	size_t n, len = 0;
+	char err[256];
+
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	assert_true(claim(f, 0, &p) > 0);
+	compute(f, 0, &p, 0, &v);
+	sched_verify_clear(&v);
+	reverify(f, p.id, p.epoch, &v);
+	assert_true(v.passed && v.waiting);
+	sched_verify_clear(&v);
+	g = group(f, p.id, &n);
+	assert_int_equal(n, 2);
+	store_instance_free_array(g, n);
+	/* The replica's result is stored, then gpud dies before verifying. */
+	assert_int_equal(claim(f, 1, &r), p.id + 1);
+	spec = json_loads(r.spec, 0, NULL);
+	assert_int_equal(f->wl->run(workload_ctx(f->wl), f->params, spec, NULL,
+				    0, &dev, NULL, &res, &len, err,
+				    sizeof(err)), 0);
+	json_decref(spec);
+	u.pol = &f->pol;
+	u.is_result = 1;
+	u.lease_id = r.id;
+	u.worker_id = f->w[1];
+	u.epoch = r.epoch;
+	u.units_done = r.units;
+	assert_int_equal(blob_encode(BLOB_RESULT, "graveler", r.id, r.epoch,
+				     res, len, &u.blob, &u.blob_len), 0);
+	free(res);
+	sched_upload_load(f->st, &u);
+	sched_upload_check(&u);
+	sched_upload_commit(f->st, &u);
+	assert_int_equal(u.rc, 0);
+	sched_upload_clear(&u);
+	/* Recovery verifies both done leases, primary first. */
+	reverify(f, p.id, p.epoch, &v);
+	assert_true(v.waiting); /* the replica is not checked yet */
+	sched_verify_clear(&v);
+	reverify(f, r.id, r.epoch, &v);
+	assert_true(v.quorum);
+	sched_verify_clear(&v);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	store_lease_clear(&p);
+	store_lease_clear(&r);
+}
+
+/* A result that cannot be read back to be compared is computed again,
+ * verified in full again (not taken as checked), and charged to no one. */
+static void test_unreadable_result(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0}, r = {0}, p2 = {0}, l = {0};
+	struct sched_verify v;
+	int64_t of;
+	int checked = 1;
+
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	assert_true(claim(f, 0, &p) > 0);
+	compute(f, 0, &p, 0, &v);
+	sched_verify_clear(&v);
+	assert_int_equal(store_lease_get(f->st, p.id, &l), 0);
+	assert_int_equal(blob_store_remove(f->dir, l.result), 0);
+	store_lease_clear(&l);
+	assert_int_equal(claim(f, 1, &r), p.id + 1);
+	compute(f, 1, &r, 0, &v);
+	assert_true(v.waiting);
+	sched_verify_clear(&v);
+	assert_int_equal(store_lease_get(f->st, p.id, &l), 0);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_null(l.result);
+	assert_int_equal(l.failures, 0);
+	store_lease_clear(&l);
+	assert_int_equal(store_lease_replica_of(f->st, p.id, &of, &checked), 0);
+	assert_int_equal(checked, 0);
+	assert_int_equal(failures(f, 0), 0);
+	assert_int_equal(claim(f, 2, &p2), p.id);
+	compute(f, 2, &p2, 0, &v);
+	assert_true(v.quorum);
+	assert_int_equal(v.seconds > 0, 1);
+	sched_verify_clear(&v);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	store_lease_clear(&p);
+	store_lease_clear(&p2);
+	store_lease_clear(&r);
+}
+
+/* --trust-after 2: a worker's results are replicated until two in a row
+ * agree with another worker's; then they merge at once. */
+static void test_trust_after(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease l = {0}, r = {0};
+	struct sched_verify v;
+
+	f->pol.trust_after = 2;
+	for (int k = 0; k < 2; k++) {
+		assert_true(claim(f, 0, &l) > 0);
+		compute(f, 0, &l, 0, &v);
+		assert_true(v.waiting);
+		sched_verify_clear(&v);
+		assert_int_equal(claim(f, 1, &r), l.id + 1);
+		compute(f, 1, &r, 0, &v);
+		assert_true(v.quorum);
+		sched_verify_clear(&v);
+		store_lease_clear(&l);
+		store_lease_clear(&r);
+	}
+	assert_int_equal(streak(f, 0), 2);
+	assert_true(claim(f, 0, &l) > 0);
+	compute(f, 0, &l, 0, &v);
+	assert_false(v.waiting || v.quorum); /* merged as it is */
+	assert_int_equal(v.job_finished, 1);
+	sched_verify_clear(&v);
+	assert_int_equal(verified_units(f), 3 * LEASE_UNITS);
+	store_lease_clear(&l);
+}
+
+/* max_failures + 2 results, no two alike: the job fails. */
+static void test_no_quorum(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0}, r = {0};
+	struct sched_verify v;
+	struct store_job j = {0};
+
+	f->pol.max_failures = 1; /* three results at most */
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	assert_true(claim(f, 0, &p) > 0);
+	compute(f, 0, &p, 0, &v);
+	sched_verify_clear(&v);
+	assert_int_equal(claim(f, 1, &r), p.id + 1);
+	compute(f, 1, &r, 1, &v); /* a lie */
+	sched_verify_clear(&v);
+	store_lease_clear(&r);
+	assert_true(claim(f, 2, &r) > p.id + 1);
+	/* w2 lies another way: the histogram shifted twice. */
+	{
+		struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
+		struct sched_upload u = {0};
+		json_t *spec = json_loads(r.spec, 0, NULL);
+		void *res = NULL;
+		size_t len = 0;
+		char err[256];
+
+		assert_int_equal(f->wl->run(workload_ctx(f->wl), f->params,
+			spec, NULL, 0, &dev, NULL, &res, &len, err,
+			sizeof(err)), 0);
+		json_decref(spec);
+		lie(res);
+		lie(res);
+		u.pol = &f->pol;
+		u.is_result = 1;
+		u.lease_id = r.id;
+		u.worker_id = f->w[2];
+		u.epoch = r.epoch;
+		u.units_done = r.units;
+		assert_int_equal(blob_encode(BLOB_RESULT, "graveler", r.id,
+			r.epoch, res, len, &u.blob, &u.blob_len), 0);
+		free(res);
+		sched_upload_load(f->st, &u);
+		sched_upload_check(&u);
+		sched_upload_commit(f->st, &u);
+		assert_int_equal(u.rc, 0);
+		sched_upload_clear(&u);
+	}
+	reverify(f, r.id, r.epoch, &v);
+	assert_int_equal(v.job_finished, -1);
+	sched_verify_clear(&v);
+	assert_int_equal(store_job_get(f->st, f->job, &j), 0);
+	assert_int_equal(j.state, JOB_FAILED);
+	assert_non_null(strstr(j.reason, "no two of 3 results agree"));
+	store_job_clear(&j);
+	store_lease_clear(&p);
+	store_lease_clear(&r);
+}
+
+#define TR(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		TR(test_full_two_workers),
+		TR(test_disagreement_third_decides),
+		TR(test_primary_outvoted),
+		TR(test_restart_verifies_again),
+		TR(test_unreadable_result),
+		TR(test_trust_after),
+		TR(test_no_quorum),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

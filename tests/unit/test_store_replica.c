@@ -1,0 +1,233 @@
+/* test_store_replica.c - unit tests of daemon/store_replica.c, the moves of
+ * a replica group in daemon/store_leases.c, and migration 004 (fixture:
+ * store_fx.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gerr.h"
+#include "store_fx.h"
+
+/* A done lease of job with result hash, from a leased one. */
+static struct store_lease add_done(struct store *st, int64_t job,
+				   int64_t worker, const char *hash)
+{
+	struct store_lease l = add_lease(st, job, worker, 10);
+
+	assert_int_equal(store_lease_set_result(st, l.id, l.epoch, hash, 10,
+						30.0), 0);
+	return l;
+}
+
+static int64_t claim_by(struct store *st, int64_t worker)
+{
+	struct store_lease l;
+	int64_t id;
+	int r = store_lease_claim_pending(st, worker, "[\"graveler\"]", 99.0,
+					  40.0, &l);
+
+	if (r == GERR_NOTFOUND)
+		return 0;
+	assert_int_equal(r, 0);
+	id = l.id;
+	store_lease_clear(&l);
+	return id;
+}
+
+/* A replica copies its primary; nobody who computed or holds a lease of
+ * the group may claim another; replicas count apart from the job. */
+static void test_group_and_claim(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = f->st;
+	int64_t job = add_job(st, "graveler");
+	int64_t w1 = add_worker(st, "w1"), w2 = add_worker(st, "w2");
+	struct store_lease p = add_done(st, job, w1, "h1");
+	struct store_instance *g = NULL;
+	uint64_t c[LEASE_NSTATES], rc[LEASE_NSTATES], waiting = 9, progress;
+	int64_t r, r2, of = -1;
+	int checked = -1;
+	size_t n;
+
+	assert_int_equal(store_lease_insert_replica(st, p.id, 41.0, &r), 0);
+	assert_int_equal(store_lease_insert_replica(st, r, 41.0, &r2),
+			 GERR_NOTFOUND); /* groups never nest */
+	assert_int_equal(store_lease_group(st, p.id, &g, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(g[0].l.id, p.id);
+	assert_int_equal(g[0].replica_of, 0);
+	assert_int_equal(g[1].l.id, r);
+	assert_int_equal(g[1].replica_of, p.id);
+	assert_int_equal(g[1].l.state, LEASE_PENDING);
+	assert_int_equal(g[1].l.epoch, 0);
+	assert_string_equal(g[1].l.spec, p.spec);
+	assert_int_equal(g[1].l.units, p.units);
+	store_instance_free_array(g, n);
+	assert_int_equal(store_lease_replica_of(st, r, &of, &checked), 0);
+	assert_int_equal(of, p.id);
+	assert_int_equal(checked, 0);
+	assert_int_equal(store_replica_waiting(st, job, &waiting), 0);
+	assert_int_equal(waiting, 1);
+	/* w1 computed the primary: no claim for it; w2's is the replica. */
+	assert_int_equal(claim_by(st, w1), 0);
+	assert_int_equal(claim_by(st, w2), r);
+	assert_int_equal(store_lease_counts(st, job, c), 0);
+	assert_int_equal(store_replica_counts(st, job, rc), 0);
+	assert_int_equal(c[LEASE_DONE], 1);
+	assert_int_equal(c[LEASE_LEASED], 0);
+	assert_int_equal(rc[LEASE_LEASED], 1);
+	assert_int_equal(store_job_units_progress(st, job, &progress), 0);
+	assert_int_equal(progress, 10);
+	store_lease_clear(&p);
+}
+
+/* checked and adopt are done -> done at the same epoch; refute is done ->
+ * failed; cancelling a group leaves its checked results alone. */
+static void test_group_moves(void **state)
+{
+	struct fx *f = *state;
+	struct store *st = f->st;
+	int64_t job = add_job(st, "graveler");
+	int64_t w1 = add_worker(st, "w1"), w2 = add_worker(st, "w2");
+	struct store_lease p = add_done(st, job, w1, "h1"), l;
+	int64_t r, r2, r3;
+	int64_t of;
+	int checked = 0;
+
+	assert_int_equal(store_lease_set_checked(st, p.id, p.epoch + 1, 42.0),
+			 GERR_STALE);
+	assert_int_equal(store_lease_set_checked(st, p.id, p.epoch, 42.0), 0);
+	assert_int_equal(store_lease_replica_of(st, p.id, &of, &checked), 0);
+	assert_int_equal(checked, 1);
+	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r), 0);
+	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r2), 0);
+	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r3), 0);
+	assert_int_equal(claim_by(st, w2), r);
+	assert_int_equal(store_lease_set_result(st, r, 1, "h2", 10, 44.0), 0);
+	assert_int_equal(store_lease_set_checked(st, r, 1, 44.0), 0);
+	assert_int_equal(store_lease_refute(st, r, 1, "outvoted", 45.0), 0);
+	get_lease(st, r, &l);
+	assert_int_equal(l.state, LEASE_FAILED);
+	assert_int_equal(l.worker_id, w2);
+	assert_string_equal(l.last_error, "outvoted");
+	store_lease_clear(&l);
+	assert_int_equal(store_lease_adopt(st, p.id, p.epoch, "h3", 0, 46.0), 0);
+	get_lease(st, p.id, &l);
+	assert_int_equal(l.state, LEASE_DONE);
+	assert_string_equal(l.result, "h3");
+	assert_int_equal(l.worker_id, 0);
+	store_lease_clear(&l);
+	assert_int_equal(claim_by(st, add_worker(st, "w3")), r2);
+	assert_int_equal(store_group_cancel(st, p.id, 47.0), 0);
+	get_lease(st, r2, &l);
+	assert_int_equal(l.state, LEASE_CANCELLED);
+	store_lease_clear(&l);
+	get_lease(st, r3, &l);
+	assert_int_equal(l.state, LEASE_CANCELLED);
+	store_lease_clear(&l);
+	get_lease(st, p.id, &l);
+	assert_int_equal(l.state, LEASE_DONE); /* primaries are never cancelled */
+	store_lease_clear(&l);
+	store_lease_clear(&p);
+}
+
+/* A confirmed result lengthens the worker's streak; a failure ends it. */
+static void test_worker_streak(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	int64_t w = add_worker(st, "w1");
+	uint32_t s = 9;
+	uint64_t c = 9;
+	int q = 1;
+
+	assert_int_equal(store_worker_streak(st, w, &s, &c), 0);
+	assert_int_equal(s, 0);
+	assert_int_equal(c, 0);
+	assert_int_equal(store_worker_confirm(st, w), 0);
+	assert_int_equal(store_worker_confirm(st, w), 0);
+	assert_int_equal(store_worker_streak(st, w, &s, &c), 0);
+	assert_int_equal(s, 2);
+	assert_int_equal(c, 2);
+	assert_int_equal(store_worker_fail(st, w, 0, &q), 0);
+	assert_int_equal(q, 0);
+	assert_int_equal(store_worker_streak(st, w, &s, &c), 0);
+	assert_int_equal(s, 0);
+	assert_int_equal(c, 2);
+	assert_int_equal(store_worker_confirm(st, 999), GERR_NOTFOUND);
+	assert_int_equal(store_worker_streak(st, 999, &s, &c), GERR_NOTFOUND);
+}
+
+/* Migration 004 on a database with an older gpud's Officers --check full
+ * job: replicated from now on, its open check leases cancelled, its units
+ * counted once. */
+static void test_migration_officers_checks(void **state)
+{
+	struct fx *f = *state;
+	struct store *st;
+	int64_t job, plain, w, ext, chk, open_chk;
+	struct store_lease l;
+	struct store_job j;
+	int full = -1;
+
+	open_old(f, 3);
+	st = f->st;
+	assert_int_equal(store_job_insert(st, "officers",
+		"{\"check\":\"full\",\"to\":20}", 40, 10.0, &job), 0);
+	assert_int_equal(store_job_insert(st, "officers",
+		"{\"check\":\"sample\",\"to\":20}", 20, 10.0, &plain), 0);
+	w = add_worker(st, "w1");
+	assert_int_equal(store_lease_insert_leased(st, job,
+		"{\"kind\":\"extend\",\"from\":0,\"to\":10}", 10, w, 99.0, 20.0,
+		&l), 0);
+	ext = l.id;
+	assert_int_equal(store_lease_set_result(st, ext, 1, "a", 10, 21.0), 0);
+	assert_int_equal(store_lease_set_verified(st, ext, 1, 22.0), 0);
+	store_lease_clear(&l);
+	assert_int_equal(store_lease_insert_leased(st, job,
+		"{\"kind\":\"check\",\"from\":0,\"to\":10}", 10, w, 99.0, 23.0,
+		&l), 0);
+	chk = l.id;
+	assert_int_equal(store_lease_set_result(st, chk, 1, "b", 10, 24.0), 0);
+	assert_int_equal(store_lease_set_verified(st, chk, 1, 25.0), 0);
+	store_lease_clear(&l);
+	assert_int_equal(store_job_set_answer(st, job, "{\"n\":10}", 20), 0);
+	assert_int_equal(store_lease_insert_leased(st, job,
+		"{\"kind\":\"check\",\"from\":10,\"to\":20}", 10, w, 99.0, 26.0,
+		&l), 0);
+	open_chk = l.id;
+	store_lease_clear(&l);
+
+	reopen(f); /* applies 004 */
+	st = f->st;
+	assert_int_equal(store_job_get_replicate(st, job, &full), 0);
+	assert_int_equal(full, 1);
+	assert_int_equal(store_job_get_replicate(st, plain, &full), 0);
+	assert_int_equal(full, 0);
+	assert_int_equal(store_job_get(st, job, &j), 0);
+	assert_int_equal(j.total_units, 20);
+	assert_int_equal(j.units_verified, 10);
+	store_job_clear(&j);
+	get_lease(st, open_chk, &l);
+	assert_int_equal(l.state, LEASE_CANCELLED);
+	store_lease_clear(&l);
+	get_lease(st, chk, &l);
+	assert_int_equal(l.state, LEASE_VERIFIED); /* a merged part stays */
+	store_lease_clear(&l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_group_and_claim),
+		T(test_group_moves),
+		T(test_worker_streak),
+		T(test_migration_officers_checks),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
