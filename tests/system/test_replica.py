@@ -93,13 +93,15 @@ def scenario_full(cl):
 
 
 def lie(raw):
-    """The same Graveler result with one battle moved up a bin below the
-    top one: the histogram's total and top bin stay."""
+    """The same Graveler result with two battles of one bin below the top
+    moved, one a bin down and one a bin up: the histogram's total, top bin
+    and sum of counts (what the segment records add up to) stay."""
     hist = list(struct.unpack_from("<232Q", raw, 48))
     top = max(i for i, v in enumerate(hist) if v)
     for i in range(top - 2, 0, -1):
-        if hist[i] > 0:
-            hist[i] -= 1
+        if hist[i] >= 2:
+            hist[i] -= 2
+            hist[i - 1] += 1
             hist[i + 1] += 1
             break
     out = bytearray(raw)
