@@ -607,12 +607,29 @@ static int gw_render_files(void *ctx, const json_t *params, const json_t *answer
 
 WL_CUDA_HOOKS(graveler)
 
+/* A result or checkpoint is under 3 KB in format 1; the bound leaves room
+ * for per-segment records (up to 65,536 of 5 bytes, about 330 KB). */
+#define GW_BLOB_MAX (1ull << 20)
+_Static_assert(GRAVELER_RESULT_MAXLEN <= GW_BLOB_MAX &&
+	       GRAVELER_CKPT_LEN <= GW_BLOB_MAX, "graveler's blob bound");
+
+static int gw_blob_max(void *ctx, const json_t *params, const json_t *spec,
+		       int is_result, uint64_t *ret_max, char *err,
+		       size_t errlen)
+{
+	(void)ctx, (void)params, (void)spec, (void)is_result, (void)err,
+		(void)errlen;
+	*ret_max = GW_BLOB_MAX;
+	return 0;
+}
+
 const struct workload graveler_workload = {
 	.name = "graveler",
 	.unit_name = "battles",
 	.parse_params = gw_parse_params,
 	.carve = gw_carve,
 	.run = gw_run,
+	.blob_max = gw_blob_max,
 	.check_checkpoint = gw_check_checkpoint,
 	.verify = gw_verify,
 	.merge = gw_merge,
