@@ -46,6 +46,7 @@ struct listener {
 	int fd;             /* -1 when not listening */
 	int is_ctl;
 	int paused;
+	struct rate_log rl_short; /* descriptor shortage, per listener */
 };
 
 struct listeners {
@@ -56,7 +57,7 @@ struct listeners {
 	int spare;          /* held back for shedding; -1 while in use */
 	int handles;        /* libuv handles not yet closed */
 	int stopping;
-	struct rate_log rl_short, rl_total, rl_addr, rl_err;
+	struct rate_log rl_total, rl_addr, rl_err;
 };
 
 /* Non-zero when a line may be logged now; *ret_held: lines held back
@@ -149,7 +150,7 @@ static int fd_shortage(struct listener *l, int e)
 		 "out of file descriptors (limit %llu, %d worker connections "
 		 "open): connections are shed; raise LimitNOFILE= or ulimit -n, "
 		 "or lower --max-connections", lim, open_conns);
-	if (rate_ok(&ls->rl_short, now, &n)) {
+	if (rate_ok(&l->rl_short, now, &n)) {
 		held_note(held, sizeof(held), n);
 		LOG_WARN(&d->log, "out of file descriptors on the %s listener "
 			 "(%s; limit %llu, %d worker connections open): %s; raise "
