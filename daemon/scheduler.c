@@ -367,12 +367,8 @@ void sched_upload_decode(struct sched_upload *u)
 		goto out;
 	}
 	/* The workload's bound for this lease, before anything is inflated. */
-	json_t *bp = json_parse_text(u->params), *bs = json_parse_text(u->spec);
-	u->rc = bp && bs ? wl->blob_max(workload_ctx(wl), bp, bs, u->is_result,
-					&max, u->err, sizeof(u->err))
-			 : GERR_CORRUPT;
-	json_decref(bp);
-	json_decref(bs);
+	u->rc = workload_blob_max(wl, u->params, u->spec, u->is_result, &max,
+				  u->err, sizeof(u->err));
 	if (!u->rc)
 		u->rc = blob_decode_max(u->blob, u->blob_len, max, &info, &raw,
 					&raw_len, u->err, sizeof(u->err));

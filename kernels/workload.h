@@ -305,6 +305,12 @@ void workload_close_all(void);
  * open, or before workload_open_all). Any thread. */
 void *workload_ctx(const struct workload *wl);
 
+/* wl->blob_max for params and spec given as JSON text (as gpud stores
+ * them): GERR_CORRUPT when either does not parse. Any thread. */
+int workload_blob_max(const struct workload *wl, const char *params,
+		      const char *spec, int is_result, uint64_t *ret_max,
+		      char *err, size_t errlen);
+
 /* Helpers for workloads: read a non-negative integer field that may be a
  * JSON integer or a decimal string (gpuctl sends strings). Returns 0 or
  * GERR_INVAL with a message. */

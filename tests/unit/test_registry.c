@@ -119,6 +119,18 @@ static void test_blob_max_covers_runs(void **state)
 					     sizeof(err)), 0);
 		assert_int_equal(w->blob_max(ctx, params, spec, 0, &cmax, err,
 					     sizeof(err)), 0);
+		/* The same bound from the stored text, as gpud asks for it. */
+		char *pt = json_dumps(params, JSON_COMPACT);
+		char *st = json_dumps(spec, JSON_COMPACT);
+		uint64_t tmax = 0;
+		assert_int_equal(workload_blob_max(w, pt, st, 1, &tmax, err,
+						   sizeof(err)), 0);
+		assert_int_equal(tmax, rmax);
+		assert_int_equal(workload_blob_max(w, pt, "{", 1, &tmax, err,
+						   sizeof(err)), GERR_CORRUPT);
+		assert_non_null(strstr(err, "do not parse"));
+		free(pt);
+		free(st);
 		assert_int_equal(w->run(ctx, params, spec, NULL, 0, &dev, &io,
 					&res, &res_len, err, sizeof(err)), 0);
 		assert_true(res_len <= rmax);
