@@ -10,7 +10,7 @@
  * Worker connection states and moves:
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
  *   RESULT|RELEASE|FETCH)--> READY; anything else closes the connection,
- *   and so does a frame header that the state's limits refuse (conn_limits)
+ *   and so does a frame header that the state's limits refuse (state_limits)
  *   before its payload is read.
  *
  * Lifetime: a conn is reference counted; every pending asynchronous step
