@@ -288,6 +288,15 @@ static void conn_process(struct conn *c)
 	if (off > 0 && !c->closing) {
 		memmove(c->buf, c->buf + off, c->len - off);
 		c->len -= off;
+		/* A big upload's buffer goes back once it is handled: an idle
+		 * worker connection keeps kilobytes, not its last blob. */
+		if (c->cap > 4 * READ_CHUNK && c->len <= READ_CHUNK) {
+			uint8_t *nb = realloc(c->buf, 2 * READ_CHUNK);
+			if (nb) {
+				c->buf = nb;
+				c->cap = 2 * READ_CHUNK;
+			}
+		}
 	}
 	c->in_process = 0;
 	conn_unref(c);
