@@ -5,11 +5,12 @@
  *  1. Every header field is checked before the payload is touched, and the
  *     header CRC is checked before any other field is trusted, so a single
  *     flipped bit anywhere in the header is reported as corruption.
- *  2. Decoding allocates at most raw_len bytes (<= BLOB_MAX_RAW), and only
- *     after raw_len has been checked against what comp_len can possibly
- *     inflate to (and, in version 2, the whole chunk index against raw_len
- *     and comp_len); inflate writes into exactly that buffer and a stream
- *     that would produce more, or less, is corrupt.
+ *  2. Decoding allocates at most raw_len bytes (<= the caller's bound,
+ *     itself <= BLOB_MAX_RAW), and only after raw_len has been checked
+ *     against that bound and against what comp_len can possibly inflate
+ *     to (and, in version 2, the whole chunk index against raw_len and
+ *     comp_len); inflate writes into exactly that buffer and a stream that
+ *     would produce more, or less, is corrupt.
  *  3. A stored blob is named by the BLAKE2b-256 of its bytes. blob_store_put
  *     returns 0 only after the data, the rename and the directory entry are
  *     on disk; a crash leaves at most a ".tmp-" file, never a short blob
@@ -658,6 +659,14 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 		uint8_t **ret_raw, size_t *ret_raw_len, char *err,
 		size_t errlen)
 {
+	return blob_decode_max(blob, len, BLOB_MAX_RAW, ret_info, ret_raw,
+			       ret_raw_len, err, errlen);
+}
+
+int blob_decode_max(const void *blob, size_t len, uint64_t max_raw,
+		    struct blob_info *ret_info, uint8_t **ret_raw,
+		    size_t *ret_raw_len, char *err, size_t errlen)
+{
 	struct blob_info info;
 	const uint8_t *payload;
 	uint8_t *raw;
@@ -668,6 +677,14 @@ int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 	r = blob_peek(blob, len, &info, err, errlen);
 	if (r < 0)
 		return r;
+	/* A zlib bomb declares what it inflates to (a stream that inflates
+	 * to more than it declares is corrupt): its header is enough. */
+	if (info.raw_len > max_raw)
+		return gerr_fail(GERR_TOOBIG, err, errlen,
+			    "blob declares %llu decoded bytes, over the %llu "
+			    "allowed here; refused before inflating",
+			    (unsigned long long)info.raw_len,
+			    (unsigned long long)max_raw);
 
 	/* raw_len <= BLOB_MAX_RAW (checked by peek). */
 	raw = big_alloc((size_t)info.raw_len);

@@ -98,6 +98,13 @@ int blob_peek(const void *blob, size_t len, struct blob_info *ret_info,
 int blob_decode(const void *blob, size_t len, struct blob_info *ret_info,
 		uint8_t **ret_raw, size_t *ret_raw_len, char *err,
 		size_t errlen);
+/* blob_decode for bytes from a peer that may lie: a header declaring more
+ * than max_raw decoded bytes is refused (GERR_TOOBIG, with both figures)
+ * before anything is allocated or inflated, and inflate never writes past
+ * the declared length (a stream that would is GERR_CORRUPT). */
+int blob_decode_max(const void *blob, size_t len, uint64_t max_raw,
+		    struct blob_info *ret_info, uint8_t **ret_raw,
+		    size_t *ret_raw_len, char *err, size_t errlen);
 
 /* The threads blob_encode takes for raw_len bytes, and blob_decode for the
  * blob it makes: min(online CPUs, 16, 4 MiB chunks), 1 under 16 MiB. The

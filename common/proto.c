@@ -110,6 +110,34 @@ static int check_header(const uint8_t *buf, size_t len, char *err,
 	return 0;
 }
 
+int proto_header_limit(const uint8_t *buf, size_t len,
+		       const struct proto_limits *lim, char *err,
+		       size_t errlen)
+{
+	if (!buf || !lim)
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
+	if (len >= 6 && buf[5] <= PROTO_TYPE_MAX &&
+	    !(lim->types & PROTO_BIT(buf[5])))
+		return gerr_fail(GERR_PROTO, err, errlen,
+			    "%s is not accepted now", proto_type_name(buf[5]));
+	if (len >= 12 && get_be32(buf + 8) > lim->max_json)
+		return gerr_fail(GERR_TOOBIG, err, errlen,
+			    "%s: JSON header of %u bytes exceeds %u",
+			    proto_type_name(buf[5]), (unsigned)get_be32(buf + 8),
+			    (unsigned)lim->max_json);
+	if (len >= 16 && get_be32(buf + 12) > 0 && buf[5] <= PROTO_TYPE_MAX &&
+	    !(lim->bin_types & PROTO_BIT(buf[5])))
+		return gerr_fail(GERR_PROTO, err, errlen,
+			    "%s may not carry an attachment (%u bytes announced)",
+			    proto_type_name(buf[5]), (unsigned)get_be32(buf + 12));
+	if (len >= 16 && get_be32(buf + 12) > lim->max_bin)
+		return gerr_fail(GERR_TOOBIG, err, errlen,
+			    "%s: attachment of %u bytes exceeds %u",
+			    proto_type_name(buf[5]), (unsigned)get_be32(buf + 12),
+			    (unsigned)lim->max_bin);
+	return 0;
+}
+
 int proto_frame_parse(const uint8_t *buf, size_t len,
 		      struct proto_frame *ret_frame, size_t *ret_consumed,
 		      size_t *ret_need, char *err, size_t errlen)

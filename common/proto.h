@@ -15,7 +15,12 @@
  *   16+json_len  bin       opaque bytes (a blob), may be empty
  *
  * The limits bound memory per connection before any payload is read: a
- * header announcing more is refused at once (GERR_TOOBIG).
+ * header announcing more is refused at once (GERR_TOOBIG). A connection
+ * narrows them by its state (struct proto_limits, checked from the header
+ * alone): before login a worker may send only the message its state
+ * expects, HELLO or AUTH, of at most PROTO_LOGIN_MAX_JSON bytes and with
+ * nothing attached; after login its JSON is at most PROTO_WORKER_MAX_JSON
+ * and only CHECKPOINT and RESULT carry an attachment.
  *
  * Messages (type: JSON fields; "->" worker to gpud, "<-" gpud to worker;
  * the worker messages' typed structs and field rules are in msg.h):
@@ -65,6 +70,10 @@
 #define PROTO_HEADER_LEN 16
 #define PROTO_MAX_JSON (1u << 20)        /* 1 MiB */
 #define PROTO_MAX_BIN (256u << 20)       /* 256 MiB */
+/* HELLO is the largest login message: a name, a device and 32 workload
+ * names, under 2 KiB even with every character escaped twice over. */
+#define PROTO_LOGIN_MAX_JSON 8192u
+#define PROTO_WORKER_MAX_JSON (64u << 10) /* a RELEASE's error text fits */
 
 enum proto_type {
 	PROTO_HELLO = 1,
@@ -95,6 +104,17 @@ struct proto_frame {
 	size_t bin_len;
 };
 
+/* What one connection accepts now, narrower than the frame limits above.
+ * types and bin_types are bit masks of message types (bit t for type t). */
+struct proto_limits {
+	uint32_t types;      /* the types allowed */
+	uint32_t max_json;   /* <= PROTO_MAX_JSON */
+	uint32_t max_bin;    /* <= PROTO_MAX_BIN */
+	uint32_t bin_types;  /* the types that may carry an attachment */
+};
+
+#define PROTO_BIT(t) (1u << (t))
+
 /* Name of a message type ("HELLO"), or "?" */
 const char *proto_type_name(int type);
 
@@ -108,6 +128,15 @@ const char *proto_type_name(int type);
 int proto_frame_parse(const uint8_t *buf, size_t len,
 		      struct proto_frame *ret_frame, size_t *ret_consumed,
 		      size_t *ret_need, char *err, size_t errlen);
+
+/* Check the header at the start of buf[0..len) against lim, each field as
+ * soon as it is present, so a frame the connection may not take is refused
+ * before its payload is buffered. Returns 0 (acceptable so far, or buf
+ * holds less than a header) or GERR_PROTO (a type not allowed now) or
+ * GERR_TOOBIG (lengths over lim), with a reason in err. */
+int proto_header_limit(const uint8_t *buf, size_t len,
+		       const struct proto_limits *lim, char *err,
+		       size_t errlen);
 
 /* Release what proto_frame_parse gave (the JSON reference). NULL-safe. */
 void proto_frame_clear(struct proto_frame *f);

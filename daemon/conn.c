@@ -9,7 +9,9 @@
  *
  * Worker connection states and moves:
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
- *   RESULT|RELEASE|FETCH)--> READY; anything else closes the connection.
+ *   RESULT|RELEASE|FETCH)--> READY; anything else closes the connection,
+ *   and so does a frame header that the state's limits refuse (state_limits)
+ *   before its payload is read.
  *
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conn.h"
 #include "gerr.h"
@@ -27,7 +30,23 @@
 #include "proto.h"
 
 #define READ_CHUNK (64u * 1024)
+#define LOGIN_CHUNK (4u * 1024)
 #define MAX_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
+/* One login frame: a peer cannot send AUTH before it has the challenge. */
+#define LOGIN_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_LOGIN_MAX_JSON)
+
+#define WORKER_SENDS                                                          \
+	(PROTO_BIT(PROTO_CLAIM) | PROTO_BIT(PROTO_HEARTBEAT) |                \
+	 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) |              \
+	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH))
+
+/* What a worker connection accepts in each state. */
+static const struct proto_limits state_limits[] = {
+	[CONN_HELLO] = { PROTO_BIT(PROTO_HELLO), PROTO_LOGIN_MAX_JSON, 0, 0 },
+	[CONN_AUTH] = { PROTO_BIT(PROTO_AUTH), PROTO_LOGIN_MAX_JSON, 0, 0 },
+	[CONN_READY] = { WORKER_SENDS, PROTO_WORKER_MAX_JSON, PROTO_MAX_BIN,
+			 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) },
+};
 
 struct write_req {
 	uv_write_t req;
@@ -221,6 +240,11 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 	}
 }
 
+static int logged_in(const struct conn *c)
+{
+	return c->is_ctl || c->state == CONN_READY;
+}
+
 static void conn_process(struct conn *c)
 {
 	size_t off = 0;
@@ -231,8 +255,12 @@ static void conn_process(struct conn *c)
 		struct proto_frame f;
 		size_t used = 0, need = 0;
 		char err[200] = "";
-		int rc = proto_frame_parse(c->buf + off, c->len - off, &f, &used,
-					   &need, err, sizeof(err));
+		/* gpuctl's socket is its owner's: the frame limits suffice. */
+		int rc = c->is_ctl ? 0 : proto_header_limit(c->buf + off,
+			c->len - off, &state_limits[c->state], err, sizeof(err));
+		if (!rc)
+			rc = proto_frame_parse(c->buf + off, c->len - off, &f,
+					       &used, &need, err, sizeof(err));
 		if (rc == GERR_AGAIN)
 			break;
 		if (rc) {
@@ -260,6 +288,15 @@ static void conn_process(struct conn *c)
 	if (off > 0 && !c->closing) {
 		memmove(c->buf, c->buf + off, c->len - off);
 		c->len -= off;
+		/* A big upload's buffer goes back once it is handled: an idle
+		 * worker connection keeps kilobytes, not its last blob. */
+		if (c->cap > 4 * READ_CHUNK && c->len <= READ_CHUNK) {
+			uint8_t *nb = realloc(c->buf, 2 * READ_CHUNK);
+			if (nb) {
+				c->buf = nb;
+				c->cap = 2 * READ_CHUNK;
+			}
+		}
 	}
 	c->in_process = 0;
 	conn_unref(c);
@@ -270,11 +307,13 @@ static void conn_process(struct conn *c)
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 {
 	struct conn *c = h->data;
+	/* Before login a read is small: one login frame is all it may hold. */
+	size_t chunk = logged_in(c) ? READ_CHUNK : LOGIN_CHUNK;
 
-	if (c->cap - c->len < READ_CHUNK) {
-		size_t ncap = c->cap ? c->cap * 2 : 2 * READ_CHUNK;
+	if (c->cap - c->len < chunk) {
+		size_t ncap = c->cap ? c->cap * 2 : 2 * chunk;
 		uint8_t *nb;
-		while (ncap - c->len < READ_CHUNK)
+		while (ncap - c->len < chunk)
 			ncap *= 2;
 		nb = realloc(c->buf, ncap);
 		if (!nb) {
@@ -298,8 +337,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	if (n == 0)
 		return;
 	c->len += (size_t)n;
+	c->active_ms = uv_now(c->d->loop);
 	if (c->len > MAX_BUFFER) {
 		conn_close(c, "peer sent more than the frame limit");
+		return;
+	}
+	if (!logged_in(c) && c->len > LOGIN_BUFFER) {
+		conn_close(c, "peer sent more than login needs");
 		return;
 	}
 	conn_process(c);
@@ -320,25 +364,29 @@ static struct conn *conn_new(struct gpud *d, int is_ctl,
 	return c;
 }
 
-static int conn_start(struct gpud *d, struct conn *c, uv_stream_t *server)
+int conn_open_fd(struct gpud *d, int fd, int is_ctl, const char *peer,
+		 const struct conn_handlers *ops)
 {
-	int rc = uv_accept(server, &c->u.s);
+	struct conn *c = conn_new(d, is_ctl, ops);
+	int rc;
 
-	if (rc == 0 && !c->is_ctl) {
-		struct sockaddr_storage ss;
-		int len = sizeof(ss);
-		char host[48] = "?";
-		uv_tcp_nodelay(&c->u.tcp, 1);
-		if (uv_tcp_getpeername(&c->u.tcp, (struct sockaddr *)&ss, &len) == 0) {
-			if (ss.ss_family == AF_INET)
-				uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof(host));
-			else
-				uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof(host));
-		}
-		snprintf(c->peer, sizeof(c->peer), "%s", host);
-	} else {
-		snprintf(c->peer, sizeof(c->peer), "control");
+	if (!c) {
+		close(fd);
+		return GERR_NOMEM;
 	}
+	if (is_ctl) {
+		uv_pipe_init(d->loop, &c->u.pipe, 0);
+		rc = uv_pipe_open(&c->u.pipe, fd);
+	} else {
+		uv_tcp_init(d->loop, &c->u.tcp);
+		rc = uv_tcp_open(&c->u.tcp, fd);
+		if (rc == 0)
+			uv_tcp_nodelay(&c->u.tcp, 1);
+	}
+	if (rc)
+		close(fd); /* the handle did not take it; it closes alone */
+	snprintf(c->peer, sizeof(c->peer), "%s", is_ctl ? "control" : peer);
+	c->opened_ms = c->active_ms = uv_now(d->loop);
 	if (rc == 0)
 		rc = uv_read_start(&c->u.s, on_alloc, on_read);
 	c->next = d->conns;
@@ -350,32 +398,51 @@ static int conn_start(struct gpud *d, struct conn *c, uv_stream_t *server)
 	return rc;
 }
 
-int conn_accept_tcp(struct gpud *d, uv_stream_t *server,
-		    const struct conn_handlers *ops)
-{
-	struct conn *c = conn_new(d, 0, ops);
-
-	if (!c)
-		return GERR_NOMEM;
-	uv_tcp_init(d->loop, &c->u.tcp);
-	return conn_start(d, c, server);
-}
-
-int conn_accept_pipe(struct gpud *d, uv_stream_t *server,
-		     const struct conn_handlers *ops)
-{
-	struct conn *c = conn_new(d, 1, ops);
-
-	if (!c)
-		return GERR_NOMEM;
-	uv_pipe_init(d->loop, &c->u.pipe, 0);
-	return conn_start(d, c, server);
-}
-
 void conn_close_all(struct gpud *d)
 {
 	while (d->conns)
 		conn_close(d->conns, "shutting down");
+}
+
+void conn_sweep(struct gpud *d)
+{
+	uint64_t now = uv_now(d->loop);
+	uint64_t login_ms = (uint64_t)(d->cfg.login_timeout_s * 1000);
+	uint64_t idle_ms = (uint64_t)(d->cfg.idle_timeout_s * 1000);
+	struct conn *c, *next;
+	char why[96];
+
+	for (c = d->conns; c; c = next) {
+		next = c->next; /* c may close */
+		if (c->is_ctl || c->closing)
+			continue;
+		if (c->state != CONN_READY && now - c->opened_ms > login_ms) {
+			snprintf(why, sizeof(why), "no login within %.3g s "
+				 "(--login-timeout)", d->cfg.login_timeout_s);
+			conn_close(c, why);
+		} else if (c->state == CONN_READY && idle_ms && !c->busy &&
+			   uv_stream_get_write_queue_size(&c->u.s) == 0 &&
+			   now - c->active_ms > idle_ms) {
+			snprintf(why, sizeof(why), "idle: no message for %.3g s "
+				 "(--idle-timeout)", d->cfg.idle_timeout_s);
+			conn_close(c, why);
+		}
+	}
+}
+
+int conn_count_tcp(struct gpud *d, const char *peer, int *ret_peer)
+{
+	int all = 0, same = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (c->is_ctl || c->closing)
+			continue;
+		all++;
+		same += peer && strcmp(c->peer, peer) == 0;
+	}
+	if (ret_peer)
+		*ret_peer = same;
+	return all;
 }
 
 int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job)

@@ -8,6 +8,12 @@
  * reference (conn_ref before, conn_step_done or conn_unref after), so
  * after-callbacks may run after the socket closed and then skip the reply.
  * Every function here: loop thread only.
+ *
+ * Bounds: a worker connection before login buffers at most one HELLO or
+ * AUTH frame (proto.h's login limits, checked from the frame header) and
+ * is closed when it has not logged in within cfg.login_timeout_s; after
+ * login it is closed when silent for cfg.idle_timeout_s while gpud owes
+ * it nothing (no step under way, no parked claim, no reply unsent).
  */
 #ifndef GPUD_CONN_H
 #define GPUD_CONN_H
@@ -84,16 +90,16 @@ struct conn {
 	int parked;
 	uv_timer_t park_timer;
 	char park_reason[256];
+	uint64_t opened_ms;     /* uv_now() at accept */
+	uint64_t active_ms;     /* uv_now() when the peer last sent bytes */
 	struct conn *next, *prev;
 };
 
-/* Accept one connection from a listener: a worker (TCP) or gpuctl (pipe),
- * its frames going to ops. Returns 0, GERR_NOMEM, or a libuv error (the
- * connection is then closed). */
-int conn_accept_tcp(struct gpud *d, uv_stream_t *server,
-		    const struct conn_handlers *ops);
-int conn_accept_pipe(struct gpud *d, uv_stream_t *server,
-		     const struct conn_handlers *ops);
+/* Serve an accepted socket: a worker's (TCP, peer its address) or
+ * gpuctl's (Unix socket), its frames going to ops. Takes fd in every case:
+ * on failure (GERR_NOMEM, or a libuv error) it is closed. */
+int conn_open_fd(struct gpud *d, int fd, int is_ctl, const char *peer,
+		 const struct conn_handlers *ops);
 
 void conn_ref(struct conn *c);
 void conn_unref(struct conn *c);
@@ -113,6 +119,11 @@ void conn_step_done(struct conn *c);
 
 /* Close every connection (shutdown). */
 void conn_close_all(struct gpud *d);
+/* Close the worker connections past their login or idle timeout. */
+void conn_sweep(struct gpud *d);
+/* Open worker connections: in all (the return value), and from peer in
+ * *ret_peer (peer may be NULL). */
+int conn_count_tcp(struct gpud *d, const char *peer, int *ret_peer);
 /* The lease a worker's connection holds (its job in *ret_job), or 0. */
 int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
 /* Work may have appeared: hand every parked connection to its wake

@@ -23,6 +23,9 @@
 #include "store.h"
 #include "workload.h"
 
+/* How long gpuctl status mentions a descriptor shortage after the last. */
+#define FD_WARN_MS (5 * 60 * 1000)
+
 static void generic_after(void *arg);
 
 /* ---- status ---- */
@@ -184,6 +187,14 @@ static void status_after(void *arg)
 		}
 		json_object_del(j, "carve_done");
 		json_object_del(j, "held_by");
+	}
+	/* What is wrong with gpud itself rather than with a job. */
+	uint64_t since = uv_now(r->d->loop) - r->d->fd_short_ms;
+	if (r->reply && r->d->fd_short_ms && since < FD_WARN_MS) {
+		char w[260];
+		snprintf(w, sizeof(w), "%s (last %.0f s ago)", r->d->fd_msg,
+			 (double)since / 1000);
+		json_object_set_new(r->reply, "warnings", json_pack("[s]", w));
 	}
 	ctl_finish(r);
 }

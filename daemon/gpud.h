@@ -7,8 +7,10 @@
  * Modules, from the top down (tools/check_layers.py --layers checks that
  * no file calls back up):
  *   main.c          options, signals, start and stop
- *   server.c        listeners, timers, start-up recovery, drain, shutdown;
- *                   owns the connections' handler table
+ *   server.c        timers, start-up recovery, drain, shutdown; opens the
+ *                   listeners and owns the connections' handler table
+ *   listeners.c     the listening sockets: accepting by hand, connection
+ *                   caps, descriptor shortage, the connections' timeouts
  *   control.c       gpuctl's commands: parsing, status, submit, state
  *                   changes, workers, tokens
  *   control_answer.c  `result` and `export`: loaded on the database
@@ -52,6 +54,7 @@ struct store;
 struct dbq;
 struct conn;
 struct sched_policy;
+struct listeners;
 
 struct gpud_config {
 	const char *data_dir;
@@ -70,6 +73,10 @@ struct gpud_config {
 	uint32_t trust_after;        /* confirmed results before trust; 0 off */
 	double drain_s;              /* SIGTERM: wait for workers' checkpoints */
 	int init;                    /* --init: a fresh database beside old blobs */
+	double login_timeout_s;      /* a worker connection must log in by then */
+	double idle_timeout_s;       /* a silent worker connection closes */
+	int max_conns;               /* worker connections in all */
+	int max_conns_per_addr;      /* worker connections from one address */
 };
 
 /* Progress samples of one job, for rate and ETA (loop thread). */
@@ -88,8 +95,7 @@ struct gpud {
 	struct gpud_config cfg;
 	struct store *store;      /* database thread only */
 	struct dbq *dbq;
-	uv_tcp_t tcp;
-	uv_pipe_t pipe;
+	struct listeners *listeners; /* listeners.c */
 	uv_timer_t expiry_timer;
 	uv_timer_t sample_timer;
 	uv_signal_t sigterm, sigint;
@@ -107,6 +113,10 @@ struct gpud {
 	char storage_msg[200];
 	uv_work_t storage_probe;  /* datadir_probe on the thread pool */
 	int probing, probe_rc;
+	/* The last time accept() found no descriptor (uv_now() ms, 0 never),
+	 * and what gpuctl status says about it. */
+	uint64_t fd_short_ms;
+	char fd_msg[200];
 	int exit_code;
 	/* Work may have appeared: the owner (server.c) installs what re-runs
 	 * the parked claims, so lower modules need not know connections. */

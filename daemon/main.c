@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -48,6 +49,12 @@ static void usage(FILE *f)
 "  --trust-after N         replicate a worker's results on another worker until N of\n"
 "                          them in a row agree, and again after any failure (default\n"
 "                          0: off, since a lone worker could never finish a job)\n"
+"  --login-timeout S       close a worker connection not logged in after S seconds\n"
+"                          (default 10)\n"
+"  --idle-timeout S        close a logged-in worker connection silent for S seconds\n"
+"                          while it holds nothing (default 12x heartbeat, at least 60)\n"
+"  --max-connections N     worker connections in all (default 4096); more are closed\n"
+"  --max-connections-per-address N  worker connections from one address (default 256)\n"
 "  --log-level LEVEL       error|warn|info|debug (default info)\n"
 "  --version, --help\n");
 }
@@ -85,6 +92,37 @@ static int parse_host_port(const char *s, char *host, size_t hostlen, int *port)
 	}
 	*port = (int)p;
 	return 0;
+}
+
+/* Every connection, blob file and database handle takes a descriptor:
+ * take all the hard limit allows (the soft one is often 1024), and say
+ * when that is less than the connection cap needs. */
+static void raise_nofile(struct gpud *d)
+{
+	struct rlimit rl;
+	rlim_t want;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return;
+	want = rl.rlim_max == RLIM_INFINITY ? (rlim_t)1 << 20 : rl.rlim_max;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		rlim_t old = rl.rlim_cur;
+		rl.rlim_cur = want;
+		if (setrlimit(RLIMIT_NOFILE, &rl)) {
+			rl.rlim_cur = old;
+			LOG_WARN(&d->log, "cannot raise the descriptor limit from %llu "
+				 "to %llu: %s", (unsigned long long)old,
+				 (unsigned long long)want, strerror(errno));
+		}
+	}
+	LOG_INFO(&d->log, "descriptor limit %llu", (unsigned long long)rl.rlim_cur);
+	if (rl.rlim_cur != RLIM_INFINITY &&
+	    (unsigned long long)d->cfg.max_conns + 64 > (unsigned long long)rl.rlim_cur)
+		LOG_WARN(&d->log, "--max-connections %d needs about %d descriptors, "
+			 "the limit is %llu: connections past it will be shed; raise "
+			 "LimitNOFILE= or ulimit -n, or lower --max-connections",
+			 d->cfg.max_conns, d->cfg.max_conns + 64,
+			 (unsigned long long)rl.rlim_cur);
 }
 
 static void stop_now(struct gpud *d)
@@ -131,6 +169,10 @@ int main(int argc, char **argv)
 		{"trust-after", required_argument, NULL, 't'},
 		{"log-level", required_argument, NULL, 'v'},
 		{"init", no_argument, NULL, 'I'},
+		{"login-timeout", required_argument, NULL, 'g'},
+		{"idle-timeout", required_argument, NULL, 'i'},
+		{"max-connections", required_argument, NULL, 'C'},
+		{"max-connections-per-address", required_argument, NULL, 'A'},
 		{"version", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -156,6 +198,9 @@ int main(int argc, char **argv)
 	d.cfg.max_leases_per_worker = 16;
 	d.cfg.progress_timeout_s = 600;
 	d.cfg.drain_s = 15;
+	d.cfg.login_timeout_s = 10;
+	d.cfg.max_conns = 4096;
+	d.cfg.max_conns_per_addr = 256;
 
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
@@ -254,6 +299,31 @@ int main(int argc, char **argv)
 			}
 			d.cfg.trust_after = (uint32_t)v;
 			break;
+		case 'g':
+			if (parse_double(optarg, 0.1, 3600, &d.cfg.login_timeout_s)) {
+				fprintf(stderr, "gpud: --login-timeout wants 0.1..3600 seconds\n");
+				return 2;
+			}
+			break;
+		case 'i':
+			if (parse_double(optarg, 0.1, 86400, &d.cfg.idle_timeout_s)) {
+				fprintf(stderr, "gpud: --idle-timeout wants 0.1..86400 seconds\n");
+				return 2;
+			}
+			break;
+		case 'C':
+		case 'A':
+			if (parse_double(optarg, 1, 1000000, &v) || v != (double)(int)v) {
+				fprintf(stderr, "gpud: --%s wants an integer 1..1000000\n",
+					opt == 'C' ? "max-connections"
+						   : "max-connections-per-address");
+				return 2;
+			}
+			if (opt == 'C')
+				d.cfg.max_conns = (int)v;
+			else
+				d.cfg.max_conns_per_addr = (int)v;
+			break;
 		case 'v':
 			if (glog_level_parse(optarg, &d.log.level)) {
 				fprintf(stderr, "gpud: --log-level wants error|warn|info|debug\n");
@@ -292,6 +362,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gpud: --progress-timeout must be longer than --heartbeat\n");
 		return 2;
 	}
+	if (d.cfg.idle_timeout_s == 0)
+		d.cfg.idle_timeout_s = 12 * d.cfg.heartbeat_s > 60 ? 12 * d.cfg.heartbeat_s : 60;
+	/* A worker holding a lease says something every heartbeat. */
+	if (d.cfg.idle_timeout_s < 2 * d.cfg.heartbeat_s) {
+		fprintf(stderr, "gpud: --idle-timeout must be at least twice --heartbeat\n");
+		return 2;
+	}
 	if (mkdir(d.cfg.data_dir, 0700) && errno != EEXIST) {
 		fprintf(stderr, "gpud: cannot create %s: %s\n", d.cfg.data_dir, strerror(errno));
 		return 1;
@@ -322,6 +399,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	raise_nofile(&d);
 	char why[WL_ERRLEN + 64] = "";
 	if (workload_open_all(why, sizeof(why))) {
 		fprintf(stderr, "gpud: cannot open workload %s\n", why);

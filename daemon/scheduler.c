@@ -358,9 +358,25 @@ void sched_upload_decode(struct sched_upload *u)
 	const struct workload *wl = workload_find(u->workload);
 	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
 	double t0 = mono_s();
+	uint64_t max = 0;
 
-	u->rc = blob_decode(u->blob, u->blob_len, &info, &raw, &raw_len, u->err,
-			    sizeof(u->err));
+	if (!wl) {
+		u->rc = GERR_UNSUPPORTED;
+		snprintf(u->err, sizeof(u->err), "unknown workload %s", u->workload);
+		goto out;
+	}
+	/* The workload's bound for this lease, before anything is inflated. */
+	u->rc = workload_blob_max(wl, u->params, u->spec, u->is_result, &max,
+				  u->err, sizeof(u->err));
+	if (!u->rc)
+		u->rc = blob_decode_max(u->blob, u->blob_len, max, &info, &raw,
+					&raw_len, u->err, sizeof(u->err));
+	if (u->rc == GERR_TOOBIG) {
+		char why[sizeof(u->err)];
+		snprintf(why, sizeof(why), "%s", u->err);
+		snprintf(u->err, sizeof(u->err), "%.31s %s: %.200s", u->workload,
+			 u->is_result ? "result" : "checkpoint", why);
+	}
 	if (u->rc)
 		goto out;
 	if (info.kind != want || strcmp(info.workload, u->workload) != 0 ||
@@ -370,11 +386,6 @@ void sched_upload_decode(struct sched_upload *u)
 			 "blob header does not match the upload (kind %d, workload %s, lease %" PRIu64
 			 ", epoch %" PRIu64 ")",
 			 (int)info.kind, info.workload, info.lease, info.epoch);
-		goto out;
-	}
-	if (!wl) {
-		u->rc = GERR_UNSUPPORTED;
-		snprintf(u->err, sizeof(u->err), "unknown workload %s", u->workload);
 		goto out;
 	}
 	if (!u->is_result) {
@@ -746,6 +757,11 @@ void sched_verify_commit(struct store *st, struct sched_verify *v)
 		rc = store_commit(st);
 	else
 		store_rollback(st);
+	/* The rejected result's file: its header names this lease and epoch,
+	 * so no other row can hold its hash, and this row let go of it in
+	 * the commit above. */
+	if (!rc && !v->passed && v->lease.result)
+		blob_store_remove(v->pol->data_dir, v->lease.result);
 	v->rc = rc;
 	v->commit_s = mono_s() - t0;
 }

@@ -1,7 +1,7 @@
-/* server.c - gpud's lifetime (server.h): listeners, timers, start-up
- * recovery, drain and shutdown. It owns the table that routes accepted
- * connections' frames to worker_proto.c and control.c, and the hook that
- * lets lower modules wake parked claims. */
+/* server.c - gpud's lifetime (server.h): listeners (opened through
+ * listeners.c), timers, start-up recovery, drain and shutdown. It owns the
+ * table that routes accepted connections' frames to worker_proto.c and
+ * control.c, and the hook that lets lower modules wake parked claims. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@
 #include "gerr.h"
 #include "gpud.h"
 #include "health.h"
+#include "listeners.h"
 #include "notify.h"
 #include "scheduler.h"
 #include "server.h"
@@ -158,9 +159,13 @@ static void sample_after(void *arg)
 		       r->by_state[JOB_DONE], r->by_state[JOB_FAILED],
 		       conn_count_workers(r->d));
 	if (r->n > 0 && r->totals[0] > 0 && len > 0 && (size_t)len < sizeof(status))
-		snprintf(status + len, sizeof(status) - (size_t)len,
+		len += snprintf(status + len, sizeof(status) - (size_t)len,
 			 "; job %" PRId64 " %.1f%%", r->jobs[0],
 			 100.0 * (double)r->units[0] / (double)r->totals[0]);
+	if (r->d->fd_short_ms && uv_now(r->d->loop) - r->d->fd_short_ms <
+	    SAMPLE_PERIOD_MS && len > 0 && (size_t)len < sizeof(status))
+		snprintf(status + len, sizeof(status) - (size_t)len,
+			 "; out of file descriptors");
 	notify_send(status);
 	free(r->jobs);
 	free(r->units);
@@ -215,26 +220,6 @@ static void recover_after(void *arg)
 
 /* ---- listeners ---- */
 
-static void on_tcp_conn(uv_stream_t *s, int status)
-{
-	struct gpud *d = s->data;
-
-	if (status == 0)
-		conn_accept_tcp(d, s, &handlers);
-	else
-		LOG_WARN(&d->log, "accept failed: %s", uv_strerror(status));
-}
-
-static void on_pipe_conn(uv_stream_t *s, int status)
-{
-	struct gpud *d = s->data;
-
-	if (status == 0)
-		conn_accept_pipe(d, s, &handlers);
-	else
-		LOG_WARN(&d->log, "control accept failed: %s", uv_strerror(status));
-}
-
 /* Write a small text file durably: temp, fsync, rename. */
 static int write_file_atomic(const char *path, const char *text, mode_t mode)
 {
@@ -270,19 +255,13 @@ static int listen_tcp(struct gpud *d)
 		LOG_ERROR(&d->log, "bad listen address %s", d->cfg.listen_host);
 		return GERR_INVAL;
 	}
-	uv_tcp_init(d->loop, &d->tcp);
-	d->tcp.data = d;
-	rc = uv_tcp_bind(&d->tcp, (struct sockaddr *)&ss, 0);
-	if (!rc)
-		rc = uv_listen((uv_stream_t *)&d->tcp, 128, on_tcp_conn);
+	rc = listeners_add_tcp(d, (struct sockaddr *)&ss, &ss);
 	if (rc) {
 		LOG_ERROR(&d->log, "cannot listen on %s:%d: %s", d->cfg.listen_host,
 			  d->cfg.listen_port, uv_strerror(rc));
 		return GERR_IO;
 	}
-	int len = sizeof(ss);
 	char host[64] = "", path[4096], text[128];
-	uv_tcp_getsockname(&d->tcp, (struct sockaddr *)&ss, &len);
 	int port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 	if (ss.ss_family == AF_INET)
 		uv_ip4_name((struct sockaddr_in *)&ss, host, sizeof(host));
@@ -319,13 +298,7 @@ static int listen_pipe(struct gpud *d)
 
 	/* A socket file left by a crashed gpud would make bind fail. */
 	unlink(d->cfg.socket_path);
-	uv_pipe_init(d->loop, &d->pipe, 0);
-	d->pipe.data = d;
-	rc = uv_pipe_bind(&d->pipe, d->cfg.socket_path);
-	if (!rc)
-		rc = chmod(d->cfg.socket_path, 0600) ? uv_translate_sys_error(errno) : 0;
-	if (!rc)
-		rc = uv_listen((uv_stream_t *)&d->pipe, 64, on_pipe_conn);
+	rc = listeners_add_pipe(d, d->cfg.socket_path);
 	if (rc) {
 		LOG_ERROR(&d->log, "cannot listen on %s: %s", d->cfg.socket_path,
 			  uv_strerror(rc));
@@ -475,7 +448,9 @@ int server_start(struct gpud *d)
 		if (dbq_submit(d->dbq, recover_work, recover_after, rr))
 			free(rr);
 	}
-	rc = listen_pipe(d);
+	rc = listeners_start(d, &handlers);
+	if (!rc)
+		rc = listen_pipe(d);
 	if (!rc)
 		rc = listen_tcp(d);
 	if (rc)
@@ -543,10 +518,8 @@ void server_stop(struct gpud *d)
 		uv_close((uv_handle_t *)&d->expiry_timer, NULL);
 	if (d->sample_timer.data)
 		uv_close((uv_handle_t *)&d->sample_timer, NULL);
-	if (d->tcp.data)
-		uv_close((uv_handle_t *)&d->tcp, NULL);
-	if (d->pipe.data) {
-		uv_close((uv_handle_t *)&d->pipe, NULL);
+	if (d->listeners) {
+		listeners_stop(d);
 		unlink(d->cfg.socket_path);
 	}
 	conn_close_all(d);

@@ -1,8 +1,10 @@
-/* registry.c - the table of workloads. Adding a workload is one line here
+/* registry.c - the table of workloads, their contexts, and the call gpud
+ * makes on every upload to bound it. Adding a workload is one line here
  * and one folder under kernels/. */
 #include <stdio.h>
 #include <string.h>
 
+#include "gerr.h"
 #include "workload.h"
 
 extern const struct workload graveler_workload;
@@ -71,4 +73,23 @@ void *workload_ctx(const struct workload *wl)
 		if (registry[i] == wl)
 			return contexts[i];
 	return NULL;
+}
+
+int workload_blob_max(const struct workload *wl, const char *params,
+		      const char *spec, int is_result, uint64_t *ret_max,
+		      char *err, size_t errlen)
+{
+	json_t *p = params ? json_loads(params, 0, NULL) : NULL;
+	json_t *s = spec ? json_loads(spec, 0, NULL) : NULL;
+	int rc;
+
+	if (p && s)
+		rc = wl->blob_max(workload_ctx(wl), p, s, is_result, ret_max,
+				  err, errlen);
+	else
+		rc = gerr_fail(GERR_CORRUPT, err, errlen, "%s: the job's params "
+			       "or the lease's spec do not parse", wl->name);
+	json_decref(p);
+	json_decref(s);
+	return rc;
 }

@@ -185,6 +185,16 @@ struct workload {
 			  const void *result, size_t len,
 			  const char *result_hash, json_t **ret_spec);
 
+	/* The most decoded bytes a result (is_result 1) or a checkpoint
+	 * (is_result 0) of the lease spec can hold. gpud refuses an upload
+	 * whose blob declares more before inflating a byte of it, so no
+	 * worker can make gpud allocate what no honest run produces. Called
+	 * for every upload: cheap, no tables. GERR_INVAL (with a reason) for
+	 * a spec it cannot bound; the upload is then refused. */
+	int (*blob_max)(void *ctx, const json_t *params, const json_t *spec,
+			int is_result, uint64_t *ret_max, char *err,
+			size_t errlen);
+
 	/* Check a checkpoint before it replaces the previous one (structure,
 	 * bounds, consistency with the spec). */
 	int (*check_checkpoint)(void *ctx, const json_t *params,
@@ -304,6 +314,12 @@ void workload_close_all(void);
 /* The context workload_open_all built for wl (NULL for a workload without
  * open, or before workload_open_all). Any thread. */
 void *workload_ctx(const struct workload *wl);
+
+/* wl->blob_max for params and spec given as JSON text (as gpud stores
+ * them): GERR_CORRUPT when either does not parse. Any thread. */
+int workload_blob_max(const struct workload *wl, const char *params,
+		      const char *spec, int is_result, uint64_t *ret_max,
+		      char *err, size_t errlen);
 
 /* Helpers for workloads: read a non-negative integer field that may be a
  * JSON integer or a decimal string (gpuctl sends strings). Returns 0 or

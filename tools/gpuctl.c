@@ -24,6 +24,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,9 +122,15 @@ static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
 	size_t outlen = 0, len = 0, cap = 0;
 	json_t *reply = NULL;
 
-	if (proto_frame_encode(PROTO_CTL_REQ, req, bin, bin_len, &out, &outlen) ||
-	    write_all(fd, out, outlen)) {
-		fprintf(stderr, "gpuctl: cannot send the request to gpud\n");
+	if (proto_frame_encode(PROTO_CTL_REQ, req, bin, bin_len, &out, &outlen)) {
+		fprintf(stderr, "gpuctl: cannot encode the request\n");
+		free(out);
+		return NULL;
+	}
+	if (write_all(fd, out, outlen)) {
+		fprintf(stderr, "gpuctl: cannot send the request to gpud: %s\n",
+			errno == EPIPE || errno == ECONNRESET
+				? "gpud closed the connection" : strerror(errno));
 		free(out);
 		return NULL;
 	}
@@ -570,6 +577,13 @@ static int cmd_status(const char *sock, int argc, char **argv)
 	json_t *reply = request(sock, req, &ex);
 	if (!reply)
 		return ex;
+	/* gpud's own trouble (e.g. out of descriptors); --json keeps stdout
+	 * the jobs alone. */
+	size_t wi;
+	json_t *w;
+	json_array_foreach(json_object_get(reply, "warnings"), wi, w)
+		fprintf(as_json ? stderr : stdout, "warning: %s\n",
+			json_string_value(w) ? json_string_value(w) : "?");
 	if (as_json) {
 		print_json(json_object_get(reply, "jobs"));
 	} else {
@@ -943,6 +957,8 @@ int main(int argc, char **argv)
 	const char *sock = getenv("GPUD_SOCKET");
 	int i = 1;
 
+	/* A connection gpud closes is an error to report, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
 	if (!sock || !*sock)
 		sock = DEFAULT_SOCKET;
 	while (i < argc && strncmp(argv[i], "--", 2) == 0) {

@@ -627,12 +627,24 @@ static int gw_render_files(void *ctx, const json_t *params, const json_t *answer
 
 WL_CUDA_HOOKS(graveler)
 
+/* The largest result and checkpoint: the header and a record for each of
+ * up to GRAVELER_SEGMENTS segments (5.2 MB), whatever the lease. */
+static int gw_blob_max(void *ctx, const json_t *params, const json_t *spec,
+		       int is_result, uint64_t *ret_max, char *err,
+		       size_t errlen)
+{
+	(void)ctx, (void)params, (void)spec, (void)err, (void)errlen;
+	*ret_max = is_result ? GRAVELER_RESULT_MAXLEN : GRAVELER_CKPT_MAXLEN;
+	return 0;
+}
+
 const struct workload graveler_workload = {
 	.name = "graveler",
 	.unit_name = "battles",
 	.parse_params = gw_parse_params,
 	.carve = gw_carve,
 	.run = gw_run,
+	.blob_max = gw_blob_max,
 	.check_checkpoint = gw_check_checkpoint,
 	.verify = gw_verify,
 	.merge = gw_merge,

@@ -210,6 +210,27 @@ out:
 
 WL_CUDA_HOOKS(officers)
 
+/* A result or checkpoint of [from, to) holds at most officers.h's layout
+ * with every rare slot used: the header, the rare table, the prefix and
+ * the values from vbase (a checkpoint stops before to, so it is smaller). */
+static int ofw_blob_max(void *ctx, const json_t *params, const json_t *spec,
+			int is_result, uint64_t *ret_max, char *err,
+			size_t errlen)
+{
+	struct officers_spec sp;
+	uint64_t vbase, prefix;
+	int rc = officers_wl_spec(params, spec, &sp, err, errlen);
+
+	(void)ctx, (void)is_result;
+	if (rc)
+		return rc;
+	vbase = sp.from - (sp.from < OFFICERS_TAIL ? sp.from : OFFICERS_TAIL);
+	prefix = sp.to < OFFICERS_PREFIX ? sp.to : OFFICERS_PREFIX;
+	*ret_max = OFFICERS_HDR_LEN + 12ull * OFFICERS_MAX_RARE + 2 * prefix +
+		   2 * (sp.to - vbase);
+	return 0;
+}
+
 static const char *const ofw_exports[] = {"values", NULL};
 
 const struct workload officers_workload = {
@@ -219,6 +240,7 @@ const struct workload officers_workload = {
 	.carve = officers_wl_carve,
 	.run = ofw_run,
 	.next_lease = officers_wl_next_lease,
+	.blob_max = ofw_blob_max,
 	.check_checkpoint = officers_wl_check_checkpoint,
 	.verify = officers_wl_verify,
 	.results_agree = officers_wl_results_agree,

@@ -248,6 +248,23 @@ out_pos:
 	return rc;
 }
 
+/* othello.h's result or checkpoint of the lease's positions, all done. */
+static int otw_blob_max(void *ctx, const json_t *params, const json_t *spec,
+			int is_result, uint64_t *ret_max, char *err,
+			size_t errlen)
+{
+	struct othello_job j;
+	uint64_t begin, count;
+	int rc = othello_spec_get(params, spec, &j, &begin, &count, err, errlen);
+
+	(void)ctx, (void)is_result;
+	if (rc)
+		return rc;
+	*ret_max = OTHELLO_RES_HDR +
+		   count * (2 + (j.file ? OTHELLO_RES_POS : 0));
+	return 0;
+}
+
 static const char *const otw_exports[] = {"result", NULL};
 
 WL_CUDA_HOOKS(othello)
@@ -259,6 +276,7 @@ const struct workload othello_workload = {
 	.parse_input = othello_wl_parse_input,
 	.carve = othello_wl_carve,
 	.run = otw_run,
+	.blob_max = otw_blob_max,
 	.check_checkpoint = othello_wl_check_checkpoint,
 	.verify = othello_wl_verify,
 	.results_agree = othello_wl_results_agree,

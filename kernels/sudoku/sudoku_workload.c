@@ -262,6 +262,29 @@ out:
 }
 
 
+/* sudoku_format.h's bytes for the lease's gangsters, read from the spec
+ * alone (no band tables): 16 per gangster after the header. */
+static int sw_blob_max(void *ctx, const json_t *params, const json_t *spec,
+		       int is_result, uint64_t *ret_max, char *err,
+		       size_t errlen)
+{
+	uint64_t from, to;
+	int rc = wl_json_u64(spec, "from", 1, 0, &from, err, errlen);
+
+	(void)ctx, (void)params, (void)is_result;
+	if (rc == 0)
+		rc = wl_json_u64(spec, "to", 1, 0, &to, err, errlen);
+	if (rc)
+		return rc;
+	if (from >= to || to > SUDOKU_MAX_GANG) {
+		gerr_printf(err, errlen, "sudoku: bad lease [%" PRIu64 ", %"
+			    PRIu64 ")", from, to);
+		return GERR_INVAL;
+	}
+	*ret_max = SUDOKU_HDR_LEN + 16 * (to - from);
+	return 0;
+}
+
 WL_CUDA_HOOKS(sudoku)
 
 const struct workload sudoku_workload = {
@@ -272,6 +295,7 @@ const struct workload sudoku_workload = {
 	.parse_params = sudoku_wl_parse_params,
 	.carve = sudoku_wl_carve,
 	.run = sw_run,
+	.blob_max = sw_blob_max,
 	.check_checkpoint = sw_check_checkpoint,
 	.verify = sw_verify,
 	.merge = sudoku_wl_merge,

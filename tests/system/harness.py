@@ -71,7 +71,7 @@ class Cluster:
         self.logs.append(path)
         return open(path, "wb")
 
-    def start_gpud(self, extra=(), env=None):
+    def start_gpud(self, extra=(), env=None, preexec_fn=None):
         listen = "127.0.0.1:%d" % self.port
         addr_file = os.path.join(self.data, "gpud.addr")
         if os.path.exists(addr_file):
@@ -79,7 +79,8 @@ class Cluster:
         args = [GPUD, "--data", self.data, "--listen", listen, "--socket", self.sock,
                 "--log-level", "debug"] + self.gpud_args + list(extra)
         full_env = dict(os.environ, **(env or {}))
-        self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"), env=full_env)
+        self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"), env=full_env,
+                                     preexec_fn=preexec_fn)
         wait_for(lambda: os.path.exists(addr_file) or self.gpud.poll() is not None, 20, "gpud to listen")
         check(self.gpud.poll() is None, "gpud exited at start: " + self.tail("gpud"))
         self.port = int(open(addr_file).read().strip().rsplit(":", 1)[1])

@@ -298,6 +298,61 @@ static int parse_json_text(const char *text, size_t tlen, char *err)
 	return r;
 }
 
+/* A connection's narrower limits refuse from the header alone, field by
+ * field: a type not expected, then JSON, then an attachment. */
+static void test_header_limit(void **state)
+{
+	const struct proto_limits login = {
+		.types = PROTO_BIT(PROTO_HELLO), .max_json = PROTO_LOGIN_MAX_JSON,
+	};
+	const struct proto_limits ready = {
+		.types = PROTO_BIT(PROTO_CLAIM) | PROTO_BIT(PROTO_RESULT),
+		.max_json = PROTO_WORKER_MAX_JSON, .max_bin = 1000,
+		.bin_types = PROTO_BIT(PROTO_RESULT),
+	};
+	uint8_t h[16];
+	char err[160];
+
+	(void)state;
+	good_header(h, 100, 0);
+	h[5] = PROTO_HELLO;
+	assert_int_equal(proto_header_limit(h, 16, &login, err, sizeof(err)), 0);
+	/* Fewer bytes than a header: what is there is fine. */
+	for (size_t n = 0; n < 16; n++)
+		assert_int_equal(proto_header_limit(h, n, &login, err, sizeof(err)), 0);
+	h[5] = PROTO_CLAIM;
+	assert_int_equal(proto_header_limit(h, 6, &login, err, sizeof(err)), GERR_PROTO);
+	assert_non_null(strstr(err, "CLAIM is not accepted"));
+	h[5] = PROTO_HELLO;
+	put_be32(h + 8, PROTO_LOGIN_MAX_JSON + 1);
+	assert_int_equal(proto_header_limit(h, 12, &login, err, sizeof(err)), GERR_TOOBIG);
+	assert_non_null(strstr(err, "exceeds 8192"));
+	put_be32(h + 8, PROTO_LOGIN_MAX_JSON);
+	assert_int_equal(proto_header_limit(h, 12, &login, err, sizeof(err)), 0);
+	/* The 257 MiB before login: refused at the 16th byte. */
+	put_be32(h + 8, 1u << 20);
+	put_be32(h + 12, PROTO_MAX_BIN);
+	assert_int_equal(proto_header_limit(h, 16, &login, err, sizeof(err)), GERR_TOOBIG);
+	put_be32(h + 8, 10);
+	put_be32(h + 12, 1);
+	assert_int_equal(proto_header_limit(h, 16, &login, err, sizeof(err)), GERR_PROTO);
+	assert_non_null(strstr(err, "may not carry an attachment"));
+
+	h[5] = PROTO_CLAIM;
+	put_be32(h + 12, 0);
+	assert_int_equal(proto_header_limit(h, 16, &ready, err, sizeof(err)), 0);
+	put_be32(h + 12, 5);
+	assert_int_equal(proto_header_limit(h, 16, &ready, err, sizeof(err)), GERR_PROTO);
+	h[5] = PROTO_RESULT;
+	assert_int_equal(proto_header_limit(h, 16, &ready, err, sizeof(err)), 0);
+	put_be32(h + 12, 1001);
+	assert_int_equal(proto_header_limit(h, 16, &ready, err, sizeof(err)), GERR_TOOBIG);
+	assert_non_null(strstr(err, "RESULT: attachment of 1001 bytes exceeds 1000"));
+	put_be32(h + 8, PROTO_WORKER_MAX_JSON + 1);
+	assert_int_equal(proto_header_limit(h, 12, &ready, err, sizeof(err)), GERR_TOOBIG);
+	assert_int_equal(proto_header_limit(NULL, 0, &ready, err, sizeof(err)), GERR_INVAL);
+}
+
 static void test_bad_json(void **state)
 {
 	static const char *const bad[] = {
@@ -530,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_every_offset),
 		cmocka_unit_test(test_bad_header_fields),
 		cmocka_unit_test(test_oversized_refused_without_payload),
+		cmocka_unit_test(test_header_limit),
 		cmocka_unit_test(test_bad_json),
 		cmocka_unit_test(test_encode_rejects),
 		cmocka_unit_test(test_get_helpers),
