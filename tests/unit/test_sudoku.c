@@ -244,7 +244,8 @@ static void test_4x3_enumeration(void **state)
 static void test_format(void **state)
 {
 	uint64_t v[3][2] = { { 2, 0 }, { 4, 1 }, { UINT64_MAX, 7 } };
-	struct sudoku_res r = { 4, 3, 10, 13, 3, v }, d;
+	struct sudoku_res r = {.R = 4, .C = 3, .from = 10, .to = 13, .done = 3,
+			       .v = v}, d;
 	char err[WL_ERRLEN];
 	void *b;
 	size_t len;
@@ -527,7 +528,8 @@ static void test_workload_small(void **state)
 		/* a checkpoint for another lease is refused */
 		{
 			uint64_t v[1][2] = { { 0, 0 } };
-			struct sudoku_res r = { 4, 3, 0, 5, 1, v };
+			struct sudoku_res r = {.R = 4, .C = 3, .from = 0, .to = 5,
+					       .done = 1, .v = v};
 			void *ck;
 			size_t cl;
 			assert_int_equal(sudoku_res_encode(&r, 1, &ck, &cl), 0);
