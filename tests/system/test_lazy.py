@@ -128,18 +128,19 @@ def test_lazy_othello(cl: Cluster):
     redo_and_check(cl, job, "othello", random=2000, empties=10, seed=20)
 
 
-# -- Sudoku: W past the middle set to the first half's mean (even, in range).
+# -- Sudoku: gangsters past the middle given the W and pieces of gangsters
+# of the first half (even, in range, each W still the sum of its pieces).
 
 def sudoku_fabricate(raw):
-    magic, _, R, C, _, frm, to, done = struct.unpack_from("<4sIBBHIII", raw, 0)
-    check(magic == b"SDKR" and C == 3 and done == to - frm, "a 3-band Sudoku result")
-    w = [struct.unpack_from("<QQ", raw, 32 + 16 * i) for i in range(done)]
-    w = [lo | hi << 64 for lo, hi in w]
-    half = done // 2
-    mean = sum(w[:half]) // half // 2 * 2
+    magic, _, R, C, P, frm, to, done = struct.unpack_from("<4sIBBHIII", raw, 0)
+    check(magic == b"SDKR" and C == 3 and P > 0 and done == to - frm, "a 3-band Sudoku result with pieces")
     out = bytearray(raw)
+    half = done // 2
+    pieces = 32 + 16 * done
     for i in range(half, done):
-        struct.pack_into("<QQ", out, 32 + 16 * i, mean & (2**64 - 1), mean >> 64)
+        j = i - half
+        out[32 + 16 * i:48 + 16 * i] = raw[32 + 16 * j:48 + 16 * j]
+        out[pieces + 16 * P * i:pieces + 16 * P * (i + 1)] = raw[pieces + 16 * P * j:pieces + 16 * P * (j + 1)]
     return bytes(out)
 
 
