@@ -18,7 +18,7 @@
  * lease's L positions inconsistent and none among the fixed positions,
  *   P(pass) = (1 - f)^K,  K = OFFICERS_VERIFY_SAMPLES = 2048
  * (samples drawn independently): f = 1% passes with 1.1e-9, f = 10% with
- * 6e-94, f = 100% never (the first positions are always checked). The
+ * 1.9e-94, f = 100% never (the first positions are always checked). The
  * statistics and checksum are recomputed from the values, so no aggregate
  * can disagree with them. tests/unit/test_officers_detect.c measures it.
  * Cost: about one FNV step per value plus K exact steps (a few

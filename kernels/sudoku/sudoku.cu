@@ -17,7 +17,9 @@
  * line copy overlaps the other's multiply-adds. Sums of 11 products stay below 2^60 (band counts < 2^28,
  * checked), then fold into 128-bit accumulators; a block ends with a warp
  * reduction and two 64-bit atomics per gangster (carry from the returned
- * old value, so the 128-bit sum is exact in any order). */
+ * old value, so the 128-bit sum is exact in any order). A result's pieces
+ * of W (sudoku_format.h) come from one launch per piece, each on that
+ * piece's range of the outer pairs (sudoku_cuda_w_pieces). */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

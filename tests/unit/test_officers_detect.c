@@ -210,7 +210,7 @@ static void test_one(void **state)
 		m = inconsistent(res, len, x, &fixed);
 	}
 	assert_false(fixed);
-	expect_rate(fx, "one value", 1.0 / L, res, len, m, fixed, 300);
+	expect_rate(fx, "one value", 1.0 / L, res, len, m, fixed, 200);
 	free(res);
 	free(v);
 }
