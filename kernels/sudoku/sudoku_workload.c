@@ -1,6 +1,7 @@
 /* sudoku_workload.c - the Sudoku workload behind struct workload: its
- * context, the run of a lease (CPU or CUDA) and checkpoint checks. Parameters and carving are in sudoku_plan.c; merging, the
- * final checks, rendering and exports in sudoku_answer.c.
+ * context, the run of a lease (CPU or CUDA) and checkpoint checks.
+ * Parameters and carving are in sudoku_plan.c; merging, the final checks,
+ * rendering and exports in sudoku_answer.c.
  *
  * Setups come from the context (sudoku_ctx_setup), opened once per
  * process; the CUDA context keeps the device copies for the worker's
