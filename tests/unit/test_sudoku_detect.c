@@ -5,7 +5,8 @@
  * gangster's W + 2: even, within bounds, still the sum): the 4x3 sampler
  * (sudoku_verify_units with k = SUDOKU_VERIFY_UNITS, on this shape whose
  * tables fit a test) passes with (1 - m / units)^k; the verify hook, which
- * recounts every unit of a small shape, never. */
+ * recounts every unit of a small shape, never. Also: W must be the sum of
+ * its pieces, and a run resumed from a checkpoint keeps the pieces. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +37,24 @@ static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
 	return 0;
 }
 static int io_stop(void *o) { (void)o; return 0; }
+
+/* Keeps the first checkpoint a run emits. */
+struct ck_io {
+	void *ck;
+	size_t len;
+};
+
+static int ck_due(void *o) { return ((struct ck_io *)o)->ck == NULL; }
+static int ck_keep(void *o, const void *b, size_t n, uint64_t u)
+{
+	struct ck_io *c = o;
+
+	(void)u;
+	c->ck = malloc(n);
+	memcpy(c->ck, b, n);
+	c->len = n;
+	return 0;
+}
 
 struct fx {
 	json_t *params, *spec;
@@ -190,6 +209,37 @@ static void test_sum_binds_pieces(void **state)
 	free(r.v);
 }
 
+/* A run resumed from a checkpoint (taken between GangSets) gives the
+ * same bytes, pieces included. */
+static void test_resume_keeps_pieces(void **state)
+{
+	struct fx *fx = *state;
+	struct ck_io c = {NULL, 0};
+	struct wl_run_io io = {&c, io_progress, ck_due, ck_keep, io_stop, NULL};
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
+	struct sudoku_res r;
+	char err[WL_ERRLEN] = "";
+	void *res;
+	size_t len;
+
+	assert_int_equal(W->run(workload_ctx(W), fx->params, fx->spec, NULL, 0,
+				&dev, &io, &res, &len, err, sizeof(err)), 0);
+	free(res);
+	assert_non_null(c.ck);
+	assert_int_equal(sudoku_res_decode(c.ck, c.len, 1, &r, err, sizeof(err)),
+			 0);
+	assert_true(r.done > 0 && r.done < 44 && r.pieces == SUDOKU_PIECES);
+	free(r.v);
+	io.opaque = NULL;
+	io.checkpoint_due = io_due;
+	assert_int_equal(W->run(workload_ctx(W), fx->params, fx->spec, c.ck,
+				c.len, &dev, &io, &res, &len, err, sizeof(err)), 0);
+	assert_int_equal(len, fx->len);
+	assert_memory_equal(res, fx->res, len);
+	free(res);
+	free(c.ck);
+}
+
 static void test_fractions(void **state)
 {
 	measure(*state, 0.01, 300);
@@ -202,6 +252,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_honest_passes),
 		cmocka_unit_test(test_sum_binds_pieces),
+		cmocka_unit_test(test_resume_keeps_pieces),
 		cmocka_unit_test(test_fractions),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
