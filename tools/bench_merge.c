@@ -75,8 +75,8 @@ static int graveler_result(const char *spec, uint64_t seed, void **ret,
 static int sudoku_result(const char *spec, void **ret, size_t *ret_len)
 {
 	uint64_t from = spec_u64(spec, "from"), to = spec_u64(spec, "to");
-	struct sudoku_res r = {4, 3, (uint32_t)from, (uint32_t)to,
-			       (uint32_t)(to - from), NULL};
+	struct sudoku_res r = {.R = 4, .C = 3, .from = (uint32_t)from,
+			       .to = (uint32_t)to, .done = (uint32_t)(to - from)};
 	int rc;
 
 	r.v = calloc(to - from ? to - from : 1, sizeof(*r.v));

@@ -22,6 +22,9 @@
 
 #define OFFICERS_LEASE_DEFAULT (1ull << 24)
 #define OFFICERS_LEASE_MAX (1ull << 26)
+/* Positions of a lease that verify recomputes at random (see
+ * officers_verify.c for the detection probability it gives). */
+#define OFFICERS_VERIFY_SAMPLES 2048u
 
 /* A lease's spec, parsed (officers_workload.c describes the JSON). */
 struct officers_spec {

@@ -3,12 +3,31 @@
  * (begin, count, positions included exactly in file jobs), in file jobs
  * every block's digest of positions and expected scores must match params'
  * (so a worker cannot solve other positions or alter the expected scores),
- * and a sample of positions, drawn from the injected seed, is re-solved on
- * the CPU and must match score and best move exactly. The sample shrinks
- * with the empties (a 22-empty position costs the coordinator seconds).
+ * and k(E) positions, drawn from the whole lease with gpud's seed (which
+ * the worker learns only after its upload), are re-solved on the CPU and
+ * must match score and best move exactly. The answer's histogram is built
+ * from the per-position scores, so no aggregate can disagree with them.
+ *
+ * Detection. With a fraction f of a lease's positions given a wrong score
+ * or best move (made up instead of solved), and the k positions drawn
+ * independently,
+ *   P(pass) = (1 - f)^k,  k = othello_verify_samples(E), E the empties
+ *   (the largest of a file), or 0 for a lease of at most k positions
+ *   (then every position is re-solved).
+ *   E <= 10: k = 1024: f = 1% passes with 3.4e-5, 10% with 5e-47
+ *   E <= 12: k = 256:  1% 0.076, 10% 1.9e-12
+ *   E <= 14: k = 64:   1% 0.53,  10% 1.2e-3
+ *   E <= 18: k = 16:   1% 0.85,  10% 0.19
+ *   E <= 22: k = 4;    above: k = 1
+ * and f = 100% never passes (unless every made-up answer is right). The
+ * sample shrinks as a position's cost grows (about 4x per two empties: a
+ * 22-empty position costs the coordinator seconds), so deep positions
+ * are left to replication on other workers (--check full).
+ * tests/unit/test_othello_detect.c measures the formula.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,9 +59,12 @@ int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 	return rc;
 }
 
-/* Positions re-solved per lease: fewer as each costs more. */
-static unsigned otw_sample_size(int empties)
+unsigned othello_verify_samples(int empties)
 {
+	if (empties <= 10)
+		return 1024;
+	if (empties <= 12)
+		return 256;
 	if (empties <= 14)
 		return 64;
 	if (empties <= 18)
@@ -113,13 +135,19 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	if (j.file && (rc = otw_check_digests(&j, &r, err, errlen)) != 0)
 		goto out;
 	/* The sample is solved on several threads: verification is on the
-	 * job's critical path (a 10-empty sample of 64 is ~13 ms on one). */
-	unsigned want = otw_sample_size(j.empties); /* at most 64 */
+	 * job's critical path (a 10-empty sample of 1024 is ~0.3 s on one). */
+	unsigned want = othello_verify_samples(j.empties);
 	unsigned k = count < want ? (unsigned)count : want;
-	uint64_t idx[64], P[64], O[64], nodes;
-	int8_t sc[64];
-	uint8_t mv[64];
+	size_t ka = k ? k : 1; /* malloc(0) may be NULL */
+	uint64_t *idx = malloc(3 * sizeof(uint64_t) * ka), *P = idx + ka,
+		 *O = P + ka, nodes;
+	int8_t *sc = malloc(ka);
+	uint8_t *mv = malloc(ka);
 	uint64_t h = mix64(seed ^ begin);
+	if (!idx || !sc || !mv) {
+		rc = GERR_NOMEM;
+		goto out_sample;
+	}
 	for (unsigned t = 0; t < k; t++) {
 		uint64_t i;
 		if (count <= want) {
@@ -139,9 +167,7 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	}
 	rc = othello_solve_batch(P, O, k, otw_verify_threads(k), sc, mv, &nodes,
 				 NULL, NULL);
-	if (rc)
-		goto out;
-	for (unsigned t = 0; t < k; t++) {
+	for (unsigned t = 0; rc == 0 && t < k; t++) {
 		uint64_t i = idx[t];
 		int score, move;
 		othello_res_at(result, i, &score, &move);
@@ -150,9 +176,12 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 				    " re-solves to %+d (move %d), result claims %+d "
 				    "(move %d)", begin + i, sc[t], mv[t], score, move);
 			rc = GERR_VERIFY;
-			goto out;
 		}
 	}
+out_sample:
+	free(idx);
+	free(sc);
+	free(mv);
 out:
 	othello_res_clear(&r);
 	return rc;

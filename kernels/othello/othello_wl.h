@@ -49,6 +49,10 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 		     struct othello_job *j, uint64_t *begin, uint64_t *count,
 		     char *err, size_t errlen);
 
+/* Positions of a lease whose largest position has `empties` empty squares
+ * that verify re-solves (othello_verify.c gives the detection formula). */
+unsigned othello_verify_samples(int empties);
+
 /* The hooks, as struct workload documents them. */
 int othello_wl_parse_params(void *ctx, const json_t *args,
 			    json_t **ret_params, uint64_t *ret_total_units,

@@ -17,7 +17,9 @@
  * line copy overlaps the other's multiply-adds. Sums of 11 products stay below 2^60 (band counts < 2^28,
  * checked), then fold into 128-bit accumulators; a block ends with a warp
  * reduction and two 64-bit atomics per gangster (carry from the returned
- * old value, so the 128-bit sum is exact in any order). */
+ * old value, so the 128-bit sum is exact in any order). A result's pieces
+ * of W (sudoku_format.h) come from one launch per piece, each on that
+ * piece's range of the outer pairs (sudoku_cuda_w_pieces). */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,12 +339,52 @@ static int load_set(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 	return 0;
 }
 
-extern "C" int sudoku_cuda_w(struct sudoku_cuda *ctx,
-			     const struct sudoku_setup *S, uint32_t from,
-			     uint32_t to, uint64_t (*w)[2],
-			     float *ret_kernel_ms, char *err, size_t errlen)
+/* Half sums of the call's gangsters over outer pairs [o0, o1) of the
+ * loaded set into ctx->h_acc (lo, hi per gangster). */
+static int run_range(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
+		     uint32_t ng, uint32_t nch, uint32_t o0, uint32_t o1,
+		     float *ms, char *err, size_t errlen)
+{
+	uint32_t n = o1 - o0;
+	float t = 0;
+
+	if (n == 0) {
+		memset(ctx->h_acc, 0, 2 * (size_t)ng * 8);
+		return 0;
+	}
+	CK(cudaMemsetAsync(ctx->d_acc, 0, 2 * (size_t)ng * 8, ctx->stream), "memset");
+	uint32_t slices = (TARGET_BLOCKS + nch - 1) / nch;
+	if (slices > n)
+		slices = n;
+	if (slices > 65535)
+		slices = 65535;
+	if (slices < 1)
+		slices = 1;
+	dim3 grid(nch, slices);
+	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
+	w_kernel<<<grid, THREADS, 0, ctx->stream>>>(
+		ctx->d_T, (const uint16_t(*)[SUDOKU_MAXC])ctx->d_masks, ctx->d_pw,
+		ctx->d_rgs, ctx->d_cb, ctx->d_cd, ctx->d_outer + o0, n,
+		ctx->d_chunks, ctx->d_gc3, ctx->d_acc, S->K, S->Kp);
+	CK(cudaGetLastError(), "launch");
+	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
+	CK(cudaMemcpyAsync(ctx->h_acc, ctx->d_acc, 2 * (size_t)ng * 8,
+			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+	CK(cudaStreamSynchronize(ctx->stream), "kernel");
+	CK(cudaEventElapsedTime(&t, ctx->ev0, ctx->ev1), "timer");
+	*ms += t;
+	return 0;
+}
+
+extern "C" int sudoku_cuda_w_pieces(struct sudoku_cuda *ctx,
+				    const struct sudoku_setup *S,
+				    uint32_t from, uint32_t to,
+				    uint32_t npieces, uint64_t (*pieces)[2],
+				    uint64_t (*w)[2], float *ret_kernel_ms,
+				    char *err, size_t errlen)
 {
 	uint32_t ng = to - from, nch = 0, R1, set;
+	float ms = 0;
 	int rc;
 
 	if (ctx->poisoned) {
@@ -350,7 +392,8 @@ extern "C" int sudoku_cuda_w(struct sudoku_cuda *ctx,
 		return GERR_DEVICE;
 	}
 	if (S->R != 4 || S->C != 3 || !S->T || S->K != KMAX || S->Kp != KPAD ||
-	    S->ncompat != NB || from >= to || to > S->ngang) {
+	    S->ncompat != NB || from >= to || to > S->ngang || npieces < 1 ||
+	    (npieces > 1 && !pieces)) {
 		snprintf(err, errlen, "sudoku cuda: only 4x3 with tables, "
 			 "and a non-empty range");
 		return GERR_INVAL;
@@ -412,35 +455,42 @@ extern "C" int sudoku_cuda_w(struct sudoku_cuda *ctx,
 			   cudaMemcpyHostToDevice, ctx->stream), "copy");
 	CK(cudaMemcpyAsync(ctx->d_chunks, ctx->h_chunks, nch * sizeof(struct chunk),
 			   cudaMemcpyHostToDevice, ctx->stream), "copy");
-	CK(cudaMemsetAsync(ctx->d_acc, 0, 2 * (size_t)ng * 8, ctx->stream), "memset");
-	uint32_t slices = (TARGET_BLOCKS + nch - 1) / nch;
-	if (slices > ctx->nouter)
-		slices = ctx->nouter;
-	if (slices > 65535)
-		slices = 65535;
-	if (slices < 1)
-		slices = 1;
-	dim3 grid(nch, slices);
-	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
-	w_kernel<<<grid, THREADS, 0, ctx->stream>>>(
-		ctx->d_T, (const uint16_t(*)[SUDOKU_MAXC])ctx->d_masks, ctx->d_pw,
-		ctx->d_rgs, ctx->d_cb, ctx->d_cd, ctx->d_outer, ctx->nouter,
-		ctx->d_chunks, ctx->d_gc3, ctx->d_acc, S->K, S->Kp);
-	CK(cudaGetLastError(), "launch");
-	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
-	CK(cudaMemcpyAsync(ctx->h_acc, ctx->d_acc, 2 * (size_t)ng * 8,
-			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
-	CK(cudaStreamSynchronize(ctx->stream), "kernel");
-	if (ret_kernel_ms)
-		CK(cudaEventElapsedTime(ret_kernel_ms, ctx->ev0, ctx->ev1), "timer");
-	for (uint32_t i = 0; i < ng; i++) {
-		unsigned long long l = ctx->h_acc[2 * i], h = ctx->h_acc[2 * i + 1];
-		if (h >> 63) {
-			snprintf(err, errlen, "sudoku cuda: W overflows 128 bits");
-			return GERR_INVAL;
+	for (uint32_t i = 0; i < ng; i++)
+		w[i][0] = w[i][1] = 0;
+	for (uint32_t p = 0; p < npieces; p++) {
+		/* piece p: outer pairs as sudoku_w_pieces_cpu cuts them */
+		uint32_t o0 = (uint32_t)((uint64_t)ctx->nouter * p / npieces);
+		uint32_t o1 = (uint32_t)((uint64_t)ctx->nouter * (p + 1) / npieces);
+		rc = run_range(ctx, S, ng, nch, o0, o1, &ms, err, errlen);
+		if (rc)
+			return rc;
+		for (uint32_t i = 0; i < ng; i++) {
+			unsigned long long l = ctx->h_acc[2 * i], h = ctx->h_acc[2 * i + 1];
+			uint64_t x0, x1;
+			if (h >> 63) {
+				snprintf(err, errlen, "sudoku cuda: W overflows 128 bits");
+				return GERR_INVAL;
+			}
+			x0 = l << 1;
+			x1 = h << 1 | l >> 63;
+			if (pieces) {
+				pieces[(size_t)i * npieces + p][0] = x0;
+				pieces[(size_t)i * npieces + p][1] = x1;
+			}
+			w[i][0] += x0;
+			w[i][1] += x1 + (w[i][0] < x0);
 		}
-		w[i][0] = l << 1;
-		w[i][1] = h << 1 | l >> 63;
 	}
+	if (ret_kernel_ms)
+		*ret_kernel_ms = ms;
 	return 0;
+}
+
+extern "C" int sudoku_cuda_w(struct sudoku_cuda *ctx,
+			     const struct sudoku_setup *S, uint32_t from,
+			     uint32_t to, uint64_t (*w)[2],
+			     float *ret_kernel_ms, char *err, size_t errlen)
+{
+	return sudoku_cuda_w_pieces(ctx, S, from, to, 1, NULL, w, ret_kernel_ms,
+				    err, errlen);
 }

@@ -240,6 +240,18 @@ int sudoku_w_cpu(const struct sudoku_setup *S, const struct sudoku_outer *outer,
 		 uint32_t nouter, uint32_t from, uint32_t to, int threads,
 		 uint64_t (*w)[2]);
 
+/* Pieces of W: the set's outer pairs cut into npieces ranges, piece p
+ * holding pairs [p * nouter / npieces, (p + 1) * nouter / npieces), so W =
+ * the sum of its pieces (each one 2 * its half sum, as W). Pieces [p0, p1)
+ * of gangsters [from, to) (same set): pieces[i * (p1 - p0) + p - p0] for
+ * gangster from + i, as (lo, hi). sudoku_w_cpu is the one piece of 1.
+ * Returns 0 or GERR_NOMEM / GERR_INVAL. */
+int sudoku_w_pieces_cpu(const struct sudoku_setup *S,
+			const struct sudoku_outer *outer, uint32_t nouter,
+			uint32_t from, uint32_t to, uint32_t npieces,
+			uint32_t p0, uint32_t p1, int threads,
+			uint64_t (*pieces)[2]);
+
 /* The set of gangster g. */
 uint32_t sudoku_set_of(const struct sudoku_setup *S, uint32_t g);
 

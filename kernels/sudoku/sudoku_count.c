@@ -66,11 +66,17 @@ int sudoku_outer_build(const struct sudoku_setup *S, uint32_t set,
 
 #define OCHUNK 32
 
+/* A task: outer pairs [o0, o1) of one piece (slot among those asked). */
+struct wtask {
+	uint32_t o0, o1, slot;
+};
+
 struct wctx {
 	const struct sudoku_setup *S;
 	const struct sudoku_outer *outer;
-	uint32_t nouter, from, to;
-	u128 *acc;
+	const struct wtask *task;
+	uint32_t from, to, nslots;
+	u128 *acc; /* [gangster][slot] */
 	pthread_mutex_t lock;
 	int nomem;
 };
@@ -88,13 +94,11 @@ static void w_chunk(void *arg, size_t ci)
 	const struct sudoku_setup *S = c->S;
 	uint32_t nc = S->ncompat, K = S->K, Kp = S->Kp, R1 = (uint32_t)S->R - 1;
 	uint32_t ng = c->to - c->from;
-	uint32_t o0 = (uint32_t)ci * OCHUNK, o1 = o0 + OCHUNK;
+	uint32_t o0 = c->task[ci].o0, o1 = c->task[ci].o1;
 	u128 *loc = calloc(ng, sizeof(*loc));
 	uint32_t *j1 = NULL, *j2 = NULL;
 	const uint32_t **l1 = NULL, **l2 = NULL;
 
-	if (o1 > c->nouter)
-		o1 = c->nouter;
 	if (S->R == 4) {
 		j1 = malloc((size_t)64 * nc * sizeof(*j1));
 		j2 = malloc((size_t)64 * nc * sizeof(*j2));
@@ -167,7 +171,7 @@ static void w_chunk(void *arg, size_t ci)
 	}
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t i = 0; i < ng; i++)
-		c->acc[i] += loc[i];
+		c->acc[(size_t)i * c->nslots + c->task[ci].slot] += loc[i];
 	pthread_mutex_unlock(&c->lock);
 out:
 	free(loc);
@@ -177,16 +181,27 @@ out:
 	free(l2);
 }
 
-int sudoku_w_cpu(const struct sudoku_setup *S, const struct sudoku_outer *outer,
-		 uint32_t nouter, uint32_t from, uint32_t to, int threads,
-		 uint64_t (*w)[2])
+/* First outer pair of piece p of n (p == n: the end). */
+static uint32_t piece_start(uint32_t nouter, uint32_t n, uint32_t p)
+{
+	return (uint32_t)((uint64_t)nouter * p / n);
+}
+
+int sudoku_w_pieces_cpu(const struct sudoku_setup *S,
+			const struct sudoku_outer *outer, uint32_t nouter,
+			uint32_t from, uint32_t to, uint32_t npieces,
+			uint32_t p0, uint32_t p1, int threads,
+			uint64_t (*pieces)[2])
 {
 	struct sudoku_outer *own = NULL;
+	struct wtask *task = NULL;
+	size_t ntask = 0, cap;
 	struct wctx c;
-	uint32_t set;
+	uint32_t set, np = p1 - p0;
 	int rc = 0;
 
-	if (S->C != 3 || !S->T || from >= to || to > S->ngang)
+	if (S->C != 3 || !S->T || from >= to || to > S->ngang || npieces < 1 ||
+	    p0 >= p1 || p1 > npieces)
 		return GERR_INVAL;
 	set = sudoku_set_of(S, from);
 	if (sudoku_set_of(S, to - 1) != set)
@@ -197,38 +212,60 @@ int sudoku_w_cpu(const struct sudoku_setup *S, const struct sudoku_outer *outer,
 			return rc;
 		outer = own;
 	}
+	cap = (size_t)nouter / OCHUNK + 2 * (size_t)np;
+	task = malloc(cap * sizeof(*task));
 	memset(&c, 0, sizeof(c));
+	c.acc = calloc((size_t)(to - from) * np, sizeof(*c.acc));
+	if (!task || !c.acc) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	for (uint32_t p = p0; p < p1; p++) {
+		uint32_t e = piece_start(nouter, npieces, p + 1);
+		for (uint32_t o = piece_start(nouter, npieces, p); o < e;
+		     o += OCHUNK) {
+			task[ntask].o0 = o;
+			task[ntask].o1 = e - o > OCHUNK ? o + OCHUNK : e;
+			task[ntask++].slot = p - p0;
+		}
+	}
 	c.S = S;
 	c.outer = outer;
-	c.nouter = nouter;
+	c.task = task;
 	c.from = from;
 	c.to = to;
-	c.acc = calloc(to - from, sizeof(*c.acc));
-	if (!c.acc) {
-		free(own);
-		return GERR_NOMEM;
-	}
+	c.nslots = np;
 	pthread_mutex_init(&c.lock, NULL);
-	par_run(w_chunk, &c, (nouter + OCHUNK - 1) / OCHUNK, (size_t)threads);
+	par_run(w_chunk, &c, ntask, (size_t)threads);
 	pthread_mutex_destroy(&c.lock);
 	if (c.nomem) {
 		rc = GERR_NOMEM;
-	} else {
-		for (uint32_t i = 0; i < to - from; i++) {
-			u128 v = c.acc[i];
-			/* W = 2 * the half sum (band 1 <-> band 2) */
-			if (v >> 127) {
-				rc = GERR_INVAL;
-				break;
-			}
-			v <<= 1;
-			w[i][0] = (uint64_t)v;
-			w[i][1] = (uint64_t)(v >> 64);
-		}
+		goto out;
 	}
+	for (size_t i = 0; i < (size_t)(to - from) * np; i++) {
+		u128 v = c.acc[i];
+		/* a piece = 2 * its half sum (band 1 <-> band 2) */
+		if (v >> 127) {
+			rc = GERR_INVAL;
+			break;
+		}
+		v <<= 1;
+		pieces[i][0] = (uint64_t)v;
+		pieces[i][1] = (uint64_t)(v >> 64);
+	}
+out:
 	free(c.acc);
+	free(task);
 	free(own);
 	return rc;
+}
+
+int sudoku_w_cpu(const struct sudoku_setup *S, const struct sudoku_outer *outer,
+		 uint32_t nouter, uint32_t from, uint32_t to, int threads,
+		 uint64_t (*w)[2])
+{
+	return sudoku_w_pieces_cpu(S, outer, nouter, from, to, 1, 0, 1, threads,
+				   w);
 }
 
 int sudoku_w_bound(const struct sudoku_setup *S, uint64_t ret[2])

@@ -51,6 +51,16 @@ int sudoku_wl_spec(void *ctx, const json_t *params, const json_t *spec,
 int sudoku_wl_match(const struct sudoku_res *r, int R, int C, uint32_t from,
 		    uint32_t to, const char *what, char *err, size_t errlen);
 
+/* Units (gangster, piece) a 4x3 verification recounts (sudoku_verify.c
+ * gives the detection formula): the cost of one gangster. */
+#define SUDOKU_VERIFY_UNITS SUDOKU_PIECES
+/* Recount k units of r (a whole result of shape S, C == 3, with pieces)
+ * drawn from all of them with seed, or every unit when k == 0: 0 when each
+ * matches, GERR_VERIFY with the first that does not, GERR_NOMEM. */
+int sudoku_verify_units(const struct sudoku_setup *S,
+			const struct sudoku_res *r, uint64_t seed, uint32_t k,
+			char *err, size_t errlen);
+
 /* Hooks of struct workload defined outside sudoku_workload.c. */
 int sudoku_wl_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen);
@@ -58,6 +68,9 @@ int sudoku_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 		    const json_t *answer, const struct wl_parts *parts,
 		    uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
 		    json_t **ret_cursor, int *ret_last);
+int sudoku_wl_verify(void *ctx, const json_t *params, const json_t *spec,
+		     const void *result, size_t len, uint64_t seed, char *err,
+		     size_t errlen);
 int sudoku_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
 		    const char *result_hash, json_t **ret_answer,

@@ -38,6 +38,24 @@ int sudoku_cuda_w(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 	return GERR_UNSUPPORTED;
 }
 
+int sudoku_cuda_w_pieces(struct sudoku_cuda *ctx,
+			 const struct sudoku_setup *S, uint32_t from,
+			 uint32_t to, uint32_t npieces, uint64_t (*pieces)[2],
+			 uint64_t (*w)[2], float *ret_kernel_ms, char *err,
+			 size_t errlen)
+{
+	(void)ctx;
+	(void)S;
+	(void)from;
+	(void)to;
+	(void)npieces;
+	(void)pieces;
+	(void)w;
+	(void)ret_kernel_ms;
+	snprintf(err, errlen, "sudoku: built without CUDA");
+	return GERR_UNSUPPORTED;
+}
+
 int sudoku_cuda_device_name(struct sudoku_cuda *ctx, char *buf, size_t len)
 {
 	(void)ctx;

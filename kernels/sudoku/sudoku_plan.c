@@ -21,7 +21,7 @@
 #include "workload.h"
 
 #define LEASE_DEFAULT 64u   /* gangsters: ~2 s on an H100 at 25 ms each */
-#define LEASE_MAX 4096u
+#define LEASE_MAX SUDOKU_LEASE_MAX
 #define GROUP_CHUNK 16u     /* the kernel's gangsters per block */
 
 int sudoku_wl_threads(void)

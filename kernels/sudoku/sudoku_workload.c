@@ -1,11 +1,11 @@
 /* sudoku_workload.c - the Sudoku workload behind struct workload: its
- * context, the run of a lease (CPU or CUDA), checkpoint checks and
- * verification. Parameters and carving are in sudoku_plan.c; merging, the
- * final checks, rendering and exports in sudoku_answer.c.
+ * context, the run of a lease (CPU or CUDA) and checkpoint checks.
+ * Parameters and carving are in sudoku_plan.c; merging, the final checks,
+ * rendering and exports in sudoku_answer.c.
  *
  * Setups come from the context (sudoku_ctx_setup), opened once per
  * process; the CUDA context keeps the device copies for the worker's
- * lifetime.
+ * lifetime. Verification is in sudoku_verify.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "gerr.h"
-#include "mix.h"
 #include "sudoku.h"
 #include "sudoku_count.h"
 #include "sudoku_cuda.h"
@@ -42,11 +41,13 @@ static void sw_close(void *ctx)
 	sudoku_ctx_close(ctx);
 }
 
-/* V of gangsters [a, b) on CPU or CUDA (4x3 only). */
+/* V of gangsters [a, b) (one set) on CPU or CUDA (4x3 only), and for
+ * C == 3 their SUDOKU_PIECES pieces (piece[i * P + j], W = their sum). */
 static int compute(const struct sudoku_setup *S, uint32_t a, uint32_t b,
-		   int threads, void *cuda, uint64_t (*v)[2], char *err,
-		   size_t errlen)
+		   int threads, void *cuda, uint64_t (*v)[2],
+		   uint64_t (*piece)[2], char *err, size_t errlen)
 {
+	const uint32_t P = SUDOKU_PIECES;
 	int rc;
 
 	if (S->C == 2) {
@@ -57,11 +58,22 @@ static int compute(const struct sudoku_setup *S, uint32_t a, uint32_t b,
 		return 0;
 	}
 	if (cuda && sudoku_big_shape(S->R, S->C))
-		return sudoku_cuda_w(cuda, S, a, b, v, NULL, err, errlen);
-	rc = sudoku_w_cpu(S, NULL, 0, a, b, threads, v);
-	if (rc)
+		return sudoku_cuda_w_pieces(cuda, S, a, b, P, piece, v, NULL, err,
+					    errlen);
+	rc = sudoku_w_pieces_cpu(S, NULL, 0, a, b, P, 0, P, threads, piece);
+	if (rc) {
 		gerr_printf(err, errlen, "sudoku: cpu count: %s", gerr_str(rc));
-	return rc;
+		return rc;
+	}
+	for (uint32_t i = 0; i < b - a; i++) {
+		v[i][0] = v[i][1] = 0;
+		for (uint32_t j = 0; j < P; j++) {
+			const uint64_t *x = piece[(size_t)i * P + j];
+			v[i][0] += x[0];
+			v[i][1] += x[1] + (v[i][0] < x[0]);
+		}
+	}
+	return 0;
 }
 
 static int sw_run(void *ctx, const json_t *params, const json_t *spec,
@@ -103,14 +115,26 @@ static int sw_run(void *ctx, const json_t *params, const json_t *spec,
 			free(r.v);
 			return rc;
 		}
+		if (C == 3 && r.pieces != SUDOKU_PIECES) {
+			/* from before pieces: nothing of it can be kept */
+			free(r.v);
+			memset(&r, 0, sizeof(r));
+		}
 	}
+	r.pieces = C == 3 ? SUDOKU_PIECES : 0;
 	{
-		uint64_t (*v)[2] = realloc(r.v, (size_t)n * sizeof(*v));
+		size_t per = 1 + (size_t)r.pieces;
+		uint64_t (*v)[2] = realloc(r.v, (size_t)n * per * sizeof(*v));
 		if (!v) {
 			free(r.v);
 			return GERR_NOMEM;
 		}
+		/* the pieces move from behind done values to behind n */
+		if (r.pieces)
+			memmove(v + n, v + r.done,
+				(size_t)r.done * r.pieces * sizeof(*v));
 		r.v = v;
+		r.piece = r.pieces ? v + n : NULL;
 	}
 	r.R = (uint8_t)R;
 	r.C = (uint8_t)C;
@@ -129,7 +153,9 @@ static int sw_run(void *ctx, const json_t *params, const json_t *spec,
 			b = to;
 		if (C == 3 && b > S->set_start[sudoku_set_of(S, a) + 1])
 			b = S->set_start[sudoku_set_of(S, a) + 1];
-		rc = compute(S, a, b, threads, cuda, r.v + r.done, err, errlen);
+		rc = compute(S, a, b, threads, cuda, r.v + r.done,
+			     r.piece ? r.piece + (size_t)r.done * r.pieces : NULL,
+			     err, errlen);
 		if (rc)
 			goto out;
 		r.done += b - a;
@@ -177,93 +203,9 @@ static int sw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 	return rc;
 }
 
-static int sw_verify(void *ctx, const json_t *params, const json_t *spec,
-		     const void *result, size_t len, uint64_t seed, char *err,
-		     size_t errlen)
-{
-	const struct sudoku_setup *S;
-	struct sudoku_res r;
-	uint32_t from, to, n;
-	uint64_t bound[2] = { 0, 0 };
-	int R, C, rc;
-
-	rc = sudoku_wl_spec(ctx, params, spec, &R, &C, &S, SUDOKU_BUILD_T, &from, &to,
-		      err, errlen);
-	if (rc)
-		return rc;
-	rc = sudoku_res_decode(result, len, 0, &r, err, errlen);
-	if (rc)
-		return GERR_VERIFY;
-	rc = sudoku_wl_match(&r, R, C, from, to, "result", err, errlen);
-	if (rc)
-		goto out;
-	n = to - from;
-	if (C == 3 && sudoku_w_bound(S, bound) != 0) {
-		bound[0] = bound[1] = UINT64_MAX;
-	}
-	/* Range and divisibility of every gangster's V. */
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t g = from + i;
-		if (C == 2 && (r.v[i][0] != S->cnt[g] || r.v[i][1] != 0)) {
-			gerr_printf(err, errlen, "sudoku verify: gangster %u: band "
-			       "count below %" PRIu64 ", expected %u", g,
-			       r.v[i][0], S->cnt[g]);
-			rc = GERR_VERIFY;
-			goto out;
-		}
-		if (C == 3 && ((r.v[i][0] & 1) || r.v[i][1] > bound[1] ||
-			       (r.v[i][1] == bound[1] && r.v[i][0] > bound[0]))) {
-			gerr_printf(err, errlen, "sudoku verify: gangster %u: W = "
-			       "(%" PRIu64 ", %" PRIu64 ") is odd or above the "
-			       "bound", g, r.v[i][1], r.v[i][0]);
-			rc = GERR_VERIFY;
-			goto out;
-		}
-	}
-	/* Recount a sample on the CPU: every gangster of a small shape, one
-	 * chosen by the seed for 4x3 (7.2e9 multiply-adds). */
-	if (C == 3) {
-		uint32_t a = 0, b = n;
-		if (sudoku_big_shape(R, C)) {
-			a = (uint32_t)(mix64(seed) % n);
-			b = a + 1;
-		}
-		for (uint32_t i = a; i < b;) {
-			uint32_t g = from + i;
-			uint32_t e = from + b;
-			if (e > S->set_start[sudoku_set_of(S, g) + 1])
-				e = S->set_start[sudoku_set_of(S, g) + 1];
-			uint64_t (*w)[2] = malloc((size_t)(e - g) * sizeof(*w));
-			if (!w) {
-				rc = GERR_NOMEM;
-				goto out;
-			}
-			rc = sudoku_w_cpu(S, NULL, 0, g, e, sudoku_wl_threads(), w);
-			for (uint32_t k = 0; rc == 0 && k < e - g; k++)
-				if (w[k][0] != r.v[i + k][0] ||
-				    w[k][1] != r.v[i + k][1]) {
-					gerr_printf(err, errlen, "sudoku verify: "
-					       "gangster %u recounts to (%" PRIu64
-					       ", %" PRIu64 "), result says (%"
-					       PRIu64 ", %" PRIu64 ")", g + k,
-					       w[k][1], w[k][0], r.v[i + k][1],
-					       r.v[i + k][0]);
-					rc = GERR_VERIFY;
-				}
-			free(w);
-			if (rc)
-				goto out;
-			i += e - g;
-		}
-	}
-out:
-	free(r.v);
-	return rc;
-}
-
-
 /* sudoku_format.h's bytes for the lease's gangsters, read from the spec
- * alone (no band tables): 16 per gangster after the header. */
+ * alone (no band tables): at most 16 per gangster and 16 per piece of it
+ * after the header. */
 static int sw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 		       int is_result, uint64_t *ret_max, char *err,
 		       size_t errlen)
@@ -281,7 +223,7 @@ static int sw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 			    PRIu64 ")", from, to);
 		return GERR_INVAL;
 	}
-	*ret_max = SUDOKU_HDR_LEN + 16 * (to - from);
+	*ret_max = SUDOKU_HDR_LEN + 16 * (to - from) * (1 + SUDOKU_PIECES);
 	return 0;
 }
 
@@ -297,7 +239,7 @@ const struct workload sudoku_workload = {
 	.run = sw_run,
 	.blob_max = sw_blob_max,
 	.check_checkpoint = sw_check_checkpoint,
-	.verify = sw_verify,
+	.verify = sudoku_wl_verify,
 	.merge = sudoku_wl_merge,
 	.finish = sudoku_wl_finish,
 	.render_text = sudoku_wl_render_text,

@@ -1,7 +1,8 @@
 /* test_sudoku_gpu.c - the Sudoku 4x3 kernel against the CPU path, bit for
  * bit, on gangsters of two GangSets (a c2 group boundary included), the 4x3
  * band-count invariants, and one lease through the workload's run on CUDA,
- * then verify (which recounts a gangster on the CPU). Exits 77 without a
+ * then verify (which recounts 128 random (gangster, piece) units on the
+ * CPU); the kernel's pieces of W against the CPU's. Exits 77 without a
  * GPU. Prints the setup time (all cores). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "gerr.h"
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_cuda.h"
+#include "sudoku/sudoku_format.h"
 #include "sudoku/sudoku_wide.h"
 #include "workload.h"
 
@@ -62,6 +64,24 @@ static void compare(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 	}
 	printf("  W(%u) = %llu (+ %llu * 2^64)\n", from,
 	       (unsigned long long)c[0][0], (unsigned long long)c[0][1]);
+	/* W's pieces (what results commit to): one kernel run per piece */
+	{
+		size_t np = (size_t)(to - from) * SUDOKU_PIECES;
+		uint64_t(*gp)[2] = calloc(np, 16), (*cp)[2] = calloc(np, 16);
+		rc = sudoku_cuda_w_pieces(ctx, S, from, to, SUDOKU_PIECES, gp, g,
+					  &ms, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "cuda pieces: %s\n", err);
+		CHECK(rc == 0);
+		CHECK(sudoku_w_pieces_cpu(S, NULL, 0, from, to, SUDOKU_PIECES, 0,
+					  SUDOKU_PIECES, threads, cp) == 0);
+		printf("  %u pieces a gangster: gpu %.1f ms\n", SUDOKU_PIECES, ms);
+		CHECK(memcmp(gp, cp, np * 16) == 0);
+		for (uint32_t i = 0; i < to - from; i++)
+			CHECK(g[i][0] == c[i][0] && g[i][1] == c[i][1]);
+		free(gp);
+		free(cp);
+	}
 	free(g);
 	free(c);
 }
@@ -154,7 +174,7 @@ int main(void)
 		if (rc)
 			fprintf(stderr, "verify: %s\n", err);
 		CHECK(rc == 0);
-		printf("verify (one gangster recounted on CPU): %.2f s\n", now() - t0);
+		printf("verify (%u units recounted on CPU): %.2f s\n", SUDOKU_PIECES, now() - t0);
 		free(res);
 		json_decref(args);
 		json_decref(p);

@@ -244,7 +244,8 @@ static void test_4x3_enumeration(void **state)
 static void test_format(void **state)
 {
 	uint64_t v[3][2] = { { 2, 0 }, { 4, 1 }, { UINT64_MAX, 7 } };
-	struct sudoku_res r = { 4, 3, 10, 13, 3, v }, d;
+	struct sudoku_res r = {.R = 4, .C = 3, .from = 10, .to = 13, .done = 3,
+			       .v = v}, d;
 	char err[WL_ERRLEN];
 	void *b;
 	size_t len;
@@ -271,6 +272,44 @@ static void test_format(void **state)
 	assert_int_equal(d.done, 1);
 	free(d.v);
 	free(b);
+}
+
+/* Version 2 carries W's pieces; version 1 (no pieces) still decodes. */
+static void test_format_pieces(void **state)
+{
+	const uint32_t P = SUDOKU_PIECES;
+	uint64_t(*v)[2] = calloc(2 * (1 + P), 16);
+	struct sudoku_res r = {.R = 4, .C = 3, .from = 7, .to = 9, .done = 2,
+			       .pieces = (uint16_t)P, .v = v, .piece = v + 2}, d;
+	char err[WL_ERRLEN];
+	uint8_t *b;
+	size_t len;
+
+	(void)state;
+	for (uint32_t i = 0; i < 2 * (1 + P); i++)
+		v[i][0] = 2 * i + 2;
+	assert_int_equal(sudoku_res_encode(&r, 0, (void **)&b, &len), 0);
+	assert_int_equal(len, SUDOKU_HDR_LEN + 16 * 2 * (1 + P));
+	assert_int_equal(sudoku_res_decode(b, len, 0, &d, err, sizeof(err)), 0);
+	assert_int_equal(d.pieces, P);
+	assert_ptr_equal(d.piece, d.v + 2);
+	assert_memory_equal(d.v, v, 16 * 2 * (1 + P));
+	free(d.v);
+	b[10] = 7; /* another number of pieces */
+	assert_int_equal(sudoku_res_decode(b, len, 0, &d, err, sizeof(err)), GERR_CORRUPT);
+	b[10] = (uint8_t)P;
+	b[4] = 1; /* version 1 had none */
+	assert_int_equal(sudoku_res_decode(b, len, 0, &d, err, sizeof(err)), GERR_CORRUPT);
+	b[10] = b[11] = 0;
+	assert_int_equal(sudoku_res_decode(b, SUDOKU_HDR_LEN + 32, 0, &d, err,
+					   sizeof(err)), 0);
+	assert_int_equal(d.pieces, 0);
+	assert_null(d.piece);
+	free(d.v);
+	free(b);
+	r.C = 2; /* pieces only for three bands */
+	assert_int_equal(sudoku_res_encode(&r, 0, (void **)&b, &len), GERR_INVAL);
+	free(v);
 }
 
 /* ---- the workload ------------------------------------------------------------ */
@@ -527,7 +566,8 @@ static void test_workload_small(void **state)
 		/* a checkpoint for another lease is refused */
 		{
 			uint64_t v[1][2] = { { 0, 0 } };
-			struct sudoku_res r = { 4, 3, 0, 5, 1, v };
+			struct sudoku_res r = {.R = 4, .C = 3, .from = 0, .to = 5,
+					       .done = 1, .v = v};
 			void *ck;
 			size_t cl;
 			assert_int_equal(sudoku_res_encode(&r, 1, &ck, &cl), 0);
@@ -707,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_band_count_brute),
 		cmocka_unit_test(test_4x3_enumeration),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_format_pieces),
 		cmocka_unit_test(test_parse_params),
 		cmocka_unit_test(test_carve_4x3),
 		cmocka_unit_test(test_workload_small),
