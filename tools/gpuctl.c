@@ -28,23 +28,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "ctl_check.h"
+#include "ctl_client.h"
 #include "ctl_text.h"
 #include "gerr.h"
 #include "proto.h"
 #include "published.h"
 
 #define DEFAULT_SOCKET "/var/lib/gpud/gpud.sock"
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
-#define EXIT_UNREACHABLE 3
 #define ARG_MAX_LEN 4096
 
 static void usage(FILE *f)
@@ -71,169 +67,6 @@ static void usage(FILE *f)
 "  check [--json]                  the database's integrity and every stored blob\n"
 "                                  it names; exit 1 when anything is damaged\n"
 "socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n");
-}
-
-/* ---- transport ---- */
-
-static int ctl_connect(const char *path)
-{
-	struct sockaddr_un sa;
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "gpuctl: socket path too long: %s\n", path);
-		return -1;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		fprintf(stderr, "gpuctl: cannot reach gpud at %s: %s\n", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Send one request (with an optional binary attachment), read one reply;
- * its binary attachment goes to *ret_bin (malloc'ed) when ret_bin is not
- * NULL. Returns a new reference or NULL. */
-static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
-			     size_t bin_len, uint8_t **ret_bin, size_t *ret_bin_len)
-{
-	uint8_t *out = NULL, *buf = NULL;
-	size_t outlen = 0, len = 0, cap = 0;
-	json_t *reply = NULL;
-
-	if (proto_frame_encode(PROTO_CTL_REQ, req, bin, bin_len, &out, &outlen)) {
-		fprintf(stderr, "gpuctl: cannot encode the request\n");
-		free(out);
-		return NULL;
-	}
-	if (write_all(fd, out, outlen)) {
-		fprintf(stderr, "gpuctl: cannot send the request to gpud: %s\n",
-			errno == EPIPE || errno == ECONNRESET
-				? "gpud closed the connection" : strerror(errno));
-		free(out);
-		return NULL;
-	}
-	free(out);
-	for (;;) {
-		struct proto_frame f;
-		size_t used = 0, need = 0;
-		char err[200] = "";
-		int rc = len ? proto_frame_parse(buf, len, &f, &used, &need, err,
-						 sizeof(err)) : GERR_AGAIN;
-		if (rc == 0) {
-			if (f.type == PROTO_CTL_REPLY) {
-				reply = json_incref(f.json);
-				if (ret_bin) {
-					*ret_bin = malloc(f.bin_len ? f.bin_len : 1);
-					if (*ret_bin && f.bin_len)
-						memcpy(*ret_bin, f.bin, f.bin_len);
-					*ret_bin_len = *ret_bin ? f.bin_len : 0;
-				}
-			} else
-				fprintf(stderr, "gpuctl: unexpected reply type %s\n",
-					proto_type_name(f.type));
-			proto_frame_clear(&f);
-			break;
-		}
-		if (rc != GERR_AGAIN) {
-			fprintf(stderr, "gpuctl: bad reply from gpud: %s\n", err);
-			break;
-		}
-		if (cap - len < 65536) {
-			size_t ncap = cap ? cap * 2 : 131072;
-			uint8_t *nb = ncap > (size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON +
-				PROTO_MAX_BIN + 131072 ? NULL : realloc(buf, ncap);
-			if (!nb) {
-				free(nb ? nb : NULL);
-				buf = NULL;
-				fprintf(stderr, "gpuctl: reply too large\n");
-				break;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			fprintf(stderr, "gpuctl: gpud closed the connection\n");
-			break;
-		}
-		len += (size_t)r;
-	}
-	free(buf);
-	return reply;
-}
-
-/* One request on a fresh connection; prints gpud's error and returns NULL
- * when the reply is not ok. *ret_exit says why. The reply's binary part is
- * returned in *ret_out (malloc'ed) when ret_out is not NULL. */
-static json_t *request_full(const char *sock, json_t *req, const void *bin,
-			    size_t bin_len, uint8_t **ret_out,
-			    size_t *ret_out_len, int *ret_exit)
-{
-	int fd = ctl_connect(sock);
-	json_t *reply;
-
-	if (fd < 0) {
-		json_decref(req);
-		*ret_exit = EXIT_UNREACHABLE;
-		return NULL;
-	}
-	reply = ctl_call_full(fd, req, bin, bin_len, ret_out, ret_out_len);
-	close(fd);
-	json_decref(req);
-	if (!reply) {
-		*ret_exit = EXIT_UNREACHABLE;
-		return NULL;
-	}
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		const char *e = json_string_value(json_object_get(reply, "error"));
-		char *shown = ctl_text_escape(e ? e : "request failed", 0);
-		fprintf(stderr, "gpuctl: %s\n", shown ? shown : "request failed");
-		free(shown);
-		json_decref(reply);
-		if (ret_out) {
-			free(*ret_out);
-			*ret_out = NULL;
-		}
-		*ret_exit = EXIT_FAIL;
-		return NULL;
-	}
-	*ret_exit = 0;
-	return reply;
-}
-
-static json_t *request_bin(const char *sock, json_t *req, const void *bin,
-			   size_t bin_len, int *ret_exit)
-{
-	return request_full(sock, req, bin, bin_len, NULL, NULL, ret_exit);
-}
-
-static json_t *request(const char *sock, json_t *req, int *ret_exit)
-{
-	return request_bin(sock, req, NULL, 0, ret_exit);
 }
 
 /* A reply about to be printed as text: its strings escaped (ctl_text.h). */
@@ -473,11 +306,11 @@ static int do_export(const char *sock, json_int_t job, const char *what, json_t 
 	size_t bin_len = 0;
 	json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "cmd", "export", "job", job,
 				"what", what, "args", args);
-	json_t *reply = request_full(sock, req, NULL, 0, &bin, &bin_len, &ex);
+	json_t *reply = ctl_request_full(sock, req, NULL, 0, &bin, &bin_len, &ex);
 
 	if (!reply)
 		return ex;
-	ex = write_all(STDOUT_FILENO, bin, bin_len) ? EXIT_FAIL : 0;
+	ex = ctl_write_all(STDOUT_FILENO, bin, bin_len) ? EXIT_FAIL : 0;
 	if (ex)
 		fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
 	free(bin);
@@ -511,7 +344,7 @@ static int cmd_extend(const char *sock, int argc, char **argv)
 	args = parse_kv(argc - 1, argv + 1);
 	if (!args)
 		return EXIT_USAGE;
-	json_t *reply = shown(request(sock, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
+	json_t *reply = shown(ctl_request(sock, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
 						      "job", job, "args", args), &ex));
 	if (!reply)
 		return ex;
@@ -547,7 +380,7 @@ static int cmd_submit(const char *sock, int argc, char **argv)
 		/* gpud gets the content; the name is only for the user. */
 		json_object_set_new(args, "file", json_string(base ? base + 1 : file));
 	}
-	json_t *reply = request_bin(sock, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
+	json_t *reply = ctl_request_bin(sock, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
 						    "workload", argv[0], "args", args),
 				    input, input_len, &ex);
 	free(input);
@@ -574,7 +407,7 @@ static int cmd_status(const char *sock, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	json_t *reply = request(sock, req, &ex);
+	json_t *reply = ctl_request(sock, req, &ex);
 	if (!reply)
 		return ex;
 	/* gpud's own trouble (e.g. out of descriptors); --json keeps stdout
@@ -626,7 +459,7 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		int ex;
-		json_t *reply = shown(request(sock, json_pack("{s:s, s:I}", "cmd", "status",
+		json_t *reply = shown(ctl_request(sock, json_pack("{s:s, s:I}", "cmd", "status",
 							      "job", job), &ex));
 		if (!reply)
 			return ex;
@@ -686,7 +519,7 @@ static int cmd_result(const char *sock, int argc, char **argv)
 		return EXIT_USAGE;
 	uint8_t *abin = NULL;
 	size_t alen = 0;
-	json_t *reply = request_full(sock, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
+	json_t *reply = ctl_request_full(sock, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
 				     NULL, 0, &abin, &alen, &ex);
 	if (!reply)
 		return ex;
@@ -750,7 +583,7 @@ static int cmd_simple(const char *sock, const char *cmd, int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
 		return EXIT_USAGE;
 	}
-	json_t *reply = shown(request(sock, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex));
+	json_t *reply = shown(ctl_request(sock, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex));
 	if (!reply)
 		return ex;
 	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
@@ -795,10 +628,10 @@ static int cmd_watch(const char *sock, int argc, char **argv)
 		json_t *req = json_pack("{s:s}", "cmd", "status");
 		if (job)
 			json_object_set_new(req, "job", json_integer(job));
-		json_t *jobs = shown(request(sock, req, &ex));
+		json_t *jobs = shown(ctl_request(sock, req, &ex));
 		if (!jobs)
 			return ex;
-		json_t *workers = shown(request(sock, json_pack("{s:s}", "cmd", "workers"), &ex));
+		json_t *workers = shown(ctl_request(sock, json_pack("{s:s}", "cmd", "workers"), &ex));
 		if (!workers) {
 			json_decref(jobs);
 			return ex;
@@ -832,7 +665,7 @@ static int cmd_workers(const char *sock, int argc, char **argv)
 
 	if (argc > 1 || (argc == 1 && !as_json))
 		return EXIT_USAGE;
-	json_t *reply = request(sock, json_pack("{s:s}", "cmd", "workers"), &ex);
+	json_t *reply = ctl_request(sock, json_pack("{s:s}", "cmd", "workers"), &ex);
 	if (!reply)
 		return ex;
 	if (as_json)
@@ -893,7 +726,7 @@ static int cmd_token(const char *sock, int argc, char **argv)
 	if (argc == 1 && strcmp(argv[0], "list") == 0) {
 		size_t i;
 		json_t *t;
-		json_t *reply = shown(request(sock, json_pack("{s:s}", "cmd", "token_list"), &ex));
+		json_t *reply = shown(ctl_request(sock, json_pack("{s:s}", "cmd", "token_list"), &ex));
 		if (!reply)
 			return ex;
 		json_array_foreach(json_object_get(reply, "tokens"), i, t) {
@@ -907,7 +740,7 @@ static int cmd_token(const char *sock, int argc, char **argv)
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[0], "revoke") == 0) {
-		json_t *reply = request(sock, json_pack("{s:s, s:s}", "cmd", "token_revoke",
+		json_t *reply = ctl_request(sock, json_pack("{s:s, s:s}", "cmd", "token_revoke",
 							"name", argv[1]), &ex);
 		if (!reply)
 			return ex;
@@ -919,7 +752,7 @@ static int cmd_token(const char *sock, int argc, char **argv)
 		fprintf(stderr, "gpuctl: usage: gpuctl token add|revoke NAME, gpuctl token list\n");
 		return EXIT_USAGE;
 	}
-	json_t *reply = request(sock, json_pack("{s:s, s:s}", "cmd", "token_add",
+	json_t *reply = ctl_request(sock, json_pack("{s:s, s:s}", "cmd", "token_add",
 						"name", argv[1]), &ex);
 	if (!reply)
 		return ex;
@@ -937,7 +770,7 @@ static int cmd_check(const char *sock, int argc, char **argv)
 
 	if (argc > 1 || (argc == 1 && !as_json))
 		return EXIT_USAGE;
-	json_t *reply = request(sock, json_pack("{s:s}", "cmd", "check"), &ex);
+	json_t *reply = ctl_request(sock, json_pack("{s:s}", "cmd", "check"), &ex);
 	if (!reply)
 		return ex;
 	ex = json_is_true(json_object_get(reply, "damaged")) ? EXIT_FAIL : 0;

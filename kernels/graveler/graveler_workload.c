@@ -627,14 +627,26 @@ static int gw_render_files(void *ctx, const json_t *params, const json_t *answer
 
 WL_CUDA_HOOKS(graveler)
 
-/* The largest result and checkpoint: the header and a record for each of
- * up to GRAVELER_SEGMENTS segments (5.2 MB), whatever the lease. */
+/* A lease's result and checkpoint: the header and a record for each of its
+ * segments (graveler.h's formats), at most GRAVELER_RESULT_MAXLEN. */
 static int gw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 		       int is_result, uint64_t *ret_max, char *err,
 		       size_t errlen)
 {
-	(void)ctx, (void)params, (void)spec, (void)err, (void)errlen;
-	*ret_max = is_result ? GRAVELER_RESULT_MAXLEN : GRAVELER_CKPT_MAXLEN;
+	uint64_t seed, begin, end;
+	int rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+
+	(void)ctx, (void)is_result;
+	if (rc)
+		return rc;
+	if (end - begin > GRAVELER_MAX_LEASE) {
+		gerr_printf(err, errlen, "graveler: lease of %" PRIu64 " battles "
+			    "is over %llu", end - begin,
+			    (unsigned long long)GRAVELER_MAX_LEASE);
+		return GERR_INVAL;
+	}
+	*ret_max = GRAVELER_HDR_LEN +
+		   (uint64_t)GRAVELER_RECORD_LEN * graveler_nsegments(begin, end);
 	return 0;
 }
 

@@ -136,15 +136,12 @@ static void test_blob_max_covers_runs(void **state)
 		assert_true(res_len <= rmax);
 		assert_true(bio.max_ckpt <= cmax);
 		assert_true(rmax <= 4 * res_len + (1u << 20));
-		/* A spec it cannot read is refused with a reason (Graveler's
-		 * bound is the same for every lease and reads no spec). */
+		/* A spec it cannot read is refused with a reason. */
 		json_t *bad = json_pack("{s:s}", "from", "x");
 		err[0] = 0;
-		if (strcmp(w->name, "graveler") != 0) {
-			assert_int_not_equal(w->blob_max(ctx, params, bad, 1,
-							 &rmax, err, sizeof(err)), 0);
-			assert_true(strlen(err) > 0);
-		}
+		assert_int_not_equal(w->blob_max(ctx, params, bad, 1, &rmax, err,
+						 sizeof(err)), 0);
+		assert_true(strlen(err) > 0);
 		json_decref(bad);
 		free(res);
 		json_decref(args);
