@@ -32,6 +32,8 @@
  *                   load, release, each checked against its holder
  *   scheduler.c     the lease policy (database thread): claim, uploads,
  *                   verification's commit and merge
+ *   replica.c       replicated results (--check full, --trust-after): a
+ *                   group's results compared, its quorum decided
  *   job_parts.c     a job's verified leases as the workloads' wl_parts
  *   store*.c        SQLite, only here: store.c (open, migrations,
  *                   statements), store_tx.c (transactions, group commit),
@@ -39,7 +41,8 @@
  *                   codes), and one file per table: store_jobs.c (and the
  *                   event log), store_leases.c (the lease state machine),
  *                   store_lease_rows.c, store_parts.c, store_workers.c,
- *                   store_tokens.c
+ *                   store_tokens.c, store_replica.c (lease groups, trust),
+ *                   store_blobs.c (blobs rows name, integrity, damage)
  *   notify.c        systemd notifications
  */
 #ifndef GPUD_GPUD_H
