@@ -144,3 +144,49 @@ int sdb_check_u63(struct store *st, uint64_t v, const char *what)
 	return 0;
 }
 
+
+int sdb_count(struct store *st, enum stmt_id id, int64_t key, int state,
+	      uint64_t *ret_n, const char *what)
+{
+	sqlite3_stmt *s = sdb_stmt(st, id);
+	int64_t n = 0;
+	int r;
+
+	if (!ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	BIND(sqlite3_bind_int64(s, 1, key));
+	BIND(sqlite3_bind_int(s, 2, state));
+	r = sdb_step_int(st, s, &n, what);
+	s = NULL;
+	if (r == 0)
+		*ret_n = n > 0 ? (uint64_t)n : 0;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return r;
+}
+
+int sdb_state_counts(struct store *st, enum stmt_id id, int64_t key,
+		     uint64_t counts[LEASE_NSTATES], const char *what)
+{
+	sqlite3_stmt *s = sdb_stmt(st, id);
+	uint64_t c[LEASE_NSTATES] = {0};
+	int rc, r = 0;
+
+	if (!counts)
+		return sdb_err(st, GERR_INVAL, "%s: no counts", what);
+	BIND(sqlite3_bind_int64(s, 1, key));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int state = sqlite3_column_int(s, 0);
+
+		if (state >= 0 && state < LEASE_NSTATES)
+			c[state] = (uint64_t)sqlite3_column_int64(s, 1);
+	}
+	if (rc != SQLITE_DONE)
+		r = sdb_fail(st, rc, what);
+out:
+	sdb_stmt_done(s);
+	if (r == 0)
+		memcpy(counts, c, sizeof(c));
+	return r;
+}

@@ -216,6 +216,12 @@ int sdb_run(struct store *st, enum stmt_id id, const char *what);
  * GERR_NOTFOUND (no message) when there is no row. */
 int sdb_step_int(struct store *st, sqlite3_stmt *s, int64_t *ret,
 		 const char *what);
+/* A count: statement id with ?1 = key and ?2 = state, one integer row. */
+int sdb_count(struct store *st, enum stmt_id id, int64_t key, int state,
+	      uint64_t *ret_n, const char *what);
+/* Leases per state: statement id with ?1 = key gives (state, count) rows. */
+int sdb_state_counts(struct store *st, enum stmt_id id, int64_t key,
+		     uint64_t counts[LEASE_NSTATES], const char *what);
 /* strdup of a text column; NULL for SQL NULL. 0 or GERR_NOMEM. */
 int sdb_dup_col(sqlite3_stmt *s, int col, char **ret);
 /* GERR_TOOBIG (with a message) for a counter SQLite cannot hold. */

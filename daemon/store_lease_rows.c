@@ -188,49 +188,16 @@ int store_lease_list_state(struct store *st, enum lease_state state,
 int store_lease_counts(struct store *st, int64_t job_id,
 		       uint64_t counts[LEASE_NSTATES])
 {
-	static const char what[] = "store_lease_counts";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_COUNTS);
-	uint64_t c[LEASE_NSTATES] = {0};
-	int rc, r = 0;
-
-	if (!counts)
-		return sdb_err(st, GERR_INVAL, "%s: no counts", what);
-	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int state = sqlite3_column_int(s, 0);
-
-		if (state >= 0 && state < LEASE_NSTATES)
-			c[state] = (uint64_t)sqlite3_column_int64(s, 1);
-	}
-	if (rc != SQLITE_DONE)
-		r = sdb_fail(st, rc, what);
-	sdb_stmt_done(s);
-	if (r == 0)
-		memcpy(counts, c, sizeof(c));
-	return r;
+	return sdb_state_counts(st, S_LEASE_COUNTS, job_id, counts,
+				"store_lease_counts");
 }
 
 
 int store_lease_held_count(struct store *st, int64_t worker_id,
 			   uint64_t *ret_n)
 {
-	static const char what[] = "store_lease_held_count";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_HELD_COUNT);
-	int64_t n = 0;
-	int r;
-
-	if (!ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, worker_id));
-	BIND(sqlite3_bind_int(s, 2, LEASE_LEASED));
-	r = sdb_step_int(st, s, &n, what);
-	s = NULL;
-	if (r == 0)
-		*ret_n = n > 0 ? (uint64_t)n : 0;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return r;
+	return sdb_count(st, S_LEASE_HELD_COUNT, worker_id, LEASE_LEASED, ret_n,
+			 "store_lease_held_count");
 }
 
 void store_holder_free_array(struct store_holder *a, size_t n)

@@ -601,39 +601,46 @@ out:
 	return 0;
 }
 
-int store_job_cancel_leases(struct store *st, int64_t job_id, double now)
+/* Every lease that statement sid selects by ?6 = key, from each state a
+ * lease can be cancelled from -> cancelled. */
+static int cancel_all(struct store *st, enum stmt_id sid, int64_t key,
+		      double now, const char *what)
 {
-	static const char what[] = "store_job_cancel_leases";
 	static const enum lease_state from[] = {
 		LEASE_PENDING, LEASE_LEASED, LEASE_DONE,
 	};
+	int r = 0;
+
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+		sqlite3_stmt *s = sdb_stmt(st, sid);
+		struct lease_move m = {
+			.sid = sid, .from = from[i], .to = LEASE_CANCELLED,
+		};
+
+		if ((r = sqlite3_bind_double(s, 5, now)) != SQLITE_OK ||
+		    (r = sqlite3_bind_int64(s, 6, key)) != SQLITE_OK) {
+			r = sdb_fail(st, r, what);
+			sdb_stmt_done(s);
+			return r;
+		}
+		if ((r = lease_move(st, &m, NULL, what)))
+			return r;
+	}
+	return 0;
+}
+
+int store_job_cancel_leases(struct store *st, int64_t job_id, double now)
+{
+	static const char what[] = "store_job_cancel_leases";
 	enum job_state js;
 	int r;
 
 	if ((r = sdb_op_begin(st, what)))
 		return r;
-	if ((r = sdb_job_state(st, job_id, &js, what)))
-		goto out;
-	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
-		sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CANCEL);
-		struct lease_move m = {
-			.sid = S_LEASE_CANCEL, .from = from[i],
-			.to = LEASE_CANCELLED,
-		};
-
-		if ((r = sqlite3_bind_double(s, 5, now)) != SQLITE_OK ||
-		    (r = sqlite3_bind_int64(s, 6, job_id)) != SQLITE_OK) {
-			r = sdb_fail(st, r, what);
-			sdb_stmt_done(s);
-			goto out;
-		}
-		if ((r = lease_move(st, &m, NULL, what)))
-			goto out;
-	}
-out:
+	if ((r = sdb_job_state(st, job_id, &js, what)) == 0)
+		r = cancel_all(st, S_LEASE_CANCEL, job_id, now, what);
 	return sdb_op_end(st, r, what);
 }
-
 
 /* ---- replication ---- */
 
@@ -734,29 +741,10 @@ out:
 int store_group_cancel(struct store *st, int64_t primary, double now)
 {
 	static const char what[] = "store_group_cancel";
-	static const enum lease_state from[] = {
-		LEASE_PENDING, LEASE_LEASED, LEASE_DONE,
-	};
 	int r;
 
 	if ((r = sdb_op_begin(st, what)))
 		return r;
-	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
-		sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CANCEL_REPLICAS);
-		struct lease_move m = {
-			.sid = S_LEASE_CANCEL_REPLICAS, .from = from[i],
-			.to = LEASE_CANCELLED,
-		};
-
-		if ((r = sqlite3_bind_double(s, 5, now)) != SQLITE_OK ||
-		    (r = sqlite3_bind_int64(s, 6, primary)) != SQLITE_OK) {
-			r = sdb_fail(st, r, what);
-			sdb_stmt_done(s);
-			goto out;
-		}
-		if ((r = lease_move(st, &m, NULL, what)))
-			goto out;
-	}
-out:
+	r = cancel_all(st, S_LEASE_CANCEL_REPLICAS, primary, now, what);
 	return sdb_op_end(st, r, what);
 }

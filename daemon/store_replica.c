@@ -194,48 +194,14 @@ out:
 int store_replica_counts(struct store *st, int64_t job_id,
 			 uint64_t counts[LEASE_NSTATES])
 {
-	static const char what[] = "store_replica_counts";
-	sqlite3_stmt *s = sdb_stmt(st, S_REPLICA_COUNTS);
-	uint64_t c[LEASE_NSTATES] = {0};
-	int rc, r = 0;
-
-	if (!counts)
-		return sdb_err(st, GERR_INVAL, "%s: no counts", what);
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int state = sqlite3_column_int(s, 0);
-
-		if (state >= 0 && state < LEASE_NSTATES)
-			c[state] = (uint64_t)sqlite3_column_int64(s, 1);
-	}
-	if (rc != SQLITE_DONE)
-		r = sdb_fail(st, rc, what);
-out:
-	sdb_stmt_done(s);
-	if (r == 0)
-		memcpy(counts, c, sizeof(c));
-	return r;
+	return sdb_state_counts(st, S_REPLICA_COUNTS, job_id, counts,
+				"store_replica_counts");
 }
 
 int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n)
 {
-	static const char what[] = "store_replica_waiting";
-	sqlite3_stmt *s = sdb_stmt(st, S_REPLICA_WAITING);
-	int64_t n = 0;
-	int r;
-
-	if (!ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	BIND(sqlite3_bind_int(s, 2, LEASE_PENDING));
-	r = sdb_step_int(st, s, &n, what);
-	s = NULL;
-	if (r == 0)
-		*ret_n = (uint64_t)n;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return r;
+	return sdb_count(st, S_REPLICA_WAITING, job_id, LEASE_PENDING, ret_n,
+			 "store_replica_waiting");
 }
 
 int store_worker_confirm(struct store *st, int64_t id)
