@@ -5,11 +5,14 @@
  *
  * Setup: the gangster enumeration alone, then the full setup (enumeration,
  * 144,578 band counts, T) on `threads` threads. GPU: W of gangsters
- * [set_start + offset, + n) with kernel time by CUDA events, after one
- * warm-up call that also uploads T and the set's outer pairs; the median
- * of the runs. Rate: multiply-adds = n x 59,858 x 346 x 346 (the half sum
- * the kernel does). CPU: the same on cpu_gangsters gangsters (default 1),
- * compared with the GPU's W (exit 1 when they differ).
+ * [set_start + offset, + n) with kernel time by CUDA events (and the
+ * call's wall time), after one warm-up call that also uploads T and the
+ * set's outer pairs; each run times W alone (1 piece) and then W with its
+ * SUDOKU_PIECES pieces (what the workload runs); the medians of the runs,
+ * and the pieces' W must equal W alone (exit 1 when not). Rate:
+ * multiply-adds = n x 59,858 x 346 x 346 (the half sum the kernel does).
+ * CPU: the pieces of cpu_gangsters gangsters (default 1), compared with the
+ * GPU's pieces and W (exit 1 when they differ).
  * Default range: set 1, offsets 242..482 (240 gangsters). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include "gerr.h"
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_cuda.h"
+#include "sudoku/sudoku_format.h"
 #include "workload.h"
 
 static double now(void)
@@ -98,10 +102,16 @@ int main(int argc, char **argv)
 		free(o);
 		mads = (double)n * no * S->ncompat * S->ncompat;
 	}
-	uint64_t(*w)[2] = calloc(n, 16);
+	const uint32_t P = SUDOKU_PIECES;
+	uint64_t(*w)[2] = calloc(n, 16), (*wp)[2] = calloc(n, 16),
+		(*pc)[2] = calloc((size_t)n * P, 16);
+	if (!w || !wp || !pc) {
+		fprintf(stderr, "out of memory\n");
+		return 1;
+	}
 	if (sudoku_cuda_device_count() > 0 &&
 	    sudoku_cuda_open(0, &ctx, err, sizeof(err)) == 0) {
-		float ms[64];
+		float ms[64], msp[64], wall[64], wallp[64];
 		sudoku_cuda_device_name(ctx, name, sizeof(name));
 		t0 = now();
 		if (sudoku_cuda_w(ctx, S, from, from + 1, w, NULL, err, sizeof(err))) {
@@ -111,17 +121,38 @@ int main(int argc, char **argv)
 		printf("device %s: upload of T and set tables + 1 gangster %.2f s\n",
 		       name, now() - t0);
 		for (int r = 0; r < runs; r++) {
+			t0 = now();
 			if (sudoku_cuda_w(ctx, S, from, to, w, &ms[r], err, sizeof(err))) {
 				fprintf(stderr, "%s\n", err);
 				return 1;
 			}
-			printf("  run %d: %.1f ms\n", r, ms[r]);
+			wall[r] = (float)((now() - t0) * 1e3);
+			t0 = now();
+			if (sudoku_cuda_w_pieces(ctx, S, from, to, P, pc, wp, &msp[r],
+						 err, sizeof(err))) {
+				fprintf(stderr, "%s\n", err);
+				return 1;
+			}
+			wallp[r] = (float)((now() - t0) * 1e3);
+			printf("  run %d: 1 piece %.1f ms (%.1f wall), %u pieces %.1f ms "
+			       "(%.1f wall)\n", r, ms[r], wall[r], P, msp[r], wallp[r]);
 		}
 		qsort(ms, (size_t)runs, sizeof(float), cmpf);
-		float med = ms[runs / 2];
+		qsort(msp, (size_t)runs, sizeof(float), cmpf);
+		qsort(wall, (size_t)runs, sizeof(float), cmpf);
+		qsort(wallp, (size_t)runs, sizeof(float), cmpf);
+		float med = ms[runs / 2], medp = msp[runs / 2];
 		printf("GPU gangsters [%u, %u) (set %u, offsets %u..%u): %.2f ms per "
 		       "gangster (median of %d), %.3e multiply-adds/s\n", from, to, set,
 		       off, off + n, med / n, runs, mads / (med * 1e-3));
+		printf("GPU with %u pieces (the workload's path): %.2f ms per gangster "
+		       "(%+.1f%% against 1 piece); wall %.2f against %.2f ms per "
+		       "gangster\n", P, medp / n, (medp / med - 1) * 100,
+		       wallp[runs / 2] / n, wall[runs / 2] / n);
+		if (memcmp(w, wp, (size_t)n * 16) != 0) {
+			printf("GPU W with and without pieces: DIFFERENT\n");
+			ex = 1;
+		}
 		sudoku_cuda_close(ctx);
 		gpu_done = 1;
 	} else {
@@ -130,22 +161,41 @@ int main(int argc, char **argv)
 	if (cpu_n) {
 		if (cpu_n > n)
 			cpu_n = n;
-		uint64_t(*wc)[2] = calloc(cpu_n, 16);
+		uint64_t(*wc)[2] = calloc(cpu_n, 16),
+			(*pcc)[2] = calloc((size_t)cpu_n * P, 16);
+		if (!wc || !pcc) {
+			fprintf(stderr, "out of memory\n");
+			return 1;
+		}
 		t0 = now();
-		sudoku_w_cpu(S, NULL, 0, from, from + cpu_n, threads, wc);
+		if (sudoku_w_pieces_cpu(S, NULL, 0, from, from + cpu_n, P, 0, P,
+					threads, pcc)) {
+			fprintf(stderr, "cpu count failed\n");
+			return 1;
+		}
 		double t = now() - t0;
-		printf("CPU %u gangster(s) on %d threads: %.2f s per gangster, "
-		       "%.3e multiply-adds/s\n", cpu_n, threads, t / cpu_n,
-		       mads / n * cpu_n / t);
+		for (uint32_t i = 0; i < cpu_n; i++)
+			for (uint32_t j = 0; j < P; j++) {
+				const uint64_t *x = pcc[(size_t)i * P + j];
+				wc[i][0] += x[0];
+				wc[i][1] += x[1] + (wc[i][0] < x[0]);
+			}
+		printf("CPU %u gangster(s) (%u pieces each) on %d threads: %.2f s per "
+		       "gangster, %.3e multiply-adds/s\n", cpu_n, P, threads,
+		       t / cpu_n, mads / n * cpu_n / t);
 		if (gpu_done) {
-			int same = memcmp(w, wc, (size_t)cpu_n * 16) == 0;
-			printf("CPU and GPU W of these gangsters: %s\n",
+			int same = memcmp(w, wc, (size_t)cpu_n * 16) == 0 &&
+				   memcmp(pc, pcc, (size_t)cpu_n * P * 16) == 0;
+			printf("CPU and GPU W and pieces of these gangsters: %s\n",
 			       same ? "identical" : "DIFFERENT");
 			if (!same)
 				ex = 1;
 		}
+		free(pcc);
 		free(wc);
 	}
+	free(pc);
+	free(wp);
 	free(w);
 	sudoku_setup_free(S);
 	return ex;

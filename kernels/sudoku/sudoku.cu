@@ -14,12 +14,17 @@
  * 23 KB lines into shared memory (16-byte loads) and every lane does 11
  * gathers-multiply-adds per gangster: each line load serves 32 x 346
  * multiply-adds. 16 warps x 64 registers: two blocks per SM, so one block's
- * line copy overlaps the other's multiply-adds. Sums of 11 products stay below 2^60 (band counts < 2^28,
- * checked), then fold into 128-bit accumulators; a block ends with a warp
+ * line copy overlaps the other's multiply-adds. Sums of 11 products stay
+ * below 2^60 (band counts < 2^28, checked), then fold into 128-bit
+ * accumulators; a block ends (and passes each piece boundary) with a warp
  * reduction and two 64-bit atomics per gangster (carry from the returned
  * old value, so the 128-bit sum is exact in any order). A result's pieces
- * of W (sudoku_format.h) come from one launch per piece, each on that
- * piece's range of the outer pairs (sudoku_cuda_w_pieces). */
+ * of W (sudoku_format.h) come from the same single launch: the slices
+ * ignore piece boundaries, and a block whose slice crosses one flushes its
+ * sums into the (gangster, piece) accumulator there (at most a few flushes
+ * per block, none in the b2 loop). A launch per piece instead would add
+ * a host sync per piece and, for small calls, grids of under two waves
+ * of one-outer-pair blocks (6-9% slower, bench/sudoku.md). */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +68,9 @@ struct sudoku_cuda {
 	/* per call */
 	uint16_t *d_gc3;
 	struct chunk *d_chunks;
-	unsigned long long *d_acc;
-	uint32_t cap_g, cap_c;
+	unsigned long long *d_acc; /* lo, hi per (gangster, piece) */
+	uint32_t cap_g;
+	size_t cap_acc;
 	uint16_t *h_gc3;
 	struct chunk *h_chunks;
 	unsigned long long *h_acc;
@@ -86,14 +92,59 @@ __device__ __forceinline__ uint32_t dev_apply(const uint16_t (*masks)[SUDOKU_MAX
 			  rc * __ldg(&pw[c])]);
 }
 
+/* First outer pair of piece p of n (p == n: the end), as
+ * sudoku_w_pieces_cpu cuts them. */
+__device__ __forceinline__ uint32_t piece_start(uint32_t nouter, uint32_t n,
+						uint32_t p)
+{
+	return (uint32_t)((uint64_t)nouter * p / n);
+}
+
+/* The piece holding outer pair o < nouter: the last p with
+ * piece_start(p) <= o (empty pieces are skipped). */
+__device__ __forceinline__ uint32_t piece_of(uint32_t nouter, uint32_t n,
+					     uint32_t o)
+{
+	return (uint32_t)(((uint64_t)n * (o + 1) - 1) / nouter);
+}
+
+/* Adds the warp's 128-bit sums of its GPW gangsters into piece p's
+ * accumulators (lo, hi per (gangster, piece)) and zeroes them. Every lane
+ * of the warp calls it. */
+__device__ __forceinline__ void flush(unsigned long long *lo,
+				      unsigned long long *hi, uint32_t lane,
+				      uint32_t warp, const struct chunk &ch,
+				      uint32_t npieces, uint32_t p,
+				      unsigned long long *acc_out)
+{
+#pragma unroll
+	for (int q = 0; q < GPW; q++) {
+		uint32_t gi = warp * GPW + q;
+		unsigned long long l = lo[q], h = hi[q];
+		for (int off = 16; off; off >>= 1) {
+			unsigned long long ol = __shfl_down_sync(0xffffffffu, l, off);
+			unsigned long long oh = __shfl_down_sync(0xffffffffu, h, off);
+			l += ol;
+			h += oh + (l < ol);
+		}
+		if (lane == 0 && gi < ch.n) {
+			unsigned long long *a = acc_out +
+				2 * ((size_t)(ch.g0 + gi) * npieces + p);
+			unsigned long long old = atomicAdd(a, l);
+			atomicAdd(a + 1, h + (old + l < old));
+		}
+		lo[q] = hi[q] = 0;
+	}
+}
+
 __global__ void __launch_bounds__(THREADS, 2)
 w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 	 const uint32_t *__restrict__ pw, const uint16_t *__restrict__ rgs,
 	 const uint16_t *__restrict__ cb, const uint16_t *__restrict__ cd,
 	 const struct sudoku_outer *__restrict__ outer, uint32_t nouter,
 	 const struct chunk *__restrict__ chunks,
-	 const uint16_t *__restrict__ gc3, unsigned long long *acc_out,
-	 uint32_t K, uint32_t Kp)
+	 const uint16_t *__restrict__ gc3, uint32_t npieces,
+	 unsigned long long *acc_out, uint32_t K, uint32_t Kp)
 {
 	__shared__ __align__(16) uint32_t line[2][KPAD];
 	__shared__ struct sudoku_pmap pm[2];
@@ -105,12 +156,22 @@ w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 	const uint32_t o1 = min(nouter, o0 + per);
 	unsigned long long lo[GPW], hi[GPW];
 	uint32_t pk[GPW][NBL];
+	uint32_t pend; /* end of the current piece (that of o - 1) */
 
+	if (o0 >= o1)
+		return;
+	pend = piece_start(nouter, npieces, piece_of(nouter, npieces, o0) + 1);
 #pragma unroll
 	for (int q = 0; q < GPW; q++)
 		lo[q] = hi[q] = 0;
 	for (uint32_t o = o0; o < o1; o++) {
 		const struct sudoku_outer *e = &outer[o];
+		if (o == pend) {
+			flush(lo, hi, lane, warp, ch, npieces,
+			      piece_of(nouter, npieces, o - 1), acc_out);
+			pend = piece_start(nouter, npieces,
+					   piece_of(nouter, npieces, o) + 1);
+		}
 		__syncthreads();
 		if (tid < 256) {
 			/* 256 threads: table t / 64 (p1 lo, p1 hi, p2 lo, p2 hi) */
@@ -171,22 +232,8 @@ w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 			__syncthreads();
 		}
 	}
-#pragma unroll
-	for (int q = 0; q < GPW; q++) {
-		uint32_t gi = warp * GPW + q;
-		unsigned long long l = lo[q], h = hi[q];
-		for (int off = 16; off; off >>= 1) {
-			unsigned long long ol = __shfl_down_sync(0xffffffffu, l, off);
-			unsigned long long oh = __shfl_down_sync(0xffffffffu, h, off);
-			l += ol;
-			h += oh + (l < ol);
-		}
-		if (lane == 0 && gi < ch.n) {
-			unsigned long long *a = acc_out + 2 * (size_t)(ch.g0 + gi);
-			unsigned long long old = atomicAdd(a, l);
-			atomicAdd(a + 1, h + (old + l < old));
-		}
-	}
+	flush(lo, hi, lane, warp, ch, npieces, piece_of(nouter, npieces, o1 - 1),
+	      acc_out);
 }
 
 #define CK(call, what) CUDA_CK("sudoku", call, what)
@@ -339,20 +386,18 @@ static int load_set(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 	return 0;
 }
 
-/* Half sums of the call's gangsters over outer pairs [o0, o1) of the
- * loaded set into ctx->h_acc (lo, hi per gangster). */
-static int run_range(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
-		     uint32_t ng, uint32_t nch, uint32_t o0, uint32_t o1,
-		     float *ms, char *err, size_t errlen)
+/* Half sums of the call's gangsters' pieces over the loaded set's outer
+ * pairs into ctx->h_acc (lo, hi per (gangster, piece)): one launch, one
+ * copy back, one sync. */
+static int run_pieces(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
+		      uint32_t ng, uint32_t nch, uint32_t npieces, float *ms,
+		      char *err, size_t errlen)
 {
-	uint32_t n = o1 - o0;
+	size_t bytes = 2 * (size_t)ng * npieces * 8;
+	uint32_t n = ctx->nouter;
 	float t = 0;
 
-	if (n == 0) {
-		memset(ctx->h_acc, 0, 2 * (size_t)ng * 8);
-		return 0;
-	}
-	CK(cudaMemsetAsync(ctx->d_acc, 0, 2 * (size_t)ng * 8, ctx->stream), "memset");
+	CK(cudaMemsetAsync(ctx->d_acc, 0, bytes, ctx->stream), "memset");
 	uint32_t slices = (TARGET_BLOCKS + nch - 1) / nch;
 	if (slices > n)
 		slices = n;
@@ -364,15 +409,51 @@ static int run_range(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
 	w_kernel<<<grid, THREADS, 0, ctx->stream>>>(
 		ctx->d_T, (const uint16_t(*)[SUDOKU_MAXC])ctx->d_masks, ctx->d_pw,
-		ctx->d_rgs, ctx->d_cb, ctx->d_cd, ctx->d_outer + o0, n,
-		ctx->d_chunks, ctx->d_gc3, ctx->d_acc, S->K, S->Kp);
+		ctx->d_rgs, ctx->d_cb, ctx->d_cd, ctx->d_outer, n,
+		ctx->d_chunks, ctx->d_gc3, npieces, ctx->d_acc, S->K, S->Kp);
 	CK(cudaGetLastError(), "launch");
 	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
-	CK(cudaMemcpyAsync(ctx->h_acc, ctx->d_acc, 2 * (size_t)ng * 8,
+	CK(cudaMemcpyAsync(ctx->h_acc, ctx->d_acc, bytes,
 			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
 	CK(cudaStreamSynchronize(ctx->stream), "kernel");
 	CK(cudaEventElapsedTime(&t, ctx->ev0, ctx->ev1), "timer");
-	*ms += t;
+	*ms = t;
+	return 0;
+}
+
+/* Per-call buffers for ng gangsters of npieces pieces each. */
+static int reserve(struct sudoku_cuda *ctx, uint32_t ng, uint32_t npieces,
+		   char *err, size_t errlen)
+{
+	size_t nacc = (size_t)ng * npieces;
+
+	if (ng > ctx->cap_g) {
+		cudaFree(ctx->d_gc3);
+		cudaFree(ctx->d_chunks);
+		ctx->d_gc3 = NULL;
+		ctx->d_chunks = NULL;
+		free(ctx->h_gc3);
+		free(ctx->h_chunks);
+		ctx->cap_g = 0;
+		ctx->h_gc3 = (uint16_t *)malloc(ng * sizeof(uint16_t));
+		ctx->h_chunks = (struct chunk *)malloc(ng * sizeof(struct chunk));
+		if (!ctx->h_gc3 || !ctx->h_chunks)
+			return GERR_NOMEM;
+		CK(cudaMalloc(&ctx->d_gc3, ng * sizeof(uint16_t)), "alloc");
+		CK(cudaMalloc(&ctx->d_chunks, ng * sizeof(struct chunk)), "alloc");
+		ctx->cap_g = ng;
+	}
+	if (nacc > ctx->cap_acc) {
+		cudaFree(ctx->d_acc);
+		ctx->d_acc = NULL;
+		free(ctx->h_acc);
+		ctx->cap_acc = 0;
+		ctx->h_acc = (unsigned long long *)malloc(2 * nacc * 8);
+		if (!ctx->h_acc)
+			return GERR_NOMEM;
+		CK(cudaMalloc(&ctx->d_acc, 2 * nacc * 8), "alloc");
+		ctx->cap_acc = nacc;
+	}
 	return 0;
 }
 
@@ -412,30 +493,10 @@ extern "C" int sudoku_cuda_w_pieces(struct sudoku_cuda *ctx,
 	rc = load_setup(ctx, S, err, errlen);
 	if (rc == 0)
 		rc = load_set(ctx, S, set, err, errlen);
+	if (rc == 0)
+		rc = reserve(ctx, ng, npieces, err, errlen);
 	if (rc)
 		return rc;
-	if (ng > ctx->cap_g) {
-		cudaFree(ctx->d_gc3);
-		cudaFree(ctx->d_chunks);
-		cudaFree(ctx->d_acc);
-		ctx->d_gc3 = NULL;
-		ctx->d_chunks = NULL;
-		ctx->d_acc = NULL;
-		free(ctx->h_gc3);
-		free(ctx->h_chunks);
-		free(ctx->h_acc);
-		ctx->h_gc3 = (uint16_t *)malloc(ng * sizeof(uint16_t));
-		ctx->h_chunks = (struct chunk *)malloc(ng * sizeof(struct chunk));
-		ctx->h_acc = (unsigned long long *)malloc(2 * (size_t)ng * 8);
-		if (!ctx->h_gc3 || !ctx->h_chunks || !ctx->h_acc) {
-			ctx->cap_g = 0;
-			return GERR_NOMEM;
-		}
-		CK(cudaMalloc(&ctx->d_gc3, ng * sizeof(uint16_t)), "alloc");
-		CK(cudaMalloc(&ctx->d_chunks, ng * sizeof(struct chunk)), "alloc");
-		CK(cudaMalloc(&ctx->d_acc, 2 * (size_t)ng * 8), "alloc");
-		ctx->cap_g = ng;
-	}
 	R1 = (uint32_t)S->R - 1;
 	for (uint32_t i = 0; i < ng;) {
 		uint16_t c2 = S->gang_tuple[(size_t)(from + i) * R1 + 1];
@@ -455,18 +516,16 @@ extern "C" int sudoku_cuda_w_pieces(struct sudoku_cuda *ctx,
 			   cudaMemcpyHostToDevice, ctx->stream), "copy");
 	CK(cudaMemcpyAsync(ctx->d_chunks, ctx->h_chunks, nch * sizeof(struct chunk),
 			   cudaMemcpyHostToDevice, ctx->stream), "copy");
-	for (uint32_t i = 0; i < ng; i++)
+	rc = run_pieces(ctx, S, ng, nch, npieces, &ms, err, errlen);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < ng; i++) {
 		w[i][0] = w[i][1] = 0;
-	for (uint32_t p = 0; p < npieces; p++) {
-		/* piece p: outer pairs as sudoku_w_pieces_cpu cuts them */
-		uint32_t o0 = (uint32_t)((uint64_t)ctx->nouter * p / npieces);
-		uint32_t o1 = (uint32_t)((uint64_t)ctx->nouter * (p + 1) / npieces);
-		rc = run_range(ctx, S, ng, nch, o0, o1, &ms, err, errlen);
-		if (rc)
-			return rc;
-		for (uint32_t i = 0; i < ng; i++) {
-			unsigned long long l = ctx->h_acc[2 * i], h = ctx->h_acc[2 * i + 1];
+		for (uint32_t p = 0; p < npieces; p++) {
+			size_t k = (size_t)i * npieces + p;
+			unsigned long long l = ctx->h_acc[2 * k], h = ctx->h_acc[2 * k + 1];
 			uint64_t x0, x1;
+			/* a piece = 2 * its half sum (band 1 <-> band 2) */
 			if (h >> 63) {
 				snprintf(err, errlen, "sudoku cuda: W overflows 128 bits");
 				return GERR_INVAL;
@@ -474,8 +533,8 @@ extern "C" int sudoku_cuda_w_pieces(struct sudoku_cuda *ctx,
 			x0 = l << 1;
 			x1 = h << 1 | l >> 63;
 			if (pieces) {
-				pieces[(size_t)i * npieces + p][0] = x0;
-				pieces[(size_t)i * npieces + p][1] = x1;
+				pieces[k][0] = x0;
+				pieces[k][1] = x1;
 			}
 			w[i][0] += x0;
 			w[i][1] += x1 + (w[i][0] < x0);

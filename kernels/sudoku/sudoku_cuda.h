@@ -45,9 +45,9 @@ int sudoku_cuda_w(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 		  float *ret_kernel_ms, char *err, size_t errlen);
 
 /* The same with W's pieces (sudoku_w_pieces_cpu): pieces[i * npieces + j]
- * is piece j of gangster from + i, w[i] their sum; one kernel run per
- * piece, on its range of the set's outer pairs. Bit-identical to
- * sudoku_w_pieces_cpu. */
+ * is piece j of gangster from + i, w[i] their sum; the same single kernel
+ * run as for W alone (its blocks add into per-piece accumulators), so the
+ * pieces cost about nothing. Bit-identical to sudoku_w_pieces_cpu. */
 int sudoku_cuda_w_pieces(struct sudoku_cuda *ctx,
 			 const struct sudoku_setup *S, uint32_t from,
 			 uint32_t to, uint32_t npieces, uint64_t (*pieces)[2],
