@@ -211,8 +211,8 @@ static void explain_no_lease(struct store *st, struct sched_claim *c)
 	else if (waiting)
 		/* The claim's exclusions (store_lease_claim_pending). */
 		snprintf(c->reason, sizeof(c->reason), "%" PRIu64 " pending "
-			 "lease(s) wait for another worker (one that did not "
-			 "fail them or compute another result of their group)",
+			 "lease(s) wait for another worker: one that did not "
+			 "fail them or compute another result of their group",
 			 waiting);
 	else {
 		sched_holders(st, 0, c->reason, sizeof(c->reason));
