@@ -45,7 +45,8 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	store_lease_counts(st, j->id, counts);
 	store_damage_get(st, j->id, &damaged);
 	store_replica_counts(st, j->id, rcounts);
-	store_replica_waiting(st, j->id, &waiting, &wfailed);
+	store_replica_waiting(st, j->id, &waiting);
+	store_lease_failed_waiting(st, j->id, &wfailed);
 	store_job_get_replicate(st, j->id, &full);
 	for (int s = 0; s < LEASE_NSTATES; s++) {
 		json_object_set_new(lc, lease_state_name((enum lease_state)s),

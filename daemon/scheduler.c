@@ -194,8 +194,8 @@ static void explain_no_lease(struct store *st, struct sched_claim *c)
 
 			if (jobs[i].state == JOB_ACTIVE) {
 				active++;
-				if (store_replica_waiting(st, jobs[i].id, &w,
-							  NULL) == 0)
+				if (store_replica_waiting(st, jobs[i].id,
+							  &w) == 0)
 					waiting += w;
 			} else if (jobs[i].state == JOB_PAUSED) {
 				paused++;

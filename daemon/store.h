@@ -384,10 +384,11 @@ int store_replica_counts(struct store *st, int64_t job_id,
 			 uint64_t counts[LEASE_NSTATES]);
 /* A job's pending leases that some worker may not claim: they need a
  * worker other than one named in their group (held or computed another of
- * its leases), or other than one that failed them (lease_failures). Of
- * those, *ret_failed (may be NULL) counts the ones a worker failed. */
-int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n,
-			  uint64_t *ret_failed);
+ * its leases), or other than one that failed them (lease_failures). */
+int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n);
+/* Of those, the ones some worker failed (store_lease_reject, _run_failed). */
+int store_lease_failed_waiting(struct store *st, int64_t job_id,
+			       uint64_t *ret_n);
 /* done, same epoch: checked = 1 (passed; waits for agreement). */
 int store_lease_set_checked(struct store *st, int64_t id, uint64_t epoch,
 			    double now);

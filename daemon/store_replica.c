@@ -29,18 +29,15 @@ const char *const sdb_replica_sql[S_COUNT] = {
 			     "GROUP BY state",
 	/* Pending leases that some worker may not take (the claim's
 	 * exclusions): another lease of their group is held by, or was
-	 * computed by, a worker; or a worker failed them. Then how many of
-	 * those a worker failed. */
+	 * computed by, a worker; or a worker failed them. */
 	[S_REPLICA_WAITING] =
-		"SELECT count(*), coalesce(sum(failed), 0) FROM ("
-		"SELECT EXISTS (SELECT 1 FROM lease_failures AS f "
-		"WHERE f.lease_id = l.id) AS failed, "
-		"EXISTS (SELECT 1 FROM leases AS o "
+		"SELECT count(*) FROM leases AS l WHERE l.job_id = ?1 "
+		"AND l.state = ?2 AND (EXISTS (SELECT 1 FROM leases AS o "
 		"WHERE o.id != l.id AND o.worker_id IS NOT NULL "
 		"AND (o.id = coalesce(l.replica_of, l.id) "
-		"OR o.replica_of = coalesce(l.replica_of, l.id))) AS grouped "
-		"FROM leases AS l WHERE l.job_id = ?1 AND l.state = ?2) "
-		"WHERE failed OR grouped",
+		"OR o.replica_of = coalesce(l.replica_of, l.id))) "
+		"OR EXISTS (SELECT 1 FROM lease_failures AS f "
+		"WHERE f.lease_id = l.id))",
 	[S_JOB_REPLICATE_SET] = "UPDATE jobs SET replicate = ?2 WHERE id = ?1",
 	[S_JOB_REPLICATE_GET] = "SELECT replicate FROM jobs WHERE id = ?1",
 	[S_WORKER_CONFIRM] = "UPDATE workers SET streak = streak + 1, "
@@ -223,30 +220,24 @@ out:
 	return r;
 }
 
-int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n,
-			  uint64_t *ret_failed)
+int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n)
 {
 	static const char what[] = "store_replica_waiting";
 	sqlite3_stmt *s = sdb_stmt(st, S_REPLICA_WAITING);
-	int64_t n, failed;
-	int rc, r = 0;
+	int64_t n = 0;
+	int r;
 
 	if (!ret_n)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
 	BIND(sqlite3_bind_int64(s, 1, job_id));
 	BIND(sqlite3_bind_int(s, 2, LEASE_PENDING));
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
-		r = sdb_fail(st, rc, what);
-		goto out;
-	}
-	n = sqlite3_column_int64(s, 0);
-	failed = sqlite3_column_int64(s, 1);
-	*ret_n = n > 0 ? (uint64_t)n : 0;
-	if (ret_failed)
-		*ret_failed = failed > 0 ? (uint64_t)failed : 0;
+	r = sdb_step_int(st, s, &n, what);
+	s = NULL;
+	if (r == 0)
+		*ret_n = (uint64_t)n;
 out:
-	sdb_stmt_done(s);
+	if (s)
+		sdb_stmt_done(s);
 	return r;
 }
 

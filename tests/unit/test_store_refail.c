@@ -36,7 +36,8 @@ static void waiting_is(struct store *st, int64_t job, uint64_t n,
 {
 	uint64_t w = 99, f = 99;
 
-	assert_int_equal(store_replica_waiting(st, job, &w, &f), 0);
+	assert_int_equal(store_replica_waiting(st, job, &w), 0);
+	assert_int_equal(store_lease_failed_waiting(st, job, &f), 0);
 	assert_int_equal(w, n);
 	assert_int_equal(f, failed);
 }

@@ -71,7 +71,7 @@ static void test_group_and_claim(void **state)
 	assert_int_equal(store_lease_replica_of(st, r, &of, &checked), 0);
 	assert_int_equal(of, p.id);
 	assert_int_equal(checked, 0);
-	assert_int_equal(store_replica_waiting(st, job, &waiting, NULL), 0);
+	assert_int_equal(store_replica_waiting(st, job, &waiting), 0);
 	assert_int_equal(waiting, 1);
 	/* w1 computed the primary: no claim for it; w2's is the replica. */
 	assert_int_equal(claim_by(st, w1), 0);
