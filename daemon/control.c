@@ -32,7 +32,8 @@ static void generic_after(void *arg);
 
 static json_t *job_json(struct store *st, const struct store_job *j)
 {
-	uint64_t counts[LEASE_NSTATES] = {0}, rcounts[LEASE_NSTATES] = {0}, waiting = 0;
+	uint64_t counts[LEASE_NSTATES] = {0}, rcounts[LEASE_NSTATES] = {0};
+	uint64_t waiting = 0, wfailed = 0;
 	int full = 0;
 	const struct workload *wl = workload_find(j->workload);
 	struct store_lease *leases = NULL;
@@ -45,6 +46,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	store_damage_get(st, j->id, &damaged);
 	store_replica_counts(st, j->id, rcounts);
 	store_replica_waiting(st, j->id, &waiting);
+	store_lease_failed_waiting(st, j->id, &wfailed);
 	store_job_get_replicate(st, j->id, &full);
 	for (int s = 0; s < LEASE_NSTATES; s++) {
 		json_object_set_new(lc, lease_state_name((enum lease_state)s),
@@ -70,7 +72,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 	if (j->state == JOB_ACTIVE && j->carve_done && counts[LEASE_LEASED] &&
 	    !counts[LEASE_PENDING])
 		sched_holders(st, j->id, held, sizeof(held));
-	json_t *out = json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:I, s:s, s:o, s:o, s:f, s:f, s:b, s:s?, s:o}",
+	json_t *out = json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:s, s:o, s:o, s:f, s:f, s:b, s:s?, s:o}",
 		"id", (json_int_t)j->id,
 		"workload", j->workload,
 		"unit_name", wl ? wl->unit_name : "units",
@@ -82,6 +84,7 @@ static json_t *job_json(struct store *st, const struct store_job *j)
 		"leases", lc,
 		"replicas", rl,
 		"replicas_waiting", (json_int_t)waiting,
+		"failed_waiting", (json_int_t)wfailed,
 		"check", full ? "full" : "sample",
 		"workers", workers,
 		"reason", j->reason ? json_string(j->reason) : json_null(),
@@ -130,6 +133,31 @@ static void status_work(struct store *st, void *arg)
 	r->reply = json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
 }
 
+/* Every pending lease of a job needs a worker other than some: one that
+ * computed another result of its group, or one that failed it (the
+ * claim's exclusions, store_replica_waiting). */
+static void waiting_reason(char *why, size_t len, json_int_t waiting,
+			   json_int_t failed)
+{
+	json_int_t grouped = waiting - failed;
+
+	if (failed == 0)
+		snprintf(why, len, "waiting for a second worker to confirm "
+			 "results: %" JSON_INTEGER_FORMAT " lease(s) need a "
+			 "worker that did not compute them", waiting);
+	else if (grouped <= 0)
+		snprintf(why, len, "waiting for another worker: %"
+			 JSON_INTEGER_FORMAT " lease(s) failed on a worker and "
+			 "are granted only to a worker that did not fail them",
+			 failed);
+	else
+		snprintf(why, len, "waiting for another worker: %"
+			 JSON_INTEGER_FORMAT " lease(s) need a worker that did "
+			 "not compute them, %" JSON_INTEGER_FORMAT " failed on a "
+			 "worker and need one that did not fail them", grouped,
+			 failed);
+}
+
 /* Add what only the loop knows: rate, ETA, and why a job is not moving. */
 static void status_after(void *arg)
 {
@@ -164,13 +192,12 @@ static void status_after(void *arg)
 			int carve_done = json_is_true(json_object_get(j, "carve_done"));
 			json_t *rl = json_object_get(j, "replicas");
 			json_int_t waiting = json_integer_value(json_object_get(j, "replicas_waiting"));
+			json_int_t wfailed = json_integer_value(json_object_get(j, "failed_waiting"));
 			json_int_t rpending = json_integer_value(json_object_get(rl, "pending"));
 			if (leased + json_integer_value(json_object_get(rl, "leased")) == 0 &&
 			    waiting > 0 && waiting == pending + rpending) {
-				char why[200];
-				snprintf(why, sizeof(why), "waiting for a second worker to "
-					 "confirm results: %" JSON_INTEGER_FORMAT " lease(s) "
-					 "need a worker that did not compute them", waiting);
+				char why[300];
+				waiting_reason(why, sizeof(why), waiting, wfailed);
 				json_object_set_new(j, "reason", json_string(why));
 			} else if (leased == 0 && (pending > 0 || !carve_done) &&
 			    !conn_workload_served(r->d, wl)) {

@@ -186,13 +186,20 @@ static void explain_no_lease(struct store *st, struct sched_claim *c)
 {
 	struct store_job *jobs = NULL;
 	size_t n = 0, active = 0, paused = 0;
+	uint64_t waiting = 0;
 
 	if (store_job_list(st, &jobs, &n) == 0) {
 		for (size_t i = 0; i < n; i++) {
-			if (jobs[i].state == JOB_ACTIVE)
+			uint64_t w = 0;
+
+			if (jobs[i].state == JOB_ACTIVE) {
 				active++;
-			else if (jobs[i].state == JOB_PAUSED)
+				if (store_replica_waiting(st, jobs[i].id,
+							  &w) == 0)
+					waiting += w;
+			} else if (jobs[i].state == JOB_PAUSED) {
 				paused++;
+			}
 		}
 		store_job_free_array(jobs, n);
 	}
@@ -201,6 +208,12 @@ static void explain_no_lease(struct store *st, struct sched_claim *c)
 		snprintf(c->reason, sizeof(c->reason), "no jobs");
 	else if (active == 0)
 		snprintf(c->reason, sizeof(c->reason), "all jobs are paused");
+	else if (waiting)
+		/* The claim's exclusions (store_lease_claim_pending). */
+		snprintf(c->reason, sizeof(c->reason), "%" PRIu64 " pending "
+			 "lease(s) wait for another worker: one that did not "
+			 "fail them or compute another result of their group",
+			 waiting);
 	else {
 		sched_holders(st, 0, c->reason, sizeof(c->reason));
 		if (!c->reason[0])

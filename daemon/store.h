@@ -181,7 +181,9 @@ int store_lease_insert_leased(struct store *st, int64_t job_id,
 			      struct store_lease *ret);
 /* Grant the oldest pending lease of an active job whose workload is in
  * workloads_json: one UPDATE ... RETURNING (state leased, epoch+1,
- * attempts+1, worker, deadline). GERR_NOTFOUND if none. */
+ * attempts+1, worker, deadline). Never one whose group this worker holds
+ * or computed, nor one it failed (store_lease_reject, _run_failed).
+ * GERR_NOTFOUND if none. */
 int store_lease_claim_pending(struct store *st, int64_t worker_id,
 			      const char *workloads_json, double deadline,
 			      double now, struct store_lease *ret);
@@ -217,7 +219,8 @@ int store_lease_set_result(struct store *st, int64_t id, uint64_t epoch,
 int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
 			     double now);
 /* done, same epoch -> pending (failures+1) or failed when failures reaches
- * max_failures. The checkpoint is kept; the result reference is cleared.
+ * max_failures. The checkpoint is kept; the result reference is cleared;
+ * the producer is recorded in lease_failures (never granted it again).
  * *ret_state (may be NULL) receives the new state. */
 int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, uint32_t max_failures, double now,
@@ -235,7 +238,8 @@ int store_lease_revoke(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, double now);
 /* leased, same epoch: the holder's run failed. -> pending (failures+1) or
  * failed when failures reaches max_failures, as store_lease_reject; the
- * checkpoint is kept. *ret_state (may be NULL) receives the new state. */
+ * checkpoint is kept and the holder recorded in lease_failures. *ret_state
+ * (may be NULL) receives the new state. */
 int store_lease_run_failed(struct store *st, int64_t id, uint64_t epoch,
 			   const char *reason, uint32_t max_failures,
 			   double now, enum lease_state *ret_state);
@@ -378,9 +382,13 @@ int store_lease_insert_replica(struct store *st, int64_t primary, double now,
 /* Counts per state of a job's replicas. */
 int store_replica_counts(struct store *st, int64_t job_id,
 			 uint64_t counts[LEASE_NSTATES]);
-/* A job's pending leases that need a worker other than one named in their
- * group (held or computed another of its leases). */
+/* A job's pending leases that some worker may not claim: they need a
+ * worker other than one named in their group (held or computed another of
+ * its leases), or other than one that failed them (lease_failures). */
 int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n);
+/* Of those, the ones some worker failed (store_lease_reject, _run_failed). */
+int store_lease_failed_waiting(struct store *st, int64_t job_id,
+			       uint64_t *ret_n);
 /* done, same epoch: checked = 1 (passed; waits for agreement). */
 int store_lease_set_checked(struct store *st, int64_t id, uint64_t epoch,
 			    double now);

@@ -28,6 +28,11 @@ const char *const sdb_lease_row_sql[S_COUNT] = {
 			       "WHERE worker_id = ?1 AND state = ?2",
 	/* The jobs subquery reads the small jobs table, so the leases are
 	 * found through leases_job (job_id, state). */
+	/* Pending leases some worker failed: only another may take them. */
+	[S_LEASE_FAILED_WAITING] =
+		"SELECT count(*) FROM leases AS l WHERE l.job_id = ?1 "
+		"AND l.state = ?2 AND EXISTS (SELECT 1 FROM lease_failures "
+		"AS f WHERE f.lease_id = l.id)",
 	[S_LEASE_HOLDERS] =
 		"SELECT w.name, count(*) AS n FROM leases AS l "
 		"JOIN workers AS w ON w.id = l.worker_id "
@@ -246,6 +251,28 @@ int store_lease_holders(struct store *st, int64_t job_id,
 		*ret = a;
 		*ret_n = n;
 	}
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return r;
+}
+
+int store_lease_failed_waiting(struct store *st, int64_t job_id,
+			       uint64_t *ret_n)
+{
+	static const char what[] = "store_lease_failed_waiting";
+	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_FAILED_WAITING);
+	int64_t n = 0;
+	int r;
+
+	if (!ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	BIND(sqlite3_bind_int64(s, 1, job_id));
+	BIND(sqlite3_bind_int(s, 2, LEASE_PENDING));
+	r = sdb_step_int(st, s, &n, what);
+	s = NULL;
+	if (r == 0)
+		*ret_n = (uint64_t)n;
 out:
 	if (s)
 		sdb_stmt_done(s);

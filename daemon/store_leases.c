@@ -29,8 +29,10 @@
 const char *const sdb_lease_sql[S_COUNT] = {
 	/* The oldest pending lease of an active job of a wanted workload,
 	 * granted in the same statement; never one whose group (a primary
-	 * and its replicas) has another lease this worker holds or computed:
-	 * a result is confirmed only by another worker's. */
+	 * and its replicas) has another lease this worker holds or computed
+	 * (a result is confirmed only by another worker's), never one this
+	 * worker failed (lease_failures: one try per worker, so a lazy worker
+	 * gets one verification seed per lease, not one per failure). */
 	[S_LEASE_CLAIM] =
 		"UPDATE leases SET state = ?4, epoch = epoch + 1, "
 		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
@@ -44,6 +46,8 @@ const char *const sdb_lease_sql[S_COUNT] = {
 		"WHERE o.worker_id = ?5 AND o.id != l.id "
 		"AND (o.id = coalesce(l.replica_of, l.id) "
 		"OR o.replica_of = coalesce(l.replica_of, l.id))) "
+		"AND NOT EXISTS (SELECT 1 FROM lease_failures AS f "
+		"WHERE f.lease_id = l.id AND f.worker_id = ?5) "
 		"ORDER BY l.id LIMIT 1) RETURNING " LEASE_COLS,
 	[S_LEASE_HEARTBEAT] = "UPDATE leases SET state = ?4, units_done = ?5, "
 			      "deadline = ?6, updated_at = ?7, " PROGRESS_SET("?5", "?7")
@@ -60,6 +64,12 @@ const char *const sdb_lease_sql[S_COUNT] = {
 	[S_LEASE_VERIFIED] = "UPDATE leases SET state = ?4, updated_at = ?5"
 			     LEASE_WHERE_ONE,
 	[S_LEASE_FAILURES] = "SELECT failures FROM leases" LEASE_WHERE_ONE,
+	/* The holder or producer of a failing lease, recorded before the
+	 * move clears it. */
+	[S_LEASE_FAILED_BY] =
+		"INSERT OR IGNORE INTO lease_failures (lease_id, worker_id) "
+		"SELECT id, worker_id FROM leases" LEASE_WHERE_ONE
+		" AND worker_id IS NOT NULL",
 	/* The producer stays recorded on a failed lease; a pending one has no
 	 * holder. Work resumes from the checkpoint. */
 	[S_LEASE_REJECT] =
@@ -412,7 +422,8 @@ out:
 
 /* A failure of lease (id, epoch) in state `from` (a result that failed
  * verification, or a run that failed on its holder): failures+1, back to
- * pending, or failed once failures reaches max_failures. */
+ * pending, or failed once failures reaches max_failures; its worker is
+ * added to the lease's lease_failures, which the claim skips. */
 static int lease_fail(struct store *st, enum stmt_id sid,
 		      enum lease_state from, int64_t id, uint64_t epoch,
 		      const char *reason, uint32_t max_failures, double now,
@@ -439,6 +450,13 @@ static int lease_fail(struct store *st, enum stmt_id sid,
 	r = 0;
 	if ((uint64_t)failures + 1 >= max_failures)
 		m.to = LEASE_FAILED;
+	s = sdb_stmt(st, S_LEASE_FAILED_BY);
+	BIND(sqlite3_bind_int64(s, 1, id));
+	BIND(sqlite3_bind_int64(s, 2, (int64_t)(epoch & INT64_MAX)));
+	BIND(sqlite3_bind_int(s, 3, from));
+	s = NULL;
+	if ((r = sdb_run(st, S_LEASE_FAILED_BY, what)))
+		goto out;
 	s = sdb_stmt(st, sid);
 	BIND(sdb_bind_text(s, 5, reason));
 	BIND(sqlite3_bind_double(s, 6, now));

@@ -27,14 +27,17 @@ const char *const sdb_replica_sql[S_COUNT] = {
 	[S_REPLICA_COUNTS] = "SELECT state, count(*) FROM leases "
 			     "WHERE job_id = ?1 AND replica_of IS NOT NULL "
 			     "GROUP BY state",
-	/* Pending leases that some worker may not take: another lease of
-	 * their group is held by, or was computed by, a worker. */
+	/* Pending leases that some worker may not take (the claim's
+	 * exclusions): another lease of their group is held by, or was
+	 * computed by, a worker; or a worker failed them. */
 	[S_REPLICA_WAITING] =
 		"SELECT count(*) FROM leases AS l WHERE l.job_id = ?1 "
-		"AND l.state = ?2 AND EXISTS (SELECT 1 FROM leases AS o "
+		"AND l.state = ?2 AND (EXISTS (SELECT 1 FROM leases AS o "
 		"WHERE o.id != l.id AND o.worker_id IS NOT NULL "
 		"AND (o.id = coalesce(l.replica_of, l.id) "
-		"OR o.replica_of = coalesce(l.replica_of, l.id)))",
+		"OR o.replica_of = coalesce(l.replica_of, l.id))) "
+		"OR EXISTS (SELECT 1 FROM lease_failures AS f "
+		"WHERE f.lease_id = l.id))",
 	[S_JOB_REPLICATE_SET] = "UPDATE jobs SET replicate = ?2 WHERE id = ?1",
 	[S_JOB_REPLICATE_GET] = "SELECT replicate FROM jobs WHERE id = ?1",
 	[S_WORKER_CONFIRM] = "UPDATE workers SET streak = streak + 1, "

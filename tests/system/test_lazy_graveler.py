@@ -5,9 +5,13 @@ Binomial(231, 1/4) expectations that passes every decoder check) is refused
 by verification, which recomputes segments drawn with gpud's secret seed
 after the upload; so is the attack of the issue (a few segments computed,
 everything else expectations). An honest worker then redoes the leases and
-the job ends exact."""
+the job ends exact. A refused lease is never granted to the worker that
+failed it again, even after gpud is killed and restarted: the lazy worker's
+second claim gets new work, its third none (both leases wait for another
+worker, and gpuctl status says so)."""
 import os
 import re
+import sqlite3
 import subprocess
 
 from harness import BUILD, Cluster, RawWorker, answer_core, blob, check, reference_answer, run, wait_for
@@ -47,10 +51,32 @@ def test_lazy_graveler(cl: Cluster):
     name, secret = cl.ctl("token", "add", "lazy").stdout.strip().split(":", 1)
     rw = RawWorker(cl.port, name, bytes.fromhex(secret))
     rw.login()
-    cheat(cl, rw, 0.5)              # half of the lease computed
-    cheat(cl, rw, 1024 / 16384.0)   # the issue's attack: 1,024 chunks
+    first = cheat(cl, rw, 0.5)      # half of the lease computed
     rw.close()
-    check(cl.status(job)["state"] != "done", "job done from forged results")
+    # Who failed a lease is durable: kill -9 and restart gpud.
+    cl.kill_gpud()
+    cl.start_gpud()
+    rw = RawWorker(cl.port, name, bytes.fromhex(secret))
+    rw.login()
+    second = cheat(cl, rw, 1024 / 16384.0)  # the issue's attack: 1,024 chunks
+    check(second != first, "lease %d was granted again to the worker that failed it" % first)
+    # Both leases wait for another worker; the lazy one gets none.
+    rw.send_msg("CLAIM", {"rate": 0})
+    nl, _ = rw.expect("NOLEASE", timeout=30)
+    check("wait for another worker" in nl["reason"], "the lazy worker's refusal: %s" % nl)
+    rw.close()
+    con = sqlite3.connect("file:%s?mode=ro" % os.path.join(cl.data, "gpud.db"), uri=True)
+    try:
+        grants = con.execute("SELECT e.lease_id, count(*) FROM events AS e JOIN workers AS w "
+                             "ON w.id = e.worker_id WHERE e.kind = 'grant' AND w.name = ? "
+                             "GROUP BY e.lease_id", (name,)).fetchall()
+    finally:
+        con.close()
+    check(sorted(grants) == sorted([(first, 1), (second, 1)]),
+          "each lease granted once to the lazy worker: %s" % grants)
+    st = cl.status(job)
+    check(st["state"] != "done", "job done from forged results")
+    check("failed on a worker" in (st.get("reason") or ""), "status reason: %s" % st.get("reason"))
     # An honest worker redoes the refused leases: the exact answer.
     cl.start_worker("cpu:1")
     cl.wait_job(job, timeout=120)

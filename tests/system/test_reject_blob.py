@@ -27,7 +27,9 @@ def blob(raw, lease, epoch):
 def test_reject_blob(cl: Cluster):
     cl.start_gpud()
     job = cl.submit("sudoku", box="2x2")
-    name, secret = cl.token()
+    # Another worker than the real one below: a lease is never granted
+    # again to a worker that failed it.
+    _, name, secret = cl.add_token("forger")
     rw = RawWorker(cl.port, name, secret, workloads=("sudoku",))
     rw.login()
     rw.send_msg("CLAIM", {"rate": 0})
@@ -42,7 +44,7 @@ def test_reject_blob(cl: Cluster):
              in cl.log_text("gpud"), 30, "the verification to fail")
     check(not os.path.exists(path), "the rejected result's blob %s is still on disk" % path)
     rw.close()
-    # The lease is pending again and a real worker finishes the job.
+    # The lease is pending again and a real (other) worker finishes the job.
     cl.start_worker("cpu:1")
     cl.wait_job(job, timeout=120)
     blobs = [f for _, _, fs in os.walk(os.path.join(cl.data, "blobs")) for f in fs]

@@ -2,7 +2,9 @@
 result blob is damaged, then extended, fails the extension's run on every
 worker (the state it starts from does not fetch); after --max-failures such
 runs the job fails with a reason naming the lease and the last error,
-instead of the lease being granted again once a second forever."""
+instead of the lease being granted again once a second forever. A lease
+whose run failed on a worker is never granted to that worker again, so
+each of the --max-failures runs is on another worker."""
 import os
 import re
 import sqlite3
@@ -33,7 +35,9 @@ def test_run_failure(cl: Cluster):
         f.write(bytes([b[0] ^ 0x5A]))
 
     cl.ctl("extend", str(job), "--to", "60000")
-    cl.start_worker("cpu:1", ["--no-run-ahead"])
+    for i in range(3):
+        tf, _, _ = cl.add_token("w%d" % i)
+        cl.start_worker("cpu:1", ["--no-run-ahead"], token_file=tf)
     st = wait_for(lambda: (lambda s: s if s["state"] != "active" else None)(cl.status(job)),
                   60, "the job to stop being active")
     db = sqlite3.connect("file:%s/gpud.db?mode=ro" % cl.data, uri=True)
@@ -47,6 +51,11 @@ def test_run_failure(cl: Cluster):
           "reason should name the lease and the last error: %r" % st["reason"])
     grants = re.findall(r"lease grant job=%d lease=%d " % (job, lease), cl.log_text("gpud"))
     check(len(grants) == 3, "the lease was granted %d times, want 3" % len(grants))
+    db = sqlite3.connect("file:%s/gpud.db?mode=ro" % cl.data, uri=True)
+    by = db.execute("SELECT DISTINCT worker_id FROM events WHERE kind = 'run_failed' "
+                    "AND lease_id = ?", (lease,)).fetchall()
+    db.close()
+    check(len(by) == 3, "the lease's runs should fail on 3 different workers: %s" % by)
     # And it is not granted again.
     time.sleep(2)
     grants = re.findall(r"lease grant job=%d lease=%d " % (job, lease), cl.log_text("gpud"))

@@ -280,7 +280,14 @@ static void test_failed_verification_retries_then_fails(void **state)
 	assert_int_equal(w.failures, 1);
 	free(w.name);
 	free(w.device);
-	/* The retry is the same lease at the next epoch. */
+	/* Its producer never gets it again: new work instead. */
+	claim(f, &again);
+	assert_int_equal(again.rc, 0);
+	assert_true(again.lease.id != c.lease.id);
+	sched_claim_clear(&again);
+	/* Another worker's retry is the same lease at the next epoch. */
+	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", 1000,
+					     &f->worker), 0);
 	claim(f, &again);
 	assert_int_equal(again.rc, 0);
 	assert_int_equal(again.lease.id, c.lease.id);
@@ -748,6 +755,7 @@ static void test_run_failures_fail_the_job(void **state)
 	struct store_lease l;
 	struct store_job job = {0};
 	char want[128];
+	int64_t id;
 
 	claim(f, &c);
 	release(f, &r, f->worker, c.lease.id, 1, ""); /* a plain release */
@@ -764,8 +772,17 @@ static void test_run_failures_fail_the_job(void **state)
 	assert_int_equal(store_job_get(f->st, f->job, &job), 0);
 	assert_non_null(strstr(job.reason, "failure 1 of 2"));
 	store_job_clear(&job);
+	/* The worker it failed on gets other work; another worker gets it. */
+	id = c.lease.id;
 	sched_claim_clear(&c);
 	claim(f, &c);
+	assert_int_equal(c.rc, 0);
+	assert_true(c.lease.id != id);
+	sched_claim_clear(&c);
+	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", 1000,
+					     &f->worker), 0);
+	claim(f, &c);
+	assert_int_equal(c.lease.id, id);
 	assert_int_equal(c.lease.epoch, 3);
 	release(f, &r, f->worker, c.lease.id, 3, "fetch: blob corrupt");
 	assert_int_equal(r.rc, 0);

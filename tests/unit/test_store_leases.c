@@ -363,7 +363,7 @@ static void test_reject_then_failed(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
 	int64_t job = add_job(st, "graveler");
-	int64_t w = add_worker(st, "w1");
+	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
 	struct store_lease l = add_lease(st, job, w, 10), g;
 	enum lease_state ns = LEASE_NSTATES;
 
@@ -383,7 +383,10 @@ static void test_reject_then_failed(void **state)
 	assert_string_equal(g.last_error, "histogram off");
 	store_lease_clear(&g);
 
+	/* Its producer never gets it again; another worker does. */
 	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
+						   100.0, 4.0, &g), GERR_NOTFOUND);
+	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
 						   100.0, 4.0, &g), 0);
 	assert_int_equal(g.epoch, 2);
 	store_lease_clear(&g);
@@ -396,7 +399,7 @@ static void test_reject_then_failed(void **state)
 	assert_int_equal(g.failures, 2);
 	assert_null(g.result);
 	assert_string_equal(g.checkpoint, "ck");
-	assert_int_equal(g.worker_id, w);
+	assert_int_equal(g.worker_id, w2);
 	store_lease_clear(&g);
 	/* Failed is final. */
 	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
@@ -455,7 +458,7 @@ static void test_run_failed_then_failed(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
 	int64_t job = add_job(st, "graveler");
-	int64_t w = add_worker(st, "w1");
+	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
 	struct store_lease l = add_lease(st, job, w, 10), g;
 	enum lease_state ns = LEASE_NSTATES;
 
@@ -476,8 +479,11 @@ static void test_run_failed_then_failed(void **state)
 	assert_int_equal(store_lease_run_failed(st, l.id, 1, "x", 2, 3.0, NULL),
 			 GERR_STALE);
 
-	/* The second failure fails it (max 2 here). */
+	/* The second failure, on another worker (w failed it), fails it
+	 * (max 2 here). */
 	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
+						   100.0, 4.0, &g), GERR_NOTFOUND);
+	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
 						   100.0, 4.0, &g), 0);
 	store_lease_clear(&g);
 	assert_int_equal(store_lease_run_failed(st, l.id, 2, "again", 2, 5.0,
@@ -486,7 +492,7 @@ static void test_run_failed_then_failed(void **state)
 	get_lease(st, l.id, &g);
 	assert_int_equal(g.state, LEASE_FAILED);
 	assert_int_equal(g.failures, 2);
-	assert_int_equal(g.worker_id, w);
+	assert_int_equal(g.worker_id, w2);
 	assert_string_equal(g.checkpoint, "ck");
 	store_lease_clear(&g);
 	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
