@@ -260,21 +260,6 @@ out:
 int store_lease_failed_waiting(struct store *st, int64_t job_id,
 			       uint64_t *ret_n)
 {
-	static const char what[] = "store_lease_failed_waiting";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_FAILED_WAITING);
-	int64_t n = 0;
-	int r;
-
-	if (!ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	BIND(sqlite3_bind_int(s, 2, LEASE_PENDING));
-	r = sdb_step_int(st, s, &n, what);
-	s = NULL;
-	if (r == 0)
-		*ret_n = (uint64_t)n;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return r;
+	return sdb_count(st, S_LEASE_FAILED_WAITING, job_id, LEASE_PENDING,
+			 ret_n, "store_lease_failed_waiting");
 }
