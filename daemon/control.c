@@ -197,8 +197,11 @@ static void status_after(void *arg)
 			if (leased + json_integer_value(json_object_get(rl, "leased")) == 0 &&
 			    waiting > 0 && waiting == pending + rpending) {
 				char why[300];
+				const char *last = json_string_value(json_object_get(j, "reason"));
 				waiting_reason(why, sizeof(why), waiting, wfailed);
-				json_object_set_new(j, "reason", json_string(why));
+				/* The job's own reason (the last failure) stays. */
+				json_object_set_new(j, "reason", last ?
+					json_sprintf("%s; %s", why, last) : json_string(why));
 			} else if (leased == 0 && (pending > 0 || !carve_done) &&
 			    !conn_workload_served(r->d, wl)) {
 				char why[160];
