@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gerr.h"
+#include "par.h"
 #include "graveler.h"
 #include "graveler_cuda.h"
 #include "workload.h"
@@ -265,19 +267,43 @@ static int check_segment(const struct graveler_acc *a, uint32_t k,
 	return 0;
 }
 
+/* The segments verify recomputes, one per par_run chunk: the first
+ * maximum's (which also gives the first battle reaching it) first. */
+struct seg_check {
+	const struct graveler_acc *a;
+	uint32_t k[VERIFY_SEGMENTS + 1];
+	int rc[VERIFY_SEGMENTS + 1];
+	uint64_t first;           /* of k[0] */
+	char err[VERIFY_SEGMENTS + 1][WL_ERRLEN];
+};
+
+static void seg_check_one(void *arg, size_t i)
+{
+	struct seg_check *c = arg;
+
+	c->rc[i] = check_segment(c->a, c->k[i], i == 0 ? &c->first : NULL,
+				 c->err[i], sizeof(c->err[i]));
+}
+
+/* Threads for the recomputation: up to 16 of this machine's CPUs. */
+static size_t verify_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 16 ? 16 : (size_t)n;
+}
+
 /* The decoder has tied the records to the histogram, max and first; here
  * the first maximum's segment and VERIFY_SEGMENTS others, drawn with the
  * coordinator's secret per-verification seed after the upload, are
- * recomputed. */
+ * recomputed, side by side on up to 16 threads. */
 static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 		      size_t errlen)
 {
-	uint32_t kf = graveler_chunk_segment(a->begin, a->end,
-					     a->first / GRAVELER_CHUNK);
-	uint32_t picked[VERIFY_SEGMENTS], count;
-	uint64_t f2, r = vseed;
+	struct seg_check *c;
+	uint32_t count, n_k = 1;
+	uint64_t r = vseed;
 	unsigned n;
-	int rc;
+	int rc = 0;
 
 	/* The claimed maximum battle, from the definition. */
 	n = graveler_battle_count_ref(a->seed, a->first);
@@ -287,37 +313,45 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 		       a->first, n, a->max);
 		return GERR_VERIFY;
 	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return GERR_NOMEM;
+	c->a = a;
 	/* Its segment: the record, and no earlier battle reaching it. */
-	rc = check_segment(a, kf, &f2, err, errlen);
-	if (rc)
-		return rc;
-	if (f2 != a->first) {
-		gerr_printf(err, errlen, "graveler verify: segment %u's first "
-		       "maximum is battle %" PRIu64 ", result claims %" PRIu64,
-		       kf, f2, a->first);
-		return GERR_VERIFY;
-	}
+	c->k[0] = graveler_chunk_segment(a->begin, a->end,
+					 a->first / GRAVELER_CHUNK);
 	/* K distinct segments, uniform over all of them. */
 	count = a->nseg < VERIFY_SEGMENTS ? a->nseg : VERIFY_SEGMENTS;
-	for (uint32_t s = 0; s < count; s++) {
+	for (uint32_t s = 0, kf_drawn = 0; s < count; s++) {
 		uint32_t k;
 		int dup;
 		do {
 			r += GRAVELER_GOLDEN;
 			k = count == a->nseg ? s
 					     : (uint32_t)(mix64(r) % a->nseg);
-			dup = 0;
-			for (uint32_t t = 0; t < s; t++)
-				dup |= picked[t] == k;
+			dup = k == c->k[0] && kf_drawn;
+			for (uint32_t t = 1; t < n_k; t++)
+				dup |= c->k[t] == k;
 		} while (dup);
-		picked[s] = k;
-		if (k == kf)
-			continue;
-		rc = check_segment(a, k, NULL, err, errlen);
-		if (rc)
-			return rc;
+		if (k == c->k[0])
+			kf_drawn = 1; /* drawn, and recomputed already */
+		else
+			c->k[n_k++] = k;
 	}
-	return 0;
+	par_run(seg_check_one, c, n_k, verify_threads());
+	for (uint32_t i = 0; i < n_k && rc == 0; i++) {
+		rc = c->rc[i];
+		if (rc)
+			gerr_printf(err, errlen, "%s", c->err[i]);
+	}
+	if (rc == 0 && c->first != a->first) {
+		gerr_printf(err, errlen, "graveler verify: segment %u's first "
+		       "maximum is battle %" PRIu64 ", result claims %" PRIu64,
+		       c->k[0], c->first, a->first);
+		rc = GERR_VERIFY;
+	}
+	free(c);
+	return rc;
 }
 
 static int gw_verify(void *ctx, const json_t *params, const json_t *spec,
