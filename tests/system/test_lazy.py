@@ -100,7 +100,7 @@ def officers_fabricate(raw):
 
 
 def test_lazy_officers(cl: Cluster):
-    cl.gpud_args = ["--lease-units", "60000", "--heartbeat", "0.5"]
+    cl.gpud_args = ["--lease-units", "60000", "--heartbeat", "0.5", "--lease-timeout", "60"]
     cl.start_gpud()
     job = cl.submit("officers", to=60000)
     _, why = lazy_upload(cl, "officers", officers_fabricate)
@@ -120,7 +120,7 @@ def othello_fabricate(raw):
 
 
 def test_lazy_othello(cl: Cluster):
-    cl.gpud_args = ["--lease-units", "2000", "--heartbeat", "0.5"]
+    cl.gpud_args = ["--lease-units", "2000", "--heartbeat", "0.5", "--lease-timeout", "60"]
     cl.start_gpud()
     job = cl.submit("othello", random=2000, empties=10, seed=20)
     _, why = lazy_upload(cl, "othello", othello_fabricate)
