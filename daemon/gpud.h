@@ -116,6 +116,9 @@ struct gpud {
 	char storage_msg[200];
 	uv_work_t storage_probe;  /* datadir_probe on the thread pool */
 	int probing, probe_rc;
+	/* A verification could not commit (storage): every stored result is
+	 * verified again once the data directory is writable (the wake). */
+	int reverify;
 	/* The last time accept() found no descriptor (uv_now() ms, 0 never),
 	 * and what gpuctl status says about it. */
 	uint64_t fd_short_ms;

@@ -189,6 +189,7 @@ static void on_sample_timer(uv_timer_t *t)
 
 struct recover_req {
 	struct gpud *d;
+	int at_start;             /* no worker is connected yet */
 	struct store_lease *done;
 	size_t n;
 };
@@ -197,7 +198,8 @@ static void recover_work(struct store *st, void *arg)
 {
 	struct recover_req *r = arg;
 
-	health_reset(st);
+	if (r->at_start)
+		health_reset(st);
 	if (store_lease_list_state(st, LEASE_DONE, &r->done, &r->n)) {
 		r->done = NULL;
 		r->n = 0;
@@ -216,6 +218,31 @@ static void recover_after(void *arg)
 	}
 	store_lease_free_array(r->done, r->n);
 	free(r);
+}
+
+/* Verify every stored result (done, not verified): at start, and after a
+ * verification could not commit for want of storage. */
+static void recover(struct gpud *d, int at_start)
+{
+	struct recover_req *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return;
+	r->d = d;
+	r->at_start = at_start;
+	if (dbq_submit(d->dbq, recover_work, recover_after, r))
+		free(r);
+}
+
+/* The wake hook (gpud.h): parked claims, and the verifications that could
+ * not commit, once storage is back. */
+static void server_wake(struct gpud *d)
+{
+	conn_wake_parked(d);
+	if (d->reverify && !d->storage_error && !d->stopping) {
+		d->reverify = 0;
+		recover(d, 0);
+	}
 }
 
 /* ---- listeners ---- */
@@ -411,7 +438,7 @@ int server_start(struct gpud *d)
 	char dbpath[4096];
 	int rc;
 
-	d->wake_parked = conn_wake_parked;
+	d->wake_parked = server_wake;
 	snprintf(dbpath, sizeof(dbpath), "%s/gpud.db", d->cfg.data_dir);
 	/* Checked before anything is written: listen_pipe replaces a socket
 	 * file, which must be none but a dead gpud's. */
@@ -442,12 +469,7 @@ int server_start(struct gpud *d)
 	rc = dbq_open(d->loop, d->store, &d->dbq);
 	if (rc)
 		return rc;
-	struct recover_req *rr = calloc(1, sizeof(*rr));
-	if (rr) {
-		rr->d = d;
-		if (dbq_submit(d->dbq, recover_work, recover_after, rr))
-			free(rr);
-	}
+	recover(d, 1);
 	rc = listeners_start(d, &handlers);
 	if (!rc)
 		rc = listen_pipe(d);

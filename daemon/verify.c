@@ -89,6 +89,11 @@ static void verify_finish(void *arg)
 		LOG_ERROR(&d->log, "verification of lease=%" PRId64 " epoch=%" PRIu64
 			  " could not complete: %s", v->lease_id, v->epoch,
 			  gerr_str(v->rc));
+		/* The result stays done; once a write succeeds again the
+		 * wake verifies every stored result again. */
+		gpud_storage_outcome(d, v->rc, "committing a verification");
+		if (d->storage_error)
+			d->reverify = 1;
 	}
 	sched_verify_clear(v);
 	free(r);

@@ -26,7 +26,7 @@ def fill(path):
 def test_disk_full(cl: Cluster):
     mnt = os.path.join(cl.dir, "small")
     os.makedirs(mnt)
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mnt],
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", mnt],
                                            capture_output=True).returncode != 0:
         print("SKIP: cannot mount a small tmpfs here")
         sys.exit(77)
