@@ -542,14 +542,16 @@ out:
 	return r;
 }
 
-int store_lease_revoke(struct store *st, int64_t id, uint64_t epoch,
-		       const char *reason, double now)
+/* A move (id, epoch, from -> to) whose statement binds ?5 = reason and
+ * ?6 = now. */
+static int move_with_reason(struct store *st, enum stmt_id sid, int64_t id,
+			    uint64_t epoch, enum lease_state from,
+			    enum lease_state to, const char *reason,
+			    double now, const char *what)
 {
-	static const char what[] = "store_lease_revoke";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_REVOKE);
+	sqlite3_stmt *s = sdb_stmt(st, sid);
 	struct lease_move m = {
-		.sid = S_LEASE_REVOKE, .id = id, .epoch = epoch,
-		.from = LEASE_LEASED, .to = LEASE_PENDING,
+		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
 	};
 	int r;
 
@@ -563,6 +565,13 @@ out:
 	if (s)
 		sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
+}
+
+int store_lease_revoke(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, double now)
+{
+	return move_with_reason(st, S_LEASE_REVOKE, id, epoch, LEASE_LEASED,
+				LEASE_PENDING, reason, now, "store_lease_revoke");
 }
 
 struct lease_ids {
@@ -713,47 +722,16 @@ out:
 int store_lease_refute(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, double now)
 {
-	static const char what[] = "store_lease_refute";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_REFUTE);
-	struct lease_move m = {
-		.sid = S_LEASE_REFUTE, .id = id, .epoch = epoch,
-		.from = LEASE_DONE, .to = LEASE_FAILED,
-	};
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sdb_bind_text(s, 5, reason));
-	BIND(sqlite3_bind_double(s, 6, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return move_with_reason(st, S_LEASE_REFUTE, id, epoch, LEASE_DONE,
+				LEASE_FAILED, reason, now, "store_lease_refute");
 }
 
 int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
 			  const char *reason, double now)
 {
-	static const char what[] = "store_lease_recompute";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_RECOMPUTE);
-	struct lease_move m = {
-		.sid = S_LEASE_RECOMPUTE, .id = id, .epoch = epoch,
-		.from = LEASE_DONE, .to = LEASE_PENDING,
-	};
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sdb_bind_text(s, 5, reason));
-	BIND(sqlite3_bind_double(s, 6, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return move_with_reason(st, S_LEASE_RECOMPUTE, id, epoch, LEASE_DONE,
+				LEASE_PENDING, reason, now,
+				"store_lease_recompute");
 }
 
 int store_group_cancel(struct store *st, int64_t primary, double now)
