@@ -27,11 +27,32 @@
 #define AUTH_SECRET_LEN 32
 #define AUTH_SECRET_HEX (2 * AUTH_SECRET_LEN)
 #define AUTH_FILE_MAX 4096
+#define AUTH_CRED_MAX 512
 #define AUTH_KEY_CONTEXT "gpud-token-v1"
 
 int auth_init(void)
 {
 	return sodium_init() < 0 ? GERR_IO : 0;
+}
+
+static const char *const role_names[] = {
+	[AUTH_ROLE_WORKER] = "worker",
+	[AUTH_ROLE_VIEWER] = "viewer",
+	[AUTH_ROLE_ADMIN] = "admin",
+};
+
+const char *auth_role_name(enum auth_role role)
+{
+	return role >= AUTH_ROLE_WORKER && role <= AUTH_ROLE_ADMIN
+		? role_names[role] : NULL;
+}
+
+enum auth_role auth_role_parse(const char *name)
+{
+	for (int r = AUTH_ROLE_WORKER; name && r <= AUTH_ROLE_ADMIN; r++)
+		if (strcmp(name, role_names[r]) == 0)
+			return (enum auth_role)r;
+	return 0;
 }
 
 static int name_char(char c)
@@ -115,7 +136,8 @@ static int is_space(char c)
 	       c == '\f';
 }
 
-int auth_token_parse(const char *text, struct auth_token *ret_tok)
+/* One "NAME:SECRET" value (trailing whitespace allowed). */
+static int parse_token_value(const char *text, struct auth_token *ret_tok)
 {
 	uint8_t secret[AUTH_SECRET_LEN];
 	struct auth_token tok;
@@ -159,47 +181,153 @@ int auth_token_parse(const char *text, struct auth_token *ret_tok)
 	return 0;
 }
 
-int auth_token_read_file(const char *path, struct auth_token *ret_tok,
-			 char *err, size_t errlen)
+/* The value after "KEY" and "=" on a credential line, or NULL. */
+static const char *line_value(const char *line, const char *key)
 {
-	char buf[AUTH_FILE_MAX + 1];
+	size_t n = strlen(key);
+
+	if (strncmp(line, key, n) != 0)
+		return NULL;
+	line += n;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line != '=')
+		return NULL;
+	line++;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	return line;
+}
+
+int auth_token_parse(const char *text, struct auth_token *ret_tok)
+{
+	struct auth_token tok;
+	char line[AUTH_FILE_MAX + 1];
+	int have_token = 0, r = 0;
+
+	if (!text || !ret_tok)
+		return GERR_INVAL;
+	memset(&tok, 0, sizeof(tok));
+	while (*text && r == 0) {
+		size_t n = strcspn(text, "\n");
+		const char *v;
+		char *l = line;
+
+		if (n >= sizeof(line))
+			return GERR_INVAL;
+		memcpy(line, text, n);
+		line[n] = '\0';
+		text += n + (text[n] == '\n');
+		while (is_space(*l))
+			l++;
+		for (size_t e = strlen(l); e > 0 && is_space(l[e - 1]); e--)
+			l[e - 1] = '\0';
+		if (*l == '\0' || *l == '#')
+			continue;
+		if ((v = line_value(l, "gpud-key"))) {
+			if (tok.has_gpud_key ||
+			    auth_unhex(v, tok.gpud_key, AUTH_KEY_LEN) < 0)
+				r = GERR_INVAL;
+			tok.has_gpud_key = 1;
+			continue;
+		}
+		v = line_value(l, "token");
+		if (!v && strchr(l, '='))
+			r = GERR_INVAL; /* an unknown key */
+		else if (have_token)
+			r = GERR_INVAL;
+		else
+			r = parse_token_value(v ? v : l, &tok);
+		have_token = 1;
+	}
+	sodium_memzero(line, sizeof(line));
+	if (r == 0 && !have_token)
+		r = GERR_INVAL;
+	if (r == 0)
+		*ret_tok = tok;
+	sodium_memzero(&tok, sizeof(tok));
+	return r;
+}
+
+char *auth_credential_text(const char *text,
+			   const uint8_t gpud_key[AUTH_KEY_LEN])
+{
+	char hex[2 * AUTH_KEY_LEN + 1], *out;
+	struct auth_token tok;
+	const char *t = NULL;
+	size_t n = 0;
+
+	if (!text || !gpud_key || auth_token_parse(text, &tok) < 0)
+		return NULL;
+	sodium_memzero(&tok, sizeof(tok));
+	/* The token's line, bare or "token = ", parsed fine above. */
+	for (const char *l = text; *l; l += n + (l[n] == '\n')) {
+		const char *v;
+
+		n = strcspn(l, "\n");
+		while (is_space(*l) && *l != '\n') {
+			l++;
+			n--;
+		}
+		if (*l == '#' || n == 0 || line_value(l, "gpud-key"))
+			continue;
+		v = line_value(l, "token");
+		t = v ? v : l;
+		break;
+	}
+	if (!t)
+		return NULL; /* cannot happen after a successful parse */
+	n = strcspn(t, " \t\r\n");
+	auth_hex(gpud_key, AUTH_KEY_LEN, hex);
+	out = malloc(AUTH_CRED_MAX);
+	if (out && snprintf(out, AUTH_CRED_MAX,
+			    "# gpud credential: keep it secret (mode 0600)\n"
+			    "token = %.*s\ngpud-key = %s\n", (int)n, t,
+			    hex) >= AUTH_CRED_MAX) {
+		free(out); /* cannot happen: the name is bounded */
+		out = NULL;
+	}
+	return out;
+}
+
+int auth_secret_read(const char *path, const char *what, char *buf,
+		     size_t cap, char *err, size_t errlen)
+{
 	struct stat st;
 	size_t got = 0;
-	int fd, r;
+	int fd;
 
-	if (!path || !ret_tok)
+	if (!path || !buf || cap < 2)
 		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		int e = errno;
 
 		return gerr_fail(gerr_from_errno(e), err, errlen,
-			    "cannot open token file %s: %s", path,
-			    strerror(e));
+			    "cannot open %s %s: %s", what, path, strerror(e));
 	}
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 
 		close(fd);
 		return gerr_fail(gerr_from_errno(e), err, errlen,
-			    "cannot stat token file %s: %s", path,
-			    strerror(e));
+			    "cannot stat %s %s: %s", what, path, strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return gerr_fail(GERR_INVAL, err, errlen,
-			    "token file %s is not a regular file", path);
+			    "%s %s is not a regular file", what, path);
 	}
 	if (st.st_mode & 077) {
 		close(fd);
 		return gerr_fail(GERR_PERM, err, errlen,
-			    "token file %s is accessible by group or others "
-			    "(mode %04o); run: chmod 600 %s",
+			    "%s %s is accessible by group or others "
+			    "(mode %04o); run: chmod 600 %s", what,
 			    path, (unsigned)(st.st_mode & 07777), path);
 	}
-	/* Read one byte past the limit to tell "exactly 4 KiB" from "more". */
-	while (got < sizeof(buf)) {
-		ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+	/* Read one byte past the limit to tell "exactly cap-1" from "more". */
+	while (got < cap) {
+		ssize_t n = read(fd, buf + got, cap - got);
 
 		if (n < 0) {
 			int e = errno;
@@ -207,9 +335,9 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 			if (e == EINTR)
 				continue;
 			close(fd);
-			sodium_memzero(buf, sizeof(buf));
+			sodium_memzero(buf, cap);
 			return gerr_fail(gerr_from_errno(e), err, errlen,
-				    "cannot read token file %s: %s", path,
+				    "cannot read %s %s: %s", what, path,
 				    strerror(e));
 		}
 		if (n == 0)
@@ -217,25 +345,39 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 		got += (size_t)n;
 	}
 	close(fd);
-	if (got > AUTH_FILE_MAX) {
-		sodium_memzero(buf, sizeof(buf));
+	if (got > cap - 1) {
+		sodium_memzero(buf, cap);
 		return gerr_fail(GERR_TOOBIG, err, errlen,
-			    "token file %s is larger than %d bytes", path,
-			    AUTH_FILE_MAX);
+			    "%s %s is larger than %zu bytes", what, path,
+			    cap - 1);
 	}
 	if (memchr(buf, '\0', got)) {
-		sodium_memzero(buf, sizeof(buf));
+		sodium_memzero(buf, cap);
 		return gerr_fail(GERR_INVAL, err, errlen,
-			    "token file %s contains NUL bytes", path);
+			    "%s %s contains NUL bytes", what, path);
 	}
 	buf[got] = '\0';
+	return 0;
+}
+
+int auth_token_read_file(const char *path, struct auth_token *ret_tok,
+			 char *err, size_t errlen)
+{
+	char buf[AUTH_FILE_MAX + 1];
+	int r;
+
+	if (!path || !ret_tok)
+		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
+	r = auth_secret_read(path, "token file", buf, sizeof(buf), err, errlen);
+	if (r < 0)
+		return r;
 	r = auth_token_parse(buf, ret_tok);
 	sodium_memzero(buf, sizeof(buf));
 	if (r < 0)
 		return gerr_fail(r, err, errlen,
-			    "token file %s is malformed (want NAME:SECRET "
-			    "with a 64-hex-digit secret)",
-			    path);
+			    "token file %s is malformed (want 'token = "
+			    "NAME:SECRET' with a 64-hex-digit secret, and "
+			    "'gpud-key = ' 64 hex digits)", path);
 	return 0;
 }
 
@@ -264,28 +406,14 @@ static int fsync_parent(const char *path)
 	return r;
 }
 
-int auth_token_write_file(const char *path, const char *text)
+int auth_secret_write(const char *path, const char *text, size_t len)
 {
-	struct auth_token tok;
 	char tmp[PATH_MAX], rnd[17];
-	char line[AUTH_NAME_MAX + 1 + AUTH_SECRET_HEX + 1];
 	uint8_t rb[8];
-	size_t len;
 	int fd, w, r = 0;
 
 	if (!path || !*path || !text)
 		return GERR_INVAL;
-	/* Only a well-formed token is written; trailing whitespace is
-	 * replaced by exactly one newline. */
-	if (auth_token_parse(text, &tok) < 0)
-		return GERR_INVAL;
-	sodium_memzero(&tok, sizeof(tok));
-	len = strlen(text);
-	while (len > 0 && is_space(text[len - 1]))
-		len--;
-	if (len + 1 > sizeof(line))
-		return GERR_INVAL; /* cannot happen after a successful parse */
-
 	randombytes_buf(rb, sizeof(rb));
 	sodium_bin2hex(rnd, sizeof(rnd), rb, sizeof(rb));
 	w = snprintf(tmp, sizeof(tmp), "%s.tmp-%s", path, rnd);
@@ -298,10 +426,8 @@ int auth_token_write_file(const char *path, const char *text)
 	/* The umask may only have removed bits; make the mode exact. */
 	if (fchmod(fd, 0600) < 0)
 		r = gerr_from_errno(errno);
-	memcpy(line, text, len);
-	line[len] = '\n';
-	for (size_t i = 0; r == 0 && i < len + 1;) {
-		ssize_t n = write(fd, line + i, len + 1 - i);
+	for (size_t i = 0; r == 0 && i < len;) {
+		ssize_t n = write(fd, text + i, len - i);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -311,7 +437,6 @@ int auth_token_write_file(const char *path, const char *text)
 		}
 		i += (size_t)n;
 	}
-	sodium_memzero(line, sizeof(line));
 	if (r == 0 && fsync(fd) < 0)
 		r = gerr_from_errno(errno);
 	if (close(fd) < 0 && r == 0)
@@ -323,6 +448,19 @@ int auth_token_write_file(const char *path, const char *text)
 		return r;
 	}
 	return fsync_parent(path);
+}
+
+int auth_token_write_file(const char *path, const char *text)
+{
+	struct auth_token tok;
+
+	if (!path || !*path || !text)
+		return GERR_INVAL;
+	/* Only a well-formed credential is written. */
+	if (auth_token_parse(text, &tok) < 0)
+		return GERR_INVAL;
+	sodium_memzero(&tok, sizeof(tok));
+	return auth_secret_write(path, text, strlen(text));
 }
 
 void auth_random(void *buf, size_t len)

@@ -28,7 +28,21 @@ struct auth_token {
 	char name[AUTH_NAME_MAX + 1];
 	uint8_t key[AUTH_KEY_LEN];    /* client_key: the worker's, never stored */
 	uint8_t stored[AUTH_KEY_LEN]; /* stored_key: what gpud keeps */
+	/* gpud's public identity key that the credential pins (chan.h) */
+	uint8_t gpud_key[AUTH_KEY_LEN];
+	int has_gpud_key;
 };
+
+/* What a token may do (0 is none). The Unix socket has ADMIN's rights. */
+enum auth_role {
+	AUTH_ROLE_WORKER = 1,   /* leases work */
+	AUTH_ROLE_VIEWER = 2,   /* reads, over remote gpuctl */
+	AUTH_ROLE_ADMIN = 3,    /* reads and changes, over remote gpuctl */
+};
+/* "worker", "viewer", "admin"; NULL for anything else. */
+const char *auth_role_name(enum auth_role role);
+/* The role named, or 0. */
+enum auth_role auth_role_parse(const char *name);
 
 int auth_init(void);
 
@@ -40,15 +54,34 @@ int auth_name_valid(const char *name);
 int auth_token_new(const char *name, char **ret_text,
 		   struct auth_token *ret_tok);
 
-/* Parse "NAME:SECRET" (trailing whitespace allowed) into name + key. */
+/* Parse a credential: either a bare "NAME:SECRET" (trailing whitespace
+ * allowed) or the lines of a credential file:
+ *     # comment
+ *     token = NAME:SECRET
+ *     gpud-key = 64 hex digits (gpud's public identity key, optional here)
+ * Unknown keys, repeated lines and a missing token are GERR_INVAL. */
 int auth_token_parse(const char *text, struct auth_token *ret_tok);
 
-/* Read and parse a token file (at most 4 KiB). Refuses files readable by
- * group or others with GERR_PERM and a message. */
+/* The text of a credential file for the token of text (a bare
+ * "NAME:SECRET" or a credential) pinning gpud_key: malloc'ed, the caller
+ * frees (and should wipe); NULL when text is malformed or memory short. */
+char *auth_credential_text(const char *text,
+			   const uint8_t gpud_key[AUTH_KEY_LEN]);
+
+/* Read a secret file of at most cap - 1 bytes into buf (NUL-terminated).
+ * Refuses files readable by group or others with GERR_PERM, files larger
+ * than that with GERR_TOOBIG; what names the file in messages. */
+int auth_secret_read(const char *path, const char *what, char *buf,
+		     size_t cap, char *err, size_t errlen);
+/* Write len bytes to path with mode 0600 (temp + fsync + rename). */
+int auth_secret_write(const char *path, const char *text, size_t len);
+
+/* Read and parse a credential file (at most 4 KiB, auth_secret_read). */
 int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 			 char *err, size_t errlen);
 
-/* Write "NAME:SECRET\n" to path with mode 0600 (temp + fsync + rename). */
+/* Write a credential (a text auth_token_parse accepts) to path, mode
+ * 0600, atomically. */
 int auth_token_write_file(const char *path, const char *text);
 
 void auth_random(void *buf, size_t len);

@@ -111,6 +111,11 @@ static const struct field hello_fields[] = {
 	U64_OPT("threads", struct msg_hello, threads, 0, 65535),
 };
 
+static const struct field ctl_hello_fields[] = {
+	U64("proto", struct msg_ctl_hello, proto, PROTO_VERSION, PROTO_VERSION),
+	STR("name", struct msg_ctl_hello, name, MSG_WORKER_MAX),
+};
+
 static const struct field challenge_fields[] = {
 	HEX("nonce", struct msg_challenge, nonce),
 };
@@ -123,6 +128,7 @@ static const struct field welcome_fields[] = {
 	U64("worker_id", struct msg_welcome, worker_id, 0, I64MAX),
 	NUM("heartbeat_s", struct msg_welcome, heartbeat_s),
 	NUM_OPT("checkpoint_s", struct msg_welcome, checkpoint_s, 0),
+	STR_OPT("role", struct msg_welcome, role, MSG_WORKLOAD_MAX),
 };
 
 static const struct field claim_fields[] = {
@@ -224,6 +230,8 @@ static const struct mtype mtypes[PROTO_TYPE_MAX + 1] = {
 	MTYPE(PROTO_FETCH, "FETCH", struct msg_fetch, fetch_fields, 0),
 	MTYPE(PROTO_BLOB, "BLOB", struct msg_blob, blob_fields, 0),
 	MTYPE(PROTO_ERROR, "ERROR", struct msg_error, error_fields, 0),
+	MTYPE(PROTO_CTL_HELLO, "CTL_HELLO", struct msg_ctl_hello,
+	      ctl_hello_fields, 0),
 };
 
 static const struct mtype *mtype_of(int type)

@@ -94,6 +94,12 @@ struct msg_hello {
 	uint64_t threads;               /* [0..65535] */
 };
 
+/* Remote gpuctl's login: then CHALLENGE and AUTH as a worker's. */
+struct msg_ctl_hello {
+	uint64_t proto;                 /* PROTO_VERSION, nothing else */
+	const char *name;               /* token name, <= MSG_WORKER_MAX */
+};
+
 struct msg_challenge {
 	const char *nonce;              /* hex */
 };
@@ -106,6 +112,7 @@ struct msg_welcome {
 	uint64_t worker_id;
 	double heartbeat_s;
 	double checkpoint_s;            /* [] */
+	const char *role;               /* [] the token's role (auth.h) */
 };
 
 struct msg_claim {
@@ -224,6 +231,7 @@ MSG_CODEC(release, PROTO_RELEASE)
 MSG_CODEC(fetch, PROTO_FETCH)
 MSG_CODEC(blob, PROTO_BLOB)
 MSG_CODEC(error, PROTO_ERROR)
+MSG_CODEC(ctl_hello, PROTO_CTL_HELLO)
 
 #undef MSG_CODEC
 

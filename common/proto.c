@@ -38,6 +38,7 @@ static const char *const type_names[PROTO_TYPE_MAX + 1] = {
 	[PROTO_CTL_REPLY] = "CTL_REPLY",
 	[PROTO_FETCH] = "FETCH",
 	[PROTO_BLOB] = "BLOB",
+	[PROTO_CTL_HELLO] = "CTL_HELLO",
 };
 
 const char *proto_type_name(int type)

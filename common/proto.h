@@ -1,6 +1,8 @@
 /* proto.h - gpud's wire protocol: versioned, length-prefixed frames.
  *
- * One format serves workers (TCP) and gpuctl (Unix socket).
+ * One format serves workers and remote gpuctl (TCP, inside the secure
+ * channel of chan.h: every frame below travels sealed) and gpuctl on the
+ * Unix socket (plain frames: the socket is gpud's user's alone).
  *
  * Frame, all integers big-endian:
  *   offset size  field
@@ -29,7 +31,11 @@
  *   CHALLENGE  <- {"nonce":hex64}
  *   AUTH       -> {"mac":hex64}   the proof of auth.h: client_key XOR
  *                 HMAC-SHA256(stored_key, nonce_bytes || worker)
- *   WELCOME    <- {"worker_id":n,"heartbeat_s":n,"checkpoint_s":n}
+ *   WELCOME    <- {"worker_id":n,"heartbeat_s":n,"checkpoint_s":n,
+ *                  "role":"worker|viewer|admin"}
+ *   CTL_HELLO  -> {"proto":1,"name":token name}  remote gpuctl's login
+ *                 instead of HELLO (then CHALLENGE, AUTH, WELCOME; then
+ *                 CTL_REQ/CTL_REPLY as on the Unix socket, by role)
  *   CLAIM      -> {"rate":units_per_s (0 unknown)}
  *   LEASE      <- {"lease":id,"epoch":e,"job":id,"workload":name,
  *                  "params":{..},"spec":{..},"units":n,"deadline_s":n,
@@ -94,7 +100,8 @@ enum proto_type {
 	PROTO_CTL_REPLY = 16,
 	PROTO_FETCH = 17,
 	PROTO_BLOB = 18,
-	PROTO_TYPE_MAX = 18,
+	PROTO_CTL_HELLO = 19,
+	PROTO_TYPE_MAX = 19,
 };
 
 struct proto_frame {

@@ -7,11 +7,18 @@
  * later frames wait in the buffer. That keeps replies in request order
  * (a checkpoint's ACK never overtakes the result that follows it).
  *
- * Worker connection states and moves:
+ * A TCP connection first runs the secure channel's handshake (chan.h) on
+ * its raw bytes; from then on every byte read is a sealed record whose
+ * plaintext is framed here, and every frame written is sealed. A record
+ * that does not authenticate closes the connection, and nothing of it
+ * reaches a handler.
+ *
+ * TCP connection states and moves:
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
  *   RESULT|RELEASE|FETCH)--> READY; anything else closes the connection,
  *   and so does a frame header that the state's limits refuse (state_limits)
- *   before its payload is read.
+ *   before its payload is read. Remote gpuctl: HELLO --CTL_HELLO--> AUTH
+ *   --AUTH ok (a viewer or admin token)--> READY --CTL_REQ--> READY.
  *
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
@@ -23,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chan.h"
 #include "conn.h"
 #include "gerr.h"
 #include "gpud.h"
@@ -40,12 +48,23 @@
 	 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) |              \
 	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH))
 
-/* What a worker connection accepts in each state. */
+/* Sealed bytes a TCP connection buffers: a partial record and a read. */
+#define MAX_SEALED ((size_t)CHAN_RECORD_MAX + CHAN_LEN_UNIT + CHAN_ABYTES + \
+		    READ_CHUNK)
+
+/* What a TCP connection accepts in each state. */
 static const struct proto_limits state_limits[] = {
-	[CONN_HELLO] = { PROTO_BIT(PROTO_HELLO), PROTO_LOGIN_MAX_JSON, 0, 0 },
+	[CONN_HELLO] = { PROTO_BIT(PROTO_HELLO) | PROTO_BIT(PROTO_CTL_HELLO),
+			 PROTO_LOGIN_MAX_JSON, 0, 0 },
 	[CONN_AUTH] = { PROTO_BIT(PROTO_AUTH), PROTO_LOGIN_MAX_JSON, 0, 0 },
 	[CONN_READY] = { WORKER_SENDS, PROTO_WORKER_MAX_JSON, PROTO_MAX_BIN,
 			 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) },
+};
+
+/* What remote gpuctl sends once logged in: requests, an input file. */
+static const struct proto_limits remote_ctl_limits = {
+	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, PROTO_MAX_BIN,
+	PROTO_BIT(PROTO_CTL_REQ)
 };
 
 struct write_req {
@@ -67,6 +86,8 @@ void conn_unref(struct conn *c)
 	if (--c->refs > 0)
 		return;
 	free(c->buf);
+	free(c->sealed);
+	chan_clear(&c->ch);
 	free(c->workloads_json);
 	free(c);
 }
@@ -121,10 +142,28 @@ static void on_written(uv_write_t *req, int status)
 	free(w);
 }
 
+/* Queue len bytes (buf: malloc'ed, taken). */
+static void write_bytes(struct conn *c, uint8_t *buf, size_t len)
+{
+	struct write_req *w = malloc(sizeof(*w));
+
+	if (!w) {
+		free(buf);
+		conn_close(c, "out of memory");
+		return;
+	}
+	w->buf = buf;
+	uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+	if (uv_write(&w->req, &c->u.s, &b, 1, on_written) != 0) {
+		free(buf);
+		free(w);
+		conn_close(c, "write failed");
+	}
+}
+
 void conn_send(struct conn *c, enum proto_type type, json_t *msg,
 	       const void *bin, size_t bin_len)
 {
-	struct write_req *w;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
@@ -146,19 +185,21 @@ void conn_send(struct conn *c, enum proto_type type, json_t *msg,
 		}
 	}
 	json_decref(msg);
-	w = malloc(sizeof(*w));
-	if (!w) {
+	if (!c->is_ctl) {
+		uint8_t *sealed = NULL;
+		size_t slen = 0;
+		int rc = chan_seal(&c->ch, buf, len, &sealed, &slen);
+
 		free(buf);
-		conn_close(c, "out of memory");
-		return;
+		if (rc) {
+			conn_close(c, rc == GERR_NOMEM ? "out of memory"
+						       : "secure channel not open");
+			return;
+		}
+		buf = sealed;
+		len = slen;
 	}
-	w->buf = buf;
-	uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
-	if (uv_write(&w->req, &c->u.s, &b, 1, on_written) != 0) {
-		free(buf);
-		free(w);
-		conn_close(c, "write failed");
-	}
+	write_bytes(c, buf, len);
 }
 
 void conn_send_error(struct conn *c, int code, const char *msg,
@@ -203,17 +244,20 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 {
 	const struct conn_handlers *h = c->ops;
 
-	if (c->is_ctl) {
+	if (c->is_ctl || (c->remote_ctl && c->state == CONN_READY)) {
 		if (f->type != PROTO_CTL_REQ || !h->control)
 			return GERR_PROTO;
 		conn_ref(c);
 		c->busy = 1;
 		json_incref(f->json);
-		h->control(c->d, f->json, f->bin, f->bin_len, control_done, c);
+		h->control(c->d, c->role, f->json, f->bin, f->bin_len,
+			   control_done, c);
 		return 0;
 	}
 	switch (c->state) {
 	case CONN_HELLO:
+		if (f->type == PROTO_CTL_HELLO && h->ctl_hello)
+			return h->ctl_hello(c, f->json);
 		return f->type == PROTO_HELLO && h->hello ? h->hello(c, f->json)
 							  : GERR_PROTO;
 	case CONN_AUTH:
@@ -256,8 +300,11 @@ static void conn_process(struct conn *c)
 		size_t used = 0, need = 0;
 		char err[200] = "";
 		/* gpuctl's socket is its owner's: the frame limits suffice. */
+		const struct proto_limits *lim =
+			c->remote_ctl && c->state == CONN_READY
+			? &remote_ctl_limits : &state_limits[c->state];
 		int rc = c->is_ctl ? 0 : proto_header_limit(c->buf + off,
-			c->len - off, &state_limits[c->state], err, sizeof(err));
+			c->len - off, lim, err, sizeof(err));
 		if (!rc)
 			rc = proto_frame_parse(c->buf + off, c->len - off, &f,
 					       &used, &need, err, sizeof(err));
@@ -309,21 +356,81 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 	struct conn *c = h->data;
 	/* Before login a read is small: one login frame is all it may hold. */
 	size_t chunk = logged_in(c) ? READ_CHUNK : LOGIN_CHUNK;
+	/* TCP reads sealed bytes; their plaintext goes to buf (unseal). */
+	uint8_t **buf = c->is_ctl ? &c->buf : &c->sealed;
+	size_t *len = c->is_ctl ? &c->len : &c->slen;
+	size_t *cap = c->is_ctl ? &c->cap : &c->scap;
 
-	if (c->cap - c->len < chunk) {
-		size_t ncap = c->cap ? c->cap * 2 : 2 * chunk;
+	if (*cap - *len < chunk) {
+		size_t ncap = *cap ? *cap * 2 : 2 * chunk;
 		uint8_t *nb;
-		while (ncap - c->len < chunk)
+		while (ncap - *len < chunk)
 			ncap *= 2;
-		nb = realloc(c->buf, ncap);
+		nb = realloc(*buf, ncap);
 		if (!nb) {
 			*out = uv_buf_init(NULL, 0);
 			return;
 		}
-		c->buf = nb;
-		c->cap = ncap;
+		*buf = nb;
+		*cap = ncap;
 	}
-	*out = uv_buf_init((char *)c->buf + c->len, (unsigned)(c->cap - c->len));
+	*out = uv_buf_init((char *)*buf + *len, (unsigned)(*cap - *len));
+}
+
+/* The sealed bytes read so far: the channel's handshake, then the
+ * records, whose plaintext joins buf. Returns 0, or closes c. */
+static int unseal(struct conn *c)
+{
+	size_t used = 0, n = 0;
+	char err[200] = "";
+	int rc = 0;
+
+	if (c->ch.state == CHAN_NONE) {
+		uint8_t *out;
+
+		if (c->slen < CHAN_CLIENT_HELLO_LEN)
+			return 0;
+		out = malloc(CHAN_SERVER_HELLO_LEN);
+		if (!out) {
+			conn_close(c, "out of memory");
+			return GERR_NOMEM;
+		}
+		rc = chan_server_accept(&c->ch, &c->d->identity, c->sealed, out,
+					err, sizeof(err));
+		if (rc == 0)
+			write_bytes(c, out, CHAN_SERVER_HELLO_LEN);
+		else
+			free(out);
+		used = CHAN_CLIENT_HELLO_LEN;
+	}
+	if (rc == 0 && c->ch.state == CHAN_SERVER_WAIT) {
+		if (c->slen - used < CHAN_FINISH_LEN)
+			goto keep;
+		rc = chan_server_finish(&c->ch, c->sealed + used, err,
+					sizeof(err));
+		used += CHAN_FINISH_LEN;
+	}
+	if (rc == 0 && c->ch.state == CHAN_OPEN) {
+		int in = logged_in(c);
+
+		rc = chan_open(&c->ch, c->sealed + used, c->slen - used, &n,
+			       &c->buf, &c->len, &c->cap,
+			       in ? MAX_BUFFER : LOGIN_BUFFER,
+			       in ? CHAN_RECORD_MAX : LOGIN_BUFFER, err,
+			       sizeof(err));
+		used += n;
+	}
+	if (rc) {
+		char why[260];
+
+		snprintf(why, sizeof(why), "secure channel: %s", err);
+		conn_close(c, why);
+		return rc;
+	}
+keep:
+	memmove(c->sealed, c->sealed + used, c->slen - used);
+	c->slen -= used;
+	return 0;
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
@@ -336,8 +443,18 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	}
 	if (n == 0)
 		return;
-	c->len += (size_t)n;
 	c->active_ms = uv_now(c->d->loop);
+	if (!c->is_ctl) {
+		c->slen += (size_t)n;
+		if (c->slen > MAX_SEALED) {
+			conn_close(c, "peer sent more than a record");
+			return;
+		}
+		if (unseal(c))
+			return;
+	} else {
+		c->len += (size_t)n;
+	}
 	if (c->len > MAX_BUFFER) {
 		conn_close(c, "peer sent more than the frame limit");
 		return;
@@ -359,6 +476,7 @@ static struct conn *conn_new(struct gpud *d, int is_ctl,
 	c->d = d;
 	c->ops = ops;
 	c->is_ctl = is_ctl;
+	c->role = is_ctl ? AUTH_ROLE_ADMIN : 0;
 	c->refs = 1;
 	c->u.h.data = c;
 	return c;
@@ -494,7 +612,8 @@ int conn_count_workers(struct gpud *d)
 	int n = 0;
 
 	for (struct conn *c = d->conns; c; c = c->next)
-		n += !c->is_ctl && c->state == CONN_READY && !c->closing;
+		n += !c->is_ctl && !c->remote_ctl && c->state == CONN_READY &&
+		     !c->closing;
 	return n;
 }
 

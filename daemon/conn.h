@@ -22,6 +22,7 @@
 #include <uv.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "proto.h"
 
 struct gpud;
@@ -42,6 +43,7 @@ typedef void (*conn_reply_fn)(void *opaque, json_t *reply, void *bin,
  * table must outlive every connection given it. */
 struct conn_handlers {
 	int (*hello)(struct conn *c, const json_t *msg);     /* CONN_HELLO */
+	int (*ctl_hello)(struct conn *c, const json_t *msg); /* CONN_HELLO */
 	int (*auth)(struct conn *c, const json_t *msg);      /* CONN_AUTH */
 	int (*claim)(struct conn *c, const json_t *msg);     /* CONN_READY.. */
 	int (*heartbeat)(struct conn *c, const json_t *msg);
@@ -54,9 +56,11 @@ struct conn_handlers {
 	void (*wake)(struct conn *c);
 	/* The connection closes (called once, before the socket closes). */
 	void (*closed)(struct conn *c);
-	/* gpuctl's request: takes req; calls done exactly once, maybe later. */
-	void (*control)(struct gpud *d, json_t *req, const void *bin,
-			size_t bin_len, conn_reply_fn done, void *opaque);
+	/* gpuctl's request with the rights of role: takes req; calls done
+	 * exactly once, maybe later. */
+	void (*control)(struct gpud *d, enum auth_role role, json_t *req,
+			const void *bin, size_t bin_len, conn_reply_fn done,
+			void *opaque);
 };
 
 struct conn {
@@ -73,9 +77,14 @@ struct conn {
 	int closing;
 	int busy;
 	int in_process;         /* conn_process is on the stack */
-	uint8_t *buf;
+	uint8_t *buf;           /* frames (plaintext) */
 	size_t len, cap;
+	struct chan ch;         /* TCP: the secure channel */
+	uint8_t *sealed;        /* TCP: bytes read, not yet unsealed */
+	size_t slen, scap;
 	enum conn_state state;
+	enum auth_role role;    /* logged in as (ADMIN on the Unix socket) */
+	int remote_ctl;         /* TCP: gpuctl (CTL_HELLO), not a worker */
 	char peer[64];
 	char name[AUTH_NAME_MAX + 1];
 	char device[64];

@@ -508,7 +508,8 @@ static void workers_after(void *arg)
 static void token_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int rc = store_token_add(st, r->tok.name, r->tok.stored, sched_now());
+	int rc = store_token_add(st, r->tok.name, r->tok.stored, r->role,
+				 sched_now());
 
 	if (rc == GERR_STATE) {
 		snprintf(r->err, sizeof(r->err), "a token named '%s' already exists",
@@ -519,7 +520,29 @@ static void token_work(struct store *st, void *arg)
 		snprintf(r->err, sizeof(r->err), "cannot store the token: %s", gerr_str(rc));
 		return;
 	}
-	r->reply = json_pack("{s:b, s:s}", "ok", 1, "token", r->token_text);
+	r->reply = json_pack("{s:b, s:s, s:s}", "ok", 1, "token", r->token_text,
+			     "role", auth_role_name(r->role));
+}
+
+/* The credential file's text: the token and gpud's key (chan.h). */
+static void token_after(void *arg)
+{
+	struct ctl_req *r = arg;
+	char hex[2 * CHAN_PK_LEN + 1];
+	char *cred;
+
+	if (r->reply) {
+		auth_hex(r->d->identity.pk, CHAN_PK_LEN, hex);
+		cred = auth_credential_text(r->token_text, r->d->identity.pk);
+		json_object_set_new(r->reply, "gpud_key", json_string(hex));
+		json_object_set_new(r->reply, "credential",
+				    cred ? json_string(cred) : json_null());
+		if (cred) {
+			memset(cred, 0, strlen(cred));
+			free(cred);
+		}
+	}
+	ctl_finish(r);
 }
 
 static void token_list_work(struct store *st, void *arg)
@@ -535,8 +558,10 @@ static void token_list_work(struct store *st, void *arg)
 	}
 	arr = json_array();
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:f, s:b}", "name", ts[i].name,
-			"created_at", ts[i].created_at, "revoked", ts[i].revoked));
+		json_array_append_new(arr, json_pack("{s:s, s:f, s:b, s:s}", "name",
+			ts[i].name, "created_at", ts[i].created_at, "revoked",
+			ts[i].revoked, "role", auth_role_name(ts[i].role)
+			? auth_role_name(ts[i].role) : "?"));
 	store_token_free_array(ts, n);
 	r->reply = json_pack("{s:b, s:o}", "ok", 1, "tokens", arr);
 }
@@ -595,8 +620,25 @@ static int read_job(struct ctl_req *r)
 	return 0;
 }
 
-void control_handle(struct gpud *d, json_t *req, const void *bin,
-		    size_t bin_len, control_done_fn done, void *opaque)
+/* What a viewer may ask; everything else needs an admin. */
+static const char *const viewer_cmds[] = {
+	"ping", "status", "result", "export", "workers", "history",
+};
+
+static int allowed(enum auth_role role, const char *cmd)
+{
+	if (role == AUTH_ROLE_ADMIN)
+		return 1;
+	for (size_t i = 0; role == AUTH_ROLE_VIEWER &&
+			   i < sizeof(viewer_cmds) / sizeof(viewer_cmds[0]); i++)
+		if (strcmp(cmd, viewer_cmds[i]) == 0)
+			return 1;
+	return 0;
+}
+
+void control_handle(struct gpud *d, enum auth_role role, json_t *req,
+		    const void *bin, size_t bin_len, control_done_fn done,
+		    void *opaque)
 {
 	struct ctl_req *r = calloc(1, sizeof(*r));
 	dbq_work_fn work = NULL;
@@ -614,6 +656,13 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 	r->cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!r->cmd) {
 		snprintf(r->err, sizeof(r->err), "request has no 'cmd'");
+		ctl_finish(r);
+		return;
+	}
+	if (!allowed(role, r->cmd)) {
+		snprintf(r->err, sizeof(r->err), "'%.64s' needs an admin "
+			 "credential (this one is a %s's)", r->cmd,
+			 auth_role_name(role) ? auth_role_name(role) : "nobody");
 		ctl_finish(r);
 		return;
 	}
@@ -747,6 +796,14 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 		after = ctl_export_load_after;
 	} else if (strcmp(r->cmd, "token_add") == 0) {
 		const char *name = json_string_value(json_object_get(req, "name"));
+		const char *role_name = json_string_value(json_object_get(req, "role"));
+		r->role = role_name ? auth_role_parse(role_name) : AUTH_ROLE_WORKER;
+		if (!r->role) {
+			snprintf(r->err, sizeof(r->err), "a token's role is worker, "
+				 "viewer or admin");
+			ctl_finish(r);
+			return;
+		}
 		if (!name || auth_name_valid(name)) {
 			snprintf(r->err, sizeof(r->err),
 				 "token names are 1..%d characters of A-Z a-z 0-9 . _ -",
@@ -760,6 +817,7 @@ void control_handle(struct gpud *d, json_t *req, const void *bin,
 			return;
 		}
 		work = token_work;
+		after = token_after;
 	} else {
 		snprintf(r->err, sizeof(r->err), "unknown command '%.64s'", r->cmd);
 		ctl_finish(r);

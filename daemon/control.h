@@ -1,4 +1,7 @@
-/* control.h - gpuctl's control API, served on gpud's Unix socket.
+/* control.h - gpuctl's control API, served on gpud's Unix socket (with
+ * an admin's rights) and to remote gpuctl over the secure channel (with
+ * its token's role: a viewer may ping, status, result, export, workers
+ * and history; an admin everything).
  *
  * Transport: proto.h frames, CTL_REQ from gpuctl, one CTL_REPLY back; the
  * connection may carry several requests. Every reply has "ok"; on failure
@@ -24,8 +27,11 @@
  *        it was not granted),"stalls" (leases revoked from it for no
  *        progress),"leases_done","units_done","rate",
  *        "last_seen","lease" (id or null),"job" (id or null)}]}
- *   {"cmd":"token_add","name":N} -> {"token":"N:SECRET"}
- *   {"cmd":"token_list"} -> {"tokens":[{"name","created_at","revoked"}]}
+ *   {"cmd":"token_add","name":N[,"role":"worker|viewer|admin"]} ->
+ *       {"token":"N:SECRET","role","gpud_key":hex,"credential":the text
+ *       of a credential file (auth.h): the token and gpud's key}
+ *   {"cmd":"token_list"} -> {"tokens":[{"name","created_at","revoked",
+ *       "role"}]}
  *   {"cmd":"token_revoke","name":N} -> {"revoked":N}; its workers are
  *       disconnected at once and refused from then on
  *   {"cmd":"extend","job":id,"args":{..}} -> {"job","state","total_units"}
@@ -43,6 +49,8 @@
 
 #include <jansson.h>
 
+#include "auth.h"
+
 struct gpud;
 
 /* Handle one request; calls done(reply) exactly once, maybe later (after
@@ -50,7 +58,8 @@ struct gpud;
  * is taken. bin (an input file for submit, may be NULL) is copied. */
 typedef void (*control_done_fn)(void *opaque, json_t *reply, void *bin,
 				size_t bin_len); /* bin: ownership passes */
-void control_handle(struct gpud *d, json_t *req, const void *bin,
-		    size_t bin_len, control_done_fn done, void *opaque);
+void control_handle(struct gpud *d, enum auth_role role, json_t *req,
+		    const void *bin, size_t bin_len, control_done_fn done,
+		    void *opaque);
 
 #endif

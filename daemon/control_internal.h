@@ -38,6 +38,7 @@ struct ctl_req {
 	/* token */
 	char *token_text;
 	struct auth_token tok;
+	enum auth_role role;        /* token_add: the new token's */
 	int storage_rc;         /* outcome of a write that could fail for disk reasons */
 	/* export */
 	char *what;

@@ -17,11 +17,14 @@
  *                   thread, rendered on the thread pool
  *   control_req.c   a gpuctl request's reply and end
  *   control_check.c `gpuctl check`: integrity, every named blob, damage
- *   worker_proto.c  the worker messages: login, claim, heartbeat, uploads,
+ *   login.c         a TCP connection's login: worker or remote gpuctl,
+ *                   the token's challenge and role
+ *   worker_proto.c  the worker messages: claim, heartbeat, uploads,
  *                   release; worker_fetch.c: fetch
  *   verify.c        verification of stored results on the thread pool
  *   health.c        workers' standing: online while connected
- *   conn.c          one connection: framing, lifetime, the connection list
+ *   conn.c          one connection: the secure channel (common/chan.c),
+ *                   framing, lifetime, the connection list
  *   gpud.c          job rates, the data directory's standing, the wake hook
  *   blob_audit.c    the blobs against the rows that name them: the
  *                   start-up sweep, gpuctl check's blob pass
@@ -51,6 +54,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "chan.h"
 #include "log.h"
 
 struct store;
@@ -96,6 +100,7 @@ struct gpud {
 	uv_loop_t *loop;
 	struct glog log;
 	struct gpud_config cfg;
+	struct chan_identity identity; /* DATA/gpud.key: what workers pin */
 	struct store *store;      /* database thread only */
 	struct dbq *dbq;
 	struct listeners *listeners; /* listeners.c */

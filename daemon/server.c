@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "auth.h"
 #include "blob_audit.h"
 #include "conn.h"
@@ -22,6 +24,7 @@
 #include "gpud.h"
 #include "health.h"
 #include "listeners.h"
+#include "login.h"
 #include "notify.h"
 #include "scheduler.h"
 #include "server.h"
@@ -41,8 +44,9 @@ static void on_conn_closed(struct conn *c)
 
 /* Every connection's frames go here; conn.c knows no handler by name. */
 static const struct conn_handlers handlers = {
-	.hello = wp_hello,
-	.auth = wp_auth,
+	.hello = login_hello,
+	.ctl_hello = login_ctl_hello,
+	.auth = login_auth,
 	.claim = wp_claim,
 	.heartbeat = wp_heartbeat,
 	.upload = wp_upload,
@@ -335,8 +339,36 @@ static int listen_pipe(struct gpud *d)
 	return 0;
 }
 
-/* The local worker token: DATA/local-worker.token (mode 0600), registered
- * once, so a worker on this machine connects with no manual step. */
+/* gpud's identity: DATA/gpud.key, made at the first start. Workers pin its
+ * public key, so a new one (the file lost) needs new credentials. */
+static int load_identity(struct gpud *d)
+{
+	char path[4096], err[512], hex[2 * CHAN_PK_LEN + 1];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/gpud.key", d->cfg.data_dir);
+	if (access(path, F_OK) == 0) {
+		rc = chan_identity_read(path, &d->identity, err, sizeof(err));
+	} else {
+		chan_identity_new(&d->identity);
+		rc = chan_identity_write(path, &d->identity, err, sizeof(err));
+		if (rc == 0)
+			LOG_WARN(&d->log, "made a new identity key %s: "
+				 "credentials made before (gpuctl token add) "
+				 "pin another key and are refused", path);
+	}
+	if (rc) {
+		LOG_ERROR(&d->log, "%s", err);
+		return rc;
+	}
+	auth_hex(d->identity.pk, CHAN_PK_LEN, hex);
+	LOG_INFO(&d->log, "gpud-key %s", hex);
+	return 0;
+}
+
+/* The local worker's credential: DATA/local-worker.token (mode 0600) with
+ * the token, registered once, and gpud's key, so a worker on this machine
+ * connects with no manual step. */
 struct token_req {
 	struct auth_token tok;
 	int rc;
@@ -347,18 +379,36 @@ static void token_work(struct store *st, void *arg)
 	struct token_req *r = arg;
 	uint8_t key[AUTH_KEY_LEN];
 
-	if (store_token_get(st, r->tok.name, key) == 0 &&
+	if (store_token_get(st, r->tok.name, key, NULL) == 0 &&
 	    memcmp(key, r->tok.stored, sizeof(key)) == 0) {
 		r->rc = 0;
 		return;
 	}
-	r->rc = store_token_add(st, r->tok.name, r->tok.stored, sched_now());
+	r->rc = store_token_add(st, r->tok.name, r->tok.stored,
+				AUTH_ROLE_WORKER, sched_now());
+}
+
+/* Write the credential of tok's token text and gpud's key to path. */
+static int write_credential(struct gpud *d, const char *path,
+			    const char *token_text)
+{
+	char *cred = auth_credential_text(token_text, d->identity.pk);
+	int rc = cred ? auth_token_write_file(path, cred) : GERR_NOMEM;
+
+	if (cred) {
+		sodium_memzero(cred, strlen(cred));
+		free(cred);
+	}
+	if (rc)
+		LOG_ERROR(&d->log, "cannot write %s: %s", path, gerr_str(rc));
+	return rc;
 }
 
 static int local_token(struct gpud *d, struct store *st)
 {
 	char path[4096], err[256];
 	struct token_req r = {0};
+	int rc;
 
 	snprintf(path, sizeof(path), "%s/local-worker.token", d->cfg.data_dir);
 	if (access(path, F_OK) == 0) {
@@ -366,17 +416,29 @@ static int local_token(struct gpud *d, struct store *st)
 			LOG_ERROR(&d->log, "local token %s: %s", path, err);
 			return GERR_INVAL;
 		}
+		/* A file from before the channel, or from another key: the
+		 * same token, with this gpud's key. */
+		if (!r.tok.has_gpud_key ||
+		    memcmp(r.tok.gpud_key, d->identity.pk, CHAN_PK_LEN) != 0) {
+			char text[4200];
+
+			rc = auth_secret_read(path, "token file", text,
+					      sizeof(text), err, sizeof(err));
+			if (rc == 0)
+				rc = write_credential(d, path, text);
+			sodium_memzero(text, sizeof(text));
+			if (rc)
+				return GERR_IO;
+		}
 	} else {
 		char *text = NULL;
 		if (auth_token_new("local", &text, &r.tok))
 			return GERR_NOMEM;
-		char line[512];
-		snprintf(line, sizeof(line), "%s\n", text);
+		rc = write_credential(d, path, text);
+		sodium_memzero(text, strlen(text));
 		free(text);
-		if (auth_token_write_file(path, line)) {
-			LOG_ERROR(&d->log, "cannot write %s", path);
+		if (rc)
 			return GERR_IO;
-		}
 	}
 	/* Runs before the database thread starts, so calling the store here
 	 * is still single-threaded. */
@@ -462,6 +524,9 @@ int server_start(struct gpud *d)
 		LOG_ERROR(&d->log, "cannot open %s: %s", dbpath, err);
 		return rc;
 	}
+	rc = load_identity(d);
+	if (rc)
+		return rc;
 	rc = local_token(d, d->store);
 	if (rc)
 		return rc;

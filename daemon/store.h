@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
+
 struct store;
 
 enum lease_state {
@@ -308,14 +310,16 @@ int store_worker_list(struct store *st, struct store_worker **ret,
 
 /* ---- tokens (stored as derived keys, never the secret) ---- */
 int store_token_add(struct store *st, const char *name, const uint8_t key[32],
-		    double now); /* GERR_STATE if the name exists */
-/* GERR_NOTFOUND if absent or revoked. */
-int store_token_get(struct store *st, const char *name, uint8_t ret_key[32]);
+		    enum auth_role role, double now); /* GERR_STATE if taken */
+/* GERR_NOTFOUND if absent or revoked; ret_role may be NULL. */
+int store_token_get(struct store *st, const char *name, uint8_t ret_key[32],
+		    enum auth_role *ret_role);
 int store_token_revoke(struct store *st, const char *name);
 struct store_token {
 	char *name;
 	double created_at;
 	int revoked;
+	enum auth_role role;
 };
 /* All tokens (names and dates only; keys never leave the store). */
 int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n);

@@ -1,5 +1,5 @@
-/* store_tokens.c - the tokens table: worker tokens, stored as the derived
- * key only (never the secret).
+/* store_tokens.c - the tokens table: tokens and their roles, stored as
+ * the derived key only (never the secret).
  */
 #include "store_internal.h"
 
@@ -7,27 +7,30 @@
 #include <string.h>
 
 const char *const sdb_token_sql[S_COUNT] = {
-	[S_TOKEN_ADD] = "INSERT INTO tokens (name, key, created_at) "
-			"VALUES (?1, ?2, ?3)",
-	[S_TOKEN_GET] = "SELECT key FROM tokens WHERE name = ?1 AND revoked = 0",
+	[S_TOKEN_ADD] = "INSERT INTO tokens (name, key, created_at, role) "
+			"VALUES (?1, ?2, ?3, ?4)",
+	[S_TOKEN_GET] = "SELECT key, role FROM tokens WHERE name = ?1 AND "
+			"revoked = 0",
 	[S_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE name = ?1",
-	[S_TOKEN_LIST] = "SELECT name, created_at, revoked FROM tokens ORDER BY name",
+	[S_TOKEN_LIST] = "SELECT name, created_at, revoked, role FROM tokens "
+			 "ORDER BY name",
 };
 
 int store_token_add(struct store *st, const char *name, const uint8_t key[32],
-		    double now)
+		    enum auth_role role, double now)
 {
 	static const char what[] = "store_token_add";
 	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_ADD);
 	int r;
 
-	if (!name || !*name || !key)
+	if (!name || !*name || !key || !auth_role_name(role))
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
 	if ((r = sdb_op_begin(st, what)))
 		return r;
 	BIND(sdb_bind_text(s, 1, name));
 	BIND(sqlite3_bind_blob(s, 2, key, 32, SQLITE_STATIC));
 	BIND(sqlite3_bind_double(s, 3, now));
+	BIND(sdb_bind_text(s, 4, auth_role_name(role)));
 	r = sdb_run(st, S_TOKEN_ADD, what);
 	s = NULL;
 	if (r == GERR_STATE)
@@ -38,10 +41,12 @@ out:
 	return sdb_op_end(st, r, what);
 }
 
-int store_token_get(struct store *st, const char *name, uint8_t ret_key[32])
+int store_token_get(struct store *st, const char *name, uint8_t ret_key[32],
+		    enum auth_role *ret_role)
 {
 	static const char what[] = "store_token_get";
 	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_GET);
+	enum auth_role role;
 	uint8_t key[32];
 	int rc, r = 0;
 
@@ -65,12 +70,19 @@ int store_token_get(struct store *st, const char *name, uint8_t ret_key[32])
 			       "32 bytes", what, name);
 	}
 	memcpy(key, sqlite3_column_blob(s, 0), 32);
+	role = auth_role_parse((const char *)sqlite3_column_text(s, 1));
 	rc = sqlite3_step(s);
 	if (rc != SQLITE_DONE)
 		r = sdb_fail(st, rc, what);
 	sdb_stmt_done(s);
-	if (r == 0)
+	if (r == 0 && !role)
+		r = sdb_err(st, GERR_CORRUPT, "%s: token %s: unknown role",
+			    what, name);
+	if (r == 0) {
 		memcpy(ret_key, key, 32);
+		if (ret_role)
+			*ret_role = role;
+	}
 	return r;
 }
 
@@ -107,6 +119,7 @@ static int token_row(sqlite3_stmt *s, void *elem)
 		return GERR_NOMEM;
 	t->created_at = sqlite3_column_double(s, 1);
 	t->revoked = sqlite3_column_int(s, 2);
+	t->role = auth_role_parse((const char *)sqlite3_column_text(s, 3));
 	return 0;
 }
 

@@ -16,8 +16,6 @@
 #include "conn.h"
 #include "proto.h"
 
-int wp_hello(struct conn *c, const json_t *msg);
-int wp_auth(struct conn *c, const json_t *msg);
 int wp_claim(struct conn *c, const json_t *msg);
 int wp_heartbeat(struct conn *c, const json_t *msg);
 int wp_upload(struct conn *c, const struct proto_frame *f, int is_result);

@@ -1,19 +1,24 @@
 /* ctl_client.c - gpuctl's transport: one request per connection to gpud's
- * control socket, in proto.h frames (ctl_client.h). */
+ * control socket, or to a remote gpud over the secure channel with a
+ * credential's login, in proto.h frames (ctl_client.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "auth.h"
+#include "chan.h"
 #include "ctl_client.h"
 #include "ctl_text.h"
 #include "gerr.h"
+#include "msg.h"
 #include "proto.h"
 
 static int ctl_connect(const char *path)
@@ -53,97 +58,338 @@ int ctl_write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Send one request (with an optional binary attachment), read one reply;
- * its binary attachment goes to *ret_bin (malloc'ed) when ret_bin is not
- * NULL. Returns a new reference or NULL. */
-static json_t *ctl_call_full(int fd, json_t *req, const void *bin,
-			     size_t bin_len, uint8_t **ret_bin, size_t *ret_bin_len)
-{
-	uint8_t *out = NULL, *buf = NULL;
-	size_t outlen = 0, len = 0, cap = 0;
-	json_t *reply = NULL;
+/* One connection to gpud: plain frames on the Unix socket, sealed ones
+ * (chan.h) over TCP. */
+struct ctl_conn {
+	int fd;
+	int sealed;
+	struct chan ch;
+	uint8_t *raw;           /* sealed bytes read, not yet opened */
+	size_t rlen, rcap;
+	uint8_t *buf;           /* frames read */
+	size_t len, cap;
+};
 
-	if (proto_frame_encode(PROTO_CTL_REQ, req, bin, bin_len, &out, &outlen)) {
+#define FRAME_MAX ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
+
+static void conn_free(struct ctl_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	chan_clear(&c->ch);
+	free(c->raw);
+	free(c->buf);
+}
+
+/* Grow *buf to hold room more bytes after len (at most limit in all). */
+static int room(uint8_t **buf, size_t len, size_t *cap, size_t more,
+		size_t limit)
+{
+	size_t ncap = *cap ? *cap : 131072;
+	uint8_t *nb;
+
+	if (*cap - len >= more)
+		return 0;
+	while (ncap - len < more)
+		ncap *= 2;
+	if (ncap > limit)
+		ncap = limit;
+	if (ncap - len < more)
+		return -1;
+	nb = realloc(*buf, ncap);
+	if (!nb)
+		return -1;
+	*buf = nb;
+	*cap = ncap;
+	return 0;
+}
+
+static int send_frame(struct ctl_conn *c, enum proto_type type,
+		      const json_t *msg, const void *bin, size_t bin_len)
+{
+	uint8_t *out = NULL, *sealed = NULL;
+	size_t outlen = 0, slen = 0;
+	int rc;
+
+	if (proto_frame_encode(type, (json_t *)msg, bin, bin_len, &out,
+			       &outlen)) {
 		fprintf(stderr, "gpuctl: cannot encode the request\n");
 		free(out);
-		return NULL;
+		return -1;
 	}
-	if (ctl_write_all(fd, out, outlen)) {
+	if (c->sealed) {
+		rc = chan_seal(&c->ch, out, outlen, &sealed, &slen);
+		free(out);
+		if (rc) {
+			fprintf(stderr, "gpuctl: cannot seal the request\n");
+			return -1;
+		}
+		out = sealed;
+		outlen = slen;
+	}
+	rc = ctl_write_all(c->fd, out, outlen);
+	free(out);
+	if (rc)
 		fprintf(stderr, "gpuctl: cannot send the request to gpud: %s\n",
 			errno == EPIPE || errno == ECONNRESET
 				? "gpud closed the connection" : strerror(errno));
-		free(out);
-		return NULL;
-	}
-	free(out);
+	return rc;
+}
+
+/* Read until one frame is whole; *f borrows c->buf until consume(used). */
+static int recv_frame(struct ctl_conn *c, struct proto_frame *f,
+		      size_t *used)
+{
 	for (;;) {
-		struct proto_frame f;
-		size_t used = 0, need = 0;
-		char err[200] = "";
-		int rc = len ? proto_frame_parse(buf, len, &f, &used, &need, err,
-						 sizeof(err)) : GERR_AGAIN;
-		if (rc == 0) {
-			if (f.type == PROTO_CTL_REPLY) {
-				reply = json_incref(f.json);
-				if (ret_bin) {
-					*ret_bin = malloc(f.bin_len ? f.bin_len : 1);
-					if (*ret_bin && f.bin_len)
-						memcpy(*ret_bin, f.bin, f.bin_len);
-					*ret_bin_len = *ret_bin ? f.bin_len : 0;
-				}
-			} else
-				fprintf(stderr, "gpuctl: unexpected reply type %s\n",
-					proto_type_name(f.type));
-			proto_frame_clear(&f);
-			break;
-		}
+		size_t need = 0;
+		char err[300] = "";
+		int rc = c->len ? proto_frame_parse(c->buf, c->len, f, used,
+						    &need, err, sizeof(err))
+				: GERR_AGAIN;
+		uint8_t **into = c->sealed ? &c->raw : &c->buf;
+		size_t *ilen = c->sealed ? &c->rlen : &c->len;
+		size_t *icap = c->sealed ? &c->rcap : &c->cap;
+		ssize_t r;
+
+		if (rc == 0)
+			return 0;
 		if (rc != GERR_AGAIN) {
 			fprintf(stderr, "gpuctl: bad reply from gpud: %s\n", err);
-			break;
+			return -1;
 		}
-		if (cap - len < 65536) {
-			size_t ncap = cap ? cap * 2 : 131072;
-			uint8_t *nb = ncap > (size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON +
-				PROTO_MAX_BIN + 131072 ? NULL : realloc(buf, ncap);
-			if (!nb) {
-				free(nb ? nb : NULL);
-				buf = NULL;
-				fprintf(stderr, "gpuctl: reply too large\n");
-				break;
-			}
-			buf = nb;
-			cap = ncap;
+		if (room(into, *ilen, icap, 65536, FRAME_MAX + 131072)) {
+			fprintf(stderr, "gpuctl: reply too large\n");
+			return -1;
 		}
-		ssize_t r = read(fd, buf + len, cap - len);
+		r = read(c->fd, *into + *ilen, *icap - *ilen);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
 			fprintf(stderr, "gpuctl: gpud closed the connection\n");
-			break;
+			return -1;
 		}
-		len += (size_t)r;
+		*ilen += (size_t)r;
+		if (c->sealed) {
+			size_t n = 0;
+
+			rc = chan_open(&c->ch, c->raw, c->rlen, &n, &c->buf,
+				       &c->len, &c->cap, FRAME_MAX,
+				       CHAN_RECORD_MAX, err, sizeof(err));
+			if (rc) {
+				fprintf(stderr, "gpuctl: secure channel: %s\n",
+					err);
+				return -1;
+			}
+			memmove(c->raw, c->raw + n, c->rlen - n);
+			c->rlen -= n;
+		}
 	}
-	free(buf);
+}
+
+static void consume(struct ctl_conn *c, struct proto_frame *f, size_t used)
+{
+	proto_frame_clear(f);
+	memmove(c->buf, c->buf + used, c->len - used);
+	c->len -= used;
+}
+
+/* Send one request (with an optional binary attachment), read one reply;
+ * its binary attachment goes to *ret_bin (malloc'ed) when ret_bin is not
+ * NULL. Returns a new reference or NULL. */
+static json_t *ctl_call_full(struct ctl_conn *c, json_t *req, const void *bin,
+			     size_t bin_len, uint8_t **ret_bin, size_t *ret_bin_len)
+{
+	struct proto_frame f;
+	json_t *reply = NULL;
+	size_t used = 0;
+
+	if (send_frame(c, PROTO_CTL_REQ, req, bin, bin_len) ||
+	    recv_frame(c, &f, &used))
+		return NULL;
+	if (f.type == PROTO_CTL_REPLY) {
+		reply = json_incref(f.json);
+		if (ret_bin) {
+			*ret_bin = malloc(f.bin_len ? f.bin_len : 1);
+			if (*ret_bin && f.bin_len)
+				memcpy(*ret_bin, f.bin, f.bin_len);
+			*ret_bin_len = *ret_bin ? f.bin_len : 0;
+		}
+	} else {
+		const char *m = json_string_value(json_object_get(f.json,
+								  "message"));
+		char *esc = ctl_text_escape(m ? m : "", 0);
+
+		fprintf(stderr, "gpuctl: unexpected reply %s%s%s\n",
+			proto_type_name(f.type), m ? ": " : "",
+			esc ? esc : "");
+		free(esc);
+	}
+	consume(c, &f, used);
 	return reply;
+}
+
+/* The next frame must be want: 0, or -1 with gpud's reason printed. */
+static int expect(struct ctl_conn *c, enum proto_type want, json_t **ret)
+{
+	struct proto_frame f;
+	size_t used = 0;
+
+	if (recv_frame(c, &f, &used))
+		return -1;
+	if (f.type != want) {
+		const char *m = json_string_value(json_object_get(f.json,
+								  "message"));
+		char *esc = ctl_text_escape(m ? m : proto_type_name(f.type), 0);
+
+		fprintf(stderr, "gpuctl: gpud refused the credential: %s\n",
+			esc ? esc : "?");
+		free(esc);
+		consume(c, &f, used);
+		return -1;
+	}
+	*ret = json_incref(f.json);
+	consume(c, &f, used);
+	return 0;
+}
+
+static int read_exact(int fd, uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* TCP to host:port, the first address that answers. */
+static int tcp_connect(const char *host, const char *port)
+{
+	struct addrinfo hints = { 0 }, *res = NULL;
+	int fd = -1, rc, e = 0;
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		fprintf(stderr, "gpuctl: cannot resolve %s: %s\n", host,
+			gai_strerror(rc));
+		return -1;
+	}
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+			e = errno;
+			close(fd);
+			fd = -1;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		fprintf(stderr, "gpuctl: cannot reach gpud at %s:%s: %s\n",
+			host, port, strerror(e ? e : errno));
+	return fd;
+}
+
+/* The secure channel and the credential's login. 0, or -1 (printed);
+ * *ret_exit says which kind. */
+static int remote_open(struct ctl_conn *c, const struct ctl_target *to,
+		       int *ret_exit)
+{
+	uint8_t hello[CHAN_CLIENT_HELLO_LEN], sh[CHAN_SERVER_HELLO_LEN];
+	uint8_t fin[CHAN_FINISH_LEN], proof[AUTH_MAC_LEN];
+	uint8_t nonce[AUTH_NONCE_LEN];
+	char err[400] = "", mac[2 * AUTH_MAC_LEN + 1];
+	struct msg_ctl_hello h = { .proto = PROTO_VERSION,
+				   .name = to->cred.name };
+	struct msg_challenge ch;
+	struct msg_auth au = { .mac = mac };
+	json_t *j = NULL;
+
+	*ret_exit = EXIT_UNREACHABLE;
+	c->fd = tcp_connect(to->host, to->port);
+	if (c->fd < 0)
+		return -1;
+	chan_client_start(&c->ch, to->cred.gpud_key, hello);
+	if (ctl_write_all(c->fd, hello, sizeof(hello)) ||
+	    read_exact(c->fd, sh, sizeof(sh))) {
+		fprintf(stderr, "gpuctl: %s:%s closed the connection in the "
+			"handshake\n", to->host, to->port);
+		return -1;
+	}
+	if (chan_client_finish(&c->ch, sh, fin, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: refusing gpud at %s:%s: %s\n",
+			to->host, to->port, err);
+		return -1;
+	}
+	c->sealed = 1;
+	if (ctl_write_all(c->fd, fin, sizeof(fin)) ||
+	    msg_ctl_hello_encode(&h, &j) ||
+	    send_frame(c, PROTO_CTL_HELLO, j, NULL, 0)) {
+		json_decref(j);
+		return -1;
+	}
+	json_decref(j);
+	j = NULL;
+	*ret_exit = EXIT_FAIL;
+	if (expect(c, PROTO_CHALLENGE, &j) ||
+	    msg_challenge_decode(j, &ch, err, sizeof(err)) ||
+	    auth_unhex(ch.nonce, nonce, sizeof(nonce))) {
+		json_decref(j);
+		return -1;
+	}
+	json_decref(j);
+	j = NULL;
+	auth_proof(to->cred.key, nonce, to->cred.name, proof);
+	auth_hex(proof, sizeof(proof), mac);
+	if (msg_auth_encode(&au, &j) || send_frame(c, PROTO_AUTH, j, NULL, 0)) {
+		json_decref(j);
+		return -1;
+	}
+	json_decref(j);
+	j = NULL;
+	if (expect(c, PROTO_WELCOME, &j))
+		return -1;
+	json_decref(j);
+	*ret_exit = 0;
+	return 0;
+}
+
+static int ctl_open(struct ctl_conn *c, const struct ctl_target *to,
+		    int *ret_exit)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+	if (to->host)
+		return remote_open(c, to, ret_exit);
+	*ret_exit = EXIT_UNREACHABLE;
+	c->fd = ctl_connect(to->socket);
+	return c->fd < 0 ? -1 : 0;
 }
 
 /* One request on a fresh connection; prints gpud's error and returns NULL
  * when the reply is not ok. *ret_exit says why. The reply's binary part is
  * returned in *ret_out (malloc'ed) when ret_out is not NULL. */
-json_t *ctl_request_full(const char *sock, json_t *req, const void *bin,
-			    size_t bin_len, uint8_t **ret_out,
-			    size_t *ret_out_len, int *ret_exit)
+json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
+			 const void *bin, size_t bin_len, uint8_t **ret_out,
+			 size_t *ret_out_len, int *ret_exit)
 {
-	int fd = ctl_connect(sock);
+	struct ctl_conn c;
 	json_t *reply;
 
-	if (fd < 0) {
+	if (ctl_open(&c, to, ret_exit)) {
+		conn_free(&c);
 		json_decref(req);
-		*ret_exit = EXIT_UNREACHABLE;
 		return NULL;
 	}
-	reply = ctl_call_full(fd, req, bin, bin_len, ret_out, ret_out_len);
-	close(fd);
+	reply = ctl_call_full(&c, req, bin, bin_len, ret_out, ret_out_len);
+	conn_free(&c);
 	json_decref(req);
 	if (!reply) {
 		*ret_exit = EXIT_UNREACHABLE;
@@ -166,14 +412,58 @@ json_t *ctl_request_full(const char *sock, json_t *req, const void *bin,
 	return reply;
 }
 
-json_t *ctl_request_bin(const char *sock, json_t *req, const void *bin,
-			   size_t bin_len, int *ret_exit)
+json_t *ctl_request_bin(const struct ctl_target *to, json_t *req,
+			const void *bin, size_t bin_len, int *ret_exit)
 {
-	return ctl_request_full(sock, req, bin, bin_len, NULL, NULL, ret_exit);
+	return ctl_request_full(to, req, bin, bin_len, NULL, NULL, ret_exit);
 }
 
-json_t *ctl_request(const char *sock, json_t *req, int *ret_exit)
+json_t *ctl_request(const struct ctl_target *to, json_t *req, int *ret_exit)
 {
-	return ctl_request_bin(sock, req, NULL, 0, ret_exit);
+	return ctl_request_bin(to, req, NULL, 0, ret_exit);
+}
+
+int ctl_target_remote(struct ctl_target *to, const char *hostport,
+		      const char *cred_file)
+{
+	char err[600] = "";
+	const char *colon = strrchr(hostport, ':');
+	size_t hl;
+
+	if (!colon || colon == hostport || !colon[1] ||
+	    strlen(hostport) >= sizeof(to->hostbuf) ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+	    strlen(colon + 1) > 5) {
+		fprintf(stderr, "gpuctl: --connect wants HOST:PORT (IPv6 in "
+			"brackets), got '%s'\n", hostport);
+		return EXIT_USAGE;
+	}
+	hl = (size_t)(colon - hostport);
+	if (hostport[0] == '[' && hl > 2 && hostport[hl - 1] == ']')
+		snprintf(to->hostbuf, sizeof(to->hostbuf), "%.*s",
+			 (int)(hl - 2), hostport + 1);
+	else
+		snprintf(to->hostbuf, sizeof(to->hostbuf), "%.*s", (int)hl,
+			 hostport);
+	snprintf(to->portbuf, sizeof(to->portbuf), "%s", colon + 1);
+	to->host = to->hostbuf;
+	to->port = to->portbuf;
+	if (!cred_file) {
+		fprintf(stderr, "gpuctl: --connect needs --credential FILE (a "
+			"viewer or admin credential from gpuctl token add)\n");
+		return EXIT_USAGE;
+	}
+	if (auth_init() < 0 ||
+	    auth_token_read_file(cred_file, &to->cred, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: %s\n", err[0] ? err
+			: "cannot initialise libsodium");
+		return EXIT_USAGE;
+	}
+	if (!to->cred.has_gpud_key) {
+		fprintf(stderr, "gpuctl: %s has no 'gpud-key = ' line: gpuctl "
+			"cannot tell gpud from an impostor\n", cred_file);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 

@@ -1,5 +1,6 @@
-/* ctl_client.h - gpuctl's transport to gpud's control socket
- * (ctl_client.c): one request, one reply, on a fresh connection.
+/* ctl_client.h - gpuctl's transport to gpud (ctl_client.c): its Unix
+ * socket, or a remote gpud over the secure channel (chan.h) with a viewer
+ * or admin credential; one request, one reply, on a fresh connection.
  *
  * Errors are printed to stderr here (gpud's own error text escaped,
  * ctl_text.h); callers only turn *ret_exit into gpuctl's exit status.
@@ -13,10 +14,25 @@
 
 #include <jansson.h>
 
+#include "auth.h"
+
 /* gpuctl's exit codes. */
 #define EXIT_FAIL 1        /* the request failed (or the job did not verify) */
 #define EXIT_USAGE 2
 #define EXIT_UNREACHABLE 3 /* gpud could not be reached or hung up */
+
+/* Where requests go: the Unix socket, or host:port with a credential. */
+struct ctl_target {
+	const char *socket;            /* when host is NULL */
+	const char *host, *port;       /* --connect */
+	struct auth_token cred;        /* --credential */
+	char hostbuf[256], portbuf[8];
+};
+
+/* Fill to for --connect HOST:PORT and --credential FILE; 0 or EXIT_USAGE
+ * (printed). */
+int ctl_target_remote(struct ctl_target *to, const char *hostport,
+		      const char *cred_file);
 
 /* Write all n bytes to fd (EINTR retried). 0 or -1. */
 int ctl_write_all(int fd, const uint8_t *p, size_t n);
@@ -26,11 +42,11 @@ int ctl_write_all(int fd, const uint8_t *p, size_t n);
  * and return NULL. *ret_exit is 0, EXIT_FAIL or EXIT_UNREACHABLE. The
  * reply's attachment goes to *ret_out (malloc'ed) when ret_out is not
  * NULL. */
-json_t *ctl_request_full(const char *sock, json_t *req, const void *bin,
-			 size_t bin_len, uint8_t **ret_out,
+json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
+			 const void *bin, size_t bin_len, uint8_t **ret_out,
 			 size_t *ret_out_len, int *ret_exit);
-json_t *ctl_request_bin(const char *sock, json_t *req, const void *bin,
-			size_t bin_len, int *ret_exit);
-json_t *ctl_request(const char *sock, json_t *req, int *ret_exit);
+json_t *ctl_request_bin(const struct ctl_target *to, json_t *req,
+			const void *bin, size_t bin_len, int *ret_exit);
+json_t *ctl_request(const struct ctl_target *to, json_t *req, int *ret_exit);
 
 #endif

@@ -16,7 +16,7 @@
  * with its control characters escaped (ctl_text.h); --json output is JSON
  * with everything outside ASCII escaped.
  *
- * The socket is --socket, else $GPUD_SOCKET, else /var/lib/gpud/gpud.sock.
+ * The socket is --socket, else $GPUD_SOCKET, else /var/lib/gpud/gpud.to.
  * Exit codes: 0 ok, 1 the request failed (or the job did not verify),
  * 2 usage error, 3 gpud unreachable.
  */
@@ -40,13 +40,14 @@
 #include "proto.h"
 #include "published.h"
 
-#define DEFAULT_SOCKET "/var/lib/gpud/gpud.sock"
+#define DEFAULT_SOCKET "/var/lib/gpud/gpud.to"
 #define ARG_MAX_LEN 4096
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: gpuctl [--socket PATH] COMMAND ...\n"
+"usage: gpuctl [--socket PATH | --connect HOST:PORT --credential FILE]\n"
+"              COMMAND ...\n"
 "  submit WORKLOAD --KEY VALUE...  queue a job, print its id\n"
 "                                  e.g. submit graveler --battles 1e9 --seed 7\n"
 "                                  --file F sends F as the job's input\n"
@@ -62,11 +63,17 @@ static void usage(FILE *f)
 "  cancel|pause|resume JOB\n"
 "  workers [--json]                connected and known workers\n"
 "  watch [JOB] [--interval S] [--count N]  live view of jobs and workers\n"
-"  token add NAME                  create a worker token (printed once)\n"
+"  token add NAME [--role R]       a credential (printed once): worker\n"
+"                                  (default), viewer or admin\n"
 "  token list | token revoke NAME  tokens; a revoked token's workers are cut off\n"
 "  check [--json]                  the database's integrity and every stored blob\n"
 "                                  it names; exit 1 when anything is damaged\n"
-"socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n");
+"  token add NAME --role viewer|admin  a credential for remote gpuctl\n"
+"socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n"
+"remote: --connect HOST:PORT (or $GPUD_CONNECT) with --credential FILE (or\n"
+"        $GPUD_CREDENTIAL): a viewer may status, result, export, workers;\n"
+"        an admin everything. Encrypted, and gpud must hold the key the\n"
+"        credential pins.\n");
 }
 
 /* A reply about to be printed as text: its strings escaped (ctl_text.h). */
@@ -299,14 +306,14 @@ static json_t *parse_kv(int argc, char **argv)
 }
 
 /* Ask for a job's bulk output and write it to stdout. */
-static int do_export(const char *sock, json_int_t job, const char *what, json_t *args)
+static int do_export(const struct ctl_target *to, json_int_t job, const char *what, json_t *args)
 {
 	int ex;
 	uint8_t *bin = NULL;
 	size_t bin_len = 0;
 	json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "cmd", "export", "job", job,
 				"what", what, "args", args);
-	json_t *reply = ctl_request_full(sock, req, NULL, 0, &bin, &bin_len, &ex);
+	json_t *reply = ctl_request_full(to, req, NULL, 0, &bin, &bin_len, &ex);
 
 	if (!reply)
 		return ex;
@@ -318,7 +325,7 @@ static int do_export(const char *sock, json_int_t job, const char *what, json_t 
 	return ex;
 }
 
-static int cmd_export(const char *sock, int argc, char **argv)
+static int cmd_export(const struct ctl_target *to, int argc, char **argv)
 {
 	json_int_t job;
 	json_t *args;
@@ -328,10 +335,10 @@ static int cmd_export(const char *sock, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	args = parse_kv(argc - 2, argv + 2);
-	return args ? do_export(sock, job, argv[1], args) : EXIT_USAGE;
+	return args ? do_export(to, job, argv[1], args) : EXIT_USAGE;
 }
 
-static int cmd_extend(const char *sock, int argc, char **argv)
+static int cmd_extend(const struct ctl_target *to, int argc, char **argv)
 {
 	json_int_t job;
 	json_t *args;
@@ -344,7 +351,7 @@ static int cmd_extend(const char *sock, int argc, char **argv)
 	args = parse_kv(argc - 1, argv + 1);
 	if (!args)
 		return EXIT_USAGE;
-	json_t *reply = shown(ctl_request(sock, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
+	json_t *reply = shown(ctl_request(to, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
 						      "job", job, "args", args), &ex));
 	if (!reply)
 		return ex;
@@ -355,7 +362,7 @@ static int cmd_extend(const char *sock, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_submit(const char *sock, int argc, char **argv)
+static int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 {
 	json_t *args;
 	int ex;
@@ -380,7 +387,7 @@ static int cmd_submit(const char *sock, int argc, char **argv)
 		/* gpud gets the content; the name is only for the user. */
 		json_object_set_new(args, "file", json_string(base ? base + 1 : file));
 	}
-	json_t *reply = ctl_request_bin(sock, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
+	json_t *reply = ctl_request_bin(to, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
 						    "workload", argv[0], "args", args),
 				    input, input_len, &ex);
 	free(input);
@@ -391,7 +398,7 @@ static int cmd_submit(const char *sock, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_status(const char *sock, int argc, char **argv)
+static int cmd_status(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json = 0, ex;
 	json_int_t job = 0;
@@ -407,7 +414,7 @@ static int cmd_status(const char *sock, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	json_t *reply = ctl_request(sock, req, &ex);
+	json_t *reply = ctl_request(to, req, &ex);
 	if (!reply)
 		return ex;
 	/* gpud's own trouble (e.g. out of descriptors); --json keeps stdout
@@ -432,7 +439,7 @@ static int cmd_status(const char *sock, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_wait(const char *sock, int argc, char **argv)
+static int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 {
 	json_int_t job;
 	double timeout = 0;
@@ -459,7 +466,7 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		int ex;
-		json_t *reply = shown(ctl_request(sock, json_pack("{s:s, s:I}", "cmd", "status",
+		json_t *reply = shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", "status",
 							      "job", job), &ex));
 		if (!reply)
 			return ex;
@@ -508,18 +515,18 @@ static int cmd_wait(const char *sock, int argc, char **argv)
 	}
 }
 
-static int cmd_result(const char *sock, int argc, char **argv)
+static int cmd_result(const struct ctl_target *to, int argc, char **argv)
 {
 	json_int_t job;
 	int as_json = argc > 1 && strcmp(argv[1], "--json") == 0, ex;
 
 	if (argc == 3 && strcmp(argv[1], "--values") == 0 && parse_job(argv[0], &job) == 0)
-		return do_export(sock, job, "values", json_pack("{s:s}", "range", argv[2]));
+		return do_export(to, job, "values", json_pack("{s:s}", "range", argv[2]));
 	if (argc < 1 || argc > 2 || (argc == 2 && !as_json) || parse_job(argv[0], &job))
 		return EXIT_USAGE;
 	uint8_t *abin = NULL;
 	size_t alen = 0;
-	json_t *reply = ctl_request_full(sock, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
+	json_t *reply = ctl_request_full(to, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
 				     NULL, 0, &abin, &alen, &ex);
 	if (!reply)
 		return ex;
@@ -558,7 +565,7 @@ static int cmd_result(const char *sock, int argc, char **argv)
 			/* Bulk results go to stdout, the summary to stderr. */
 			fprintf(stderr, "%s", text ? text : "");
 			json_decref(reply);
-			return do_export(sock, job, "result", json_object());
+			return do_export(to, job, "result", json_object());
 		}
 		printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job,
 		       json_string_value(json_object_get(reply, "workload")), state);
@@ -574,7 +581,7 @@ static int cmd_result(const char *sock, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_simple(const char *sock, const char *cmd, int argc, char **argv)
+static int cmd_simple(const struct ctl_target *to, const char *cmd, int argc, char **argv)
 {
 	json_int_t job;
 	int ex;
@@ -583,7 +590,7 @@ static int cmd_simple(const char *sock, const char *cmd, int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
 		return EXIT_USAGE;
 	}
-	json_t *reply = shown(ctl_request(sock, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex));
+	json_t *reply = shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex));
 	if (!reply)
 		return ex;
 	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
@@ -596,7 +603,7 @@ static void print_workers(json_t *reply);
 
 /* A live view, refreshing like top: jobs with progress bars, rates and
  * ETAs, then the workers. Ends on Ctrl-C or after --count refreshes. */
-static int cmd_watch(const char *sock, int argc, char **argv)
+static int cmd_watch(const struct ctl_target *to, int argc, char **argv)
 {
 	double interval = 2;
 	long count = 0;
@@ -628,10 +635,10 @@ static int cmd_watch(const char *sock, int argc, char **argv)
 		json_t *req = json_pack("{s:s}", "cmd", "status");
 		if (job)
 			json_object_set_new(req, "job", json_integer(job));
-		json_t *jobs = shown(ctl_request(sock, req, &ex));
+		json_t *jobs = shown(ctl_request(to, req, &ex));
 		if (!jobs)
 			return ex;
-		json_t *workers = shown(ctl_request(sock, json_pack("{s:s}", "cmd", "workers"), &ex));
+		json_t *workers = shown(ctl_request(to, json_pack("{s:s}", "cmd", "workers"), &ex));
 		if (!workers) {
 			json_decref(jobs);
 			return ex;
@@ -659,13 +666,13 @@ static int cmd_watch(const char *sock, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_workers(const char *sock, int argc, char **argv)
+static int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json = argc == 1 && strcmp(argv[0], "--json") == 0, ex;
 
 	if (argc > 1 || (argc == 1 && !as_json))
 		return EXIT_USAGE;
-	json_t *reply = ctl_request(sock, json_pack("{s:s}", "cmd", "workers"), &ex);
+	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workers"), &ex);
 	if (!reply)
 		return ex;
 	if (as_json)
@@ -719,28 +726,29 @@ static void print_workers(json_t *reply)
 	}
 }
 
-static int cmd_token(const char *sock, int argc, char **argv)
+static int cmd_token(const struct ctl_target *to, int argc, char **argv)
 {
 	int ex;
 
 	if (argc == 1 && strcmp(argv[0], "list") == 0) {
 		size_t i;
 		json_t *t;
-		json_t *reply = shown(ctl_request(sock, json_pack("{s:s}", "cmd", "token_list"), &ex));
+		json_t *reply = shown(ctl_request(to, json_pack("{s:s}", "cmd", "token_list"), &ex));
 		if (!reply)
 			return ex;
 		json_array_foreach(json_object_get(reply, "tokens"), i, t) {
 			time_t when = (time_t)json_number_value(json_object_get(t, "created_at"));
 			char date[32];
 			strftime(date, sizeof(date), "%Y-%m-%d %H:%M", localtime(&when));
-			printf("%-24s %s%s\n", json_string_value(json_object_get(t, "name")), date,
+			printf("%-24s %-7s %s%s\n", json_string_value(json_object_get(t, "name")),
+			       json_string_value(json_object_get(t, "role")), date,
 			       json_is_true(json_object_get(t, "revoked")) ? "  revoked" : "");
 		}
 		json_decref(reply);
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[0], "revoke") == 0) {
-		json_t *reply = ctl_request(sock, json_pack("{s:s, s:s}", "cmd", "token_revoke",
+		json_t *reply = ctl_request(to, json_pack("{s:s, s:s}", "cmd", "token_revoke",
 							"name", argv[1]), &ex);
 		if (!reply)
 			return ex;
@@ -748,29 +756,44 @@ static int cmd_token(const char *sock, int argc, char **argv)
 		json_decref(reply);
 		return 0;
 	}
-	if (argc != 2 || strcmp(argv[0], "add") != 0) {
-		fprintf(stderr, "gpuctl: usage: gpuctl token add|revoke NAME, gpuctl token list\n");
+	const char *role = "worker";
+	if (argc == 4 && strcmp(argv[2], "--role") == 0)
+		role = argv[3];
+	if ((argc != 2 && argc != 4) || strcmp(argv[0], "add") != 0 ||
+	    (argc == 4 && strcmp(argv[2], "--role") != 0)) {
+		fprintf(stderr, "gpuctl: usage: gpuctl token add NAME [--role worker|viewer|admin], "
+			"gpuctl token revoke NAME, gpuctl token list\n");
 		return EXIT_USAGE;
 	}
-	json_t *reply = ctl_request(sock, json_pack("{s:s, s:s}", "cmd", "token_add",
-						"name", argv[1]), &ex);
+	json_t *reply = ctl_request(to, json_pack("{s:s, s:s, s:s}", "cmd", "token_add",
+						"name", argv[1], "role", role), &ex);
 	if (!reply)
 		return ex;
-	printf("%s\n", json_string_value(json_object_get(reply, "token")));
-	fprintf(stderr, "gpuctl: save this line in a file readable only by the worker's user "
-		"(chmod 600) and pass it with --token-file\n");
+	const char *cred = json_string_value(json_object_get(reply, "credential"));
+	if (!cred) {
+		fprintf(stderr, "gpuctl: gpud sent no credential\n");
+		json_decref(reply);
+		return EXIT_FAIL;
+	}
+	fputs(cred, stdout);
+	fprintf(stderr, "gpuctl: a %s credential pinning gpud-key %s\n"
+		"gpuctl: save the lines above in a file readable only by its user "
+		"(chmod 600) and pass it with %s\n", role,
+		json_string_value(json_object_get(reply, "gpud_key")),
+		strcmp(role, "worker") == 0 ? "gpuworker --token-file"
+					    : "gpuctl --credential");
 	json_decref(reply);
 	return 0;
 }
 
 /* The database's integrity and every blob it names; exit 1 when damaged. */
-static int cmd_check(const char *sock, int argc, char **argv)
+static int cmd_check(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json = argc == 1 && strcmp(argv[0], "--json") == 0, ex;
 
 	if (argc > 1 || (argc == 1 && !as_json))
 		return EXIT_USAGE;
-	json_t *reply = ctl_request(sock, json_pack("{s:s}", "cmd", "check"), &ex);
+	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "check"), &ex);
 	if (!reply)
 		return ex;
 	ex = json_is_true(json_object_get(reply, "damaged")) ? EXIT_FAIL : 0;
@@ -787,16 +810,27 @@ static int cmd_check(const char *sock, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *sock = getenv("GPUD_SOCKET");
+	static struct ctl_target target;
+	const struct ctl_target *to = &target;
+	const char *connect_to = getenv("GPUD_CONNECT");
+	const char *cred = getenv("GPUD_CREDENTIAL");
 	int i = 1;
 
 	/* A connection gpud closes is an error to report, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	if (!sock || !*sock)
-		sock = DEFAULT_SOCKET;
+	target.socket = getenv("GPUD_SOCKET");
+	if (!target.socket || !*target.socket)
+		target.socket = DEFAULT_SOCKET;
 	while (i < argc && strncmp(argv[i], "--", 2) == 0) {
 		if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
-			sock = argv[i + 1];
+			target.socket = argv[i + 1];
+			connect_to = NULL;
+			i += 2;
+		} else if (strcmp(argv[i], "--connect") == 0 && i + 1 < argc) {
+			connect_to = argv[i + 1];
+			i += 2;
+		} else if (strcmp(argv[i], "--credential") == 0 && i + 1 < argc) {
+			cred = argv[i + 1];
 			i += 2;
 		} else if (strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
@@ -811,34 +845,40 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (connect_to && *connect_to) {
+		int rc = ctl_target_remote(&target, connect_to, cred);
+
+		if (rc)
+			return rc;
+	}
 	const char *cmd = argv[i];
 	int n = argc - i - 1;
 	char **rest = argv + i + 1;
 	int rc;
 
 	if (strcmp(cmd, "submit") == 0)
-		rc = cmd_submit(sock, n, rest);
+		rc = cmd_submit(to, n, rest);
 	else if (strcmp(cmd, "status") == 0)
-		rc = cmd_status(sock, n, rest);
+		rc = cmd_status(to, n, rest);
 	else if (strcmp(cmd, "wait") == 0)
-		rc = cmd_wait(sock, n, rest);
+		rc = cmd_wait(to, n, rest);
 	else if (strcmp(cmd, "result") == 0)
-		rc = cmd_result(sock, n, rest);
+		rc = cmd_result(to, n, rest);
 	else if (strcmp(cmd, "cancel") == 0 || strcmp(cmd, "pause") == 0 ||
 		 strcmp(cmd, "resume") == 0)
-		rc = cmd_simple(sock, cmd, n, rest);
+		rc = cmd_simple(to, cmd, n, rest);
 	else if (strcmp(cmd, "workers") == 0)
-		rc = cmd_workers(sock, n, rest);
+		rc = cmd_workers(to, n, rest);
 	else if (strcmp(cmd, "token") == 0)
-		rc = cmd_token(sock, n, rest);
+		rc = cmd_token(to, n, rest);
 	else if (strcmp(cmd, "watch") == 0)
-		rc = cmd_watch(sock, n, rest);
+		rc = cmd_watch(to, n, rest);
 	else if (strcmp(cmd, "extend") == 0)
-		rc = cmd_extend(sock, n, rest);
+		rc = cmd_extend(to, n, rest);
 	else if (strcmp(cmd, "export") == 0)
-		rc = cmd_export(sock, n, rest);
+		rc = cmd_export(to, n, rest);
 	else if (strcmp(cmd, "check") == 0)
-		rc = cmd_check(sock, n, rest);
+		rc = cmd_check(to, n, rest);
 	else {
 		fprintf(stderr, "gpuctl: unknown command '%s'\n", cmd);
 		usage(stderr);

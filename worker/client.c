@@ -297,7 +297,8 @@ int client_start(uv_loop_t *loop, const struct client_config *cfg,
 		uv_timer_init(loop, timers[i]);
 		timers[i]->data = cl;
 	}
-	wconn_init(&cl->conn, loop, cfg->log, cfg->host, cfg->port, &ops, cl);
+	wconn_init(&cl->conn, loop, cfg->log, cfg->host, cfg->port,
+		   cfg->token->gpud_key, &ops, cl);
 	*ret = cl;
 	wconn_start(&cl->conn);
 	return 0;

@@ -426,6 +426,13 @@ int main(int argc, char **argv)
 				o.token_file, gerr_str(rc));
 		return 1;
 	}
+	if (!token.has_gpud_key) {
+		fprintf(stderr, "gpuworker: %s has no 'gpud-key = ' line: the "
+			"worker cannot tell gpud from an impostor; use the "
+			"credential that 'gpuctl token add' prints (or the "
+			"data directory's local-worker.token)\n", o.token_file);
+		return 1;
+	}
 	/* A dropped connection must show up as a write error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 

@@ -7,6 +7,10 @@
  *     given back after a big frame.
  *  3. Every frame the worker sends expects an answer: the watchdog counts
  *     the silence from the first write since the last frame read.
+ *  5. Every byte after the TCP connect is the secure channel's (chan.h):
+ *     the handshake first, which only the holder of the pinned gpud key
+ *     completes, then sealed records; a record that does not open closes
+ *     the connection before any of it reaches a frame.
  *  4. Reconnects wait backoff_s (x0.75..1.25 jitter), which doubles up to
  *     BACKOFF_MAX_S and drops back to BACKOFF_MIN_S with the first frame
  *     other than ERROR read on a READY connection.
@@ -21,6 +25,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "gerr.h"
 
 #define FRAME_MAX ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
@@ -39,8 +44,11 @@ struct wconn_tcp {
 	uv_tcp_t handle;
 	uv_connect_t connect_req;
 	struct wconn *w;
-	uint8_t *buf;       /* accumulated input, at most FRAME_MAX bytes */
+	uint8_t *buf;       /* frames read, at most FRAME_MAX bytes */
 	size_t len, cap;
+	struct chan ch;
+	uint8_t *sealed;    /* bytes read, not yet unsealed */
+	size_t slen, scap;
 	size_t need;        /* bytes the next frame needs in total, if known */
 	int closing;
 };
@@ -52,7 +60,7 @@ struct write_req {
 };
 
 static const char *const state_names[WCONN_COUNT] = {
-	"idle", "resolving", "connecting", "hello", "auth", "ready",
+	"idle", "resolving", "connecting", "secure", "hello", "auth", "ready",
 	"closing", "stopped",
 };
 
@@ -62,7 +70,8 @@ static const unsigned state_next[WCONN_COUNT] = {
 	[WCONN_IDLE] = BIT(WCONN_RESOLVING) | BIT(WCONN_STOPPED),
 	[WCONN_RESOLVING] = BIT(WCONN_CONNECTING) | BIT(WCONN_IDLE) |
 			    BIT(WCONN_STOPPED),
-	[WCONN_CONNECTING] = BIT(WCONN_HELLO) | BIT(WCONN_CLOSING),
+	[WCONN_CONNECTING] = BIT(WCONN_SECURE) | BIT(WCONN_CLOSING),
+	[WCONN_SECURE] = BIT(WCONN_HELLO) | BIT(WCONN_CLOSING),
 	[WCONN_HELLO] = BIT(WCONN_AUTH) | BIT(WCONN_CLOSING),
 	[WCONN_AUTH] = BIT(WCONN_READY) | BIT(WCONN_CLOSING),
 	[WCONN_READY] = BIT(WCONN_CLOSING),
@@ -95,6 +104,36 @@ void wconn_set_heartbeat(struct wconn *w, uint64_t ms)
 
 /* ---- sending ---- */
 
+static void on_written(uv_write_t *req, int status);
+
+/* Queue len bytes (buf: malloc'ed, taken). Returns 0, or an error after
+ * closing the connection. */
+static int write_bytes(struct wconn *w, struct wconn_tcp *t, uint8_t *buf,
+		       size_t len)
+{
+	struct write_req *wr = calloc(1, sizeof(*wr));
+	uv_buf_t b;
+	int rc;
+
+	if (!wr) {
+		free(buf);
+		wconn_close(w, "out of memory");
+		return GERR_NOMEM;
+	}
+	wr->buf = buf;
+	wr->t = t;
+	wr->req.data = wr;
+	b = uv_buf_init((char *)buf, (unsigned)len);
+	rc = uv_write(&wr->req, (uv_stream_t *)&t->handle, &b, 1, on_written);
+	if (rc < 0) {
+		free(wr->buf);
+		free(wr);
+		wconn_close(w, "write failed: %s", uv_strerror(rc));
+		return GERR_IO;
+	}
+	return 0;
+}
+
 static void on_written(uv_write_t *req, int status)
 {
 	struct write_req *wr = req->data;
@@ -118,9 +157,8 @@ int wconn_send(struct wconn *w, enum proto_type type, json_t *header,
 	       const void *bin, size_t bin_len)
 {
 	struct wconn_tcp *t = w->tcp;
-	struct write_req *wr = NULL;
-	uv_buf_t b;
-	size_t len = 0;
+	uint8_t *frame = NULL, *sealed = NULL;
+	size_t len = 0, slen = 0;
 	int rc;
 
 	if (!t || t->closing) {
@@ -131,59 +169,51 @@ int wconn_send(struct wconn *w, enum proto_type type, json_t *header,
 		wconn_close(w, "cannot build %s", proto_type_name(type));
 		return GERR_NOMEM;
 	}
-	wr = calloc(1, sizeof(*wr));
-	rc = wr ? proto_frame_encode(type, header, bin, bin_len, &wr->buf, &len)
-		: GERR_NOMEM;
+	rc = proto_frame_encode(type, header, bin, bin_len, &frame, &len);
 	json_decref(header);
+	if (rc == 0) {
+		rc = chan_seal(&t->ch, frame, len, &sealed, &slen);
+		free(frame);
+	}
 	if (rc < 0) {
-		free(wr);
 		wconn_close(w, "cannot encode %s: %s", proto_type_name(type),
 			    gerr_str(rc));
 		return rc;
 	}
-	wr->t = t;
-	wr->req.data = wr;
-	b = uv_buf_init((char *)wr->buf, (unsigned)len);
-	rc = uv_write(&wr->req, (uv_stream_t *)&t->handle, &b, 1, on_written);
-	if (rc < 0) {
-		free(wr->buf);
-		free(wr);
-		wconn_close(w, "write failed: %s", uv_strerror(rc));
-		return GERR_IO;
-	}
-	LOG_DEBUG(w->log, "sent %s bytes=%zu", proto_type_name(type), len);
-	return 0;
+	rc = write_bytes(w, t, sealed, slen);
+	if (rc == 0)
+		LOG_DEBUG(w->log, "sent %s bytes=%zu", proto_type_name(type),
+			  len);
+	return rc;
 }
 
 /* ---- reading ---- */
 
+/* Sealed bytes buffered: a partial record and a read. */
+#define SEALED_MAX ((size_t)CHAN_RECORD_MAX + CHAN_LEN_UNIT + CHAN_ABYTES + \
+		    READ_CHUNK)
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *ret)
 {
 	struct wconn_tcp *t = h->data;
-	size_t want = t->len + READ_CHUNK;
 
 	(void)suggested;
-	if (t->need > want)
-		want = t->need;
-	if (want > FRAME_MAX)
-		want = FRAME_MAX;
-	if (t->cap < want) {
-		size_t ncap = t->cap ? t->cap : READ_CHUNK;
+	if (t->scap - t->slen < READ_CHUNK) {
+		size_t ncap = t->scap ? 2 * t->scap : 2 * READ_CHUNK;
 		uint8_t *p;
 
-		while (ncap < want)
+		while (ncap - t->slen < READ_CHUNK)
 			ncap *= 2;
-		if (ncap > FRAME_MAX)
-			ncap = FRAME_MAX;
-		p = realloc(t->buf, ncap);
+		p = realloc(t->sealed, ncap);
 		if (!p) {
 			*ret = uv_buf_init(NULL, 0); /* read_cb gets UV_ENOBUFS */
 			return;
 		}
-		t->buf = p;
-		t->cap = ncap;
+		t->sealed = p;
+		t->scap = ncap;
 	}
-	*ret = uv_buf_init((char *)t->buf + t->len, (unsigned)(t->cap - t->len));
+	*ret = uv_buf_init((char *)t->sealed + t->slen,
+			   (unsigned)(t->scap - t->slen));
 }
 
 static void parse_frames(struct wconn *w, struct wconn_tcp *t)
@@ -230,6 +260,51 @@ static void parse_frames(struct wconn *w, struct wconn_tcp *t)
 	}
 }
 
+/* The sealed bytes read so far: gpud's handshake answer, then records
+ * whose plaintext joins buf. Returns 0, or an error after closing. */
+static int unseal(struct wconn *w, struct wconn_tcp *t)
+{
+	size_t used = 0, n = 0;
+	char err[400] = "";
+	int rc = 0;
+
+	if (w->state == WCONN_SECURE) {
+		uint8_t *fin;
+
+		if (t->slen < CHAN_SERVER_HELLO_LEN)
+			return 0;
+		fin = malloc(CHAN_FINISH_LEN);
+		rc = fin ? chan_client_finish(&t->ch, t->sealed, fin, err,
+					      sizeof(err)) : GERR_NOMEM;
+		if (rc) {
+			free(fin);
+			LOG_ERROR(w->log, "refusing gpud at %s:%s: %s",
+				  w->host, w->port, rc == GERR_NOMEM
+				  ? "out of memory" : err);
+			wconn_close(w, "secure channel: %s", err);
+			return rc;
+		}
+		used = CHAN_SERVER_HELLO_LEN;
+		if (write_bytes(w, t, fin, CHAN_FINISH_LEN))
+			return GERR_IO;
+		wconn_move(w, WCONN_HELLO);
+		w->ops.opened(w->opaque);
+		if (t->closing)
+			return GERR_STATE;
+	}
+	rc = chan_open(&t->ch, t->sealed + used, t->slen - used, &n, &t->buf,
+		       &t->len, &t->cap, FRAME_MAX, CHAN_RECORD_MAX, err,
+		       sizeof(err));
+	if (rc) {
+		wconn_close(w, "secure channel: %s", err);
+		return rc;
+	}
+	used += n;
+	memmove(t->sealed, t->sealed + used, t->slen - used);
+	t->slen -= used;
+	return 0;
+}
+
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
 	struct wconn_tcp *t = s->data;
@@ -243,8 +318,13 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 						       : uv_strerror((int)nread));
 		return;
 	}
-	t->len += (size_t)nread;
-	parse_frames(w, t);
+	t->slen += (size_t)nread;
+	if (t->slen > SEALED_MAX) {
+		wconn_close(w, "gpud sent more than a record");
+		return;
+	}
+	if (unseal(w, t) == 0)
+		parse_frames(w, t);
 }
 
 /* ---- connecting ---- */
@@ -282,6 +362,8 @@ static void on_tcp_closed(uv_handle_t *h)
 	int next = w->try_next_addr;
 
 	free(t->buf);
+	free(t->sealed);
+	chan_clear(&t->ch);
 	free(t);
 	w->tcp = NULL;
 	w->try_next_addr = 0;
@@ -331,6 +413,7 @@ static void on_connected(uv_connect_t *req, int status)
 {
 	struct wconn_tcp *t = req->data;
 	struct wconn *w = t->w;
+	uint8_t *hello;
 
 	if (status == UV_ECANCELED || t->closing)
 		return;
@@ -350,8 +433,14 @@ static void on_connected(uv_connect_t *req, int status)
 		wconn_close(w, "read failed: %s", uv_strerror(status));
 		return;
 	}
-	wconn_move(w, WCONN_HELLO);
-	w->ops.opened(w->opaque);
+	hello = malloc(CHAN_CLIENT_HELLO_LEN);
+	if (!hello) {
+		wconn_close(w, "out of memory");
+		return;
+	}
+	chan_client_start(&t->ch, w->gpud_key, hello);
+	wconn_move(w, WCONN_SECURE);
+	write_bytes(w, t, hello, CHAN_CLIENT_HELLO_LEN);
 }
 
 /* Try the next resolved address (IPv6 and IPv4 of "localhost", say). */
@@ -456,6 +545,7 @@ static void on_watchdog_timer(uv_timer_t *t)
 		silence = SILENCE_MIN_MS;
 	switch (w->state) {
 	case WCONN_CONNECTING:
+	case WCONN_SECURE:
 	case WCONN_HELLO:
 	case WCONN_AUTH:
 		if (now - w->start_ms > HANDSHAKE_TIMEOUT_MS) {
@@ -479,10 +569,12 @@ static void on_watchdog_timer(uv_timer_t *t)
 /* ---- lifecycle ---- */
 
 void wconn_init(struct wconn *w, uv_loop_t *loop, const struct glog *log,
-		const char *host, const char *port, const struct wconn_ops *ops,
-		void *opaque)
+		const char *host, const char *port,
+		const uint8_t gpud_key[CHAN_PK_LEN],
+		const struct wconn_ops *ops, void *opaque)
 {
 	memset(w, 0, sizeof(*w));
+	memcpy(w->gpud_key, gpud_key, CHAN_PK_LEN);
 	w->loop = loop;
 	w->log = log;
 	w->host = host;

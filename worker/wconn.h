@@ -1,6 +1,7 @@
 /* wconn.h - gpuworker's transport to gpud: one TCP connection at a time,
  * resolved and reconnected with jittered exponential backoff, framed with
- * proto.h (no TLS), with a watchdog for a handshake that never ends and a
+ * proto.h inside the secure channel of chan.h (gpud must hold the key the
+ * credential pins), with a watchdog for a handshake that never ends and a
  * peer that stops answering.
  *
  * The transport knows frames, not messages: the client (client.c) reads
@@ -10,9 +11,9 @@
  *
  * Connection states (wconn_move checks every move against a table):
  *
- *   IDLE -> RESOLVING -> CONNECTING -> HELLO -> AUTH -> READY
- *    ^         |            |            |       |       |
- *    |         v            +------------+-------+-------+--> CLOSING
+ *   IDLE -> RESOLVING -> CONNECTING -> SECURE -> HELLO -> AUTH -> READY
+ *    ^         |            |            |         |       |       |
+ *    |         v            +------------+---------+-------+-------+->CLOSING
  *    +------ (fail) <----------------------------------------- CLOSING
  *   CLOSING -> CONNECTING (next address) ; any -> STOPPED (on exit)
  *
@@ -31,6 +32,7 @@
 #include <jansson.h>
 #include <uv.h>
 
+#include "chan.h"
 #include "log.h"
 #include "proto.h"
 
@@ -38,6 +40,7 @@ enum wconn_state {
 	WCONN_IDLE,
 	WCONN_RESOLVING,
 	WCONN_CONNECTING,
+	WCONN_SECURE,     /* the channel's handshake */
 	WCONN_HELLO,
 	WCONN_AUTH,
 	WCONN_READY,
@@ -48,7 +51,7 @@ enum wconn_state {
 
 /* What the transport tells its owner; each gets the opaque pointer. */
 struct wconn_ops {
-	/* TCP is up and the state is HELLO: send the HELLO. */
+	/* The secure channel is up and the state is HELLO: send the HELLO. */
 	void (*opened)(void *opaque);
 	/* A frame arrived (f->bin points into the read buffer: copy what
 	 * is kept). The owner may close the connection from here. */
@@ -66,6 +69,7 @@ struct wconn {
 	uv_loop_t *loop;
 	const struct glog *log;
 	const char *host, *port;       /* borrowed */
+	uint8_t gpud_key[CHAN_PK_LEN]; /* gpud must prove it holds this */
 	struct wconn_ops ops;
 	void *opaque;
 
@@ -84,10 +88,12 @@ struct wconn {
 	int stopping;                  /* wconn_stop was called */
 };
 
-/* Set up the timers; nothing connects before wconn_start. */
+/* Set up the timers; nothing connects before wconn_start. Only a gpud
+ * holding gpud_key's secret completes a connection. */
 void wconn_init(struct wconn *w, uv_loop_t *loop, const struct glog *log,
-		const char *host, const char *port, const struct wconn_ops *ops,
-		void *opaque);
+		const char *host, const char *port,
+		const uint8_t gpud_key[CHAN_PK_LEN],
+		const struct wconn_ops *ops, void *opaque);
 
 /* Resolve and connect (from IDLE). */
 void wconn_start(struct wconn *w);

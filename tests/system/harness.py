@@ -19,6 +19,12 @@ import tempfile
 import time
 import zlib
 
+try:
+    from nacl import bindings as nb
+except ImportError:  # Debian's python3-nacl, when python3 is not Debian's
+    sys.path.append("/usr/lib/python3/dist-packages")
+    from nacl import bindings as nb
+
 BUILD = os.environ.get("GPUD_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 GPUD = os.path.join(BUILD, "daemon", "gpud")
 WORKER = os.path.join(BUILD, "worker", "gpuworker")
@@ -29,7 +35,7 @@ MAGIC = 0x47505544
 T = {"HELLO": 1, "CHALLENGE": 2, "AUTH": 3, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
      "NOLEASE": 7, "HEARTBEAT": 8, "HB_ACK": 9, "CHECKPOINT": 10, "RESULT": 11,
      "ACK": 12, "RELEASE": 13, "ERROR": 14, "CTL_REQ": 15, "CTL_REPLY": 16,
-     "FETCH": 17, "BLOB": 18}
+     "FETCH": 17, "BLOB": 18, "CTL_HELLO": 19}
 TNAME = {v: k for k, v in T.items()}
 
 
@@ -169,21 +175,23 @@ class Cluster:
         if r.returncode != 0:
             raise TestFailure("job %d did not verify: %s\n%s\n%s" % (job, r.stderr, self.tail("gpud"), self.tail("worker")))
 
-    def add_token(self, name):
-        """A new worker token (gpuctl token add) in a file of its own:
+    def add_token(self, name, role="worker"):
+        """A new credential (gpuctl token add) in a file of its own:
         (file, name, secret)."""
-        line = self.ctl("token", "add", name).stdout.strip().splitlines()[-1]
+        text = self.ctl("token", "add", name, "--role", role).stdout
         path = os.path.join(self.dir, name + ".token")
         with open(path, "w") as f:
-            f.write(line + "\n")
+            f.write(text)
         os.chmod(path, 0o600)
-        n, secret = line.split(":", 1)
-        return path, n, bytes.fromhex(secret)
+        n, secret = credential_token(text)
+        return path, n, secret
 
     def token(self):
-        text = open(os.path.join(self.data, "local-worker.token")).read().strip()
-        name, secret = text.split(":", 1)
-        return name, bytes.fromhex(secret)
+        return credential_token(open(os.path.join(self.data, "local-worker.token")).read())
+
+    def gpud_key(self):
+        """gpud's public key, as the local worker's credential pins it."""
+        return credential_field(open(os.path.join(self.data, "local-worker.token")).read(), "gpud-key")
 
 
 # Per workload, the answer's fields that must not depend on how the job was
@@ -217,6 +225,20 @@ def reference_answer(workload, **kw):
     return answer_core(json.loads(r.stdout)["answer"], workload)
 
 
+def credential_field(text, key):
+    for line in text.splitlines():
+        k, _, v = line.partition("=")
+        if k.strip() == key:
+            return bytes.fromhex(v.strip()) if key == "gpud-key" else v.strip()
+    raise TestFailure("no %s in the credential" % key)
+
+
+def credential_token(text):
+    """(name, secret bytes) of a credential file's token line."""
+    name, secret = credential_field(text, "token").split(":", 1)
+    return name, bytes.fromhex(secret)
+
+
 # -- a raw protocol client, for fault tests --
 
 def frame(ftype, msg, binary=b"", version=1, magic=MAGIC, flags=0, json_len=None, bin_len=None):
@@ -233,16 +255,82 @@ def blob(kind, workload, lease, epoch, raw):
     return head + struct.pack("<I", zlib.crc32(head)) + comp
 
 
-class RawWorker:
-    """Speaks the worker protocol by hand (HELLO/AUTH with the HMAC)."""
+def recv_exact(s, n):
+    data = b""
+    while len(data) < n:
+        chunk = s.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("closed in the handshake")
+        data += chunk
+    return data
 
-    def __init__(self, port, name, secret, workloads=("graveler",)):
+
+class Chan:
+    """The client side of gpud's secure channel (common/chan.h), for tests:
+    the handshake (pinning gpud's key when pin is given), then sealed
+    records each way."""
+    SS = "crypto_secretstream_xchacha20poly1305_"
+    RECORD_MAX = 256 << 10
+
+    def __init__(self, s, pin=None):
+        pk, sk = nb.crypto_kx_keypair()
+        hello = b"GPUDSEC1" + pk
+        s.sendall(hello)
+        sh = recv_exact(s, 160)
+        eph, stat, sig, hdr = sh[8:40], sh[40:72], sh[72:136], sh[136:160]
+        check(sh[:8] == b"GPUDSEC1", "gpud did not answer the handshake")
+        check(pin is None or stat == pin, "gpud's key is not the pinned one")
+        t = hashlib.blake2b(b"gpud-chan-v1" + hello + eph + stat, digest_size=32).digest()
+        nb.crypto_sign_open(sig + t, stat)  # raises when it does not verify
+        rx, tx = nb.crypto_kx_client_session_keys(pk, sk, eph)
+        rx = hashlib.blake2b(t, key=rx, digest_size=32).digest()
+        tx = hashlib.blake2b(t, key=tx, digest_size=32).digest()
+        self.rx = getattr(nb, self.SS + "state")()
+        getattr(nb, self.SS + "init_pull")(self.rx, hdr, rx)
+        self.tx = getattr(nb, self.SS + "state")()
+        s.sendall(getattr(nb, self.SS + "init_push")(self.tx, tx))
+        self.raw = b""
+        self.body = 0
+        self.server_key = stat
+
+    def seal(self, data):
+        push = getattr(nb, self.SS + "push")
+        out = []
+        for i in range(0, max(len(data), 1), self.RECORD_MAX):
+            part = data[i:i + self.RECORD_MAX]
+            out += [push(self.tx, struct.pack(">I", len(part))), push(self.tx, part)]
+        return b"".join(out)
+
+    def open(self, raw):
+        """Plaintext of the complete records in self.raw + raw."""
+        pull = getattr(nb, self.SS + "pull")
+        self.raw += raw
+        out = b""
+        while True:
+            if not self.body:
+                if len(self.raw) < 21:
+                    break
+                n = struct.unpack(">I", pull(self.rx, self.raw[:21])[0])[0]
+                self.raw, self.body = self.raw[21:], n + 17
+            if len(self.raw) < self.body:
+                break
+            out += pull(self.rx, self.raw[:self.body])[0]
+            self.raw, self.body = self.raw[self.body:], 0
+        return out
+
+
+class RawWorker:
+    """Speaks the worker protocol by hand (HELLO/AUTH with the HMAC) inside
+    the secure channel."""
+
+    def __init__(self, port, name, secret, workloads=("graveler",), pin=None):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.chan = Chan(self.s, pin)
         self.buf = b""
         self.name, self.secret, self.workloads = name, secret, list(workloads)
 
     def send(self, data):
-        self.s.sendall(data)
+        self.s.sendall(self.chan.seal(data))
 
     def send_msg(self, tname, msg, binary=b""):
         self.send(frame(T[tname], msg, binary))
@@ -264,7 +352,7 @@ class RawWorker:
                 return None
             if not chunk:
                 return None
-            self.buf += chunk
+            self.buf += self.chan.open(chunk)
 
     def expect(self, tname, timeout=10):
         f = self.recv(timeout)

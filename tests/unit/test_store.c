@@ -283,10 +283,10 @@ static void test_transactions(void **state)
 			 GERR_STALE);
 	assert_int_equal(store_token_add(st, "t", (const uint8_t *)
 					 "0123456789abcdef0123456789abcdef",
-					 3.0), 0);
+					 AUTH_ROLE_VIEWER, 3.0), 0);
 	assert_int_equal(store_token_add(st, "t", (const uint8_t *)
 					 "0123456789abcdef0123456789abcdef",
-					 3.0), GERR_STATE);
+					 AUTH_ROLE_WORKER, 3.0), GERR_STATE);
 	assert_int_equal(store_event(st, 3.0, job, l.id, 1, w, "result", NULL),
 			 0);
 	assert_int_equal(store_commit(st), 0);
@@ -296,15 +296,17 @@ static void test_transactions(void **state)
 	st = f->st;
 	{
 		struct store_lease g;
+		enum auth_role role = 0;
 		uint8_t key[32];
 
 		get_lease(st, l.id, &g);
 		assert_int_equal(g.state, LEASE_DONE);
 		assert_string_equal(g.result, "r");
 		store_lease_clear(&g);
-		assert_int_equal(store_token_get(st, "t", key), 0);
+		assert_int_equal(store_token_get(st, "t", key, &role), 0);
 		assert_memory_equal(key, "0123456789abcdef0123456789abcdef",
 				    32);
+		assert_int_equal(role, AUTH_ROLE_VIEWER);
 		assert_int_equal(store_event_count(st, "result", job, &ev), 0);
 		assert_int_equal(ev, 1);
 	}
@@ -325,7 +327,7 @@ static void test_durability(void **state)
 	assert_int_equal(store_lease_set_checkpoint(f->st, l.id, 1, "ckpt", 30,
 						    5.0, NULL), 0);
 	assert_int_equal(store_job_set_cursor(f->st, job, "{\"at\":77}", 1), 0);
-	assert_int_equal(store_token_add(f->st, "w1", key, 1.0), 0);
+	assert_int_equal(store_token_add(f->st, "w1", key, AUTH_ROLE_WORKER, 1.0), 0);
 	assert_int_equal(store_worker_credit(f->st, w, 9, 1.5, 6.0), 0);
 	assert_int_equal(store_event(f->st, 6.0, job, l.id, 1, w, "ckpt", "30"),
 			 0);
@@ -348,7 +350,7 @@ static void test_durability(void **state)
 	assert_int_equal(wk.units_done, 9);
 	store_worker_clear(&wk);
 	memset(key, 0, sizeof(key));
-	assert_int_equal(store_token_get(f->st, "w1", key), 0);
+	assert_int_equal(store_token_get(f->st, "w1", key, NULL), 0);
 	assert_int_equal(key[2], 3);
 	assert_int_equal(store_event_count(f->st, "ckpt", job, &n), 0);
 	assert_int_equal(n, 1);

@@ -1,0 +1,186 @@
+/* login.c - a TCP connection's login (login.h): HELLO or CTL_HELLO, the
+ * token's challenge, WELCOME. The token's key and role are read on the
+ * database thread; the proof is checked there too, in constant time.
+ */
+#include "login.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "dbq.h"
+#include "gerr.h"
+#include "gpud.h"
+#include "msg.h"
+#include "proto.h"
+#include "scheduler.h"
+#include "store.h"
+#include "workload.h"
+
+_Static_assert(MSG_WORKLOADS_MAX == MAX_WORKLOADS, "HELLO's workload bound");
+_Static_assert(MSG_DEVICE_MAX < sizeof(((struct conn *)0)->device),
+	       "HELLO's device bound");
+_Static_assert(MSG_WORKER_MAX == AUTH_NAME_MAX, "HELLO's worker bound");
+
+/* The challenge: a fresh nonce, and the state that waits for AUTH. */
+static void send_challenge(struct conn *c)
+{
+	struct msg_challenge ch;
+	char hex[2 * AUTH_NONCE_LEN + 1];
+	json_t *h = NULL;
+
+	auth_random(c->nonce, sizeof(c->nonce));
+	auth_hex(c->nonce, sizeof(c->nonce), hex);
+	ch.nonce = hex;
+	msg_challenge_encode(&ch, &h);
+	conn_send(c, PROTO_CHALLENGE, h, NULL, 0);
+	c->state = CONN_AUTH;
+}
+
+int login_hello(struct conn *c, const json_t *msg)
+{
+	struct msg_hello m;
+	json_t *ok = json_array();
+
+	/* msg.h bounds the proto version, the name, the device and the
+	 * workload list (MAX_WORKLOADS). */
+	if (msg_hello_decode(msg, &m, NULL, 0) || auth_name_valid(m.worker)) {
+		json_decref(ok);
+		return GERR_PROTO;
+	}
+	for (size_t i = 0; i < m.n_workloads; i++) {
+		if (workload_find(m.workloads[i]))
+			json_array_append_new(ok, json_string(m.workloads[i]));
+	}
+	snprintf(c->name, sizeof(c->name), "%s", m.worker);
+	snprintf(c->device, sizeof(c->device), "%s", m.device);
+	c->workloads_json = json_dumps(ok, JSON_COMPACT);
+	json_decref(ok);
+	if (!c->workloads_json)
+		return GERR_NOMEM;
+	send_challenge(c);
+	return 0;
+}
+
+int login_ctl_hello(struct conn *c, const json_t *msg)
+{
+	struct msg_ctl_hello m;
+
+	if (msg_ctl_hello_decode(msg, &m, NULL, 0) || auth_name_valid(m.name))
+		return GERR_PROTO;
+	snprintf(c->name, sizeof(c->name), "%s", m.name);
+	snprintf(c->device, sizeof(c->device), "gpuctl");
+	c->remote_ctl = 1;
+	send_challenge(c);
+	return 0;
+}
+
+struct auth_req {
+	struct conn *c;
+	char name[AUTH_NAME_MAX + 1];
+	char device[64];
+	uint8_t nonce[AUTH_NONCE_LEN];
+	uint8_t mac[AUTH_MAC_LEN];
+	int remote_ctl;
+	int rc;
+	enum auth_role role;
+	int64_t worker_id;
+};
+
+static void auth_work(struct store *st, void *arg)
+{
+	struct auth_req *r = arg;
+	uint8_t key[AUTH_KEY_LEN];
+
+	r->rc = store_token_get(st, r->name, key, &r->role);
+	if (r->rc == 0)
+		r->rc = auth_proof_check(key, r->nonce, r->name, r->mac);
+	/* A token works for what its role is for, nothing else. */
+	if (r->rc == 0 &&
+	    (r->role == AUTH_ROLE_WORKER) == (r->remote_ctl != 0))
+		r->rc = GERR_PERM;
+	if (r->rc == 0 && !r->remote_ctl)
+		r->rc = store_worker_upsert(st, r->name, r->device,
+					    sched_now(), &r->worker_id);
+	if (r->rc == 0 && !r->remote_ctl)
+		store_event(st, sched_now(), 0, 0, 0, r->worker_id, "connect",
+			    r->device);
+}
+
+static const char *refusal(const struct auth_req *r)
+{
+	if (r->rc == GERR_AUTH || r->rc == GERR_NOTFOUND)
+		return "bad token";
+	if (r->rc == GERR_PERM)
+		return r->remote_ctl ? "a worker token cannot run gpuctl"
+				     : "only a worker token may lease work";
+	return gerr_str(r->rc);
+}
+
+static void auth_after(void *arg)
+{
+	struct auth_req *r = arg;
+	struct conn *c = r->c;
+	struct gpud *d = c->d;
+
+	if (!c->closing && r->rc) {
+		conn_send_error(c, GERR_AUTH, r->rc == GERR_PERM ? refusal(r)
+					      : "authentication failed", 0, 0);
+		conn_close(c, refusal(r));
+	} else if (!c->closing) {
+		struct msg_welcome m = {
+			.worker_id = (uint64_t)r->worker_id,
+			.heartbeat_s = d->cfg.heartbeat_s,
+			.checkpoint_s = d->cfg.checkpoint_s,
+			.role = auth_role_name(r->role),
+		};
+		json_t *h = NULL;
+
+		c->worker_id = r->worker_id;
+		c->role = r->role;
+		c->state = CONN_READY;
+		if (r->remote_ctl)
+			LOG_DEBUG(&d->log, "gpuctl online token=%s role=%s "
+				  "peer=%s", c->name, m.role, c->peer);
+		else
+			LOG_INFO(&d->log, "worker online worker=%s id=%" PRId64
+				 " device=%s peer=%s", c->name, c->worker_id,
+				 c->device, c->peer);
+		msg_welcome_encode(&m, &h);
+		conn_send(c, PROTO_WELCOME, h, NULL, 0);
+	}
+	free(r);
+	conn_step_done(c);
+}
+
+int login_auth(struct conn *c, const json_t *msg)
+{
+	struct msg_auth m;
+	struct auth_req *r;
+
+	if (msg_auth_decode(msg, &m, NULL, 0))
+		return GERR_PROTO;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return GERR_NOMEM;
+	if (auth_unhex(m.mac, r->mac, AUTH_MAC_LEN)) {
+		free(r);
+		return GERR_PROTO;
+	}
+	r->c = c;
+	r->remote_ctl = c->remote_ctl;
+	memcpy(r->name, c->name, sizeof(r->name));
+	memcpy(r->device, c->device, sizeof(r->device));
+	memcpy(r->nonce, c->nonce, sizeof(r->nonce));
+	conn_ref(c);
+	c->busy = 1;
+	if (dbq_submit_batch(c->d->dbq, auth_work, auth_after, r)) {
+		c->busy = 0;
+		conn_unref(c);
+		free(r);
+		return GERR_STATE;
+	}
+	return 0;
+}

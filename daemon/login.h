@@ -1,0 +1,21 @@
+/* login.h - a TCP connection's login (login.c), after the secure channel
+ * is up: a worker's HELLO or remote gpuctl's CTL_HELLO, then the token's
+ * challenge (auth.h), then WELCOME with the token's role. A worker token
+ * logs in only as a worker, a viewer or admin token only as gpuctl.
+ *
+ * Handlers for conn.h's table: each returns 0 (maybe having started an
+ * asynchronous step) or GERR_PROTO for an invalid message, which closes
+ * the connection. Loop thread only.
+ */
+#ifndef GPUD_LOGIN_H
+#define GPUD_LOGIN_H
+
+#include <jansson.h>
+
+#include "conn.h"
+
+int login_hello(struct conn *c, const json_t *msg);
+int login_ctl_hello(struct conn *c, const json_t *msg);
+int login_auth(struct conn *c, const json_t *msg);
+
+#endif
