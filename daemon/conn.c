@@ -374,7 +374,10 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 		*buf = nb;
 		*cap = ncap;
 	}
-	*out = uv_buf_init((char *)*buf + *len, (unsigned)(*cap - *len));
+	/* A sealed read takes at most a chunk, so what waits to be opened
+	 * stays under MAX_SEALED (a partial record and one read). */
+	*out = uv_buf_init((char *)*buf + *len, (unsigned)(c->is_ctl
+			   ? *cap - *len : chunk));
 }
 
 /* The sealed bytes read so far: the channel's handshake, then the

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Load generator: many simulated workers on loopback against a running gpud.
 
-Each simulated worker logs in (HMAC challenge), then loops: CLAIM a lease,
+Each simulated worker opens the secure channel and logs in (HMAC
+challenge), then loops: CLAIM a lease,
 send HEARTBEATs, RELEASE it. Every reply is checked. Prints lease claims,
 heartbeats and releases per second; gpud acknowledges each only after its
 commit is durable (WAL, synchronous=FULL, group commit).
@@ -17,9 +18,13 @@ import asyncio
 import hashlib
 import hmac
 import json
+import os
 import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpudchan import SERVER_HELLO_LEN, Chan  # noqa: E402
 
 MAGIC = 0x47505544
 T = {"HELLO": 1, "CHALLENGE": 2, "AUTH": 3, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
@@ -33,32 +38,57 @@ class Stats:
         self.lat = []
 
 
-async def send(w, name, msg):
+class Conn:
+    """Frames over the secure channel on an asyncio stream."""
+
+    def __init__(self, r, w, ch):
+        self.r, self.w, self.ch, self.buf = r, w, ch, b""
+
+    @classmethod
+    async def open(cls, host, port, pin):
+        r, w = await asyncio.open_connection(host, port)
+        ch = Chan(pin)
+        w.write(ch.hello)
+        w.write(ch.finish(await r.readexactly(SERVER_HELLO_LEN)))
+        return cls(r, w, ch)
+
+    async def read(self, n):
+        while len(self.buf) < n:
+            data = await self.r.read(65536)
+            if not data:
+                raise RuntimeError("gpud closed the connection")
+            self.buf += self.ch.open(data)
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+
+async def send(c, name, msg):
     body = json.dumps(msg).encode()
-    w.write(struct.pack(">IBBHII", MAGIC, 1, T[name], 0, len(body), 0) + body)
-    await w.drain()
+    c.w.write(c.ch.seal(struct.pack(">IBBHII", MAGIC, 1, T[name], 0, len(body), 0) + body))
+    await c.w.drain()
 
 
-async def recv(r):
-    head = await r.readexactly(16)
+async def recv(c):
+    head = await c.read(16)
     magic, ver, ftype, flags, jl, bl = struct.unpack(">IBBHII", head)
     if magic != MAGIC or jl > (1 << 20) or bl > (256 << 20):
         raise RuntimeError("bad frame from gpud")
-    body = await r.readexactly(jl)
+    body = await c.read(jl)
     if bl:
-        await r.readexactly(bl)
+        await c.read(bl)
     return N.get(ftype, str(ftype)), json.loads(body)
 
 
-async def expect(r, name):
-    got, msg = await recv(r)
+async def expect(c, name):
+    got, msg = await recv(c)
     if got != name:
         raise RuntimeError("expected %s, got %s %s" % (name, got, msg))
     return msg
 
 
-async def worker(host, port, name, secret, stop_at, hb_per_lease, st):
-    r, w = await asyncio.open_connection(host, port)
+async def worker(host, port, cred, stop_at, hb_per_lease, st):
+    name, secret, pin = cred
+    r = w = await Conn.open(host, port, pin)
     await send(w, "HELLO", {"proto": 1, "worker": name, "device": "cpu", "workloads": ["graveler"],
                             "cuda": False, "threads": 1})
     nonce = bytes.fromhex((await expect(r, "CHALLENGE"))["nonce"])
@@ -94,16 +124,20 @@ async def worker(host, port, name, secret, stop_at, hb_per_lease, st):
         if ack.get("what") != "release":
             st.errors += 1
         st.releases += 1
-    w.close()
+    w.w.close()
 
 
 async def main_async(a):
     host, port = a.connect.rsplit(":", 1)
-    name, secret = open(a.token_file).read().strip().split(":", 1)
+    fields = dict(line.split("=", 1) for line in open(a.token_file).read().splitlines()
+                  if "=" in line and not line.startswith("#"))
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    name, secret = fields["token"].split(":", 1)
+    cred = (name, bytes.fromhex(secret), bytes.fromhex(fields["gpud-key"]))
     st = Stats()
     t0 = time.monotonic()
     stop_at = t0 + a.seconds
-    await asyncio.gather(*[worker(host, int(port), name, bytes.fromhex(secret), stop_at, a.heartbeats, st)
+    await asyncio.gather(*[worker(host, int(port), cred, stop_at, a.heartbeats, st)
                            for _ in range(a.workers)])
     dt = time.monotonic() - t0
     st.lat.sort()

@@ -212,8 +212,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *ret)
 		t->sealed = p;
 		t->scap = ncap;
 	}
-	*ret = uv_buf_init((char *)t->sealed + t->slen,
-			   (unsigned)(t->scap - t->slen));
+	/* One chunk a read: what waits to be opened stays under SEALED_MAX. */
+	*ret = uv_buf_init((char *)t->sealed + t->slen, (unsigned)READ_CHUNK);
 }
 
 static void parse_frames(struct wconn *w, struct wconn_tcp *t)

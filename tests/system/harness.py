@@ -19,11 +19,8 @@ import tempfile
 import time
 import zlib
 
-try:
-    from nacl import bindings as nb
-except ImportError:  # Debian's python3-nacl, when python3 is not Debian's
-    sys.path.append("/usr/lib/python3/dist-packages")
-    from nacl import bindings as nb
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import gpudchan  # noqa: E402
 
 BUILD = os.environ.get("GPUD_BUILD", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
 GPUD = os.path.join(BUILD, "daemon", "gpud")
@@ -265,58 +262,12 @@ def recv_exact(s, n):
     return data
 
 
-class Chan:
-    """The client side of gpud's secure channel (common/chan.h), for tests:
-    the handshake (pinning gpud's key when pin is given), then sealed
-    records each way."""
-    SS = "crypto_secretstream_xchacha20poly1305_"
-    RECORD_MAX = 256 << 10
-
-    def __init__(self, s, pin=None):
-        pk, sk = nb.crypto_kx_keypair()
-        hello = b"GPUDSEC1" + pk
-        s.sendall(hello)
-        sh = recv_exact(s, 160)
-        eph, stat, sig, hdr = sh[8:40], sh[40:72], sh[72:136], sh[136:160]
-        check(sh[:8] == b"GPUDSEC1", "gpud did not answer the handshake")
-        check(pin is None or stat == pin, "gpud's key is not the pinned one")
-        t = hashlib.blake2b(b"gpud-chan-v1" + hello + eph + stat, digest_size=32).digest()
-        nb.crypto_sign_open(sig + t, stat)  # raises when it does not verify
-        rx, tx = nb.crypto_kx_client_session_keys(pk, sk, eph)
-        rx = hashlib.blake2b(t, key=rx, digest_size=32).digest()
-        tx = hashlib.blake2b(t, key=tx, digest_size=32).digest()
-        self.rx = getattr(nb, self.SS + "state")()
-        getattr(nb, self.SS + "init_pull")(self.rx, hdr, rx)
-        self.tx = getattr(nb, self.SS + "state")()
-        s.sendall(getattr(nb, self.SS + "init_push")(self.tx, tx))
-        self.raw = b""
-        self.body = 0
-        self.server_key = stat
-
-    def seal(self, data):
-        push = getattr(nb, self.SS + "push")
-        out = []
-        for i in range(0, max(len(data), 1), self.RECORD_MAX):
-            part = data[i:i + self.RECORD_MAX]
-            out += [push(self.tx, struct.pack(">I", len(part))), push(self.tx, part)]
-        return b"".join(out)
-
-    def open(self, raw):
-        """Plaintext of the complete records in self.raw + raw."""
-        pull = getattr(nb, self.SS + "pull")
-        self.raw += raw
-        out = b""
-        while True:
-            if not self.body:
-                if len(self.raw) < 21:
-                    break
-                n = struct.unpack(">I", pull(self.rx, self.raw[:21])[0])[0]
-                self.raw, self.body = self.raw[21:], n + 17
-            if len(self.raw) < self.body:
-                break
-            out += pull(self.rx, self.raw[:self.body])[0]
-            self.raw, self.body = self.raw[self.body:], 0
-        return out
+def Chan(s, pin=None):
+    """The secure channel's handshake on socket s (gpudchan.py)."""
+    ch = gpudchan.Chan(pin)
+    s.sendall(ch.hello)
+    s.sendall(ch.finish(recv_exact(s, gpudchan.SERVER_HELLO_LEN)))
+    return ch
 
 
 class RawWorker:

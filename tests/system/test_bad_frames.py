@@ -1,14 +1,16 @@
-"""Malformed and oversized frames close only the offending connection, with
-a logged reason; gpud keeps serving and a job still completes exactly."""
+"""Malformed and oversized frames (sent inside the secure channel, so the
+frame checks behind it are what is tried) and a peer that skips the channel
+close only the offending connection, with a logged reason; gpud keeps
+serving and a job still completes exactly."""
 import socket
 import struct
 
-from harness import answer_core, MAGIC, Cluster, RawWorker, T, check, frame, reference_answer, run
+from harness import answer_core, MAGIC, Chan, Cluster, RawWorker, T, check, frame, reference_answer, run
 
 
 def raw(cl):
     s = socket.create_connection(("127.0.0.1", cl.port), timeout=5)
-    return s
+    return s, Chan(s)
 
 
 def closed_by_peer(s, timeout=5):
@@ -43,10 +45,17 @@ def test_bad_frames(cl: Cluster):
         "garbage": bytes(range(256)) * 4,
     }
     for what, data in cases.items():
-        s = raw(cl)
-        s.sendall(data)
+        s, ch = raw(cl)
+        s.sendall(ch.seal(data))
         check(closed_by_peer(s), "%s: gpud did not close the connection" % what)
         s.close()
+    # A frame in plain text, without the channel's handshake.
+    s = socket.create_connection(("127.0.0.1", cl.port), timeout=5)
+    s.sendall(frame(T["HELLO"], {"proto": 1, "worker": "w", "device": "cpu", "workloads": []}) * 4)
+    check(closed_by_peer(s), "a plain-text frame: gpud did not close the connection")
+    s.close()
+    check("secure channel: not gpud's secure channel" in cl.log_text("gpud"),
+          "a peer without the channel should be logged as such")
     # A bad MAC is refused.
     name, secret = cl.token()
     rw = RawWorker(cl.port, name, b"\x00" * 32)

@@ -15,7 +15,7 @@ import threading
 import time
 import zlib
 
-from harness import GPUCTL, MAGIC, T, Cluster, RawWorker, check, frame, run, wait_for
+from harness import GPUCTL, MAGIC, T, Chan, Cluster, RawWorker, check, frame, run, wait_for
 
 MIB = 1 << 20
 
@@ -67,12 +67,12 @@ def flood_before_login(cl):
     before = peak_kib(cl.gpud.pid)
     header = struct.pack(">IBBHII", MAGIC, 1, T["HELLO"], 0, MIB, 256 * MIB)
     socks = [connect(cl.port) for _ in range(3)]
-    chunk = b"\0" * MIB
-    for s in socks:
+    chans = [Chan(s) for s in socks]
+    for s, ch in zip(socks, chans):
         try:
-            s.sendall(header)
+            s.sendall(ch.seal(header))
             for _ in range(48):
-                s.sendall(chunk)
+                s.sendall(ch.seal(b"\0" * MIB, record=4096))
         except (BrokenPipeError, ConnectionResetError):
             pass
     for s in socks:
@@ -88,8 +88,9 @@ def timeouts(cl):
     silent = connect(cl.port)
     hello_only = connect(cl.port)
     name, secret = cl.token()
-    hello_only.sendall(frame(T["HELLO"], {"proto": 1, "worker": name, "device": "cpu",
-                                           "workloads": ["graveler"], "cuda": False, "threads": 1}))
+    ch = Chan(hello_only)
+    hello_only.sendall(ch.seal(frame(T["HELLO"], {"proto": 1, "worker": name, "device": "cpu",
+                                                  "workloads": ["graveler"], "cuda": False, "threads": 1})))
     t0 = time.time()
     check(closed_by_peer(silent, 5), "a connection that never logs in must be closed")
     check(closed_by_peer(hello_only, 5), "a connection that stops after HELLO must be closed")

@@ -24,7 +24,7 @@ class Thief(RawWorker):
                     return f
             chunk = self.s.recv(65536)
             check(chunk, "gpud closed the connection")
-            self.buf += chunk
+            self.buf += self.chan.open(chunk)
 
     def ask(self, tname, lease, epoch, **kw):
         msg = dict({"lease": lease, "epoch": epoch}, **kw)

@@ -2,7 +2,7 @@
 import os
 import subprocess
 
-from harness import answer_core, GPUCTL, Cluster, check, run
+from harness import answer_core, GPUCTL, Cluster, check, credential_field, credential_token, run
 
 
 def test_gpuctl_errors(cl: Cluster):
@@ -43,8 +43,11 @@ def test_gpuctl_errors(cl: Cluster):
     cl.ctl("resume", str(job))
     cl.ctl("cancel", str(job))
     check(cl.status(job)["state"] == "cancelled", "cancelled state")
-    tok = cl.ctl("token", "add", "gpu-box-1").stdout.strip()
-    check(tok.startswith("gpu-box-1:") and len(tok.split(":")[1]) == 64, "token format: " + tok)
+    r = cl.ctl("token", "add", "gpu-box-1")
+    name, secret = credential_token(r.stdout)
+    check(name == "gpu-box-1" and len(secret) == 32, "token format: " + r.stdout)
+    check(credential_field(r.stdout, "gpud-key") == cl.gpud_key(), "the credential pins gpud's key")
+    check(cl.gpud_key().hex() in r.stderr, "token add shows gpud's key: " + r.stderr)
     r = cl.ctl("token", "add", "gpu-box-1", check_rc=False)
     check(r.returncode == 1 and "already exists" in r.stderr, "duplicate token: " + r.stderr)
     check(cl.gpud.poll() is None, "gpud died")

@@ -30,11 +30,7 @@ def test_ops(cl: Cluster):
     wait_for(lambda: any(m.startswith("STATUS=jobs:") for m in drain()), 15, "a STATUS line")
     wait_for(lambda: any("WATCHDOG=1" in m for m in drain()), 10, "a watchdog ping")
     # A second token for a worker on "another machine".
-    tok = cl.ctl("token", "add", "box2").stdout.strip()
-    tf = os.path.join(cl.dir, "box2.token")
-    with open(tf, "w") as f:
-        f.write(tok + "\n")
-    os.chmod(tf, 0o600)
+    tf, _, _ = cl.add_token("box2")
     w = cl.start_worker("cpu:1", token_file=tf)
     wait_for(lambda: "box2" in cl.ctl("workers").stdout and "online" in cl.ctl("workers").stdout, 20, "box2 online")
     listing = cl.ctl("token", "list").stdout
