@@ -50,12 +50,12 @@ def test_foreign_lease(cl: Cluster):
     cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "2"]
     cl.start_gpud()
     job = cl.submit("graveler", battles=units, seed=5)
-    name, secret = cl.ctl("token", "add", "thief").stdout.strip().split(":", 1)
+    _, name, secret = cl.add_token("thief")
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.5"])
     m = wait_for(lambda: re.search(r"lease grant job=%d lease=(\d+) epoch=(\d+)" % job, cl.log_text("gpud")),
                  30, "the victim's grant")
     lease, epoch = int(m.group(1)), int(m.group(2))
-    thief = Thief(cl.port, name, bytes.fromhex(secret))
+    thief = Thief(cl.port, name, secret)
     thief.login()
 
     # Heartbeat: someone else's lease, an epoch never granted, no such lease.

@@ -49,8 +49,8 @@ def test_hoard(cl: Cluster):
                     "--quarantine-after", "3"]
     cl.start_gpud()
     job = cl.submit("graveler", battles=3 * units, seed=9)
-    name, secret = cl.ctl("token", "add", "hoarder").stdout.strip().split(":", 1)
-    h = Hoarder(cl.port, name, bytes.fromhex(secret))
+    _, name, secret = cl.add_token("hoarder")
+    h = Hoarder(cl.port, name, secret)
     h.login()
     for _ in range(CAP):
         check(h.claim()[0] == "LEASE", "the hoarder's first leases")

@@ -23,9 +23,8 @@ def lazy_upload(cl, workload, fabricate):
     """Claim one lease as worker "lazy", run it honestly, let fabricate(raw)
     replace part of it, upload it. Returns the lease message once gpud has
     logged the verdict, and the reason it gave."""
-    secret_line = cl.ctl("token", "add", "lazy").stdout.strip()
-    name, secret = secret_line.split(":", 1)
-    rw = RawWorker(cl.port, name, bytes.fromhex(secret), workloads=(workload,))
+    _, name, secret = cl.add_token("lazy")
+    rw = RawWorker(cl.port, name, secret, workloads=(workload,))
     rw.login()
     rw.send_msg("CLAIM", {"rate": 0})
     lease, _ = rw.expect("LEASE")

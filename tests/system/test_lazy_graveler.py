@@ -48,15 +48,15 @@ def test_lazy_graveler(cl: Cluster):
     cl.gpud_args = ["--lease-units", str(UNITS)]
     cl.start_gpud()
     job = cl.submit("graveler", battles=2 * UNITS, seed=SEED)
-    name, secret = cl.ctl("token", "add", "lazy").stdout.strip().split(":", 1)
-    rw = RawWorker(cl.port, name, bytes.fromhex(secret))
+    _, name, secret = cl.add_token("lazy")
+    rw = RawWorker(cl.port, name, secret)
     rw.login()
     first = cheat(cl, rw, 0.5)      # half of the lease computed
     rw.close()
     # Who failed a lease is durable: kill -9 and restart gpud.
     cl.kill_gpud()
     cl.start_gpud()
-    rw = RawWorker(cl.port, name, bytes.fromhex(secret))
+    rw = RawWorker(cl.port, name, secret)
     rw.login()
     second = cheat(cl, rw, 1024 / 16384.0)  # the attack: 1,024 chunks
     check(second != first, "lease %d was granted again to the worker that failed it" % first)
