@@ -456,11 +456,24 @@ int auth_token_write_file(const char *path, const char *text)
 
 	if (!path || !*path || !text)
 		return GERR_INVAL;
-	/* Only a well-formed credential is written. */
+	char buf[AUTH_FILE_MAX + 1];
+	size_t len = strlen(text);
+	int r;
+
+	/* Only a well-formed credential is written, ending in exactly one
+	 * newline. */
 	if (auth_token_parse(text, &tok) < 0)
 		return GERR_INVAL;
 	sodium_memzero(&tok, sizeof(tok));
-	return auth_secret_write(path, text, strlen(text));
+	while (len > 0 && is_space(text[len - 1]))
+		len--;
+	if (len + 1 > AUTH_FILE_MAX)
+		return GERR_TOOBIG;
+	memcpy(buf, text, len);
+	buf[len] = '\n';
+	r = auth_secret_write(path, buf, len + 1);
+	sodium_memzero(buf, sizeof(buf));
+	return r;
 }
 
 void auth_random(void *buf, size_t len)

@@ -503,96 +503,6 @@ static void workers_after(void *arg)
 	ctl_finish(r);
 }
 
-/* ---- tokens ---- */
-
-static void token_work(struct store *st, void *arg)
-{
-	struct ctl_req *r = arg;
-	int rc = store_token_add(st, r->tok.name, r->tok.stored, r->role,
-				 sched_now());
-
-	if (rc == GERR_STATE) {
-		snprintf(r->err, sizeof(r->err), "a token named '%s' already exists",
-			 r->tok.name);
-		return;
-	}
-	if (rc) {
-		snprintf(r->err, sizeof(r->err), "cannot store the token: %s", gerr_str(rc));
-		return;
-	}
-	r->reply = json_pack("{s:b, s:s, s:s}", "ok", 1, "token", r->token_text,
-			     "role", auth_role_name(r->role));
-}
-
-/* The credential file's text: the token and gpud's key (chan.h). */
-static void token_after(void *arg)
-{
-	struct ctl_req *r = arg;
-	char hex[2 * CHAN_PK_LEN + 1];
-	char *cred;
-
-	if (r->reply) {
-		auth_hex(r->d->identity.pk, CHAN_PK_LEN, hex);
-		cred = auth_credential_text(r->token_text, r->d->identity.pk);
-		json_object_set_new(r->reply, "gpud_key", json_string(hex));
-		json_object_set_new(r->reply, "credential",
-				    cred ? json_string(cred) : json_null());
-		if (cred) {
-			memset(cred, 0, strlen(cred));
-			free(cred);
-		}
-	}
-	ctl_finish(r);
-}
-
-static void token_list_work(struct store *st, void *arg)
-{
-	struct ctl_req *r = arg;
-	struct store_token *ts = NULL;
-	size_t n = 0;
-	json_t *arr;
-
-	if (store_token_list(st, &ts, &n)) {
-		snprintf(r->err, sizeof(r->err), "cannot list tokens");
-		return;
-	}
-	arr = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:f, s:b, s:s}", "name",
-			ts[i].name, "created_at", ts[i].created_at, "revoked",
-			ts[i].revoked, "role", auth_role_name(ts[i].role)
-			? auth_role_name(ts[i].role) : "?"));
-	store_token_free_array(ts, n);
-	r->reply = json_pack("{s:b, s:o}", "ok", 1, "tokens", arr);
-}
-
-static void token_revoke_work(struct store *st, void *arg)
-{
-	struct ctl_req *r = arg;
-	int rc = store_token_revoke(st, r->tok.name);
-
-	if (rc == GERR_NOTFOUND) {
-		snprintf(r->err, sizeof(r->err), "no token named '%s'", r->tok.name);
-		return;
-	}
-	if (rc) {
-		snprintf(r->err, sizeof(r->err), "cannot revoke: %s", gerr_str(rc));
-		return;
-	}
-	store_event(st, sched_now(), 0, 0, 0, 0, "token_revoke", r->tok.name);
-	r->reply = json_pack("{s:b, s:s}", "ok", 1, "revoked", r->tok.name);
-}
-
-static void token_revoke_after(void *arg)
-{
-	struct ctl_req *r = arg;
-
-	/* A revoked token's workers are cut off now, not at their next login. */
-	if (r->reply)
-		conn_close_token(r->d, r->tok.name);
-	ctl_finish(r);
-}
-
 /* ---- dispatch ---- */
 
 static void generic_after(void *arg)
@@ -762,18 +672,9 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 	} else if (strcmp(r->cmd, "workers") == 0) {
 		work = workers_work;
 		after = workers_after;
-	} else if (strcmp(r->cmd, "token_list") == 0) {
-		work = token_list_work;
-	} else if (strcmp(r->cmd, "token_revoke") == 0) {
-		const char *name = json_string_value(json_object_get(req, "name"));
-		if (!name || auth_name_valid(name)) {
-			snprintf(r->err, sizeof(r->err), "token_revoke needs a valid token name");
-			ctl_finish(r);
-			return;
-		}
-		snprintf(r->tok.name, sizeof(r->tok.name), "%s", name);
-		work = token_revoke_work;
-		after = token_revoke_after;
+	} else if (strncmp(r->cmd, "token_", 6) == 0) {
+		ctl_token_start(r);
+		return;
 	} else if (strcmp(r->cmd, "extend") == 0) {
 		if (read_job(r)) {
 			ctl_finish(r);
@@ -794,30 +695,6 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		r->what = strdup(what);
 		work = ctl_export_load_work;
 		after = ctl_export_load_after;
-	} else if (strcmp(r->cmd, "token_add") == 0) {
-		const char *name = json_string_value(json_object_get(req, "name"));
-		const char *role_name = json_string_value(json_object_get(req, "role"));
-		r->role = role_name ? auth_role_parse(role_name) : AUTH_ROLE_WORKER;
-		if (!r->role) {
-			snprintf(r->err, sizeof(r->err), "a token's role is worker, "
-				 "viewer or admin");
-			ctl_finish(r);
-			return;
-		}
-		if (!name || auth_name_valid(name)) {
-			snprintf(r->err, sizeof(r->err),
-				 "token names are 1..%d characters of A-Z a-z 0-9 . _ -",
-				 AUTH_NAME_MAX);
-			ctl_finish(r);
-			return;
-		}
-		if (auth_token_new(name, &r->token_text, &r->tok)) {
-			snprintf(r->err, sizeof(r->err), "cannot create a token");
-			ctl_finish(r);
-			return;
-		}
-		work = token_work;
-		after = token_after;
 	} else {
 		snprintf(r->err, sizeof(r->err), "unknown command '%.64s'", r->cmd);
 		ctl_finish(r);

@@ -65,6 +65,10 @@ void ctl_result_load_after(void *arg);
 void ctl_export_load_work(struct store *st, void *arg);
 void ctl_export_load_after(void *arg);
 
+/* control_tokens.c: token_add, token_list and token_revoke, from start
+ * to ctl_finish (loop thread). */
+void ctl_token_start(struct ctl_req *r);
+
 /* control_check.c: `gpuctl check`, from start to ctl_finish (loop thread). */
 void ctl_check_start(struct ctl_req *r);
 

@@ -115,7 +115,6 @@ static void test_token_parse(void **state)
 		"w:",
 		":" SECRET_A,
 		"w " SECRET_A,
-		" w:" SECRET_A,
 		"w:" SECRET_A "0",       /* 65 digits */
 		"w:" SECRET_A "x",       /* junk after */
 		"w:" SECRET_A " x",      /* junk after whitespace */
@@ -140,6 +139,68 @@ static void test_token_parse(void **state)
 	memset(buf, 'n', 65);
 	snprintf(buf + 65, sizeof(buf) - 65, ":%s", SECRET_A);
 	assert_int_equal(auth_token_parse(buf, &u), GERR_INVAL);
+}
+
+#define KEY_HEX "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
+
+/* A credential file: the token, gpud's key, comments; and what is not. */
+static void test_credential(void **state)
+{
+	struct auth_token t, u;
+	uint8_t key[AUTH_KEY_LEN];
+	char *text;
+
+	(void)state;
+	assert_int_equal(auth_token_parse("# gpud credential\n\n token = w:"
+		SECRET_A "\ngpud-key=" KEY_HEX "\n", &t), 0);
+	assert_string_equal(t.name, "w");
+	assert_true(t.has_gpud_key);
+	assert_int_equal(auth_unhex(KEY_HEX, key, sizeof(key)), 0);
+	assert_memory_equal(t.gpud_key, key, AUTH_KEY_LEN);
+	assert_int_equal(auth_token_parse("w:" SECRET_A, &u), 0);
+	assert_memory_equal(t.key, u.key, AUTH_KEY_LEN);
+	assert_false(u.has_gpud_key);
+
+	static const char *const bad[] = {
+		"gpud-key = " KEY_HEX "\n",                     /* no token */
+		"token = w:" SECRET_A "\ntoken = w:" SECRET_A,  /* twice */
+		"w:" SECRET_A "\nw:" SECRET_A,
+		"token = w:" SECRET_A "\ngpud-key = " KEY_HEX "\ngpud-key = "
+			KEY_HEX,
+		"token = w:" SECRET_A "\ngpud-key = 00",          /* short key */
+		"token = w:" SECRET_A "\nrole = admin",           /* unknown */
+		"tokens = w:" SECRET_A,
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(auth_token_parse(bad[i], &u), GERR_INVAL);
+
+	/* The credential text of a token, or of a credential (rekeyed). */
+	text = auth_credential_text("w:" SECRET_A "\n", key);
+	assert_non_null(text);
+	assert_int_equal(auth_token_parse(text, &u), 0);
+	assert_memory_equal(t.key, u.key, AUTH_KEY_LEN);
+	assert_memory_equal(u.gpud_key, key, AUTH_KEY_LEN);
+	free(text);
+	key[0] ^= 1;
+	text = auth_credential_text("# c\ngpud-key = " KEY_HEX "\ntoken = w:"
+				    SECRET_A "\n", key);
+	assert_non_null(text);
+	assert_int_equal(auth_token_parse(text, &u), 0);
+	assert_memory_equal(u.gpud_key, key, AUTH_KEY_LEN);
+	assert_memory_equal(t.key, u.key, AUTH_KEY_LEN);
+	free(text);
+	assert_null(auth_credential_text("w:", key));
+}
+
+static void test_roles(void **state)
+{
+	(void)state;
+	for (int r = AUTH_ROLE_WORKER; r <= AUTH_ROLE_ADMIN; r++)
+		assert_int_equal(auth_role_parse(auth_role_name(r)), r);
+	assert_null(auth_role_name(0));
+	assert_null(auth_role_name(AUTH_ROLE_ADMIN + 1));
+	assert_int_equal(auth_role_parse("root"), 0);
+	assert_int_equal(auth_role_parse(NULL), 0);
 }
 
 static void test_mac(void **state)
@@ -475,6 +536,8 @@ int main(void)
 		cmocka_unit_test(test_name_valid),
 		cmocka_unit_test(test_token_round_trip),
 		cmocka_unit_test(test_token_parse),
+		cmocka_unit_test(test_credential),
+		cmocka_unit_test(test_roles),
 		cmocka_unit_test(test_mac),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test_setup_teardown(test_file_round_trip, setup_dir,
