@@ -102,6 +102,7 @@ struct gpud {
 	uv_timer_t expiry_timer;
 	uv_timer_t sample_timer;
 	uv_signal_t sigterm, sigint;
+	uv_signal_t sighup;       /* main.c: reload the configuration */
 	struct conn *conns;       /* every open connection */
 	struct job_rate *rates;
 	int stopping;
