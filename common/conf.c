@@ -493,9 +493,9 @@ void conf_usage(const struct conf_table *t, FILE *f)
 			fprintf(f, "%.*s\n%28s", (int)(nl - h), h, "");
 		fprintf(f, "%s\n", h);
 	}
-	fprintf(f, "  --config FILE             settings (KEY = VALUE lines, "
-		"KEY an option's\n%28sname); default %s when it exists; "
-		"options win\n", "", t->default_path);
+	fprintf(f, "  --config FILE             KEY = VALUE lines, each KEY an option's name\n"
+		"%28s(default %s, if it exists);\n"
+		"%28soptions given here win over the file\n", "", t->default_path, "");
 	fprintf(f, "  --check-config            print the effective settings "
 		"and exit\n  --help, --version\n");
 }

@@ -1,8 +1,6 @@
 /* gpud - the coordinator daemon. Options are parsed and validated here;
  * everything below main() returns errors as values. */
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
