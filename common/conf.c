@@ -475,6 +475,8 @@ void conf_print(const struct conf_table *t, const void *settings, FILE *f)
 
 void conf_usage(const struct conf_table *t, FILE *f)
 {
+	unsigned reload = 0;
+
 	fprintf(f, "%s\n", t->usage);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct conf_key *k = &t->keys[i];
@@ -491,11 +493,15 @@ void conf_usage(const struct conf_table *t, FILE *f)
 			fprintf(f, "  %-26s", head);
 		for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
 			fprintf(f, "%.*s\n%28s", (int)(nl - h), h, "");
-		fprintf(f, "%s\n", h);
+		fprintf(f, "%s%s\n", h, k->flags & CONF_RUNTIME ? " [reload]" : "");
+		reload |= k->flags & CONF_RUNTIME;
 	}
 	fprintf(f, "  --config FILE             KEY = VALUE lines, each KEY an option's name\n"
 		"%28s(default %s, if it exists);\n"
 		"%28soptions given here win over the file\n", "", t->default_path, "");
 	fprintf(f, "  --check-config            print the effective settings "
 		"and exit\n  --help, --version\n");
+	if (reload)
+		fprintf(f, "[reload]: SIGHUP reads the file again and changes this "
+			"one at run time;\nother keys need a restart.\n");
 }
