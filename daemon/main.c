@@ -1,5 +1,6 @@
-/* gpud - the coordinator daemon. Options are parsed and validated here;
- * everything below main() returns errors as values. */
+/* gpud - the coordinator daemon: its settings (options.c: flags over
+ * gpud.conf), SIGHUP's reload, signals, start and stop. Everything below
+ * main() returns errors as values. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
