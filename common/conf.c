@@ -432,11 +432,15 @@ int conf_load(const struct conf_table *t, const struct conf_args *a,
 		/* Only the default file may be missing. */
 		if (rc == GERR_NOTFOUND && !a->config)
 			rc = 0;
-		if (rc)
+		else if (rc == 0)
+			rc = 1;
+		if (rc < 0)
 			return rc;
+	} else {
+		rc = 0;
 	}
 	conf_overlay(t, ret_settings, cli, a->given);
-	return 0;
+	return rc;
 }
 
 void conf_copy(const struct conf_key *k, void *dst, const void *src)
@@ -459,6 +463,17 @@ int conf_same(const struct conf_key *k, const void *a, const void *b)
 	conf_show(k, a, va, sizeof(va));
 	conf_show(k, b, vb, sizeof(vb));
 	return strcmp(va, vb) == 0;
+}
+
+void conf_print_source(const struct conf_table *t, const struct conf_args *a,
+		       int loaded, FILE *f)
+{
+	const char *path = a->config ? a->config : t->default_path;
+	char q[CONF_SHOW_MAX];
+
+	fprintf(f, "# %s settings: the defaults, %s%s%s, then the command line\n",
+		t->prog, loaded ? "" : "(no ", path ? quote(path, q, sizeof(q)) : "file",
+		loaded ? "" : ")");
 }
 
 void conf_print(const struct conf_table *t, const void *settings, FILE *f)

@@ -111,7 +111,9 @@ int conf_load_file(const struct conf_table *t, const char *path,
 
 /* Defaults, then the file (a.config, else t->default_path when it
  * exists), then the keys given on the command line (from cli). The one
- * sequence both start-up and a reload use. */
+ * sequence both start-up and a reload use. Returns 1 when a file was
+ * read, 0 when none was (the default one is missing), or a negative code
+ * with the reason in err. */
 int conf_load(const struct conf_table *t, const struct conf_args *a,
 	      const void *defaults, const void *cli, void *ret_settings,
 	      size_t settings_size, char *err, size_t errlen);
@@ -125,6 +127,11 @@ int conf_same(const struct conf_key *k, const void *a, const void *b);
 
 /* Copy key k's field from src to dst. */
 void conf_copy(const struct conf_key *k, void *dst, const void *src);
+
+/* A comment line saying where the settings come from, for conf_print's
+ * output (itself a configuration file); loaded is conf_load's 0 or 1. */
+void conf_print_source(const struct conf_table *t, const struct conf_args *a,
+		       int loaded, FILE *f);
 
 /* `key = value` for every key with a file key, in table order. */
 void conf_print(const struct conf_table *t, const void *settings, FILE *f);

@@ -112,6 +112,7 @@ static int settings(int argc, char **argv, struct conf_args *args,
 {
 	struct gpud_settings defaults;
 	char err[1200];
+	int rc;
 
 	gpud_options_defaults(&defaults);
 	*cli = defaults;
@@ -127,13 +128,14 @@ static int settings(int argc, char **argv, struct conf_args *args,
 		printf("gpud %s\n", GPUD_VERSION);
 		return 0;
 	}
-	if (conf_load(&gpud_options, args, &defaults, cli, ret, sizeof(*ret), err,
-		      sizeof(err)) ||
-	    gpud_options_finish(ret, err, sizeof(err))) {
+	rc = conf_load(&gpud_options, args, &defaults, cli, ret, sizeof(*ret), err,
+		      sizeof(err));
+	if (rc < 0 || gpud_options_finish(ret, err, sizeof(err))) {
 		fprintf(stderr, "gpud: %s\n", err);
 		return 2;
 	}
 	if (args->check) {
+		conf_print_source(&gpud_options, args, rc, stdout);
 		conf_print(&gpud_options, ret, stdout);
 		return 0;
 	}

@@ -228,7 +228,7 @@ int gpud_options_reload(const struct conf_args *args,
 	gpud_options_defaults(merged); /* the defaults, for a moment */
 	rc = conf_load(&gpud_options, args, merged, cli, next, sizeof(*next),
 		       err, errlen);
-	if (rc == 0)
+	if (rc >= 0)
 		rc = gpud_options_finish(next, err, errlen);
 	if (rc)
 		goto out;

@@ -33,6 +33,7 @@ static int settings(int argc, char **argv, struct worker_settings *ret)
 	struct worker_settings defaults, cli;
 	struct conf_args args;
 	char err[1200];
+	int rc;
 
 	woptions_defaults(&defaults);
 	cli = defaults;
@@ -49,13 +50,14 @@ static int settings(int argc, char **argv, struct worker_settings *ret)
 		printf("gpuworker %s\n", GPUD_VERSION);
 		return 0;
 	}
-	if (conf_load(&worker_options, &args, &defaults, &cli, ret, sizeof(*ret),
-		      err, sizeof(err)) ||
-	    woptions_finish(ret, err, sizeof(err))) {
+	rc = conf_load(&worker_options, &args, &defaults, &cli, ret, sizeof(*ret),
+		      err, sizeof(err));
+	if (rc < 0 || woptions_finish(ret, err, sizeof(err))) {
 		fprintf(stderr, "gpuworker: %s\n", err);
 		return 2;
 	}
 	if (args.check) {
+		conf_print_source(&worker_options, &args, rc, stdout);
 		conf_print(&worker_options, ret, stdout);
 		return 0;
 	}

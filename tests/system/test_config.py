@@ -58,7 +58,9 @@ def settings(prog, *args):
     rc, out, err = checked(prog, *args)
     check(rc == 0, "%s --check-config %s: %d %s" % (os.path.basename(prog), " ".join(args), rc, err))
     pairs = []
-    for line in out.splitlines():
+    check(out.startswith("# %s settings: the defaults, " % os.path.basename(prog)),
+          "where the settings come from: " + out[:200])
+    for line in out.splitlines()[1:]:
         m = re.match(r"^([a-z-]+) = (.*)$", line)
         check(m is not None, "not a key = value line: %r" % line)
         pairs.append((m.group(1), m.group(2)))
@@ -130,6 +132,11 @@ def test_round_trip(cl, prog, values):
     check(set(keys) == set(k for k, _ in values),
           "keys without a test value: %s" % sorted(set(keys) - set(k for k, _ in values)))
     check(got == values, "round trip:\n%s\nwant\n%s" % (got, values))
+    # --check-config's output is a configuration file that reads the same.
+    out = subprocess.run([prog, "--config", path, "--check-config"], capture_output=True,
+                         text=True, timeout=30).stdout
+    again = write(path + ".again", out)
+    check(settings(prog, "--config", again) == values, "--check-config's output read again")
     return path
 
 

@@ -290,7 +290,7 @@ static void test_args_over_file(void **state)
 	assert_true(args.check && !args.help && !args.version);
 	assert_string_equal(args.config, path);
 	assert_int_equal(conf_load(&table, &args, &def, &cli, &out, sizeof(out),
-				   err, sizeof(err)), 0);
+				   err, sizeof(err)), 1);
 	assert_true(out.secs == 3); /* the flag wins */
 	assert_true(out.n == 9);    /* the file's */
 	assert_string_equal(out.path, "/from/file");
@@ -363,6 +363,17 @@ static void test_print_and_usage(void **state)
 	}
 	assert_non_null(strstr(buf, "--secs SECONDS"));
 	assert_non_null(strstr(buf, "/nonexistent/t.conf"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	struct conf_args args = { .config = "/etc/x.conf" };
+	conf_print_source(&table, &args, 1, f);
+	args.config = NULL;
+	conf_print_source(&table, &args, 0, f);
+	fclose(f);
+	assert_string_equal(buf, "# t settings: the defaults, /etc/x.conf, then the "
+			    "command line\n# t settings: the defaults, (no "
+			    "/nonexistent/t.conf), then the command line\n");
 	free(buf);
 	assert_int_equal(conf_find(&table, "pair"), 5);
 	assert_int_equal(conf_find(&table, "nope"), -1);
