@@ -36,7 +36,7 @@ void glog_write(const struct glog *lg, enum glog_level lvl, const char *fmt, ...
 
 	if (!fmt || (int)lvl < GLOG_ERROR || lvl > GLOG_DEBUG)
 		return;
-	if (lg && lvl > lg->level)
+	if (lg && (int)lvl > GLOG_LEVEL(lg))
 		return;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -83,4 +83,11 @@ int glog_level_parse(const char *s, enum glog_level *ret)
 		}
 	}
 	return GERR_INVAL;
+}
+
+const char *glog_level_name(enum glog_level lvl)
+{
+	if ((int)lvl < GLOG_ERROR || lvl > GLOG_DEBUG)
+		return "?";
+	return level_names[lvl];
 }

@@ -20,10 +20,16 @@ void glog_write(const struct glog *lg, enum glog_level lvl, const char *fmt, ...
 
 /* Parse "error|warn|info|debug"; returns 0 or GERR_INVAL. */
 int glog_level_parse(const char *s, enum glog_level *ret);
+/* The level's name ("info"); "?" for a value out of range. */
+const char *glog_level_name(enum glog_level lvl);
+/* A level changed at run time (gpud's SIGHUP) while other threads log:
+ * relaxed atomics, since a line more or less around the change is fine. */
+#define GLOG_LEVEL(lg) ((int)__atomic_load_n(&(lg)->level, __ATOMIC_RELAXED))
+#define GLOG_SET_LEVEL(lg, lvl) __atomic_store_n(&(lg)->level, (lvl), __ATOMIC_RELAXED)
 
 #define GLOG(lg, lvl, ...)                                                   \
 	do {                                                                 \
-		if ((lvl) <= (lg)->level)                                    \
+		if ((int)(lvl) <= GLOG_LEVEL(lg))                    \
 			glog_write((lg), (lvl), __VA_ARGS__);                \
 	} while (0)
 #define LOG_ERROR(lg, ...) GLOG(lg, GLOG_ERROR, __VA_ARGS__)

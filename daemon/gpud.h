@@ -6,7 +6,9 @@
  *
  * Modules, from the top down (tools/check_layers.py --layers checks that
  * no file calls back up):
- *   main.c          options, signals, start and stop
+ *   main.c          settings, signals (SIGHUP reloads), start and stop
+ *   options.c       the settings table: flags and gpud.conf's keys,
+ *                   defaults, checks, what a reload may change
  *   server.c        timers, start-up recovery, drain, shutdown; opens the
  *                   listeners and owns the connections' handler table
  *   listeners.c     the listening sockets: accepting by hand, connection
@@ -107,6 +109,7 @@ struct gpud {
 	uv_timer_t expiry_timer;
 	uv_timer_t sample_timer;
 	uv_signal_t sigterm, sigint;
+	uv_signal_t sighup;       /* main.c: reload the configuration */
 	struct conn *conns;       /* every open connection */
 	struct job_rate *rates;
 	int stopping;

@@ -3,7 +3,7 @@
 # Safe to run again: installs only what is missing. Needs root or sudo.
 set -eu
 pkgs="meson ninja-build pkg-config gcc python3 libuv1-dev libsqlite3-dev zlib1g-dev
-      libjansson-dev libsodium-dev libcmocka-dev clang libclang-rt-14-dev
+      libjansson-dev libsodium-dev libcmocka-dev clang libclang-rt-14-dev systemd
       python3-nacl"
 missing=""
 for p in $pkgs; do

@@ -5,13 +5,7 @@
  * 0 done or stopped cleanly, 1 runtime failure (device, token, ...), 2
  * usage error.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,29 +17,8 @@
 #include "gerr.h"
 #include "gpud_config.h"
 #include "log.h"
+#include "woptions.h"
 #include "workload.h"
-
-#define HOST_MAX 253
-#define THREADS_MAX 4096
-#define CUDA_INDEX_MAX 255
-#define CKPT_INTERVAL_MIN 0.1
-#define CKPT_INTERVAL_MAX 86400.0
-#define MAX_LEASES_MAX 1000000000ull
-
-struct options {
-	char host[HOST_MAX + 1];
-	char port[6];
-	const char *token_file;
-	char device_name[32];
-	enum wl_device_kind device_kind;
-	int device_index;
-	int threads;
-	double checkpoint_interval_s;
-	enum glog_level log_level;
-	uint64_t max_leases;
-	int exit_when_idle;
-	int no_run_ahead;
-};
 
 /* What the signal callbacks need (lives in main's frame). */
 struct main_ctx {
@@ -54,255 +27,40 @@ struct main_ctx {
 	uv_signal_t sigterm, sigint;
 };
 
-static void usage(FILE *f)
+/* Options and file; -1 to go on, else the exit code. */
+static int settings(int argc, char **argv, struct worker_settings *ret)
 {
-	fprintf(f,
-		"Usage: gpuworker --connect HOST:PORT --token-file FILE "
-		"--device cpu|cpu:THREADS|cuda:N\n"
-		"                 [--checkpoint-interval SECONDS] "
-		"[--log-level error|warn|info|debug]\n"
-		"                 [--max-leases N] [--exit-when-idle] "
-		"[--no-run-ahead]\n"
-		"\n"
-		"Runs leases from gpud on one device.\n"
-		"  --connect HOST:PORT          gpud's worker address "
-		"([ADDR]:PORT for IPv6)\n"
-		"  --token-file FILE            this worker's token "
-		"(NAME:SECRET, mode 0600)\n"
-		"  --device cpu                 all online CPUs\n"
-		"  --device cpu:THREADS         THREADS CPU threads (1..%d)\n"
-		"  --device cuda:N              CUDA device N\n"
-		"  --checkpoint-interval SECONDS  time between checkpoints "
-		"(%.1f..%.0f, default 60)\n"
-		"  --log-level LEVEL            default info\n"
-		"  --max-leases N               exit 0 after N finished leases\n"
-		"  --exit-when-idle             exit 0 when gpud has no jobs\n"
-		"  --no-run-ahead               do not start a chained job's "
-		"next lease\n"
-		"                               before gpud grants it\n"
-		"  --help, --version\n",
-		THREADS_MAX, CKPT_INTERVAL_MIN, CKPT_INTERVAL_MAX);
-}
+	struct worker_settings defaults, cli;
+	struct conf_args args;
+	char err[1200];
+	int rc;
 
-static int usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "gpuworker: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'gpuworker --help'.\n");
-	return 2;
-}
-
-/* Strict decimal in [min, max]; no sign, no trailing text. */
-static int parse_u64(const char *s, uint64_t min, uint64_t max,
-		     uint64_t *ret)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || *s < '0' || *s > '9')
-		return GERR_INVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return GERR_INVAL;
-	*ret = v;
-	return 0;
-}
-
-/* "HOST:PORT" or "[IPV6]:PORT". */
-static int parse_connect(const char *s, struct options *o)
-{
-	const char *host = s, *colon;
-	size_t host_len;
-	uint64_t port;
-
-	if (*s == '[') {
-		const char *close = strchr(s, ']');
-		if (!close || close[1] != ':')
-			return GERR_INVAL;
-		host = s + 1;
-		host_len = (size_t)(close - host);
-		colon = close + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || memchr(s, ':', (size_t)(colon - s)))
-			return GERR_INVAL; /* IPv6 needs brackets */
-		host_len = (size_t)(colon - s);
+	woptions_defaults(&defaults);
+	cli = defaults;
+	if (conf_parse_args(&worker_options, argc, argv, &cli, &args, err,
+			    sizeof(err))) {
+		fprintf(stderr, "gpuworker: %s\nTry 'gpuworker --help'.\n", err);
+		return 2;
 	}
-	if (host_len == 0 || host_len > HOST_MAX)
-		return GERR_INVAL;
-	for (size_t i = 0; i < host_len; i++)
-		if (host[i] <= ' ' || host[i] > '~' || host[i] == '/')
-			return GERR_INVAL;
-	if (parse_u64(colon + 1, 1, 65535, &port) < 0)
-		return GERR_INVAL;
-	memcpy(o->host, host, host_len);
-	o->host[host_len] = '\0';
-	snprintf(o->port, sizeof(o->port), "%" PRIu64, port);
-	return 0;
-}
-
-static int online_cpus(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (n < 1)
-		return 1;
-	return n > THREADS_MAX ? THREADS_MAX : (int)n;
-}
-
-/* "cpu", "cpu:THREADS" or "cuda:N". */
-static int parse_device(const char *s, struct options *o)
-{
-	uint64_t v;
-
-	if (strcmp(s, "cpu") == 0) {
-		o->device_kind = WL_DEVICE_CPU;
-		o->device_index = 0;
-		o->threads = online_cpus();
-		snprintf(o->device_name, sizeof(o->device_name), "cpu");
+	if (args.help) {
+		conf_usage(&worker_options, stdout);
 		return 0;
 	}
-	if (strncmp(s, "cpu:", 4) == 0) {
-		if (parse_u64(s + 4, 1, THREADS_MAX, &v) < 0)
-			return GERR_INVAL;
-		o->device_kind = WL_DEVICE_CPU;
-		o->device_index = 0;
-		o->threads = (int)v;
-		snprintf(o->device_name, sizeof(o->device_name), "cpu");
+	if (args.version) {
+		printf("gpuworker %s\n", GPUD_VERSION);
 		return 0;
 	}
-	if (strncmp(s, "cuda:", 5) == 0) {
-		if (parse_u64(s + 5, 0, CUDA_INDEX_MAX, &v) < 0)
-			return GERR_INVAL;
-		o->device_kind = WL_DEVICE_CUDA;
-		o->device_index = (int)v;
-		/* The kernels do the work; one host thread drives them. */
-		o->threads = 1;
-		snprintf(o->device_name, sizeof(o->device_name), "cuda:%d",
-			 o->device_index);
+	rc = conf_load(&worker_options, &args, &defaults, &cli, ret, sizeof(*ret),
+		      err, sizeof(err));
+	if (rc < 0 || woptions_finish(ret, err, sizeof(err))) {
+		fprintf(stderr, "gpuworker: %s\n", err);
+		return 2;
+	}
+	if (args.check) {
+		conf_print_source(&worker_options, &args, rc, stdout);
+		conf_print(&worker_options, ret, stdout);
 		return 0;
 	}
-	return GERR_INVAL;
-}
-
-static int parse_seconds(const char *s, double *ret)
-{
-	char *end;
-	double v;
-
-	if (!s || *s < '0' || *s > '9')
-		return GERR_INVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < CKPT_INTERVAL_MIN ||
-	    v > CKPT_INTERVAL_MAX)
-		return GERR_INVAL;
-	*ret = v;
-	return 0;
-}
-
-enum { OPT_CONNECT = 256, OPT_TOKEN, OPT_DEVICE, OPT_CKPT, OPT_LOG,
-       OPT_MAX_LEASES, OPT_IDLE, OPT_NO_AHEAD, OPT_HELP, OPT_VERSION };
-
-/* Returns -1 to go on, or the exit code (0 for --help/--version). */
-static int parse_args(int argc, char **argv, struct options *o)
-{
-	static const struct option longopts[] = {
-		{ "connect", required_argument, NULL, OPT_CONNECT },
-		{ "token-file", required_argument, NULL, OPT_TOKEN },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "checkpoint-interval", required_argument, NULL, OPT_CKPT },
-		{ "log-level", required_argument, NULL, OPT_LOG },
-		{ "max-leases", required_argument, NULL, OPT_MAX_LEASES },
-		{ "exit-when-idle", no_argument, NULL, OPT_IDLE },
-		{ "no-run-ahead", no_argument, NULL, OPT_NO_AHEAD },
-		{ "help", no_argument, NULL, OPT_HELP },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	int have_connect = 0, have_device = 0, opt;
-
-	memset(o, 0, sizeof(*o));
-	o->checkpoint_interval_s = 60;
-	o->log_level = GLOG_INFO;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_CONNECT:
-			if (parse_connect(optarg, o) < 0)
-				return usage_error("--connect wants HOST:PORT "
-						   "(port 1..65535), got '%s'",
-						   optarg);
-			have_connect = 1;
-			break;
-		case OPT_TOKEN:
-			if (!*optarg || strlen(optarg) > PATH_MAX)
-				return usage_error("--token-file wants a path");
-			o->token_file = optarg;
-			break;
-		case OPT_DEVICE:
-			if (parse_device(optarg, o) < 0)
-				return usage_error("--device wants cpu, "
-						   "cpu:THREADS (1..4096) or "
-						   "cuda:N (0..255), got '%s'",
-						   optarg);
-			have_device = 1;
-			break;
-		case OPT_CKPT:
-			if (parse_seconds(optarg, &o->checkpoint_interval_s) < 0)
-				return usage_error("--checkpoint-interval wants "
-						   "seconds in 0.1..86400, got "
-						   "'%s'", optarg);
-			break;
-		case OPT_LOG:
-			if (glog_level_parse(optarg, &o->log_level) < 0)
-				return usage_error("--log-level wants error, "
-						   "warn, info or debug, got "
-						   "'%s'", optarg);
-			break;
-		case OPT_MAX_LEASES:
-			if (parse_u64(optarg, 1, MAX_LEASES_MAX,
-				      &o->max_leases) < 0)
-				return usage_error("--max-leases wants a "
-						   "number in 1..1000000000, "
-						   "got '%s'", optarg);
-			break;
-		case OPT_IDLE:
-			o->exit_when_idle = 1;
-			break;
-		case OPT_NO_AHEAD:
-			o->no_run_ahead = 1;
-			break;
-		case OPT_HELP:
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("gpuworker %s\n", GPUD_VERSION);
-			return 0;
-		case ':':
-			return usage_error("option %s needs a value",
-					   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'",
-					   argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!have_connect)
-		return usage_error("--connect HOST:PORT is required");
-	if (!o->token_file)
-		return usage_error("--token-file FILE is required");
-	if (!have_device)
-		return usage_error("--device is required");
 	return -1;
 }
 
@@ -319,7 +77,7 @@ static void close_workloads(struct client_workload *v, size_t n)
 /* The workloads to advertise: all of them on CPU; on CUDA those with
  * cuda_open, each with a context opened now so a broken device fails
  * before connecting. Returns the count, or -1 after printing why. */
-static int open_workloads(const struct options *o,
+static int open_workloads(const struct worker_device *o,
 			  struct client_workload **ret)
 {
 	const struct workload *const *all = workload_all();
@@ -344,17 +102,17 @@ static int open_workloads(const struct options *o,
 		char err[WL_ERRLEN] = "";
 		int rc;
 
-		if (o->device_kind == WL_DEVICE_CPU) {
+		if (o->kind == WL_DEVICE_CPU) {
 			v[n++].wl = wl;
 			continue;
 		}
 		if (!wl->cuda_open)
 			continue;
-		rc = wl->cuda_open(workload_ctx(wl), o->device_index, &v[n].cuda_ctx, err,
+		rc = wl->cuda_open(workload_ctx(wl), o->index, &v[n].cuda_ctx, err,
 				   sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "gpuworker: cannot use %s for workload "
-				"%s: %s\n", o->device_name, wl->name,
+				"%s: %s\n", o->name, wl->name,
 				err[0] ? err : gerr_str(rc));
 			close_workloads(v, n);
 			return -1;
@@ -363,8 +121,8 @@ static int open_workloads(const struct options *o,
 	}
 	if (n == 0) {
 		fprintf(stderr, "gpuworker: no workload can run on %s%s\n",
-			o->device_name,
-			o->device_kind == WL_DEVICE_CUDA
+			o->name,
+			o->kind == WL_DEVICE_CUDA
 				? " (built without CUDA?)" : "");
 		close_workloads(v, n);
 		return -1;
@@ -398,7 +156,7 @@ static void on_client_exit(void *opaque, int exit_code)
 
 int main(int argc, char **argv)
 {
-	struct options o;
+	struct worker_settings o;
 	struct glog lg = { .prog = "gpuworker" };
 	struct auth_token token;
 	struct client_workload *wls = NULL;
@@ -408,7 +166,7 @@ int main(int argc, char **argv)
 	char err[256] = "";
 	int n, rc, code;
 
-	code = parse_args(argc, argv, &o);
+	code = settings(argc, argv, &o);
 	if (code >= 0)
 		return code;
 	lg.level = o.log_level;
@@ -436,7 +194,7 @@ int main(int argc, char **argv)
 	/* A dropped connection must show up as a write error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 
-	n = open_workloads(&o, &wls);
+	n = open_workloads(&o.device, &wls);
 	if (n < 0)
 		return 1;
 
@@ -448,14 +206,14 @@ int main(int argc, char **argv)
 	}
 	cfg = (struct client_config){
 		.log = &lg,
-		.host = o.host,
-		.port = o.port,
+		.host = o.connect.host,
+		.port = o.connect.port,
 		.token = &token,
-		.device_name = o.device_name,
-		.device_kind = o.device_kind,
-		.device_index = o.device_index,
-		.threads = o.threads,
-		.checkpoint_interval_s = o.checkpoint_interval_s,
+		.device_name = o.device.name,
+		.device_kind = o.device.kind,
+		.device_index = o.device.index,
+		.threads = o.device.threads,
+		.checkpoint_interval_s = o.checkpoint_interval,
 		.max_leases = o.max_leases,
 		.exit_when_idle = o.exit_when_idle,
 		.run_ahead = !o.no_run_ahead,
@@ -470,8 +228,8 @@ int main(int argc, char **argv)
 
 	LOG_INFO(&lg, "gpuworker %s worker=%s device=%s threads=%d "
 		 "workloads=%d gpud=%s:%s checkpoint_interval_s=%.3g",
-		 GPUD_VERSION, token.name, o.device_name, o.threads, n, o.host,
-		 o.port, o.checkpoint_interval_s);
+		 GPUD_VERSION, token.name, o.device.name, o.device.threads, n,
+		 o.connect.host, o.connect.port, o.checkpoint_interval);
 	rc = client_start(&loop, &cfg, &m.cl);
 	if (rc < 0) {
 		fprintf(stderr, "gpuworker: cannot start: %s\n", gerr_str(rc));

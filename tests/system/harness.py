@@ -55,6 +55,12 @@ def wait_for(pred, timeout, what, interval=0.1):
     raise TestFailure("timed out after %.0fs waiting for %s" % (timeout, what))
 
 
+def no_config(args):
+    """A machine's /etc/gpud/*.conf must not change a test: no file unless
+    the test names one."""
+    return [] if "--config" in args else ["--config", os.devnull]
+
+
 class Cluster:
     """A gpud with its data directory, and the workers attached to it."""
 
@@ -81,6 +87,7 @@ class Cluster:
             os.unlink(addr_file)
         args = [GPUD, "--data", self.data, "--listen", listen, "--socket", self.sock,
                 "--log-level", "debug"] + self.gpud_args + list(extra)
+        args += no_config(args)
         full_env = dict(os.environ, **(env or {}))
         self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"), env=full_env,
                                      preexec_fn=preexec_fn)
@@ -109,6 +116,7 @@ class Cluster:
         args = [WORKER, "--connect", "127.0.0.1:%d" % self.port,
                 "--token-file", token_file or os.path.join(self.data, "local-worker.token"),
                 "--device", device, "--log-level", "debug"] + list(extra)
+        args += no_config(args)
         p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("worker"))
         self.workers.append(p)
         return p

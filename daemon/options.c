@@ -1,0 +1,273 @@
+/* options.c - gpud's settings table, defaults, checks and reload (see
+ * options.h). */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
+
+/* "HOST:PORT", "[IPV6]:PORT"; port 0..65535. */
+static int parse_listen(const char *s, void *field, char *err, size_t errlen)
+{
+	struct gpud_listen *l = field;
+	const char *colon = strrchr(s, ':');
+	size_t hl;
+	char *end;
+	long p;
+
+	gerr_printf(err, errlen, "HOST:PORT ([ADDR]:PORT for IPv6, port 0..65535)");
+	if (!colon || colon == s)
+		return GERR_INVAL;
+	hl = (size_t)(colon - s);
+	if (s[0] == '[') {
+		if (hl < 3 || s[hl - 1] != ']')
+			return GERR_INVAL;
+		s++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(l->host))
+		return GERR_INVAL;
+	for (size_t i = 0; i < hl; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '/' || s[i] == '[' || s[i] == ']')
+			return GERR_INVAL;
+	if (colon[1] < '0' || colon[1] > '9')
+		return GERR_INVAL;
+	errno = 0;
+	p = strtol(colon + 1, &end, 10);
+	if (errno || *end || p < 0 || p > 65535)
+		return GERR_INVAL;
+	memcpy(l->host, s, hl);
+	l->host[hl] = '\0';
+	l->port = (int)p;
+	return 0;
+}
+
+static void show_listen(const void *field, char *buf, size_t len)
+{
+	const struct gpud_listen *l = field;
+
+	snprintf(buf, len, strchr(l->host, ':') ? "[%s]:%d" : "%s:%d", l->host,
+		 l->port);
+}
+
+#define F(m) offsetof(struct gpud_settings, m)
+#define RT CONF_RUNTIME
+
+static const struct conf_key keys[] = {
+	{ "data", CONF_STR, 0, F(data), sizeof(((struct gpud_settings *)0)->data),
+	  0, 0, "DIR", "data directory (database, blobs, tokens); created 0700",
+	  NULL, NULL },
+	{ "init", CONF_BOOL, CONF_CLI_ONLY, F(init), 0, 0, 0, NULL,
+	  "start a fresh database even though DIR holds the blobs\n"
+	  "of an earlier one (they are moved aside, not deleted)", NULL, NULL },
+	{ "listen", CONF_CUSTOM, 0, F(listen), sizeof(struct gpud_listen), 0, 0,
+	  "HOST:PORT", "worker listener (default 127.0.0.1:7700; port 0 picks one,\n"
+	  "written to DIR/gpud.addr)", parse_listen, show_listen },
+	{ "socket", CONF_STR, 0, F(socket), sizeof(((struct gpud_settings *)0)->socket),
+	  0, 0, "PATH", "control socket for gpuctl (default DIR/gpud.sock, mode 0600)",
+	  NULL, NULL },
+	{ "heartbeat", CONF_DOUBLE, 0, F(heartbeat), 0, 0.05, 3600, "SECONDS",
+	  "worker heartbeat interval (default 5)", NULL, NULL },
+	{ "lease-timeout", CONF_DOUBLE, RT, F(lease_timeout), 0, 0.1, 86400, "SECONDS",
+	  "lease deadline after the last heartbeat (default 3x heartbeat)",
+	  NULL, NULL },
+	{ "lease-seconds", CONF_DOUBLE, RT, F(lease_seconds), 0, 0.1, 86400, "SECONDS",
+	  "wanted duration of one lease (default 300)", NULL, NULL },
+	{ "lease-units", CONF_INT, RT, F(lease_units), 0, 0, 1e18, "N",
+	  "fixed lease size in the workload's units (default 0: adapt\n"
+	  "to each worker's measured rate)", NULL, NULL },
+	{ "checkpoint-interval", CONF_DOUBLE, RT, F(checkpoint_interval), 0, 0.1,
+	  86400, "SECONDS", "cadence suggested to workers as they log in (default 60)",
+	  NULL, NULL },
+	{ "drain-seconds", CONF_DOUBLE, RT, F(drain_seconds), 0, 0, 3600, "SECONDS",
+	  "on SIGTERM, wait this long for workers to checkpoint and\n"
+	  "release their leases (default 15; 0 stops at once)", NULL, NULL },
+	{ "max-failures", CONF_INT, RT, F(max_failures), 0, 1, 1000, "N",
+	  "failures of a lease (failed verifications and failed runs)\n"
+	  "before it fails, and its job with it (default 3)", NULL, NULL },
+	{ "quarantine-after", CONF_INT, RT, F(quarantine_after), 0, 1, 1000, "N",
+	  "a worker is quarantined after N failed verifications, N\n"
+	  "messages about leases it was not granted, or N leases\n"
+	  "revoked for no progress (default 3)", NULL, NULL },
+	{ "max-leases-per-worker", CONF_INT, RT, F(max_leases_per_worker), 0, 0,
+	  100000, "N", "leases one worker token may hold at once (default 16;\n"
+	  "0 no cap); a token shared by many devices needs more", NULL, NULL },
+	{ "progress-timeout", CONF_DOUBLE, RT, F(progress_timeout), 0, 0,
+	  30 * 86400, "SECONDS", "revoke a lease whose reported progress has not grown\n"
+	  "for this long (default 600; 0 never)", NULL, NULL },
+	{ "trust-after", CONF_INT, RT, F(trust_after), 0, 0, 1000000, "N",
+	  "replicate a worker's results on another worker until N of\n"
+	  "them in a row agree, and again after any failure (default\n"
+	  "0: off, since a lone worker could never finish a job)", NULL, NULL },
+	{ "login-timeout", CONF_DOUBLE, RT, F(login_timeout), 0, 0.1, 3600, "SECONDS",
+	  "close a worker connection not logged in after this long\n"
+	  "(default 10)", NULL, NULL },
+	{ "idle-timeout", CONF_DOUBLE, RT, F(idle_timeout), 0, 0.1, 86400, "SECONDS",
+	  "close a logged-in worker connection silent this long\n"
+	  "while it holds nothing (default 12x heartbeat, at least 60)",
+	  NULL, NULL },
+	{ "max-connections", CONF_INT, RT, F(max_connections), 0, 1, 1000000, "N",
+	  "worker connections in all (default 4096); more are closed", NULL, NULL },
+	{ "max-connections-per-address", CONF_INT, RT, F(max_connections_per_address),
+	  0, 1, 1000000, "N", "worker connections from one address (default 256)",
+	  NULL, NULL },
+	{ "log-level", CONF_LEVEL, RT, F(log_level), 0, 0, 0, "LEVEL",
+	  "error|warn|info|debug (default info)", NULL, NULL },
+};
+
+const struct conf_table gpud_options = {
+	.prog = "gpud",
+	.usage = "usage: gpud --data DIR [options]   (each option is also a key of gpud.conf)",
+	.default_path = GPUD_CONF_PATH,
+	.keys = keys,
+	.n = sizeof(keys) / sizeof(keys[0]),
+};
+
+void gpud_options_defaults(struct gpud_settings *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	snprintf(ret->listen.host, sizeof(ret->listen.host), "127.0.0.1");
+	ret->listen.port = 7700;
+	ret->heartbeat = 5;
+	ret->lease_seconds = 300;
+	ret->checkpoint_interval = 60;
+	ret->drain_seconds = 15;
+	ret->max_failures = 3;
+	ret->quarantine_after = 3;
+	/* One gpuworker holds one lease; a token shared by the devices of
+	 * one machine, each restarted while its old lease still waits for
+	 * its deadline, holds two per device. */
+	ret->max_leases_per_worker = 16;
+	ret->progress_timeout = 600;
+	ret->login_timeout = 10;
+	ret->max_connections = 4096;
+	ret->max_connections_per_address = 256;
+	ret->log_level = GLOG_INFO;
+}
+
+/* The checks between keys, on settings whose defaults are filled in. */
+static int check(const struct gpud_settings *s, char *err, size_t errlen)
+{
+	if (s->lease_timeout <= s->heartbeat)
+		return gerr_fail(GERR_INVAL, err, errlen,
+				 "lease-timeout (%g) must be longer than heartbeat (%g)",
+				 s->lease_timeout, s->heartbeat);
+	if (s->progress_timeout > 0 && s->progress_timeout <= s->heartbeat)
+		return gerr_fail(GERR_INVAL, err, errlen,
+				 "progress-timeout (%g) must be longer than heartbeat (%g)",
+				 s->progress_timeout, s->heartbeat);
+	/* A worker holding a lease says something every heartbeat. */
+	if (s->idle_timeout < 2 * s->heartbeat)
+		return gerr_fail(GERR_INVAL, err, errlen,
+				 "idle-timeout (%g) must be at least twice heartbeat (%g)",
+				 s->idle_timeout, s->heartbeat);
+	return 0;
+}
+
+int gpud_options_finish(struct gpud_settings *s, char *err, size_t errlen)
+{
+	if (!s->data[0])
+		return gerr_fail(GERR_INVAL, err, errlen,
+				 "--data DIR (or data = DIR in the file) is required");
+	if (s->lease_timeout == 0)
+		s->lease_timeout = 3 * s->heartbeat;
+	if (s->idle_timeout == 0)
+		s->idle_timeout = 12 * s->heartbeat > 60 ? 12 * s->heartbeat : 60;
+	if (!s->socket[0]) {
+		if (strlen(s->data) + sizeof("/gpud.sock") > sizeof(s->socket))
+			return gerr_fail(GERR_INVAL, err, errlen,
+					 "%s/gpud.sock is too long for a socket path; "
+					 "set socket", s->data);
+		snprintf(s->socket, sizeof(s->socket), "%s/gpud.sock", s->data);
+	}
+	return check(s, err, errlen);
+}
+
+void gpud_options_to_config(const struct gpud_settings *s,
+			    struct gpud_config *cfg)
+{
+	cfg->data_dir = s->data;
+	cfg->listen_host = s->listen.host;
+	cfg->listen_port = s->listen.port;
+	cfg->socket_path = s->socket;
+	cfg->heartbeat_s = s->heartbeat;
+	cfg->lease_timeout_s = s->lease_timeout;
+	cfg->lease_target_s = s->lease_seconds;
+	cfg->lease_units = s->lease_units;
+	cfg->checkpoint_s = s->checkpoint_interval;
+	cfg->max_failures = (uint32_t)s->max_failures;
+	cfg->quarantine_after = (uint32_t)s->quarantine_after;
+	cfg->max_leases_per_worker = (uint32_t)s->max_leases_per_worker;
+	cfg->progress_timeout_s = s->progress_timeout;
+	cfg->trust_after = (uint32_t)s->trust_after;
+	cfg->drain_s = s->drain_seconds;
+	cfg->init = s->init;
+	cfg->login_timeout_s = s->login_timeout;
+	cfg->idle_timeout_s = s->idle_timeout;
+	cfg->max_conns = (int)s->max_connections;
+	cfg->max_conns_per_addr = (int)s->max_connections_per_address;
+}
+
+int gpud_options_reload(const struct conf_args *args,
+			const struct gpud_settings *cli,
+			struct gpud_settings *live, struct glog *log,
+			char *err, size_t errlen)
+{
+	struct gpud_settings *next, *merged;
+	int rc, applied = 0;
+
+	next = malloc(sizeof(*next));
+	merged = malloc(sizeof(*merged));
+	if (!next || !merged) {
+		rc = gerr_fail(GERR_NOMEM, err, errlen, "out of memory");
+		goto out;
+	}
+	gpud_options_defaults(merged); /* the defaults, for a moment */
+	rc = conf_load(&gpud_options, args, merged, cli, next, sizeof(*next),
+		       err, errlen);
+	if (rc >= 0)
+		rc = gpud_options_finish(next, err, errlen);
+	if (rc)
+		goto out;
+	*merged = *live;
+	for (size_t i = 0; i < gpud_options.n; i++) {
+		const struct conf_key *k = &keys[i];
+		if (!(k->flags & CONF_CLI_ONLY) && (k->flags & CONF_RUNTIME))
+			conf_copy(k, merged, next);
+	}
+	/* A change the running gpud cannot take would make the rest unsafe
+	 * (a shorter lease-timeout beside the heartbeat it keeps). */
+	rc = check(merged, err, errlen);
+	if (rc) {
+		size_t n = strlen(err);
+		gerr_printf(err + n, errlen - n, " with the running heartbeat; "
+			    "restart gpud to change both");
+		goto out;
+	}
+	/* The lines below follow the new level. */
+	GLOG_SET_LEVEL(log, merged->log_level);
+	for (size_t i = 0; i < gpud_options.n; i++) {
+		const struct conf_key *k = &keys[i];
+		char was[CONF_SHOW_MAX], now[CONF_SHOW_MAX];
+
+		if ((k->flags & CONF_CLI_ONLY) || conf_same(k, live, next))
+			continue;
+		if (!(k->flags & CONF_RUNTIME)) {
+			LOG_WARN(log, "reload: %s changed: needs a restart", k->name);
+			continue;
+		}
+		conf_show(k, live, was, sizeof(was));
+		conf_show(k, merged, now, sizeof(now));
+		LOG_INFO(log, "reload: %s = %s (was %s)", k->name, now, was);
+		applied++;
+	}
+	*live = *merged;
+	rc = applied;
+out:
+	free(next);
+	free(merged);
+	return rc;
+}
