@@ -657,9 +657,12 @@ int backup_write(const char *data_dir, const char *dest,
 	/* dest is at most BACKUP_PATH_MAX bytes: no path below overflows. */
 	pathf(stage, "%s/.partial", dest);
 	if (mkdir(stage, 0700) != 0) {
+		/* Another backup's stage, maybe: not ours to remove. */
 		r = gerr_fail(gerr_from_errno(errno), err, errlen, "cannot "
 			      "create %s: %s", stage, strerror(errno));
-		goto fail;
+		if (made)
+			rmdir(dest);
+		return r;
 	}
 	if ((r = snapshot_and_blobs(data_dir, stage, &p, &rep, &copy, err,
 				    errlen)) ||

@@ -4,13 +4,15 @@ jobs to the same answers as the original. The backup is of the middle of
 the jobs (its database has leases not yet verified), its granted leases are
 pending in it, its blobs are hard links, and a second backup into the same
 directory is refused."""
+import hashlib
 import json
 import os
 import shutil
 import sqlite3
 import stat
+import subprocess
 
-from harness import Cluster, answer_core, check, reference_answer, run, wait_for
+from harness import GPUCTL, Cluster, answer_core, check, reference_answer, run, wait_for
 
 # FNV-1a 64 of Officers' G(0..199999) (test_officers.py).
 FNV_200000 = "578c9b17d82c6a47"
@@ -24,9 +26,30 @@ def verified(cl, job):
 
 def outcome(cl, job):
     """What must not depend on where and when the job ran: its result but
-    the path of its files."""
+    the path of its files. Officers' "state" names the blob of its last
+    values, whose header holds the lease's epoch (a lease granted again
+    after the restore has a new one): the values themselves are compared."""
     res = cl.result(job)
-    return {k: v for k, v in res.items() if k != "files"}
+    res.pop("files")
+    if res["workload"] == "officers":
+        res["answer"].pop("state")
+        r = subprocess.run([GPUCTL, "--socket", cl.sock, "result", str(job), "--values",
+                            "0:%d" % res["answer"]["n"]], capture_output=True, timeout=60)
+        check(r.returncode == 0 and len(r.stdout) == 2 * res["answer"]["n"],
+              "Officers values of job %d: %s" % (job, r.stderr))
+        res["values"] = hashlib.sha256(r.stdout).hexdigest()
+    return res
+
+
+def differs(a, b):
+    """Where two results differ, in words."""
+    out = []
+    for k in sorted(set(a) | set(b)):
+        if k == "answer" and isinstance(a.get(k), dict) and isinstance(b.get(k), dict):
+            out += ["answer." + d for d in differs(a[k], b[k])]
+        elif a.get(k) != b.get(k):
+            out.append("%s: %s != %s" % (k, json.dumps(a.get(k))[:300], json.dumps(b.get(k))[:300]))
+    return out
 
 
 def test_backup(cl: Cluster):
@@ -36,7 +59,7 @@ def test_backup(cl: Cluster):
     off = cl.submit("officers", to=200000)
     grav = cl.submit("graveler", battles=BATTLES, seed=21)
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.1"])
-    wait_for(lambda: verified(cl, off) >= 1 and verified(cl, grav) >= 2, 120,
+    wait_for(lambda: verified(cl, off) >= 1 and verified(cl, grav) >= 1, 120,
              "both jobs under way")
 
     dest = os.path.join(cl.dir, "backup")
@@ -93,8 +116,7 @@ def test_backup(cl: Cluster):
         cl2.wait_job(off, timeout=300)
         for job in (grav, off):
             got = outcome(cl2, job)
-            check(got == want[job], "job %d after the restore:\n%s\noriginal:\n%s" % (
-                job, json.dumps(got)[:2000], json.dumps(want[job])[:2000]))
+            check(got == want[job], "job %d after the restore differs in %s" % (job, differs(got, want[job])))
         log = cl2.log_text("gpud")
         check("missing" not in log, "the restored gpud misses blobs:\n" + cl2.tail("gpud"))
     except Exception:
