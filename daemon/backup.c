@@ -337,8 +337,9 @@ static int same_missing(char (*was)[BLOB_HASH_HEX], size_t nwas,
 /* Snapshots until every blob one names is placed (or stays missing): the
  * copy is left open in *ret_copy, its references in r->refs. */
 static int snapshot_and_blobs(const char *data_dir, const char *stage,
-			      struct placing *p, struct backup_report *rep,
-			      struct store **ret_copy, char *err, size_t errlen)
+			      const struct backup_opts *o, struct placing *p,
+			      struct backup_report *rep, struct store **ret_copy,
+			      char *err, size_t errlen)
 {
 	char live[PATH_MAX], copy[PATH_MAX], msg[512];
 	char (*was)[BLOB_HASH_HEX] = NULL;
@@ -371,6 +372,8 @@ static int snapshot_and_blobs(const char *data_dir, const char *stage,
 			store_close(st);
 			break;
 		}
+		if (o->after_snapshot)
+			o->after_snapshot(o->arg, rep->snapshots);
 		r = place_all(data_dir, stage, rep->refs, rep->nrefs, p, err,
 			      errlen);
 		if (r || p->nmissing == 0 || same_missing(was, nwas, p) ||
@@ -664,8 +667,8 @@ int backup_write(const char *data_dir, const char *dest,
 			rmdir(dest);
 		return r;
 	}
-	if ((r = snapshot_and_blobs(data_dir, stage, &p, &rep, &copy, err,
-				    errlen)) ||
+	if ((r = snapshot_and_blobs(data_dir, stage, o, &p, &rep, &copy,
+				    err, errlen)) ||
 	    (r = finish(data_dir, dest, stage, copy, o, &rep, err, errlen)))
 		goto fail;
 	free(p.missing);

@@ -41,6 +41,10 @@
 struct backup_opts {
 	int copy;           /* copy every blob, never hard-link */
 	double now;         /* time of the copy's lease releases (seconds) */
+	/* Fault injection for tests (NULL in gpud): called after snapshot n
+	 * (1, 2, ...) is taken, before its blobs are placed. */
+	void (*after_snapshot)(void *arg, unsigned n);
+	void *arg;
 };
 
 struct backup_report {

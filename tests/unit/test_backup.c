@@ -2,8 +2,9 @@
  * its rows name (hard-linked, or copied with copy) and gpud's identity
  * files, with the leases granted at the snapshot pending in the copy only;
  * it is refused for a directory that is not new or empty, a relative path
- * or one inside the data directory, leaving nothing behind; a named blob
- * missing from the live store is reported, not fatal. */
+ * or one inside the data directory, leaving nothing behind; a checkpoint
+ * replaced between the snapshot and its blobs makes a second snapshot; a
+ * named blob missing from the live store is reported, not fatal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,6 +211,63 @@ static void backup_refused(void **state)
 	world_clear(&w);
 }
 
+/* gpud replaces the granted lease's checkpoint between the first snapshot
+ * and the placing of its blobs, and unlinks the old one: a second snapshot
+ * names the new one, and the backup is whole. */
+struct race {
+	struct fx *f;
+	struct world *w;
+	char fresh[BLOB_HASH_HEX];
+};
+
+static void replace_checkpoint(void *arg, unsigned n)
+{
+	struct race *r = arg;
+	char *old = NULL;
+
+	if (n != 1)
+		return;
+	assert_int_equal(blob_store_put(r->f->dir, "checkpoint 2", 12,
+					r->fresh), 0);
+	assert_int_equal(store_lease_set_checkpoint(r->f->st, r->w->held.id, 1,
+			 r->fresh, 6, 35.0, &old), 0);
+	assert_string_equal(old, r->w->ckpt);
+	assert_int_equal(blob_store_remove(r->f->dir, old), 0);
+	free(old);
+}
+
+static void backup_checkpoint_race(void **state)
+{
+	struct fx *f = *state;
+	struct world w = {0};
+	struct race race = { .f = f, .w = &w };
+	struct backup_opts o = { .now = 40.0, .after_snapshot = replace_checkpoint,
+				 .arg = &race };
+	struct backup_report rep;
+	struct store *copy = NULL;
+	struct store_lease l;
+	char err[512] = "", path[300];
+
+	world_make(f, &w);
+	assert_int_equal(backup_write(f->dir, w.dest, &o, &rep, err,
+				      sizeof(err)), 0);
+	assert_int_equal(rep.snapshots, 2);
+	assert_int_equal(rep.nprobs, 0);
+	assert_int_equal(rep.blobs, 2);
+	assert_int_equal(blob_store_check(w.dest, race.fresh), 0);
+	assert_int_equal(blob_store_check(w.dest, w.ckpt), GERR_NOTFOUND);
+	snprintf(path, sizeof(path), "%s/gpud.db", w.dest);
+	assert_int_equal(store_open(path, &copy, err, sizeof(err)), 0);
+	get_lease(copy, w.held.id, &l);
+	assert_string_equal(l.checkpoint, race.fresh);
+	assert_int_equal(l.checkpoint_units, 6);
+	assert_int_equal(l.state, LEASE_PENDING);
+	store_lease_clear(&l);
+	store_close(copy);
+	backup_report_clear(&rep);
+	world_clear(&w);
+}
+
 /* A named blob gone from the live store (damage): still missing after a
  * second snapshot, so the backup completes and says so. */
 static void backup_missing_blob(void **state)
@@ -247,6 +305,7 @@ int main(void)
 		T(backup_copied),
 		T(backup_refused),
 		T(backup_missing_blob),
+		T(backup_checkpoint_race),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
