@@ -103,7 +103,7 @@ def test_backup(cl: Cluster):
     cl.wait_job(grav, timeout=300)
     cl.wait_job(off, timeout=300)
     want = {job: outcome(cl, job) for job in (grav, off)}
-    cl.stop_gpud()
+    check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
 
     # Restore: a copy of the backup is a data directory.
     cl2 = Cluster("backup_restored")
@@ -119,6 +119,7 @@ def test_backup(cl: Cluster):
             check(got == want[job], "job %d after the restore differs in %s" % (job, differs(got, want[job])))
         log = cl2.log_text("gpud")
         check("missing" not in log, "the restored gpud misses blobs:\n" + cl2.tail("gpud"))
+        check(cl2.stop_gpud() == 0, "the restored gpud should exit 0 on SIGTERM")
     except Exception:
         print(cl2.tail("gpud"))
         print(cl2.tail("worker"))
