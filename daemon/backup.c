@@ -28,10 +28,14 @@
 /* integrity_check's problems kept, as gpuctl check keeps them. */
 #define BACKUP_MAX_LINES 100
 
-/* gpud's identity beside its database: copied when present. */
-static const char *const identity_files[] = {
-	"gpud.key", "local-worker.token",
+/* What a backup holds besides its manifest, in the order it is moved into
+ * place: the database, the blobs, then gpud's identity files (from
+ * IDENTITY_FIRST on), copied when present. */
+static const char *const held[] = {
+	"gpud.db", "blobs", "gpud.key", "local-worker.token",
 };
+#define HELD_N (sizeof(held) / sizeof(*held))
+#define IDENTITY_FIRST 2
 
 static double mono_s(void)
 {
@@ -500,14 +504,13 @@ static int file_hash(const char *path, char out[65])
 static int copy_identity(const char *data_dir, const char *stage,
 			 struct backup_report *rep, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < sizeof(identity_files) / sizeof(*identity_files);
-	     i++) {
+	for (size_t i = IDENTITY_FIRST; i < HELD_N; i++) {
 		char src[PATH_MAX], dst[PATH_MAX];
 		uint64_t bytes = 0;
 		int r;
 
-		if ((r = pathf(src, "%s/%s", data_dir, identity_files[i])) ||
-		    (r = pathf(dst, "%s/%s", stage, identity_files[i])))
+		if ((r = pathf(src, "%s/%s", data_dir, held[i])) ||
+		    (r = pathf(dst, "%s/%s", stage, held[i])))
 			return gerr_fail(r, err, errlen, "path too long");
 		r = copy_file(src, dst, &bytes);
 		if (r == GERR_NOTFOUND)
@@ -528,11 +531,10 @@ static int write_manifest(const char *dest, const struct backup_report *rep)
 	json_t *files = json_array(), *m;
 	int r = 0;
 
-	for (size_t i = 0; i < sizeof(identity_files) / sizeof(*identity_files);
-	     i++) {
-		if (pathf(path, "%s/%s", dest, identity_files[i]) == 0 &&
+	for (size_t i = IDENTITY_FIRST; i < HELD_N; i++) {
+		if (pathf(path, "%s/%s", dest, held[i]) == 0 &&
 		    access(path, F_OK) == 0)
-			json_array_append_new(files, json_string(identity_files[i]));
+			json_array_append_new(files, json_string(held[i]));
 	}
 	m = json_pack("{s:i, s:s, s:f, s:{s:s, s:I, s:s}, s:I, s:I, s:o, "
 		      "s:I, s:b, s:I, s:I}", "format", 1, "gpud_version",
@@ -569,15 +571,12 @@ static int write_manifest(const char *dest, const struct backup_report *rep)
 static int publish(const char *dest, const char *stage,
 		   const struct backup_report *rep, char *err, size_t errlen)
 {
-	static const char *const names[] = {
-		"gpud.db", "blobs", "gpud.key", "local-worker.token",
-	};
 	char from[PATH_MAX], to[PATH_MAX];
 	int r;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		if ((r = pathf(from, "%s/%s", stage, names[i])) ||
-		    (r = pathf(to, "%s/%s", dest, names[i])))
+	for (size_t i = 0; i < HELD_N; i++) {
+		if ((r = pathf(from, "%s/%s", stage, held[i])) ||
+		    (r = pathf(to, "%s/%s", dest, held[i])))
 			return gerr_fail(r, err, errlen, "path too long");
 		if (rename(from, to) != 0 && errno != ENOENT)
 			return gerr_fail(gerr_from_errno(errno), err, errlen,
@@ -685,17 +684,14 @@ fail:
 	remove_tree(stage);
 	if (made) {
 		remove_tree(dest);
-	} else {
-		static const char *const names[] = {
-			"gpud.db", "blobs", "gpud.key", "local-worker.token",
-			"backup.json", ".backup.json.tmp",
-		};
-		for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-			char path[PATH_MAX];
+		return r;
+	}
+	for (size_t i = 0; i < HELD_N + 2; i++) {
+		char path[PATH_MAX];
 
-			if (pathf(path, "%s/%s", dest, names[i]) == 0)
-				remove_tree(path);
-		}
+		if (pathf(path, "%s/%s", dest, i < HELD_N ? held[i] : i == HELD_N
+			  ? "backup.json" : ".backup.json.tmp") == 0)
+			remove_tree(path);
 	}
 	return r;
 }

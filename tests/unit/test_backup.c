@@ -4,13 +4,15 @@
  * it is refused for a directory that is not new or empty, a relative path
  * or one inside the data directory, leaving nothing behind; a checkpoint
  * replaced between the snapshot and its blobs makes a second snapshot; a
- * named blob missing from the live store is reported, not fatal. */
+ * failure on the way leaves nothing; a named blob missing from the live
+ * store is reported, not fatal. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +270,41 @@ static void backup_checkpoint_race(void **state)
 	world_clear(&w);
 }
 
+/* A failure after the blobs are placed (an identity file that cannot be
+ * read) leaves nothing: dest gone when the backup made it, else empty. */
+static void backup_failed_leaves_nothing(void **state)
+{
+	struct fx *f = *state;
+	struct world w = {0};
+	struct backup_opts o = { .now = 40.0 };
+	struct backup_report rep;
+	char err[512] = "", path[300];
+	DIR *d;
+	struct dirent *e;
+	int entries = 0;
+
+	world_make(f, &w);
+	snprintf(path, sizeof(path), "%s/gpud.key", f->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_not_equal(backup_write(f->dir, w.dest, &o, &rep, err,
+					  sizeof(err)), 0);
+	assert_non_null(strstr(err, "gpud.key"));
+	assert_int_equal(access(w.dest, F_OK), -1);
+
+	assert_int_equal(mkdir(w.dest, 0700), 0);
+	assert_int_not_equal(backup_write(f->dir, w.dest, &o, &rep, err,
+					  sizeof(err)), 0);
+	assert_non_null(d = opendir(w.dest));
+	while ((e = readdir(d)))
+		entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	assert_int_equal(entries, 0);
+	/* The live store keeps its blobs (the backup's were links). */
+	assert_int_equal(blob_store_check(f->dir, w.ckpt), 0);
+	assert_int_equal(blob_store_check(f->dir, w.result), 0);
+	world_clear(&w);
+}
+
 /* A named blob gone from the live store (damage): still missing after a
  * second snapshot, so the backup completes and says so. */
 static void backup_missing_blob(void **state)
@@ -306,6 +343,7 @@ int main(void)
 		T(backup_refused),
 		T(backup_missing_blob),
 		T(backup_checkpoint_race),
+		T(backup_failed_leaves_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
