@@ -669,6 +669,9 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 	} else if (strcmp(r->cmd, "check") == 0) {
 		ctl_check_start(r);
 		return;
+	} else if (strcmp(r->cmd, "backup") == 0) {
+		ctl_backup_start(r);
+		return;
 	} else if (strcmp(r->cmd, "workers") == 0) {
 		work = workers_work;
 		after = workers_after;

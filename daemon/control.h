@@ -42,6 +42,13 @@
  *        "lease" (or null),"where","hash","problem"}] (the first 1000),
  *        "problems_total":n,"damaged_jobs":[ids]};
  *        marks (and unmarks) jobs' "damaged"
+ *   {"cmd":"backup","dir":ABSOLUTE_PATH[,"copy":true]} -> {"path",
+ *        "bytes","database_bytes","database_blake2b","blobs","blob_bytes",
+ *        "linked","copied" (blobs hard-linked or copied),"files" (identity
+ *        files),"leases_released" (granted at the snapshot, pending in the
+ *        copy),"snapshots","seconds","verified":bool,"database":[the
+ *        copy's integrity problems],"problems":[as check's],
+ *        "problems_total"}; DIR must not exist or be empty (backup.h)
  *   {"cmd":"ping"} -> {"version":V}
  */
 #ifndef GPUD_CONTROL_H

@@ -71,5 +71,8 @@ void ctl_token_start(struct ctl_req *r);
 
 /* control_check.c: `gpuctl check`, from start to ctl_finish (loop thread). */
 void ctl_check_start(struct ctl_req *r);
+/* control_backup.c: `gpuctl backup`, from start to ctl_finish (loop
+ * thread). */
+void ctl_backup_start(struct ctl_req *r);
 
 #endif

@@ -21,6 +21,9 @@
  *   control_check.c `gpuctl check`: integrity, every named blob, damage
  *   login.c         a TCP connection's login: worker or remote gpuctl,
  *                   the token's challenge and role
+ *   control_backup.c `gpuctl backup`: the request and its reply
+ *   backup.c        a backup of the data directory while jobs run: the
+ *                   database's snapshot, its blobs, the check of the copy
  *   worker_proto.c  the worker messages: claim, heartbeat, uploads,
  *                   release; worker_fetch.c: fetch
  *   verify.c        verification of stored results on the thread pool
@@ -47,7 +50,8 @@
  *                   event log), store_leases.c (the lease state machine),
  *                   store_lease_rows.c, store_parts.c, store_workers.c,
  *                   store_tokens.c, store_replica.c (lease groups, trust),
- *                   store_blobs.c (blobs rows name, integrity, damage)
+ *                   store_blobs.c (blobs rows name, integrity, damage),
+ *                   store_backup.c (a snapshot of the live database)
  *   notify.c        systemd notifications
  */
 #ifndef GPUD_GPUD_H

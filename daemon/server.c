@@ -485,12 +485,12 @@ static void say_damaged(struct gpud *d, const char *dbpath, const char *err)
 	LOG_ERROR(&d->log,
 		  "gpud will not start on a damaged database, and has changed "
 		  "nothing in %s. To recover: stop here; copy the whole "
-		  "directory somewhere safe; then either restore gpud.db (with "
-		  "its -wal file) from a backup, or salvage what SQLite can "
+		  "directory somewhere safe; then either start gpud on a copy "
+		  "of the last backup (gpuctl backup wrote it: cp -a BACKUP "
+		  "NEWDIR; gpud --data NEWDIR), or salvage what SQLite can "
 		  "still read: sqlite3 %s .recover | sqlite3 %s.recovered, move "
 		  "%s, %s-wal and %s-shm aside and %s.recovered to %s, start "
-		  "gpud and run gpuctl check. (A backup command comes with "
-		  "gpud across machines.)", d->cfg.data_dir, dbpath, dbpath,
+		  "gpud and run gpuctl check.", d->cfg.data_dir, dbpath, dbpath,
 		  dbpath, dbpath, dbpath, dbpath, dbpath);
 }
 

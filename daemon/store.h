@@ -360,6 +360,17 @@ int store_damage_set(struct store *st, const struct store_damage *a,
 		     size_t n, double now);
 /* *ret_reason: the job's damage (malloc'ed), or NULL when it has none. */
 int store_damage_get(struct store *st, int64_t job_id, char **ret_reason);
+
+/* ---- a copy of the live database (store_backup.c) ----
+ * Copy the database at src_path, as one commit left it, into the new file
+ * dst_path (mode 0600; an existing file is refused) with SQLite's online
+ * backup API, read from a connection of its own inside one read
+ * transaction: writers elsewhere go on (WAL) and cannot make the copy
+ * start over. Needs no struct store; any thread. On failure dst_path may
+ * be left half written (the caller removes it); err says what failed. */
+int store_snapshot(const char *src_path, const char *dst_path, char *err,
+		   size_t errlen);
+
 /* ---- replication (store_replica.c; the moves in store_leases.c) ----
  * A group: a primary lease (replica_of NULL) and its replicas, which copy
  * its job, spec and units. Only the primary is ever a part or counts

@@ -17,6 +17,7 @@
  *                      worker's confirmed results
  *   store_tokens.c     tokens
  *   store_blobs.c      the blobs rows name, integrity checks, damage
+ *   store_backup.c     a snapshot of the live database (own connection)
  *
  * Names. Public calls are store_*; what the store files share through this
  * header is sdb_*; everything else is static, and a table file's static

@@ -11,6 +11,7 @@
  *   gpuctl [--socket PATH] extend JOB --KEY VALUE...
  *   gpuctl [--socket PATH] export JOB WHAT [--KEY VALUE...] > FILE
  *   gpuctl [--socket PATH] check [--json]                   exit 1 if damaged
+ *   gpuctl [--socket PATH] backup DIR [--copy] [--json]     exit 1 if unsound
  *
  * Text from gpud (names, devices, errors, reasons, answers) is printed
  * with its control characters escaped (ctl_text.h); --json output is JSON
@@ -68,7 +69,10 @@ static void usage(FILE *f)
 "  token list | token revoke NAME  tokens; a revoked token's workers are cut off\n"
 "  check [--json]                  the database's integrity and every stored blob\n"
 "                                  it names; exit 1 when anything is damaged\n"
-"  token add NAME --role viewer|admin  a credential for remote gpuctl\n"
+"  backup DIR [--copy] [--json]    a consistent backup of gpud's data while jobs\n"
+"                                  run, into DIR (new or empty; on gpud's host);\n"
+"                                  blobs hard-linked unless --copy or another\n"
+"                                  filesystem; exit 1 when its check finds damage\n"
 "socket: --socket, else $GPUD_SOCKET, else " DEFAULT_SOCKET "\n"
 "remote: --connect HOST:PORT (or $GPUD_CONNECT) with --credential FILE (or\n"
 "        $GPUD_CREDENTIAL): a viewer may status, result, export, workers;\n"
@@ -808,6 +812,56 @@ static int cmd_check(const struct ctl_target *to, int argc, char **argv)
 	return ex;
 }
 
+/* gpud writes the backup: a relative DIR is made absolute here, where the
+ * user meant it. */
+static int cmd_backup(const struct ctl_target *to, int argc, char **argv)
+{
+	const char *dir = NULL;
+	int as_json = 0, copy = 0, ex;
+	char path[ARG_MAX_LEN + 1], cwd[ARG_MAX_LEN];
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			as_json = 1;
+		else if (strcmp(argv[i], "--copy") == 0)
+			copy = 1;
+		else if (!dir && argv[i][0] != '-')
+			dir = argv[i];
+		else
+			return EXIT_USAGE;
+	}
+	if (!dir || !*dir)
+		return EXIT_USAGE;
+	if (dir[0] != '/' && to->host) {
+		fprintf(stderr, "gpuctl: with --connect, DIR is on gpud's host: give an "
+			"absolute path\n");
+		return EXIT_USAGE;
+	}
+	if (dir[0] == '/') {
+		if (strlen(dir) >= sizeof(path)) {
+			fprintf(stderr, "gpuctl: the backup path is too long\n");
+			return EXIT_USAGE;
+		}
+		snprintf(path, sizeof(path), "%s", dir);
+	} else if (!getcwd(cwd, sizeof(cwd)) ||
+		   snprintf(path, sizeof(path), "%s/%s", cwd, dir) >= (int)sizeof(path)) {
+		fprintf(stderr, "gpuctl: cannot make %s an absolute path\n", dir);
+		return EXIT_USAGE;
+	}
+	json_t *reply = ctl_request(to, json_pack("{s:s, s:s, s:b}", "cmd",
+				    "backup", "dir", path, "copy", copy), &ex);
+	if (!reply)
+		return ex;
+	ex = json_is_true(json_object_get(reply, "verified")) ? 0 : EXIT_FAIL;
+	json_object_del(reply, "ok");
+	if (as_json)
+		print_json(reply);
+	else
+		ctl_backup_print(stdout, shown(reply));
+	json_decref(reply);
+	return ex;
+}
+
 int main(int argc, char **argv)
 {
 	static struct ctl_target target;
@@ -879,6 +933,8 @@ int main(int argc, char **argv)
 		rc = cmd_export(to, n, rest);
 	else if (strcmp(cmd, "check") == 0)
 		rc = cmd_check(to, n, rest);
+	else if (strcmp(cmd, "backup") == 0)
+		rc = cmd_backup(to, n, rest);
 	else {
 		fprintf(stderr, "gpuctl: unknown command '%s'\n", cmd);
 		usage(stderr);

@@ -1,0 +1,707 @@
+/* backup.c - a running gpud's data directory backed up into a new one
+ * (see backup.h for what it holds and why it is consistent). */
+#define _GNU_SOURCE /* nftw's FTW_DEPTH, FTW_PHYS */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sodium.h>
+
+#include "backup.h"
+#include "blob.h"
+#include "gerr.h"
+#include "gpud_config.h"
+
+/* Snapshots taken at most: each retry follows a checkpoint replaced between
+ * a snapshot and its blobs' placing, which a few milliseconds separate. */
+#define BACKUP_MAX_SNAPSHOTS 8
+/* integrity_check's problems kept, as gpuctl check keeps them. */
+#define BACKUP_MAX_LINES 100
+
+/* What a backup holds besides its manifest, in the order it is moved into
+ * place: the database, the blobs, then gpud's identity files (from
+ * IDENTITY_FIRST on), copied when present. */
+static const char *const held[] = {
+	"gpud.db", "blobs", "gpud.key", "local-worker.token",
+};
+#define HELD_N (sizeof(held) / sizeof(*held))
+#define IDENTITY_FIRST 2
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A path of at most PATH_MAX bytes; GERR_TOOBIG when it would be longer
+ * (backup_write bounds both directories so that none is). */
+__attribute__((format(printf, 2, 3)))
+static int pathf(char out[PATH_MAX], const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, PATH_MAX, fmt, ap);
+	va_end(ap);
+	return n < 0 || n >= PATH_MAX ? GERR_TOOBIG : 0;
+}
+
+static int is_blob_name(const char *s)
+{
+	size_t i = 0;
+
+	for (; s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return i == BLOB_HASH_HEX - 1;
+}
+
+static int fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r = 0;
+
+	if (fd < 0)
+		return gerr_from_errno(errno);
+	if (fsync(fd) < 0)
+		r = gerr_from_errno(errno);
+	close(fd);
+	return r;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+/* What a failed backup wrote: gone, best effort. */
+static void remove_tree(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* 1 when dir has no entry but . and .., 0 when it has one, or an error. */
+static int dir_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return gerr_from_errno(errno);
+	while (empty && (e = readdir(d)))
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+/* dest made ready: created (0700) when absent, refused unless an empty
+ * directory outside data_dir. *ret_made: whether this call created it. */
+static int prepare_dest(const char *data_dir, const char *dest,
+			int *ret_made, char *err, size_t errlen)
+{
+	char real_dest[PATH_MAX], real_data[PATH_MAX];
+	struct stat sb;
+	size_t n;
+	int r;
+
+	*ret_made = 0;
+	if (dest[0] != '/')
+		return gerr_fail(GERR_INVAL, err, errlen, "the backup directory "
+				 "must be an absolute path: %s", dest);
+	if (strlen(dest) > BACKUP_PATH_MAX)
+		return gerr_fail(GERR_INVAL, err, errlen, "the backup directory's "
+				 "path is longer than %d bytes", BACKUP_PATH_MAX);
+	if (lstat(dest, &sb) == 0) {
+		if (!S_ISDIR(sb.st_mode))
+			return gerr_fail(GERR_STATE, err, errlen, "%s exists and "
+					 "is not a directory", dest);
+		if ((r = dir_empty(dest)) < 0)
+			return gerr_fail(r, err, errlen, "cannot read %s: %s",
+					 dest, gerr_str(r));
+		if (!r)
+			return gerr_fail(GERR_STATE, err, errlen, "%s is not "
+					 "empty: a backup goes into a new or "
+					 "empty directory", dest);
+	} else if (errno != ENOENT) {
+		return gerr_fail(gerr_from_errno(errno), err, errlen,
+				 "cannot use %s: %s", dest, strerror(errno));
+	} else if (mkdir(dest, 0700) != 0) {
+		return gerr_fail(gerr_from_errno(errno), err, errlen,
+				 "cannot create %s: %s", dest, strerror(errno));
+	} else {
+		*ret_made = 1;
+	}
+	if (!realpath(dest, real_dest) || !realpath(data_dir, real_data)) {
+		r = gerr_fail(gerr_from_errno(errno), err, errlen, "cannot "
+			      "resolve %s: %s", dest, strerror(errno));
+		goto fail;
+	}
+	n = strlen(real_data);
+	if (strncmp(real_dest, real_data, n) == 0 &&
+	    (real_dest[n] == '/' || real_dest[n] == '\0')) {
+		r = gerr_fail(GERR_INVAL, err, errlen, "%s is inside the data "
+			      "directory %s: put the backup elsewhere", dest,
+			      data_dir);
+		goto fail;
+	}
+	/* The backup holds token keys and gpud's identity. */
+	if (chmod(dest, 0700) != 0) {
+		r = gerr_fail(gerr_from_errno(errno), err, errlen, "cannot make "
+			      "%s private: %s", dest, strerror(errno));
+		goto fail;
+	}
+	return 0;
+fail:
+	if (*ret_made)
+		rmdir(dest);
+	*ret_made = 0;
+	return r;
+}
+
+/* Copy src to the new file dst (mode 0600), durably. GERR_NOTFOUND when
+ * src is absent. */
+static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
+{
+	char buf[1 << 16];
+	uint64_t total = 0;
+	int in, out, r = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (in < 0)
+		return gerr_from_errno(errno);
+	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+		   0600);
+	if (out < 0) {
+		r = gerr_from_errno(errno);
+		close(in);
+		return r;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = gerr_from_errno(errno);
+			break;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				r = gerr_from_errno(errno);
+				goto out;
+			}
+			off += w;
+		}
+		total += (uint64_t)n;
+	}
+out:
+	if (!r && fsync(out) < 0)
+		r = gerr_from_errno(errno);
+	if (close(out) < 0 && !r)
+		r = gerr_from_errno(errno);
+	close(in);
+	if (r)
+		unlink(dst);
+	else if (ret_bytes)
+		*ret_bytes = total;
+	return r;
+}
+
+/* Where a blob goes, its directory made. */
+static int blob_paths(const char *data_dir, const char *stage,
+		      const char *hash, char src[PATH_MAX], char dst[PATH_MAX])
+{
+	char sub[PATH_MAX];
+	int r;
+
+	if ((r = pathf(sub, "%s/blobs", stage)))
+		return r;
+	if (mkdir(sub, 0700) != 0 && errno != EEXIST)
+		return gerr_from_errno(errno);
+	if ((r = pathf(sub, "%s/blobs/%.2s", stage, hash)))
+		return r;
+	if (mkdir(sub, 0700) != 0 && errno != EEXIST)
+		return gerr_from_errno(errno);
+	if ((r = pathf(src, "%s/blobs/%.2s/%s", data_dir, hash, hash)))
+		return r;
+	return pathf(dst, "%s/blobs/%.2s/%s", stage, hash, hash);
+}
+
+struct placing {
+	int copy;           /* copy from now on: asked, or links fail here */
+	size_t linked, copied;
+	char (*missing)[BLOB_HASH_HEX];  /* this snapshot's, sorted */
+	size_t nmissing;
+};
+
+/* Hard-link (or copy) one named blob into the stage; GERR_NOTFOUND when
+ * the live store has it no more. One placed by an earlier snapshot stays. */
+static int place_blob(const char *data_dir, const char *stage,
+		      const char *hash, struct placing *p)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+	struct stat sb;
+	int r;
+
+	if ((r = blob_paths(data_dir, stage, hash, src, dst)))
+		return r;
+	if (lstat(dst, &sb) == 0)
+		return 0;
+	if (!p->copy) {
+		if (link(src, dst) == 0) {
+			p->linked++;
+			return 0;
+		}
+		if (errno == ENOENT)
+			return GERR_NOTFOUND;
+		/* Another filesystem, or one without hard links. */
+		if (errno != EXDEV && errno != EPERM && errno != EMLINK &&
+		    errno != ENOTSUP)
+			return gerr_from_errno(errno);
+		p->copy = 1;
+	}
+	if ((r = copy_file(src, dst, NULL)))
+		return r;
+	p->copied++;
+	return 0;
+}
+
+/* Every distinct blob name refs holds, placed; the missing ones listed. */
+static int place_all(const char *data_dir, const char *stage,
+		     const struct store_blob_ref *refs, size_t n,
+		     struct placing *p, char *err, size_t errlen)
+{
+	free(p->missing);
+	p->missing = NULL;
+	p->nmissing = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *h = refs[i].hash;
+		int r;
+
+		if ((i > 0 && strcmp(h, refs[i - 1].hash) == 0) ||
+		    !is_blob_name(h))
+			continue; /* the check reports a name that is no hash */
+		r = place_blob(data_dir, stage, h, p);
+		if (r == GERR_NOTFOUND) {
+			void *m = realloc(p->missing, (p->nmissing + 1) *
+					  sizeof(*p->missing));
+
+			if (!m)
+				return gerr_fail(GERR_NOMEM, err, errlen,
+						 "out of memory");
+			p->missing = m;
+			memcpy(p->missing[p->nmissing++], h, BLOB_HASH_HEX);
+		} else if (r) {
+			return gerr_fail(r, err, errlen, "cannot place blob %s "
+					 "in the backup: %s", h, gerr_str(r));
+		}
+	}
+	return 0;
+}
+
+/* Whether every blob missing now was missing for the snapshot before:
+ * then it is gone for good, and another snapshot would not find it. */
+static int same_missing(char (*was)[BLOB_HASH_HEX], size_t nwas,
+			const struct placing *p)
+{
+	for (size_t i = 0; i < p->nmissing; i++) {
+		size_t k = 0;
+
+		while (k < nwas && strcmp(was[k], p->missing[i]) != 0)
+			k++;
+		if (k == nwas)
+			return 0;
+	}
+	return 1;
+}
+
+/* Snapshots until every blob one names is placed (or stays missing): the
+ * copy is left open in *ret_copy, its references in r->refs. */
+static int snapshot_and_blobs(const char *data_dir, const char *stage,
+			      const struct backup_opts *o, struct placing *p,
+			      struct backup_report *rep, struct store **ret_copy,
+			      char *err, size_t errlen)
+{
+	char live[PATH_MAX], copy[PATH_MAX], msg[512];
+	char (*was)[BLOB_HASH_HEX] = NULL;
+	size_t nwas = 0;
+	int r;
+
+	if ((r = pathf(live, "%s/gpud.db", data_dir)) ||
+	    (r = pathf(copy, "%s/gpud.db", stage)))
+		return gerr_fail(r, err, errlen, "path too long");
+	for (;;) {
+		struct store *st = NULL;
+
+		unlink(copy);
+		rep->snapshots++;
+		if ((r = store_snapshot(live, copy, msg, sizeof(msg)))) {
+			r = gerr_fail(r, err, errlen, "cannot copy the "
+				      "database: %s", msg);
+			break;
+		}
+		if ((r = store_open(copy, &st, msg, sizeof(msg)))) {
+			r = gerr_fail(r, err, errlen, "cannot open the copied "
+				      "database: %s", msg);
+			break;
+		}
+		free(rep->refs);
+		rep->refs = NULL;
+		if ((r = store_blob_refs(st, 0, &rep->refs, &rep->nrefs))) {
+			r = gerr_fail(r, err, errlen, "cannot list the copy's "
+				      "blobs: %s", store_errmsg(st));
+			store_close(st);
+			break;
+		}
+		if (o->after_snapshot)
+			o->after_snapshot(o->arg, rep->snapshots);
+		r = place_all(data_dir, stage, rep->refs, rep->nrefs, p, err,
+			      errlen);
+		if (r || p->nmissing == 0 || same_missing(was, nwas, p) ||
+		    rep->snapshots == BACKUP_MAX_SNAPSHOTS) {
+			if (r)
+				store_close(st);
+			else
+				*ret_copy = st;
+			break;
+		}
+		store_close(st);
+		free(was);
+		was = p->missing;
+		nwas = p->nmissing;
+		p->missing = NULL;
+		p->nmissing = 0;
+	}
+	free(was);
+	return r;
+}
+
+/* In the copy: every granted lease back to pending, its holder gone. */
+static int release_granted(struct store *st, double now, size_t *ret_n,
+			   char *err, size_t errlen)
+{
+	static const char why[] = "granted when the backup was taken; "
+				  "granted again after the restore";
+	struct store_lease *l = NULL;
+	size_t n = 0;
+	int r;
+
+	if ((r = store_lease_list_state(st, LEASE_LEASED, &l, &n)))
+		return gerr_fail(r, err, errlen, "cannot list granted leases: "
+				 "%s", store_errmsg(st));
+	if (n && !(r = store_begin(st))) {
+		for (size_t i = 0; i < n && !r; i++) {
+			r = store_lease_revoke(st, l[i].id, l[i].epoch, why, now);
+			if (!r)
+				r = store_event(st, now, l[i].job_id, l[i].id,
+						l[i].epoch, l[i].worker_id,
+						"backup", why);
+		}
+		if (!r)
+			r = store_commit(st);
+		else
+			store_rollback(st);
+	}
+	if (r)
+		r = gerr_fail(r, err, errlen, "cannot release the copy's "
+			      "granted leases: %s", store_errmsg(st));
+	else
+		*ret_n = n;
+	store_lease_free_array(l, n);
+	return r;
+}
+
+/* The blobs in the stage: counted, their directories made durable. */
+static int blobs_settle(const char *stage, struct backup_report *rep)
+{
+	char top[PATH_MAX], sub[PATH_MAX], path[PATH_MAX];
+	struct dirent *e, *f;
+	DIR *d, *s;
+	int r = 0;
+
+	if ((r = pathf(top, "%s/blobs", stage)))
+		return r;
+	if (!(d = opendir(top)))
+		return errno == ENOENT ? 0 : gerr_from_errno(errno);
+	while (!r && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if ((r = pathf(sub, "%s/%s", top, e->d_name)))
+			break;
+		if (!(s = opendir(sub))) {
+			r = gerr_from_errno(errno);
+			break;
+		}
+		while ((f = readdir(s))) {
+			struct stat sb;
+
+			if (f->d_name[0] == '.')
+				continue;
+			if (pathf(path, "%s/%s", sub, f->d_name) == 0 &&
+			    lstat(path, &sb) == 0) {
+				rep->blobs++;
+				rep->blob_bytes += (uint64_t)sb.st_size;
+			}
+		}
+		closedir(s);
+		r = fsync_path(sub);
+	}
+	closedir(d);
+	return r ? r : fsync_path(top);
+}
+
+static int file_hash(const char *path, char out[65])
+{
+	crypto_generichash_state hs;
+	uint8_t buf[1 << 16], h[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n;
+
+	if (fd < 0)
+		return gerr_from_errno(errno);
+	crypto_generichash_init(&hs, NULL, 0, sizeof(h));
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int r = gerr_from_errno(errno);
+
+			close(fd);
+			return r;
+		}
+		crypto_generichash_update(&hs, buf, (size_t)n);
+	}
+	close(fd);
+	crypto_generichash_final(&hs, h, sizeof(h));
+	sodium_bin2hex(out, 65, h, sizeof(h));
+	return 0;
+}
+
+/* The identity files there are, copied into the stage. */
+static int copy_identity(const char *data_dir, const char *stage,
+			 struct backup_report *rep, char *err, size_t errlen)
+{
+	for (size_t i = IDENTITY_FIRST; i < HELD_N; i++) {
+		char src[PATH_MAX], dst[PATH_MAX];
+		uint64_t bytes = 0;
+		int r;
+
+		if ((r = pathf(src, "%s/%s", data_dir, held[i])) ||
+		    (r = pathf(dst, "%s/%s", stage, held[i])))
+			return gerr_fail(r, err, errlen, "path too long");
+		r = copy_file(src, dst, &bytes);
+		if (r == GERR_NOTFOUND)
+			continue;
+		if (r)
+			return gerr_fail(r, err, errlen, "cannot copy %s: %s",
+					 src, gerr_str(r));
+		rep->files++;
+		rep->bytes += bytes;
+	}
+	return 0;
+}
+
+/* backup.json, written last (temporary name, fsync, rename). */
+static int write_manifest(const char *dest, const struct backup_report *rep)
+{
+	char path[PATH_MAX], tmp[PATH_MAX];
+	json_t *files = json_array(), *m;
+	int r = 0;
+
+	for (size_t i = IDENTITY_FIRST; i < HELD_N; i++) {
+		if (pathf(path, "%s/%s", dest, held[i]) == 0 &&
+		    access(path, F_OK) == 0)
+			json_array_append_new(files, json_string(held[i]));
+	}
+	m = json_pack("{s:i, s:s, s:f, s:{s:s, s:I, s:s}, s:I, s:I, s:o, "
+		      "s:I, s:b, s:I, s:I}", "format", 1, "gpud_version",
+		      GPUD_VERSION, "created_at", (double)time(NULL), "database",
+		      "file", "gpud.db", "bytes", (json_int_t)rep->db_bytes,
+		      "blake2b", rep->db_hash, "blobs", (json_int_t)rep->blobs,
+		      "blob_bytes", (json_int_t)rep->blob_bytes, "files", files,
+		      "leases_released", (json_int_t)rep->released, "verified",
+		      rep->nintegrity == 0 && rep->nprobs == 0,
+		      "integrity_problems", (json_int_t)rep->nintegrity,
+		      "blob_problems", (json_int_t)rep->nprobs);
+	if (!m)
+		return GERR_NOMEM;
+	if ((r = pathf(path, "%s/backup.json", dest)) ||
+	    (r = pathf(tmp, "%s/.backup.json.tmp", dest))) {
+		json_decref(m);
+		return r;
+	}
+	if (json_dump_file(m, tmp, JSON_INDENT(2)) != 0)
+		r = GERR_IO;
+	json_decref(m);
+	if (!r && chmod(tmp, 0600) != 0)
+		r = gerr_from_errno(errno);
+	if (!r)
+		r = fsync_path(tmp);
+	if (!r && rename(tmp, path) != 0)
+		r = gerr_from_errno(errno);
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+/* The stage's entries moved up into dest, then the manifest. */
+static int publish(const char *dest, const char *stage,
+		   const struct backup_report *rep, char *err, size_t errlen)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	int r;
+
+	for (size_t i = 0; i < HELD_N; i++) {
+		if ((r = pathf(from, "%s/%s", stage, held[i])) ||
+		    (r = pathf(to, "%s/%s", dest, held[i])))
+			return gerr_fail(r, err, errlen, "path too long");
+		if (rename(from, to) != 0 && errno != ENOENT)
+			return gerr_fail(gerr_from_errno(errno), err, errlen,
+					 "cannot move %s into place: %s", from,
+					 strerror(errno));
+	}
+	if (rmdir(stage) != 0)
+		return gerr_fail(gerr_from_errno(errno), err, errlen,
+				 "cannot remove %s: %s", stage, strerror(errno));
+	if ((r = fsync_path(dest)) || (r = write_manifest(dest, rep)) ||
+	    (r = fsync_path(dest)))
+		return gerr_fail(r, err, errlen, "cannot write %s/backup.json: "
+				 "%s", dest, gerr_str(r));
+	return 0;
+}
+
+/* Everything after the snapshot, on the open copy: releases, checks,
+ * identity, and the move into place. */
+static int finish(const char *data_dir, const char *dest, const char *stage,
+		  struct store *copy, const struct backup_opts *o,
+		  struct backup_report *rep, char *err, size_t errlen)
+{
+	static const struct glog quiet = { .prog = "gpud", .level = GLOG_ERROR };
+	char db[PATH_MAX];
+	struct stat sb;
+	size_t checked = 0;
+	int r;
+
+	if ((r = release_granted(copy, o->now, &rep->released, err, errlen)))
+		goto close;
+	if ((r = store_integrity(copy, 0, BACKUP_MAX_LINES, &rep->integrity,
+				 &rep->nintegrity)))
+		r = gerr_fail(r, err, errlen, "cannot check the copy: %s",
+			      store_errmsg(copy));
+close:
+	store_close(copy);
+	if (r)
+		return r;
+	if ((r = pathf(db, "%s/gpud.db", stage)) == 0 && stat(db, &sb) != 0)
+		r = gerr_from_errno(errno);
+	if (r || (r = file_hash(db, rep->db_hash)) || (r = fsync_path(db)))
+		return gerr_fail(r, err, errlen, "cannot read the copy back: "
+				 "%s", gerr_str(r));
+	rep->db_bytes = (uint64_t)sb.st_size;
+	/* Blobs an earlier snapshot named and this one does not. */
+	if ((r = audit_sweep(stage, rep->refs, rep->nrefs, &quiet, NULL)) ||
+	    (r = blobs_settle(stage, rep)))
+		return gerr_fail(r, err, errlen, "cannot settle the backup's "
+				 "blobs: %s", gerr_str(r));
+	if ((r = audit_blobs(stage, rep->refs, rep->nrefs, &rep->probs,
+			     &rep->nprobs, &checked)))
+		return gerr_fail(r, err, errlen, "cannot check the backup's "
+				 "blobs: %s", gerr_str(r));
+	if ((r = copy_identity(data_dir, stage, rep, err, errlen)))
+		return r;
+	rep->bytes += rep->db_bytes + rep->blob_bytes;
+	return publish(dest, stage, rep, err, errlen);
+}
+
+int backup_write(const char *data_dir, const char *dest,
+		 const struct backup_opts *o, struct backup_report *ret,
+		 char *err, size_t errlen)
+{
+	struct backup_report rep = {0};
+	struct placing p = {0};
+	struct store *copy = NULL;
+	char stage[PATH_MAX];
+	double t0 = mono_s();
+	int made = 0, r;
+
+	if (!data_dir || !dest || !o || !ret)
+		return gerr_fail(GERR_INVAL, err, errlen, "backup: missing "
+				 "argument");
+	if (strlen(data_dir) > BACKUP_PATH_MAX)
+		return gerr_fail(GERR_TOOBIG, err, errlen, "the data directory's "
+				 "path is longer than %d bytes", BACKUP_PATH_MAX);
+	if ((r = prepare_dest(data_dir, dest, &made, err, errlen)))
+		return r;
+	p.copy = o->copy;
+	/* dest is at most BACKUP_PATH_MAX bytes: no path below overflows. */
+	pathf(stage, "%s/.partial", dest);
+	if (mkdir(stage, 0700) != 0) {
+		/* Another backup's stage, maybe: not ours to remove. */
+		r = gerr_fail(gerr_from_errno(errno), err, errlen, "cannot "
+			      "create %s: %s", stage, strerror(errno));
+		if (made)
+			rmdir(dest);
+		return r;
+	}
+	if ((r = snapshot_and_blobs(data_dir, stage, o, &p, &rep, &copy,
+				    err, errlen)) ||
+	    (r = finish(data_dir, dest, stage, copy, o, &rep, err, errlen)))
+		goto fail;
+	free(p.missing);
+	rep.linked = p.linked;
+	rep.copied = p.copied;
+	rep.seconds = mono_s() - t0;
+	*ret = rep;
+	return 0;
+fail:
+	free(p.missing);
+	backup_report_clear(&rep);
+	/* Nothing half written stays: the stage, what was moved up, and
+	 * dest itself when this call made it. */
+	remove_tree(stage);
+	if (made) {
+		remove_tree(dest);
+		return r;
+	}
+	for (size_t i = 0; i < HELD_N + 2; i++) {
+		char path[PATH_MAX];
+
+		if (pathf(path, "%s/%s", dest, i < HELD_N ? held[i] : i == HELD_N
+			  ? "backup.json" : ".backup.json.tmp") == 0)
+			remove_tree(path);
+	}
+	return r;
+}
+
+void backup_report_clear(struct backup_report *r)
+{
+	if (!r)
+		return;
+	store_lines_free(r->integrity, r->nintegrity);
+	free(r->refs);
+	free(r->probs);
+	memset(r, 0, sizeof(*r));
+}
