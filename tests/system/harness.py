@@ -112,8 +112,8 @@ class Cluster:
                 raise TestFailure("gpud did not stop on SIGTERM")
         return self.gpud.returncode if self.gpud else None
 
-    def start_worker(self, device="cpu:1", extra=(), token_file=None):
-        args = [WORKER, "--connect", "127.0.0.1:%d" % self.port,
+    def start_worker(self, device="cpu:1", extra=(), token_file=None, port=None):
+        args = [WORKER, "--connect", "127.0.0.1:%d" % (port or self.port),
                 "--token-file", token_file or os.path.join(self.data, "local-worker.token"),
                 "--device", device, "--log-level", "debug"] + list(extra)
         args += no_config(args)
