@@ -97,7 +97,8 @@ static int sweep_sub(const char *sub, const char *xx, const struct store_blob_re
 static void sweep_temps(const char *dir, const struct glog *log, struct audit_sweep *s)
 {
 	static const char *const prefixes[] = {
-		"gpud.addr.tmp", "local-worker.token.tmp-", ".write-probe-",
+		"gpud.addr.tmp", "local-worker.token.tmp-", "gpud.key.tmp-",
+		".write-probe-",
 	};
 	char path[4200];
 	struct dirent *e;
