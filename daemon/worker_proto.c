@@ -56,6 +56,26 @@ _Static_assert(MSG_DEVICE_MAX < sizeof(((struct conn *)0)->device),
 	       "HELLO's device bound");
 _Static_assert(MSG_WORKER_MAX == AUTH_NAME_MAX, "HELLO's worker bound");
 
+/* The place a HELLO names: 0, or GERR_PROTO (a warning naming the field)
+ * when a field breaks place.h's rule. */
+static int hello_place(struct conn *c, const struct msg_hello *m)
+{
+	const char *v[PLACE_FIELDS] = {
+		[PLACE_HOST] = m->host, [PLACE_SLURM_JOB] = m->slurm_job,
+		[PLACE_SLURM_ARRAY] = m->slurm_array, [PLACE_POD] = m->pod,
+	};
+
+	memset(&c->place, 0, sizeof(c->place));
+	for (int f = 0; f < PLACE_FIELDS; f++) {
+		if (place_set(&c->place, (enum place_field)f, v[f])) {
+			LOG_WARN(&c->d->log, "HELLO refused: bad %s peer=%s",
+				 place_field_name((enum place_field)f), c->peer);
+			return GERR_PROTO;
+		}
+	}
+	return 0;
+}
+
 int wp_hello(struct conn *c, const json_t *msg)
 {
 	struct msg_hello m;
@@ -63,8 +83,9 @@ int wp_hello(struct conn *c, const json_t *msg)
 	json_t *ok = json_array(), *h = NULL;
 
 	/* msg.h bounds the proto version, the name, the device and the
-	 * workload list (MAX_WORKLOADS). */
-	if (msg_hello_decode(msg, &m, NULL, 0) || auth_name_valid(m.worker)) {
+	 * workload list (MAX_WORKLOADS); place.h checks the place. */
+	if (msg_hello_decode(msg, &m, NULL, 0) || auth_name_valid(m.worker) ||
+	    hello_place(c, &m)) {
 		json_decref(ok);
 		return GERR_PROTO;
 	}
@@ -92,6 +113,7 @@ struct auth_req {
 	struct conn *c;
 	char name[AUTH_NAME_MAX + 1];
 	char device[64];
+	struct place place;
 	uint8_t nonce[AUTH_NONCE_LEN];
 	uint8_t mac[AUTH_MAC_LEN];
 	int rc;
@@ -110,8 +132,19 @@ static void auth_work(struct store *st, void *arg)
 		r->rc = store_worker_upsert(st, r->name, r->device, sched_now(),
 					    &r->worker_id);
 	if (r->rc == 0)
+		r->rc = store_worker_set_place(st, r->worker_id, &r->place);
+	if (r->rc == 0) {
+		/* Each login's place stays in its event (a row shows the
+		 * latest one of its token). */
+		char detail[sizeof(r->device) + PLACE_TEXT_MAX + 1];
+		char where[PLACE_TEXT_MAX];
+
+		place_format(&r->place, where, sizeof(where));
+		snprintf(detail, sizeof(detail), "%s%s%s", r->device,
+			 where[0] ? " " : "", where);
 		store_event(st, sched_now(), 0, 0, 0, r->worker_id, "connect",
-			    r->device);
+			    detail);
+	}
 }
 
 static void auth_after(void *arg)
@@ -133,11 +166,14 @@ static void auth_after(void *arg)
 			};
 			json_t *h = NULL;
 
+			char where[PLACE_TEXT_MAX];
+
+			place_format(&c->place, where, sizeof(where));
 			c->worker_id = r->worker_id;
 			c->state = CONN_READY;
 			LOG_INFO(&d->log, "worker online worker=%s id=%" PRId64
-				 " device=%s peer=%s", c->name, c->worker_id,
-				 c->device, c->peer);
+				 " device=%s peer=%s%s%s", c->name, c->worker_id,
+				 c->device, c->peer, where[0] ? " " : "", where);
 			msg_welcome_encode(&m, &h);
 			conn_send(c, PROTO_WELCOME, h, NULL, 0);
 		}
@@ -163,6 +199,7 @@ int wp_auth(struct conn *c, const json_t *msg)
 	r->c = c;
 	memcpy(r->name, c->name, sizeof(r->name));
 	memcpy(r->device, c->device, sizeof(r->device));
+	r->place = c->place;
 	memcpy(r->nonce, c->nonce, sizeof(r->nonce));
 	conn_ref(c);
 	c->busy = 1;

@@ -1,0 +1,3 @@
+-- 008 belongs to the token roles change (lead); this empty placeholder
+-- only keeps the numbering whole on the cluster branch. Drop it when
+-- merging that change's 008.
