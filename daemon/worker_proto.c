@@ -165,7 +165,6 @@ static void auth_after(void *arg)
 				.checkpoint_s = d->cfg.checkpoint_s,
 			};
 			json_t *h = NULL;
-
 			char where[PLACE_TEXT_MAX];
 
 			place_format(&c->place, where, sizeof(where));

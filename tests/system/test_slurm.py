@@ -6,12 +6,14 @@ slurmd on free ports, no cgroups (proctrack/linuxproc, task/none). It
 submits the sbatch script as an array of 3 CPU tasks against a gpud, then
 preempts one task in the middle of a lease the way Slurm preempts (SIGTERM
 to every process of the task: scancel --full --signal=TERM) and requeues
-it (scontrol requeue).
+it (scontrol requeue), and gives another the time-limit warning the script
+asks for (USR1 to the batch shell alone, which passes it on).
 
 Asserts: the job's answer equals gpurun's; no lease's result was stored
 twice (gpud's events: one 'result' per lease); the preempted lease resumed
 from the checkpoint its task uploaded on SIGTERM (gpud's grant line,
 resume_from=); the preempted task's gpuworker exited 0 after releasing; the
+warned task's gpuworker got SIGTERM from its shell and exited 0; the
 requeued task ran again; gpuctl workers shows the Slurm ids. Prints how long
 the preempted lease waited between its release and its next grant.
 
@@ -198,7 +200,7 @@ def test_slurm(cl: Cluster):
         env = dict(GPUD="127.0.0.1:%d" % cl.port,
                    GPUD_TOKEN=os.path.join(cl.data, "local-worker.token"),
                    GPUWORKER=os.path.abspath(WORKER),
-                   GPUWORKER_ARGS="--checkpoint-interval 1 --log-level debug")
+                   GPUWORKER_ARGS="--checkpoint-interval 0.5 --log-level debug")
         slurm.env.update(env)
         r = slurm.cmd("sbatch", "--parsable", "--array=0-%d" % (tasks - 1), "--cpus-per-task=1",
                       "--gres=gpu:0", "--time=10", "--output=%s/task-%%a.out" % out_dir, SBATCH)
@@ -216,7 +218,7 @@ def test_slurm(cl: Cluster):
             lease, epoch = grants[-1]
             m = re.findall(r"checkpoint stored job=%d lease=%s epoch=%s worker=\S+ units_done=(\d+)"
                            % (job, lease, epoch), cl.log_text("gpud"))
-            if m and 0 < int(m[-1]) < units:
+            if m and 0 < int(m[-1]) < units // 2:
                 return int(lease), int(epoch)
             return None
         lease, epoch = wait_for(victim_mid_lease, 60, "task %d in the middle of a lease" % victim)
@@ -227,6 +229,15 @@ def test_slurm(cl: Cluster):
         check("lease released job=%d lease=%d epoch=%d" % (job, lease, epoch) in log,
               "the preempted task did not release its lease:\n" + log[-2000:])
         check("gpuworker exited with status 0" in log, "gpuworker's exit after SIGTERM:\n" + log[-2000:])
+        # The time-limit warning (--signal=B:USR1@120) reaches the batch
+        # shell alone, which passes it on to gpuworker as SIGTERM.
+        warned = 2
+        slurm.cmd("scancel", "--batch", "--signal=USR1", "%s_%d" % (array, warned))
+        wait_for(lambda: slurm.task_state(array, warned) == "COMPLETED", 30,
+                 "task %d to end after the time-limit warning" % warned)
+        log = task_log(out_dir, warned)
+        check("Terminated: checkpointing and releasing" in log and "gpuworker exited with status 0" in log,
+              "task %d's gpuworker should have had SIGTERM from its shell:\n%s" % (warned, log[-2000:]))
         slurm.cmd("scontrol", "requeue", "%s_%d" % (array, victim))
         # A requeued task waits for the scheduler's next pass; an update
         # of its start time makes one now.
