@@ -180,20 +180,10 @@ def cut_mid_lease(cl, net, job, units, lat, logs, checkpointed):
 
 
 def start_workers(cl, tokens, logs):
-    procs = []
     for w in WORKERS:
-        procs.append(cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"], token_file=tokens[w],
-                                     host=GPUD_IP, prefix=["ip", "netns", "exec", ns_of(w)]))
+        cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"], token_file=tokens[w],
+                        host=GPUD_IP, prefix=["ip", "netns", "exec", ns_of(w)])
         logs[w] = cl.logs[-1]
-    return procs
-
-
-def stop_all(cl, procs):
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        p.wait(20)
-    check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
 
 
 def test_netns(cl: Cluster):
@@ -213,7 +203,7 @@ def test_netns(cl: Cluster):
         cl.start_gpud(host=GPUD_IP, prefix=gpud_ns)
         tokens = {w: cl.add_token(w)[0] for w in WORKERS}
         job = cl.submit("graveler", battles=battles, seed=seed)
-        procs = start_workers(cl, tokens, logs)
+        start_workers(cl, tokens, logs)
         lease, epoch, w, resume = cut_mid_lease(cl, net, job, units, lat, logs, True)
         cl.wait_job(job, timeout=120)
         check(answer_core(cl.result(job)["answer"]) == ref, "Graveler's answer differs from gpurun's")
@@ -221,13 +211,12 @@ def test_netns(cl: Cluster):
         print("netns: graveler lease %d (%d units) cut at epoch %d: %d units recomputed "
               "(%.0f%% of the lease, %.2fs of one thread)"
               % (lease, units, epoch, lost, 100.0 * lost / units, lost / cpu_rate()))
-        stop_all(cl, procs)
-
-        # Officers: extension leases one after another, 100000 values each.
+        # Officers: extension leases one after another, 100000 values each
+        # (gpud restarted for that lease size; the workers log in again).
+        check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
         cl.gpud_args = timing + ["--lease-units", "100000"]
         cl.start_gpud(host=GPUD_IP, prefix=gpud_ns)
         job = cl.submit("officers", to=300000)
-        procs = start_workers(cl, tokens, logs)
         lease, epoch, w, resume = cut_mid_lease(cl, net, job, 100000, lat, logs, False)
         cl.wait_job(job, timeout=120)
         ans = cl.result(job)["answer"]
@@ -236,7 +225,6 @@ def test_netns(cl: Cluster):
         print("netns: officers lease %d cut at epoch %d: %d of 100000 values recomputed; "
               "slowest gpuctl status during the cuts %.3fs (%d asked)"
               % (lease, epoch, 100000 - resume, max(lat), len(lat)))
-        stop_all(cl, procs)
     finally:
         net.remove()
 
