@@ -239,11 +239,24 @@ def test_slurm(cl: Cluster):
         check("Terminated: checkpointing and releasing" in log and "gpuworker exited with status 0" in log,
               "task %d's gpuworker should have had SIGTERM from its shell:\n%s" % (warned, log[-2000:]))
         slurm.cmd("scontrol", "requeue", "%s_%d" % (array, victim))
-        # A requeued task waits for the scheduler's next pass; an update
-        # of its start time makes one now.
-        slurm.cmd("scontrol", "update", "JobId=%s_%d" % (array, victim), "StartTime=now")
+        # A requeued task waits for the scheduler's next pass; an update of
+        # its start time, once it is pending again, makes one now. slurmd
+        # may refuse to start a job id it has just signalled ("Job N
+        # already killed, do not launch batch job": the task FAILED at
+        # once, gpuworker never ran): requeue it again.
         tq = time.time()
-        wait_for(lambda: "restart 1" in task_log(out_dir, victim), 30, "the requeued task to start")
+
+        def restarted():
+            if re.search(r"restart [1-9]", task_log(out_dir, victim)):
+                return True
+            state = slurm.task_state(array, victim)
+            if state == "PENDING":
+                slurm.cmd("scontrol", "update", "JobId=%s_%d" % (array, victim), "StartTime=now",
+                          check_rc=False)
+            elif state == "FAILED":
+                slurm.cmd("scontrol", "requeue", "%s_%d" % (array, victim), check_rc=False)
+            return False
+        wait_for(restarted, 30, "the requeued task to start", interval=0.5)
         requeued_s = time.time() - tq
 
         cl.wait_job(job, timeout=240)
@@ -278,6 +291,9 @@ def test_slurm(cl: Cluster):
         ws = cl.ctl("workers", "--json").stdout
         check(re.search(r'"slurm_array": "%s_\d"' % array, ws) and '"slurm_job": "' in ws,
               "gpuctl workers --json should show the Slurm ids: " + ws)
+        text = cl.ctl("workers").stdout
+        check("where" in text.splitlines()[0] and re.search(r" slurm %s_\d \(job \d+\)" % array, text),
+              "gpuctl workers should show the Slurm ids: " + text)
         print("slurm: job of %d leases done in %.1fs by %d array tasks; the preempted lease %d "
               "waited %.2fs from its release to its next grant and resumed at %s of %d units; "
               "the requeued task started %.1fs after scontrol requeue"
