@@ -109,6 +109,10 @@ static const struct field hello_fields[] = {
 	  .max_items = MSG_WORKLOADS_MAX, .max = MSG_WORKLOAD_MAX },
 	BOOL_OPT("cuda", struct msg_hello, cuda),
 	U64_OPT("threads", struct msg_hello, threads, 0, 65535),
+	STR_OPT("host", struct msg_hello, host, PLACE_HOST_MAX),
+	STR_OPT("slurm_job", struct msg_hello, slurm_job, PLACE_SLURM_MAX),
+	STR_OPT("slurm_array", struct msg_hello, slurm_array, PLACE_SLURM_MAX),
+	STR_OPT("pod", struct msg_hello, pod, PLACE_POD_MAX),
 };
 
 static const struct field ctl_hello_fields[] = {

@@ -8,7 +8,8 @@
  * what msg_*_encode writes, msg_*_decode accepts, and nothing else.
  *
  * Messages ("->" worker to gpud, "<-" gpud to worker; [x] optional):
- *   HELLO      -> proto, worker, device, workloads[], [cuda], [threads]
+ *   HELLO      -> proto, worker, device, workloads[], [cuda], [threads],
+ *                 [host], [slurm_job], [slurm_array], [pod]  (place.h)
  *   CHALLENGE  <- nonce (64 hex)
  *   AUTH       -> mac (64 hex)
  *   WELCOME    <- worker_id, heartbeat_s, [checkpoint_s]
@@ -63,6 +64,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "place.h"
 #include "proto.h"
 
 #define MSG_WORKER_MAX 64        /* = AUTH_NAME_MAX */
@@ -92,6 +94,12 @@ struct msg_hello {
 	size_t n_workloads;
 	int cuda;                       /* [bool] */
 	uint64_t threads;               /* [0..65535] */
+	/* [where it runs: lengths bounded here, place_check's rules
+	 * applied by gpud] */
+	const char *host;               /* [<= PLACE_HOST_MAX] */
+	const char *slurm_job;          /* [<= PLACE_SLURM_MAX] */
+	const char *slurm_array;        /* [<= PLACE_SLURM_MAX] */
+	const char *pod;                /* [<= PLACE_POD_MAX] */
 };
 
 /* Remote gpuctl's login: then CHALLENGE and AUTH as a worker's. */

@@ -27,7 +27,9 @@
  * Messages (type: JSON fields; "->" worker to gpud, "<-" gpud to worker;
  * the worker messages' typed structs and field rules are in msg.h):
  *   HELLO      -> {"proto":1,"worker":name,"device":"cpu|cuda:N",
- *                  "workloads":[names],"cuda":bool,"threads":n}
+ *                  "workloads":[names],"cuda":bool,"threads":n,
+ *                  "host":name,"slurm_job":"N","slurm_array":"A_T",
+ *                  "pod":name}  (where it runs, each optional: place.h)
  *   CHALLENGE  <- {"nonce":hex64}
  *   AUTH       -> {"mac":hex64}   the proof of auth.h: client_key XOR
  *                 HMAC-SHA256(stored_key, nonce_bytes || worker)
@@ -76,8 +78,9 @@
 #define PROTO_HEADER_LEN 16
 #define PROTO_MAX_JSON (1u << 20)        /* 1 MiB */
 #define PROTO_MAX_BIN (256u << 20)       /* 256 MiB */
-/* HELLO is the largest login message: a name, a device and 32 workload
- * names, under 2 KiB even with every character escaped twice over. */
+/* HELLO is the largest login message: a name, a device, 32 workload
+ * names and the worker's place (about 400 bytes), under 3 KiB even with
+ * every character escaped twice over. */
 #define PROTO_LOGIN_MAX_JSON 8192u
 #define PROTO_WORKER_MAX_JSON (64u << 10) /* a RELEASE's error text fits */
 

@@ -23,6 +23,7 @@
 
 #include "auth.h"
 #include "chan.h"
+#include "place.h"
 #include "proto.h"
 
 struct gpud;
@@ -88,6 +89,7 @@ struct conn {
 	char peer[64];
 	char name[AUTH_NAME_MAX + 1];
 	char device[64];
+	struct place place;     /* where the worker runs, from its HELLO */
 	char *workloads_json;   /* ["graveler",..] of registered names */
 	uint8_t nonce[AUTH_NONCE_LEN];
 	int64_t worker_id;

@@ -465,7 +465,7 @@ static void workers_work(struct store *st, void *arg)
 		uint32_t streak = 0;
 		uint64_t confirmed = 0;
 		store_worker_streak(st, ws[i].id, &streak, &confirmed);
-		json_array_append_new(arr, json_pack(
+		json_t *w = json_pack(
 			"{s:I, s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I}",
 			"id", (json_int_t)ws[i].id, "name", ws[i].name,
 			"device", ws[i].device ? ws[i].device : "",
@@ -476,7 +476,14 @@ static void workers_work(struct store *st, void *arg)
 			"leases_done", (json_int_t)ws[i].leases_done,
 			"units_done", (json_int_t)ws[i].units_done,
 			"rate", ws[i].rate, "last_seen", ws[i].last_seen,
-			"streak", (json_int_t)streak, "confirmed", (json_int_t)confirmed));
+			"streak", (json_int_t)streak, "confirmed", (json_int_t)confirmed);
+		/* Where it runs (its latest login's): null when not known. */
+		for (int f = 0; w && f < PLACE_FIELDS; f++) {
+			const char *v = place_get(&ws[i].place, (enum place_field)f);
+			json_object_set_new(w, place_field_name((enum place_field)f),
+					    *v ? json_string(v) : json_null());
+		}
+		json_array_append_new(arr, w);
 	}
 	store_worker_free_array(ws, n);
 	r->reply = json_pack("{s:b, s:o}", "ok", 1, "workers", arr);

@@ -14,6 +14,7 @@
 #include "gerr.h"
 #include "gpud.h"
 #include "msg.h"
+#include "place.h"
 #include "proto.h"
 #include "scheduler.h"
 #include "store.h"
@@ -23,6 +24,26 @@ _Static_assert(MSG_WORKLOADS_MAX == MAX_WORKLOADS, "HELLO's workload bound");
 _Static_assert(MSG_DEVICE_MAX < sizeof(((struct conn *)0)->device),
 	       "HELLO's device bound");
 _Static_assert(MSG_WORKER_MAX == AUTH_NAME_MAX, "HELLO's worker bound");
+
+/* The place a HELLO names: 0, or GERR_PROTO (a warning naming the field)
+ * when a field breaks place.h's rule. */
+static int hello_place(struct conn *c, const struct msg_hello *m)
+{
+	const char *v[PLACE_FIELDS] = {
+		[PLACE_HOST] = m->host, [PLACE_SLURM_JOB] = m->slurm_job,
+		[PLACE_SLURM_ARRAY] = m->slurm_array, [PLACE_POD] = m->pod,
+	};
+
+	memset(&c->place, 0, sizeof(c->place));
+	for (int f = 0; f < PLACE_FIELDS; f++) {
+		if (place_set(&c->place, (enum place_field)f, v[f])) {
+			LOG_WARN(&c->d->log, "HELLO refused: bad %s peer=%s",
+				 place_field_name((enum place_field)f), c->peer);
+			return GERR_PROTO;
+		}
+	}
+	return 0;
+}
 
 /* The challenge: a fresh nonce, and the state that waits for AUTH. */
 static void send_challenge(struct conn *c)
@@ -45,8 +66,9 @@ int login_hello(struct conn *c, const json_t *msg)
 	json_t *ok = json_array();
 
 	/* msg.h bounds the proto version, the name, the device and the
-	 * workload list (MAX_WORKLOADS). */
-	if (msg_hello_decode(msg, &m, NULL, 0) || auth_name_valid(m.worker)) {
+	 * workload list (MAX_WORKLOADS); place.h checks the place. */
+	if (msg_hello_decode(msg, &m, NULL, 0) || auth_name_valid(m.worker) ||
+	    hello_place(c, &m)) {
 		json_decref(ok);
 		return GERR_PROTO;
 	}
@@ -81,6 +103,7 @@ struct auth_req {
 	struct conn *c;
 	char name[AUTH_NAME_MAX + 1];
 	char device[64];
+	struct place place;
 	uint8_t nonce[AUTH_NONCE_LEN];
 	uint8_t mac[AUTH_MAC_LEN];
 	int remote_ctl;
@@ -105,8 +128,19 @@ static void auth_work(struct store *st, void *arg)
 		r->rc = store_worker_upsert(st, r->name, r->device,
 					    sched_now(), &r->worker_id);
 	if (r->rc == 0 && !r->remote_ctl)
+		r->rc = store_worker_set_place(st, r->worker_id, &r->place);
+	if (r->rc == 0 && !r->remote_ctl) {
+		/* Each login's place stays in its event (a row shows the
+		 * latest one of its token). */
+		char detail[sizeof(r->device) + PLACE_TEXT_MAX + 1];
+		char where[PLACE_TEXT_MAX];
+
+		place_format(&r->place, where, sizeof(where));
+		snprintf(detail, sizeof(detail), "%s%s%s", r->device,
+			 where[0] ? " " : "", where);
 		store_event(st, sched_now(), 0, 0, 0, r->worker_id, "connect",
-			    r->device);
+			    detail);
+	}
 }
 
 static const char *refusal(const struct auth_req *r)
@@ -137,7 +171,9 @@ static void auth_after(void *arg)
 			.role = auth_role_name(r->role),
 		};
 		json_t *h = NULL;
+		char where[PLACE_TEXT_MAX];
 
+		place_format(&c->place, where, sizeof(where));
 		c->worker_id = r->worker_id;
 		c->role = r->role;
 		c->state = CONN_READY;
@@ -146,8 +182,8 @@ static void auth_after(void *arg)
 				  "peer=%s", c->name, m.role, c->peer);
 		else
 			LOG_INFO(&d->log, "worker online worker=%s id=%" PRId64
-				 " device=%s peer=%s", c->name, c->worker_id,
-				 c->device, c->peer);
+				 " device=%s peer=%s%s%s", c->name, c->worker_id,
+				 c->device, c->peer, where[0] ? " " : "", where);
 		msg_welcome_encode(&m, &h);
 		conn_send(c, PROTO_WELCOME, h, NULL, 0);
 	}
@@ -173,6 +209,7 @@ int login_auth(struct conn *c, const json_t *msg)
 	r->remote_ctl = c->remote_ctl;
 	memcpy(r->name, c->name, sizeof(r->name));
 	memcpy(r->device, c->device, sizeof(r->device));
+	r->place = c->place;
 	memcpy(r->nonce, c->nonce, sizeof(r->nonce));
 	conn_ref(c);
 	c->busy = 1;

@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "place.h"
 
 struct store;
 
@@ -119,6 +120,7 @@ struct store_worker {
 	uint64_t units_done;
 	double rate;        /* units/s, last measured */
 	double first_seen, last_seen;
+	struct place place; /* its latest login's (migration 009) */
 };
 void store_worker_clear(struct store_worker *w);
 void store_worker_free_array(struct store_worker *a, size_t n);
@@ -289,6 +291,10 @@ int store_worker_upsert(struct store *st, const char *name, const char *device,
 			double now, int64_t *ret_id);
 int store_worker_set_online(struct store *st, int64_t id, int online,
 			    double now);
+/* Where worker id runs, from its latest login (place.h; every field
+ * checked again here: GERR_INVAL for one that breaks its rule). */
+int store_worker_set_place(struct store *st, int64_t id,
+			   const struct place *p);
 /* All workers offline (at gpud start). */
 int store_worker_all_offline(struct store *st);
 /* Record a finished lease (leases_done+1, units_done += units, rate). */

@@ -121,6 +121,7 @@ enum stmt_id {
 	S_WORKER_STALL,
 	S_WORKER_GET,
 	S_WORKER_LIST,
+	S_WORKER_PLACE,
 	/* store_tokens.c */
 	S_TOKEN_ADD,
 	S_TOKEN_GET,

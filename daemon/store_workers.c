@@ -9,7 +9,8 @@
 
 #define WORKER_COLS                                                          \
 	"id, name, device, online, quarantined, failures, leases_done, "     \
-	"units_done, rate, first_seen, last_seen, foreign_msgs, stalls"
+	"units_done, rate, first_seen, last_seen, foreign_msgs, stalls, "  \
+	"host, slurm_job, slurm_array, pod"
 
 const char *const sdb_worker_sql[S_COUNT] = {
 	[S_WORKER_UPSERT] =
@@ -38,7 +39,12 @@ const char *const sdb_worker_sql[S_COUNT] = {
 			   "RETURNING quarantined",
 	[S_WORKER_GET] = "SELECT " WORKER_COLS " FROM workers WHERE id = ?1",
 	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers ORDER BY id",
+	[S_WORKER_PLACE] = "UPDATE workers SET host = ?2, slurm_job = ?3, "
+			   "slurm_array = ?4, pod = ?5 WHERE id = ?1",
 };
+
+/* Columns 13.. of WORKER_COLS, in place.h's field order. */
+#define PLACE_COL 13
 
 void store_worker_clear(struct store_worker *w)
 {
@@ -78,6 +84,11 @@ static int worker_row(sqlite3_stmt *s, void *elem)
 		store_worker_clear(w);
 		return GERR_NOMEM;
 	}
+	/* Only checked values were stored; one that is not (a hand-edited
+	 * database) reads as unknown. */
+	for (int f = 0; f < PLACE_FIELDS; f++)
+		(void)place_set(&w->place, (enum place_field)f,
+				(const char *)sqlite3_column_text(s, PLACE_COL + f));
 	return 0;
 }
 
@@ -136,6 +147,34 @@ int store_worker_set_online(struct store *st, int64_t id, int online,
 	BIND(sqlite3_bind_int(s, 2, online ? 1 : 0));
 	BIND(sqlite3_bind_double(s, 3, now));
 	r = worker_update(st, S_WORKER_ONLINE, id, what);
+	s = NULL;
+out:
+	if (s)
+		sdb_stmt_done(s);
+	return sdb_op_end(st, r, what);
+}
+
+int store_worker_set_place(struct store *st, int64_t id,
+			   const struct place *p)
+{
+	static const char what[] = "store_worker_set_place";
+	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_PLACE);
+	int r;
+
+	if (!p)
+		return sdb_err(st, GERR_INVAL, "%s: no place", what);
+	for (int f = 0; f < PLACE_FIELDS; f++) {
+		const char *v = place_get(p, (enum place_field)f);
+		if (*v && place_check((enum place_field)f, v))
+			return sdb_err(st, GERR_INVAL, "%s: bad %s", what,
+				       place_field_name((enum place_field)f));
+	}
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	BIND(sqlite3_bind_int64(s, 1, id));
+	for (int f = 0; f < PLACE_FIELDS; f++)
+		BIND(sdb_bind_text(s, 2 + f, place_get(p, (enum place_field)f)));
+	r = worker_update(st, S_WORKER_PLACE, id, what);
 	s = NULL;
 out:
 	if (s)

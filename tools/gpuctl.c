@@ -687,6 +687,33 @@ static int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 	return 0;
 }
 
+/* Where a worker runs, in a few words: "node7 slurm 1234_0 (job 1240)",
+ * "node7 pod gpuworker-2"; "-" when not known. */
+static void fmt_where(const json_t *w, char *buf, size_t len)
+{
+	const char *host = json_string_value(json_object_get(w, "host"));
+	const char *job = json_string_value(json_object_get(w, "slurm_job"));
+	const char *arr = json_string_value(json_object_get(w, "slurm_array"));
+	const char *pod = json_string_value(json_object_get(w, "pod"));
+	size_t used = 0;
+
+	buf[0] = '\0';
+	if (host)
+		used += (size_t)snprintf(buf + used, len - used, "%s", host);
+	if (arr && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%sslurm %s%s%s%s",
+					 used ? " " : "", arr, job ? " (job " : "",
+					 job ? job : "", job ? ")" : "");
+	else if (job && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%sslurm %s",
+					 used ? " " : "", job);
+	if (pod && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%spod %s",
+					 used ? " " : "", pod);
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
 static void print_workers(json_t *reply)
 {
 	size_t i;
@@ -694,9 +721,9 @@ static void print_workers(json_t *reply)
 
 	/* failures: failed verifications; foreign: messages about leases it
 	 * was not granted; stalls: leases revoked for no progress. */
-	printf("%-4s %-16s %-10s %-12s %8s %8s %8s %8s %12s %-9s %s\n", "id",
-	       "name", "device", "state", "leases", "failures", "foreign",
-	       "stalls", "units", "trust", "lease");
+	printf("%-4s %-16s %-10s %-12s %8s %8s %8s %8s %12s %-9s %-16s %s\n",
+	       "id", "name", "device", "state", "leases", "failures", "foreign",
+	       "stalls", "units", "trust", "lease", "where");
 	json_array_foreach(json_object_get(reply, "workers"), i, w) {
 		char u[32], lease[32] = "-";
 		const char *state = json_is_true(json_object_get(w, "quarantined"))
@@ -716,9 +743,11 @@ static void print_workers(json_t *reply)
 		else if (need > 0)
 			snprintf(trust, sizeof(trust), "%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
 				 json_integer_value(json_object_get(w, "streak")), need);
+		char where[640];
+		fmt_where(w, where, sizeof(where));
 		printf("%-4" JSON_INTEGER_FORMAT " %-16s %-10s %-12s %8" JSON_INTEGER_FORMAT
 		       " %8" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT " %8"
-		       JSON_INTEGER_FORMAT " %12s %-9s %s\n",
+		       JSON_INTEGER_FORMAT " %12s %-9s %-16s %s\n",
 		       json_integer_value(json_object_get(w, "id")),
 		       json_string_value(json_object_get(w, "name")),
 		       json_string_value(json_object_get(w, "device")), state,
@@ -726,7 +755,7 @@ static void print_workers(json_t *reply)
 		       json_integer_value(json_object_get(w, "failures")),
 		       json_integer_value(json_object_get(w, "foreign_msgs")),
 		       json_integer_value(json_object_get(w, "stalls")), u, trust,
-		       lease);
+		       lease, where);
 	}
 }
 

@@ -39,7 +39,16 @@ static void on_opened(void *opaque)
 		.cuda = cl->cfg->device_kind == WL_DEVICE_CUDA,
 		.threads = cl->cfg->threads > 0 ? (uint64_t)cl->cfg->threads : 0,
 	};
+	const struct place *p = cl->cfg->place;
 	json_t *h = NULL;
+
+	/* Absent fields (place.h's "") stay out of the message. */
+	if (p) {
+		m.host = p->host[0] ? p->host : NULL;
+		m.slurm_job = p->slurm_job[0] ? p->slurm_job : NULL;
+		m.slurm_array = p->slurm_array[0] ? p->slurm_array : NULL;
+		m.pod = p->pod[0] ? p->pod : NULL;
+	}
 
 	for (size_t i = 0; i < cl->cfg->n_workloads && i < MSG_WORKLOADS_MAX;
 	     i++)

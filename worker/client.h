@@ -24,6 +24,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "place.h"
 #include "workload.h"
 
 /* A workload this worker advertises, with its device context (NULL on
@@ -49,6 +50,7 @@ struct client_config {
 	int run_ahead;                   /* runner.h invariant 7 */
 	const struct client_workload *workloads;
 	size_t n_workloads;
+	const struct place *place;       /* sent in HELLO; NULL: none */
 	/* Called once on the loop thread when the client has stopped and
 	 * closed its handles; main closes its own handles there. */
 	void (*on_exit)(void *opaque, int exit_code);

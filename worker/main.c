@@ -18,6 +18,7 @@
 #include "gpud_config.h"
 #include "log.h"
 #include "woptions.h"
+#include "place.h"
 #include "workload.h"
 
 /* What the signal callbacks need (lives in main's frame). */
@@ -154,6 +155,13 @@ static void on_client_exit(void *opaque, int exit_code)
 	uv_close((uv_handle_t *)&m->sigint, NULL);
 }
 
+/* place.h's environment reader: the process environment. */
+static const char *process_env(void *opaque, const char *name)
+{
+	(void)opaque;
+	return getenv(name);
+}
+
 int main(int argc, char **argv)
 {
 	struct worker_settings o;
@@ -162,8 +170,9 @@ int main(int argc, char **argv)
 	struct client_workload *wls = NULL;
 	struct client_config cfg;
 	struct main_ctx m = { .log = &lg };
+	struct place where;
 	uv_loop_t loop;
-	char err[256] = "";
+	char err[256] = "", hostname[PLACE_HOST_MAX + 2] = "", where_text[PLACE_TEXT_MAX];
 	int n, rc, code;
 
 	code = settings(argc, argv, &o);
@@ -197,6 +206,15 @@ int main(int argc, char **argv)
 	n = open_workloads(&o.device, &wls);
 	if (n < 0)
 		return 1;
+	/* Where we run, for `gpuctl workers` (place.h); a value that does not
+	 * pass its rule is left out with a warning, never fatal. */
+	if (gethostname(hostname, sizeof(hostname) - 1) < 0)
+		hostname[0] = '\0';
+	place_from_env(&where, hostname[0] ? hostname : NULL, process_env, NULL,
+		       err, sizeof(err));
+	if (err[0])
+		LOG_WARN(&lg, "%s", err);
+	place_format(&where, where_text, sizeof(where_text));
 
 	rc = uv_loop_init(&loop);
 	if (rc < 0) {
@@ -219,6 +237,7 @@ int main(int argc, char **argv)
 		.run_ahead = !o.no_run_ahead,
 		.workloads = wls,
 		.n_workloads = (size_t)n,
+		.place = &where,
 		.on_exit = on_client_exit,
 		.on_exit_opaque = &m,
 	};
@@ -227,9 +246,9 @@ int main(int argc, char **argv)
 	m.sigterm.data = m.sigint.data = &m;
 
 	LOG_INFO(&lg, "gpuworker %s worker=%s device=%s threads=%d "
-		 "workloads=%d gpud=%s:%s checkpoint_interval_s=%.3g",
+		 "workloads=%d gpud=%s:%s checkpoint_interval_s=%.3g %s",
 		 GPUD_VERSION, token.name, o.device.name, o.device.threads, n,
-		 o.connect.host, o.connect.port, o.checkpoint_interval);
+		 o.connect.host, o.connect.port, o.checkpoint_interval, where_text);
 	rc = client_start(&loop, &cfg, &m.cl);
 	if (rc < 0) {
 		fprintf(stderr, "gpuworker: cannot start: %s\n", gerr_str(rc));

@@ -80,13 +80,14 @@ class Cluster:
         self.logs.append(path)
         return open(path, "wb")
 
-    def start_gpud(self, extra=(), env=None, preexec_fn=None):
-        listen = "127.0.0.1:%d" % self.port
+    def start_gpud(self, extra=(), env=None, preexec_fn=None, host="127.0.0.1", prefix=()):
+        """prefix: a command gpud runs under (ip netns exec NS)."""
+        listen = "%s:%d" % (host, self.port)
         addr_file = os.path.join(self.data, "gpud.addr")
         if os.path.exists(addr_file):
             os.unlink(addr_file)
-        args = [GPUD, "--data", self.data, "--listen", listen, "--socket", self.sock,
-                "--log-level", "debug"] + self.gpud_args + list(extra)
+        args = list(prefix) + [GPUD, "--data", self.data, "--listen", listen, "--socket", self.sock,
+                               "--log-level", "debug"] + self.gpud_args + list(extra)
         args += no_config(args)
         full_env = dict(os.environ, **(env or {}))
         self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"), env=full_env,
@@ -112,8 +113,8 @@ class Cluster:
                 raise TestFailure("gpud did not stop on SIGTERM")
         return self.gpud.returncode if self.gpud else None
 
-    def start_worker(self, device="cpu:1", extra=(), token_file=None, port=None):
-        args = [WORKER, "--connect", "127.0.0.1:%d" % (port or self.port),
+    def start_worker(self, device="cpu:1", extra=(), token_file=None, host="127.0.0.1", prefix=(), port=None):
+        args = list(prefix) + [WORKER, "--connect", "%s:%d" % (host, port or self.port),
                 "--token-file", token_file or os.path.join(self.data, "local-worker.token"),
                 "--device", device, "--log-level", "debug"] + list(extra)
         args += no_config(args)

@@ -66,6 +66,77 @@ static void test_hello(void **state)
 	assert_int_equal(msg_hello_decode(h, &out, NULL, 0), 0);
 	assert_int_equal(out.cuda, 0);
 	assert_int_equal(out.n_workloads, 0);
+	assert_null(out.host);
+	assert_null(out.pod);
+	json_decref(h);
+}
+
+/* Where the worker runs rides in HELLO, and the largest HELLO (every
+ * bound at its maximum) still fits the login frame limit. */
+static void test_hello_place(void **state)
+{
+	static char names[MSG_WORKLOADS_MAX][MSG_WORKLOAD_MAX + 1];
+	char worker[MSG_WORKER_MAX + 1], device[MSG_DEVICE_MAX + 1];
+	char host[PLACE_HOST_MAX + 1], pod[PLACE_POD_MAX + 1];
+	char job[PLACE_SLURM_MAX + 1], array[PLACE_SLURM_MAX + 1];
+	struct msg_hello in = {
+		.proto = PROTO_VERSION, .worker = "w", .device = "cpu",
+		.host = "node7", .slurm_job = "1240", .slurm_array = "1234_0",
+		.pod = "gpuworker-3-x7k2p",
+	}, out;
+	json_t *h = round_trip(PROTO_HELLO, &in, &out, sizeof(in));
+	char *text;
+
+	(void)state;
+	assert_string_equal(out.host, "node7");
+	assert_string_equal(out.slurm_job, "1240");
+	assert_string_equal(out.slurm_array, "1234_0");
+	assert_string_equal(out.pod, "gpuworker-3-x7k2p");
+	json_decref(h);
+
+	memset(worker, 'w', sizeof(worker) - 1);
+	worker[sizeof(worker) - 1] = '\0';
+	memset(device, 'd', sizeof(device) - 1);
+	device[sizeof(device) - 1] = '\0';
+	memset(host, 'h', sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	memset(pod, 'p', sizeof(pod) - 1);
+	pod[sizeof(pod) - 1] = '\0';
+	memset(job, '9', sizeof(job) - 1);
+	job[sizeof(job) - 1] = '\0';
+	memset(array, '9', sizeof(array) - 1);
+	array[sizeof(array) - 1] = '\0';
+	in.worker = worker;
+	in.device = device;
+	in.host = host;
+	in.pod = pod;
+	in.slurm_job = job;
+	in.slurm_array = array;
+	in.cuda = 1;
+	in.threads = 65535;
+	for (size_t i = 0; i < MSG_WORKLOADS_MAX; i++) {
+		memset(names[i], 'n', MSG_WORKLOAD_MAX);
+		in.workloads[i] = names[i];
+	}
+	in.n_workloads = MSG_WORKLOADS_MAX;
+	assert_int_equal(msg_hello_encode(&in, &h), 0);
+	text = json_dumps(h, JSON_COMPACT);
+	assert_non_null(text);
+	assert_true(strlen(text) < PROTO_LOGIN_MAX_JSON);
+	free(text);
+	json_decref(h);
+
+	/* One byte over a place bound is refused both ways. */
+	in.n_workloads = 0;
+	char longer[PLACE_POD_MAX + 2];
+	memset(longer, 'p', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	in.pod = longer;
+	assert_int_equal(msg_hello_encode(&in, &h), GERR_INVAL);
+	assert_null(h);
+	h = json_pack("{s:I, s:s, s:s, s:[], s:s}", "proto", (json_int_t)PROTO_VERSION,
+		      "worker", "w", "device", "cpu", "workloads", "host", longer);
+	assert_int_equal(msg_hello_decode(h, &out, NULL, 0), GERR_PROTO);
 	json_decref(h);
 }
 
@@ -403,6 +474,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hello),
+		cmocka_unit_test(test_hello_place),
 		cmocka_unit_test(test_handshake),
 		cmocka_unit_test(test_claim_lease),
 		cmocka_unit_test(test_lease_traffic),

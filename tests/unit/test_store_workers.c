@@ -111,10 +111,60 @@ static void test_workers(void **state)
 			 GERR_NOTFOUND);
 }
 
+/* Where a worker runs (migration 009): stored with its row, replaced by
+ * its next login's, every field checked again on the way in. */
+static void test_worker_place(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	struct store_worker wk, *a;
+	struct place p = { 0 }, bad;
+	int64_t id = 0, id2 = 0;
+	size_t n;
+
+	assert_int_equal(store_worker_upsert(st, "slurm", "cpu", 1.0, &id), 0);
+	assert_int_equal(store_worker_upsert(st, "plain", "cpu", 1.0, &id2), 0);
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_string_equal(wk.place.host, "");
+	store_worker_clear(&wk);
+
+	assert_int_equal(place_set(&p, PLACE_HOST, "node7"), 0);
+	assert_int_equal(place_set(&p, PLACE_SLURM_JOB, "1240"), 0);
+	assert_int_equal(place_set(&p, PLACE_SLURM_ARRAY, "1234_0"), 0);
+	assert_int_equal(store_worker_set_place(st, id, &p), 0);
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_string_equal(wk.place.host, "node7");
+	assert_string_equal(wk.place.slurm_job, "1240");
+	assert_string_equal(wk.place.slurm_array, "1234_0");
+	assert_string_equal(wk.place.pod, "");
+	store_worker_clear(&wk);
+
+	/* The next login from a pod replaces the whole place. */
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(place_set(&p, PLACE_POD, "gpuworker-1-abcde"), 0);
+	assert_int_equal(store_worker_set_place(st, id, &p), 0);
+	assert_int_equal(store_worker_list(st, &a, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(a[0].place.pod, "gpuworker-1-abcde");
+	assert_string_equal(a[0].place.slurm_job, "");
+	assert_string_equal(a[1].place.pod, "");
+	store_worker_free_array(a, n);
+
+	/* A place that breaks a rule never reaches the table. */
+	memset(&bad, 0, sizeof(bad));
+	memcpy(bad.host, "a b", 4);
+	assert_int_equal(store_worker_set_place(st, id, &bad), GERR_INVAL);
+	assert_int_equal(store_worker_get(st, id, &wk), 0);
+	assert_string_equal(wk.place.pod, "gpuworker-1-abcde");
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_set_place(st, 999, &p), GERR_NOTFOUND);
+	assert_int_equal(store_worker_set_place(st, id, NULL), GERR_INVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_workers),
+		T(test_worker_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
