@@ -539,7 +539,7 @@ static int read_job(struct ctl_req *r)
 
 /* What a viewer may ask; everything else needs an admin. */
 static const char *const viewer_cmds[] = {
-	"ping", "status", "result", "export", "workers", "history",
+	"ping", "status", "result", "export", "workers",
 };
 
 static int allowed(enum auth_role role, const char *cmd)

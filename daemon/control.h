@@ -1,7 +1,7 @@
 /* control.h - gpuctl's control API, served on gpud's Unix socket (with
  * an admin's rights) and to remote gpuctl over the secure channel (with
- * its token's role: a viewer may ping, status, result, export, workers
- * and history; an admin everything).
+ * its token's role: a viewer may ping, status, result, export and
+ * workers; an admin everything).
  *
  * Transport: proto.h frames, CTL_REQ from gpuctl, one CTL_REPLY back; the
  * connection may carry several requests. Every reply has "ok"; on failure
