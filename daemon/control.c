@@ -539,7 +539,7 @@ static int read_job(struct ctl_req *r)
 
 /* What a viewer may ask; everything else needs an admin. */
 static const char *const viewer_cmds[] = {
-	"ping", "status", "result", "export", "workers",
+	"ping", "status", "result", "export", "workers", "workloads",
 };
 
 static int allowed(enum auth_role role, const char *cmd)
@@ -673,6 +673,10 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 			return;
 		}
 		work = state_work;
+	} else if (strcmp(r->cmd, "workloads") == 0) {
+		r->reply = ctl_workloads_reply();
+		ctl_finish(r);
+		return;
 	} else if (strcmp(r->cmd, "check") == 0) {
 		ctl_check_start(r);
 		return;

@@ -1,7 +1,7 @@
 /* control.h - gpuctl's control API, served on gpud's Unix socket (with
  * an admin's rights) and to remote gpuctl over the secure channel (with
- * its token's role: a viewer may ping, status, result, export and
- * workers; an admin everything).
+ * its token's role: a viewer may ping, status, result, export, workers
+ * and workloads; an admin everything).
  *
  * Transport: proto.h frames, CTL_REQ from gpuctl, one CTL_REPLY back; the
  * connection may carry several requests. Every reply has "ok"; on failure
@@ -49,6 +49,9 @@
  *        copy),"snapshots","seconds","verified":bool,"database":[the
  *        copy's integrity problems],"problems":[as check's],
  *        "problems_total"}; DIR must not exist or be empty (backup.h)
+ *   {"cmd":"workloads"} -> {"workloads":[{"name","unit_name",
+ *        "description","params":[{"name","type","default" (or null),
+ *        "help"}],"exports":[{"name","help"}],"extend":bool}]}
  *   {"cmd":"ping"} -> {"version":V}
  */
 #ifndef GPUD_CONTROL_H

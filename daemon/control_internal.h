@@ -69,6 +69,10 @@ void ctl_export_load_after(void *arg);
  * to ctl_finish (loop thread). */
 void ctl_token_start(struct ctl_req *r);
 
+/* control_workloads.c: the reply to "workloads" (the registry's
+ * workloads, their parameters and exports). Any thread; a new reference. */
+json_t *ctl_workloads_reply(void);
+
 /* control_check.c: `gpuctl check`, from start to ctl_finish (loop thread). */
 void ctl_check_start(struct ctl_req *r);
 /* control_backup.c: `gpuctl backup`, from start to ctl_finish (loop

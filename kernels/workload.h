@@ -63,6 +63,22 @@
 
 #define WL_ERRLEN 256
 
+/* One parameter parse_params takes (gpuctl submit W --NAME VALUE), as
+ * gpuctl workloads and gpuctl submit W --help show it. */
+struct wl_param_doc {
+	const char *name;  /* "battles" */
+	const char *type;  /* "integer", "string" or "file" */
+	const char *def;   /* the default, as text; NULL when required or
+			      when it depends on other parameters */
+	const char *help;  /* one line: meaning and range */
+};
+
+/* One of exports[], with the options export_data reads. */
+struct wl_export_doc {
+	const char *name;  /* "values" */
+	const char *help;  /* one line: format and options */
+};
+
 /* What a run reports back while it works. Implemented by the worker (and by
  * tests). All callbacks are called from the runner thread. */
 struct wl_run_io {
@@ -279,6 +295,14 @@ struct workload {
 	 * for results of dense near-random bytes that deflate barely shrinks
 	 * while costing the worker and gpud tens of ms per MB. 0: deflated. */
 	int result_store_raw;
+
+	/* For people (gpuctl workloads, submit W --help): what a job of this
+	 * workload computes, in one sentence; its parameters (a table ended
+	 * by a NULL name, one row per key parse_params accepts); and its
+	 * exports (the same, one row per name in exports). */
+	const char *description;
+	const struct wl_param_doc *params_doc;
+	const struct wl_export_doc *exports_doc;
 };
 
 /* The cuda_open and cuda_close hooks (NAME_wl_cuda_open, NAME_wl_cuda_close)

@@ -376,6 +376,16 @@ static int ctl_open(struct ctl_conn *c, const struct ctl_target *to,
 /* One request on a fresh connection; prints gpud's error and returns NULL
  * when the reply is not ok. *ret_exit says why. The reply's binary part is
  * returned in *ret_out (malloc'ed) when ret_out is not NULL. */
+/* gpud's errors are sentences for people, without a code; every command
+ * that names a job answers "no job N" when there is none. */
+static int not_found(const char *e)
+{
+	char tail;
+	long long id;
+
+	return e && sscanf(e, "no job %lld%c", &id, &tail) == 1;
+}
+
 json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
 			 const void *bin, size_t bin_len, uint8_t **ret_out,
 			 size_t *ret_out_len, int *ret_exit)
@@ -398,6 +408,7 @@ json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		const char *e = json_string_value(json_object_get(reply, "error"));
 		char *shown = ctl_text_escape(e ? e : "request failed", 0);
+		int missing = not_found(e);
 		fprintf(stderr, "gpuctl: %s\n", shown ? shown : "request failed");
 		free(shown);
 		json_decref(reply);
@@ -405,7 +416,7 @@ json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
 			free(*ret_out);
 			*ret_out = NULL;
 		}
-		*ret_exit = EXIT_FAIL;
+		*ret_exit = missing ? EXIT_NOTFOUND : EXIT_FAIL;
 		return NULL;
 	}
 	*ret_exit = 0;

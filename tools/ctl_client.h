@@ -16,10 +16,13 @@
 
 #include "auth.h"
 
-/* gpuctl's exit codes. */
-#define EXIT_FAIL 1        /* the request failed (or the job did not verify) */
+/* gpuctl's exit codes (documented in gpuctl help and gpuctl(1)). */
+#define EXIT_FAIL 1        /* the request was refused or failed */
 #define EXIT_USAGE 2
 #define EXIT_UNREACHABLE 3 /* gpud could not be reached or hung up */
+#define EXIT_NOTFOUND 4    /* no such job */
+#define EXIT_JOB_FAILED 5  /* wait: the job failed or was cancelled */
+#define EXIT_TIMEOUT 6     /* wait: --timeout passed first */
 
 /* Where requests go: the Unix socket, or host:port with a credential. */
 struct ctl_target {
@@ -39,7 +42,8 @@ int ctl_write_all(int fd, const uint8_t *p, size_t n);
 
 /* Send req (consumed) with an optional binary attachment and return the
  * reply (a new reference) when it is ok; otherwise print gpud's error
- * and return NULL. *ret_exit is 0, EXIT_FAIL or EXIT_UNREACHABLE. The
+ * and return NULL. *ret_exit is 0, EXIT_FAIL, EXIT_NOTFOUND (gpud has no
+ * such job) or EXIT_UNREACHABLE. The
  * reply's attachment goes to *ret_out (malloc'ed) when ret_out is not
  * NULL. */
 json_t *ctl_request_full(const struct ctl_target *to, json_t *req,

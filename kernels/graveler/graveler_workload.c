@@ -684,6 +684,14 @@ static int gw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 	return 0;
 }
 
+static const struct wl_param_doc gw_params_doc[] = {
+	{ "battles", "integer", NULL, "battles to simulate, 1..1e15 (1e9 is "
+	  "accepted)" },
+	{ "seed", "integer", "0", "the random stream's seed (0..2^64-1): the "
+	  "same seed gives the same answer on any device" },
+	{ NULL, NULL, NULL, NULL },
+};
+
 const struct workload graveler_workload = {
 	.name = "graveler",
 	.unit_name = "battles",
@@ -702,4 +710,8 @@ const struct workload graveler_workload = {
 	/* Segment records are near-random bytes: deflate barely shrinks a
 	 * 5.2 MB result and costs both ends tens of ms. */
 	.result_store_raw = 1,
+	.description = "Graveler's soft-lock: per battle, 231 rolls of a "
+		       "four-sided die; the histogram of ones and the most "
+		       "seen (expected Binomial(231, 1/4))",
+	.params_doc = gw_params_doc,
 };

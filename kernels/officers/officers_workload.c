@@ -233,6 +233,18 @@ static int ofw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 
 static const char *const ofw_exports[] = {"values", NULL};
 
+static const struct wl_param_doc ofw_params_doc[] = {
+	{ "to", "integer", NULL, "compute G(0..N-1), 1..2^48; gpuctl extend "
+	  "JOB --to M takes a job further" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_export_doc ofw_exports_doc[] = {
+	{ "values", "G(FROM..TO-1) as little-endian 16-bit values; --range "
+	  "FROM:TO (required)" },
+	{ NULL, NULL },
+};
+
 const struct workload officers_workload = {
 	.name = "officers",
 	.unit_name = "values",
@@ -253,4 +265,8 @@ const struct workload officers_workload = {
 	.extend = officers_wl_extend,
 	.cuda_open = officers_wl_cuda_open,
 	.cuda_close = officers_wl_cuda_close,
+	.description = "Officers' Grundy values G(0..N-1) (OEIS A046695), "
+		       "with their frequencies, rare values and zeros",
+	.params_doc = ofw_params_doc,
+	.exports_doc = ofw_exports_doc,
 };

@@ -267,6 +267,23 @@ static int otw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 
 static const char *const otw_exports[] = {"result", NULL};
 
+static const struct wl_param_doc otw_params_doc[] = {
+	{ "random", "integer", NULL, "solve N random positions, 1..12000000 "
+	  "(or give --file)" },
+	{ "empties", "integer", NULL, "empty squares of each random position, "
+	  "1..40 (with --random)" },
+	{ "seed", "integer", "0", "the random positions' seed (with --random)" },
+	{ "file", "file", NULL, "positions to solve, one Edax/OBF line each, "
+	  "instead of --random" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_export_doc otw_exports_doc[] = {
+	{ "result", "every position with its exact score, as OBF lines "
+	  "(what gpuctl result writes)" },
+	{ NULL, NULL },
+};
+
 WL_CUDA_HOOKS(othello)
 
 const struct workload othello_workload = {
@@ -292,4 +309,9 @@ const struct workload othello_workload = {
 	 * 1 saved 25% of a 1.1 M-position result at 50 ms of the worker's
 	 * time and 16 ms of gpud's to inflate, all on the job's critical path. */
 	.result_store_raw = 1,
+	.description = "Othello endgames solved exactly: the score of "
+		       "perfect play for every position, and their "
+		       "distribution",
+	.params_doc = otw_params_doc,
+	.exports_doc = otw_exports_doc,
 };

@@ -227,6 +227,18 @@ static int sw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 	return 0;
 }
 
+static const struct wl_param_doc sw_params_doc[] = {
+	{ "box", "string", NULL, "the box shape RxC, e.g. 3x3 (the classic "
+	  "grid) or 4x3" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static const struct wl_export_doc sw_exports_doc[] = {
+	{ "counts", "each gangster's count of completions, one \"INDEX W\" "
+	  "line each after a # header" },
+	{ NULL, NULL },
+};
+
 WL_CUDA_HOOKS(sudoku)
 
 const struct workload sudoku_workload = {
@@ -248,4 +260,9 @@ const struct workload sudoku_workload = {
 	.exports = sudoku_wl_exports,
 	.cuda_open = sudoku_wl_cuda_open,
 	.cuda_close = sudoku_wl_cuda_close,
+	.description = "Sudoku grids counted exactly: the number of "
+		       "completed grids of an RxC-box sudoku, by gangster "
+		       "(band classes)",
+	.params_doc = sw_params_doc,
+	.exports_doc = sw_exports_doc,
 };

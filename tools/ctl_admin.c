@@ -1,0 +1,201 @@
+/* ctl_admin.c - gpuctl's commands on gpud itself: token add/list/revoke,
+ * check and backup (ctl_cmd.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_check.h"
+#include "ctl_cmd.h"
+#include "ctl_help.h"
+
+static int token_list(const struct ctl_target *to)
+{
+	size_t i;
+	json_t *t;
+	int ex;
+	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "token_list"), &ex));
+
+	if (!reply)
+		return ex;
+	json_array_foreach(json_object_get(reply, "tokens"), i, t) {
+		time_t when = (time_t)json_number_value(json_object_get(t, "created_at"));
+		char date[32];
+		struct tm tm;
+		strftime(date, sizeof(date), "%Y-%m-%d %H:%M", localtime_r(&when, &tm));
+		printf("%-24s %-7s %s%s\n", json_string_value(json_object_get(t, "name")),
+		       json_string_value(json_object_get(t, "role")), date,
+		       json_is_true(json_object_get(t, "revoked")) ? "  revoked" : "");
+	}
+	json_decref(reply);
+	return 0;
+}
+
+static int token_add(const struct ctl_target *to, const char *name, const char *role)
+{
+	int ex;
+	json_t *reply = ctl_request(to, json_pack("{s:s, s:s, s:s}", "cmd", "token_add",
+						  "name", name, "role", role), &ex);
+
+	if (!reply)
+		return ex;
+	const char *cred = json_string_value(json_object_get(reply, "credential"));
+	if (!cred) {
+		fprintf(stderr, "gpuctl: gpud sent no credential\n");
+		json_decref(reply);
+		return EXIT_FAIL;
+	}
+	fputs(cred, stdout);
+	fprintf(stderr, "gpuctl: a %s credential pinning gpud-key %s\n"
+		"gpuctl: save the lines above in a file readable only by its user "
+		"(chmod 600) and pass it with %s\n", role,
+		json_string_value(json_object_get(reply, "gpud_key")),
+		strcmp(role, "worker") == 0 ? "gpuworker --token-file" : "gpuctl --credential");
+	json_decref(reply);
+	return 0;
+}
+
+int cmd_token(const struct ctl_target *to, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "role", required_argument, NULL, 'r' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *role = "worker";
+	int c, ex;
+
+	ctl_opt_reset();
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'r')
+			role = optarg;
+		else if (c == 'h')
+			return ctl_help_cmd(stdout, "token"), 0;
+		else
+			return ctl_usage_error("token");
+	}
+	int n = argc - optind;
+	char **a = argv + optind;
+	if (n == 1 && strcmp(a[0], "list") == 0 && strcmp(role, "worker") == 0)
+		return token_list(to);
+	if (n == 2 && strcmp(a[0], "add") == 0) {
+		if (strcmp(role, "worker") && strcmp(role, "viewer") && strcmp(role, "admin")) {
+			fprintf(stderr, "gpuctl: --role is worker, viewer or admin\n");
+			return ctl_usage_error("token");
+		}
+		return token_add(to, a[1], role);
+	}
+	if (n == 2 && strcmp(a[0], "revoke") == 0 && strcmp(role, "worker") == 0) {
+		json_t *reply = ctl_request(to, json_pack("{s:s, s:s}", "cmd", "token_revoke",
+							  "name", a[1]), &ex);
+		if (!reply)
+			return ex;
+		printf("revoked %s\n", a[1]);
+		json_decref(reply);
+		return 0;
+	}
+	fprintf(stderr, "gpuctl: usage: gpuctl token add NAME [--role worker|viewer|admin], "
+		"gpuctl token revoke NAME, gpuctl token list\n");
+	return ctl_usage_error("token");
+}
+
+/* --json and --help only; 1 when --help was asked. */
+static int json_only(int argc, char **argv, int *as_json)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	ctl_opt_reset();
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			*as_json = 1;
+		else if (c == 'h')
+			return 1;
+		else
+			return -1;
+	}
+	return optind < argc ? -1 : 0;
+}
+
+/* The database's integrity and every blob it names; exit 1 when damaged. */
+int cmd_check(const struct ctl_target *to, int argc, char **argv)
+{
+	int as_json = 0, ex, rc = json_only(argc, argv, &as_json);
+
+	if (rc == 1)
+		return ctl_help_cmd(stdout, "check"), 0;
+	if (rc)
+		return ctl_usage_error("check");
+	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "check"), &ex);
+	if (!reply)
+		return ex;
+	ex = json_is_true(json_object_get(reply, "damaged")) ? EXIT_FAIL : 0;
+	if (as_json) {
+		json_object_del(reply, "ok");
+		ctl_print_json(reply);
+	} else {
+		ctl_check_print(stdout, ctl_shown(reply));
+	}
+	json_decref(reply);
+	return ex;
+}
+
+/* gpud writes the backup: a relative DIR is made absolute here, where the
+ * user meant it. */
+int cmd_backup(const struct ctl_target *to, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "copy", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int as_json = 0, copy = 0, c, ex;
+	char path[CTL_ARG_MAX + 1], cwd[CTL_ARG_MAX];
+	const char *dir;
+
+	ctl_opt_reset();
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			as_json = 1;
+		else if (c == 'c')
+			copy = 1;
+		else if (c == 'h')
+			return ctl_help_cmd(stdout, "backup"), 0;
+		else
+			return ctl_usage_error("backup");
+	}
+	if (optind + 1 != argc || !*argv[optind])
+		return ctl_usage_error("backup");
+	dir = argv[optind];
+	if (dir[0] != '/' && to->host) {
+		fprintf(stderr, "gpuctl: with --connect, DIR is on gpud's host: give an "
+			"absolute path\n");
+		return EXIT_USAGE;
+	}
+	if (dir[0] == '/') {
+		if (strlen(dir) >= sizeof(path)) {
+			fprintf(stderr, "gpuctl: the backup path is too long\n");
+			return EXIT_USAGE;
+		}
+		snprintf(path, sizeof(path), "%s", dir);
+	} else if (!getcwd(cwd, sizeof(cwd)) ||
+		   snprintf(path, sizeof(path), "%s/%s", cwd, dir) >= (int)sizeof(path)) {
+		fprintf(stderr, "gpuctl: cannot make %s an absolute path\n", dir);
+		return EXIT_USAGE;
+	}
+	json_t *reply = ctl_request(to, json_pack("{s:s, s:s, s:b}", "cmd", "backup", "dir", path,
+						  "copy", copy), &ex);
+	if (!reply)
+		return ex;
+	ex = json_is_true(json_object_get(reply, "verified")) ? 0 : EXIT_FAIL;
+	json_object_del(reply, "ok");
+	if (as_json)
+		ctl_print_json(reply);
+	else
+		ctl_backup_print(stdout, ctl_shown(reply));
+	json_decref(reply);
+	return ex;
+}

@@ -1,0 +1,196 @@
+/* ctl_args.c - what gpuctl's commands share: parsing of job ids, numbers
+ * and workload parameters, input files, JSON output (ctl_cmd.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl_cmd.h"
+#include "ctl_text.h"
+#include "proto.h"
+
+const char *ctl_cmd_name(char **argv)
+{
+	const char *sp = strrchr(argv[0], ' ');
+
+	return sp ? sp + 1 : argv[0];
+}
+
+void ctl_opt_reset(void)
+{
+	/* 0, not 1: glibc then also resets its state inside clustered short
+	 * options and rereads the optstring's mode. */
+	optind = 0;
+	opterr = 1;
+}
+
+int ctl_parse_job(const char *s, json_int_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v <= 0) {
+		fprintf(stderr, "gpuctl: '%s' is not a job id (a positive integer)\n", s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+int ctl_parse_int(const char *opt, const char *s, long lo, long hi, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "gpuctl: %s wants an integer %ld..%ld, got '%s'\n",
+			opt, lo, hi, s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+int ctl_parse_seconds(const char *opt, const char *s, double lo, double hi,
+		      double *ret)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= lo && v <= hi)) {
+		fprintf(stderr, "gpuctl: %s wants %g..%g seconds, got '%s'\n",
+			opt, lo, hi, s);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+json_t *ctl_parse_kv(int argc, char **argv)
+{
+	json_t *args = json_object();
+
+	for (int i = 0; i < argc; i++) {
+		char key[64];
+		const char *k = argv[i], *eq, *val;
+		size_t klen;
+
+		if (strncmp(k, "--", 2) != 0 || strlen(k) < 3) {
+			fprintf(stderr, "gpuctl: expected --KEY VALUE, got '%s'\n", k);
+			goto bad;
+		}
+		k += 2;
+		eq = strchr(k, '=');
+		klen = eq ? (size_t)(eq - k) : strlen(k);
+		if (klen == 0 || klen >= sizeof(key)) {
+			fprintf(stderr, "gpuctl: expected --KEY VALUE, got '%s'\n", argv[i]);
+			goto bad;
+		}
+		if (eq) {
+			val = eq + 1;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			fprintf(stderr, "gpuctl: %s needs a value\n", argv[i]);
+			goto bad;
+		}
+		if (strlen(val) > CTL_ARG_MAX) {
+			fprintf(stderr, "gpuctl: value of --%.*s is too long\n", (int)klen, k);
+			goto bad;
+		}
+		memcpy(key, k, klen);
+		key[klen] = '\0';
+		for (char *p = key; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		if (json_object_get(args, key)) {
+			fprintf(stderr, "gpuctl: --%s given twice\n", key);
+			goto bad;
+		}
+		json_object_set_new(args, key, json_string(val));
+	}
+	return args;
+bad:
+	json_decref(args);
+	return NULL;
+}
+
+int ctl_read_input(const char *path, uint8_t **ret, size_t *ret_len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f) {
+		fprintf(stderr, "gpuctl: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (cap == len) {
+			size_t ncap = cap ? cap * 2 : 1 << 20;
+			uint8_t *nb;
+			if (cap >= (size_t)PROTO_MAX_BIN + 1) {
+				fprintf(stderr, "gpuctl: %s is larger than %u bytes\n",
+					path, PROTO_MAX_BIN);
+				goto fail;
+			}
+			if (ncap > (size_t)PROTO_MAX_BIN + 1)
+				ncap = (size_t)PROTO_MAX_BIN + 1;
+			nb = realloc(buf, ncap);
+			if (!nb) {
+				fprintf(stderr, "gpuctl: out of memory reading %s\n", path);
+				goto fail;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	if (ferror(f)) {
+		fprintf(stderr, "gpuctl: cannot read %s\n", path);
+		goto fail;
+	}
+	fclose(f);
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+fail:
+	free(buf);
+	fclose(f);
+	return -1;
+}
+
+json_t *ctl_shown(json_t *reply)
+{
+	if (reply)
+		ctl_text_escape_json(reply);
+	return reply;
+}
+
+void ctl_print_json(const json_t *v)
+{
+	/* Non-ASCII (C1 controls included) as \u escapes: as safe on a
+	 * terminal as the text output. */
+	json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	printf("\n");
+}
+
+void ctl_print_warnings(const json_t *reply, FILE *f)
+{
+	size_t i;
+	json_t *w;
+
+	json_array_foreach(json_object_get(reply, "warnings"), i, w) {
+		char *e = ctl_text_escape(json_string_value(w) ? json_string_value(w) : "?", 0);
+		fprintf(f, "warning: %s\n", e ? e : "?");
+		free(e);
+	}
+}

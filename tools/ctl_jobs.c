@@ -1,0 +1,531 @@
+/* ctl_jobs.c - gpuctl's commands on jobs and workloads: submit, extend,
+ * export, result, cancel/pause/resume, priority, workloads (ctl_cmd.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_cmd.h"
+#include "ctl_help.h"
+#include "published.h"
+
+#define NAME_MAX_LEN 64
+
+/* --name: 1..64 of [A-Za-z0-9._-], as gpud stores it. */
+static int check_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > NAME_MAX_LEN ||
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789._-") != n) {
+		fprintf(stderr, "gpuctl: --name wants 1..%d characters of A-Z a-z 0-9 . _ -\n",
+			NAME_MAX_LEN);
+		return -1;
+	}
+	return 0;
+}
+
+/* One workload's entry of gpud's "workloads" reply (escaped), or NULL:
+ * *ret_reply holds it. */
+static json_t *find_workload(const struct ctl_target *to, const char *name,
+			     json_t **ret_reply, int *ret_exit)
+{
+	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "workloads"),
+					      ret_exit));
+	size_t i;
+	json_t *w;
+
+	*ret_reply = reply;
+	json_array_foreach(json_object_get(reply, "workloads"), i, w)
+		if (name && strcmp(json_string_value(json_object_get(w, "name")), name) == 0)
+			return w;
+	return NULL;
+}
+
+/* "    LABEL   text" with text wrapped at 79 columns under itself. */
+static void print_item(FILE *f, int indent, int label_w, const char *label, const char *text)
+{
+	int col = fprintf(f, "%*s%-*s", indent, "", label_w, label), start = col;
+	const char *p = text ? text : "";
+
+	if (col > start || label_w < (int)strlen(label))
+		start = col = indent + label_w;
+	while (*p) {
+		size_t len = strcspn(p, " ");
+		if (col > start && col + 1 + (int)len > 79) {
+			fprintf(f, "\n%*s", start, "");
+			col = start;
+		}
+		col += fprintf(f, "%s%.*s", col > start ? " " : "", (int)len, p);
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
+	fprintf(f, "\n");
+}
+
+static void print_workload(FILE *f, const json_t *w)
+{
+	const char *desc = json_string_value(json_object_get(w, "description"));
+	size_t i;
+	json_t *p;
+
+	fprintf(f, "%s (units: %s)\n", json_string_value(json_object_get(w, "name")),
+		json_string_value(json_object_get(w, "unit_name")));
+	if (desc && *desc)
+		print_item(f, 2, 0, "", desc);
+	fprintf(f, "  parameters:\n");
+	json_array_foreach(json_object_get(w, "params"), i, p) {
+		const char *type = json_string_value(json_object_get(p, "type"));
+		const char *def = json_string_value(json_object_get(p, "default"));
+		char opt[96], help[1024];
+		snprintf(opt, sizeof(opt), "--%s %s", json_string_value(json_object_get(p, "name")),
+			 type && strcmp(type, "file") == 0 ? "FILE" :
+			 type && strcmp(type, "integer") == 0 ? "N" : "VALUE");
+		snprintf(help, sizeof(help), "%s%s%s%s", json_string_value(json_object_get(p, "help")),
+			 def ? " (default " : "", def ? def : "", def ? ")" : "");
+		print_item(f, 4, 17, opt, help);
+	}
+	if (json_array_size(json_object_get(w, "exports")) == 0) {
+		fprintf(f, "  exports: none\n");
+	} else {
+		fprintf(f, "  exports (gpuctl export JOB WHAT):\n");
+		json_array_foreach(json_object_get(w, "exports"), i, p)
+			print_item(f, 4, 17, json_string_value(json_object_get(p, "name")),
+				   json_string_value(json_object_get(p, "help")));
+	}
+	if (json_is_true(json_object_get(w, "extend")))
+		fprintf(f, "  gpuctl extend JOB takes its jobs further\n");
+}
+
+int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int as_json = 0, c, ex;
+
+	ctl_opt_reset();
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			as_json = 1;
+		else if (c == 'h')
+			return ctl_help_cmd(stdout, "workloads"), 0;
+		else
+			return ctl_usage_error("workloads");
+	}
+	if (optind < argc)
+		return ctl_usage_error("workloads");
+	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workloads"), &ex);
+	if (!reply)
+		return ex;
+	if (as_json) {
+		ctl_print_json(json_object_get(reply, "workloads"));
+	} else {
+		size_t i;
+		json_t *w;
+		json_array_foreach(json_object_get(ctl_shown(reply), "workloads"), i, w)
+			print_workload(stdout, w);
+	}
+	json_decref(reply);
+	return 0;
+}
+
+/* submit WORKLOAD --help: gpuctl's options, then the workload's, as
+ * this gpud knows them. */
+static int submit_help(const struct ctl_target *to, const char *workload)
+{
+	json_t *reply;
+	int ex;
+
+	ctl_help_cmd(stdout, "submit");
+	if (!workload)
+		return 0;
+	json_t *w = find_workload(to, workload, &reply, &ex);
+	if (w) {
+		printf("\n");
+		print_workload(stdout, w);
+	} else if (reply) {
+		fprintf(stderr, "gpuctl: gpud has no workload '%s' (gpuctl workloads lists "
+			"them)\n", workload);
+		ex = EXIT_USAGE;
+	}
+	json_decref(reply);
+	return ex;
+}
+
+/* gpuctl's own options of submit (the rest go to the workload). */
+struct submit_opts {
+	const char *name, *check, *file;
+	long priority;
+	int has_priority, help;
+};
+
+/* Split argv (after WORKLOAD) into gpuctl's options and the workload's
+ * --KEY VALUE pairs (left in kv, *nkv of them). -1 after printing why. */
+static int split_submit(int argc, char **argv, struct submit_opts *o, char **kv, int *nkv)
+{
+	static const char *const own[] = { "name", "priority", "check", "file" };
+
+	*nkv = 0;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		size_t k = 0, len;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			o->help = 1;
+			continue;
+		}
+		len = strncmp(a, "--", 2) == 0 ? strcspn(a + 2, "=") : 0;
+		for (; len && k < sizeof(own) / sizeof(own[0]); k++)
+			if (strlen(own[k]) == len && strncmp(a + 2, own[k], len) == 0)
+				break;
+		if (!len || k == sizeof(own) / sizeof(own[0])) {
+			kv[(*nkv)++] = argv[i];
+			continue;
+		}
+		if (a[2 + len] == '=') {
+			val = a + 3 + len;
+		} else if (i + 1 < argc) {
+			val = argv[++i];
+		} else {
+			fprintf(stderr, "gpuctl: --%s needs a value\n", own[k]);
+			return -1;
+		}
+		if (k == 0 && check_name(val))
+			return -1;
+		if (k == 1 && ctl_parse_int("--priority", val, -1000, 1000, &o->priority))
+			return -1;
+		if (k == 2 && strcmp(val, "full") && strcmp(val, "sample")) {
+			fprintf(stderr, "gpuctl: --check is sample (gpud verifies a sample "
+				"of every result) or full (every lease computed twice)\n");
+			return -1;
+		}
+		if (strlen(val) > CTL_ARG_MAX) {
+			fprintf(stderr, "gpuctl: --%s is too long\n", own[k]);
+			return -1;
+		}
+		if (k == 0)
+			o->name = val;
+		else if (k == 1)
+			o->has_priority = 1;
+		else if (k == 2)
+			o->check = val;
+		else
+			o->file = val;
+	}
+	return 0;
+}
+
+int cmd_submit(const struct ctl_target *to, int argc, char **argv)
+{
+	struct submit_opts o = { 0 };
+	char **kv = calloc((size_t)argc + 1, sizeof(*kv));
+	int nkv, ex;
+	const char *workload = argc > 1 && argv[1][0] != '-' ? argv[1] : NULL;
+	int first = workload ? 2 : 1;
+
+	if (!kv)
+		return EXIT_FAIL;
+	if (split_submit(argc - first, argv + first, &o, kv, &nkv)) {
+		free(kv);
+		return ctl_usage_error("submit");
+	}
+	if (o.help) {
+		free(kv);
+		return submit_help(to, workload);
+	}
+	if (!workload) {
+		free(kv);
+		fprintf(stderr, "gpuctl: submit needs a workload, e.g. gpuctl submit "
+			"graveler --battles 1e9 (gpuctl workloads lists them)\n");
+		return ctl_usage_error("submit");
+	}
+	json_t *args = ctl_parse_kv(nkv, kv);
+	free(kv);
+	if (!args)
+		return ctl_usage_error("submit");
+	if (o.check)
+		json_object_set_new(args, "check", json_string(o.check));
+	uint8_t *input = NULL;
+	size_t input_len = 0;
+	if (o.file) {
+		const char *base = strrchr(o.file, '/');
+		if (ctl_read_input(o.file, &input, &input_len)) {
+			json_decref(args);
+			return EXIT_FAIL;
+		}
+		/* gpud gets the content; the name is only for the user. */
+		json_object_set_new(args, "file", json_string(base ? base + 1 : o.file));
+	}
+	json_t *req = json_pack("{s:s, s:s, s:o}", "cmd", "submit", "workload", workload,
+				"args", args);
+	if (o.name)
+		json_object_set_new(req, "name", json_string(o.name));
+	if (o.has_priority)
+		json_object_set_new(req, "priority", json_integer(o.priority));
+	json_t *reply = ctl_request_bin(to, req, input, input_len, &ex);
+	free(input);
+	if (!reply)
+		return ex;
+	printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(reply, "job")));
+	json_decref(reply);
+	return 0;
+}
+
+/* JOB then --KEY VALUE pairs, for extend and export (whose options are
+ * the workload's). 1 when --help was asked. */
+static int job_and_kv(int argc, char **argv, int skip, json_int_t *job, json_t **args)
+{
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	if (argc < 2 || ctl_parse_job(argv[1], job))
+		return -1;
+	*args = ctl_parse_kv(argc - 2 - skip, argv + 2 + skip);
+	return *args ? 0 : -1;
+}
+
+int cmd_extend(const struct ctl_target *to, int argc, char **argv)
+{
+	json_int_t job;
+	json_t *args;
+	int ex, rc = job_and_kv(argc, argv, 0, &job, &args);
+
+	if (rc == 1)
+		return ctl_help_cmd(stdout, "extend"), 0;
+	if (rc || json_object_size(args) == 0) {
+		if (!rc)
+			json_decref(args);
+		return ctl_usage_error("extend");
+	}
+	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
+							  "job", job, "args", args), &ex));
+	if (!reply)
+		return ex;
+	printf("job %" JSON_INTEGER_FORMAT ": %s, %" JSON_INTEGER_FORMAT " units\n", job,
+	       json_string_value(json_object_get(reply, "state")),
+	       json_integer_value(json_object_get(reply, "total_units")));
+	json_decref(reply);
+	return 0;
+}
+
+/* Ask for a job's bulk output and write it to stdout. */
+static int do_export(const struct ctl_target *to, json_int_t job, const char *what, json_t *args)
+{
+	int ex;
+	uint8_t *bin = NULL;
+	size_t bin_len = 0;
+	json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "cmd", "export", "job", job,
+				"what", what, "args", args);
+	json_t *reply = ctl_request_full(to, req, NULL, 0, &bin, &bin_len, &ex);
+
+	if (!reply)
+		return ex;
+	ex = ctl_write_all(STDOUT_FILENO, bin, bin_len) ? EXIT_FAIL : 0;
+	if (ex)
+		fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
+	free(bin);
+	json_decref(reply);
+	return ex;
+}
+
+/* export JOB with no WHAT: what the job's workload exports. */
+static int list_exports(const struct ctl_target *to, json_int_t job)
+{
+	int ex;
+	json_t *st = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", "status",
+						       "job", job), &ex));
+	json_t *wl_reply = NULL, *w;
+	const char *name;
+
+	if (!st)
+		return ex;
+	name = json_string_value(json_object_get(json_array_get(json_object_get(st, "jobs"), 0),
+						 "workload"));
+	w = find_workload(to, name, &wl_reply, &ex);
+	if (!w) {
+		json_decref(st);
+		json_decref(wl_reply);
+		return ex ? ex : EXIT_FAIL;
+	}
+	if (json_array_size(json_object_get(w, "exports")) == 0) {
+		printf("job %" JSON_INTEGER_FORMAT " (%s) has nothing to export; gpuctl result "
+		       "%" JSON_INTEGER_FORMAT " shows its answer\n", job, name, job);
+	} else {
+		size_t i;
+		json_t *e;
+		printf("job %" JSON_INTEGER_FORMAT " (%s) exports (gpuctl export %"
+		       JSON_INTEGER_FORMAT " WHAT > FILE):\n", job, name, job);
+		json_array_foreach(json_object_get(w, "exports"), i, e)
+			print_item(stdout, 2, 10, json_string_value(json_object_get(e, "name")),
+				   json_string_value(json_object_get(e, "help")));
+	}
+	json_decref(st);
+	json_decref(wl_reply);
+	return 0;
+}
+
+int cmd_export(const struct ctl_target *to, int argc, char **argv)
+{
+	json_int_t job;
+	json_t *args;
+	int rc;
+
+	if (argc == 2 && ctl_parse_job(argv[1], &job) == 0)
+		return list_exports(to, job);
+	if (argc >= 3 && argv[2][0] == '-' && strcmp(argv[2], "--help") && strcmp(argv[2], "-h")) {
+		fprintf(stderr, "gpuctl: export JOB WHAT: WHAT comes before its options "
+			"(gpuctl export JOB lists what JOB has)\n");
+		return ctl_usage_error("export");
+	}
+	rc = job_and_kv(argc, argv, 1, &job, &args);
+	if (rc == 1)
+		return ctl_help_cmd(stdout, "export"), 0;
+	if (rc || argc < 3) {
+		if (!rc)
+			json_decref(args);
+		return ctl_usage_error("export");
+	}
+	return do_export(to, job, argv[2], args);
+}
+
+static int print_result(const struct ctl_target *to, json_int_t job, json_t *reply,
+			uint8_t *abin, size_t alen)
+{
+	ctl_shown(reply);
+	const char *text = json_string_value(json_object_get(reply, "text"));
+	const char *state = json_string_value(json_object_get(reply, "state"));
+	const char *wname = json_string_value(json_object_get(reply, "workload"));
+	json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, NULL) : NULL;
+	char buf[160];
+	const char *note = answer && wname ? published_note(wname, answer, buf, sizeof(buf)) : NULL;
+	size_t i;
+	json_t *f;
+
+	json_decref(answer);
+	json_array_foreach(json_object_get(reply, "exports"), i, f) {
+		if (strcmp(json_string_value(f), "result") != 0)
+			continue;
+		/* Bulk results go to stdout, the summary to stderr. */
+		fprintf(stderr, "%s", text ? text : "");
+		json_array_foreach(json_object_get(reply, "files"), i, f)
+			fprintf(stderr, "files: %s\n", json_string_value(f));
+		return do_export(to, job, "result", json_object());
+	}
+	printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job, wname ? wname : "?",
+	       state ? state : "?");
+	if (!state || strcmp(state, "done") != 0)
+		printf("note: the job is not finished; this is the answer merged so far\n");
+	printf("%s", text ? text : "no verified results yet\n");
+	if (note && state && strcmp(state, "done") == 0)
+		printf("%s", note); /* information only */
+	json_array_foreach(json_object_get(reply, "files"), i, f)
+		printf("files: %s\n", json_string_value(f));
+	return 0;
+}
+
+int cmd_result(const struct ctl_target *to, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "values", required_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	json_int_t job;
+	int as_json = 0, c, ex;
+	const char *values = NULL;
+
+	ctl_opt_reset();
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			as_json = 1;
+		else if (c == 'v')
+			values = optarg;
+		else if (c == 'h')
+			return ctl_help_cmd(stdout, "result"), 0;
+		else
+			return ctl_usage_error("result");
+	}
+	if (optind + 1 != argc || ctl_parse_job(argv[optind], &job) || (values && as_json))
+		return ctl_usage_error("result");
+	if (values)
+		return do_export(to, job, "values", json_pack("{s:s}", "range", values));
+	uint8_t *abin = NULL;
+	size_t alen = 0;
+	json_t *reply = ctl_request_full(to, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
+					 NULL, 0, &abin, &alen, &ex);
+	if (!reply)
+		return ex;
+	if (as_json) {
+		/* The answer travels as the reply's binary part (control.h). */
+		json_error_t jerr;
+		json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, &jerr) : json_null();
+		if (!answer) {
+			fprintf(stderr, "gpuctl: gpud sent an answer that is not JSON: %s\n", jerr.text);
+			ex = EXIT_FAIL;
+		} else {
+			json_object_set_new(reply, "answer", answer);
+			json_object_del(reply, "answer_bytes");
+			json_object_del(reply, "ok");
+			json_object_del(reply, "text");
+			ctl_print_json(reply);
+		}
+	} else {
+		ex = print_result(to, job, reply, abin, alen);
+	}
+	free(abin);
+	json_decref(reply);
+	return ex;
+}
+
+/* cancel, pause, resume JOB. */
+int cmd_simple(const struct ctl_target *to, int argc, char **argv)
+{
+	const char *cmd = ctl_cmd_name(argv);
+	json_int_t job;
+	int ex;
+
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+		return ctl_help_cmd(stdout, cmd), 0;
+	if (argc != 2 || ctl_parse_job(argv[1], &job)) {
+		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
+		return ctl_usage_error(cmd);
+	}
+	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", cmd, "job", job),
+					      &ex));
+	if (!reply)
+		return ex;
+	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
+	       json_string_value(json_object_get(reply, "state")));
+	json_decref(reply);
+	return 0;
+}
+
+int cmd_priority(const struct ctl_target *to, int argc, char **argv)
+{
+	json_int_t job;
+	long prio;
+	int ex;
+
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+		return ctl_help_cmd(stdout, "priority"), 0;
+	/* "--" lets a negative priority through: gpuctl priority 3 -- -5. */
+	if (argc == 4 && strcmp(argv[2], "--") == 0)
+		argv[2] = argv[3], argc = 3;
+	if (argc != 3 || ctl_parse_job(argv[1], &job) ||
+	    ctl_parse_int("priority", argv[2], -1000, 1000, &prio))
+		return ctl_usage_error("priority");
+	json_t *reply = ctl_request(to, json_pack("{s:s, s:I, s:I}", "cmd", "priority", "job", job,
+						  "priority", (json_int_t)prio), &ex);
+	if (!reply)
+		return ex;
+	printf("job %" JSON_INTEGER_FORMAT ": priority %" JSON_INTEGER_FORMAT "\n", job,
+	       json_is_integer(json_object_get(reply, "priority"))
+	       ? json_integer_value(json_object_get(reply, "priority")) : (json_int_t)prio);
+	json_decref(reply);
+	return 0;
+}
