@@ -1,5 +1,7 @@
 """A job completes with exactly the reference answer, over several leases and
 two workers, and gpuctl shows it."""
+import re
+
 from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
 
 
@@ -29,7 +31,8 @@ def test_complete(cl: Cluster):
     workers = cl.ctl("workers").stdout
     check("local" in workers, "workers list: " + workers)
     watch = cl.ctl("watch", "--count", "2", "--interval", "0.1").stdout
-    check(watch.count("job %d" % job) == 2 and "local" in watch, "watch: " + watch)
+    rows = re.findall(r"^ *%d +- +graveler +done " % job, watch, re.M)
+    check(len(rows) == 2 and "local" in watch, "watch: " + watch)
     check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
 
 

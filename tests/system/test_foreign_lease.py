@@ -102,7 +102,7 @@ def test_foreign_lease(cl: Cluster):
     victim = workers[cl.token()[0]]
     check(victim["foreign_msgs"] == 0 and not victim["quarantined"], "victim's record: %s" % victim)
     text = cl.ctl("workers").stdout
-    check("foreign" in text.splitlines()[0] and re.search(r"thief .* quarantined .* %d " % sent, text),
+    check("FOREIGN" in text.splitlines()[0] and re.search(r"thief .* quarantined .* %d " % sent, text),
           "gpuctl workers: " + text)
     thief.send_msg("CLAIM", {"rate": 0})
     nl, _ = thief.expect("NOLEASE")

@@ -167,7 +167,7 @@ def scenario_liar(cl):
     check(ws[cl.token()[0]]["confirmed"] >= 1 and ws[nb]["confirmed"] >= 1,
           "the honest workers' results should be confirmed: %s" % ws)
     out = cl.ctl("workers").stdout
-    check("trust" in out.splitlines()[0], "gpuctl workers should show trust:\n" + out)
+    check("TRUST" in out.splitlines()[0], "gpuctl workers should show trust:\n" + out)
 
 
 def scenario_crash(cl):

@@ -292,7 +292,7 @@ def test_slurm(cl: Cluster):
         check(re.search(r'"slurm_array": "%s_\d"' % array, ws) and '"slurm_job": "' in ws,
               "gpuctl workers --json should show the Slurm ids: " + ws)
         text = cl.ctl("workers").stdout
-        check("where" in text.splitlines()[0] and re.search(r" slurm %s_\d \(job \d+\)" % array, text),
+        check("WHERE" in text.splitlines()[0] and re.search(r" slurm %s_\d \(job \d+\)" % array, text),
               "gpuctl workers should show the Slurm ids: " + text)
         print("slurm: job of %d leases done in %.1fs by %d array tasks; the preempted lease %d "
               "waited %.2fs from its release to its next grant and resumed at %s of %d units; "
