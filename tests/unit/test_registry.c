@@ -182,12 +182,61 @@ static void test_json_u64(void **state)
 	json_decref(o);
 }
 
+/* gpuctl workloads and submit W --help show these tables: every
+ * workload describes itself, every parameter it lists is one parse_params
+ * knows (whatever else it says of the value, never "unknown parameter"),
+ * and every export has its line. */
+static void test_docs_match_the_workloads(void **state)
+{
+	const struct workload *const *all = workload_all();
+	char err[WL_ERRLEN];
+
+	(void)state;
+	for (size_t n = 0; all[n]; n++) {
+		const struct workload *w = all[n];
+		size_t np = 0;
+
+		assert_non_null(w->description);
+		assert_true(strlen(w->description) > 20);
+		assert_non_null(w->params_doc);
+		for (const struct wl_param_doc *p = w->params_doc; p->name; p++, np++) {
+			json_t *args = json_pack("{s:s}", p->name, "1"), *params = NULL;
+			uint64_t total = 0;
+
+			assert_non_null(p->help);
+			assert_true(strcmp(p->type, "integer") == 0 || strcmp(p->type, "string") == 0 ||
+				    strcmp(p->type, "file") == 0);
+			err[0] = '\0';
+			if (w->parse_params(workload_ctx(w), args, &params, &total, err, sizeof(err)) == 0)
+				json_decref(params);
+			assert_null(strstr(err, "unknown parameter"));
+			json_decref(args);
+		}
+		assert_true(np >= 1);
+		/* The criterion holds: a name not in the table is unknown. */
+		json_t *bogus = json_pack("{s:s}", "no_such_param", "1"), *params = NULL;
+		uint64_t total = 0;
+		err[0] = '\0';
+		assert_int_not_equal(w->parse_params(workload_ctx(w), bogus, &params, &total, err,
+						     sizeof(err)), 0);
+		assert_non_null(strstr(err, "unknown parameter"));
+		json_decref(bogus);
+		for (size_t e = 0; w->exports && w->exports[e]; e++) {
+			const struct wl_export_doc *d = w->exports_doc;
+			while (d && d->name && strcmp(d->name, w->exports[e]) != 0)
+				d++;
+			assert_true(d && d->name && strlen(d->help) > 10);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_workload_is_complete),
 		cmocka_unit_test(test_json_u64),
 		cmocka_unit_test(test_blob_max_covers_runs),
+		cmocka_unit_test(test_docs_match_the_workloads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
