@@ -359,7 +359,9 @@ static int print_jobs(json_t *jobs, int lng, const char *cols, int no_header,
 		if (keep(j, states, workload))
 			json_array_append(kept, j);
 	if (json_array_size(kept) == 0) {
-		printf("%s\n", none);
+		/* --no-header is for scripts: nothing at all. */
+		if (!no_header)
+			printf("%s\n", none);
 	} else if (lng) {
 		json_array_foreach(kept, i, j)
 			ctl_job_long(stdout, j, now);
