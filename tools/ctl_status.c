@@ -345,6 +345,19 @@ static int check_states(const char *states)
 	return 0;
 }
 
+/* --format's names, checked before gpud is asked. */
+static int check_cols(const char *cols)
+{
+	struct ctl_table t;
+	json_t *none = json_array();
+	int rc = ctl_jobs_table(&t, cols, none, 0);
+
+	if (rc == 0)
+		ctl_table_free(&t);
+	json_decref(none);
+	return rc;
+}
+
 /* Print jobs: whole records or a table; the filters applied here. */
 static int print_jobs(json_t *jobs, int lng, const char *cols, int no_header,
 		      const char *states, const char *workload, const char *none)
@@ -406,7 +419,7 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 		}
 	}
 	if (optind + 1 < argc || (optind < argc && ctl_parse_job(argv[optind], &job)) ||
-	    (states && check_states(states)))
+	    (states && check_states(states)) || check_cols(cols))
 		return ctl_usage_error("status");
 	json_t *req = json_pack("{s:s}", "cmd", "status");
 	if (job)
@@ -464,7 +477,7 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 		default: return ctl_usage_error("history");
 		}
 	}
-	if (optind < argc)
+	if (optind < argc || check_cols(cols))
 		return ctl_usage_error("history");
 	json_t *req = json_pack("{s:s}", "cmd", "history");
 	if (all)

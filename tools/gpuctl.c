@@ -37,6 +37,8 @@ static int cmd_help(int argc, char **argv)
 		ctl_help_all(stdout);
 		return 0;
 	}
+	if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0))
+		return ctl_help_cmd(stdout, "help"), 0;
 	if (argc == 1 && ctl_help_cmd(stdout, argv[0]) == 0)
 		return 0;
 	fprintf(stderr, "gpuctl: no command '%s'\n", argv[0]);
