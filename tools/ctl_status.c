@@ -48,6 +48,9 @@ static double job_elapsed(const json_t *job, double now)
 {
 	double created = num(job, "created_at"), fin = num(job, "finished_at");
 
+	/* Never started: no time to show, rather than 0s. */
+	if (json_is_null(json_object_get(job, "started_at")))
+		return -1;
 	if (json_is_number(json_object_get(job, "elapsed_s")))
 		return num(job, "elapsed_s");
 	if (!(created > 0) || strcmp(ctl_job_state(job), "queued") == 0)
@@ -74,10 +77,16 @@ static void job_rate(const json_t *job, char *out, size_t n)
 	const char *s = ctl_job_state(job);
 	char r[32];
 
+	double avg = num(job, "avg_rate"), el;
+
+	/* An older gpud sends no avg_rate: units over the time it ran. */
+	if (!json_is_number(json_object_get(job, "avg_rate")) &&
+	    (el = job_elapsed(job, human_now())) > 0)
+		avg = num(job, "units_done") / el;
 	if (strcmp(s, "running") == 0)
 		human_rate(num(job, "rate"), out, n);
-	else if (ctl_job_finished(job) && num(job, "avg_rate") > 0)
-		snprintf(out, n, "%s avg", human_rate(num(job, "avg_rate"), r, sizeof(r)));
+	else if (ctl_job_finished(job) && avg > 0)
+		snprintf(out, n, "%s avg", human_rate(avg, r, sizeof(r)));
 	else
 		snprintf(out, n, "-");
 }
@@ -441,7 +450,7 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 	ex = print_jobs(json_object_get(reply, "jobs"), lng || job, cols, no_header,
 			states, workload, "no jobs");
 	json_int_t hidden = json_integer_value(json_object_get(reply, "hidden"));
-	if (!ex && hidden > 0)
+	if (!ex && hidden > 0 && !no_header)
 		printf("(%" JSON_INTEGER_FORMAT " job%s finished more than a day ago: "
 		       "gpuctl status --all)\n", hidden, hidden == 1 ? "" : "s");
 	json_decref(reply);

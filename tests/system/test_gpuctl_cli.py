@@ -88,6 +88,11 @@ def check_workloads(cl):
     r = cl.ctl("submit", "graveler", "--help")
     check("--battles N" in r.stdout and "--seed N" in r.stdout and "--priority P" in r.stdout,
           "submit graveler --help: " + r.stdout)
+    # A viewer may read them from afar.
+    cred, _, _ = cl.add_token("reader", role="viewer")
+    r = subprocess.run([GPUCTL, "--connect", "127.0.0.1:%d" % cl.port, "--credential", cred, "workloads",
+                        "--json"], capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and json.loads(r.stdout) == ws, "a viewer's workloads: %s" % r.stderr)
     r = cl.ctl("submit", "nosuch", "--help", check_rc=False)
     check(r.returncode == 2 and "no workload 'nosuch'" in r.stderr, "submit nosuch --help: %r" % r.stderr)
 
