@@ -41,12 +41,14 @@ static const struct help_page pages[] = {
   "                    submitted started finished attempts vfail reason\n"
   "  --no-header       no header line\n"
   "  --json            gpud's records as JSON (exact numbers)\n" },
-{ "history", "history [--all] [--limit N] [--json]",
+{ "history", "history [--all] [--limit N] [--format COLS] [--no-header] [--json]",
   "finished jobs, newest first (like sacct)",
   "  ID NAME WORKLOAD STATE SUBMITTED STARTED FINISHED ELAPSED UNITS AVG_RATE\n"
   "  ATTEMPTS VFAIL (results refuted by verification).\n"
   "  -a, --all         every finished job (default: the last 30 days)\n"
   "  --limit N         at most N jobs\n"
+  "  --format COLS     columns, as gpuctl status --format\n"
+  "  --no-header       no header line\n"
   "  --json            gpud's records as JSON\n" },
 { "wait", "wait JOB [--timeout SECONDS]",
   "block until the job ends; exit 0 when done and verified",
