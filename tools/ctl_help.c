@@ -41,7 +41,8 @@ static const struct help_page pages[] = {
   "                    submitted started finished attempts vfail reason\n"
   "  --no-header       no header line\n"
   "  --json            gpud's records as JSON (exact numbers)\n" },
-{ "history", "history [--all] [--limit N] [--format COLS] [--no-header] [--json]",
+{ "history", "history [--all] [--limit N] [--format COLS] [--no-header]\n"
+  "                     [--json]",
   "finished jobs, newest first (like sacct)",
   "  ID NAME WORKLOAD STATE SUBMITTED STARTED FINISHED ELAPSED UNITS AVG_RATE\n"
   "  ATTEMPTS VFAIL (results refuted by verification).\n"
