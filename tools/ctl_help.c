@@ -125,8 +125,8 @@ void ctl_help_all(FILE *f)
 	for (size_t i = 0; i < NPAGES; i++)
 		fprintf(f, "  %-10s %s\n", pages[i].name, pages[i].summary);
 	fprintf(f, "%s", global_text);
-	fprintf(f, "gpuctl help COMMAND (or gpuctl COMMAND --help) shows its "
-		"options; man gpuctl has it all.\n");
+	fprintf(f, "gpuctl help COMMAND (or gpuctl COMMAND --help) shows its options;\n"
+		"man gpuctl has it all.\n");
 }
 
 int ctl_help_cmd(FILE *f, const char *cmd)
