@@ -32,7 +32,7 @@ static const struct help_page pages[] = {
   "  job N, every lease is held), running, paused, done, failed, cancelled.\n"
   "  Finished jobs show their elapsed time and average rate.\n"
   "  -l, --long        every job's whole record (leases, workers, check, times);\n"
-  "                    the default for gpuctl status JOB\n"
+  "                    the default for gpuctl status JOB without --format\n"
   "  -a, --all         also jobs that finished more than a day ago\n"
   "  --state S[,S]     only jobs in these states\n"
   "  --workload W      only jobs of workload W\n"
@@ -40,7 +40,7 @@ static const struct help_page pages[] = {
   "                    priority progress units rate avg_rate elapsed eta\n"
   "                    submitted started finished attempts vfail reason\n"
   "  --no-header       no header line\n"
-  "  --json            gpud's records as JSON (exact numbers)\n" },
+  "  --json            gpud's records as JSON (exact numbers), filtered alike\n" },
 { "history", "history [--all] [--limit N] [--format COLS] [--no-header]\n"
   "                     [--json]",
   "finished jobs, newest first (like sacct)",

@@ -368,18 +368,26 @@ static int check_cols(const char *cols)
 }
 
 /* Print jobs: whole records or a table; the filters applied here. */
-static int print_jobs(json_t *jobs, int lng, const char *cols, int no_header,
-		      const char *states, const char *workload, const char *none)
+/* The jobs that pass --state and --workload, a new array. */
+static json_t *filtered(const json_t *jobs, const char *states, const char *workload)
 {
-	double now = human_now();
-	json_t *kept = json_array();
+	json_t *kept = json_array(), *j;
 	size_t i;
-	json_t *j;
-	struct ctl_table t;
 
 	json_array_foreach(jobs, i, j)
 		if (keep(j, states, workload))
 			json_array_append(kept, j);
+	return kept;
+}
+
+static int print_jobs(json_t *jobs, int lng, const char *cols, int no_header,
+		      const char *states, const char *workload, const char *none)
+{
+	double now = human_now();
+	json_t *kept = filtered(jobs, states, workload), *j;
+	size_t i;
+	struct ctl_table t;
+
 	if (json_array_size(kept) == 0) {
 		/* --no-header is for scripts: nothing at all. */
 		if (!no_header)
@@ -409,7 +417,7 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 		{ "no-header", no_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int as_json = 0, lng = 0, all = 0, no_header = 0, c, ex;
+	int as_json = 0, lng = 0, all = 0, no_header = 0, fmt_given = 0, c, ex;
 	const char *cols = CTL_STATUS_COLS, *states = NULL, *workload = NULL;
 	json_int_t job = 0;
 
@@ -419,7 +427,7 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 		case 'j': as_json = 1; break;
 		case 'l': lng = 1; break;
 		case 'a': all = 1; break;
-		case 'f': cols = optarg; break;
+		case 'f': cols = optarg; fmt_given = 1; break;
 		case 's': states = optarg; break;
 		case 'w': workload = optarg; break;
 		case 'H': no_header = 1; break;
@@ -442,12 +450,15 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 	 * the jobs alone. */
 	ctl_print_warnings(reply, as_json ? stderr : stdout);
 	if (as_json) {
-		ctl_print_json(json_object_get(reply, "jobs"));
+		json_t *kept = filtered(json_object_get(reply, "jobs"), states, workload);
+		ctl_print_json(kept);
+		json_decref(kept);
 		json_decref(reply);
 		return 0;
 	}
 	ctl_shown(reply);
-	ex = print_jobs(json_object_get(reply, "jobs"), lng || job, cols, no_header,
+	/* One job: its whole record, unless columns were asked for. */
+	ex = print_jobs(json_object_get(reply, "jobs"), lng || (job && !fmt_given), cols, no_header,
 			states, workload, "no jobs");
 	json_int_t hidden = json_integer_value(json_object_get(reply, "hidden"));
 	if (!ex && hidden > 0 && !no_header)

@@ -137,6 +137,10 @@ def test_gpuctl_view(cl: Cluster):
         r = ctl("status", "--state", "queued,paused", "--format", "id,priority,state", "--no-header")
         check(len(r.stdout.split("\n")) == 18 and r.stdout.startswith(" 3  0  paused\n"), "filtered: %r" % r.stdout)
 
+        js = json.loads(ctl("status", "--json", "--state", "running").stdout)
+        check([j["id"] for j in js] == [2] and js[0]["rate"] == 5.49e7, "--json --state: %s" % js)
+        check(ctl("status", "2", "--format", "id,state", "--no-header").stdout == "2  running\n",
+              "status JOB --format: a line")
         long = ctl("status", "2").stdout
         check('job 2 "big-run"  graveler  running' in long and "priority 10" in long and
               "attempts 2" in long and "average 4.30 M/s" in long and "workers: node7-gpu0" in long,
