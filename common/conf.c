@@ -502,7 +502,7 @@ void conf_usage(const struct conf_table *t, FILE *f)
 			 k->type == CONF_BOOL ? "" : " ",
 			 k->type == CONF_BOOL ? "" : (k->arg ? k->arg : "VALUE"));
 		/* The help's lines, the first beside the option when it fits. */
-		if (strlen(head) > 26)
+		if (strlen(head) > 25)
 			fprintf(f, "  %s\n%28s", head, "");
 		else
 			fprintf(f, "  %-26s", head);
