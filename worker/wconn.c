@@ -247,7 +247,7 @@ static void parse_frames(struct wconn *w, struct wconn_tcp *t)
 		proto_frame_clear(&f);
 		off += used;
 	}
-	if (t->closing)
+	if (t->closing || off == 0)
 		return;
 	memmove(t->buf, t->buf + off, t->len - off);
 	t->len -= off;
