@@ -19,7 +19,7 @@
 
 struct plot_scale {
 	double lo, hi; /* in axis units: log10 of the value on a log axis */
-	int log;
+	int log, integer;
 	char *label;
 };
 
@@ -41,18 +41,35 @@ static const char *const sup_digit[10] = {
 	"\u2075", "\u2076", "\u2077", "\u2078", "\u2079",
 };
 
-/* Digits of n with a comma every three. */
-static void with_commas(unsigned long long n, char *buf, size_t len)
+char *plot_int(uint64_t v, char *buf, size_t len)
 {
 	char tmp[32];
-	int k = snprintf(tmp, sizeof(tmp), "%llu", n), o = 0;
+	int k = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+	size_t o = 0;
 
-	for (int i = 0; i < k && (size_t)o + 2 < len; i++) {
+	for (int i = 0; i < k && o + 2 < len; i++) {
 		if (i > 0 && (k - i) % 3 == 0)
 			buf[o++] = ',';
 		buf[o++] = tmp[i];
 	}
-	buf[o] = '\0';
+	if (len)
+		buf[o] = '\0';
+	return buf;
+}
+
+/* "2.50" -> "2.5", "10.0" -> "10": a tick reads 2.5 M, not 2.50 M. */
+static void trim_zeros(char *s)
+{
+	char *dot = strchr(s, '.'), *end;
+
+	if (!dot)
+		return;
+	end = dot + strlen(dot);
+	while (end > dot + 1 && end[-1] == '0')
+		end--;
+	if (end == dot + 1)
+		end = dot;
+	memmove(end, dot + strlen(dot), 1);
 }
 
 char *plot_num(double v, char *buf, size_t len)
@@ -67,13 +84,16 @@ char *plot_num(double v, char *buf, size_t len)
 		snprintf(buf, len, "?");
 	} else if (a < 10000 && a == floor(a)) {
 		char d[32];
-		with_commas((unsigned long long)a, d, sizeof(d));
+		plot_int((uint64_t)a, d, sizeof(d));
 		snprintf(buf, len, "%s%s", sign, d);
 	} else if (a < 10000) {
 		/* Three significant digits, fixed notation. */
 		int dec = a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2
-			  : a > 0 ? 2 - (int)floor(log10(a)) : 0;
-		snprintf(buf, len, "%s%.*f", sign, dec > 12 ? 12 : dec, a);
+			  : 2 - (int)floor(log10(a));
+		char d[48];
+		snprintf(d, sizeof(d), "%.*f", dec > 12 ? 12 : dec, a);
+		trim_zeros(d);
+		snprintf(buf, len, "%s%s", strcmp(d, "0") ? sign : "", d);
 	} else if (a < 1e21) {
 		int k = (int)floor(log10(a) / 3); /* 1..6 */
 		double m = a / pow(10, 3 * k);
@@ -81,8 +101,10 @@ char *plot_num(double v, char *buf, size_t len)
 			m /= 1000;
 			k++;
 		}
-		snprintf(buf, len, "%s%.*f %s", sign, m >= 100 ? 0 : m >= 10 ? 1 : 2,
-			 m, si[k - 1]);
+		char d[48];
+		snprintf(d, sizeof(d), "%.*f", m >= 100 ? 0 : m >= 10 ? 1 : 2, m);
+		trim_zeros(d);
+		snprintf(buf, len, "%s%s %s", sign, d, si[k - 1]);
 	} else {
 		int e = (int)floor(log10(a));
 		double m = a / pow(10, e);
@@ -98,7 +120,10 @@ char *plot_num(double v, char *buf, size_t len)
 			strcpy(ex + o, sup_digit[*c - '0']);
 			o += strlen(sup_digit[*c - '0']);
 		}
-		snprintf(buf, len, "%s%.2f\u00d710%s", sign, m, ex);
+		char d[48];
+		snprintf(d, sizeof(d), "%.2f", m);
+		trim_zeros(d);
+		snprintf(buf, len, "%s%s\u00d710%s", sign, d, ex);
 	}
 	return buf;
 }
@@ -165,6 +190,7 @@ static int scale_set(struct plot_scale *s, const struct plot_axis *a)
 	    (a->log && a->lo <= 0))
 		return GERR_INVAL;
 	s->log = a->log != 0;
+	s->integer = a->integer != 0;
 	s->lo = s->log ? log10(a->lo) : a->lo;
 	s->hi = s->log ? log10(a->hi) : a->hi;
 	s->label = dup_or_empty(a->label);
@@ -312,9 +338,12 @@ static int ticks(const struct plot_scale *s, double *t, int max)
 	}
 	double lo = s->log ? pow(10, s->lo) : s->lo;
 	double hi = s->log ? pow(10, s->hi) : s->hi;
-	double raw = (hi - lo) / 6, mag = pow(10, floor(log10(raw)));
-	double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag
-		      : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+	/* About five to ten ticks, one, two or five times a power of ten. */
+	double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw)));
+	double step = raw / mag < 1.5 ? mag : raw / mag < 3 ? 2 * mag
+		      : raw / mag < 7 ? 5 * mag : 10 * mag;
+	if (s->integer && step < 1)
+		step = 1;
 	for (double v = ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9 &&
 						       n < max; v += step)
 		t[n++] = s->log ? log10(v) : (fabs(v) < step * 1e-9 ? 0 : v);

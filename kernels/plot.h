@@ -25,6 +25,7 @@
 #define GPUD_PLOT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct plot;
 
@@ -32,6 +33,7 @@ struct plot_axis {
 	double lo, hi;     /* the range shown; log: lo > 0 */
 	int log;           /* 1: log10 scale */
 	const char *label; /* "paralysed turns (of 231)" */
+	int integer;       /* 1: ticks only at whole numbers (counts) */
 };
 
 /* A new chart of width x height user units (the viewBox). NULL when out
@@ -56,8 +58,12 @@ int plot_finish(struct plot *p, char **ret_svg, size_t *ret_len);
 void plot_free(struct plot *p);
 
 /* v as people read it: integers below 10,000 with commas above 999
- * ("1,234"), k/M/G/T/P/E with three significant digits ("54.9 M") up to
- * 10^21, then "N×10^E" in text; small fractions as "0.05". Returns buf. */
+ * ("1,234"), k/M/G/T/P/E with up to three significant digits ("54.9 M",
+ * "10 k") up to 10^21, then "1.5×10²¹" (superscript digits), fractions
+ * with up to three significant digits ("0.05", "2.5"); never 1e+08.
+ * Returns buf. */
 char *plot_num(double v, char *buf, size_t len);
+/* An exact count with a comma every three digits ("1,213,456"). */
+char *plot_int(uint64_t v, char *buf, size_t len);
 
 #endif

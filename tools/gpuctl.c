@@ -568,6 +568,10 @@ static int cmd_result(const struct ctl_target *to, int argc, char **argv)
 				continue;
 			/* Bulk results go to stdout, the summary to stderr. */
 			fprintf(stderr, "%s", text ? text : "");
+			json_t *p;
+			size_t k;
+			json_array_foreach(json_object_get(reply, "files"), k, p)
+				fprintf(stderr, "files: %s\n", json_string_value(p));
 			json_decref(reply);
 			return do_export(to, job, "result", json_object());
 		}

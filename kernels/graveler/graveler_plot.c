@@ -64,16 +64,16 @@ int graveler_wl_render_plot(void *ctx, const json_t *params,
 		ey[ne++] = (double)n * graveler_binom_pmf((unsigned)k);
 	}
 	snprintf(title, sizeof(title), "Graveler: %s battles, most paralysed "
-		 "turns %d (battle %s)", plot_num((double)n, a, sizeof(a)), max,
-		 plot_num(json_number_value(json_object_get(answer, "first")),
-			  b, sizeof(b)));
+		 "turns %d (first in battle %s)", plot_int(n, a, sizeof(a)), max,
+		 plot_int((uint64_t)json_integer_value(json_object_get(answer,
+			  "first")), b, sizeof(b)));
 	p = plot_new(title, 900, 480);
 	if (!p)
 		return GERR_NOMEM;
 	plot_axes(p, &(struct plot_axis){lo - 0.5, hi + 0.5, 0,
-					  "paralysed turns (of 231)"},
+					  "paralysed turns (of 231)", 1},
 		  &(struct plot_axis){0.5, pow(10, ceil(log10(peak * 2))), 1,
-				      "battles"});
+				      "battles", 0});
 	for (int k = lo; k <= hi; k++) {
 		if (!hist[k])
 			continue;

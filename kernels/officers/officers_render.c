@@ -102,9 +102,9 @@ int officers_wl_render_plot(void *ctx, const json_t *params,
 	if (!p)
 		return GERR_NOMEM;
 	plot_axes(p, &(struct plot_axis){-0.5, (double)nv - 0.5, 0,
-					  "Grundy value"},
+					  "Grundy value", 1},
 		  &(struct plot_axis){0.5, pow(10, ceil(log10(peak * 2))), 1,
-				      "positions with the value"});
+				      "positions with the value", 0});
 	json_array_foreach(counts, i, e) {
 		double c = (double)json_integer_value(e);
 		if (c <= 0)

@@ -35,23 +35,23 @@ int othello_wl_render_plot(void *ctx, const json_t *params,
 	if (othello_job_get(params, &j, err, errlen) == 0 && !j.file)
 		snprintf(title, sizeof(title), "Othello: %s positions with %d "
 			 "empties: %s wins, %s draws, %s losses",
-			 plot_num((double)n, a, sizeof(a)), j.empties,
-			 plot_num((double)win, b, sizeof(b)),
-			 plot_num((double)draw, c, sizeof(c)),
-			 plot_num((double)loss, d, sizeof(d)));
+			 plot_int(n, a, sizeof(a)), j.empties,
+			 plot_int(win, b, sizeof(b)),
+			 plot_int(draw, c, sizeof(c)),
+			 plot_int(loss, d, sizeof(d)));
 	else
 		snprintf(title, sizeof(title), "Othello: %s positions: %s wins, "
-			 "%s draws, %s losses", plot_num((double)n, a, sizeof(a)),
-			 plot_num((double)win, b, sizeof(b)),
-			 plot_num((double)draw, c, sizeof(c)),
-			 plot_num((double)loss, d, sizeof(d)));
+			 "%s draws, %s losses", plot_int(n, a, sizeof(a)),
+			 plot_int(win, b, sizeof(b)),
+			 plot_int(draw, c, sizeof(c)),
+			 plot_int(loss, d, sizeof(d)));
 	p = plot_new(title, 900, 440);
 	if (!p)
 		return GERR_NOMEM;
 	plot_axes(p, &(struct plot_axis){-65, 65, 0,
 					  "exact score for the side to move "
-					  "(final disc difference)"},
-		  &(struct plot_axis){0, (double)peak * 1.1, 0, "positions"});
+					  "(final disc difference)", 1},
+		  &(struct plot_axis){0, (double)peak * 1.1, 0, "positions", 1});
 	for (int k = 0; k < 65; k++) {
 		int sc = 2 * k - 64;
 		if (!hist[k])

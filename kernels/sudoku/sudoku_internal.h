@@ -105,6 +105,12 @@ int sudoku_wl_counts(const json_t *params, const json_t *answer,
 		     const struct wl_blob_reader *rd, struct sudoku_counts *ret,
 		     char *err, size_t errlen);
 void sudoku_counts_clear(struct sudoku_counts *c);
+/* Up to this many gangsters (every shape but 4x3) the plot has a bar for
+ * each; above, a histogram of the counts' sizes (sudoku_plot.c). */
+#define SUDOKU_PLOT_BY_INDEX 400
+/* The plot of c (the render_plot hook's output). */
+int sudoku_counts_plot(const struct sudoku_counts *c, char **ret_svg,
+		       size_t *ret_len, char *err, size_t errlen);
 
 
 #endif
