@@ -317,7 +317,7 @@ static int ticks(const struct plot_scale *s, double *t, int max)
 	if (s->log) {
 		double a = ceil(s->lo - 1e-9), b = floor(s->hi + 1e-9);
 		int count = (int)(b - a) + 1;
-		if (count >= 2) {
+		if (count >= 3) {
 			int step = (count + max - 3) / (max - 2);
 			if (step < 1)
 				step = 1;
@@ -325,7 +325,7 @@ static int ticks(const struct plot_scale *s, double *t, int max)
 				t[n++] = d;
 			return n;
 		}
-		/* Less than a decade: 1, 2 and 5 times powers of ten. */
+		/* A decade or two: 1, 2 and 5 times powers of ten. */
 		for (double d = floor(s->lo); d <= s->hi && n < max; d++)
 			for (int m = 0; m < 3 && n < max; m++) {
 				double v = d + log10((double[]){1, 2, 5}[m]);
