@@ -19,7 +19,8 @@
  *        "damaged" (what gpuctl check found wrong with its stored
  *        results, or null),"created_at","finished_at"}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
- *        "text":"..."|null,"files":[paths],"exports":[names]}, bin = the
+ *        "text":"..."|null,"files":[paths of a done job's plot in the
+ *        results directory (results.h)],"exports":[names]}, bin = the
  *        answer as compact JSON (n bytes; none before the first merge)
  *   {"cmd":"cancel"|"pause"|"resume","job":id} -> {}
  *   {"cmd":"workers"} -> {"workers":[{"id","name","device","online",
@@ -36,7 +37,9 @@
  *       disconnected at once and refused from then on
  *   {"cmd":"extend","job":id,"args":{..}} -> {"job","state","total_units"}
  *   {"cmd":"export","job":id,"what":W,"args":{..}} -> {"bytes":n}, bin =
- *       the workload's bulk output (e.g. values, scored positions)
+ *       the workload's bulk output (e.g. values, scored positions, Sudoku
+ *       counts as CSV); what "plot": the job's plot (SVG) from its answer
+ *       so far, for every workload with a plot
  *   {"cmd":"check"} -> {"damaged":bool,"database":[SQLite's integrity
  *        problems],"references":n,"blobs_checked":n,"problems":[{"job",
  *        "lease" (or null),"where","hash","problem"}] (the first 1000),

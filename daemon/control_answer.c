@@ -1,21 +1,20 @@
 /* control_answer.c - a job's answer out to gpuctl: `result` (the text, the
- * files of a finished job and the answer's JSON) and `export` (a
- * workload's bulk output). The job and its parts are read on the database
+ * plot of a finished job and the answer's JSON) and `export` (a
+ * workload's bulk output, or "plot": the job's plot as it stands). The job and its parts are read on the database
  * thread; the workload renders on the thread pool, so a large answer never
  * holds up the database thread.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "blob.h"
 #include "control_internal.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "proto.h"
+#include "results.h"
 
 static void pool_after(uv_work_t *w, int status)
 {
@@ -41,7 +40,32 @@ void ctl_result_load_work(struct store *st, void *arg)
 			 r->job, gerr_str(rc));
 }
 
-/* Thread pool: the text, the files of a finished job, and the reply. */
+/* A finished job's plot, written at its finish; written now when missing
+ * (a job finished before gpud wrote plots, or the file was removed). */
+static void result_plot(struct ctl_req *r, json_t *files)
+{
+	const char *dir = r->d->cfg.results_dir;
+	char path[4200], err[WL_ERRLEN + 64];
+	char *svg = NULL;
+	size_t len = 0;
+	struct stat sb;
+	int rc = results_path(dir, r->jobrow.id, r->wl->plot_name, path,
+			      sizeof(path));
+
+	if (rc == 0 && stat(path, &sb) != 0) {
+		rc = results_render(r->wl, r->jobrow.params, r->jobrow.answer,
+				     &r->parts.pub, r->d->cfg.data_dir, &svg, &len,
+				     err, sizeof(err));
+		if (rc == 0)
+			rc = results_store(dir, r->jobrow.id, r->wl->plot_name, svg,
+					   len, NULL, 0, err, sizeof(err));
+		free(svg);
+	}
+	if (rc == 0)
+		json_array_append_new(files, json_string(path));
+}
+
+/* Thread pool: the text, the plot of a finished job, and the reply. */
 static void result_render(uv_work_t *w)
 {
 	struct ctl_req *r = w->data;
@@ -54,20 +78,12 @@ static void result_render(uv_work_t *w)
 
 	for (size_t k = 0; wl && wl->export_data && wl->exports && wl->exports[k]; k++)
 		json_array_append_new(exports, json_string(wl->exports[k]));
+	if (wl && wl->render_plot)
+		json_array_append_new(exports, json_string("plot"));
 	if (wl && !json_is_null(answer)) {
-		void *ctx = workload_ctx(wl);
-		text = wl->render_text(ctx, params, answer, &r->parts.pub);
-		if (j->state == JOB_DONE && wl->render_files) {
-			char dir[4096], err[WL_ERRLEN];
-			snprintf(dir, sizeof(dir), "%s/results", r->d->cfg.data_dir);
-			mkdir(dir, 0755);
-			snprintf(dir, sizeof(dir), "%s/results/job-%" PRId64,
-				 r->d->cfg.data_dir, j->id);
-			if ((mkdir(dir, 0755) == 0 || errno == EEXIST) &&
-			    wl->render_files(ctx, params, answer, &r->parts.pub,
-					     dir, err, sizeof(err)) == 0)
-				json_array_append_new(files, json_string(dir));
-		}
+		text = wl->render_text(workload_ctx(wl), params, answer, &r->parts.pub);
+		if (j->state == JOB_DONE && wl->render_plot)
+			result_plot(r, files);
 	}
 	/* The answer goes in the frame's binary part, where its size is
 	 * bounded by PROTO_MAX_BIN rather than the header's limit. */
@@ -112,25 +128,6 @@ void ctl_result_load_after(void *arg)
 
 /* ---- export ---- */
 
-static int export_fetch(void *opaque, const char *hash, void **ret, size_t *ret_len)
-{
-	struct ctl_req *r = opaque;
-	uint8_t *blob = NULL, *raw = NULL;
-	size_t len = 0, raw_len = 0;
-	struct blob_info info;
-	char err[128];
-	int rc = blob_store_get(r->d->cfg.data_dir, hash, &blob, &len);
-
-	if (!rc)
-		rc = blob_decode(blob, len, &info, &raw, &raw_len, err, sizeof(err));
-	free(blob);
-	if (rc)
-		return rc;
-	*ret = raw;
-	*ret_len = raw_len;
-	return 0;
-}
-
 void ctl_export_load_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
@@ -158,7 +155,7 @@ static void export_work(uv_work_t *w)
 	json_t *params = ctl_json_from_text(r->job_params);
 	json_t *answer = ctl_json_from_text(r->job_answer);
 	const json_t *args = json_object_get(r->req, "args");
-	struct wl_blob_reader rd = {r, export_fetch};
+	struct wl_blob_reader rd = results_blob_reader(r->d->cfg.data_dir);
 	json_t *empty = json_object();
 	char err[WL_ERRLEN] = "";
 	int rc = r->wl->export_data(workload_ctx(r->wl), params,
@@ -185,11 +182,44 @@ static void export_work(uv_work_t *w)
 	json_decref(answer);
 }
 
+/* The plot, as gpud would write it now (running jobs too). */
+static void plot_work(uv_work_t *w)
+{
+	struct ctl_req *r = w->data;
+	char err[WL_ERRLEN + 64] = "";
+	char *svg = NULL;
+	size_t len = 0;
+	int rc = results_render(r->wl, r->job_params, r->job_answer, &r->parts.pub,
+				r->d->cfg.data_dir, &svg, &len, err, sizeof(err));
+
+	if (rc == 0 && len > PROTO_MAX_BIN) {
+		free(svg);
+		rc = GERR_TOOBIG;
+		snprintf(err, sizeof(err), "the plot is larger than %u bytes",
+			 PROTO_MAX_BIN);
+	}
+	if (rc) {
+		snprintf(r->err, sizeof(r->err), "plot of job %" PRId64 ": %s",
+			 r->job, err);
+		return;
+	}
+	r->out = svg;
+	r->out_len = len;
+	r->reply = json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)len);
+}
+
 void ctl_export_load_after(void *arg)
 {
 	struct ctl_req *r = arg;
 	int ok = 0;
 
+	r->work.data = r;
+	if (!r->err[0] && r->wl && r->wl->render_plot && strcmp(r->what, "plot") == 0) {
+		if (uv_queue_work(r->d->loop, &r->work, plot_work, pool_after) == 0)
+			return;
+		ctl_finish(r);
+		return;
+	}
 	if (!r->err[0]) {
 		for (size_t k = 0; r->wl && r->wl->export_data && r->wl->exports &&
 				   r->wl->exports[k]; k++)

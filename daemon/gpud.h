@@ -17,6 +17,7 @@
  *                   changes, workers, tokens
  *   control_answer.c  `result` and `export`: loaded on the database
  *                   thread, rendered on the thread pool
+ *   results.c       the results directory: a finished job's plot
  *   control_req.c   a gpuctl request's reply and end
  *   control_check.c `gpuctl check`: integrity, every named blob, damage
  *   login.c         a TCP connection's login: worker or remote gpuctl,
@@ -71,6 +72,7 @@ struct listeners;
 
 struct gpud_config {
 	const char *data_dir;
+	const char *results_dir;     /* plots of finished jobs (results.h) */
 	const char *listen_host;     /* "127.0.0.1" */
 	int listen_port;             /* 0 picks one; written to DATA/gpud.addr */
 	const char *socket_path;     /* DATA/gpud.sock by default */

@@ -16,6 +16,7 @@
 #include "gpud.h"
 #include "gpud_config.h"
 #include "options.h"
+#include "results.h"
 #include "server.h"
 #include "workload.h"
 
@@ -173,6 +174,11 @@ int main(int argc, char **argv)
 	if (datadir_check_mode(d.cfg.data_dir, err, sizeof(err)) ||
 	    datadir_lock(d.cfg.data_dir, &lock_fd, err, sizeof(err))) {
 		fprintf(stderr, "gpud: %s\n", err);
+		return 1;
+	}
+	if (results_prepare(d.cfg.results_dir, err, sizeof(err))) {
+		fprintf(stderr, "gpud: %s\n", err);
+		close(lock_fd);
 		return 1;
 	}
 	if (auth_init()) {

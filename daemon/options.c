@@ -60,6 +60,9 @@ static const struct conf_key keys[] = {
 	{ "data", CONF_STR, 0, F(data), sizeof(((struct gpud_settings *)0)->data),
 	  0, 0, "DIR", "data directory (database, blobs, tokens); created 0700",
 	  NULL, NULL },
+	{ "results", CONF_STR, 0, F(results), sizeof(((struct gpud_settings *)0)->results),
+	  0, 0, "DIR", "where finished jobs' plots go, job-N/ in it (default\n"
+	  "DATA/results); made 0755, files 0644, for every user to read", NULL, NULL },
 	{ "init", CONF_BOOL, CONF_CLI_ONLY, F(init), 0, 0, 0, NULL,
 	  "start a fresh database even though DIR holds the blobs\n"
 	  "of an earlier one (they are moved aside, not deleted)", NULL, NULL },
@@ -183,6 +186,12 @@ int gpud_options_finish(struct gpud_settings *s, char *err, size_t errlen)
 					 "set socket", s->data);
 		snprintf(s->socket, sizeof(s->socket), "%s/gpud.sock", s->data);
 	}
+	if (!s->results[0]) {
+		if (strlen(s->data) + sizeof("/results") > sizeof(s->results))
+			return gerr_fail(GERR_INVAL, err, errlen,
+					 "%s/results is too long; set results", s->data);
+		snprintf(s->results, sizeof(s->results), "%s/results", s->data);
+	}
 	return check(s, err, errlen);
 }
 
@@ -190,6 +199,7 @@ void gpud_options_to_config(const struct gpud_settings *s,
 			    struct gpud_config *cfg)
 {
 	cfg->data_dir = s->data;
+	cfg->results_dir = s->results;
 	cfg->listen_host = s->listen.host;
 	cfg->listen_port = s->listen.port;
 	cfg->socket_path = s->socket;

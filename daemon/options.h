@@ -26,6 +26,7 @@ struct gpud_listen {
 
 struct gpud_settings {
 	char data[3001];
+	char results[3001]; /* "" is DATA/results */
 	struct gpud_listen listen;
 	char socket[100]; /* sun_path's bound; "" is DATA/gpud.sock */
 	double heartbeat;

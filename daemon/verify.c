@@ -11,6 +11,7 @@
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "results.h"
 #include "scheduler.h"
 #include "verify.h"
 
@@ -85,6 +86,8 @@ static void verify_finish(void *arg)
 		if (v->job_finished)
 			LOG_INFO(&d->log, "job %s job=%" PRId64,
 				 v->job_finished > 0 ? "done" : "failed", v->lease.job_id);
+		if (v->job_finished > 0)
+			results_job_done(d, v->lease.job_id);
 	} else if (v->rc != GERR_STALE) {
 		LOG_ERROR(&d->log, "verification of lease=%" PRId64 " epoch=%" PRIu64
 			  " could not complete: %s", v->lease_id, v->epoch,

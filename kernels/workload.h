@@ -41,7 +41,7 @@
  * first lease and the ten-thousandth.
  *
  * Threads (gpud): parse_params, parse_input, check_checkpoint, verify,
- * render_text, render_files and export_data run on gpud's thread pool;
+ * render_text, render_plot and export_data run on gpud's thread pool;
  * carve, merge, finish and extend run on its database thread (keep them
  * cheap: every lease operation waits for that thread). gpuworker: cuda_open
  * and cuda_close on its main thread, run and next_lease on its runner
@@ -255,11 +255,18 @@ struct workload {
 			     const json_t *answer,
 			     const struct wl_parts *parts);
 
-	/* Optional: write plots or other files for a finished job into dir
-	 * (e.g. a histogram SVG). NULL when the workload has none. */
-	int (*render_files)(void *ctx, const json_t *params,
-			    const json_t *answer, const struct wl_parts *parts,
-			    const char *dir, char *err, size_t errlen);
+	/* Optional: the job's plot from its answer and parts so far, a
+	 * standalone SVG document drawn with plot.h (malloc'ed into
+	 * *ret_svg, *ret_len bytes). gpud writes it into the results
+	 * directory as plot_name when the job finishes and serves it as the
+	 * export "plot". rd reads stored blobs, for what stays with the
+	 * leases (Sudoku's per-gangster counts). GERR_NOTFOUND when there is
+	 * nothing to plot yet. NULL: the workload has no plot. */
+	int (*render_plot)(void *ctx, const json_t *params,
+			   const json_t *answer, const struct wl_parts *parts,
+			   const struct wl_blob_reader *rd, char **ret_svg,
+			   size_t *ret_len, char *err, size_t errlen);
+	const char *plot_name; /* "graveler-histogram.svg" */
 
 	/* Optional: bulk output of a job, built on the coordinator from its
 	 * answer, its verified leases and stored blobs (e.g. Officers values,

@@ -1,6 +1,7 @@
 /* graveler_workload.c - the Graveler workload behind struct workload:
  * parameters, lease planning, run (CPU or CUDA), checkpoint checks,
- * verification, merging, the final statistical check and rendering.
+ * verification, merging, the final statistical check and the text (the
+ * plot: graveler_plot.c).
  *
  * params  {"battles": N (1..1e15), "seed": "S" (decimal uint64 string)}
  * cursor  {"next": n}: battles [0, n) are leased
@@ -20,6 +21,7 @@
 #include "par.h"
 #include "graveler.h"
 #include "graveler_cuda.h"
+#include "graveler_wl.h"
 #include "workload.h"
 
 #define LEASE_MIN (1ull << 20)
@@ -578,87 +580,6 @@ static char *gw_render_text(void *ctx, const json_t *params, const json_t *answe
 	return buf;
 }
 
-static int gw_render_files(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts,
-			   const char *dir, char *err, size_t errlen)
-{
-	struct answer a;
-	char path[4096], tmp[4200];
-	double peak = 1;
-	int lo = -1, hi = -1;
-	FILE *f;
-
-	(void)params;
-	if (!answer || answer_read(answer, &a)) {
-		gerr_printf(err, errlen, "graveler: no answer to plot");
-		return GERR_INVAL;
-	}
-	for (unsigned b = 0; b < GRAVELER_BINS; b++)
-		if (a.hist[b]) {
-			if (lo < 0)
-				lo = (int)b;
-			hi = (int)b;
-			if ((double)a.hist[b] > peak)
-				peak = (double)a.hist[b];
-		}
-	if (lo < 0) {
-		lo = 0;
-		hi = 0;
-	}
-	snprintf(path, sizeof(path), "%s/graveler-histogram.svg", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		gerr_printf(err, errlen, "graveler: cannot write %s", tmp);
-		return GERR_IO;
-	}
-	const int W = 800, H = 400, L = 60, B = 40, T = 30;
-	int nb = hi - lo + 1;
-	double bw = (double)(W - L - 10) / nb;
-	double top = ceil(log10(peak));
-	if (top < 1)
-		top = 1;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-		W, H);
-	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
-	fprintf(f, "<text x=\"%d\" y=\"18\" font-size=\"14\">Graveler: %"
-		PRIu64 " battles, max %u (battle %" PRIu64 ")</text>\n", L,
-		a.battles, a.max, a.first);
-	for (int d = 0; d <= (int)top; d++) {
-		double y = H - B - (H - B - T) * d / top;
-		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
-			"stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
-			"text-anchor=\"end\">1e%d</text>\n", L, W - 10, y, y,
-			L - 4, y + 4, d);
-	}
-	for (int b = lo; b <= hi; b++) {
-		if (!a.hist[b])
-			continue;
-		/* log10(count) + a sliver so that count 1 shows. */
-		double v = log10((double)a.hist[b]) + 0.05;
-		double h = (H - B - T) * v / top;
-		double x = L + (b - lo) * bw;
-		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
-			"height=\"%.2f\" fill=\"%s\"><title>%d: %" PRIu64
-			"</title></rect>\n", x, H - B - h, bw * 0.9, h,
-			b == (int)a.max ? "#c0392b" : "#2c6fbb", b, a.hist[b]);
-	}
-	for (int b = lo; b <= hi; b++)
-		if (b % 10 == 0 || b == lo || b == hi)
-			fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor="
-				"\"middle\">%d</text>\n",
-				L + (b - lo + 0.45) * bw, H - B + 14, b);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">paralysed "
-		"turns (of 231)</text>\n", (L + W) / 2, H - 8);
-	fprintf(f, "</svg>\n");
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		remove(tmp);
-		gerr_printf(err, errlen, "graveler: cannot write %s", path);
-		return GERR_IO;
-	}
-	return 0;
-}
-
 WL_CUDA_HOOKS(graveler)
 
 /* A lease's result and checkpoint: the header and a record for each of its
@@ -704,7 +625,8 @@ const struct workload graveler_workload = {
 	.merge = gw_merge,
 	.finish = gw_finish,
 	.render_text = gw_render_text,
-	.render_files = gw_render_files,
+	.render_plot = graveler_wl_render_plot,
+	.plot_name = "graveler-histogram.svg",
 	.cuda_open = graveler_wl_cuda_open,
 	.cuda_close = graveler_wl_cuda_close,
 	/* Segment records are near-random bytes: deflate barely shrinks a

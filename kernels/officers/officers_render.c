@@ -1,7 +1,7 @@
 /* officers_render.c - what a finished or running Officers job shows: the
- * text (from the answer), the value
- * histogram as SVG, and `gpuctl result JOB --values FROM:TO` read from the
- * stored result blobs that the parts name.
+ * text (from the answer), the plot of value frequencies (plot.h), and
+ * `gpuctl result JOB --values FROM:TO` read from the stored result blobs
+ * that the parts name.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -12,6 +12,10 @@
 #include "gerr.h"
 #include "officers.h"
 #include "officers_wl.h"
+#include "plot.h"
+
+#define COLOR_COMMON "#2c6fbb"
+#define COLOR_RARE "#c0392b"
 
 #define PROTO_MAX_BIN_VALUES (128ull << 20) /* 256 MiB of uint16 */
 #define EXPORT_MAX (PROTO_MAX_BIN_VALUES)
@@ -70,80 +74,50 @@ char *officers_wl_render_text(void *ctx, const json_t *params,
 	return buf;
 }
 
-int officers_wl_render_files(void *ctx, const json_t *params,
-			     const json_t *answer,
-			     const struct wl_parts *parts, const char *dir,
-			     char *err, size_t errlen)
+int officers_wl_render_plot(void *ctx, const json_t *params,
+			    const json_t *answer, const struct wl_parts *parts,
+			    const struct wl_blob_reader *rd, char **ret_svg,
+			    size_t *ret_len, char *err, size_t errlen)
 {
 	const json_t *counts = json_object_get(answer, "counts");
-	char path[4096], tmp[4200];
+	char title[160], a[40], tip[120];
 	double peak = 1;
 	size_t nv, i;
 	const json_t *e;
-	FILE *f;
+	struct plot *p;
 
-	(void)ctx;
-	(void)params;
-	(void)parts;
+	(void)ctx, (void)params, (void)parts, (void)rd;
 	if (!json_is_array(counts) || json_array_size(counts) == 0) {
 		gerr_printf(err, errlen, "officers: no answer to plot");
-		return GERR_INVAL;
+		return GERR_NOTFOUND;
 	}
 	nv = json_array_size(counts);
 	json_array_foreach(counts, i, e)
 		if ((double)json_integer_value(e) > peak)
 			peak = (double)json_integer_value(e);
-	snprintf(path, sizeof(path), "%s/officers-values.svg", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		gerr_printf(err, errlen, "officers: cannot write %s", tmp);
-		return GERR_IO;
-	}
-	const int W = 900, H = 400, L = 60, B = 40, T = 30;
-	double bw = (double)(W - L - 10) / (double)nv;
-	double top = ceil(log10(peak));
-	if (top < 1)
-		top = 1;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-		"height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-		W, H);
-	fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
-	fprintf(f, "<text x=\"%d\" y=\"18\" font-size=\"14\">Officers: value "
-		"frequencies in G(0..%" PRIu64 "-1) (red: rare values)</text>\n",
-		L, officers_wl_answer_u64(answer, "n"));
-	for (int d = 0; d <= (int)top; d++) {
-		double y = H - B - (H - B - T) * d / top;
-		fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
-			"stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
-			"text-anchor=\"end\">1e%d</text>\n", L, W - 10, y, y,
-			L - 4, y + 4, d);
-	}
+	snprintf(title, sizeof(title), "Officers: value frequencies in "
+		 "G(0..n-1), n = %s", plot_num((double)officers_wl_answer_u64(
+			 answer, "n"), a, sizeof(a)));
+	p = plot_new(title, 900, 440);
+	if (!p)
+		return GERR_NOMEM;
+	plot_axes(p, &(struct plot_axis){-0.5, (double)nv - 0.5, 0,
+					  "Grundy value", 1},
+		  &(struct plot_axis){0.5, pow(10, ceil(log10(peak * 2))), 1,
+				      "positions with the value", 0});
 	json_array_foreach(counts, i, e) {
 		double c = (double)json_integer_value(e);
 		if (c <= 0)
 			continue;
-		double h = (H - B - T) * (log10(c) + 0.05) / top;
-		fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
-			"height=\"%.2f\" fill=\"%s\"><title>%zu: %.0f</title>"
-			"</rect>\n", L + (double)i * bw, H - B - h,
-			bw * 0.9 > 0.5 ? bw * 0.9 : 0.5, h,
-			officers_is_rare((unsigned)i) ? "#c0392b" : "#2c6fbb",
-			i, c);
+		snprintf(tip, sizeof(tip), "value %zu: %s positions", i,
+			 plot_num(c, a, sizeof(a)));
+		plot_bar(p, (double)i - 0.45, (double)i + 0.45, c,
+			 officers_is_rare((unsigned)i) ? COLOR_RARE : COLOR_COMMON,
+			 officers_is_rare((unsigned)i) ? "rare" : "common", tip);
 	}
-	for (i = 0; i < nv; i += 32)
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">"
-			"%zu</text>\n", L + ((double)i + 0.45) * bw,
-			H - B + 14, i);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">value "
-		"(count on a log scale)</text>\n", (L + W) / 2, H - 8);
-	fprintf(f, "</svg>\n");
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		remove(tmp);
-		gerr_printf(err, errlen, "officers: cannot write %s", path);
-		return GERR_IO;
-	}
-	return 0;
+	plot_legend(p, COLOR_COMMON, "common values");
+	plot_legend(p, COLOR_RARE, "rare values");
+	return plot_finish(p, ret_svg, ret_len);
 }
 
 static int ofw_parse_range(const json_t *args, uint64_t *a, uint64_t *b)

@@ -9,7 +9,7 @@
  *   officers_plan.c      params, specs, carve, next_lease, extend
  *   officers_verify.c    check_checkpoint, verify (sampled recomputation)
  *   officers_answer.c    merge, the stored ranges, finish
- *   officers_render.c    render_text, render_files, export_data
+ *   officers_render.c    render_text, render_plot, export_data
  */
 #ifndef GPUD_OFFICERS_WL_H
 #define GPUD_OFFICERS_WL_H
@@ -108,10 +108,10 @@ int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 char *officers_wl_render_text(void *ctx, const json_t *params,
 			      const json_t *answer,
 			      const struct wl_parts *parts);
-int officers_wl_render_files(void *ctx, const json_t *params,
-			     const json_t *answer,
-			     const struct wl_parts *parts, const char *dir,
-			     char *err, size_t errlen);
+int officers_wl_render_plot(void *ctx, const json_t *params,
+			    const json_t *answer, const struct wl_parts *parts,
+			    const struct wl_blob_reader *rd, char **ret_svg,
+			    size_t *ret_len, char *err, size_t errlen);
 int officers_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		       const struct wl_parts *parts, const char *what,
 		       const json_t *args, const struct wl_blob_reader *rd,

@@ -52,6 +52,18 @@ static int otw_answer_read(const json_t *answer, uint64_t sums[OTW_NSUMS],
 	return 0;
 }
 
+int othello_wl_answer_hist(const json_t *answer, uint64_t hist[65],
+			   uint64_t *ret_positions)
+{
+	uint64_t sums[OTW_NSUMS];
+	const json_t *list;
+	int rc = otw_answer_read(answer, sums, hist, &list);
+
+	if (rc == 0)
+		*ret_positions = sums[OTW_POSITIONS];
+	return rc;
+}
+
 static int otw_cmp_mismatch(const void *a, const void *b)
 {
 	const json_t *ea = *(json_t *const *)a, *eb = *(json_t *const *)b;

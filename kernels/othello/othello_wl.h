@@ -20,7 +20,8 @@
  *
  * Files: othello_plan.c (params, input, carve), othello_workload.c (run,
  * the struct), othello_verify.c (checkpoints, results), othello_answer.c
- * (merge, finish, text), othello_export.c (scored positions from parts).
+ * (merge, finish, text), othello_export.c (scored positions from parts),
+ * othello_plot.c (the score distribution).
  */
 #ifndef GPUD_OTHELLO_WL_H
 #define GPUD_OTHELLO_WL_H
@@ -75,6 +76,16 @@ int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		     const json_t *spec, const void *result, size_t len,
 		     const char *result_hash, json_t **ret_answer,
 		     json_t **ret_note);
+/* The answer's score counts (hist[b]: positions scoring 2b - 64 for the
+ * side to move) and positions; GERR_CORRUPT when it is no Othello answer
+ * (NULL: all zero). */
+int othello_wl_answer_hist(const json_t *answer, uint64_t hist[65],
+			   uint64_t *ret_positions);
+/* render_plot (workload.h): the score distribution (othello_plot.c). */
+int othello_wl_render_plot(void *ctx, const json_t *params,
+			   const json_t *answer, const struct wl_parts *parts,
+			   const struct wl_blob_reader *rd, char **ret_svg,
+			   size_t *ret_len, char *err, size_t errlen);
 /* Two results of one lease agree: the same positions and scores. Moves
  * (a choice among equally good ones), nodes and time may differ. */
 int othello_wl_results_agree(void *ctx, const json_t *params,

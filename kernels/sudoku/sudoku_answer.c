@@ -8,8 +8,9 @@
  *         Its size does not depend on the number of leases: each lease's
  *         V(g) stay in its result blob, and merge notes the lease's own
  *         sum ({"sum": "decimal"}) for finish to add up again.
- * export  "counts": one line "INDEX V" per merged gangster in gangster
- *         order after a header line (README.md, "Sudoku counts").
+ * export  "counts": CSV, the header "index,count", then "INDEX,V" for
+ *         each merged gangster in gangster order (README.md, "Sudoku
+ *         counts"); sudoku_wl_counts reads them for the plot too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -457,30 +458,16 @@ static int export_part(const struct wl_parts *parts, uint64_t k,
 	return rc == GERR_VERIFY ? GERR_CORRUPT : rc;
 }
 
-int sudoku_wl_export(void *ctx, const json_t *params, const json_t *answer,
-		     const struct wl_parts *parts, const char *what,
-		     const json_t *args, const struct wl_blob_reader *rd,
-		     void **ret, size_t *ret_len, char *err, size_t errlen)
+int sudoku_wl_counts(const json_t *params, const json_t *answer,
+		     const struct wl_parts *parts,
+		     const struct wl_blob_reader *rd, struct sudoku_counts *ret,
+		     char *err, size_t errlen)
 {
-	uint64_t (*v)[2] = NULL;
-	uint8_t *seen = NULL;
-	uint32_t ngang, done = 0;
 	json_int_t g = int_get(answer, "gangsters");
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = NULL;
-	int R, C, rc;
+	struct sudoku_counts c = {0};
+	int rc;
 
-	(void)ctx;
-	if (!what || strcmp(what, "counts") != 0) {
-		gerr_printf(err, errlen, "sudoku: exports 'counts' only");
-		return GERR_INVAL;
-	}
-	if (args && (!json_is_object(args) || json_object_size(args) != 0)) {
-		gerr_printf(err, errlen, "sudoku: 'counts' takes no options");
-		return GERR_INVAL;
-	}
-	rc = sudoku_wl_params(params, &R, &C, err, errlen);
+	rc = sudoku_wl_params(params, &c.rows, &c.cols, err, errlen);
 	if (rc)
 		return rc;
 	if (!answer || !parts) {
@@ -495,47 +482,78 @@ int sudoku_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		gerr_printf(err, errlen, "sudoku: no blob access");
 		return GERR_UNSUPPORTED;
 	}
-	ngang = (uint32_t)g;
-	v = malloc((size_t)ngang * sizeof(*v));
-	seen = calloc(ngang, 1);
-	if (!v || !seen) {
-		rc = GERR_NOMEM;
-		goto out;
+	c.ngang = (uint32_t)g;
+	c.v = malloc((size_t)c.ngang * sizeof(*c.v));
+	c.seen = calloc(c.ngang, 1);
+	if (!c.v || !c.seen) {
+		sudoku_counts_clear(&c);
+		return GERR_NOMEM;
 	}
 	if (err && errlen)
 		err[0] = '\0';
 	for (uint64_t k = 0; k < parts->n && rc == 0; k++)
-		rc = export_part(parts, k, rd, R, C, ngang, v, seen, err, errlen);
+		rc = export_part(parts, k, rd, c.rows, c.cols, c.ngang, c.v,
+				 c.seen, err, errlen);
+	for (uint32_t i = 0; i < c.ngang; i++)
+		c.done += c.seen[i];
+	if (rc) {
+		sudoku_counts_clear(&c);
+		return rc;
+	}
+	*ret = c;
+	return 0;
+}
+
+void sudoku_counts_clear(struct sudoku_counts *c)
+{
+	free(c->v);
+	free(c->seen);
+	c->v = NULL;
+	c->seen = NULL;
+}
+
+int sudoku_wl_export(void *ctx, const json_t *params, const json_t *answer,
+		     const struct wl_parts *parts, const char *what,
+		     const json_t *args, const struct wl_blob_reader *rd,
+		     void **ret, size_t *ret_len, char *err, size_t errlen)
+{
+	struct sudoku_counts c;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	(void)ctx;
+	if (!what || strcmp(what, "counts") != 0) {
+		gerr_printf(err, errlen, "sudoku: exports 'counts' only");
+		return GERR_INVAL;
+	}
+	if (args && (!json_is_object(args) || json_object_size(args) != 0)) {
+		gerr_printf(err, errlen, "sudoku: 'counts' takes no options");
+		return GERR_INVAL;
+	}
+	rc = sudoku_wl_counts(params, answer, parts, rd, &c, err, errlen);
 	if (rc)
-		goto out;
-	for (uint32_t i = 0; i < ngang; i++)
-		done += seen[i];
+		return rc;
 	f = open_memstream(&buf, &len);
 	if (!f) {
-		rc = GERR_NOMEM;
-		goto out;
+		sudoku_counts_clear(&c);
+		return GERR_NOMEM;
 	}
-	fprintf(f, "# sudoku %dx%d per-gangster counts: INDEX %s; %u of %u "
-		"gangsters\n", R, C, C == 3 ? "W" : "CNT", done, ngang);
-	for (uint32_t i = 0; i < ngang; i++) {
+	fprintf(f, "index,count\n");
+	for (uint32_t i = 0; i < c.ngang; i++) {
 		char dec[U256_DECLEN];
-		if (!seen[i])
+		if (!c.seen[i])
 			continue;
-		u256_to_dec(&(struct u256){ { v[i][0], v[i][1], 0, 0 } }, dec);
-		fprintf(f, "%u %s\n", i, dec);
+		u256_to_dec(&(struct u256){ { c.v[i][0], c.v[i][1], 0, 0 } }, dec);
+		fprintf(f, "%u,%s\n", i, dec);
 	}
+	sudoku_counts_clear(&c);
 	if (fclose(f) != 0) {
-		f = NULL;
-		rc = GERR_NOMEM;
-		goto out;
+		free(buf);
+		return GERR_NOMEM;
 	}
-	f = NULL;
 	*ret = buf;
 	*ret_len = len;
-	buf = NULL;
-out:
-	free(buf);
-	free(v);
-	free(seen);
-	return rc;
+	return 0;
 }

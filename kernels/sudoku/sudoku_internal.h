@@ -84,6 +84,33 @@ int sudoku_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		     const json_t *args, const struct wl_blob_reader *rd,
 		     void **ret, size_t *ret_len, char *err, size_t errlen);
 extern const char *const sudoku_wl_exports[];
+int sudoku_wl_render_plot(void *ctx, const json_t *params,
+			  const json_t *answer, const struct wl_parts *parts,
+			  const struct wl_blob_reader *rd, char **ret_svg,
+			  size_t *ret_len, char *err, size_t errlen);
+
+/* The per-gangster values of a job, read from its leases' result blobs:
+ * v[g] (128 bits, v[g][0] low) is W(g) for the 3-band shapes (C == 3)
+ * and the band count cnt(g) for the others, where seen[g]. */
+struct sudoku_counts {
+	int rows, cols;
+	uint32_t ngang, done;   /* gangsters, and how many are seen */
+	uint64_t (*v)[2];       /* [ngang], owned */
+	uint8_t *seen;          /* [ngang], owned */
+};
+/* GERR_NOTFOUND before the first merge; GERR_CORRUPT when the leases
+ * overlap or a blob does not match its lease. */
+int sudoku_wl_counts(const json_t *params, const json_t *answer,
+		     const struct wl_parts *parts,
+		     const struct wl_blob_reader *rd, struct sudoku_counts *ret,
+		     char *err, size_t errlen);
+void sudoku_counts_clear(struct sudoku_counts *c);
+/* Up to this many gangsters (every shape but 4x3) the plot has a bar for
+ * each; above, a histogram of the counts' sizes (sudoku_plot.c). */
+#define SUDOKU_PLOT_BY_INDEX 400
+/* The plot of c (the render_plot hook's output). */
+int sudoku_counts_plot(const struct sudoku_counts *c, char **ret_svg,
+		       size_t *ret_len, char *err, size_t errlen);
 
 
 #endif

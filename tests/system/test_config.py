@@ -16,6 +16,7 @@ ETC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "etc"
 # fails the test: add it with a value of its own.
 GPUD_VALUES = [
     ("data", "/srv/gpud-test"),
+    ("results", "/srv/gpud-results"),
     ("listen", "[::1]:7711"),
     ("socket", "/run/gpud-test.sock"),
     ("heartbeat", "2.5"),
@@ -142,15 +143,19 @@ def test_round_trip(cl, prog, values):
 
 def test_config(cl: Cluster):
     # The files as installed, and the units' command lines with them.
-    test_examples(cl, GPUD, "gpud.conf", ["--data", "/x"], ("data", "socket"))
+    test_examples(cl, GPUD, "gpud.conf", ["--data", "/x"], ("data", "socket", "results"))
     test_examples(cl, WORKER, "gpuworker.conf",
                   ["--connect", "h:1", "--token-file", "/t", "--device", "cuda:0"],
                   ("connect", "token-file", "device"))
     unit = dict(settings(WORKER, "--config", os.path.join(ETC, "gpuworker.conf"), "--device", "cuda0"))
     check(unit["device"] == "cuda:0" and unit["connect"] == "127.0.0.1:7700"
           and unit["token-file"] == "/var/lib/gpud/local-worker.token", "gpuworker@cuda0: %s" % unit)
-    check(dict(settings(GPUD, "--config", os.path.join(ETC, "gpud.conf")))["data"] == "/var/lib/gpud",
-          "gpud.service's data directory")
+    unit = dict(settings(GPUD, "--config", os.path.join(ETC, "gpud.conf")))
+    check(unit["data"] == "/var/lib/gpud" and unit["results"] == "/var/lib/gpud-results",
+          "gpud.service's data and results directories: %s" % unit)
+    # Without the key, the plots go to DATA/results.
+    check(dict(settings(GPUD, "--config", "/dev/null", "--data", "/x"))["results"] == "/x/results",
+          "results' default")
 
     # Every key round-trips.
     gconf = test_round_trip(cl, GPUD, GPUD_VALUES)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check bench/sudoku-4x3/gangster-counts.txt.gz, the per-gangster counts of
-the finished 4x3 job in the form `gpuctl export JOB counts` writes: the
-header line, 144,578 lines "INDEX W" with the indices 0, 1, ... in order,
+the finished 4x3 job in the form `gpuctl export JOB counts` wrote then
+(it writes the same rows as CSV now): the header line, 144,578 lines "INDEX W" with the indices 0, 1, ... in order,
 every W a positive even integer (sudoku.h 7.), and the SHA-256 of the
 uncompressed text that bench/sudoku-4x3/README.md records. Recomputing the
 total needs members(g) and cnt(g) of every gangster (minutes of band

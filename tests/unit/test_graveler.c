@@ -855,19 +855,22 @@ static void test_merge_finish_render(void **state)
 	assert_non_null(txt);
 	assert_non_null(strstr(txt, "max paralysed turns"));
 	free(txt);
-	char dir[] = "/tmp/test_graveler_XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(W->render_files(workload_ctx(W), params, a, NULL, dir, err, sizeof(err)), 0);
-	char path[128];
-	snprintf(path, sizeof(path), "%s/graveler-histogram.svg", dir);
-	FILE *f = fopen(path, "r");
-	assert_non_null(f);
-	char head[5] = {0};
-	assert_int_equal(fread(head, 1, 4, f), 4);
-	assert_string_equal(head, "<svg");
-	fclose(f);
-	unlink(path);
-	rmdir(dir);
+	/* The plot: the histogram beside the Binomial expectation. */
+	char *svg = NULL;
+	size_t svg_len = 0;
+	assert_int_equal(W->render_plot(workload_ctx(W), params, a, NULL, NULL,
+					&svg, &svg_len, err, sizeof(err)), 0);
+	assert_int_equal(strlen(svg), svg_len);
+	assert_non_null(strstr(svg, "viewBox=\"0 0 "));
+	assert_non_null(strstr(svg, "class=\"line expected\""));
+	assert_non_null(strstr(svg, "class=\"xlabel\""));
+	assert_non_null(strstr(svg, "battles (log scale)</text>"));
+	assert_null(strstr(svg, "e+"));
+	assert_string_equal(W->plot_name, "graveler-histogram.svg");
+	free(svg);
+	assert_int_equal(W->render_plot(workload_ctx(W), params, NULL, NULL, NULL,
+					&svg, &svg_len, err, sizeof(err)),
+			 GERR_NOTFOUND);
 
 	for (int i = 0; i < nl; i++) {
 		free(res[i]);

@@ -21,6 +21,7 @@
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_count.h"
 #include "sudoku/sudoku_format.h"
+#include "sudoku/sudoku_internal.h"
 #include "sudoku/sudoku_wide.h"
 #include "workload.h"
 
@@ -457,15 +458,14 @@ static void total_of_export(const json_t *p, const char *text, uint32_t ngang,
 
 	assert_int_equal(sudoku_ctx_setup(workload_ctx(W), R, C, SUDOKU_BUILD_T,
 					  2, &S, err, sizeof(err)), 0);
-	snprintf(head, sizeof(head), "# sudoku %dx%d per-gangster counts: INDEX %s; "
-		 "%u of %u gangsters\n", R, C, C == 3 ? "W" : "CNT", ngang, ngang);
+	snprintf(head, sizeof(head), "index,count\n");
 	assert_non_null(at);
 	assert_memory_equal(text, head, strlen(head));
 	for (at++; *at; n++) {
 		char idx[16], dec[U256_DECLEN];
 		struct u256 v, t;
 		uint64_t w[2];
-		assert_int_equal(sscanf(at, "%15s %79s", idx, dec), 2);
+		assert_int_equal(sscanf(at, "%15[0-9],%79[0-9]", idx, dec), 2);
 		assert_int_equal(strtoul(idx, NULL, 10), n);
 		assert_int_equal(u256_from_dec(dec, &v), 0);
 		w[0] = v.w[0];
@@ -552,6 +552,19 @@ static void test_workload_small(void **state)
 					json_object_get(ans, "gangsters")), buf);
 		assert_string_equal(buf, totals[i]);
 		free(out);
+		/* the plot reads the same counts from the blobs */
+		{
+			char *svg = NULL;
+			size_t slen = 0;
+			assert_int_equal(W->render_plot(workload_ctx(W), p, ans, &parts.pub,
+							&rd, &svg, &slen, err, sizeof(err)), 0);
+			assert_non_null(strstr(svg, "viewBox="));
+			/* few gangsters: one bar each, by index */
+			assert_non_null(strstr(svg, "class=\"bar gangster\""));
+			assert_non_null(strstr(svg, ">gangster (index)</text>"));
+			assert_null(strstr(svg, "e+"));
+			free(svg);
+		}
 		assert_int_equal(W->export_data(workload_ctx(W), p, ans, &parts.pub, "values",
 						args, &rd, &out, &olen, err, sizeof(err)), GERR_INVAL);
 		mb.hash = "other";
@@ -738,6 +751,45 @@ static int group_close(void **state)
 	return 0;
 }
 
+/* The 4x3 job's plot: a histogram of W over log-spaced bins (too many
+ * gangsters for a bar each). */
+static void test_counts_histogram(void **state)
+{
+	struct sudoku_counts c = {.rows = 4, .cols = 3, .ngang = 144578};
+	char err[WL_ERRLEN], *svg = NULL;
+	size_t len = 0;
+	int bars = 0;
+
+	(void)state;
+	c.v = calloc(c.ngang, sizeof(*c.v));
+	c.seen = calloc(c.ngang, 1);
+	assert_non_null(c.v);
+	assert_non_null(c.seen);
+	for (uint32_t g = 0; g < c.ngang; g++) {
+		/* 2^60 to 2^66, spread by g */
+		c.v[g][0] = (uint64_t)1 << (60 + g % 4);
+		c.v[g][1] = g % 7 == 0 ? 3 : 0;
+		c.seen[g] = g % 100 != 99;
+		c.done += c.seen[g];
+	}
+	assert_int_equal(sudoku_counts_plot(&c, &svg, &len, err, sizeof(err)), 0);
+	assert_non_null(strstr(svg, "viewBox="));
+	assert_non_null(strstr(svg, "Sudoku 4x3: per-gangster W, 143,133 of 144,578 gangsters"));
+	assert_non_null(strstr(svg, "(log scale)</text>"));
+	assert_non_null(strstr(svg, ">gangsters</text>"));
+	assert_null(strstr(svg, "e+"));
+	for (const char *p = strstr(svg, "class=\"bar gangsters\""); p;
+	     p = strstr(p + 1, "class=\"bar gangsters\""))
+		bars++;
+	assert_true(bars >= 5 && bars <= 48);
+	free(svg);
+	memset(c.seen, 0, c.ngang);
+	c.done = 0;
+	assert_int_equal(sudoku_counts_plot(&c, &svg, &len, err, sizeof(err)),
+			 GERR_NOTFOUND);
+	sudoku_counts_clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -753,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_workload_small),
 		cmocka_unit_test(test_answer_3x3),
 		cmocka_unit_test(test_bad_spec),
+		cmocka_unit_test(test_counts_histogram),
 	};
 	return cmocka_run_group_tests(tests, group_open, group_close);
 }
