@@ -32,6 +32,10 @@ static json_t *exports_json(const struct workload *wl)
 		json_array_append_new(arr, json_pack("{s:s, s:s}", "name",
 			wl->exports[i], "help", help));
 	}
+	/* gpud draws every workload's plot that has one (results.c). */
+	if (wl->render_plot)
+		json_array_append_new(arr, json_pack("{s:s, s:s}", "name", "plot",
+			"help", "the job's plot as SVG, as it stands"));
 	return arr;
 }
 
