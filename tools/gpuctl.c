@@ -52,10 +52,12 @@ static void usage(FILE *f)
 "  submit WORKLOAD --KEY VALUE...  queue a job, print its id\n"
 "                                  e.g. submit graveler --battles 1e9 --seed 7\n"
 "                                  --file F sends F as the job's input\n"
+"                                  --name N, --priority P (higher runs first)\n"
 "                                  --check full: every lease computed again by\n"
 "                                  another worker, merged when both agree\n"
 "                                  (default sample: gpud verifies a sample)\n"
-"  status [JOB] [--json]           jobs with progress, rate, ETA, leases, reason\n"
+"  status [JOB] [--all] [--json]   jobs with progress, rate, ETA, leases, reason\n"
+"  history [--all] [--json]        finished jobs; priority JOB P (-1000..1000)\n"
 "  wait JOB [--timeout SECONDS]    block until the job ends; exit 0 if verified\n"
 "  result JOB [--json]             the job's answer (bulk results to stdout)\n"
 "  result JOB --values FROM:TO     a range of values (Officers), to stdout\n"
@@ -379,21 +381,31 @@ static int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 	args = parse_kv(argc - 1, argv + 1);
 	if (!args)
 		return EXIT_USAGE;
+	/* --name and --priority are gpud's, not the workload's. */
+	json_t *name = json_incref(json_object_get(args, "name"));
+	const char *prio = json_string_value(json_object_get(args, "priority"));
+	json_t *p = prio ? json_loads(prio, JSON_DECODE_ANY, NULL) : NULL; /* gpud checks it */
+	if (prio && !json_is_integer(p))
+		p = json_string(prio);
+	json_object_del(args, "name");
+	json_object_del(args, "priority");
 	uint8_t *input = NULL;
 	size_t input_len = 0;
 	const char *file = json_string_value(json_object_get(args, "file"));
 	if (file) {
 		const char *base = strrchr(file, '/');
 		if (read_input(file, &input, &input_len)) {
+			json_decref(name);
+			json_decref(p);
 			json_decref(args);
 			return EXIT_FAIL;
 		}
 		/* gpud gets the content; the name is only for the user. */
 		json_object_set_new(args, "file", json_string(base ? base + 1 : file));
 	}
-	json_t *reply = ctl_request_bin(to, json_pack("{s:s, s:s, s:o}", "cmd", "submit",
-						    "workload", argv[0], "args", args),
-				    input, input_len, &ex);
+	json_t *reply = ctl_request_bin(to, json_pack("{s:s, s:s, s:o, s:o*, s:o*}", "cmd", "submit",
+						    "workload", argv[0], "args", args, "name", name,
+						    "priority", p), input, input_len, &ex);
 	free(input);
 	if (!reply)
 		return ex;
@@ -402,16 +414,19 @@ static int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 	return 0;
 }
 
-static int cmd_status(const struct ctl_target *to, int argc, char **argv)
+/* status [JOB] [--all] [--json], and history [--all] [--json]. */
+static int cmd_status(const struct ctl_target *to, const char *cmd, int argc, char **argv)
 {
 	int as_json = 0, ex;
 	json_int_t job = 0;
-	json_t *req = json_pack("{s:s}", "cmd", "status");
+	json_t *req = json_pack("{s:s}", "cmd", cmd);
 
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0) {
 			as_json = 1;
-		} else if (!job && parse_job(argv[i], &job) == 0) {
+		} else if (strcmp(argv[i], "--all") == 0) {
+			json_object_set_new(req, "all", json_true());
+		} else if (!job && strcmp(cmd, "status") == 0 && parse_job(argv[i], &job) == 0) {
 			json_object_set_new(req, "job", json_integer(job));
 		} else {
 			json_decref(req);
@@ -590,14 +605,18 @@ static int cmd_simple(const struct ctl_target *to, const char *cmd, int argc, ch
 	json_int_t job;
 	int ex;
 
-	if (argc != 1 || parse_job(argv[0], &job)) {
-		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
+	int prio = strcmp(cmd, "priority") == 0; /* priority JOB P */
+	json_t *p = prio && argc == 2 ? json_loads(argv[1], JSON_DECODE_ANY, NULL) : NULL;
+	if (argc != 1 + prio || parse_job(argv[0], &job) || (prio && !json_is_integer(p))) {
+		fprintf(stderr, "gpuctl: %s needs exactly one job id%s\n", cmd, prio ? " and an integer" : "");
+		json_decref(p);
 		return EXIT_USAGE;
 	}
-	json_t *reply = shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", cmd, "job", job), &ex));
+	json_t *reply = shown(ctl_request(to, json_pack("{s:s, s:I, s:o*}", "cmd", cmd, "job", job,
+							"priority", p), &ex));
 	if (!reply)
 		return ex;
-	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
+	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job, prio ? "priority changed" :
 	       json_string_value(json_object_get(reply, "state")));
 	json_decref(reply);
 	return 0;
@@ -941,14 +960,14 @@ int main(int argc, char **argv)
 
 	if (strcmp(cmd, "submit") == 0)
 		rc = cmd_submit(to, n, rest);
-	else if (strcmp(cmd, "status") == 0)
-		rc = cmd_status(to, n, rest);
+	else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "history") == 0)
+		rc = cmd_status(to, cmd, n, rest);
 	else if (strcmp(cmd, "wait") == 0)
 		rc = cmd_wait(to, n, rest);
 	else if (strcmp(cmd, "result") == 0)
 		rc = cmd_result(to, n, rest);
 	else if (strcmp(cmd, "cancel") == 0 || strcmp(cmd, "pause") == 0 ||
-		 strcmp(cmd, "resume") == 0)
+		 strcmp(cmd, "resume") == 0 || strcmp(cmd, "priority") == 0)
 		rc = cmd_simple(to, cmd, n, rest);
 	else if (strcmp(cmd, "workers") == 0)
 		rc = cmd_workers(to, n, rest);
