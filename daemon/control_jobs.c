@@ -352,8 +352,8 @@ static int64_t behind_job(const struct gpud *d, const json_t *queue,
 }
 
 /* Why a queued job does not run (a reason always). */
-static json_t *queued_reason(const struct gpud *d, const json_t *j,
-			     const json_t *queue)
+static json_t *queue_why(const struct gpud *d, const json_t *j,
+			 const json_t *queue)
 {
 	int64_t id = json_integer_value(json_object_get(j, "id"));
 	const char *wl = json_string_value(json_object_get(j, "workload"));
@@ -384,6 +384,21 @@ static json_t *queued_reason(const struct gpud *d, const json_t *j,
 	if (ahead)
 		return json_sprintf("behind job %" PRId64, ahead);
 	return json_string("waiting for a worker to claim it");
+}
+
+/* queue_why, and the job's own reason after it (its last failure). */
+static json_t *queued_reason(const struct gpud *d, const json_t *j,
+			     const json_t *queue)
+{
+	json_t *why = queue_why(d, j, queue);
+	const char *w = json_string_value(why);
+	const char *last = json_string_value(json_object_get(j, "reason"));
+
+	if (!w || !last || strstr(w, last))
+		return why;
+	json_t *both = json_sprintf("%s; %s", w, last);
+	json_decref(why);
+	return both ? both : json_string(last);
 }
 
 /* Add what only the loop knows to a job of status: rate, ETA, reason. */
