@@ -264,8 +264,13 @@ static void extend_work(struct store *st, void *arg)
 			 r->job, rc == GERR_STATE ? store_errmsg(st) : gerr_str(rc));
 		goto out;
 	}
+	/* Extended, it runs on (a paused job stays paused). */
+	uint64_t counts[LEASE_NSTATES] = {0};
+	store_lease_counts(st, r->job, counts);
 	r->reply = json_pack("{s:b, s:I, s:s, s:I}", "ok", 1, "job", (json_int_t)r->job,
-			     "state", "active", "total_units", (json_int_t)total);
+			     "state", j.state == JOB_PAUSED ? "paused" :
+			     counts[LEASE_LEASED] ? "running" : "queued",
+			     "total_units", (json_int_t)total);
 out:
 	free(text);
 	json_decref(np);

@@ -30,7 +30,9 @@ const char *const sdb_lease_sql[S_COUNT] = {
 	/* A pending lease of an active job of a wanted workload, of the
 	 * first such job in queue order (priority, then age; only jobs
 	 * ranked at or before (?10, ?11) when ?10 is not NULL), its oldest,
-	 * granted in the same statement; never one whose group (a primary
+	 * granted in the same statement (CROSS JOIN keeps jobs outside: their
+	 * queue index and each job's leases give the order, with no sort of
+	 * every pending lease); never one whose group (a primary
 	 * and its replicas) has another lease this worker holds or computed
 	 * (a result is confirmed only by another worker's), never one this
 	 * worker failed (lease_failures: one try per worker, so a lazy worker
@@ -40,8 +42,8 @@ const char *const sdb_lease_sql[S_COUNT] = {
 		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
 		"updated_at = ?7, units_done = checkpoint_units, "
 		"progress_units = checkpoint_units, progress_at = 0, checked = 0 "
-		"WHERE state = ?3 AND id = (SELECT l.id FROM leases AS l "
-		"JOIN jobs AS j ON j.id = l.job_id "
+		"WHERE state = ?3 AND id = (SELECT l.id FROM jobs AS j "
+		"CROSS JOIN leases AS l ON l.job_id = j.id "
 		"WHERE l.state = ?3 AND j.state = ?8 "
 		"AND j.workload IN (SELECT value FROM json_each(?9)) "
 		"AND NOT EXISTS (SELECT 1 FROM leases AS o "
