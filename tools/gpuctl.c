@@ -385,8 +385,10 @@ static int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 	json_t *name = json_incref(json_object_get(args, "name"));
 	const char *prio = json_string_value(json_object_get(args, "priority"));
 	json_t *p = prio ? json_loads(prio, JSON_DECODE_ANY, NULL) : NULL; /* gpud checks it */
-	if (prio && !json_is_integer(p))
+	if (prio && !json_is_integer(p)) {
+		json_decref(p);
 		p = json_string(prio);
+	}
 	json_object_del(args, "name");
 	json_object_del(args, "priority");
 	uint8_t *input = NULL;
