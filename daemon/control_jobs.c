@@ -146,8 +146,7 @@ static json_t *job_json(struct store *st, const struct store_job *j,
 	return out;
 }
 
-/* The active jobs in queue order, [[id, workload, running]..], for the
- * reasons of queued jobs (job_live). */
+/* Queue order: the highest priority, then the oldest. */
 static int rank_cmp(const void *a, const void *b)
 {
 	const struct store_job *x = a, *y = b;
@@ -157,6 +156,8 @@ static int rank_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* The active jobs in queue order, [[id, workload, running]..], for the
+ * reasons of queued jobs (job_live). Sorts jobs. */
 static json_t *queue_json(struct store *st, struct store_job *jobs, size_t n)
 {
 	json_t *q = json_array();
