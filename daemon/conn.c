@@ -577,6 +577,21 @@ int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job)
 	return 0;
 }
 
+const struct conn *conn_find_worker(struct gpud *d, int64_t worker_id)
+{
+	const struct conn *any = NULL;
+
+	for (const struct conn *c = d->conns; c; c = c->next) {
+		if (c->is_ctl || c->closing || c->state != CONN_READY ||
+		    c->worker_id != worker_id)
+			continue;
+		if (c->lease_id)
+			return c;
+		any = any ? any : c;
+	}
+	return any;
+}
+
 void conn_wake_parked(struct gpud *d)
 {
 	struct conn *c, *next;

@@ -96,6 +96,8 @@ struct conn {
 	int64_t lease_id, job_id;
 	uint64_t epoch;
 	double claim_rate;      /* the rate its last CLAIM reported */
+	uint32_t threads;       /* from its HELLO; 0 when not known */
+	const char *job_unit;   /* its lease's unit name (static), or NULL */
 	/* A claim that found nothing waits here (long poll) until work appears
 	 * or park_timer fires, so an idle worker starts new work at once. */
 	int parked;
@@ -137,6 +139,9 @@ void conn_sweep(struct gpud *d);
 int conn_count_tcp(struct gpud *d, const char *peer, int *ret_peer);
 /* The lease a worker's connection holds (its job in *ret_job), or 0. */
 int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job);
+/* A connection of worker_id (a token's row): one holding a lease if any,
+ * else any logged in; NULL when none. */
+const struct conn *conn_find_worker(struct gpud *d, int64_t worker_id);
 /* Work may have appeared: hand every parked connection to its wake
  * handler. */
 void conn_wake_parked(struct gpud *d);

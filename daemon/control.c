@@ -23,211 +23,7 @@
 #include "store.h"
 #include "workload.h"
 
-/* How long gpuctl status mentions a descriptor shortage after the last. */
-#define FD_WARN_MS (5 * 60 * 1000)
-
 static void generic_after(void *arg);
-
-/* ---- status ---- */
-
-static json_t *job_json(struct store *st, const struct store_job *j)
-{
-	uint64_t counts[LEASE_NSTATES] = {0}, rcounts[LEASE_NSTATES] = {0};
-	uint64_t waiting = 0, wfailed = 0;
-	int full = 0;
-	const struct workload *wl = workload_find(j->workload);
-	struct store_lease *leases = NULL;
-	size_t nl = 0;
-	json_t *lc = json_object(), *rl = json_object(), *workers = json_array();
-
-	char *damaged = NULL;
-
-	store_lease_counts(st, j->id, counts);
-	store_damage_get(st, j->id, &damaged);
-	store_replica_counts(st, j->id, rcounts);
-	store_replica_waiting(st, j->id, &waiting);
-	store_lease_failed_waiting(st, j->id, &wfailed);
-	store_job_get_replicate(st, j->id, &full);
-	for (int s = 0; s < LEASE_NSTATES; s++) {
-		json_object_set_new(lc, lease_state_name((enum lease_state)s),
-				    json_integer((json_int_t)counts[s]));
-		json_object_set_new(rl, lease_state_name((enum lease_state)s),
-				    json_integer((json_int_t)rcounts[s]));
-	}
-	if (counts[LEASE_LEASED] + rcounts[LEASE_LEASED] && store_lease_list_job(st, j->id, &leases, &nl) == 0) {
-		for (size_t i = 0; i < nl; i++) {
-			struct store_worker w = {0};
-			if (leases[i].state != LEASE_LEASED || !leases[i].worker_id)
-				continue;
-			if (store_worker_get(st, leases[i].worker_id, &w) == 0) {
-				json_array_append_new(workers, json_string(w.name));
-				free(w.name);
-				free(w.device);
-			}
-		}
-		store_lease_free_array(leases, nl);
-	}
-	/* status_after shows it as the reason while a worker waits for work. */
-	char held[256] = "";
-	if (j->state == JOB_ACTIVE && j->carve_done && counts[LEASE_LEASED] &&
-	    !counts[LEASE_PENDING])
-		sched_holders(st, j->id, held, sizeof(held));
-	json_t *out = json_pack("{s:I, s:s, s:s, s:s, s:o, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:s, s:o, s:o, s:f, s:f, s:b, s:s?, s:o}",
-		"id", (json_int_t)j->id,
-		"workload", j->workload,
-		"unit_name", wl ? wl->unit_name : "units",
-		"state", job_state_name(j->state),
-		"params", ctl_json_from_text(j->params),
-		"total_units", (json_int_t)j->total_units,
-		"units_done", (json_int_t)sched_job_progress(st, j->id),
-		"units_verified", (json_int_t)j->units_verified,
-		"leases", lc,
-		"replicas", rl,
-		"replicas_waiting", (json_int_t)waiting,
-		"failed_waiting", (json_int_t)wfailed,
-		"check", full ? "full" : "sample",
-		"workers", workers,
-		"reason", j->reason ? json_string(j->reason) : json_null(),
-		"created_at", j->created_at,
-		"finished_at", j->finished_at,
-		"carve_done", j->carve_done,
-		"held_by", held[0] ? held : NULL,
-		"damaged", damaged ? json_string(damaged) : json_null());
-	free(damaged);
-	return out;
-}
-
-/* Some worker waits in its claim for work to appear. */
-static int worker_waiting(const struct gpud *d)
-{
-	for (const struct conn *c = d->conns; c; c = c->next)
-		if (c->parked && !c->closing)
-			return 1;
-	return 0;
-}
-
-static void status_work(struct store *st, void *arg)
-{
-	struct ctl_req *r = arg;
-	json_t *jobs = json_array();
-
-	if (r->job) {
-		struct store_job j = {0};
-		int rc = store_job_get(st, r->job, &j);
-		if (rc) {
-			snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
-			json_decref(jobs);
-			return;
-		}
-		json_array_append_new(jobs, job_json(st, &j));
-		store_job_clear(&j);
-	} else {
-		struct store_job *all = NULL;
-		size_t n = 0;
-		if (store_job_list(st, &all, &n) == 0) {
-			for (size_t i = 0; i < n; i++)
-				json_array_append_new(jobs, job_json(st, &all[i]));
-			store_job_free_array(all, n);
-		}
-	}
-	r->reply = json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
-}
-
-/* Every pending lease of a job needs a worker other than some: one that
- * computed another result of its group, or one that failed it (the
- * claim's exclusions, store_replica_waiting). */
-static void waiting_reason(char *why, size_t len, json_int_t waiting,
-			   json_int_t failed)
-{
-	json_int_t grouped = waiting - failed;
-
-	if (failed == 0)
-		snprintf(why, len, "waiting for a second worker to confirm "
-			 "results: %" JSON_INTEGER_FORMAT " lease(s) need a "
-			 "worker that did not compute them", waiting);
-	else if (grouped <= 0)
-		snprintf(why, len, "waiting for another worker: %"
-			 JSON_INTEGER_FORMAT " lease(s) failed on a worker and "
-			 "are granted only to a worker that did not fail them",
-			 failed);
-	else
-		snprintf(why, len, "waiting for another worker: %"
-			 JSON_INTEGER_FORMAT " lease(s) need a worker that did "
-			 "not compute them, %" JSON_INTEGER_FORMAT " failed on a "
-			 "worker and need one that did not fail them", grouped,
-			 failed);
-}
-
-/* Add what only the loop knows: rate, ETA, and why a job is not moving. */
-static void status_after(void *arg)
-{
-	struct ctl_req *r = arg;
-	json_t *jobs = json_object_get(r->reply, "jobs");
-	size_t i;
-	json_t *j;
-
-	json_array_foreach(jobs, i, j) {
-		int64_t id = json_integer_value(json_object_get(j, "id"));
-		const char *state = json_string_value(json_object_get(j, "state"));
-		const char *wl = json_string_value(json_object_get(j, "workload"));
-		json_t *lc = json_object_get(j, "leases");
-		uint64_t total = json_integer_value(json_object_get(j, "total_units"));
-		uint64_t done = json_integer_value(json_object_get(j, "units_done"));
-		double rate = strcmp(state, "active") == 0 ? gpud_rate_get(r->d, id) : 0;
-
-		json_object_set_new(j, "rate", json_real(rate));
-		if (rate > 0 && total > done)
-			json_object_set_new(j, "eta_s", json_real((double)(total - done) / rate));
-		else
-			json_object_set_new(j, "eta_s", json_null());
-		if (strcmp(state, "paused") == 0) {
-			json_object_set_new(j, "reason",
-				json_string("paused by the user: gpuctl resume to continue"));
-		} else if (strcmp(state, "active") == 0 && r->d->storage_error) {
-			json_object_set_new(j, "reason", json_string(r->d->storage_msg));
-		} else if (strcmp(state, "active") == 0) {
-			json_int_t leased = json_integer_value(json_object_get(lc, "leased"));
-			json_int_t pending = json_integer_value(json_object_get(lc, "pending"));
-			json_int_t dn = json_integer_value(json_object_get(lc, "done"));
-			int carve_done = json_is_true(json_object_get(j, "carve_done"));
-			json_t *rl = json_object_get(j, "replicas");
-			json_int_t waiting = json_integer_value(json_object_get(j, "replicas_waiting"));
-			json_int_t wfailed = json_integer_value(json_object_get(j, "failed_waiting"));
-			json_int_t rpending = json_integer_value(json_object_get(rl, "pending"));
-			if (leased + json_integer_value(json_object_get(rl, "leased")) == 0 &&
-			    waiting > 0 && waiting == pending + rpending) {
-				char why[300];
-				const char *last = json_string_value(json_object_get(j, "reason"));
-				waiting_reason(why, sizeof(why), waiting, wfailed);
-				/* The job's own reason (the last failure) stays. */
-				json_object_set_new(j, "reason", last ?
-					json_sprintf("%s; %s", why, last) : json_string(why));
-			} else if (leased == 0 && (pending > 0 || !carve_done) &&
-			    !conn_workload_served(r->d, wl)) {
-				char why[160];
-				snprintf(why, sizeof(why),
-					 "not moving: no eligible worker (none connected runs %s)", wl);
-				json_object_set_new(j, "reason", json_string(why));
-			} else if (leased == 0 && dn > 0 && pending == 0) {
-				json_object_set_new(j, "reason", json_string("verifying results"));
-			} else if (json_is_string(json_object_get(j, "held_by")) &&
-				   worker_waiting(r->d)) {
-				json_object_set(j, "reason", json_object_get(j, "held_by"));
-			}
-		}
-		json_object_del(j, "carve_done");
-		json_object_del(j, "held_by");
-	}
-	/* What is wrong with gpud itself rather than with a job. */
-	uint64_t since = uv_now(r->d->loop) - r->d->fd_short_ms;
-	if (r->reply && r->d->fd_short_ms && since < FD_WARN_MS) {
-		char w[260];
-		snprintf(w, sizeof(w), "%s (last %.0f s ago)", r->d->fd_msg,
-			 (double)since / 1000);
-		json_object_set_new(r->reply, "warnings", json_pack("[s]", w));
-	}
-	ctl_finish(r);
-}
 
 /* ---- cancel / pause / resume ---- */
 
@@ -253,8 +49,8 @@ static void state_work(struct store *st, void *arg)
 		to = JOB_CANCELLED;
 	} else if (strcmp(r->cmd, "pause") == 0) {
 		if (from != JOB_ACTIVE) {
-			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s, not active",
-				 r->job, job_state_name(from));
+			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s, not "
+				 "queued or running", r->job, job_state_name(from));
 			return;
 		}
 		to = JOB_PAUSED;
@@ -297,6 +93,10 @@ static void submit_work(struct store *st, void *arg)
 
 	if (!rc)
 		rc = store_job_insert(st, r->wl->name, r->params, r->total_units, now, &id);
+	if (!rc && r->name[0])
+		rc = store_job_set_name(st, id, r->name);
+	if (!rc && r->priority)
+		rc = store_job_set_priority(st, id, r->priority);
 	if (!rc && r->replicate)
 		rc = store_job_set_replicate(st, id, 1);
 	if (!rc)
@@ -313,6 +113,33 @@ static void submit_work(struct store *st, void *arg)
 		return;
 	}
 	r->reply = json_pack("{s:b, s:I}", "ok", 1, "job", (json_int_t)id);
+}
+
+/* The job's name and priority (top-level, beside "args"): gpud's, never
+ * the workload's. */
+static int submit_queue_args(struct ctl_req *r)
+{
+	const json_t *name = json_object_get(r->req, "name");
+	const json_t *prio = json_object_get(r->req, "priority");
+
+	if (name && !json_is_null(name)) {
+		if (!store_job_name_valid(json_string_value(name))) {
+			snprintf(r->err, sizeof(r->err), "a job name is 1 to %d "
+				 "characters of A-Z a-z 0-9 . _ -", STORE_JOB_NAME_MAX);
+			return GERR_INVAL;
+		}
+		snprintf(r->name, sizeof(r->name), "%s", json_string_value(name));
+	}
+	if (prio && (!json_is_integer(prio) ||
+		     json_integer_value(prio) < STORE_PRIORITY_MIN ||
+		     json_integer_value(prio) > STORE_PRIORITY_MAX)) {
+		snprintf(r->err, sizeof(r->err), "a job's priority is an integer "
+			 "from %d to %d (higher runs first)", STORE_PRIORITY_MIN,
+			 STORE_PRIORITY_MAX);
+		return GERR_INVAL;
+	}
+	r->priority = prio ? (int)json_integer_value(prio) : 0;
+	return 0;
 }
 
 /* Validate a submission on the thread pool: parameters (a workload may do
@@ -437,8 +264,13 @@ static void extend_work(struct store *st, void *arg)
 			 r->job, rc == GERR_STATE ? store_errmsg(st) : gerr_str(rc));
 		goto out;
 	}
+	/* Extended, it runs on (a paused job stays paused). */
+	uint64_t counts[LEASE_NSTATES] = {0};
+	store_lease_counts(st, r->job, counts);
 	r->reply = json_pack("{s:b, s:I, s:s, s:I}", "ok", 1, "job", (json_int_t)r->job,
-			     "state", "active", "total_units", (json_int_t)total);
+			     "state", j.state == JOB_PAUSED ? "paused" :
+			     counts[LEASE_LEASED] ? "running" : "queued",
+			     "total_units", (json_int_t)total);
 out:
 	free(text);
 	json_decref(np);
@@ -506,6 +338,13 @@ static void workers_after(void *arg)
 		json_object_set_new(w, "trust_after", json_integer(need));
 		json_object_set_new(w, "trusted", json_boolean(need == 0 || streak >= need));
 		json_object_set_new(w, "job", lease ? json_integer(job) : json_null());
+		/* Its connection's: the rate is in its job's unit. */
+		const struct conn *c = conn_find_worker(r->d,
+			json_integer_value(json_object_get(w, "id")));
+		json_object_set_new(w, "threads", c && c->threads ?
+				    json_integer(c->threads) : json_null());
+		json_object_set_new(w, "job_unit", lease && c && c->job_unit ?
+				    json_string(c->job_unit) : json_null());
 	}
 	ctl_finish(r);
 }
@@ -525,21 +364,9 @@ static void generic_after(void *arg)
 	ctl_finish(r);
 }
 
-static int read_job(struct ctl_req *r)
-{
-	const json_t *v = json_object_get(r->req, "job");
-
-	if (!json_is_integer(v) || json_integer_value(v) <= 0) {
-		snprintf(r->err, sizeof(r->err), "'%s' needs a job id (a positive integer)", r->cmd);
-		return GERR_INVAL;
-	}
-	r->job = json_integer_value(v);
-	return 0;
-}
-
 /* What a viewer may ask; everything else needs an admin. */
 static const char *const viewer_cmds[] = {
-	"ping", "status", "result", "export", "workers", "workloads",
+	"ping", "status", "history", "result", "export", "workers", "workloads",
 };
 
 static int allowed(enum auth_role role, const char *cmd)
@@ -621,6 +448,10 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 			ctl_finish(r);
 			return;
 		}
+		if (submit_queue_args(r)) {
+			ctl_finish(r);
+			return;
+		}
 		/* The check mode is gpud's, for every workload: the workload
 		 * never sees it. */
 		if (json_object_get(args, "check")) {
@@ -652,15 +483,12 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 			ctl_finish(r);
 		}
 		return;
-	} else if (strcmp(r->cmd, "status") == 0) {
-		if (json_object_get(req, "job") && read_job(r)) {
-			ctl_finish(r);
-			return;
-		}
-		work = status_work;
-		after = status_after;
+	} else if (strcmp(r->cmd, "status") == 0 || strcmp(r->cmd, "history") == 0 ||
+		   strcmp(r->cmd, "priority") == 0) {
+		ctl_jobs_start(r);
+		return;
 	} else if (strcmp(r->cmd, "result") == 0) {
-		if (read_job(r)) {
+		if (ctl_read_job(r)) {
 			ctl_finish(r);
 			return;
 		}
@@ -668,7 +496,7 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		after = ctl_result_load_after;
 	} else if (strcmp(r->cmd, "cancel") == 0 || strcmp(r->cmd, "pause") == 0 ||
 		   strcmp(r->cmd, "resume") == 0) {
-		if (read_job(r)) {
+		if (ctl_read_job(r)) {
 			ctl_finish(r);
 			return;
 		}
@@ -690,14 +518,14 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		ctl_token_start(r);
 		return;
 	} else if (strcmp(r->cmd, "extend") == 0) {
-		if (read_job(r)) {
+		if (ctl_read_job(r)) {
 			ctl_finish(r);
 			return;
 		}
 		work = extend_work;
 	} else if (strcmp(r->cmd, "export") == 0) {
 		const char *what = json_string_value(json_object_get(req, "what"));
-		if (read_job(r)) {
+		if (ctl_read_job(r)) {
 			ctl_finish(r);
 			return;
 		}

@@ -1,23 +1,40 @@
 /* control.h - gpuctl's control API, served on gpud's Unix socket (with
  * an admin's rights) and to remote gpuctl over the secure channel (with
- * its token's role: a viewer may ping, status, result, export, workers
- * and workloads; an admin everything).
+ * its token's role: a viewer may ping, status, history, result, export,
+ * workers and workloads; an admin everything).
  *
  * Transport: proto.h frames, CTL_REQ from gpuctl, one CTL_REPLY back; the
  * connection may carry several requests. Every reply has "ok"; on failure
  * "error" is a one-line message meant for the user.
  *
- *   {"cmd":"submit","workload":W,"args":{k:"v",..}}  -> {"job":id}
- *       with an input file as the frame's bin when args has "file"
- *   {"cmd":"status"[,"job":id]} -> {"jobs":[JOB..]}   JOB =
- *       {"id","workload","unit_name","state","params","total_units",
- *        "units_done","units_verified","rate" (units/s, recent),
- *        "eta_s" (or null),"leases":{"pending":n,"leased":n,"done":n,
- *        "verified":n,"failed":n,"cancelled":n},"workers":[names],
- *        "reason" (why not moving, or null: e.g. "every lease is held:
- *        alice holds 3, bob holds 1" while a worker waits for work),
+ *   {"cmd":"submit","workload":W,"args":{k:"v",..}[,"name":N]
+ *    [,"priority":P]}  -> {"job":id}
+ *       with an input file as the frame's bin when args has "file"; N is
+ *       1..64 of [A-Za-z0-9._-], P -1000..1000 (default 0, higher first)
+ *   {"cmd":"status"[,"job":id][,"all":true]} -> {"jobs":[JOB..],"hidden":n}
+ *       without "all" (or "job"), jobs finished over 24 h ago are left
+ *       out (n of them). JOB =
+ *       {"id","name" (or null),"workload","unit_name","state" (queued,
+ *        running: a lease held, paused, done, failed, cancelled),
+ *        "priority","params","total_units",
+ *        "units_done" (never goes back: verified and done leases' units +
+ *        every other lease's stored checkpoint),"units_running" (held
+ *        leases' progress past their checkpoints),"units_verified",
+ *        "rate" (units/s, recent),"eta_s" (or null),"leases":{"pending":n,
+ *        "leased":n,"done":n,"verified":n,"failed":n,"cancelled":n},
+ *        "workers":[names],
+ *        "reason" (or null; a queued job always has one: "no eligible
+ *        worker (..)", "behind job N", "verifying results", waiting for
+ *        another worker..; a paused one "held: .."; a running one while a
+ *        worker waits "every lease is held: alice holds 3, bob holds 1"),
  *        "damaged" (what gpuctl check found wrong with its stored
- *        results, or null),"created_at","finished_at"}
+ *        results, or null),"submitted_at" (= "created_at"),"started_at"
+ *        (first grant, or null),"finished_at" (or null),"elapsed_s",
+ *        "avg_rate" (units_done / elapsed_s),"attempts" (grants),
+ *        "verify_failures" (results refuted)}
+ *   {"cmd":"history"[,"all":true][,"limit":n]} -> {"jobs":[JOB..]}:
+ *       finished jobs, newest first; without "all" the last 30 days
+ *   {"cmd":"priority","job":id,"priority":P} -> {"job":id,"priority":P}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
  *        "text":"..."|null,"files":[paths of a done job's plot in the
  *        results directory (results.h)],"exports":[names]}, bin = the
@@ -26,8 +43,9 @@
  *   {"cmd":"workers"} -> {"workers":[{"id","name","device","online",
  *        "quarantined","failures","foreign_msgs" (messages about leases
  *        it was not granted),"stalls" (leases revoked from it for no
- *        progress),"leases_done","units_done","rate",
- *        "last_seen","lease" (id or null),"job" (id or null)}]}
+ *        progress),"leases_done","units_done","rate" (in
+ *        job_unit),"last_seen","lease" (id or null),"job" (id or null),
+ *        "job_unit" (or null),"threads" (from its HELLO, or null),"host",..}]}
  *   {"cmd":"token_add","name":N[,"role":"worker|viewer|admin"]} ->
  *       {"token":"N:SECRET","role","gpud_key":hex,"credential":the text
  *       of a credential file (auth.h): the token and gpud's key}

@@ -1,6 +1,7 @@
-/* control_internal.h - what control.c, control_answer.c and control_req.c
- * share: one gpuctl request as it moves between the loop thread, the
- * database thread and the thread pool. Private to those files.
+/* control_internal.h - what control.c, control_answer.c, control_jobs.c
+ * and control_req.c share: one gpuctl request as it moves between the
+ * loop thread, the database thread and the thread pool. Private to those
+ * files.
  *
  * A request is owned by whoever runs its current step; ctl_finish (loop
  * thread) sends the reply and frees it.
@@ -32,6 +33,8 @@ struct ctl_req {
 	char *params;
 	uint64_t total_units;
 	int replicate;          /* --check full */
+	char name[STORE_JOB_NAME_MAX + 1]; /* "" for none */
+	int priority;
 	uint8_t *input;         /* the submitted file, owned */
 	size_t input_len;
 	uv_work_t work;
@@ -64,6 +67,13 @@ void ctl_result_load_work(struct store *st, void *arg);
 void ctl_result_load_after(void *arg);
 void ctl_export_load_work(struct store *st, void *arg);
 void ctl_export_load_after(void *arg);
+
+/* The request's "job": 0, or GERR_INVAL with r->err set. */
+int ctl_read_job(struct ctl_req *r);
+
+/* control_jobs.c: status, history and priority, from start to ctl_finish
+ * (loop thread). */
+void ctl_jobs_start(struct ctl_req *r);
 
 /* control_tokens.c: token_add, token_list and token_revoke, from start
  * to ctl_finish (loop thread). */

@@ -78,6 +78,7 @@ int login_hello(struct conn *c, const json_t *msg)
 	}
 	snprintf(c->name, sizeof(c->name), "%s", m.worker);
 	snprintf(c->device, sizeof(c->device), "%s", m.device);
+	c->threads = (uint32_t)m.threads; /* msg.h bounds it to 65535 */
 	c->workloads_json = json_dumps(ok, JSON_COMPACT);
 	json_decref(ok);
 	if (!c->workloads_json)

@@ -1,5 +1,6 @@
-/* scheduler.h - the lease policy, run on the database thread: claims,
- * uploads, verification and merge (scheduler.c), and what a worker does
+/* scheduler.h - the lease policy, run on the database thread: claims in
+ * queue order (sched_claim.c), uploads, verification and merge
+ * (scheduler.c), and what a worker does
  * with a lease it holds (sched_hold.c: heartbeat, upload load, release),
  * each checked against the worker that holds the grant.
  *
@@ -55,7 +56,9 @@ struct sched_policy {
  * quarantined at quarantine_after). A lease that expired or was re-issued
  * since is ordinary staleness and charges nobody. */
 
-/* A claim: the oldest pending lease, or a new one carved. Refused (rc
+/* A claim, in queue order (the job with the highest priority, then the
+ * oldest): its oldest pending lease, or a new one carved; the job's first
+ * grant sets its started_at. Refused (rc
  * GERR_STATE, reason) for a quarantined worker and for one that holds
  * pol->max_leases_per_worker leases already (fair share). With nothing to
  * grant (GERR_NOTFOUND) the reason says why, naming who holds what when
@@ -218,8 +221,9 @@ struct sched_release {
 };
 void sched_release(struct store *st, struct sched_release *r);
 
-/* Progress of a job in units: verified + done + checkpointed/heartbeat
- * progress of leased leases. */
+/* Progress of a job in units, live (for rates): verified + done + the
+ * checkpoints of other leases + held leases' reported progress past them
+ * (store_job_units_progress). */
 uint64_t sched_job_progress(struct store *st, int64_t job_id);
 
 #endif

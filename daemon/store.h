@@ -83,6 +83,9 @@ struct store_job {
 	double created_at;
 	double finished_at; /* 0 when not finished */
 	char *reason;       /* why it is failed/paused/not moving, or NULL */
+	char *name;         /* the submitter's name for it, or NULL (010) */
+	int priority;       /* STORE_PRIORITY_MIN..MAX; higher runs first */
+	double started_at;  /* its first grant; 0 before */
 };
 void store_job_clear(struct store_job *j);
 
@@ -151,12 +154,46 @@ void store_batch_rollback(struct store *st);
 const char *store_errmsg(struct store *st);
 
 /* ---- jobs ---- */
+/* The queue (migration 010): a claim takes the active job with the
+ * highest priority, then the oldest (lowest id). */
+#define STORE_PRIORITY_MIN (-1000)
+#define STORE_PRIORITY_MAX 1000
+#define STORE_JOB_NAME_MAX 64   /* 1..64 of [A-Za-z0-9._-] */
+/* 1 when name is a valid job name, else 0. */
+int store_job_name_valid(const char *name);
 int store_job_insert(struct store *st, const char *workload, const char *params,
 		     uint64_t total_units, double now, int64_t *ret_id);
 int store_job_get(struct store *st, int64_t id, struct store_job *ret);
 /* All jobs, ascending id. */
 int store_job_list(struct store *st, struct store_job **ret, size_t *ret_n);
 void store_job_free_array(struct store_job *a, size_t n);
+/* Jobs not finished, and those finished at or after since, ascending id;
+ * *ret_hidden (may be NULL) receives how many finished before since. */
+int store_job_list_recent(struct store *st, double since,
+			  struct store_job **ret, size_t *ret_n,
+			  uint64_t *ret_hidden);
+/* Finished jobs (done, failed, cancelled) finished at or after since,
+ * newest first, at most limit (>= 1). */
+int store_job_history(struct store *st, double since, uint32_t limit,
+		      struct store_job **ret, size_t *ret_n);
+/* name may be NULL (none); GERR_INVAL unless store_job_name_valid. */
+int store_job_set_name(struct store *st, int64_t id, const char *name);
+/* GERR_INVAL outside STORE_PRIORITY_MIN..MAX. */
+int store_job_set_priority(struct store *st, int64_t id, int priority);
+/* The job's first grant: sets started_at unless it is set already. */
+int store_job_mark_started(struct store *st, int64_t id, double now);
+/* What status and history show of a job, from its leases and events. */
+struct store_job_stats {
+	uint64_t units_saved;     /* verified + done leases' units + the
+				   * stored checkpoint units of every other
+				   * primary lease: never lost */
+	uint64_t units_running;   /* held leases' progress past their
+				   * checkpoints (lost if the holder dies) */
+	uint64_t attempts;        /* grants of all its leases */
+	uint64_t verify_failures; /* results refuted (verification or vote) */
+};
+int store_job_stats(struct store *st, int64_t job_id,
+		    struct store_job_stats *ret);
 /* reason may be NULL. Sets finished_at when moving to done/failed/cancelled. */
 int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 			const char *reason, double now);
@@ -170,9 +207,10 @@ int store_job_set_cursor(struct store *st, int64_t id, const char *cursor,
 			 int carve_done);
 int store_job_set_answer(struct store *st, int64_t id, const char *answer,
 			 uint64_t units_verified);
-/* The oldest active job with carve_done = 0 whose workload is in the JSON
- * array text workloads_json (e.g. ["graveler"]) and whose id is not in the
- * JSON array exclude_json (may be NULL). GERR_NOTFOUND if none. */
+/* The first active job in queue order (priority, then age) with
+ * carve_done = 0 whose workload is in the JSON array text workloads_json
+ * (e.g. ["graveler"]) and whose id is not in the JSON array exclude_json
+ * (may be NULL). GERR_NOTFOUND if none. */
 int store_job_next_carvable(struct store *st, const char *workloads_json,
 			    const char *exclude_json, int64_t *ret_id);
 
@@ -183,14 +221,27 @@ int store_lease_insert_leased(struct store *st, int64_t job_id,
 			      const char *spec, uint64_t units,
 			      int64_t worker_id, double deadline, double now,
 			      struct store_lease *ret);
-/* Grant the oldest pending lease of an active job whose workload is in
- * workloads_json: one UPDATE ... RETURNING (state leased, epoch+1,
- * attempts+1, worker, deadline). Never one whose group this worker holds
+/* Grant a pending lease of an active job whose workload is in
+ * workloads_json, of the first such job in queue order (priority, then
+ * age), the oldest of its leases: one UPDATE ... RETURNING (state leased,
+ * epoch+1, attempts+1, worker, deadline). Never one whose group this worker holds
  * or computed, nor one it failed (store_lease_reject, _run_failed).
  * GERR_NOTFOUND if none. */
 int store_lease_claim_pending(struct store *st, int64_t worker_id,
 			      const char *workloads_json, double deadline,
 			      double now, struct store_lease *ret);
+/* A job's place in the queue: higher priority first, then lower id. */
+struct store_rank {
+	int priority;
+	int64_t id;
+};
+/* As store_lease_claim_pending, only from jobs ranked at or before *upto
+ * (NULL: any job), so that a job ahead in the queue with nothing pending
+ * yet can carve first (sched_claim). */
+int store_lease_claim_ranked(struct store *st, int64_t worker_id,
+			     const char *workloads_json,
+			     const struct store_rank *upto, double deadline,
+			     double now, struct store_lease *ret);
 int store_lease_get(struct store *st, int64_t id, struct store_lease *ret);
 int store_lease_list_job(struct store *st, int64_t job_id,
 			 struct store_lease **ret, size_t *ret_n);
@@ -202,8 +253,8 @@ int store_lease_list_state(struct store *st, enum lease_state state,
  * counts[LEASE_NSTATES]. */
 int store_lease_counts(struct store *st, int64_t job_id,
 		       uint64_t counts[LEASE_NSTATES]);
-/* Sum of units_done over a job's leased primary leases plus units of done
- * and verified ones (for progress; replicas never count). */
+/* A job's progress, live: store_job_stats' units_saved + units_running
+ * (replicas never count). */
 int store_job_units_progress(struct store *st, int64_t job_id,
 			     uint64_t *ret_units);
 

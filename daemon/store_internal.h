@@ -9,6 +9,8 @@
  *                      transactions, group commit
  *   store_exec.c       running statements and reading rows into structs
  *   store_jobs.c       jobs, and the event log
+ *   store_queue.c      the queue: names, priorities, start times, the
+ *                      lists status and history show, a job's figures
  *   store_lease_rows.c lease rows: insert, get, list, counts
  *   store_leases.c     the lease state machine and every lease move
  *   store_parts.c      parts: each verified lease's share of the answer
@@ -44,6 +46,12 @@
 #include "gerr.h"
 #include "store.h"
 
+/* The columns sdb_job_row reads, in its order. */
+#define JOB_COLS                                                             \
+	"id, workload, params, state, total_units, cursor, carve_done, "     \
+	"answer, units_verified, created_at, finished_at, reason, name, "    \
+	"priority, started_at"
+
 /* The columns sdb_lease_row reads, in its order. */
 #define LEASE_COLS                                                           \
 	"id, job_id, spec, units, state, epoch, worker_id, deadline, "       \
@@ -74,6 +82,13 @@ enum stmt_id {
 	S_JOB_SET_ANSWER,
 	S_JOB_NEXT_CARVABLE,
 	S_JOB_PROGRESS,
+	S_JOB_LIST_RECENT,
+	S_JOB_COUNT_OLD,
+	S_JOB_HISTORY,
+	S_JOB_SET_NAME,
+	S_JOB_SET_PRIORITY,
+	S_JOB_STARTED,
+	S_JOB_STATS,
 	S_EVENT_ADD,
 	S_EVENT_COUNT,
 	/* store_lease_rows.c */
@@ -148,6 +163,7 @@ enum stmt_id {
 /* Each file's SQL, [id] = text for the ids it owns. */
 extern const char *const sdb_tx_sql[S_COUNT];
 extern const char *const sdb_job_sql[S_COUNT];
+extern const char *const sdb_queue_sql[S_COUNT];
 extern const char *const sdb_lease_row_sql[S_COUNT];
 extern const char *const sdb_lease_sql[S_COUNT];
 extern const char *const sdb_part_sql[S_COUNT];
@@ -264,6 +280,9 @@ int sdb_job_state(struct store *st, int64_t id, enum job_state *ret,
  * or object would quietly match something else). */
 int sdb_check_workloads(struct store *st, const char *json,
 			const char *what);
+/* store_jobs.c: a JOB_COLS row into a struct store_job. */
+int sdb_job_row(sqlite3_stmt *s, void *elem);
+void sdb_job_clear_v(void *e);
 /* store_lease_rows.c: a LEASE_COLS row into a struct store_lease. */
 int sdb_lease_row(sqlite3_stmt *s, void *elem);
 void sdb_lease_clear_v(void *e);

@@ -1,15 +1,13 @@
 /* store_jobs.c - the jobs table (rows, insert, get, list, state moves,
  * extend, cursor, answer, the next job to carve, a job's progress) and the
- * append-only event log of what happened to which job, lease, worker.
+ * append-only event log of what happened to which job, lease, worker. The
+ * queue's columns (name, priority, started_at) and the lists status and
+ * history show are in store_queue.c.
  */
 #include "store_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define JOB_COLS                                                             \
-	"id, workload, params, state, total_units, cursor, carve_done, "     \
-	"answer, units_verified, created_at, finished_at, reason"
 
 const char *const sdb_job_sql[S_COUNT] = {
 	/* CASE, not AND: json_type() raises an error on malformed JSON. */
@@ -36,10 +34,13 @@ const char *const sdb_job_sql[S_COUNT] = {
 		"SELECT id FROM jobs WHERE state = ?1 AND carve_done = 0 "
 		"AND workload IN (SELECT value FROM json_each(?2)) "
 		"AND id NOT IN (SELECT value FROM json_each(?3)) "
-		"ORDER BY id LIMIT 1",
+		"ORDER BY priority DESC, id LIMIT 1",
+	/* A lease counts its checkpoint once it has none of its own
+	 * progress: the work it resumes from is not lost. */
 	[S_JOB_PROGRESS] =
-		"SELECT coalesce(sum(CASE WHEN state = ?2 THEN units_done "
-		"WHEN state IN (?3, ?4) THEN units ELSE 0 END), 0) "
+		"SELECT coalesce(sum(CASE WHEN state = ?2 THEN "
+		"max(units_done, checkpoint_units) "
+		"WHEN state IN (?3, ?4) THEN units ELSE checkpoint_units END), 0) "
 		"FROM leases WHERE job_id = ?1 AND replica_of IS NULL",
 
 	[S_EVENT_ADD] = "INSERT INTO events (ts, job_id, lease_id, epoch, "
@@ -66,6 +67,7 @@ void store_job_clear(struct store_job *j)
 	free(j->cursor);
 	free(j->answer);
 	free(j->reason);
+	free(j->name);
 	memset(j, 0, sizeof(*j));
 }
 
@@ -78,7 +80,7 @@ void store_job_free_array(struct store_job *a, size_t n)
 	free(a);
 }
 
-static int job_row(sqlite3_stmt *s, void *elem)
+int sdb_job_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_job *j = elem;
 
@@ -90,16 +92,18 @@ static int job_row(sqlite3_stmt *s, void *elem)
 	j->units_verified = (uint64_t)sqlite3_column_int64(s, 8);
 	j->created_at = sqlite3_column_double(s, 9);
 	j->finished_at = sqlite3_column_double(s, 10);
+	j->priority = sqlite3_column_int(s, 13);
+	j->started_at = sqlite3_column_double(s, 14); /* NULL reads 0 */
 	if (sdb_dup_col(s, 1, &j->workload) || sdb_dup_col(s, 2, &j->params) ||
 	    sdb_dup_col(s, 5, &j->cursor) || sdb_dup_col(s, 7, &j->answer) ||
-	    sdb_dup_col(s, 11, &j->reason)) {
+	    sdb_dup_col(s, 11, &j->reason) || sdb_dup_col(s, 12, &j->name)) {
 		store_job_clear(j);
 		return GERR_NOMEM;
 	}
 	return 0;
 }
 
-static void job_clear_v(void *e) { store_job_clear(e); }
+void sdb_job_clear_v(void *e) { store_job_clear(e); }
 
 int store_job_insert(struct store *st, const char *workload,
 		     const char *params, uint64_t total_units, double now,
@@ -139,7 +143,7 @@ int store_job_get(struct store *st, int64_t id, struct store_job *ret)
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "store_job_get: no ret");
 	sqlite3_bind_int64(s, 1, id);
-	return sdb_get_one(st, s, sizeof(*ret), job_row, job_clear_v, ret,
+	return sdb_get_one(st, s, sizeof(*ret), sdb_job_row, sdb_job_clear_v, ret,
 			   "store_job_get");
 }
 
@@ -151,8 +155,8 @@ int store_job_list(struct store *st, struct store_job **ret, size_t *ret_n)
 
 	if (!ret || !ret_n)
 		return sdb_err(st, GERR_INVAL, "store_job_list: no ret");
-	r = sdb_get_all(st, sdb_stmt(st, S_JOB_LIST), sizeof(**ret), job_row,
-			job_clear_v, &a, &n, "store_job_list");
+	r = sdb_get_all(st, sdb_stmt(st, S_JOB_LIST), sizeof(**ret), sdb_job_row,
+			sdb_job_clear_v, &a, &n, "store_job_list");
 	if (r == 0) {
 		*ret = a;
 		*ret_n = n;

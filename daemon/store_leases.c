@@ -27,8 +27,12 @@
 	"progress_units = max(progress_units, " u ")"
 
 const char *const sdb_lease_sql[S_COUNT] = {
-	/* The oldest pending lease of an active job of a wanted workload,
-	 * granted in the same statement; never one whose group (a primary
+	/* A pending lease of an active job of a wanted workload, of the
+	 * first such job in queue order (priority, then age; only jobs
+	 * ranked at or before (?10, ?11) when ?10 is not NULL), its oldest,
+	 * granted in the same statement (CROSS JOIN keeps jobs outside: their
+	 * queue index and each job's leases give the order, with no sort of
+	 * every pending lease); never one whose group (a primary
 	 * and its replicas) has another lease this worker holds or computed
 	 * (a result is confirmed only by another worker's), never one this
 	 * worker failed (lease_failures: one try per worker, so a lazy worker
@@ -38,8 +42,8 @@ const char *const sdb_lease_sql[S_COUNT] = {
 		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
 		"updated_at = ?7, units_done = checkpoint_units, "
 		"progress_units = checkpoint_units, progress_at = 0, checked = 0 "
-		"WHERE state = ?3 AND id = (SELECT l.id FROM leases AS l "
-		"JOIN jobs AS j ON j.id = l.job_id "
+		"WHERE state = ?3 AND id = (SELECT l.id FROM jobs AS j "
+		"CROSS JOIN leases AS l ON l.job_id = j.id "
 		"WHERE l.state = ?3 AND j.state = ?8 "
 		"AND j.workload IN (SELECT value FROM json_each(?9)) "
 		"AND NOT EXISTS (SELECT 1 FROM leases AS o "
@@ -48,7 +52,10 @@ const char *const sdb_lease_sql[S_COUNT] = {
 		"OR o.replica_of = coalesce(l.replica_of, l.id))) "
 		"AND NOT EXISTS (SELECT 1 FROM lease_failures AS f "
 		"WHERE f.lease_id = l.id AND f.worker_id = ?5) "
-		"ORDER BY l.id LIMIT 1) RETURNING " LEASE_COLS,
+		"AND (?10 IS NULL OR j.priority > ?10 "
+		"OR (j.priority = ?10 AND j.id <= ?11)) "
+		"ORDER BY j.priority DESC, j.id, l.id LIMIT 1) RETURNING "
+		LEASE_COLS,
 	[S_LEASE_HEARTBEAT] = "UPDATE leases SET state = ?4, units_done = ?5, "
 			      "deadline = ?6, updated_at = ?7, " PROGRESS_SET("?5", "?7")
 			      LEASE_WHERE_ONE,
@@ -249,7 +256,16 @@ int store_lease_claim_pending(struct store *st, int64_t worker_id,
 			      const char *workloads_json, double deadline,
 			      double now, struct store_lease *ret)
 {
-	static const char what[] = "store_lease_claim_pending";
+	return store_lease_claim_ranked(st, worker_id, workloads_json, NULL,
+					deadline, now, ret);
+}
+
+int store_lease_claim_ranked(struct store *st, int64_t worker_id,
+			     const char *workloads_json,
+			     const struct store_rank *upto, double deadline,
+			     double now, struct store_lease *ret)
+{
+	static const char what[] = "store_lease_claim_ranked";
 	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CLAIM);
 	struct store_lease l = {0};
 	struct lease_move m = {
@@ -269,6 +285,10 @@ int store_lease_claim_pending(struct store *st, int64_t worker_id,
 	BIND(sqlite3_bind_double(s, 7, now));
 	BIND(sqlite3_bind_int(s, 8, JOB_ACTIVE));
 	BIND(sdb_bind_text(s, 9, workloads_json));
+	if (upto) {
+		BIND(sqlite3_bind_int(s, 10, upto->priority));
+		BIND(sqlite3_bind_int64(s, 11, upto->id));
+	}
 	s = NULL;
 	r = lease_move(st, &m, &changes, what);
 	if (r == 0 && changes == 0)

@@ -107,6 +107,8 @@ static void claim_after(void *arg)
 			c->lease_id = cl->lease.id;
 			c->epoch = cl->lease.epoch;
 			c->job_id = cl->lease.job_id;
+			const struct workload *wl = workload_find(cl->workload);
+			c->job_unit = wl ? wl->unit_name : NULL;
 			LOG_INFO(&d->log, "lease grant job=%" PRId64 " lease=%" PRId64
 				 " epoch=%" PRIu64 " worker=%s units=%" PRIu64
 				 " resume_from=%" PRIu64,

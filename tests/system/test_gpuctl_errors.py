@@ -39,7 +39,7 @@ def test_gpuctl_errors(cl: Cluster):
     check(cl.ctl("pause", str(job)).returncode == 0, "pause")
     check(cl.status(job)["state"] == "paused", "paused state")
     r = cl.ctl("pause", str(job), check_rc=False)
-    check(r.returncode == 1 and "not active" in r.stderr, "double pause: " + r.stderr)
+    check(r.returncode == 1 and "not queued or running" in r.stderr, "double pause: " + r.stderr)
     cl.ctl("resume", str(job))
     cl.ctl("cancel", str(job))
     check(cl.status(job)["state"] == "cancelled", "cancelled state")

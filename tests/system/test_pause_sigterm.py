@@ -14,7 +14,7 @@ def test_pause_sigterm(cl: Cluster):
     cl.start_gpud()
     job = cl.submit("graveler", battles=units, seed=8)
     w = cl.start_worker("cpu:1", ["--checkpoint-interval", "60"])
-    wait_for(lambda: cl.status(job)["units_done"] > 0, 60, "progress")
+    wait_for(lambda: cl.status(job)["units_running"] > 0, 60, "progress")
     w.send_signal(signal.SIGTERM)
     check(w.wait(20) == 0, "worker should exit 0 after SIGTERM")
     log = cl.log_text("gpud")

@@ -38,7 +38,7 @@ def test_run_failure(cl: Cluster):
     for i in range(3):
         tf, _, _ = cl.add_token("w%d" % i)
         cl.start_worker("cpu:1", ["--no-run-ahead"], token_file=tf)
-    st = wait_for(lambda: (lambda s: s if s["state"] != "active" else None)(cl.status(job)),
+    st = wait_for(lambda: (lambda s: s if s["state"] not in ("queued", "running") else None)(cl.status(job)),
                   60, "the job to stop being active")
     db = sqlite3.connect("file:%s/gpud.db?mode=ro" % cl.data, uri=True)
     failed = db.execute("SELECT id, failures FROM leases WHERE job_id = ? AND state = 4",

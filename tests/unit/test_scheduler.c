@@ -228,6 +228,58 @@ static void test_broken_planner_fails_alone(void **state)
 	store_job_clear(&job);
 }
 
+/* Claims follow the queue: the highest priority first, then the oldest
+ * job; a job behind keeps its pending lease while a job ahead can carve;
+ * only the first grant sets started_at. */
+static void test_claim_queue_order(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c;
+	struct store_job job = {0};
+	int64_t low = f->job, high, same, pend, want[8];
+	double started;
+	char *text = json_dumps(f->params, JSON_COMPACT);
+
+	claim(f, &c);
+	assert_int_equal(c.rc, 0);
+	assert_int_equal(c.lease.job_id, low);
+	pend = c.lease.id;
+	assert_int_equal(store_lease_release(f->st, pend, c.lease.epoch, 1001), 0);
+	sched_claim_clear(&c);
+	assert_int_equal(store_job_get(f->st, low, &job), 0);
+	started = job.started_at;
+	assert_true(started > 0);
+	store_job_clear(&job);
+	assert_int_equal(store_job_insert(f->st, "graveler", text, 6291456, 1001, &high), 0);
+	assert_int_equal(store_job_insert(f->st, "graveler", text, 6291456, 1002, &same), 0);
+	free(text);
+	assert_int_equal(store_job_get(f->st, high, &job), 0);
+	assert_true(job.started_at == 0 && job.priority == 0);
+	store_job_clear(&job);
+	assert_int_equal(store_job_set_priority(f->st, high, 3), 0);
+	assert_int_equal(store_job_set_priority(f->st, same, 3), 0);
+	/* gpuctl priority: same moves ahead of high. */
+	assert_int_equal(store_job_set_priority(f->st, same, 4), 0);
+	for (int i = 0; i < 8; i++)
+		want[i] = i < 3 ? same : i < 6 ? high : low;
+	for (int i = 0; i < 8; i++) {
+		claim(f, &c);
+		assert_int_equal(c.rc, 0);
+		assert_int_equal(c.lease.job_id, want[i]);
+		if (i == 6) /* low's pending lease before a new one */
+			assert_int_equal(c.lease.id, pend);
+		else if (want[i] == low)
+			assert_int_not_equal(c.lease.id, pend);
+		sched_claim_clear(&c);
+	}
+	assert_int_equal(store_job_get(f->st, low, &job), 0);
+	assert_true(job.started_at == started);
+	store_job_clear(&job);
+	assert_int_equal(store_job_get(f->st, same, &job), 0);
+	assert_true(job.started_at > 0 && job.priority == 4);
+	store_job_clear(&job);
+}
+
 static void test_result_stale_verify_complete(void **state)
 {
 	struct fx *f = *state;
@@ -802,6 +854,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_grant_and_carve, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_broken_planner_fails_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim_queue_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_result_stale_verify_complete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_verification_retries_then_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_early_verification, setup, teardown),
