@@ -81,7 +81,7 @@ def check_workloads(cl):
     check(g["unit_name"] == "battles" and [p["name"] for p in g["params"]] == ["battles", "seed"]
           and g["params"][1]["default"] == "0" and g["params"][0]["default"] is None,
           "graveler: %s" % g)
-    check([e["name"] for e in names["officers"]["exports"]] == ["values"] and
+    check([e["name"] for e in names["officers"]["exports"]] == ["values", "plot"] and
           "--range" in names["officers"]["exports"][0]["help"], "officers exports: %s" % names["officers"])
     text = cl.ctl("workloads").stdout
     check("sudoku (units: gangsters)" in text and "--box VALUE" in text, "workloads text: " + text)
