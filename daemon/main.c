@@ -148,6 +148,7 @@ int main(int argc, char **argv)
 	struct conf_args args;
 	struct reload_ctx reload = { .args = &args, .cli = &cli, .live = &set };
 	struct gpud d;
+	struct glog_limit limit; /* repeated lines, summed up */
 	char err[1024];
 	int rc, lock_fd = -1;
 
@@ -157,6 +158,9 @@ int main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	d.log.prog = "gpud";
 	d.log.level = set.log_level;
+	d.log.journal = glog_journal_detect();
+	if (glog_limit_init(&limit) == 0)
+		d.log.limit = &limit;
 	gpud_options_to_config(&set, &d.cfg);
 	reload.d = &d;
 	if (mkdir(d.cfg.data_dir, 0700) && errno != EEXIST) {
@@ -210,6 +214,9 @@ int main(int argc, char **argv)
 	uv_loop_close(d.loop);
 	workload_close_all();
 	LOG_INFO(&d.log, "stopped");
+	glog_flush(&d.log, 1);
+	d.log.limit = NULL;
+	glog_limit_free(&limit);
 	close(lock_fd); /* after everything else: the directory is free now */
 	return d.exit_code;
 }

@@ -103,6 +103,7 @@ static void on_expiry_timer(uv_timer_t *t)
 
 	/* A failed write to the data directory holds until one succeeds. */
 	gpud_storage_probe(d);
+	glog_flush(&d->log, 0); /* a burst of repeated lines that ended */
 	if (dbq_pending(d->dbq) > 64)
 		return; /* the database thread is behind; try next tick */
 	r = calloc(1, sizeof(*r));
