@@ -27,6 +27,7 @@ struct gpud_listen {
 struct gpud_settings {
 	char data[3001];
 	struct gpud_listen listen;
+	struct gpud_listen http; /* port -1: off */
 	char socket[100]; /* sun_path's bound; "" is DATA/gpud.sock */
 	double heartbeat;
 	double lease_timeout; /* 0: 3 x heartbeat */

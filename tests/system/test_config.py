@@ -17,6 +17,7 @@ ETC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "etc"
 GPUD_VALUES = [
     ("data", "/srv/gpud-test"),
     ("listen", "[::1]:7711"),
+    ("http", "127.0.0.2:7781"),
     ("socket", "/run/gpud-test.sock"),
     ("heartbeat", "2.5"),
     ("lease-timeout", "30"),
@@ -171,6 +172,7 @@ def test_config(cl: Cluster):
         (GPUD, "data = /d\nheartbeat = fast\n", ":2: heartbeat wants SECONDS in 0.05..3600, got 'fast'"),
         (GPUD, "data = /d\nmax-failures = 0\n", ":2: max-failures wants an integer in 1..1000, got '0'"),
         (GPUD, "data = /d\nlisten = 7700\n", ":2: listen wants HOST:PORT"),
+        (GPUD, "data = /d\nhttp = 7780\n", ":2: http wants HOST:PORT ([ADDR]:PORT for IPv6, port 0..65535) or off"),
         (GPUD, "data = /d\n\n\n" + long_line, ":4: line longer than 1024 bytes"),
         (GPUD, "init = yes\n", ":1: unknown key 'init' (a command-line option only)"),
         (GPUD, "data = /d\ndata = /e\n", ":2: data set again (first on line 1)"),
