@@ -145,9 +145,14 @@ static json_t *list_plots(const struct http *h, json_int_t id)
 	dp = opendir(dir);
 	if (!dp)
 		return out;
-	while (n < HTTP_PLOTS_MAX && (e = readdir(dp)))
-		if (plot_name_ok(e->d_name) && (names[n] = strdup(e->d_name)))
+	while (n < HTTP_PLOTS_MAX && (e = readdir(dp))) {
+		struct stat st;
+		/* As send_plot: regular files only, never a link. */
+		if (plot_name_ok(e->d_name) &&
+		    fstatat(dirfd(dp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && (names[n] = strdup(e->d_name)))
 			n++;
+	}
 	closedir(dp);
 	qsort(names, n, sizeof(names[0]), cmp_str);
 	for (size_t i = 0; i < n; i++) {
