@@ -18,7 +18,14 @@ import tempfile
 
 from harness import Cluster, check, lease_units_for, run, wait_for
 
-SVG = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 10"><rect width="10" height="10"/></svg>'
+# A stand-in for a plot the plots' writer leaves (issue 23): bars and labels.
+SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 420 240">'
+       b'<rect width="420" height="240" fill="#fff"/>'
+       + b"".join(b'<rect x="%d" y="%d" width="30" height="%d" fill="#2f7de1"/>' % (40 + 40 * i, 200 - h, h)
+                  for i, h in enumerate((20, 70, 150, 180, 120, 60, 25, 8, 3)))
+       + b'<line x1="35" y1="200" x2="410" y2="200" stroke="#333"/>'
+       b'<text x="210" y="228" font-size="13" text-anchor="middle">test plot: max ones per battle</text>'
+       b'</svg>')
 
 
 def submit(cl, name, **kw):
