@@ -4,7 +4,8 @@ workers; headless Chromium loads the page, runs its script and shows every
 job (id, name, state, progress) and the worker; /api/status is the control
 API's status plus workers and each job's plots; a plot in DATA/results is
 served as SVG while paths outside it, hidden or linked files are not; the
-server is read-only (POST 405) and bounded (an oversized request refused).
+server is read-only (POST 405) and bounded (an oversized request refused,
+a 17th connection from one address closed).
 Exits 77 only when promtool or chromium is not installed (tools/deps.sh).
 GPUD_SCREENSHOT=FILE.png also saves a screenshot of the page."""
 import json
@@ -121,6 +122,18 @@ def test_http(cl: Cluster):
     check(r == b"" or re.match(rb"HTTP/1.1 4\d\d", r), "an oversized request is refused: %r" % r[:80])
     code, _, _ = cl.http_get("/nothing")
     check(code == 404, "unknown path: %d" % code)
+    # HTTP_CONN_PER_IP (16) idle connections from one address: the next
+    # is closed unanswered; once they go, requests are served again.
+    host, port = cl.http.rsplit(":", 1)
+    idle = [socket.create_connection((host, int(port)), timeout=10) for _ in range(16)]
+    try:
+        r = raw_request(cl.http, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        check(r == b"", "a 17th connection from one address is refused: %r" % r[:80])
+    finally:
+        for s in idle:
+            s.close()
+    wait_for(lambda: raw_request(cl.http, b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 200"),
+             10, "requests served again")
 
     # /metrics: promtool's check, and the series of what runs.
     code, headers, body = cl.http_get("/metrics")
