@@ -48,7 +48,7 @@ static void put_value(FILE *f, double v)
 	if (v == (double)(int64_t)v && v < 9e15 && v > -9e15)
 		fprintf(f, " %" PRId64 "\n", (int64_t)v);
 	else
-		fprintf(f, " %.17g\n", v);
+		fprintf(f, " %.15g\n", v); /* no 0.1+0.2 noise */
 }
 
 static const char *str(const json_t *o, const char *key)
