@@ -119,9 +119,13 @@ void conn_close(struct conn *c, const char *why)
 		conn_ref(c);
 		uv_close((uv_handle_t *)&c->park_timer, on_park_timer_closed);
 	}
+	/* gpuctl's connections come and go with every command (watch: one
+	 * a second): routine, so debug. */
 	if (why)
-		LOG_INFO(&d->log, "close %s worker=%s reason=%s", c->peer,
-			 c->name[0] ? c->name : "-", why);
+		GLOG(&d->log, c->is_ctl || c->remote_ctl ? GLOG_DEBUG : GLOG_INFO,
+		     "close %s %s=%s reason=%s", c->peer,
+		     c->is_ctl || c->remote_ctl ? "gpuctl" : "worker",
+		     c->name[0] ? c->name : "-", why);
 	if (c->prev)
 		c->prev->next = c->next;
 	else

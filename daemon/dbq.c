@@ -7,12 +7,18 @@
  * back as a whole and each request runs again alone, in its own
  * transaction, so each gets its own outcome. */
 #include <stdlib.h>
+#include <time.h>
 
 #include "dbq.h"
 #include "gerr.h"
 #include "store.h"
 
 #define DBQ_BATCH_MAX 256
+
+/* From a fast SSD's fsync to a disk in trouble. */
+static const double commit_bounds[DBQ_COMMIT_BUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+};
 
 struct dbq_req {
 	dbq_work_fn work;
@@ -32,6 +38,7 @@ struct dbq {
 	struct dbq_req *queue_head, *queue_tail; /* guarded by mu */
 	struct dbq_req *done_head, *done_tail; /* guarded by mu */
 	int stopping;                          /* guarded by mu */
+	struct dbq_commit_stats commits;       /* guarded by mu */
 	unsigned pending;                      /* loop thread */
 	void (*close_cb)(void *);
 	void *close_opaque;
@@ -47,6 +54,27 @@ static void push(struct dbq_req **head, struct dbq_req **tail, struct dbq_req *r
 	*tail = r;
 }
 
+/* Database thread. */
+static void note_commit(struct dbq *q, double s)
+{
+	uv_mutex_lock(&q->mu);
+	q->commits.count++;
+	q->commits.sum_s += s;
+	for (int i = 0; i < DBQ_COMMIT_BUCKETS; i++)
+		if (s <= commit_bounds[i])
+			q->commits.le[i]++;
+	uv_mutex_unlock(&q->mu);
+}
+
+void dbq_commit_stats(struct dbq *q, struct dbq_commit_stats *ret)
+{
+	uv_mutex_lock(&q->mu);
+	*ret = q->commits;
+	uv_mutex_unlock(&q->mu);
+	for (int i = 0; i < DBQ_COMMIT_BUCKETS; i++)
+		ret->bound[i] = commit_bounds[i];
+}
+
 /* Run one batch of batchable requests (a list linked through next). */
 static void run_batch(struct dbq *q, struct dbq_req *batch)
 {
@@ -55,8 +83,16 @@ static void run_batch(struct dbq *q, struct dbq_req *batch)
 
 	for (r = batch; rc == 0 && r; r = r->next)
 		r->work(q->st, r->arg);
-	if (rc == 0)
+	if (rc == 0) {
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = store_batch_commit(q->st);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (rc == 0)
+			note_commit(q, (double)(t1.tv_sec - t0.tv_sec) +
+				    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	}
 	if (rc == 0)
 		return;
 	store_batch_rollback(q->st);

@@ -12,10 +12,21 @@
 #ifndef GPUD_DBQ_H
 #define GPUD_DBQ_H
 
+#include <stdint.h>
 #include <uv.h>
 
 struct store;
 struct dbq;
+
+/* Group commits' durations (the COMMIT that makes a batch durable) as a
+ * histogram: le[i] counts commits of at most bound[i] seconds. */
+#define DBQ_COMMIT_BUCKETS 12
+struct dbq_commit_stats {
+	uint64_t count;
+	double sum_s;
+	double bound[DBQ_COMMIT_BUCKETS];
+	uint64_t le[DBQ_COMMIT_BUCKETS]; /* cumulative, as Prometheus wants */
+};
 
 typedef void (*dbq_work_fn)(struct store *st, void *arg);
 typedef void (*dbq_after_fn)(void *arg);
@@ -30,6 +41,8 @@ int dbq_submit(struct dbq *q, dbq_work_fn work, dbq_after_fn after, void *arg);
  * fails), setting all of its outputs each time. */
 int dbq_submit_batch(struct dbq *q, dbq_work_fn work, dbq_after_fn after,
 		     void *arg);
+/* A copy of the commit histogram (any thread). */
+void dbq_commit_stats(struct dbq *q, struct dbq_commit_stats *ret);
 /* Number of requests queued or running (loop thread). */
 unsigned dbq_pending(const struct dbq *q);
 /* Stop accepting work, finish what is queued, join the thread, then close

@@ -11,6 +11,9 @@
  *                   defaults, checks, what a reload may change
  *   server.c        timers, start-up recovery, drain, shutdown; opens the
  *                   listeners and owns the connections' handler table
+ *   http.c          the status page, /metrics and /api/status
+ *                   (libmicrohttpd's thread, answered on the loop)
+ *   metrics.c       the Prometheus text of the control API's replies
  *   listeners.c     the listening sockets: accepting by hand, connection
  *                   caps, descriptor shortage, the connections' timeouts
  *   control.c       gpuctl's commands: parsing, status, submit, state
@@ -69,6 +72,7 @@ struct dbq;
 struct conn;
 struct sched_policy;
 struct listeners;
+struct http;
 
 struct gpud_config {
 	const char *data_dir;
@@ -76,6 +80,8 @@ struct gpud_config {
 	const char *listen_host;     /* "127.0.0.1" */
 	int listen_port;             /* 0 picks one; written to DATA/gpud.addr */
 	const char *socket_path;     /* DATA/gpud.sock by default */
+	const char *http_host;       /* the page and /metrics (http.c) */
+	int http_port;               /* -1: off; 0 picks one (DATA/gpud.http) */
 	double heartbeat_s;          /* worker heartbeat interval */
 	double lease_timeout_s;      /* deadline = last heartbeat + this */
 	double lease_target_s;       /* wanted duration of one lease */
@@ -112,6 +118,8 @@ struct gpud {
 	struct store *store;      /* database thread only */
 	struct dbq *dbq;
 	struct listeners *listeners; /* listeners.c */
+	struct http *http;        /* http.c; NULL when off */
+	uint64_t verify_failures; /* results refuted since start (metrics) */
 	uv_timer_t expiry_timer;
 	uv_timer_t sample_timer;
 	uv_signal_t sigterm, sigint;

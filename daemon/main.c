@@ -149,6 +149,7 @@ int main(int argc, char **argv)
 	struct conf_args args;
 	struct reload_ctx reload = { .args = &args, .cli = &cli, .live = &set };
 	struct gpud d;
+	struct glog_limit limit; /* repeated lines, summed up */
 	char err[1024];
 	int rc, lock_fd = -1;
 
@@ -158,22 +159,27 @@ int main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	d.log.prog = "gpud";
 	d.log.level = set.log_level;
+	/* From here on, errors go through the log: under journald they
+	 * need their priority. */
+	d.log.journal = glog_journal_detect();
+	if (glog_limit_init(&limit) == 0)
+		d.log.limit = &limit;
 	gpud_options_to_config(&set, &d.cfg);
 	reload.d = &d;
 	if (mkdir(d.cfg.data_dir, 0700) && errno != EEXIST) {
-		fprintf(stderr, "gpud: cannot create %s: %s\n", d.cfg.data_dir, strerror(errno));
+		LOG_ERROR(&d.log, "cannot create %s: %s", d.cfg.data_dir, strerror(errno));
 		return 1;
 	}
 	if (access(d.cfg.data_dir, R_OK | W_OK | X_OK)) {
-		fprintf(stderr, "gpud: data directory %s is not writable: %s\n",
-			d.cfg.data_dir, strerror(errno));
+		LOG_ERROR(&d.log, "data directory %s is not writable: %s",
+			  d.cfg.data_dir, strerror(errno));
 		return 1;
 	}
 	/* Before anything else touches the directory: a directory others can
 	 * write is refused, and a second gpud leaves the first alone. */
 	if (datadir_check_mode(d.cfg.data_dir, err, sizeof(err)) ||
 	    datadir_lock(d.cfg.data_dir, &lock_fd, err, sizeof(err))) {
-		fprintf(stderr, "gpud: %s\n", err);
+		LOG_ERROR(&d.log, "%s", err);
 		return 1;
 	}
 	if (results_prepare(d.cfg.results_dir, err, sizeof(err))) {
@@ -182,14 +188,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (auth_init()) {
-		fprintf(stderr, "gpud: libsodium failed to initialise\n");
+		LOG_ERROR(&d.log, "libsodium failed to initialise");
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile(&d);
 	char why[WL_ERRLEN + 64] = "";
 	if (workload_open_all(why, sizeof(why))) {
-		fprintf(stderr, "gpud: cannot open workload %s\n", why);
+		LOG_ERROR(&d.log, "cannot open workload %s", why);
 		return 1;
 	}
 
@@ -199,7 +205,7 @@ int main(int argc, char **argv)
 		server_stop(&d);
 		uv_run(d.loop, UV_RUN_DEFAULT);
 		workload_close_all();
-		fprintf(stderr, "gpud: start failed: %s\n", gerr_str(rc));
+		LOG_ERROR(&d.log, "start failed: %s", gerr_str(rc));
 		close(lock_fd);
 		return 1;
 	}
@@ -216,6 +222,9 @@ int main(int argc, char **argv)
 	uv_loop_close(d.loop);
 	workload_close_all();
 	LOG_INFO(&d.log, "stopped");
+	glog_flush(&d.log, 1);
+	d.log.limit = NULL;
+	glog_limit_free(&limit);
 	close(lock_fd); /* after everything else: the directory is free now */
 	return d.exit_code;
 }

@@ -53,6 +53,34 @@ static void show_listen(const void *field, char *buf, size_t len)
 		 l->port);
 }
 
+/* HOST:PORT as for listen, or "off" (port -1). */
+static int parse_http(const char *s, void *field, char *err, size_t errlen)
+{
+	struct gpud_listen *l = field;
+	int rc;
+
+	if (strcmp(s, "off") == 0) {
+		l->host[0] = '\0';
+		l->port = -1;
+		return 0;
+	}
+	rc = parse_listen(s, field, err, errlen);
+	if (rc)
+		gerr_printf(err, errlen, "HOST:PORT ([ADDR]:PORT for IPv6, port "
+			    "0..65535) or off");
+	return rc;
+}
+
+static void show_http(const void *field, char *buf, size_t len)
+{
+	const struct gpud_listen *l = field;
+
+	if (l->port < 0)
+		snprintf(buf, len, "off");
+	else
+		show_listen(field, buf, len);
+}
+
 #define F(m) offsetof(struct gpud_settings, m)
 #define RT CONF_RUNTIME
 
@@ -69,6 +97,10 @@ static const struct conf_key keys[] = {
 	{ "listen", CONF_CUSTOM, 0, F(listen), sizeof(struct gpud_listen), 0, 0,
 	  "HOST:PORT", "worker listener (default 127.0.0.1:7700; port 0 picks one,\n"
 	  "written to DIR/gpud.addr)", parse_listen, show_listen },
+	{ "http", CONF_CUSTOM, 0, F(http), sizeof(struct gpud_listen), 0, 0,
+	  "HOST:PORT", "the status page, /metrics and /api/status, read-only\n"
+	  "(default 127.0.0.1:7780; off: none; port 0 picks one,\n"
+	  "written to DIR/gpud.http)", parse_http, show_http },
 	{ "socket", CONF_STR, 0, F(socket), sizeof(((struct gpud_settings *)0)->socket),
 	  0, 0, "PATH", "control socket for gpuctl (default DIR/gpud.sock, mode 0600)",
 	  NULL, NULL },
@@ -134,6 +166,8 @@ void gpud_options_defaults(struct gpud_settings *ret)
 	memset(ret, 0, sizeof(*ret));
 	snprintf(ret->listen.host, sizeof(ret->listen.host), "127.0.0.1");
 	ret->listen.port = 7700;
+	snprintf(ret->http.host, sizeof(ret->http.host), "127.0.0.1");
+	ret->http.port = 7780;
 	ret->heartbeat = 5;
 	ret->lease_seconds = 300;
 	ret->checkpoint_interval = 60;
@@ -203,6 +237,8 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->listen_host = s->listen.host;
 	cfg->listen_port = s->listen.port;
 	cfg->socket_path = s->socket;
+	cfg->http_host = s->http.host;
+	cfg->http_port = s->http.port;
 	cfg->heartbeat_s = s->heartbeat;
 	cfg->lease_timeout_s = s->lease_timeout;
 	cfg->lease_target_s = s->lease_seconds;

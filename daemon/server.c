@@ -23,6 +23,7 @@
 #include "gerr.h"
 #include "gpud.h"
 #include "health.h"
+#include "http.h"
 #include "listeners.h"
 #include "login.h"
 #include "notify.h"
@@ -103,6 +104,7 @@ static void on_expiry_timer(uv_timer_t *t)
 
 	/* A failed write to the data directory holds until one succeeds. */
 	gpud_storage_probe(d);
+	glog_flush(&d->log, 0); /* a burst of repeated lines that ended */
 	if (dbq_pending(d->dbq) > 64)
 		return; /* the database thread is behind; try next tick */
 	r = calloc(1, sizeof(*r));
@@ -302,6 +304,28 @@ static int listen_tcp(struct gpud *d)
 	snprintf(path, sizeof(path), "%s/gpud.addr", d->cfg.data_dir);
 	write_file_atomic(path, text, 0644);
 	LOG_INFO(&d->log, "listening for workers on %s:%d", host, port);
+	return 0;
+}
+
+/* The page and /metrics (http.c); where, in DATA/gpud.http. */
+static int listen_http(struct gpud *d)
+{
+	char path[4096], text[300];
+	const char *host = d->cfg.http_host;
+	int port, rc;
+
+	snprintf(path, sizeof(path), "%s/gpud.http", d->cfg.data_dir);
+	unlink(path); /* a stale one would point at nothing */
+	if (d->cfg.http_port < 0)
+		return 0;
+	rc = http_start(d, &port);
+	if (rc)
+		return rc;
+	snprintf(text, sizeof(text), strchr(host, ':') ? "[%s]:%d\n" : "%s:%d\n",
+		 host, port);
+	write_file_atomic(path, text, 0644);
+	LOG_INFO(&d->log, "status page and metrics on http://%.*s/",
+		 (int)strlen(text) - 1, text);
 	return 0;
 }
 
@@ -540,6 +564,8 @@ int server_start(struct gpud *d)
 		rc = listen_pipe(d);
 	if (!rc)
 		rc = listen_tcp(d);
+	if (!rc)
+		rc = listen_http(d);
 	if (rc)
 		return rc;
 	uv_timer_init(d->loop, &d->expiry_timer);
@@ -609,6 +635,7 @@ void server_stop(struct gpud *d)
 		listeners_stop(d);
 		unlink(d->cfg.socket_path);
 	}
+	http_stop(d); /* what waits is answered 503 */
 	conn_close_all(d);
 	if (d->dbq) {
 		dbq_close(d->dbq, on_dbq_closed, d);

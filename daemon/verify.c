@@ -75,10 +75,12 @@ static void verify_finish(void *arg)
 				 v->lease.job_id, v->lease_id, v->epoch,
 				 v->lease.units, v->seconds, v->decode_s,
 				 v->commit_s, r->early, v->quorum ? v->checked_id : 0);
-		else
+		if (!v->passed) {
+			d->verify_failures++; /* for /metrics */
 			LOG_WARN(&d->log, "lease failed verification job=%" PRId64
 				 " lease=%" PRId64 " epoch=%" PRIu64 " reason=%s",
 				 v->lease.job_id, v->lease_id, v->epoch, v->err);
+		}
 		/* A failed lease is pending again; a merge may let a planner
 		 * that waited for it (GERR_AGAIN) carve the next lease. */
 		if (!d->stopping)

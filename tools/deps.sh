@@ -7,7 +7,8 @@ set -eu
 # the Kubernetes manifests' YAML check (python3-yaml).
 pkgs="meson ninja-build pkg-config gcc python3 libuv1-dev libsqlite3-dev zlib1g-dev
       libjansson-dev libsodium-dev libcmocka-dev clang libclang-rt-14-dev systemd
-      python3-nacl slurmctld slurmd slurm-client munge iproute2 nftables python3-yaml"
+      python3-nacl slurmctld slurmd slurm-client munge iproute2 nftables python3-yaml
+      libmicrohttpd-dev prometheus chromium"
 # The man pages' check (groff).
 pkgs="$pkgs groff-base"
 missing=""

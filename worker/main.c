@@ -166,6 +166,7 @@ int main(int argc, char **argv)
 {
 	struct worker_settings o;
 	struct glog lg = { .prog = "gpuworker" };
+	struct glog_limit limit; /* repeated lines, summed up */
 	struct auth_token token;
 	struct client_workload *wls = NULL;
 	struct client_config cfg;
@@ -179,6 +180,9 @@ int main(int argc, char **argv)
 	if (code >= 0)
 		return code;
 	lg.level = o.log_level;
+	lg.journal = glog_journal_detect();
+	if (glog_limit_init(&limit) == 0)
+		lg.limit = &limit;
 
 	if (auth_init() < 0) {
 		fprintf(stderr, "gpuworker: cannot initialise libsodium\n");
@@ -268,5 +272,8 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		LOG_WARN(&lg, "loop did not close cleanly: %s", uv_strerror(rc));
 	close_workloads(wls, (size_t)n);
+	glog_flush(&lg, 1);
+	lg.limit = NULL;
+	glog_limit_free(&limit);
 	return code;
 }

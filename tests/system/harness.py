@@ -71,6 +71,7 @@ class Cluster:
         self.gpud_args = list(gpud_args)
         self.gpud = None
         self.port = 0
+        self.http = None  # ADDR:PORT of gpud's --http, from DATA/gpud.http
         self.workers = []
         self.logs = []
 
@@ -86,8 +87,10 @@ class Cluster:
         addr_file = os.path.join(self.data, "gpud.addr")
         if os.path.exists(addr_file):
             os.unlink(addr_file)
+        # The page and /metrics on a port of their own (DATA/gpud.http):
+        # tests running side by side never share 7780.
         args = list(prefix) + [GPUD, "--data", self.data, "--listen", listen, "--socket", self.sock,
-                               "--log-level", "debug"] + self.gpud_args + list(extra)
+                               "--log-level", "debug", "--http", "127.0.0.1:0"] + self.gpud_args + list(extra)
         args += no_config(args)
         full_env = dict(os.environ, **(env or {}))
         self.gpud = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self._log("gpud"), env=full_env,
@@ -96,7 +99,20 @@ class Cluster:
         check(self.gpud.poll() is None, "gpud exited at start: " + self.tail("gpud"))
         self.port = int(open(addr_file).read().strip().rsplit(":", 1)[1])
         wait_for(lambda: self.ctl_ok("status"), 20, "gpud control socket")
+        http_file = os.path.join(self.data, "gpud.http")
+        self.http = open(http_file).read().strip() if os.path.exists(http_file) else None
         return self.gpud
+
+    def http_get(self, path, timeout=10):
+        """GET http://ADDR/path from gpud's --http: (status, headers, body bytes)."""
+        import urllib.error
+        import urllib.request
+        check(self.http, "gpud serves no --http")
+        try:
+            with urllib.request.urlopen("http://%s%s" % (self.http, path), timeout=timeout) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
 
     def kill_gpud(self):
         if self.gpud and self.gpud.poll() is None:

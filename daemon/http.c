@@ -1,0 +1,620 @@
+/* http.c - gpud's HTTP server (see http.h): libmicrohttpd's thread on one
+ * side, the loop thread on the other, and a queue under a mutex between
+ * them. A request's life:
+ *
+ *   MHD thread: parse, route; /api/status or /metrics: suspend, queue,
+ *               wake the loop (uv_async)
+ *   loop:       control_handle(status) -> control_handle(workers) ->
+ *               [measure the blobs on the thread pool] -> resume
+ *   MHD thread: the handler runs again: render the answer, send it;
+ *               on_completed frees the request
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <uv.h>
+
+#include "control.h"
+#include "dbq.h"
+#include "gerr.h"
+#include "gpud.h"
+#include "gpud_config.h"
+#include "http.h"
+#include "metrics.h"
+
+/* page.html, embedded by embed_file.py (page_html.c). */
+extern const unsigned char http_page[];
+extern const size_t http_page_len;
+
+enum req_kind { REQ_STATUS, REQ_METRICS };
+
+struct http_req {
+	struct http *h;
+	struct MHD_Connection *conn;
+	enum req_kind kind;
+	/* Written by the loop thread before it resumes the connection, read
+	 * by MHD's thread after (the resume orders them). */
+	json_t *status, *workers; /* the control replies, owned; NULL: none */
+	struct dbq_commit_stats commits;
+	int have_commits;
+	uint64_t verify_failures;
+	int blobs_known;
+	uint64_t blob_bytes, blob_files;
+	uv_work_t scan;           /* the blob store's measure */
+	struct http_req *next;
+};
+
+struct http {
+	struct gpud *d;           /* loop thread only */
+	const struct glog *log;   /* any thread (glog is thread-safe) */
+	struct MHD_Daemon *mhd;
+	uv_async_t async;
+	uv_mutex_t mu;
+	struct http_req *head, *tail; /* guarded by mu: waiting for the loop */
+	unsigned queued;              /* guarded by mu: waiting or in flight */
+	int stopping;                 /* guarded by mu */
+	/* Loop thread. */
+	unsigned inflight;
+	int stop_asked, closed;
+	int scanning, blobs_known;
+	uint64_t blob_bytes, blob_files;
+	uint64_t blobs_at_ms;
+	/* Set at start, then only read. */
+	char results[4200];       /* DATA/results (MHD's thread) */
+	char blobs[4200];         /* DATA/blobs (the thread pool) */
+};
+
+/* ---- MHD's thread: answers ---- */
+
+static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned code,
+				const char *type, void *body, size_t len,
+				enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ok;
+
+	if (!resp) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (strncmp(type, "text/html", 9) == 0)
+		MHD_add_response_header(resp, "Content-Security-Policy",
+			"default-src 'none'; script-src 'unsafe-inline'; "
+			"style-src 'unsafe-inline'; img-src 'self'; "
+			"connect-src 'self'; base-uri 'none'; form-action 'none'");
+	ok = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code,
+				 const char *text)
+{
+	return send_buf(conn, code, "text/plain; charset=utf-8", (void *)text,
+			strlen(text), MHD_RESPMEM_PERSISTENT);
+}
+
+/* A plot's file name: [A-Za-z0-9._-], not hidden, ending in .svg. */
+static int plot_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 5 || n > 64 || s[0] == '.' || strcmp(s + n - 4, ".svg") != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' ||
+		      s[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The URLs of the SVG files in DATA/results/job-ID, sorted (the first
+ * HTTP_PLOTS_MAX), as a new JSON array. */
+static json_t *list_plots(const struct http *h, json_int_t id)
+{
+	char dir[4300], *names[HTTP_PLOTS_MAX];
+	size_t n = 0;
+	json_t *out = json_array();
+	struct dirent *e;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "%s/job-%" JSON_INTEGER_FORMAT, h->results, id);
+	dp = opendir(dir);
+	if (!dp)
+		return out;
+	while (n < HTTP_PLOTS_MAX && (e = readdir(dp))) {
+		struct stat st;
+		/* As send_plot: regular files only, never a link. */
+		if (plot_name_ok(e->d_name) &&
+		    fstatat(dirfd(dp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && (names[n] = strdup(e->d_name)))
+			n++;
+	}
+	closedir(dp);
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		json_array_append_new(out, json_sprintf("/results/job-%"
+				      JSON_INTEGER_FORMAT "/%s", id, names[i]));
+		free(names[i]);
+	}
+	return out;
+}
+
+/* GET /results/job-N/NAME.svg (rest: after "/results/"). */
+static enum MHD_Result send_plot(const struct http *h,
+				 struct MHD_Connection *conn, const char *rest)
+{
+	char path[4400], num[24];
+	const char *slash;
+	struct MHD_Response *resp;
+	struct stat st;
+	enum MHD_Result ok;
+	size_t nd;
+	int fd;
+
+	if (strncmp(rest, "job-", 4) != 0 || !(slash = strchr(rest + 4, '/')))
+		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+	nd = (size_t)(slash - rest - 4);
+	if (nd < 1 || nd > 18 || strspn(rest + 4, "0123456789") != nd ||
+	    rest[4] == '0' || !plot_name_ok(slash + 1))
+		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+	memcpy(num, rest + 4, nd);
+	num[nd] = '\0';
+	snprintf(path, sizeof(path), "%s/job-%s/%s", h->results, num, slash + 1);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > HTTP_FILE_MAX) {
+		close(fd);
+		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+	}
+	resp = MHD_create_response_from_fd((size_t)st.st_size, fd); /* takes fd */
+	if (!resp) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "image/svg+xml");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	/* Opened on its own, an SVG could run script: none allowed. */
+	MHD_add_response_header(resp, "Content-Security-Policy",
+				"default-src 'none'; style-src 'unsafe-inline'");
+	ok = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
+				 const json_t *j)
+{
+	char *text = json_dumps(j, JSON_COMPACT);
+
+	if (!text)
+		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return send_buf(conn, code, "application/json", text, strlen(text),
+			MHD_RESPMEM_MUST_FREE);
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* /api/status: the status reply, with the workers and each job's plots. */
+static enum MHD_Result send_status(const struct http *h,
+				   struct MHD_Connection *conn, struct http_req *r)
+{
+	json_t *jobs, *j;
+	size_t i;
+
+	if (!json_is_true(json_object_get(r->status, "ok")))
+		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
+	jobs = json_object_get(r->status, "jobs");
+	json_array_foreach(jobs, i, j)
+		json_object_set_new(j, "plots", list_plots(h,
+				    json_integer_value(json_object_get(j, "id"))));
+	json_object_set(r->status, "workers",
+			json_is_array(json_object_get(r->workers, "workers")) ?
+			json_object_get(r->workers, "workers") : json_array());
+	json_object_set_new(r->status, "now", json_real(wall_now()));
+	json_object_set_new(r->status, "version", json_string(GPUD_VERSION));
+	return send_json(conn, MHD_HTTP_OK, r->status);
+}
+
+static enum MHD_Result send_metrics(struct MHD_Connection *conn,
+				    const struct http_req *r)
+{
+	struct metrics_input in = {
+		.status = r->status,
+		.workers = r->workers,
+		.commits = r->have_commits ? &r->commits : NULL,
+		.verify_failures = r->verify_failures,
+		.blobs_known = r->blobs_known,
+		.blob_bytes = r->blob_bytes,
+		.blob_files = r->blob_files,
+		.now = wall_now(),
+		.version = GPUD_VERSION,
+	};
+	char *text;
+	size_t len;
+
+	if (!json_is_true(json_object_get(r->status, "ok")))
+		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
+	if (metrics_render(&in, &text, &len))
+		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return send_buf(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+			text, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* ---- MHD's thread: requests ---- */
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_size, void **req_cls)
+{
+	struct http *h = cls;
+	struct http_req *r = *req_cls;
+	enum req_kind kind;
+	int refused;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_size;
+	if (r) {
+		/* Resumed: the loop has answered (no status: gpud stops). */
+		if (!r->status)
+			return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 "gpud is stopping\n");
+		return r->kind == REQ_STATUS ? send_status(h, conn, r)
+					     : send_metrics(conn, r);
+	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				 "read-only: GET and HEAD only\n");
+	if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
+		return send_buf(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
+				(void *)http_page, http_page_len,
+				MHD_RESPMEM_PERSISTENT);
+	if (strncmp(url, "/results/", 9) == 0)
+		return send_plot(h, conn, url + 9);
+	if (strcmp(url, "/api/status") == 0)
+		kind = REQ_STATUS;
+	else if (strcmp(url, "/metrics") == 0)
+		kind = REQ_METRICS;
+	else
+		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
+	r->h = h;
+	r->conn = conn;
+	r->kind = kind;
+	uv_mutex_lock(&h->mu);
+	refused = h->stopping || h->queued >= HTTP_QUEUE_MAX;
+	if (!refused) {
+		if (h->tail)
+			h->tail->next = r;
+		else
+			h->head = r;
+		h->tail = r;
+		h->queued++;
+		/* Under mu: the loop cannot resume it before it is suspended. */
+		MHD_suspend_connection(conn);
+		*req_cls = r;
+	}
+	uv_mutex_unlock(&h->mu);
+	if (refused) {
+		free(r);
+		return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "busy: too many requests wait for gpud\n");
+	}
+	uv_async_send(&h->async);
+	return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn,
+			 void **req_cls, enum MHD_RequestTerminationCode why)
+{
+	struct http_req *r = *req_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)why;
+	if (!r)
+		return;
+	json_decref(r->status);
+	json_decref(r->workers);
+	free(r);
+	*req_cls = NULL;
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct http *h = cls;
+	char msg[512];
+	size_t n;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	LOG_WARN(h->log, "http: %s", msg);
+}
+
+/* ---- the loop thread ---- */
+
+static void close_now(struct http *h);
+
+static void finish(struct http_req *r)
+{
+	struct http *h = r->h;
+
+	uv_mutex_lock(&h->mu);
+	h->queued--;
+	uv_mutex_unlock(&h->mu);
+	MHD_resume_connection(r->conn);
+	h->inflight--;
+	if (h->stop_asked && h->inflight == 0)
+		close_now(h);
+}
+
+/* Thread pool: the bytes and files under DATA/blobs (two levels). */
+static void scan_work(uv_work_t *w)
+{
+	struct http_req *r = w->data;
+	DIR *top = opendir(r->h->blobs);
+	struct dirent *e, *f;
+
+	r->blob_bytes = r->blob_files = 0;
+	/* No blobs directory yet: nothing stored. */
+	r->blobs_known = top != NULL || errno == ENOENT;
+	while (top && (e = readdir(top))) {
+		struct stat st;
+		int sub;
+		DIR *dp;
+
+		if (e->d_name[0] == '.')
+			continue;
+		sub = openat(dirfd(top), e->d_name, O_RDONLY | O_DIRECTORY |
+			     O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || !(dp = fdopendir(sub))) {
+			if (sub >= 0)
+				close(sub);
+			continue;
+		}
+		while ((f = readdir(dp)))
+			if (f->d_name[0] != '.' &&
+			    fstatat(dirfd(dp), f->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode)) {
+				r->blob_bytes += (uint64_t)st.st_size;
+				r->blob_files++;
+			}
+		closedir(dp);
+	}
+	if (top)
+		closedir(top);
+}
+
+static void scan_after(uv_work_t *w, int status)
+{
+	struct http_req *r = w->data;
+	struct http *h = r->h;
+
+	h->scanning = 0;
+	if (status == 0 && r->blobs_known) {
+		h->blobs_known = 1;
+		h->blob_bytes = r->blob_bytes;
+		h->blob_files = r->blob_files;
+		h->blobs_at_ms = uv_now(h->d->loop);
+	}
+	r->blobs_known = h->blobs_known;
+	r->blob_bytes = h->blob_bytes;
+	r->blob_files = h->blob_files;
+	finish(r);
+}
+
+static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
+{
+	struct http_req *r = opaque;
+	struct http *h = r->h;
+	struct gpud *d = h->d;
+
+	(void)bin_len;
+	free(bin);
+	r->workers = reply;
+	if (r->kind != REQ_METRICS) {
+		finish(r);
+		return;
+	}
+	r->verify_failures = d->verify_failures;
+	if (d->dbq) {
+		dbq_commit_stats(d->dbq, &r->commits);
+		r->have_commits = 1;
+	}
+	/* Walking the blob store costs a stat per blob: at most every
+	 * HTTP_BLOBS_EVERY_S, on the thread pool; the scrapes between get
+	 * the last measure. */
+	if (!h->scanning && !h->stop_asked && (!h->blobs_known ||
+	    uv_now(d->loop) - h->blobs_at_ms >= HTTP_BLOBS_EVERY_S * 1000)) {
+		r->scan.data = r;
+		if (uv_queue_work(d->loop, &r->scan, scan_work, scan_after) == 0) {
+			h->scanning = 1;
+			return;
+		}
+	}
+	r->blobs_known = h->blobs_known;
+	r->blob_bytes = h->blob_bytes;
+	r->blob_files = h->blob_files;
+	finish(r);
+}
+
+static void on_status(void *opaque, json_t *reply, void *bin, size_t bin_len)
+{
+	struct http_req *r = opaque;
+
+	(void)bin_len;
+	free(bin);
+	r->status = reply;
+	control_handle(r->h->d, AUTH_ROLE_VIEWER, json_pack("{s:s}", "cmd", "workers"),
+		       NULL, 0, on_workers, r);
+}
+
+static void start(struct http_req *r)
+{
+	json_t *req = json_pack("{s:s}", "cmd", "status");
+
+	/* Metrics count every job; the page shows what gpuctl status does. */
+	if (r->kind == REQ_METRICS)
+		json_object_set_new(req, "all", json_true());
+	control_handle(r->h->d, AUTH_ROLE_VIEWER, req, NULL, 0, on_status, r);
+}
+
+static void on_async(uv_async_t *a)
+{
+	struct http *h = a->data;
+	struct http_req *r, *next;
+
+	uv_mutex_lock(&h->mu);
+	r = h->head;
+	h->head = h->tail = NULL;
+	uv_mutex_unlock(&h->mu);
+	for (; r; r = next) {
+		next = r->next;
+		h->inflight++;
+		start(r);
+	}
+}
+
+static void on_async_closed(uv_handle_t *hd)
+{
+	struct http *h = hd->data;
+
+	uv_mutex_destroy(&h->mu);
+	free(h);
+}
+
+static void close_now(struct http *h)
+{
+	if (h->closed)
+		return;
+	h->closed = 1;
+	/* Nothing is suspended now: MHD may stop (it joins its thread). */
+	if (h->mhd)
+		MHD_stop_daemon(h->mhd);
+	h->mhd = NULL;
+	uv_close((uv_handle_t *)&h->async, on_async_closed);
+}
+
+void http_stop(struct gpud *d)
+{
+	struct http *h = d->http;
+	struct http_req *r, *next;
+
+	if (!h)
+		return;
+	d->http = NULL;
+	uv_mutex_lock(&h->mu);
+	h->stopping = 1;
+	r = h->head;
+	h->head = h->tail = NULL;
+	uv_mutex_unlock(&h->mu);
+	h->stop_asked = 1;
+	/* Waiting, never started: answered 503 (no status). */
+	for (; r; r = next) {
+		next = r->next;
+		h->inflight++;
+		finish(r);
+	}
+	if (h->inflight == 0)
+		close_now(h);
+}
+
+int http_start(struct gpud *d, int *ret_port)
+{
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO |
+			     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	const char *host = d->cfg.http_host;
+	int port = d->cfg.http_port;
+	const union MHD_DaemonInfo *info;
+	struct sockaddr_storage ss;
+	struct http *h;
+
+	memset(&ss, 0, sizeof(ss));
+	if (uv_ip4_addr(host, port, (struct sockaddr_in *)&ss) == 0) {
+		/* IPv4 */
+	} else if (uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss) == 0) {
+		flags |= MHD_USE_IPv6;
+	} else {
+		LOG_ERROR(&d->log, "bad --http address %s (a numeric IPv4 or "
+			  "IPv6 address, or off)", host);
+		return GERR_INVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return GERR_NOMEM;
+	h->d = d;
+	h->log = &d->log;
+	snprintf(h->results, sizeof(h->results), "%s/results", d->cfg.data_dir);
+	snprintf(h->blobs, sizeof(h->blobs), "%s/blobs", d->cfg.data_dir);
+	if (uv_mutex_init(&h->mu)) {
+		free(h);
+		return GERR_NOMEM;
+	}
+	if (uv_async_init(d->loop, &h->async, on_async)) {
+		uv_mutex_destroy(&h->mu);
+		free(h);
+		return GERR_NOMEM;
+	}
+	h->async.data = h;
+	h->mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
+		/* First, so that every message of MHD's goes to our log. */
+		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONN_MAX,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_CONN_PER_IP,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEM,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_END);
+	if (!h->mhd) {
+		LOG_ERROR(&d->log, strchr(host, ':') ? "cannot serve http on "
+			  "[%s]:%d (--http; off turns it off)" : "cannot serve "
+			  "http on %s:%d (--http; off turns it off)", host, port);
+		h->closed = 1;
+		uv_close((uv_handle_t *)&h->async, on_async_closed);
+		return GERR_IO;
+	}
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	*ret_port = info && info->port ? info->port : port;
+	d->http = h;
+	return 0;
+}

@@ -1,0 +1,178 @@
+/* test_metrics.c - the Prometheus text of the control API's replies: jobs
+ * by state with the fixed states at 0, per-job series for unfinished and
+ * recently finished jobs only, leases summed over jobs, workers online by
+ * device, label values escaped, the commit histogram cumulative with its
+ * +Inf bucket equal to the count, and families written whole. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "metrics.h"
+
+static const char *status_json =
+	"{\"ok\":true,\"jobs\":["
+	"{\"id\":3,\"name\":\"big-run\",\"workload\":\"graveler\",\"unit_name\":\"battles\","
+	" \"state\":\"running\",\"total_units\":1000000000,\"units_done\":420000000,"
+	" \"units_verified\":400000000,\"rate\":54900000.5,\"eta_s\":10.5,"
+	" \"verify_failures\":2,\"finished_at\":null,"
+	" \"leases\":{\"pending\":3,\"leased\":2,\"done\":1,\"verified\":9,\"failed\":0,\"cancelled\":0}},"
+	"{\"id\":4,\"name\":null,\"workload\":\"othello\",\"unit_name\":\"positions\","
+	" \"state\":\"queued\",\"total_units\":500,\"units_done\":0,\"units_verified\":0,"
+	" \"rate\":0,\"eta_s\":null,\"finished_at\":null,"
+	" \"leases\":{\"pending\":1}},"
+	"{\"id\":1,\"name\":\"old\",\"workload\":\"graveler\",\"unit_name\":\"battles\","
+	" \"state\":\"done\",\"total_units\":10,\"units_done\":10,\"units_verified\":10,"
+	" \"rate\":0,\"eta_s\":null,\"finished_at\":1000.0,"
+	" \"leases\":{\"verified\":4}},"
+	"{\"id\":2,\"name\":\"recent\",\"workload\":\"graveler\",\"unit_name\":\"battles\","
+	" \"state\":\"failed\",\"total_units\":10,\"units_done\":5,\"units_verified\":5,"
+	" \"rate\":0,\"eta_s\":null,\"finished_at\":199000.0,"
+	" \"leases\":{\"failed\":1}}"
+	"]}";
+
+static const char *workers_json =
+	"{\"ok\":true,\"workers\":["
+	"{\"name\":\"a\",\"device\":\"cuda:0\",\"online\":true,\"quarantined\":false},"
+	"{\"name\":\"b\",\"device\":\"cuda:0\",\"online\":true,\"quarantined\":true},"
+	"{\"name\":\"c\",\"device\":\"cpu\\\"x\\\\y\\nz\",\"online\":true,\"quarantined\":false},"
+	"{\"name\":\"d\",\"device\":\"cpu:1\",\"online\":false,\"quarantined\":false}"
+	"]}";
+
+static char *render(struct dbq_commit_stats *c)
+{
+	json_t *st = json_loads(status_json, 0, NULL), *wk = json_loads(workers_json, 0, NULL);
+	struct metrics_input in = {
+		.status = st, .workers = wk, .commits = c, .verify_failures = 7,
+		.blobs_known = 1, .blob_bytes = 123456789, .blob_files = 12,
+		.now = 200000.0, .version = "0.1.0",
+	};
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_non_null(st);
+	assert_non_null(wk);
+	assert_int_equal(metrics_render(&in, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	json_decref(st);
+	json_decref(wk);
+	return text;
+}
+
+#define HAS(t, line) assert_non_null(strstr((t), line "\n"))
+#define HASNT(t, s) assert_null(strstr((t), s))
+
+static void test_jobs(void **state)
+{
+	char *t = render(NULL);
+
+	(void)state;
+	HAS(t, "gpud_info{version=\"0.1.0\"} 1");
+	HAS(t, "gpud_jobs{state=\"queued\"} 1");
+	HAS(t, "gpud_jobs{state=\"running\"} 1");
+	HAS(t, "gpud_jobs{state=\"paused\"} 0");
+	HAS(t, "gpud_jobs{state=\"done\"} 1");
+	HAS(t, "gpud_jobs{state=\"failed\"} 1");
+	HAS(t, "gpud_leases{state=\"pending\"} 4");
+	HAS(t, "gpud_leases{state=\"verified\"} 13");
+	HAS(t, "gpud_leases{state=\"failed\"} 1");
+	HAS(t, "gpud_job_size_units{job=\"3\",name=\"big-run\",workload=\"graveler\",unit=\"battles\"} 1000000000");
+	HAS(t, "gpud_job_done_units{job=\"3\",name=\"big-run\",workload=\"graveler\",unit=\"battles\"} 420000000");
+	HAS(t, "gpud_job_verified_units{job=\"3\",name=\"big-run\",workload=\"graveler\",unit=\"battles\"} 400000000");
+	HAS(t, "gpud_job_rate_units_per_second{job=\"3\",name=\"big-run\",workload=\"graveler\",unit=\"battles\"} 54900000.5");
+	HAS(t, "gpud_job_eta_seconds{job=\"3\",name=\"big-run\",workload=\"graveler\",unit=\"battles\"} 10.5");
+	HAS(t, "gpud_job_verify_failures_total{job=\"3\",name=\"big-run\",workload=\"graveler\",unit=\"battles\"} 2");
+	/* No name: an empty label; no ETA: no sample. */
+	HAS(t, "gpud_job_done_units{job=\"4\",name=\"\",workload=\"othello\",unit=\"positions\"} 0");
+	HASNT(t, "gpud_job_eta_seconds{job=\"4\"");
+	/* Finished a day and more ago: counted by state, no series. */
+	HASNT(t, "job=\"1\"");
+	HAS(t, "gpud_job_done_units{job=\"2\",name=\"recent\",workload=\"graveler\",unit=\"battles\"} 5");
+	HAS(t, "# TYPE gpud_job_verify_failures_total counter");
+	HAS(t, "gpud_verify_failures_total 7");
+	HAS(t, "gpud_blob_stored_bytes 123456789");
+	HAS(t, "gpud_blob_files 12");
+	HASNT(t, "gpud_db_commit_seconds");
+	free(t);
+}
+
+static void test_workers(void **state)
+{
+	char *t = render(NULL);
+
+	(void)state;
+	HAS(t, "gpud_workers_online{device=\"cuda:0\"} 2");
+	HAS(t, "gpud_workers_online{device=\"cpu\\\"x\\\\y\\nz\"} 1");
+	HASNT(t, "gpud_workers_online{device=\"cpu:1\"}");
+	HAS(t, "gpud_workers{standing=\"online\"} 3");
+	HAS(t, "gpud_workers{standing=\"offline\"} 1");
+	HAS(t, "gpud_workers{standing=\"quarantined\"} 1");
+	free(t);
+}
+
+static void test_histogram(void **state)
+{
+	struct dbq_commit_stats c = { .count = 5, .sum_s = 0.75 };
+	char *t;
+	const char *p, *q;
+
+	(void)state;
+	for (int i = 0; i < DBQ_COMMIT_BUCKETS; i++) {
+		c.bound[i] = 0.001 * (i + 1);
+		c.le[i] = i < 2 ? 1 : i < 6 ? 3 : 4;
+	}
+	t = render(&c);
+	HAS(t, "# TYPE gpud_db_commit_seconds histogram");
+	HAS(t, "gpud_db_commit_seconds_bucket{le=\"0.001\"} 1");
+	HAS(t, "gpud_db_commit_seconds_bucket{le=\"0.003\"} 3");
+	HAS(t, "gpud_db_commit_seconds_bucket{le=\"0.012\"} 4");
+	HAS(t, "gpud_db_commit_seconds_bucket{le=\"+Inf\"} 5");
+	HAS(t, "gpud_db_commit_seconds_sum 0.75");
+	HAS(t, "gpud_db_commit_seconds_count 5");
+	/* Buckets in order, +Inf last. */
+	p = strstr(t, "le=\"0.012\"");
+	q = strstr(t, "le=\"+Inf\"");
+	assert_true(p && q && p < q);
+	free(t);
+}
+
+/* Each family's samples follow its own TYPE line, none elsewhere. */
+static void test_families_whole(void **state)
+{
+	struct dbq_commit_stats c = { .count = 0 };
+	char *t = render(&c), *line, *save = NULL;
+	char current[128] = "";
+
+	(void)state;
+	for (line = strtok_r(t, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "# TYPE ", 7) == 0) {
+			size_t n = strcspn(line + 7, " ");
+			assert_true(n < sizeof(current));
+			memcpy(current, line + 7, n);
+			current[n] = '\0';
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		size_t n = strlen(current);
+		assert_true(n > 0);
+		assert_int_equal(strncmp(line, current, n), 0);
+		assert_true(strchr("{ _", line[n]) != NULL);
+	}
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jobs),
+		cmocka_unit_test(test_workers),
+		cmocka_unit_test(test_histogram),
+		cmocka_unit_test(test_families_whole),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
