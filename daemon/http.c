@@ -71,7 +71,7 @@ struct http {
 	uint64_t blob_bytes, blob_files;
 	uint64_t blobs_at_ms;
 	/* Set at start, then only read. */
-	char results[4200];       /* DATA/results (MHD's thread) */
+	char results[4200];       /* cfg.results_dir (MHD's thread) */
 	char blobs[4200];         /* DATA/blobs (the thread pool) */
 };
 
@@ -131,7 +131,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The URLs of the SVG files in DATA/results/job-ID, sorted (the first
+/* The URLs of the SVG files in RESULTS/job-ID, sorted (the first
  * HTTP_PLOTS_MAX), as a new JSON array. */
 static json_t *list_plots(const struct http *h, json_int_t id)
 {
@@ -583,7 +583,7 @@ int http_start(struct gpud *d, int *ret_port)
 		return GERR_NOMEM;
 	h->d = d;
 	h->log = &d->log;
-	snprintf(h->results, sizeof(h->results), "%s/results", d->cfg.data_dir);
+	snprintf(h->results, sizeof(h->results), "%s", d->cfg.results_dir);
 	snprintf(h->blobs, sizeof(h->blobs), "%s/blobs", d->cfg.data_dir);
 	if (uv_mutex_init(&h->mu)) {
 		free(h);

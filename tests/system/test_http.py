@@ -81,9 +81,10 @@ def test_http(cl: Cluster):
     held = submit(cl, "on-hold", battles=1 << 30, seed=3)
     cl.ctl("pause", str(held))
 
-    # A plot as the plots' writer leaves it, and what must not be served.
+    # gpud's own plot of the finished job, another one beside it, and what
+    # must not be served.
     res = os.path.join(cl.data, "results", "job-%d" % small)
-    os.makedirs(res)
+    wait_for(lambda: os.path.exists(os.path.join(res, "graveler-histogram.svg")), 20, "the job's plot")
     with open(os.path.join(res, "counts.svg"), "wb") as f:
         f.write(SVG)
     with open(os.path.join(res, ".hidden.svg"), "wb") as f:
@@ -96,7 +97,8 @@ def test_http(cl: Cluster):
     api = json.loads(body)
     jobs = {j["id"]: j for j in api["jobs"]}
     check(set(jobs) == {small, big, held}, "api/status jobs: %s" % sorted(jobs))
-    check(jobs[small]["plots"] == ["/results/job-%d/counts.svg" % small],
+    check(jobs[small]["plots"] == ["/results/job-%d/counts.svg" % small,
+                                   "/results/job-%d/graveler-histogram.svg" % small],
           "plots listed (not the hidden one; the link is a file name only): %s" % jobs[small]["plots"])
     check(jobs[big]["plots"] == [] and jobs[big]["units_done"] > 0, "the long job: %s" % jobs[big])
     check([w["online"] for w in api["workers"]] == [True], "the worker: %s" % api["workers"])
