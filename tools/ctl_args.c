@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ctl_cmd.h"
+#include "ctl_help.h"
 #include "ctl_text.h"
 #include "proto.h"
 
@@ -23,6 +24,27 @@ void ctl_opt_reset(void)
 	 * options and rereads the optstring's mode. */
 	optind = 0;
 	opterr = 1;
+}
+
+int ctl_json_only_args(const char *cmd, int argc, char **argv, int *as_json)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*as_json = 0;
+	ctl_opt_reset();
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'j')
+			*as_json = 1;
+		else if (c == 'h')
+			return ctl_help_cmd(stdout, cmd), 0;
+		else
+			return ctl_usage_error(cmd);
+	}
+	return optind < argc ? ctl_usage_error(cmd) : -1;
 }
 
 int ctl_parse_job(const char *s, json_int_t *ret)

@@ -103,23 +103,10 @@ static void print_workload(FILE *f, const json_t *w)
 
 int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int as_json = 0, c, ex;
+	int as_json, ex = ctl_json_only_args("workloads", argc, argv, &as_json);
 
-	ctl_opt_reset();
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			as_json = 1;
-		else if (c == 'h')
-			return ctl_help_cmd(stdout, "workloads"), 0;
-		else
-			return ctl_usage_error("workloads");
-	}
-	if (optind < argc)
-		return ctl_usage_error("workloads");
+	if (ex >= 0)
+		return ex;
 	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workloads"), &ex);
 	if (!reply)
 		return ex;

@@ -141,23 +141,10 @@ static json_t *units_source(const struct ctl_target *to, const json_t *workers)
 
 int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int as_json = 0, c, ex;
+	int as_json, ex = ctl_json_only_args("workers", argc, argv, &as_json);
 
-	ctl_opt_reset();
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			as_json = 1;
-		else if (c == 'h')
-			return ctl_help_cmd(stdout, "workers"), 0;
-		else
-			return ctl_usage_error("workers");
-	}
-	if (optind < argc)
-		return ctl_usage_error("workers");
+	if (ex >= 0)
+		return ex;
 	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workers"), &ex);
 	if (!reply)
 		return ex;
