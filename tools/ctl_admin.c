@@ -100,36 +100,13 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 	return ctl_usage_error("token");
 }
 
-/* --json and --help only; 1 when --help was asked. */
-static int json_only(int argc, char **argv, int *as_json)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	ctl_opt_reset();
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'j')
-			*as_json = 1;
-		else if (c == 'h')
-			return 1;
-		else
-			return -1;
-	}
-	return optind < argc ? -1 : 0;
-}
-
 /* The database's integrity and every blob it names; exit 1 when damaged. */
 int cmd_check(const struct ctl_target *to, int argc, char **argv)
 {
-	int as_json = 0, ex, rc = json_only(argc, argv, &as_json);
+	int as_json, ex = ctl_json_only_args("check", argc, argv, &as_json);
 
-	if (rc == 1)
-		return ctl_help_cmd(stdout, "check"), 0;
-	if (rc)
-		return ctl_usage_error("check");
+	if (ex >= 0)
+		return ex;
 	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "check"), &ex);
 	if (!reply)
 		return ex;
