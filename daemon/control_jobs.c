@@ -162,7 +162,8 @@ static json_t *queue_json(struct store *st, struct store_job *jobs, size_t n)
 {
 	json_t *q = json_array();
 
-	qsort(jobs, n, sizeof(*jobs), rank_cmp);
+	if (n > 1)
+		qsort(jobs, n, sizeof(*jobs), rank_cmp);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t c[LEASE_NSTATES] = {0}, rc[LEASE_NSTATES] = {0};
 
