@@ -96,6 +96,11 @@ struct conn {
 	int64_t lease_id, job_id;
 	uint64_t epoch;
 	double claim_rate;      /* the rate its last CLAIM reported */
+	/* Its rate in its lease's unit, from what its heartbeats report:
+	 * units at rate_ms since the baseline of lease rate_lease. */
+	double rate;
+	int64_t rate_lease;
+	uint64_t rate_units, rate_ms;
 	uint32_t threads;       /* from its HELLO; 0 when not known */
 	const char *job_unit;   /* its lease's unit name (static), or NULL */
 	/* A claim that found nothing waits here (long poll) until work appears

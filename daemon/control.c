@@ -345,6 +345,9 @@ static void workers_after(void *arg)
 				    json_integer(c->threads) : json_null());
 		json_object_set_new(w, "job_unit", lease && c && c->job_unit ?
 				    json_string(c->job_unit) : json_null());
+		/* Connected: its live rate (the stored one is its last lease's). */
+		if (lease && c && c->rate > 0)
+			json_object_set_new(w, "rate", json_real(c->rate));
 	}
 	ctl_finish(r);
 }

@@ -222,6 +222,27 @@ static void hb_work(struct store *st, void *arg)
 	sched_heartbeat(st, &r->hb);
 }
 
+/* The worker's rate, over at least a second of its heartbeats' progress
+ * on one lease (a new lease only moves the baseline). */
+static void note_rate(struct conn *c, int64_t lease, uint64_t units)
+{
+	uint64_t now = uv_now(c->d->loop);
+
+	if (lease != c->rate_lease || units < c->rate_units) {
+		c->rate_lease = lease;
+		c->rate_units = units;
+		c->rate_ms = now;
+		return;
+	}
+	if (now - c->rate_ms < 1000)
+		return;
+	double inst = (double)(units - c->rate_units) * 1000.0 /
+		      (double)(now - c->rate_ms);
+	c->rate = c->rate > 0 ? 0.5 * c->rate + 0.5 * inst : inst;
+	c->rate_units = units;
+	c->rate_ms = now;
+}
+
 static void hb_after(void *arg)
 {
 	struct hb_req *r = arg;
@@ -248,6 +269,7 @@ static void hb_after(void *arg)
 		/* A worker that reconnected keeps its lease: remember it. */
 		c->lease_id = r->hb.lease_id;
 		c->epoch = r->hb.epoch;
+		note_rate(c, r->hb.lease_id, r->hb.units_done);
 	}
 	if (r->hb.job_id)
 		gpud_rate_sample(d, r->hb.job_id, r->hb.job_progress, sched_now());

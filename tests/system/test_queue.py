@@ -53,6 +53,15 @@ def test_queue(cl: Cluster):
     bad = cl.ctl("submit", "graveler", "--battles", "1000", "--name", "no spaces", check_rc=False)
     check(bad.returncode != 0 and "name" in bad.stderr and "A-Z a-z 0-9" in bad.stderr, "a bad name: %r" % bad.stderr)
 
+    # The busy worker's rate, in its job's unit, from its heartbeats.
+    def worker():
+        ws = json.loads(cl.ctl("workers", "--json").stdout)
+        return ws[0] if ws and ws[0]["lease"] else None
+    wait_for(lambda: worker() and worker()["rate"] > 0, 20, "the worker's live rate")
+    w = worker()
+    check(w["job"] == long_job and w["job_unit"] == "battles", "the worker's lease: %s" % w)
+    check("battles/s" in cl.ctl("workers").stdout, "gpuctl workers shows the rate in battles/s")
+
     for j in (long_job, b, c, d, e):
         cl.wait_job(j, timeout=300)
     off = cl.submit("graveler", battles=small, seed=6, name="cancelled")
