@@ -21,8 +21,12 @@
  *   E <= 22: k = 4;    above: k = 1
  * and f = 100% never passes (unless every made-up answer is right). The
  * sample shrinks as a position's cost grows (about 4x per two empties: a
- * 22-empty position costs the coordinator seconds), so deep positions
- * are left to replication on other workers (--check full).
+ * 22-empty position costs the coordinator seconds), and a drawn position
+ * of more than OTHELLO_VERIFY_MAX_EMPTIES is not re-solved at all: gpud
+ * would redo the worker's whole lease (a split job leases one deep
+ * position at a time) on its own cores. Deep positions are left to
+ * replication on other workers (--check full), which compares every
+ * score; the digests still bind such a result to the input's positions.
  * tests/unit/test_othello_detect.c measures the formula.
  */
 #include <inttypes.h>
@@ -59,6 +63,9 @@ int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 	return rc;
 }
 
+/* A position of 18 empties is ~10 ms of one core; 20 is ~10x that. */
+#define OTHELLO_VERIFY_MAX_EMPTIES 18
+
 unsigned othello_verify_samples(int empties)
 {
 	if (empties <= 10)
@@ -89,10 +96,9 @@ static int otw_check_digests(const struct othello_job *j,
 			     const struct othello_res *r, char *err,
 			     size_t errlen)
 {
-	for (uint64_t lo = 0; lo < r->count; lo += OTHELLO_BLOCK) {
-		uint64_t k = r->count - lo < OTHELLO_BLOCK ? r->count - lo
-							   : OTHELLO_BLOCK;
-		uint64_t b = (r->begin + lo) / OTHELLO_BLOCK;
+	for (uint64_t lo = 0; lo < r->count; lo += j->block) {
+		uint64_t k = r->count - lo < j->block ? r->count - lo : j->block;
+		uint64_t b = (r->begin + lo) / j->block;
 		char hex[17];
 		snprintf(hex, sizeof(hex), "%016" PRIx64,
 			 othello_digest(r->pos + lo, k));
@@ -148,6 +154,7 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 		rc = GERR_NOMEM;
 		goto out_sample;
 	}
+	unsigned kept = 0;
 	for (unsigned t = 0; t < k; t++) {
 		uint64_t i;
 		if (count <= want) {
@@ -156,17 +163,22 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 			h += OTHELLO_GOLDEN;
 			i = mix64(h) % count;
 		}
-		idx[t] = i;
+		idx[kept] = i;
 		if (j.file) {
-			othello_pos_pov(&r.pos[i], &P[t], &O[t]);
+			othello_pos_pov(&r.pos[i], &P[kept], &O[kept]);
 		} else {
 			int black;
-			oth_generate(j.seed, begin + i, j.empties, &P[t], &O[t],
-				     &black);
+			oth_generate(j.seed, begin + i, j.empties, &P[kept],
+				     &O[kept], &black);
 		}
+		/* Too deep for gpud: left to --check full. */
+		if (oth_popcount(~(P[kept] | O[kept])) <=
+		    OTHELLO_VERIFY_MAX_EMPTIES)
+			kept++;
 	}
-	rc = othello_solve_batch(P, O, k, otw_verify_threads(k), sc, mv, &nodes,
-				 NULL, NULL);
+	k = kept;
+	rc = k ? othello_solve_batch(P, O, k, otw_verify_threads(k), sc, mv,
+				     &nodes, NULL, NULL) : 0;
 	for (unsigned t = 0; rc == 0 && t < k; t++) {
 		uint64_t i = idx[t];
 		int score, move;

@@ -7,6 +7,10 @@
  *         file:   {"mode": "file", "positions": N, "max_empties": E,
  *                  "with_expected": k, "digests": "<16 hex per block>",
  *                  "input": "<hash>" (added by gpud), "input_name": ...}
+ *         split file: the same over the frontier positions (leased one a
+ *                  block: "block": 1), plus "split": {"depth": d,
+ *                  "roots": [["<64 squares> <side>", expected or null],
+ *                  ...], "root_empties": E} (othello_split.c)
  * cursor  {"next": n}: positions [0, n) are leased
  * spec    {"begin": b, "count": c}: one lease; in file jobs b is a
  *         multiple of OTHELLO_BLOCK and the lease covers whole blocks
@@ -15,7 +19,10 @@
  *          "nodes": x, "usec": t, "mismatches": m,
  *          "mismatch_list": [[index, expected, score], ...] (the lowest
  *          OTHELLO_MISMATCH_LIST indices)}: the same size after every
- *          merge. Which result holds which positions is in gpud's parts
+ *          merge. A split job's answer adds "frontier": 2 hex digits a
+ *          frontier position (its score / 2 + 32, "--" until merged) and,
+ *          once all are in, "roots": [[score, move], ...]; hist and the
+ *          mismatches then count the roots. Which result holds which positions is in gpud's parts
  *          (each part's spec and result hash); merge leaves no note.
  *
  * Files: othello_plan.c (params, input, carve), othello_workload.c (run,
@@ -30,6 +37,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "othello.h"
 #include "workload.h"
 
 #define OTHELLO_WL_MAX_EMPTIES 40  /* random jobs; files may hold anything */
@@ -39,7 +47,9 @@ struct othello_job {
 	int file;
 	uint64_t n, seed;
 	int empties; /* random: E; file: the largest */
+	uint64_t block; /* positions a digest (file jobs) */
 	const char *digests, *input; /* borrowed from params */
+	const json_t *split; /* params' "split", or NULL */
 };
 
 /* The job that params describe; GERR_INVAL with a reason otherwise. */
@@ -53,6 +63,46 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 /* Positions of a lease whose largest position has `empties` empty squares
  * that verify re-solves (othello_verify.c gives the detection formula). */
 unsigned othello_verify_samples(int empties);
+
+/* ---- subtree leases (othello_split.c) ------------------------------------
+ * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
+ * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more) is leased as the
+ * distinct frontier positions `depth` plies below its roots, the hardest
+ * first; gpud combines the roots' scores and best moves (the lowest square
+ * reaching the score) from the frontier's exact scores by negamax. */
+#define OTHELLO_SPLIT_MAX_ROOTS 64
+#define OTHELLO_SPLIT_MAX_DEPTH 6
+#define OTHELLO_SPLIT_MAX_FRONTIER 1024
+#define OTHELLO_SPLIT_AUTO_EMPTIES 20
+#define OTHELLO_SPLIT_TARGET 64 /* frontier positions the auto depth seeks */
+
+struct othello_split;
+/* The tree of roots[0..n) expanded depth plies (1..OTHELLO_SPLIT_MAX_DEPTH;
+ * a pass is a ply, a finished game a leaf). GERR_TOOBIG past the caps. */
+int othello_split_build(const struct othello_pos *roots, size_t n, int depth,
+			struct othello_split **ret);
+/* The smallest depth whose frontier reaches OTHELLO_SPLIT_TARGET, or the
+ * deepest within the caps; 0 when no depth has a frontier. */
+int othello_split_auto_depth(const struct othello_pos *roots, size_t n,
+			     int *ret_depth);
+void othello_split_free(struct othello_split *s);
+/* The frontier positions in lease order (borrowed; expected unknown). */
+size_t othello_split_frontier(const struct othello_split *s,
+			      const struct othello_pos **ret);
+/* Roots' scores and best moves from every frontier position's score
+ * (front_score[k]); GERR_AGAIN while one is not a score. */
+int othello_split_combine(const struct othello_split *s,
+			  const int8_t *front_score, int8_t *ret_score,
+			  uint8_t *ret_move);
+/* The tree of a split job's params (NULL: not split). */
+int othello_split_of(const struct othello_job *j, struct othello_split **ret,
+		     struct othello_pos **ret_roots, size_t *ret_n, char *err,
+		     size_t errlen);
+
+/* The roots' scores and moves of a split job's answer: GERR_STATE before
+ * every frontier score is in, GERR_CORRUPT when not n of them. */
+int othello_split_answer_roots(const json_t *answer, size_t n,
+			       int8_t *ret_score, uint8_t *ret_move);
 
 /* The hooks, as struct workload documents them. */
 int othello_wl_parse_params(void *ctx, const json_t *args,
