@@ -1,0 +1,476 @@
+/* Unit tests of Othello subtree leases (othello_split.c and the split path
+ * of the workload's hooks): random roots of 10-14 empties split 1, 2 and 3
+ * plies deep combine to the direct solve's score and best move; shallow
+ * roots whose lines pass and end within the split combine to minimax's;
+ * the frontier is distinct and hardest first; and a whole split job
+ * (parse, carve, run, verify, merge in two orders, finish, text, export)
+ * gives the roots' exact scores, with the automatic split's choice. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gerr.h"
+#include "othello/othello.h"
+#include "othello/othello_wl.h"
+#include "parts_list.h"
+#include "workload.h"
+
+extern const struct workload othello_workload;
+
+static struct othello_pos gen(uint64_t seed, uint64_t i, int empties)
+{
+	uint64_t P, O;
+	int black;
+
+	oth_generate(seed, i, empties, &P, &O, &black);
+	return (struct othello_pos){black ? P : O, black ? O : P,
+				    (uint8_t)black, OTHELLO_NO_SCORE};
+}
+
+/* Every frontier position solved, then combined into the roots; the
+ * build's error (GERR_TOOBIG past the frontier's cap). */
+static int combine(const struct othello_pos *roots, size_t n, int depth,
+		    int8_t *sc, uint8_t *mv, size_t *ret_front,
+		    uint64_t *ret_nodes)
+{
+	struct othello_split *s;
+	const struct othello_pos *fr;
+	size_t nf;
+
+	int rc = othello_split_build(roots, n, depth, &s);
+	if (rc)
+		return rc;
+	nf = othello_split_frontier(s, &fr);
+	uint64_t *P = malloc((nf + 1) * 8), *O = malloc((nf + 1) * 8), nodes = 0;
+	int8_t *fs = malloc(nf + 1);
+	uint8_t *fm = malloc(nf + 1);
+	for (size_t k = 0; k < nf; k++)
+		othello_pos_pov(&fr[k], &P[k], &O[k]);
+	if (nf) {
+		assert_int_equal(othello_solve_batch(P, O, nf, 1, fs, fm, &nodes,
+						     NULL, NULL), 0);
+		/* One unknown: nothing combined yet. */
+		int8_t keep = fs[nf - 1];
+		fs[nf - 1] = OTHELLO_NO_SCORE;
+		assert_int_equal(othello_split_combine(s, fs, sc, mv),
+				 GERR_AGAIN);
+		fs[nf - 1] = keep;
+	}
+	assert_int_equal(othello_split_combine(s, fs, sc, mv), 0);
+	*ret_front = nf;
+	*ret_nodes = nodes;
+	othello_split_free(s);
+	free(P);
+	free(O);
+	free(fs);
+	free(fm);
+	return 0;
+}
+
+static void test_combine_random(void **state)
+{
+	enum { N = 12 };
+	struct othello_pos roots[N];
+	uint64_t P[N], O[N], dn[N];
+	int8_t ds[N], sc[N];
+	uint8_t dm[N], mv[N];
+
+	(void)state;
+	for (int e = 10; e <= 14; e++) {
+		for (size_t i = 0; i < N; i++) {
+			roots[i] = gen(11, (uint64_t)i, e);
+			othello_pos_pov(&roots[i], &P[i], &O[i]);
+		}
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(othello_solve_batch(&P[i], &O[i], 1, 1,
+							     &ds[i], &dm[i],
+							     &dn[i], NULL,
+							     NULL), 0);
+		for (int d = 1; d <= 3; d++) {
+			size_t nf, together = d < 3 ? N : 2, whole = 0;
+			uint64_t nodes, sum = 0, dsum = 0;
+			/* Roots in one tree, and each alone. */
+			assert_int_equal(combine(roots, together, d, sc, mv,
+						 &nf, &nodes), 0);
+			assert_true(nf > together);
+			for (size_t i = 0; i < together; i++) {
+				assert_int_equal(sc[i], ds[i]);
+				assert_int_equal(mv[i], dm[i]);
+			}
+			for (size_t i = 0; i < N; i++) {
+				if (combine(&roots[i], 1, d, &sc[i], &mv[i], &nf,
+					    &nodes) == GERR_TOOBIG)
+					continue; /* over 1024 positions */
+				assert_int_equal(sc[i], ds[i]);
+				assert_int_equal(mv[i], dm[i]);
+				sum += nodes;
+				dsum += dn[i];
+				whole++;
+			}
+			assert_true(whole >= N / 2);
+			if (e == 14)
+				printf("split: %zu roots of 14 empties, %d plies: "
+				       "%.2fx the direct solve's nodes\n", whole,
+				       d, (double)sum / (double)dsum);
+		}
+	}
+}
+
+/* Few empties: lines pass and games end inside the split (leaves scored
+ * by gpud, pass edges, roots that must pass). */
+static void test_combine_passes(void **state)
+{
+	int passes = 0, finished = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < 400; i++) {
+		struct othello_pos r = gen(5, i, 3 + (int)(i % 5));
+		uint64_t P, O;
+		int dm, ds;
+		othello_pos_pov(&r, &P, &O);
+		if (i % 3 == 0) { /* the other side to move: often a pass */
+			uint64_t t = P;
+			P = O;
+			O = t;
+			r.black_to_move = !r.black_to_move;
+		}
+		ds = othello_minimax(P, O, &dm);
+		passes += dm == OTHELLO_MOVE_PASS;
+		finished += dm == OTHELLO_MOVE_NONE;
+		for (int d = 1; d <= 4; d++) {
+			int8_t sc;
+			uint8_t mv;
+			size_t nf;
+			uint64_t nodes;
+			assert_int_equal(combine(&r, 1, d, &sc, &mv, &nf,
+						 &nodes), 0);
+			assert_int_equal(sc, ds);
+			assert_int_equal(mv, dm);
+		}
+	}
+	assert_true(passes > 0);
+	/* A finished game: a leaf, no frontier, no move. */
+	struct othello_pos end = {~1ull, 0, 1, OTHELLO_NO_SCORE};
+	int8_t sc;
+	uint8_t mv;
+	size_t nf;
+	uint64_t nodes;
+	assert_int_equal(combine(&end, 1, 2, &sc, &mv, &nf, &nodes), 0);
+	assert_int_equal(nf, 0);
+	assert_int_equal(sc, 64);
+	assert_int_equal(mv, OTHELLO_MOVE_NONE);
+	(void)finished;
+}
+
+/* Distinct positions (transpositions solved once), hardest first. */
+static void test_frontier(void **state)
+{
+	struct othello_pos start = {0x0000000810000000ull,
+				    0x0000001008000000ull, 1,
+				    OTHELLO_NO_SCORE};
+	struct othello_split *s;
+	const struct othello_pos *fr;
+	uint64_t P, O;
+
+	(void)state;
+	othello_pos_pov(&start, &P, &O);
+	assert_int_equal(othello_split_build(&start, 1, 4, &s), 0);
+	size_t nf = othello_split_frontier(s, &fr);
+	/* 244 lines of 4 plies from the start reach fewer positions. */
+	assert_int_equal(othello_perft(P, O, 4), 244);
+	assert_true(nf > 100 && nf < 244);
+	for (size_t k = 0; k < nf; k++) {
+		int e = 64 - oth_popcount(fr[k].black | fr[k].white);
+		assert_int_equal(e, 56);
+		assert_int_equal(fr[k].black_to_move, 1);
+		for (size_t l = 0; l < k; l++)
+			assert_false(fr[l].black == fr[k].black &&
+				     fr[l].white == fr[k].white);
+		if (k) { /* no more moves than the one before */
+			uint64_t p0, o0, p1, o1;
+			othello_pos_pov(&fr[k - 1], &p0, &o0);
+			othello_pos_pov(&fr[k], &p1, &o1);
+			assert_true(oth_popcount(oth_moves(p0, o0)) >=
+				    oth_popcount(oth_moves(p1, o1)));
+		}
+	}
+	othello_split_free(s);
+	/* The caps: 7 plies, 65 roots. */
+	assert_int_equal(othello_split_build(&start, 1, 7, &s), GERR_INVAL);
+	assert_int_equal(othello_split_build(&start, 65, 2, &s), GERR_INVAL);
+	assert_int_equal(othello_split_build(&start, 1, 6, &s), GERR_TOOBIG);
+}
+
+/* ---- a split job through the workload interface -------------------- */
+
+struct mem {
+	void *input;
+	size_t len;
+};
+
+static int mem_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
+{
+	struct mem *m = o;
+
+	(void)hash;
+	*ret = malloc(m->len);
+	memcpy(*ret, m->input, m->len);
+	*ret_len = m->len;
+	return 0;
+}
+
+/* Params of a file job of text with args' --split. */
+static json_t *file_params(const char *split, const char *text,
+			   struct mem *m, uint64_t *ret_total, int want_rc)
+{
+	const struct workload *W = &othello_workload;
+	json_t *args = split ? json_pack("{s:s, s:s}", "file", "f.obf",
+					 "split", split)
+			     : json_pack("{s:s}", "file", "f.obf");
+	json_t *params = NULL, *np = NULL;
+	char err[WL_ERRLEN] = "";
+	int rc;
+
+	rc = W->parse_params(workload_ctx(W), args, &params, ret_total, err,
+			     sizeof(err));
+	if (rc == 0)
+		rc = W->parse_input(workload_ctx(W), params, text, strlen(text),
+				    &np, &m->input, &m->len, ret_total, err,
+				    sizeof(err));
+	if (rc)
+		printf("refused: %s\n", err);
+	assert_int_equal(rc, want_rc);
+	json_decref(args);
+	json_decref(params);
+	if (np)
+		json_object_set_new(np, "input", json_string("0123"));
+	return np;
+}
+
+static void test_job_split(void **state)
+{
+	const struct workload *W = &othello_workload;
+	enum { R = 3 };
+	struct othello_pos roots[R];
+	uint64_t P[R], O[R], nodes, total;
+	int8_t ds[R];
+	uint8_t dm[R];
+	char text[R * 90 + 1], err[WL_ERRLEN] = "";
+	size_t tl = 0;
+	struct mem m;
+
+	(void)state;
+	for (int i = 0; i < R; i++) {
+		roots[i] = gen(21, (uint64_t)i, 12);
+		othello_pos_pov(&roots[i], &P[i], &O[i]);
+	}
+	assert_int_equal(othello_solve_batch(P, O, R, 1, ds, dm, &nodes, NULL,
+					     NULL), 0);
+	for (int i = 0; i < R; i++) { /* root 1's expected score is wrong */
+		char b[68];
+		othello_format_board(&roots[i], b);
+		tl += (size_t)sprintf(text + tl, "%.66s; A1:%+d;\n", b,
+				      i == 1 ? (ds[i] == 64 ? 62 : ds[i] + 2)
+					     : ds[i]);
+	}
+	json_t *params = file_params("2", text, &m, &total, 0);
+	const json_t *split = json_object_get(params, "split");
+	assert_non_null(split);
+	assert_int_equal(json_integer_value(json_object_get(split, "depth")), 2);
+	assert_int_equal(json_array_size(json_object_get(split, "roots")), R);
+	assert_int_equal(json_integer_value(json_object_get(params,
+							    "positions")),
+			 total);
+	assert_true(total > 3 * R);
+	assert_int_equal(json_integer_value(json_object_get(params,
+							    "max_empties")),
+			 10);
+
+	/* Every frontier position its own lease; merged forwards and
+	 * backwards, the same answer. */
+	json_t *cursor = NULL, **spec = calloc(total, sizeof(*spec));
+	void **res = calloc(total, sizeof(*res));
+	size_t *len = calloc(total, sizeof(*len));
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 1, NULL};
+	struct wl_run_io io = {&m, NULL, NULL, NULL, NULL, mem_fetch};
+	uint64_t k = 0;
+	for (int last = 0; !last; k++) {
+		json_t *next;
+		uint64_t units;
+		assert_true(k < total);
+		assert_int_equal(W->carve(workload_ctx(W), params, cursor, NULL,
+					  NULL, 4096, &spec[k], &units, &next,
+					  &last), 0);
+		assert_int_equal(units, 1);
+		json_decref(cursor);
+		cursor = next;
+		assert_int_equal(W->run(workload_ctx(W), params, spec[k], NULL, 0,
+					&dev, &io, &res[k], &len[k], err,
+					sizeof(err)), 0);
+		assert_int_equal(W->verify(workload_ctx(W), params, spec[k],
+					   res[k], len[k], 7, err, sizeof(err)),
+				 0);
+	}
+	assert_int_equal(k, total);
+	json_decref(cursor);
+	json_t *fwd = NULL, *rev = NULL, *mg;
+	struct parts_list pl;
+	parts_list_init(&pl);
+	for (uint64_t i = 0; i < total; i++) {
+		uint64_t b = total - 1 - i;
+		assert_null(json_object_get(fwd, "roots"));
+		assert_int_equal(W->merge(workload_ctx(W), params, fwd, spec[i],
+					  res[i], len[i], "x", &mg, NULL), 0);
+		json_decref(fwd);
+		fwd = mg;
+		assert_int_equal(W->merge(workload_ctx(W), params, rev, spec[b],
+					  res[b], len[b], "x", &mg, NULL), 0);
+		json_decref(rev);
+		rev = mg;
+		assert_int_equal(parts_list_add(&pl, spec[i], 1, "x", NULL), 0);
+	}
+	/* Merging a position twice is refused. */
+	assert_int_not_equal(W->merge(workload_ctx(W), params, fwd, spec[0],
+				      res[0], len[0], "x", &mg, NULL), 0);
+	json_object_del(fwd, "usec");
+	json_object_del(rev, "usec");
+	assert_true(json_equal(fwd, rev));
+	json_t *rl = json_object_get(fwd, "roots");
+	assert_int_equal(json_array_size(rl), R);
+	for (int i = 0; i < R; i++) {
+		json_t *e = json_array_get(rl, (size_t)i);
+		assert_int_equal(json_integer_value(json_array_get(e, 0)), ds[i]);
+		assert_int_equal(json_integer_value(json_array_get(e, 1)), dm[i]);
+	}
+	assert_int_equal(json_integer_value(json_object_get(fwd, "mismatches")),
+			 1);
+	assert_int_equal(json_integer_value(json_array_get(json_array_get(
+		json_object_get(fwd, "mismatch_list"), 0), 0)), 1);
+	json_object_set_new(fwd, "usec", json_integer(1000));
+	assert_int_equal(W->finish(workload_ctx(W), params, fwd, &pl.pub, err,
+				   sizeof(err)), 0);
+	char *t = W->render_text(workload_ctx(W), params, fwd, &pl.pub);
+	assert_non_null(strstr(t, "split 2 plies deep"));
+	assert_non_null(strstr(t, "root 2: score"));
+	free(t);
+
+	/* The export: the roots, in the file's order, with their scores. */
+	struct wl_blob_reader rd = {&m, mem_fetch};
+	json_t *args = json_object();
+	void *out;
+	size_t olen;
+	assert_int_equal(W->export_data(workload_ctx(W), params, fwd, &pl.pub,
+					"result", args, &rd, &out, &olen, err,
+					sizeof(err)), 0);
+	char *o = out, *line = o;
+	for (int i = 0; i < R; i++) {
+		char b[68], mvs[3], want[90];
+		othello_format_board(&roots[i], b);
+		othello_format_move(dm[i], mvs);
+		snprintf(want, sizeof(want), "%s %s:%+03d;\n", b, mvs, ds[i]);
+		assert_memory_equal(line, want, strlen(want));
+		line += strlen(want);
+	}
+	assert_int_equal((size_t)(line - o), olen);
+	free(out);
+	/* Not finished: no roots to export. */
+	json_t *part = json_deep_copy(fwd);
+	json_object_del(part, "roots");
+	assert_int_equal(W->export_data(workload_ctx(W), params, part, &pl.pub,
+					"result", args, &rd, &out, &olen, err,
+					sizeof(err)), GERR_STATE);
+	assert_non_null(strstr(err, "not finished"));
+	assert_int_equal(W->finish(workload_ctx(W), params, part, &pl.pub, err,
+				   sizeof(err)), GERR_VERIFY);
+	json_decref(part);
+	json_decref(args);
+	parts_list_clear(&pl);
+	for (uint64_t i = 0; i < total; i++) {
+		json_decref(spec[i]);
+		free(res[i]);
+	}
+	free(spec);
+	free(res);
+	free(len);
+	json_decref(fwd);
+	json_decref(rev);
+	json_decref(params);
+	free(m.input);
+}
+
+/* The automatic split: few deep positions are split to a frontier of at
+ * least OTHELLO_SPLIT_TARGET; shallow ones, many, or --split 0 are not. */
+static void test_auto(void **state)
+{
+	char text[4 * 90 + 1], b[68];
+	size_t tl = 0;
+	uint64_t total;
+	struct mem m;
+	json_t *p;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		struct othello_pos r = gen(9, (uint64_t)i, i ? 22 : 12);
+		othello_format_board(&r, b);
+		tl += (size_t)sprintf(text + tl, "%s\n", b);
+	}
+	p = file_params(NULL, text, &m, &total, 0);
+	const json_t *split = json_object_get(p, "split");
+	assert_non_null(split);
+	assert_true(total >= OTHELLO_SPLIT_TARGET &&
+		    total <= OTHELLO_SPLIT_MAX_FRONTIER);
+	assert_int_equal(json_integer_value(json_object_get(p, "block")), 1);
+	assert_int_equal(json_integer_value(json_object_get(split,
+							    "root_empties")),
+			 22);
+	assert_null(json_object_get(p, "split_request"));
+	json_decref(p);
+	free(m.input);
+	p = file_params("0", text, &m, &total, 0);
+	assert_null(json_object_get(p, "split"));
+	assert_int_equal(total, 2);
+	json_decref(p);
+	free(m.input);
+	p = file_params("auto", text, &m, &total, 0);
+	assert_non_null(json_object_get(p, "split"));
+	json_decref(p);
+	free(m.input);
+	/* Shallow: not split unless asked. */
+	tl = 0;
+	struct othello_pos r = gen(9, 5, 12);
+	othello_format_board(&r, b);
+	sprintf(text, "%s\n", b);
+	p = file_params(NULL, text, &m, &total, 0);
+	assert_null(json_object_get(p, "split"));
+	json_decref(p);
+	free(m.input);
+	/* Bad requests. */
+	assert_null(file_params("7", text, &m, &total, GERR_INVAL));
+	assert_null(file_params("deep", text, &m, &total, GERR_INVAL));
+	const struct workload *W = &othello_workload;
+	json_t *args = json_pack("{s:s, s:s, s:s}", "random", "5", "empties",
+				 "20", "split", "2");
+	char err[WL_ERRLEN];
+	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err,
+					 sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "--split goes with --file"));
+	json_decref(args);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_combine_random),
+		cmocka_unit_test(test_combine_passes),
+		cmocka_unit_test(test_frontier),
+		cmocka_unit_test(test_job_split),
+		cmocka_unit_test(test_auto),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
