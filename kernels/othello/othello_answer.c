@@ -197,36 +197,39 @@ out:
 	return rc;
 }
 
+int othello_split_scores(const json_t *answer, uint64_t n, int8_t *fs)
+{
+	const char *f = json_string_value(json_object_get(answer, "frontier"));
+
+	for (uint64_t k = 0; k < n; k++)
+		fs[k] = OTHELLO_NO_SCORE;
+	if (!answer)
+		return 0;
+	if (!f || strlen(f) != 2 * n)
+		return GERR_CORRUPT;
+	for (uint64_t k = 0; k < n; k++) {
+		unsigned v;
+		if (f[2 * k] == '-' && f[2 * k + 1] == '-')
+			continue;
+		if (sscanf(f + 2 * k, "%2x", &v) != 1 || v > 64)
+			return GERR_CORRUPT;
+		fs[k] = (int8_t)(2 * (int)v - 64);
+	}
+	return 0;
+}
+
 /* A split job's frontier scores so far (old answer's, or none) with r's,
- * into a; at the last one, the roots. Each position is merged once. */
+ * into a, and the roots once they no longer depend on an unknown one.
+ * Each position is merged once. */
 static int otw_split_merge(const struct othello_job *j, const json_t *old,
 			   const struct othello_res *r, json_t *a)
 {
-	const char *f = json_string_value(json_object_get(old, "frontier"));
 	char *nf = malloc(2 * j->n + 1);
 	int8_t *fs = malloc(j->n);
-	uint64_t have = 0;
-	int rc = 0;
+	int rc = nf && fs ? othello_split_scores(old, j->n, fs) : GERR_NOMEM;
 
-	if (!nf || !fs) {
-		rc = GERR_NOMEM;
+	if (rc)
 		goto out;
-	}
-	if (old && (!f || strlen(f) != 2 * j->n)) {
-		rc = GERR_CORRUPT;
-		goto out;
-	}
-	for (uint64_t k = 0; k < j->n; k++) {
-		unsigned v;
-		fs[k] = OTHELLO_NO_SCORE;
-		if (f && f[2 * k] != '-') {
-			if (sscanf(f + 2 * k, "%2x", &v) != 1 || v > 64) {
-				rc = GERR_CORRUPT;
-				goto out;
-			}
-			fs[k] = (int8_t)(2 * (int)v - 64);
-		}
-	}
 	for (uint64_t i = 0; i < r->count; i++) {
 		if (fs[r->begin + i] != OTHELLO_NO_SCORE) {
 			rc = GERR_INVAL; /* merged twice */
@@ -235,20 +238,19 @@ static int otw_split_merge(const struct othello_job *j, const json_t *old,
 		fs[r->begin + i] = r->score[i];
 	}
 	for (uint64_t k = 0; k < j->n; k++) {
-		if (fs[k] == OTHELLO_NO_SCORE) {
+		if (fs[k] == OTHELLO_NO_SCORE)
 			memcpy(nf + 2 * k, "--", 3);
-		} else {
+		else
 			snprintf(nf + 2 * k, 3, "%02x", fs[k] / 2 + 32);
-			have++;
-		}
 	}
 	nf[2 * j->n] = '\0';
 	if (json_object_set_new(a, "frontier", json_string(nf))) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
-	if (have == j->n)
-		rc = otw_split_roots(j, fs, a);
+	rc = otw_split_roots(j, fs, a);
+	if (rc == GERR_AGAIN)
+		rc = 0;
 out:
 	free(nf);
 	free(fs);
@@ -367,7 +369,9 @@ int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 	/* A split job's histogram holds its roots, the frontier merged. */
 	uint64_t scored = j.split ? json_array_size(json_object_get(j.split,
 				"roots")) : j.n;
-	if (total != scored || sums[OTW_POSITIONS] != j.n ||
+	/* A split job solves the frontier positions its roots need. */
+	if (total != scored || (j.split ? sums[OTW_POSITIONS] > j.n
+					: sums[OTW_POSITIONS] != j.n) ||
 	    (j.split && json_array_size(json_object_get(answer, "roots")) !=
 			scored)) {
 		gerr_printf(err, errlen, "othello finish: %" PRIu64 " scores "

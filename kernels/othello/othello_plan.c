@@ -273,6 +273,9 @@ static int otw_split_input(struct othello_pos **pos, uint64_t *n, int *maxe,
 		othello_format_board(&fr[k], board);
 		fprintf(f, "%s\n", board);
 	}
+	/* The closing position (see otw_split_carve). */
+	fprintf(f, "%.64s X\n", "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
+		"XXXXXXXXXXXXXXXX");
 	if (fclose(f) != 0) {
 		rc = GERR_NOMEM;
 		goto out;
@@ -418,6 +421,73 @@ static uint64_t otw_default_units(int empties)
 	return 16;
 }
 
+/* A split job's next lease: a frontier position the roots need now (the
+ * hardest first), in the order a sequential alpha-beta search would settle
+ * them (othello_split_need), so that the positions which the scores
+ * already merged rule out are never solved. GERR_AGAIN while every
+ * position needed now is out on a lease. The planner must say which lease
+ * is its last when it carves it, yet whether a position will be needed
+ * depends on results still out; so when the merged scores rule out all
+ * that is left, the last lease is the closing position (the job's last,
+ * a full board: no work), whose merge lets gpud finish the job. */
+static int otw_split_carve(const struct othello_job *j, const json_t *cursor,
+			   const json_t *answer, uint64_t *ret_k,
+			   char **ret_leased, int *ret_last)
+{
+	char err[WL_ERRLEN];
+	const char *old = json_string_value(json_object_get(cursor, "leased"));
+	struct othello_split *sp = NULL;
+	uint64_t nf = j->n - 1, next = j->n, more = 0;
+	int8_t *fs = malloc(j->n);
+	uint8_t *want = malloc(j->n);
+	char *leased = malloc(j->n + 1);
+	int rc = fs && want && leased ? 0 : GERR_NOMEM;
+
+	if (rc == 0 && cursor && (!old || strlen(old) != j->n))
+		rc = GERR_INVAL;
+	if (rc == 0)
+		rc = othello_split_scores(answer, j->n, fs);
+	if (rc == 0)
+		rc = othello_split_of(j, &sp, NULL, NULL, err, sizeof(err));
+	if (rc == 0 && othello_split_frontier(sp, NULL) != nf)
+		rc = GERR_INVAL;
+	if (rc)
+		goto out;
+	for (uint64_t k = 0; k < j->n; k++)
+		leased[k] = old ? old[k] : '0';
+	leased[j->n] = '\0';
+	othello_split_need(sp, fs, want);
+	for (uint64_t k = 0; k < nf; k++) {
+		if (leased[k] != '0' || !want[k])
+			continue;
+		if (next == j->n && want[k] & OTHELLO_NEED_NOW)
+			next = k;
+		else
+			more++;
+	}
+	if (next == j->n && more) {
+		rc = GERR_AGAIN;
+		goto out;
+	}
+	if (next == j->n)
+		next = nf; /* the closing position */
+	if (leased[next] != '0') {
+		rc = GERR_DONE;
+		goto out;
+	}
+	leased[next] = '1';
+	*ret_k = next;
+	*ret_leased = leased;
+	leased = NULL;
+	*ret_last = more == 0;
+out:
+	othello_split_free(sp);
+	free(fs);
+	free(want);
+	free(leased);
+	return rc;
+}
+
 /* The next lease after the cursor: leases tile [0, n) in order, so the
  * answer and the parts are not needed. */
 int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
@@ -435,15 +505,32 @@ int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	(void)parts;
 	if (othello_job_get(params, &j, err, sizeof(err)))
 		return GERR_INVAL;
+	if (j.split) {
+		char *leased;
+		int rc = otw_split_carve(&j, cursor, answer, &next, &leased,
+					 ret_last);
+		if (rc)
+			return rc;
+		spec = json_pack("{s:I, s:i}", "begin", (json_int_t)next,
+				 "count", 1);
+		cur = json_pack("{s:s}", "leased", leased);
+		free(leased);
+		if (!spec || !cur) {
+			json_decref(spec);
+			json_decref(cur);
+			return GERR_NOMEM;
+		}
+		*ret_spec = spec;
+		*ret_units = 1;
+		*ret_cursor = cur;
+		return 0;
+	}
 	if (cursor && wl_json_u64(cursor, "next", 1, 0, &next, err,
 				  sizeof(err)))
 		return GERR_INVAL;
 	if (next >= j.n)
 		return GERR_DONE;
-	/* A split job's positions are deep and few: one a lease, so that
-	 * every worker gets its share. */
-	size = j.split ? j.block
-		       : want_units ? want_units : otw_default_units(j.empties);
+	size = want_units ? want_units : otw_default_units(j.empties);
 	if (size > OTHELLO_CUDA_MAX_BATCH)
 		size = OTHELLO_CUDA_MAX_BATCH;
 	if (j.file) /* whole blocks, so verify can check their digests */

@@ -30,6 +30,7 @@ struct osp_node {
 struct osp_edge {
 	uint32_t child;
 	uint8_t move;    /* square, or OTHELLO_MOVE_PASS */
+	uint8_t order;   /* edges in search order: first + order[k] */
 };
 
 /* A frontier position reached by a line: P/O from the side to move. */
@@ -69,8 +70,8 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 {
 	uint64_t m = oth_moves(P, O);
 	uint32_t kid[34];
-	uint8_t mv[34];
-	int n = 0, rc;
+	uint8_t mv[34], ord[34];
+	int key[34], n = 0, rc;
 
 	if (!m && !oth_moves(O, P)) {
 		s->node[at].kind = OSP_FINAL;
@@ -106,11 +107,28 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 		if (rc)
 			return rc;
 	}
+	/* Search order: fastest first (the fewest replies), then squares. */
+	for (int k = 0; k < n; k++) {
+		uint64_t cp = mv[k] == OTHELLO_MOVE_PASS ? O : 0, co = P;
+		if (mv[k] != OTHELLO_MOVE_PASS) {
+			uint64_t f = oth_flips(P, O, mv[k]);
+			cp = O & ~f;
+			co = P | f | (1ull << mv[k]);
+		}
+		key[k] = oth_popcount(oth_moves(cp, co)) * 64 + k;
+		ord[k] = (uint8_t)k;
+	}
+	for (int k = 1; k < n; k++) /* insertion sort: n <= 33 */
+		for (int l = k; l > 0 && key[ord[l]] < key[ord[l - 1]]; l--) {
+			uint8_t t = ord[l];
+			ord[l] = ord[l - 1];
+			ord[l - 1] = t;
+		}
 	s->node[at].kind = OSP_INNER;
 	s->node[at].first = (uint32_t)s->nedges;
 	s->node[at].n = (uint8_t)n;
 	for (int k = 0; k < n; k++)
-		s->edge[s->nedges++] = (struct osp_edge){kid[k], mv[k]};
+		s->edge[s->nedges++] = (struct osp_edge){kid[k], mv[k], ord[k]};
 	return 0;
 }
 
@@ -270,47 +288,164 @@ size_t othello_split_frontier(const struct othello_split *s,
 	return s->nfront;
 }
 
-static int osp_value(const struct othello_split *s, uint32_t at,
-		     const int8_t *fs, int *ret_move)
+/* Bounds of every node's value from the frontier scores known (fs[k],
+ * OTHELLO_NO_SCORE while not): children have higher indices than their
+ * parent, so one pass from the last node up. */
+static void osp_bounds(const struct othello_split *s, const int8_t *fs,
+		       int8_t *lo, int8_t *hi)
+{
+	for (size_t i = s->nnodes; i-- > 0;) {
+		const struct osp_node *nd = &s->node[i];
+		int l = -64, h = 64;
+		if (nd->kind == OSP_FINAL) {
+			l = h = nd->score;
+		} else if (nd->kind == OSP_FRONT) {
+			if (fs[nd->front] != OTHELLO_NO_SCORE)
+				l = h = fs[nd->front];
+		} else {
+			l = h = -64;
+			for (uint32_t k = 0; k < nd->n; k++) {
+				uint32_t c = s->edge[nd->first + k].child;
+				if (-hi[c] > l)
+					l = -hi[c];
+				if (-lo[c] > h)
+					h = -lo[c];
+			}
+		}
+		lo[i] = (int8_t)l;
+		hi[i] = (int8_t)h;
+	}
+}
+
+/* Alpha-beta over what is known: marks the unknown frontier positions
+ * under node at that can still change its value inside (a, b). Values at
+ * or below a, or at or above b, are all one to the parent. With ybw,
+ * young brothers wait: an inner node's later children are searched only
+ * once its first (in search order) is settled, as a sequential search
+ * would order them; want[k] |= bit. */
+static void osp_visit(const struct othello_split *s, const int8_t *lo,
+		      const int8_t *hi, uint32_t at, int a, int b, int ybw,
+		      uint8_t bit, uint8_t *want)
 {
 	const struct osp_node *nd = &s->node[at];
-	int best = -1000, bm = OTHELLO_MOVE_NONE;
 
-	if (nd->kind == OSP_FINAL) {
-		*ret_move = OTHELLO_MOVE_NONE;
-		return nd->score;
-	}
+	if (lo[at] == hi[at] || hi[at] <= a || lo[at] >= b)
+		return;
 	if (nd->kind == OSP_FRONT) {
-		*ret_move = OTHELLO_MOVE_NONE; /* not needed below a root */
-		return fs[nd->front];
+		want[nd->front] |= bit;
+		return;
 	}
 	for (uint32_t k = 0; k < nd->n; k++) {
-		const struct osp_edge *e = &s->edge[nd->first + k];
-		int dummy, v = -osp_value(s, e->child, fs, &dummy);
-		if (v > best) { /* squares ascend: the first best is lowest */
-			best = v;
-			bm = e->move;
+		const struct osp_edge *e = &s->edge[nd->first +
+						    s->edge[nd->first + k].order];
+		int m = a;
+		/* What the others surely reach: below it c cannot matter. */
+		for (uint32_t l = 0; l < nd->n; l++) {
+			uint32_t o = s->edge[nd->first + l].child;
+			if (o != e->child && -hi[o] > m)
+				m = -hi[o];
+		}
+		uint32_t c = e->child;
+		int open = lo[c] != hi[c] && hi[c] > -b && lo[c] < -m;
+		osp_visit(s, lo, hi, c, -b, -m, ybw, bit, want);
+		if (ybw && k == 0 && open)
+			return; /* the eldest first */
+	}
+}
+
+/* A root's children, each with the window (in its value) where it can
+ * still be the best move: above what a lower square surely reaches, or
+ * at least what a higher one surely does. */
+static void osp_visit_root(const struct othello_split *s, const int8_t *lo,
+			   const int8_t *hi, uint32_t r, int ybw, uint8_t bit,
+			   uint8_t *want)
+{
+	const struct osp_node *nd = &s->node[r];
+
+	if (nd->kind != OSP_INNER) {
+		osp_visit(s, lo, hi, r, -65, 65, ybw, bit, want);
+		return;
+	}
+	for (uint32_t k = 0; k < nd->n; k++) {
+		uint32_t i = s->edge[nd->first + k].order;
+		uint32_t c = s->edge[nd->first + i].child;
+		int m = -65;
+		for (uint32_t j = 0; j < nd->n; j++) {
+			uint32_t o = s->edge[nd->first + j].child;
+			int w = -hi[o] - (j > i); /* ties go to the lower */
+			if (j != i && w > m)
+				m = w;
+		}
+		int open = lo[c] != hi[c] && lo[c] < -m;
+		osp_visit(s, lo, hi, c, -65, -m, ybw, bit, want);
+		if (ybw && k == 0 && open)
+			return;
+	}
+}
+
+void othello_split_need(const struct othello_split *s, const int8_t *fs,
+			uint8_t *want)
+{
+	int8_t *lo = malloc(s->nnodes), *hi = malloc(s->nnodes);
+
+	memset(want, 0, s->nfront);
+	if (!lo || !hi) { /* everything may be needed */
+		memset(want, OTHELLO_NEED_LATER | OTHELLO_NEED_NOW, s->nfront);
+	} else {
+		osp_bounds(s, fs, lo, hi);
+		for (uint32_t r = 0; r < s->nroots; r++) {
+			osp_visit_root(s, lo, hi, r, 0, OTHELLO_NEED_LATER, want);
+			osp_visit_root(s, lo, hi, r, 1, OTHELLO_NEED_NOW, want);
 		}
 	}
-	*ret_move = bm;
-	return best;
+	for (size_t k = 0; k < s->nfront; k++)
+		if (fs[k] != OTHELLO_NO_SCORE)
+			want[k] = 0;
+	free(lo);
+	free(hi);
 }
 
 int othello_split_combine(const struct othello_split *s,
 			  const int8_t *front_score, int8_t *ret_score,
 			  uint8_t *ret_move)
 {
-	for (size_t k = 0; k < s->nfront; k++)
-		if (front_score[k] < -64 || front_score[k] > 64 ||
-		    front_score[k] & 1)
-			return GERR_AGAIN;
-	for (size_t r = 0; r < s->nroots; r++) {
-		int mv;
-		ret_score[r] = (int8_t)osp_value(s, (uint32_t)r, front_score,
-						 &mv);
+	int8_t *lo = malloc(s->nnodes), *hi = malloc(s->nnodes);
+	int rc = 0;
+
+	if (!lo || !hi) {
+		free(lo);
+		free(hi);
+		return GERR_NOMEM;
+	}
+	osp_bounds(s, front_score, lo, hi);
+	for (size_t r = 0; rc == 0 && r < s->nroots; r++) {
+		const struct osp_node *nd = &s->node[r];
+		int sc = lo[r], mv = OTHELLO_MOVE_NONE;
+		if (lo[r] != hi[r]) {
+			rc = GERR_AGAIN;
+			break;
+		}
+		/* The lowest square surely reaching the score, every lower
+		 * one surely below it. */
+		for (uint32_t k = 0; nd->kind == OSP_INNER && k < nd->n; k++) {
+			const struct osp_edge *e = &s->edge[nd->first + k];
+			if (-hi[e->child] == sc) {
+				mv = e->move;
+				break;
+			}
+			if (-lo[e->child] >= sc) {
+				rc = GERR_AGAIN;
+				break;
+			}
+		}
+		if (nd->kind == OSP_INNER && mv == OTHELLO_MOVE_NONE)
+			rc = GERR_AGAIN;
+		ret_score[r] = (int8_t)sc;
 		ret_move[r] = (uint8_t)mv;
 	}
-	return 0;
+	free(lo);
+	free(hi);
+	return rc;
 }
 
 int othello_split_of(const struct othello_job *j, struct othello_split **ret,

@@ -7,11 +7,13 @@
  *         file:   {"mode": "file", "positions": N, "max_empties": E,
  *                  "with_expected": k, "digests": "<16 hex per block>",
  *                  "input": "<hash>" (added by gpud), "input_name": ...}
- *         split file: the same over the frontier positions (leased one a
- *                  block: "block": 1), plus "split": {"depth": d,
+ *         split file: the same over the frontier positions (one a block:
+ *                  "block": 1) and a last closing one (a full board),
+ *                  plus "split": {"depth": d,
  *                  "roots": [["<64 squares> <side>", expected or null],
  *                  ...], "root_empties": E} (othello_split.c)
- * cursor  {"next": n}: positions [0, n) are leased
+ * cursor  {"next": n}: positions [0, n) are leased; split jobs:
+ *         {"leased": "<0 or 1 per position>"}
  * spec    {"begin": b, "count": c}: one lease; in file jobs b is a
  *         multiple of OTHELLO_BLOCK and the lease covers whole blocks
  *         (the last block of the job may be short)
@@ -21,8 +23,8 @@
  *          OTHELLO_MISMATCH_LIST indices)}: the same size after every
  *          merge. A split job's answer adds "frontier": 2 hex digits a
  *          frontier position (its score / 2 + 32, "--" until merged) and,
- *          once all are in, "roots": [[score, move], ...]; hist and the
- *          mismatches then count the roots. Which result holds which positions is in gpud's parts
+ *          once they settle the roots, "roots": [[score, move], ...]; hist
+ *          and the mismatches then count the roots. Which result holds which positions is in gpud's parts
  *          (each part's spec and result hash); merge leaves no note.
  *
  * Files: othello_plan.c (params, input, carve), othello_workload.c (run,
@@ -89,11 +91,21 @@ void othello_split_free(struct othello_split *s);
 /* The frontier positions in lease order (borrowed; expected unknown). */
 size_t othello_split_frontier(const struct othello_split *s,
 			      const struct othello_pos **ret);
-/* Roots' scores and best moves from every frontier position's score
- * (front_score[k]); GERR_AGAIN while one is not a score. */
+/* Roots' scores and best moves from the frontier scores known so far
+ * (front_score[k], OTHELLO_NO_SCORE while not): GERR_AGAIN while a root's
+ * answer still depends on an unknown one. */
 int othello_split_combine(const struct othello_split *s,
 			  const int8_t *front_score, int8_t *ret_score,
 			  uint8_t *ret_move);
+/* Which unknown frontier positions the roots' answers may still need
+ * (want[k], nfront entries): OTHELLO_NEED_LATER when alpha-beta over the
+ * known scores cannot rule it out, and OTHELLO_NEED_NOW as well when a
+ * sequential search would be at it now (young brothers wait for their
+ * eldest: the rest of a node's moves only once its first is settled). */
+#define OTHELLO_NEED_LATER 1
+#define OTHELLO_NEED_NOW 2
+void othello_split_need(const struct othello_split *s, const int8_t *fs,
+			uint8_t *want);
 /* The tree of a split job's params (NULL: not split). */
 int othello_split_of(const struct othello_job *j, struct othello_split **ret,
 		     struct othello_pos **ret_roots, size_t *ret_n, char *err,
@@ -103,6 +115,10 @@ int othello_split_of(const struct othello_job *j, struct othello_split **ret,
  * every frontier score is in, GERR_CORRUPT when not n of them. */
 int othello_split_answer_roots(const json_t *answer, size_t n,
 			       int8_t *ret_score, uint8_t *ret_move);
+
+/* A split job's frontier scores merged so far (answer's "frontier"; NULL
+ * answer: none), OTHELLO_NO_SCORE where not yet: n entries. */
+int othello_split_scores(const json_t *answer, uint64_t n, int8_t *fs);
 
 /* The hooks, as struct workload documents them. */
 int othello_wl_parse_params(void *ctx, const json_t *args,

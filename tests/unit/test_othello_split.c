@@ -33,49 +33,89 @@ static struct othello_pos gen(uint64_t seed, uint64_t i, int empties)
 				    (uint8_t)black, OTHELLO_NO_SCORE};
 }
 
-/* Every frontier position solved, then combined into the roots; the
- * build's error (GERR_TOOBIG past the frontier's cap). */
+static uint64_t rs = 5;
+static uint64_t rnd(void)
+{
+	rs += OTHELLO_GOLDEN;
+	return mix64(rs);
+}
+
+/* The roots combined from frontier scores solved as gpud would lease them:
+ * `workers` positions out at once, each finishing in a random order, a new
+ * one taken only when othello_split_need says it is needed now (every
+ * position solved when workers is 0). The build's error (GERR_TOOBIG past
+ * the frontier's cap). */
 static int combine(const struct othello_pos *roots, size_t n, int depth,
-		    int8_t *sc, uint8_t *mv, size_t *ret_front,
-		    uint64_t *ret_nodes)
+		   int workers, int8_t *sc, uint8_t *mv, size_t *ret_front,
+		   size_t *ret_solved, uint64_t *ret_nodes)
 {
 	struct othello_split *s;
 	const struct othello_pos *fr;
-	size_t nf;
-
+	size_t nf, solved = 0, out = 0;
+	uint64_t nodes = 0;
 	int rc = othello_split_build(roots, n, depth, &s);
+
 	if (rc)
 		return rc;
 	nf = othello_split_frontier(s, &fr);
-	uint64_t *P = malloc((nf + 1) * 8), *O = malloc((nf + 1) * 8), nodes = 0;
-	int8_t *fs = malloc(nf + 1);
-	uint8_t *fm = malloc(nf + 1);
-	for (size_t k = 0; k < nf; k++)
-		othello_pos_pov(&fr[k], &P[k], &O[k]);
-	if (nf) {
-		assert_int_equal(othello_solve_batch(P, O, nf, 1, fs, fm, &nodes,
-						     NULL, NULL), 0);
-		/* One unknown: nothing combined yet. */
-		int8_t keep = fs[nf - 1];
-		fs[nf - 1] = OTHELLO_NO_SCORE;
-		assert_int_equal(othello_split_combine(s, fs, sc, mv),
-				 GERR_AGAIN);
-		fs[nf - 1] = keep;
+	int8_t *all = malloc(nf + 1), *fs = malloc(nf + 1);
+	uint8_t *fm = malloc(nf + 1), *want = malloc(nf + 1);
+	uint8_t *leased = calloc(nf + 1, 1);
+	uint64_t *cost = malloc((nf + 1) * 8);
+	size_t *fly = malloc((nf + 1) * sizeof(*fly));
+	for (size_t k = 0; k < nf; k++) {
+		uint64_t P, O;
+		othello_pos_pov(&fr[k], &P, &O);
+		assert_int_equal(othello_solve_batch(&P, &O, 1, 1, &all[k],
+						     &fm[k], &cost[k], NULL,
+						     NULL), 0);
+		fs[k] = workers ? OTHELLO_NO_SCORE : all[k];
+		nodes += workers ? 0 : cost[k];
 	}
+	for (;;) {
+		othello_split_need(s, fs, want);
+		for (size_t k = 0; k < nf && out < (size_t)workers; k++)
+			if (!leased[k] && want[k] & OTHELLO_NEED_NOW) {
+				leased[k] = 1;
+				fly[out++] = k;
+			}
+		if (out == 0)
+			break;
+		size_t t = (size_t)(rnd() % out), k = fly[t];
+		fly[t] = fly[--out];
+		fs[k] = all[k];
+		nodes += cost[k];
+		solved++;
+	}
+	/* Nothing needed: the roots are settled. */
+	for (size_t k = 0; k < nf; k++)
+		assert_false(want[k]);
 	assert_int_equal(othello_split_combine(s, fs, sc, mv), 0);
+	if (workers && nf) { /* the same as from every score */
+		int8_t sc2[64];
+		uint8_t mv2[64];
+		assert_int_equal(othello_split_combine(s, all, sc2, mv2), 0);
+		assert_memory_equal(sc, sc2, n);
+		assert_memory_equal(mv, mv2, n);
+	}
 	*ret_front = nf;
+	*ret_solved = workers ? solved : nf;
 	*ret_nodes = nodes;
 	othello_split_free(s);
-	free(P);
-	free(O);
+	free(all);
 	free(fs);
 	free(fm);
+	free(want);
+	free(leased);
+	free(cost);
+	free(fly);
 	return 0;
 }
 
 static void test_combine_random(void **state)
 {
 	enum { N = 12 };
+	static const int workers[] = {0, 1, 4};
 	struct othello_pos roots[N];
 	uint64_t P[N], O[N], dn[N];
 	int8_t ds[N], sc[N];
@@ -86,38 +126,45 @@ static void test_combine_random(void **state)
 		for (size_t i = 0; i < N; i++) {
 			roots[i] = gen(11, (uint64_t)i, e);
 			othello_pos_pov(&roots[i], &P[i], &O[i]);
-		}
-		for (size_t i = 0; i < N; i++)
 			assert_int_equal(othello_solve_batch(&P[i], &O[i], 1, 1,
 							     &ds[i], &dm[i],
 							     &dn[i], NULL,
 							     NULL), 0);
-		for (int d = 1; d <= 3; d++) {
-			size_t nf, together = d < 3 ? N : 2, whole = 0;
+		}
+		for (int d = 1; d <= 3; d++)
+		for (int w = 0; w < 3; w++) {
+			size_t nf, solved, together = d < 3 ? N : 2, whole = 0;
+			size_t fsum = 0, ssum = 0;
 			uint64_t nodes, sum = 0, dsum = 0;
 			/* Roots in one tree, and each alone. */
-			assert_int_equal(combine(roots, together, d, sc, mv,
-						 &nf, &nodes), 0);
+			assert_int_equal(combine(roots, together, d, workers[w],
+						 sc, mv, &nf, &solved, &nodes),
+					 0);
 			assert_true(nf > together);
 			for (size_t i = 0; i < together; i++) {
 				assert_int_equal(sc[i], ds[i]);
 				assert_int_equal(mv[i], dm[i]);
 			}
 			for (size_t i = 0; i < N; i++) {
-				if (combine(&roots[i], 1, d, &sc[i], &mv[i], &nf,
-					    &nodes) == GERR_TOOBIG)
+				if (combine(&roots[i], 1, d, workers[w], &sc[i],
+					    &mv[i], &nf, &solved, &nodes) ==
+				    GERR_TOOBIG)
 					continue; /* over 1024 positions */
 				assert_int_equal(sc[i], ds[i]);
 				assert_int_equal(mv[i], dm[i]);
 				sum += nodes;
 				dsum += dn[i];
+				fsum += nf;
+				ssum += solved;
 				whole++;
 			}
 			assert_true(whole >= N / 2);
 			if (e == 14)
-				printf("split: %zu roots of 14 empties, %d plies: "
-				       "%.2fx the direct solve's nodes\n", whole,
-				       d, (double)sum / (double)dsum);
+				printf("split: %zu roots of 14 empties, %d plies, "
+				       "%d leases out: %zu of %zu frontier "
+				       "positions solved, %.2fx the direct "
+				       "solve's nodes\n", whole, d, workers[w],
+				       ssum, fsum, (double)sum / (double)dsum);
 		}
 	}
 }
@@ -146,10 +193,10 @@ static void test_combine_passes(void **state)
 		for (int d = 1; d <= 4; d++) {
 			int8_t sc;
 			uint8_t mv;
-			size_t nf;
+			size_t nf, solved;
 			uint64_t nodes;
-			assert_int_equal(combine(&r, 1, d, &sc, &mv, &nf,
-						 &nodes), 0);
+			assert_int_equal(combine(&r, 1, d, (int)(i % 3), &sc, &mv,
+						 &nf, &solved, &nodes), 0);
 			assert_int_equal(sc, ds);
 			assert_int_equal(mv, dm);
 		}
@@ -159,9 +206,10 @@ static void test_combine_passes(void **state)
 	struct othello_pos end = {~1ull, 0, 1, OTHELLO_NO_SCORE};
 	int8_t sc;
 	uint8_t mv;
-	size_t nf;
+	size_t nf, solved;
 	uint64_t nodes;
-	assert_int_equal(combine(&end, 1, 2, &sc, &mv, &nf, &nodes), 0);
+	assert_int_equal(combine(&end, 1, 2, 1, &sc, &mv, &nf, &solved, &nodes),
+			 0);
 	assert_int_equal(nf, 0);
 	assert_int_equal(sc, 64);
 	assert_int_equal(mv, OTHELLO_MOVE_NONE);
@@ -258,7 +306,7 @@ static void test_job_split(void **state)
 	const struct workload *W = &othello_workload;
 	enum { R = 3 };
 	struct othello_pos roots[R];
-	uint64_t P[R], O[R], nodes, total;
+	uint64_t P[R], O[R], nodes, total, units_unused;
 	int8_t ds[R];
 	uint8_t dm[R];
 	char text[R * 90 + 1], err[WL_ERRLEN] = "";
@@ -292,48 +340,64 @@ static void test_job_split(void **state)
 							    "max_empties")),
 			 10);
 
-	/* Every frontier position its own lease; merged forwards and
-	 * backwards, the same answer. */
+	/* One frontier position a lease, two out at once, each merged when
+	 * it is done; then every result merged again backwards into a fresh
+	 * answer: the same answer. */
 	json_t *cursor = NULL, **spec = calloc(total, sizeof(*spec));
 	void **res = calloc(total, sizeof(*res));
 	size_t *len = calloc(total, sizeof(*len));
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 1, NULL};
 	struct wl_run_io io = {&m, NULL, NULL, NULL, NULL, mem_fetch};
-	uint64_t k = 0;
-	for (int last = 0; !last; k++) {
-		json_t *next;
-		uint64_t units;
-		assert_true(k < total);
-		assert_int_equal(W->carve(workload_ctx(W), params, cursor, NULL,
-					  NULL, 4096, &spec[k], &units, &next,
-					  &last), 0);
-		assert_int_equal(units, 1);
-		json_decref(cursor);
-		cursor = next;
-		assert_int_equal(W->run(workload_ctx(W), params, spec[k], NULL, 0,
-					&dev, &io, &res[k], &len[k], err,
-					sizeof(err)), 0);
-		assert_int_equal(W->verify(workload_ctx(W), params, spec[k],
-					   res[k], len[k], 7, err, sizeof(err)),
-				 0);
-	}
-	assert_int_equal(k, total);
-	json_decref(cursor);
 	json_t *fwd = NULL, *rev = NULL, *mg;
 	struct parts_list pl;
+	uint64_t k = 0, merged = 0, again = 0;
+	int last = 0;
 	parts_list_init(&pl);
-	for (uint64_t i = 0; i < total; i++) {
-		uint64_t b = total - 1 - i;
-		assert_null(json_object_get(fwd, "roots"));
-		assert_int_equal(W->merge(workload_ctx(W), params, fwd, spec[i],
-					  res[i], len[i], "x", &mg, NULL), 0);
+	while (!last || merged < k) {
+		json_t *next;
+		uint64_t units;
+		int rc = last || k - merged == 2 ? GERR_AGAIN :
+			W->carve(workload_ctx(W), params, cursor, fwd, &pl.pub,
+				 4096, &spec[k], &units, &next, &last);
+		if (rc == 0) {
+			assert_int_equal(units, 1);
+			json_decref(cursor);
+			cursor = next;
+			assert_int_equal(W->run(workload_ctx(W), params, spec[k],
+						NULL, 0, &dev, &io, &res[k],
+						&len[k], err, sizeof(err)), 0);
+			assert_int_equal(W->verify(workload_ctx(W), params,
+						   spec[k], res[k], len[k], 7,
+						   err, sizeof(err)), 0);
+			k++;
+			assert_true(k <= total);
+			continue;
+		}
+		assert_int_equal(rc, GERR_AGAIN);
+		again += !last && k - merged < 2;
+		assert_true(merged < k); /* waits only for a lease out */
+		assert_int_equal(W->merge(workload_ctx(W), params, fwd,
+					  spec[merged], res[merged],
+					  len[merged], "x", &mg, NULL), 0);
+		assert_int_equal(parts_list_add(&pl, spec[merged], 1, "x", NULL),
+				 0);
 		json_decref(fwd);
 		fwd = mg;
-		assert_int_equal(W->merge(workload_ctx(W), params, rev, spec[b],
-					  res[b], len[b], "x", &mg, NULL), 0);
+		merged++;
+	}
+	printf("split job: %llu of %llu positions leased, %llu waits\n",
+	       (unsigned long long)k, (unsigned long long)total,
+	       (unsigned long long)again);
+	assert_true(k < total); /* some were ruled out */
+	assert_int_equal(W->carve(workload_ctx(W), params, cursor, fwd,
+				  &pl.pub, 1, &mg, &units_unused, &mg, &last),
+			 GERR_DONE);
+	json_decref(cursor);
+	for (uint64_t i = k; i-- > 0;) {
+		assert_int_equal(W->merge(workload_ctx(W), params, rev, spec[i],
+					  res[i], len[i], "x", &mg, NULL), 0);
 		json_decref(rev);
 		rev = mg;
-		assert_int_equal(parts_list_add(&pl, spec[i], 1, "x", NULL), 0);
 	}
 	/* Merging a position twice is refused. */
 	assert_int_not_equal(W->merge(workload_ctx(W), params, fwd, spec[0],
@@ -391,7 +455,7 @@ static void test_job_split(void **state)
 	json_decref(part);
 	json_decref(args);
 	parts_list_clear(&pl);
-	for (uint64_t i = 0; i < total; i++) {
+	for (uint64_t i = 0; i < k; i++) {
 		json_decref(spec[i]);
 		free(res[i]);
 	}
