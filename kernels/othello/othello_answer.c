@@ -449,11 +449,11 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 		fprintf(f, "othello: %zu positions from a file (up to %lld "
 			"empties), split %lld plies deep into %" PRIu64
 			" frontier positions (up to %d empties, one a lease): "
-			"%" PRIu64 " solved\n", json_array_size(roots),
+			"%" PRIu64 " solved, the rest ruled out\n", json_array_size(roots),
 			(long long)json_integer_value(json_object_get(j.split,
 				"root_empties")),
 			(long long)json_integer_value(json_object_get(j.split,
-				"depth")), j.n, j.empties, n);
+				"depth")), j.n - 1, j.empties, n);
 		otw_split_text(f, roots, answer);
 		n = json_array_size(json_object_get(answer, "roots"));
 	} else if (j.file)
