@@ -197,27 +197,6 @@ out:
 	return rc;
 }
 
-int othello_split_scores(const json_t *answer, uint64_t n, int8_t *fs)
-{
-	const char *f = json_string_value(json_object_get(answer, "frontier"));
-
-	for (uint64_t k = 0; k < n; k++)
-		fs[k] = OTHELLO_NO_SCORE;
-	if (!answer)
-		return 0;
-	if (!f || strlen(f) != 2 * n)
-		return GERR_CORRUPT;
-	for (uint64_t k = 0; k < n; k++) {
-		unsigned v;
-		if (f[2 * k] == '-' && f[2 * k + 1] == '-')
-			continue;
-		if (sscanf(f + 2 * k, "%2x", &v) != 1 || v > 64)
-			return GERR_CORRUPT;
-		fs[k] = (int8_t)(2 * (int)v - 64);
-	}
-	return 0;
-}
-
 /* A split job's frontier scores so far (old answer's, or none) with r's,
  * into a, and the roots once they no longer depend on an unknown one.
  * Each position is merged once. */
@@ -449,11 +428,13 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 		fprintf(f, "othello: %zu positions from a file (up to %lld "
 			"empties), split %lld plies deep into %" PRIu64
 			" frontier positions (up to %d empties, one a lease): "
-			"%" PRIu64 " solved, the rest ruled out\n", json_array_size(roots),
+			"%" PRIu64 " solved%s\n", json_array_size(roots),
 			(long long)json_integer_value(json_object_get(j.split,
 				"root_empties")),
 			(long long)json_integer_value(json_object_get(j.split,
-				"depth")), j.n - 1, j.empties, n);
+				"depth")), j.n - 1, j.empties, n,
+			json_object_get(answer, "roots") ? ", the rest ruled "
+			"out by alpha-beta" : "");
 		otw_split_text(f, roots, answer);
 		n = json_array_size(json_object_get(answer, "roots"));
 	} else if (j.file)

@@ -421,15 +421,16 @@ static uint64_t otw_default_units(int empties)
 	return 16;
 }
 
-/* A split job's next lease: a frontier position the roots need now (the
- * hardest first), in the order a sequential alpha-beta search would settle
- * them (othello_split_need), so that the positions which the scores
- * already merged rule out are never solved. GERR_AGAIN while every
- * position needed now is out on a lease. The planner must say which lease
- * is its last when it carves it, yet whether a position will be needed
- * depends on results still out; so when the merged scores rule out all
- * that is left, the last lease is the closing position (the job's last,
- * a full board: no work), whose merge lets gpud finish the job. */
+/* A split job's next lease: a frontier position that alpha-beta over the
+ * scores merged so far still needs (othello_split_need), first those a
+ * sequential search would be at now (the hardest first), else, rather
+ * than leave a worker idle, one a result still out may rule out; the
+ * positions ruled out before they are leased are never solved. The
+ * planner must say which lease is its last when it carves it, yet whether
+ * a position will be needed depends on results still out; so when the
+ * merged scores rule out all that is left, the last lease is the closing
+ * position (the job's last, a full board: no work), whose merge lets gpud
+ * finish the job. */
 static int otw_split_carve(const struct othello_job *j, const json_t *cursor,
 			   const json_t *answer, uint64_t *ret_k,
 			   char **ret_leased, int *ret_last)
@@ -466,8 +467,12 @@ static int otw_split_carve(const struct othello_job *j, const json_t *cursor,
 			more++;
 	}
 	if (next == j->n && more) {
-		rc = GERR_AGAIN;
-		goto out;
+		/* Nothing needed now is left: an idle worker takes what a later
+		 * result may still need rather than wait for it. */
+		for (uint64_t k = 0; next == j->n && k < nf; k++)
+			if (leased[k] == '0' && want[k])
+				next = k;
+		more--;
 	}
 	if (next == j->n)
 		next = nf; /* the closing position */

@@ -7,6 +7,8 @@
  * depth), so gpud rebuilds the tree from params when it combines instead of
  * storing it.
  */
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -507,5 +509,28 @@ int othello_split_of(const struct othello_job *j, struct othello_split **ret,
 		free(pos);
 	if (ret_n)
 		*ret_n = n;
+	return 0;
+}
+
+int othello_split_scores(const json_t *answer, uint64_t n, int8_t *fs)
+{
+	const char *f = json_string_value(json_object_get(answer, "frontier"));
+
+	for (uint64_t k = 0; k < n; k++)
+		fs[k] = OTHELLO_NO_SCORE;
+	if (!answer)
+		return 0;
+	if (!f || strlen(f) != 2 * n)
+		return GERR_CORRUPT;
+	for (uint64_t k = 0; k < n; k++) {
+		unsigned v;
+		if (f[2 * k] == '-' && f[2 * k + 1] == '-')
+			continue;
+		if (!isxdigit((unsigned char)f[2 * k]) ||
+		    !isxdigit((unsigned char)f[2 * k + 1]) ||
+		    sscanf(f + 2 * k, "%2x", &v) != 1 || v > 64)
+			return GERR_CORRUPT;
+		fs[k] = (int8_t)(2 * (int)v - 64);
+	}
 	return 0;
 }

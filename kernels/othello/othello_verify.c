@@ -13,7 +13,8 @@
  * independently,
  *   P(pass) = (1 - f)^k,  k = othello_verify_samples(E), E the empties
  *   (the largest of a file), or 0 for a lease of at most k positions
- *   (then every position is re-solved).
+ *   (then every position is re-solved; at most half of them above
+ *   OTHELLO_VERIFY_ALL_EMPTIES, see below).
  *   E <= 10: k = 1024: f = 1% passes with 3.4e-5, 10% with 5e-47
  *   E <= 12: k = 256:  1% 0.076, 10% 1.9e-12
  *   E <= 14: k = 64:   1% 0.53,  10% 1.2e-3
@@ -21,12 +22,13 @@
  *   E <= 22: k = 4;    above: k = 1
  * and f = 100% never passes (unless every made-up answer is right). The
  * sample shrinks as a position's cost grows (about 4x per two empties: a
- * 22-empty position costs the coordinator seconds), and a drawn position
- * of more than OTHELLO_VERIFY_MAX_EMPTIES is not re-solved at all: gpud
- * would redo the worker's whole lease (a split job leases one deep
- * position at a time) on its own cores. Deep positions are left to
- * replication on other workers (--check full), which compares every
- * score; the digests still bind such a result to the input's positions.
+ * 22-empty position costs the coordinator seconds). gpud must not redo a
+ * worker's whole lease on its own cores, so a drawn position of more than
+ * OTHELLO_VERIFY_MAX_EMPTIES is not re-solved, and in a lease of deep
+ * positions (more than OTHELLO_VERIFY_ALL_EMPTIES) at most half are (a
+ * split job leases one at a time: none). What is not re-solved is left to
+ * replication on other workers (--check full), which compares every score;
+ * the digests still bind every result to the input's positions.
  * tests/unit/test_othello_detect.c measures the formula.
  */
 #include <inttypes.h>
@@ -65,6 +67,7 @@ int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 
 /* A position of 18 empties is ~10 ms of one core; 20 is ~10x that. */
 #define OTHELLO_VERIFY_MAX_EMPTIES 18
+#define OTHELLO_VERIFY_ALL_EMPTIES 14
 
 unsigned othello_verify_samples(int empties)
 {
@@ -144,6 +147,8 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	 * job's critical path (a 10-empty sample of 1024 is ~0.3 s on one). */
 	unsigned want = othello_verify_samples(j.empties);
 	unsigned k = count < want ? (unsigned)count : want;
+	if (j.empties > OTHELLO_VERIFY_ALL_EMPTIES && k >= count)
+		k = (unsigned)(count / 2);
 	size_t ka = k ? k : 1; /* malloc(0) may be NULL */
 	uint64_t *idx = malloc(3 * sizeof(uint64_t) * ka), *P = idx + ka,
 		 *O = P + ka, nodes;

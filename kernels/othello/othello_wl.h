@@ -68,10 +68,13 @@ unsigned othello_verify_samples(int empties);
 
 /* ---- subtree leases (othello_split.c) ------------------------------------
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
- * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more) is leased as the
- * distinct frontier positions `depth` plies below its roots, the hardest
- * first; gpud combines the roots' scores and best moves (the lowest square
- * reaching the score) from the frontier's exact scores by negamax. */
+ * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more, or --split PLIES) is
+ * leased as the distinct frontier positions `depth` plies below its roots
+ * (the hardest first), each solved exactly by a worker. gpud rebuilds the
+ * tree from the roots in params, combines the roots' scores and best
+ * moves (the lowest square reaching the score) by negamax from the
+ * frontier scores merged, and leases only the positions that alpha-beta
+ * over those scores still needs (othello_plan.c's carve). */
 #define OTHELLO_SPLIT_MAX_ROOTS 64
 #define OTHELLO_SPLIT_MAX_DEPTH 6
 #define OTHELLO_SPLIT_MAX_FRONTIER 1024
