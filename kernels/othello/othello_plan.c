@@ -112,8 +112,10 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 	return 0;
 }
 
-/* --split: "auto" (the default: OTHELLO_SPLIT_AUTO below), 0 (never) or
- * the plies 1..OTHELLO_SPLIT_MAX_DEPTH. */
+/* --split: 0 (the default: a split job costs several times the nodes of
+ * one search, see othello_split.c, so it pays only with many workers),
+ * "auto" (OTHELLO_SPLIT_AUTO: split a job of few deep positions) or the
+ * plies 1..OTHELLO_SPLIT_MAX_DEPTH. */
 #define OTHELLO_SPLIT_AUTO 255
 static int otw_split_request(const json_t *args, uint64_t *ret, char *err,
 			     size_t errlen)
@@ -121,8 +123,8 @@ static int otw_split_request(const json_t *args, uint64_t *ret, char *err,
 	const json_t *v = json_object_get(args, "split");
 	const char *sv = json_string_value(v);
 
-	*ret = OTHELLO_SPLIT_AUTO;
-	if (!v || (sv && strcmp(sv, "auto") == 0))
+	*ret = sv && strcmp(sv, "auto") == 0 ? OTHELLO_SPLIT_AUTO : 0;
+	if (!v || *ret)
 		return 0;
 	if (wl_json_u64(args, "split", 1, 0, ret, err, errlen) ||
 	    *ret > OTHELLO_SPLIT_MAX_DEPTH) {
@@ -319,7 +321,7 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	const char *mode = json_string_value(json_object_get(params, "mode"));
 	void *canon = NULL;
 	size_t canon_len = 0;
-	uint64_t n = 0, with_exp = 0, req = OTHELLO_SPLIT_AUTO, block;
+	uint64_t n = 0, with_exp = 0, req = 0, block;
 	struct othello_pos *pos = NULL;
 	char *dig = NULL;
 	json_t *np = NULL, *split = NULL;
@@ -330,7 +332,7 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 		gerr_printf(err, errlen, "othello: --random jobs take no input file");
 		return GERR_INVAL;
 	}
-	rc = wl_json_u64(params, "split_request", 0, OTHELLO_SPLIT_AUTO, &req,
+	rc = wl_json_u64(params, "split_request", 0, 0, &req,
 			 err, errlen);
 	if (rc)
 		return rc;

@@ -468,8 +468,9 @@ static void test_job_split(void **state)
 	free(m.input);
 }
 
-/* The automatic split: few deep positions are split to a frontier of at
- * least OTHELLO_SPLIT_TARGET; shallow ones, many, or --split 0 are not. */
+/* --split auto: few deep positions are split to a frontier of at least
+ * OTHELLO_SPLIT_TARGET; shallow ones are not; no --split or --split 0
+ * never splits. */
 static void test_auto(void **state)
 {
 	char text[4 * 90 + 1], b[68];
@@ -484,7 +485,7 @@ static void test_auto(void **state)
 		othello_format_board(&r, b);
 		tl += (size_t)sprintf(text + tl, "%s\n", b);
 	}
-	p = file_params(NULL, text, &m, &total, 0);
+	p = file_params("auto", text, &m, &total, 0);
 	const json_t *split = json_object_get(p, "split");
 	assert_non_null(split);
 	assert_true(total >= OTHELLO_SPLIT_TARGET &&
@@ -501,16 +502,16 @@ static void test_auto(void **state)
 	assert_int_equal(total, 2);
 	json_decref(p);
 	free(m.input);
-	p = file_params("auto", text, &m, &total, 0);
-	assert_non_null(json_object_get(p, "split"));
+	p = file_params(NULL, text, &m, &total, 0);
+	assert_null(json_object_get(p, "split"));
 	json_decref(p);
 	free(m.input);
-	/* Shallow: not split unless asked. */
+	/* Shallow: not split by auto. */
 	tl = 0;
 	struct othello_pos r = gen(9, 5, 12);
 	othello_format_board(&r, b);
 	sprintf(text, "%s\n", b);
-	p = file_params(NULL, text, &m, &total, 0);
+	p = file_params("auto", text, &m, &total, 0);
 	assert_null(json_object_get(p, "split"));
 	json_decref(p);
 	free(m.input);
