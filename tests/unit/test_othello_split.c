@@ -1,6 +1,8 @@
 /* Unit tests of Othello subtree leases (othello_split.c and the split path
- * of the workload's hooks): random roots of 10-14 empties split 1, 2 and 3
- * plies deep combine to the direct solve's score and best move; shallow
+ * of the workload's hooks): random roots of 10 and 14 empties split 1, 2
+ * (and 3) plies deep combine to the direct solve's score and best move,
+ * from every frontier score or from those leased as alpha-beta needs them
+ * with 1 or 4 leases out; shallow
  * roots whose lines pass and end within the split combine to minimax's;
  * the frontier is distinct and hardest first; and a whole split job
  * (parse, carve, run, verify, merge in two orders, finish, text, export)
@@ -122,7 +124,7 @@ static void test_combine_random(void **state)
 	uint8_t dm[N], mv[N];
 
 	(void)state;
-	for (int e = 10; e <= 14; e += 2) {
+	for (int e = 10; e <= 14; e += 4) {
 		for (size_t i = 0; i < N; i++) {
 			roots[i] = gen(11, (uint64_t)i, e);
 			othello_pos_pov(&roots[i], &P[i], &O[i]);
@@ -131,7 +133,7 @@ static void test_combine_random(void **state)
 							     &dn[i], NULL,
 							     NULL), 0);
 		}
-		for (int d = 1; d <= 3; d++)
+		for (int d = 1; d <= (e < 14 ? 3 : 2); d++)
 		for (int w = 0; w < 3; w++) {
 			size_t nf, solved, together = d < 3 ? N : 1, whole = 0;
 			size_t fsum = 0, ssum = 0;
