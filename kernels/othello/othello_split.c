@@ -1,11 +1,18 @@
 /* othello_split.c - one hard position over many workers: each root of a
  * file job is expanded `depth` plies (a pass is a ply) into a tree whose
  * leaves are finished games (scored here) or frontier positions (leased to
- * workers, one distinct position once however many lines reach it), and
- * the roots' exact scores and best moves are combined from the frontier's
- * exact scores by negamax. The expansion is a pure function of (roots,
- * depth), so gpud rebuilds the tree from params when it combines instead of
- * storing it.
+ * workers, one distinct position once however many lines reach it); a
+ * root's moves are frontier positions as well, so that its first move can
+ * be searched whole. gpud combines the roots' exact scores and best moves
+ * from the frontier's exact scores by negamax, and asks for no more of
+ * them than alpha-beta over those already known needs: the first move of
+ * a root whole, then each other move by its replies (one reply solved at
+ * or below the best score rules the move out), young brothers waiting for
+ * their eldest. Each frontier position is solved exactly (full window),
+ * which costs more nodes than the null-window searches of one sequential
+ * search (tests/unit/test_othello_split.c prints how many). The expansion
+ * is a pure function of (roots, depth), so gpud rebuilds the tree from
+ * params whenever it plans or combines instead of storing it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -18,6 +25,7 @@
 
 #define OSP_MAX_NODES (1u << 16)
 #define OSP_MAX_REFS (4u * OTHELLO_SPLIT_MAX_FRONTIER)
+#define OSP_NONE UINT32_MAX
 
 enum { OSP_INNER, OSP_FINAL, OSP_FRONT };
 
@@ -26,7 +34,9 @@ struct osp_node {
 	uint32_t first;
 	uint8_t n, kind;
 	int8_t score;    /* OSP_FINAL */
-	uint32_t front;  /* OSP_FRONT: a ref while building, then the index */
+	uint32_t front;  /* OSP_FRONT, and a root's inner children (leased
+			    whole when first in order): a ref while building,
+			    then the index; else OSP_NONE */
 };
 
 struct osp_edge {
@@ -61,14 +71,26 @@ static int osp_new_node(struct othello_split *s, uint32_t *ret)
 	if (s->nnodes >= OSP_MAX_NODES)
 		return GERR_TOOBIG;
 	memset(&s->node[s->nnodes], 0, sizeof(s->node[0]));
+	s->node[s->nnodes].front = OSP_NONE;
 	*ret = (uint32_t)s->nnodes++;
 	return 0;
 }
 
+static int osp_ref(struct othello_split *s, uint32_t at, uint64_t P,
+		   uint64_t O, int black)
+{
+	if (s->nrefs >= OSP_MAX_REFS)
+		return GERR_TOOBIG;
+	s->ref[s->nrefs] = (struct osp_ref){P, O, (uint8_t)black, at,
+		oth_popcount(~(P | O)), oth_popcount(oth_moves(P, O))};
+	s->node[at].front = (uint32_t)s->nrefs++;
+	return 0;
+}
+
 /* Node `at` (already allocated) is position (P, O), `depth` plies above
- * the frontier. */
+ * the frontier; a root's child is a frontier position as well (whole). */
 static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
-		      uint64_t O, int black, int depth)
+		      uint64_t O, int black, int depth, int whole)
 {
 	uint64_t m = oth_moves(P, O);
 	uint32_t kid[34];
@@ -80,21 +102,20 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 		s->node[at].score = (int8_t)oth_final_score(P, O);
 		return 0;
 	}
-	if (depth == 0) {
-		if (s->nrefs >= OSP_MAX_REFS)
-			return GERR_TOOBIG;
-		s->ref[s->nrefs] = (struct osp_ref){P, O, (uint8_t)black, at,
-			oth_popcount(~(P | O)), oth_popcount(m)};
+	if (depth == 0 || whole) {
+		rc = osp_ref(s, at, P, O, black);
 		s->node[at].kind = OSP_FRONT;
-		s->node[at].front = (uint32_t)s->nrefs++;
-		return 0;
+		if (rc || depth == 0)
+			return rc;
+		s->node[at].kind = OSP_INNER;
 	}
 	/* Children first, then their edges, contiguous. */
 	if (!m) {
 		if ((rc = osp_new_node(s, &kid[0])) != 0)
 			return rc;
 		mv[n++] = OTHELLO_MOVE_PASS;
-		rc = osp_expand(s, kid[0], O, P, !black, depth - 1);
+		rc = osp_expand(s, kid[0], O, P, !black, depth - 1,
+				at < s->nroots);
 		if (rc)
 			return rc;
 	}
@@ -105,7 +126,7 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 			return rc;
 		mv[n] = (uint8_t)sq;
 		rc = osp_expand(s, kid[n++], O & ~f, P | f | (1ull << sq),
-				!black, depth - 1);
+				!black, depth - 1, at < s->nroots);
 		if (rc)
 			return rc;
 	}
@@ -233,8 +254,9 @@ int othello_split_build(const struct othello_pos *roots, size_t n, int depth,
 		uint64_t P, O;
 		othello_pos_pov(&roots[r], &P, &O);
 		memset(&s->node[r], 0, sizeof(s->node[r]));
+		s->node[r].front = OSP_NONE;
 		rc = osp_expand(s, (uint32_t)r, P, O, roots[r].black_to_move,
-				depth);
+				depth, 0);
 	}
 	if (rc == 0)
 		rc = osp_number(s);
@@ -301,9 +323,11 @@ static void osp_bounds(const struct othello_split *s, const int8_t *fs,
 		int l = -64, h = 64;
 		if (nd->kind == OSP_FINAL) {
 			l = h = nd->score;
+		} else if (nd->front != OSP_NONE &&
+			   fs[nd->front] != OTHELLO_NO_SCORE) {
+			l = h = fs[nd->front]; /* solved whole */
 		} else if (nd->kind == OSP_FRONT) {
-			if (fs[nd->front] != OTHELLO_NO_SCORE)
-				l = h = fs[nd->front];
+			/* unknown: [-64, 64] */
 		} else {
 			l = h = -64;
 			for (uint32_t k = 0; k < nd->n; k++) {
@@ -327,13 +351,13 @@ static void osp_bounds(const struct othello_split *s, const int8_t *fs,
  * would order them; want[k] |= bit. */
 static void osp_visit(const struct othello_split *s, const int8_t *lo,
 		      const int8_t *hi, uint32_t at, int a, int b, int ybw,
-		      uint8_t bit, uint8_t *want)
+		      int pv, uint8_t bit, uint8_t *want)
 {
 	const struct osp_node *nd = &s->node[at];
 
 	if (lo[at] == hi[at] || hi[at] <= a || lo[at] >= b)
 		return;
-	if (nd->kind == OSP_FRONT) {
+	if (nd->kind == OSP_FRONT || (pv && nd->front != OSP_NONE)) {
 		want[nd->front] |= bit;
 		return;
 	}
@@ -349,7 +373,7 @@ static void osp_visit(const struct othello_split *s, const int8_t *lo,
 		}
 		uint32_t c = e->child;
 		int open = lo[c] != hi[c] && hi[c] > -b && lo[c] < -m;
-		osp_visit(s, lo, hi, c, -b, -m, ybw, bit, want);
+		osp_visit(s, lo, hi, c, -b, -m, ybw, 0, bit, want);
 		if (ybw && k == 0 && open)
 			return; /* the eldest first */
 	}
@@ -365,7 +389,7 @@ static void osp_visit_root(const struct othello_split *s, const int8_t *lo,
 	const struct osp_node *nd = &s->node[r];
 
 	if (nd->kind != OSP_INNER) {
-		osp_visit(s, lo, hi, r, -65, 65, ybw, bit, want);
+		osp_visit(s, lo, hi, r, -65, 65, ybw, 0, bit, want);
 		return;
 	}
 	for (uint32_t k = 0; k < nd->n; k++) {
@@ -379,7 +403,11 @@ static void osp_visit_root(const struct othello_split *s, const int8_t *lo,
 				m = w;
 		}
 		int open = lo[c] != hi[c] && lo[c] < -m;
-		osp_visit(s, lo, hi, c, -65, -m, ybw, bit, want);
+		/* The first move is searched whole, as a sequential search
+		 * does (one exact search costs less than its moves' exact
+		 * searches); the others by their replies, where one reply
+		 * solved can rule a move out. */
+		osp_visit(s, lo, hi, c, -65, -m, ybw, k == 0, bit, want);
 		if (ybw && k == 0 && open)
 			return;
 	}
