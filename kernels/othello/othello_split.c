@@ -21,6 +21,7 @@
 
 #include "gerr.h"
 #include "othello.h"
+#include "othello_eval.h"
 #include "othello_wl.h"
 
 #define OSP_MAX_NODES (1u << 16)
@@ -130,7 +131,9 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 		if (rc)
 			return rc;
 	}
-	/* Search order: fastest first (the fewest replies), then squares. */
+	/* Search order: the static evaluation's best for us first (the
+	 * lowest for the opponent), then squares: the first move is searched
+	 * whole, and a wrong first choice costs most. */
 	for (int k = 0; k < n; k++) {
 		uint64_t cp = mv[k] == OTHELLO_MOVE_PASS ? O : 0, co = P;
 		if (mv[k] != OTHELLO_MOVE_PASS) {
@@ -138,7 +141,7 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 			cp = O & ~f;
 			co = P | f | (1ull << mv[k]);
 		}
-		key[k] = oth_popcount(oth_moves(cp, co)) * 64 + k;
+		key[k] = othello_eval(cp, co) * 64 + k;
 		ord[k] = (uint8_t)k;
 	}
 	for (int k = 1; k < n; k++) /* insertion sort: n <= 33 */
