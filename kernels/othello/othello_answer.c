@@ -114,6 +114,128 @@ static json_t *otw_mismatches(const json_t *old, const struct othello_res *r,
 	return list;
 }
 
+int othello_split_answer_roots(const json_t *answer, size_t n,
+			       int8_t *ret_score, uint8_t *ret_move)
+{
+	const json_t *roots = json_object_get(answer, "roots"), *e;
+	size_t i;
+
+	if (!roots)
+		return GERR_STATE;
+	if (!json_is_array(roots) || json_array_size(roots) != n)
+		return GERR_CORRUPT;
+	json_array_foreach(roots, i, e) {
+		json_int_t sc = json_integer_value(json_array_get(e, 0));
+		json_int_t mv = json_integer_value(json_array_get(e, 1));
+		if (!json_is_integer(json_array_get(e, 0)) ||
+		    !json_is_integer(json_array_get(e, 1)) || sc < -64 ||
+		    sc > 64 || sc & 1 || mv < 0 || mv > OTHELLO_MOVE_NONE)
+			return GERR_CORRUPT;
+		ret_score[i] = (int8_t)sc;
+		ret_move[i] = (uint8_t)mv;
+	}
+	return 0;
+}
+
+/* The roots of a split job once every frontier score is in fs: their
+ * scores and moves, histogram and mismatches into the answer a. */
+static int otw_split_roots(const struct othello_job *j, const int8_t *fs,
+			   json_t *a)
+{
+	char err[WL_ERRLEN];
+	struct othello_split *sp = NULL;
+	struct othello_pos *roots = NULL;
+	size_t n = 0;
+	uint64_t mm = 0;
+	int8_t *sc = NULL;
+	uint8_t *mv = NULL;
+	json_t *h = json_array(), *list = json_array(), *rl = json_array();
+	int rc = othello_split_of(j, &sp, &roots, &n, err, sizeof(err));
+
+	if (rc)
+		goto out;
+	sc = malloc(n);
+	mv = malloc(n);
+	if (!sc || !mv || !h || !list || !rl) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	rc = othello_split_combine(sp, fs, sc, mv);
+	if (rc)
+		goto out;
+	uint64_t hist[65] = {0};
+	for (size_t r = 0; r < n; r++) {
+		hist[sc[r] / 2 + 32]++;
+		rc = json_array_append_new(rl, json_pack("[i, i]", sc[r],
+							  mv[r]));
+		if (rc == 0 && roots[r].expected != OTHELLO_NO_SCORE &&
+		    roots[r].expected != sc[r] && mm++ < OTHELLO_MISMATCH_LIST)
+			rc = json_array_append_new(list, json_pack("[I, i, i]",
+				(json_int_t)r, roots[r].expected, sc[r]));
+		if (rc) {
+			rc = GERR_NOMEM;
+			goto out;
+		}
+	}
+	for (size_t b = 0; b < 65; b++)
+		if (json_array_append_new(h, json_integer((json_int_t)hist[b]))) {
+			rc = GERR_NOMEM;
+			goto out;
+		}
+	if (json_object_set(a, "roots", rl) || json_object_set(a, "hist", h) ||
+	    json_object_set(a, "mismatch_list", list) ||
+	    json_object_set_new(a, "mismatches", json_integer((json_int_t)mm)))
+		rc = GERR_NOMEM;
+out:
+	othello_split_free(sp);
+	free(roots);
+	free(sc);
+	free(mv);
+	json_decref(h);
+	json_decref(list);
+	json_decref(rl);
+	return rc;
+}
+
+/* A split job's frontier scores so far (old answer's, or none) with r's,
+ * into a, and the roots once they no longer depend on an unknown one.
+ * Each position is merged once. */
+static int otw_split_merge(const struct othello_job *j, const json_t *old,
+			   const struct othello_res *r, json_t *a)
+{
+	char *nf = malloc(2 * j->n + 1);
+	int8_t *fs = malloc(j->n);
+	int rc = nf && fs ? othello_split_scores(old, j->n, fs) : GERR_NOMEM;
+
+	if (rc)
+		goto out;
+	for (uint64_t i = 0; i < r->count; i++) {
+		if (fs[r->begin + i] != OTHELLO_NO_SCORE) {
+			rc = GERR_INVAL; /* merged twice */
+			goto out;
+		}
+		fs[r->begin + i] = r->score[i];
+	}
+	for (uint64_t k = 0; k < j->n; k++) {
+		if (fs[k] == OTHELLO_NO_SCORE)
+			memcpy(nf + 2 * k, "--", 3);
+		else
+			snprintf(nf + 2 * k, 3, "%02x", fs[k] / 2 + 32);
+	}
+	nf[2 * j->n] = '\0';
+	if (json_object_set_new(a, "frontier", json_string(nf))) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	rc = otw_split_roots(j, fs, a);
+	if (rc == GERR_AGAIN)
+		rc = 0;
+out:
+	free(nf);
+	free(fs);
+	return rc;
+}
+
 /* A new answer from the old one's fields and this result: a constant
  * amount of work whatever the number of leases merged before. Fields
  * other than those listed in othello_wl.h are not carried over. */
@@ -152,6 +274,8 @@ int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		rc = GERR_INVAL;
 		goto out;
 	}
+	if (j.split) /* hist and mismatches are the roots' */
+		memset(cnt, 0, sizeof(cnt));
 	list = otw_mismatches(old_list, &r, &mm);
 	h = json_array();
 	if (!list || !h) {
@@ -178,6 +302,10 @@ int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		}
 	if (!a) {
 		rc = GERR_NOMEM;
+		goto out;
+	}
+	if (j.split && (rc = otw_split_merge(&j, answer, &r, a)) != 0) {
+		json_decref(a);
 		goto out;
 	}
 	*ret_answer = a;
@@ -217,9 +345,16 @@ int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 	}
 	for (size_t b = 0; b < 65; b++)
 		total += hist[b];
-	if (total != j.n || sums[OTW_POSITIONS] != j.n) {
+	/* A split job's histogram holds its roots, the frontier merged. */
+	uint64_t scored = j.split ? json_array_size(json_object_get(j.split,
+				"roots")) : j.n;
+	/* A split job solves the frontier positions its roots need. */
+	if (total != scored || (j.split ? sums[OTW_POSITIONS] > j.n
+					: sums[OTW_POSITIONS] != j.n) ||
+	    (j.split && json_array_size(json_object_get(answer, "roots")) !=
+			scored)) {
 		gerr_printf(err, errlen, "othello finish: %" PRIu64 " scores "
-			    "for %" PRIu64 " positions", total, j.n);
+			    "for %" PRIu64 " positions", total, scored);
 		return GERR_VERIFY;
 	}
 	if (sums[OTW_LEASES] != parts->n) {
@@ -229,6 +364,25 @@ int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 		return GERR_VERIFY;
 	}
 	return 0;
+}
+
+/* A split job's roots with their scores once combined. */
+static void otw_split_text(FILE *f, const json_t *roots, const json_t *answer)
+{
+	size_t n = json_array_size(roots);
+	int8_t *sc = malloc(n ? n : 1);
+	uint8_t *mv = malloc(n ? n : 1);
+
+	if (sc && mv && othello_split_answer_roots(answer, n, sc, mv) == 0) {
+		for (size_t r = 0; r < n; r++) {
+			char m[3];
+			othello_format_move(mv[r], m);
+			fprintf(f, "  root %zu: score %+d, best move %s\n", r,
+				sc[r], m);
+		}
+	}
+	free(sc);
+	free(mv);
 }
 
 /* The answer alone says everything shown; parts are not read. */
@@ -269,7 +423,21 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 		if (hist[b] > peak)
 			peak = hist[b];
 	}
-	if (j.file)
+	if (j.split) {
+		const json_t *roots = json_object_get(j.split, "roots");
+		fprintf(f, "othello: %zu positions from a file (up to %lld "
+			"empties), split %lld plies deep into %" PRIu64
+			" frontier positions (up to %d empties, one a lease): "
+			"%" PRIu64 " solved%s\n", json_array_size(roots),
+			(long long)json_integer_value(json_object_get(j.split,
+				"root_empties")),
+			(long long)json_integer_value(json_object_get(j.split,
+				"depth")), j.n - 1, j.empties, n,
+			json_object_get(answer, "roots") ? ", the rest ruled "
+			"out by alpha-beta" : "");
+		otw_split_text(f, roots, answer);
+		n = json_array_size(json_object_get(answer, "roots"));
+	} else if (j.file)
 		fprintf(f, "othello: %" PRIu64 " of %" PRIu64 " positions from "
 			"a file (up to %d empties)\n", n, j.n, j.empties);
 	else

@@ -145,6 +145,58 @@ static int otw_write_slice(FILE *f, const struct othello_job *j,
 	return 0;
 }
 
+/* A split job's roots with their combined scores, in the file's order:
+ * what an unsplit job of the same file writes. */
+static int otw_split_export(const struct othello_job *j, const json_t *answer,
+			    void **ret, size_t *ret_len, char *err,
+			    size_t errlen)
+{
+	struct othello_split *sp = NULL;
+	struct othello_pos *roots = NULL;
+	size_t n = 0, olen = 0;
+	int8_t *sc = NULL;
+	uint8_t *mv = NULL;
+	char *obuf = NULL;
+	FILE *f;
+	int rc = othello_split_of(j, &sp, &roots, &n, err, errlen);
+
+	if (rc)
+		return rc;
+	othello_split_free(sp); /* the roots are enough */
+	sc = malloc(n);
+	mv = malloc(n);
+	rc = sc && mv ? othello_split_answer_roots(answer, n, sc, mv)
+		      : GERR_NOMEM;
+	if (rc == GERR_STATE)
+		gerr_printf(err, errlen, "othello: the job is not finished: "
+			    "its roots are combined from every frontier "
+			    "position's score");
+	else if (rc == GERR_CORRUPT)
+		gerr_printf(err, errlen, "othello: the answer's roots do not "
+			    "match the job's");
+	f = rc ? NULL : open_memstream(&obuf, &olen);
+	if (rc == 0 && !f)
+		rc = GERR_NOMEM;
+	for (size_t r = 0; f && r < n; r++) {
+		char board[68], m[3];
+		othello_format_board(&roots[r], board);
+		othello_format_move(mv[r], m);
+		fprintf(f, "%s %s:%+03d;\n", board, m, sc[r]);
+	}
+	if (f && fclose(f) != 0)
+		rc = GERR_NOMEM;
+	if (rc == 0) {
+		*ret = obuf;
+		*ret_len = olen;
+		obuf = NULL;
+	}
+	free(obuf);
+	free(roots);
+	free(sc);
+	free(mv);
+	return rc;
+}
+
 int othello_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		      const struct wl_parts *parts, const char *what,
 		      const json_t *args, const struct wl_blob_reader *rd,
@@ -175,6 +227,8 @@ int othello_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		gerr_printf(err, errlen, "othello: no results yet");
 		return GERR_NOTFOUND;
 	}
+	if (j.split)
+		return otw_split_export(&j, answer, ret, ret_len, err, errlen);
 	rc = otw_slices(params, parts, j.n, &s, &k, err, errlen);
 	if (rc)
 		return rc;

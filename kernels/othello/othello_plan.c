@@ -38,6 +38,9 @@ int othello_job_get(const json_t *params, struct othello_job *j, char *err,
 		if (rc == 0)
 			rc = wl_json_u64(params, "max_empties", 1, 0, &e, err,
 					 errlen);
+		if (rc == 0)
+			rc = wl_json_u64(params, "block", 0, OTHELLO_BLOCK,
+					 &j->block, err, errlen);
 		if (rc)
 			return rc;
 		if (!j->digests || !j->input) {
@@ -45,8 +48,15 @@ int othello_job_get(const json_t *params, struct othello_job *j, char *err,
 				    "(submit with --file F)");
 			return GERR_INVAL;
 		}
-		if (strlen(j->digests) !=
-		    16 * ((j->n + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK)) {
+		j->split = json_object_get(params, "split");
+		if (j->block < 1 || j->block > OTHELLO_BLOCK ||
+		    (j->split && !json_is_object(j->split))) {
+			gerr_printf(err, errlen, "othello: params' block or split "
+				    "is malformed");
+			return GERR_INVAL;
+		}
+		if (j->n > 0 && strlen(j->digests) !=
+		    16 * ((j->n + j->block - 1) / j->block)) {
 			gerr_printf(err, errlen, "othello: params' digests do not "
 				    "match %" PRIu64 " positions", j->n);
 			return GERR_INVAL;
@@ -93,10 +103,33 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 	if (rc)
 		return rc;
 	if (*count < 1 || *begin >= j->n || *count > j->n - *begin ||
-	    (j->file && *begin % OTHELLO_BLOCK) ||
-	    (j->file && *begin + *count != j->n && *count % OTHELLO_BLOCK)) {
+	    (j->file && *begin % j->block) ||
+	    (j->file && *begin + *count != j->n && *count % j->block)) {
 		gerr_printf(err, errlen, "othello: bad lease [%" PRIu64 ", +%" PRIu64
 			    ") for %" PRIu64 " positions", *begin, *count, j->n);
+		return GERR_INVAL;
+	}
+	return 0;
+}
+
+/* --split: 0 (the default: a split job costs several times the nodes of
+ * one search, see othello_split.c, so it pays only with many workers),
+ * "auto" (OTHELLO_SPLIT_AUTO: split a job of few deep positions) or the
+ * plies 1..OTHELLO_SPLIT_MAX_DEPTH. */
+#define OTHELLO_SPLIT_AUTO 255
+static int otw_split_request(const json_t *args, uint64_t *ret, char *err,
+			     size_t errlen)
+{
+	const json_t *v = json_object_get(args, "split");
+	const char *sv = json_string_value(v);
+
+	*ret = sv && strcmp(sv, "auto") == 0 ? OTHELLO_SPLIT_AUTO : 0;
+	if (!v || *ret)
+		return 0;
+	if (wl_json_u64(args, "split", 1, 0, ret, err, errlen) ||
+	    *ret > OTHELLO_SPLIT_MAX_DEPTH) {
+		gerr_printf(err, errlen, "othello: --split takes auto or the "
+			    "plies 0..%d", OTHELLO_SPLIT_MAX_DEPTH);
 		return GERR_INVAL;
 	}
 	return 0;
@@ -119,14 +152,19 @@ int othello_wl_parse_params(void *ctx, const json_t *args,
 	}
 	json_object_foreach((json_t *)args, key, val) {
 		if (strcmp(key, "random") && strcmp(key, "empties") &&
-		    strcmp(key, "seed") && strcmp(key, "file")) {
+		    strcmp(key, "seed") && strcmp(key, "file") &&
+		    strcmp(key, "split")) {
 			gerr_printf(err, errlen, "othello: unknown parameter '%s' "
 				    "(takes --random N --empties E --seed S, or "
-				    "--file F)", key);
+				    "--file F [--split PLIES])", key);
 			return GERR_INVAL;
 		}
 	}
 	has_random = json_object_get(args, "random") != NULL;
+	if (has_random && json_object_get(args, "split")) {
+		gerr_printf(err, errlen, "othello: --split goes with --file F");
+		return GERR_INVAL;
+	}
 	if (has_random && json_object_get(args, "file")) {
 		gerr_printf(err, errlen, "othello: give --random N or --file F, not both");
 		return GERR_INVAL;
@@ -138,13 +176,18 @@ int othello_wl_parse_params(void *ctx, const json_t *args,
 				    "[--seed S] or --file F");
 			return GERR_INVAL;
 		}
-		if (json_object_size(args) != 1) {
+		if (json_object_size(args) !=
+		    1 + (json_object_get(args, "split") != NULL)) {
 			gerr_printf(err, errlen, "othello: --empties and --seed go "
 				    "with --random N");
 			return GERR_INVAL;
 		}
+		rc = otw_split_request(args, &n, err, errlen);
+		if (rc)
+			return rc;
 		/* A file job: parse_input fills in the rest. */
-		p = json_pack("{s:s}", "mode", "file");
+		p = json_pack("{s:s, s:I}", "mode", "file", "split_request",
+			      (json_int_t)n);
 		if (!p)
 			return GERR_NOMEM;
 		*ret_params = p;
@@ -178,6 +221,98 @@ int othello_wl_parse_params(void *ctx, const json_t *args,
 	return 0;
 }
 
+/* The frontier of roots[0..n) at depth plies as a canonical input (in
+ * *canon, its positions in *pos, both replaced) and params' "split" in
+ * *ret_split; *ret_split stays NULL when no line reaches the frontier. */
+static int otw_split_input(struct othello_pos **pos, uint64_t *n, int *maxe,
+			   int depth, void **canon, size_t *canon_len,
+			   json_t **ret_split, char *err, size_t errlen)
+{
+	struct othello_split *sp = NULL;
+	const struct othello_pos *fr;
+	char *text = NULL, board[68];
+	size_t tlen = 0, nf;
+	json_t *roots = json_array(), *split = NULL;
+	void *nc = NULL;
+	size_t nclen = 0;
+	uint64_t nn = 0;
+	int ne = 0, rc;
+	FILE *f;
+
+	*ret_split = NULL;
+	if (!roots)
+		return GERR_NOMEM;
+	rc = othello_split_build(*pos, (size_t)*n, depth, &sp);
+	if (rc) {
+		json_decref(roots);
+		gerr_printf(err, errlen, "othello: --split %d: %s", depth,
+			    rc == GERR_TOOBIG ? "more than "
+			    "1024 frontier positions (take fewer plies)"
+			    : gerr_str(rc));
+		return rc;
+	}
+	nf = othello_split_frontier(sp, &fr);
+	if (nf == 0)
+		goto out; /* every line ends first: solve the roots */
+	for (uint64_t r = 0; r < *n; r++) {
+		const struct othello_pos *p = &(*pos)[r];
+		othello_format_board(p, board);
+		board[66] = '\0'; /* no ';': the expected score is apart */
+		if (json_array_append_new(roots, json_pack("[s, o]", board,
+			p->expected == OTHELLO_NO_SCORE ? json_null()
+			: json_integer(p->expected)))) {
+			rc = GERR_NOMEM;
+			goto out;
+		}
+	}
+	/* Written as OBF text and read back: one canonical encoder. */
+	f = open_memstream(&text, &tlen);
+	if (!f) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < nf; k++) {
+		othello_format_board(&fr[k], board);
+		fprintf(f, "%s\n", board);
+	}
+	/* The closing position (see otw_split_carve). */
+	fprintf(f, "%.64s X\n", "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
+		"XXXXXXXXXXXXXXXX");
+	if (fclose(f) != 0) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	rc = othello_input_parse(text, tlen, &nc, &nclen, &nn, &ne, err,
+				 errlen);
+	if (rc)
+		goto out;
+	split = json_pack("{s:i, s:O, s:i}", "depth", depth, "roots", roots,
+			  "root_empties", *maxe);
+	struct othello_pos *np = NULL;
+	if (!split || (rc = othello_input_read(nc, nclen, 0, 0, &np, err,
+					       errlen)) != 0) {
+		rc = rc ? rc : GERR_NOMEM;
+		goto out;
+	}
+	free(*pos);
+	*pos = np;
+	free(*canon);
+	*canon = nc;
+	nc = NULL;
+	*canon_len = nclen;
+	*n = nn;
+	*maxe = ne;
+	*ret_split = split;
+	split = NULL;
+out:
+	othello_split_free(sp);
+	json_decref(roots);
+	json_decref(split);
+	free(text);
+	free(nc);
+	return rc;
+}
+
 int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 			   size_t len, json_t **ret_params, void **ret_input,
 			   size_t *ret_input_len, uint64_t *ret_total_units,
@@ -186,17 +321,21 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	const char *mode = json_string_value(json_object_get(params, "mode"));
 	void *canon = NULL;
 	size_t canon_len = 0;
-	uint64_t n = 0, with_exp = 0;
+	uint64_t n = 0, with_exp = 0, req = 0, block;
 	struct othello_pos *pos = NULL;
 	char *dig = NULL;
-	json_t *np = NULL;
-	int maxe = 0, rc;
+	json_t *np = NULL, *split = NULL;
+	int maxe = 0, depth = 0, rc;
 
 	(void)ctx;
 	if (!mode || strcmp(mode, "file") != 0) {
 		gerr_printf(err, errlen, "othello: --random jobs take no input file");
 		return GERR_INVAL;
 	}
+	rc = wl_json_u64(params, "split_request", 0, 0, &req,
+			 err, errlen);
+	if (rc)
+		return rc;
 	rc = othello_input_parse(input, len, &canon, &canon_len, &n, &maxe,
 				 err, errlen);
 	if (rc)
@@ -204,26 +343,47 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	rc = othello_input_read(canon, canon_len, 0, 0, &pos, err, errlen);
 	if (rc)
 		goto out;
-	size_t nb = (n + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK;
+	for (uint64_t i = 0; i < n; i++)
+		with_exp += pos[i].expected != OTHELLO_NO_SCORE;
+	if (req == OTHELLO_SPLIT_AUTO) {
+		if (n <= OTHELLO_SPLIT_MAX_ROOTS &&
+		    maxe >= OTHELLO_SPLIT_AUTO_EMPTIES)
+			rc = othello_split_auto_depth(pos, (size_t)n, &depth);
+	} else if (req > 0 && n > OTHELLO_SPLIT_MAX_ROOTS) {
+		gerr_printf(err, errlen, "othello: --split takes at most %d "
+			    "positions, the file has %" PRIu64,
+			    OTHELLO_SPLIT_MAX_ROOTS, n);
+		rc = GERR_INVAL;
+	} else {
+		depth = (int)req;
+	}
+	if (rc == 0 && depth > 0)
+		rc = otw_split_input(&pos, &n, &maxe, depth, &canon,
+				     &canon_len, &split, err, errlen);
+	if (rc)
+		goto out;
+	block = split ? 1 : OTHELLO_BLOCK;
+	size_t nb = (n + block - 1) / block;
 	dig = malloc(nb * 16 + 1);
 	if (!dig) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
 	for (size_t b = 0; b < nb; b++) {
-		uint64_t lo = b * OTHELLO_BLOCK;
-		uint64_t k = n - lo < OTHELLO_BLOCK ? n - lo : OTHELLO_BLOCK;
+		uint64_t lo = b * block;
+		uint64_t k = n - lo < block ? n - lo : block;
 		snprintf(dig + 16 * b, 17, "%016" PRIx64,
 			 othello_digest(pos + lo, k));
 	}
-	for (uint64_t i = 0; i < n; i++)
-		with_exp += pos[i].expected != OTHELLO_NO_SCORE;
 	np = json_deep_copy(params);
-	if (!np || json_object_set_new(np, "positions", json_integer((json_int_t)n)) ||
+	if (!np || (json_object_del(np, "split_request"), 0) ||
+	    json_object_set_new(np, "positions", json_integer((json_int_t)n)) ||
 	    json_object_set_new(np, "max_empties", json_integer(maxe)) ||
 	    json_object_set_new(np, "with_expected",
 				json_integer((json_int_t)with_exp)) ||
-	    json_object_set_new(np, "digests", json_string(dig))) {
+	    json_object_set_new(np, "digests", json_string(dig)) ||
+	    (split && (json_object_set_new(np, "block", json_integer(1)) ||
+		       json_object_set(np, "split", split)))) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
@@ -235,6 +395,7 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	*ret_total_units = n;
 out:
 	json_decref(np);
+	json_decref(split);
 	free(canon);
 	free(pos);
 	free(dig);
@@ -262,6 +423,78 @@ static uint64_t otw_default_units(int empties)
 	return 16;
 }
 
+/* A split job's next lease: a frontier position that alpha-beta over the
+ * scores merged so far still needs (othello_split_need), first those a
+ * sequential search would be at now (the hardest first), else, rather
+ * than leave a worker idle, one a result still out may rule out; the
+ * positions ruled out before they are leased are never solved. The
+ * planner must say which lease is its last when it carves it, yet whether
+ * a position will be needed depends on results still out; so when the
+ * merged scores rule out all that is left, the last lease is the closing
+ * position (the job's last, a full board: no work), whose merge lets gpud
+ * finish the job. */
+static int otw_split_carve(const struct othello_job *j, const json_t *cursor,
+			   const json_t *answer, uint64_t *ret_k,
+			   char **ret_leased, int *ret_last)
+{
+	char err[WL_ERRLEN];
+	const char *old = json_string_value(json_object_get(cursor, "leased"));
+	struct othello_split *sp = NULL;
+	uint64_t nf = j->n - 1, next = j->n, more = 0;
+	int8_t *fs = malloc(j->n);
+	uint8_t *want = malloc(j->n);
+	char *leased = malloc(j->n + 1);
+	int rc = fs && want && leased ? 0 : GERR_NOMEM;
+
+	if (rc == 0 && cursor && (!old || strlen(old) != j->n))
+		rc = GERR_INVAL;
+	if (rc == 0)
+		rc = othello_split_scores(answer, j->n, fs);
+	if (rc == 0)
+		rc = othello_split_of(j, &sp, NULL, NULL, err, sizeof(err));
+	if (rc == 0 && othello_split_frontier(sp, NULL) != nf)
+		rc = GERR_INVAL;
+	if (rc)
+		goto out;
+	for (uint64_t k = 0; k < j->n; k++)
+		leased[k] = old ? old[k] : '0';
+	leased[j->n] = '\0';
+	othello_split_need(sp, fs, want);
+	for (uint64_t k = 0; k < nf; k++) {
+		if (leased[k] != '0' || !want[k])
+			continue;
+		if (next == j->n && want[k] & OTHELLO_NEED_NOW)
+			next = k;
+		else
+			more++;
+	}
+	if (next == j->n && more) {
+		/* Nothing needed now is left: an idle worker takes what a later
+		 * result may still need rather than wait for it. */
+		for (uint64_t k = 0; next == j->n && k < nf; k++)
+			if (leased[k] == '0' && want[k])
+				next = k;
+		more--;
+	}
+	if (next == j->n)
+		next = nf; /* the closing position */
+	if (leased[next] != '0') {
+		rc = GERR_DONE;
+		goto out;
+	}
+	leased[next] = '1';
+	*ret_k = next;
+	*ret_leased = leased;
+	leased = NULL;
+	*ret_last = more == 0;
+out:
+	othello_split_free(sp);
+	free(fs);
+	free(want);
+	free(leased);
+	return rc;
+}
+
 /* The next lease after the cursor: leases tile [0, n) in order, so the
  * answer and the parts are not needed. */
 int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
@@ -279,6 +512,26 @@ int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	(void)parts;
 	if (othello_job_get(params, &j, err, sizeof(err)))
 		return GERR_INVAL;
+	if (j.split) {
+		char *leased;
+		int rc = otw_split_carve(&j, cursor, answer, &next, &leased,
+					 ret_last);
+		if (rc)
+			return rc;
+		spec = json_pack("{s:I, s:i}", "begin", (json_int_t)next,
+				 "count", 1);
+		cur = json_pack("{s:s}", "leased", leased);
+		free(leased);
+		if (!spec || !cur) {
+			json_decref(spec);
+			json_decref(cur);
+			return GERR_NOMEM;
+		}
+		*ret_spec = spec;
+		*ret_units = 1;
+		*ret_cursor = cur;
+		return 0;
+	}
 	if (cursor && wl_json_u64(cursor, "next", 1, 0, &next, err,
 				  sizeof(err)))
 		return GERR_INVAL;
@@ -288,7 +541,7 @@ int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	if (size > OTHELLO_CUDA_MAX_BATCH)
 		size = OTHELLO_CUDA_MAX_BATCH;
 	if (j.file) /* whole blocks, so verify can check their digests */
-		size = (size + OTHELLO_BLOCK - 1) / OTHELLO_BLOCK * OTHELLO_BLOCK;
+		size = (size + j.block - 1) / j.block * j.block;
 	if (size > j.n - next)
 		size = j.n - next;
 	spec = json_pack("{s:I, s:I}", "begin", (json_int_t)next, "count",

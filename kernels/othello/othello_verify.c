@@ -13,7 +13,8 @@
  * independently,
  *   P(pass) = (1 - f)^k,  k = othello_verify_samples(E), E the empties
  *   (the largest of a file), or 0 for a lease of at most k positions
- *   (then every position is re-solved).
+ *   (then every position is re-solved; at most half of them above
+ *   OTHELLO_VERIFY_ALL_EMPTIES, see below).
  *   E <= 10: k = 1024: f = 1% passes with 3.4e-5, 10% with 5e-47
  *   E <= 12: k = 256:  1% 0.076, 10% 1.9e-12
  *   E <= 14: k = 64:   1% 0.53,  10% 1.2e-3
@@ -21,8 +22,13 @@
  *   E <= 22: k = 4;    above: k = 1
  * and f = 100% never passes (unless every made-up answer is right). The
  * sample shrinks as a position's cost grows (about 4x per two empties: a
- * 22-empty position costs the coordinator seconds), so deep positions
- * are left to replication on other workers (--check full).
+ * 22-empty position costs the coordinator seconds). gpud must not redo a
+ * worker's whole lease on its own cores, so a drawn position of more than
+ * OTHELLO_VERIFY_MAX_EMPTIES is not re-solved, and in a lease of deep
+ * positions (more than OTHELLO_VERIFY_ALL_EMPTIES) at most half are (a
+ * split job leases one at a time: none). What is not re-solved is left to
+ * replication on other workers (--check full), which compares every score;
+ * the digests still bind every result to the input's positions.
  * tests/unit/test_othello_detect.c measures the formula.
  */
 #include <inttypes.h>
@@ -59,6 +65,10 @@ int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 	return rc;
 }
 
+/* A position of 18 empties is ~10 ms of one core; 20 is ~10x that. */
+#define OTHELLO_VERIFY_MAX_EMPTIES 18
+#define OTHELLO_VERIFY_ALL_EMPTIES 14
+
 unsigned othello_verify_samples(int empties)
 {
 	if (empties <= 10)
@@ -89,10 +99,9 @@ static int otw_check_digests(const struct othello_job *j,
 			     const struct othello_res *r, char *err,
 			     size_t errlen)
 {
-	for (uint64_t lo = 0; lo < r->count; lo += OTHELLO_BLOCK) {
-		uint64_t k = r->count - lo < OTHELLO_BLOCK ? r->count - lo
-							   : OTHELLO_BLOCK;
-		uint64_t b = (r->begin + lo) / OTHELLO_BLOCK;
+	for (uint64_t lo = 0; lo < r->count; lo += j->block) {
+		uint64_t k = r->count - lo < j->block ? r->count - lo : j->block;
+		uint64_t b = (r->begin + lo) / j->block;
 		char hex[17];
 		snprintf(hex, sizeof(hex), "%016" PRIx64,
 			 othello_digest(r->pos + lo, k));
@@ -138,6 +147,8 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	 * job's critical path (a 10-empty sample of 1024 is ~0.3 s on one). */
 	unsigned want = othello_verify_samples(j.empties);
 	unsigned k = count < want ? (unsigned)count : want;
+	if (j.empties > OTHELLO_VERIFY_ALL_EMPTIES && k >= count)
+		k = (unsigned)(count / 2);
 	size_t ka = k ? k : 1; /* malloc(0) may be NULL */
 	uint64_t *idx = malloc(3 * sizeof(uint64_t) * ka), *P = idx + ka,
 		 *O = P + ka, nodes;
@@ -148,6 +159,7 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 		rc = GERR_NOMEM;
 		goto out_sample;
 	}
+	unsigned kept = 0;
 	for (unsigned t = 0; t < k; t++) {
 		uint64_t i;
 		if (count <= want) {
@@ -156,17 +168,22 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 			h += OTHELLO_GOLDEN;
 			i = mix64(h) % count;
 		}
-		idx[t] = i;
+		idx[kept] = i;
 		if (j.file) {
-			othello_pos_pov(&r.pos[i], &P[t], &O[t]);
+			othello_pos_pov(&r.pos[i], &P[kept], &O[kept]);
 		} else {
 			int black;
-			oth_generate(j.seed, begin + i, j.empties, &P[t], &O[t],
-				     &black);
+			oth_generate(j.seed, begin + i, j.empties, &P[kept],
+				     &O[kept], &black);
 		}
+		/* Too deep for gpud: left to --check full. */
+		if (oth_popcount(~(P[kept] | O[kept])) <=
+		    OTHELLO_VERIFY_MAX_EMPTIES)
+			kept++;
 	}
-	rc = othello_solve_batch(P, O, k, otw_verify_threads(k), sc, mv, &nodes,
-				 NULL, NULL);
+	k = kept;
+	rc = k ? othello_solve_batch(P, O, k, otw_verify_threads(k), sc, mv,
+				     &nodes, NULL, NULL) : 0;
 	for (unsigned t = 0; rc == 0 && t < k; t++) {
 		uint64_t i = idx[t];
 		int score, move;

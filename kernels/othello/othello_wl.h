@@ -7,7 +7,13 @@
  *         file:   {"mode": "file", "positions": N, "max_empties": E,
  *                  "with_expected": k, "digests": "<16 hex per block>",
  *                  "input": "<hash>" (added by gpud), "input_name": ...}
- * cursor  {"next": n}: positions [0, n) are leased
+ *         split file: the same over the frontier positions (one a block:
+ *                  "block": 1) and a last closing one (a full board),
+ *                  plus "split": {"depth": d,
+ *                  "roots": [["<64 squares> <side>", expected or null],
+ *                  ...], "root_empties": E} (othello_split.c)
+ * cursor  {"next": n}: positions [0, n) are leased; split jobs:
+ *         {"leased": "<0 or 1 per position>"}
  * spec    {"begin": b, "count": c}: one lease; in file jobs b is a
  *         multiple of OTHELLO_BLOCK and the lease covers whole blocks
  *         (the last block of the job may be short)
@@ -15,7 +21,10 @@
  *          "nodes": x, "usec": t, "mismatches": m,
  *          "mismatch_list": [[index, expected, score], ...] (the lowest
  *          OTHELLO_MISMATCH_LIST indices)}: the same size after every
- *          merge. Which result holds which positions is in gpud's parts
+ *          merge. A split job's answer adds "frontier": 2 hex digits a
+ *          frontier position (its score / 2 + 32, "--" until merged) and,
+ *          once they settle the roots, "roots": [[score, move], ...]; hist
+ *          and the mismatches then count the roots. Which result holds which positions is in gpud's parts
  *          (each part's spec and result hash); merge leaves no note.
  *
  * Files: othello_plan.c (params, input, carve), othello_workload.c (run,
@@ -30,6 +39,7 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "othello.h"
 #include "workload.h"
 
 #define OTHELLO_WL_MAX_EMPTIES 40  /* random jobs; files may hold anything */
@@ -39,7 +49,9 @@ struct othello_job {
 	int file;
 	uint64_t n, seed;
 	int empties; /* random: E; file: the largest */
+	uint64_t block; /* positions a digest (file jobs) */
 	const char *digests, *input; /* borrowed from params */
+	const json_t *split; /* params' "split", or NULL */
 };
 
 /* The job that params describe; GERR_INVAL with a reason otherwise. */
@@ -53,6 +65,63 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 /* Positions of a lease whose largest position has `empties` empty squares
  * that verify re-solves (othello_verify.c gives the detection formula). */
 unsigned othello_verify_samples(int empties);
+
+/* ---- subtree leases (othello_split.c) ------------------------------------
+ * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
+ * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more, or --split PLIES) is
+ * leased as the distinct frontier positions `depth` plies below its roots
+ * (the hardest first), each solved exactly by a worker. gpud rebuilds the
+ * tree from the roots in params, combines the roots' scores and best
+ * moves (the lowest square reaching the score) by negamax from the
+ * frontier scores merged, and leases only the positions that alpha-beta
+ * over those scores still needs (othello_plan.c's carve). */
+#define OTHELLO_SPLIT_MAX_ROOTS 64
+#define OTHELLO_SPLIT_MAX_DEPTH 6
+#define OTHELLO_SPLIT_MAX_FRONTIER 1024
+#define OTHELLO_SPLIT_AUTO_EMPTIES 20
+#define OTHELLO_SPLIT_TARGET 64 /* frontier positions the auto depth seeks */
+
+struct othello_split;
+/* The tree of roots[0..n) expanded depth plies (1..OTHELLO_SPLIT_MAX_DEPTH;
+ * a pass is a ply, a finished game a leaf). GERR_TOOBIG past the caps. */
+int othello_split_build(const struct othello_pos *roots, size_t n, int depth,
+			struct othello_split **ret);
+/* The smallest depth whose frontier reaches OTHELLO_SPLIT_TARGET, or the
+ * deepest within the caps; 0 when no depth has a frontier. */
+int othello_split_auto_depth(const struct othello_pos *roots, size_t n,
+			     int *ret_depth);
+void othello_split_free(struct othello_split *s);
+/* The frontier positions in lease order (borrowed; expected unknown). */
+size_t othello_split_frontier(const struct othello_split *s,
+			      const struct othello_pos **ret);
+/* Roots' scores and best moves from the frontier scores known so far
+ * (front_score[k], OTHELLO_NO_SCORE while not): GERR_AGAIN while a root's
+ * answer still depends on an unknown one. */
+int othello_split_combine(const struct othello_split *s,
+			  const int8_t *front_score, int8_t *ret_score,
+			  uint8_t *ret_move);
+/* Which unknown frontier positions the roots' answers may still need
+ * (want[k], nfront entries): OTHELLO_NEED_LATER when alpha-beta over the
+ * known scores cannot rule it out, and OTHELLO_NEED_NOW as well when a
+ * sequential search would be at it now (young brothers wait for their
+ * eldest: the rest of a node's moves only once its first is settled). */
+#define OTHELLO_NEED_LATER 1
+#define OTHELLO_NEED_NOW 2
+void othello_split_need(const struct othello_split *s, const int8_t *fs,
+			uint8_t *want);
+/* The tree of a split job's params (NULL: not split). */
+int othello_split_of(const struct othello_job *j, struct othello_split **ret,
+		     struct othello_pos **ret_roots, size_t *ret_n, char *err,
+		     size_t errlen);
+
+/* The roots' scores and moves of a split job's answer: GERR_STATE before
+ * every frontier score is in, GERR_CORRUPT when not n of them. */
+int othello_split_answer_roots(const json_t *answer, size_t n,
+			       int8_t *ret_score, uint8_t *ret_move);
+
+/* A split job's frontier scores merged so far (answer's "frontier"; NULL
+ * answer: none), OTHELLO_NO_SCORE where not yet: n entries. */
+int othello_split_scores(const json_t *answer, uint64_t n, int8_t *fs);
 
 /* The hooks, as struct workload documents them. */
 int othello_wl_parse_params(void *ctx, const json_t *args,
