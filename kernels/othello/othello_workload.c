@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gerr.h"
 #include "othello.h"
@@ -37,6 +38,21 @@ static int otw_io_stop(void *o)
 }
 
 /* Solve positions [from, to) of r (positions in pos, or generated). */
+/* Threads for the positions solved on the CPU. A CUDA worker has one
+ * thread (it drives the kernel), but the positions too deep for the kernel
+ * are its whole lease then: they get every online CPU. */
+static int otw_host_threads(const struct wl_device *dev)
+{
+	long n;
+
+	if (!dev)
+		return 1;
+	if (dev->kind != WL_DEVICE_CUDA)
+		return dev->threads > 0 ? dev->threads : 1;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 && n < 4096 ? (int)n : 1;
+}
+
 static int otw_solve_range(const struct othello_job *j,
 			   struct othello_res *r,
 			   const struct othello_pos *pos, uint64_t from,
@@ -117,7 +133,7 @@ static int otw_solve_range(const struct othello_job *j,
 			P[k] = P[ci[k]];
 			O[k] = O[ci[k]];
 		}
-		rc = othello_solve_batch(P, O, nc, dev ? dev->threads : 1, sc,
+		rc = othello_solve_batch(P, O, nc, otw_host_threads(dev), sc,
 					 mv, &nodes, otw_io_stop, &sctx);
 		if (rc == GERR_CANCELLED) {
 			gerr_printf(err, errlen, "othello: stopped");
