@@ -152,7 +152,7 @@ def features(st):
     cols.append(base + np.minimum(popcount(moves(P, O)), MOB - 1))
     cols.append(base + MOB + np.minimum(popcount(moves(O, P)), MOB - 1))
     cols.append(np.full(len(st), base + 2 * MOB))
-    return np.stack(cols, axis=1), base + 2 * MOB + 1
+    return np.stack(cols, axis=1).astype(np.int32), base + 2 * MOB + 1
 
 
 def fit(X, y, ncol, l2, iters):
@@ -185,15 +185,34 @@ def fit(X, y, ncol, l2, iters):
     return w
 
 
-def parse_phases(spec, empties):
+def parse_phases(spec, empties, least):
+    """Ranges of empties: as given, else from the most empties down, each
+    closed once it holds `least` positions (the last one joins the one
+    above it when smaller), so that every phase has data enough."""
     if spec:
         out = []
         for part in spec.split(","):
             lo, _, hi = part.partition("-")
-            out.append((int(lo), int(hi or lo)))
+            try:
+                out.append((int(lo), int(hi or lo)))
+            except ValueError:
+                sys.exit("othello_train: bad --phases '%s'" % spec)
     else:
-        lo, hi = int(empties.min()), int(empties.max())
-        out = [(e, min(e + 1, hi)) for e in range(lo, hi + 1, 2)]
+        count = np.bincount(empties, minlength=61)
+        out, hi, n = [], None, 0
+        for e in range(60, -1, -1):
+            if count[e] == 0:
+                continue
+            hi = e if hi is None else hi
+            n += count[e]
+            if n >= least:
+                out.append((e, hi))
+                hi, n = None, 0
+        if hi is not None:
+            if out:
+                out[-1] = (int(empties.min()), out[-1][1])
+            else:
+                out.append((int(empties.min()), hi))
     out.sort()
     for i, (lo, hi) in enumerate(out):
         if not 0 <= lo <= hi <= 60 or (i and lo <= out[i - 1][1]):
@@ -209,8 +228,11 @@ def main():
     ap.add_argument("data", nargs="+", help="OBF files with exact scores")
     ap.add_argument("-o", "--out", required=True, help="weights file to write")
     ap.add_argument("--phases", help="ranges of empties, e.g. 10-11,12-13,14-14"
-                    " (default: pairs from the data's least empties up)")
-    ap.add_argument("--l2", type=float, default=1.0, help="L2 weight (default 1)")
+                    " (default: from --phase-size)")
+    ap.add_argument("--phase-size", type=int, default=300000,
+                    help="positions a phase at least, from the most empties down"
+                    " (default 300000), without --phases")
+    ap.add_argument("--l2", type=float, default=4.0, help="L2 weight (default 4)")
     ap.add_argument("--iters", type=int, default=300, help="CG iterations at most")
     args = ap.parse_args()
     t0 = time.time()
@@ -218,11 +240,11 @@ def main():
     st, y, emp = read_obf(args.data)
     X, ncol = features(st)
     hold = (np.arange(len(y)) % HOLD) == HOLD - 1
-    phases = parse_phases(args.phases, emp)
+    phases = parse_phases(args.phases, emp, args.phase_size)
     print("data: %d positions (%d held out), empties %d..%d; features read in %.1f s"
           % (len(y), hold.sum(), emp.min(), emp.max(), time.time() - t0))
     print("phase    train  held  MAE train  MAE held  MAE of 0 (held)")
-    weights = []
+    weights, err_held, n_held = [], 0.0, 0
     for lo, hi in phases:
         sel = (emp >= lo) & (emp <= hi)
         tr, te = sel & ~hold, sel & hold
@@ -235,8 +257,18 @@ def main():
         mae_tr = np.abs(wq[X[tr]].sum(1) - y[tr]).mean()
         mae_te = np.abs(wq[X[te]].sum(1) - y[te]).mean() if te.any() else float("nan")
         mae_0 = np.abs(y[te]).mean() if te.any() else float("nan")
+        err = np.abs(np.clip(q.astype(np.int64)[X[te]].sum(1), -64 * SCALE, 64 * SCALE)
+                     / SCALE - y[te])
+        err_held += err.sum()
+        n_held += te.sum()
         print("%2d-%-2d %8d %5d %10.2f %9.2f %16.2f"
               % (lo, hi, tr.sum(), te.sum(), mae_tr, mae_te, mae_0))
+        if hi > lo:
+            print("      held-out MAE by empties: " + ", ".join(
+                "%d: %.2f" % (e, err[emp[te] == e].mean()) for e in range(lo, hi + 1)
+                if (emp[te] == e).any()))
+    print("held out, all phases: %d positions, mean |error| %.2f discs (as othello_eval)"
+          % (n_held, err_held / max(n_held, 1)))
     phase_of = []
     for e in range(61):
         d = [max(lo - e, e - hi, 0) for lo, hi in phases]

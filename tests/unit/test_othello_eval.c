@@ -181,8 +181,8 @@ static void test_hand_positions(void **state)
 	static const char *boards[] = {
 		"XXXXXXXX" "XXOOOOXX" "XO-OO-OX" "XOO--OOX"
 		"XOO--OOX" "XO-OO-OX" "XXOOOOXX" "XXXXXXXX",
-		"X------X" "-XXXXXX-" "-XXOOXX-" "-XO--OX-"
-		"-XO--OX-" "-XXOOXX-" "-XXXXXX-" "X------X",
+		"XXXXXXXX" "XXOOXXXX" "XO-OOX-X" "XOOX-XXX"
+		"XXO--OXX" "XO-XOX-X" "XXXOOXXX" "XXXXXXXX",
 		"XXXXXXXX" "XXXXXXXX" "XXXXOOXX" "XXO---XX"
 		"XXO--OXX" "XXXXXXXX" "XOOOOOOX" "XXXXXXXX",
 	};
