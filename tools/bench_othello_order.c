@@ -8,6 +8,9 @@
  * Also the pattern evaluation's mean absolute error against the scores of
  * all held-out positions (as othello_train.py prints it for its weights).
  *   bench_othello_order DATA.obf [MAX_POSITIONS]   (default 2000 ordered)
+ * With --published FILE (tests/data/ffo.obf), every position's listed best
+ * moves (those of the highest listed score) are the exact best ones, and
+ * nothing is solved: the figures then cover deep positions too.
  * Children are solved exactly by the fast CPU solver, on one thread. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,31 +62,16 @@ struct order_tally {
 	double abs_err; /* over every held-out position */
 };
 
-/* One position: the children's exact scores, then each order's rank of
- * the first best move. */
-static int order_position(struct othello_solver *s, uint64_t P, uint64_t O,
-			  int score, struct order_tally *t)
+/* Each order's rank of the first move in `best` (the moves reaching the
+ * score): how many children it puts before every best one, ties broken by
+ * square as a stable sort would. */
+static void order_rank(uint64_t P, uint64_t O, uint64_t best,
+		       struct order_tally *t)
 {
-	int sq[32], child[32], n = 0, best = -65, nbest = 0;
-	uint64_t m = oth_moves(P, O), nodes;
+	int sq[32], n = 0, nbest = oth_popcount(best);
 
-	for (; m && n < 32; m &= m - 1) {
-		int q = oth_ctz(m), mv;
-		uint64_t f = oth_flips(P, O, q);
-		uint64_t nP = O & ~f, nO = P | f | (1ull << q);
-		sq[n] = q;
-		child[n] = -othello_solver_solve(s, nP, nO, &mv, &nodes);
-		if (child[n] > best)
-			best = child[n];
-		n++;
-	}
-	if (best != score) {
-		fprintf(stderr, "bench_othello_order: the children's best %d differs "
-			"from the file's score %d\n", best, score);
-		return GERR_CORRUPT;
-	}
-	for (int i = 0; i < n; i++)
-		nbest += child[i] == best;
+	for (uint64_t m = oth_moves(P, O); m && n < 32; m &= m - 1)
+		sq[n++] = oth_ctz(m);
 	t->positions++;
 	t->moves += (uint64_t)n;
 	t->children += (uint64_t)nbest;
@@ -94,10 +82,8 @@ static int order_position(struct othello_solver *s, uint64_t P, uint64_t O,
 			uint64_t f = oth_flips(P, O, sq[i]);
 			v[i] = order_fn[k](O & ~f, P | f | (1ull << sq[i]));
 		}
-		/* Rank of the first best move: children the order puts before
-		 * every best one (ties broken by square, as a stable sort). */
 		for (int i = 0; i < n; i++) {
-			if (child[i] != best)
+			if (!(best >> sq[i] & 1))
 				continue;
 			int before = 0;
 			for (int j = 0; j < n; j++)
@@ -108,7 +94,71 @@ static int order_position(struct othello_solver *s, uint64_t P, uint64_t O,
 		t->top1[k] += rank == 0;
 		t->rank_sum[k] += (uint64_t)rank;
 	}
+}
+
+/* The best moves of a position by solving each child exactly. */
+static int order_solve(struct othello_solver *s, uint64_t P, uint64_t O,
+		       int score, uint64_t *ret_best)
+{
+	int child[64], best = -65;
+	uint64_t moves = oth_moves(P, O), nodes, mask = 0;
+
+	for (uint64_t m = moves; m; m &= m - 1) {
+		int q = oth_ctz(m), mv;
+		uint64_t f = oth_flips(P, O, q);
+		child[q] = -othello_solver_solve(s, O & ~f, P | f | (1ull << q), &mv, &nodes);
+		if (child[q] > best)
+			best = child[q];
+	}
+	if (best != score) {
+		fprintf(stderr, "bench_othello_order: the children's best %d differs "
+			"from the file's score %d\n", best, score);
+		return GERR_CORRUPT;
+	}
+	for (uint64_t m = moves; m; m &= m - 1)
+		if (child[oth_ctz(m)] == best)
+			mask |= 1ull << oth_ctz(m);
+	*ret_best = mask;
 	return 0;
+}
+
+/* The published best moves of a line ("MV:+SC;" pairs after the side to
+ * move, up to a '%' comment): those with the highest score. */
+static uint64_t order_published(const char *line)
+{
+	const char *end = strchr(line, '%'), *c = strchr(line, ';');
+	uint64_t mask = 0;
+	int best = -65;
+
+	if (!end)
+		end = line + strlen(line);
+	for (; c && c < end; c = strchr(c + 1, ';')) {
+		int sc;
+		const char *m = c + 1;
+		while (*m == ' ')
+			m++;
+		if (m + 3 >= end || m[0] < 'A' || m[0] > 'H' || m[1] < '1' || m[1] > '8' ||
+		    m[2] != ':' || sscanf(m + 3, "%d", &sc) != 1)
+			continue;
+		int q = (m[1] - '1') * 8 + (m[0] - 'A');
+		if (sc > best)
+			mask = 0, best = sc;
+		if (sc == best)
+			mask |= 1ull << q;
+	}
+	return mask;
+}
+
+static void order_print(const struct order_tally *t)
+{
+	printf("%" PRIu64 " positions with 2+ moves (%.2f moves, %.2f best moves each):\n",
+	       t->positions, (double)t->moves / t->positions,
+	       (double)t->children / t->positions);
+	printf("%-36s %10s %14s\n", "order", "best first", "mean rank");
+	for (int k = 0; k < ORDER_KINDS; k++)
+		printf("%-36s %9.1f%% %14.2f\n", order_name[k],
+		       100.0 * t->top1[k] / t->positions, (double)t->rank_sum[k] / t->positions);
+	printf("%-36s %9.1f%%\n", "random pick (expected)", 100.0 * t->random_top1 / t->positions);
 }
 
 static double order_now(void)
@@ -143,19 +193,22 @@ static void order_timing(void)
 
 int main(int argc, char **argv)
 {
-	struct order_tally t;
+	struct order_tally t, deep;
 	struct othello_solver *s;
 	char line[512], err[200];
 	uint64_t no = 0, max = 2000;
+	int published = argc == 3 && strcmp(argv[1], "--published") == 0;
 	FILE *f;
 
-	if (argc < 2 || argc > 3 || (argc == 3 && sscanf(argv[2], "%" SCNu64, &max) != 1)) {
-		fprintf(stderr, "usage: bench_othello_order DATA.obf [MAX_POSITIONS]\n");
+	if (argc < 2 || argc > 3 ||
+	    (argc == 3 && !published && sscanf(argv[2], "%" SCNu64, &max) != 1)) {
+		fprintf(stderr, "usage: bench_othello_order DATA.obf [MAX_POSITIONS]\n"
+			"       bench_othello_order --published FFO.obf\n");
 		return 2;
 	}
-	f = fopen(argv[1], "r");
+	f = fopen(argv[1 + published], "r");
 	if (!f) {
-		perror(argv[1]);
+		perror(argv[1 + published]);
 		return 1;
 	}
 	if (othello_solver_new(&s)) {
@@ -163,6 +216,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(&t, 0, sizeof(t));
+	memset(&deep, 0, sizeof(deep));
 	while (fgets(line, sizeof(line), f)) {
 		struct othello_pos p;
 		uint64_t P, O;
@@ -175,32 +229,41 @@ int main(int argc, char **argv)
 				": %s\n", argv[1], no, rc ? err : "no score");
 			return 1;
 		}
-		if (no++ % 10 != 9)
+		if (!published && no++ % 10 != 9)
 			continue;
 		othello_pos_pov(&p, &P, &O);
-		t.held++;
+		t.held += !published;
 		t.abs_err += abs(othello_eval(P, O) - p.expected * OTHELLO_EVAL_SCALE) /
 			     (double)OTHELLO_EVAL_SCALE;
-		if (t.positions >= max || oth_popcount(oth_moves(P, O)) < 2)
+		if ((!published && t.positions >= max) || oth_popcount(oth_moves(P, O)) < 2)
 			continue;
-		if (order_position(s, P, O, p.expected, &t))
+		if (published) {
+			uint64_t best = order_published(line) & oth_moves(P, O);
+			if (best)
+				order_rank(P, O, best, 64 - oth_popcount(P | O) >= 20 ? &deep : &t);
+			continue;
+		}
+		uint64_t best;
+		if (order_solve(s, P, O, p.expected, &best))
 			return 1;
+		order_rank(P, O, best, &t);
 	}
 	fclose(f);
 	othello_solver_free(s);
+	if (published) {
+		printf("published best moves, under 20 empties: ");
+		order_print(&t);
+		printf("published best moves, 20 or more empties: ");
+		order_print(&deep);
+	} else if (t.positions) {
+		printf("%" PRIu64 " held-out positions: the pattern evaluation's mean |error| "
+		       "%.2f discs\n", t.held, t.abs_err / t.held);
+		order_print(&t);
+	}
 	if (!t.positions) {
-		fprintf(stderr, "bench_othello_order: no held-out position with 2 or more moves\n");
+		fprintf(stderr, "bench_othello_order: no position with 2 or more moves\n");
 		return 1;
 	}
-	printf("%" PRIu64 " held-out positions: the pattern evaluation's mean |error| "
-	       "%.2f discs\n", t.held, t.abs_err / t.held);
-	printf("%" PRIu64 " of them with 2+ moves (%.2f moves, %.2f best moves each):\n",
-	       t.positions, (double)t.moves / t.positions, (double)t.children / t.positions);
-	printf("%-36s %10s %14s\n", "order", "best first", "mean rank");
-	for (int k = 0; k < ORDER_KINDS; k++)
-		printf("%-36s %9.1f%% %14.2f\n", order_name[k],
-		       100.0 * t.top1[k] / t.positions, (double)t.rank_sum[k] / t.positions);
-	printf("%-36s %9.1f%%\n", "random pick (expected)", 100.0 * t.random_top1 / t.positions);
 	order_timing();
 	return 0;
 }

@@ -135,7 +135,8 @@ def popcount(x):
 
 
 def features(st):
-    """Column indices (N, K) of each position's features."""
+    """Column indices (N, K) of each position's features, the two
+    mobilities (N, 2), and the number of columns."""
     cols, base = [], 0
     for sq, rots in PATS:
         fold, nf = fold_table(sq)
@@ -149,25 +150,28 @@ def features(st):
     w = (np.uint64(1) << np.arange(64, dtype=np.uint64))
     P = np.bitwise_or.reduce(np.where(st == 1, w, np.uint64(0)), axis=1)
     O = np.bitwise_or.reduce(np.where(st == 2, w, np.uint64(0)), axis=1)
-    cols.append(base + np.minimum(popcount(moves(P, O)), MOB - 1))
-    cols.append(base + MOB + np.minimum(popcount(moves(O, P)), MOB - 1))
+    mob = np.stack((np.minimum(popcount(moves(P, O)), MOB - 1),
+                    np.minimum(popcount(moves(O, P)), MOB - 1)), axis=1)
+    cols.append(base + mob[:, 0])
+    cols.append(base + MOB + mob[:, 1])
     cols.append(np.full(len(st), base + 2 * MOB))
-    return np.stack(cols, axis=1).astype(np.int32), base + 2 * MOB + 1
+    return np.stack(cols, axis=1).astype(np.int32), mob.astype(np.float64), base + 2 * MOB + 1
 
 
-def fit(X, y, ncol, l2, iters):
-    """min |Xw - y|^2 + l2 |w|^2 by conjugate gradient; X holds column
-    indices of ones."""
+def fit(X, D, y, ncol, l2, iters):
+    """min |Xw + Du - y|^2 + l2 (|w|^2 + |u|^2) by conjugate gradient; X
+    holds column indices of ones, D a few dense columns."""
     flat = X.ravel()
     k = X.shape[1]
 
     def xt(r):
-        return np.bincount(flat, weights=np.repeat(r, k), minlength=ncol)
+        return np.concatenate((np.bincount(flat, weights=np.repeat(r, k), minlength=ncol),
+                               D.T @ r))
 
     def a(v):
-        return xt(v[X].sum(1)) + l2 * v
+        return xt(v[:ncol][X].sum(1) + D @ v[ncol:]) + l2 * v
 
-    w = np.zeros(ncol)
+    w = np.zeros(ncol + D.shape[1])
     r = xt(y)
     p = r.copy()
     rr = r @ r
@@ -182,7 +186,7 @@ def fit(X, y, ncol, l2, iters):
             break
         p = r + (rn / rr) * p
         rr = rn
-    return w
+    return w[:ncol], w[ncol:]
 
 
 def parse_phases(spec, empties, least):
@@ -232,13 +236,13 @@ def main():
     ap.add_argument("--phase-size", type=int, default=300000,
                     help="positions a phase at least, from the most empties down"
                     " (default 300000), without --phases")
-    ap.add_argument("--l2", type=float, default=4.0, help="L2 weight (default 4)")
-    ap.add_argument("--iters", type=int, default=300, help="CG iterations at most")
+    ap.add_argument("--l2", type=float, default=16.0, help="L2 weight (default 16)")
+    ap.add_argument("--iters", type=int, default=150, help="CG iterations at most (default 150)")
     args = ap.parse_args()
     t0 = time.time()
     print("command: tools/othello_train.py " + " ".join(sys.argv[1:]))
     st, y, emp = read_obf(args.data)
-    X, ncol = features(st)
+    X, D, ncol = features(st)
     hold = (np.arange(len(y)) % HOLD) == HOLD - 1
     phases = parse_phases(args.phases, emp, args.phase_size)
     print("data: %d positions (%d held out), empties %d..%d; features read in %.1f s"
@@ -250,7 +254,13 @@ def main():
         tr, te = sel & ~hold, sel & hold
         if not tr.any():
             sys.exit("othello_train: no training positions for phase %d-%d" % (lo, hi))
-        w = fit(X[tr], y[tr], ncol, args.l2, args.iters)
+        w, u = fit(X[tr], D[tr], y[tr], ncol, args.l2, args.iters)
+        # The mobility tables hold a line through them plus what the data
+        # adds to it: mobilities never seen (deeper positions have more
+        # moves) get the line.
+        m = np.arange(MOB)
+        w[ncol - 2 * MOB - 1:ncol - MOB - 1] += u[0] * m
+        w[ncol - MOB - 1:ncol - 1] += u[1] * m
         q = np.clip(np.rint(w * SCALE), -32768, 32767).astype("<i2")
         weights.append(q)
         wq = q.astype(np.float64) / SCALE
