@@ -2,18 +2,22 @@
 """othello_train.py - fit the move-ordering evaluation's weights
 (kernels/othello/othello_eval.w) to exact scores.
 
-The committed othello_eval.w was made by (see bench/othello.md):
+The committed othello_eval.w was made by (see bench/othello.md; the
+positions are a function of the seeds and the scores exact, so the same
+commands give the same file):
   tools/othello_traindata.sh /tmp/train.obf cpu:2 1 10:80000 11:60000 12:50000 13:25000 14:12000
-  tools/othello_train.py /tmp/train.obf -o kernels/othello/othello_eval.w
+  tools/othello_traindata.sh /tmp/train2.obf cpu:2 101 14:9000 15:4000
+  tools/othello_train.py /tmp/train.obf /tmp/train2.obf -o kernels/othello/othello_eval.w
 
 Input: OBF lines "BOARD SIDE MOVE:+SCORE;" (tools/othello_traindata.sh, i.e.
 `gpuctl result JOB` of --random jobs). Features and file format are those
 of kernels/othello/othello_evalw.h: the pattern list below must stay equal
 to OTH_EVALW_PATS (the fingerprint in the file checks it at build time).
 Fit: per phase (a range of empties counts), least squares with a small L2
-by conjugate gradient on the normal equations; every 10th line (line
-numbers 9, 19, ...) is held out and only measured. Prints the data size
-and the train / held-out mean absolute error per phase, next to that of
+by conjugate gradient on the normal equations; every 10th position (in
+file order, 0-based indices 9, 19, ...) is held out and only measured
+(tools/bench_othello_order takes the same ones). Prints the data size and
+the train / held-out mean absolute error per phase, next to that of
 predicting 0.
 """
 import argparse
@@ -254,6 +258,7 @@ def main():
         tr, te = sel & ~hold, sel & hold
         if not tr.any():
             sys.exit("othello_train: no training positions for phase %d-%d" % (lo, hi))
+        t1 = time.time()
         w, u = fit(X[tr], D[tr], y[tr], ncol, args.l2, args.iters)
         # The mobility tables hold a line through them plus what the data
         # adds to it: mobilities never seen (deeper positions have more
@@ -263,16 +268,17 @@ def main():
         w[ncol - MOB - 1:ncol - 1] += u[1] * m
         q = np.clip(np.rint(w * SCALE), -32768, 32767).astype("<i2")
         weights.append(q)
-        wq = q.astype(np.float64) / SCALE
-        mae_tr = np.abs(wq[X[tr]].sum(1) - y[tr]).mean()
-        mae_te = np.abs(wq[X[te]].sum(1) - y[te]).mean() if te.any() else float("nan")
-        mae_0 = np.abs(y[te]).mean() if te.any() else float("nan")
-        err = np.abs(np.clip(q.astype(np.int64)[X[te]].sum(1), -64 * SCALE, 64 * SCALE)
-                     / SCALE - y[te])
+
+        def error(rows):  # |othello_eval - score| in discs
+            v = np.clip(q.astype(np.int64)[X[rows]].sum(1), -64 * SCALE, 64 * SCALE)
+            return np.abs(v / SCALE - y[rows])
+        err = error(te)
         err_held += err.sum()
         n_held += te.sum()
-        print("%2d-%-2d %8d %5d %10.2f %9.2f %16.2f"
-              % (lo, hi, tr.sum(), te.sum(), mae_tr, mae_te, mae_0))
+        print("%2d-%-2d %8d %5d %10.2f %9.2f %16.2f   (fit in %.1f s)"
+              % (lo, hi, tr.sum(), te.sum(), error(tr).mean(),
+                 err.mean() if te.any() else float("nan"),
+                 np.abs(y[te]).mean() if te.any() else float("nan"), time.time() - t1))
         if hi > lo:
             print("      held-out MAE by empties: " + ", ".join(
                 "%d: %.2f" % (e, err[emp[te] == e].mean()) for e in range(lo, hi + 1)

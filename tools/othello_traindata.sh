@@ -50,7 +50,9 @@ for spec in "$@"; do
 	job=$($ctl submit othello --random "$n" --empties "$e" --seed $((seed + e)))
 	$ctl wait "$job" >/dev/null 2>&1
 	t1=$(date +%s.%N)
-	$ctl result "$job" >> "$out.tmp" 2>/dev/null
+	before=$(wc -l < "$out.tmp")
+	$ctl result "$job" >> "$out.tmp" 2>/dev/null || { echo "othello_traindata: job $job: no result" >&2; exit 1; }
+	[ $(($(wc -l < "$out.tmp") - before)) -eq "$n" ] || { echo "othello_traindata: job $job: not $n scored positions" >&2; exit 1; }
 	t2=$(date +%s.%N)
 	awk -v n="$n" -v e="$e" -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
 		printf "%d positions at %d empties: solved in %.1f s (%.4g/s), exported in %.1f s\n",
