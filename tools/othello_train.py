@@ -41,6 +41,11 @@ PATS = [
     ([4, 13, 22, 31], 4),
 ]
 MOB = 32
+# Square classes, as OTH_EVALW_SQ_MASK.
+SQ_MASK = [0x8100000000000081, 0x4281000000008142, 0x2400810000810024,
+           0x1800008181000018, 0x0042000000004200, 0x0024420000422400,
+           0x0018004242001800, 0x0000240000240000, 0x0000182424180000,
+           0x0000001818000000]
 SCALE = 16  # OTHELLO_EVAL_SCALE
 MAX_PHASES = 16
 HOLD = 10   # every HOLD-th line is held out
@@ -64,7 +69,7 @@ def fnv(data, h=2166136261):
 
 
 def fingerprint():
-    h = 2166136261
+    h = fnv(struct.pack("<10Q", *SQ_MASK))
     for sq, rots in PATS:
         h = fnv(bytes([len(sq), rots]) + bytes(sq), h)
     return h
@@ -139,8 +144,9 @@ def popcount(x):
 
 
 def features(st):
-    """Column indices (N, K) of each position's features, the two
-    mobilities (N, 2), and the number of columns."""
+    """Column indices (N, K) of each position's features, the dense ones
+    (N, 22: the two mobilities, each side's discs per square class), and
+    the number of index columns."""
     cols, base = [], 0
     for sq, rots in PATS:
         fold, nf = fold_table(sq)
@@ -159,7 +165,9 @@ def features(st):
     cols.append(base + mob[:, 0])
     cols.append(base + MOB + mob[:, 1])
     cols.append(np.full(len(st), base + 2 * MOB))
-    return np.stack(cols, axis=1).astype(np.int32), mob.astype(np.float64), base + 2 * MOB + 1
+    sq = [popcount(B & np.uint64(m)) for B in (P, O) for m in SQ_MASK]
+    dense = np.concatenate((mob, np.stack(sq, axis=1)), axis=1).astype(np.float64)
+    return np.stack(cols, axis=1).astype(np.int32), dense, base + 2 * MOB + 1
 
 
 def fit(X, D, y, ncol, l2, iters):
@@ -267,10 +275,12 @@ def main():
         w[ncol - 2 * MOB - 1:ncol - MOB - 1] += u[0] * m
         w[ncol - MOB - 1:ncol - 1] += u[1] * m
         q = np.clip(np.rint(w * SCALE), -32768, 32767).astype("<i2")
-        weights.append(q)
+        qs = np.clip(np.rint(u[2:] * SCALE), -32768, 32767).astype("<i2")
+        weights.append(np.concatenate((q, qs)))
 
         def error(rows):  # |othello_eval - score| in discs
-            v = np.clip(q.astype(np.int64)[X[rows]].sum(1), -64 * SCALE, 64 * SCALE)
+            v = q.astype(np.int64)[X[rows]].sum(1) + D[rows, 2:] @ qs.astype(np.float64)
+            v = np.clip(v, -64 * SCALE, 64 * SCALE)
             return np.abs(v / SCALE - y[rows])
         err = error(te)
         err_held += err.sum()
@@ -291,12 +301,13 @@ def main():
         best = min(range(len(phases)), key=lambda i: (d[i], -i))
         phase_of.append(best)
     body = b"".join(q.tobytes() for q in weights)
-    hdr = b"OTHE" + struct.pack("<5I", 1, fingerprint(), ncol, len(phases), fnv(body))
+    per = ncol + 2 * len(SQ_MASK)
+    hdr = b"OTHE" + struct.pack("<5I", 1, fingerprint(), per, len(phases), fnv(body))
     hdr += bytes(phase_of) + bytes(3)
     with open(args.out, "wb") as f:
         f.write(hdr + body)
     print("wrote %s: %d phases x %d weights, %d bytes, in %.1f s"
-          % (args.out, len(phases), ncol, len(hdr) + len(body), time.time() - t0))
+          % (args.out, len(phases), per, len(hdr) + len(body), time.time() - t0))
 
 
 if __name__ == "__main__":

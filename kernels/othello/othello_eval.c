@@ -79,6 +79,9 @@ int othello_eval(uint64_t P, uint64_t O)
 	mo = oth_popcount(oth_moves(O, P));
 	v += w[OTH_EVALW_OFF_MOBP + (mp < OTH_EVALW_MOB ? mp : OTH_EVALW_MOB - 1)];
 	v += w[OTH_EVALW_OFF_MOBO + (mo < OTH_EVALW_MOB ? mo : OTH_EVALW_MOB - 1)];
+	for (int c = 0; c < OTH_EVALW_SQ; c++)
+		v += w[OTH_EVALW_OFF_SQ + c] * oth_popcount(P & OTH_EVALW_SQ_MASK[c]) +
+		     w[OTH_EVALW_OFF_SQ + OTH_EVALW_SQ + c] * oth_popcount(O & OTH_EVALW_SQ_MASK[c]);
 	if (v > 64 * OTHELLO_EVAL_SCALE)
 		v = 64 * OTHELLO_EVAL_SCALE;
 	if (v < -64 * OTHELLO_EVAL_SCALE)

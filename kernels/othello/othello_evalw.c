@@ -38,7 +38,8 @@ uint32_t othello_evalw_fnv(const void *buf, size_t len, uint32_t h)
 
 uint32_t othello_evalw_fingerprint(void)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = othello_evalw_fnv(OTH_EVALW_SQ_MASK, sizeof(OTH_EVALW_SQ_MASK),
+				       2166136261u);
 
 	for (int t = 0; t < OTH_EVALW_NPAT; t++) {
 		const struct oth_evalw_pat *p = &OTH_EVALW_PATS[t];
@@ -128,7 +129,7 @@ static void evalw_expand(const uint8_t *f, int16_t *w, int32_t *fold)
 		base += (size_t)nf;
 		off += (size_t)size;
 	}
-	for (int i = 0; i < 2 * OTH_EVALW_MOB + 1; i++) {
+	for (int i = 0; i < OTH_EVALW_TAIL; i++) {
 		const uint8_t *x = f + 2 * (base + (size_t)i);
 		w[off + (size_t)i] = (int16_t)(uint16_t)(x[0] | x[1] << 8);
 	}
@@ -139,7 +140,7 @@ int othello_evalw_load(const void *buf, size_t len, int *ret_phases,
 		       size_t errlen)
 {
 	const uint8_t *b = buf;
-	size_t folded = othello_evalw_folded(), per = folded + 2 * OTH_EVALW_MOB + 1;
+	size_t folded = othello_evalw_folded(), per = folded + OTH_EVALW_TAIL;
 	uint32_t phases;
 	int32_t *fold;
 	int16_t *w;

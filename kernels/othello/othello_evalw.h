@@ -11,7 +11,11 @@
  *     270 degrees (the main diagonal on 0 and 90 only): every instance on
  *     the board once, all instances of a type sharing one table;
  *   - the mobility of each side (legal moves, clamped to 31), a table each;
- *   - a bias.
+ *   - a bias;
+ *   - each side's discs on each of the 10 classes of squares that the
+ *     symmetries make (corners, C-squares, ...), one weight a disc: they
+ *     still speak where deeper positions show pattern configurations the
+ *     training never saw (whose weights are 0).
  * Configurations that a board reflection maps onto each other share one
  * weight (folded in the file, expanded in the tables), so the evaluation
  * is the same on all 8 symmetric boards.
@@ -20,7 +24,7 @@
  *   0  4  magic "OTHE"
  *   4  4  u32 version = 1
  *   8  4  u32 fingerprint of the pattern set (othello_evalw_fingerprint)
- *   12 4  u32 weights per phase (othello_evalw_folded() + 65)
+ *   12 4  u32 weights per phase (othello_evalw_folded() + 85)
  *   16 4  u32 phases (1..OTH_EVALW_MAX_PHASES)
  *   20 4  u32 FNV-1a of the weights' bytes
  *   24 61 u8 phase of each empties count 0..60
@@ -28,7 +32,8 @@
  *   88 phases x weights x i16, in 1/OTHELLO_EVAL_SCALE disc: per phase the
  *      folded weights of each pattern type in order (folded configurations
  *      in increasing order of their lowest raw index), 32 mobility weights
- *      of the side to move, 32 of the opponent, the bias.
+ *      of the side to move, 32 of the opponent, the bias, 10 square-class
+ *      weights of the side to move's discs, 10 of the opponent's.
  *
  * Threads: everything here is reentrant; the tables are constant.
  */
@@ -81,7 +86,20 @@ static const struct oth_evalw_pat OTH_EVALW_PATS[OTH_EVALW_NPAT] = {
 #define OTH_EVALW_OFF_MOBP 108216
 #define OTH_EVALW_OFF_MOBO (OTH_EVALW_OFF_MOBP + OTH_EVALW_MOB)
 #define OTH_EVALW_OFF_BIAS (OTH_EVALW_OFF_MOBO + OTH_EVALW_MOB)
-#define OTH_EVALW_TOTAL (OTH_EVALW_OFF_BIAS + 1)
+#define OTH_EVALW_OFF_SQ (OTH_EVALW_OFF_BIAS + 1)
+#define OTH_EVALW_SQ 10
+#define OTH_EVALW_TOTAL (OTH_EVALW_OFF_SQ + 2 * OTH_EVALW_SQ)
+/* Weights per phase after the patterns' folded ones. */
+#define OTH_EVALW_TAIL (2 * OTH_EVALW_MOB + 1 + 2 * OTH_EVALW_SQ)
+
+/* The square classes: A1, B1, C1, D1, B2, C2, D2, C3, D3, D4 and the
+ * squares the symmetries map them to. */
+static const uint64_t OTH_EVALW_SQ_MASK[OTH_EVALW_SQ] = {
+	0x8100000000000081ull, 0x4281000000008142ull, 0x2400810000810024ull,
+	0x1800008181000018ull, 0x0042000000004200ull, 0x0024420000422400ull,
+	0x0018004242001800ull, 0x0000240000240000ull, 0x0000182424180000ull,
+	0x0000001818000000ull,
+};
 
 /* Square s seen on the board turned by rot (0..3) quarter turns: the
  * square of the unturned board it reads (othello_eval.c turns bitboards

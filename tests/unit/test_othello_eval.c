@@ -47,7 +47,18 @@ static void random_pos(uint64_t i, uint64_t *P, uint64_t *O)
 
 static void test_symmetric_bounded(void **state)
 {
+	uint64_t all = 0;
+
 	(void)state;
+	/* The square classes cover the board once, each closed under the
+	 * symmetries. */
+	for (int c = 0; c < OTH_EVALW_SQ; c++) {
+		assert_int_equal(all & OTH_EVALW_SQ_MASK[c], 0);
+		all |= OTH_EVALW_SQ_MASK[c];
+		for (int g = 0; g < 8; g++)
+			assert_true(sym_board(g, OTH_EVALW_SQ_MASK[c]) == OTH_EVALW_SQ_MASK[c]);
+	}
+	assert_true(all == ~0ull);
 	for (uint64_t i = 0; i < 2000; i++) {
 		uint64_t P, O;
 		random_pos(i, &P, &O);
@@ -86,6 +97,13 @@ static int eval_slow(uint64_t P, uint64_t O)
 	}
 	v += w[OTH_EVALW_OFF_MOBP + (mp < 32 ? mp : 31)];
 	v += w[OTH_EVALW_OFF_MOBO + (mo < 32 ? mo : 31)];
+	for (int sq = 0; sq < 64; sq++) {
+		int c = 0;
+		while (!(OTH_EVALW_SQ_MASK[c] >> sq & 1))
+			c++;
+		v += (int)(P >> sq & 1) * w[OTH_EVALW_OFF_SQ + c] +
+		     (int)(O >> sq & 1) * w[OTH_EVALW_OFF_SQ + OTH_EVALW_SQ + c];
+	}
 	return v < -1024 ? -1024 : v > 1024 ? 1024 : v;
 }
 
@@ -136,7 +154,7 @@ static int load(const uint8_t *b, size_t len)
  * are refused. */
 static void test_weights_file(void **state)
 {
-	size_t len, per = othello_evalw_folded() + 2 * OTH_EVALW_MOB + 1;
+	size_t len, per = othello_evalw_folded() + OTH_EVALW_TAIL;
 	uint8_t *b = read_weights(&len), *c = malloc(len);
 
 	(void)state;
