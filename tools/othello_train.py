@@ -21,6 +21,8 @@ the train / held-out mean absolute error per phase, next to that of
 predicting 0.
 """
 import argparse
+import multiprocessing
+import os
 import struct
 import sys
 import time
@@ -201,6 +203,45 @@ def fit(X, D, y, ncol, l2, iters):
     return w[:ncol], w[ncol:]
 
 
+_DATA = {}  # what the phase fits read (shared with forked workers)
+
+
+def fit_phase(job):
+    """Fit one phase: its weights (int16, as written) and the errors."""
+    lo, hi = job
+    d = _DATA
+    X, D, y, emp, hold, ncol = d["X"], d["D"], d["y"], d["emp"], d["hold"], d["ncol"]
+    t1 = time.time()
+    sel = (emp >= lo) & (emp <= hi)
+    tr, te = sel & ~hold, sel & hold
+    if not tr.any():
+        return None
+    w, u = fit(X[tr], D[tr], y[tr], ncol, d["l2"], d["iters"])
+    # The mobility tables hold a line through them plus what the data adds
+    # to it: mobilities never seen (deeper positions have more moves) get
+    # the line.
+    m = np.arange(MOB)
+    w[ncol - 2 * MOB - 1:ncol - MOB - 1] += u[0] * m
+    w[ncol - MOB - 1:ncol - 1] += u[1] * m
+    q = np.clip(np.rint(w * SCALE), -32768, 32767).astype("<i2")
+    qs = np.clip(np.rint(u[2:] * SCALE), -32768, 32767).astype("<i2")
+
+    def error(rows):  # |othello_eval - score| in discs
+        v = q.astype(np.int64)[X[rows]].sum(1) + D[rows, 2:] @ qs.astype(np.float64)
+        v = np.clip(v, -64 * SCALE, 64 * SCALE)
+        return np.abs(v / SCALE - y[rows])
+    err = error(te)
+    row = ("%2d-%-2d %8d %5d %10.2f %9.2f %16.2f   (fit in %.1f s)"
+           % (lo, hi, tr.sum(), te.sum(), error(tr).mean(),
+              err.mean() if te.any() else float("nan"),
+              np.abs(y[te]).mean() if te.any() else float("nan"), time.time() - t1))
+    if hi > lo:
+        row += "\n      held-out MAE by empties: " + ", ".join(
+            "%d: %.2f" % (e, err[emp[te] == e].mean()) for e in range(lo, hi + 1)
+            if (emp[te] == e).any())
+    return np.concatenate((q, qs)), err.sum(), int(te.sum()), row
+
+
 def parse_phases(spec, empties, least):
     """Ranges of empties: as given, else from the most empties down, each
     closed once it holds `least` positions (the last one joins the one
@@ -250,6 +291,8 @@ def main():
                     " (default 300000), without --phases")
     ap.add_argument("--l2", type=float, default=16.0, help="L2 weight (default 16)")
     ap.add_argument("--iters", type=int, default=150, help="CG iterations at most (default 150)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="phases fitted at once (default: the CPUs)")
     args = ap.parse_args()
     t0 = time.time()
     print("command: tools/othello_train.py " + " ".join(sys.argv[1:]))
@@ -260,39 +303,22 @@ def main():
     print("data: %d positions (%d held out), empties %d..%d; features read in %.1f s"
           % (len(y), hold.sum(), emp.min(), emp.max(), time.time() - t0))
     print("phase    train  held  MAE train  MAE held  MAE of 0 (held)")
+    _DATA.update(X=X, D=D, y=y, emp=emp, hold=hold, ncol=ncol, l2=args.l2,
+                 iters=args.iters)
+    jobs = max(1, min(args.jobs, len(phases)))
+    if jobs > 1:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            fits = pool.map(fit_phase, phases)
+    else:
+        fits = [fit_phase(ph) for ph in phases]
     weights, err_held, n_held = [], 0.0, 0
-    for lo, hi in phases:
-        sel = (emp >= lo) & (emp <= hi)
-        tr, te = sel & ~hold, sel & hold
-        if not tr.any():
+    for (lo, hi), f in zip(phases, fits):
+        if f is None:
             sys.exit("othello_train: no training positions for phase %d-%d" % (lo, hi))
-        t1 = time.time()
-        w, u = fit(X[tr], D[tr], y[tr], ncol, args.l2, args.iters)
-        # The mobility tables hold a line through them plus what the data
-        # adds to it: mobilities never seen (deeper positions have more
-        # moves) get the line.
-        m = np.arange(MOB)
-        w[ncol - 2 * MOB - 1:ncol - MOB - 1] += u[0] * m
-        w[ncol - MOB - 1:ncol - 1] += u[1] * m
-        q = np.clip(np.rint(w * SCALE), -32768, 32767).astype("<i2")
-        qs = np.clip(np.rint(u[2:] * SCALE), -32768, 32767).astype("<i2")
-        weights.append(np.concatenate((q, qs)))
-
-        def error(rows):  # |othello_eval - score| in discs
-            v = q.astype(np.int64)[X[rows]].sum(1) + D[rows, 2:] @ qs.astype(np.float64)
-            v = np.clip(v, -64 * SCALE, 64 * SCALE)
-            return np.abs(v / SCALE - y[rows])
-        err = error(te)
-        err_held += err.sum()
-        n_held += te.sum()
-        print("%2d-%-2d %8d %5d %10.2f %9.2f %16.2f   (fit in %.1f s)"
-              % (lo, hi, tr.sum(), te.sum(), error(tr).mean(),
-                 err.mean() if te.any() else float("nan"),
-                 np.abs(y[te]).mean() if te.any() else float("nan"), time.time() - t1))
-        if hi > lo:
-            print("      held-out MAE by empties: " + ", ".join(
-                "%d: %.2f" % (e, err[emp[te] == e].mean()) for e in range(lo, hi + 1)
-                if (emp[te] == e).any()))
+        weights.append(f[0])
+        err_held += f[1]
+        n_held += f[2]
+        print(f[3])
     print("held out, all phases: %d positions, mean |error| %.2f discs (as othello_eval)"
           % (n_held, err_held / max(n_held, 1)))
     phase_of = []
