@@ -21,6 +21,7 @@ the train / held-out mean absolute error per phase, next to that of
 predicting 0.
 """
 import argparse
+import gzip
 import multiprocessing
 import os
 import struct
@@ -99,7 +100,7 @@ def read_obf(paths):
     scores (N,), empties (N,)."""
     boards, scores = [], []
     for path in paths:
-        with open(path, "rb") as f:
+        with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
             for no, line in enumerate(f, 1):
                 line = line.strip()
                 if not line or line[:1] in (b"%", b"#"):
@@ -282,7 +283,7 @@ def parse_phases(spec, empties, least):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("data", nargs="+", help="OBF files with exact scores")
+    ap.add_argument("data", nargs="+", help="OBF files with exact scores (.gz too)")
     ap.add_argument("-o", "--out", required=True, help="weights file to write")
     ap.add_argument("--phases", help="ranges of empties, e.g. 10-11,12-13,14-14"
                     " (default: from --phase-size)")
