@@ -48,9 +48,11 @@ int othello_eval(uint64_t P, uint64_t O)
 	const uint16_t *t3 = othello_eval_t3;
 	const int16_t *w;
 	uint64_t p[4], o[4];
-	int v, mp, mo;
+	int v, mp, mo, e = 64 - oth_popcount(P | O);
 
-	w = othello_eval_w[othello_eval_phase_of[64 - oth_popcount(P | O)]];
+	/* A game has 60 empties at most; fewer discs than at the start still
+	 * read a table. */
+	w = othello_eval_w[othello_eval_phase_of[e < 60 ? e : 60]];
 	eval_turns(P, p);
 	eval_turns(O, o);
 	v = w[OTH_EVALW_OFF_BIAS];

@@ -80,7 +80,8 @@ static int eval_slow(uint64_t P, uint64_t O)
 		OTH_EVALW_OFF_D7, OTH_EVALW_OFF_D6, OTH_EVALW_OFF_D5,
 		OTH_EVALW_OFF_D4,
 	};
-	const int16_t *w = othello_eval_w[othello_eval_phase_of[64 - oth_popcount(P | O)]];
+	int e = 64 - oth_popcount(P | O);
+	const int16_t *w = othello_eval_w[othello_eval_phase_of[e < 60 ? e : 60]];
 	int v = w[OTH_EVALW_OFF_BIAS];
 	int mp = oth_popcount(oth_moves(P, O)), mo = oth_popcount(oth_moves(O, P));
 
@@ -193,7 +194,8 @@ static uint64_t board_of(const char *rows, char who)
 }
 
 /* The side to move (X) holds the 4 corners and most discs: ahead; the
- * same board with the colours swapped: behind. */
+ * same board with the colours swapped: behind. An empty board or one disc
+ * (no game reaches them) still reads within the tables. */
 static void test_hand_positions(void **state)
 {
 	static const char *boards[] = {
@@ -210,6 +212,8 @@ static void test_hand_positions(void **state)
 		assert_true(othello_eval(X, O) > 0);
 		assert_true(othello_eval(O, X) < 0);
 	}
+	assert_int_equal(othello_eval(0, 0), eval_slow(0, 0));
+	assert_int_equal(othello_eval(1, 0), eval_slow(1, 0));
 }
 
 /* On positions the training never saw (another seed), the evaluation
