@@ -7,7 +7,8 @@ positions are a function of the seeds and the scores exact, so the same
 commands give the same file):
   tools/othello_traindata.sh /tmp/train.obf cpu:2 1 10:80000 11:60000 12:50000 13:25000 14:12000
   tools/othello_traindata.sh /tmp/train2.obf cpu:2 101 14:9000 15:4000
-  tools/othello_train.py /tmp/train.obf /tmp/train2.obf -o kernels/othello/othello_eval.w
+  tools/othello_traindata.sh /tmp/train3.obf cpu:2 201 15:7000 16:2000
+  tools/othello_train.py /tmp/train.obf /tmp/train2.obf /tmp/train3.obf -o kernels/othello/othello_eval.w
 
 Input: OBF lines "BOARD SIDE MOVE:+SCORE;" (tools/othello_traindata.sh, i.e.
 `gpuctl result JOB` of --random jobs). Features and file format are those

@@ -48,7 +48,8 @@ for spec in "$@"; do
 	n=${spec#*:}
 	t0=$(date +%s.%N)
 	job=$($ctl submit othello --random "$n" --empties "$e" --seed $((seed + e)))
-	$ctl wait "$job" >/dev/null 2>&1
+	$ctl wait "$job" >/dev/null 2>"$data/wait.err" || {
+		echo "othello_traindata: job $job did not finish:" >&2; tail -3 "$data/wait.err" >&2; exit 1; }
 	t1=$(date +%s.%N)
 	before=$(wc -l < "$out.tmp")
 	$ctl result "$job" >> "$out.tmp" 2>/dev/null || { echo "othello_traindata: job $job: no result" >&2; exit 1; }
