@@ -29,19 +29,12 @@
 #include "othello_eval.h"
 #include "othello_last.h"
 
-#ifndef SHALLOW_MAX
 #define SHALLOW_MAX 6  /* no table at or below: it costs more than it saves */
-#endif
-#ifndef ETC_MIN
 #define ETC_MIN 12
-#endif
-#ifndef EVAL_MIN
 #define EVAL_MIN 16
-#endif
-#ifndef BUSY_MIN
 #define BUSY_MIN 12    /* ABDADA deferral at or above */
-#endif
 #define MAX_MOVES 34
+#define W_EVAL 9       /* the evaluation's weight against mobility */
 
 #define CORNERS 0x8100000000000081ull
 #define XC_SQ 0x42c300000000c342ull /* X and C squares */
@@ -186,7 +179,7 @@ static inline int corner_stability(uint64_t P)
  * opponent potential moves; with eval_depth >= 0 also a shallow
  * evaluation. */
 static int list_moves(struct oth_search *s, uint64_t P, uint64_t O,
-		      uint64_t moves, int hint, int eval_depth,
+		      uint64_t moves, int hint, int eval_depth, int prefetch,
 		      struct mv *list)
 {
 	int n = 0;
@@ -198,6 +191,8 @@ static int list_moves(struct oth_search *s, uint64_t P, uint64_t O,
 		x->sq = sq;
 		x->P = O & ~f;
 		x->O = P | f | (1ull << sq);
+		if (prefetch)
+			oth_tt_prefetch(s->tt, x->P, x->O);
 		if (sq == hint) {
 			x->key = 1 << 30;
 		} else if (!x->P) {
@@ -213,7 +208,7 @@ static int list_moves(struct oth_search *s, uint64_t P, uint64_t O,
 			if (eval_depth >= 0) {
 				int v = eval_search(s, x->P, x->O, -100000,
 						    100000, eval_depth, 0);
-				x->key += (64 * OTHELLO_EVAL_SCALE - v) << 9;
+				x->key += (64 * OTHELLO_EVAL_SCALE - v) << W_EVAL;
 			}
 		}
 	}
@@ -310,7 +305,8 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 			return oth_final_score(P, O);
 		return -nws(s, O, P, -alpha - 1, e, 1);
 	}
-	n = list_moves(s, P, O, moves, hint, sort_depth(e), list);
+	n = list_moves(s, P, O, moves, hint, sort_depth(e),
+		       e - 1 > SHALLOW_MAX, list);
 	if (e >= ETC_MIN) {
 		for (int i = 0; i < n; i++) {
 			int cm;
@@ -429,24 +425,38 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 			return oth_final_score(P, O);
 		return -pvs(s, O, P, -beta, -alpha, e, 1);
 	}
-	n = list_moves(s, P, O, moves, hint, sort_depth(e) + 1, list);
-	for (int i = 0; i < n; i++) {
-		int v;
+	n = list_moves(s, P, O, moves, hint, sort_depth(e) + 1,
+		       e - 1 > SHALLOW_MAX, list);
+	for (int i = 0; i < n; i++)
 		pick(list, i, n);
-		if (i == 0) {
-			v = -pvs(s, list[i].P, list[i].O, -beta, -alpha, e - 1,
-				 0);
-		} else {
-			v = nws_child(s, &list[i], alpha, e);
-			if (v > alpha && v < beta && !aborted(s))
-				v = -pvs(s, list[i].P, list[i].O, -beta,
-					 -alpha, e - 1, 0);
+	int par = s->busy && e >= BUSY_MIN, defer[MAX_MOVES], nd = 0;
+	for (int j = 0; j < n + nd; j++) {
+		int i = j < n ? j : defer[j - n], v;
+		const struct mv *x = &list[i];
+		uint64_t k = 0;
+		if (par && j < n) {
+			k = child_key(x);
+			if (j > 0 && is_busy(s, k)) {
+				defer[nd++] = i;
+				continue;
+			}
+			set_busy(s, k);
 		}
+		if (best == -66) {
+			v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1, 0);
+		} else {
+			v = nws_child(s, x, alpha, e);
+			if (v > alpha && v < beta && !aborted(s))
+				v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1,
+					 0);
+		}
+		if (k)
+			clear_busy(s, k);
 		if (aborted(s))
 			return 0;
 		if (v > best) {
 			best = v;
-			bm = list[i].sq;
+			bm = x->sq;
 			if (v > alpha && (alpha = v) >= beta)
 				break;
 		}
@@ -483,7 +493,8 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 		moves = oth_moves(P, O);
 		neg = 1;
 	}
-	n = list_moves(s, P, O, moves, -1, root_sort_depth(e), list);
+	n = list_moves(s, P, O, moves, -1, root_sort_depth(e),
+		       e - 1 > SHALLOW_MAX, list);
 	for (int i = 0; i < n; i++)
 		pick(list, i, n);
 	for (int j = 0; j < n + nd; j++) {

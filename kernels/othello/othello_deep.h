@@ -41,6 +41,8 @@ void oth_tt_next_gen(struct oth_tt *t);
  * position is stored, else 0. */
 int oth_tt_probe(struct oth_tt *t, uint64_t P, uint64_t O, int *lo, int *hi,
 		 int *move);
+/* Start loading the bucket of (P, O): it is probed soon. */
+void oth_tt_prefetch(const struct oth_tt *t, uint64_t P, uint64_t O);
 /* Store the result `best` of a search of window (alpha, beta) with
  * `empties` empties that took `nodes` nodes. */
 void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,

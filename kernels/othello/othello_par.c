@@ -262,7 +262,7 @@ static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 	int rc = 0;
 
 	busy = calloc((size_t)1 << OTH_BUSY_BITS, sizeof(*busy));
-	if (!busy || oth_tt_new(&tt, bits, 1)) {
+	if (!busy || oth_tt_new(&tt, bits, threads > 1)) {
 		free(busy);
 		return GERR_NOMEM;
 	}

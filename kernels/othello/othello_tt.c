@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "gerr.h"
 #include "othello_deep.h"
@@ -50,6 +51,14 @@ int oth_tt_new(struct oth_tt **ret, int bits, int shared)
 		return GERR_NOMEM;
 	}
 	t->b = (struct tt_bucket *)(((uintptr_t)t->raw + 63) & ~(uintptr_t)63);
+	/* Probes land anywhere: huge pages spare most TLB misses. */
+	if (n * sizeof(*t->b) >= ((size_t)4 << 20)) {
+		uintptr_t a = ((uintptr_t)t->b + (2u << 20) - 1) &
+			      ~(uintptr_t)((2u << 20) - 1);
+		uintptr_t z = ((uintptr_t)(t->b + n)) & ~(uintptr_t)((2u << 20) - 1);
+		if (z > a)
+			madvise((void *)a, z - a, MADV_HUGEPAGE);
+	}
 	t->mask = n - 1;
 	t->gen = 1;
 	t->shared = shared;
@@ -77,6 +86,11 @@ static inline struct tt_bucket *bucket(const struct oth_tt *t, uint64_t P,
 				       uint64_t O)
 {
 	return &t->b[mix64(P ^ mix64(O + OTHELLO_GOLDEN)) & t->mask];
+}
+
+void oth_tt_prefetch(const struct oth_tt *t, uint64_t P, uint64_t O)
+{
+	__builtin_prefetch(bucket(t, P, O));
 }
 
 static inline void lock(const struct oth_tt *t, struct tt_bucket *b)
