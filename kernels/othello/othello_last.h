@@ -17,6 +17,39 @@
 
 #include "othello.h"
 
+/* The squares around each square: a move there flips only if one of
+ * them is the opponent's. */
+static const uint64_t OTH_NEIGHBOUR[64] = {
+	0x0000000000000302ull, 0x0000000000000705ull, 0x0000000000000e0aull,
+	0x0000000000001c14ull, 0x0000000000003828ull, 0x0000000000007050ull,
+	0x000000000000e0a0ull, 0x000000000000c040ull, 0x0000000000030203ull,
+	0x0000000000070507ull, 0x00000000000e0a0eull, 0x00000000001c141cull,
+	0x0000000000382838ull, 0x0000000000705070ull, 0x0000000000e0a0e0ull,
+	0x0000000000c040c0ull, 0x0000000003020300ull, 0x0000000007050700ull,
+	0x000000000e0a0e00ull, 0x000000001c141c00ull, 0x0000000038283800ull,
+	0x0000000070507000ull, 0x00000000e0a0e000ull, 0x00000000c040c000ull,
+	0x0000000302030000ull, 0x0000000705070000ull, 0x0000000e0a0e0000ull,
+	0x0000001c141c0000ull, 0x0000003828380000ull, 0x0000007050700000ull,
+	0x000000e0a0e00000ull, 0x000000c040c00000ull, 0x0000030203000000ull,
+	0x0000070507000000ull, 0x00000e0a0e000000ull, 0x00001c141c000000ull,
+	0x0000382838000000ull, 0x0000705070000000ull, 0x0000e0a0e0000000ull,
+	0x0000c040c0000000ull, 0x0003020300000000ull, 0x0007050700000000ull,
+	0x000e0a0e00000000ull, 0x001c141c00000000ull, 0x0038283800000000ull,
+	0x0070507000000000ull, 0x00e0a0e000000000ull, 0x00c040c000000000ull,
+	0x0302030000000000ull, 0x0705070000000000ull, 0x0e0a0e0000000000ull,
+	0x1c141c0000000000ull, 0x3828380000000000ull, 0x7050700000000000ull,
+	0xe0a0e00000000000ull, 0xc040c00000000000ull, 0x0203000000000000ull,
+	0x0507000000000000ull, 0x0a0e000000000000ull, 0x141c000000000000ull,
+	0x2838000000000000ull, 0x5070000000000000ull, 0xa0e0000000000000ull,
+	0x40c0000000000000ull,
+};
+
+/* Flips of P on x, 0 at once when no opponent disc is next to x. */
+static inline uint64_t oth_flips_near(uint64_t P, uint64_t O, int x)
+{
+	return (OTH_NEIGHBOUR[x] & O) ? oth_flips(P, O, x) : 0;
+}
+
 /* Quadrant (0..3) of a square: column >= 4 is bit 0, row >= 4 bit 1. */
 static inline int oth_quadrant(int sq)
 {
@@ -27,11 +60,11 @@ static inline int oth_quadrant(int sq)
 static inline int oth_last1n(uint64_t P, uint64_t O, int x)
 {
 	int p = oth_popcount(P);
-	int n = oth_popcount(oth_flips(P, O, x));
+	int n = oth_popcount(oth_flips_near(P, O, x));
 
 	if (n)
 		return 2 * (p + n + 1) - 64;
-	n = oth_popcount(oth_flips(O, P, x));
+	n = oth_popcount(oth_flips_near(O, P, x));
 	if (n)
 		return 2 * (p - n) - 64;
 	return p > 31 ? 2 * p - 62 : 2 * p - 64; /* p + o = 63: no draw */
@@ -44,26 +77,26 @@ static inline int oth_last2(uint64_t P, uint64_t O, int alpha, int x1,
 	int best = -66, v;
 
 	(*nodes)++;
-	if ((f = oth_flips(P, O, x1))) {
+	if ((f = oth_flips_near(P, O, x1))) {
 		best = -oth_last1n(O & ~f, P | f | (1ull << x1), x2);
 		if (best > alpha)
 			return best;
 	}
-	if ((f = oth_flips(P, O, x2))) {
+	if ((f = oth_flips_near(P, O, x2))) {
 		v = -oth_last1n(O & ~f, P | f | (1ull << x2), x1);
 		return v > best ? v : best;
 	}
 	if (best > -66)
 		return best;
 	/* P passes: the opponent plays, P's value is the smaller. */
-	if ((f = oth_flips(O, P, x1))) {
+	if ((f = oth_flips_near(O, P, x1))) {
 		best = oth_last1n(P & ~f, O | f | (1ull << x1), x2);
 		if (best <= alpha)
 			return best;
 	} else {
 		best = 66;
 	}
-	if ((f = oth_flips(O, P, x2))) {
+	if ((f = oth_flips_near(O, P, x2))) {
 		v = oth_last1n(P & ~f, O | f | (1ull << x2), x1);
 		return v < best ? v : best;
 	}
@@ -79,19 +112,19 @@ static inline int oth_last3(uint64_t P, uint64_t O, int alpha, int x1,
 	int best = -66, v;
 
 	(*nodes)++;
-	if ((f = oth_flips(P, O, x1))) {
+	if ((f = oth_flips_near(P, O, x1))) {
 		best = -oth_last2(O & ~f, P | f | (1ull << x1), -alpha - 1, x2,
 				  x3, nodes);
 		if (best > alpha)
 			return best;
 	}
-	if ((f = oth_flips(P, O, x2))) {
+	if ((f = oth_flips_near(P, O, x2))) {
 		v = -oth_last2(O & ~f, P | f | (1ull << x2), -alpha - 1, x1,
 			       x3, nodes);
 		if (v > best && (best = v) > alpha)
 			return best;
 	}
-	if ((f = oth_flips(P, O, x3))) {
+	if ((f = oth_flips_near(P, O, x3))) {
 		v = -oth_last2(O & ~f, P | f | (1ull << x3), -alpha - 1, x1,
 			       x2, nodes);
 		if (v > best)
@@ -112,25 +145,25 @@ static inline int oth_last4(uint64_t P, uint64_t O, int alpha, int x1,
 	int best = -66, v;
 
 	(*nodes)++;
-	if ((f = oth_flips(P, O, x1))) {
+	if ((f = oth_flips_near(P, O, x1))) {
 		best = -oth_last3(O & ~f, P | f | (1ull << x1), -alpha - 1, x2,
 				  x3, x4, 0, nodes);
 		if (best > alpha)
 			return best;
 	}
-	if ((f = oth_flips(P, O, x2))) {
+	if ((f = oth_flips_near(P, O, x2))) {
 		v = -oth_last3(O & ~f, P | f | (1ull << x2), -alpha - 1, x1,
 			       x3, x4, 0, nodes);
 		if (v > best && (best = v) > alpha)
 			return best;
 	}
-	if ((f = oth_flips(P, O, x3))) {
+	if ((f = oth_flips_near(P, O, x3))) {
 		v = -oth_last3(O & ~f, P | f | (1ull << x3), -alpha - 1, x1,
 			       x2, x4, 0, nodes);
 		if (v > best && (best = v) > alpha)
 			return best;
 	}
-	if ((f = oth_flips(P, O, x4))) {
+	if ((f = oth_flips_near(P, O, x4))) {
 		v = -oth_last3(O & ~f, P | f | (1ull << x4), -alpha - 1, x1,
 			       x2, x3, 0, nodes);
 		if (v > best)

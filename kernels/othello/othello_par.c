@@ -189,6 +189,7 @@ struct batch {
 	void *opaque;
 	pthread_mutex_t stop_lock; /* stop() is called from one thread at a time */
 	int tt_bits;
+	size_t poll_mask; /* stop() before every (poll_mask + 1)th position */
 };
 
 /* Table buckets (two entries each) for positions of up to e empties: as
@@ -211,7 +212,7 @@ static void *batch_thread(void *arg)
 	while ((k = atomic_fetch_add(&b->next, 1)) < b->n) {
 		size_t i = b->idx[k];
 		int mv;
-		if (b->stop && (k & 63) == 0) {
+		if (b->stop && (k & b->poll_mask) == 0) {
 			pthread_mutex_lock(&b->stop_lock);
 			int st = b->stop(b->opaque);
 			pthread_mutex_unlock(&b->stop_lock);
@@ -238,6 +239,7 @@ static int pool_solve(struct batch *b, int threads, int e)
 	int started = 0;
 
 	b->tt_bits = tt_bits_for(e);
+	b->poll_mask = e >= 14 ? 0 : 63; /* each position: milliseconds */
 	if ((size_t)threads > b->n)
 		threads = b->n ? (int)b->n : 1;
 	for (int t = 1; t < threads; t++)
@@ -284,7 +286,7 @@ int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
 			uint64_t *ret_nodes, int (*stop)(void *), void *opaque)
 {
 	struct batch b = {P, O, NULL, 0, ret_score, ret_move, 0, 0, 0, 0,
-			  stop, opaque, PTHREAD_MUTEX_INITIALIZER, 0};
+			  stop, opaque, PTHREAD_MUTEX_INITIALIZER, 0, 63};
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
 	size_t nd = 0, ns = 0;
 	int eshallow = 0, edeep = 0, rc = 0;
