@@ -24,7 +24,7 @@
 #include "othello_search.h"
 
 #define DEEP_MIN 18
-#define DEEP_TT_BITS_MAX 22
+#define DEEP_TT_BITS_MAX 23
 #define MAX_THREADS 256
 #define POLL_MS 10
 
