@@ -48,6 +48,15 @@ static void check_nws(int v, int exact, int alpha)
 static void test_last_solvers(void **state)
 {
 	(void)state;
+	/* The table count of a last move's flips on random filled boards. */
+	uint64_t r = 12345;
+	for (int i = 0; i < 100000; i++) {
+		r = mix64(r + OTHELLO_GOLDEN);
+		int x = (int)(r >> 58);
+		uint64_t P = mix64(r) & ~(1ull << x), O = ~P & ~(1ull << x);
+		assert_int_equal(oth_count_last_flip(P, x),
+				 oth_popcount(oth_flips(P, O, x)));
+	}
 	int n = 2000 * scale();
 	for (int e = 1; e <= 4; e++) {
 		for (int i = 0; i < n; i++) {
