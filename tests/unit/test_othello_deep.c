@@ -1,5 +1,6 @@
 /* Unit tests of the exact CPU endgame search (othello_deep.h), each part
- * against a reference: the last-1..4 solvers against minimax (null-window
+ * against a reference: the last move's flip count against oth_flips, the
+ * last-1..4 solvers against minimax (null-window
  * answers consistent with the exact score for every window), stability
  * against exhaustive play (a disc called stable never flips), the search
  * against minimax at 6-10 empties and the shallow reference at 11-14
