@@ -134,6 +134,8 @@ static int eval_search(struct oth_search *s, uint64_t P, uint64_t O,
 	s->nodes++;
 	if (depth <= 0)
 		return othello_eval(P, O);
+	if (depth >= 3 && aborted(s))
+		return 0; /* the root's deep orderings: stop promptly */
 	moves = oth_moves(P, O);
 	if (!moves) {
 		if (passed)
@@ -495,6 +497,8 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 	}
 	n = list_moves(s, P, O, moves, -1, root_sort_depth(e),
 		       e - 1 > SHALLOW_MAX, list);
+	if (aborted(s))
+		return 0;
 	for (int i = 0; i < n; i++)
 		pick(list, i, n);
 	for (int j = 0; j < n + nd; j++) {

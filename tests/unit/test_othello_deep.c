@@ -238,7 +238,8 @@ static int stop_now(void *opaque)
 	return 1;
 }
 
-/* A deep search asked to stop returns GERR_CANCELLED within ~100 ms. */
+/* A deep search asked to stop returns GERR_CANCELLED promptly (about
+ * 0.1 s here; the bound leaves room for a loaded machine and ASan). */
 static void test_stop(void **state)
 {
 	uint64_t P, O;
@@ -257,7 +258,7 @@ static void test_stop(void **state)
 	assert_true(calls >= 1);
 	double dt = (double)(b.tv_sec - a.tv_sec) +
 		    (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-	assert_true(dt < 0.5);
+	assert_true(dt < 2.0);
 }
 
 /* FFO positions from..to of tests/data/ffo.obf: score and a listed move. */
