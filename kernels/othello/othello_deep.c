@@ -77,34 +77,30 @@ static inline int stability_cut(uint64_t P, uint64_t O, int alpha, int e,
 static int nws_shallow(struct oth_search *s, uint64_t P, uint64_t O,
 		       int alpha, int e, int passed)
 {
-	uint64_t moves, E = ~(P | O);
+	static const uint64_t QUAD[4] = {
+		0x000000000f0f0f0full, 0x00000000f0f0f0f0ull,
+		0x0f0f0f0f00000000ull, 0xf0f0f0f000000000ull};
+	uint64_t E = ~(P | O), par = 0;
 	int best = -66, v;
 
 	s->nodes++;
 	if (stability_cut(P, O, alpha, e, &v))
 		return v;
-	moves = oth_moves(P, O);
-	if (!moves) {
-		if (passed)
-			return oth_final_score(P, O);
-		return -nws_shallow(s, O, P, -alpha - 1, e, 1);
-	}
-	uint64_t par = 0;
-	for (int q = 0; q < 4; q++) {
-		static const uint64_t QUAD[4] = {
-			0x000000000f0f0f0full, 0x00000000f0f0f0f0ull,
-			0x0f0f0f0f00000000ull, 0xf0f0f0f000000000ull};
+	for (int q = 0; q < 4; q++)
 		if (oth_popcount(E & QUAD[q]) & 1)
 			par |= QUAD[q];
-	}
 	const uint64_t cls[6] = {
 		par & CORNERS, par & ~(CORNERS | XC_SQ), par & XC_SQ,
 		~par & CORNERS, ~par & ~(CORNERS | XC_SQ), ~par & XC_SQ,
 	};
+	/* The empty squares tried directly: cheaper than a move generation
+	 * with this few of them. */
 	for (int c = 0; c < 6; c++) {
-		for (uint64_t m = moves & cls[c]; m; m &= m - 1) {
+		for (uint64_t m = E & cls[c]; m; m &= m - 1) {
 			int sq = oth_ctz(m);
-			uint64_t f = oth_flips(P, O, sq);
+			uint64_t f = oth_flips_near(P, O, sq);
+			if (!f)
+				continue;
 			uint64_t np = O & ~f, no = P | f | (1ull << sq);
 			if (e == 5)
 				v = -oth_solve4(np, no, -alpha - 1, &s->nodes);
@@ -118,7 +114,11 @@ static int nws_shallow(struct oth_search *s, uint64_t P, uint64_t O,
 			}
 		}
 	}
-	return best;
+	if (best > -66)
+		return best;
+	if (passed)
+		return oth_final_score(P, O);
+	return -nws_shallow(s, O, P, -alpha - 1, e, 1);
 }
 
 /* ---- move ordering -------------------------------------------------------- */
