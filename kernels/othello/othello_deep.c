@@ -39,8 +39,8 @@
 #define CORNERS 0x8100000000000081ull
 #define XC_SQ 0x42c300000000c342ull /* X and C squares */
 
-/* Stability cutoff tried only when alpha is at least this (by empties):
- * below, the opponent cannot have enough stable discs for a cut. */
+/* Stability cutoff tried only when alpha is at least this (by empties,
+ * Edax's thresholds): below, a cut is too rare to pay for the count. */
 static const int8_t STAB_MIN[61] = {
 	99, 99, 99, 99, 6, 8, 10, 12, 14, 16, 20, 22, 24, 26, 28, 30,
 	32, 34, 36, 38, 40, 42, 44, 46, 48, 48, 50, 50, 52, 52, 54, 54,
