@@ -1,9 +1,13 @@
 /* othello_tt.c - the transposition table of the exact search.
  *
- * 2^bits buckets of 64 bytes: a spin lock (taken only when the table is
- * shared between threads; held for a few loads and stores) and two
- * entries of 24 bytes keeping the whole position, its score bounds, best
- * move, empties, cost (log2 of the nodes its search took) and generation.
+ * 2^bits buckets of 64 bytes: a sequence lock (used only when the table
+ * is shared between threads) and two entries of 24 bytes keeping the
+ * whole position, its score bounds, best move, empties, cost (log2 of the
+ * nodes its search took) and generation. Readers never wait and writers
+ * never spin: a probe that meets a write takes a miss, a store that meets
+ * another drops out (both are optional for an exact search). A spin lock
+ * did worse: with more threads than free cores, a thread descheduled
+ * holding it stalled every other thread probing that bucket.
  * Replacement: the entry of the same position is updated (bounds of the
  * same generation narrowed); else an entry of an older generation goes,
  * else the one with fewer empties, then the cheaper one.
@@ -17,16 +21,34 @@
 #include "gerr.h"
 #include "othello_deep.h"
 
+/* An entry: the position and one word of data (D_* fields), each read
+ * and written whole, so that a shared bucket needs no lock to read. */
 struct tt_entry {
-	uint64_t P, O;
-	int8_t lo, hi;
-	uint8_t move, empties, cost, pad;
-	uint16_t gen;
+	uint64_t P, O, d;
 };
 
+#define D_LO(d) ((int)(int8_t)((d) & 0xff))
+#define D_HI(d) ((int)(int8_t)(((d) >> 8) & 0xff))
+#define D_MOVE(d) ((int)(((d) >> 16) & 0xff))
+#define D_EMPTIES(d) ((int)(((d) >> 24) & 0xff))
+#define D_COST(d) ((int)(((d) >> 32) & 0xff))
+#define D_GEN(d) ((uint16_t)((d) >> 40))
+
+static inline uint64_t d_pack(int lo, int hi, int move, int empties,
+			      int cost, uint16_t gen)
+{
+	return (uint64_t)(uint8_t)lo | (uint64_t)(uint8_t)hi << 8 |
+	       (uint64_t)(uint8_t)move << 16 |
+	       (uint64_t)(uint8_t)empties << 24 |
+	       (uint64_t)(uint8_t)cost << 32 | (uint64_t)gen << 40;
+}
+
+/* seq: a sequence lock when the table is shared: odd while a writer
+ * changes the bucket; a reader that sees it odd or changed takes a miss,
+ * a writer that finds it taken drops its store. Nobody waits, so a
+ * thread descheduled mid-write (more threads than cores) stalls nobody. */
 struct tt_bucket {
-	alignas(64) atomic_uint lock;
-	uint32_t pad;
+	alignas(64) uint64_t seq;
 	struct tt_entry e[2];
 };
 
@@ -93,39 +115,48 @@ void oth_tt_prefetch(const struct oth_tt *t, uint64_t P, uint64_t O)
 	__builtin_prefetch(bucket(t, P, O));
 }
 
-static inline void lock(const struct oth_tt *t, struct tt_bucket *b)
+static inline uint64_t ld(const uint64_t *w)
 {
-	if (!t->shared)
-		return;
-	while (atomic_exchange_explicit(&b->lock, 1, memory_order_acquire))
-		while (atomic_load_explicit(&b->lock, memory_order_relaxed))
-			;
+	return __atomic_load_n(w, __ATOMIC_RELAXED);
 }
 
-static inline void unlock(const struct oth_tt *t, struct tt_bucket *b)
+static inline void st(uint64_t *w, uint64_t v)
 {
-	if (t->shared)
-		atomic_store_explicit(&b->lock, 0, memory_order_release);
+	__atomic_store_n(w, v, __ATOMIC_RELAXED);
 }
 
 int oth_tt_probe(struct oth_tt *t, uint64_t P, uint64_t O, int *lo, int *hi,
 		 int *move)
 {
 	struct tt_bucket *b = bucket(t, P, O);
+	uint64_t s1 = 0, d = 0;
 	int found = 0;
 
-	lock(t, b);
+	if (t->shared) {
+		s1 = __atomic_load_n(&b->seq, __ATOMIC_ACQUIRE);
+		if (s1 & 1)
+			return 0;
+	}
 	for (int i = 0; i < 2; i++) {
 		struct tt_entry *e = &b->e[i];
-		if (e->P == P && e->O == O && e->gen == t->gen) {
-			*lo = e->lo;
-			*hi = e->hi;
-			*move = e->move;
-			found = 1;
-			break;
+		if (ld(&e->P) == P && ld(&e->O) == O) {
+			d = ld(&e->d);
+			if (D_GEN(d) == t->gen) {
+				found = 1;
+				break;
+			}
 		}
 	}
-	unlock(t, b);
+	if (t->shared) {
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&b->seq, __ATOMIC_RELAXED) != s1)
+			return 0;
+	}
+	if (found) {
+		*lo = D_LO(d);
+		*hi = D_HI(d);
+		*move = D_MOVE(d);
+	}
 	return found;
 }
 
@@ -139,36 +170,50 @@ void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,
 {
 	struct tt_bucket *b = bucket(t, P, O);
 	struct tt_entry *e = NULL;
-	int cost = log2u(nodes);
+	int cost = log2u(nodes), lo = -64, hi = 64, mv = 255, ecost = 0;
+	uint64_t s = 0;
 
-	lock(t, b);
-	for (int i = 0; i < 2; i++)
-		if (b->e[i].P == P && b->e[i].O == O && b->e[i].gen == t->gen)
+	if (t->shared) {
+		s = __atomic_load_n(&b->seq, __ATOMIC_RELAXED);
+		if ((s & 1) || !__atomic_compare_exchange_n(&b->seq, &s, s + 1,
+							    0, __ATOMIC_ACQUIRE,
+							    __ATOMIC_RELAXED))
+			return; /* another writer: this store is optional */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+	}
+	for (int i = 0; i < 2; i++) {
+		uint64_t d = ld(&b->e[i].d);
+		if (ld(&b->e[i].P) == P && ld(&b->e[i].O) == O &&
+		    D_GEN(d) == t->gen) {
 			e = &b->e[i];
+			lo = D_LO(d);
+			hi = D_HI(d);
+			mv = D_MOVE(d);
+			ecost = D_COST(d);
+		}
+	}
 	if (!e) {
-		struct tt_entry *x = &b->e[0], *y = &b->e[1];
-		int kx = (x->gen == t->gen) * 4096 + x->empties * 64 + x->cost;
-		int ky = (y->gen == t->gen) * 4096 + y->empties * 64 + y->cost;
-		e = kx <= ky ? x : y;
-		e->P = P;
-		e->O = O;
-		e->gen = t->gen;
-		e->lo = -64;
-		e->hi = 64;
-		e->move = 255;
+		uint64_t dx = ld(&b->e[0].d), dy = ld(&b->e[1].d);
+		int kx = (D_GEN(dx) == t->gen) * 4096 + D_EMPTIES(dx) * 64 +
+			 D_COST(dx);
+		int ky = (D_GEN(dy) == t->gen) * 4096 + D_EMPTIES(dy) * 64 +
+			 D_COST(dy);
+		e = kx <= ky ? &b->e[0] : &b->e[1];
+		st(&e->P, P);
+		st(&e->O, O);
 	}
 	if (best > alpha && best < beta) {
-		e->lo = e->hi = (int8_t)best;
+		lo = hi = best;
 	} else if (best >= beta) {
-		if (best > e->lo)
-			e->lo = (int8_t)best;
-	} else if (best < e->hi) {
-		e->hi = (int8_t)best;
+		if (best > lo)
+			lo = best;
+	} else if (best < hi) {
+		hi = best;
 	}
 	if (best > alpha && move < 64)
-		e->move = (uint8_t)move;
-	e->empties = (uint8_t)empties;
-	if (cost > e->cost)
-		e->cost = (uint8_t)cost;
-	unlock(t, b);
+		mv = move;
+	st(&e->d, d_pack(lo, hi, mv, empties, cost > ecost ? cost : ecost,
+			 t->gen));
+	if (t->shared)
+		__atomic_store_n(&b->seq, s + 2, __ATOMIC_RELEASE);
 }
