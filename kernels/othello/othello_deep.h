@@ -6,7 +6,7 @@
  *   othello_deep.c    the search of one position by one thread
  *   othello_par.c     many threads on one position, and the batch runner
  *
- * Threads: a table may be shared (shared = 1: bucket locks); a struct
+ * Threads: a table may be shared (shared = 1: sequence locks); a struct
  * oth_search belongs to one thread; the flags it points to are shared.
  */
 #ifndef GPUD_OTHELLO_DEEP_H
