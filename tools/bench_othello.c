@@ -14,7 +14,15 @@
  * 68813446).
  * CPU: the fast solver on `threads` threads at 10, 14, 18 and 22 empties
  * (positions scaled by -c; -c 0 skips it), positions/s and nodes/s per
- * core. */
+ * core.
+ *
+ * FFO mode (--obf FILE [--from N --to M]): no GPU; each position of an OBF
+ * file (lines "board side; MV:+SC; ... % FFO #N", numbered from 1 in file
+ * order unless the comment says "#N") solved alone on `threads` threads:
+ * number, empties, score, best move, nodes, seconds, nodes/s, and whether
+ * the score and move agree with the file's, then the totals. Exit status 1
+ * when any disagrees. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +49,96 @@ static int cmpd(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+
+/* The expected moves of an OBF line: the squares listed with the largest
+ * score after ';' (a bit mask, pass = bit 64 not representable: 0). */
+static uint64_t obf_best_moves(const char *line)
+{
+	const char *s = strchr(line, ';');
+	uint64_t best = 0;
+	int bs = -100;
+
+	while (s && *s) {
+		char c;
+		int row, sc, k = 0;
+		while (*s == ';' || *s == ' ')
+			s++;
+		if (!*s || *s == '%' ||
+		    sscanf(s, "%c%d:%d%n", &c, &row, &sc, &k) != 3)
+			break;
+		int col = (c | 0x20) - 'a';
+		if (col >= 0 && col < 8 && row >= 1 && row <= 8) {
+			uint64_t b = 1ull << (8 * (row - 1) + col);
+			if (sc > bs) {
+				bs = sc;
+				best = b;
+			} else if (sc == bs) {
+				best |= b;
+			}
+		}
+		s += k;
+	}
+	return best;
+}
+
+static int bench_ffo(const char *path, int from, int to, int threads)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	int no = 0, bad = 0, count = 0;
+	uint64_t tnodes = 0;
+	double tsec = 0;
+
+	if (!f) {
+		fprintf(stderr, "%s: cannot open\n", path);
+		return 1;
+	}
+	printf("%4s %3s %5s %4s %14s %9s %11s %s\n", "#", "emp", "score", "move",
+	       "nodes", "seconds", "nodes/s", "agrees");
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strcspn(line, "\r\n");
+		struct othello_pos p;
+		char err[128], ms[4];
+		line[len] = 0;
+		if (othello_parse_line(line, len, &p, err, sizeof(err)) != 0)
+			continue;
+		no++;
+		const char *h = strstr(line, "#");
+		int num = h ? atoi(h + 1) : no;
+		if (num < from || num > to)
+			continue;
+		uint64_t P, O, nodes = 0, want = obf_best_moves(line);
+		int8_t sc;
+		uint8_t mv;
+		othello_pos_pov(&p, &P, &O);
+		double t0 = now();
+		int rc = othello_solve_batch(&P, &O, 1, threads, &sc, &mv,
+					     &nodes, NULL, NULL);
+		double dt = now() - t0;
+		if (rc) {
+			fprintf(stderr, "#%d: solver error %d\n", num, rc);
+			fclose(f);
+			return 1;
+		}
+		int ok = (p.expected == OTHELLO_NO_SCORE || p.expected == sc) &&
+			 (!want || (mv < 64 && (want >> mv & 1)));
+		othello_format_move(mv, ms);
+		printf("%4d %3d %+5d %4s %14llu %9.3f %11.4g %s\n", num,
+		       oth_popcount(~(P | O)), sc, ms, (unsigned long long)nodes,
+		       dt, (double)nodes / dt, ok ? "yes" : "NO");
+		fflush(stdout);
+		bad += !ok;
+		count++;
+		tnodes += nodes;
+		tsec += dt;
+	}
+	fclose(f);
+	printf("total: %d positions, %d threads, %llu nodes, %.3f s, %.4g "
+	       "nodes/s, %d disagree\n", count, threads,
+	       (unsigned long long)tnodes, tsec, (double)tnodes / tsec, bad);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = 1100000;
@@ -50,9 +148,21 @@ int main(int argc, char **argv)
 	double cpu_scale = 1;
 	uint64_t seed = 1;
 	char err[WL_ERRLEN] = "";
+	const char *obf = NULL;
+	int from = 1, to = 1000;
+	static const struct option longs[] = {
+		{"obf", required_argument, NULL, 'O'},
+		{"from", required_argument, NULL, 'F'},
+		{"to", required_argument, NULL, 'T'},
+		{NULL, 0, NULL, 0},
+	};
 
-	while ((opt = getopt(argc, argv, "n:e:s:r:t:c:d:gh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:e:s:r:t:c:d:gh", longs,
+				  NULL)) != -1) {
 		switch (opt) {
+		case 'O': obf = optarg; break;
+		case 'F': from = atoi(optarg); break;
+		case 'T': to = atoi(optarg); break;
 		case 'n': n = strtoull(optarg, NULL, 10); break;
 		case 'e': empties = atoi(optarg); break;
 		case 's': seed = strtoull(optarg, NULL, 10); break;
@@ -64,7 +174,10 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [-n positions] [-e empties] "
 				"[-s seed] [-r runs] [-t threads] "
-				"[-c cpu_scale] [-d device] [-g]\n",
+				"[-c cpu_scale] [-d device] [-g]\n"
+				"       %s --obf FILE [--from N] [--to M] "
+				"[-t threads]\n",
+				argv[0],
 				argv[0]);
 			return 2;
 		}
@@ -73,6 +186,8 @@ int main(int argc, char **argv)
 		runs = 1;
 	if (threads < 1)
 		threads = 1;
+	if (obf)
+		return bench_ffo(obf, from, to, threads);
 	if (n < 1 || n > OTHELLO_CUDA_MAX_BATCH)
 		n = OTHELLO_CUDA_MAX_BATCH;
 	int8_t *sc = malloc(n);

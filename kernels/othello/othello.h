@@ -270,14 +270,16 @@ uint64_t othello_perft(uint64_t P, uint64_t O, int depth);
 int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
 			  uint64_t *ret_nodes);
 
-/* The fast CPU solver: negamax alpha-beta with parity, static and
- * fastest-first move ordering, principal variation search and a
- * transposition table at 8 or more empties. One solver per thread. */
+/* The exact CPU solver (othello_deep.h: principal variation search with
+ * null windows, a transposition table, enhanced transposition and
+ * stability cutoffs, fastest-first and evaluation move ordering, last-4
+ * solvers). A solver belongs to one thread and owns a table of 2^bits
+ * buckets of two entries (OTHELLO_TT_BITS_MIN .. OTHELLO_TT_BITS,
+ * clamped): shallow positions need only a small one, and a fresh table's
+ * pages cost more than their searches (verification). Each solve starts
+ * from an empty table, so node counts do not depend on order. */
 struct othello_solver;
 int othello_solver_new(struct othello_solver **ret);
-/* The same with a table of 2^bits entries (OTHELLO_TT_BITS_MIN ..
- * OTHELLO_TT_BITS, clamped): shallow positions need only a small one, and
- * a fresh table's pages cost more than their searches (verification). */
 #define OTHELLO_TT_BITS 18
 #define OTHELLO_TT_BITS_MIN 10
 int othello_solver_new_sized(struct othello_solver **ret, int bits);
@@ -285,9 +287,12 @@ void othello_solver_free(struct othello_solver *s);
 int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
 			 int *ret_move, uint64_t *ret_nodes);
 
-/* Solve n positions on `threads` threads (one position per thread at a
- * time): score[i], move[i], and the total nodes. 0 or GERR_NOMEM. Stops
- * early (GERR_CANCELLED) when stop(opaque) turns non-zero. */
+/* Solve n positions on `threads` threads: score[i], move[i], and the
+ * total nodes. Positions with fewer than 18 empties go one per thread;
+ * deeper ones (all of them when n < threads) one at a time with every
+ * thread on the position. 0, GERR_NOMEM, or GERR_CANCELLED when
+ * stop(opaque) turned non-zero (polled every 10 ms during a deep search;
+ * it is called from one thread at a time). */
 int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
 			int threads, int8_t *ret_score, uint8_t *ret_move,
 			uint64_t *ret_nodes, int (*stop)(void *),

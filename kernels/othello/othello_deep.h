@@ -1,0 +1,71 @@
+/* othello_deep.h - the exact CPU endgame search's parts, inside the
+ * Othello kernel (othello.h has the API the workload calls):
+ *
+ *   othello_stable.c  discs that can never flip (the stability cutoff)
+ *   othello_tt.c      the transposition table, shared between threads
+ *   othello_deep.c    the search of one position by one thread
+ *   othello_par.c     many threads on one position, and the batch runner
+ *
+ * Threads: a table may be shared (shared = 1: sequence locks); a struct
+ * oth_search belongs to one thread; the flags it points to are shared.
+ */
+#ifndef GPUD_OTHELLO_DEEP_H
+#define GPUD_OTHELLO_DEEP_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "othello.h"
+
+/* ---- stability ---------------------------------------------------------- */
+
+/* P's discs that no sequence of moves can flip: on every line through
+ * the disc (4 directions), the line is full, or a neighbour along it is
+ * off the board or another such disc of P. A subset of the truly stable
+ * discs. */
+uint64_t oth_stable(uint64_t P, uint64_t O);
+
+/* ---- transposition table -------------------------------------------------
+ * Buckets of two entries (one cache line); an entry keeps the whole
+ * position, so a hit is never a hash collision. Entries of older
+ * generations (positions solved before) are ignored and replaced first;
+ * within a generation the entry with more empties, then the one whose
+ * search cost more nodes, stays. */
+struct oth_tt;
+
+int oth_tt_new(struct oth_tt **ret, int bits, int shared);
+void oth_tt_free(struct oth_tt *t);
+/* A new position: every entry so far is ignored from now on. */
+void oth_tt_next_gen(struct oth_tt *t);
+/* 1 and the bounds lo <= score <= hi and the best move (or 255) when the
+ * position is stored, else 0. */
+int oth_tt_probe(struct oth_tt *t, uint64_t P, uint64_t O, int *lo, int *hi,
+		 int *move);
+/* Start loading the bucket of (P, O): it is probed soon. */
+void oth_tt_prefetch(const struct oth_tt *t, uint64_t P, uint64_t O);
+/* Store the result `best` of a search of window (alpha, beta) with
+ * `empties` empties that took `nodes` nodes. */
+void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,
+		  int alpha, int beta, int best, int move, uint64_t nodes);
+
+/* ---- search ---------------------------------------------------------------
+ * Helpers of a parallel search (othello_par.c) mark the children they are
+ * searching in `busy` (ABDADA): another thread defers those to the end of
+ * its move list, so the threads spread over the tree instead of searching
+ * the same moves. */
+#define OTH_BUSY_BITS 14
+
+struct oth_search {
+	struct oth_tt *tt;
+	uint64_t nodes;
+	const atomic_int *abort;   /* non-zero: give up (result ignored) */
+	_Atomic uint64_t *busy;    /* 2^OTH_BUSY_BITS slots, or NULL */
+};
+
+/* Exact score of (P, O) and the lowest square reaching it (othello.h's
+ * tie rule); nodes are added to s->nodes. When *s->abort turns non-zero
+ * the return value is meaningless. */
+int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
+		  int *ret_move);
+
+#endif
