@@ -281,6 +281,27 @@ static int otw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 	return 0;
 }
 
+/* The CPU search is built for GPUD_CPU_LEVEL (meson option cpu_level): on
+ * a CPU without it, refuse to start rather than die of an illegal
+ * instruction in the middle of a lease. No context. */
+static int otw_open(void **ret_ctx, char *err, size_t errlen)
+{
+	*ret_ctx = NULL;
+#ifdef GPUD_CPU_LEVEL
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports(GPUD_CPU_LEVEL)) {
+		gerr_printf(err, errlen, "this CPU is not %s, which the solver "
+			    "was built for (rebuild with meson -Dcpu_level=)",
+			    GPUD_CPU_LEVEL);
+		return GERR_UNSUPPORTED;
+	}
+#else
+	(void)err;
+	(void)errlen;
+#endif
+	return 0;
+}
+
 static const char *const otw_exports[] = {"result", NULL};
 
 static const struct wl_param_doc otw_params_doc[] = {
@@ -308,6 +329,7 @@ WL_CUDA_HOOKS(othello)
 
 const struct workload othello_workload = {
 	.name = "othello",
+	.open = otw_open,
 	.unit_name = "positions",
 	.parse_params = othello_wl_parse_params,
 	.parse_input = othello_wl_parse_input,
