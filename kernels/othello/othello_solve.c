@@ -229,12 +229,17 @@ static int search(struct othello_solver *s, uint64_t P, uint64_t O,
 	return best;
 }
 
-int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
-			 int *ret_move, uint64_t *ret_nodes)
+/* The root inside (alpha, beta): the exact score and best move when
+ * alpha < score < beta, else alpha (score <= alpha) or beta (score >=
+ * beta) with OTHELLO_MOVE_NONE; (-65, 65) is the exact solve. Each move is
+ * searched with (max(alpha, best - 1), beta): a null window first, then
+ * exactly if it reaches the best so far (the tie rule's lowest square). */
+static int solve_root(struct othello_solver *s, uint64_t P, uint64_t O,
+		      int alpha, int beta, int *ret_move, uint64_t *ret_nodes)
 {
 	struct mv list[MAX_MOVES];
 	uint64_t m = oth_moves(P, O), n0 = s->nodes;
-	int best = -66, bm = OTHELLO_MOVE_NONE, neg = 0;
+	int best = -66, bm = OTHELLO_MOVE_NONE, neg = 0, sc;
 
 	if (++s->stamp == 0) { /* wrapped: stale stamps could match */
 		memset(s->tt, 0, sizeof(*s->tt) * (s->tt_mask + 1));
@@ -243,33 +248,57 @@ int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
 	s->nodes++;
 	if (!m) {
 		if (!oth_moves(O, P)) {
-			*ret_move = OTHELLO_MOVE_NONE;
-			if (ret_nodes)
-				*ret_nodes = s->nodes - n0;
-			return oth_final_score(P, O);
+			sc = oth_final_score(P, O);
+			goto out;
 		}
 		uint64_t t = P; P = O; O = t;
 		m = oth_moves(P, O);
 		neg = 1;
+		int a = alpha; /* the opponent's window */
+		alpha = -beta;
+		beta = -a;
 	}
 	int n = order_moves(P, O, m, -1, list);
 	for (int i = 0; i < n; i++) {
 		uint64_t np = O & ~list[i].f;
 		uint64_t no = P | list[i].f | (1ull << list[i].sq);
-		int v = i ? -search(s, np, no, -best, -(best - 1), 0) : 65;
+		int lo = best - 1 > alpha ? best - 1 : alpha;
+		int v = i ? -search(s, np, no, -lo - 1, -lo, 0) : lo + 1;
 		/* A null window first: a move that cannot reach the best
 		 * score changes nothing; one that can is searched exactly. */
-		if (v >= best)
-			v = -search(s, np, no, -65, -(best - 1), 0);
-		if (v > best || (v == best && list[i].sq < bm)) {
+		if (v > lo)
+			v = -search(s, np, no, -beta, -lo, 0);
+		if (v >= beta) {
+			best = beta; /* a lower bound: no move needed */
+			bm = OTHELLO_MOVE_NONE;
+			break;
+		}
+		if (v > lo && (v > best || (v == best && list[i].sq < bm))) {
 			best = v;
 			bm = list[i].sq;
 		}
 	}
-	*ret_move = neg ? OTHELLO_MOVE_PASS : bm;
+	if (best <= alpha) {
+		best = alpha;
+		bm = OTHELLO_MOVE_NONE;
+	}
+	sc = neg ? -best : best;
+	bm = neg && bm != OTHELLO_MOVE_NONE ? OTHELLO_MOVE_PASS : bm;
+	*ret_move = bm;
 	if (ret_nodes)
 		*ret_nodes = s->nodes - n0;
-	return neg ? -best : best;
+	return sc;
+out:
+	*ret_move = OTHELLO_MOVE_NONE;
+	if (ret_nodes)
+		*ret_nodes = s->nodes - n0;
+	return sc <= alpha ? alpha : sc >= beta ? beta : sc;
+}
+
+int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
+			 int *ret_move, uint64_t *ret_nodes)
+{
+	return solve_root(s, P, O, -65, 65, ret_move, ret_nodes);
 }
 
 int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
@@ -297,6 +326,7 @@ struct batch {
 	void *opaque;
 	pthread_mutex_t stop_lock; /* stop() is called from one thread at a time */
 	int tt_bits;
+	int alpha, beta;
 };
 
 /* Table size for positions of up to e empties: as many nodes as the full
@@ -330,8 +360,8 @@ static void *batch_thread(void *arg)
 		}
 		if (atomic_load(&b->stopped))
 			break;
-		b->score[i] = (int8_t)othello_solver_solve(s, b->P[i], b->O[i],
-							   &mv, NULL);
+		b->score[i] = (int8_t)solve_root(s, b->P[i], b->O[i], b->alpha,
+						 b->beta, &mv, NULL);
 		b->move[i] = (uint8_t)mv;
 	}
 	atomic_fetch_add(&b->nodes, s->nodes);
@@ -339,15 +369,19 @@ static void *batch_thread(void *arg)
 	return NULL;
 }
 
-int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
-			int threads, int8_t *ret_score, uint8_t *ret_move,
-			uint64_t *ret_nodes, int (*stop)(void *), void *opaque)
+int othello_solve_batch_window(const uint64_t *P, const uint64_t *O,
+			       size_t n, int alpha, int beta, int threads,
+			       int8_t *ret_score, uint8_t *ret_move,
+			       uint64_t *ret_nodes, int (*stop)(void *),
+			       void *opaque)
 {
 	struct batch b = {P, O, n, ret_score, ret_move, 0, 0, 0, 0, stop,
-			  opaque, PTHREAD_MUTEX_INITIALIZER, 0};
+			  opaque, PTHREAD_MUTEX_INITIALIZER, 0, alpha, beta};
 	pthread_t tid[256];
 	int started = 0, e = 0;
 
+	if (alpha < -65 || beta > 65 || alpha >= beta)
+		return GERR_INVAL;
 	for (size_t i = 0; i < n; i++) {
 		int ei = oth_popcount(~(P[i] | O[i]));
 		e = ei > e ? ei : e;
@@ -373,4 +407,12 @@ int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
 	if (atomic_load(&b.stopped))
 		return GERR_CANCELLED;
 	return 0;
+}
+
+int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
+			int threads, int8_t *ret_score, uint8_t *ret_move,
+			uint64_t *ret_nodes, int (*stop)(void *), void *opaque)
+{
+	return othello_solve_batch_window(P, O, n, -65, 65, threads, ret_score,
+					  ret_move, ret_nodes, stop, opaque);
 }

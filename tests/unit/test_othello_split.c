@@ -42,74 +42,123 @@ static uint64_t rnd(void)
 	return mix64(rs);
 }
 
-/* The roots combined from frontier scores solved as gpud would lease them:
- * `workers` positions out at once, each finishing in a random order, a new
- * one taken only when othello_split_need says it is needed now (every
- * position solved when workers is 0). The build's error (GERR_TOOBIG past
- * the frontier's cap). */
+/* What a split's leases cost: leases, nodes, and the simulated wall time
+ * (nodes of the longest chain of leases, each worker searching one node a
+ * tick). */
+struct cost {
+	size_t front, leases, distinct;
+	uint64_t nodes, span;
+};
+
+/* The roots combined from frontier bounds solved as gpud would lease them:
+ * `workers` leases out at once, each the window othello_split_need asks,
+ * a new one taken only for a position with none out; leases finish in a
+ * random order, or in the order their nodes take when `timed`. With no
+ * workers every position is solved exactly up front. Each lease's answer
+ * is checked against the exact solve clamped to its window. The build's
+ * error (GERR_TOOBIG past the frontier's cap). */
 static int combine(const struct othello_pos *roots, size_t n, int depth,
-		   int workers, int8_t *sc, uint8_t *mv, size_t *ret_front,
-		   size_t *ret_solved, uint64_t *ret_nodes)
+		   int workers, int timed, int8_t *sc, uint8_t *mv,
+		   struct cost *ret)
 {
 	struct othello_split *s;
 	const struct othello_pos *fr;
-	size_t nf, solved = 0, out = 0;
-	uint64_t nodes = 0;
+	size_t nf, out = 0;
+	struct cost c = {0};
 	int rc = othello_split_build(roots, n, depth, &s);
 
 	if (rc)
 		return rc;
 	nf = othello_split_frontier(s, &fr);
-	int8_t *all = malloc(nf + 1), *fs = malloc(nf + 1);
+	int8_t *all = malloc(nf + 1), *lo = malloc(nf + 1), *hi = malloc(nf + 1);
+	int8_t *wa = malloc(nf + 1), *wb = malloc(nf + 1), *fsc = malloc(nf + 1);
+	int8_t *fa = malloc(nf + 1), *fb = malloc(nf + 1);
 	uint8_t *fm = malloc(nf + 1), *want = malloc(nf + 1);
-	uint8_t *leased = calloc(nf + 1, 1);
-	uint64_t *cost = malloc((nf + 1) * 8);
+	uint8_t *busy = calloc(nf + 1, 1), *seen = calloc(nf + 1, 1);
+	uint64_t *end = malloc((nf + 1) * 8), now = 0;
 	size_t *fly = malloc((nf + 1) * sizeof(*fly));
 	for (size_t k = 0; k < nf; k++) {
-		uint64_t P, O;
+		uint64_t P, O, nodes;
 		othello_pos_pov(&fr[k], &P, &O);
 		assert_int_equal(othello_solve_batch(&P, &O, 1, 1, &all[k],
-						     &fm[k], &cost[k], NULL,
+						     &fm[k], &nodes, NULL,
 						     NULL), 0);
-		fs[k] = workers ? OTHELLO_NO_SCORE : all[k];
-		nodes += workers ? 0 : cost[k];
+		lo[k] = workers ? -64 : all[k];
+		hi[k] = workers ? 64 : all[k];
+		if (!workers)
+			c.nodes += nodes;
 	}
 	for (;;) {
-		othello_split_need(s, fs, want);
-		for (size_t k = 0; k < nf && out < (size_t)workers; k++)
-			if (!leased[k] && want[k] & OTHELLO_NEED_NOW) {
-				leased[k] = 1;
-				fly[out++] = k;
-			}
+		assert_int_equal(othello_split_need(s, lo, hi, want, wa, wb), 0);
+		for (size_t k = 0; k < nf && out < (size_t)workers; k++) {
+			if (busy[k] || !want[k])
+				continue;
+			uint64_t P, O, nodes;
+			int a = wa[k] < -64 ? -65 : wa[k];
+			int b = wb[k] > 64 ? 65 : wb[k];
+			int8_t es = all[k];
+			uint8_t em = fm[k];
+			assert_true(a < b);
+			othello_pos_pov(&fr[k], &P, &O);
+			assert_int_equal(othello_solve_batch_window(&P, &O, 1, a,
+					 b, 1, &fsc[k], &fm[nf], &nodes, NULL,
+					 NULL), 0);
+			othello_window_clamp(a, b, &es, &em);
+			assert_int_equal(fsc[k], es);
+			assert_int_equal(fm[nf], em);
+			fa[k] = (int8_t)a;
+			fb[k] = (int8_t)b;
+			busy[k] = 1;
+			c.distinct += !seen[k];
+			seen[k] = 1;
+			c.nodes += nodes;
+			end[k] = now + nodes;
+			fly[out++] = k;
+		}
 		if (out == 0)
 			break;
-		size_t t = (size_t)(rnd() % out), k = fly[t];
+		size_t t = (size_t)(rnd() % out);
+		for (size_t u = 0; timed && u < out; u++)
+			if (end[fly[u]] < end[fly[t]])
+				t = u;
+		size_t k = fly[t];
 		fly[t] = fly[--out];
-		fs[k] = all[k];
-		nodes += cost[k];
-		solved++;
+		now = end[k] > now ? end[k] : now;
+		busy[k] = 0;
+		assert_int_equal(othello_split_window(fa[k], fb[k], fsc[k],
+						      &lo[k], &hi[k]), 0);
+		assert_true(lo[k] <= all[k] && all[k] <= hi[k]);
+		c.leases++;
 	}
-	/* Nothing needed: the roots are settled. */
-	for (size_t k = 0; k < nf; k++)
-		assert_false(want[k]);
-	assert_int_equal(othello_split_combine(s, fs, sc, mv), 0);
+	/* Nothing searched now: the roots are settled. */
+	assert_int_equal(othello_split_combine(s, lo, hi, sc, mv), 0);
 	if (workers && nf) { /* the same as from every score */
 		int8_t sc2[64];
 		uint8_t mv2[64];
-		assert_int_equal(othello_split_combine(s, all, sc2, mv2), 0);
+		assert_int_equal(othello_split_combine(s, all, all, sc2, mv2),
+				 0);
 		assert_memory_equal(sc, sc2, n);
 		assert_memory_equal(mv, mv2, n);
 	}
-	*ret_front = nf;
-	*ret_solved = workers ? solved : nf;
-	*ret_nodes = nodes;
+	c.front = nf;
+	c.span = workers ? now : c.nodes;
+	if (!workers)
+		c.leases = c.distinct = nf;
+	*ret = c;
 	othello_split_free(s);
 	free(all);
-	free(fs);
+	free(lo);
+	free(hi);
+	free(wa);
+	free(wb);
+	free(fsc);
+	free(fa);
+	free(fb);
 	free(fm);
 	free(want);
-	free(leased);
-	free(cost);
+	free(busy);
+	free(seen);
+	free(end);
 	free(fly);
 	return 0;
 }
@@ -135,38 +184,41 @@ static void test_combine_random(void **state)
 		}
 		for (int d = 1; d <= (e < 14 ? 3 : 2); d++)
 		for (int w = 0; w < 3; w++) {
-			size_t nf, solved, together = d < 3 ? N : 1, whole = 0;
-			size_t fsum = 0, ssum = 0;
-			uint64_t nodes, sum = 0, dsum = 0;
+			size_t together = d < 3 ? N : 1, whole = 0;
+			struct cost c, sum = {0};
+			uint64_t dsum = 0;
 			/* Roots in one tree, and each alone. */
 			assert_int_equal(combine(roots, together, d, workers[w],
-						 sc, mv, &nf, &solved, &nodes),
-					 0);
-			assert_true(nf > together);
+						 0, sc, mv, &c), 0);
+			assert_true(c.front > together);
 			for (size_t i = 0; i < together; i++) {
 				assert_int_equal(sc[i], ds[i]);
 				assert_int_equal(mv[i], dm[i]);
 			}
 			for (size_t i = 0; i < (d < 3 ? N : 4); i++) {
-				if (combine(&roots[i], 1, d, workers[w], &sc[i],
-					    &mv[i], &nf, &solved, &nodes) ==
-				    GERR_TOOBIG)
+				if (combine(&roots[i], 1, d, workers[w], w == 2,
+					    &sc[i], &mv[i], &c) == GERR_TOOBIG)
 					continue; /* over 1024 positions */
 				assert_int_equal(sc[i], ds[i]);
 				assert_int_equal(mv[i], dm[i]);
-				sum += nodes;
+				sum.nodes += c.nodes;
+				sum.span += c.span;
+				sum.leases += c.leases;
+				sum.distinct += c.distinct;
+				sum.front += c.front;
 				dsum += dn[i];
-				fsum += nf;
-				ssum += solved;
 				whole++;
 			}
 			assert_true(whole >= (d < 3 ? N / 2 : 2));
 			if (e == 14)
 				printf("split: %zu roots of 14 empties, %d plies, "
-				       "%d leases out: %zu of %zu frontier "
-				       "positions solved, %.2fx the direct "
-				       "solve's nodes\n", whole, d, workers[w],
-				       ssum, fsum, (double)sum / (double)dsum);
+				       "%d leases out: %zu leases of %zu of %zu "
+				       "frontier positions, %.2fx the direct "
+				       "solve's nodes, span %.2fx\n", whole, d,
+				       workers[w], sum.leases, sum.distinct,
+				       sum.front, (double)sum.nodes /
+				       (double)dsum, (double)sum.span /
+				       (double)dsum);
 		}
 	}
 }
@@ -195,10 +247,9 @@ static void test_combine_passes(void **state)
 		for (int d = 1; d <= 4; d++) {
 			int8_t sc;
 			uint8_t mv;
-			size_t nf, solved;
-			uint64_t nodes;
-			assert_int_equal(combine(&r, 1, d, (int)(i % 3), &sc, &mv,
-						 &nf, &solved, &nodes), 0);
+			struct cost c;
+			assert_int_equal(combine(&r, 1, d, (int)(i % 3), 0, &sc,
+						 &mv, &c), 0);
 			assert_int_equal(sc, ds);
 			assert_int_equal(mv, dm);
 		}
@@ -208,11 +259,9 @@ static void test_combine_passes(void **state)
 	struct othello_pos end = {~1ull, 0, 1, OTHELLO_NO_SCORE};
 	int8_t sc;
 	uint8_t mv;
-	size_t nf, solved;
-	uint64_t nodes;
-	assert_int_equal(combine(&end, 1, 2, 1, &sc, &mv, &nf, &solved, &nodes),
-			 0);
-	assert_int_equal(nf, 0);
+	struct cost c;
+	assert_int_equal(combine(&end, 1, 2, 1, 0, &sc, &mv, &c), 0);
+	assert_int_equal(c.front, 0);
 	assert_int_equal(sc, 64);
 	assert_int_equal(mv, OTHELLO_MOVE_NONE);
 	(void)finished;
