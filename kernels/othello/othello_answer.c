@@ -216,7 +216,7 @@ static int otw_split_merge(const struct othello_job *j, const json_t *old,
 					  &lo[r->begin + i], &hi[r->begin + i]);
 	if (rc)
 		goto out;
-	for (uint64_t k = 0; k < j->n; k++)
+	for (uint64_t k = 0; k < j->n; k++) /* each NUL overwritten next */
 		snprintf(nf + 4 * k, 5, "%02x%02x", lo[k] / 2 + 32,
 			 hi[k] / 2 + 32);
 	if (json_object_set_new(a, "frontier", json_string(nf))) {

@@ -527,8 +527,10 @@ static int otw_split_carve(const struct othello_job *j, const json_t *cursor,
 		wa[nf] = -66;
 		wb[nf] = 66;
 	}
-	snprintf(win + 4 * next, 5, "%02x%02x", (wa[next] + 66) / 2,
+	char w[5];
+	snprintf(w, sizeof(w), "%02x%02x", (wa[next] + 66) / 2,
 		 (wb[next] + 66) / 2);
+	memcpy(win + 4 * next, w, 4);
 	*ret_k = next;
 	*ret_last = last;
 	*ret_a = wa[next];
@@ -564,8 +566,8 @@ int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	if (othello_job_get(params, &j, err, sizeof(err)))
 		return GERR_INVAL;
 	if (j.split) {
-		char *win;
-		int a, b;
+		char *win = NULL;
+		int a = -66, b = 66;
 		int rc = otw_split_carve(&j, cursor, answer, &next, &a, &b,
 					 &win, ret_last);
 		if (rc)

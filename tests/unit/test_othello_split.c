@@ -398,12 +398,15 @@ static void test_job_split(void **state)
 							    "max_empties")),
 			 11); /* the first moves, searched whole */
 
-	/* One frontier position a lease, two out at once, each merged when
-	 * it is done; then every result merged again backwards into a fresh
-	 * answer: the same answer. */
-	json_t *cursor = NULL, **spec = calloc(total, sizeof(*spec));
-	void **res = calloc(total, sizeof(*res));
-	size_t *len = calloc(total, sizeof(*len));
+	/* One frontier position a lease (some windowed, some positions
+	 * leased again with another window), two out at once, each merged
+	 * when it is done; then every result merged again backwards into a
+	 * fresh answer: the same answer. */
+	json_t *cursor = NULL, **spec = calloc(4 * total, sizeof(*spec));
+	void **res = calloc(4 * total, sizeof(*res));
+	size_t *len = calloc(4 * total, sizeof(*len));
+	uint8_t *seen = calloc(total, 1);
+	uint64_t distinct = 0, windowed = 0;
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 1, NULL};
 	struct wl_run_io io = {&m, NULL, NULL, NULL, NULL, mem_fetch};
 	json_t *fwd = NULL, *rev = NULL, *mg;
@@ -427,8 +430,14 @@ static void test_job_split(void **state)
 			assert_int_equal(W->verify(workload_ctx(W), params,
 						   spec[k], res[k], len[k], 7,
 						   err, sizeof(err)), 0);
+			uint64_t b = (uint64_t)json_integer_value(
+				json_object_get(spec[k], "begin"));
+			distinct += !seen[b];
+			seen[b] = 1;
+			windowed += json_object_get(spec[k], "alpha") ||
+				    json_object_get(spec[k], "beta");
 			k++;
-			assert_true(k <= total);
+			assert_true(k <= 4 * total);
 			continue;
 		}
 		assert_int_equal(rc, GERR_AGAIN);
@@ -443,10 +452,13 @@ static void test_job_split(void **state)
 		fwd = mg;
 		merged++;
 	}
-	printf("split job: %llu of %llu positions leased, %llu waits\n",
-	       (unsigned long long)k, (unsigned long long)total,
-	       (unsigned long long)again);
-	assert_true(k < total); /* some were ruled out */
+	printf("split job: %llu leases (%llu windowed) of %llu of %llu "
+	       "positions, %llu waits\n", (unsigned long long)k,
+	       (unsigned long long)windowed, (unsigned long long)distinct,
+	       (unsigned long long)total, (unsigned long long)again);
+	assert_true(distinct < total); /* some were ruled out */
+	assert_true(windowed > 0);
+	free(seen);
 	assert_int_equal(W->carve(workload_ctx(W), params, cursor, fwd,
 				  &pl.pub, 1, &mg, &units_unused, &mg, &last),
 			 GERR_DONE);
@@ -457,9 +469,12 @@ static void test_job_split(void **state)
 		json_decref(rev);
 		rev = mg;
 	}
-	/* Merging a position twice is refused. */
-	assert_int_not_equal(W->merge(workload_ctx(W), params, fwd, spec[0],
-				      res[0], len[0], "x", &mg, NULL), 0);
+	/* A result that contradicts those merged is refused: the closing
+	 * position (the last lease, a full board of X: +64) said +62. */
+	((uint8_t *)res[k - 1])[OTHELLO_RES_HDR] = 63;
+	assert_int_equal(W->merge(workload_ctx(W), params, fwd, spec[k - 1],
+				  res[k - 1], len[k - 1], "x", &mg, NULL),
+			 GERR_VERIFY);
 	json_object_del(fwd, "usec");
 	json_object_del(rev, "usec");
 	assert_true(json_equal(fwd, rev));
