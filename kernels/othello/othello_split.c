@@ -1,18 +1,18 @@
 /* othello_split.c - one hard position over many workers: each root of a
  * file job is expanded `depth` plies (a pass is a ply) into a tree whose
  * leaves are finished games (scored here) or frontier positions (leased to
- * workers, one distinct position once however many lines reach it); a
- * root's moves are frontier positions as well, so that its first move can
- * be searched whole. gpud combines the roots' exact scores and best moves
- * from the frontier's exact scores by negamax, and asks for no more of
- * them than alpha-beta over those already known needs: the first move of
- * a root whole, then each other move by its replies (one reply solved at
- * or below the best score rules the move out), young brothers waiting for
- * their eldest. Each frontier position is solved exactly (full window),
- * which costs more nodes than the null-window searches of one sequential
- * search (tests/unit/test_othello_split.c prints how many). The expansion
- * is a pure function of (roots, depth), so gpud rebuilds the tree from
- * params whenever it plans or combines instead of storing it.
+ * workers, one distinct position once however many lines reach it, and
+ * again with another window if alpha-beta needs more of it). gpud keeps
+ * bounds of each frontier position's score merged from its results,
+ * combines the roots' exact scores and best moves from them by negamax,
+ * and leases what YBWC over them searches now: a node's first move alone
+ * with the node's window, then its other moves at once with the null
+ * window of the best so far, each searched again with the whole window
+ * only when it beats it. So the leases together search about what one
+ * sequential search does (tests/unit/test_othello_split.c prints how
+ * much more). The expansion is a pure function of (roots, depth), so
+ * gpud rebuilds the tree from params whenever it plans or combines
+ * instead of storing it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@
 
 #include "gerr.h"
 #include "othello.h"
-#include "othello_eval.h"
+#include "othello_search.h"
 #include "othello_wl.h"
 
 #define OSP_MAX_NODES (1u << 16)
@@ -35,9 +35,8 @@ struct osp_node {
 	uint32_t first;
 	uint8_t n, kind;
 	int8_t score;    /* OSP_FINAL */
-	uint32_t front;  /* OSP_FRONT, and a root's inner children (leased
-			    whole when first in order): a ref while building,
-			    then the index; else OSP_NONE */
+	uint32_t front;  /* OSP_FRONT: a ref while building, then the
+			    index; else OSP_NONE */
 };
 
 struct osp_edge {
@@ -89,9 +88,9 @@ static int osp_ref(struct othello_split *s, uint32_t at, uint64_t P,
 }
 
 /* Node `at` (already allocated) is position (P, O), `depth` plies above
- * the frontier; a root's child is a frontier position as well (whole). */
+ * the frontier. */
 static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
-		      uint64_t O, int black, int depth, int whole)
+		      uint64_t O, int black, int depth)
 {
 	uint64_t m = oth_moves(P, O);
 	uint32_t kid[34];
@@ -103,20 +102,16 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 		s->node[at].score = (int8_t)oth_final_score(P, O);
 		return 0;
 	}
-	if (depth == 0 || whole) {
-		rc = osp_ref(s, at, P, O, black);
+	if (depth == 0) {
 		s->node[at].kind = OSP_FRONT;
-		if (rc || depth == 0)
-			return rc;
-		s->node[at].kind = OSP_INNER;
+		return osp_ref(s, at, P, O, black);
 	}
 	/* Children first, then their edges, contiguous. */
 	if (!m) {
 		if ((rc = osp_new_node(s, &kid[0])) != 0)
 			return rc;
 		mv[n++] = OTHELLO_MOVE_PASS;
-		rc = osp_expand(s, kid[0], O, P, !black, depth - 1,
-				at < s->nroots);
+		rc = osp_expand(s, kid[0], O, P, !black, depth - 1);
 		if (rc)
 			return rc;
 	}
@@ -127,21 +122,27 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 			return rc;
 		mv[n] = (uint8_t)sq;
 		rc = osp_expand(s, kid[n++], O & ~f, P | f | (1ull << sq),
-				!black, depth - 1, at < s->nroots);
+				!black, depth - 1);
 		if (rc)
 			return rc;
 	}
-	/* Search order: the static evaluation's best for us first (the
-	 * lowest for the opponent), then squares: the first move is searched
-	 * whole, and a wrong first choice costs most. */
+	/* Search order: the solver's own (fastest first: the fewest
+	 * replies, corners preferred), then squares. A wrong first choice
+	 * costs most (its brothers' null windows fail high and are searched
+	 * again, from an empty table); the static evaluation's order cost
+	 * 1.3x these nodes (tests/unit/test_othello_split.c). */
 	for (int k = 0; k < n; k++) {
-		uint64_t cp = mv[k] == OTHELLO_MOVE_PASS ? O : 0, co = P;
+		uint64_t cp = O, co = P, om;
+		int corner = 0;
 		if (mv[k] != OTHELLO_MOVE_PASS) {
 			uint64_t f = oth_flips(P, O, mv[k]);
 			cp = O & ~f;
 			co = P | f | (1ull << mv[k]);
+			corner = (int)((OTH_CORNERS >> mv[k]) & 1);
 		}
-		key[k] = othello_eval(cp, co) * 64 + k;
+		om = oth_moves(cp, co);
+		key[k] = (oth_popcount(om) * 4 + oth_popcount(om & OTH_CORNERS) *
+			  2 - corner * 3) * 64 + k;
 		ord[k] = (uint8_t)k;
 	}
 	for (int k = 1; k < n; k++) /* insertion sort: n <= 33 */
@@ -259,7 +260,7 @@ int othello_split_build(const struct othello_pos *roots, size_t n, int depth,
 		memset(&s->node[r], 0, sizeof(s->node[r]));
 		s->node[r].front = OSP_NONE;
 		rc = osp_expand(s, (uint32_t)r, P, O, roots[r].black_to_move,
-				depth, 0);
+				depth);
 	}
 	if (rc == 0)
 		rc = osp_number(s);
@@ -316,8 +317,7 @@ size_t othello_split_frontier(const struct othello_split *s,
 }
 
 /* Bounds of every node's value from the frontier's bounds (flo[k] <=
- * score <= fhi[k]), intersected with its children's where it has both
- * (a root's move leased whole and by its replies): children have higher
+ * score <= fhi[k]) and its children's: children have higher
  * indices than their parent, so one pass from the last node up. 1 when
  * the bounds contradict (a wrong result got through). */
 static int osp_bounds(const struct othello_split *s, const int8_t *flo,
@@ -361,7 +361,6 @@ static int osp_bounds(const struct othello_split *s, const int8_t *flo,
 struct osp_need {
 	const struct othello_split *s;
 	const int8_t *lo, *hi;
-	int whole; /* a root's first move is leased whole */
 	uint8_t *want;
 	int8_t *wa, *wb;
 };
@@ -387,22 +386,21 @@ static void osp_mark(const struct osp_need *q, uint32_t at, int a, int b)
 	q->wb[k] = (int8_t)b;
 }
 
-static void osp_visit(const struct osp_need *q, uint32_t at, int a, int b,
-		      int whole);
+static void osp_visit(const struct osp_need *q, uint32_t at, int a, int b);
 
 /* Child c of a node in (a, b), the others surely reaching m (>= a): the
  * eldest with the whole window, a younger one first with the null window
  * at m (can it beat the others?) and with the whole window only once it
  * does. 1 while it is open. */
 static int osp_child(const struct osp_need *q, uint32_t c, int eldest, int m,
-		     int b, int whole)
+		     int b)
 {
 	if (osp_settled(q, c, -b, -m))
 		return 0;
 	if (eldest || q->hi[c] <= -m - 2)
-		osp_visit(q, c, -b, -m, whole);
+		osp_visit(q, c, -b, -m);
 	else
-		osp_visit(q, c, -m - 2, -m, 0);
+		osp_visit(q, c, -m - 2, -m);
 	return 1;
 }
 
@@ -410,15 +408,14 @@ static int osp_child(const struct osp_need *q, uint32_t c, int eldest, int m,
  * window (a, b) searches now, as YBWC would: the first move (in search
  * order) alone until it is settled, then every other at once. Values at
  * or below a, or at or above b, are all one to the parent. */
-static void osp_visit(const struct osp_need *q, uint32_t at, int a, int b,
-		      int whole)
+static void osp_visit(const struct osp_need *q, uint32_t at, int a, int b)
 {
 	const struct othello_split *s = q->s;
 	const struct osp_node *nd = &s->node[at];
 
 	if (osp_settled(q, at, a, b))
 		return;
-	if (nd->kind == OSP_FRONT || (whole && nd->front != OSP_NONE)) {
+	if (nd->kind == OSP_FRONT) {
 		osp_mark(q, at, a, b);
 		return;
 	}
@@ -432,7 +429,7 @@ static void osp_visit(const struct osp_need *q, uint32_t at, int a, int b,
 			if (o != e->child && -q->hi[o] > m)
 				m = -q->hi[o];
 		}
-		if (osp_child(q, e->child, k == 0, m, b, 0) && k == 0)
+		if (osp_child(q, e->child, k == 0, m, b) && k == 0)
 			return; /* the eldest first */
 	}
 }
@@ -446,7 +443,7 @@ static void osp_visit_root(const struct osp_need *q, uint32_t r)
 	const struct osp_node *nd = &s->node[r];
 
 	if (nd->kind != OSP_INNER) {
-		osp_visit(q, r, -66, 66, 0);
+		osp_visit(q, r, -66, 66);
 		return;
 	}
 	for (uint32_t k = 0; k < nd->n; k++) {
@@ -460,9 +457,7 @@ static void osp_visit_root(const struct osp_need *q, uint32_t r)
 				m = w;
 		}
 		m -= m & 1;
-		/* The first move is searched as a sequential search does:
-		 * whole when q->whole, else by its replies like the rest. */
-		if (osp_child(q, c, k == 0, m, 66, q->whole) && k == 0)
+		if (osp_child(q, c, k == 0, m, 66) && k == 0)
 			return;
 	}
 }
@@ -478,8 +473,7 @@ int othello_split_need(const struct othello_split *s, const int8_t *flo,
 	if (rc == 0 && osp_bounds(s, flo, fhi, lo, hi))
 		rc = GERR_VERIFY;
 	if (rc == 0) {
-		struct osp_need q = {s, lo, hi, OTHELLO_SPLIT_WHOLE, want,
-				     wa, wb};
+		struct osp_need q = {s, lo, hi, want, wa, wb};
 		for (uint32_t r = 0; r < s->nroots; r++)
 			osp_visit_root(&q, r);
 	}

@@ -78,11 +78,12 @@ unsigned othello_verify_samples(int empties);
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
  * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more, or --split PLIES) is
  * leased as the distinct frontier positions `depth` plies below its roots
- * (the hardest first), each solved exactly by a worker. gpud rebuilds the
- * tree from the roots in params, combines the roots' scores and best
- * moves (the lowest square reaching the score) by negamax from the
- * frontier scores merged, and leases only the positions that alpha-beta
- * over those scores still needs (othello_plan.c's carve). */
+ * (the hardest first), each in the window that alpha-beta over what is
+ * known needs (othello_solve_batch_window). gpud rebuilds the tree from
+ * the roots in params, combines the roots' scores and best moves (the
+ * lowest square reaching the score) by negamax from the frontier bounds
+ * merged, and leases only what YBWC over them searches now
+ * (othello_plan.c's carve). */
 #define OTHELLO_SPLIT_MAX_ROOTS 64
 #define OTHELLO_SPLIT_MAX_DEPTH 6
 #define OTHELLO_SPLIT_MAX_FRONTIER 1024
@@ -114,11 +115,8 @@ int othello_split_combine(const struct othello_split *s, const int8_t *flo,
  * the others at once, with the null window of the best so far and again
  * whole only when they beat it): want[k] = OTHELLO_NEED_NOW with the
  * window (wa[k], wb[k]) in its score (even; -66 and 66: open), else 0;
- * nfront entries. GERR_VERIFY when the bounds contradict. With
- * OTHELLO_SPLIT_WHOLE a root's first move is searched whole, else by its
- * replies like every other move. */
+ * nfront entries. GERR_VERIFY when the bounds contradict. */
 #define OTHELLO_NEED_NOW 2
-#define OTHELLO_SPLIT_WHOLE 0
 int othello_split_need(const struct othello_split *s, const int8_t *flo,
 		       const int8_t *fhi, uint8_t *want, int8_t *wa,
 		       int8_t *wb);
