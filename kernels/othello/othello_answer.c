@@ -428,14 +428,20 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 	}
 	if (j.split) {
 		const json_t *roots = json_object_get(j.split, "roots");
+		const char *fr = json_string_value(json_object_get(answer,
+								   "frontier"));
+		uint64_t seen = 0;
+		for (uint64_t k = 0; fr && k + 1 < j.n && 4 * k < strlen(fr); k++)
+			seen += strncmp(fr + 4 * k, "0040", 4) != 0;
 		fprintf(f, "othello: %zu positions from a file (up to %lld "
 			"empties), split %lld plies deep into %" PRIu64
-			" frontier positions (up to %d empties, one a lease): "
-			"%" PRIu64 " solved%s\n", json_array_size(roots),
+			" frontier positions (up to %d empties, one a lease, "
+			"in the window alpha-beta needs): %" PRIu64 " leases "
+			"on %" PRIu64 " of them%s\n", json_array_size(roots),
 			(long long)json_integer_value(json_object_get(j.split,
 				"root_empties")),
 			(long long)json_integer_value(json_object_get(j.split,
-				"depth")), j.n - 1, j.empties, n,
+				"depth")), j.n - 1, j.empties, n, seen,
 			json_object_get(answer, "roots") ? ", the rest ruled "
 			"out by alpha-beta" : "");
 		otw_split_text(f, roots, answer);
