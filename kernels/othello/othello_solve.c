@@ -4,7 +4,8 @@
  * (first move with the full window, the others with a null window and a
  * re-search when they land inside it); at the root too, where a move that
  * reaches the best score so far is then searched exactly for the best
- * move's tie rule. At 7 or more empties the moves are sorted fastest first
+ * move's tie rule. The root may search inside a window (a split job's
+ * lease, othello_solve_batch_window): its answer is clamped to it. At 7 or more empties the moves are sorted fastest first
  * (fewest opponent replies, corners preferred), the transposition table's
  * move first; below, the shallow order of othello_search.h (parity, then
  * static). The table (2^18 entries of 24 bytes per solver) stores bounds
