@@ -13,7 +13,7 @@
 # worker and over the unsplit job.
 set -eu
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n 2,12p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
 pos=$1
 threads=${2:-1}
 counts=${3:-1 2 4}
