@@ -88,7 +88,10 @@ unsigned othello_verify_samples(int empties);
 #define OTHELLO_SPLIT_MAX_DEPTH 6
 #define OTHELLO_SPLIT_MAX_FRONTIER 1024
 #define OTHELLO_SPLIT_AUTO_EMPTIES 20
-#define OTHELLO_SPLIT_TARGET 64 /* frontier positions the auto depth seeks */
+/* Frontier positions the auto depth seeks: 2 plies for most positions;
+ * 3 plies cost FFO #24 and #25 more nodes and a longer simulated wall
+ * time on 4 workers than 2 (every lease starts from an empty table). */
+#define OTHELLO_SPLIT_TARGET 32
 
 struct othello_split;
 /* The tree of roots[0..n) expanded depth plies (1..OTHELLO_SPLIT_MAX_DEPTH;

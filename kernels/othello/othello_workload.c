@@ -284,7 +284,7 @@ static const struct wl_param_doc otw_params_doc[] = {
 	  "instead of --random" },
 	{ "split", "string", "0", "with --file: lease the positions' subtrees "
 	  "PLIES (1..6) deep so that many workers share a few deep positions "
-	  "(auto: the plies for 64+ subtrees, if at most 64 positions and one "
+	  "(auto: the plies for 32+ subtrees, if at most 64 positions and one "
 	  "has 20+ empties)" },
 	{ NULL, NULL, NULL, NULL },
 };
