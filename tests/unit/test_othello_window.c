@@ -18,7 +18,7 @@
 #include "gerr.h"
 #include "othello/othello.h"
 
-enum { N = 160, WINDOWS = 30 };
+enum { N = 120, WINDOWS = 24 };
 
 static uint64_t rs = 17;
 static uint64_t rnd(void)
