@@ -515,12 +515,13 @@ static int otw_split_carve(const struct othello_job *j, const json_t *cursor,
 	}
 	int last = next == j->n;
 	if (last) {
-		int8_t *sc = lo, *mv = hi; /* scratch: nroots <= n */
+		int8_t sc[OTHELLO_SPLIT_MAX_ROOTS];
+		uint8_t mv[OTHELLO_SPLIT_MAX_ROOTS];
 		if (win[4 * nf] != '-') {
 			rc = GERR_DONE;
 			goto out;
 		}
-		rc = othello_split_combine(sp, lo, hi, sc, (uint8_t *)mv);
+		rc = othello_split_combine(sp, lo, hi, sc, mv);
 		if (rc)
 			goto out; /* GERR_AGAIN: wait for a result out */
 		next = nf; /* the closing position */
