@@ -88,9 +88,10 @@ unsigned othello_verify_samples(int empties);
 #define OTHELLO_SPLIT_MAX_DEPTH 6
 #define OTHELLO_SPLIT_MAX_FRONTIER 1024
 #define OTHELLO_SPLIT_AUTO_EMPTIES 20
-/* Frontier positions the auto depth seeks: 2 plies for most positions;
- * 3 plies cost FFO #24 and #25 more nodes and a longer simulated wall
- * time on 4 workers than 2 (every lease starts from an empty table). */
+/* Frontier positions the auto depth seeks: 2 plies for most positions.
+ * 3 plies were no surer a gain (simulated on 4 workers: FFO #24 longer,
+ * #25 and random 14-16-empty roots shorter) for 3-4x the leases, each a
+ * round trip through gpud. */
 #define OTHELLO_SPLIT_TARGET 32
 
 struct othello_split;
