@@ -7,11 +7,13 @@
 # POSITION: an FFO number (tests/data/ffo.obf) or an OBF line; THREADS per
 # worker (default 1); WORKERS the counts to run (default "1 2 4"); SPLIT
 # the plies (default auto). Prints per run the wall time (submit to done,
-# gpud's clock), the nodes searched, the frontier positions solved, and the
-# speedups over the split job on one worker and over the unsplit job.
+# gpud's clock), the nodes searched, the leases (one frontier position
+# each, in a window; a position may be leased again with another window)
+# and the frontier's size, and the speedups over the split job on one
+# worker and over the unsplit job.
 set -eu
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n 2,12p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
 pos=$1
 threads=${2:-1}
 counts=${3:-1 2 4}
@@ -95,11 +97,11 @@ import sys
 runs = [l.split() for l in open(sys.argv[1])]
 base = float(runs[0][2])
 one = next((float(r[2]) for r in runs if r[0] == "split" and r[1] == "1"), None)
-print("%-8s %7s %9s %14s %14s %10s %10s" % ("job", "workers", "wall s", "nodes", "solved", "vs 1 split",
+print("%-8s %7s %9s %14s %14s %10s %10s" % ("job", "workers", "wall s", "nodes", "leases", "vs 1 split",
                                             "vs unsplit"))
 for r in runs:
     t = float(r[2])
-    solved = "%s of %s" % (r[4], int(r[5]) - 1) if r[0] == "split" else r[4]
+    solved = "%s, %s" % (r[4], int(r[5]) - 1) if r[0] == "split" else r[4]
     print("%-8s %7s %9.3f %14s %14s %10s %10.2f" % (r[0], r[1], t, r[3], solved,
           "%.2f" % (one / t) if one and r[0] == "split" else "-", base / t))
 EOF

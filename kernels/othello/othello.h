@@ -298,6 +298,28 @@ int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
 			uint64_t *ret_nodes, int (*stop)(void *),
 			void *opaque);
 
+/* The same inside the window (alpha, beta), -65 <= alpha < beta <= 65:
+ * score[i] is the exact score s with the best move when alpha < s < beta,
+ * else alpha (s <= alpha) or beta (s >= beta) with OTHELLO_MOVE_NONE:
+ * clamped, so that every correct solver answers alike (fail-soft values
+ * depend on the search). (-65, 65) is othello_solve_batch. GERR_INVAL for
+ * another window. */
+int othello_solve_batch_window(const uint64_t *P, const uint64_t *O, size_t n,
+			       int alpha, int beta, int threads,
+			       int8_t *ret_score, uint8_t *ret_move,
+			       uint64_t *ret_nodes, int (*stop)(void *),
+			       void *opaque);
+
+/* An exact (score, move) as the window (alpha, beta) answers it. */
+static inline void othello_window_clamp(int alpha, int beta, int8_t *score,
+					uint8_t *move)
+{
+	if (*score <= alpha || *score >= beta) {
+		*score = (int8_t)(*score <= alpha ? alpha : beta);
+		*move = OTHELLO_MOVE_NONE;
+	}
+}
+
 /* ---- binary formats ------------------------------------------------------
  * All integers little-endian.
  *

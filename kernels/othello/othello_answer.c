@@ -137,10 +137,11 @@ int othello_split_answer_roots(const json_t *answer, size_t n,
 	return 0;
 }
 
-/* The roots of a split job once every frontier score is in fs: their
- * scores and moves, histogram and mismatches into the answer a. */
-static int otw_split_roots(const struct othello_job *j, const int8_t *fs,
-			   json_t *a)
+/* The roots of a split job once the frontier's bounds [lo, hi] settle
+ * them: their scores and moves, histogram and mismatches into the answer
+ * a; GERR_AGAIN before. */
+static int otw_split_roots(const struct othello_job *j, const int8_t *lo,
+			   const int8_t *hi, json_t *a)
 {
 	char err[WL_ERRLEN];
 	struct othello_split *sp = NULL;
@@ -160,7 +161,7 @@ static int otw_split_roots(const struct othello_job *j, const int8_t *fs,
 		rc = GERR_NOMEM;
 		goto out;
 	}
-	rc = othello_split_combine(sp, fs, sc, mv);
+	rc = othello_split_combine(sp, lo, hi, sc, mv);
 	if (rc)
 		goto out;
 	uint64_t hist[65] = {0};
@@ -197,42 +198,38 @@ out:
 	return rc;
 }
 
-/* A split job's frontier scores so far (old answer's, or none) with r's,
- * into a, and the roots once they no longer depend on an unknown one.
- * Each position is merged once. */
+/* A split job's frontier bounds so far (old answer's, or none) narrowed
+ * by r's results in the window (alpha, beta), into a, and the roots once
+ * they no longer depend on an unknown. Bounds only narrow, so merges
+ * commute; results that contradict are refused. */
 static int otw_split_merge(const struct othello_job *j, const json_t *old,
-			   const struct othello_res *r, json_t *a)
+			   int alpha, int beta, const struct othello_res *r,
+			   json_t *a)
 {
-	char *nf = malloc(2 * j->n + 1);
-	int8_t *fs = malloc(j->n);
-	int rc = nf && fs ? othello_split_scores(old, j->n, fs) : GERR_NOMEM;
+	char *nf = malloc(4 * j->n + 1);
+	int8_t *lo = malloc(j->n), *hi = malloc(j->n);
+	int rc = nf && lo && hi ? othello_split_scores(old, j->n, lo, hi)
+				: GERR_NOMEM;
 
+	for (uint64_t i = 0; rc == 0 && i < r->count; i++)
+		rc = othello_split_window(alpha, beta, r->score[i],
+					  &lo[r->begin + i], &hi[r->begin + i]);
 	if (rc)
 		goto out;
-	for (uint64_t i = 0; i < r->count; i++) {
-		if (fs[r->begin + i] != OTHELLO_NO_SCORE) {
-			rc = GERR_INVAL; /* merged twice */
-			goto out;
-		}
-		fs[r->begin + i] = r->score[i];
-	}
-	for (uint64_t k = 0; k < j->n; k++) {
-		if (fs[k] == OTHELLO_NO_SCORE)
-			memcpy(nf + 2 * k, "--", 3);
-		else
-			snprintf(nf + 2 * k, 3, "%02x", fs[k] / 2 + 32);
-	}
-	nf[2 * j->n] = '\0';
+	for (uint64_t k = 0; k < j->n; k++) /* each NUL overwritten next */
+		snprintf(nf + 4 * k, 5, "%02x%02x", lo[k] / 2 + 32,
+			 hi[k] / 2 + 32);
 	if (json_object_set_new(a, "frontier", json_string(nf))) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
-	rc = otw_split_roots(j, fs, a);
+	rc = otw_split_roots(j, lo, hi, a);
 	if (rc == GERR_AGAIN)
 		rc = 0;
 out:
 	free(nf);
-	free(fs);
+	free(lo);
+	free(hi);
 	return rc;
 }
 
@@ -250,13 +247,16 @@ int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 	uint64_t begin, count, sums[OTW_NSUMS], hist[65], cnt[65], mm = 0;
 	const json_t *old_list;
 	json_t *a = NULL, *h = NULL, *list = NULL;
-	int rc;
+	int rc, alpha, beta;
 
 	(void)ctx;
 	(void)result_hash;
 	(void)ret_note; /* the part's spec says which positions it holds */
 	rc = othello_spec_get(params, spec, &j, &begin, &count, err,
 			      sizeof(err));
+	if (rc == 0)
+		rc = othello_spec_window(&j, spec, &alpha, &beta, err,
+					 sizeof(err));
 	if (rc)
 		return rc;
 	rc = otw_answer_read(answer, sums, hist, &old_list);
@@ -304,7 +304,8 @@ int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		rc = GERR_NOMEM;
 		goto out;
 	}
-	if (j.split && (rc = otw_split_merge(&j, answer, &r, a)) != 0) {
+	if (j.split && (rc = otw_split_merge(&j, answer, alpha, beta, &r,
+					      a)) != 0) {
 		json_decref(a);
 		goto out;
 	}
@@ -348,8 +349,10 @@ int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 	/* A split job's histogram holds its roots, the frontier merged. */
 	uint64_t scored = j.split ? json_array_size(json_object_get(j.split,
 				"roots")) : j.n;
-	/* A split job solves the frontier positions its roots need. */
-	if (total != scored || (j.split ? sums[OTW_POSITIONS] > j.n
+	/* A split job solves the frontier positions its roots need, some
+	 * with several windows: one a lease. */
+	if (total != scored || (j.split ? sums[OTW_POSITIONS] !=
+						sums[OTW_LEASES]
 					: sums[OTW_POSITIONS] != j.n) ||
 	    (j.split && json_array_size(json_object_get(answer, "roots")) !=
 			scored)) {
@@ -425,14 +428,20 @@ char *othello_wl_render_text(void *ctx, const json_t *params,
 	}
 	if (j.split) {
 		const json_t *roots = json_object_get(j.split, "roots");
+		const char *fr = json_string_value(json_object_get(answer,
+								   "frontier"));
+		uint64_t seen = 0;
+		for (uint64_t k = 0; fr && k + 1 < j.n && 4 * k < strlen(fr); k++)
+			seen += strncmp(fr + 4 * k, "0040", 4) != 0;
 		fprintf(f, "othello: %zu positions from a file (up to %lld "
 			"empties), split %lld plies deep into %" PRIu64
-			" frontier positions (up to %d empties, one a lease): "
-			"%" PRIu64 " solved%s\n", json_array_size(roots),
+			" frontier positions (up to %d empties, one a lease, "
+			"in the window alpha-beta needs): %" PRIu64 " leases "
+			"on %" PRIu64 " of them%s\n", json_array_size(roots),
 			(long long)json_integer_value(json_object_get(j.split,
 				"root_empties")),
 			(long long)json_integer_value(json_object_get(j.split,
-				"depth")), j.n - 1, j.empties, n,
+				"depth")), j.n - 1, j.empties, n, seen,
 			json_object_get(answer, "roots") ? ", the rest ruled "
 			"out by alpha-beta" : "");
 		otw_split_text(f, roots, answer);

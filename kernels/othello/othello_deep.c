@@ -475,8 +475,8 @@ static inline int root_sort_depth(int e)
 	return e < 12 ? -1 : e < 18 ? 2 : e < 24 ? 4 : 6;
 }
 
-int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
-		  int *ret_move)
+int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+		  int beta, int *ret_move)
 {
 	struct mv list[MAX_MOVES];
 	uint64_t moves = oth_moves(P, O);
@@ -486,12 +486,16 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 	s->nodes++;
 	if (!moves) {
 		if (!oth_moves(O, P)) {
+			int v = oth_final_score(P, O);
 			*ret_move = OTHELLO_MOVE_NONE;
-			return oth_final_score(P, O);
+			return v <= alpha ? alpha : v >= beta ? beta : v;
 		}
 		uint64_t t = P;
+		int a = alpha;
 		P = O;
 		O = t;
+		alpha = -beta;
+		beta = -a;
 		moves = oth_moves(P, O);
 		neg = 1;
 	}
@@ -517,15 +521,18 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 			set_busy(s, k);
 		}
 		if (best == -66) {
-			v = -pvs(s, x->P, x->O, -65, 65, e - 1, 0);
+			v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1, 0);
 		} else {
+			/* Below the best move's square a tie must be seen. */
 			int a = x->sq < bm ? best - 1 : best;
+			if (a < alpha)
+				a = alpha;
 			v = e - 1 <= SHALLOW_MAX ?
 				    -ab_small(s, x->P, x->O, -a - 1, -a, e - 1,
 					      0) :
 				    nws_child(s, x, a, e);
 			if (v > a && !aborted(s))
-				v = -pvs(s, x->P, x->O, -65, -a, e - 1, 0);
+				v = -pvs(s, x->P, x->O, -beta, -a, e - 1, 0);
 		}
 		if (k)
 			clear_busy(s, k);
@@ -535,7 +542,13 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 			best = v;
 			bm = x->sq;
 		}
+		if (best >= beta)
+			break;
 	}
-	*ret_move = neg ? OTHELLO_MOVE_PASS : bm;
+	if (best <= alpha || best >= beta) { /* a bound: clamped */
+		best = best <= alpha ? alpha : beta;
+		bm = OTHELLO_MOVE_NONE;
+	}
+	*ret_move = neg && bm != OTHELLO_MOVE_NONE ? OTHELLO_MOVE_PASS : bm;
 	return neg ? -best : best;
 }

@@ -62,10 +62,12 @@ struct oth_search {
 	_Atomic uint64_t *busy;    /* 2^OTH_BUSY_BITS slots, or NULL */
 };
 
-/* Exact score of (P, O) and the lowest square reaching it (othello.h's
- * tie rule); nodes are added to s->nodes. When *s->abort turns non-zero
- * the return value is meaningless. */
-int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
-		  int *ret_move);
+/* Score of (P, O) in the window (alpha, beta), clamped as
+ * othello_solve_batch_window says: the exact score and the lowest square
+ * reaching it (othello.h's tie rule) inside the window, else alpha or beta
+ * and OTHELLO_MOVE_NONE; nodes are added to s->nodes. When *s->abort turns
+ * non-zero the return value is meaningless. */
+int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+		  int beta, int *ret_move);
 
 #endif

@@ -65,18 +65,24 @@ void othello_solver_free(struct othello_solver *s)
 	free(s);
 }
 
-int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
-			 int *ret_move, uint64_t *ret_nodes)
+static int solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
+			int alpha, int beta, int *ret_move, uint64_t *ret_nodes)
 {
 	struct oth_search q = {s->tt, 0, &s->abort, NULL};
 	int v;
 
 	oth_tt_next_gen(s->tt); /* node counts independent of order */
-	v = oth_deep_root(&q, P, O, ret_move);
+	v = oth_deep_root(&q, P, O, alpha, beta, ret_move);
 	s->nodes += q.nodes;
 	if (ret_nodes)
 		*ret_nodes = q.nodes;
 	return v;
+}
+
+int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
+			 int *ret_move, uint64_t *ret_nodes)
+{
+	return solver_solve(s, P, O, -65, 65, ret_move, ret_nodes);
 }
 
 int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
@@ -97,6 +103,7 @@ struct par {
 	_Atomic uint64_t *busy;
 	atomic_int abort;
 	uint64_t P, O;
+	int alpha, beta;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int running, done, score, move;
@@ -107,7 +114,7 @@ static void *par_thread(void *arg)
 {
 	struct par *p = arg;
 	struct oth_search s = {p->tt, 0, &p->abort, p->busy};
-	int mv, v = oth_deep_root(&s, p->P, p->O, &mv);
+	int mv, v = oth_deep_root(&s, p->P, p->O, p->alpha, p->beta, &mv);
 
 	pthread_mutex_lock(&p->lock);
 	if (!p->done && !atomic_load(&p->abort)) {
@@ -126,11 +133,13 @@ static void *par_thread(void *arg)
 /* Solve (P, O) with `threads` threads on table tt; 0, GERR_CANCELLED when
  * stop() turned non-zero first, or GERR_NOMEM. */
 static int par_solve(struct oth_tt *tt, _Atomic uint64_t *busy,
-		     uint64_t P, uint64_t O, int threads, int *ret_score,
+		     uint64_t P, uint64_t O, int alpha, int beta,
+		     int threads, int *ret_score,
 		     int *ret_move, uint64_t *ret_nodes, int (*stop)(void *),
 		     void *opaque)
 {
-	struct par p = {.tt = tt, .busy = busy, .P = P, .O = O};
+	struct par p = {.tt = tt, .busy = busy, .P = P, .O = O,
+			.alpha = alpha, .beta = beta};
 	pthread_t tid[MAX_THREADS];
 	int started = 0, stopped = 0;
 
@@ -189,6 +198,7 @@ struct batch {
 	void *opaque;
 	pthread_mutex_t stop_lock; /* stop() is called from one thread at a time */
 	int tt_bits;
+	int alpha, beta; /* the window */
 	size_t poll_mask; /* stop() before every (poll_mask + 1)th position */
 };
 
@@ -223,8 +233,8 @@ static void *batch_thread(void *arg)
 		}
 		if (atomic_load(&b->stopped))
 			break;
-		b->score[i] = (int8_t)othello_solver_solve(s, b->P[i], b->O[i],
-							   &mv, NULL);
+		b->score[i] = (int8_t)solver_solve(s, b->P[i], b->O[i],
+						   b->alpha, b->beta, &mv, NULL);
 		b->move[i] = (uint8_t)mv;
 	}
 	atomic_fetch_add(&b->nodes, s->nodes);
@@ -274,8 +284,8 @@ static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 	for (size_t k = 0; k < b->n && !rc; k++) {
 		size_t i = b->idx[k];
 		int sc = 0, mv = 0;
-		rc = par_solve(tt, busy, b->P[i], b->O[i], threads, &sc, &mv,
-			       nodes, b->stop, b->opaque);
+		rc = par_solve(tt, busy, b->P[i], b->O[i], b->alpha, b->beta,
+			       threads, &sc, &mv, nodes, b->stop, b->opaque);
 		b->score[i] = (int8_t)sc;
 		b->move[i] = (uint8_t)mv;
 	}
@@ -288,8 +298,21 @@ int othello_solve_batch(const uint64_t *P, const uint64_t *O, size_t n,
 			int threads, int8_t *ret_score, uint8_t *ret_move,
 			uint64_t *ret_nodes, int (*stop)(void *), void *opaque)
 {
+	return othello_solve_batch_window(P, O, n, -65, 65, threads, ret_score,
+					  ret_move, ret_nodes, stop, opaque);
+}
+
+int othello_solve_batch_window(const uint64_t *P, const uint64_t *O, size_t n,
+			       int alpha, int beta, int threads,
+			       int8_t *ret_score, uint8_t *ret_move,
+			       uint64_t *ret_nodes, int (*stop)(void *),
+			       void *opaque)
+{
 	struct batch b = {P, O, NULL, 0, ret_score, ret_move, 0, 0, 0, 0,
-			  stop, opaque, PTHREAD_MUTEX_INITIALIZER, 0, 63};
+			  stop, opaque, PTHREAD_MUTEX_INITIALIZER, 0, alpha,
+			  beta, 63};
+	if (alpha < -65 || beta > 65 || alpha >= beta)
+		return GERR_INVAL;
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
 	size_t nd = 0, ns = 0;
 	int eshallow = 0, edeep = 0, rc = 0;

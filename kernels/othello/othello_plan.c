@@ -112,6 +112,41 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 	return 0;
 }
 
+/* One side of a window: absent (open), or even within the scores. */
+static int otw_window_side(const json_t *spec, const char *key, int open,
+			   int *ret)
+{
+	const json_t *v = json_object_get(spec, key);
+	json_int_t x;
+
+	*ret = open;
+	if (!v)
+		return 0;
+	x = json_integer_value(v);
+	if (!json_is_integer(v) || x < -64 || x > 64 || x & 1)
+		return GERR_INVAL;
+	*ret = (int)x;
+	return 0;
+}
+
+int othello_spec_window(const struct othello_job *j, const json_t *spec,
+			int *ret_alpha, int *ret_beta, char *err,
+			size_t errlen)
+{
+	int a, b;
+
+	if (otw_window_side(spec, "alpha", -65, &a) ||
+	    otw_window_side(spec, "beta", 65, &b) || a >= b ||
+	    (!j->split && (a != -65 || b != 65))) {
+		gerr_printf(err, errlen, "othello: a lease's alpha and beta "
+			    "must be even, alpha < beta, and only in split jobs");
+		return GERR_INVAL;
+	}
+	*ret_alpha = a;
+	*ret_beta = b;
+	return 0;
+}
+
 /* --split: 0 (the default: a split job costs several times the nodes of
  * one search, see othello_split.c, so it pays only with many workers),
  * "auto" (OTHELLO_SPLIT_AUTO: split a job of few deep positions) or the
@@ -424,74 +459,93 @@ static uint64_t otw_default_units(int empties)
 }
 
 /* A split job's next lease: a frontier position that alpha-beta over the
- * scores merged so far still needs (othello_split_need), first those a
- * sequential search would be at now (the hardest first), else, rather
- * than leave a worker idle, one a result still out may rule out; the
- * positions ruled out before they are leased are never solved. The
- * planner must say which lease is its last when it carves it, yet whether
- * a position will be needed depends on results still out; so when the
- * merged scores rule out all that is left, the last lease is the closing
+ * bounds merged so far searches now (othello_split_need), with its
+ * window, the hardest first, unless its last lease is still out (its
+ * window not settled by the bounds: a position is leased once at a time).
+ * The planner must say which lease is its last when it carves it, yet
+ * whether a position will be needed depends on results still out; so
+ * once the bounds settle the roots, the last lease is the closing
  * position (the job's last, a full board: no work), whose merge lets gpud
- * finish the job. */
+ * finish the job. Until then, with nothing to lease now, it waits
+ * (GERR_AGAIN) for a result out. */
 static int otw_split_carve(const struct othello_job *j, const json_t *cursor,
-			   const json_t *answer, uint64_t *ret_k,
-			   char **ret_leased, int *ret_last)
+			   const json_t *answer, uint64_t *ret_k, int *ret_a,
+			   int *ret_b, char **ret_windows, int *ret_last)
 {
 	char err[WL_ERRLEN];
-	const char *old = json_string_value(json_object_get(cursor, "leased"));
+	const char *old = json_string_value(json_object_get(cursor, "windows"));
 	struct othello_split *sp = NULL;
-	uint64_t nf = j->n - 1, next = j->n, more = 0;
-	int8_t *fs = malloc(j->n);
+	uint64_t nf = j->n - 1, next = j->n;
+	int8_t *lo = malloc(j->n), *hi = malloc(j->n), *wa = malloc(j->n);
+	int8_t *wb = malloc(j->n);
 	uint8_t *want = malloc(j->n);
-	char *leased = malloc(j->n + 1);
-	int rc = fs && want && leased ? 0 : GERR_NOMEM;
+	char *win = malloc(4 * j->n + 1);
+	int rc = lo && hi && wa && wb && want && win ? 0 : GERR_NOMEM;
 
-	if (rc == 0 && cursor && (!old || strlen(old) != j->n))
+	if (rc == 0 && cursor && (!old || strlen(old) != 4 * j->n))
 		rc = GERR_INVAL;
 	if (rc == 0)
-		rc = othello_split_scores(answer, j->n, fs);
+		rc = othello_split_scores(answer, j->n, lo, hi);
 	if (rc == 0)
 		rc = othello_split_of(j, &sp, NULL, NULL, err, sizeof(err));
 	if (rc == 0 && othello_split_frontier(sp, NULL) != nf)
 		rc = GERR_INVAL;
+	if (rc == 0)
+		rc = othello_split_need(sp, lo, hi, want, wa, wb);
 	if (rc)
 		goto out;
-	for (uint64_t k = 0; k < j->n; k++)
-		leased[k] = old ? old[k] : '0';
-	leased[j->n] = '\0';
-	othello_split_need(sp, fs, want);
-	for (uint64_t k = 0; k < nf; k++) {
-		if (leased[k] != '0' || !want[k])
+	if (old)
+		memcpy(win, old, 4 * j->n + 1);
+	else
+		memset(win, '-', 4 * j->n), win[4 * j->n] = '\0';
+	for (uint64_t k = 0; next == j->n && k < nf; k++) {
+		unsigned la, lb;
+		if (!want[k])
 			continue;
-		if (next == j->n && want[k] & OTHELLO_NEED_NOW)
-			next = k;
-		else
-			more++;
+		if (win[4 * k] != '-') {
+			if (sscanf(win + 4 * k, "%2x%2x", &la, &lb) != 2) {
+				rc = GERR_INVAL;
+				goto out;
+			}
+			int a = 2 * (int)la - 66, b = 2 * (int)lb - 66;
+			if (lo[k] != hi[k] && hi[k] > a && lo[k] < b)
+				continue; /* out: its result is not in */
+		}
+		next = k;
 	}
-	if (next == j->n && more) {
-		/* Nothing needed now is left: an idle worker takes what a later
-		 * result may still need rather than wait for it. */
-		for (uint64_t k = 0; next == j->n && k < nf; k++)
-			if (leased[k] == '0' && want[k])
-				next = k;
-		more--;
-	}
-	if (next == j->n)
+	int last = next == j->n;
+	if (last) {
+		int8_t sc[OTHELLO_SPLIT_MAX_ROOTS];
+		uint8_t mv[OTHELLO_SPLIT_MAX_ROOTS];
+		if (win[4 * nf] != '-') {
+			rc = GERR_DONE;
+			goto out;
+		}
+		rc = othello_split_combine(sp, lo, hi, sc, mv);
+		if (rc)
+			goto out; /* GERR_AGAIN: wait for a result out */
 		next = nf; /* the closing position */
-	if (leased[next] != '0') {
-		rc = GERR_DONE;
-		goto out;
+		wa[nf] = -66;
+		wb[nf] = 66;
 	}
-	leased[next] = '1';
+	char w[5];
+	snprintf(w, sizeof(w), "%02x%02x", (wa[next] + 66) / 2,
+		 (wb[next] + 66) / 2);
+	memcpy(win + 4 * next, w, 4);
 	*ret_k = next;
-	*ret_leased = leased;
-	leased = NULL;
-	*ret_last = more == 0;
+	*ret_last = last;
+	*ret_a = wa[next];
+	*ret_b = wb[next];
+	*ret_windows = win;
+	win = NULL;
 out:
 	othello_split_free(sp);
-	free(fs);
+	free(lo);
+	free(hi);
+	free(wa);
+	free(wb);
 	free(want);
-	free(leased);
+	free(win);
 	return rc;
 }
 
@@ -513,15 +567,22 @@ int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	if (othello_job_get(params, &j, err, sizeof(err)))
 		return GERR_INVAL;
 	if (j.split) {
-		char *leased;
-		int rc = otw_split_carve(&j, cursor, answer, &next, &leased,
-					 ret_last);
+		char *win = NULL;
+		int a = -66, b = 66;
+		int rc = otw_split_carve(&j, cursor, answer, &next, &a, &b,
+					 &win, ret_last);
 		if (rc)
 			return rc;
 		spec = json_pack("{s:I, s:i}", "begin", (json_int_t)next,
 				 "count", 1);
-		cur = json_pack("{s:s}", "leased", leased);
-		free(leased);
+		cur = json_pack("{s:s}", "windows", win);
+		free(win);
+		if (spec && a > -66 &&
+		    json_object_set_new(spec, "alpha", json_integer(a)))
+			json_decref(spec), spec = NULL;
+		if (spec && b < 66 &&
+		    json_object_set_new(spec, "beta", json_integer(b)))
+			json_decref(spec), spec = NULL;
 		if (!spec || !cur) {
 			json_decref(spec);
 			json_decref(cur);

@@ -1,18 +1,18 @@
 /* othello_split.c - one hard position over many workers: each root of a
  * file job is expanded `depth` plies (a pass is a ply) into a tree whose
  * leaves are finished games (scored here) or frontier positions (leased to
- * workers, one distinct position once however many lines reach it); a
- * root's moves are frontier positions as well, so that its first move can
- * be searched whole. gpud combines the roots' exact scores and best moves
- * from the frontier's exact scores by negamax, and asks for no more of
- * them than alpha-beta over those already known needs: the first move of
- * a root whole, then each other move by its replies (one reply solved at
- * or below the best score rules the move out), young brothers waiting for
- * their eldest. Each frontier position is solved exactly (full window),
- * which costs more nodes than the null-window searches of one sequential
- * search (tests/unit/test_othello_split.c prints how many). The expansion
- * is a pure function of (roots, depth), so gpud rebuilds the tree from
- * params whenever it plans or combines instead of storing it.
+ * workers, one distinct position once however many lines reach it, and
+ * again with another window if alpha-beta needs more of it). gpud keeps
+ * bounds of each frontier position's score merged from its results,
+ * combines the roots' exact scores and best moves from them by negamax,
+ * and leases what YBWC over them searches now: a node's first move alone
+ * with the node's window, then its other moves at once with the null
+ * window of the best so far, each searched again with the whole window
+ * only when it beats it. So the leases together search about what one
+ * sequential search does (tests/unit/test_othello_split.c prints how
+ * much more). The expansion is a pure function of (roots, depth), so
+ * gpud rebuilds the tree from params whenever it plans or combines
+ * instead of storing it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -35,9 +35,8 @@ struct osp_node {
 	uint32_t first;
 	uint8_t n, kind;
 	int8_t score;    /* OSP_FINAL */
-	uint32_t front;  /* OSP_FRONT, and a root's inner children (leased
-			    whole when first in order): a ref while building,
-			    then the index; else OSP_NONE */
+	uint32_t front;  /* OSP_FRONT: a ref while building, then the
+			    index; else OSP_NONE */
 };
 
 struct osp_edge {
@@ -89,9 +88,9 @@ static int osp_ref(struct othello_split *s, uint32_t at, uint64_t P,
 }
 
 /* Node `at` (already allocated) is position (P, O), `depth` plies above
- * the frontier; a root's child is a frontier position as well (whole). */
+ * the frontier. */
 static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
-		      uint64_t O, int black, int depth, int whole)
+		      uint64_t O, int black, int depth)
 {
 	uint64_t m = oth_moves(P, O);
 	uint32_t kid[34];
@@ -103,20 +102,16 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 		s->node[at].score = (int8_t)oth_final_score(P, O);
 		return 0;
 	}
-	if (depth == 0 || whole) {
-		rc = osp_ref(s, at, P, O, black);
+	if (depth == 0) {
 		s->node[at].kind = OSP_FRONT;
-		if (rc || depth == 0)
-			return rc;
-		s->node[at].kind = OSP_INNER;
+		return osp_ref(s, at, P, O, black);
 	}
 	/* Children first, then their edges, contiguous. */
 	if (!m) {
 		if ((rc = osp_new_node(s, &kid[0])) != 0)
 			return rc;
 		mv[n++] = OTHELLO_MOVE_PASS;
-		rc = osp_expand(s, kid[0], O, P, !black, depth - 1,
-				at < s->nroots);
+		rc = osp_expand(s, kid[0], O, P, !black, depth - 1);
 		if (rc)
 			return rc;
 	}
@@ -127,13 +122,16 @@ static int osp_expand(struct othello_split *s, uint32_t at, uint64_t P,
 			return rc;
 		mv[n] = (uint8_t)sq;
 		rc = osp_expand(s, kid[n++], O & ~f, P | f | (1ull << sq),
-				!black, depth - 1, at < s->nroots);
+				!black, depth - 1);
 		if (rc)
 			return rc;
 	}
 	/* Search order: the static evaluation's best for us first (the
-	 * lowest for the opponent), then squares: the first move is searched
-	 * whole, and a wrong first choice costs most. */
+	 * lowest for the opponent), then squares. A wrong first choice costs
+	 * most: its brothers' null windows fail high and are searched again,
+	 * from an empty table. (With the trained evaluation, 2 plies: 1.7-2.5x
+	 * one search's nodes on FFO #24-#26 with 4 workers; the solver's
+	 * fastest-first order 3.6-3.8x.) */
 	for (int k = 0; k < n; k++) {
 		uint64_t cp = mv[k] == OTHELLO_MOVE_PASS ? O : 0, co = P;
 		if (mv[k] != OTHELLO_MOVE_PASS) {
@@ -259,7 +257,7 @@ int othello_split_build(const struct othello_pos *roots, size_t n, int depth,
 		memset(&s->node[r], 0, sizeof(s->node[r]));
 		s->node[r].front = OSP_NONE;
 		rc = osp_expand(s, (uint32_t)r, P, O, roots[r].black_to_move,
-				depth, 0);
+				depth);
 	}
 	if (rc == 0)
 		rc = osp_number(s);
@@ -315,53 +313,107 @@ size_t othello_split_frontier(const struct othello_split *s,
 	return s->nfront;
 }
 
-/* Bounds of every node's value from the frontier scores known (fs[k],
- * OTHELLO_NO_SCORE while not): children have higher indices than their
- * parent, so one pass from the last node up. */
-static void osp_bounds(const struct othello_split *s, const int8_t *fs,
-		       int8_t *lo, int8_t *hi)
+/* Bounds of every node's value from the frontier's bounds (flo[k] <=
+ * score <= fhi[k]) and its children's: children have higher
+ * indices than their parent, so one pass from the last node up. 1 when
+ * the bounds contradict (a wrong result got through). */
+static int osp_bounds(const struct othello_split *s, const int8_t *flo,
+		      const int8_t *fhi, int8_t *lo, int8_t *hi)
 {
+	int bad = 0;
+
 	for (size_t i = s->nnodes; i-- > 0;) {
 		const struct osp_node *nd = &s->node[i];
 		int l = -64, h = 64;
 		if (nd->kind == OSP_FINAL) {
 			l = h = nd->score;
-		} else if (nd->front != OSP_NONE &&
-			   fs[nd->front] != OTHELLO_NO_SCORE) {
-			l = h = fs[nd->front]; /* solved whole */
-		} else if (nd->kind == OSP_FRONT) {
-			/* unknown: [-64, 64] */
 		} else {
-			l = h = -64;
-			for (uint32_t k = 0; k < nd->n; k++) {
-				uint32_t c = s->edge[nd->first + k].child;
-				if (-hi[c] > l)
-					l = -hi[c];
-				if (-lo[c] > h)
-					h = -lo[c];
+			if (nd->front != OSP_NONE) {
+				l = flo[nd->front];
+				h = fhi[nd->front];
 			}
+			if (nd->kind == OSP_INNER) {
+				int cl = -64, ch = -64;
+				for (uint32_t k = 0; k < nd->n; k++) {
+					uint32_t c = s->edge[nd->first + k].child;
+					cl = -hi[c] > cl ? -hi[c] : cl;
+					ch = -lo[c] > ch ? -lo[c] : ch;
+				}
+				l = cl > l ? cl : l;
+				h = ch < h ? ch : h;
+			}
+		}
+		if (l > h) {
+			bad = 1;
+			h = l;
 		}
 		lo[i] = (int8_t)l;
 		hi[i] = (int8_t)h;
 	}
+	return bad;
 }
 
-/* Alpha-beta over what is known: marks the unknown frontier positions
- * under node at that can still change its value inside (a, b). Values at
- * or below a, or at or above b, are all one to the parent. With ybw,
- * young brothers wait: an inner node's later children are searched only
- * once its first (in search order) is settled, as a sequential search
- * would order them; want[k] |= bit. */
-static void osp_visit(const struct othello_split *s, const int8_t *lo,
-		      const int8_t *hi, uint32_t at, int a, int b, int ybw,
-		      int pv, uint8_t bit, uint8_t *want)
+/* Windows are even, -66 and 66 meaning open: scores are even, so (m,
+ * m + 2) is a null window (score <= m or >= m + 2). */
+struct osp_need {
+	const struct othello_split *s;
+	const int8_t *lo, *hi;
+	uint8_t *want;
+	int8_t *wa, *wb;
+};
+
+static int osp_settled(const struct osp_need *q, uint32_t at, int a, int b)
 {
+	return q->lo[at] == q->hi[at] || q->hi[at] <= a || q->lo[at] >= b;
+}
+
+static void osp_mark(const struct osp_need *q, uint32_t at, int a, int b)
+{
+	uint32_t k = q->s->node[at].front;
+
+	/* Within what is known: a narrower window searches less. */
+	a = q->lo[at] - 2 > a ? q->lo[at] - 2 : a;
+	b = q->hi[at] + 2 < b ? q->hi[at] + 2 : b;
+	if (q->want[k]) { /* reached by several lines: both windows */
+		a = q->wa[k] < a ? q->wa[k] : a;
+		b = q->wb[k] > b ? q->wb[k] : b;
+	}
+	q->want[k] = OTHELLO_NEED_NOW;
+	q->wa[k] = (int8_t)a;
+	q->wb[k] = (int8_t)b;
+}
+
+static void osp_visit(const struct osp_need *q, uint32_t at, int a, int b);
+
+/* Child c of a node in (a, b), the others surely reaching m (>= a): the
+ * eldest with the whole window, a younger one first with the null window
+ * at m (can it beat the others?) and with the whole window only once it
+ * does. 1 while it is open. */
+static int osp_child(const struct osp_need *q, uint32_t c, int eldest, int m,
+		     int b)
+{
+	if (osp_settled(q, c, -b, -m))
+		return 0;
+	if (eldest || q->hi[c] <= -m - 2)
+		osp_visit(q, c, -b, -m);
+	else
+		osp_visit(q, c, -m - 2, -m);
+	return 1;
+}
+
+/* Marks the frontier positions that alpha-beta at node `at` in the
+ * window (a, b) searches now, as YBWC would: the first move (in search
+ * order) alone until it is settled, then every other at once. Values at
+ * or below a, or at or above b, are all one to the parent. */
+static void osp_visit(const struct osp_need *q, uint32_t at, int a, int b)
+{
+	const struct othello_split *s = q->s;
 	const struct osp_node *nd = &s->node[at];
 
-	if (lo[at] == hi[at] || hi[at] <= a || lo[at] >= b)
+	if (osp_settled(q, at, a, b))
 		return;
-	if (nd->kind == OSP_FRONT || (pv && nd->front != OSP_NONE)) {
-		want[nd->front] |= bit;
+	if (nd->kind == OSP_FRONT) {
+		osp_mark(q, at, a, b);
 		return;
 	}
 	for (uint32_t k = 0; k < nd->n; k++) {
@@ -371,28 +423,24 @@ static void osp_visit(const struct othello_split *s, const int8_t *lo,
 		/* What the others surely reach: below it c cannot matter. */
 		for (uint32_t l = 0; l < nd->n; l++) {
 			uint32_t o = s->edge[nd->first + l].child;
-			if (o != e->child && -hi[o] > m)
-				m = -hi[o];
+			if (o != e->child && -q->hi[o] > m)
+				m = -q->hi[o];
 		}
-		uint32_t c = e->child;
-		int open = lo[c] != hi[c] && hi[c] > -b && lo[c] < -m;
-		osp_visit(s, lo, hi, c, -b, -m, ybw, 0, bit, want);
-		if (ybw && k == 0 && open)
+		if (osp_child(q, e->child, k == 0, m, b) && k == 0)
 			return; /* the eldest first */
 	}
 }
 
 /* A root's children, each with the window (in its value) where it can
  * still be the best move: above what a lower square surely reaches, or
- * at least what a higher one surely does. */
-static void osp_visit_root(const struct othello_split *s, const int8_t *lo,
-			   const int8_t *hi, uint32_t r, int ybw, uint8_t bit,
-			   uint8_t *want)
+ * at least what a higher one surely does (made even: scores are). */
+static void osp_visit_root(const struct osp_need *q, uint32_t r)
 {
+	const struct othello_split *s = q->s;
 	const struct osp_node *nd = &s->node[r];
 
 	if (nd->kind != OSP_INNER) {
-		osp_visit(s, lo, hi, r, -65, 65, ybw, 0, bit, want);
+		osp_visit(q, r, -66, 66);
 		return;
 	}
 	for (uint32_t k = 0; k < nd->n; k++) {
@@ -401,45 +449,38 @@ static void osp_visit_root(const struct othello_split *s, const int8_t *lo,
 		int m = -65;
 		for (uint32_t j = 0; j < nd->n; j++) {
 			uint32_t o = s->edge[nd->first + j].child;
-			int w = -hi[o] - (j > i); /* ties go to the lower */
+			int w = -q->hi[o] - (j > i); /* ties go to the lower */
 			if (j != i && w > m)
 				m = w;
 		}
-		int open = lo[c] != hi[c] && lo[c] < -m;
-		/* The first move is searched whole, as a sequential search
-		 * does (one exact search costs less than its moves' exact
-		 * searches); the others by their replies, where one reply
-		 * solved can rule a move out. */
-		osp_visit(s, lo, hi, c, -65, -m, ybw, k == 0, bit, want);
-		if (ybw && k == 0 && open)
+		m -= m & 1;
+		if (osp_child(q, c, k == 0, m, 66) && k == 0)
 			return;
 	}
 }
 
-void othello_split_need(const struct othello_split *s, const int8_t *fs,
-			uint8_t *want)
+int othello_split_need(const struct othello_split *s, const int8_t *flo,
+		       const int8_t *fhi, uint8_t *want, int8_t *wa,
+		       int8_t *wb)
 {
 	int8_t *lo = malloc(s->nnodes), *hi = malloc(s->nnodes);
+	int rc = lo && hi ? 0 : GERR_NOMEM;
 
 	memset(want, 0, s->nfront);
-	if (!lo || !hi) { /* everything may be needed */
-		memset(want, OTHELLO_NEED_LATER | OTHELLO_NEED_NOW, s->nfront);
-	} else {
-		osp_bounds(s, fs, lo, hi);
-		for (uint32_t r = 0; r < s->nroots; r++) {
-			osp_visit_root(s, lo, hi, r, 0, OTHELLO_NEED_LATER, want);
-			osp_visit_root(s, lo, hi, r, 1, OTHELLO_NEED_NOW, want);
-		}
+	if (rc == 0 && osp_bounds(s, flo, fhi, lo, hi))
+		rc = GERR_VERIFY;
+	if (rc == 0) {
+		struct osp_need q = {s, lo, hi, want, wa, wb};
+		for (uint32_t r = 0; r < s->nroots; r++)
+			osp_visit_root(&q, r);
 	}
-	for (size_t k = 0; k < s->nfront; k++)
-		if (fs[k] != OTHELLO_NO_SCORE)
-			want[k] = 0;
 	free(lo);
 	free(hi);
+	return rc;
 }
 
-int othello_split_combine(const struct othello_split *s,
-			  const int8_t *front_score, int8_t *ret_score,
+int othello_split_combine(const struct othello_split *s, const int8_t *flo,
+			  const int8_t *fhi, int8_t *ret_score,
 			  uint8_t *ret_move)
 {
 	int8_t *lo = malloc(s->nnodes), *hi = malloc(s->nnodes);
@@ -450,7 +491,8 @@ int othello_split_combine(const struct othello_split *s,
 		free(hi);
 		return GERR_NOMEM;
 	}
-	osp_bounds(s, front_score, lo, hi);
+	if (osp_bounds(s, flo, fhi, lo, hi))
+		rc = GERR_VERIFY;
 	for (size_t r = 0; rc == 0 && r < s->nroots; r++) {
 		const struct osp_node *nd = &s->node[r];
 		int sc = lo[r], mv = OTHELLO_MOVE_NONE;
@@ -543,25 +585,48 @@ int othello_split_of(const struct othello_job *j, struct othello_split **ret,
 	return 0;
 }
 
-int othello_split_scores(const json_t *answer, uint64_t n, int8_t *fs)
+int othello_split_scores(const json_t *answer, uint64_t n, int8_t *lo,
+			 int8_t *hi)
 {
 	const char *f = json_string_value(json_object_get(answer, "frontier"));
 
-	for (uint64_t k = 0; k < n; k++)
-		fs[k] = OTHELLO_NO_SCORE;
+	for (uint64_t k = 0; k < n; k++) {
+		lo[k] = -64;
+		hi[k] = 64;
+	}
 	if (!answer)
 		return 0;
-	if (!f || strlen(f) != 2 * n)
+	if (!f || strlen(f) != 4 * n)
 		return GERR_CORRUPT;
 	for (uint64_t k = 0; k < n; k++) {
-		unsigned v;
-		if (f[2 * k] == '-' && f[2 * k + 1] == '-')
-			continue;
-		if (!isxdigit((unsigned char)f[2 * k]) ||
-		    !isxdigit((unsigned char)f[2 * k + 1]) ||
-		    sscanf(f + 2 * k, "%2x", &v) != 1 || v > 64)
+		unsigned l, h;
+		for (int d = 0; d < 4; d++)
+			if (!isxdigit((unsigned char)f[4 * k + d]))
+				return GERR_CORRUPT;
+		if (sscanf(f + 4 * k, "%2x%2x", &l, &h) != 2 || l > h || h > 64)
 			return GERR_CORRUPT;
-		fs[k] = (int8_t)(2 * (int)v - 64);
+		lo[k] = (int8_t)(2 * (int)l - 64);
+		hi[k] = (int8_t)(2 * (int)h - 64);
 	}
+	return 0;
+}
+
+int othello_split_window(int alpha, int beta, int score, int8_t *lo,
+			 int8_t *hi)
+{
+	int l = score, h = score;
+
+	if (score <= alpha)
+		l = -64;
+	else if (score >= beta)
+		h = 64;
+	if (l < *lo)
+		l = *lo;
+	if (h > *hi)
+		h = *hi;
+	if (l > h)
+		return GERR_VERIFY;
+	*lo = (int8_t)l;
+	*hi = (int8_t)h;
 	return 0;
 }

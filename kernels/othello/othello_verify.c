@@ -5,7 +5,9 @@
  * (so a worker cannot solve other positions or alter the expected scores),
  * and k(E) positions, drawn from the whole lease with gpud's seed (which
  * the worker learns only after its upload), are re-solved on the CPU and
- * must match score and best move exactly. The answer's histogram is built
+ * must match score and best move exactly (in a split job's windowed
+ * lease, the window's clamped answer, which is as canonical; every
+ * answer must be one the window can give). The answer's histogram is built
  * from the per-position scores, so no aggregate can disagree with them.
  *
  * Detection. With a fraction f of a lease's positions given a wrong score
@@ -122,9 +124,12 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	uint64_t begin, count;
 	struct othello_res r;
 	uint64_t hist[65];
+	int alpha, beta;
 	int rc = othello_spec_get(params, spec, &j, &begin, &count, err, errlen);
 
 	(void)ctx;
+	if (rc == 0)
+		rc = othello_spec_window(&j, spec, &alpha, &beta, err, errlen);
 	if (rc)
 		return rc;
 	/* Checked whole; only file jobs need the positions copied out. */
@@ -143,6 +148,21 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	}
 	if (j.file && (rc = otw_check_digests(&j, &r, err, errlen)) != 0)
 		goto out;
+	/* Every answer as the window gives it: a bound without a move. */
+	for (uint64_t i = 0; i < count; i++) {
+		int score, move;
+		othello_res_at(result, i, &score, &move);
+		if (score < alpha || score > beta ||
+		    ((score == alpha || score == beta) &&
+		     move != OTHELLO_MOVE_NONE)) {
+			gerr_printf(err, errlen, "othello verify: position %"
+				    PRIu64 " scores %+d (move %d) outside the "
+				    "window (%d, %d)", begin + i, score, move,
+				    alpha, beta);
+			rc = GERR_VERIFY;
+			goto out;
+		}
+	}
 	/* The sample is solved on several threads: verification is on the
 	 * job's critical path (a 10-empty sample of 1024 is ~0.3 s on one). */
 	unsigned want = othello_verify_samples(j.empties);
@@ -182,8 +202,9 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 			kept++;
 	}
 	k = kept;
-	rc = k ? othello_solve_batch(P, O, k, otw_verify_threads(k), sc, mv,
-				     &nodes, NULL, NULL) : 0;
+	rc = k ? othello_solve_batch_window(P, O, k, alpha, beta,
+					    otw_verify_threads(k), sc, mv,
+					    &nodes, NULL, NULL) : 0;
 	for (unsigned t = 0; rc == 0 && t < k; t++) {
 		uint64_t i = idx[t];
 		int score, move;

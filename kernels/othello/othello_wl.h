@@ -13,18 +13,26 @@
  *                  "roots": [["<64 squares> <side>", expected or null],
  *                  ...], "root_empties": E} (othello_split.c)
  * cursor  {"next": n}: positions [0, n) are leased; split jobs:
- *         {"leased": "<0 or 1 per position>"}
+ *         {"windows": "<4 hex digits a position>"}: the window (a, b)
+ *         of its last lease as (a + 66) / 2, (b + 66) / 2, "----" never
+ *         leased (a position is leased again with another window only
+ *         once its last lease's result is merged)
  * spec    {"begin": b, "count": c}: one lease; in file jobs b is a
  *         multiple of OTHELLO_BLOCK and the lease covers whole blocks
- *         (the last block of the job may be short)
+ *         (the last block of the job may be short); a split job's lease
+ *         is one position, with "alpha" and/or "beta" (even) when
+ *         windowed: its result is othello_solve_batch_window's
  * answer  {"positions": n, "leases": k, "hist": [65 counts of score/2+32],
  *          "nodes": x, "usec": t, "mismatches": m,
  *          "mismatch_list": [[index, expected, score], ...] (the lowest
  *          OTHELLO_MISMATCH_LIST indices)}: the same size after every
- *          merge. A split job's answer adds "frontier": 2 hex digits a
- *          frontier position (its score / 2 + 32, "--" until merged) and,
- *          once they settle the roots, "roots": [[score, move], ...]; hist
- *          and the mismatches then count the roots. Which result holds which positions is in gpud's parts
+ *          merge. A split job's answer adds "frontier": 4 hex digits a
+ *          frontier position, the bounds lo / 2 + 32 and hi / 2 + 32 of
+ *          its score that its results merged so far give ("0040" before
+ *          any), and, once they settle the roots, "roots": [[score,
+ *          move], ...]; hist and the mismatches then count the roots;
+ *          "positions" counts leases' positions (one may be leased with
+ *          several windows). Which result holds which positions is in gpud's parts
  *          (each part's spec and result hash); merge leaves no note.
  *
  * Files: othello_plan.c (params, input, carve), othello_workload.c (run,
@@ -70,16 +78,21 @@ unsigned othello_verify_samples(int empties);
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
  * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more, or --split PLIES) is
  * leased as the distinct frontier positions `depth` plies below its roots
- * (the hardest first), each solved exactly by a worker. gpud rebuilds the
- * tree from the roots in params, combines the roots' scores and best
- * moves (the lowest square reaching the score) by negamax from the
- * frontier scores merged, and leases only the positions that alpha-beta
- * over those scores still needs (othello_plan.c's carve). */
+ * (the hardest first), each in the window that alpha-beta over what is
+ * known needs (othello_solve_batch_window). gpud rebuilds the tree from
+ * the roots in params, combines the roots' scores and best moves (the
+ * lowest square reaching the score) by negamax from the frontier bounds
+ * merged, and leases only what YBWC over them searches now
+ * (othello_plan.c's carve). */
 #define OTHELLO_SPLIT_MAX_ROOTS 64
 #define OTHELLO_SPLIT_MAX_DEPTH 6
 #define OTHELLO_SPLIT_MAX_FRONTIER 1024
 #define OTHELLO_SPLIT_AUTO_EMPTIES 20
-#define OTHELLO_SPLIT_TARGET 64 /* frontier positions the auto depth seeks */
+/* Frontier positions the auto depth seeks: 2 plies for most positions.
+ * 3 plies were no surer a gain (simulated on 4 workers: FFO #24 longer,
+ * #25 and random 14-16-empty roots shorter) for 3-4x the leases, each a
+ * round trip through gpud. */
+#define OTHELLO_SPLIT_TARGET 32
 
 struct othello_split;
 /* The tree of roots[0..n) expanded depth plies (1..OTHELLO_SPLIT_MAX_DEPTH;
@@ -94,21 +107,33 @@ void othello_split_free(struct othello_split *s);
 /* The frontier positions in lease order (borrowed; expected unknown). */
 size_t othello_split_frontier(const struct othello_split *s,
 			      const struct othello_pos **ret);
-/* Roots' scores and best moves from the frontier scores known so far
- * (front_score[k], OTHELLO_NO_SCORE while not): GERR_AGAIN while a root's
- * answer still depends on an unknown one. */
-int othello_split_combine(const struct othello_split *s,
-			  const int8_t *front_score, int8_t *ret_score,
+/* Roots' scores and best moves from the frontier's bounds known so far
+ * (flo[k] <= score <= fhi[k]; [-64, 64] while unknown): GERR_AGAIN while
+ * a root's answer still depends on an unknown, GERR_VERIFY when the
+ * bounds contradict each other. */
+int othello_split_combine(const struct othello_split *s, const int8_t *flo,
+			  const int8_t *fhi, int8_t *ret_score,
 			  uint8_t *ret_move);
-/* Which unknown frontier positions the roots' answers may still need
- * (want[k], nfront entries): OTHELLO_NEED_LATER when alpha-beta over the
- * known scores cannot rule it out, and OTHELLO_NEED_NOW as well when a
- * sequential search would be at it now (young brothers wait for their
- * eldest: the rest of a node's moves only once its first is settled). */
-#define OTHELLO_NEED_LATER 1
+/* The frontier positions that alpha-beta over the bounds known searches
+ * now, as YBWC does (a node's first move alone until it is settled, then
+ * the others at once, with the null window of the best so far and again
+ * whole only when they beat it): want[k] = OTHELLO_NEED_NOW with the
+ * window (wa[k], wb[k]) in its score (even; -66 and 66: open), else 0;
+ * nfront entries. GERR_VERIFY when the bounds contradict. */
 #define OTHELLO_NEED_NOW 2
-void othello_split_need(const struct othello_split *s, const int8_t *fs,
-			uint8_t *want);
+int othello_split_need(const struct othello_split *s, const int8_t *flo,
+		       const int8_t *fhi, uint8_t *want, int8_t *wa,
+		       int8_t *wb);
+/* Bounds [*lo, *hi] narrowed by a result `score` of the window (alpha,
+ * beta) (othello_solve_batch_window's clamped answer); GERR_VERIFY when
+ * they contradict. */
+int othello_split_window(int alpha, int beta, int score, int8_t *lo,
+			 int8_t *hi);
+/* The window of a lease (spec's "alpha" and "beta", each even, absent:
+ * -65 and 65); only split jobs lease windows. GERR_INVAL otherwise. */
+int othello_spec_window(const struct othello_job *j, const json_t *spec,
+			int *ret_alpha, int *ret_beta, char *err,
+			size_t errlen);
 /* The tree of a split job's params (NULL: not split). */
 int othello_split_of(const struct othello_job *j, struct othello_split **ret,
 		     struct othello_pos **ret_roots, size_t *ret_n, char *err,
@@ -119,9 +144,10 @@ int othello_split_of(const struct othello_job *j, struct othello_split **ret,
 int othello_split_answer_roots(const json_t *answer, size_t n,
 			       int8_t *ret_score, uint8_t *ret_move);
 
-/* A split job's frontier scores merged so far (answer's "frontier"; NULL
- * answer: none), OTHELLO_NO_SCORE where not yet: n entries. */
-int othello_split_scores(const json_t *answer, uint64_t n, int8_t *fs);
+/* A split job's frontier bounds merged so far (answer's "frontier"; NULL
+ * answer: none), [-64, 64] where nothing is known: n entries. */
+int othello_split_scores(const json_t *answer, uint64_t n, int8_t *lo,
+			 int8_t *hi);
 
 /* The hooks, as struct workload documents them. */
 int othello_wl_parse_params(void *ctx, const json_t *args,

@@ -37,7 +37,6 @@ static int otw_io_stop(void *o)
 	return io && io->should_stop && io->should_stop(io->opaque);
 }
 
-/* Solve positions [from, to) of r (positions in pos, or generated). */
 /* Threads for the positions solved on the CPU. A CUDA worker has one
  * thread (it drives the kernel), but the positions too deep for the kernel
  * are its whole lease then: they get every online CPU. */
@@ -53,11 +52,15 @@ static int otw_host_threads(const struct wl_device *dev)
 	return n > 0 && n < 4096 ? (int)n : 1;
 }
 
+/* Solve positions [from, to) of r (positions in pos, or generated) in
+ * the window (alpha, beta): the device solves exactly, and its answers
+ * are clamped to the window (othello_window_clamp), as the CPU's are. */
 static int otw_solve_range(const struct othello_job *j,
 			   struct othello_res *r,
 			   const struct othello_pos *pos, uint64_t from,
-			   uint64_t to, const struct wl_device *dev,
-			   void *cuda, const struct wl_run_io *io, char *err,
+			   uint64_t to, int alpha, int beta,
+			   const struct wl_device *dev, void *cuda,
+			   const struct wl_run_io *io, char *err,
 			   size_t errlen)
 {
 	size_t n = (size_t)(to - from), ng = 0, nc = 0;
@@ -123,6 +126,7 @@ static int otw_solve_range(const struct othello_job *j,
 		if (rc)
 			goto out;
 		for (size_t k = 0; k < ng; k++) {
+			othello_window_clamp(alpha, beta, &sc[k], &mv[k]);
 			r->score[from + gi[k]] = sc[k];
 			r->move[from + gi[k]] = mv[k];
 		}
@@ -133,8 +137,9 @@ static int otw_solve_range(const struct othello_job *j,
 			P[k] = P[ci[k]];
 			O[k] = O[ci[k]];
 		}
-		rc = othello_solve_batch(P, O, nc, otw_host_threads(dev), sc,
-					 mv, &nodes, otw_io_stop, &sctx);
+		rc = othello_solve_batch_window(P, O, nc, alpha, beta,
+						otw_host_threads(dev), sc, mv,
+						&nodes, otw_io_stop, &sctx);
 		if (rc == GERR_CANCELLED) {
 			gerr_printf(err, errlen, "othello: stopped");
 			goto out;
@@ -168,10 +173,12 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 	struct othello_res r;
 	struct othello_pos *pos = NULL;
 	void *cuda = NULL;
-	int rc;
+	int rc, alpha, beta;
 
 	(void)ctx;
 	rc = othello_spec_get(params, spec, &j, &begin, &count, err, errlen);
+	if (rc == 0)
+		rc = othello_spec_window(&j, spec, &alpha, &beta, err, errlen);
 	if (rc)
 		return rc;
 	if (dev && dev->kind == WL_DEVICE_CUDA) {
@@ -231,8 +238,8 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 		uint64_t step = cuda ? OTHELLO_CUDA_MAX_BATCH : CPU_STEP;
 		uint64_t to = r.done + step < count ? r.done + step : count;
 		double t0 = otw_now_s();
-		rc = otw_solve_range(&j, &r, pos, r.done, to, dev, cuda, io, err,
-				 errlen);
+		rc = otw_solve_range(&j, &r, pos, r.done, to, alpha, beta, dev,
+				     cuda, io, err, errlen);
 		if (rc)
 			goto out;
 		r.usec += (uint64_t)((otw_now_s() - t0) * 1e6);
@@ -314,7 +321,7 @@ static const struct wl_param_doc otw_params_doc[] = {
 	  "instead of --random" },
 	{ "split", "string", "0", "with --file: lease the positions' subtrees "
 	  "PLIES (1..6) deep so that many workers share a few deep positions "
-	  "(auto: the plies for 64+ subtrees, if at most 64 positions and one "
+	  "(auto: the plies for 32+ subtrees, if at most 64 positions and one "
 	  "has 20+ empties)" },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -1,8 +1,10 @@
 /* Unit tests of Othello subtree leases (othello_split.c and the split path
  * of the workload's hooks): random roots of 10 and 14 empties split 1, 2
  * (and 3) plies deep combine to the direct solve's score and best move,
- * from every frontier score or from those leased as alpha-beta needs them
- * with 1 or 4 leases out; shallow
+ * from every frontier score or from windowed leases as YBWC asks them
+ * (each answer the exact one clamped to its window) with 1 or 4 leases
+ * out, finishing in random orders (and, printed, the nodes and the
+ * simulated wall time against the direct solve); shallow
  * roots whose lines pass and end within the split combine to minimax's;
  * the frontier is distinct and hardest first; and a whole split job
  * (parse, carve, run, verify, merge in two orders, finish, text, export)
@@ -42,74 +44,123 @@ static uint64_t rnd(void)
 	return mix64(rs);
 }
 
-/* The roots combined from frontier scores solved as gpud would lease them:
- * `workers` positions out at once, each finishing in a random order, a new
- * one taken only when othello_split_need says it is needed now (every
- * position solved when workers is 0). The build's error (GERR_TOOBIG past
- * the frontier's cap). */
+/* What a split's leases cost: leases, nodes, and the simulated wall time
+ * (nodes of the longest chain of leases, each worker searching one node a
+ * tick). */
+struct cost {
+	size_t front, leases, distinct;
+	uint64_t nodes, span;
+};
+
+/* The roots combined from frontier bounds solved as gpud would lease them:
+ * `workers` leases out at once, each the window othello_split_need asks,
+ * a new one taken only for a position with none out; leases finish in a
+ * random order, or in the order their nodes take when `timed`. With no
+ * workers every position is solved exactly up front. Each lease's answer
+ * is checked against the exact solve clamped to its window. The build's
+ * error (GERR_TOOBIG past the frontier's cap). */
 static int combine(const struct othello_pos *roots, size_t n, int depth,
-		   int workers, int8_t *sc, uint8_t *mv, size_t *ret_front,
-		   size_t *ret_solved, uint64_t *ret_nodes)
+		   int workers, int timed, int8_t *sc, uint8_t *mv,
+		   struct cost *ret)
 {
 	struct othello_split *s;
 	const struct othello_pos *fr;
-	size_t nf, solved = 0, out = 0;
-	uint64_t nodes = 0;
+	size_t nf, out = 0;
+	struct cost c = {0};
 	int rc = othello_split_build(roots, n, depth, &s);
 
 	if (rc)
 		return rc;
 	nf = othello_split_frontier(s, &fr);
-	int8_t *all = malloc(nf + 1), *fs = malloc(nf + 1);
+	int8_t *all = malloc(nf + 1), *lo = malloc(nf + 1), *hi = malloc(nf + 1);
+	int8_t *wa = malloc(nf + 1), *wb = malloc(nf + 1), *fsc = malloc(nf + 1);
+	int8_t *fa = malloc(nf + 1), *fb = malloc(nf + 1);
 	uint8_t *fm = malloc(nf + 1), *want = malloc(nf + 1);
-	uint8_t *leased = calloc(nf + 1, 1);
-	uint64_t *cost = malloc((nf + 1) * 8);
+	uint8_t *busy = calloc(nf + 1, 1), *seen = calloc(nf + 1, 1);
+	uint64_t *end = malloc((nf + 1) * 8), now = 0;
 	size_t *fly = malloc((nf + 1) * sizeof(*fly));
 	for (size_t k = 0; k < nf; k++) {
-		uint64_t P, O;
+		uint64_t P, O, nodes;
 		othello_pos_pov(&fr[k], &P, &O);
 		assert_int_equal(othello_solve_batch(&P, &O, 1, 1, &all[k],
-						     &fm[k], &cost[k], NULL,
+						     &fm[k], &nodes, NULL,
 						     NULL), 0);
-		fs[k] = workers ? OTHELLO_NO_SCORE : all[k];
-		nodes += workers ? 0 : cost[k];
+		lo[k] = workers ? -64 : all[k];
+		hi[k] = workers ? 64 : all[k];
+		if (!workers)
+			c.nodes += nodes;
 	}
 	for (;;) {
-		othello_split_need(s, fs, want);
-		for (size_t k = 0; k < nf && out < (size_t)workers; k++)
-			if (!leased[k] && want[k] & OTHELLO_NEED_NOW) {
-				leased[k] = 1;
-				fly[out++] = k;
-			}
+		assert_int_equal(othello_split_need(s, lo, hi, want, wa, wb), 0);
+		for (size_t k = 0; k < nf && out < (size_t)workers; k++) {
+			if (busy[k] || !want[k])
+				continue;
+			uint64_t P, O, nodes;
+			int a = wa[k] < -64 ? -65 : wa[k];
+			int b = wb[k] > 64 ? 65 : wb[k];
+			int8_t es = all[k];
+			uint8_t em = fm[k];
+			assert_true(a < b);
+			othello_pos_pov(&fr[k], &P, &O);
+			assert_int_equal(othello_solve_batch_window(&P, &O, 1, a,
+					 b, 1, &fsc[k], &fm[nf], &nodes, NULL,
+					 NULL), 0);
+			othello_window_clamp(a, b, &es, &em);
+			assert_int_equal(fsc[k], es);
+			assert_int_equal(fm[nf], em);
+			fa[k] = (int8_t)a;
+			fb[k] = (int8_t)b;
+			busy[k] = 1;
+			c.distinct += !seen[k];
+			seen[k] = 1;
+			c.nodes += nodes;
+			end[k] = now + nodes;
+			fly[out++] = k;
+		}
 		if (out == 0)
 			break;
-		size_t t = (size_t)(rnd() % out), k = fly[t];
+		size_t t = (size_t)(rnd() % out);
+		for (size_t u = 0; timed && u < out; u++)
+			if (end[fly[u]] < end[fly[t]])
+				t = u;
+		size_t k = fly[t];
 		fly[t] = fly[--out];
-		fs[k] = all[k];
-		nodes += cost[k];
-		solved++;
+		now = end[k] > now ? end[k] : now;
+		busy[k] = 0;
+		assert_int_equal(othello_split_window(fa[k], fb[k], fsc[k],
+						      &lo[k], &hi[k]), 0);
+		assert_true(lo[k] <= all[k] && all[k] <= hi[k]);
+		c.leases++;
 	}
-	/* Nothing needed: the roots are settled. */
-	for (size_t k = 0; k < nf; k++)
-		assert_false(want[k]);
-	assert_int_equal(othello_split_combine(s, fs, sc, mv), 0);
+	/* Nothing searched now: the roots are settled. */
+	assert_int_equal(othello_split_combine(s, lo, hi, sc, mv), 0);
 	if (workers && nf) { /* the same as from every score */
 		int8_t sc2[64];
 		uint8_t mv2[64];
-		assert_int_equal(othello_split_combine(s, all, sc2, mv2), 0);
+		assert_int_equal(othello_split_combine(s, all, all, sc2, mv2),
+				 0);
 		assert_memory_equal(sc, sc2, n);
 		assert_memory_equal(mv, mv2, n);
 	}
-	*ret_front = nf;
-	*ret_solved = workers ? solved : nf;
-	*ret_nodes = nodes;
+	c.front = nf;
+	c.span = workers ? now : c.nodes;
+	if (!workers)
+		c.leases = c.distinct = nf;
+	*ret = c;
 	othello_split_free(s);
 	free(all);
-	free(fs);
+	free(lo);
+	free(hi);
+	free(wa);
+	free(wb);
+	free(fsc);
+	free(fa);
+	free(fb);
 	free(fm);
 	free(want);
-	free(leased);
-	free(cost);
+	free(busy);
+	free(seen);
+	free(end);
 	free(fly);
 	return 0;
 }
@@ -135,38 +186,41 @@ static void test_combine_random(void **state)
 		}
 		for (int d = 1; d <= (e < 14 ? 3 : 2); d++)
 		for (int w = 0; w < 3; w++) {
-			size_t nf, solved, together = d < 3 ? N : 1, whole = 0;
-			size_t fsum = 0, ssum = 0;
-			uint64_t nodes, sum = 0, dsum = 0;
+			size_t together = d < 3 ? N : 1, whole = 0;
+			struct cost c, sum = {0};
+			uint64_t dsum = 0;
 			/* Roots in one tree, and each alone. */
 			assert_int_equal(combine(roots, together, d, workers[w],
-						 sc, mv, &nf, &solved, &nodes),
-					 0);
-			assert_true(nf > together);
+						 0, sc, mv, &c), 0);
+			assert_true(c.front > together);
 			for (size_t i = 0; i < together; i++) {
 				assert_int_equal(sc[i], ds[i]);
 				assert_int_equal(mv[i], dm[i]);
 			}
 			for (size_t i = 0; i < (d < 3 ? N : 4); i++) {
-				if (combine(&roots[i], 1, d, workers[w], &sc[i],
-					    &mv[i], &nf, &solved, &nodes) ==
-				    GERR_TOOBIG)
+				if (combine(&roots[i], 1, d, workers[w], w == 2,
+					    &sc[i], &mv[i], &c) == GERR_TOOBIG)
 					continue; /* over 1024 positions */
 				assert_int_equal(sc[i], ds[i]);
 				assert_int_equal(mv[i], dm[i]);
-				sum += nodes;
+				sum.nodes += c.nodes;
+				sum.span += c.span;
+				sum.leases += c.leases;
+				sum.distinct += c.distinct;
+				sum.front += c.front;
 				dsum += dn[i];
-				fsum += nf;
-				ssum += solved;
 				whole++;
 			}
 			assert_true(whole >= (d < 3 ? N / 2 : 2));
 			if (e == 14)
 				printf("split: %zu roots of 14 empties, %d plies, "
-				       "%d leases out: %zu of %zu frontier "
-				       "positions solved, %.2fx the direct "
-				       "solve's nodes\n", whole, d, workers[w],
-				       ssum, fsum, (double)sum / (double)dsum);
+				       "%d leases out: %zu leases of %zu of %zu "
+				       "frontier positions, %.2fx the direct "
+				       "solve's nodes, span %.2fx\n", whole, d,
+				       workers[w], sum.leases, sum.distinct,
+				       sum.front, (double)sum.nodes /
+				       (double)dsum, (double)sum.span /
+				       (double)dsum);
 		}
 	}
 }
@@ -195,10 +249,9 @@ static void test_combine_passes(void **state)
 		for (int d = 1; d <= 4; d++) {
 			int8_t sc;
 			uint8_t mv;
-			size_t nf, solved;
-			uint64_t nodes;
-			assert_int_equal(combine(&r, 1, d, (int)(i % 3), &sc, &mv,
-						 &nf, &solved, &nodes), 0);
+			struct cost c;
+			assert_int_equal(combine(&r, 1, d, (int)(i % 3), 0, &sc,
+						 &mv, &c), 0);
 			assert_int_equal(sc, ds);
 			assert_int_equal(mv, dm);
 		}
@@ -208,11 +261,9 @@ static void test_combine_passes(void **state)
 	struct othello_pos end = {~1ull, 0, 1, OTHELLO_NO_SCORE};
 	int8_t sc;
 	uint8_t mv;
-	size_t nf, solved;
-	uint64_t nodes;
-	assert_int_equal(combine(&end, 1, 2, 1, &sc, &mv, &nf, &solved, &nodes),
-			 0);
-	assert_int_equal(nf, 0);
+	struct cost c;
+	assert_int_equal(combine(&end, 1, 2, 1, 0, &sc, &mv, &c), 0);
+	assert_int_equal(c.front, 0);
 	assert_int_equal(sc, 64);
 	assert_int_equal(mv, OTHELLO_MOVE_NONE);
 	(void)finished;
@@ -231,17 +282,14 @@ static void test_frontier(void **state)
 	(void)state;
 	othello_pos_pov(&start, &P, &O);
 	assert_int_equal(othello_split_build(&start, 1, 4, &s), 0);
-	size_t nf = othello_split_frontier(s, &fr), whole = 0;
-	/* 244 lines of 4 plies from the start reach fewer positions; the 4
-	 * first moves are frontier positions too (searched whole when
-	 * first), before the deeper ones. */
+	size_t nf = othello_split_frontier(s, &fr);
+	/* 244 lines of 4 plies from the start reach fewer positions. */
 	assert_int_equal(othello_perft(P, O, 4), 244);
-	assert_true(nf > 100 && nf < 244 + 4);
+	assert_true(nf > 100 && nf < 244);
 	for (size_t k = 0; k < nf; k++) {
 		int e = 64 - oth_popcount(fr[k].black | fr[k].white);
-		assert_true(e == 56 || e == 59);
-		assert_int_equal(fr[k].black_to_move, e == 56);
-		whole += e == 59;
+		assert_int_equal(e, 56);
+		assert_int_equal(fr[k].black_to_move, 1);
 		for (size_t l = 0; l < k; l++)
 			assert_false(fr[l].black == fr[k].black &&
 				     fr[l].white == fr[k].white);
@@ -256,7 +304,6 @@ static void test_frontier(void **state)
 						oth_popcount(oth_moves(p1, o1))));
 		}
 	}
-	assert_int_equal(whole, 4);
 	othello_split_free(s);
 	/* The caps: 7 plies, 65 roots. */
 	assert_int_equal(othello_split_build(&start, 1, 7, &s), GERR_INVAL);
@@ -347,14 +394,17 @@ static void test_job_split(void **state)
 	assert_true(total > 3 * R);
 	assert_int_equal(json_integer_value(json_object_get(params,
 							    "max_empties")),
-			 11); /* the first moves, searched whole */
+			 10); /* the frontier's, 2 plies down */
 
-	/* One frontier position a lease, two out at once, each merged when
-	 * it is done; then every result merged again backwards into a fresh
-	 * answer: the same answer. */
-	json_t *cursor = NULL, **spec = calloc(total, sizeof(*spec));
-	void **res = calloc(total, sizeof(*res));
-	size_t *len = calloc(total, sizeof(*len));
+	/* One frontier position a lease (some windowed, some positions
+	 * leased again with another window), two out at once, each merged
+	 * when it is done; then every result merged again backwards into a
+	 * fresh answer: the same answer. */
+	json_t *cursor = NULL, **spec = calloc(4 * total, sizeof(*spec));
+	void **res = calloc(4 * total, sizeof(*res));
+	size_t *len = calloc(4 * total, sizeof(*len));
+	uint8_t *seen = calloc(total, 1);
+	uint64_t distinct = 0, windowed = 0;
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 1, NULL};
 	struct wl_run_io io = {&m, NULL, NULL, NULL, NULL, mem_fetch};
 	json_t *fwd = NULL, *rev = NULL, *mg;
@@ -378,8 +428,14 @@ static void test_job_split(void **state)
 			assert_int_equal(W->verify(workload_ctx(W), params,
 						   spec[k], res[k], len[k], 7,
 						   err, sizeof(err)), 0);
+			uint64_t b = (uint64_t)json_integer_value(
+				json_object_get(spec[k], "begin"));
+			distinct += !seen[b];
+			seen[b] = 1;
+			windowed += json_object_get(spec[k], "alpha") ||
+				    json_object_get(spec[k], "beta");
 			k++;
-			assert_true(k <= total);
+			assert_true(k <= 4 * total);
 			continue;
 		}
 		assert_int_equal(rc, GERR_AGAIN);
@@ -394,10 +450,13 @@ static void test_job_split(void **state)
 		fwd = mg;
 		merged++;
 	}
-	printf("split job: %llu of %llu positions leased, %llu waits\n",
-	       (unsigned long long)k, (unsigned long long)total,
-	       (unsigned long long)again);
-	assert_true(k < total); /* some were ruled out */
+	printf("split job: %llu leases (%llu windowed) of %llu of %llu "
+	       "positions, %llu waits\n", (unsigned long long)k,
+	       (unsigned long long)windowed, (unsigned long long)distinct,
+	       (unsigned long long)total, (unsigned long long)again);
+	assert_true(distinct < total); /* some were ruled out */
+	assert_true(windowed > 0);
+	free(seen);
 	assert_int_equal(W->carve(workload_ctx(W), params, cursor, fwd,
 				  &pl.pub, 1, &mg, &units_unused, &mg, &last),
 			 GERR_DONE);
@@ -408,9 +467,12 @@ static void test_job_split(void **state)
 		json_decref(rev);
 		rev = mg;
 	}
-	/* Merging a position twice is refused. */
-	assert_int_not_equal(W->merge(workload_ctx(W), params, fwd, spec[0],
-				      res[0], len[0], "x", &mg, NULL), 0);
+	/* A result that contradicts those merged is refused: the closing
+	 * position (the last lease, a full board of X: +64) said +62. */
+	((uint8_t *)res[k - 1])[OTHELLO_RES_HDR] = 63;
+	assert_int_equal(W->merge(workload_ctx(W), params, fwd, spec[k - 1],
+				  res[k - 1], len[k - 1], "x", &mg, NULL),
+			 GERR_VERIFY);
 	json_object_del(fwd, "usec");
 	json_object_del(rev, "usec");
 	assert_true(json_equal(fwd, rev));
