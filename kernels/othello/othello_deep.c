@@ -269,6 +269,35 @@ static inline void clear_busy(struct oth_search *s, uint64_t k)
 						memory_order_relaxed);
 }
 
+/* 1 and the bound in *v when the table now decides the null window
+ * (alpha, alpha + 1) of (P, O). */
+static inline int decided(struct oth_search *s, uint64_t P, uint64_t O,
+			  int alpha, int *v)
+{
+	int lo, hi, m;
+
+	if (!oth_tt_probe(s->tt, P, O, &lo, &hi, &m))
+		return 0;
+	*v = lo > alpha ? lo : hi;
+	return lo > alpha || hi <= alpha;
+}
+
+/* 1 when the table now decides one of the nodes on s's stack: s->unwind
+ * names the one nearest the root (index + 1), s->unwind_v its bound. */
+static int ancestor_decided(struct oth_search *s)
+{
+	for (int i = 0; i < s->sp; i++) {
+		int v;
+		if (decided(s, s->stack[i].P, s->stack[i].O,
+			    s->stack[i].alpha, &v)) {
+			s->unwind = i + 1;
+			s->unwind_v = v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* ---- null-window search with the table ----------------------------------- */
 
 static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
@@ -282,8 +311,8 @@ static inline int nws_child(struct oth_search *s, const struct mv *x,
 	return -nws(s, x->P, x->O, -alpha - 1, e - 1, 0);
 }
 
-static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
-	       int e, int passed)
+static int nws_body(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+		    int e, int passed)
 {
 	struct mv list[MAX_MOVES];
 	uint64_t moves, n0 = s->nodes;
@@ -325,6 +354,8 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		pick(list, i, n);
 		uint64_t k = 0;
 		if (par) {
+			if (i > 0 && ancestor_decided(s))
+				return 0;
 			k = child_key(&list[i]);
 			if (i > 0 && is_busy(s, k)) {
 				defer[nd++] = i;
@@ -335,7 +366,7 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		v = nws_child(s, &list[i], alpha, e);
 		if (par)
 			clear_busy(s, k);
-		if (aborted(s))
+		if (aborted(s) || s->unwind)
 			return 0;
 		if (v > best) {
 			best = v;
@@ -345,8 +376,10 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		}
 	}
 	for (int j = 0; j < nd; j++) {
+		if (ancestor_decided(s))
+			return 0;
 		v = nws_child(s, &list[defer[j]], alpha, e);
-		if (aborted(s))
+		if (aborted(s) || s->unwind)
 			return 0;
 		if (v > best) {
 			best = v;
@@ -359,6 +392,29 @@ done:
 	oth_tt_store(s->tt, P, O, e, alpha, alpha + 1, best, bm,
 		     s->nodes - n0);
 	return best;
+}
+
+/* In a parallel search the null-window nodes of BUSY_MIN+ empties a
+ * thread is in are kept on its stack: when another thread's result in the
+ * table decides one of them (a cutoff by a sibling it searched), this
+ * thread unwinds to that node at once instead of finishing a subtree
+ * nobody needs. */
+static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+	       int e, int passed)
+{
+	if (!s->busy || e < BUSY_MIN || s->sp >= OTH_STACK)
+		return nws_body(s, P, O, alpha, e, passed);
+	int i = s->sp++;
+	s->stack[i].P = P;
+	s->stack[i].O = O;
+	s->stack[i].alpha = alpha;
+	int v = nws_body(s, P, O, alpha, e, passed);
+	s->sp--;
+	if (s->unwind == i + 1) {
+		s->unwind = 0;
+		v = s->unwind_v;
+	}
+	return v;
 }
 
 /* ---- principal variation ---------------------------------------------------- */

@@ -68,7 +68,7 @@ void othello_solver_free(struct othello_solver *s)
 int othello_solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
 			 int *ret_move, uint64_t *ret_nodes)
 {
-	struct oth_search q = {s->tt, 0, &s->abort, NULL};
+	struct oth_search q = {.tt = s->tt, .abort = &s->abort};
 	int v;
 
 	oth_tt_next_gen(s->tt); /* node counts independent of order */
@@ -106,7 +106,7 @@ struct par {
 static void *par_thread(void *arg)
 {
 	struct par *p = arg;
-	struct oth_search s = {p->tt, 0, &p->abort, p->busy};
+	struct oth_search s = {.tt = p->tt, .abort = &p->abort, .busy = p->busy};
 	int mv, v = oth_deep_root(&s, p->P, p->O, &mv);
 
 	pthread_mutex_lock(&p->lock);
