@@ -525,6 +525,33 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 
 /* ---- root ------------------------------------------------------------------ */
 
+/* A root result as one int ordered like the tie rule: higher score, then
+ * lower square. */
+static inline int root_key(int v, int sq)
+{
+	return (v + 64) * 64 + 63 - sq;
+}
+
+/* Shares (best, bm) with the other threads and takes theirs when better:
+ * each is the exact score of a move, so any thread may search the rest
+ * against it (a thread searching with an older, lower best would only
+ * re-search moves that the others already beat). */
+static inline void root_share(struct oth_search *s, int *best, int *bm)
+{
+	if (!s->root_best)
+		return;
+	int k = *best == -66 ? -1 : root_key(*best, *bm);
+	int o = atomic_load_explicit(s->root_best, memory_order_relaxed);
+	while (k > o && !atomic_compare_exchange_weak_explicit(
+				s->root_best, &o, k, memory_order_relaxed,
+				memory_order_relaxed))
+		;
+	if (o > k) {
+		*best = o / 64 - 64;
+		*bm = 63 - o % 64;
+	}
+}
+
 /* Depth of the evaluation search that orders the root's moves. */
 static inline int root_sort_depth(int e)
 {
@@ -572,6 +599,8 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 			}
 			set_busy(s, k);
 		}
+		if (j > 0)
+			root_share(s, &best, &bm);
 		if (best == -66) {
 			v = -pvs(s, x->P, x->O, -65, 65, e - 1, 0);
 		} else {

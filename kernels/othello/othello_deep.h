@@ -61,6 +61,7 @@ struct oth_search {
 	uint64_t nodes;
 	const atomic_int *abort;   /* non-zero: give up (result ignored) */
 	_Atomic uint64_t *busy;    /* 2^OTH_BUSY_BITS slots, or NULL */
+	atomic_int *root_best;     /* with busy: the threads' best root move */
 	/* With busy: the null-window nodes this thread is in (othello_deep.c) */
 	int sp, unwind, unwind_v;
 	struct {

@@ -95,7 +95,7 @@ int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
 struct par {
 	struct oth_tt *tt;
 	_Atomic uint64_t *busy;
-	atomic_int abort;
+	atomic_int abort, root_best;
 	uint64_t P, O;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -106,7 +106,8 @@ struct par {
 static void *par_thread(void *arg)
 {
 	struct par *p = arg;
-	struct oth_search s = {.tt = p->tt, .abort = &p->abort, .busy = p->busy};
+	struct oth_search s = {.tt = p->tt, .abort = &p->abort,
+			       .busy = p->busy, .root_best = &p->root_best};
 	int mv, v = oth_deep_root(&s, p->P, p->O, &mv);
 
 	pthread_mutex_lock(&p->lock);
@@ -138,6 +139,7 @@ static int par_solve(struct oth_tt *tt, _Atomic uint64_t *busy,
 	for (size_t i = 0; i < ((size_t)1 << OTH_BUSY_BITS); i++)
 		atomic_store_explicit(&busy[i], 0, memory_order_relaxed);
 	atomic_init(&p.abort, 0);
+	atomic_init(&p.root_best, -1);
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
 	pthread_mutex_lock(&p.lock);
