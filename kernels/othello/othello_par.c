@@ -107,7 +107,8 @@ static void *par_thread(void *arg)
 {
 	struct par *p = arg;
 	struct oth_search s = {.tt = p->tt, .abort = &p->abort,
-			       .busy = p->busy, .root_best = &p->root_best};
+			       .busy = p->busy,
+			       .root_best = p->busy ? &p->root_best : NULL};
 	int mv, v = oth_deep_root(&s, p->P, p->O, &mv);
 
 	pthread_mutex_lock(&p->lock);
@@ -131,7 +132,9 @@ static int par_solve(struct oth_tt *tt, _Atomic uint64_t *busy,
 		     int *ret_move, uint64_t *ret_nodes, int (*stop)(void *),
 		     void *opaque)
 {
-	struct par p = {.tt = tt, .busy = busy, .P = P, .O = O};
+	/* One thread: no deferral, no sharing (the plain search). */
+	struct par p = {.tt = tt, .busy = threads > 1 ? busy : NULL, .P = P,
+			.O = O};
 	pthread_t tid[MAX_THREADS];
 	int started = 0, stopped = 0;
 
