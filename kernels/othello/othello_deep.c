@@ -23,7 +23,9 @@
  *
  * A parallel search (othello_par.c) runs this search on every thread with
  * one shared table; `busy` defers the children another thread is
- * searching (ABDADA) and *abort ends every thread's search early.
+ * searching (ABDADA), a thread unwinds from a subtree the table shows is
+ * decided above it, the root's best move is shared (root_best) and *abort
+ * ends every thread's search early.
  */
 #include "othello_deep.h"
 #include "othello_eval.h"
