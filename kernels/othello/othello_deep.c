@@ -257,9 +257,16 @@ static inline int is_busy(struct oth_search *s, uint64_t k)
 	       k;
 }
 
+/* A slot taken stays with its key till cleared: the marks of the nodes
+ * near the root, taken first and held longest, are never overwritten by
+ * the many short-lived ones below (a colliding child goes unmarked). */
 static inline void set_busy(struct oth_search *s, uint64_t k)
 {
-	atomic_store_explicit(busy_slot(s, k), k, memory_order_relaxed);
+	uint64_t x = 0;
+
+	atomic_compare_exchange_strong_explicit(busy_slot(s, k), &x, k,
+						memory_order_relaxed,
+						memory_order_relaxed);
 }
 
 static inline void clear_busy(struct oth_search *s, uint64_t k)
