@@ -573,7 +573,7 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 	struct mv list[MAX_MOVES];
 	uint64_t moves = oth_moves(P, O);
 	int e = oth_popcount(~(P | O)), best = -66, bm = OTHELLO_MOVE_NONE;
-	int neg = 0, n, defer[MAX_MOVES], nd = 0;
+	int neg = 0, n;
 
 	s->nodes++;
 	if (!moves) {
@@ -593,22 +593,15 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 		return 0;
 	for (int i = 0; i < n; i++)
 		pick(list, i, n);
-	for (int j = 0; j < n + nd; j++) {
-		/* First the list in order, then the moves deferred because
-		 * another thread was searching them. */
-		int i = j < n ? j : defer[j - n];
+	/* The root's moves in order on every thread, never deferred: they
+	 * split below. A thread taking the next root move meanwhile would
+	 * search it against the eldest's score, before the move being
+	 * searched (often the real best) raises it, and fail high into a
+	 * full re-search (bench/othello.md round 10). */
+	for (int i = 0; i < n; i++) {
 		const struct mv *x = &list[i];
-		uint64_t k = 0;
 		int v;
-		if (s->busy && j < n) {
-			k = child_key(x);
-			if (j > 0 && is_busy(s, k)) {
-				defer[nd++] = i;
-				continue;
-			}
-			set_busy(s, k);
-		}
-		if (j > 0)
+		if (i > 0)
 			root_share(s, &best, &bm);
 		if (best == -66) {
 			v = -pvs(s, x->P, x->O, -65, 65, e - 1, 0);
@@ -621,8 +614,6 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O,
 			if (v > a && !aborted(s))
 				v = -pvs(s, x->P, x->O, -65, -a, e - 1, 0);
 		}
-		if (k)
-			clear_busy(s, k);
 		if (aborted(s))
 			return 0;
 		if (v > best || (v == best && x->sq < bm)) {
