@@ -5,8 +5,9 @@
  * cost more than these searches, bench/othello.md round 8). Deep ones (and
  * all of them when the batch has fewer positions than threads) are solved
  * one at a time with every thread on the position: each thread runs the
- * whole search over one shared table, and the children one thread is
- * searching are deferred by the others (ABDADA, othello_deep.c), so the
+ * whole search over one shared table (the root's moves in the same
+ * order), and below the root the children one thread is searching are
+ * deferred by the others (ABDADA, othello_deep.c), so the
  * threads split the tree and share every result through the table; a
  * thread whose subtree the table shows is no longer needed (another
  * thread's cutoff above it) drops it, and the threads share the best root
