@@ -6,15 +6,14 @@
  * all of them when the batch has fewer positions than threads) are solved
  * one at a time with every thread on the position: each thread runs the
  * whole search over one shared table (the root's moves in the same
- * order), and below the root the children one thread is searching are
- * deferred by the others (ABDADA, othello_deep.c), so the
- * threads split the tree and share every result through the table; a
- * thread whose subtree the table shows is no longer needed (another
- * thread's cutoff above it) drops it, and the threads share the best root
- * move proved so far. The
- * first thread done gives the answer (every thread's answer is exact) and
- * stops the others. The calling thread meanwhile polls stop() every
- * POLL_MS, so a revoked lease interrupts a deep search within that.
+ * order); below the root the children one thread is searching are
+ * deferred by the others (ABDADA, othello_deep.c), so the threads split
+ * the tree and share every result through the table. A thread whose
+ * subtree the table shows is no longer needed (another thread's cutoff
+ * above it) drops it, and the threads share the best root move proved so
+ * far. The first thread done gives the answer (every thread's answer is
+ * exact) and stops the others. The calling thread meanwhile polls stop()
+ * every POLL_MS, so a revoked lease interrupts a deep search within that.
  *
  * Threads: othello_solve_batch starts and joins its own threads; a struct
  * othello_solver belongs to one thread.
