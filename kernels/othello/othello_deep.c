@@ -23,7 +23,9 @@
  *
  * A parallel search (othello_par.c) runs this search on every thread with
  * one shared table; `busy` defers the children another thread is
- * searching (ABDADA) and *abort ends every thread's search early.
+ * searching (ABDADA), a thread unwinds from a subtree the table shows is
+ * decided above it, the root's best move is shared (root_best) and *abort
+ * ends every thread's search early.
  */
 #include "othello_deep.h"
 #include "othello_eval.h"
@@ -255,9 +257,16 @@ static inline int is_busy(struct oth_search *s, uint64_t k)
 	       k;
 }
 
+/* A slot taken stays with its key till cleared: the marks of the nodes
+ * near the root, taken first and held longest, are never overwritten by
+ * the many short-lived ones below (a colliding child goes unmarked). */
 static inline void set_busy(struct oth_search *s, uint64_t k)
 {
-	atomic_store_explicit(busy_slot(s, k), k, memory_order_relaxed);
+	uint64_t x = 0;
+
+	atomic_compare_exchange_strong_explicit(busy_slot(s, k), &x, k,
+						memory_order_relaxed,
+						memory_order_relaxed);
 }
 
 static inline void clear_busy(struct oth_search *s, uint64_t k)
@@ -267,6 +276,35 @@ static inline void clear_busy(struct oth_search *s, uint64_t k)
 	atomic_compare_exchange_strong_explicit(busy_slot(s, k), &x, 0,
 						memory_order_relaxed,
 						memory_order_relaxed);
+}
+
+/* 1 and the bound in *v when the table now decides the null window
+ * (alpha, alpha + 1) of (P, O). */
+static inline int decided(struct oth_search *s, uint64_t P, uint64_t O,
+			  int alpha, int *v)
+{
+	int lo, hi, m;
+
+	if (!oth_tt_probe(s->tt, P, O, &lo, &hi, &m))
+		return 0;
+	*v = lo > alpha ? lo : hi;
+	return lo > alpha || hi <= alpha;
+}
+
+/* 1 when the table now decides one of the nodes on s's stack: s->unwind
+ * names the one nearest the root (index + 1), s->unwind_v its bound. */
+static int ancestor_decided(struct oth_search *s)
+{
+	for (int i = 0; i < s->sp; i++) {
+		int v;
+		if (decided(s, s->stack[i].P, s->stack[i].O,
+			    s->stack[i].alpha, &v)) {
+			s->unwind = i + 1;
+			s->unwind_v = v;
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* ---- null-window search with the table ----------------------------------- */
@@ -282,8 +320,8 @@ static inline int nws_child(struct oth_search *s, const struct mv *x,
 	return -nws(s, x->P, x->O, -alpha - 1, e - 1, 0);
 }
 
-static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
-	       int e, int passed)
+static int nws_body(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+		    int e, int passed)
 {
 	struct mv list[MAX_MOVES];
 	uint64_t moves, n0 = s->nodes;
@@ -325,6 +363,8 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		pick(list, i, n);
 		uint64_t k = 0;
 		if (par) {
+			if (i > 0 && ancestor_decided(s))
+				return 0;
 			k = child_key(&list[i]);
 			if (i > 0 && is_busy(s, k)) {
 				defer[nd++] = i;
@@ -335,7 +375,7 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		v = nws_child(s, &list[i], alpha, e);
 		if (par)
 			clear_busy(s, k);
-		if (aborted(s))
+		if (aborted(s) || s->unwind)
 			return 0;
 		if (v > best) {
 			best = v;
@@ -345,8 +385,10 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		}
 	}
 	for (int j = 0; j < nd; j++) {
+		if (ancestor_decided(s))
+			return 0;
 		v = nws_child(s, &list[defer[j]], alpha, e);
-		if (aborted(s))
+		if (aborted(s) || s->unwind)
 			return 0;
 		if (v > best) {
 			best = v;
@@ -359,6 +401,29 @@ done:
 	oth_tt_store(s->tt, P, O, e, alpha, alpha + 1, best, bm,
 		     s->nodes - n0);
 	return best;
+}
+
+/* In a parallel search the null-window nodes of BUSY_MIN+ empties a
+ * thread is in are kept on its stack: when another thread's result in the
+ * table decides one of them (a cutoff by a sibling it searched), this
+ * thread unwinds to that node at once instead of finishing a subtree
+ * nobody needs. */
+static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+	       int e, int passed)
+{
+	if (!s->busy || e < BUSY_MIN || s->sp >= OTH_STACK)
+		return nws_body(s, P, O, alpha, e, passed);
+	int i = s->sp++;
+	s->stack[i].P = P;
+	s->stack[i].O = O;
+	s->stack[i].alpha = alpha;
+	int v = nws_body(s, P, O, alpha, e, passed);
+	s->sp--;
+	if (s->unwind == i + 1) {
+		s->unwind = 0;
+		v = s->unwind_v;
+	}
+	return v;
 }
 
 /* ---- principal variation ---------------------------------------------------- */
@@ -469,6 +534,34 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 
 /* ---- root ------------------------------------------------------------------ */
 
+/* A root result as one int ordered like the tie rule: higher score, then
+ * lower square. */
+static inline int root_key(int v, int sq)
+{
+	return (v + 64) * 64 + 63 - sq;
+}
+
+/* Shares (best, bm) with the other threads and takes theirs when better:
+ * each is the exact score of a move, or a bound outside the window (below
+ * alpha: the tests start at alpha anyway; at or above beta: the root is
+ * decided), so any thread may search the rest against it (a thread searching with an older, lower best would only
+ * re-search moves that the others already beat). */
+static inline void root_share(struct oth_search *s, int *best, int *bm)
+{
+	if (!s->root_best)
+		return;
+	int k = *best == -66 ? -1 : root_key(*best, *bm);
+	int o = atomic_load_explicit(s->root_best, memory_order_relaxed);
+	while (k > o && !atomic_compare_exchange_weak_explicit(
+				s->root_best, &o, k, memory_order_relaxed,
+				memory_order_relaxed))
+		;
+	if (o > k) {
+		*best = o / 64 - 64;
+		*bm = 63 - o % 64;
+	}
+}
+
 /* Depth of the evaluation search that orders the root's moves. */
 static inline int root_sort_depth(int e)
 {
@@ -481,7 +574,7 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 	struct mv list[MAX_MOVES];
 	uint64_t moves = oth_moves(P, O);
 	int e = oth_popcount(~(P | O)), best = -66, bm = OTHELLO_MOVE_NONE;
-	int neg = 0, n, defer[MAX_MOVES], nd = 0;
+	int neg = 0, n;
 
 	s->nodes++;
 	if (!moves) {
@@ -505,20 +598,20 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		return 0;
 	for (int i = 0; i < n; i++)
 		pick(list, i, n);
-	for (int j = 0; j < n + nd; j++) {
-		/* First the list in order, then the moves deferred because
-		 * another thread was searching them. */
-		int i = j < n ? j : defer[j - n];
+	/* The root's moves in order on every thread, never deferred: they
+	 * split below. A thread taking the next root move meanwhile would
+	 * search it against the eldest's score, before the move being
+	 * searched (often the real best) raises it, and fail high into a
+	 * full re-search (bench/othello.md round 10). */
+	for (int i = 0; i < n; i++) {
 		const struct mv *x = &list[i];
-		uint64_t k = 0;
 		int v;
-		if (s->busy && j < n) {
-			k = child_key(x);
-			if (j > 0 && is_busy(s, k)) {
-				defer[nd++] = i;
-				continue;
-			}
-			set_busy(s, k);
+		if (i > 0) {
+			/* Another thread's result may be a bound at or
+			 * above beta: then the window is decided. */
+			root_share(s, &best, &bm);
+			if (best >= beta)
+				break;
 		}
 		if (best == -66) {
 			v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1, 0);
@@ -534,8 +627,6 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 			if (v > a && !aborted(s))
 				v = -pvs(s, x->P, x->O, -beta, -a, e - 1, 0);
 		}
-		if (k)
-			clear_busy(s, k);
 		if (aborted(s))
 			return 0;
 		if (v > best || (v == best && x->sq < bm)) {

@@ -54,12 +54,20 @@ void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,
  * its move list, so the threads spread over the tree instead of searching
  * the same moves. */
 #define OTH_BUSY_BITS 14
+#define OTH_STACK 48
 
 struct oth_search {
 	struct oth_tt *tt;
 	uint64_t nodes;
 	const atomic_int *abort;   /* non-zero: give up (result ignored) */
 	_Atomic uint64_t *busy;    /* 2^OTH_BUSY_BITS slots, or NULL */
+	atomic_int *root_best;     /* with busy: the threads' best root move */
+	/* With busy: the null-window nodes this thread is in (othello_deep.c) */
+	int sp, unwind, unwind_v;
+	struct {
+		uint64_t P, O;
+		int alpha;
+	} stack[OTH_STACK];
 };
 
 /* Score of (P, O) in the window (alpha, beta), clamped as

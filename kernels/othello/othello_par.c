@@ -5,12 +5,15 @@
  * cost more than these searches, bench/othello.md round 8). Deep ones (and
  * all of them when the batch has fewer positions than threads) are solved
  * one at a time with every thread on the position: each thread runs the
- * whole search over one shared table, and the children one thread is
- * searching are deferred by the others (ABDADA, othello_deep.c), so the
- * threads split the tree and share every result through the table. The
- * first thread done gives the answer (every thread's answer is exact) and
- * stops the others. The calling thread meanwhile polls stop() every
- * POLL_MS, so a revoked lease interrupts a deep search within that.
+ * whole search over one shared table (the root's moves in the same
+ * order); below the root the children one thread is searching are
+ * deferred by the others (ABDADA, othello_deep.c), so the threads split
+ * the tree and share every result through the table. A thread whose
+ * subtree the table shows is no longer needed (another thread's cutoff
+ * above it) drops it, and the threads share the best root move proved so
+ * far. The first thread done gives the answer (every thread's answer is
+ * exact) and stops the others. The calling thread meanwhile polls stop()
+ * every POLL_MS, so a revoked lease interrupts a deep search within that.
  *
  * Threads: othello_solve_batch starts and joins its own threads; a struct
  * othello_solver belongs to one thread.
@@ -68,7 +71,7 @@ void othello_solver_free(struct othello_solver *s)
 static int solver_solve(struct othello_solver *s, uint64_t P, uint64_t O,
 			int alpha, int beta, int *ret_move, uint64_t *ret_nodes)
 {
-	struct oth_search q = {s->tt, 0, &s->abort, NULL};
+	struct oth_search q = {.tt = s->tt, .abort = &s->abort};
 	int v;
 
 	oth_tt_next_gen(s->tt); /* node counts independent of order */
@@ -101,7 +104,7 @@ int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
 struct par {
 	struct oth_tt *tt;
 	_Atomic uint64_t *busy;
-	atomic_int abort;
+	atomic_int abort, root_best;
 	uint64_t P, O;
 	int alpha, beta;
 	pthread_mutex_t lock;
@@ -113,7 +116,9 @@ struct par {
 static void *par_thread(void *arg)
 {
 	struct par *p = arg;
-	struct oth_search s = {p->tt, 0, &p->abort, p->busy};
+	struct oth_search s = {.tt = p->tt, .abort = &p->abort,
+			       .busy = p->busy,
+			       .root_best = p->busy ? &p->root_best : NULL};
 	int mv, v = oth_deep_root(&s, p->P, p->O, p->alpha, p->beta, &mv);
 
 	pthread_mutex_lock(&p->lock);
@@ -138,8 +143,9 @@ static int par_solve(struct oth_tt *tt, _Atomic uint64_t *busy,
 		     int *ret_move, uint64_t *ret_nodes, int (*stop)(void *),
 		     void *opaque)
 {
-	struct par p = {.tt = tt, .busy = busy, .P = P, .O = O,
-			.alpha = alpha, .beta = beta};
+	/* One thread: no deferral, no sharing (the plain search). */
+	struct par p = {.tt = tt, .busy = threads > 1 ? busy : NULL, .P = P,
+			.O = O, .alpha = alpha, .beta = beta};
 	pthread_t tid[MAX_THREADS];
 	int started = 0, stopped = 0;
 
@@ -147,6 +153,7 @@ static int par_solve(struct oth_tt *tt, _Atomic uint64_t *busy,
 	for (size_t i = 0; i < ((size_t)1 << OTH_BUSY_BITS); i++)
 		atomic_store_explicit(&busy[i], 0, memory_order_relaxed);
 	atomic_init(&p.abort, 0);
+	atomic_init(&p.root_best, -1);
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
 	pthread_mutex_lock(&p.lock);
