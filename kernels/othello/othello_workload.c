@@ -295,8 +295,19 @@ static int otw_open(void **ret_ctx, char *err, size_t errlen)
 {
 	*ret_ctx = NULL;
 #ifdef GPUD_CPU_LEVEL
+	/* The level's features one by one: clang knows no level names. */
+	int ok = 1;
 	__builtin_cpu_init();
-	if (!__builtin_cpu_supports(GPUD_CPU_LEVEL)) {
+#if GPUD_CPU_LEVEL_N >= 2
+	ok = ok && __builtin_cpu_supports("popcnt") &&
+	     __builtin_cpu_supports("sse4.2");
+#endif
+#if GPUD_CPU_LEVEL_N >= 3
+	ok = ok && __builtin_cpu_supports("avx2") &&
+	     __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
+	     __builtin_cpu_supports("fma");
+#endif
+	if (!ok) {
 		gerr_printf(err, errlen, "this CPU is not %s, which the solver "
 			    "was built for (rebuild with meson -Dcpu_level=)",
 			    GPUD_CPU_LEVEL);
