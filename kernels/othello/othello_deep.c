@@ -27,6 +27,12 @@
  * decided above it, the root's best move is shared (root_best) and *abort
  * ends every thread's search early.
  */
+#include <sched.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gerr.h"
 #include "othello_deep.h"
 #include "othello_eval.h"
 #include "othello_last.h"
@@ -34,7 +40,6 @@
 #define SHALLOW_MAX 6  /* no table at or below: it costs more than it saves */
 #define ETC_MIN 12
 #define EVAL_MIN 16
-#define BUSY_MIN 12    /* ABDADA deferral at or above */
 #define MAX_MOVES 34
 #define W_EVAL 9       /* the evaluation's weight against mobility */
 
@@ -55,9 +60,42 @@ struct mv {
 	int sq, key;
 };
 
+#ifndef FORK_MIN
+#define FORK_MIN 12
+#endif
+#define OTH_FORKS 64
+
+enum { FORK_FREE, FORK_SETUP, FORK_OPEN, FORK_CLOSED };
+#define RES_NONE 127
+
+struct oth_fork {
+	alignas(64) atomic_int state;
+	atomic_int next;    /* the next move handed out */
+	atomic_int helpers; /* threads inside besides the owner (or joining) */
+	atomic_int cut;     /* a move failed high: the rest is moot */
+	atomic_int best;    /* fork_key of the best result so far */
+	struct oth_fork *parent; /* the fork its owner works under */
+	int e, n;
+	struct mv list[MAX_MOVES];
+	int alpha[MAX_MOVES]; /* each move's null window */
+	int res[MAX_MOVES];   /* its result, or RES_NONE: not finished */
+};
+
+struct oth_team {
+	struct oth_fork fork[OTH_FORKS];
+	alignas(64) atomic_int idle; /* free threads looking for work */
+};
+
+/* The search was stopped, or a fork it works under was cut (another
+ * thread's move failed high there). */
 static inline int aborted(const struct oth_search *s)
 {
-	return atomic_load_explicit(s->abort, memory_order_relaxed) != 0;
+	if (atomic_load_explicit(s->abort, memory_order_relaxed))
+		return 1;
+	for (const struct oth_fork *f = s->fork; f; f = f->parent)
+		if (atomic_load_explicit(&f->cut, memory_order_relaxed))
+			return 1;
+	return 0;
 }
 
 /* 1 and the cut value in *v when the opponent's stable discs keep P at or
@@ -239,72 +277,213 @@ static inline int sort_depth(int e)
 	return e < EVAL_MIN ? -1 : (e - EVAL_MIN) / 4;
 }
 
-/* ---- ABDADA --------------------------------------------------------------- */
+/* ---- young brothers wait: a node's moves shared with idle threads --------
+ * In a parallel search a null-window node of FORK_MIN or more empties
+ * whose eldest move did not cut off hands its other moves to the idle
+ * threads (a fork). Every thread in the fork takes the next move, the
+ * first to fail high cuts the fork (the others drop their subtrees, see
+ * aborted) and the owner, who also takes moves, waits for its helpers,
+ * meanwhile helping the forks below its own. */
 
-static inline uint64_t child_key(const struct mv *x)
+int oth_team_new(struct oth_team **ret)
 {
-	return mix64(x->P ^ mix64(x->O + OTHELLO_GOLDEN)) | 1;
+	struct oth_team *t = aligned_alloc(64, sizeof(*t));
+
+	if (!t)
+		return GERR_NOMEM;
+	memset(t, 0, sizeof(*t));
+	*ret = t;
+	return 0;
 }
 
-static inline _Atomic uint64_t *busy_slot(struct oth_search *s, uint64_t k)
+void oth_team_free(struct oth_team *t)
 {
-	return &s->busy[k >> (64 - OTH_BUSY_BITS)];
+	free(t);
 }
 
-static inline int is_busy(struct oth_search *s, uint64_t k)
+static inline int fork_key(int v, int sq)
 {
-	return atomic_load_explicit(busy_slot(s, k), memory_order_relaxed) ==
-	       k;
+	return (v + 66) * 64 + sq;
 }
 
-/* A slot taken stays with its key till cleared: the marks of the nodes
- * near the root, taken first and held longest, are never overwritten by
- * the many short-lived ones below (a colliding child goes unmarked). */
-static inline void set_busy(struct oth_search *s, uint64_t k)
+static int nws_child(struct oth_search *s, const struct mv *x, int alpha,
+		     int e);
+
+/* Take f's moves till none is left, f is cut or the search above is. */
+static void fork_work(struct oth_search *s, struct oth_fork *f)
 {
-	uint64_t x = 0;
+	int i;
 
-	atomic_compare_exchange_strong_explicit(busy_slot(s, k), &x, k,
-						memory_order_relaxed,
-						memory_order_relaxed);
-}
-
-static inline void clear_busy(struct oth_search *s, uint64_t k)
-{
-	uint64_t x = k;
-
-	atomic_compare_exchange_strong_explicit(busy_slot(s, k), &x, 0,
-						memory_order_relaxed,
-						memory_order_relaxed);
-}
-
-/* 1 and the bound in *v when the table now decides the null window
- * (alpha, alpha + 1) of (P, O). */
-static inline int decided(struct oth_search *s, uint64_t P, uint64_t O,
-			  int alpha, int *v)
-{
-	int lo, hi, m;
-
-	if (!oth_tt_probe(s->tt, P, O, &lo, &hi, &m))
-		return 0;
-	*v = lo > alpha ? lo : hi;
-	return lo > alpha || hi <= alpha;
-}
-
-/* 1 when the table now decides one of the nodes on s's stack: s->unwind
- * names the one nearest the root (index + 1), s->unwind_v its bound. */
-static int ancestor_decided(struct oth_search *s)
-{
-	for (int i = 0; i < s->sp; i++) {
-		int v;
-		if (decided(s, s->stack[i].P, s->stack[i].O,
-			    s->stack[i].alpha, &v)) {
-			s->unwind = i + 1;
-			s->unwind_v = v;
-			return 1;
+	while ((i = atomic_fetch_add(&f->next, 1)) < f->n) {
+		const struct mv *x = &f->list[i];
+		int v = nws_child(s, x, f->alpha[i], f->e);
+		if (aborted(s))
+			return;
+		f->res[i] = v;
+		int k = fork_key(v, x->sq), o = atomic_load(&f->best);
+		while (k > o && !atomic_compare_exchange_weak(&f->best, &o, k))
+			;
+		if (v > f->alpha[i]) {
+			atomic_store(&f->cut, 1);
+			return;
 		}
 	}
+}
+
+static int descends(const struct oth_fork *f, const struct oth_fork *up)
+{
+	for (; f; f = f->parent)
+		if (f == up)
+			return 1;
 	return 0;
+}
+
+/* Join an open fork with moves left, the deepest-rooted first (under
+ * `under` only, for an owner waiting on it), and work there; 1 when it
+ * did. */
+static int team_help(struct oth_search *s, struct oth_fork *under)
+{
+	struct oth_team *t = s->team;
+	struct oth_fork *g = NULL;
+	int ge = -1;
+
+	for (int k = 0; k < OTH_FORKS; k++) {
+		struct oth_fork *f = &t->fork[k];
+		if (atomic_load(&f->state) == FORK_OPEN && f->e > ge &&
+		    atomic_load_explicit(&f->next, memory_order_relaxed) <
+			    f->n) {
+			g = f;
+			ge = f->e;
+		}
+	}
+	if (!g)
+		return 0;
+	/* Counted first, then checked: an owner closing g waits for us, so
+	 * g stays this fork while we are in it. */
+	atomic_fetch_add(&g->helpers, 1);
+	if (atomic_load(&g->state) != FORK_OPEN ||
+	    (under && !descends(g, under))) {
+		atomic_fetch_sub(&g->helpers, 1);
+		return 0;
+	}
+	struct oth_fork *up = s->fork;
+	atomic_fetch_sub(&t->idle, 1);
+	s->fork = g;
+	fork_work(s, g);
+	s->fork = up;
+	atomic_fetch_add(&t->idle, 1);
+	atomic_fetch_sub(&g->helpers, 1);
+	return 1;
+}
+
+void oth_team_serve(struct oth_search *s)
+{
+	atomic_fetch_add(&s->team->idle, 1);
+	for (int idle = 0; !atomic_load(s->abort);) {
+		if (team_help(s, NULL))
+			idle = 0;
+		else if (++idle > 64)
+			sched_yield();
+	}
+	atomic_fetch_sub(&s->team->idle, 1);
+}
+
+/* Search list[i0..n) with the idle threads, each move with the null
+ * window at alpha[i] (alpha[i0..n), or `alpha0` for all when NULL),
+ * sorted first; the first to fail high cuts the fork. 1 and the best
+ * result in *best, *bm (those given count too) and each move's in
+ * res[i0..n) (RES_NONE: cut before its end), or 0 when every fork is
+ * taken. The caller checks aborted. */
+static int fork_moves(struct oth_search *s, int e, const int *alpha,
+		      int alpha0, struct mv *list, int i0, int n, int *best,
+		      int *bm, int *res)
+{
+	struct oth_team *t = s->team;
+	struct oth_fork *f = NULL;
+
+	for (int k = 0; k < OTH_FORKS && !f; k++) {
+		int z = FORK_FREE;
+		if (atomic_load_explicit(&t->fork[k].state,
+					 memory_order_relaxed) == FORK_FREE &&
+		    atomic_compare_exchange_strong(&t->fork[k].state, &z,
+						   FORK_SETUP))
+			f = &t->fork[k];
+	}
+	if (!f)
+		return 0;
+	for (int i = i0; i < n; i++) {
+		pick(list, i, n);
+		f->list[i - i0] = list[i];
+		f->alpha[i - i0] = alpha ? alpha[i] : alpha0;
+		f->res[i - i0] = RES_NONE;
+	}
+	f->n = n - i0;
+	f->e = e;
+	f->parent = s->fork;
+	atomic_store(&f->next, 0);
+	atomic_store(&f->cut, 0);
+	atomic_store(&f->best, fork_key(*best, *bm));
+	atomic_store(&f->state, FORK_OPEN);
+
+	struct oth_fork *up = s->fork;
+	s->fork = f;
+	fork_work(s, f);
+	atomic_store(&f->state, FORK_CLOSED);
+	/* Waiting, the owner counts as idle: the helpers' subtrees fork for
+	 * it, and it helps there. */
+	if (atomic_load(&f->helpers) > 0) {
+		atomic_fetch_add(&t->idle, 1);
+		for (int idle = 0; atomic_load(&f->helpers) > 0;)
+			if (team_help(s, f))
+				idle = 0;
+			else if (++idle > 64)
+				sched_yield();
+		atomic_fetch_sub(&t->idle, 1);
+	}
+	s->fork = up;
+	int k = atomic_load(&f->best);
+	if (res)
+		memcpy(res + i0, f->res, (size_t)f->n * sizeof(*res));
+	atomic_store(&f->state, FORK_FREE);
+	*best = k / 64 - 66;
+	*bm = k % 64;
+	return 1;
+}
+
+/* 1 when a node of e empties with `left` moves still to search should
+ * share them. */
+static inline int can_fork(const struct oth_search *s, int e, int left)
+{
+	return s->team && e >= FORK_MIN && left >= 2 &&
+	       atomic_load_explicit(&s->team->idle, memory_order_relaxed) > 0;
+}
+
+/* After a fork of list[i..n) at PV node or root with windows alpha[]:
+ * the moves that failed low are done (best, bm updated), the others are
+ * moved to list[i..), those that failed high first and keyed FAIL_HIGH
+ * (they need the exact search, not the null window again); returns the
+ * new n. */
+#define FAIL_HIGH (1 << 30)
+static int fork_fold(struct mv *list, int i, int n, const int *alpha,
+		     const int *res, int *best, int *bm)
+{
+	struct mv high[MAX_MOVES], rest[MAX_MOVES];
+	int nh = 0, nr = 0;
+
+	for (int j = i; j < n; j++) {
+		if (res[j] == RES_NONE) {
+			rest[nr++] = list[j];
+		} else if (res[j] > alpha[j]) {
+			high[nh] = list[j];
+			high[nh++].key = FAIL_HIGH;
+		} else if (res[j] > *best) {
+			*best = res[j];
+			*bm = list[j].sq;
+		}
+	}
+	memcpy(list + i, high, (size_t)nh * sizeof(*list));
+	memcpy(list + i + nh, rest, (size_t)nr * sizeof(*list));
+	return i + nh + nr;
 }
 
 /* ---- null-window search with the table ----------------------------------- */
@@ -312,21 +491,20 @@ static int ancestor_decided(struct oth_search *s)
 static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 	       int e, int passed);
 
-static inline int nws_child(struct oth_search *s, const struct mv *x,
-			    int alpha, int e)
+static int nws_child(struct oth_search *s, const struct mv *x, int alpha,
+		     int e)
 {
 	if (e - 1 <= SHALLOW_MAX)
 		return -nws_shallow(s, x->P, x->O, -alpha - 1, e - 1, 0);
 	return -nws(s, x->P, x->O, -alpha - 1, e - 1, 0);
 }
 
-static int nws_body(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
-		    int e, int passed)
+static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+	       int e, int passed)
 {
 	struct mv list[MAX_MOVES];
 	uint64_t moves, n0 = s->nodes;
 	int lo, hi, hint = -1, best = -66, bm = OTHELLO_MOVE_NONE, v, n;
-	int defer[MAX_MOVES], nd = 0;
 
 	if (aborted(s))
 		return 0;
@@ -358,72 +536,28 @@ static int nws_body(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 			}
 		}
 	}
-	int par = s->busy && e >= BUSY_MIN;
 	for (int i = 0; i < n; i++) {
-		pick(list, i, n);
-		uint64_t k = 0;
-		if (par) {
-			if (i > 0 && ancestor_decided(s))
+		if (i == 1 && can_fork(s, e, n - 1) &&
+		    fork_moves(s, e, NULL, alpha, list, 1, n, &best, &bm,
+			       NULL)) {
+			if (aborted(s))
 				return 0;
-			k = child_key(&list[i]);
-			if (i > 0 && is_busy(s, k)) {
-				defer[nd++] = i;
-				continue;
-			}
-			set_busy(s, k);
+			break;
 		}
+		pick(list, i, n);
 		v = nws_child(s, &list[i], alpha, e);
-		if (par)
-			clear_busy(s, k);
-		if (aborted(s) || s->unwind)
+		if (aborted(s))
 			return 0;
 		if (v > best) {
 			best = v;
 			bm = list[i].sq;
 			if (v > alpha)
-				goto done;
-		}
-	}
-	for (int j = 0; j < nd; j++) {
-		if (ancestor_decided(s))
-			return 0;
-		v = nws_child(s, &list[defer[j]], alpha, e);
-		if (aborted(s) || s->unwind)
-			return 0;
-		if (v > best) {
-			best = v;
-			bm = list[defer[j]].sq;
-			if (v > alpha)
 				break;
 		}
 	}
-done:
 	oth_tt_store(s->tt, P, O, e, alpha, alpha + 1, best, bm,
 		     s->nodes - n0);
 	return best;
-}
-
-/* In a parallel search the null-window nodes of BUSY_MIN+ empties a
- * thread is in are kept on its stack: when another thread's result in the
- * table decides one of them (a cutoff by a sibling it searched), this
- * thread unwinds to that node at once instead of finishing a subtree
- * nobody needs. */
-static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
-	       int e, int passed)
-{
-	if (!s->busy || e < BUSY_MIN || s->sp >= OTH_STACK)
-		return nws_body(s, P, O, alpha, e, passed);
-	int i = s->sp++;
-	s->stack[i].P = P;
-	s->stack[i].O = O;
-	s->stack[i].alpha = alpha;
-	int v = nws_body(s, P, O, alpha, e, passed);
-	s->sp--;
-	if (s->unwind == i + 1) {
-		s->unwind = 0;
-		v = s->unwind_v;
-	}
-	return v;
 }
 
 /* ---- principal variation ---------------------------------------------------- */
@@ -496,29 +630,34 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		       e - 1 > SHALLOW_MAX, list);
 	for (int i = 0; i < n; i++)
 		pick(list, i, n);
-	int par = s->busy && e >= BUSY_MIN, defer[MAX_MOVES], nd = 0;
-	for (int j = 0; j < n + nd; j++) {
-		int i = j < n ? j : defer[j - n], v;
+	for (int i = 0; i < n; i++) {
 		const struct mv *x = &list[i];
-		uint64_t k = 0;
-		if (par && j < n) {
-			k = child_key(x);
-			if (j > 0 && is_busy(s, k)) {
-				defer[nd++] = i;
-				continue;
+		int v;
+		if (best != -66 && x->key != FAIL_HIGH &&
+		    can_fork(s, e, n - i)) {
+			int a[MAX_MOVES], res[MAX_MOVES], fb = -66, fm = 0;
+			for (int j = i; j < n; j++)
+				a[j] = alpha;
+			if (fork_moves(s, e, a, 0, list, i, n, &fb, &fm, res)) {
+				if (aborted(s))
+					return 0;
+				n = fork_fold(list, i, n, a, res, &best, &bm);
+				if (i == n)
+					break;
 			}
-			set_busy(s, k);
 		}
 		if (best == -66) {
 			v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1, 0);
 		} else {
-			v = nws_child(s, x, alpha, e);
-			if (v > alpha && v < beta && !aborted(s))
+			/* A move that failed high in a fork: searched again
+			 * with the window. */
+			v = x->key == FAIL_HIGH ? alpha + 1 :
+						  nws_child(s, x, alpha, e);
+			if (v > alpha && (v < beta || x->key == FAIL_HIGH) &&
+			    !aborted(s))
 				v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1,
 					 0);
 		}
-		if (k)
-			clear_busy(s, k);
 		if (aborted(s))
 			return 0;
 		if (v > best) {
@@ -534,38 +673,19 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 
 /* ---- root ------------------------------------------------------------------ */
 
-/* A root result as one int ordered like the tie rule: higher score, then
- * lower square. */
-static inline int root_key(int v, int sq)
-{
-	return (v + 64) * 64 + 63 - sq;
-}
-
-/* Shares (best, bm) with the other threads and takes theirs when better:
- * each is the exact score of a move, or a bound outside the window (below
- * alpha: the tests start at alpha anyway; at or above beta: the root is
- * decided), so any thread may search the rest against it (a thread searching with an older, lower best would only
- * re-search moves that the others already beat). */
-static inline void root_share(struct oth_search *s, int *best, int *bm)
-{
-	if (!s->root_best)
-		return;
-	int k = *best == -66 ? -1 : root_key(*best, *bm);
-	int o = atomic_load_explicit(s->root_best, memory_order_relaxed);
-	while (k > o && !atomic_compare_exchange_weak_explicit(
-				s->root_best, &o, k, memory_order_relaxed,
-				memory_order_relaxed))
-		;
-	if (o > k) {
-		*best = o / 64 - 64;
-		*bm = 63 - o % 64;
-	}
-}
-
 /* Depth of the evaluation search that orders the root's moves. */
 static inline int root_sort_depth(int e)
 {
 	return e < 12 ? -1 : e < 18 ? 2 : e < 24 ? 4 : 6;
+}
+
+/* The null window a root move on square sq is tested with: below the
+ * best move's square a tie must be seen. */
+static inline int root_alpha(int sq, int best, int bm, int alpha)
+{
+	int a = sq < bm ? best - 1 : best;
+
+	return a < alpha ? alpha : a;
 }
 
 int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
@@ -598,32 +718,33 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		return 0;
 	for (int i = 0; i < n; i++)
 		pick(list, i, n);
-	/* The root's moves in order on every thread, never deferred: they
-	 * split below. A thread taking the next root move meanwhile would
-	 * search it against the eldest's score, before the move being
-	 * searched (often the real best) raises it, and fail high into a
-	 * full re-search (bench/othello.md round 10). */
 	for (int i = 0; i < n; i++) {
 		const struct mv *x = &list[i];
 		int v;
-		if (i > 0) {
-			/* Another thread's result may be a bound at or
-			 * above beta: then the window is decided. */
-			root_share(s, &best, &bm);
-			if (best >= beta)
-				break;
+		if (best != -66 && x->key != FAIL_HIGH && e - 1 > SHALLOW_MAX &&
+		    can_fork(s, e, n - i)) {
+			int a[MAX_MOVES], res[MAX_MOVES], fb = -66, fm = 0;
+			for (int j = i; j < n; j++)
+				a[j] = root_alpha(list[j].sq, best, bm, alpha);
+			if (fork_moves(s, e, a, 0, list, i, n, &fb, &fm, res)) {
+				if (aborted(s))
+					return 0;
+				n = fork_fold(list, i, n, a, res, &best, &bm);
+				if (i == n)
+					break;
+			}
 		}
 		if (best == -66) {
 			v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1, 0);
 		} else {
-			/* Below the best move's square a tie must be seen. */
-			int a = x->sq < bm ? best - 1 : best;
-			if (a < alpha)
-				a = alpha;
-			v = e - 1 <= SHALLOW_MAX ?
-				    -ab_small(s, x->P, x->O, -a - 1, -a, e - 1,
-					      0) :
-				    nws_child(s, x, a, e);
+			int a = root_alpha(x->sq, best, bm, alpha);
+			if (x->key == FAIL_HIGH) /* in a fork */
+				v = a + 1;
+			else if (e - 1 <= SHALLOW_MAX)
+				v = -ab_small(s, x->P, x->O, -a - 1, -a, e - 1,
+					      0);
+			else
+				v = nws_child(s, x, a, e);
 			if (v > a && !aborted(s))
 				v = -pvs(s, x->P, x->O, -beta, -a, e - 1, 0);
 		}

@@ -4,7 +4,7 @@
  *   othello_stable.c  discs that can never flip (the stability cutoff)
  *   othello_tt.c      the transposition table, shared between threads
  *   othello_deep.c    the search of one position by one thread
- *   othello_par.c     many threads on one position, and the batch runner
+ *   othello_par.c     the threads of one position, and the batch runner
  *
  * Threads: a table may be shared (shared = 1: sequence locks); a struct
  * oth_search belongs to one thread; the flags it points to are shared.
@@ -49,26 +49,25 @@ void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,
 		  int alpha, int beta, int best, int move, uint64_t nodes);
 
 /* ---- search ---------------------------------------------------------------
- * Helpers of a parallel search (othello_par.c) mark the children they are
- * searching in `busy` (ABDADA): another thread defers those to the end of
- * its move list, so the threads spread over the tree instead of searching
- * the same moves. */
-#define OTH_BUSY_BITS 14
-#define OTH_STACK 48
+ * A parallel search (othello_par.c): one thread runs oth_deep_root, the
+ * others serve its team (oth_team_serve) till it is done; a null-window node whose
+ * eldest move did not cut off shares its other moves with them (young
+ * brothers wait, othello_deep.c). */
+struct oth_team;
 
 struct oth_search {
 	struct oth_tt *tt;
 	uint64_t nodes;
-	const atomic_int *abort;   /* non-zero: give up (result ignored) */
-	_Atomic uint64_t *busy;    /* 2^OTH_BUSY_BITS slots, or NULL */
-	atomic_int *root_best;     /* with busy: the threads' best root move */
-	/* With busy: the null-window nodes this thread is in (othello_deep.c) */
-	int sp, unwind, unwind_v;
-	struct {
-		uint64_t P, O;
-		int alpha;
-	} stack[OTH_STACK];
+	const atomic_int *abort; /* non-zero: give up (result ignored) */
+	struct oth_team *team;   /* the threads sharing the search, or NULL */
+	struct oth_fork *fork;   /* with team: the fork this thread is in */
 };
+
+/* A team's shared state (the forks); 0 or GERR_NOMEM. */
+int oth_team_new(struct oth_team **ret);
+void oth_team_free(struct oth_team *t);
+/* A free thread of s->team: work in the forks till *s->abort. */
+void oth_team_serve(struct oth_search *s);
 
 /* Score of (P, O) in the window (alpha, beta), clamped as
  * othello_solve_batch_window says: the exact score and the lowest square

@@ -103,30 +103,37 @@ int othello_solve_shallow(uint64_t P, uint64_t O, int *ret_move,
 
 struct par {
 	struct oth_tt *tt;
-	_Atomic uint64_t *busy;
-	atomic_int abort, root_best;
+	struct oth_team *team;
+	atomic_int abort;
 	uint64_t P, O;
 	int alpha, beta;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int running, done, score, move;
 	uint64_t nodes;
+	atomic_int next_id;
 };
 
+/* Thread 0 searches the root; the others help in its forks till it is
+ * done (or stopped) and sets abort. */
 static void *par_thread(void *arg)
 {
 	struct par *p = arg;
 	struct oth_search s = {.tt = p->tt, .abort = &p->abort,
-			       .busy = p->busy,
-			       .root_best = p->busy ? &p->root_best : NULL};
-	int mv, v = oth_deep_root(&s, p->P, p->O, p->alpha, p->beta, &mv);
+			       .team = p->team};
+	int id = atomic_fetch_add(&p->next_id, 1), mv = 0, v = 0;
 
+	if (id == 0) {
+		v = oth_deep_root(&s, p->P, p->O, p->alpha, p->beta, &mv);
+	} else {
+		oth_team_serve(&s);
+	}
 	pthread_mutex_lock(&p->lock);
-	if (!p->done && !atomic_load(&p->abort)) {
+	if (id == 0 && !atomic_load(&p->abort)) {
 		p->done = 1;
 		p->score = v;
 		p->move = mv;
-		atomic_store(&p->abort, 1); /* the others stop */
+		atomic_store(&p->abort, 1); /* the helpers stop */
 	}
 	p->nodes += s.nodes;
 	p->running--;
@@ -137,23 +144,20 @@ static void *par_thread(void *arg)
 
 /* Solve (P, O) with `threads` threads on table tt; 0, GERR_CANCELLED when
  * stop() turned non-zero first, or GERR_NOMEM. */
-static int par_solve(struct oth_tt *tt, _Atomic uint64_t *busy,
-		     uint64_t P, uint64_t O, int alpha, int beta,
-		     int threads, int *ret_score,
-		     int *ret_move, uint64_t *ret_nodes, int (*stop)(void *),
-		     void *opaque)
+static int par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
+		     uint64_t O, int alpha, int beta, int threads,
+		     int *ret_score, int *ret_move, uint64_t *ret_nodes,
+		     int (*stop)(void *), void *opaque)
 {
-	/* One thread: no deferral, no sharing (the plain search). */
-	struct par p = {.tt = tt, .busy = threads > 1 ? busy : NULL, .P = P,
+	/* One thread: the plain search. */
+	struct par p = {.tt = tt, .team = threads > 1 ? team : NULL, .P = P,
 			.O = O, .alpha = alpha, .beta = beta};
 	pthread_t tid[MAX_THREADS];
 	int started = 0, stopped = 0;
 
 	oth_tt_next_gen(tt);
-	for (size_t i = 0; i < ((size_t)1 << OTH_BUSY_BITS); i++)
-		atomic_store_explicit(&busy[i], 0, memory_order_relaxed);
 	atomic_init(&p.abort, 0);
-	atomic_init(&p.root_best, -1);
+	atomic_init(&p.next_id, 0);
 	pthread_mutex_init(&p.lock, NULL);
 	pthread_cond_init(&p.cond, NULL);
 	pthread_mutex_lock(&p.lock);
@@ -276,28 +280,29 @@ static int pool_solve(struct batch *b, int threads, int e)
 static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 {
 	struct oth_tt *tt;
-	_Atomic uint64_t *busy;
+	struct oth_team *team;
 	/* Fresh pages and cache misses cost more than a fuller table below
 	 * some 24 empties (22 empties: 2^20 buckets 8% faster than 2^23). */
 	int bits = e - 2 < 16 ? 16 : e - 2 > DEEP_TT_BITS_MAX ? DEEP_TT_BITS_MAX
 							       : e - 2;
 	int rc = 0;
 
-	busy = calloc((size_t)1 << OTH_BUSY_BITS, sizeof(*busy));
-	if (!busy || oth_tt_new(&tt, bits, threads > 1)) {
-		free(busy);
+	if (oth_team_new(&team))
+		return GERR_NOMEM;
+	if (oth_tt_new(&tt, bits, threads > 1)) {
+		oth_team_free(team);
 		return GERR_NOMEM;
 	}
 	for (size_t k = 0; k < b->n && !rc; k++) {
 		size_t i = b->idx[k];
 		int sc = 0, mv = 0;
-		rc = par_solve(tt, busy, b->P[i], b->O[i], b->alpha, b->beta,
+		rc = par_solve(tt, team, b->P[i], b->O[i], b->alpha, b->beta,
 			       threads, &sc, &mv, nodes, b->stop, b->opaque);
 		b->score[i] = (int8_t)sc;
 		b->move[i] = (uint8_t)mv;
 	}
 	oth_tt_free(tt);
-	free(busy);
+	oth_team_free(team);
 	return rc;
 }
 
