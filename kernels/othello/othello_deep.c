@@ -21,11 +21,11 @@
  * far is tested against best - 1, so a tie is seen and the lower square
  * wins.
  *
- * A parallel search (othello_par.c) runs this search on every thread with
- * one shared table; `busy` defers the children another thread is
- * searching (ABDADA), a thread unwinds from a subtree the table shows is
- * decided above it, the root's best move is shared (root_best) and *abort
- * ends every thread's search early.
+ * A parallel search (othello_par.c): one thread runs this search, the
+ * others wait in its team; a null-window node whose eldest move did not
+ * cut off, a PV node past its first move and the root share their other
+ * moves with the idle threads (young brothers wait: forks, below), over
+ * one shared table; *abort ends every thread's search early.
  */
 #include <sched.h>
 #include <stdalign.h>
@@ -60,9 +60,7 @@ struct mv {
 	int sq, key;
 };
 
-#ifndef FORK_MIN
 #define FORK_MIN 12
-#endif
 #define OTH_FORKS 64
 
 enum { FORK_FREE, FORK_SETUP, FORK_OPEN, FORK_CLOSED };

@@ -4,15 +4,10 @@
  * one per thread (each thread its own small table: a fresh table's pages
  * cost more than these searches, bench/othello.md round 8). Deep ones (and
  * all of them when the batch has fewer positions than threads) are solved
- * one at a time with every thread on the position: each thread runs the
- * whole search over one shared table (the root's moves in the same
- * order); below the root the children one thread is searching are
- * deferred by the others (ABDADA, othello_deep.c), so the threads split
- * the tree and share every result through the table. A thread whose
- * subtree the table shows is no longer needed (another thread's cutoff
- * above it) drops it, and the threads share the best root move proved so
- * far. The first thread done gives the answer (every thread's answer is
- * exact) and stops the others. The calling thread meanwhile polls stop()
+ * one at a time with every thread on the position: one thread runs the
+ * search, the others take the moves it shares (young brothers wait,
+ * othello_deep.c) over one shared table. The calling thread meanwhile
+ * polls stop()
  * every POLL_MS, so a revoked lease interrupts a deep search within that.
  *
  * Threads: othello_solve_batch starts and joins its own threads; a struct
