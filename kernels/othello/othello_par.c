@@ -7,8 +7,8 @@
  * one at a time with every thread on the position: one thread runs the
  * search, the others take the moves it shares (young brothers wait,
  * othello_deep.c) over one shared table. The calling thread meanwhile
- * polls stop()
- * every POLL_MS, so a revoked lease interrupts a deep search within that.
+ * polls stop() every POLL_MS, so a revoked lease interrupts a deep search
+ * within that.
  *
  * Threads: othello_solve_batch starts and joins its own threads; a struct
  * othello_solver belongs to one thread.
