@@ -17,6 +17,7 @@ build=${BUILD:-build}
 data=$(mktemp -d /tmp/gpud-ffo-XXXXXX)
 pids=
 trap 'kill $pids 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
+trap 'exit 143' INT TERM # a timeout's TERM still runs the EXIT trap
 grep -v '^%' tests/data/ffo.obf | sed -n "${from},${to}p" > "$data/in.obf"
 "$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level "${LOG_LEVEL:-warn}" &
 pids="$pids $!"

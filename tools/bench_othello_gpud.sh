@@ -14,6 +14,7 @@ data=$(mktemp -d /tmp/gpud-obench-XXXXXX)
 "$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level "${LOG_LEVEL:-warn}" &
 gpud_pid=$!
 trap 'kill $worker_pid $gpud_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
+trap 'exit 143' INT TERM # a timeout's TERM still runs the EXIT trap
 for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
 ctl="$build/tools/gpuctl --socket $data/s"
 "$build/worker/gpuworker" --connect "$(cat "$data/d/gpud.addr")" \

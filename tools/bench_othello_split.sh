@@ -28,6 +28,7 @@ cleanup() {
 	rm -rf "$data"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM # a timeout's TERM still runs the EXIT trap
 case $pos in
 *[!0-9]*) printf '%s\n' "$pos" > "$data/pos.obf" ;;
 *) grep "% FFO #$pos\$" tests/data/ffo.obf > "$data/pos.obf" ||

@@ -33,6 +33,7 @@ worker_pid=
 "$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --http off --log-level warn &
 gpud_pid=$!
 trap 'kill $worker_pid $gpud_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
+trap 'exit 143' INT TERM # a timeout's TERM still runs the EXIT trap
 for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
 [ -S "$data/s" ] || { echo "othello_traindata: gpud did not start" >&2; exit 1; }
 ctl="$build/tools/gpuctl --socket $data/s"
