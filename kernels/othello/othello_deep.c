@@ -101,13 +101,23 @@ static inline int aborted(const struct oth_search *s)
 static inline int stability_cut(uint64_t P, uint64_t O, int alpha, int e,
 				int *v)
 {
-	if (alpha < STAB_MIN[e])
-		return 0;
-	int ub = 64 - 2 * oth_popcount(oth_stable(O, P));
-	if (ub > alpha)
-		return 0;
-	*v = ub;
-	return 1;
+	if (alpha >= STAB_MIN[e]) {
+		int ub = 64 - 2 * oth_popcount(oth_stable(O, P));
+		if (ub > alpha)
+			return 0;
+		*v = ub;
+		return 1;
+	}
+	/* Mirrored: P's own stable discs keep it above a very low alpha
+	 * (a search of whether P escapes a wipe-out). */
+	if (alpha <= -STAB_MIN[e]) {
+		int lb = 2 * oth_popcount(oth_stable(P, O)) - 64;
+		if (lb <= alpha)
+			return 0;
+		*v = lb;
+		return 1;
+	}
+	return 0;
 }
 
 /* ---- shallow null-window search ------------------------------------------ */
@@ -651,7 +661,8 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 			 * with the window. */
 			v = x->key == FAIL_HIGH ? alpha + 1 :
 						  nws_child(s, x, alpha, e);
-			if (v > alpha && (v < beta || x->key == FAIL_HIGH) &&
+			if (v > alpha &&
+			    ((v < beta && v < 64) || x->key == FAIL_HIGH) &&
 			    !aborted(s))
 				v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1,
 					 0);
@@ -743,7 +754,8 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 					      0);
 			else
 				v = nws_child(s, x, a, e);
-			if (v > a && !aborted(s))
+			/* A fail high at 64 is exact: nothing scores more. */
+			if (v > a && v < 64 && !aborted(s))
 				v = -pvs(s, x->P, x->O, -beta, -a, e - 1, 0);
 		}
 		if (aborted(s))
