@@ -27,6 +27,7 @@
  * moves with the idle threads (young brothers wait: forks, below), over
  * one shared table; *abort ends every thread's search early.
  */
+#include <limits.h>
 #include <sched.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -471,7 +472,7 @@ static inline int can_fork(const struct oth_search *s, int e, int left)
  * moved to list[i..), those that failed high first and keyed FAIL_HIGH
  * (they need the exact search, not the null window again); returns the
  * new n. */
-#define FAIL_HIGH (1 << 30)
+#define FAIL_HIGH INT_MAX /* above every list_moves key */
 static int fork_fold(struct mv *list, int i, int n, const int *alpha,
 		     const int *res, int *best, int *bm)
 {
