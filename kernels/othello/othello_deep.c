@@ -74,7 +74,7 @@ struct oth_fork {
 	atomic_int cut;     /* a move failed high: the rest is moot */
 	atomic_int best;    /* fork_key of the best result so far */
 	struct oth_fork *parent; /* the fork its owner works under */
-	int e, n;
+	atomic_int e, n; /* atomic: free threads read them while scanning */
 	struct mv list[MAX_MOVES];
 	int alpha[MAX_MOVES]; /* each move's null window */
 	int res[MAX_MOVES];   /* its result, or RES_NONE: not finished */
@@ -358,11 +358,12 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 
 	for (int k = 0; k < OTH_FORKS; k++) {
 		struct oth_fork *f = &t->fork[k];
-		if (atomic_load(&f->state) == FORK_OPEN && f->e > ge &&
+		int fe = atomic_load_explicit(&f->e, memory_order_relaxed);
+		if (atomic_load(&f->state) == FORK_OPEN && fe > ge &&
 		    atomic_load_explicit(&f->next, memory_order_relaxed) <
-			    f->n) {
+			    atomic_load_explicit(&f->n, memory_order_relaxed)) {
 			g = f;
-			ge = f->e;
+			ge = fe;
 		}
 	}
 	if (!g)
@@ -426,8 +427,8 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
 		f->alpha[i - i0] = alpha ? alpha[i] : alpha0;
 		f->res[i - i0] = RES_NONE;
 	}
-	f->n = n - i0;
-	f->e = e;
+	atomic_store_explicit(&f->n, n - i0, memory_order_relaxed);
+	atomic_store_explicit(&f->e, e, memory_order_relaxed);
 	f->parent = s->fork;
 	atomic_store(&f->next, 0);
 	atomic_store(&f->cut, 0);
