@@ -496,6 +496,21 @@ static int fork_fold(struct mv *list, int i, int n, const int *alpha,
 	return i + nh + nr;
 }
 
+/* Fork list[i..n) of a PV node or the root at the null windows
+ * alpha[i..n) and fold the results (fork_fold): the new n, n itself when
+ * every fork is taken, or -1 when the search is aborted. */
+static int fork_pv(struct oth_search *s, int e, struct mv *list, int i, int n,
+		   const int *alpha, int *best, int *bm)
+{
+	int res[MAX_MOVES], fb = -66, fm = 0;
+
+	if (!fork_moves(s, e, alpha, 0, list, i, n, &fb, &fm, res))
+		return n;
+	if (aborted(s))
+		return -1;
+	return fork_fold(list, i, n, alpha, res, best, bm);
+}
+
 /* ---- null-window search with the table ----------------------------------- */
 
 static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
@@ -645,16 +660,13 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		int v;
 		if (best != -66 && x->key != FAIL_HIGH &&
 		    can_fork(s, e, n - i)) {
-			int a[MAX_MOVES], res[MAX_MOVES], fb = -66, fm = 0;
+			int a[MAX_MOVES];
 			for (int j = i; j < n; j++)
 				a[j] = alpha;
-			if (fork_moves(s, e, a, 0, list, i, n, &fb, &fm, res)) {
-				if (aborted(s))
-					return 0;
-				n = fork_fold(list, i, n, a, res, &best, &bm);
-				if (i == n)
-					break;
-			}
+			if ((n = fork_pv(s, e, list, i, n, a, &best, &bm)) < 0)
+				return 0;
+			if (i == n)
+				break;
 		}
 		if (best == -66) {
 			v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1, 0);
@@ -734,16 +746,13 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		int v;
 		if (best != -66 && x->key != FAIL_HIGH && e - 1 > SHALLOW_MAX &&
 		    can_fork(s, e, n - i)) {
-			int a[MAX_MOVES], res[MAX_MOVES], fb = -66, fm = 0;
+			int a[MAX_MOVES];
 			for (int j = i; j < n; j++)
 				a[j] = root_alpha(list[j].sq, best, bm, alpha);
-			if (fork_moves(s, e, a, 0, list, i, n, &fb, &fm, res)) {
-				if (aborted(s))
-					return 0;
-				n = fork_fold(list, i, n, a, res, &best, &bm);
-				if (i == n)
-					break;
-			}
+			if ((n = fork_pv(s, e, list, i, n, a, &best, &bm)) < 0)
+				return 0;
+			if (i == n)
+				break;
 		}
 		if (best == -66) {
 			v = -pvs(s, x->P, x->O, -beta, -alpha, e - 1, 0);
@@ -756,8 +765,10 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 					      0);
 			else
 				v = nws_child(s, x, a, e);
-			/* A fail high at 64 is exact: nothing scores more. */
-			if (v > a && v < 64 && !aborted(s))
+			/* A fail high at 64 is exact: nothing scores more (a
+			 * fork's fail high was at another window). */
+			if (v > a && (v < 64 || x->key == FAIL_HIGH) &&
+			    !aborted(s))
 				v = -pvs(s, x->P, x->O, -beta, -a, e - 1, 0);
 		}
 		if (aborted(s))
