@@ -50,7 +50,7 @@ void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,
 
 /* ---- search ---------------------------------------------------------------
  * A parallel search (othello_par.c): one thread runs oth_deep_root, the
- * others serve its team (oth_team_serve) till it is done; a null-window node whose
+ * others serve its team (oth_team_serve) till it is done; a node whose
  * eldest move did not cut off shares its other moves with them (young
  * brothers wait, othello_deep.c). */
 struct oth_team;
