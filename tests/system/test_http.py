@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 from harness import Cluster, check, lease_units_for, run, wait_for
 
@@ -102,9 +103,16 @@ def test_http(cl: Cluster):
           "plots listed (not the hidden one; the link is a file name only): %s" % jobs[small]["plots"])
     check(jobs[big]["plots"] == [] and jobs[big]["units_done"] > 0, "the long job: %s" % jobs[big])
     check([w["online"] for w in api["workers"]] == [True], "the worker: %s" % api["workers"])
-    ctl_jobs = json.loads(cl.ctl("status", "--json").stdout)
-    check({j["id"]: j["state"] for j in ctl_jobs} == {i: j["state"] for i, j in jobs.items()},
-          "the same states as gpuctl status")
+    # The long job's state moves between leases (running, queued): two
+    # snapshots taken one after the other must agree within a few tries.
+    for _ in range(50):
+        ctl_jobs = json.loads(cl.ctl("status", "--json").stdout)
+        ctl_states = {j["id"]: j["state"] for j in ctl_jobs}
+        api_states = {j["id"]: j["state"] for j in json.loads(cl.http_get("/api/status")[2])["jobs"]}
+        if ctl_states == api_states:
+            break
+        time.sleep(0.1)
+    check(ctl_states == api_states, "the same states as gpuctl status: %s %s" % (ctl_states, api_states))
 
     # Plots: served as SVG, script forbidden; nothing outside them.
     code, headers, body = cl.http_get("/results/job-%d/counts.svg" % small)
