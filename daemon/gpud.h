@@ -16,8 +16,10 @@
  *   metrics.c       the Prometheus text of the control API's replies
  *   listeners.c     the listening sockets: accepting by hand, connection
  *                   caps, descriptor shortage, the connections' timeouts
- *   control.c       gpuctl's commands: parsing, status, submit, state
- *                   changes, workers, tokens
+ *   control.c       gpuctl's commands: parsing, submit, state changes,
+ *                   workers; control_jobs.c: status, history, priority;
+ *                   control_tokens.c: tokens; control_workloads.c: the
+ *                   registry's workloads
  *   control_answer.c  `result` and `export`: loaded on the database
  *                   thread, rendered on the thread pool
  *   results.c       the results directory: a finished job's plot
@@ -42,8 +44,9 @@
  *   dbq.c           the database thread
  *   sched_hold.c    a held lease (database thread): heartbeat, upload
  *                   load, release, each checked against its holder
- *   scheduler.c     the lease policy (database thread): claim, uploads,
+ *   scheduler.c     the lease policy (database thread): uploads,
  *                   verification's commit and merge
+ *   sched_claim.c   grants in queue order, and why a worker gets none
  *   replica.c       replicated results (--check full, --trust-after): a
  *                   group's results compared, its quorum decided
  *   job_parts.c     a job's verified leases as the workloads' wl_parts
@@ -51,7 +54,9 @@
  *                   statements), store_tx.c (transactions, group commit),
  *                   store_exec.c (running statements), store_err.c (error
  *                   codes), and one file per table: store_jobs.c (and the
- *                   event log), store_leases.c (the lease state machine),
+ *                   event log), store_queue.c (the queue's side of jobs:
+ *                   names, priorities, figures), store_leases.c (the
+ *                   lease state machine),
  *                   store_lease_rows.c, store_parts.c, store_workers.c,
  *                   store_tokens.c, store_replica.c (lease groups, trust),
  *                   store_blobs.c (blobs rows name, integrity, damage),
