@@ -31,4 +31,8 @@ MIX_HD uint64_t mix64(uint64_t z)
 
 #undef MIX_HD
 
+/* splitmix64's increment (2^64 over the golden ratio, odd): a counter
+ * stepped by it and passed through mix64 gives splitmix64's stream. */
+#define MIX_GOLDEN 0x9e3779b97f4a7c15ull
+
 #endif

@@ -171,7 +171,7 @@ static __device__ __noinline__ void fix_high(uint32_t x, uint32_t c,
 __device__ __forceinline__ void chunk_seed(uint64_t smix, uint64_t ch,
 					   uint32_t &x, uint32_t &c)
 {
-	uint64_t h = mix64(smix + ch * GRAVELER_GOLDEN);
+	uint64_t h = mix64(smix + ch * MIX_GOLDEN);
 	x = (uint32_t)h;
 	c = (uint32_t)(h >> 32);
 	if (c >= GRAVELER_MWC_A)

@@ -12,10 +12,9 @@
  *   1. Battles are grouped in chunks of GRAVELER_CHUNK = 256 consecutive
  *      indices: battle i lives in chunk i / 256 at position j = i % 256.
  *   2. Each chunk has its own stream seeded with
- *        h = mix64(mix64(S ^ GRAVELER_SEED_SALT) + chunk * GOLDEN)
+ *        h = mix64(mix64(S ^ GRAVELER_SEED_SALT) + chunk * MIX_GOLDEN)
  *      where mix64 is the splitmix64 finaliser (mix.h; a bijection of 64-bit
- *      words)
- *      and GOLDEN is odd, so for one job seed distinct chunks get distinct
+ *      words) and MIX_GOLDEN is odd, so for one job seed distinct chunks get distinct
  *      seeds. The stream is MWC64X (a lag-1 multiply-with-carry generator,
  *      base 2^32, multiplier A = 4294883355, state x = low 32 bits of h,
  *      c = high 32 bits reduced below A; the forbidden states are avoided):
@@ -75,7 +74,6 @@ extern "C" {
 #define GRAVELER_CHUNK 256u            /* battles per generator stream */
 #define GRAVELER_WORDS 15u             /* 32-bit outputs per battle */
 #define GRAVELER_MWC_A 4294883355u     /* MWC64X multiplier */
-#define GRAVELER_GOLDEN 0x9e3779b97f4a7c15ull
 #define GRAVELER_SEED_SALT 0x6772617665006c72ull
 #define GRAVELER_MAX_BATTLES 1000000000000000ull /* 1e15 */
 /* Segments of a lease (see "Segments" below) and the largest lease the
@@ -93,7 +91,7 @@ GRAVELER_HD void graveler_chunk_seed(uint64_t seed, uint64_t chunk,
 				     uint32_t *x, uint32_t *c)
 {
 	uint64_t h = mix64(mix64(seed ^ GRAVELER_SEED_SALT) +
-			   chunk * GRAVELER_GOLDEN);
+			   chunk * MIX_GOLDEN);
 	uint32_t cx = (uint32_t)h, cc = (uint32_t)(h >> 32);
 
 	if (cc >= GRAVELER_MWC_A)

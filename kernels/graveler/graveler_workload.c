@@ -328,7 +328,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 		uint32_t k;
 		int dup;
 		do {
-			r += GRAVELER_GOLDEN;
+			r += MIX_GOLDEN;
 			k = count == a->nseg ? s
 					     : (uint32_t)(mix64(r) % a->nseg);
 			dup = k == c->k[0] && kf_drawn;

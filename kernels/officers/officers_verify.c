@@ -167,7 +167,7 @@ static int ofw_verify_result(const struct officers_result *r,
 		if (s->rare[i].pos >= 2)
 			rc = ofw_check_position(s, s->rare[i].pos, err, errlen);
 	for (k = 0; k < OFFICERS_VERIFY_SAMPLES && rc == 0; k++) {
-		uint64_t x = r->from + mix64(seed + k * 0x9e3779b97f4a7c15ull) %
+		uint64_t x = r->from + mix64(seed + k * MIX_GOLDEN) %
 					       (r->to - r->from);
 		if (x >= 2)
 			rc = ofw_check_position(s, x, err, errlen);

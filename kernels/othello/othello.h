@@ -53,7 +53,6 @@ extern "C" {
 #define OTHELLO_MOVE_NONE 65
 #define OTHELLO_NO_SCORE 127     /* no expected score in the input */
 #define OTHELLO_MAX_POSITIONS 12000000ull
-#define OTHELLO_GOLDEN 0x9e3779b97f4a7c15ull
 #define OTHELLO_SEED_SALT 0x6f7468656c6c6f21ull
 
 /* ---- bit helpers -------------------------------------------------------- */
@@ -172,15 +171,15 @@ OTH_HD int oth_final_score(uint64_t P, uint64_t O)
  * move, until `empties` squares are empty. A playout whose game ends
  * earlier, or that reaches a finished position, is thrown away and the
  * next one is played from the same stream. Draws come from the splitmix64
- * finaliser of a counter: h0 = mix64(mix64(seed ^ SALT) + index * GOLDEN),
- * draw j = mix64(h0 + j * GOLDEN). Returns the position from the side to
+ * finaliser of a counter: h0 = mix64(mix64(seed ^ SALT) + index * MIX_GOLDEN),
+ * draw j = mix64(h0 + j * MIX_GOLDEN). Returns the position from the side to
  * move; *ret_black_to_move says whose turn it is. empties must be 1..59. */
 OTH_HD void oth_generate(uint64_t seed, uint64_t index, int empties,
 			 uint64_t *ret_P, uint64_t *ret_O,
 			 int *ret_black_to_move)
 {
 	uint64_t h0 = mix64(mix64(seed ^ OTHELLO_SEED_SALT) +
-				index * OTHELLO_GOLDEN);
+				index * MIX_GOLDEN);
 	uint64_t j = 0;
 
 	for (;;) {
@@ -197,7 +196,7 @@ OTH_HD void oth_generate(uint64_t seed, uint64_t index, int empties,
 				black = !black;
 				continue;
 			}
-			uint64_t d = mix64(h0 + (++j) * OTHELLO_GOLDEN);
+			uint64_t d = mix64(h0 + (++j) * MIX_GOLDEN);
 			int k = (int)(d % (uint64_t)oth_popcount(m));
 			while (k--)
 				m &= m - 1;

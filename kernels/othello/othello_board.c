@@ -421,11 +421,11 @@ uint64_t othello_digest(const struct othello_pos *p, size_t n)
 	uint64_t h = 0x6f7468656c6c6f00ull ^ n;
 
 	for (size_t i = 0; i < n; i++) {
-		h = mix64(h ^ p[i].black) + OTHELLO_GOLDEN;
-		h = mix64(h ^ p[i].white) + OTHELLO_GOLDEN;
+		h = mix64(h ^ p[i].black) + MIX_GOLDEN;
+		h = mix64(h ^ p[i].white) + MIX_GOLDEN;
 		h = mix64(h ^ p[i].black_to_move ^
 			      (uint64_t)(uint8_t)p[i].expected << 8) +
-		    OTHELLO_GOLDEN;
+		    MIX_GOLDEN;
 	}
 	return h;
 }

@@ -107,7 +107,7 @@ void oth_tt_next_gen(struct oth_tt *t)
 static inline struct tt_bucket *bucket(const struct oth_tt *t, uint64_t P,
 				       uint64_t O)
 {
-	return &t->b[mix64(P ^ mix64(O + OTHELLO_GOLDEN)) & t->mask];
+	return &t->b[mix64(P ^ mix64(O + MIX_GOLDEN)) & t->mask];
 }
 
 void oth_tt_prefetch(const struct oth_tt *t, uint64_t P, uint64_t O)

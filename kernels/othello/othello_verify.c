@@ -185,7 +185,7 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 		if (count <= want) {
 			i = t;
 		} else {
-			h += OTHELLO_GOLDEN;
+			h += MIX_GOLDEN;
 			i = mix64(h) % count;
 		}
 		idx[kept] = i;

@@ -32,7 +32,6 @@
 #include "sudoku_format.h"
 #include "sudoku_internal.h"
 
-#define GOLDEN 0x9e3779b97f4a7c15ull
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -100,7 +99,7 @@ int sudoku_verify_units(const struct sudoku_setup *S,
 	if (!unit)
 		return GERR_NOMEM;
 	for (uint32_t t = 0; t < k; t++)
-		unit[t] = mix64(seed + (t + 1) * GOLDEN) % nunits;
+		unit[t] = mix64(seed + (t + 1) * MIX_GOLDEN) % nunits;
 	/* in order, so each set's outer pairs are built once */
 	qsort(unit, k, sizeof(*unit), cmp_u64);
 	for (uint32_t t = 0; rc == 0 && t < k; t++) {

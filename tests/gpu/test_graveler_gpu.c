@@ -30,7 +30,7 @@ static int failures;
 static uint64_t rs = 0x1234567;
 static uint64_t rnd(void)
 {
-	rs += GRAVELER_GOLDEN;
+	rs += MIX_GOLDEN;
 	return mix64(rs);
 }
 

@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	/* The honest part: a random KEEP of the segments, at least one. */
 	uint32_t want = (uint32_t)ceil(keep * a->nseg), have = 0;
 	while (have < want) {
-		rng += GRAVELER_GOLDEN;
+		rng += MIX_GOLDEN;
 		uint32_t k = want == a->nseg ? have
 					     : (uint32_t)(mix64(rng) % a->nseg);
 		uint32_t m, s;

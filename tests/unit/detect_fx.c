@@ -23,7 +23,7 @@ unsigned detect_passes(const struct workload *wl, const json_t *params,
 	for (unsigned i = 0; i < nseeds; i++) {
 		char err[WL_ERRLEN] = "";
 		int rc;
-		s += 0x9e3779b97f4a7c15ull;
+		s += MIX_GOLDEN;
 		rc = wl->verify(workload_ctx(wl), params, spec, res, len,
 				mix64(s), err, sizeof(err));
 		if (rc != 0 && rc != GERR_VERIFY)

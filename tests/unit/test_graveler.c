@@ -29,7 +29,7 @@ static const struct workload *W = &graveler_workload;
 static uint64_t rng_state = 12345;
 static uint64_t rnd(void)
 {
-	rng_state += GRAVELER_GOLDEN;
+	rng_state += MIX_GOLDEN;
 	return mix64(rng_state);
 }
 

@@ -29,7 +29,7 @@ extern const struct workload othello_workload;
 static uint64_t rs = 77;
 static uint64_t rnd(void)
 {
-	rs += OTHELLO_GOLDEN;
+	rs += MIX_GOLDEN;
 	return mix64(rs);
 }
 

@@ -52,7 +52,7 @@ static void test_last_solvers(void **state)
 	/* The table count of a last move's flips on random filled boards. */
 	uint64_t r = 12345;
 	for (int i = 0; i < 100000; i++) {
-		r = mix64(r + OTHELLO_GOLDEN);
+		r = mix64(r + MIX_GOLDEN);
 		int x = (int)(r >> 58);
 		uint64_t P = mix64(r) & ~(1ull << x), O = ~P & ~(1ull << x);
 		assert_int_equal(oth_count_last_flip(P, x),

@@ -35,9 +35,9 @@ static void test_moves_fast(void **state)
 
 	(void)state;
 	for (long i = 0; i < (long)(200000 * scale()); i++) {
-		uint64_t a = mix64(x += OTHELLO_GOLDEN);
-		uint64_t b = mix64(x += OTHELLO_GOLDEN);
-		uint64_t c = mix64(x += OTHELLO_GOLDEN);
+		uint64_t a = mix64(x += MIX_GOLDEN);
+		uint64_t b = mix64(x += MIX_GOLDEN);
+		uint64_t c = mix64(x += MIX_GOLDEN);
 		/* Dense and sparse boards, either side larger. */
 		uint64_t occ = (i & 1) ? a | b : a & ~c;
 		uint64_t P = occ & c, O = occ & ~c;
@@ -114,8 +114,8 @@ static void test_flat_passes(void **state)
 	assert_non_null(S);
 	assert_int_equal(othello_solver_new(&s), 0);
 	for (long i = 0; i < (long)(20000 * scale()); i++) {
-		uint64_t a = mix64(x += OTHELLO_GOLDEN);
-		uint64_t b = mix64(x += OTHELLO_GOLDEN);
+		uint64_t a = mix64(x += MIX_GOLDEN);
+		uint64_t b = mix64(x += MIX_GOLDEN);
 		uint64_t E = 0;
 		int e = (int)(i % 9);
 		for (int k = 0; k < e; k++)

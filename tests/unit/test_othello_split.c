@@ -40,7 +40,7 @@ static struct othello_pos gen(uint64_t seed, uint64_t i, int empties)
 static uint64_t rs = 5;
 static uint64_t rnd(void)
 {
-	rs += OTHELLO_GOLDEN;
+	rs += MIX_GOLDEN;
 	return mix64(rs);
 }
 

@@ -23,7 +23,7 @@ enum { N = 120, WINDOWS = 24 };
 static uint64_t rs = 17;
 static uint64_t rnd(void)
 {
-	rs += OTHELLO_GOLDEN;
+	rs += MIX_GOLDEN;
 	return mix64(rs);
 }
 

@@ -155,7 +155,7 @@ static void measure(struct fx *fx, double f, unsigned nseeds)
 	assert_int_equal(sudoku_res_decode(bad, len, 0, &d, err, sizeof(err)), 0);
 	for (unsigned i = 0; i < nseeds; i++) {
 		int rc;
-		s += 0x9e3779b97f4a7c15ull;
+		s += MIX_GOLDEN;
 		rc = sudoku_verify_units(fx->S, &d, mix64(s), k, err, sizeof(err));
 		assert_true(rc == 0 || rc == GERR_VERIFY);
 		passes += rc == 0;
