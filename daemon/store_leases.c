@@ -418,14 +418,14 @@ out:
 	return sdb_op_end(st, r, what);
 }
 
-int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
-			     double now)
+/* A move (id, epoch, from -> to) whose statement binds ?5 = now. */
+static int move_at(struct store *st, enum stmt_id sid, int64_t id,
+		   uint64_t epoch, enum lease_state from, enum lease_state to,
+		   double now, const char *what)
 {
-	static const char what[] = "store_lease_set_verified";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_VERIFIED);
+	sqlite3_stmt *s = sdb_stmt(st, sid);
 	struct lease_move m = {
-		.sid = S_LEASE_VERIFIED, .id = id, .epoch = epoch,
-		.from = LEASE_DONE, .to = LEASE_VERIFIED,
+		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
 	};
 	int r;
 
@@ -438,6 +438,13 @@ out:
 	if (s)
 		sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
+}
+
+int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
+			     double now)
+{
+	return move_at(st, S_LEASE_VERIFIED, id, epoch, LEASE_DONE,
+		       LEASE_VERIFIED, now, "store_lease_set_verified");
 }
 
 /* A failure of lease (id, epoch) in state `from` (a result that failed
@@ -512,23 +519,8 @@ int store_lease_run_failed(struct store *st, int64_t id, uint64_t epoch,
 int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
 			double now)
 {
-	static const char what[] = "store_lease_release";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_RELEASE);
-	struct lease_move m = {
-		.sid = S_LEASE_RELEASE, .id = id, .epoch = epoch,
-		.from = LEASE_LEASED, .to = LEASE_PENDING,
-	};
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_double(s, 5, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return move_at(st, S_LEASE_RELEASE, id, epoch, LEASE_LEASED,
+		       LEASE_PENDING, now, "store_lease_release");
 }
 
 int store_lease_progress(struct store *st, int64_t id, uint64_t *ret_units,
@@ -694,23 +686,8 @@ int store_job_cancel_leases(struct store *st, int64_t job_id, double now)
 int store_lease_set_checked(struct store *st, int64_t id, uint64_t epoch,
 			    double now)
 {
-	static const char what[] = "store_lease_set_checked";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CHECKED);
-	struct lease_move m = {
-		.sid = S_LEASE_CHECKED, .id = id, .epoch = epoch,
-		.from = LEASE_DONE, .to = LEASE_DONE,
-	};
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_double(s, 5, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return move_at(st, S_LEASE_CHECKED, id, epoch, LEASE_DONE, LEASE_DONE, now,
+		       "store_lease_set_checked");
 }
 
 int store_lease_adopt(struct store *st, int64_t id, uint64_t epoch,
