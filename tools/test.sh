@@ -22,8 +22,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	meson test -C build-asan --print-errorlogs --suite system
 # ThreadSanitizer on the one search that many threads share (the deep
-# Othello solver's forks): its two unit tests only.
-[ -d build-tsan ] || meson setup build-tsan -Dcuda=disabled -Db_sanitize=thread -Db_lundef=false
+# Othello solver's forks): its two unit tests only. Every word of the
+# transposition table is read and written atomically, so TSan sees its
+# accesses; what it cannot model are the fences of the table's sequence
+# lock (-Wtsan says so at each), which tests against minimax check instead.
+[ -d build-tsan ] || meson setup build-tsan -Dcuda=disabled -Db_sanitize=thread -Db_lundef=false -Dc_args=-Wno-tsan
 ninja -C build-tsan tests/unit/test_othello_deep tests/unit/test_othello_window
 TSAN_OPTIONS=halt_on_error=1 meson test -C build-tsan --no-rebuild --print-errorlogs othello_deep othello_window
 # libFuzzer targets (frame decoder, blob reader, parameter and input parsers)
