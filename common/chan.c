@@ -128,9 +128,9 @@ void chan_client_start(struct chan *ch, const uint8_t pin[CHAN_PK_LEN],
 	memset(ch, 0, sizeof(*ch));
 	crypto_kx_keypair(ch->eph_pk, ch->eph_sk);
 	memcpy(ch->pin, pin, CHAN_PK_LEN);
-	memcpy(out, MAGIC, MAGIC_LEN);
-	memcpy(out + MAGIC_LEN, ch->eph_pk, 32);
-	memcpy(ch->hello, out, CHAN_CLIENT_HELLO_LEN);
+	memcpy(ch->hello, MAGIC, MAGIC_LEN);
+	memcpy(ch->hello + MAGIC_LEN, ch->eph_pk, 32);
+	memcpy(out, ch->hello, CHAN_CLIENT_HELLO_LEN);
 	ch->state = CHAN_CLIENT_WAIT;
 }
 

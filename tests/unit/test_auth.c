@@ -165,8 +165,8 @@ static void test_credential(void **state)
 		"gpud-key = " KEY_HEX "\n",                     /* no token */
 		"token = w:" SECRET_A "\ntoken = w:" SECRET_A,  /* twice */
 		"w:" SECRET_A "\nw:" SECRET_A,
-		"token = w:" SECRET_A "\ngpud-key = " KEY_HEX "\ngpud-key = "
-			KEY_HEX,
+		("token = w:" SECRET_A "\ngpud-key = " KEY_HEX "\ngpud-key = "
+			KEY_HEX),
 		"token = w:" SECRET_A "\ngpud-key = 00",          /* short key */
 		"token = w:" SECRET_A "\nrole = admin",           /* unknown */
 		"tokens = w:" SECRET_A,
