@@ -193,6 +193,10 @@ static const struct field release_fields[] = {
 	STR_OPT("error", struct msg_release, error, MSG_TEXT_MAX),
 };
 
+static const struct field withdraw_fields[] = {
+	STR_OPT("reason", struct msg_withdraw, reason, MSG_TEXT_MAX),
+};
+
 static const struct field fetch_fields[] = {
 	HEX("hash", struct msg_fetch, hash),
 };
@@ -236,6 +240,8 @@ static const struct mtype mtypes[PROTO_TYPE_MAX + 1] = {
 	MTYPE(PROTO_ERROR, "ERROR", struct msg_error, error_fields, 0),
 	MTYPE(PROTO_CTL_HELLO, "CTL_HELLO", struct msg_ctl_hello,
 	      ctl_hello_fields, 0),
+	MTYPE(PROTO_WITHDRAW, "WITHDRAW", struct msg_withdraw, withdraw_fields,
+	      0),
 };
 
 static const struct mtype *mtype_of(int type)

@@ -17,6 +17,8 @@
  *   LEASE      <- lease, epoch, job, workload, params{}, spec{}, units,
  *                 [deadline_s], [units_done]       bin: checkpoint or none
  *   NOLEASE    <- [retry_s], [reason]
+ *   WITHDRAW   -> [reason]   the claim gpud holds is no longer wanted (the
+ *                 worker stops): its NOLEASE comes at once, no other reply
  *   HEARTBEAT  -> lease, epoch, units_done
  *   HB_ACK     <- lease, epoch, action (continue | stop | release)
  *   CHECKPOINT -> lease, epoch, units_done         bin: blob (required)
@@ -169,6 +171,10 @@ struct msg_release {
 	const char *error;              /* [<= MSG_TEXT_MAX] why the run failed */
 };
 
+struct msg_withdraw {
+	const char *reason;             /* [<= MSG_TEXT_MAX] why, for the log */
+};
+
 struct msg_fetch {
 	const char *hash;               /* hex */
 };
@@ -240,6 +246,7 @@ MSG_CODEC(fetch, PROTO_FETCH)
 MSG_CODEC(blob, PROTO_BLOB)
 MSG_CODEC(error, PROTO_ERROR)
 MSG_CODEC(ctl_hello, PROTO_CTL_HELLO)
+MSG_CODEC(withdraw, PROTO_WITHDRAW)
 
 #undef MSG_CODEC
 

@@ -39,6 +39,7 @@ static const char *const type_names[PROTO_TYPE_MAX + 1] = {
 	[PROTO_FETCH] = "FETCH",
 	[PROTO_BLOB] = "BLOB",
 	[PROTO_CTL_HELLO] = "CTL_HELLO",
+	[PROTO_WITHDRAW] = "WITHDRAW",
 };
 
 const char *proto_type_name(int type)

@@ -104,7 +104,8 @@ enum proto_type {
 	PROTO_FETCH = 17,
 	PROTO_BLOB = 18,
 	PROTO_CTL_HELLO = 19,
-	PROTO_TYPE_MAX = 19,
+	PROTO_WITHDRAW = 20,
+	PROTO_TYPE_MAX = 20,
 };
 
 struct proto_frame {

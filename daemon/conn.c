@@ -15,10 +15,11 @@
  *
  * TCP connection states and moves:
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
- *   RESULT|RELEASE|FETCH)--> READY; anything else closes the connection,
- *   and so does a frame header that the state's limits refuse (state_limits)
- *   before its payload is read. Remote gpuctl: HELLO --CTL_HELLO--> AUTH
- *   --AUTH ok (a viewer or admin token)--> READY --CTL_REQ--> READY.
+ *   RESULT|RELEASE|FETCH|WITHDRAW)--> READY; anything else closes the
+ *   connection, and so does a frame header that the state's limits refuse
+ *   (state_limits) before its payload is read. Remote gpuctl: HELLO
+ *   --CTL_HELLO--> AUTH --AUTH ok (a viewer or admin token)--> READY
+ *   --CTL_REQ--> READY.
  *
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
@@ -46,7 +47,8 @@
 #define WORKER_SENDS                                                          \
 	(PROTO_BIT(PROTO_CLAIM) | PROTO_BIT(PROTO_HEARTBEAT) |                \
 	 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) |              \
-	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH))
+	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH) |                  \
+	 PROTO_BIT(PROTO_WITHDRAW))
 
 /* Sealed bytes a TCP connection buffers: a partial record and a read. */
 #define MAX_SEALED ((size_t)CHAN_RECORD_MAX + CHAN_LEN_UNIT + CHAN_ABYTES + \
@@ -283,6 +285,8 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 		return h->release ? h->release(c, f->json) : GERR_PROTO;
 	case PROTO_FETCH:
 		return h->fetch ? h->fetch(c, f->json) : GERR_PROTO;
+	case PROTO_WITHDRAW:
+		return h->withdraw ? h->withdraw(c, f->json) : GERR_PROTO;
 	default:
 		return GERR_PROTO;
 	}
@@ -299,6 +303,8 @@ static void conn_process(struct conn *c)
 
 	conn_ref(c);
 	c->in_process = 1;
+	if (c->parked && !c->closing && c->len > 0 && c->ops->unpark)
+		c->ops->unpark(c);
 	while (!c->busy && !c->closing && off < c->len) {
 		struct proto_frame f;
 		size_t used = 0, need = 0;

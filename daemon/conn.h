@@ -52,9 +52,15 @@ struct conn_handlers {
 		      int is_result);                        /* CHECKPOINT, RESULT */
 	int (*release)(struct conn *c, const json_t *msg);
 	int (*fetch)(struct conn *c, const json_t *msg);
+	int (*withdraw)(struct conn *c, const json_t *msg);
 	/* A parked connection (c->parked set, not closing): work may have
 	 * appeared. Takes over the parked step (its busy flag and ref). */
 	void (*wake)(struct conn *c);
+	/* A parked connection received bytes: its worker speaks (WITHDRAW,
+	 * or a FETCH) while its claim waits, so the claim is answered now and
+	 * the frame handled. Takes over the parked step; called from frame
+	 * processing, which goes on after. */
+	void (*unpark)(struct conn *c);
 	/* The connection closes (called once, before the socket closes). */
 	void (*closed)(struct conn *c);
 	/* gpuctl's request with the rights of role: takes req; calls done

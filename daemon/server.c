@@ -53,7 +53,9 @@ static const struct conn_handlers handlers = {
 	.upload = wp_upload,
 	.release = wp_release,
 	.fetch = wp_fetch,
+	.withdraw = wp_withdraw,
 	.wake = wp_wake,
+	.unpark = wp_unpark,
 	.closed = on_conn_closed,
 	.control = control_handle,
 };

@@ -63,15 +63,22 @@ static void claim_work(struct store *st, void *arg)
 	sched_claim(st, &r->claim);
 }
 
+/* End a parked claim with its NOLEASE; gives back its busy flag and
+ * reference. */
+static void park_end(struct conn *c)
+{
+	c->parked = 0;
+	uv_timer_stop(&c->park_timer);
+	send_nolease(c, 0.2, c->park_reason[0] ? c->park_reason : "no lease");
+	conn_step_done(c);
+}
+
 static void on_park_timeout(uv_timer_t *t)
 {
 	struct conn *c = t->data;
 
-	if (!c->parked)
-		return;
-	c->parked = 0;
-	send_nolease(c, 0.2, c->park_reason[0] ? c->park_reason : "no lease");
-	conn_step_done(c);
+	if (c->parked)
+		park_end(c);
 }
 
 static void claim_after(void *arg)
@@ -116,9 +123,13 @@ static void claim_after(void *arg)
 				 c->name, cl->lease.units, cl->lease.checkpoint_units);
 			conn_send(c, PROTO_LEASE, h, cl->checkpoint,
 				  cl->checkpoint_len);
-		} else if (cl->rc == GERR_NOTFOUND && !d->stopping) {
+		} else if (cl->rc == GERR_NOTFOUND && !d->stopping &&
+			   c->len == 0) {
 			/* Park: keep the claim (and the busy flag and reference)
-			 * until conn_wake_parked or the timer. */
+			 * until conn_wake_parked, the timer or a frame from the
+			 * worker (wp_unpark: a WITHDRAW, or a run's FETCH that
+			 * would otherwise wait for the park). A frame already
+			 * here gets the NOLEASE below at once. */
 			snprintf(c->park_reason, sizeof(c->park_reason), "%s",
 				 cl->reason);
 			if (!c->park_timer.data) {
@@ -192,6 +203,22 @@ int wp_claim(struct conn *c, const json_t *msg)
 		conn_unref(c);
 	}
 	return rc;
+}
+
+void wp_unpark(struct conn *c)
+{
+	park_end(c);
+}
+
+int wp_withdraw(struct conn *c, const json_t *msg)
+{
+	struct msg_withdraw m;
+
+	if (msg_withdraw_decode(msg, &m, NULL, 0))
+		return GERR_PROTO;
+	LOG_INFO(&c->d->log, "claim withdrawn worker=%s reason=%s", c->name,
+		 m.reason ? m.reason : "-");
+	return 0;
 }
 
 void wp_wake(struct conn *c)

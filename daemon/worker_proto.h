@@ -24,5 +24,13 @@ int wp_fetch(struct conn *c, const json_t *msg);
 /* A parked claim, when work may have appeared: claim again (or NOLEASE
  * while draining); the parked claim's busy flag and reference carry over. */
 void wp_wake(struct conn *c);
+/* WITHDRAW: the worker stops claiming. Its claim, if gpud still holds it,
+ * was answered just before (wp_unpark, or claim_after when the frame came
+ * while the claim was in the database thread's queue); logged, no reply. */
+int wp_withdraw(struct conn *c, const json_t *msg);
+/* A parked claim whose worker sent a frame (WITHDRAW, or a FETCH): its
+ * NOLEASE now, as when the park times out; the parked claim's busy flag
+ * and reference are given back. */
+void wp_unpark(struct conn *c);
 
 #endif

@@ -256,7 +256,11 @@ void client_shutdown(struct client *cl)
 		client_finish(cl, cl->exit_code);
 		return;
 	case WLEASE_CLAIMING:
-		return; /* the answer decides: NOLEASE exits, LEASE is released */
+		/* The answer decides: NOLEASE exits, LEASE is released. gpud
+		 * answers a withdrawn claim at once rather than holding it for
+		 * work to appear (up to 10 s). */
+		wlease_withdraw(cl, "worker stopping");
+		return;
 	case WLEASE_RUNNING:
 		wlease_release(cl, 1);
 		return;

@@ -132,6 +132,9 @@ int wlease_beating(const struct client *cl);
 void wlease_idle(struct client *cl);
 void wlease_end(struct client *cl);
 void wlease_release(struct client *cl, int want_ckpt);
+/* The claim in flight is no longer wanted (WITHDRAW): gpud answers it at
+ * once instead of holding it until work appears. */
+void wlease_withdraw(struct client *cl, const char *why);
 void wlease_set_error(struct client *cl, const char *why);
 /* The connection is gone: what was sent on it must be sent again. */
 void wlease_connection_lost(struct client *cl);

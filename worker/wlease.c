@@ -160,6 +160,16 @@ static void send_claim(struct client *cl)
 	send_msg(cl, PROTO_CLAIM, rc, h, NULL, 0);
 }
 
+void wlease_withdraw(struct client *cl, const char *why)
+{
+	struct msg_withdraw m = { .reason = why };
+	json_t *h = NULL;
+	int rc = msg_withdraw_encode(&m, &h);
+
+	LOG_DEBUG(cl->log, "claim withdrawn (%s)", why);
+	send_msg(cl, PROTO_WITHDRAW, rc, h, NULL, 0);
+}
+
 static int send_checkpoint(struct client *cl)
 {
 	struct msg_checkpoint m = {

@@ -40,6 +40,7 @@ static size_t msg_size(int type)
 	case PROTO_FETCH: return sizeof(struct msg_fetch);
 	case PROTO_BLOB: return sizeof(struct msg_blob);
 	case PROTO_ERROR: return sizeof(struct msg_error);
+	case PROTO_WITHDRAW: return sizeof(struct msg_withdraw);
 	default: return 0;
 	}
 }

@@ -290,6 +290,17 @@ static void test_fetch_blob_error(void **state)
 	assert_null(e2.hash);
 	json_decref(h);
 
+	/* WITHDRAW: a reason, or nothing on the wire at all. */
+	struct msg_withdraw w = { .reason = "worker stopping" }, w2;
+	h = round_trip(PROTO_WITHDRAW, &w, &w2, sizeof(w));
+	assert_string_equal(w2.reason, "worker stopping");
+	json_decref(h);
+	w = (struct msg_withdraw){ 0 };
+	h = round_trip(PROTO_WITHDRAW, &w, &w2, sizeof(w));
+	assert_int_equal(json_object_size(h), 0);
+	assert_null(w2.reason);
+	json_decref(h);
+
 	/* Not about a lease: no lease, no epoch on the wire. */
 	e = (struct msg_error){ .code = GERR_NOTFOUND, .message = "no such blob",
 				.hash = HEX_B };
@@ -322,6 +333,7 @@ static void refused(enum proto_type type, const char *text, const char *field)
 		: type == PROTO_CLAIM ? sizeof(struct msg_claim)
 		: type == PROTO_RELEASE ? sizeof(struct msg_release)
 		: type == PROTO_AUTH ? sizeof(struct msg_auth)
+		: type == PROTO_WITHDRAW ? sizeof(struct msg_withdraw)
 		: 0;
 	json_error_t jerr;
 	json_t *h = json_loads(text, JSON_ALLOW_NUL, &jerr);
@@ -369,6 +381,7 @@ static void test_refusals(void **state)
 	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":\"cpu\","
 		"\"workloads\":[],\"cuda\":1}", "\"cuda\"");
 	refused(PROTO_CLAIM, "{\"rate\":\"fast\"}", "\"rate\"");
+	refused(PROTO_WITHDRAW, "{\"reason\":7}", "\"reason\"");
 	refused(PROTO_RELEASE, "{\"lease\":1,\"epoch\":1,\"error\":5}",
 		"\"error\"");
 	refused(PROTO_ERROR, "{\"code\":\"-1\",\"message\":\"m\"}", "\"code\"");
