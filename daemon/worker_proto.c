@@ -63,9 +63,7 @@ static void claim_work(struct store *st, void *arg)
 	sched_claim(st, &r->claim);
 }
 
-/* End a parked claim with its NOLEASE; gives back its busy flag and
- * reference. */
-static void park_end(struct conn *c)
+void wp_unpark(struct conn *c)
 {
 	c->parked = 0;
 	uv_timer_stop(&c->park_timer);
@@ -78,7 +76,7 @@ static void on_park_timeout(uv_timer_t *t)
 	struct conn *c = t->data;
 
 	if (c->parked)
-		park_end(c);
+		wp_unpark(c);
 }
 
 static void claim_after(void *arg)
@@ -203,11 +201,6 @@ int wp_claim(struct conn *c, const json_t *msg)
 		conn_unref(c);
 	}
 	return rc;
-}
-
-void wp_unpark(struct conn *c)
-{
-	park_end(c);
 }
 
 int wp_withdraw(struct conn *c, const json_t *msg)
