@@ -17,7 +17,7 @@ to OTH_EVALW_PATS (the fingerprint in the file checks it at build time).
 Fit: per phase (a range of empties counts), least squares with a small L2
 by conjugate gradient on the normal equations; every 10th position (in
 file order, 0-based indices 9, 19, ...) is held out and only measured
-(tools/bench_othello_order takes the same ones). Prints the data size and
+(tools/bench/bench_othello_order takes the same ones). Prints the data size and
 the train / held-out mean absolute error per phase, next to that of
 predicting 0.
 """

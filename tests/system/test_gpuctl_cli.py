@@ -18,7 +18,7 @@ import time
 from harness import GPUCTL, Cluster, check, run
 
 COMPLETION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
-                          "gpuctl-completion.bash")
+                          "gpuctl", "gpuctl-completion.bash")
 
 
 def on_tty(args, rows, cols, timeout=20):

@@ -1,4 +1,4 @@
-/* Unit tests of replication (daemon/replica.c through daemon/scheduler.c)
+/* Unit tests of replication (daemon/sched/replica.c through daemon/sched/scheduler.c)
  * on a real store and the Graveler workload, without sockets: --check full
  * with two workers, a disagreement decided by a third result, an outvoted
  * primary taking the agreeing result, verification repeated after a

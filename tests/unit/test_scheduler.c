@@ -1,4 +1,4 @@
-/* Unit tests of the lease policy (daemon/scheduler.c) on a real store and
+/* Unit tests of the lease policy (daemon/sched/scheduler.c) on a real store and
  * the Graveler workload, without sockets: grant, carve, uploads, stale
  * epochs, verification failure and retry, pause/cancel, expiry, completion;
  * and a held lease's checks: its holder, its progress, the cap per worker,

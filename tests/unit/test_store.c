@@ -1,4 +1,4 @@
-/* test_store.c - unit tests of the store's core (daemon/store.c,
+/* test_store.c - unit tests of the store's core (daemon/store/store.c,
  * store_tx.c): open, migrations, transactions, durability. Real database
  * files in a fresh temporary directory per test (store_fx.h); times are
  * injected (no clock). The tables' tests are in test_store_*.c. */

@@ -1,4 +1,4 @@
-/* test_store_blobs.c - unit tests of daemon/store_blobs.c: the blobs rows
+/* test_store_blobs.c - unit tests of daemon/store/store_blobs.c: the blobs rows
  * name, integrity checks (and the quick check store_open runs), and the
  * damage marks of migration 004 (fixture: store_fx.h). */
 #include <setjmp.h>

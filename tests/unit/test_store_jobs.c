@@ -1,4 +1,4 @@
-/* test_store_jobs.c - unit tests of daemon/store_jobs.c: jobs and the
+/* test_store_jobs.c - unit tests of daemon/store/store_jobs.c: jobs and the
  * event log (fixture: store_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_store_leases.c - unit tests of daemon/store_leases.c and
+/* test_store_leases.c - unit tests of daemon/store/store_leases.c and
  * store_lease_rows.c: lease rows, the state machine, epochs, expiry,
  * rejection, cancel (fixture: store_fx.h). */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_store_parts.c - unit tests of daemon/store_parts.c and its
+/* test_store_parts.c - unit tests of daemon/store/store_parts.c and its
  * migration 003 (fixture: store_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_store_queue.c - unit tests of daemon/store_queue.c and the queue's
+/* test_store_queue.c - unit tests of daemon/store/store_queue.c and the queue's
  * order in the claim and the carve (migration 010): names, priorities,
  * started_at, the lists of status and history, a job's figures
  * (fixture: store_fx.h). */

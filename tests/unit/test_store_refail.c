@@ -1,6 +1,6 @@
 /* test_store_refail.c - a lease that failed on a worker (its result failed
  * verification, or its run failed there) is never granted to that worker
- * again, across a reopen (daemon/store_leases.c, migration 007; fixture:
+ * again, across a reopen (daemon/store/store_leases.c, migration 007; fixture:
  * store_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
-/* test_store_replica.c - unit tests of daemon/store_replica.c, the moves of
- * a replica group in daemon/store_leases.c, and migration 004 (fixture:
+/* test_store_replica.c - unit tests of daemon/store/store_replica.c, the moves of
+ * a replica group in daemon/store/store_leases.c, and migration 004 (fixture:
  * store_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_store_tokens.c - unit tests of daemon/store_tokens.c and its
+/* test_store_tokens.c - unit tests of daemon/store/store_tokens.c and its
  * migrations 002 and 008 (fixture: store_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_store_workers.c - unit tests of daemon/store_workers.c (fixture:
+/* test_store_workers.c - unit tests of daemon/store/store_workers.c (fixture:
  * store_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -5,7 +5,7 @@
  * that does not grow with the leases, finish deciding by invariants, and
  * refusal of corrupted results. The 4x3 band counts and T (a minute of 16
  * cores) are exercised by tests/gpu/test_sudoku_gpu.c and
- * tools/bench_sudoku. */
+ * tools/bench/bench_sudoku. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

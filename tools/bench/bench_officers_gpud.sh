@@ -1,6 +1,6 @@
 #!/bin/sh
 # End-to-end: an Officers job through gpud and one CUDA worker.
-#   tools/bench_officers_gpud.sh [VALUES] [LEASE_VALUES]   (BUILD dir: build-gpu)
+#   tools/bench/bench_officers_gpud.sh [VALUES] [LEASE_VALUES]   (BUILD dir: build-gpu)
 # WAIT_S bounds the wait (default 200 s); LOG_LEVEL sets both logs (default info); WORKER_ARGS adds gpuworker options (e.g. --no-run-ahead); TAG names the
 # logs copied to $OUT.
 set -u

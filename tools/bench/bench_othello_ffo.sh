@@ -2,12 +2,12 @@
 # FFO endgame positions through gpud: one file job of FFO #FROM..#TO
 # (tests/data/ffo.obf), solved by the workers given, timed from submit to
 # done; then every root's score and best move against the published ones.
-#   tools/bench_othello_ffo.sh FROM TO DEVICE... [-- SUBMIT_ARGS...]
-# e.g. tools/bench_othello_ffo.sh 40 59 cpu:16 cuda:0
+#   tools/bench/bench_othello_ffo.sh FROM TO DEVICE... [-- SUBMIT_ARGS...]
+# e.g. tools/bench/bench_othello_ffo.sh 40 59 cpu:16 cuda:0
 # Each DEVICE starts one gpuworker (--device DEVICE). LOG_LEVEL as in
 # bench_othello_gpud.sh. Exit 1 when a score or best move differs.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 from=$1 to=$2
 shift 2
 devices=

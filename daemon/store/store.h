@@ -1,5 +1,5 @@
 /* store.h - gpud's durable state in SQLite (only the store files,
- * daemon/store*.c, include sqlite3.h; store_internal.h is their private
+ * daemon/store/store*.c, include sqlite3.h; store_internal.h is their private
  * header).
  *
  * Invariants

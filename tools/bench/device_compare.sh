@@ -4,10 +4,10 @@
 # so that machine-to-machine differences cancel. Each build travels as a
 # small tree of binaries (the GPU machine need not compile anything).
 #
-#   here:   sh tools/device_compare.sh pack BUILD DEST    # BUILD: a -Dcuda=enabled build
+#   here:   sh tools/bench/device_compare.sh pack BUILD DEST    # BUILD: a -Dcuda=enabled build
 #           (run from the source tree the build belongs to; copies its
 #            binaries and its tools/*.sh into DEST)
-#   there:  sh tools/device_compare.sh run A B [SECTION...]  (carry .debs, A, B)
+#   there:  sh tools/bench/device_compare.sh run A B [SECTION...]  (carry .debs, A, B)
 #           SECTION: gputest graveler officers othello sudoku (default all);
 #           GPU_TESTS names the GPU tests gputest runs (B's; default all four);
 #           A_OTHELLO_ARGS adds bench_othello arguments for A (a build from
@@ -19,15 +19,16 @@ mode=${1:-}
 case "$mode" in
 pack)
 	build=$2 dest=$3
-	mkdir -p "$dest/daemon" "$dest/worker" "$dest/tools" "$dest/tests/gpu"
+	mkdir -p "$dest/daemon" "$dest/worker" "$dest/tools/bench" "$dest/tests/gpu"
 	cp "$build/daemon/gpud" "$dest/daemon/"
 	cp "$build/worker/gpuworker" "$dest/worker/"
-	for t in gpuctl bench_graveler bench_officers bench_othello bench_sudoku; do
-		cp "$build/tools/$t" "$dest/tools/"
+	cp "$build/tools/gpuctl" "$dest/tools/"
+	for t in bench_graveler bench_officers bench_othello bench_sudoku; do
+		cp "$build/tools/bench/$t" "$dest/tools/bench/"
 	done
 	cp "$build"/tests/gpu/test_*_gpu "$dest/tests/gpu/"
-	cp tools/bench_gpud.sh tools/bench_officers_gpud.sh tools/bench_othello_gpud.sh "$dest/tools/"
-	strip "$dest"/daemon/* "$dest"/worker/* "$dest"/tools/gpuctl "$dest"/tools/bench_[a-z]*[!h] "$dest"/tests/gpu/*
+	cp tools/bench/bench_gpud.sh tools/bench/bench_officers_gpud.sh tools/bench/bench_othello_gpud.sh "$dest/tools/bench/"
+	strip "$dest"/daemon/* "$dest"/worker/* "$dest"/tools/gpuctl "$dest"/tools/bench/bench_[a-z]*[!h] "$dest"/tests/gpu/*
 	git log --oneline -1 > "$dest/commit.txt"
 	ln -sfn . "$dest/build-gpu"
 	du -sh "$dest"
@@ -66,24 +67,24 @@ if want gputest; then
 	done
 fi
 if want graveler; then
-	both graveler 120 tools/bench_graveler -r 15 -c 0
-	both graveler 200 sh tools/bench_gpud.sh 2e12 cuda:0
+	both graveler 120 tools/bench/bench_graveler -r 15 -c 0
+	both graveler 200 sh tools/bench/bench_gpud.sh 2e12 cuda:0
 fi
 if want officers; then
-	both officers 120 tools/bench_officers -n 268435456 -s 2097152 -c 0
-	both officers 200 sh tools/bench_officers_gpud.sh 1000000000 67108864
+	both officers 120 tools/bench/bench_officers -n 268435456 -s 2097152 -c 0
+	both officers 200 sh tools/bench/bench_officers_gpud.sh 1000000000 67108864
 fi
 if want othello; then
 	for tree in "$a" "$b" "$a" "$b"; do
 		extra=$( [ "$tree" = "$a" ] && echo "${A_OTHELLO_ARGS:-}" )
-		t othello "$tree" 120 tools/bench_othello -r 5 -c 0 $extra
+		t othello "$tree" 120 tools/bench/bench_othello -r 5 -c 0 $extra
 	done
-	both othello 100 sh tools/bench_othello_gpud.sh
+	both othello 100 sh tools/bench/bench_othello_gpud.sh
 fi
 if want sudoku; then
 	# its setup takes a minute: once each
-	t sudoku "$a" 300 tools/bench_sudoku -r 2 -c 0
-	t sudoku "$b" 300 tools/bench_sudoku -r 2 -c 0
+	t sudoku "$a" 300 tools/bench/bench_sudoku -r 2 -c 0
+	t sudoku "$b" 300 tools/bench/bench_sudoku -r 2 -c 0
 fi
 grep -HE "^== |rc=|kernel|end to end|e2e|M values/s|positions/s|battles/s|gangster|median|PASS|FAIL|passed|failed" \
 	"$out"/*-[AB].txt > "$out/compare.txt"

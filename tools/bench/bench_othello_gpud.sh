@@ -1,11 +1,11 @@
 #!/bin/sh
 # End-to-end rate of an Othello --random job through gpud and one worker,
 # to compare with bench_othello's bare call on the same device.
-#   tools/bench_othello_gpud.sh [POSITIONS] [EMPTIES] [DEVICE]
+#   tools/bench/bench_othello_gpud.sh [POSITIONS] [EMPTIES] [DEVICE]
 # default 1100000 10 cuda:0. Prints gpud's submit-to-verified time.
 # LOG_LEVEL=debug: gpud and worker log every stage (to stderr).
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 n=${1:-1100000}
 e=${2:-10}
 device=${3:-cuda:0}

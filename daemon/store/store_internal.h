@@ -1,4 +1,4 @@
-/* store_internal.h - PRIVATE to the store files (daemon/store*.c); nothing
+/* store_internal.h - PRIVATE to the store files (daemon/store/store*.c); nothing
  * else may include it (it includes sqlite3.h, which only the store files
  * may). The public API and the invariants are in store.h.
  *

@@ -3,7 +3,7 @@
 # job split into subtree leases (gpuctl submit othello --split), solved
 # through a private gpud by W CPU workers of T threads each, and once
 # unsplit by one worker for comparison.
-#   tools/bench_othello_split.sh POSITION [THREADS] [WORKERS] [SPLIT]
+#   tools/bench/bench_othello_split.sh POSITION [THREADS] [WORKERS] [SPLIT]
 # POSITION: an FFO number (tests/data/ffo.obf) or an OBF line; THREADS per
 # worker (default 1); WORKERS the counts to run (default "1 2 4"); SPLIT
 # the plies (default auto). Prints per run the wall time (submit to done,
@@ -12,7 +12,7 @@
 # and the frontier's size, and the speedups over the split job on one
 # worker and over the unsplit job.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 [ $# -ge 1 ] || { sed -n 2,13p "$0" >&2; exit 2; }
 pos=$1
 threads=${2:-1}

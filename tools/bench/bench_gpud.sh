@@ -1,11 +1,11 @@
 #!/bin/sh
 # End-to-end rate: a Graveler job through gpud and one worker, against the
 # bare kernel rate that bench_graveler measures on the same device.
-#   tools/bench_gpud.sh [BATTLES] [DEVICE]     default 1e13 cuda:0
+#   tools/bench/bench_gpud.sh [BATTLES] [DEVICE]     default 1e13 cuda:0
 # Prints the job's wall time from submission to verified answer (workers
 # connected beforehand), the rate, and the ratio to the bare kernel.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 battles=${1:-1e13}
 device=${2:-cuda:0}
 build=${BUILD:-build}
