@@ -25,7 +25,12 @@ Size check (--sizes): no source file over 800 lines in daemon/ and
 worker/, none over 1000 anywhere else (common/, kernels/, tools/, tests/,
 schema/); offenders are listed and the check fails.
 
-Usage: check_layers.py [--root DIR] [--layers] [--edges] [--sizes]
+Census (--census): what a newcomer meets, for the README and
+doc/DESIGN.md: the source files of each folder, and the calls between
+folders (file edges whose two files stand in different folders, counted
+per pair of folders).
+
+Usage: check_layers.py [--root DIR] [--layers] [--edges] [--sizes] [--census]
 Exit status: 0 clean, 1 a cycle (or, with --sizes, a file too long).
 """
 import argparse
@@ -262,12 +267,40 @@ def check_sizes(root):
     return bad
 
 
+def census(root, graph):
+    """Print files per folder and file edges between folders."""
+    per = {}
+    for rel in product_files(root, SOURCE_EXT + HEADER_EXT):
+        per.setdefault(os.path.dirname(rel), []).append(rel)
+    print("files per folder (sources and headers):")
+    for d in sorted(per):
+        print(f"  {len(per[d]):4d}  {d}/")
+    pairs = {}
+    for f, callees in graph.items():
+        for c in callees:
+            a, b = os.path.dirname(f), os.path.dirname(c)
+            if a != b:
+                pairs[(a, b)] = pairs.get((a, b), 0) + 1
+    total = sum(pairs.values())
+    inside = sum(len(v) for v in graph.values()) - total
+    print(f"calls between files: {inside} inside a folder, {total} across "
+          f"folders over {len(pairs)} pairs of folders:")
+    for (a, b), n in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+        print(f"  {n:4d}  {a}/ -> {b}/")
+    both = sorted((a, b) for (a, b) in pairs if a < b and (b, a) in pairs)
+    print(f"pairs of folders that call each other both ways: {len(both)}")
+    for a, b in both:
+        print(f"        {a}/ <-> {b}/")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=os.path.join(os.path.dirname(
         os.path.abspath(__file__)), ".."))
     ap.add_argument("--layers", action="store_true", help="print the layers")
     ap.add_argument("--edges", action="store_true", help="print every edge")
+    ap.add_argument("--census", action="store_true",
+                    help="print files per folder and calls between folders")
     ap.add_argument("--sizes", action="store_true",
                     help="check file sizes instead of calls")
     args = ap.parse_args()
@@ -284,6 +317,9 @@ def main():
         return 0
 
     graph = build_graph(root)
+    if args.census:
+        census(root, graph)
+        return 0
     if args.edges:
         for f in sorted(graph):
             for callee, names in sorted(graph[f].items()):
