@@ -8,7 +8,9 @@
 #           (run from the source tree the build belongs to; copies its
 #            binaries and its tools/*.sh into DEST)
 #   there:  sh tools/bench/device_compare.sh run A B [SECTION...]  (carry .debs, A, B)
-#           SECTION: gputest graveler officers othello sudoku (default all);
+#           SECTION: gputest graveler officers othello sudoku sudoku_gpud
+#           (default all; sudoku is the 4x3 kernel, a minute of setup each;
+#           sudoku_gpud a 3x3 job through gpud on a cpu:16 worker);
 #           GPU_TESTS names the GPU tests gputest runs (B's; default all four);
 #           A_OTHELLO_ARGS adds bench_othello arguments for A (a build from
 #           before issue 19 times every kernel variant unless given -v 36)
@@ -27,7 +29,8 @@ pack)
 		cp "$build/tools/bench/$t" "$dest/tools/bench/"
 	done
 	cp "$build"/tests/gpu/test_*_gpu "$dest/tests/gpu/"
-	cp tools/bench/bench_gpud.sh tools/bench/bench_officers_gpud.sh tools/bench/bench_othello_gpud.sh "$dest/tools/bench/"
+	cp tools/bench/bench_gpud.sh tools/bench/bench_officers_gpud.sh tools/bench/bench_othello_gpud.sh \
+		tools/bench/bench_job_gpud.sh "$dest/tools/bench/"
 	strip "$dest"/daemon/* "$dest"/worker/* "$dest"/tools/gpuctl "$dest"/tools/bench/bench_[a-z]*[!h] "$dest"/tests/gpu/*
 	git log --oneline -1 > "$dest/commit.txt"
 	ln -sfn . "$dest/build-gpu"
@@ -85,6 +88,9 @@ if want sudoku; then
 	# its setup takes a minute: once each
 	t sudoku "$a" 300 tools/bench/bench_sudoku -r 2 -c 0
 	t sudoku "$b" 300 tools/bench/bench_sudoku -r 2 -c 0
+fi
+if want sudoku_gpud; then
+	both sudoku_gpud 60 sh tools/bench/bench_job_gpud.sh cpu:16 sudoku --box 3x3
 fi
 grep -HE "^== |rc=|kernel|end to end|e2e|M values/s|positions/s|battles/s|gangster|median|PASS|FAIL|passed|failed" \
 	"$out"/*-[AB].txt > "$out/compare.txt"
