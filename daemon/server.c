@@ -20,6 +20,7 @@
 #include "control.h"
 #include "datadir.h"
 #include "dbq.h"
+#include "fileio.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "health.h"
@@ -255,29 +256,6 @@ static void server_wake(struct gpud *d)
 
 /* ---- listeners ---- */
 
-/* Write a small text file durably: temp, fsync, rename. */
-static int write_file_atomic(const char *path, const char *text, mode_t mode)
-{
-	char tmp[4200];
-	FILE *f;
-	int rc = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return GERR_IO;
-	fchmod(fileno(f), mode);
-	if (fputs(text, f) < 0 || fflush(f) || fsync(fileno(f)))
-		rc = GERR_IO;
-	if (fclose(f))
-		rc = GERR_IO;
-	if (!rc && rename(tmp, path))
-		rc = GERR_IO;
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
-
 static int listen_tcp(struct gpud *d)
 {
 	struct sockaddr_storage ss;
@@ -304,7 +282,7 @@ static int listen_tcp(struct gpud *d)
 		uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof(host));
 	snprintf(text, sizeof(text), "%s:%d\n", host, port);
 	snprintf(path, sizeof(path), "%s/gpud.addr", d->cfg.data_dir);
-	write_file_atomic(path, text, 0644);
+	fileio_write_atomic(path, text, strlen(text), 0644);
 	LOG_INFO(&d->log, "listening for workers on %s:%d", host, port);
 	return 0;
 }
@@ -325,7 +303,7 @@ static int listen_http(struct gpud *d)
 		return rc;
 	snprintf(text, sizeof(text), strchr(host, ':') ? "[%s]:%d\n" : "%s:%d\n",
 		 host, port);
-	write_file_atomic(path, text, 0644);
+	fileio_write_atomic(path, text, strlen(text), 0644);
 	LOG_INFO(&d->log, "status page and metrics on http://%.*s/",
 		 (int)strlen(text) - 1, text);
 	return 0;

@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
 #include <uv.h>
 
+#include "clock.h"
 #include "control.h"
 #include "dbq.h"
 #include "gerr.h"
@@ -218,14 +218,6 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
 			MHD_RESPMEM_MUST_FREE);
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* /api/status: the status reply, with the workers and each job's plots. */
 static enum MHD_Result send_status(const struct http *h,
 				   struct MHD_Connection *conn, struct http_req *r)
@@ -242,7 +234,7 @@ static enum MHD_Result send_status(const struct http *h,
 	json_object_set(r->status, "workers",
 			json_is_array(json_object_get(r->workers, "workers")) ?
 			json_object_get(r->workers, "workers") : json_array());
-	json_object_set_new(r->status, "now", json_real(wall_now()));
+	json_object_set_new(r->status, "now", json_real(gclock_wall()));
 	json_object_set_new(r->status, "version", json_string(GPUD_VERSION));
 	return send_json(conn, MHD_HTTP_OK, r->status);
 }
@@ -258,7 +250,7 @@ static enum MHD_Result send_metrics(struct MHD_Connection *conn,
 		.blobs_known = r->blobs_known,
 		.blob_bytes = r->blob_bytes,
 		.blob_files = r->blob_files,
-		.now = wall_now(),
+		.now = gclock_wall(),
 		.version = GPUD_VERSION,
 	};
 	char *text;
