@@ -97,6 +97,10 @@ int fileio_replace(const char *path, const char *tmpl, mode_t mode,
 		errno = ENAMETOOLONG;
 		return GERR_INVAL;
 	}
+	if (w < 6 || strcmp(tmp + w - 6, "XXXXXX") != 0) {
+		errno = EINVAL;
+		return GERR_INVAL;
+	}
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return fail_errno();
