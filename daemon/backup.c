@@ -663,10 +663,10 @@ fail:
 
 void backup_report_clear(struct backup_report *r)
 {
-	if (!r)
-		return;
-	store_lines_free(r->integrity, r->nintegrity);
-	free(r->refs);
-	free(r->probs);
-	memset(r, 0, sizeof(*r));
+	if (r) {
+		store_lines_free(r->integrity, r->nintegrity);
+		free(r->refs);
+		free(r->probs);
+		memset(r, 0, sizeof(*r));
+	}
 }

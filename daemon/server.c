@@ -100,6 +100,15 @@ static void expiry_after(void *arg)
 	free(r);
 }
 
+/* r (calloc'ed, r->d set) to the database thread; freed here when the
+ * queue refuses it. */
+static void submit_or_free(struct gpud *d, dbq_work_fn work,
+			   dbq_after_fn after, void *r)
+{
+	if (dbq_submit(d->dbq, work, after, r))
+		free(r);
+}
+
 static void on_expiry_timer(uv_timer_t *t)
 {
 	struct gpud *d = t->data;
@@ -114,8 +123,7 @@ static void on_expiry_timer(uv_timer_t *t)
 	if (!r)
 		return;
 	r->d = d;
-	if (dbq_submit(d->dbq, expiry_work, expiry_after, r))
-		free(r);
+	submit_or_free(d, expiry_work, expiry_after, r);
 }
 
 struct sample_req {
@@ -184,14 +192,12 @@ static void sample_after(void *arg)
 
 static void on_sample_timer(uv_timer_t *t)
 {
-	struct gpud *d = t->data;
 	struct sample_req *r = calloc(1, sizeof(*r));
 
-	if (!r)
-		return;
-	r->d = d;
-	if (dbq_submit(d->dbq, sample_work, sample_after, r))
-		free(r);
+	if (r) {
+		r->d = t->data;
+		submit_or_free(r->d, sample_work, sample_after, r);
+	}
 }
 
 /* ---- start-up recovery ---- */
@@ -239,8 +245,7 @@ static void recover(struct gpud *d, int at_start)
 		return;
 	r->d = d;
 	r->at_start = at_start;
-	if (dbq_submit(d->dbq, recover_work, recover_after, r))
-		free(r);
+	submit_or_free(d, recover_work, recover_after, r);
 }
 
 /* The wake hook (gpud.h): parked claims, and the verifications that could

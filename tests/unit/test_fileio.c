@@ -369,22 +369,17 @@ static void test_concurrent(void **state)
 	assert_string_equal(listing(f->dir), "f");
 }
 
+/* Every test but one on its own fresh directory. */
+#define FX(test) cmocka_unit_test_setup_teardown(test, fx_setup, fx_teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_write_new, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_overwrite, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_missing_dir, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_readonly_dir, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_fail_leaves_nothing, fx_setup,
-						fx_teardown),
-		cmocka_unit_test_setup_teardown(test_template, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_bad_args, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_create, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_fsync, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_mkdir, fx_setup, fx_teardown),
-		cmocka_unit_test(test_write_all),
-		cmocka_unit_test_setup_teardown(test_concurrent, fx_setup, fx_teardown),
+		FX(test_write_new), FX(test_overwrite), FX(test_missing_dir),
+		FX(test_readonly_dir), FX(test_fail_leaves_nothing),
+		FX(test_template), FX(test_bad_args), FX(test_create),
+		FX(test_fsync), FX(test_mkdir), cmocka_unit_test(test_write_all),
+		FX(test_concurrent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
