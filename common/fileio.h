@@ -46,8 +46,11 @@ int fileio_write_all(int fd, const void *data, size_t len);
  * made from tmpl (a mkostemp(3) template ending in "XXXXXX", in path's
  * directory), which is set to mode, fsynced, closed, renamed over path
  * (replacing any file there), and then path's directory is fsynced.
- * tmpl NULL: "<path>.tmp-XXXXXX". GERR_INVAL for a NULL argument or a
- * template or path too long for PATH_MAX. */
+ * tmpl NULL: "<path>.tmp-XXXXXX" (a crash may leave one: whoever sweeps
+ * path's directory removes that prefix). GERR_INVAL for a NULL argument,
+ * a template without the X's, or a name too long for PATH_MAX. When only
+ * the directory's fsync fails, its code is returned with the new file in
+ * place. */
 int fileio_replace(const char *path, const char *tmpl, mode_t mode,
 		   fileio_fill_fn *fill, void *arg);
 
