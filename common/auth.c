@@ -22,6 +22,7 @@
 
 #include <sodium.h>
 
+#include "fileio.h"
 #include "gerr.h"
 
 #define AUTH_SECRET_LEN 32
@@ -381,73 +382,11 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 	return 0;
 }
 
-static int fsync_parent(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	size_t n;
-	int fd, r = 0;
-
-	if (!slash) {
-		strcpy(dir, ".");
-	} else {
-		n = slash == path ? 1 : (size_t)(slash - path);
-		if (n >= sizeof(dir))
-			return GERR_INVAL;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return gerr_from_errno(errno);
-	if (fsync(fd) < 0 && errno != EINVAL)
-		r = gerr_from_errno(errno);
-	close(fd);
-	return r;
-}
-
 int auth_secret_write(const char *path, const char *text, size_t len)
 {
-	char tmp[PATH_MAX], rnd[17];
-	uint8_t rb[8];
-	int fd, w, r = 0;
-
 	if (!path || !*path || !text)
 		return GERR_INVAL;
-	randombytes_buf(rb, sizeof(rb));
-	sodium_bin2hex(rnd, sizeof(rnd), rb, sizeof(rb));
-	w = snprintf(tmp, sizeof(tmp), "%s.tmp-%s", path, rnd);
-	if (w < 0 || (size_t)w >= sizeof(tmp))
-		return GERR_INVAL;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  0600);
-	if (fd < 0)
-		return gerr_from_errno(errno);
-	/* The umask may only have removed bits; make the mode exact. */
-	if (fchmod(fd, 0600) < 0)
-		r = gerr_from_errno(errno);
-	for (size_t i = 0; r == 0 && i < len;) {
-		ssize_t n = write(fd, text + i, len - i);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = gerr_from_errno(errno);
-			break;
-		}
-		i += (size_t)n;
-	}
-	if (r == 0 && fsync(fd) < 0)
-		r = gerr_from_errno(errno);
-	if (close(fd) < 0 && r == 0)
-		r = gerr_from_errno(errno);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = gerr_from_errno(errno);
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	return fsync_parent(path);
+	return fileio_write_atomic(path, text, len, 0600);
 }
 
 int auth_token_write_file(const char *path, const char *text)

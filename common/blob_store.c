@@ -22,6 +22,7 @@
 #include <sodium.h>
 
 #include "bigmem.h"
+#include "fileio.h"
 #include "gerr.h"
 
 #define BLOB_STORE_MAX (BLOB_MAX_RAW + BLOB_HEADER_LEN)
@@ -49,50 +50,6 @@ static int path_fmt(char *buf, size_t n, const char *fmt, ...)
 	w = vsnprintf(buf, n, fmt, ap);
 	va_end(ap);
 	return w < 0 || (size_t)w >= n ? GERR_INVAL : 0;
-}
-
-static int fsync_dir(const char *path)
-{
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return gerr_from_errno(errno);
-	if (fsync(fd) < 0 && errno != EINVAL)
-		r = gerr_from_errno(errno);
-	close(fd);
-	return r;
-}
-
-/* mkdir that tolerates an existing directory; a new entry is made durable
- * by syncing the parent. */
-static int mkdir_durable(const char *path, const char *parent)
-{
-	struct stat st;
-
-	if (mkdir(path, 0700) == 0)
-		return parent ? fsync_dir(parent) : 0;
-	if (errno != EEXIST)
-		return gerr_from_errno(errno);
-	if (stat(path, &st) < 0)
-		return gerr_from_errno(errno);
-	return S_ISDIR(st.st_mode) ? 0 : GERR_IO;
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return gerr_from_errno(errno);
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* Read a whole regular file of at most max bytes. GERR_NOTFOUND if absent,
@@ -162,11 +119,11 @@ int blob_store_put(const char *dir, const void *blob, size_t len,
 		   char ret_hash[BLOB_HASH_HEX])
 {
 	char hash[BLOB_HASH_HEX], top[PATH_MAX], sub[PATH_MAX];
-	char final[PATH_MAX], tmp[PATH_MAX], rnd[17];
-	uint8_t rb[8];
+	char final[PATH_MAX], tmp[PATH_MAX];
+	struct fileio_buf buf = { blob, len };
 	uint8_t *old;
 	size_t old_len;
-	int fd, r, oldfd;
+	int r, oldfd;
 
 	if (!dir || !*dir || !ret_hash || (len > 0 && !blob))
 		return GERR_INVAL;
@@ -193,7 +150,7 @@ int blob_store_put(const char *dir, const void *blob, size_t len,
 			r = fsync(oldfd) < 0 ? gerr_from_errno(errno) : 0;
 			close(oldfd);
 			if (r == 0)
-				r = fsync_dir(sub);
+				r = fileio_fsync_parent(final);
 			if (r == 0)
 				memcpy(ret_hash, hash, BLOB_HASH_HEX);
 			return r;
@@ -205,33 +162,14 @@ int blob_store_put(const char *dir, const void *blob, size_t len,
 		return r;
 	}
 
-	if ((r = mkdir_durable(dir, NULL)) < 0 ||
-	    (r = mkdir_durable(top, dir)) < 0 ||
-	    (r = mkdir_durable(sub, top)) < 0)
+	if ((r = fileio_mkdir(dir, 0700)) < 0 ||
+	    (r = fileio_mkdir(top, 0700)) < 0 ||
+	    (r = fileio_mkdir(sub, 0700)) < 0)
 		return r;
-
-	randombytes_buf(rb, sizeof(rb));
-	sodium_bin2hex(rnd, sizeof(rnd), rb, sizeof(rb));
-	if ((r = path_fmt(tmp, sizeof(tmp), "%s/.tmp-%s-%s", sub, hash,
-			  rnd)) < 0)
-		return r;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		  0600);
-	if (fd < 0)
-		return gerr_from_errno(errno);
-	r = write_all(fd, blob, len);
-	if (r == 0 && fsync(fd) < 0)
-		r = gerr_from_errno(errno);
-	if (close(fd) < 0 && r == 0)
-		r = gerr_from_errno(errno);
-	if (r == 0 && rename(tmp, final) < 0)
-		r = gerr_from_errno(errno);
-	if (r < 0) {
-		unlink(tmp);
-		return r;
-	}
-	r = fsync_dir(sub);
-	if (r < 0)
+	/* ".tmp-" beside the blobs: what audit_sweep removes after a crash. */
+	if ((r = path_fmt(tmp, sizeof(tmp), "%s/.tmp-%s-XXXXXX", sub,
+			  hash)) < 0 ||
+	    (r = fileio_replace(final, tmp, 0600, fileio_fill_buf, &buf)) < 0)
 		return r;
 	memcpy(ret_hash, hash, BLOB_HASH_HEX);
 	return 0;
@@ -275,7 +213,7 @@ int blob_store_remove(const char *dir, const char *hash)
 		return r;
 	if (unlink(path) < 0)
 		return errno == ENOENT ? 0 : gerr_from_errno(errno);
-	return fsync_dir(sub);
+	return fileio_fsync_parent(path);
 }
 
 int blob_store_check(const char *dir, const char *hash)

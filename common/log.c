@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gerr.h"
 
 #define GLOG_LINE_MAX 4096
@@ -47,7 +48,6 @@ static void emit(const struct glog *lg, enum glog_level lvl, const char *body,
 		 size_t blen)
 {
 	char line[GLOG_LINE_MAX];
-	struct timespec ts;
 	struct tm tm;
 	size_t n;
 	int w;
@@ -55,13 +55,15 @@ static void emit(const struct glog *lg, enum glog_level lvl, const char *body,
 	if (lg && lg->journal) {
 		w = snprintf(line, sizeof(line), "<%d>", level_prio[lvl]);
 	} else {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
+		int64_t ns = gclock_wall_ns();
+		time_t sec = (time_t)(ns / 1000000000);
+
+		gmtime_r(&sec, &tm);
 		w = snprintf(line, sizeof(line),
 			     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s ",
 			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
 			     tm.tm_hour, tm.tm_min, tm.tm_sec,
-			     ts.tv_nsec / 1000000L,
+			     (long)(ns % 1000000000 / 1000000),
 			     lg && lg->prog ? lg->prog : "gpud", level_names[lvl]);
 	}
 	if (w < 0)
@@ -76,18 +78,9 @@ static void emit(const struct glog *lg, enum glog_level lvl, const char *body,
 		;
 }
 
-static double mono_now(void *opaque)
-{
-	struct timespec ts;
-
-	(void)opaque;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static double limit_now(const struct glog_limit *l)
 {
-	return l->now ? l->now(l->opaque) : mono_now(NULL);
+	return l->now ? l->now(l->opaque) : gclock_mono();
 }
 
 static uint64_t text_hash(enum glog_level lvl, const char *s, size_t n)

@@ -19,6 +19,8 @@
 
 #include "backup.h"
 #include "blob.h"
+#include "clock.h"
+#include "fileio.h"
 #include "gerr.h"
 #include "gpud_config.h"
 
@@ -36,14 +38,6 @@ static const char *const held[] = {
 };
 #define HELD_N (sizeof(held) / sizeof(*held))
 #define IDENTITY_FIRST 2
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* A path of at most PATH_MAX bytes; GERR_TOOBIG when it would be longer
  * (backup_write bounds both directories so that none is). */
@@ -67,18 +61,6 @@ static int is_blob_name(const char *s)
 		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
 			return 0;
 	return i == BLOB_HASH_HEX - 1;
-}
-
-static int fsync_path(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), r = 0;
-
-	if (fd < 0)
-		return gerr_from_errno(errno);
-	if (fsync(fd) < 0)
-		r = gerr_from_errno(errno);
-	close(fd);
-	return r;
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int flag,
@@ -178,55 +160,44 @@ fail:
 	return r;
 }
 
+struct copy {
+	int in;
+	uint64_t total;
+};
+
+/* fileio_fill_fn: the rest of c->in, counted. */
+static int copy_fill(int out, void *arg)
+{
+	struct copy *c = arg;
+	char buf[1 << 16];
+	ssize_t n;
+	int r;
+
+	while ((n = read(c->in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return gerr_from_errno(errno);
+		if ((r = fileio_write_all(out, buf, (size_t)n)))
+			return r;
+		c->total += (uint64_t)n;
+	}
+	return 0;
+}
+
 /* Copy src to the new file dst (mode 0600), durably. GERR_NOTFOUND when
  * src is absent. */
 static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 {
-	char buf[1 << 16];
-	uint64_t total = 0;
-	int in, out, r = 0;
-	ssize_t n;
+	struct copy c = { .in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) };
+	int r;
 
-	in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (in < 0)
+	if (c.in < 0)
 		return gerr_from_errno(errno);
-	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-		   0600);
-	if (out < 0) {
-		r = gerr_from_errno(errno);
-		close(in);
-		return r;
-	}
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = gerr_from_errno(errno);
-			break;
-		}
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				r = gerr_from_errno(errno);
-				goto out;
-			}
-			off += w;
-		}
-		total += (uint64_t)n;
-	}
-out:
-	if (!r && fsync(out) < 0)
-		r = gerr_from_errno(errno);
-	if (close(out) < 0 && !r)
-		r = gerr_from_errno(errno);
-	close(in);
-	if (r)
-		unlink(dst);
-	else if (ret_bytes)
-		*ret_bytes = total;
+	r = fileio_create(dst, 0600, copy_fill, &c);
+	close(c.in);
+	if (!r && ret_bytes)
+		*ret_bytes = c.total;
 	return r;
 }
 
@@ -467,10 +438,10 @@ static int blobs_settle(const char *stage, struct backup_report *rep)
 			}
 		}
 		closedir(s);
-		r = fsync_path(sub);
+		r = fileio_fsync_path(sub);
 	}
 	closedir(d);
-	return r ? r : fsync_path(top);
+	return r ? r : fileio_fsync_path(top);
 }
 
 static int file_hash(const char *path, char out[65])
@@ -524,12 +495,13 @@ static int copy_identity(const char *data_dir, const char *stage,
 	return 0;
 }
 
-/* backup.json, written last (temporary name, fsync, rename). */
+/* backup.json, written last (fileio: temporary name, fsync, rename). */
 static int write_manifest(const char *dest, const struct backup_report *rep)
 {
-	char path[PATH_MAX], tmp[PATH_MAX];
+	char path[PATH_MAX];
 	json_t *files = json_array(), *m;
-	int r = 0;
+	char *text;
+	int r;
 
 	for (size_t i = IDENTITY_FIRST; i < HELD_N; i++) {
 		if (pathf(path, "%s/%s", dest, held[i]) == 0 &&
@@ -546,25 +518,26 @@ static int write_manifest(const char *dest, const struct backup_report *rep)
 		      rep->nintegrity == 0 && rep->nprobs == 0,
 		      "integrity_problems", (json_int_t)rep->nintegrity,
 		      "blob_problems", (json_int_t)rep->nprobs);
-	if (!m)
-		return GERR_NOMEM;
-	if ((r = pathf(path, "%s/backup.json", dest)) ||
-	    (r = pathf(tmp, "%s/.backup.json.tmp", dest))) {
-		json_decref(m);
-		return r;
-	}
-	if (json_dump_file(m, tmp, JSON_INDENT(2)) != 0)
-		r = GERR_IO;
+	text = m ? json_dumps(m, JSON_INDENT(2)) : NULL;
 	json_decref(m);
-	if (!r && chmod(tmp, 0600) != 0)
-		r = gerr_from_errno(errno);
-	if (!r)
-		r = fsync_path(tmp);
-	if (!r && rename(tmp, path) != 0)
-		r = gerr_from_errno(errno);
-	if (r)
-		unlink(tmp);
+	if (!text)
+		return GERR_NOMEM;
+	if (!(r = pathf(path, "%s/backup.json", dest)))
+		r = fileio_write_atomic(path, text, strlen(text), 0600);
+	free(text);
 	return r;
+}
+
+/* What publish moved into dest, which a failed backup leaves as it found
+ * it (empty); fileio removes its own temporary file. */
+static void unpublish(const char *dest)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i <= HELD_N; i++)
+		if (pathf(path, "%s/%s", dest,
+			  i < HELD_N ? held[i] : "backup.json") == 0)
+			remove_tree(path);
 }
 
 /* The stage's entries moved up into dest, then the manifest. */
@@ -586,8 +559,7 @@ static int publish(const char *dest, const char *stage,
 	if (rmdir(stage) != 0)
 		return gerr_fail(gerr_from_errno(errno), err, errlen,
 				 "cannot remove %s: %s", stage, strerror(errno));
-	if ((r = fsync_path(dest)) || (r = write_manifest(dest, rep)) ||
-	    (r = fsync_path(dest)))
+	if ((r = fileio_fsync_path(dest)) || (r = write_manifest(dest, rep)))
 		return gerr_fail(r, err, errlen, "cannot write %s/backup.json: "
 				 "%s", dest, gerr_str(r));
 	return 0;
@@ -617,7 +589,7 @@ close:
 		return r;
 	if ((r = pathf(db, "%s/gpud.db", stage)) == 0 && stat(db, &sb) != 0)
 		r = gerr_from_errno(errno);
-	if (r || (r = file_hash(db, rep->db_hash)) || (r = fsync_path(db)))
+	if (r || (r = file_hash(db, rep->db_hash)) || (r = fileio_fsync_path(db)))
 		return gerr_fail(r, err, errlen, "cannot read the copy back: "
 				 "%s", gerr_str(r));
 	rep->db_bytes = (uint64_t)sb.st_size;
@@ -644,7 +616,7 @@ int backup_write(const char *data_dir, const char *dest,
 	struct placing p = {0};
 	struct store *copy = NULL;
 	char stage[PATH_MAX];
-	double t0 = mono_s();
+	double t0 = gclock_mono();
 	int made = 0, r;
 
 	if (!data_dir || !dest || !o || !ret)
@@ -673,7 +645,7 @@ int backup_write(const char *data_dir, const char *dest,
 	free(p.missing);
 	rep.linked = p.linked;
 	rep.copied = p.copied;
-	rep.seconds = mono_s() - t0;
+	rep.seconds = gclock_mono() - t0;
 	*ret = rep;
 	return 0;
 fail:
@@ -682,26 +654,19 @@ fail:
 	/* Nothing half written stays: the stage, what was moved up, and
 	 * dest itself when this call made it. */
 	remove_tree(stage);
-	if (made) {
+	if (made)
 		remove_tree(dest);
-		return r;
-	}
-	for (size_t i = 0; i < HELD_N + 2; i++) {
-		char path[PATH_MAX];
-
-		if (pathf(path, "%s/%s", dest, i < HELD_N ? held[i] : i == HELD_N
-			  ? "backup.json" : ".backup.json.tmp") == 0)
-			remove_tree(path);
-	}
+	else
+		unpublish(dest);
 	return r;
 }
 
 void backup_report_clear(struct backup_report *r)
 {
-	if (!r)
-		return;
-	store_lines_free(r->integrity, r->nintegrity);
-	free(r->refs);
-	free(r->probs);
-	memset(r, 0, sizeof(*r));
+	if (r) {
+		store_lines_free(r->integrity, r->nintegrity);
+		free(r->refs);
+		free(r->probs);
+		memset(r, 0, sizeof(*r));
+	}
 }

@@ -12,6 +12,7 @@
 
 #include "blob.h"
 #include "blob_audit.h"
+#include "fileio.h"
 #include "gerr.h"
 
 /* Removals are logged one by one up to this many, then only counted. */
@@ -81,24 +82,21 @@ static int sweep_sub(const char *sub, const char *xx, const struct store_blob_re
 		}
 	}
 	closedir(d);
-	if (s->temps + s->orphans > before) {
-		int fd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd >= 0) {
-			fsync(fd);
-			close(fd);
-		}
-	}
+	/* Best effort: a removal the crash undoes is done again next time. */
+	if (s->temps + s->orphans > before)
+		fileio_fsync_path(sub);
 	return 0;
 }
 
-/* Temporary files gpud writes beside its blobs: the address and token
- * files' (renamed into place when complete) and the write probe's. Only
+/* Temporary files gpud writes beside its blobs: the address files'
+ * (gpud.addr, gpud.http) and the token and key files' (fileio, renamed
+ * into place when complete) and the write probe's. Only
  * these names: anything else in the directory is the operator's. */
 static void sweep_temps(const char *dir, const struct glog *log, struct audit_sweep *s)
 {
 	static const char *const prefixes[] = {
-		"gpud.addr.tmp", "local-worker.token.tmp-", "gpud.key.tmp-",
-		".write-probe-",
+		"gpud.addr.tmp", "gpud.http.tmp-", "local-worker.token.tmp-",
+		"gpud.key.tmp-", ".write-probe-",
 	};
 	char path[4200];
 	struct dirent *e;

@@ -12,6 +12,7 @@
 
 #include "blob.h"
 #include "datadir.h"
+#include "fileio.h"
 #include "gerr.h"
 
 #define PATH_LEN 4200
@@ -174,17 +175,15 @@ int datadir_check_fresh(const char *dir, int init, const struct glog *log,
 
 static int probe_in(const char *dir)
 {
-	char path[PATH_LEN], buf[4096];
-	int fd, r = 0;
+	static const char zeros[4096];
+	struct fileio_buf b = { zeros, sizeof(zeros) };
+	char path[PATH_LEN];
+	int r;
 
 	snprintf(path, sizeof(path), "%s/.write-probe-%ld", dir, (long)getpid());
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return gerr_from_errno(errno);
-	memset(buf, 0, sizeof(buf));
-	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) || fsync(fd) != 0)
-		r = gerr_from_errno(errno ? errno : EIO);
-	close(fd);
+	/* One a crash left is ours: in a container gpud has the same pid. */
+	unlink(path);
+	r = fileio_create(path, 0600, fileio_fill_buf, &b);
 	unlink(path);
 	return r;
 }

@@ -7,8 +7,8 @@
  * back as a whole and each request runs again alone, in its own
  * transaction, so each gets its own outcome. */
 #include <stdlib.h>
-#include <time.h>
 
+#include "clock.h"
 #include "dbq.h"
 #include "gerr.h"
 #include "store.h"
@@ -84,14 +84,11 @@ static void run_batch(struct dbq *q, struct dbq_req *batch)
 	for (r = batch; rc == 0 && r; r = r->next)
 		r->work(q->st, r->arg);
 	if (rc == 0) {
-		struct timespec t0, t1;
+		int64_t t0 = gclock_mono_ns();
 
-		clock_gettime(CLOCK_MONOTONIC, &t0);
 		rc = store_batch_commit(q->st);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (rc == 0)
-			note_commit(q, (double)(t1.tv_sec - t0.tv_sec) +
-				    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+			note_commit(q, (double)(gclock_mono_ns() - t0) / 1e9);
 	}
 	if (rc == 0)
 		return;

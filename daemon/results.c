@@ -1,17 +1,15 @@
 /* results.c - the results directory (results.h). */
-#define _GNU_SOURCE /* mkostemp */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "blob.h"
 #include "datadir.h"
 #include "dbq.h"
+#include "fileio.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "job_parts.h"
@@ -99,37 +97,19 @@ int results_path(const char *dir, int64_t job, const char *name,
 	return n < 0 || (size_t)n >= pathlen ? GERR_TOOBIG : 0;
 }
 
-static int write_all(int fd, const void *bytes, size_t len)
-{
-	const char *p = bytes;
-
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int results_store(const char *dir, int64_t job, const char *name,
 		  const void *bytes, size_t len, char *ret_path,
 		  size_t pathlen, char *err, size_t errlen)
 {
-	char sub[RESULTS_PATH_MAX], path[RESULTS_PATH_MAX], tmp[RESULTS_PATH_MAX + 32];
+	char sub[RESULTS_PATH_MAX], path[RESULTS_PATH_MAX];
 	struct stat sb;
-	int fd, e;
+	int r;
 
 	if (!name || !name[0] || strchr(name, '/') || name[0] == '.')
 		return gerr_fail(GERR_INVAL, err, errlen, "bad plot name");
 	snprintf(sub, sizeof(sub), "%s/job-%" PRId64, dir, job);
 	if (results_path(dir, job, name, path, sizeof(path)))
 		return gerr_fail(GERR_TOOBIG, err, errlen, "results path too long");
-	/* A name of its own: the finish and a gpuctl result may write at once. */
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if (mkdir(sub, 0755) != 0 && errno != EEXIST)
 		return gerr_fail(gerr_from_errno(errno), err, errlen,
 				 "cannot create %s: %s", sub, strerror(errno));
@@ -140,24 +120,12 @@ int results_store(const char *dir, int64_t job, const char *name,
 	if ((sb.st_mode & 07777) != 0755 && chmod(sub, 0755) != 0)
 		return gerr_fail(gerr_from_errno(errno), err, errlen,
 				 "cannot chmod %s: %s", sub, strerror(errno));
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return gerr_fail(gerr_from_errno(errno), err, errlen,
-				 "cannot write %s: %s", tmp, strerror(errno));
-	if (fchmod(fd, 0644) != 0 || write_all(fd, bytes, len) != 0 ||
-	    fsync(fd) != 0) {
-		e = errno;
-		close(fd);
-		unlink(tmp);
-		return gerr_fail(gerr_from_errno(e), err, errlen,
-				 "cannot write %s: %s", tmp, strerror(e));
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		e = errno;
-		unlink(tmp);
-		return gerr_fail(gerr_from_errno(e), err, errlen,
-				 "cannot write %s: %s", path, strerror(e));
-	}
+	/* A temporary name of its own: the finish and a gpuctl result may
+	 * write at once. */
+	r = fileio_write_atomic(path, bytes, len, 0644);
+	if (r)
+		return gerr_fail(r, err, errlen, "cannot write %s: %s", path,
+				 strerror(errno));
 	if (ret_path)
 		snprintf(ret_path, pathlen, "%s", path);
 	return 0;

@@ -20,6 +20,7 @@
 #include "control.h"
 #include "datadir.h"
 #include "dbq.h"
+#include "fileio.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "health.h"
@@ -99,6 +100,15 @@ static void expiry_after(void *arg)
 	free(r);
 }
 
+/* r (calloc'ed, r->d set) to the database thread; freed here when the
+ * queue refuses it. */
+static void submit_or_free(struct gpud *d, dbq_work_fn work,
+			   dbq_after_fn after, void *r)
+{
+	if (dbq_submit(d->dbq, work, after, r))
+		free(r);
+}
+
 static void on_expiry_timer(uv_timer_t *t)
 {
 	struct gpud *d = t->data;
@@ -113,8 +123,7 @@ static void on_expiry_timer(uv_timer_t *t)
 	if (!r)
 		return;
 	r->d = d;
-	if (dbq_submit(d->dbq, expiry_work, expiry_after, r))
-		free(r);
+	submit_or_free(d, expiry_work, expiry_after, r);
 }
 
 struct sample_req {
@@ -183,14 +192,12 @@ static void sample_after(void *arg)
 
 static void on_sample_timer(uv_timer_t *t)
 {
-	struct gpud *d = t->data;
 	struct sample_req *r = calloc(1, sizeof(*r));
 
-	if (!r)
-		return;
-	r->d = d;
-	if (dbq_submit(d->dbq, sample_work, sample_after, r))
-		free(r);
+	if (r) {
+		r->d = t->data;
+		submit_or_free(r->d, sample_work, sample_after, r);
+	}
 }
 
 /* ---- start-up recovery ---- */
@@ -238,8 +245,7 @@ static void recover(struct gpud *d, int at_start)
 		return;
 	r->d = d;
 	r->at_start = at_start;
-	if (dbq_submit(d->dbq, recover_work, recover_after, r))
-		free(r);
+	submit_or_free(d, recover_work, recover_after, r);
 }
 
 /* The wake hook (gpud.h): parked claims, and the verifications that could
@@ -254,29 +260,6 @@ static void server_wake(struct gpud *d)
 }
 
 /* ---- listeners ---- */
-
-/* Write a small text file durably: temp, fsync, rename. */
-static int write_file_atomic(const char *path, const char *text, mode_t mode)
-{
-	char tmp[4200];
-	FILE *f;
-	int rc = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return GERR_IO;
-	fchmod(fileno(f), mode);
-	if (fputs(text, f) < 0 || fflush(f) || fsync(fileno(f)))
-		rc = GERR_IO;
-	if (fclose(f))
-		rc = GERR_IO;
-	if (!rc && rename(tmp, path))
-		rc = GERR_IO;
-	if (rc)
-		unlink(tmp);
-	return rc;
-}
 
 static int listen_tcp(struct gpud *d)
 {
@@ -304,7 +287,7 @@ static int listen_tcp(struct gpud *d)
 		uv_ip6_name((struct sockaddr_in6 *)&ss, host, sizeof(host));
 	snprintf(text, sizeof(text), "%s:%d\n", host, port);
 	snprintf(path, sizeof(path), "%s/gpud.addr", d->cfg.data_dir);
-	write_file_atomic(path, text, 0644);
+	fileio_write_atomic(path, text, strlen(text), 0644);
 	LOG_INFO(&d->log, "listening for workers on %s:%d", host, port);
 	return 0;
 }
@@ -325,7 +308,7 @@ static int listen_http(struct gpud *d)
 		return rc;
 	snprintf(text, sizeof(text), strchr(host, ':') ? "[%s]:%d\n" : "%s:%d\n",
 		 host, port);
-	write_file_atomic(path, text, 0644);
+	fileio_write_atomic(path, text, strlen(text), 0644);
 	LOG_INFO(&d->log, "status page and metrics on http://%.*s/",
 		 (int)strlen(text) - 1, text);
 	return 0;

@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <microhttpd.h>
 #include <uv.h>
 
+#include "clock.h"
 #include "control.h"
 #include "dbq.h"
 #include "gerr.h"
@@ -77,31 +77,42 @@ struct http {
 
 /* ---- MHD's thread: answers ---- */
 
+/* resp answered on conn with the headers every answer has, and csp when
+ * not NULL; our reference to resp is dropped. */
+static enum MHD_Result queue(struct MHD_Connection *conn, unsigned code,
+			     struct MHD_Response *resp, const char *type,
+			     const char *cache, const char *csp)
+{
+	enum MHD_Result ok;
+
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (csp)
+		MHD_add_response_header(resp, "Content-Security-Policy", csp);
+	ok = MHD_queue_response(conn, code, resp);
+	MHD_destroy_response(resp);
+	return ok;
+}
+
 static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned code,
 				const char *type, void *body, size_t len,
 				enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mode);
-	enum MHD_Result ok;
 
 	if (!resp) {
 		if (mode == MHD_RESPMEM_MUST_FREE)
 			free(body);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	if (strncmp(type, "text/html", 9) == 0)
-		MHD_add_response_header(resp, "Content-Security-Policy",
-			"default-src 'none'; script-src 'unsafe-inline'; "
-			"style-src 'unsafe-inline'; img-src 'self'; "
-			"connect-src 'self'; base-uri 'none'; form-action 'none'");
-	ok = MHD_queue_response(conn, code, resp);
-	MHD_destroy_response(resp);
-	return ok;
+	return queue(conn, code, resp, type, "no-store",
+		     strncmp(type, "text/html", 9) != 0 ? NULL :
+		     "default-src 'none'; script-src 'unsafe-inline'; "
+		     "style-src 'unsafe-inline'; img-src 'self'; "
+		     "connect-src 'self'; base-uri 'none'; form-action 'none'");
 }
 
 static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code,
@@ -171,7 +182,6 @@ static enum MHD_Result send_plot(const struct http *h,
 	const char *slash;
 	struct MHD_Response *resp;
 	struct stat st;
-	enum MHD_Result ok;
 	size_t nd;
 	int fd;
 
@@ -196,15 +206,9 @@ static enum MHD_Result send_plot(const struct http *h,
 		close(fd);
 		return MHD_NO;
 	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "image/svg+xml");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	/* Opened on its own, an SVG could run script: none allowed. */
-	MHD_add_response_header(resp, "Content-Security-Policy",
-				"default-src 'none'; style-src 'unsafe-inline'");
-	ok = MHD_queue_response(conn, MHD_HTTP_OK, resp);
-	MHD_destroy_response(resp);
-	return ok;
+	return queue(conn, MHD_HTTP_OK, resp, "image/svg+xml", "no-cache",
+		     "default-src 'none'; style-src 'unsafe-inline'");
 }
 
 static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
@@ -216,14 +220,6 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
 		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	return send_buf(conn, code, "application/json", text, strlen(text),
 			MHD_RESPMEM_MUST_FREE);
-}
-
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* /api/status: the status reply, with the workers and each job's plots. */
@@ -242,7 +238,7 @@ static enum MHD_Result send_status(const struct http *h,
 	json_object_set(r->status, "workers",
 			json_is_array(json_object_get(r->workers, "workers")) ?
 			json_object_get(r->workers, "workers") : json_array());
-	json_object_set_new(r->status, "now", json_real(wall_now()));
+	json_object_set_new(r->status, "now", json_real(gclock_wall()));
 	json_object_set_new(r->status, "version", json_string(GPUD_VERSION));
 	return send_json(conn, MHD_HTTP_OK, r->status);
 }
@@ -258,7 +254,7 @@ static enum MHD_Result send_metrics(struct MHD_Connection *conn,
 		.blobs_known = r->blobs_known,
 		.blob_bytes = r->blob_bytes,
 		.blob_files = r->blob_files,
-		.now = wall_now(),
+		.now = gclock_wall(),
 		.version = GPUD_VERSION,
 	};
 	char *text;
@@ -387,6 +383,17 @@ static void finish(struct http_req *r)
 		close_now(h);
 }
 
+/* finish, with the blob store's last measure. */
+static void finish_measured(struct http_req *r)
+{
+	const struct http *h = r->h;
+
+	r->blobs_known = h->blobs_known;
+	r->blob_bytes = h->blob_bytes;
+	r->blob_files = h->blob_files;
+	finish(r);
+}
+
 /* Thread pool: the bytes and files under DATA/blobs (two levels). */
 static void scan_work(uv_work_t *w)
 {
@@ -436,10 +443,7 @@ static void scan_after(uv_work_t *w, int status)
 		h->blob_files = r->blob_files;
 		h->blobs_at_ms = uv_now(h->d->loop);
 	}
-	r->blobs_known = h->blobs_known;
-	r->blob_bytes = h->blob_bytes;
-	r->blob_files = h->blob_files;
-	finish(r);
+	finish_measured(r);
 }
 
 static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
@@ -471,10 +475,7 @@ static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
 			return;
 		}
 	}
-	r->blobs_known = h->blobs_known;
-	r->blob_bytes = h->blob_bytes;
-	r->blob_files = h->blob_files;
-	finish(r);
+	finish_measured(r);
 }
 
 static void on_status(void *opaque, json_t *reply, void *bin, size_t bin_len)

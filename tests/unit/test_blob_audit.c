@@ -101,16 +101,24 @@ static void test_sweep(void **state)
 	fclose(fp);
 	assert_non_null(fp = fopen(other, "w"));
 	fclose(fp);
-	char addr_tmp[256], mine[256];
-	snprintf(addr_tmp, sizeof(addr_tmp), "%s/gpud.addr.tmp", f->dir);
+	/* An older gpud's fixed name, and fileio's (common/fileio.h). */
+	static const char *const temps[] = {
+		"gpud.addr.tmp", "gpud.addr.tmp-a1B2c3", "gpud.http.tmp-x9Y8z7",
+		"local-worker.token.tmp-q1W2e3",
+	};
+	char addr_tmp[4][256], mine[256];
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(addr_tmp[i], sizeof(addr_tmp[i]), "%s/%s", f->dir, temps[i]);
+		assert_non_null(fp = fopen(addr_tmp[i], "w"));
+		fclose(fp);
+	}
 	snprintf(mine, sizeof(mine), "%s/my.tmp", f->dir);
-	assert_non_null(fp = fopen(addr_tmp, "w"));
-	fclose(fp);
 	assert_non_null(fp = fopen(mine, "w"));
 	fclose(fp);
 	assert_int_equal(audit_sweep(f->dir, refs, 2, &quiet, &s), 0);
-	assert_int_equal(s.temps, 2);
-	assert_int_not_equal(access(addr_tmp, F_OK), 0);
+	assert_int_equal(s.temps, 5);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_not_equal(access(addr_tmp[i], F_OK), 0);
 	assert_int_equal(access(mine, F_OK), 0);
 	assert_int_equal(s.orphans, 1);
 	assert_int_equal(s.kept, 2);

@@ -25,13 +25,10 @@ static const struct glog quiet = { .prog = "test", .level = GLOG_ERROR };
 
 static int setup(void **state)
 {
-	char *dir = malloc(64);
+	char tmpl[] = "/tmp/gpud-test-datadir-XXXXXX";
 
-	snprintf(dir, 64, "/tmp/gpud-test-datadir-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	*state = dir;
-	return 0;
+	*state = mkdtemp(tmpl) ? strdup(tmpl) : NULL;
+	return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -126,19 +123,30 @@ static void test_probe(void **state)
 	const char *dir = *state;
 	char hash[BLOB_HASH_HEX];
 
+	char stale[128];
+	glob_t g;
+
 	assert_int_equal(datadir_probe(dir), 0);
 	assert_int_equal(blob_store_put(dir, "x", 1, hash), 0);
+	/* One a crash left under this pid is replaced, not an error. */
+	snprintf(stale, sizeof(stale), "%s/.write-probe-%ld", dir, (long)getpid());
+	fclose(fopen(stale, "w"));
 	assert_int_equal(datadir_probe(dir), 0);
+	assert_int_not_equal(access(stale, F_OK), 0);
+	snprintf(stale, sizeof(stale), "%s/*/.write-probe-*", dir);
+	assert_int_equal(glob(stale, 0, NULL, &g), GLOB_NOMATCH);
+	globfree(&g);
 	assert_int_not_equal(datadir_probe("/nonexistent-gpud-dir"), 0);
 }
+
+/* Each test in a fresh directory. */
+#define DIR_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_mode, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lock, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fresh, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
+		DIR_TEST(test_mode), DIR_TEST(test_lock), DIR_TEST(test_fresh),
+		DIR_TEST(test_probe),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
