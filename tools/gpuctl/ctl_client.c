@@ -386,13 +386,20 @@ static int not_found(const char *e)
 	return e && sscanf(e, "no job %lld%c", &id, &tail) == 1;
 }
 
-json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
+json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q,
 			 const void *bin, size_t bin_len, uint8_t **ret_out,
 			 size_t *ret_out_len, int *ret_exit)
 {
 	struct ctl_conn c;
-	json_t *reply;
+	json_t *reply, *req = ctlcmd_encode(q);
 
+	if (!req) {
+		/* Out of memory, or text that is not UTF-8 (JSON's). */
+		fprintf(stderr, "gpuctl: cannot encode the request: out of memory or "
+			"text that is not UTF-8\n");
+		*ret_exit = EXIT_FAIL;
+		return NULL;
+	}
 	if (ctl_open(&c, to, ret_exit)) {
 		conn_free(&c);
 		json_decref(req);
@@ -423,13 +430,14 @@ json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
 	return reply;
 }
 
-json_t *ctl_request_bin(const struct ctl_target *to, json_t *req,
+json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *req,
 			const void *bin, size_t bin_len, int *ret_exit)
 {
 	return ctl_request_full(to, req, bin, bin_len, NULL, NULL, ret_exit);
 }
 
-json_t *ctl_request(const struct ctl_target *to, json_t *req, int *ret_exit)
+json_t *ctl_request(const struct ctl_target *to, const struct ctlcmd_req *req,
+		    int *ret_exit)
 {
 	return ctl_request_bin(to, req, NULL, 0, ret_exit);
 }

@@ -33,7 +33,7 @@ static int check_name(const char *s)
 static json_t *find_workload(const struct ctl_target *to, const char *name,
 			     json_t **ret_reply, int *ret_exit)
 {
-	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "workloads"),
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKLOADS },
 					      ret_exit));
 	size_t i;
 	json_t *w;
@@ -107,7 +107,7 @@ int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
 
 	if (ex >= 0)
 		return ex;
-	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workloads"), &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKLOADS }, &ex);
 	if (!reply)
 		return ex;
 	if (as_json) {
@@ -249,13 +249,10 @@ int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 		/* gpud gets the content; the name is only for the user. */
 		json_object_set_new(args, "file", json_string(base ? base + 1 : o.file));
 	}
-	json_t *req = json_pack("{s:s, s:s, s:o}", "cmd", "submit", "workload", workload,
-				"args", args);
-	if (o.name)
-		json_object_set_new(req, "name", json_string(o.name));
-	if (o.has_priority)
-		json_object_set_new(req, "priority", json_integer(o.priority));
-	json_t *reply = ctl_request_bin(to, req, input, input_len, &ex);
+	json_t *reply = ctl_request_bin(to, &(struct ctlcmd_req){ .cmd = CTLCMD_SUBMIT,
+		.workload = workload, .args = args, .name = o.name,
+		.priority = o.has_priority ? o.priority : 0 }, input, input_len, &ex);
+	json_decref(args);
 	free(input);
 	if (!reply)
 		return ex;
@@ -290,8 +287,9 @@ int cmd_extend(const struct ctl_target *to, int argc, char **argv)
 			json_decref(args);
 		return ctl_usage_error("extend");
 	}
-	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
-							  "job", job, "args", args), &ex));
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_EXTEND,
+		.job = job, .args = args }, &ex));
+	json_decref(args);
 	if (!reply)
 		return ex;
 	printf("job %" JSON_INTEGER_FORMAT ": %s, %" JSON_INTEGER_FORMAT " units\n", job,
@@ -307,9 +305,10 @@ static int do_export(const struct ctl_target *to, json_int_t job, const char *wh
 	int ex;
 	uint8_t *bin = NULL;
 	size_t bin_len = 0;
-	json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "cmd", "export", "job", job,
-				"what", what, "args", args);
-	json_t *reply = ctl_request_full(to, req, NULL, 0, &bin, &bin_len, &ex);
+	json_t *reply = ctl_request_full(to, &(struct ctlcmd_req){ .cmd = CTLCMD_EXPORT,
+		.job = job, .what = what, .args = args }, NULL, 0, &bin, &bin_len, &ex);
+
+	json_decref(args);
 
 	if (!reply)
 		return ex;
@@ -325,8 +324,8 @@ static int do_export(const struct ctl_target *to, json_int_t job, const char *wh
 static int list_exports(const struct ctl_target *to, json_int_t job)
 {
 	int ex;
-	json_t *st = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", "status",
-						       "job", job), &ex));
+	json_t *st = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
+		.job = job }, &ex));
 	json_t *wl_reply = NULL, *w;
 	const char *name;
 
@@ -443,7 +442,7 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 		return do_export(to, job, "values", json_pack("{s:s}", "range", values));
 	uint8_t *abin = NULL;
 	size_t alen = 0;
-	json_t *reply = ctl_request_full(to, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
+	json_t *reply = ctl_request_full(to, &(struct ctlcmd_req){ .cmd = CTLCMD_RESULT, .job = job },
 					 NULL, 0, &abin, &alen, &ex);
 	if (!reply)
 		return ex;
@@ -482,8 +481,8 @@ int cmd_simple(const struct ctl_target *to, int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
 		return ctl_usage_error(cmd);
 	}
-	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", cmd, "job", job),
-					      &ex));
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = ctlcmd_find(cmd) -
+		ctlcmd_table, .job = job }, &ex));
 	if (!reply)
 		return ex;
 	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
@@ -506,8 +505,8 @@ int cmd_priority(const struct ctl_target *to, int argc, char **argv)
 	if (argc != 3 || ctl_parse_job(argv[1], &job) ||
 	    ctl_parse_int("priority", argv[2], -1000, 1000, &prio))
 		return ctl_usage_error("priority");
-	json_t *reply = ctl_request(to, json_pack("{s:s, s:I, s:I}", "cmd", "priority", "job", job,
-						  "priority", (json_int_t)prio), &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_PRIORITY, .job = job,
+		.priority = prio }, &ex);
 	if (!reply)
 		return ex;
 	printf("job %" JSON_INTEGER_FORMAT ": priority %" JSON_INTEGER_FORMAT "\n", job,

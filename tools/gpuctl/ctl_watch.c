@@ -135,7 +135,7 @@ static json_t *units_source(const struct ctl_target *to, const json_t *workers)
 	json_array_foreach(workers, i, w)
 		if (json_is_integer(json_object_get(w, "job")) &&
 		    !json_object_get(w, "job_unit"))
-			return ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "status"), &ex));
+			return ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS }, &ex));
 	return NULL;
 }
 
@@ -145,7 +145,7 @@ int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 
 	if (ex >= 0)
 		return ex;
-	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workers"), &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, &ex);
 	if (!reply)
 		return ex;
 	if (as_json) {
@@ -261,15 +261,11 @@ int cmd_watch(const struct ctl_target *to, int argc, char **argv)
 		return ctl_usage_error("watch");
 	for (long n = 0; count == 0 || n < count; n++) {
 		int ex;
-		json_t *req = json_pack("{s:s}", "cmd", "status");
-		if (job)
-			json_object_set_new(req, "job", json_integer(job));
-		if (all)
-			json_object_set_new(req, "all", json_true());
-		json_t *jobs = ctl_shown(ctl_request(to, req, &ex));
+		json_t *jobs = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
+			.job = job, .all = all }, &ex));
 		if (!jobs)
 			return ex;
-		json_t *workers = ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "workers"), &ex));
+		json_t *workers = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, &ex));
 		if (!workers) {
 			json_decref(jobs);
 			return ex;
@@ -314,8 +310,8 @@ int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 		return ctl_usage_error("wait");
 	for (;;) {
 		int ex;
-		json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", "status",
-								  "job", job), &ex));
+		json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
+			.job = job }, &ex));
 		if (!reply) {
 			if (tty && last_line > -1e9)
 				fprintf(stderr, "\n");
