@@ -103,11 +103,9 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 /* The database's integrity and every blob it names; exit 1 when damaged. */
 int cmd_check(const struct ctl_target *to, int argc, char **argv)
 {
-	int as_json, ex = ctl_json_only_args("check", argc, argv, &as_json);
+	int as_json, ex;
+	json_t *reply = ctl_json_only_request(to, CTLCMD_CHECK, argc, argv, &as_json, &ex);
 
-	if (ex >= 0)
-		return ex;
-	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_CHECK }, &ex);
 	if (!reply)
 		return ex;
 	ex = json_is_true(json_object_get(reply, "damaged")) ? EXIT_FAIL : 0;

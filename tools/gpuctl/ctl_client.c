@@ -44,18 +44,26 @@ static int ctl_connect(const char *path)
 	return fd;
 }
 
-int ctl_write_all(int fd, const uint8_t *p, size_t n)
+/* All n bytes through fd, one way: EINTR retried, 0 or -1 (an error or
+ * the end of the stream first). */
+static int io_all(int fd, uint8_t *p, size_t n, int out)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
+		ssize_t k = out ? write(fd, p, n) : read(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (k <= 0)
 			return -1;
-		p += w;
-		n -= (size_t)w;
+		p += k;
+		n -= (size_t)k;
 	}
 	return 0;
+}
+
+int ctl_write_all(int fd, const uint8_t *p, size_t n)
+{
+	return io_all(fd, (uint8_t *)p, n, 1);
 }
 
 /* One connection to gpud: plain frames on the Unix socket, sealed ones
@@ -254,17 +262,7 @@ static int expect(struct ctl_conn *c, enum proto_type want, json_t **ret)
 
 static int read_exact(int fd, uint8_t *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t r = read(fd, p, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return io_all(fd, p, n, 0);
 }
 
 /* TCP to host:port, the first address that answers. */

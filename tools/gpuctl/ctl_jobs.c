@@ -103,11 +103,9 @@ static void print_workload(FILE *f, const json_t *w)
 
 int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
 {
-	int as_json, ex = ctl_json_only_args("workloads", argc, argv, &as_json);
+	int as_json, ex;
+	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKLOADS, argc, argv, &as_json, &ex);
 
-	if (ex >= 0)
-		return ex;
-	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKLOADS }, &ex);
 	if (!reply)
 		return ex;
 	if (as_json) {

@@ -141,11 +141,9 @@ static json_t *units_source(const struct ctl_target *to, const json_t *workers)
 
 int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 {
-	int as_json, ex = ctl_json_only_args("workers", argc, argv, &as_json);
+	int as_json, ex;
+	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKERS, argc, argv, &as_json, &ex);
 
-	if (ex >= 0)
-		return ex;
-	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, &ex);
 	if (!reply)
 		return ex;
 	if (as_json) {
