@@ -106,28 +106,59 @@ static const struct ctlcmd_field backup_fields[] = {
 	{ "copy", F_BOOL, M(copy), 0, 0, 1, 0, "backup's 'copy' is true or false" },
 };
 
-#define ROW(n, role, flags, f) { n, AUTH_ROLE_##role, flags, f, N(f) }
-#define BARE(n, role, flags) { n, AUTH_ROLE_##role, flags, NULL, 0 }
+/* Reply fields: every one required. */
+#define R(m) offsetof(struct ctlcmd_reply, m)
+#define R_JOB { "job", F_JOB, R(job), 1, 1, INT64_MAX, 0, NULL }
+#define R_STATE { "state", F_STR, R(state), 1, 1, 32, 0, NULL }
+
+static const struct ctlcmd_field ping_reply[] = {
+	{ "version", F_STR, R(version), 1, 0, 64, 0, NULL },
+};
+static const struct ctlcmd_field submit_reply[] = { R_JOB };
+static const struct ctlcmd_field priority_reply[] = {
+	R_JOB,
+	{ "priority", F_INT, R(priority), 1, CTLCMD_PRIORITY_MIN,
+	  CTLCMD_PRIORITY_MAX, 0, NULL },
+};
+static const struct ctlcmd_field state_reply[] = { R_JOB, R_STATE };
+static const struct ctlcmd_field extend_reply[] = {
+	R_JOB, R_STATE,
+	{ "total_units", F_INT, R(total_units), 1, 0, INT64_MAX, 0, NULL },
+};
+static const struct ctlcmd_field export_reply[] = {
+	{ "bytes", F_INT, R(bytes), 1, 0, INT64_MAX, 0, NULL },
+};
+static const struct ctlcmd_field token_revoke_reply[] = {
+	{ "revoked", F_NAME, R(revoked), 1, 1, AUTH_NAME_MAX, 0, NULL },
+};
+
+#define ROW(n, role, flags, f) { n, AUTH_ROLE_##role, flags, f, N(f), NULL, 0 }
+#define BARE(n, role, flags) { n, AUTH_ROLE_##role, flags, NULL, 0, NULL, 0 }
+#define TYPED(n, role, flags, f, r) { n, AUTH_ROLE_##role, flags, f, N(f), r, N(r) }
 #define RO CTLCMD_READONLY
 
 const struct ctlcmd ctlcmd_table[CTLCMD_COUNT] = {
-	[CTLCMD_PING]         = BARE("ping", VIEWER, RO),
-	[CTLCMD_SUBMIT]       = ROW("submit", ADMIN, CTLCMD_BIN_IN, submit_fields),
+	[CTLCMD_PING]         = { "ping", AUTH_ROLE_VIEWER, RO, NULL, 0, ping_reply,
+				  N(ping_reply) },
+	[CTLCMD_SUBMIT]       = TYPED("submit", ADMIN, CTLCMD_BIN_IN, submit_fields,
+				      submit_reply),
 	[CTLCMD_STATUS]       = ROW("status", VIEWER, RO, status_fields),
 	[CTLCMD_HISTORY]      = ROW("history", VIEWER, RO, history_fields),
-	[CTLCMD_PRIORITY]     = ROW("priority", ADMIN, 0, priority_fields),
+	[CTLCMD_PRIORITY]     = TYPED("priority", ADMIN, 0, priority_fields, priority_reply),
 	[CTLCMD_RESULT]       = ROW("result", VIEWER, RO | CTLCMD_BIN_OUT, job_fields),
-	[CTLCMD_CANCEL]       = ROW("cancel", ADMIN, 0, job_fields),
-	[CTLCMD_PAUSE]        = ROW("pause", ADMIN, 0, job_fields),
-	[CTLCMD_RESUME]       = ROW("resume", ADMIN, 0, job_fields),
+	[CTLCMD_CANCEL]       = TYPED("cancel", ADMIN, 0, job_fields, state_reply),
+	[CTLCMD_PAUSE]        = TYPED("pause", ADMIN, 0, job_fields, state_reply),
+	[CTLCMD_RESUME]       = TYPED("resume", ADMIN, 0, job_fields, state_reply),
 	[CTLCMD_WORKERS]      = BARE("workers", VIEWER, RO),
 	[CTLCMD_WORKLOADS]    = BARE("workloads", VIEWER, RO),
-	[CTLCMD_EXTEND]       = ROW("extend", ADMIN, 0, extend_fields),
-	[CTLCMD_EXPORT]       = ROW("export", VIEWER, RO | CTLCMD_BIN_OUT, export_fields),
+	[CTLCMD_EXTEND]       = TYPED("extend", ADMIN, 0, extend_fields, extend_reply),
+	[CTLCMD_EXPORT]       = TYPED("export", VIEWER, RO | CTLCMD_BIN_OUT, export_fields,
+				      export_reply),
 	[CTLCMD_TOKEN_ADD]    = ROW("token_add", ADMIN, 0, token_add_fields),
 	/* Read-only, yet it lists credentials: an admin's. */
 	[CTLCMD_TOKEN_LIST]   = BARE("token_list", ADMIN, RO),
-	[CTLCMD_TOKEN_REVOKE] = ROW("token_revoke", ADMIN, 0, token_revoke_fields),
+	[CTLCMD_TOKEN_REVOKE] = TYPED("token_revoke", ADMIN, 0, token_revoke_fields,
+				      token_revoke_reply),
 	/* check marks damaged jobs in the database. */
 	[CTLCMD_CHECK]        = BARE("check", ADMIN, 0),
 	[CTLCMD_BACKUP]       = ROW("backup", ADMIN, RO, backup_fields),
@@ -245,17 +276,14 @@ static void set_default(const struct ctlcmd_field *f, char *base)
 		*(int *)(base + f->off) = (int)f->def;
 }
 
-int ctlcmd_decode(const struct ctlcmd *c, const json_t *req,
-		  struct ctlcmd_req *ret, char *err, size_t errlen)
+/* Fields f[0..n) of json into the struct at base (zeroed by the caller);
+ * 0, or GERR_INVAL with err set (cmd names the command in messages). */
+static int decode_fields(const struct ctlcmd *c, const struct ctlcmd_field *f,
+			 size_t n, const json_t *json, char *base, char *err,
+			 size_t errlen)
 {
-	struct ctlcmd_req out;
-	char *base = (char *)&out;
-
-	memset(&out, 0, sizeof(out));
-	out.cmd = (enum ctlcmd_id)(c - ctlcmd_table);
-	for (size_t i = 0; i < c->n_fields; i++) {
-		const struct ctlcmd_field *f = &c->fields[i];
-		const json_t *v = json_object_get(req, f->key);
+	for (size_t i = 0; i < n; i++, f++) {
+		const json_t *v = json_object_get(json, f->key);
 		int absent = !v || json_is_null(v);
 
 		if (absent && !f->required) {
@@ -270,6 +298,58 @@ int ctlcmd_decode(const struct ctlcmd *c, const json_t *req,
 			generic_bad(c, f, err, errlen);
 		return GERR_INVAL;
 	}
+	return 0;
+}
+
+/* Fields f[0..n) of the struct at base into o; 0, or -1 when out of
+ * memory or a string is not UTF-8. */
+static int encode_fields(const struct ctlcmd_field *f, size_t n,
+			 const char *base, json_t *o)
+{
+	for (size_t i = 0; i < n; i++, f++) {
+		const void *p = base + f->off;
+		json_t *v = NULL;
+		int64_t k;
+
+		switch (f->kind) {
+		case F_JOB:
+		case F_INT:
+			k = *(const int64_t *)p;
+			if (f->required || k != f->def)
+				v = json_integer(k);
+			break;
+		case F_BOOL:
+		case F_ROLE:
+			k = *(const int *)p;
+			if (f->required || k != f->def)
+				v = f->kind == F_BOOL ? json_boolean(k) :
+				    json_string(k >= f->lo && k <= f->hi ? role_names[k] : "");
+			break;
+		case F_STR:
+		case F_NAME:
+		case F_PATH:
+			if (*(const char *const *)p && !(v = json_string(*(const char *const *)p)))
+				return -1;  /* not UTF-8 */
+			break;
+		case F_OBJ:
+			v = json_incref(*(json_t *const *)p);
+			break;
+		}
+		if (v && json_object_set_new(o, f->key, v))
+			return -1;
+	}
+	return 0;
+}
+
+int ctlcmd_decode(const struct ctlcmd *c, const json_t *req,
+		  struct ctlcmd_req *ret, char *err, size_t errlen)
+{
+	struct ctlcmd_req out;
+
+	memset(&out, 0, sizeof(out));
+	out.cmd = (enum ctlcmd_id)(c - ctlcmd_table);
+	if (decode_fields(c, c->fields, c->n_fields, req, (char *)&out, err, errlen))
+		return GERR_INVAL;
 	*ret = out;
 	return 0;
 }
@@ -277,48 +357,47 @@ int ctlcmd_decode(const struct ctlcmd *c, const json_t *req,
 json_t *ctlcmd_encode(const struct ctlcmd_req *req)
 {
 	const struct ctlcmd *c;
-	const char *base = (const char *)req;
 	json_t *o;
 
 	if ((unsigned)req->cmd >= CTLCMD_COUNT)
 		return NULL;
 	c = &ctlcmd_table[req->cmd];
 	o = json_pack("{s:s}", "cmd", c->name);
-	for (size_t i = 0; o && i < c->n_fields; i++) {
-		const struct ctlcmd_field *f = &c->fields[i];
-		const void *p = base + f->off;
-		json_t *v = NULL;
-		int64_t n;
-
-		switch (f->kind) {
-		case F_JOB:
-		case F_INT:
-			n = *(const int64_t *)p;
-			if (f->required || n != f->def)
-				v = json_integer(n);
-			break;
-		case F_BOOL:
-		case F_ROLE:
-			n = *(const int *)p;
-			if (f->required || n != f->def)
-				v = f->kind == F_BOOL ? json_boolean(n) :
-				    json_string(n >= f->lo && n <= f->hi ? role_names[n] : "");
-			break;
-		case F_STR:
-		case F_NAME:
-		case F_PATH:
-			if (*(const char *const *)p && !(v = json_string(*(const char *const *)p)))
-				goto fail;  /* not UTF-8 */
-			break;
-		case F_OBJ:
-			v = json_incref(*(json_t *const *)p);
-			break;
-		}
-		if (v && json_object_set_new(o, f->key, v))
-			goto fail;
+	if (o && encode_fields(c->fields, c->n_fields, (const char *)req, o)) {
+		json_decref(o);
+		o = NULL;
 	}
 	return o;
-fail:
-	json_decref(o);
-	return NULL;
+}
+
+int ctlcmd_reply_decode(const struct ctlcmd *c, const json_t *reply,
+			struct ctlcmd_reply *ret, char *err, size_t errlen)
+{
+	struct ctlcmd_reply out;
+
+	memset(&out, 0, sizeof(out));
+	if (!c->reply) {
+		snprintf(err, errlen, "'%s' has no typed reply", c->name);
+		return GERR_INVAL;
+	}
+	if (decode_fields(c, c->reply, c->n_reply, reply, (char *)&out, err, errlen))
+		return GERR_INVAL;
+	*ret = out;
+	return 0;
+}
+
+json_t *ctlcmd_reply_encode(enum ctlcmd_id id, const struct ctlcmd_reply *rep)
+{
+	const struct ctlcmd *c;
+	json_t *o;
+
+	if ((unsigned)id >= CTLCMD_COUNT || !ctlcmd_table[id].reply)
+		return NULL;
+	c = &ctlcmd_table[id];
+	o = json_pack("{s:b}", "ok", 1);
+	if (o && encode_fields(c->reply, c->n_reply, (const char *)rep, o)) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
 }

@@ -9,7 +9,8 @@
  * whether they are required. gpud decodes every request through the
  * table (ctlcmd_decode) before any handler runs; gpuctl encodes every
  * request from the struct (ctlcmd_encode), so the keys are spelled only
- * in ctlcmd.c.
+ * in ctlcmd.c. The small replies are typed alike (struct ctlcmd_reply):
+ * gpud encodes them, gpuctl decodes them.
  *
  * Rules the codec enforces on decoding:
  *  - a required field must be present; an optional one may be absent or
@@ -95,6 +96,20 @@ struct ctlcmd_req {
 	json_t *args;           /* submit, extend, export: borrowed */
 };
 
+/* The small replies, typed: ping, submit, priority, cancel, pause,
+ * resume, extend, export and token_revoke. The others (status, history,
+ * result, workers, workloads, token_add, token_list, check, backup) are
+ * described in daemon/control/control.h and read as JSON. */
+struct ctlcmd_reply {
+	int64_t job;
+	int64_t priority;
+	int64_t total_units;
+	int64_t bytes;          /* export: the binary part's length */
+	const char *state;      /* the job's state as gpuctl status shows it */
+	const char *version;    /* ping: gpud's */
+	const char *revoked;    /* token_revoke: the token's name */
+};
+
 struct ctlcmd_field;
 
 struct ctlcmd {
@@ -103,6 +118,8 @@ struct ctlcmd {
 	unsigned flags;         /* CTLCMD_* */
 	const struct ctlcmd_field *fields;
 	size_t n_fields;
+	const struct ctlcmd_field *reply;  /* NULL: an untyped reply */
+	size_t n_reply;
 };
 
 /* The rows, indexed by enum ctlcmd_id. */
@@ -123,5 +140,14 @@ int ctlcmd_decode(const struct ctlcmd *c, const json_t *req,
 /* {"cmd": NAME, ..} for req->cmd, a new object; NULL when out of memory
  * or req->cmd is out of range. */
 json_t *ctlcmd_encode(const struct ctlcmd_req *req);
+
+/* A successful reply of a row with typed reply fields (c->reply): into
+ * *ret as ctlcmd_decode does (the same rules; every reply field is
+ * required). 0, or GERR_INVAL with the reason in err. */
+int ctlcmd_reply_decode(const struct ctlcmd *c, const json_t *reply,
+			struct ctlcmd_reply *ret, char *err, size_t errlen);
+/* {"ok": true, ..} from rep for command id, a new object; NULL when out of
+ * memory, or when id's row has no typed reply. */
+json_t *ctlcmd_reply_encode(enum ctlcmd_id id, const struct ctlcmd_reply *rep);
 
 #endif

@@ -90,8 +90,8 @@ static void state_work(struct store *st, void *arg)
 		snprintf(r->err, sizeof(r->err), "%s failed: %s", r->cmd, gerr_str(rc));
 		return;
 	}
-	r->reply = json_pack("{s:b, s:I, s:s}", "ok", 1, "job", (json_int_t)r->in.job,
-			     "state", job_state_name(to));
+	r->reply = ctlcmd_reply_encode(r->in.cmd, &(struct ctlcmd_reply){
+		.job = r->in.job, .state = job_state_name(to) });
 }
 
 /* ---- submit ---- */
@@ -124,7 +124,7 @@ static void submit_work(struct store *st, void *arg)
 			 rc == GERR_PERM ? " (check the data directory's permissions)" : "");
 		return;
 	}
-	r->reply = json_pack("{s:b, s:I}", "ok", 1, "job", (json_int_t)id);
+	r->reply = ctlcmd_reply_encode(CTLCMD_SUBMIT, &(struct ctlcmd_reply){ .job = id });
 }
 
 /* Validate a submission on the thread pool: parameters (a workload may do
@@ -251,10 +251,10 @@ static void extend_work(struct store *st, void *arg)
 	/* Extended, it runs on (a paused job stays paused). */
 	uint64_t counts[LEASE_NSTATES] = {0};
 	store_lease_counts(st, r->in.job, counts);
-	r->reply = json_pack("{s:b, s:I, s:s, s:I}", "ok", 1, "job", (json_int_t)r->in.job,
-			     "state", j.state == JOB_PAUSED ? "paused" :
-			     counts[LEASE_LEASED] ? "running" : "queued",
-			     "total_units", (json_int_t)total);
+	r->reply = ctlcmd_reply_encode(CTLCMD_EXTEND, &(struct ctlcmd_reply){
+		.job = r->in.job, .total_units = (int64_t)total,
+		.state = j.state == JOB_PAUSED ? "paused" :
+			 counts[LEASE_LEASED] ? "running" : "queued" });
 out:
 	free(text);
 	json_decref(np);
@@ -407,7 +407,8 @@ static void submit_after(void *arg)
 
 static void ping_start(struct ctl_req *r)
 {
-	r->reply = json_pack("{s:b, s:s}", "ok", 1, "version", GPUD_VERSION);
+	r->reply = ctlcmd_reply_encode(CTLCMD_PING,
+				       &(struct ctlcmd_reply){ .version = GPUD_VERSION });
 	ctl_finish(r);
 }
 

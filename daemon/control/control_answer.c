@@ -175,7 +175,8 @@ static void export_work(uv_work_t *w)
 		r->out = NULL;
 		r->out_len = 0;
 	} else {
-		r->reply = json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->out_len);
+		r->reply = ctlcmd_reply_encode(CTLCMD_EXPORT, &(struct ctlcmd_reply){
+			.bytes = (int64_t)r->out_len });
 	}
 	json_decref(empty);
 	json_decref(params);
@@ -205,7 +206,8 @@ static void plot_work(uv_work_t *w)
 	}
 	r->out = svg;
 	r->out_len = len;
-	r->reply = json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)len);
+	r->reply = ctlcmd_reply_encode(CTLCMD_EXPORT,
+				       &(struct ctlcmd_reply){ .bytes = (int64_t)len });
 }
 
 void ctl_export_load_after(void *arg)

@@ -272,8 +272,8 @@ void ctl_priority_work(struct store *st, void *arg)
 			 gerr_str(rc));
 		return;
 	}
-	r->reply = json_pack("{s:b, s:I, s:i}", "ok", 1, "job",
-			     (json_int_t)r->in.job, "priority", p);
+	r->reply = ctlcmd_reply_encode(CTLCMD_PRIORITY, &(struct ctlcmd_reply){
+		.job = r->in.job, .priority = p });
 }
 
 /* ---- the loop's part ---- */

@@ -94,7 +94,8 @@ void ctl_token_revoke_work(struct store *st, void *arg)
 		return;
 	}
 	store_event(st, sched_now(), 0, 0, 0, 0, "token_revoke", r->tok.name);
-	r->reply = json_pack("{s:b, s:s}", "ok", 1, "revoked", r->tok.name);
+	r->reply = ctlcmd_reply_encode(CTLCMD_TOKEN_REVOKE,
+				       &(struct ctlcmd_reply){ .revoked = r->tok.name });
 }
 
 void ctl_token_revoke_after(void *arg)

@@ -1,7 +1,7 @@
 /* test_ctl_cmd.c - the control API's command table and codec
  * (common/ctlcmd.c): every row is whole, decoding refuses bad types,
  * values out of bounds and missing required fields with gpud's messages,
- * and what gpuctl encodes decodes back the same. */
+ * what gpuctl encodes decodes back the same, and the typed replies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,6 +220,41 @@ static void test_round_trip(void **state)
 				  .name = "\xff" }));
 }
 
+/* The typed replies: what gpud encodes, gpuctl decodes; a reply that
+ * breaks the table is refused. */
+static void test_replies(void **state)
+{
+	struct ctlcmd_reply rep;
+	char err[256];
+	json_t *r;
+
+	(void)state;
+	r = ctlcmd_reply_encode(CTLCMD_EXTEND, &(struct ctlcmd_reply){ .job = 4,
+				.state = "queued", .total_units = 9000 });
+	assert_non_null(r);
+	assert_true(json_is_true(json_object_get(r, "ok")));
+	assert_int_equal(ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_EXTEND], r, &rep,
+					     err, sizeof(err)), 0);
+	assert_int_equal(rep.job, 4);
+	assert_string_equal(rep.state, "queued");
+	assert_int_equal(rep.total_units, 9000);
+	json_object_del(r, "state");
+	assert_int_equal(ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_EXTEND], r, &rep,
+					     err, sizeof(err)), GERR_INVAL);
+	json_decref(r);
+	r = json_pack("{s:b, s:i}", "ok", 1, "job", 0);
+	assert_int_equal(ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_SUBMIT], r, &rep,
+					     err, sizeof(err)), GERR_INVAL);
+	assert_string_equal(err, "'submit' needs a job id (a positive integer)");
+	json_decref(r);
+	/* Rows without a typed reply: nothing to encode or decode. */
+	assert_null(ctlcmd_reply_encode(CTLCMD_STATUS, &rep));
+	r = json_object();
+	assert_int_equal(ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_STATUS], r, &rep,
+					     err, sizeof(err)), GERR_INVAL);
+	json_decref(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_missing),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_replies),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

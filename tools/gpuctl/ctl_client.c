@@ -428,6 +428,17 @@ json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q
 	return reply;
 }
 
+int ctl_reply_fields(enum ctlcmd_id id, const json_t *reply,
+		     struct ctlcmd_reply *ret)
+{
+	char err[256];
+
+	if (ctlcmd_reply_decode(&ctlcmd_table[id], reply, ret, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "gpuctl: gpud's reply to %s: %s\n", ctlcmd_table[id].name, err);
+	return -1;
+}
+
 json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *req,
 			const void *bin, size_t bin_len, int *ret_exit)
 {

@@ -55,5 +55,9 @@ json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *re
 			const void *bin, size_t bin_len, int *ret_exit);
 json_t *ctl_request(const struct ctl_target *to, const struct ctlcmd_req *req,
 		    int *ret_exit);
+/* A typed reply's fields (ctlcmd_reply_decode), borrowed from reply: 0, or
+ * -1 after printing why. */
+int ctl_reply_fields(enum ctlcmd_id id, const json_t *reply,
+		     struct ctlcmd_reply *ret);
 
 #endif

@@ -2,6 +2,7 @@
  * export, result, cancel/pause/resume, priority, workloads (ctl_cmd.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,7 @@ int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 		/* gpud gets the content; the name is only for the user. */
 		json_object_set_new(args, "file", json_string(base ? base + 1 : o.file));
 	}
+	struct ctlcmd_reply rep;
 	json_t *reply = ctl_request_bin(to, &(struct ctlcmd_req){ .cmd = CTLCMD_SUBMIT,
 		.workload = workload, .args = args, .name = o.name,
 		.priority = o.has_priority ? o.priority : 0 }, input, input_len, &ex);
@@ -254,9 +256,11 @@ int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 	free(input);
 	if (!reply)
 		return ex;
-	printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(reply, "job")));
+	ex = ctl_reply_fields(CTLCMD_SUBMIT, reply, &rep) ? EXIT_FAIL : 0;
+	if (!ex)
+		printf("%" PRId64 "\n", rep.job);
 	json_decref(reply);
-	return 0;
+	return ex;
 }
 
 /* JOB then --KEY VALUE pairs, for extend and export (whose options are
@@ -276,6 +280,7 @@ int cmd_extend(const struct ctl_target *to, int argc, char **argv)
 {
 	json_int_t job;
 	json_t *args;
+	struct ctlcmd_reply rep;
 	int ex, rc = job_and_kv(argc, argv, 0, &job, &args);
 
 	if (rc == 1)
@@ -290,11 +295,12 @@ int cmd_extend(const struct ctl_target *to, int argc, char **argv)
 	json_decref(args);
 	if (!reply)
 		return ex;
-	printf("job %" JSON_INTEGER_FORMAT ": %s, %" JSON_INTEGER_FORMAT " units\n", job,
-	       json_string_value(json_object_get(reply, "state")),
-	       json_integer_value(json_object_get(reply, "total_units")));
+	ex = ctl_reply_fields(CTLCMD_EXTEND, reply, &rep) ? EXIT_FAIL : 0;
+	if (!ex)
+		printf("job %" JSON_INTEGER_FORMAT ": %s, %" PRId64 " units\n", job,
+		       rep.state, rep.total_units);
 	json_decref(reply);
-	return 0;
+	return ex;
 }
 
 /* Ask for a job's bulk output and write it to stdout. */
@@ -470,6 +476,9 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 int cmd_simple(const struct ctl_target *to, int argc, char **argv)
 {
 	const char *cmd = ctl_cmd_name(argv);
+	/* cancel, pause and resume are gpud's names too. */
+	enum ctlcmd_id id = (enum ctlcmd_id)(ctlcmd_find(cmd) - ctlcmd_table);
+	struct ctlcmd_reply rep;
 	json_int_t job;
 	int ex;
 
@@ -479,14 +488,15 @@ int cmd_simple(const struct ctl_target *to, int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
 		return ctl_usage_error(cmd);
 	}
-	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = ctlcmd_find(cmd) -
-		ctlcmd_table, .job = job }, &ex));
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = id, .job = job },
+					      &ex));
 	if (!reply)
 		return ex;
-	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
-	       json_string_value(json_object_get(reply, "state")));
+	ex = ctl_reply_fields(id, reply, &rep) ? EXIT_FAIL : 0;
+	if (!ex)
+		printf("job %" JSON_INTEGER_FORMAT ": %s\n", job, rep.state);
 	json_decref(reply);
-	return 0;
+	return ex;
 }
 
 int cmd_priority(const struct ctl_target *to, int argc, char **argv)
@@ -507,9 +517,12 @@ int cmd_priority(const struct ctl_target *to, int argc, char **argv)
 		.priority = prio }, &ex);
 	if (!reply)
 		return ex;
-	printf("job %" JSON_INTEGER_FORMAT ": priority %" JSON_INTEGER_FORMAT "\n", job,
-	       json_is_integer(json_object_get(reply, "priority"))
-	       ? json_integer_value(json_object_get(reply, "priority")) : (json_int_t)prio);
+	/* A gpud that does not say the priority set it all the same. */
+	char err[128];
+	struct ctlcmd_reply rep;
+	printf("job %" JSON_INTEGER_FORMAT ": priority %" PRId64 "\n", job,
+	       ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_PRIORITY], reply, &rep, err,
+				   sizeof(err)) ? (int64_t)prio : rep.priority);
 	json_decref(reply);
 	return 0;
 }
