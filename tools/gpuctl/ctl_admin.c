@@ -104,7 +104,7 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 int cmd_check(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json, ex;
-	json_t *reply = ctl_json_only_request(to, CTLCMD_CHECK, argc, argv, &as_json, &ex);
+	json_t *reply = ctl_json_only_request(to, CTLCMD_CHECK, NULL, argc, argv, &as_json, &ex);
 
 	if (!reply)
 		return ex;

@@ -105,18 +105,15 @@ static void print_workload(FILE *f, const json_t *w)
 int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json, ex;
-	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKLOADS, argc, argv, &as_json, &ex);
+	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKLOADS, "workloads", argc, argv,
+					      &as_json, &ex);
+	size_t i;
+	json_t *w;
 
 	if (!reply)
 		return ex;
-	if (as_json) {
-		ctl_print_json(json_object_get(reply, "workloads"));
-	} else {
-		size_t i;
-		json_t *w;
-		json_array_foreach(json_object_get(ctl_shown(reply), "workloads"), i, w)
-			print_workload(stdout, w);
-	}
+	json_array_foreach(json_object_get(ctl_shown(reply), "workloads"), i, w)
+		print_workload(stdout, w);
 	json_decref(reply);
 	return 0;
 }

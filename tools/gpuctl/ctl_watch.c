@@ -142,24 +142,21 @@ static json_t *units_source(const struct ctl_target *to, const json_t *workers)
 int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json, ex;
-	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKERS, argc, argv, &as_json, &ex);
+	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKERS, "workers", argc, argv,
+					      &as_json, &ex);
+	struct ctl_table t;
 
 	if (!reply)
 		return ex;
-	if (as_json) {
-		ctl_print_json(json_object_get(reply, "workers"));
-	} else {
-		struct ctl_table t;
-		json_t *jobs = units_source(to, json_object_get(ctl_shown(reply), "workers"));
-		workers_table(&t, json_object_get(reply, "workers"),
-			      json_object_get(jobs, "jobs"), human_now());
-		if (t.nrows)
-			ctl_table_print(&t, stdout, 0, 0, 0);
-		else
-			printf("no workers\n");
-		ctl_table_free(&t);
-		json_decref(jobs);
-	}
+	json_t *jobs = units_source(to, json_object_get(ctl_shown(reply), "workers"));
+	workers_table(&t, json_object_get(reply, "workers"), json_object_get(jobs, "jobs"),
+		      human_now());
+	if (t.nrows)
+		ctl_table_print(&t, stdout, 0, 0, 0);
+	else
+		printf("no workers\n");
+	ctl_table_free(&t);
+	json_decref(jobs);
 	json_decref(reply);
 	return 0;
 }
