@@ -7,17 +7,14 @@
  * before any step runs, so steps read r->in, never the JSON. Database
  * work runs on the database thread; the reply is finished on the loop
  * thread, where the live state (connections, rates) lives. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "auth.h"
 #include "blob.h"
 #include "ctlcmd.h"
-#include "proto.h"
 #include "gpud_config.h"
 #include "control.h"
 #include "control_internal.h"
