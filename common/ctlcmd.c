@@ -7,8 +7,11 @@
  * ctlcmd_encode walk the same tables; this file is the only place a
  * request key is spelled.
  *
+ * Replies use the same kinds with struct ctlcmd_reply's members.
+ *
  * Invariant: whatever ctlcmd_encode writes from a struct that ctlcmd_decode
- * filled, ctlcmd_decode accepts and gives back equal (test_ctl_cmd.c).
+ * filled, ctlcmd_decode accepts and gives back equal; alike for replies
+ * (test_ctl_cmd.c).
  */
 #include "ctlcmd.h"
 

@@ -130,7 +130,8 @@ const struct ctlcmd *ctlcmd_find(const char *name);
 /* 1 when role may run c: viewers the read-only commands, admins all. */
 int ctlcmd_allowed(const struct ctlcmd *c, enum auth_role role);
 
-/* Check req against c's row and fill *ret (zeroed, then the defaults).
+/* Check req against c's row (c: a row of ctlcmd_table) and fill *ret
+ * (zeroed, then the defaults).
  * 0, or GERR_INVAL with a one-line message for the user in err ("'history'
  * needs 'limit': an integer from 1 to 100000"); *ret is written only on
  * success. */
