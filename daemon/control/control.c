@@ -1,16 +1,20 @@
-/* control.c - gpuctl's commands (see control.h for the request/reply
- * shapes). Database work runs on the database thread; the reply is finished
- * on the loop thread, where the live state (connections, rates) lives. */
-#include <errno.h>
+/* control.c - the control API's dispatch and the commands that are not
+ * in a group file: the command table (gpud's half of each row; ctlcmd.h
+ * has the name, role and request fields), then submit, cancel, pause,
+ * resume, extend, workers, ping and workloads.
+ *
+ * control_handle checks a request's rights and fields against the table
+ * before any step runs, so steps read r->in, never the JSON. Database
+ * work runs on the database thread; the reply is finished on the loop
+ * thread, where the live state (connections, rates) lives. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "auth.h"
 #include "blob.h"
-#include "proto.h"
+#include "ctlcmd.h"
 #include "gpud_config.h"
 #include "control.h"
 #include "control_internal.h"
@@ -24,6 +28,11 @@
 #include "workload.h"
 
 static void generic_after(void *arg);
+static void submit_after(void *arg);
+
+_Static_assert(STORE_PRIORITY_MIN == CTLCMD_PRIORITY_MIN &&
+	       STORE_PRIORITY_MAX == CTLCMD_PRIORITY_MAX &&
+	       STORE_JOB_NAME_MAX == CTLCMD_JOB_NAME_MAX, "ctlcmd's bounds");
 
 /* ---- cancel / pause / resume ---- */
 
@@ -34,42 +43,42 @@ static void state_work(struct store *st, void *arg)
 	double now = sched_now();
 	int rc;
 
-	if (store_job_get(st, r->job, &j)) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+	if (store_job_get(st, r->in.job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
 		return;
 	}
 	enum job_state from = j.state, to;
 	store_job_clear(&j);
-	if (strcmp(r->cmd, "cancel") == 0) {
+	if (r->in.cmd == CTLCMD_CANCEL) {
 		if (from == JOB_DONE || from == JOB_FAILED || from == JOB_CANCELLED) {
 			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is already %s",
-				 r->job, job_state_name(from));
+				 r->in.job, job_state_name(from));
 			return;
 		}
 		to = JOB_CANCELLED;
-	} else if (strcmp(r->cmd, "pause") == 0) {
+	} else if (r->in.cmd == CTLCMD_PAUSE) {
 		if (from != JOB_ACTIVE) {
 			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s, not "
-				 "queued or running", r->job, job_state_name(from));
+				 "queued or running", r->in.job, job_state_name(from));
 			return;
 		}
 		to = JOB_PAUSED;
 	} else {
 		if (from != JOB_PAUSED) {
 			snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s, not paused",
-				 r->job, job_state_name(from));
+				 r->in.job, job_state_name(from));
 			return;
 		}
 		to = JOB_ACTIVE;
 	}
 	rc = store_begin(st);
 	if (!rc)
-		rc = store_job_set_state(st, r->job, to,
+		rc = store_job_set_state(st, r->in.job, to,
 			to == JOB_CANCELLED ? "cancelled by the user" : NULL, now);
 	if (!rc && to == JOB_CANCELLED)
-		rc = store_job_cancel_leases(st, r->job, now);
+		rc = store_job_cancel_leases(st, r->in.job, now);
 	if (!rc)
-		rc = store_event(st, now, r->job, 0, 0, 0, r->cmd, NULL);
+		rc = store_event(st, now, r->in.job, 0, 0, 0, r->cmd, NULL);
 	if (!rc)
 		rc = store_commit(st);
 	else
@@ -78,8 +87,8 @@ static void state_work(struct store *st, void *arg)
 		snprintf(r->err, sizeof(r->err), "%s failed: %s", r->cmd, gerr_str(rc));
 		return;
 	}
-	r->reply = json_pack("{s:b, s:I, s:s}", "ok", 1, "job", (json_int_t)r->job,
-			     "state", job_state_name(to));
+	r->reply = ctlcmd_reply_encode(r->in.cmd, &(struct ctlcmd_reply){
+		.job = r->in.job, .state = job_state_name(to) });
 }
 
 /* ---- submit ---- */
@@ -93,10 +102,10 @@ static void submit_work(struct store *st, void *arg)
 
 	if (!rc)
 		rc = store_job_insert(st, r->wl->name, r->params, r->total_units, now, &id);
-	if (!rc && r->name[0])
-		rc = store_job_set_name(st, id, r->name);
-	if (!rc && r->priority)
-		rc = store_job_set_priority(st, id, r->priority);
+	if (!rc && r->in.name)
+		rc = store_job_set_name(st, id, r->in.name);
+	if (!rc && r->in.priority)
+		rc = store_job_set_priority(st, id, (int)r->in.priority);
 	if (!rc && r->replicate)
 		rc = store_job_set_replicate(st, id, 1);
 	if (!rc)
@@ -112,34 +121,7 @@ static void submit_work(struct store *st, void *arg)
 			 rc == GERR_PERM ? " (check the data directory's permissions)" : "");
 		return;
 	}
-	r->reply = json_pack("{s:b, s:I}", "ok", 1, "job", (json_int_t)id);
-}
-
-/* The job's name and priority (top-level, beside "args"): gpud's, never
- * the workload's. */
-static int submit_queue_args(struct ctl_req *r)
-{
-	const json_t *name = json_object_get(r->req, "name");
-	const json_t *prio = json_object_get(r->req, "priority");
-
-	if (name && !json_is_null(name)) {
-		if (!store_job_name_valid(json_string_value(name))) {
-			snprintf(r->err, sizeof(r->err), "a job name is 1 to %d "
-				 "characters of A-Z a-z 0-9 . _ -", STORE_JOB_NAME_MAX);
-			return GERR_INVAL;
-		}
-		snprintf(r->name, sizeof(r->name), "%s", json_string_value(name));
-	}
-	if (prio && (!json_is_integer(prio) ||
-		     json_integer_value(prio) < STORE_PRIORITY_MIN ||
-		     json_integer_value(prio) > STORE_PRIORITY_MAX)) {
-		snprintf(r->err, sizeof(r->err), "a job's priority is an integer "
-			 "from %d to %d (higher runs first)", STORE_PRIORITY_MIN,
-			 STORE_PRIORITY_MAX);
-		return GERR_INVAL;
-	}
-	r->priority = prio ? (int)json_integer_value(prio) : 0;
-	return 0;
+	r->reply = ctlcmd_reply_encode(CTLCMD_SUBMIT, &(struct ctlcmd_reply){ .job = id });
 }
 
 /* Validate a submission on the thread pool: parameters (a workload may do
@@ -148,7 +130,7 @@ static int submit_queue_args(struct ctl_req *r)
 static void submit_parse_work(uv_work_t *w)
 {
 	struct ctl_req *r = w->data;
-	const json_t *args = json_object_get(r->req, "args");
+	const json_t *args = r->in.args;
 	json_t *params = NULL, *np = NULL;
 	void *canon = NULL;
 	size_t canon_len = 0;
@@ -212,7 +194,7 @@ static void submit_parse_after(uv_work_t *w, int status)
 		ctl_finish(r);
 		return;
 	}
-	if (dbq_submit(r->d->dbq, submit_work, generic_after, r)) {
+	if (dbq_submit(r->d->dbq, submit_work, submit_after, r)) {
 		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
 		ctl_finish(r);
 	}
@@ -226,13 +208,13 @@ static void extend_work(struct store *st, void *arg)
 	struct store_job j = {0};
 	const struct workload *wl;
 	json_t *params = NULL, *answer = NULL, *np = NULL;
-	const json_t *args = json_object_get(r->req, "args");
+	const json_t *args = r->in.args;
 	uint64_t total = 0;
 	char err[WL_ERRLEN] = "", *text = NULL;
 	int rc;
 
-	if (store_job_get(st, r->job, &j)) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+	if (store_job_get(st, r->in.job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
 		return;
 	}
 	wl = workload_find(j.workload);
@@ -242,35 +224,34 @@ static void extend_work(struct store *st, void *arg)
 	}
 	params = ctl_json_from_text(j.params);
 	answer = ctl_json_from_text(j.answer);
-	if (!json_is_object(args) ||
-	    wl->extend(workload_ctx(wl), params, json_is_null(answer) ? NULL : answer, args, &np,
+	if (wl->extend(workload_ctx(wl), params, json_is_null(answer) ? NULL : answer, args, &np,
 		       &total, err, sizeof(err))) {
 		snprintf(r->err, sizeof(r->err), "cannot extend job %" PRId64 ": %s",
-			 r->job, err[0] ? err : "arguments must be an object");
+			 r->in.job, err[0] ? err : "arguments must be an object");
 		goto out;
 	}
 	text = json_dumps(np, JSON_COMPACT | JSON_SORT_KEYS);
 	rc = text ? store_begin(st) : GERR_NOMEM;
 	if (!rc)
-		rc = store_job_extend(st, r->job, text, total);
+		rc = store_job_extend(st, r->in.job, text, total);
 	if (!rc)
-		rc = store_event(st, sched_now(), r->job, 0, 0, 0, "extend", text);
+		rc = store_event(st, sched_now(), r->in.job, 0, 0, 0, "extend", text);
 	if (!rc)
 		rc = store_commit(st);
 	else if (text)
 		store_rollback(st);
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "cannot extend job %" PRId64 ": %s",
-			 r->job, rc == GERR_STATE ? store_errmsg(st) : gerr_str(rc));
+			 r->in.job, rc == GERR_STATE ? store_errmsg(st) : gerr_str(rc));
 		goto out;
 	}
 	/* Extended, it runs on (a paused job stays paused). */
 	uint64_t counts[LEASE_NSTATES] = {0};
-	store_lease_counts(st, r->job, counts);
-	r->reply = json_pack("{s:b, s:I, s:s, s:I}", "ok", 1, "job", (json_int_t)r->job,
-			     "state", j.state == JOB_PAUSED ? "paused" :
-			     counts[LEASE_LEASED] ? "running" : "queued",
-			     "total_units", (json_int_t)total);
+	store_lease_counts(st, r->in.job, counts);
+	r->reply = ctlcmd_reply_encode(CTLCMD_EXTEND, &(struct ctlcmd_reply){
+		.job = r->in.job, .total_units = (int64_t)total,
+		.state = j.state == JOB_PAUSED ? "paused" :
+			 counts[LEASE_LEASED] ? "running" : "queued" });
 out:
 	free(text);
 	json_decref(np);
@@ -352,35 +333,137 @@ static void workers_after(void *arg)
 	ctl_finish(r);
 }
 
-/* ---- dispatch ---- */
+/* ---- the command table ---- */
+
+/* Where a row's steps run: on the loop thread (RUN_LOOP), the database
+ * thread (RUN_DB) or the thread pool (RUN_POOL). RUN_WAKES: its success
+ * may give workers something to do, so parked claims are woken. */
+#define RUN_LOOP 1u
+#define RUN_DB 2u
+#define RUN_POOL 4u
+#define RUN_WAKES 8u
+
+/* gpud's half of a command's row; ctlcmd_table[id] holds the other half
+ * (name, role, request fields), at the same index. */
+struct control_cmd {
+	unsigned flags;
+	/* Either start (loop thread; it owns the request until ctl_finish)
+	 * or work (database thread) then after (loop; NULL: generic_after). */
+	void (*start)(struct ctl_req *r);
+	dbq_work_fn work;
+	dbq_after_fn after;
+};
+
+static void ping_start(struct ctl_req *r);
+static void submit_start(struct ctl_req *r);
+static void workloads_start(struct ctl_req *r);
+
+#define START(f) f, NULL, NULL
+#define STEPS(w, a) NULL, w, a
+
+static const struct control_cmd commands[CTLCMD_COUNT] = {
+	[CTLCMD_PING]         = { RUN_LOOP, START(ping_start) },
+	[CTLCMD_SUBMIT]       = { RUN_POOL | RUN_DB | RUN_WAKES, START(submit_start) },
+	[CTLCMD_STATUS]       = { RUN_DB, STEPS(ctl_status_work, ctl_jobs_after) },
+	[CTLCMD_HISTORY]      = { RUN_DB, STEPS(ctl_history_work, ctl_jobs_after) },
+	[CTLCMD_PRIORITY]     = { RUN_DB, STEPS(ctl_priority_work, NULL) },
+	[CTLCMD_RESULT]       = { RUN_DB | RUN_POOL,
+				  STEPS(ctl_result_load_work, ctl_result_load_after) },
+	[CTLCMD_CANCEL]       = { RUN_DB, STEPS(state_work, NULL) },
+	[CTLCMD_PAUSE]        = { RUN_DB, STEPS(state_work, NULL) },
+	[CTLCMD_RESUME]       = { RUN_DB | RUN_WAKES, STEPS(state_work, NULL) },
+	[CTLCMD_WORKERS]      = { RUN_DB, STEPS(workers_work, workers_after) },
+	[CTLCMD_WORKLOADS]    = { RUN_LOOP, START(workloads_start) },
+	[CTLCMD_EXTEND]       = { RUN_DB | RUN_WAKES, STEPS(extend_work, NULL) },
+	[CTLCMD_EXPORT]       = { RUN_DB | RUN_POOL,
+				  STEPS(ctl_export_load_work, ctl_export_load_after) },
+	[CTLCMD_TOKEN_ADD]    = { RUN_DB, START(ctl_token_add_start) },
+	[CTLCMD_TOKEN_LIST]   = { RUN_DB, STEPS(ctl_token_list_work, NULL) },
+	[CTLCMD_TOKEN_REVOKE] = { RUN_DB, STEPS(ctl_token_revoke_work, ctl_token_revoke_after) },
+	[CTLCMD_CHECK]        = { RUN_DB | RUN_POOL, START(ctl_check_start) },
+	[CTLCMD_BACKUP]       = { RUN_POOL, START(ctl_backup_start) },
+};
 
 static void generic_after(void *arg)
 {
 	struct ctl_req *r = arg;
 
-	if (strcmp(r->cmd, "submit") == 0)
-		gpud_storage_outcome(r->d, r->storage_rc, "storing a job");
 	/* New or resumed work: wake the workers whose claims wait for it. */
-	if (r->reply && (strcmp(r->cmd, "submit") == 0 || strcmp(r->cmd, "resume") == 0 ||
-			 strcmp(r->cmd, "extend") == 0))
+	if (r->reply && (commands[r->in.cmd].flags & RUN_WAKES))
 		conn_wake_parked(r->d);
 	ctl_finish(r);
 }
 
-/* What a viewer may ask; everything else needs an admin. */
-static const char *const viewer_cmds[] = {
-	"ping", "status", "history", "result", "export", "workers", "workloads",
-};
-
-static int allowed(enum auth_role role, const char *cmd)
+static void submit_after(void *arg)
 {
-	if (role == AUTH_ROLE_ADMIN)
-		return 1;
-	for (size_t i = 0; role == AUTH_ROLE_VIEWER &&
-			   i < sizeof(viewer_cmds) / sizeof(viewer_cmds[0]); i++)
-		if (strcmp(cmd, viewer_cmds[i]) == 0)
-			return 1;
-	return 0;
+	struct ctl_req *r = arg;
+
+	gpud_storage_outcome(r->d, r->storage_rc, "storing a job");
+	generic_after(r);
+}
+
+static void ping_start(struct ctl_req *r)
+{
+	r->reply = ctlcmd_reply_encode(CTLCMD_PING,
+				       &(struct ctlcmd_reply){ .version = GPUD_VERSION });
+	ctl_finish(r);
+}
+
+static void workloads_start(struct ctl_req *r)
+{
+	r->reply = ctl_workloads_reply();
+	ctl_finish(r);
+}
+
+/* What the table cannot check: the workload, its input file, the check
+ * mode; then the workload parses on the thread pool. */
+static void submit_start(struct ctl_req *r)
+{
+	json_t *args = r->in.args;
+	const char *file = json_string_value(json_object_get(args, "file"));
+
+	r->wl = workload_find(r->in.workload);
+	if (!r->wl) {
+		snprintf(r->err, sizeof(r->err), "unknown workload '%s'", r->in.workload);
+		goto fail;
+	}
+	/* The file travels as the frame's binary; parse_params sees its
+	 * name (so it knows a file comes). */
+	if (file && !r->wl->parse_input) {
+		snprintf(r->err, sizeof(r->err), "%s takes no input file", r->wl->name);
+		goto fail;
+	}
+	if (file && r->input_len == 0) {
+		snprintf(r->err, sizeof(r->err), "input file %.255s is empty", file);
+		goto fail;
+	}
+	/* The check mode is gpud's, for every workload: the workload never
+	 * sees it. */
+	if (json_object_get(args, "check")) {
+		const char *check = json_string_value(json_object_get(args, "check"));
+		if (!check || (strcmp(check, "full") != 0 && strcmp(check, "sample") != 0)) {
+			snprintf(r->err, sizeof(r->err), "--check is sample (gpud "
+				 "verifies a sample of every result) or full (every "
+				 "lease is computed again by another worker and the "
+				 "two results must agree)");
+			goto fail;
+		}
+		r->replicate = strcmp(check, "full") == 0;
+		json_object_del(args, "check");
+	}
+	if (!file) {
+		free(r->input);
+		r->input = NULL;
+		r->input_len = 0;
+	}
+	r->work.data = r;
+	if (uv_queue_work(r->d->loop, &r->work, submit_parse_work, submit_parse_after)) {
+		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
+		goto fail;
+	}
+	return;
+fail:
+	ctl_finish(r);
 }
 
 void control_handle(struct gpud *d, enum auth_role role, json_t *req,
@@ -388,8 +471,8 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		    void *opaque)
 {
 	struct ctl_req *r = calloc(1, sizeof(*r));
-	dbq_work_fn work = NULL;
-	dbq_after_fn after = generic_after;
+	const struct ctlcmd *row;
+	const struct control_cmd *c;
 
 	if (!r) {
 		json_decref(req);
@@ -403,150 +486,43 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 	r->cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!r->cmd) {
 		snprintf(r->err, sizeof(r->err), "request has no 'cmd'");
-		ctl_finish(r);
-		return;
+		goto fail;
 	}
-	if (!allowed(role, r->cmd)) {
+	row = ctlcmd_find(r->cmd);
+	/* Rights before existence: a viewer learns nothing of other names. */
+	if (role != AUTH_ROLE_ADMIN && (!row || !ctlcmd_allowed(row, role))) {
 		snprintf(r->err, sizeof(r->err), "'%.64s' needs an admin "
 			 "credential (this one is a %s's)", r->cmd,
 			 auth_role_name(role) ? auth_role_name(role) : "nobody");
-		ctl_finish(r);
-		return;
+		goto fail;
 	}
-	if (strcmp(r->cmd, "ping") == 0) {
-		r->reply = json_pack("{s:b, s:s}", "ok", 1, "version", GPUD_VERSION);
-		ctl_finish(r);
-		return;
-	} else if (strcmp(r->cmd, "submit") == 0) {
-		const char *name = json_string_value(json_object_get(req, "workload"));
-		json_t *args = json_object_get(req, "args");
-		const char *file = json_string_value(json_object_get(args, "file"));
-		char fname[256] = "";
-		r->wl = workload_find(name);
-		if (!r->wl) {
-			snprintf(r->err, sizeof(r->err), "unknown workload '%s'",
-				 name ? name : "");
-			ctl_finish(r);
-			return;
-		}
-		if (file) {
-			/* The file travels as the frame's binary; parse_params
-			 * sees its name (so it knows a file comes). */
-			snprintf(fname, sizeof(fname), "%s", file);
-			if (!r->wl->parse_input) {
-				snprintf(r->err, sizeof(r->err), "%s takes no input file",
-					 r->wl->name);
-				ctl_finish(r);
-				return;
-			}
-			if (bin_len == 0) {
-				snprintf(r->err, sizeof(r->err), "input file %s is empty", fname);
-				ctl_finish(r);
-				return;
-			}
-		}
-		if (!json_is_object(args)) {
-			snprintf(r->err, sizeof(r->err), "bad %s job: arguments must be an object",
-				 r->wl->name);
-			ctl_finish(r);
-			return;
-		}
-		if (submit_queue_args(r)) {
-			ctl_finish(r);
-			return;
-		}
-		/* The check mode is gpud's, for every workload: the workload
-		 * never sees it. */
-		if (json_object_get(args, "check")) {
-			const char *check = json_string_value(json_object_get(args, "check"));
-			if (!check || (strcmp(check, "full") != 0 && strcmp(check, "sample") != 0)) {
-				snprintf(r->err, sizeof(r->err), "--check is sample (gpud "
-					 "verifies a sample of every result) or full (every "
-					 "lease is computed again by another worker and the "
-					 "two results must agree)");
-				ctl_finish(r);
-				return;
-			}
-			r->replicate = strcmp(check, "full") == 0;
-			json_object_del(args, "check");
-		}
-		if (file) {
-			r->input = malloc(bin_len);
-			if (!r->input) {
-				snprintf(r->err, sizeof(r->err), "out of memory");
-				ctl_finish(r);
-				return;
-			}
-			memcpy(r->input, bin, bin_len);
-			r->input_len = bin_len;
-		}
-		r->work.data = r;
-		if (uv_queue_work(d->loop, &r->work, submit_parse_work, submit_parse_after)) {
-			snprintf(r->err, sizeof(r->err), "gpud is shutting down");
-			ctl_finish(r);
-		}
-		return;
-	} else if (strcmp(r->cmd, "status") == 0 || strcmp(r->cmd, "history") == 0 ||
-		   strcmp(r->cmd, "priority") == 0) {
-		ctl_jobs_start(r);
-		return;
-	} else if (strcmp(r->cmd, "result") == 0) {
-		if (ctl_read_job(r)) {
-			ctl_finish(r);
-			return;
-		}
-		work = ctl_result_load_work;
-		after = ctl_result_load_after;
-	} else if (strcmp(r->cmd, "cancel") == 0 || strcmp(r->cmd, "pause") == 0 ||
-		   strcmp(r->cmd, "resume") == 0) {
-		if (ctl_read_job(r)) {
-			ctl_finish(r);
-			return;
-		}
-		work = state_work;
-	} else if (strcmp(r->cmd, "workloads") == 0) {
-		r->reply = ctl_workloads_reply();
-		ctl_finish(r);
-		return;
-	} else if (strcmp(r->cmd, "check") == 0) {
-		ctl_check_start(r);
-		return;
-	} else if (strcmp(r->cmd, "backup") == 0) {
-		ctl_backup_start(r);
-		return;
-	} else if (strcmp(r->cmd, "workers") == 0) {
-		work = workers_work;
-		after = workers_after;
-	} else if (strncmp(r->cmd, "token_", 6) == 0) {
-		ctl_token_start(r);
-		return;
-	} else if (strcmp(r->cmd, "extend") == 0) {
-		if (ctl_read_job(r)) {
-			ctl_finish(r);
-			return;
-		}
-		work = extend_work;
-	} else if (strcmp(r->cmd, "export") == 0) {
-		const char *what = json_string_value(json_object_get(req, "what"));
-		if (ctl_read_job(r)) {
-			ctl_finish(r);
-			return;
-		}
-		if (!what || strlen(what) > 32) {
-			snprintf(r->err, sizeof(r->err), "export needs 'what'");
-			ctl_finish(r);
-			return;
-		}
-		r->what = strdup(what);
-		work = ctl_export_load_work;
-		after = ctl_export_load_after;
-	} else {
+	if (!row) {
 		snprintf(r->err, sizeof(r->err), "unknown command '%.64s'", r->cmd);
-		ctl_finish(r);
+		goto fail;
+	}
+	if (ctlcmd_decode(row, req, &r->in, r->err, sizeof(r->err)))
+		goto fail;
+	c = &commands[r->in.cmd];
+	/* Only submit takes a file (the frame's binary); it is copied, as
+	 * the caller's buffer is gone once this returns. */
+	if (row->flags & CTLCMD_BIN_IN && bin_len) {
+		r->input = malloc(bin_len);
+		if (!r->input) {
+			snprintf(r->err, sizeof(r->err), "out of memory");
+			goto fail;
+		}
+		memcpy(r->input, bin, bin_len);
+		r->input_len = bin_len;
+	}
+	if (c->start) {
+		c->start(r);
 		return;
 	}
-	if (dbq_submit(d->dbq, work, after, r)) {
+	if (dbq_submit(d->dbq, c->work, c->after ? c->after : generic_after, r)) {
 		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
-		ctl_finish(r);
+		goto fail;
 	}
+	return;
+fail:
+	ctl_finish(r);
 }

@@ -3,6 +3,11 @@
  * its token's role: a viewer may ping, status, history, result, export,
  * workers and workloads; an admin everything).
  *
+ * The command table (common/ctlcmd.h) holds each command's name, role and
+ * request fields with their types and bounds; every request is checked
+ * against it before anything runs. Below, the shapes of the requests and
+ * of their replies.
+ *
  * Transport: proto.h frames, CTL_REQ from gpuctl, one CTL_REPLY back; the
  * connection may carry several requests. Every reply has "ok"; on failure
  * "error" is a one-line message meant for the user.
@@ -39,7 +44,7 @@
  *        "text":"..."|null,"files":[paths of a done job's plot in the
  *        results directory (results.h)],"exports":[names]}, bin = the
  *        answer as compact JSON (n bytes; none before the first merge)
- *   {"cmd":"cancel"|"pause"|"resume","job":id} -> {}
+ *   {"cmd":"cancel"|"pause"|"resume","job":id} -> {"job":id,"state":S}
  *   {"cmd":"workers"} -> {"workers":[{"id","name","device","online",
  *        "quarantined","failures","foreign_msgs" (messages about leases
  *        it was not granted),"stalls" (leases revoked from it for no
@@ -84,9 +89,10 @@
 
 struct gpud;
 
-/* Handle one request; calls done(reply) exactly once, maybe later (after
- * database work). reply is a new reference handed to done. req: ownership
- * is taken. bin (an input file for submit, may be NULL) is copied. */
+/* Loop thread. Handle one request; calls done(reply) exactly once, maybe
+ * later (after database work), on the loop thread. reply is a new
+ * reference handed to done. req: ownership is taken. bin (an input file
+ * for submit, may be NULL) is copied. */
 typedef void (*control_done_fn)(void *opaque, json_t *reply, void *bin,
 				size_t bin_len); /* bin: ownership passes */
 void control_handle(struct gpud *d, enum auth_role role, json_t *req,

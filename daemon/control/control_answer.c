@@ -29,15 +29,15 @@ void ctl_result_load_work(struct store *st, void *arg)
 	struct ctl_req *r = arg;
 	int rc;
 
-	if (store_job_get(st, r->job, &r->jobrow)) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+	if (store_job_get(st, r->in.job, &r->jobrow)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
 		return;
 	}
 	r->wl = workload_find(r->jobrow.workload);
-	rc = job_parts_load(&r->parts, st, r->job);
+	rc = job_parts_load(&r->parts, st, r->in.job);
 	if (rc)
 		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
-			 r->job, gerr_str(rc));
+			 r->in.job, gerr_str(rc));
 }
 
 /* A finished job's plot, written at its finish; written now when missing
@@ -134,8 +134,8 @@ void ctl_export_load_work(struct store *st, void *arg)
 	struct store_job j = {0};
 	int rc;
 
-	if (store_job_get(st, r->job, &j)) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+	if (store_job_get(st, r->in.job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
 		return;
 	}
 	r->wl = workload_find(j.workload);
@@ -143,10 +143,10 @@ void ctl_export_load_work(struct store *st, void *arg)
 	r->job_answer = j.answer;
 	j.params = j.answer = NULL;
 	store_job_clear(&j);
-	rc = job_parts_load(&r->parts, st, r->job);
+	rc = job_parts_load(&r->parts, st, r->in.job);
 	if (rc)
 		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
-			 r->job, gerr_str(rc));
+			 r->in.job, gerr_str(rc));
 }
 
 static void export_work(uv_work_t *w)
@@ -154,18 +154,18 @@ static void export_work(uv_work_t *w)
 	struct ctl_req *r = w->data;
 	json_t *params = ctl_json_from_text(r->job_params);
 	json_t *answer = ctl_json_from_text(r->job_answer);
-	const json_t *args = json_object_get(r->req, "args");
+	const json_t *args = r->in.args;
 	struct wl_blob_reader rd = results_blob_reader(r->d->cfg.data_dir);
 	json_t *empty = json_object();
 	char err[WL_ERRLEN] = "";
 	int rc = r->wl->export_data(workload_ctx(r->wl), params,
 				    json_is_null(answer) ? NULL : answer, &r->parts.pub,
-				    r->what, json_is_object(args) ? args : empty,
+				    r->in.what, json_is_object(args) ? args : empty,
 				    &rd, &r->out, &r->out_len, err, sizeof(err));
 
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "export %s of job %" PRId64 ": %s",
-			 r->what, r->job, err[0] ? err : gerr_str(rc));
+			 r->in.what, r->in.job, err[0] ? err : gerr_str(rc));
 		r->out = NULL;
 		r->out_len = 0;
 	} else if (r->out_len > PROTO_MAX_BIN) {
@@ -175,7 +175,8 @@ static void export_work(uv_work_t *w)
 		r->out = NULL;
 		r->out_len = 0;
 	} else {
-		r->reply = json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)r->out_len);
+		r->reply = ctlcmd_reply_encode(CTLCMD_EXPORT, &(struct ctlcmd_reply){
+			.bytes = (int64_t)r->out_len });
 	}
 	json_decref(empty);
 	json_decref(params);
@@ -200,12 +201,13 @@ static void plot_work(uv_work_t *w)
 	}
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "plot of job %" PRId64 ": %s",
-			 r->job, err);
+			 r->in.job, err);
 		return;
 	}
 	r->out = svg;
 	r->out_len = len;
-	r->reply = json_pack("{s:b, s:I}", "ok", 1, "bytes", (json_int_t)len);
+	r->reply = ctlcmd_reply_encode(CTLCMD_EXPORT,
+				       &(struct ctlcmd_reply){ .bytes = (int64_t)len });
 }
 
 void ctl_export_load_after(void *arg)
@@ -214,7 +216,7 @@ void ctl_export_load_after(void *arg)
 	int ok = 0;
 
 	r->work.data = r;
-	if (!r->err[0] && r->wl && r->wl->render_plot && strcmp(r->what, "plot") == 0) {
+	if (!r->err[0] && r->wl && r->wl->render_plot && strcmp(r->in.what, "plot") == 0) {
 		if (uv_queue_work(r->d->loop, &r->work, plot_work, pool_after) == 0)
 			return;
 		ctl_finish(r);
@@ -223,11 +225,11 @@ void ctl_export_load_after(void *arg)
 	if (!r->err[0]) {
 		for (size_t k = 0; r->wl && r->wl->export_data && r->wl->exports &&
 				   r->wl->exports[k]; k++)
-			if (strcmp(r->wl->exports[k], r->what) == 0)
+			if (strcmp(r->wl->exports[k], r->in.what) == 0)
 				ok = 1;
 		if (!ok)
 			snprintf(r->err, sizeof(r->err), "%s jobs have no export '%s'",
-				 r->wl ? r->wl->name : "these", r->what);
+				 r->wl ? r->wl->name : "these", r->in.what);
 	}
 	r->work.data = r;
 	if (ok && uv_queue_work(r->d->loop, &r->work, export_work, pool_after) == 0)

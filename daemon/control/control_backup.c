@@ -101,36 +101,20 @@ static void backup_after(uv_work_t *w, int status)
 	ctl_finish(r);
 }
 
+_Static_assert(BACKUP_PATH_MAX == CTLCMD_PATH_MAX, "backup's 'dir' bound");
+
 void ctl_backup_start(struct ctl_req *r)
 {
-	const json_t *dir = json_object_get(r->req, "dir");
-	const json_t *copy = json_object_get(r->req, "copy");
-	struct backup_job *b;
-	const char *s = json_string_value(dir);
+	struct backup_job *b = calloc(1, sizeof(*b));
 
-	/* A NUL inside the JSON string would cut the path short. */
-	if (!s || json_string_length(dir) != strlen(s) || s[0] != '/' ||
-	    strlen(s) > BACKUP_PATH_MAX) {
-		snprintf(r->err, sizeof(r->err), "backup needs 'dir': an "
-			 "absolute path of at most %d bytes", BACKUP_PATH_MAX);
-		ctl_finish(r);
-		return;
-	}
-	if (copy && !json_is_boolean(copy)) {
-		snprintf(r->err, sizeof(r->err), "backup's 'copy' is true or "
-			 "false");
-		ctl_finish(r);
-		return;
-	}
-	b = calloc(1, sizeof(*b));
-	if (!b || !(b->dir = strdup(s))) {
+	if (!b || !(b->dir = strdup(r->in.dir))) {
 		free(b);
 		snprintf(r->err, sizeof(r->err), "out of memory");
 		ctl_finish(r);
 		return;
 	}
 	b->r = r;
-	b->opts.copy = json_is_true(copy);
+	b->opts.copy = r->in.copy;
 	b->opts.now = sched_now();
 	b->work.data = b;
 	if (uv_queue_work(r->d->loop, &b->work, backup_work, backup_after)) {

@@ -1,10 +1,22 @@
-/* control_internal.h - what control.c, control_answer.c, control_jobs.c
- * and control_req.c share: one gpuctl request as it moves between the
- * loop thread, the database thread and the thread pool. Private to those
- * files.
+/* control_internal.h - what the control API's files share: one gpuctl
+ * request (struct ctl_req) as it moves between the loop thread, the
+ * database thread and the thread pool, and each group file's steps,
+ * which control.c's command table names. Private to daemon/control/.
  *
- * A request is owned by whoever runs its current step; ctl_finish (loop
- * thread) sends the reply and frees it.
+ * Files: control.c (dispatch, the table, submit, cancel/pause/resume,
+ * extend, workers, ping, workloads), control_req.c (ctl_finish and the
+ * helpers every command shares), control_jobs.c (status, history,
+ * priority), control_answer.c (result, export), control_tokens.c
+ * (token_add, token_list, token_revoke), control_workloads.c (the
+ * workloads reply), control_check.c (check), control_backup.c (backup).
+ *
+ * Ownership: a request is owned by whoever runs its current step (one at
+ * a time; a step hands it on by queueing the next); ctl_finish (loop
+ * thread) sends the reply and frees it. r->in was decoded from r->req by
+ * ctlcmd_decode before the first step and borrows from it.
+ *
+ * Threads: *_start and *_after functions run on the loop thread, *_work
+ * functions taking a struct store on the database thread (dbq.h).
  */
 #ifndef GPUD_CONTROL_INTERNAL_H
 #define GPUD_CONTROL_INTERNAL_H
@@ -15,6 +27,7 @@
 
 #include "auth.h"
 #include "control.h"
+#include "ctlcmd.h"
 #include "job_parts.h"
 #include "store.h"
 #include "workload.h"
@@ -22,8 +35,8 @@
 struct ctl_req {
 	struct gpud *d;
 	json_t *req;            /* owned */
-	const char *cmd;
-	int64_t job;            /* 0 when the request names none */
+	const char *cmd;        /* the request's "cmd", borrowed from req */
+	struct ctlcmd_req in;   /* its checked fields, borrowed from req */
 	control_done_fn done;
 	void *opaque;
 	json_t *reply;          /* built by work(), finished by after() */
@@ -33,8 +46,6 @@ struct ctl_req {
 	char *params;
 	uint64_t total_units;
 	int replicate;          /* --check full */
-	char name[STORE_JOB_NAME_MAX + 1]; /* "" for none */
-	int priority;
 	uint8_t *input;         /* the submitted file, owned */
 	size_t input_len;
 	uv_work_t work;
@@ -44,7 +55,6 @@ struct ctl_req {
 	enum auth_role role;        /* token_add: the new token's */
 	int storage_rc;         /* outcome of a write that could fail for disk reasons */
 	/* export */
-	char *what;
 	void *out;              /* bulk output, handed to done() */
 	size_t out_len;
 	char *job_params, *job_answer;
@@ -53,40 +63,46 @@ struct ctl_req {
 	struct store_job jobrow;
 };
 
-/* {"ok":false,"error":msg}, a new reference. */
+/* control_req.c. {"ok":false,"error":msg}, a new reference. */
 json_t *ctl_error_reply(const char *msg);
 /* Loop thread: reply (r->reply, or an error from r->err) and free r. */
 void ctl_finish(struct ctl_req *r);
-/* The JSON value of text, or JSON null when text is NULL or not JSON. */
+/* The JSON value of text, or JSON null when text is NULL or not JSON; a
+ * new reference. Any thread. */
 json_t *ctl_json_from_text(const char *text);
 
-/* control_answer.c: `gpuctl result` and `gpuctl export`. The *_work steps
- * run on the database thread (dbq work), the *_after steps on the loop
- * thread, where they hand the rendering to the thread pool. */
+/* control_answer.c: result and export. The *_work steps read the job and
+ * its parts; the *_after steps hand the rendering to the thread pool,
+ * whose step finishes the request. */
 void ctl_result_load_work(struct store *st, void *arg);
 void ctl_result_load_after(void *arg);
 void ctl_export_load_work(struct store *st, void *arg);
 void ctl_export_load_after(void *arg);
 
-/* The request's "job": 0, or GERR_INVAL with r->err set. */
-int ctl_read_job(struct ctl_req *r);
+/* control_jobs.c: status, history and priority. Each work step builds
+ * r->reply (or r->err) from the database; ctl_jobs_after adds what only
+ * the loop knows (rates, reasons) and finishes the request. */
+void ctl_status_work(struct store *st, void *arg);
+void ctl_history_work(struct store *st, void *arg);
+void ctl_priority_work(struct store *st, void *arg);
+void ctl_jobs_after(void *arg);
 
-/* control_jobs.c: status, history and priority, from start to ctl_finish
- * (loop thread). */
-void ctl_jobs_start(struct ctl_req *r);
-
-/* control_tokens.c: token_add, token_list and token_revoke, from start
- * to ctl_finish (loop thread). */
-void ctl_token_start(struct ctl_req *r);
+/* control_tokens.c: token_add makes the token on the loop and stores it
+ * on the database thread; list and revoke are database steps, and
+ * revoke's after cuts the token's connections. */
+void ctl_token_add_start(struct ctl_req *r);
+void ctl_token_list_work(struct store *st, void *arg);
+void ctl_token_revoke_work(struct store *st, void *arg);
+void ctl_token_revoke_after(void *arg);
 
 /* control_workloads.c: the reply to "workloads" (the registry's
  * workloads, their parameters and exports). Any thread; a new reference. */
 json_t *ctl_workloads_reply(void);
 
-/* control_check.c: `gpuctl check`, from start to ctl_finish (loop thread). */
+/* control_check.c: check, from start to ctl_finish (database thread,
+ * then the thread pool, then the database thread again). */
 void ctl_check_start(struct ctl_req *r);
-/* control_backup.c: `gpuctl backup`, from start to ctl_finish (loop
- * thread). */
+/* control_backup.c: backup, from start to ctl_finish (thread pool). */
 void ctl_backup_start(struct ctl_req *r);
 
 #endif

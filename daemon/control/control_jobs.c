@@ -2,6 +2,9 @@
  * reason, progress and figures), history (finished jobs, newest first)
  * and priority (control.h has the shapes).
  *
+ * The requests come checked (ctlcmd.h); these are the steps of their
+ * table rows (control.c).
+ *
  * A job's JSON is built in two steps: what the database knows on the
  * database thread (job_json), then on the loop thread what only the loop
  * knows (job_live): rate, ETA, and why a queued job does not run, which
@@ -29,8 +32,6 @@
 #define STATUS_KEEP_S DAY_S
 /* history shows this far back (unless "all"). */
 #define HISTORY_KEEP_S (30 * DAY_S)
-#define HISTORY_LIMIT_DEFAULT 1000
-#define HISTORY_LIMIT_MAX 100000
 /* How long gpuctl status mentions a descriptor shortage after the last. */
 #define FD_WARN_MS (5 * 60 * 1000)
 
@@ -178,10 +179,10 @@ static json_t *queue_json(struct store *st, struct store_job *jobs, size_t n)
 	return q;
 }
 
-static void status_work(struct store *st, void *arg)
+void ctl_status_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int all = json_is_true(json_object_get(r->req, "all"));
+	int all = r->in.all;
 	double now = sched_now();
 	struct store_job *list = NULL;
 	size_t n = 0;
@@ -190,7 +191,7 @@ static void status_work(struct store *st, void *arg)
 
 	/* Every job not finished, so that the queue is whole even when one
 	 * job is asked for. */
-	if (store_job_list_recent(st, r->job || all ? 0 : now - STATUS_KEEP_S,
+	if (store_job_list_recent(st, r->in.job || all ? 0 : now - STATUS_KEEP_S,
 				  &list, &n, &hidden)) {
 		snprintf(r->err, sizeof(r->err), "cannot list jobs: %s",
 			 store_errmsg(st));
@@ -198,27 +199,25 @@ static void status_work(struct store *st, void *arg)
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		if (!r->job || list[i].id == r->job)
+		if (!r->in.job || list[i].id == r->in.job)
 			json_array_append_new(jobs, job_json(st, &list[i], now));
-	if (r->job && json_array_size(jobs) == 0) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+	if (r->in.job && json_array_size(jobs) == 0) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
 		json_decref(jobs);
 		store_job_free_array(list, n);
 		return;
 	}
 	r->reply = json_pack("{s:b, s:o, s:I, s:o}", "ok", 1, "jobs", jobs,
-			     "hidden", (json_int_t)(r->job ? 0 : hidden),
+			     "hidden", (json_int_t)(r->in.job ? 0 : hidden),
 			     "queue_", queue_json(st, list, n));
 	store_job_free_array(list, n);
 }
 
-static void history_work(struct store *st, void *arg)
+void ctl_history_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int all = json_is_true(json_object_get(r->req, "all"));
-	json_t *lim = json_object_get(r->req, "limit");
-	uint32_t limit = lim ? (uint32_t)json_integer_value(lim)
-			     : HISTORY_LIMIT_DEFAULT;
+	int all = r->in.all;
+	uint32_t limit = (uint32_t)r->in.limit;
 	double now = sched_now();
 	struct store_job *list = NULL;
 	size_t n = 0;
@@ -237,21 +236,21 @@ static void history_work(struct store *st, void *arg)
 	r->reply = json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
 }
 
-static void priority_work(struct store *st, void *arg)
+void ctl_priority_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int p = (int)json_integer_value(json_object_get(r->req, "priority"));
+	int p = (int)r->in.priority;
 	struct store_job j = {0};
 	char detail[32];
 	int rc;
 
-	if (store_job_get(st, r->job, &j)) {
-		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->job);
+	if (store_job_get(st, r->in.job, &j)) {
+		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
 		return;
 	}
 	if (j.state != JOB_ACTIVE && j.state != JOB_PAUSED) {
 		snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s: only a "
-			 "queued, running or paused job has a priority", r->job,
+			 "queued, running or paused job has a priority", r->in.job,
 			 job_state_name(j.state));
 		store_job_clear(&j);
 		return;
@@ -260,9 +259,9 @@ static void priority_work(struct store *st, void *arg)
 	snprintf(detail, sizeof(detail), "priority=%d", p);
 	rc = store_begin(st);
 	if (!rc)
-		rc = store_job_set_priority(st, r->job, p);
+		rc = store_job_set_priority(st, r->in.job, p);
 	if (!rc)
-		rc = store_event(st, sched_now(), r->job, 0, 0, 0, "priority",
+		rc = store_event(st, sched_now(), r->in.job, 0, 0, 0, "priority",
 				 detail);
 	if (!rc)
 		rc = store_commit(st);
@@ -273,8 +272,8 @@ static void priority_work(struct store *st, void *arg)
 			 gerr_str(rc));
 		return;
 	}
-	r->reply = json_pack("{s:b, s:I, s:i}", "ok", 1, "job",
-			     (json_int_t)r->job, "priority", p);
+	r->reply = ctlcmd_reply_encode(CTLCMD_PRIORITY, &(struct ctlcmd_reply){
+		.job = r->in.job, .priority = p });
 }
 
 /* ---- the loop's part ---- */
@@ -433,7 +432,7 @@ static void job_live(struct gpud *d, json_t *j, const json_t *queue)
 	json_object_del(j, "held_by");
 }
 
-static void jobs_after(void *arg)
+void ctl_jobs_after(void *arg)
 {
 	struct ctl_req *r = arg;
 	json_t *queue = json_object_get(r->reply, "queue_");
@@ -446,7 +445,7 @@ static void jobs_after(void *arg)
 		json_object_del(r->reply, "queue_");
 	/* What is wrong with gpud itself rather than with a job. */
 	uint64_t since = uv_now(r->d->loop) - r->d->fd_short_ms;
-	if (r->reply && strcmp(r->cmd, "status") == 0 && r->d->fd_short_ms &&
+	if (r->reply && r->in.cmd == CTLCMD_STATUS && r->d->fd_short_ms &&
 	    since < FD_WARN_MS) {
 		char w[260];
 		snprintf(w, sizeof(w), "%s (last %.0f s ago)", r->d->fd_msg,
@@ -454,66 +453,4 @@ static void jobs_after(void *arg)
 		json_object_set_new(r->reply, "warnings", json_pack("[s]", w));
 	}
 	ctl_finish(r);
-}
-
-static void plain_after(void *arg)
-{
-	ctl_finish(arg);
-}
-
-/* ---- requests ---- */
-
-/* A JSON integer in lo..hi, or absent (when optional). */
-static int int_arg(struct ctl_req *r, const char *key, json_int_t lo,
-		   json_int_t hi, int optional)
-{
-	const json_t *v = json_object_get(r->req, key);
-
-	if ((!v && optional) ||
-	    (json_is_integer(v) && json_integer_value(v) >= lo &&
-	     json_integer_value(v) <= hi))
-		return 0;
-	snprintf(r->err, sizeof(r->err), "'%s' needs '%s': an integer from %"
-		 JSON_INTEGER_FORMAT " to %" JSON_INTEGER_FORMAT, r->cmd, key,
-		 lo, hi);
-	return GERR_INVAL;
-}
-
-/* "all": a boolean, or absent. */
-static int all_arg(struct ctl_req *r)
-{
-	const json_t *v = json_object_get(r->req, "all");
-
-	if (!v || json_is_boolean(v))
-		return 0;
-	snprintf(r->err, sizeof(r->err), "'%s': 'all' is true or false", r->cmd);
-	return GERR_INVAL;
-}
-
-void ctl_jobs_start(struct ctl_req *r)
-{
-	dbq_work_fn work;
-	int bad;
-
-	if (strcmp(r->cmd, "status") == 0) {
-		bad = (json_object_get(r->req, "job") && ctl_read_job(r)) ||
-		      all_arg(r);
-		work = status_work;
-	} else if (strcmp(r->cmd, "history") == 0) {
-		bad = all_arg(r) || int_arg(r, "limit", 1, HISTORY_LIMIT_MAX, 1);
-		work = history_work;
-	} else {
-		bad = ctl_read_job(r) || int_arg(r, "priority", STORE_PRIORITY_MIN,
-						 STORE_PRIORITY_MAX, 0);
-		work = priority_work;
-	}
-	if (bad) {
-		ctl_finish(r);
-		return;
-	}
-	if (dbq_submit(r->d->dbq, work, work == priority_work ? plain_after
-			: jobs_after, r)) {
-		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
-		ctl_finish(r);
-	}
 }

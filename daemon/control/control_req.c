@@ -1,11 +1,8 @@
-/* control_req.c - one gpuctl request's parts every command shares: the
- * job it names, and its end: its reply sent and its memory freed
- * (control_internal.h). */
+/* control_req.c - what every gpuctl request shares: its end (its reply
+ * sent and its memory freed) and the error reply (control_internal.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "gerr.h"
 
 #include "control_internal.h"
 
@@ -25,7 +22,6 @@ void ctl_finish(struct ctl_req *r)
 		r->out_len = 0;
 	}
 	r->done(r->opaque, reply, r->out, r->out_len);
-	free(r->what);
 	free(r->job_params);
 	free(r->job_answer);
 	job_parts_clear(&r->parts);
@@ -44,16 +40,4 @@ json_t *ctl_json_from_text(const char *text)
 {
 	json_t *j = text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
 	return j ? j : json_null();
-}
-
-int ctl_read_job(struct ctl_req *r)
-{
-	const json_t *v = json_object_get(r->req, "job");
-
-	if (!json_is_integer(v) || json_integer_value(v) <= 0) {
-		snprintf(r->err, sizeof(r->err), "'%s' needs a job id (a positive integer)", r->cmd);
-		return GERR_INVAL;
-	}
-	r->job = json_integer_value(v);
-	return 0;
 }

@@ -1,6 +1,7 @@
 /* control_tokens.c - gpuctl's token commands: add (with a role, the
  * reply carrying the credential file's text), list, revoke (its
- * connections cut off at once). */
+ * connections cut off at once). The requests come checked (ctlcmd.h);
+ * these are the steps of their table rows (control.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ static void token_after(void *arg)
 	ctl_finish(r);
 }
 
-static void token_list_work(struct store *st, void *arg)
+void ctl_token_list_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	struct store_token *ts = NULL;
@@ -76,11 +77,14 @@ static void token_list_work(struct store *st, void *arg)
 	r->reply = json_pack("{s:b, s:o}", "ok", 1, "tokens", arr);
 }
 
-static void token_revoke_work(struct store *st, void *arg)
+void ctl_token_revoke_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int rc = store_token_revoke(st, r->tok.name);
+	int rc;
 
+	/* Kept for token_revoke_after, which cuts its connections. */
+	snprintf(r->tok.name, sizeof(r->tok.name), "%s", r->in.name);
+	rc = store_token_revoke(st, r->tok.name);
 	if (rc == GERR_NOTFOUND) {
 		snprintf(r->err, sizeof(r->err), "no token named '%s'", r->tok.name);
 		return;
@@ -90,10 +94,11 @@ static void token_revoke_work(struct store *st, void *arg)
 		return;
 	}
 	store_event(st, sched_now(), 0, 0, 0, 0, "token_revoke", r->tok.name);
-	r->reply = json_pack("{s:b, s:s}", "ok", 1, "revoked", r->tok.name);
+	r->reply = ctlcmd_reply_encode(CTLCMD_TOKEN_REVOKE,
+				       &(struct ctlcmd_reply){ .revoked = r->tok.name });
 }
 
-static void token_revoke_after(void *arg)
+void ctl_token_revoke_after(void *arg)
 {
 	struct ctl_req *r = arg;
 
@@ -103,58 +108,17 @@ static void token_revoke_after(void *arg)
 	ctl_finish(r);
 }
 
-static void finish_after(void *arg)
+/* The token is made here, on the loop thread, and stored on the database
+ * thread. */
+void ctl_token_add_start(struct ctl_req *r)
 {
-	ctl_finish(arg);
-}
-
-void ctl_token_start(struct ctl_req *r)
-{
-	const json_t *req = r->req;
-	const char *name = json_string_value(json_object_get(req, "name"));
-	dbq_work_fn work = NULL;
-	dbq_after_fn after = finish_after;
-
-	if (strcmp(r->cmd, "token_list") == 0) {
-		work = token_list_work;
-	} else if (strcmp(r->cmd, "token_revoke") == 0) {
-		if (!name || auth_name_valid(name)) {
-			snprintf(r->err, sizeof(r->err), "token_revoke needs a valid token name");
-			ctl_finish(r);
-			return;
-		}
-		snprintf(r->tok.name, sizeof(r->tok.name), "%s", name);
-		work = token_revoke_work;
-		after = token_revoke_after;
-	} else if (strcmp(r->cmd, "token_add") == 0) {
-		const char *role_name = json_string_value(json_object_get(req, "role"));
-		r->role = role_name ? auth_role_parse(role_name) : AUTH_ROLE_WORKER;
-		if (!r->role) {
-			snprintf(r->err, sizeof(r->err), "a token's role is worker, "
-				 "viewer or admin");
-			ctl_finish(r);
-			return;
-		}
-		if (!name || auth_name_valid(name)) {
-			snprintf(r->err, sizeof(r->err),
-				 "token names are 1..%d characters of A-Z a-z 0-9 . _ -",
-				 AUTH_NAME_MAX);
-			ctl_finish(r);
-			return;
-		}
-		if (auth_token_new(name, &r->token_text, &r->tok)) {
-			snprintf(r->err, sizeof(r->err), "cannot create a token");
-			ctl_finish(r);
-			return;
-		}
-		work = token_work;
-		after = token_after;
-	} else {
-		snprintf(r->err, sizeof(r->err), "unknown command '%.64s'", r->cmd);
+	r->role = r->in.role;
+	if (auth_token_new(r->in.name, &r->token_text, &r->tok)) {
+		snprintf(r->err, sizeof(r->err), "cannot create a token");
 		ctl_finish(r);
 		return;
 	}
-	if (dbq_submit(r->d->dbq, work, after, r)) {
+	if (dbq_submit(r->d->dbq, token_work, token_after, r)) {
 		snprintf(r->err, sizeof(r->err), "gpud is shutting down");
 		ctl_finish(r);
 	}

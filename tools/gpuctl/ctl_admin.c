@@ -16,7 +16,7 @@ static int token_list(const struct ctl_target *to)
 	size_t i;
 	json_t *t;
 	int ex;
-	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "token_list"), &ex));
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_LIST }, &ex));
 
 	if (!reply)
 		return ex;
@@ -36,8 +36,8 @@ static int token_list(const struct ctl_target *to)
 static int token_add(const struct ctl_target *to, const char *name, const char *role)
 {
 	int ex;
-	json_t *reply = ctl_request(to, json_pack("{s:s, s:s, s:s}", "cmd", "token_add",
-						  "name", name, "role", role), &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_ADD,
+		.name = name, .role = auth_role_parse(role) }, &ex);
 
 	if (!reply)
 		return ex;
@@ -87,8 +87,8 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 		return token_add(to, a[1], role);
 	}
 	if (n == 2 && strcmp(a[0], "revoke") == 0 && strcmp(role, "worker") == 0) {
-		json_t *reply = ctl_request(to, json_pack("{s:s, s:s}", "cmd", "token_revoke",
-							  "name", a[1]), &ex);
+		json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_REVOKE,
+			.name = a[1] }, &ex);
 		if (!reply)
 			return ex;
 		printf("revoked %s\n", a[1]);
@@ -103,11 +103,9 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 /* The database's integrity and every blob it names; exit 1 when damaged. */
 int cmd_check(const struct ctl_target *to, int argc, char **argv)
 {
-	int as_json, ex = ctl_json_only_args("check", argc, argv, &as_json);
+	int as_json, ex;
+	json_t *reply = ctl_json_only_request(to, CTLCMD_CHECK, NULL, argc, argv, &as_json, &ex);
 
-	if (ex >= 0)
-		return ex;
-	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "check"), &ex);
 	if (!reply)
 		return ex;
 	ex = json_is_true(json_object_get(reply, "damaged")) ? EXIT_FAIL : 0;
@@ -163,8 +161,8 @@ int cmd_backup(const struct ctl_target *to, int argc, char **argv)
 		fprintf(stderr, "gpuctl: cannot make %s an absolute path\n", dir);
 		return EXIT_USAGE;
 	}
-	json_t *reply = ctl_request(to, json_pack("{s:s, s:s, s:b}", "cmd", "backup", "dir", path,
-						  "copy", copy), &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_BACKUP, .dir = path,
+		.copy = copy }, &ex);
 	if (!reply)
 		return ex;
 	ex = json_is_true(json_object_get(reply, "verified")) ? 0 : EXIT_FAIL;

@@ -26,7 +26,7 @@ void ctl_opt_reset(void)
 	opterr = 1;
 }
 
-int ctl_json_only_args(const char *cmd, int argc, char **argv, int *as_json)
+static int json_only_args(const char *cmd, int argc, char **argv, int *as_json)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
@@ -45,6 +45,24 @@ int ctl_json_only_args(const char *cmd, int argc, char **argv, int *as_json)
 			return ctl_usage_error(cmd);
 	}
 	return optind < argc ? ctl_usage_error(cmd) : -1;
+}
+
+json_t *ctl_json_only_request(const struct ctl_target *to, enum ctlcmd_id id,
+			      const char *json_key, int argc, char **argv,
+			      int *as_json, int *ret_exit)
+{
+	json_t *reply;
+
+	*ret_exit = json_only_args(ctlcmd_table[id].name, argc, argv, as_json);
+	if (*ret_exit >= 0)
+		return NULL;
+	reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = id }, ret_exit);
+	if (reply && *as_json && json_key) {
+		ctl_print_json(json_object_get(reply, json_key));
+		json_decref(reply);
+		return NULL;
+	}
+	return reply;
 }
 
 int ctl_parse_job(const char *s, json_int_t *ret)

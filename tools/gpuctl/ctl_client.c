@@ -44,18 +44,26 @@ static int ctl_connect(const char *path)
 	return fd;
 }
 
-int ctl_write_all(int fd, const uint8_t *p, size_t n)
+/* All n bytes through fd, one way: EINTR retried, 0 or -1 (an error or
+ * the end of the stream first). */
+static int io_all(int fd, uint8_t *p, size_t n, int out)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
+		ssize_t k = out ? write(fd, p, n) : read(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (k <= 0)
 			return -1;
-		p += w;
-		n -= (size_t)w;
+		p += k;
+		n -= (size_t)k;
 	}
 	return 0;
+}
+
+int ctl_write_all(int fd, const uint8_t *p, size_t n)
+{
+	return io_all(fd, (uint8_t *)p, n, 1);
 }
 
 /* One connection to gpud: plain frames on the Unix socket, sealed ones
@@ -254,17 +262,7 @@ static int expect(struct ctl_conn *c, enum proto_type want, json_t **ret)
 
 static int read_exact(int fd, uint8_t *p, size_t n)
 {
-	while (n > 0) {
-		ssize_t r = read(fd, p, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	return io_all(fd, p, n, 0);
 }
 
 /* TCP to host:port, the first address that answers. */
@@ -386,13 +384,20 @@ static int not_found(const char *e)
 	return e && sscanf(e, "no job %lld%c", &id, &tail) == 1;
 }
 
-json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
+json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q,
 			 const void *bin, size_t bin_len, uint8_t **ret_out,
 			 size_t *ret_out_len, int *ret_exit)
 {
 	struct ctl_conn c;
-	json_t *reply;
+	json_t *reply, *req = ctlcmd_encode(q);
 
+	if (!req) {
+		/* Out of memory, or text that is not UTF-8 (JSON's). */
+		fprintf(stderr, "gpuctl: cannot encode the request: out of memory or "
+			"text that is not UTF-8\n");
+		*ret_exit = EXIT_FAIL;
+		return NULL;
+	}
 	if (ctl_open(&c, to, ret_exit)) {
 		conn_free(&c);
 		json_decref(req);
@@ -423,13 +428,25 @@ json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
 	return reply;
 }
 
-json_t *ctl_request_bin(const struct ctl_target *to, json_t *req,
+int ctl_reply_fields(enum ctlcmd_id id, const json_t *reply,
+		     struct ctlcmd_reply *ret)
+{
+	char err[256];
+
+	if (ctlcmd_reply_decode(&ctlcmd_table[id], reply, ret, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "gpuctl: gpud's reply to %s: %s\n", ctlcmd_table[id].name, err);
+	return -1;
+}
+
+json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *req,
 			const void *bin, size_t bin_len, int *ret_exit)
 {
 	return ctl_request_full(to, req, bin, bin_len, NULL, NULL, ret_exit);
 }
 
-json_t *ctl_request(const struct ctl_target *to, json_t *req, int *ret_exit)
+json_t *ctl_request(const struct ctl_target *to, const struct ctlcmd_req *req,
+		    int *ret_exit)
 {
 	return ctl_request_bin(to, req, NULL, 0, ret_exit);
 }

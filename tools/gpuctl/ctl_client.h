@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "auth.h"
+#include "ctlcmd.h"
 
 /* gpuctl's exit codes (documented in gpuctl help and gpuctl(1)). */
 #define EXIT_FAIL 1        /* the request was refused or failed */
@@ -40,17 +41,23 @@ int ctl_target_remote(struct ctl_target *to, const char *hostport,
 /* Write all n bytes to fd (EINTR retried). 0 or -1. */
 int ctl_write_all(int fd, const uint8_t *p, size_t n);
 
-/* Send req (consumed) with an optional binary attachment and return the
+/* Send req (encoded by ctlcmd_encode; only read) with an optional binary
+ * attachment and return the
  * reply (a new reference) when it is ok; otherwise print gpud's error
  * and return NULL. *ret_exit is 0, EXIT_FAIL, EXIT_NOTFOUND (gpud has no
  * such job) or EXIT_UNREACHABLE. The
  * reply's attachment goes to *ret_out (malloc'ed) when ret_out is not
  * NULL. */
-json_t *ctl_request_full(const struct ctl_target *to, json_t *req,
+json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *req,
 			 const void *bin, size_t bin_len, uint8_t **ret_out,
 			 size_t *ret_out_len, int *ret_exit);
-json_t *ctl_request_bin(const struct ctl_target *to, json_t *req,
+json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *req,
 			const void *bin, size_t bin_len, int *ret_exit);
-json_t *ctl_request(const struct ctl_target *to, json_t *req, int *ret_exit);
+json_t *ctl_request(const struct ctl_target *to, const struct ctlcmd_req *req,
+		    int *ret_exit);
+/* A typed reply's fields (ctlcmd_reply_decode), borrowed from reply: 0, or
+ * -1 after printing why. */
+int ctl_reply_fields(enum ctlcmd_id id, const json_t *reply,
+		     struct ctlcmd_reply *ret);
 
 #endif

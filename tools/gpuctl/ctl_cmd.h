@@ -43,10 +43,15 @@ int cmd_backup(const struct ctl_target *to, int argc, char **argv);
 const char *ctl_cmd_name(char **argv);
 /* Start a getopt_long pass over a command's argv. */
 void ctl_opt_reset(void);
-/* The arguments of a command whose only option is --json (and --help):
- * -1 to go on (*as_json set), or the exit status to return now (0 after
- * printing the help, EXIT_USAGE after saying what is wrong). */
-int ctl_json_only_args(const char *cmd, int argc, char **argv, int *as_json);
+/* A command whose only option is --json (and --help), its gpuctl name
+ * that of its request id: the arguments, then the request (ctl_request);
+ * with --json and a json_key, the reply's json_key printed as JSON. The
+ * reply left to print, or NULL with *ret_exit the status to return now (0
+ * after printing the help or the JSON, EXIT_USAGE after saying what is
+ * wrong, or the request's failure). */
+json_t *ctl_json_only_request(const struct ctl_target *to, enum ctlcmd_id id,
+			      const char *json_key, int argc, char **argv,
+			      int *as_json, int *ret_exit);
 /* A job id: a positive integer. -1 after printing why. */
 int ctl_parse_job(const char *s, json_int_t *ret);
 /* An integer in lo..hi for option opt. -1 after printing why. */

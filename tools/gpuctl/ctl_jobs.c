@@ -2,6 +2,7 @@
  * export, result, cancel/pause/resume, priority, workloads (ctl_cmd.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static int check_name(const char *s)
 static json_t *find_workload(const struct ctl_target *to, const char *name,
 			     json_t **ret_reply, int *ret_exit)
 {
-	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "workloads"),
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKLOADS },
 					      ret_exit));
 	size_t i;
 	json_t *w;
@@ -103,21 +104,16 @@ static void print_workload(FILE *f, const json_t *w)
 
 int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
 {
-	int as_json, ex = ctl_json_only_args("workloads", argc, argv, &as_json);
+	int as_json, ex;
+	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKLOADS, "workloads", argc, argv,
+					      &as_json, &ex);
+	size_t i;
+	json_t *w;
 
-	if (ex >= 0)
-		return ex;
-	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workloads"), &ex);
 	if (!reply)
 		return ex;
-	if (as_json) {
-		ctl_print_json(json_object_get(reply, "workloads"));
-	} else {
-		size_t i;
-		json_t *w;
-		json_array_foreach(json_object_get(ctl_shown(reply), "workloads"), i, w)
-			print_workload(stdout, w);
-	}
+	json_array_foreach(json_object_get(ctl_shown(reply), "workloads"), i, w)
+		print_workload(stdout, w);
 	json_decref(reply);
 	return 0;
 }
@@ -249,19 +245,19 @@ int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 		/* gpud gets the content; the name is only for the user. */
 		json_object_set_new(args, "file", json_string(base ? base + 1 : o.file));
 	}
-	json_t *req = json_pack("{s:s, s:s, s:o}", "cmd", "submit", "workload", workload,
-				"args", args);
-	if (o.name)
-		json_object_set_new(req, "name", json_string(o.name));
-	if (o.has_priority)
-		json_object_set_new(req, "priority", json_integer(o.priority));
-	json_t *reply = ctl_request_bin(to, req, input, input_len, &ex);
+	struct ctlcmd_reply rep;
+	json_t *reply = ctl_request_bin(to, &(struct ctlcmd_req){ .cmd = CTLCMD_SUBMIT,
+		.workload = workload, .args = args, .name = o.name,
+		.priority = o.has_priority ? o.priority : 0 }, input, input_len, &ex);
+	json_decref(args);
 	free(input);
 	if (!reply)
 		return ex;
-	printf("%" JSON_INTEGER_FORMAT "\n", json_integer_value(json_object_get(reply, "job")));
+	ex = ctl_reply_fields(CTLCMD_SUBMIT, reply, &rep) ? EXIT_FAIL : 0;
+	if (!ex)
+		printf("%" PRId64 "\n", rep.job);
 	json_decref(reply);
-	return 0;
+	return ex;
 }
 
 /* JOB then --KEY VALUE pairs, for extend and export (whose options are
@@ -281,6 +277,7 @@ int cmd_extend(const struct ctl_target *to, int argc, char **argv)
 {
 	json_int_t job;
 	json_t *args;
+	struct ctlcmd_reply rep;
 	int ex, rc = job_and_kv(argc, argv, 0, &job, &args);
 
 	if (rc == 1)
@@ -290,15 +287,17 @@ int cmd_extend(const struct ctl_target *to, int argc, char **argv)
 			json_decref(args);
 		return ctl_usage_error("extend");
 	}
-	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I, s:o}", "cmd", "extend",
-							  "job", job, "args", args), &ex));
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_EXTEND,
+		.job = job, .args = args }, &ex));
+	json_decref(args);
 	if (!reply)
 		return ex;
-	printf("job %" JSON_INTEGER_FORMAT ": %s, %" JSON_INTEGER_FORMAT " units\n", job,
-	       json_string_value(json_object_get(reply, "state")),
-	       json_integer_value(json_object_get(reply, "total_units")));
+	ex = ctl_reply_fields(CTLCMD_EXTEND, reply, &rep) ? EXIT_FAIL : 0;
+	if (!ex)
+		printf("job %" JSON_INTEGER_FORMAT ": %s, %" PRId64 " units\n", job,
+		       rep.state, rep.total_units);
 	json_decref(reply);
-	return 0;
+	return ex;
 }
 
 /* Ask for a job's bulk output and write it to stdout. */
@@ -307,9 +306,10 @@ static int do_export(const struct ctl_target *to, json_int_t job, const char *wh
 	int ex;
 	uint8_t *bin = NULL;
 	size_t bin_len = 0;
-	json_t *req = json_pack("{s:s, s:I, s:s, s:o}", "cmd", "export", "job", job,
-				"what", what, "args", args);
-	json_t *reply = ctl_request_full(to, req, NULL, 0, &bin, &bin_len, &ex);
+	json_t *reply = ctl_request_full(to, &(struct ctlcmd_req){ .cmd = CTLCMD_EXPORT,
+		.job = job, .what = what, .args = args }, NULL, 0, &bin, &bin_len, &ex);
+
+	json_decref(args);
 
 	if (!reply)
 		return ex;
@@ -325,8 +325,8 @@ static int do_export(const struct ctl_target *to, json_int_t job, const char *wh
 static int list_exports(const struct ctl_target *to, json_int_t job)
 {
 	int ex;
-	json_t *st = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", "status",
-						       "job", job), &ex));
+	json_t *st = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
+		.job = job }, &ex));
 	json_t *wl_reply = NULL, *w;
 	const char *name;
 
@@ -443,7 +443,7 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 		return do_export(to, job, "values", json_pack("{s:s}", "range", values));
 	uint8_t *abin = NULL;
 	size_t alen = 0;
-	json_t *reply = ctl_request_full(to, json_pack("{s:s, s:I}", "cmd", "result", "job", job),
+	json_t *reply = ctl_request_full(to, &(struct ctlcmd_req){ .cmd = CTLCMD_RESULT, .job = job },
 					 NULL, 0, &abin, &alen, &ex);
 	if (!reply)
 		return ex;
@@ -473,6 +473,9 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 int cmd_simple(const struct ctl_target *to, int argc, char **argv)
 {
 	const char *cmd = ctl_cmd_name(argv);
+	/* cancel, pause and resume are gpud's names too. */
+	enum ctlcmd_id id = (enum ctlcmd_id)(ctlcmd_find(cmd) - ctlcmd_table);
+	struct ctlcmd_reply rep;
 	json_int_t job;
 	int ex;
 
@@ -482,14 +485,15 @@ int cmd_simple(const struct ctl_target *to, int argc, char **argv)
 		fprintf(stderr, "gpuctl: %s needs exactly one job id\n", cmd);
 		return ctl_usage_error(cmd);
 	}
-	json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", cmd, "job", job),
+	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = id, .job = job },
 					      &ex));
 	if (!reply)
 		return ex;
-	printf("job %" JSON_INTEGER_FORMAT ": %s\n", job,
-	       json_string_value(json_object_get(reply, "state")));
+	ex = ctl_reply_fields(id, reply, &rep) ? EXIT_FAIL : 0;
+	if (!ex)
+		printf("job %" JSON_INTEGER_FORMAT ": %s\n", job, rep.state);
 	json_decref(reply);
-	return 0;
+	return ex;
 }
 
 int cmd_priority(const struct ctl_target *to, int argc, char **argv)
@@ -506,13 +510,16 @@ int cmd_priority(const struct ctl_target *to, int argc, char **argv)
 	if (argc != 3 || ctl_parse_job(argv[1], &job) ||
 	    ctl_parse_int("priority", argv[2], -1000, 1000, &prio))
 		return ctl_usage_error("priority");
-	json_t *reply = ctl_request(to, json_pack("{s:s, s:I, s:I}", "cmd", "priority", "job", job,
-						  "priority", (json_int_t)prio), &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_PRIORITY, .job = job,
+		.priority = prio }, &ex);
 	if (!reply)
 		return ex;
-	printf("job %" JSON_INTEGER_FORMAT ": priority %" JSON_INTEGER_FORMAT "\n", job,
-	       json_is_integer(json_object_get(reply, "priority"))
-	       ? json_integer_value(json_object_get(reply, "priority")) : (json_int_t)prio);
+	/* A gpud that does not say the priority set it all the same. */
+	char err[128];
+	struct ctlcmd_reply rep;
+	printf("job %" JSON_INTEGER_FORMAT ": priority %" PRId64 "\n", job,
+	       ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_PRIORITY], reply, &rep, err,
+				   sizeof(err)) ? (int64_t)prio : rep.priority);
 	json_decref(reply);
 	return 0;
 }

@@ -438,12 +438,8 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 	if (optind + 1 < argc || (optind < argc && ctl_parse_job(argv[optind], &job)) ||
 	    (states && check_states(states)) || check_cols(cols))
 		return ctl_usage_error("status");
-	json_t *req = json_pack("{s:s}", "cmd", "status");
-	if (job)
-		json_object_set_new(req, "job", json_integer(job));
-	if (all)
-		json_object_set_new(req, "all", json_true());
-	json_t *reply = ctl_request(to, req, &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job,
+		.all = all }, &ex);
 	if (!reply)
 		return ex;
 	/* gpud's own trouble (e.g. out of descriptors); --json keeps stdout
@@ -499,12 +495,8 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 	}
 	if (optind < argc || check_cols(cols))
 		return ctl_usage_error("history");
-	json_t *req = json_pack("{s:s}", "cmd", "history");
-	if (all)
-		json_object_set_new(req, "all", json_true());
-	if (limit)
-		json_object_set_new(req, "limit", json_integer(limit));
-	json_t *reply = ctl_request(to, req, &ex);
+	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_HISTORY, .all = all,
+		.limit = limit ? limit : CTLCMD_HISTORY_LIMIT_DEFAULT }, &ex);
 	if (!reply)
 		return ex;
 	if (as_json) {

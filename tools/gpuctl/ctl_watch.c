@@ -135,33 +135,28 @@ static json_t *units_source(const struct ctl_target *to, const json_t *workers)
 	json_array_foreach(workers, i, w)
 		if (json_is_integer(json_object_get(w, "job")) &&
 		    !json_object_get(w, "job_unit"))
-			return ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "status"), &ex));
+			return ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS }, &ex));
 	return NULL;
 }
 
 int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 {
-	int as_json, ex = ctl_json_only_args("workers", argc, argv, &as_json);
+	int as_json, ex;
+	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKERS, "workers", argc, argv,
+					      &as_json, &ex);
+	struct ctl_table t;
 
-	if (ex >= 0)
-		return ex;
-	json_t *reply = ctl_request(to, json_pack("{s:s}", "cmd", "workers"), &ex);
 	if (!reply)
 		return ex;
-	if (as_json) {
-		ctl_print_json(json_object_get(reply, "workers"));
-	} else {
-		struct ctl_table t;
-		json_t *jobs = units_source(to, json_object_get(ctl_shown(reply), "workers"));
-		workers_table(&t, json_object_get(reply, "workers"),
-			      json_object_get(jobs, "jobs"), human_now());
-		if (t.nrows)
-			ctl_table_print(&t, stdout, 0, 0, 0);
-		else
-			printf("no workers\n");
-		ctl_table_free(&t);
-		json_decref(jobs);
-	}
+	json_t *jobs = units_source(to, json_object_get(ctl_shown(reply), "workers"));
+	workers_table(&t, json_object_get(reply, "workers"), json_object_get(jobs, "jobs"),
+		      human_now());
+	if (t.nrows)
+		ctl_table_print(&t, stdout, 0, 0, 0);
+	else
+		printf("no workers\n");
+	ctl_table_free(&t);
+	json_decref(jobs);
 	json_decref(reply);
 	return 0;
 }
@@ -261,15 +256,11 @@ int cmd_watch(const struct ctl_target *to, int argc, char **argv)
 		return ctl_usage_error("watch");
 	for (long n = 0; count == 0 || n < count; n++) {
 		int ex;
-		json_t *req = json_pack("{s:s}", "cmd", "status");
-		if (job)
-			json_object_set_new(req, "job", json_integer(job));
-		if (all)
-			json_object_set_new(req, "all", json_true());
-		json_t *jobs = ctl_shown(ctl_request(to, req, &ex));
+		json_t *jobs = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
+			.job = job, .all = all }, &ex));
 		if (!jobs)
 			return ex;
-		json_t *workers = ctl_shown(ctl_request(to, json_pack("{s:s}", "cmd", "workers"), &ex));
+		json_t *workers = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, &ex));
 		if (!workers) {
 			json_decref(jobs);
 			return ex;
@@ -314,8 +305,8 @@ int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 		return ctl_usage_error("wait");
 	for (;;) {
 		int ex;
-		json_t *reply = ctl_shown(ctl_request(to, json_pack("{s:s, s:I}", "cmd", "status",
-								  "job", job), &ex));
+		json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
+			.job = job }, &ex));
 		if (!reply) {
 			if (tty && last_line > -1e9)
 				fprintf(stderr, "\n");
