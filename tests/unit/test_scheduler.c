@@ -551,10 +551,10 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	h.units_done = 10;
 	sched_heartbeat(f->st, &h);
 	assert_int_equal(h.rc, 0);
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	assert_int_equal(store_job_set_state(f->st, f->job, JOB_PAUSED, NULL, 2000), 0);
 	sched_heartbeat(f->st, &h);
-	assert_string_equal(h.action, "release");
+	assert_int_equal(h.action, MSG_HB_RELEASE);
 	claim(f, &again); /* a paused job grants nothing */
 	assert_int_equal(again.rc, GERR_NOTFOUND);
 	assert_non_null(strstr(again.reason, "paused"));
@@ -570,12 +570,12 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	assert_non_null(again.checkpoint);
 	/* The old holder's heartbeat is told to stop. */
 	sched_heartbeat(f->st, &h);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	assert_int_equal(store_job_set_state(f->st, f->job, JOB_CANCELLED, "test", 3000), 0);
 	assert_int_equal(store_job_cancel_leases(f->st, f->job, 3000), 0);
 	h.epoch = 2;
 	sched_heartbeat(f->st, &h);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	sched_claim_clear(&c);
 	sched_claim_clear(&again);
 }
@@ -666,7 +666,7 @@ static void test_foreign_refused_alike(void **state)
 
 		heartbeat(f, &h, thief, lid, forged[i].epoch, 7);
 		assert_int_equal(h.rc, GERR_STALE);
-		assert_string_equal(h.action, "stop");
+		assert_int_equal(h.action, MSG_HB_STOP);
 		assert_true(h.foreign);
 		upload_load(f, &u, thief, lid, forged[i].epoch, 7);
 		assert_int_equal(u.rc, GERR_STALE);
@@ -703,7 +703,7 @@ static void test_foreign_refused_alike(void **state)
 	assert_int_equal(again.lease.epoch, 2);
 	heartbeat(f, &h, f->worker, id, 1, 5);
 	assert_int_equal(h.rc, GERR_STALE);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	assert_false(h.foreign);
 	upload_load(f, &u, f->worker, id, 1, 5);
 	assert_string_equal(u.err, SCHED_NOT_HELD);
@@ -713,7 +713,7 @@ static void test_foreign_refused_alike(void **state)
 	assert_int_equal(w.foreign_msgs, 0);
 	store_worker_clear(&w);
 	heartbeat(f, &h, f->worker, id, 2, 5);
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	sched_claim_clear(&c);
 	sched_claim_clear(&again);
 }
@@ -742,15 +742,15 @@ static void test_progress_bounded_and_required(void **state)
 
 	f->pol.progress_timeout_s = 0.2;
 	heartbeat(f, &h, f->worker, c.lease.id, 1, 5);
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	usleep(300000);
 	heartbeat(f, &h, f->worker, c.lease.id, 1, 6); /* grew: kept */
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	assert_false(h.revoked);
 	usleep(300000);
 	heartbeat(f, &h, f->worker, c.lease.id, 1, 6);
 	assert_int_equal(h.rc, 0);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	assert_true(h.revoked);
 	assert_non_null(strstr(h.why, "no progress"));
 	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);
