@@ -136,8 +136,7 @@ int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
 
 static void bound_load_work(struct store *st, void *arg)
 {
-	struct upload_req *r = arg;
-	sched_upload_load(st, &r->up);
+	sched_upload_load(st, &((struct upload_req *)arg)->up);
 }
 
 static void bound_load_after(void *arg)
@@ -161,8 +160,7 @@ static void bound_load_after(void *arg)
 
 static void bound_decode_work(uv_work_t *w)
 {
-	struct upload_req *r = w->data;
-	sched_upload_decode(&r->up);
+	sched_upload_decode(&((struct upload_req *)w->data)->up);
 }
 
 /* A valid result is checked (verification's sample) while it is stored:
@@ -197,8 +195,7 @@ static void store_file(struct upload_req *r)
 
 static void store_file_work(uv_work_t *w)
 {
-	struct upload_req *r = w->data;
-	sched_upload_store(&r->up);
+	sched_upload_store(&((struct upload_req *)w->data)->up);
 }
 
 static void store_file_after(uv_work_t *w, int status)
@@ -236,8 +233,7 @@ static void store_step_done(struct upload_req *r)
 
 static void store_unstore_work(uv_work_t *w)
 {
-	struct upload_req *r = w->data;
-	sched_upload_unstore(&r->up);
+	sched_upload_unstore(&((struct upload_req *)w->data)->up);
 }
 
 static void store_unstore_after(uv_work_t *w, int status)
@@ -248,8 +244,7 @@ static void store_unstore_after(uv_work_t *w, int status)
 
 static void store_commit_work(struct store *st, void *arg)
 {
-	struct upload_req *r = arg;
-	sched_upload_commit(st, &r->up);
+	sched_upload_commit(st, &((struct upload_req *)arg)->up);
 }
 
 static void store_commit_after(void *arg)
@@ -283,8 +278,7 @@ static void verify_free(struct verify_req *r)
 
 static void verify_check_work(uv_work_t *w)
 {
-	struct verify_req *r = w->data;
-	sched_verify_check(&r->v);
+	sched_verify_check(&((struct verify_req *)w->data)->v);
 }
 
 /* Early: the upload's decoded bytes are checked while the upload is still
@@ -383,8 +377,7 @@ void verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch)
 
 static void verify_load_work(struct store *st, void *arg)
 {
-	struct verify_req *r = arg;
-	sched_verify_load(st, &r->v);
+	sched_verify_load(st, &((struct verify_req *)arg)->v);
 }
 
 static void verify_load_after(void *arg)
@@ -414,8 +407,7 @@ static void verify_load_after(void *arg)
 
 static void merge_work(struct store *st, void *arg)
 {
-	struct verify_req *r = arg;
-	sched_verify_commit(st, &r->v);
+	sched_verify_commit(st, &((struct verify_req *)arg)->v);
 }
 
 static void verify_check_after(uv_work_t *w, int status)

@@ -335,22 +335,20 @@ static void hb_after(void *arg)
 
 int wp_heartbeat(struct conn *c, const json_t *msg)
 {
-	struct hb_req *r = calloc(1, sizeof(*r));
 	struct msg_heartbeat m;
+	struct hb_req *r;
 
-	if (!r)
-		return GERR_NOMEM;
-	if (msg_heartbeat_decode(msg, &m, NULL, 0)) {
-		free(r);
+	if (msg_heartbeat_decode(msg, &m, NULL, 0))
 		return GERR_PROTO;
-	}
+	if (!(r = calloc(1, sizeof(*r))))
+		return GERR_NOMEM;
 	r->c = c;
 	r->pol = gpud_policy(c->d);
-	r->hb.pol = &r->pol;
-	r->hb.lease_id = (int64_t)m.lease;
-	r->hb.worker_id = c->worker_id;
-	r->hb.epoch = m.epoch;
-	r->hb.units_done = m.units_done;
+	r->hb = (struct sched_heartbeat){
+		.pol = &r->pol, .lease_id = (int64_t)m.lease,
+		.worker_id = c->worker_id, .epoch = m.epoch,
+		.units_done = m.units_done,
+	};
 	return submit_step(c, hb_work, hb_after, r);
 }
 
@@ -408,21 +406,19 @@ static void release_after(void *arg)
 
 int wp_release(struct conn *c, const json_t *msg)
 {
-	struct release_req *r = calloc(1, sizeof(*r));
 	struct msg_release m;
+	struct release_req *r;
 
-	if (!r)
-		return GERR_NOMEM;
-	if (msg_release_decode(msg, &m, NULL, 0)) {
-		free(r);
+	if (msg_release_decode(msg, &m, NULL, 0))
 		return GERR_PROTO;
-	}
+	if (!(r = calloc(1, sizeof(*r))))
+		return GERR_NOMEM;
 	r->c = c;
 	r->pol = gpud_policy(c->d);
-	r->rel.pol = &r->pol;
-	r->rel.lease_id = (int64_t)m.lease;
-	r->rel.epoch = m.epoch;
-	r->rel.worker_id = c->worker_id;
+	r->rel = (struct sched_release){
+		.pol = &r->pol, .lease_id = (int64_t)m.lease,
+		.epoch = m.epoch, .worker_id = c->worker_id,
+	};
 	if (m.error)
 		snprintf(r->rel.error, sizeof(r->rel.error), "%s", m.error);
 	return submit_step(c, release_work, release_after, r);

@@ -654,17 +654,24 @@ uint64_t runner_units_done(struct runner *r)
 	return u;
 }
 
+/* Move an output waiting in *slot (size bytes, *has set) to ret, leaving
+ * the slot empty; 0 when none waits. mu held. */
+static int take_output(int *has, void *slot, void *ret, size_t size)
+{
+	if (!*has)
+		return 0;
+	memcpy(ret, slot, size);
+	memset(slot, 0, size);
+	*has = 0;
+	return 1;
+}
+
 int runner_take_checkpoint(struct runner *r, struct runner_ckpt *ret)
 {
 	int got;
 
 	uv_mutex_lock(&r->mu);
-	got = r->has_ckpt;
-	if (got) {
-		*ret = r->ckpt;
-		memset(&r->ckpt, 0, sizeof(r->ckpt));
-		r->has_ckpt = 0;
-	}
+	got = take_output(&r->has_ckpt, &r->ckpt, ret, sizeof(*ret));
 	uv_mutex_unlock(&r->mu);
 	return got;
 }
@@ -674,11 +681,8 @@ int runner_take_result(struct runner *r, struct runner_result *ret)
 	int got;
 
 	uv_mutex_lock(&r->mu);
-	got = r->has_result;
+	got = take_output(&r->has_result, &r->result, ret, sizeof(*ret));
 	if (got) {
-		*ret = r->result;
-		memset(&r->result, 0, sizeof(r->result));
-		r->has_result = 0;
 		r->busy = 0;
 		r->stop = 0;
 		r->ckpt_requested = 0;

@@ -1,4 +1,4 @@
-/* Unit tests of replication (daemon/sched/replica.c through daemon/sched/scheduler.c)
+/* Unit tests of replication (daemon/sched/replica.c through sched_merge.c)
  * on a real store and the Graveler workload, without sockets: --check full
  * with two workers, a disagreement decided by a third result, an outvoted
  * primary taking the agreeing result, verification repeated after a
@@ -17,6 +17,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "sched_fx.h"
 #include "scheduler.h"
 #include "store.h"
 #include "workload.h"
@@ -36,26 +37,14 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char path[128], err[256], name[8];
-	json_t *args = json_pack("{s:s, s:s}", "battles", "3145728", "seed", "7");
-	uint64_t total;
-	char *text;
+	char name[8];
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/gpud-replica-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(path, sizeof(path), "%s/gpud.db", f->dir);
-	assert_int_equal(store_open(path, &f->st, err, sizeof(err)), 0);
+	sched_fx_open(f->dir, "replica", &f->st);
 	f->pol = (struct sched_policy){.lease_target_s = 60,
 		.lease_units = LEASE_UNITS, .lease_timeout_s = 30,
 		.max_failures = 3, .quarantine_after = 5, .data_dir = f->dir};
 	f->wl = workload_find("graveler");
-	assert_int_equal(f->wl->parse_params(workload_ctx(f->wl), args,
-		&f->params, &total, err, sizeof(err)), 0);
-	json_decref(args);
-	text = json_dumps(f->params, JSON_COMPACT);
-	assert_int_equal(store_job_insert(f->st, "graveler", text, total, 1000,
-					  &f->job), 0);
-	free(text);
+	f->job = sched_fx_graveler(f->st, "3145728", "7", &f->params);
 	for (int i = 0; i < 4; i++) {
 		snprintf(name, sizeof(name), "w%d", i);
 		assert_int_equal(store_worker_upsert(f->st, name, "cpu", 1000,
@@ -68,12 +57,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
 
-	store_close(f->st);
-	json_decref(f->params);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	sched_fx_close(f->dir, f->st, f->params);
 	free(f);
 	return 0;
 }

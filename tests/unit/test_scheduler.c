@@ -1,4 +1,4 @@
-/* Unit tests of the lease policy (daemon/sched/scheduler.c) on a real store and
+/* Unit tests of the lease policy (daemon/sched/, scheduler.h) on a real store and
  * the Graveler workload, without sockets: grant, carve, uploads, stale
  * epochs, verification failure and retry, pause/cancel, expiry, completion;
  * and a held lease's checks: its holder, its progress, the cap per worker,
@@ -17,6 +17,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "sched_fx.h"
 #include "scheduler.h"
 #include "store.h"
 #include "workload.h"
@@ -64,24 +65,13 @@ static int io_stop(void *o) { (void)o; return 0; }
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char path[128], err[256];
-	json_t *args = json_pack("{s:s, s:s}", "battles", "6291456", "seed", "11");
-	uint64_t total;
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/gpud-sched-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(path, sizeof(path), "%s/gpud.db", f->dir);
-	assert_int_equal(store_open(path, &f->st, err, sizeof(err)), 0);
+	sched_fx_open(f->dir, "sched", &f->st);
 	f->pol = (struct sched_policy){.lease_target_s = 60, .lease_units = LEASE_UNITS,
 		.lease_timeout_s = 30, .max_failures = 2, .quarantine_after = 5,
 		.data_dir = f->dir};
 	f->wl = workload_find("graveler");
-	assert_non_null(f->wl);
-	assert_int_equal(f->wl->parse_params(workload_ctx(f->wl), args, &f->params, &total, err, sizeof(err)), 0);
-	json_decref(args);
-	char *text = json_dumps(f->params, JSON_COMPACT);
-	assert_int_equal(store_job_insert(f->st, "graveler", text, total, 1000, &f->job), 0);
-	free(text);
+	f->job = sched_fx_graveler(f->st, "6291456", "11", &f->params);
 	assert_int_equal(store_worker_upsert(f->st, "w1", "cpu", 1000, &f->worker), 0);
 	*state = f;
 	return 0;
@@ -90,12 +80,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
 
-	store_close(f->st);
-	json_decref(f->params);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	sched_fx_close(f->dir, f->st, f->params);
 	free(f);
 	return 0;
 }
