@@ -81,6 +81,12 @@ static void verify_stored(struct verify_req *r, int stored);
 static void upload_answer(struct upload_req *r);
 static void verify_done(void *arg);
 
+static void upload_free(struct upload_req *r)
+{
+	sched_upload_clear(&r->up);
+	free(r);
+}
+
 /* ---- 1. receive (loop) ---- */
 
 int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
@@ -125,8 +131,7 @@ int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
 	if (dbq_submit(c->d->dbq, bound_load_work, bound_load_after, r)) {
 		c->busy = 0;
 		conn_unref(c);
-		sched_upload_clear(&r->up);
-		free(r);
+		upload_free(r);
 		return GERR_STATE;
 	}
 	return 0;
@@ -471,8 +476,7 @@ static void upload_answer(struct upload_req *r)
 				verify_lease(d, u->lease_id, u->epoch);
 		}
 	}
-	sched_upload_clear(u);
-	free(r);
+	upload_free(r);
 	conn_step_done(c);
 }
 
@@ -482,8 +486,8 @@ static void upload_answer(struct upload_req *r)
 static void verify_done(void *arg)
 {
 	struct verify_req *r = arg;
-	struct gpud *d = r->d;
 	struct sched_verify *v = &r->v;
+	struct gpud *d = r->d;
 
 	if (v->rc == 0 && v->passed && (v->again || v->waiting)) {
 		LOG_INFO(&d->log, "lease checked, %s job=%" PRId64 " lease=%" PRId64

@@ -26,6 +26,10 @@
 #define PARK_MS 10000
 
 static int claim_submit(struct conn *c);
+static void hb_work(struct store *st, void *arg);
+static void hb_after(void *arg);
+static void release_work(struct store *st, void *arg);
+static void release_after(void *arg);
 
 void wp_log_foreign(struct conn *c, const char *what, int64_t lease,
 		    uint64_t epoch, const char *why, int quarantined)
@@ -46,12 +50,37 @@ static void send_nolease(struct conn *c, double retry_s, const char *reason)
 	conn_send(c, PROTO_NOLEASE, h, NULL, 0);
 }
 
+/* A worker message's step on the database thread: its connection, the
+ * policy the step runs under, and the policy's request. */
+struct step {
+	struct conn *c;
+	struct sched_policy pol;
+	union {
+		struct sched_claim claim;
+		struct sched_heartbeat hb;
+		struct sched_release rel;
+	};
+};
+
+/* A zeroed step for c; NULL when out of memory. */
+static struct step *step_new(struct conn *c)
+{
+	struct step *r = calloc(1, sizeof(*r));
+
+	if (r) {
+		r->c = c;
+		r->pol = gpud_policy(c->d);
+	}
+	return r;
+}
+
 /* Run work on the database thread in the next group commit, then after
  * on the loop; c is busy and referenced until after's conn_step_done.
  * Takes r: freed here when the step cannot start (GERR_STATE). */
-static int submit_step(struct conn *c, dbq_work_fn work, dbq_after_fn after,
-		       void *r)
+static int submit_step(struct step *r, dbq_work_fn work, dbq_after_fn after)
 {
+	struct conn *c = r->c;
+
 	conn_ref(c);
 	c->busy = 1;
 	if (dbq_submit_batch(c->d->dbq, work, after, r) == 0)
@@ -64,16 +93,9 @@ static int submit_step(struct conn *c, dbq_work_fn work, dbq_after_fn after,
 
 /* ---- worker: claim ---- */
 
-struct claim_req {
-	struct conn *c;
-	struct sched_policy pol;
-	struct sched_claim claim;
-};
-
 static void claim_work(struct store *st, void *arg)
 {
-	struct claim_req *r = arg;
-	sched_claim(st, &r->claim);
+	sched_claim(st, &((struct step *)arg)->claim);
 }
 
 void wp_unpark(struct conn *c)
@@ -94,7 +116,7 @@ static void on_park_timeout(uv_timer_t *t)
 
 static void claim_after(void *arg)
 {
-	struct claim_req *r = arg;
+	struct step *r = arg;
 	struct conn *c = r->c;
 	struct gpud *d = c->d;
 	struct sched_claim *cl = &r->claim;
@@ -167,12 +189,10 @@ static void claim_after(void *arg)
  * for it. */
 static int claim_submit(struct conn *c)
 {
-	struct claim_req *r = calloc(1, sizeof(*r));
+	struct step *r = step_new(c);
 
 	if (!r)
 		return GERR_NOMEM;
-	r->c = c;
-	r->pol = gpud_policy(c->d);
 	r->claim.pol = &r->pol;
 	r->claim.worker_id = c->worker_id;
 	r->claim.rate = c->claim_rate;
@@ -243,16 +263,28 @@ void wp_wake(struct conn *c)
 
 /* ---- worker: heartbeat ---- */
 
-struct hb_req {
-	struct conn *c;
-	struct sched_policy pol;
-	struct sched_heartbeat hb;
-};
+int wp_heartbeat(struct conn *c, const json_t *msg)
+{
+	struct step *r = step_new(c);
+	struct msg_heartbeat m;
+
+	if (!r)
+		return GERR_NOMEM;
+	if (msg_heartbeat_decode(msg, &m, NULL, 0)) {
+		free(r);
+		return GERR_PROTO;
+	}
+	r->hb = (struct sched_heartbeat){
+		.pol = &r->pol, .lease_id = (int64_t)m.lease,
+		.worker_id = c->worker_id, .epoch = m.epoch,
+		.units_done = m.units_done,
+	};
+	return submit_step(r, hb_work, hb_after);
+}
 
 static void hb_work(struct store *st, void *arg)
 {
-	struct hb_req *r = arg;
-	sched_heartbeat(st, &r->hb);
+	sched_heartbeat(st, &((struct step *)arg)->hb);
 }
 
 /* The worker's rate, over at least a second of its heartbeats' progress
@@ -278,7 +310,7 @@ static void note_rate(struct conn *c, int64_t lease, uint64_t units)
 
 static void hb_after(void *arg)
 {
-	struct hb_req *r = arg;
+	struct step *r = arg;
 	struct conn *c = r->c;
 	struct gpud *d = c->d;
 
@@ -333,43 +365,35 @@ static void hb_after(void *arg)
 	conn_step_done(c);
 }
 
-int wp_heartbeat(struct conn *c, const json_t *msg)
-{
-	struct msg_heartbeat m;
-	struct hb_req *r;
-
-	if (msg_heartbeat_decode(msg, &m, NULL, 0))
-		return GERR_PROTO;
-	if (!(r = calloc(1, sizeof(*r))))
-		return GERR_NOMEM;
-	r->c = c;
-	r->pol = gpud_policy(c->d);
-	r->hb = (struct sched_heartbeat){
-		.pol = &r->pol, .lease_id = (int64_t)m.lease,
-		.worker_id = c->worker_id, .epoch = m.epoch,
-		.units_done = m.units_done,
-	};
-	return submit_step(c, hb_work, hb_after, r);
-}
-
 /* ---- worker: release ---- */
 
-struct release_req {
-	struct conn *c;
-	struct sched_policy pol;
-	struct sched_release rel;
-};
+int wp_release(struct conn *c, const json_t *msg)
+{
+	struct step *r;
+	struct msg_release m;
 
+	if (msg_release_decode(msg, &m, NULL, 0) != 0)
+		return GERR_PROTO;
+	r = step_new(c);
+	if (!r)
+		return GERR_NOMEM;
+	r->rel.pol = &r->pol;
+	r->rel.lease_id = (int64_t)m.lease;
+	r->rel.epoch = m.epoch;
+	r->rel.worker_id = c->worker_id;
+	if (m.error)
+		snprintf(r->rel.error, sizeof(r->rel.error), "%s", m.error);
+	return submit_step(r, release_work, release_after);
+}
 
 static void release_work(struct store *st, void *arg)
 {
-	struct release_req *r = arg;
-	sched_release(st, &r->rel);
+	sched_release(st, &((struct step *)arg)->rel);
 }
 
 static void release_after(void *arg)
 {
-	struct release_req *r = arg;
+	struct step *r = arg;
 	struct conn *c = r->c;
 	struct msg_ack ack = { .lease = (uint64_t)r->rel.lease_id,
 			       .epoch = r->rel.epoch, .what = MSG_ACK_RELEASE };
@@ -402,24 +426,4 @@ static void release_after(void *arg)
 		conn_wake_parked(c->d);
 	free(r);
 	conn_step_done(c);
-}
-
-int wp_release(struct conn *c, const json_t *msg)
-{
-	struct msg_release m;
-	struct release_req *r;
-
-	if (msg_release_decode(msg, &m, NULL, 0))
-		return GERR_PROTO;
-	if (!(r = calloc(1, sizeof(*r))))
-		return GERR_NOMEM;
-	r->c = c;
-	r->pol = gpud_policy(c->d);
-	r->rel = (struct sched_release){
-		.pol = &r->pol, .lease_id = (int64_t)m.lease,
-		.epoch = m.epoch, .worker_id = c->worker_id,
-	};
-	if (m.error)
-		snprintf(r->rel.error, sizeof(r->rel.error), "%s", m.error);
-	return submit_step(c, release_work, release_after, r);
 }
