@@ -261,7 +261,7 @@ static int commit_checked(struct store *st, struct sched_verify *v, double now)
 
 	if (rc)
 		return rc;
-	v->again = vd == REPLICA_AGAIN; /* verify.c verifies the lease again */
+	v->again = vd == REPLICA_AGAIN; /* upload.c verifies the lease again */
 	v->waiting = vd == REPLICA_WAIT || vd == REPLICA_NOQUORUM;
 	v->job_finished = vd == REPLICA_NOQUORUM ? -1 : 0;
 	if (vd == REPLICA_QUORUM) {
