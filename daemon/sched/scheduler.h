@@ -166,16 +166,25 @@ struct sched_upload {
 	int store_rc, stored;   /* sched_upload_store's own outcome */
 	double decode_s, store_s, commit_s; /* stage times, for the log */
 };
+/* Database thread. Sets rc, err, foreign, quarantined, why; on rc == 0
+ * job_id, workload, params and spec (malloc'ed, owned by u). */
 void sched_upload_load(struct store *st, struct sched_upload *u);
-/* Sets rc, err, raw, decode_s. */
+/* Thread pool. Sets rc, err, raw (a result's bytes), decode_s. */
 void sched_upload_decode(struct sched_upload *u);
-/* Sets store_rc, stored, hash, store_s. */
+/* Thread pool. Sets store_rc, stored, hash, store_s. */
 void sched_upload_store(struct sched_upload *u);
-/* Returns non-zero when the file is stored but the upload refused. */
+/* Any thread, once decode and store are back: sets rc and err; returns
+ * non-zero when the file is stored but the upload refused. */
 int sched_upload_join(struct sched_upload *u);
+/* Thread pool: removes the file join refused; clears stored. */
 void sched_upload_unstore(struct sched_upload *u);
+/* Thread pool: decode, store, join in a row (the unit tests). */
 void sched_upload_check(struct sched_upload *u);
+/* Database thread: the row, durable when rc == 0 (GERR_STALE with
+ * SCHED_NOT_HELD in err when the lease moved on since the load); a
+ * replaced checkpoint's file is removed once the new one is durable. */
 void sched_upload_commit(struct store *st, struct sched_upload *u);
+/* Any thread: frees what u owns (blob, strings, raw); NULL-safe fields. */
 void sched_upload_clear(struct sched_upload *u);
 
 /* Verification of a stored result, then merge (sched_merge.c):
@@ -217,9 +226,16 @@ struct sched_verify {
 	int64_t checked_id;     /* the lease verified (lease_id may change) */
 	int again, waiting, quorum;
 };
+/* Database thread. rc: 0, GERR_STALE (not done at epoch) or a store
+ * error; fills lease, rep and (unless early) workload and params. */
 void sched_verify_load(struct store *st, struct sched_verify *v);
+/* Thread pool: sets passed, err, raw (read and decoded unless given),
+ * seconds, decode_s, rep's comparison. Touches no store. */
 void sched_verify_check(struct sched_verify *v);
+/* Database thread: the verdict, durable when rc == 0; a rejected result's
+ * file is removed after the commit. */
 void sched_verify_commit(struct store *st, struct sched_verify *v);
+/* Any thread: frees what v owns; NULL-safe fields. */
 void sched_verify_clear(struct sched_verify *v);
 
 /* A release (sched_hold.c). One that carries an error (the holder's run
