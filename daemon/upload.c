@@ -22,6 +22,12 @@
  *                          goes out between 3 and 5); verify_done: the
  *                          verdict logged, parked claims woken
  *
+ * Each hop between threads is a *_work / *_after pair below: a result
+ * checked early crosses ten times (loop, database, loop, pool for decode
+ * and file, loop, pool for the check, loop, database for the row, loop,
+ * database for the verdict, loop); one verified later crosses to the
+ * database, the pool and the database again for steps 4 and 5.
+ *
  * A verification holds no connection: once the ACK is out it runs on
  * alone; one left unfinished at shutdown leaves the result done, and
  * start-up recovery verifies it again (verify_lease).
