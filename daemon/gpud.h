@@ -30,9 +30,12 @@
  *   control_backup.c `gpuctl backup`: the request and its reply
  *   backup.c        a backup of the data directory while jobs run: the
  *                   database's snapshot, its blobs, the check of the copy
- *   worker_proto.c  the worker messages: claim, heartbeat, uploads,
- *                   release; worker_fetch.c: fetch
- *   verify.c        verification of stored results on the thread pool
+ *   upload.c        a checkpoint's or result's way, thread by thread:
+ *                   receive, bound, store, verify, merge, answer
+ *                   (verify.h: its verify step, for results stored
+ *                   before)
+ *   worker_proto.c  the worker messages: claim, heartbeat, release,
+ *                   withdraw; worker_fetch.c: fetch
  *   health.c        workers' standing: online while connected
  *   conn.c          one connection: the secure channel (common/chan.c),
  *                   framing, lifetime, the connection list
@@ -42,11 +45,14 @@
  *   datadir.c       the data directory at start: lock, mode, a database
  *                   missing beside old blobs (--init), the write probe
  *   dbq.c           the database thread
+ *   sched_merge.c   the lease policy (scheduler.h): a result's check
+ *                   (thread pool), verdict, merge and the job's end
+ *                   (database thread)
+ *   sched_claim.c   grants in queue order, and why a worker gets none
  *   sched_hold.c    a held lease (database thread): heartbeat, upload
  *                   load, release, each checked against its holder
- *   scheduler.c     the lease policy (database thread): uploads,
- *                   verification's commit and merge
- *   sched_claim.c   grants in queue order, and why a worker gets none
+ *   sched_upload.c  an upload's decode and file (thread pool) and its
+ *                   row (database thread)
  *   replica.c       replicated results (--check full, --trust-after): a
  *                   group's results compared, its quorum decided
  *   job_parts.c     a job's verified leases as the workloads' wl_parts

@@ -1,7 +1,7 @@
 /* health.h - workers' standing (health.c): a worker's row is online while
  * it has an authenticated connection (login marks it, store.h's
  * store_worker_upsert) and offline otherwise. Quarantine after failed
- * verifications is decided with the verdict (scheduler.c) and refused at
+ * verifications is decided with the verdict (sched_merge.c) and refused at
  * claim; gpuctl workers shows both.
  */
 #ifndef GPUD_HEALTH_H

@@ -1,7 +1,7 @@
 /* worker_proto.h - the worker side of gpud's protocol (worker_proto.c;
- * wp_fetch in worker_fetch.c): one handler per worker message, for the
- * handler table that server.c gives worker connections (conn.h's struct
- * conn_handlers).
+ * wp_upload in upload.c, wp_fetch in worker_fetch.c): one handler per
+ * worker message, for the handler table that server.c gives worker
+ * connections (conn.h's struct conn_handlers).
  *
  * Each handler returns 0 (maybe having started an asynchronous step:
  * c->busy set, and a reference held until conn_step_done) or GERR_PROTO
@@ -32,5 +32,10 @@ int wp_withdraw(struct conn *c, const json_t *msg);
  * NOLEASE now, as when the park times out; the parked claim's busy flag
  * and reference are given back. */
 void wp_unpark(struct conn *c);
+/* A message about a lease its sender was never granted (sched_hold.c,
+ * invariant 3): refused like any stale one, and a warning naming who and
+ * why. Nothing is kept of the strings. */
+void wp_log_foreign(struct conn *c, const char *what, int64_t lease,
+		    uint64_t epoch, const char *why, int quarantined);
 
 #endif

@@ -163,22 +163,23 @@ int blobcache_put(struct blobcache *c, const char *hash, const void *bytes,
 	return 0;
 }
 
-size_t blobcache_bytes(struct blobcache *c)
+/* One of c's counters, read under mu. */
+static size_t counter(struct blobcache *c, const size_t *field)
 {
 	size_t n;
 
 	pthread_mutex_lock(&c->mu);
-	n = c->bytes;
+	n = *field;
 	pthread_mutex_unlock(&c->mu);
 	return n;
 }
 
+size_t blobcache_bytes(struct blobcache *c)
+{
+	return counter(c, &c->bytes);
+}
+
 size_t blobcache_count(struct blobcache *c)
 {
-	size_t n;
-
-	pthread_mutex_lock(&c->mu);
-	n = c->count;
-	pthread_mutex_unlock(&c->mu);
-	return n;
+	return counter(c, &c->count);
 }

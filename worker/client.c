@@ -168,7 +168,7 @@ static void on_frame(void *opaque, const struct proto_frame *f)
 		break;
 	case WCONN_READY:
 		switch (f->type) {
-		case PROTO_LEASE: rc = wrun_on_lease(cl, f); break;
+		case PROTO_LEASE: rc = wgrant_on_lease(cl, f); break;
 		case PROTO_NOLEASE: rc = wlease_on_nolease(cl, f->json); break;
 		case PROTO_HB_ACK: rc = wlease_on_hb_ack(cl, f->json); break;
 		case PROTO_ACK: rc = wlease_on_ack(cl, f->json); break;
@@ -297,7 +297,7 @@ int client_start(uv_loop_t *loop, const struct client_config *cfg,
 	cl->heartbeat_ms = 10000;
 	cl->finish = client_finish;
 	rc = runner_init(&cl->runner, loop, cfg->log, cfg->checkpoint_interval_s,
-			 cfg->run_ahead, wrun_on_wake, cl);
+			 cfg->run_ahead, wgrant_on_wake, cl);
 	if (rc < 0) {
 		free(cl);
 		return rc;

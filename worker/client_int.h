@@ -8,12 +8,12 @@
  *   wlease.c  wlease_  the lease protocol: the lease state machine, what
  *                      is sent for it (CLAIM, HEARTBEAT, CHECKPOINT,
  *                      RESULT, RELEASE) and gpud's answers
- *   wrun.c    wrun_    the runner side of a lease: starting its run and
- *                      taking the run's checkpoints, result and fetches
+ *   wgrant.c  wgrant_  a grant becomes a run: starting the LEASE's run
+ *                      and taking its checkpoints, result and fetches
  *   wfetch.c  wfetch_  the blob fetch path (FETCH, BLOB, its ERROR)
  * Every message goes through msg.h; no file here spells a field name.
  *
- * Layers (calls go one way, tools/check_layers.py): client.c -> wrun.c ->
+ * Layers (calls go one way, tools/check_layers.py): client.c -> wgrant.c ->
  * wlease.c -> wfetch.c -> wconn.c, each also calling any file below it
  * (and runner.c, below them all). wlease.c decides when the client is done
  * (lease settled while exiting, --max-leases, --exit-when-idle, the exit
@@ -145,7 +145,7 @@ void wlease_arm_exit_timer(struct client *cl);
 /* LEASE from gpud: decode it into *m (which points into f, valid as long
  * as f), take the lease (cl->cur, RUNNING) and return 0; GERR_PROTO when
  * none was claimed or it is malformed. Starting its run is the caller's
- * (wrun_on_lease). */
+ * (wgrant_on_lease). */
 int wlease_grant(struct client *cl, const struct proto_frame *f,
 		 struct msg_lease *m);
 int wlease_on_nolease(struct client *cl, const json_t *header);
@@ -155,12 +155,12 @@ void wlease_on_error(struct client *cl, const struct msg_error *e);
 void wlease_upload_clear(struct wlease_upload *u);
 void wlease_result_clear(struct runner_result *res);
 
-/* wrun.c */
+/* wgrant.c */
 /* LEASE from gpud: take it (wlease_grant), then start its run, giving the
  * lease back when it cannot start. 0, or GERR_PROTO as wlease_grant. */
-int wrun_on_lease(struct client *cl, const struct proto_frame *f);
+int wgrant_on_lease(struct client *cl, const struct proto_frame *f);
 /* runner_wake_fn: the runner has output. */
-void wrun_on_wake(void *opaque);
+void wgrant_on_wake(void *opaque);
 
 /* wfetch.c */
 /* Send the run's FETCH if it is due; < 0 when sending failed. */

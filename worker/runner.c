@@ -1,8 +1,8 @@
 /* runner.c - the runner thread (see runner.h for the invariants): the
  * lease's run, its wl_run_io callbacks (progress, checkpoint cadence,
  * fetches), a finished run ahead's wait for adoption, and the loop
- * thread's API. The rest of the run ahead is runahead.c's; the job's and
- * the result's helpers (clear, encode, post) are runjob.c's. */
+ * thread's API. The rest of the run ahead is next_run.c's; packing and
+ * posting the result is result_pack.c's. */
 #include <assert.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -15,8 +15,8 @@
 #include "blobcache.h"
 #include "gerr.h"
 #include "proto.h"
-#include "runahead.h"
-#include "runjob.h"
+#include "next_run.h"
+#include "result_pack.h"
 #include "runner.h"
 
 #define BIT(s) (1u << (s))
@@ -63,7 +63,7 @@ static int run_stopped(struct runner_ctx *ctx)
 {
 	struct runner *r = ctx->r;
 
-	runahead_sync(ctx);
+	next_run_sync(ctx);
 	return r->quit || r->run_id != ctx->run_id || r->stop;
 }
 
@@ -75,7 +75,7 @@ static void io_progress(void *opaque, uint64_t units_done)
 	uv_mutex_lock(&r->mu);
 	if (r->run_id == ctx->run_id) {
 		/* While ahead, the loop may still report the last lease. */
-		if (runahead_sync(ctx))
+		if (next_run_sync(ctx))
 			r->ahead_units = units_done;
 		else
 			r->units_done = units_done;
@@ -243,8 +243,8 @@ static int io_fetch(void *opaque, const char *hash, void **ret,
 	}
 	if (io_should_stop(opaque))
 		return GERR_CANCELLED;
-	if (strcmp(hash, RUNAHEAD_PENDING_HASH) == 0)
-		return runahead_take_pending(r, ret, ret_len);
+	if (strcmp(hash, NEXT_RUN_PENDING_HASH) == 0)
+		return next_run_take_pending(r, ret, ret_len);
 	rc = blobcache_get(r->cache, hash, ret, ret_len);
 	if (rc != GERR_NOTFOUND) {
 		if (rc == 0)
@@ -254,7 +254,7 @@ static int io_fetch(void *opaque, const char *hash, void **ret,
 		return rc;
 	}
 	uv_mutex_lock(&r->mu);
-	rc = runahead_sync(ctx);
+	rc = next_run_sync(ctx);
 	uv_mutex_unlock(&r->mu);
 	if (rc)
 		return GERR_NOTFOUND; /* no lease to ask gpud under */
@@ -342,7 +342,7 @@ static int wait_adopted(struct runner_ctx *ctx)
 {
 	struct runner *r = ctx->r;
 
-	while (runahead_sync(ctx) && !run_stopped(ctx))
+	while (next_run_sync(ctx) && !run_stopped(ctx))
 		uv_cond_wait(&r->cv, &r->mu);
 	return !run_stopped(ctx);
 }
@@ -395,10 +395,10 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	/* The run's own time, not the wait for adoption. */
 	res->seconds = (double)(uv_hrtime() - t0) / 1e9;
 	if (rc == 0 && ahead)
-		r->pre = runjob_pre_start(job, out, out_len);
+		r->pre = result_pack_pre_start(job, out, out_len);
 
 	uv_mutex_lock(&r->mu);
-	runahead_sync(&ctx); /* adopted since its last callback? */
+	next_run_sync(&ctx); /* adopted since its last callback? */
 	if (rc == 0 && ctx.ahead)
 		post = wait_adopted(&ctx);
 	else
@@ -408,7 +408,7 @@ static int run_one(struct runner *r, struct runner_job *job, uint64_t run_id,
 	if (!post) {
 		LOG_INFO(r->log, "run ahead dropped job=%" PRIu64 ": %s",
 			 job->job, rc ? gerr_str(rc) : "another lease came");
-		runjob_pre_drop(r->pre);
+		result_pack_pre_drop(r->pre);
 		r->pre = NULL;
 		free(out);
 		return 0;
@@ -464,20 +464,20 @@ static void runner_main(void *arg)
 				     &out_len))
 				break;
 			ahead = res.rc == 0 &&
-				runahead_start(r, &job, out, out_len, &res, &run_id);
+				next_run_start(r, &job, out, out_len, &res, &run_id);
 			if (ahead)
 				continue; /* the encoder posts res */
 			if (res.rc == 0)
-				res.rc = runjob_encode_result(r, &job, out, out_len,
-							      r->pre, &res, hash);
+				res.rc = result_pack_encode(r, &job, out, out_len,
+							    r->pre, &res, hash);
 			else
-				runjob_pre_drop(r->pre);
+				result_pack_pre_drop(r->pre);
 			r->pre = NULL;
 			free(out);
-			runjob_post_result(r, &res);
+			result_pack_post(r, &res);
 			break;
 		}
-		runjob_clear(&job);
+		runner_job_clear(&job);
 	}
 }
 
@@ -556,7 +556,7 @@ void runner_close(struct runner *r)
 	uv_cond_signal(&r->cv);
 	uv_mutex_unlock(&r->mu);
 	uv_thread_join(&r->thread);
-	runahead_join_encoder(r); /* it may post one last result: freed below */
+	next_run_join_encoder(r); /* it may post one last result: freed below */
 	r->started = 0;
 	free(r->pending);
 	r->pending = NULL;
@@ -566,7 +566,7 @@ void runner_close(struct runner *r)
 	r->cache = NULL;
 
 	if (r->has_job)
-		runjob_clear(&r->job);
+		runner_job_clear(&r->job);
 	free(r->ahead_key);
 	r->ahead_key = NULL;
 	if (r->has_ckpt)
@@ -587,12 +587,12 @@ int runner_start(struct runner *r, struct runner_job *job,
 		uv_mutex_unlock(&r->mu);
 		return GERR_STATE;
 	}
-	if (runahead_adopt(r, job, ret_run_id)) {
+	if (next_run_adopt(r, job, ret_run_id)) {
 		uv_mutex_unlock(&r->mu);
 		LOG_INFO(r->log, "run ahead adopted job=%" PRIu64 " lease=%"
 			 PRIu64 " epoch=%" PRIu64 " units_done=%" PRIu64,
 			 job->job, job->lease, job->epoch, r->ahead_units);
-		runjob_clear(job);
+		runner_job_clear(job);
 		return 0;
 	}
 	/* Outputs of an older run that the loop never took are dropped. */
@@ -654,17 +654,24 @@ uint64_t runner_units_done(struct runner *r)
 	return u;
 }
 
+/* Move an output waiting in *slot (size bytes, *has set) to ret, leaving
+ * the slot empty; 0 when none waits. mu held. */
+static int take_output(int *has, void *slot, void *ret, size_t size)
+{
+	if (!*has)
+		return 0;
+	memcpy(ret, slot, size);
+	memset(slot, 0, size);
+	*has = 0;
+	return 1;
+}
+
 int runner_take_checkpoint(struct runner *r, struct runner_ckpt *ret)
 {
 	int got;
 
 	uv_mutex_lock(&r->mu);
-	got = r->has_ckpt;
-	if (got) {
-		*ret = r->ckpt;
-		memset(&r->ckpt, 0, sizeof(r->ckpt));
-		r->has_ckpt = 0;
-	}
+	got = take_output(&r->has_ckpt, &r->ckpt, ret, sizeof(*ret));
 	uv_mutex_unlock(&r->mu);
 	return got;
 }
@@ -674,11 +681,8 @@ int runner_take_result(struct runner *r, struct runner_result *ret)
 	int got;
 
 	uv_mutex_lock(&r->mu);
-	got = r->has_result;
+	got = take_output(&r->has_result, &r->result, ret, sizeof(*ret));
 	if (got) {
-		*ret = r->result;
-		memset(&r->result, 0, sizeof(r->result));
-		r->has_result = 0;
 		r->busy = 0;
 		r->stop = 0;
 		r->ckpt_requested = 0;

@@ -1,6 +1,6 @@
 /* runner.h - the runner thread: runs one lease at a time via wl->run.
  *
- * The loop thread (the client, wrun.c) and the runner thread share one
+ * The loop thread (the client, wgrant.c) and the runner thread share one
  * struct runner.
  * Everything under "shared" is protected by mu; the loop thread learns about
  * new output through the uv_async_t, whose callback calls wake().
@@ -30,13 +30,13 @@
  *     likely grant next, before it exists. Such a run is not busy: it has
  *     no lease, emits no checkpoint, fetches from the cache only, and its
  *     progress is kept aside. runner_start adopts it when the lease's job,
- *     params and spec equal its guess (runahead_key), which makes it
+ *     params and spec equal its guess (next_run_key), which makes it
  *     that lease's run (same run id, busy, lease fields filled in);
  *     any other runner_start gives the run a stale run id, so it stops and
  *     its output is dropped. A run ahead that finishes first waits,
  *     holding its output, until it is adopted or dropped.
  *  8. A run ahead does not wait for its state's blob: it starts at once from
- *     the finished run's output, named RUNAHEAD_PENDING_HASH in its spec and served
+ *     the finished run's output, named NEXT_RUN_PENDING_HASH in its spec and served
  *     from memory (pending), while the encoder thread encodes the result.
  *     The encoder then sets the guess (ahead_key, from the blob's real
  *     hash) and only after that posts the result, so a lease can only be
@@ -60,25 +60,27 @@
  *             after every reconnect, until runner_fetch_done.
  *   ANSWERED  the bytes (or an error) wait for the runner thread.
  *
- * The run ahead (invariants 7-9) is runahead.c's (runahead.h, private to
- * the runner); the job's and the result's helpers, which both the lease's
- * run and the run ahead's encoder use, are runjob.c's (runjob.h, private
- * too). Calls go runner.c -> runahead.c -> runjob.c, and runner.c ->
- * runjob.c; never back.
+ * The run ahead (invariants 7-9) is next_run.c's (next_run.h, private to
+ * the runner); packing and posting a result, which both the lease's run
+ * and the run ahead's encoder do, is result_pack.c's (result_pack.h,
+ * private too). Calls go runner.c -> next_run.c -> result_pack.c, and
+ * runner.c -> result_pack.c; never back.
  *
  * Lifecycle: runner_init -> (runner_start -> take outputs)* -> runner_close.
  *
  * Threads: every runner_* function here is for the loop thread only. The
  * runner thread runs runner_main and the wl_run_io callbacks in runner.c
- * and the run ahead's steps in runahead.c; runahead.c's encoder_main runs
- * on the encoder thread (invariant 8), runjob.c's pre_main on a thread of
- * its own (invariant 9).
+ * and the run ahead's steps in next_run.c; next_run.c's encoder_main runs
+ * on the encoder thread (invariant 8), result_pack.c's pre_main on a
+ * thread of its own (invariant 9).
  */
 #ifndef GPUD_WORKER_RUNNER_H
 #define GPUD_WORKER_RUNNER_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <jansson.h>
 #include <uv.h>
 
@@ -101,6 +103,17 @@ struct runner_job {
 	uint64_t units;             /* the lease's size */
 	uint64_t units_done;        /* progress gpud already has */
 };
+
+/* Free what job owns and zero it; NULL fields are fine. Any thread (the
+ * job's owner's). Inline so that runner.c and next_run.c share it without
+ * calling each other. */
+static inline void runner_job_clear(struct runner_job *job)
+{
+	json_decref(job->params);
+	json_decref(job->spec);
+	free(job->ckpt_blob);
+	memset(job, 0, sizeof(*job));
+}
 
 /* A checkpoint ready to upload. The loop owns blob after taking it. */
 struct runner_ckpt {
@@ -152,7 +165,7 @@ struct runner {
 	size_t pending_len;
 	uv_thread_t enc_thread;
 	int enc_running;
-	struct runjob_pre *pre;  /* a finished run ahead's result, compressing */
+	struct result_pack_pre *pre;  /* a finished run ahead's result, compressing */
 	struct blobcache *cache; /* runner and encoder threads (invariant 5) */
 
 	/* Shared, under mu. */
@@ -167,7 +180,7 @@ struct runner {
 	uint64_t last_ckpt_ns;  /* uv_hrtime of the last checkpoint/start */
 	uint64_t units_done;    /* latest progress of the current run */
 	int ahead;              /* the current run is ahead (invariant 7) */
-	char *ahead_key;        /* its runahead_key, malloc'ed */
+	char *ahead_key;        /* its next_run_key, malloc'ed */
 	uint64_t ahead_units;   /* its progress */
 	struct {                /* the lease that adopted it */
 		uint64_t lease, epoch, units;

@@ -84,17 +84,17 @@ static void try_connect(struct wconn *w);
 static void on_reconnect_timer(uv_timer_t *t);
 static void on_watchdog_timer(uv_timer_t *t);
 
-const char *wconn_state_name(enum wconn_state s)
-{
-	return (unsigned)s < WCONN_COUNT ? state_names[s] : "?";
-}
-
 void wconn_move(struct wconn *w, enum wconn_state to)
 {
 	assert(state_next[w->state] & BIT(to));
 	LOG_DEBUG(w->log, "connection %s -> %s", state_names[w->state],
 		  state_names[to]);
 	w->state = to;
+}
+
+const char *wconn_state_name(enum wconn_state s)
+{
+	return (unsigned)s < WCONN_COUNT ? state_names[s] : "?";
 }
 
 void wconn_set_heartbeat(struct wconn *w, uint64_t ms)

@@ -2,9 +2,9 @@
  * sent for a lease (CLAIM, HEARTBEAT, CHECKPOINT, RESULT, RELEASE) and
  * gpud's answers (LEASE, NOLEASE, HB_ACK, ACK, an ERROR about the lease),
  * and the bound on the wait for the lease to settle at shutdown (the exit
- * timer). LEASE comes through wrun_on_lease (wrun.c starts the run, above
- * this file); when the client is done this file calls cl->finish, the one
- * way up (client_int.h), never client.c or wrun.c by name.
+ * timer). LEASE comes through wgrant_on_lease (wgrant.c starts the run,
+ * above this file); when the client is done this file calls cl->finish,
+ * the one way up (client_int.h), never client.c or wgrant.c by name.
  *
  * Invariants:
  *  1. There is at most one lease (cl->cur). The lease does not depend on

@@ -11,7 +11,7 @@
  * result that did is marked checked (durable), so a restart compares it
  * again without verifying it again.
  *
- * Steps, as verification runs them (scheduler.c):
+ * Steps, as verification runs them (sched_merge.c):
  *   replica_load    (database) the lease's group: its checked peers
  *   replica_compare (pool)     decode each peer's result, compare
  *   replica_decide  (database) in the verdict's transaction: wait, ask

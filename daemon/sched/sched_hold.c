@@ -140,7 +140,7 @@ static int check_progress(struct store *st, struct sched_heartbeat *h,
 		store_rollback(st);
 	if (!rc) {
 		h->revoked = 1;
-		h->action = "stop";
+		h->action = MSG_HB_STOP;
 	}
 	return rc;
 }
@@ -151,7 +151,7 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 	struct store_lease l = {0};
 	struct store_job job = {0};
 
-	h->action = "continue";
+	h->action = MSG_HB_CONTINUE;
 	h->job_id = 0;
 	h->job_progress = 0;
 	h->foreign = h->revoked = h->quarantined = 0;
@@ -159,7 +159,7 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 	h->rc = lease_held(st, h->lease_id, h->epoch, h->worker_id, &l,
 			   &h->foreign, h->why, sizeof(h->why));
 	if (h->rc == GERR_STALE) {
-		h->action = "stop";
+		h->action = MSG_HB_STOP;
 		if (h->foreign)
 			charge_foreign(st, h->pol, h->worker_id, h->lease_id,
 				       h->epoch, "heartbeat", &h->quarantined);
@@ -179,14 +179,23 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 	h->job_id = l.job_id;
 	if (store_job_get(st, l.job_id, &job) == 0) {
 		if (job.state == JOB_PAUSED)
-			h->action = "release";
+			h->action = MSG_HB_RELEASE;
 		else if (job.state != JOB_ACTIVE)
-			h->action = "stop";
+			h->action = MSG_HB_STOP;
 	}
 	store_job_clear(&job);
 	h->job_progress = sched_job_progress(st, l.job_id);
 out:
 	store_lease_clear(&l);
+}
+
+uint64_t sched_job_progress(struct store *st, int64_t job_id)
+{
+	uint64_t u = 0;
+
+	if (store_job_units_progress(st, job_id, &u) != 0)
+		return 0;
+	return u;
 }
 
 /* ---- uploads: the load step ---- */

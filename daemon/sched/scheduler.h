@@ -1,13 +1,20 @@
-/* scheduler.h - the lease policy, run on the database thread: claims in
- * queue order (sched_claim.c), uploads, verification and merge
- * (scheduler.c), and what a worker does
- * with a lease it holds (sched_hold.c: heartbeat, upload load, release),
- * each checked against the worker that holds the grant.
+/* scheduler.h - the lease policy, run on the database thread, one file
+ * per concern:
+ *   sched_claim.c   claims in queue order (grants, and why none)
+ *   sched_hold.c    what a worker does with a lease it holds: heartbeat,
+ *                   an upload's load step, release, each checked against
+ *                   the worker that holds the grant; a job's live progress
+ *   sched_upload.c  an upload's decode, file and commit
+ *   sched_merge.c   a result's verification, verdict and merge, and the
+ *                   job's end
+ * An upload's way through gpud, thread by thread, is daemon/upload.c.
  *
  * Each sched_* function takes a request struct whose "in" fields the loop
  * thread filled and whose "out" fields the function fills. They run on the
- * database thread only (they call store_*), except sched_check_* which run
- * on the thread pool and touch no store. The loop thread owns the structs.
+ * database thread only (they call store_*), except the decode, store,
+ * unstore and check steps, which run on the thread pool and touch no
+ * store, and sched_upload_join (any thread, once decode and store are
+ * back). The caller owns the structs; _clear frees what a step put in them.
  *
  * Durability: every function that changes state commits before it returns
  * rc == 0 (or, inside a dbq batch, the batch commits before any after()
@@ -21,12 +28,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <time.h>
+
+#include "msg.h"
 #include "replica.h"
 #include "store.h"
 #include "workload.h"
 
-/* Wall-clock seconds since the Unix epoch (the store's time base). */
-double sched_now(void);
+/* Wall-clock seconds since the Unix epoch (the store's time base). Any
+ * thread. Here until common/ has a clock. */
+static inline double sched_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 struct sched_policy {
 	double lease_target_s;
@@ -89,8 +106,9 @@ void sched_holders(struct store *st, int64_t job_id, char *buf, size_t len);
 /* A heartbeat (sched_hold.c). Units over the lease's are refused
  * (GERR_INVAL, err) and not recorded. With pol->progress_timeout_s, a
  * lease whose reported progress has not grown for that long is revoked:
- * back to pending at its last checkpoint, action "stop", revoked set, the
- * holder charged with a stall. */
+ * back to pending at its last checkpoint, action MSG_HB_STOP, revoked set,
+ * the holder charged with a stall. A lease not held gets MSG_HB_STOP; one
+ * whose job is paused MSG_HB_RELEASE, no longer active MSG_HB_STOP. */
 struct sched_heartbeat {
 	/* in */
 	const struct sched_policy *pol;
@@ -98,7 +116,7 @@ struct sched_heartbeat {
 	uint64_t epoch, units_done;
 	/* out */
 	int rc;
-	const char *action;     /* "continue", "stop" or "release" (static) */
+	enum msg_hb_action action; /* what the holder does next */
 	int64_t job_id;
 	uint64_t job_progress;  /* for rate sampling */
 	int foreign;            /* never the sender's grant: charged */
@@ -113,8 +131,10 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h);
  *   sched_upload_load   (database, sched_hold.c) check that the sender
  *                       holds (lease, epoch) and that units_done is within
  *                       the lease; load job
- *   sched_upload_check  (pool)     decode + validate the blob, store the file
- *   sched_upload_commit (database) record it; durable when rc == 0
+ *   sched_upload_check  (pool, sched_upload.c) decode + validate the blob,
+ *                       store the file
+ *   sched_upload_commit (database, sched_upload.c) record it; durable
+ *                       when rc == 0
  * sched_upload_check is sched_upload_decode, sched_upload_store and
  * sched_upload_join; decode and store touch disjoint fields, so they may
  * run side by side on two pool threads (gpud does so for results), then
@@ -146,19 +166,28 @@ struct sched_upload {
 	int store_rc, stored;   /* sched_upload_store's own outcome */
 	double decode_s, store_s, commit_s; /* stage times, for the log */
 };
+/* Database thread. Sets rc, err, foreign, quarantined, why; on rc == 0
+ * job_id, workload, params and spec (malloc'ed, owned by u). */
 void sched_upload_load(struct store *st, struct sched_upload *u);
-/* Sets rc, err, raw, decode_s. */
+/* Thread pool. Sets rc, err, raw (a result's bytes), decode_s. */
 void sched_upload_decode(struct sched_upload *u);
-/* Sets store_rc, stored, hash, store_s. */
+/* Thread pool. Sets store_rc, stored, hash, store_s. */
 void sched_upload_store(struct sched_upload *u);
-/* Returns non-zero when the file is stored but the upload refused. */
+/* Any thread, once decode and store are back: sets rc and err; returns
+ * non-zero when the file is stored but the upload refused. */
 int sched_upload_join(struct sched_upload *u);
+/* Thread pool: removes the file join refused; clears stored. */
 void sched_upload_unstore(struct sched_upload *u);
+/* Thread pool: decode, store, join in a row (the unit tests). */
 void sched_upload_check(struct sched_upload *u);
+/* Database thread: the row, durable when rc == 0 (GERR_STALE with
+ * SCHED_NOT_HELD in err when the lease moved on since the load); a
+ * replaced checkpoint's file is removed once the new one is durable. */
 void sched_upload_commit(struct store *st, struct sched_upload *u);
+/* Any thread: frees what u owns (blob, strings, raw); NULL-safe fields. */
 void sched_upload_clear(struct sched_upload *u);
 
-/* Verification of a stored result, then merge:
+/* Verification of a stored result, then merge (sched_merge.c):
  *   sched_verify_load   (database) lease done at epoch; job params
  *   sched_verify_check  (pool)     read blob, decode, workload verify
  *   sched_verify_commit (database) verified + merge + maybe finish the job,
@@ -197,9 +226,16 @@ struct sched_verify {
 	int64_t checked_id;     /* the lease verified (lease_id may change) */
 	int again, waiting, quorum;
 };
+/* Database thread. rc: 0, GERR_STALE (not done at epoch) or a store
+ * error; fills lease, rep and (unless early) workload and params. */
 void sched_verify_load(struct store *st, struct sched_verify *v);
+/* Thread pool: sets passed, err, raw (read and decoded unless given),
+ * seconds, decode_s, rep's comparison. Touches no store. */
 void sched_verify_check(struct sched_verify *v);
+/* Database thread: the verdict, durable when rc == 0; a rejected result's
+ * file is removed after the commit. */
 void sched_verify_commit(struct store *st, struct sched_verify *v);
+/* Any thread: frees what v owns; NULL-safe fields. */
 void sched_verify_clear(struct sched_verify *v);
 
 /* A release (sched_hold.c). One that carries an error (the holder's run
@@ -221,7 +257,7 @@ struct sched_release {
 };
 void sched_release(struct store *st, struct sched_release *r);
 
-/* Progress of a job in units, live (for rates): verified + done + the
+/* Progress of a job in units, live (for rates; sched_hold.c): verified + done + the
  * checkpoints of other leases + held leases' reported progress past them
  * (store_job_units_progress). */
 uint64_t sched_job_progress(struct store *st, int64_t job_id);

@@ -1,4 +1,4 @@
-/* Unit tests of replication (daemon/sched/replica.c through daemon/sched/scheduler.c)
+/* Unit tests of replication (daemon/sched/replica.c through sched_merge.c)
  * on a real store and the Graveler workload, without sockets: --check full
  * with two workers, a disagreement decided by a third result, an outvoted
  * primary taking the agreeing result, verification repeated after a
@@ -17,6 +17,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "sched_fx.h"
 #include "scheduler.h"
 #include "store.h"
 #include "workload.h"
@@ -36,26 +37,14 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char path[128], err[256], name[8];
-	json_t *args = json_pack("{s:s, s:s}", "battles", "3145728", "seed", "7");
-	uint64_t total;
-	char *text;
+	char name[8];
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/gpud-replica-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(path, sizeof(path), "%s/gpud.db", f->dir);
-	assert_int_equal(store_open(path, &f->st, err, sizeof(err)), 0);
+	f->wl = workload_find("graveler");
+	sched_fx_open(f->dir, "replica", &f->st);
 	f->pol = (struct sched_policy){.lease_target_s = 60,
 		.lease_units = LEASE_UNITS, .lease_timeout_s = 30,
 		.max_failures = 3, .quarantine_after = 5, .data_dir = f->dir};
-	f->wl = workload_find("graveler");
-	assert_int_equal(f->wl->parse_params(workload_ctx(f->wl), args,
-		&f->params, &total, err, sizeof(err)), 0);
-	json_decref(args);
-	text = json_dumps(f->params, JSON_COMPACT);
-	assert_int_equal(store_job_insert(f->st, "graveler", text, total, 1000,
-					  &f->job), 0);
-	free(text);
+	f->job = sched_fx_graveler(f->st, "3145728", "7", &f->params);
 	for (int i = 0; i < 4; i++) {
 		snprintf(name, sizeof(name), "w%d", i);
 		assert_int_equal(store_worker_upsert(f->st, name, "cpu", 1000,
@@ -68,12 +57,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
 
-	store_close(f->st);
-	json_decref(f->params);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	sched_fx_close(f->dir, f->st, f->params);
 	free(f);
 	return 0;
 }
@@ -169,6 +154,34 @@ static void compute(struct fx *f, int w, const struct store_lease *l,
 	assert_int_equal(v->rc, 0);
 }
 
+/* Free up to three leases' rows (NULL: none). */
+static void leases_clear(struct store_lease *a, struct store_lease *b,
+			 struct store_lease *c)
+{
+	store_lease_clear(a);
+	if (b)
+		store_lease_clear(b);
+	if (c)
+		store_lease_clear(c);
+}
+
+/* What the verification of worker w's result of l comes to: it waits for
+ * another result (WAITS), decides its group (QUORUM), or either (ANY). */
+enum expect { ANY, WAITS, QUORUM };
+
+static void settle(struct fx *f, int w, const struct store_lease *l,
+		   int liar, enum expect e)
+{
+	struct sched_verify v;
+
+	compute(f, w, l, liar, &v);
+	if (e == WAITS)
+		assert_true(v.waiting);
+	if (e == QUORUM)
+		assert_true(v.quorum);
+	sched_verify_clear(&v);
+}
+
 /* The verification of a result that is already stored (a restart). */
 static void reverify(struct fx *f, int64_t id, uint64_t epoch,
 		     struct sched_verify *v)
@@ -247,9 +260,7 @@ static void test_full_two_workers(void **state)
 	assert_true(claim(f, 0, &p2) > 0);
 	assert_int_equal(p2.id, p.id + 2);
 	assert_int_equal(claim(f, 1, &r), p.id + 1);
-	compute(f, 0, &p, 0, &v);
-	assert_true(v.waiting);
-	sched_verify_clear(&v);
+	settle(f, 0, &p, 0, WAITS);
 	assert_int_equal(verified_units(f), 0);
 	compute(f, 1, &r, 0, &v);
 	assert_true(v.quorum);
@@ -269,9 +280,7 @@ static void test_full_two_workers(void **state)
 	assert_int_equal(progress, LEASE_UNITS);
 	assert_int_equal(streak(f, 0), 1);
 	assert_int_equal(streak(f, 1), 1);
-	store_lease_clear(&p);
-	store_lease_clear(&p2);
-	store_lease_clear(&r);
+	leases_clear(&p, &p2, &r);
 }
 
 /* --trust-after 1: w0's first result waits for a replica; w1 lies on it,
@@ -280,20 +289,15 @@ static void test_disagreement_third_decides(void **state)
 {
 	struct fx *f = *state;
 	struct store_lease p = {0}, r = {0}, r2 = {0};
-	struct sched_verify v;
 	struct store_instance *g;
 	struct store_job j = {0};
 	size_t n;
 
 	f->pol.trust_after = 1;
 	assert_true(claim(f, 0, &p) > 0);
-	compute(f, 0, &p, 0, &v);
-	assert_true(v.waiting);
-	sched_verify_clear(&v);
+	settle(f, 0, &p, 0, WAITS);
 	assert_int_equal(claim(f, 1, &r), p.id + 1);
-	compute(f, 1, &r, 1, &v);
-	assert_true(v.waiting);
-	sched_verify_clear(&v);
+	settle(f, 1, &r, 1, WAITS);
 	assert_int_equal(store_job_get(f->st, f->job, &j), 0);
 	assert_non_null(strstr(j.reason, "disagree"));
 	store_job_clear(&j);
@@ -301,9 +305,7 @@ static void test_disagreement_third_decides(void **state)
 	assert_true(claim(f, 0, NULL) != p.id + 2);
 	assert_true(claim(f, 1, NULL) != p.id + 2);
 	assert_int_equal(claim(f, 2, &r2), p.id + 2);
-	compute(f, 2, &r2, 0, &v);
-	assert_true(v.quorum);
-	sched_verify_clear(&v);
+	settle(f, 2, &r2, 0, QUORUM);
 	g = group(f, p.id, &n);
 	assert_int_equal(n, 3);
 	assert_int_equal(g[0].l.state, LEASE_VERIFIED);
@@ -318,9 +320,7 @@ static void test_disagreement_third_decides(void **state)
 	assert_int_equal(streak(f, 0), 1);
 	assert_int_equal(streak(f, 2), 1);
 	assert_int_equal(verified_units(f), LEASE_UNITS);
-	store_lease_clear(&p);
-	store_lease_clear(&r);
-	store_lease_clear(&r2);
+	leases_clear(&p, &r, &r2);
 }
 
 /* The primary's worker lied: the agreeing replicas' result takes its
@@ -328,24 +328,18 @@ static void test_disagreement_third_decides(void **state)
 static void test_primary_outvoted(void **state)
 {
 	struct fx *f = *state;
-	struct store_lease p = {0}, r = {0}, r2 = {0};
-	struct sched_verify v;
-	struct store_instance *g;
 	struct store_worker w = {0};
+	struct store_lease p = {0}, r = {0}, r2 = {0};
+	struct store_instance *g;
 	size_t n;
 
 	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
 	assert_true(claim(f, 0, &p) > 0);
-	compute(f, 0, &p, 1, &v);
-	sched_verify_clear(&v);
+	settle(f, 0, &p, 1, ANY);
 	assert_int_equal(claim(f, 1, &r), p.id + 1);
-	compute(f, 1, &r, 0, &v);
-	assert_true(v.waiting);
-	sched_verify_clear(&v);
+	settle(f, 1, &r, 0, WAITS);
 	assert_int_equal(claim(f, 2, &r2), p.id + 2);
-	compute(f, 2, &r2, 0, &v);
-	assert_true(v.quorum);
-	sched_verify_clear(&v);
+	settle(f, 2, &r2, 0, QUORUM);
 	g = group(f, p.id, &n);
 	assert_int_equal(n, 3);
 	assert_int_equal(g[0].l.state, LEASE_VERIFIED);
@@ -358,9 +352,7 @@ static void test_primary_outvoted(void **state)
 	assert_int_equal(w.units_done, 0);
 	store_worker_clear(&w);
 	assert_int_equal(verified_units(f), LEASE_UNITS);
-	store_lease_clear(&p);
-	store_lease_clear(&r);
-	store_lease_clear(&r2);
+	leases_clear(&p, &r, &r2);
 }
 
 /* After a restart every done result is verified again: a waiting primary
@@ -369,10 +361,10 @@ static void test_primary_outvoted(void **state)
 static void test_restart_verifies_again(void **state)
 {
 	struct fx *f = *state;
+	struct sched_upload u = {0};
 	struct store_lease p = {0}, r = {0};
 	struct sched_verify v;
 	struct store_instance *g;
-	struct sched_upload u = {0};
 	struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
 	json_t *spec;
 	void *res = NULL;
@@ -381,8 +373,7 @@ static void test_restart_verifies_again(void **state)
 
 	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
 	assert_true(claim(f, 0, &p) > 0);
-	compute(f, 0, &p, 0, &v);
-	sched_verify_clear(&v);
+	settle(f, 0, &p, 0, ANY);
 	reverify(f, p.id, p.epoch, &v);
 	assert_true(v.passed && v.waiting);
 	sched_verify_clear(&v);
@@ -418,8 +409,7 @@ static void test_restart_verifies_again(void **state)
 	assert_true(v.quorum);
 	sched_verify_clear(&v);
 	assert_int_equal(verified_units(f), LEASE_UNITS);
-	store_lease_clear(&p);
-	store_lease_clear(&r);
+	leases_clear(&p, &r, NULL);
 }
 
 /* A result that cannot be read back to be compared is computed again,
@@ -434,15 +424,12 @@ static void test_unreadable_result(void **state)
 
 	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
 	assert_true(claim(f, 0, &p) > 0);
-	compute(f, 0, &p, 0, &v);
-	sched_verify_clear(&v);
+	settle(f, 0, &p, 0, ANY);
 	assert_int_equal(store_lease_get(f->st, p.id, &l), 0);
 	assert_int_equal(blob_store_remove(f->dir, l.result), 0);
 	store_lease_clear(&l);
 	assert_int_equal(claim(f, 1, &r), p.id + 1);
-	compute(f, 1, &r, 0, &v);
-	assert_true(v.waiting);
-	sched_verify_clear(&v);
+	settle(f, 1, &r, 0, WAITS);
 	assert_int_equal(store_lease_get(f->st, p.id, &l), 0);
 	assert_int_equal(l.state, LEASE_PENDING);
 	assert_null(l.result);
@@ -457,9 +444,7 @@ static void test_unreadable_result(void **state)
 	assert_int_equal(v.seconds > 0, 1);
 	sched_verify_clear(&v);
 	assert_int_equal(verified_units(f), LEASE_UNITS);
-	store_lease_clear(&p);
-	store_lease_clear(&p2);
-	store_lease_clear(&r);
+	leases_clear(&p, &p2, &r);
 }
 
 /* --trust-after 2: a worker's results are replicated until two in a row
@@ -473,13 +458,9 @@ static void test_trust_after(void **state)
 	f->pol.trust_after = 2;
 	for (int k = 0; k < 2; k++) {
 		assert_true(claim(f, 0, &l) > 0);
-		compute(f, 0, &l, 0, &v);
-		assert_true(v.waiting);
-		sched_verify_clear(&v);
+		settle(f, 0, &l, 0, WAITS);
 		assert_int_equal(claim(f, 1, &r), l.id + 1);
-		compute(f, 1, &r, 0, &v);
-		assert_true(v.quorum);
-		sched_verify_clear(&v);
+		settle(f, 1, &r, 0, QUORUM);
 		store_lease_clear(&l);
 		store_lease_clear(&r);
 	}
@@ -504,11 +485,9 @@ static void test_no_quorum(void **state)
 	f->pol.max_failures = 1; /* three results at most */
 	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
 	assert_true(claim(f, 0, &p) > 0);
-	compute(f, 0, &p, 0, &v);
-	sched_verify_clear(&v);
+	settle(f, 0, &p, 0, ANY);
 	assert_int_equal(claim(f, 1, &r), p.id + 1);
-	compute(f, 1, &r, 1, &v); /* a lie */
-	sched_verify_clear(&v);
+	settle(f, 1, &r, 1, ANY); /* a lie */
 	store_lease_clear(&r);
 	assert_true(claim(f, 2, &r) > p.id + 1);
 	/* w2 lies another way: the histogram shifted twice. */
@@ -548,8 +527,7 @@ static void test_no_quorum(void **state)
 	assert_int_equal(j.state, JOB_FAILED);
 	assert_non_null(strstr(j.reason, "no two of 3 results agree"));
 	store_job_clear(&j);
-	store_lease_clear(&p);
-	store_lease_clear(&r);
+	leases_clear(&p, &r, NULL);
 }
 
 #define TR(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

@@ -1,4 +1,4 @@
-/* Unit tests of the lease policy (daemon/sched/scheduler.c) on a real store and
+/* Unit tests of the lease policy (daemon/sched/, scheduler.h) on a real store and
  * the Graveler workload, without sockets: grant, carve, uploads, stale
  * epochs, verification failure and retry, pause/cancel, expiry, completion;
  * and a held lease's checks: its holder, its progress, the cap per worker,
@@ -17,6 +17,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "sched_fx.h"
 #include "scheduler.h"
 #include "store.h"
 #include "workload.h"
@@ -64,24 +65,13 @@ static int io_stop(void *o) { (void)o; return 0; }
 static int setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char path[128], err[256];
-	json_t *args = json_pack("{s:s, s:s}", "battles", "6291456", "seed", "11");
-	uint64_t total;
 
-	snprintf(f->dir, sizeof(f->dir), "/tmp/gpud-sched-XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	snprintf(path, sizeof(path), "%s/gpud.db", f->dir);
-	assert_int_equal(store_open(path, &f->st, err, sizeof(err)), 0);
+	sched_fx_open(f->dir, "sched", &f->st);
 	f->pol = (struct sched_policy){.lease_target_s = 60, .lease_units = LEASE_UNITS,
 		.lease_timeout_s = 30, .max_failures = 2, .quarantine_after = 5,
 		.data_dir = f->dir};
 	f->wl = workload_find("graveler");
-	assert_non_null(f->wl);
-	assert_int_equal(f->wl->parse_params(workload_ctx(f->wl), args, &f->params, &total, err, sizeof(err)), 0);
-	json_decref(args);
-	char *text = json_dumps(f->params, JSON_COMPACT);
-	assert_int_equal(store_job_insert(f->st, "graveler", text, total, 1000, &f->job), 0);
-	free(text);
+	f->job = sched_fx_graveler(f->st, "6291456", "11", &f->params);
 	assert_int_equal(store_worker_upsert(f->st, "w1", "cpu", 1000, &f->worker), 0);
 	*state = f;
 	return 0;
@@ -90,12 +80,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *f = *state;
-	char cmd[128];
 
-	store_close(f->st);
-	json_decref(f->params);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	sched_fx_close(f->dir, f->st, f->params);
 	free(f);
 	return 0;
 }
@@ -551,10 +537,10 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	h.units_done = 10;
 	sched_heartbeat(f->st, &h);
 	assert_int_equal(h.rc, 0);
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	assert_int_equal(store_job_set_state(f->st, f->job, JOB_PAUSED, NULL, 2000), 0);
 	sched_heartbeat(f->st, &h);
-	assert_string_equal(h.action, "release");
+	assert_int_equal(h.action, MSG_HB_RELEASE);
 	claim(f, &again); /* a paused job grants nothing */
 	assert_int_equal(again.rc, GERR_NOTFOUND);
 	assert_non_null(strstr(again.reason, "paused"));
@@ -570,12 +556,12 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	assert_non_null(again.checkpoint);
 	/* The old holder's heartbeat is told to stop. */
 	sched_heartbeat(f->st, &h);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	assert_int_equal(store_job_set_state(f->st, f->job, JOB_CANCELLED, "test", 3000), 0);
 	assert_int_equal(store_job_cancel_leases(f->st, f->job, 3000), 0);
 	h.epoch = 2;
 	sched_heartbeat(f->st, &h);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	sched_claim_clear(&c);
 	sched_claim_clear(&again);
 }
@@ -666,7 +652,7 @@ static void test_foreign_refused_alike(void **state)
 
 		heartbeat(f, &h, thief, lid, forged[i].epoch, 7);
 		assert_int_equal(h.rc, GERR_STALE);
-		assert_string_equal(h.action, "stop");
+		assert_int_equal(h.action, MSG_HB_STOP);
 		assert_true(h.foreign);
 		upload_load(f, &u, thief, lid, forged[i].epoch, 7);
 		assert_int_equal(u.rc, GERR_STALE);
@@ -703,7 +689,7 @@ static void test_foreign_refused_alike(void **state)
 	assert_int_equal(again.lease.epoch, 2);
 	heartbeat(f, &h, f->worker, id, 1, 5);
 	assert_int_equal(h.rc, GERR_STALE);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	assert_false(h.foreign);
 	upload_load(f, &u, f->worker, id, 1, 5);
 	assert_string_equal(u.err, SCHED_NOT_HELD);
@@ -713,7 +699,7 @@ static void test_foreign_refused_alike(void **state)
 	assert_int_equal(w.foreign_msgs, 0);
 	store_worker_clear(&w);
 	heartbeat(f, &h, f->worker, id, 2, 5);
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	sched_claim_clear(&c);
 	sched_claim_clear(&again);
 }
@@ -742,15 +728,15 @@ static void test_progress_bounded_and_required(void **state)
 
 	f->pol.progress_timeout_s = 0.2;
 	heartbeat(f, &h, f->worker, c.lease.id, 1, 5);
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	usleep(300000);
 	heartbeat(f, &h, f->worker, c.lease.id, 1, 6); /* grew: kept */
-	assert_string_equal(h.action, "continue");
+	assert_int_equal(h.action, MSG_HB_CONTINUE);
 	assert_false(h.revoked);
 	usleep(300000);
 	heartbeat(f, &h, f->worker, c.lease.id, 1, 6);
 	assert_int_equal(h.rc, 0);
-	assert_string_equal(h.action, "stop");
+	assert_int_equal(h.action, MSG_HB_STOP);
 	assert_true(h.revoked);
 	assert_non_null(strstr(h.why, "no progress"));
 	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);

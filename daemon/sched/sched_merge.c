@@ -1,10 +1,12 @@
-/* scheduler.c - leases: uploads, verification, merge (grants are in
- * sched_claim.c, what a holder does in sched_hold.c).
+/* sched_merge.c - a stored result's verification and merge: its row
+ * loaded (database), the workload's check and the replicas' comparison
+ * (pool), the verdict committed with the merge into the job's answer and,
+ * when it was the last lease, the job's end (database). scheduler.h.
  *
- * Why the split into load / check / commit steps: SQLite work stays on the
- * database thread, while inflating and verifying blobs (CPU heavy, possibly
- * large) runs on the thread pool, so neither blocks the event loop nor holds
- * the database thread busy.
+ * Why load / check / commit: SQLite work stays on the database thread,
+ * while inflating and verifying blobs (CPU heavy, possibly large) runs on
+ * the thread pool, so neither blocks the event loop nor holds the database
+ * thread busy.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,15 +20,6 @@
 #include "gerr.h"
 #include "job_parts.h"
 #include "scheduler.h"
-
-
-double sched_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Monotonic seconds, for stage times in the log. */
 static double mono_s(void)
@@ -44,179 +37,13 @@ static char *xstrdup(const char *s)
 
 static json_t *json_parse_text(const char *text)
 {
-	if (!text)
-		return NULL;
-	return json_loads(text, JSON_DECODE_ANY, NULL);
+	return text ? json_loads(text, JSON_DECODE_ANY, NULL) : NULL;
 }
 
 static char *json_text(const json_t *j)
 {
 	return json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 }
-
-uint64_t sched_job_progress(struct store *st, int64_t job_id)
-{
-	uint64_t u = 0;
-
-	if (store_job_units_progress(st, job_id, &u) != 0)
-		return 0;
-	return u;
-}
-
-/* ---- uploads ---- */
-
-void sched_upload_decode(struct sched_upload *u)
-{
-	struct blob_info info;
-	uint8_t *raw = NULL;
-	size_t raw_len = 0;
-	const struct workload *wl = workload_find(u->workload);
-	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
-	double t0 = mono_s();
-	uint64_t max = 0;
-
-	if (!wl) {
-		u->rc = GERR_UNSUPPORTED;
-		snprintf(u->err, sizeof(u->err), "unknown workload %s", u->workload);
-		goto out;
-	}
-	/* The workload's bound for this lease, before anything is inflated. */
-	u->rc = workload_blob_max(wl, u->params, u->spec, u->is_result, &max,
-				  u->err, sizeof(u->err));
-	if (!u->rc)
-		u->rc = blob_decode_max(u->blob, u->blob_len, max, &info, &raw,
-					&raw_len, u->err, sizeof(u->err));
-	if (u->rc == GERR_TOOBIG) {
-		char why[sizeof(u->err)];
-		snprintf(why, sizeof(why), "%s", u->err);
-		snprintf(u->err, sizeof(u->err), "%.31s %s: %.200s", u->workload,
-			 u->is_result ? "result" : "checkpoint", why);
-	}
-	if (u->rc)
-		goto out;
-	if (info.kind != want || strcmp(info.workload, u->workload) != 0 ||
-	    info.lease != (uint64_t)u->lease_id || info.epoch != u->epoch) {
-		u->rc = GERR_CORRUPT;
-		snprintf(u->err, sizeof(u->err),
-			 "blob header does not match the upload (kind %d, workload %s, lease %" PRIu64
-			 ", epoch %" PRIu64 ")",
-			 (int)info.kind, info.workload, info.lease, info.epoch);
-		goto out;
-	}
-	if (!u->is_result) {
-		json_t *params = json_parse_text(u->params);
-		json_t *spec = json_parse_text(u->spec);
-		u->rc = (params && spec) ? wl->check_checkpoint(workload_ctx(wl), params, spec, raw,
-			raw_len, u->err, sizeof(u->err)) : GERR_CORRUPT;
-		json_decref(params);
-		json_decref(spec);
-		if (u->rc)
-			goto out;
-	}
-	if (u->is_result) { /* for its verification */
-		free(u->raw);
-		u->raw = raw;
-		u->raw_len = raw_len;
-		raw = NULL;
-	}
-out:
-	free(raw);
-	u->decode_s = mono_s() - t0;
-}
-
-void sched_upload_store(struct sched_upload *u)
-{
-	struct blob_info info;
-	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
-	double t0 = mono_s();
-
-	/* Only a blob that names this upload is stored under its hash, so
-	 * that sched_upload_unstore can never remove another lease's file. */
-	u->store_rc = blob_peek(u->blob, u->blob_len, &info, NULL, 0);
-	if (u->store_rc == 0 &&
-	    (info.kind != want || strcmp(info.workload, u->workload) != 0 ||
-	     info.lease != (uint64_t)u->lease_id || info.epoch != u->epoch))
-		u->store_rc = GERR_CORRUPT;
-	if (u->store_rc == 0)
-		u->store_rc = blob_store_put(u->pol->data_dir, u->blob,
-					     u->blob_len, u->hash);
-	u->stored = u->store_rc == 0;
-	u->store_s = mono_s() - t0;
-}
-
-int sched_upload_join(struct sched_upload *u)
-{
-	if (u->rc)
-		return u->stored;
-	if (!u->stored) {
-		u->rc = u->store_rc ? u->store_rc : GERR_STATE;
-		snprintf(u->err, sizeof(u->err), "cannot store blob: %s",
-			 gerr_str(u->rc));
-	}
-	return 0;
-}
-
-void sched_upload_unstore(struct sched_upload *u)
-{
-	if (u->stored && blob_store_remove(u->pol->data_dir, u->hash) == 0)
-		u->stored = 0;
-}
-
-void sched_upload_check(struct sched_upload *u)
-{
-	sched_upload_decode(u);
-	if (u->rc == 0)
-		sched_upload_store(u);
-	sched_upload_join(u);
-}
-
-void sched_upload_commit(struct store *st, struct sched_upload *u)
-{
-	double now = sched_now(), t0 = mono_s();
-	char *old = NULL;
-	char detail[128];
-
-	u->rc = store_begin(st);
-	if (u->rc)
-		return;
-	if (u->is_result)
-		u->rc = store_lease_set_result(st, u->lease_id, u->epoch, u->hash,
-					       u->units_done, now);
-	else
-		u->rc = store_lease_set_checkpoint(st, u->lease_id, u->epoch,
-			u->hash, u->units_done, now, &old);
-	snprintf(detail, sizeof(detail), "units_done=%" PRIu64 " blob=%.16s",
-		 u->units_done, u->hash);
-	if (!u->rc)
-		u->rc = store_event(st, now, u->job_id, u->lease_id, u->epoch,
-				    u->worker_id,
-				    u->is_result ? "result" : "checkpoint", detail);
-	if (!u->rc)
-		u->rc = store_commit(st);
-	else
-		store_rollback(st);
-	if (u->rc == GERR_STALE) /* expired or re-issued since the load */
-		snprintf(u->err, sizeof(u->err), "%s", SCHED_NOT_HELD);
-	/* The replaced checkpoint is garbage only once the new one is durable;
-	 * a content-identical checkpoint shares the file, so keep it then. */
-	if (!u->rc && old && strcmp(old, u->hash) != 0)
-		blob_store_remove(u->pol->data_dir, old);
-	free(old);
-	u->commit_s = mono_s() - t0;
-}
-
-void sched_upload_clear(struct sched_upload *u)
-{
-	free(u->blob);
-	free(u->workload);
-	free(u->params);
-	free(u->spec);
-	free(u->raw);
-	u->blob = u->raw = NULL;
-	u->workload = u->params = u->spec = NULL;
-}
-
-/* ---- verification and merge ---- */
 
 void sched_verify_load(struct store *st, struct sched_verify *v)
 {
@@ -251,10 +78,9 @@ void sched_verify_check(struct sched_verify *v)
 	struct blob_info info;
 	const struct workload *wl = workload_find(v->workload);
 	json_t *params = NULL, *spec = NULL;
-	struct timespec t0, t1;
+	double t0 = mono_s();
 	int rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	v->passed = 0;
 	v->decode_s = 0;
 	if (!v->raw) {
@@ -268,9 +94,7 @@ void sched_verify_check(struct sched_verify *v)
 				 sizeof(v->err));
 		if (rc)
 			goto out;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		v->decode_s = (double)(t1.tv_sec - t0.tv_sec) +
-			      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		v->decode_s = mono_s() - t0;
 	}
 	params = json_parse_text(v->params);
 	spec = json_parse_text(v->spec ? v->spec : v->lease.spec);
@@ -287,9 +111,7 @@ void sched_verify_check(struct sched_verify *v)
 		replica_compare(&v->rep, v->pol->data_dir, wl, params, spec,
 				v->raw, v->raw_len, v->err, sizeof(v->err));
 out:
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	v->seconds = (double)(t1.tv_sec - t0.tv_sec) +
-		     (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	v->seconds = mono_s() - t0;
 	json_decref(params);
 	json_decref(spec);
 	free(blob);
@@ -439,7 +261,7 @@ static int commit_checked(struct store *st, struct sched_verify *v, double now)
 
 	if (rc)
 		return rc;
-	v->again = vd == REPLICA_AGAIN; /* verify.c verifies the lease again */
+	v->again = vd == REPLICA_AGAIN; /* upload.c verifies the lease again */
 	v->waiting = vd == REPLICA_WAIT || vd == REPLICA_NOQUORUM;
 	v->job_finished = vd == REPLICA_NOQUORUM ? -1 : 0;
 	if (vd == REPLICA_QUORUM) {

@@ -1,10 +1,10 @@
-/* runahead.c - the run ahead (runner.h invariants 7-9, runahead.h): the
+/* next_run.c - the run ahead (runner.h invariants 7-9, next_run.h): the
  * run of the lease gpud will most likely grant next, started before that
  * lease exists, its result's encoder thread, and its adoption. The early
- * compression of a finished run ahead's result (invariant 9) is runjob.c's;
+ * compression of a finished run ahead's result (invariant 9) is result_pack.c's;
  * the finished run ahead's wait for adoption is runner.c's.
  */
-#include "runahead.h"
+#include "next_run.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include "bigmem.h"
 #include "blob.h"
 #include "gerr.h"
-#include "runjob.h"
+#include "result_pack.h"
 
 /* A result the encoder thread compresses beside the run ahead that starts
  * from it. Owned by the encoder thread once started. */
@@ -24,14 +24,14 @@ struct encode_job {
 	uint64_t ahead_run_id;    /* the run ahead started from out */
 	void *out;                /* the finished run's output */
 	size_t out_len;
-	struct runjob_pre *pre;   /* out, compressed already (or NULL) */
+	struct result_pack_pre *pre; /* out, compressed already (or NULL) */
 	struct runner_result res;
 };
 
 /* A run ahead learns here, under mu, that the loop adopted it (invariant
  * 7): from then on it is the lease's run. Returns non-zero while the run
  * is still ahead. */
-int runahead_sync(struct runner_ctx *ctx)
+int next_run_sync(struct runner_ctx *ctx)
 {
 	struct runner *r = ctx->r;
 
@@ -57,12 +57,12 @@ static void encoder_main(void *arg)
 	json_t *next = NULL;
 	char *key = NULL;
 
-	e->res.rc = runjob_encode_result(r, done, e->out, e->out_len, e->pre,
-					 &e->res, hash);
+	e->res.rc = result_pack_encode(r, done, e->out, e->out_len, e->pre,
+				       &e->res, hash);
 	if (e->res.rc == 0 &&
 	    done->wl->next_lease(workload_ctx(done->wl), done->params, done->spec, e->out, e->out_len,
 				 hash, &next) == 0)
-		key = runahead_key(done->job, done->params, next);
+		key = next_run_key(done->job, done->params, next);
 	json_decref(next);
 	uv_mutex_lock(&r->mu);
 	if (r->ahead && r->run_id == e->ahead_run_id) {
@@ -74,15 +74,15 @@ static void encoder_main(void *arg)
 		}
 	}
 	uv_mutex_unlock(&r->mu);
-	runjob_post_result(r, &e->res);
+	result_pack_post(r, &e->res);
 	free(key);
 	free(e->out);
-	runjob_clear(done);
+	runner_job_clear(done);
 	free(e);
 }
 
 /* Wait for the encoder thread of the last result, if any. */
-void runahead_join_encoder(struct runner *r)
+void next_run_join_encoder(struct runner *r)
 {
 	if (r->enc_running) {
 		uv_thread_join(&r->enc_thread);
@@ -92,11 +92,11 @@ void runahead_join_encoder(struct runner *r)
 
 /* After a successful run of job with output out: start the run ahead that
  * its result leads to (workload next_lease), from out itself under
- * RUNAHEAD_PENDING_HASH, with a new run id, while the encoder thread
+ * NEXT_RUN_PENDING_HASH, with a new run id, while the encoder thread
  * encodes the result and posts it (invariant 8). On 1, job is the run ahead and the
  * encoder owns out; on 0 (no run ahead: none follows, a lease is waiting,
  * quit, or no memory) nothing changed. */
-int runahead_start(struct runner *r, struct runner_job *job, void *out,
+int next_run_start(struct runner *r, struct runner_job *job, void *out,
 		   size_t out_len, const struct runner_result *res,
 		   uint64_t *ret_run_id)
 {
@@ -106,7 +106,7 @@ int runahead_start(struct runner *r, struct runner_job *job, void *out,
 
 	if (!r->run_ahead || !job->wl->next_lease ||
 	    job->wl->next_lease(workload_ctx(job->wl), job->params, job->spec, out, out_len,
-				RUNAHEAD_PENDING_HASH, &spec) != 0)
+				NEXT_RUN_PENDING_HASH, &spec) != 0)
 		return 0;
 	e = calloc(1, sizeof(*e));
 	pending = big_alloc(out_len);
@@ -115,7 +115,7 @@ int runahead_start(struct runner *r, struct runner_job *job, void *out,
 	if (!e || !pending || !params || !done_spec)
 		goto fail;
 	big_copy(pending, out, out_len);
-	runahead_join_encoder(r);
+	next_run_join_encoder(r);
 
 	uv_mutex_lock(&r->mu);
 	if (r->quit || r->has_job) {
@@ -163,7 +163,7 @@ fail:
 	return 0;
 }
 
-char *runahead_key(uint64_t job, const json_t *params, const json_t *spec)
+char *next_run_key(uint64_t job, const json_t *params, const json_t *spec)
 {
 	json_t *k = json_pack("[I, O, O]", (json_int_t)job, params, spec);
 	char *text = k ? json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
@@ -181,13 +181,13 @@ static int ahead_matches(const struct runner *r, const struct runner_job *job)
 
 	if (!r->ahead || !r->ahead_key || job->ckpt_blob)
 		return 0;
-	key = runahead_key(job->job, job->params, job->spec);
+	key = next_run_key(job->job, job->params, job->spec);
 	same = key && strcmp(key, r->ahead_key) == 0;
 	free(key);
 	return same;
 }
 
-int runahead_adopt(struct runner *r, struct runner_job *job,
+int next_run_adopt(struct runner *r, struct runner_job *job,
 		   uint64_t *ret_run_id)
 {
 	if (!ahead_matches(r, job)) {
@@ -212,7 +212,7 @@ int runahead_adopt(struct runner *r, struct runner_job *job,
 	return 1;
 }
 
-int runahead_take_pending(struct runner *r, void **ret, size_t *ret_len)
+int next_run_take_pending(struct runner *r, void **ret, size_t *ret_len)
 {
 	if (!r->pending)
 		return GERR_NOTFOUND;

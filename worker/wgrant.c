@@ -1,15 +1,15 @@
-/* wrun.c - the runner side of a lease: take the LEASE gpud grants (its
- * state is wlease.c's) and start its run (runner.h), and take what the run
+/* wgrant.c - a grant becomes a run: take the LEASE gpud grants (its state
+ * is wlease.c's) and start its run (runner.h), and take what the run
  * produces on the loop thread: checkpoints to upload, the result (or why
  * the run failed), and blob fetch requests. What is sent about them is
- * wlease.c's: wrun.c drives the lease state machine through wlease.c's
- * functions, and wlease.c never calls up into wrun.c.
+ * wlease.c's: wgrant.c drives the lease state machine through wlease.c's
+ * functions, and wlease.c never calls up into wgrant.c.
  *
  * Ownership: runner_start takes the job (deep copies of the LEASE's params
  * and spec, a copy of its checkpoint blob) on success; blobs taken from the
  * runner are owned by the client (struct client) from then on.
  *
- * Threads: loop thread only; wrun_on_wake is the runner's wake callback,
+ * Threads: loop thread only; wgrant_on_wake is the runner's wake callback,
  * run by its uv_async_t.
  */
 #include <assert.h>
@@ -103,7 +103,7 @@ static void start_run(struct client *cl, const struct msg_lease *m,
 	}
 }
 
-int wrun_on_lease(struct client *cl, const struct proto_frame *f)
+int wgrant_on_lease(struct client *cl, const struct proto_frame *f)
 {
 	struct msg_lease m;
 
@@ -203,7 +203,7 @@ static void on_run_finished(struct client *cl, struct runner_result *res)
 	}
 }
 
-void wrun_on_wake(void *opaque)
+void wgrant_on_wake(void *opaque)
 {
 	struct client *cl = opaque;
 	struct runner_ckpt ck;

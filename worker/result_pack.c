@@ -1,8 +1,8 @@
-/* runjob.c - one run's job and result (runjob.h): clearing the job,
- * packing, compressing (ahead of the lease, invariant 9, or at the end of
- * the run, invariant 4) and posting the result to the loop.
+/* result_pack.c - a finished run's result (result_pack.h): packing,
+ * compressing (ahead of the lease, invariant 9, or at the end of the run,
+ * invariant 4) and posting it to the loop.
  */
-#include "runjob.h"
+#include "result_pack.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include "proto.h"
 
 /* Owned by the runner thread, then by whoever encodes the result. */
-struct runjob_pre {
+struct result_pack_pre {
 	uv_thread_t thread;
 	const char *workload;
 	enum blob_pack pack;
@@ -25,37 +25,29 @@ struct runjob_pre {
 	int rc;
 };
 
-void runjob_clear(struct runner_job *job)
-{
-	json_decref(job->params);
-	json_decref(job->spec);
-	free(job->ckpt_blob);
-	memset(job, 0, sizeof(*job));
-}
-
 /* How wl's results are packed (stored raw or fast-compressed). */
-static enum blob_pack result_pack(const struct workload *wl)
+static enum blob_pack pack_of(const struct workload *wl)
 {
 	return wl->result_store_raw ? BLOB_PACK_STORE : BLOB_PACK_FAST;
 }
 
 static void pre_main(void *arg)
 {
-	struct runjob_pre *p = arg;
+	struct result_pack_pre *p = arg;
 
 	p->rc = blob_encode_pack(BLOB_RESULT, p->workload, 0, 0, p->out,
 				 p->out_len, p->pack, &p->blob, &p->blob_len);
 }
 
-struct runjob_pre *runjob_pre_start(const struct runner_job *job,
-				    const void *out, size_t out_len)
+struct result_pack_pre *result_pack_pre_start(const struct runner_job *job,
+					      const void *out, size_t out_len)
 {
-	struct runjob_pre *p = calloc(1, sizeof(*p));
+	struct result_pack_pre *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->workload = job->wl->name;
-	p->pack = result_pack(job->wl);
+	p->pack = pack_of(job->wl);
 	p->out = out;
 	p->out_len = out_len;
 	if (uv_thread_create(&p->thread, pre_main, p) != 0) {
@@ -66,7 +58,7 @@ struct runjob_pre *runjob_pre_start(const struct runner_job *job,
 }
 
 /* Join p and take its blob (NULL when it failed); frees p. */
-static uint8_t *pre_take(struct runjob_pre *p, size_t *ret_len)
+static uint8_t *pre_take(struct result_pack_pre *p, size_t *ret_len)
 {
 	uint8_t *blob;
 
@@ -79,7 +71,7 @@ static uint8_t *pre_take(struct runjob_pre *p, size_t *ret_len)
 	return blob;
 }
 
-void runjob_pre_drop(struct runjob_pre *p)
+void result_pack_pre_drop(struct result_pack_pre *p)
 {
 	size_t len;
 
@@ -90,10 +82,10 @@ void runjob_pre_drop(struct runjob_pre *p)
 /* The cache entry: gpud stores the result under that hash, and the next
  * lease of a chained job (Officers) fetches exactly it, so that fetch is a
  * cache hit. */
-int runjob_encode_result(struct runner *r, const struct runner_job *job,
-			 const void *out, size_t out_len,
-			 struct runjob_pre *pre, struct runner_result *res,
-			 char ret_hash[BLOB_HASH_HEX])
+int result_pack_encode(struct runner *r, const struct runner_job *job,
+		       const void *out, size_t out_len,
+		       struct result_pack_pre *pre, struct runner_result *res,
+		       char ret_hash[BLOB_HASH_HEX])
 {
 	/* Compress here, not on the loop thread (invariant 4), unless pre
 	 * (which this takes) has already. */
@@ -109,7 +101,7 @@ int runjob_encode_result(struct runner *r, const struct runner_job *job,
 		res->blob = NULL;
 		rc = blob_encode_pack(BLOB_RESULT, job->wl->name, job->lease,
 				      job->epoch, out, out_len,
-				      result_pack(job->wl), &res->blob,
+				      pack_of(job->wl), &res->blob,
 				      &res->blob_len);
 	}
 
@@ -145,7 +137,7 @@ int runjob_encode_result(struct runner *r, const struct runner_job *job,
 	return 0;
 }
 
-void runjob_post_result(struct runner *r, const struct runner_result *res)
+void result_pack_post(struct runner *r, const struct runner_result *res)
 {
 	uv_mutex_lock(&r->mu);
 	r->result = *res;
