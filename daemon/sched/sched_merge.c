@@ -17,18 +17,10 @@
 #include <jansson.h>
 
 #include "blob.h"
+#include "clock.h"
 #include "gerr.h"
 #include "job_parts.h"
 #include "scheduler.h"
-
-/* Monotonic seconds, for stage times in the log. */
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static char *xstrdup(const char *s)
 {
@@ -78,7 +70,7 @@ void sched_verify_check(struct sched_verify *v)
 	struct blob_info info;
 	const struct workload *wl = workload_find(v->workload);
 	json_t *params = NULL, *spec = NULL;
-	double t0 = mono_s();
+	double t0 = gclock_mono();
 	int rc;
 
 	v->passed = 0;
@@ -94,7 +86,7 @@ void sched_verify_check(struct sched_verify *v)
 				 sizeof(v->err));
 		if (rc)
 			goto out;
-		v->decode_s = mono_s() - t0;
+		v->decode_s = gclock_mono() - t0;
 	}
 	params = json_parse_text(v->params);
 	spec = json_parse_text(v->spec ? v->spec : v->lease.spec);
@@ -111,7 +103,7 @@ void sched_verify_check(struct sched_verify *v)
 		replica_compare(&v->rep, v->pol->data_dir, wl, params, spec,
 				v->raw, v->raw_len, v->err, sizeof(v->err));
 out:
-	v->seconds = mono_s() - t0;
+	v->seconds = gclock_mono() - t0;
 	json_decref(params);
 	json_decref(spec);
 	free(blob);
@@ -282,7 +274,7 @@ static int commit_checked(struct store *st, struct sched_verify *v, double now)
 
 void sched_verify_commit(struct store *st, struct sched_verify *v)
 {
-	double now = sched_now(), t0 = mono_s();
+	double now = sched_now(), t0 = gclock_mono();
 	int rc = store_begin(st);
 
 	if (rc) {
@@ -300,7 +292,7 @@ void sched_verify_commit(struct store *st, struct sched_verify *v)
 	if (!rc && !v->passed && v->lease.result)
 		blob_store_remove(v->pol->data_dir, v->lease.result);
 	v->rc = rc;
-	v->commit_s = mono_s() - t0;
+	v->commit_s = gclock_mono() - t0;
 }
 
 void sched_verify_clear(struct sched_verify *v)

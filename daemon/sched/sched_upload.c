@@ -15,17 +15,9 @@
 #include <jansson.h>
 
 #include "blob.h"
+#include "clock.h"
 #include "gerr.h"
 #include "scheduler.h"
-
-/* Monotonic seconds, for stage times in the log. */
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static json_t *json_parse_text(const char *text)
 {
@@ -39,7 +31,7 @@ void sched_upload_decode(struct sched_upload *u)
 	size_t raw_len = 0;
 	const struct workload *wl = workload_find(u->workload);
 	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
-	double t0 = mono_s();
+	double t0 = gclock_mono();
 	uint64_t max = 0;
 
 	if (!wl) {
@@ -88,14 +80,14 @@ void sched_upload_decode(struct sched_upload *u)
 	}
 out:
 	free(raw);
-	u->decode_s = mono_s() - t0;
+	u->decode_s = gclock_mono() - t0;
 }
 
 void sched_upload_store(struct sched_upload *u)
 {
 	struct blob_info info;
 	enum blob_kind want = u->is_result ? BLOB_RESULT : BLOB_CHECKPOINT;
-	double t0 = mono_s();
+	double t0 = gclock_mono();
 
 	/* Only a blob that names this upload is stored under its hash, so
 	 * that sched_upload_unstore can never remove another lease's file. */
@@ -108,7 +100,7 @@ void sched_upload_store(struct sched_upload *u)
 		u->store_rc = blob_store_put(u->pol->data_dir, u->blob,
 					     u->blob_len, u->hash);
 	u->stored = u->store_rc == 0;
-	u->store_s = mono_s() - t0;
+	u->store_s = gclock_mono() - t0;
 }
 
 int sched_upload_join(struct sched_upload *u)
@@ -139,7 +131,7 @@ void sched_upload_check(struct sched_upload *u)
 
 void sched_upload_commit(struct store *st, struct sched_upload *u)
 {
-	double now = sched_now(), t0 = mono_s();
+	double now = sched_now(), t0 = gclock_mono();
 	char *old = NULL;
 	char detail[128];
 
@@ -169,7 +161,7 @@ void sched_upload_commit(struct store *st, struct sched_upload *u)
 	if (!u->rc && old && strcmp(old, u->hash) != 0)
 		blob_store_remove(u->pol->data_dir, old);
 	free(old);
-	u->commit_s = mono_s() - t0;
+	u->commit_s = gclock_mono() - t0;
 }
 
 void sched_upload_clear(struct sched_upload *u)
