@@ -319,10 +319,7 @@ static unsigned cand_window(const struct officers_cuda *ctx)
 
 extern "C" int officers_cuda_device_count(void)
 {
-	int n = 0;
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
+	return cuda_device_count();
 }
 
 extern "C" void officers_cuda_close(struct officers_cuda *ctx)
@@ -358,17 +355,11 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 {
 	struct officers_cuda *ctx = NULL;
 	cudaDeviceProp prop;
-	int n = officers_cuda_device_count(), per_sm = 0, coop = 0;
+	int per_sm = 0, coop = 0;
+	int rc = cuda_ctx_new("officers", index, &ctx, err, errlen);
 
-	if (index < 0 || index >= n) {
-		snprintf(err, errlen, "officers cuda: no device %d (%d found)",
-			 index, n);
-		return GERR_UNSUPPORTED;
-	}
-	ctx = (struct officers_cuda *)calloc(1, sizeof(*ctx));
-	if (!ctx)
-		return GERR_NOMEM;
-	ctx->device = index;
+	if (rc)
+		return rc;
 	cudaError_t e = cudaSetDevice(index);
 	if (e == cudaSuccess)
 		e = cudaGetDeviceProperties(&prop, index);
@@ -598,6 +589,25 @@ static int spec_drop(struct officers_cuda *ctx, char *err, size_t errlen)
 	return 0;
 }
 
+/* The start of a call for one chunk of len values after s (candidates,
+ * exact): refuse it on a poisoned context or when the GPU cannot take it,
+ * make the device current and drop the chunk launched ahead. */
+static int one_chunk_start(struct officers_cuda *ctx,
+			   const struct officers_seq *s, uint64_t len,
+			   char *err, size_t errlen)
+{
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "officers cuda: context poisoned");
+		return GERR_DEVICE;
+	}
+	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
+		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
+		return GERR_INVAL;
+	}
+	CK(cudaSetDevice(ctx->device), "set device");
+	return spec_drop(ctx, err, errlen);
+}
+
 extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 					const struct officers_seq *s,
 					uint64_t len, uint16_t *out,
@@ -608,16 +618,7 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 	unsigned hist = hist_of(s->n);
 	struct cand_stats sb;
 
-	if (ctx->poisoned) {
-		snprintf(err, errlen, "officers cuda: context poisoned");
-		return GERR_DEVICE;
-	}
-	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
-		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
-		return GERR_INVAL;
-	}
-	CK(cudaSetDevice(ctx->device), "set device");
-	if ((rc = spec_drop(ctx, err, errlen)) ||
+	if ((rc = one_chunk_start(ctx, s, len, err, errlen)) ||
 	    (rc = upload_rares(ctx, s, err, errlen)) ||
 	    (rc = upload_history(ctx, 0, s, hist, err, errlen)) ||
 	    (rc = enqueue_chunk(ctx, 0, s, s->n, hist, (unsigned)len, 0, err,
@@ -645,16 +646,7 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 	float ms = 0;
 	int rc;
 
-	if (ctx->poisoned) {
-		snprintf(err, errlen, "officers cuda: context poisoned");
-		return GERR_DEVICE;
-	}
-	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
-		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
-		return GERR_INVAL;
-	}
-	CK(cudaSetDevice(ctx->device), "set device");
-	if ((rc = spec_drop(ctx, err, errlen)) ||
+	if ((rc = one_chunk_start(ctx, s, len, err, errlen)) ||
 	    (rc = upload_rares(ctx, s, err, errlen)))
 		return rc;
 	/* history and the candidates after it, from s->vals */
