@@ -72,3 +72,18 @@ int wl_json_u64(const json_t *obj, const char *key, int required,
 	snprintf(err, errlen, "'%s' must be a non-negative integer", key);
 	return GERR_INVAL;
 }
+
+void wl_io_quiet_progress(void *opaque, uint64_t units_done)
+{
+}
+
+int wl_io_quiet_never(void *opaque)
+{
+	return 0;
+}
+
+int wl_io_quiet_checkpoint(void *opaque, const void *bytes, size_t len,
+			   uint64_t units_done)
+{
+	return 0;
+}

@@ -101,6 +101,18 @@ struct wl_run_io {
 	int (*fetch)(void *opaque, const char *hash, void **ret, size_t *ret_len);
 };
 
+/* wl_run_io callbacks for a run that no worker watches (tests, tools):
+ * progress is dropped, no checkpoint is ever due and one handed over is
+ * dropped, the run never has to stop. Any thread. */
+void wl_io_quiet_progress(void *opaque, uint64_t units_done);
+int wl_io_quiet_never(void *opaque);
+int wl_io_quiet_checkpoint(void *opaque, const void *bytes, size_t len,
+			   uint64_t units_done);
+/* A struct wl_run_io with those callbacks, OPAQUE and FETCH. */
+#define WL_RUN_IO_QUIET(OPAQUE, FETCH)                                        \
+	{ (OPAQUE), wl_io_quiet_progress, wl_io_quiet_never,                  \
+	  wl_io_quiet_checkpoint, wl_io_quiet_never, (FETCH) }
+
 /* Read access to gpud's stored blobs, for export_data on the coordinator:
  * same contract as wl_run_io.fetch. */
 struct wl_blob_reader {

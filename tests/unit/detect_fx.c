@@ -10,8 +10,36 @@
 #include "detect_fx.h"
 #include "gerr.h"
 #include "mix.h"
+#include "parts_list.h"
 
 const double detect_fractions[3] = {0.01, 0.10, 1.0};
+
+void detect_first_lease(const struct workload *wl, const json_t *args,
+			uint64_t units, json_t **ret_params,
+			json_t **ret_spec, void **ret_res, size_t *ret_len)
+{
+	void *ctx = workload_ctx(wl);
+	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
+	struct wl_run_io io = WL_RUN_IO_QUIET(NULL, NULL);
+	json_t *cursor = NULL;
+	struct parts_list pl;
+	uint64_t total, carved;
+	char err[WL_ERRLEN] = "";
+	int last;
+
+	parts_list_init(&pl);
+	assert_int_equal(wl->parse_params(ctx, args, ret_params, &total, err,
+					  sizeof(err)), 0);
+	assert_int_equal(wl->carve(ctx, *ret_params, NULL, NULL, &pl.pub,
+				   units, ret_spec, &carved, &cursor, &last),
+			 0);
+	if (units)
+		assert_int_equal(carved, units);
+	assert_int_equal(wl->run(ctx, *ret_params, *ret_spec, NULL, 0, &dev,
+				 &io, ret_res, ret_len, err, sizeof(err)), 0);
+	json_decref(cursor);
+	parts_list_clear(&pl);
+}
 
 unsigned detect_passes(const struct workload *wl, const json_t *params,
 		       const json_t *spec, const void *res, size_t len,

@@ -15,6 +15,15 @@
 
 #include "workload.h"
 
+/* One honest lease to fabricate from: parse args (--KEY VALUE strings,
+ * borrowed), carve the first lease of the new job (of units units, checked,
+ * when units is not 0; else the workload's own size) and run it on the CPU
+ * (2 threads) with no one watching. The job's params, the lease's spec and
+ * the result are the caller's to free. */
+void detect_first_lease(const struct workload *wl, const json_t *args,
+			uint64_t units, json_t **ret_params,
+			json_t **ret_spec, void **ret_res, size_t *ret_len);
+
 /* How many of nseeds verifications of res pass. The seeds are a
  * splitmix64 stream from seed0, as unpredictable to the result as gpud's
  * random ones. Any failure other than GERR_VERIFY fails the test. */

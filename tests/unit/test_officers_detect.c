@@ -25,21 +25,11 @@
 #include "mix.h"
 #include "officers/officers.h"
 #include "officers/officers_wl.h"
-#include "parts_list.h"
 
 extern const struct workload officers_workload;
 static const struct workload *W = &officers_workload;
 
 #define L 40000u
-
-static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
 
 struct fx {
 	json_t *params, *spec;
@@ -49,34 +39,20 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
-	json_t *args = json_pack("{s:s}", "to", "40000"), *cursor = NULL;
-	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
-	struct wl_run_io io = {NULL, io_progress, io_due, io_ckpt, io_stop, NULL};
+	json_t *args = json_pack("{s:s}", "to", "40000");
 	struct officers_result r;
-	struct parts_list pl;
-	uint64_t total, units;
 	char err[WL_ERRLEN] = "";
 	void *res;
 	size_t len;
-	int last;
 
-	assert_int_equal(W->parse_params(NULL, args, &fx->params, &total, err,
-					 sizeof(err)), 0);
-	parts_list_init(&pl);
-	assert_int_equal(W->carve(NULL, fx->params, NULL, NULL, &pl.pub, L,
-				  &fx->spec, &units, &cursor, &last), 0);
-	assert_int_equal(units, L);
-	assert_int_equal(W->run(NULL, fx->params, fx->spec, NULL, 0, &dev, &io,
-				&res, &len, err, sizeof(err)), 0);
+	detect_first_lease(W, args, L, &fx->params, &fx->spec, &res, &len);
 	assert_int_equal(officers_result_parse(res, len, &r, err, sizeof(err)),
 			 0);
 	fx->honest = malloc(L * sizeof(uint16_t));
 	for (uint64_t x = 0; x < L; x++)
 		fx->honest[x] = (uint16_t)officers_result_get(&r, x);
 	free(res);
-	json_decref(cursor);
 	json_decref(args);
-	parts_list_clear(&pl);
 	*state = fx;
 	return 0;
 }

@@ -20,22 +20,12 @@
 #include "mix.h"
 #include "othello/othello.h"
 #include "othello/othello_wl.h"
-#include "parts_list.h"
 
 extern const struct workload othello_workload;
 static const struct workload *W = &othello_workload;
 
 #define N 4000u
 #define EMPTIES 6
-
-static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
 
 struct fx {
 	json_t *params, *spec;
@@ -47,27 +37,12 @@ static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
 	json_t *args = json_pack("{s:s, s:s, s:s}", "random", "4000", "empties",
-				 "6", "seed", "20"), *cursor = NULL;
-	struct wl_run_io io = {NULL, io_progress, io_due, io_ckpt, io_stop, NULL};
-	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
-	struct parts_list pl;
-	uint64_t total, units;
-	char err[WL_ERRLEN] = "";
+				 "6", "seed", "20");
 	void *res;
-	int last;
 
-	parts_list_init(&pl);
-	assert_int_equal(W->parse_params(NULL, args, &fx->params, &total, err,
-					 sizeof(err)), 0);
-	assert_int_equal(W->carve(NULL, fx->params, NULL, NULL, &pl.pub, N,
-				  &fx->spec, &units, &cursor, &last), 0);
-	assert_int_equal(units, N);
-	assert_int_equal(W->run(NULL, fx->params, fx->spec, NULL, 0, &dev, &io,
-				&res, &fx->len, err, sizeof(err)), 0);
+	detect_first_lease(W, args, N, &fx->params, &fx->spec, &res, &fx->len);
 	fx->res = res;
-	json_decref(cursor);
 	json_decref(args);
-	parts_list_clear(&pl);
 	*state = fx;
 	return 0;
 }

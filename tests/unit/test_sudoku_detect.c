@@ -21,22 +21,12 @@
 #include "detect_fx.h"
 #include "gerr.h"
 #include "mix.h"
-#include "parts_list.h"
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_format.h"
 #include "sudoku/sudoku_internal.h"
 
 extern const struct workload sudoku_workload;
 static const struct workload *W = &sudoku_workload;
-
-static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
 
 /* Keeps the first checkpoint a run emits. */
 struct ck_io {
@@ -66,29 +56,15 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
-	json_t *args = json_pack("{s:s}", "box", "3x3"), *cursor = NULL;
-	struct wl_run_io io = {NULL, io_progress, io_due, io_ckpt, io_stop, NULL};
-	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
-	struct parts_list pl;
-	uint64_t total, units;
+	json_t *args = json_pack("{s:s}", "box", "3x3");
 	char err[WL_ERRLEN] = "";
-	int last;
 
 	assert_int_equal(workload_open_all(err, sizeof(err)), 0);
-	parts_list_init(&pl);
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &fx->params,
-					 &total, err, sizeof(err)), 0);
-	assert_int_equal(W->carve(workload_ctx(W), fx->params, NULL, NULL,
-				  &pl.pub, 0, &fx->spec, &units, &cursor,
-				  &last), 0);
-	assert_int_equal(W->run(workload_ctx(W), fx->params, fx->spec, NULL, 0,
-				&dev, &io, &fx->res, &fx->len, err, sizeof(err)),
-			 0);
+	detect_first_lease(W, args, 0, &fx->params, &fx->spec, &fx->res,
+			   &fx->len);
 	assert_int_equal(sudoku_ctx_setup(workload_ctx(W), 3, 3, SUDOKU_BUILD_T,
 					  2, &fx->S, err, sizeof(err)), 0);
-	json_decref(cursor);
 	json_decref(args);
-	parts_list_clear(&pl);
 	*state = fx;
 	return 0;
 }
@@ -215,7 +191,8 @@ static void test_resume_keeps_pieces(void **state)
 {
 	struct fx *fx = *state;
 	struct ck_io c = {NULL, 0};
-	struct wl_run_io io = {&c, io_progress, ck_due, ck_keep, io_stop, NULL};
+	struct wl_run_io io = {&c, wl_io_quiet_progress, ck_due, ck_keep,
+			       wl_io_quiet_never, NULL};
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
 	struct sudoku_res r;
 	char err[WL_ERRLEN] = "";
@@ -231,7 +208,7 @@ static void test_resume_keeps_pieces(void **state)
 	assert_true(r.done > 0 && r.done < 44 && r.pieces == SUDOKU_PIECES);
 	free(r.v);
 	io.opaque = NULL;
-	io.checkpoint_due = io_due;
+	io.checkpoint_due = wl_io_quiet_never;
 	assert_int_equal(W->run(workload_ctx(W), fx->params, fx->spec, c.ck,
 				c.len, &dev, &io, &res, &len, err, sizeof(err)), 0);
 	assert_int_equal(len, fx->len);
