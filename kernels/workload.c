@@ -3,9 +3,36 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gerr.h"
 #include "workload.h"
+
+int wl_args_check(const json_t *args, const char *const *keys,
+		  const char *who, const char *takes, char *err,
+		  size_t errlen)
+{
+	const char *key;
+	json_t *val;
+
+	if (!json_is_object(args)) {
+		gerr_printf(err, errlen, "%s: arguments must be an object",
+			    who);
+		return GERR_INVAL;
+	}
+	json_object_foreach((json_t *)args, key, val) {
+		size_t i = 0;
+
+		while (keys[i] && strcmp(keys[i], key) != 0)
+			i++;
+		if (!keys[i]) {
+			gerr_printf(err, errlen, "%s: unknown parameter '%s' "
+				    "(takes %s)", who, key, takes);
+			return GERR_INVAL;
+		}
+	}
+	return 0;
+}
 
 int wl_json_u64(const json_t *obj, const char *key, int required,
 		uint64_t def, uint64_t *ret, char *err, size_t errlen)

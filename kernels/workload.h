@@ -364,7 +364,15 @@ int workload_blob_max(const struct workload *wl, const char *params,
 		      const char *spec, int is_result, uint64_t *ret_max,
 		      char *err, size_t errlen);
 
-/* Helpers for workloads: read a non-negative integer field that may be a
+/* Helpers for workloads: 0 when parse_params' args is an object whose
+ * every key is one of keys (a NULL-ended list); else GERR_INVAL with
+ * "WHO: arguments must be an object" or "WHO: unknown parameter 'K' (takes
+ * TAKES)". Any thread. */
+int wl_args_check(const json_t *args, const char *const *keys,
+		  const char *who, const char *takes, char *err,
+		  size_t errlen);
+
+/* Read a non-negative integer field that may be a
  * JSON integer or a decimal string (gpuctl sends strings). Returns 0 or
  * GERR_INVAL with a message. */
 int wl_json_u64(const json_t *obj, const char *key, int required,

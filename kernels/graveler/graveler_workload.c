@@ -83,25 +83,16 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 static int gw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
-	const char *key;
-	json_t *val;
+	static const char *const keys[] = {"battles", "seed", NULL};
 	uint64_t n, seed;
 	char sbuf[32];
 	json_t *p;
 	int rc;
 
-	if (!json_is_object(args)) {
-		gerr_printf(err, errlen, "graveler: arguments must be an object");
-		return GERR_INVAL;
-	}
-	json_object_foreach((json_t *)args, key, val) {
-		if (strcmp(key, "battles") != 0 && strcmp(key, "seed") != 0) {
-			gerr_printf(err, errlen, "graveler: unknown parameter '%s' "
-			       "(takes battles, seed)", key);
-			return GERR_INVAL;
-		}
-	}
-	rc = wl_json_u64(args, "battles", 1, 0, &n, err, errlen);
+	rc = wl_args_check(args, keys, "graveler", "battles, seed", err,
+			   errlen);
+	if (rc == 0)
+		rc = wl_json_u64(args, "battles", 1, 0, &n, err, errlen);
 	if (rc)
 		return rc;
 	if (n < 1 || n > GRAVELER_MAX_BATTLES) {
@@ -178,6 +169,21 @@ static int match_lease(const struct graveler_acc *a, uint64_t seed,
 	return 0;
 }
 
+/* The lease's seed and range (get_spec), and an accumulator to decode its
+ * result or checkpoint into, the caller's to free. */
+static int lease_acc(const json_t *params, const json_t *spec,
+		     uint64_t *ret_seed, uint64_t *ret_begin, uint64_t *ret_end,
+		     struct graveler_acc **ret_acc, char *err, size_t errlen)
+{
+	int rc = get_spec(params, spec, ret_seed, ret_begin, ret_end, err,
+			  errlen);
+
+	if (rc)
+		return rc;
+	*ret_acc = malloc(sizeof(**ret_acc));
+	return *ret_acc ? 0 : GERR_NOMEM;
+}
+
 static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 		  const void *checkpoint, size_t checkpoint_len,
 		  const struct wl_device *dev, const struct wl_run_io *io,
@@ -237,13 +243,11 @@ static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 {
 	uint64_t seed, begin, end;
 	struct graveler_acc *acc;
-	int rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+	int rc = lease_acc(params, spec, &seed, &begin, &end, &acc, err,
+			   errlen);
 
 	if (rc)
 		return rc;
-	acc = malloc(sizeof(*acc));
-	if (!acc)
-		return GERR_NOMEM;
 	rc = graveler_ckpt_decode(bytes, len, acc, err, errlen);
 	if (rc == 0)
 		rc = match_lease(acc, seed, begin, end, "checkpoint", err,
@@ -362,13 +366,11 @@ static int gw_verify(void *ctx, const json_t *params, const json_t *spec,
 {
 	uint64_t jseed, begin, end;
 	struct graveler_acc *acc;
-	int rc = get_spec(params, spec, &jseed, &begin, &end, err, errlen);
+	int rc = lease_acc(params, spec, &jseed, &begin, &end, &acc, err,
+			   errlen);
 
 	if (rc)
 		return rc;
-	acc = malloc(sizeof(*acc));
-	if (!acc)
-		return GERR_NOMEM;
 	/* Structure, histogram total, max == top bin, first in the lease. */
 	rc = graveler_result_decode(result, len, acc, err, errlen);
 	if (rc)
