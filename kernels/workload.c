@@ -8,6 +8,24 @@
 #include "gerr.h"
 #include "workload.h"
 
+int wl_device_get(const struct wl_device *dev, const char *who,
+		  int *ret_threads, void **ret_cuda, char *err,
+		  size_t errlen)
+{
+	if (ret_threads)
+		*ret_threads = dev && dev->threads > 0 ? dev->threads : 1;
+	*ret_cuda = NULL;
+	if (dev && dev->kind == WL_DEVICE_CUDA) {
+		*ret_cuda = dev->cuda_ctx;
+		if (!*ret_cuda) {
+			gerr_printf(err, errlen, "%s: CUDA device without a "
+				    "context (cuda_open)", who);
+			return GERR_INVAL;
+		}
+	}
+	return 0;
+}
+
 int wl_args_check(const json_t *args, const char *const *keys,
 		  const char *who, const char *takes, char *err,
 		  size_t errlen)

@@ -131,6 +131,15 @@ struct wl_device {
 			   cuda_open; NULL on CPU */
 };
 
+/* What a run hook reads of dev (NULL: the CPU): the CPU threads to use
+ * (dev's, at least 1; 1 without dev) in *ret_threads where it is not NULL,
+ * and the CUDA context in *ret_cuda (NULL on the CPU). GERR_INVAL, "WHO:
+ * CUDA device without a context", for a CUDA device that has none. Any
+ * thread. */
+int wl_device_get(const struct wl_device *dev, const char *who,
+		  int *ret_threads, void **ret_cuda, char *err,
+		  size_t errlen);
+
 /* One verified lease of a job as gpud keeps it (see "Answers stay small").
  * Pointers are borrowed and valid until the next get on the same wl_parts
  * or the end of the hook that received it. */

@@ -192,23 +192,14 @@ static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 {
 	uint64_t seed, begin, end;
 	struct graveler_acc *acc;
-	void *cuda = NULL;
-	int threads = 1, rc;
+	void *cuda;
+	int threads, rc;
 
 	rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+	if (rc == 0)
+		rc = wl_device_get(dev, "graveler", &threads, &cuda, err, errlen);
 	if (rc)
 		return rc;
-	if (dev) {
-		threads = dev->threads > 0 ? dev->threads : 1;
-		if (dev->kind == WL_DEVICE_CUDA) {
-			cuda = dev->cuda_ctx;
-			if (!cuda) {
-				gerr_printf(err, errlen, "graveler: CUDA device "
-				       "without a context (cuda_open)");
-				return GERR_INVAL;
-			}
-		}
-	}
 	acc = malloc(sizeof(*acc));
 	if (!acc)
 		return GERR_NOMEM;
