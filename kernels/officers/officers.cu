@@ -543,14 +543,16 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	return 0;
 }
 
+/* Upload the hist values before s->n and the more values after them to
+ * buffer b, and the prefix once when the history does not start at 0. */
 static int upload_history(struct officers_cuda *ctx, int b,
 			  const struct officers_seq *s, unsigned hist,
-			  char *err, size_t errlen)
+			  uint64_t more, char *err, size_t errlen)
 {
 	uint64_t dbase = s->n - hist;
 
 	CK(cudaMemcpyAsync(ctx->d_buf[b], s->vals + (dbase - s->base),
-			   (size_t)hist * 2, cudaMemcpyHostToDevice,
+			   (size_t)(hist + more) * 2, cudaMemcpyHostToDevice,
 			   ctx->stream),
 	   "upload");
 	if (dbase > 0 && !ctx->prefix_uploaded) {
@@ -620,7 +622,7 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 
 	if ((rc = one_chunk_start(ctx, s, len, err, errlen)) ||
 	    (rc = upload_rares(ctx, s, err, errlen)) ||
-	    (rc = upload_history(ctx, 0, s, hist, err, errlen)) ||
+	    (rc = upload_history(ctx, 0, s, hist, 0, err, errlen)) ||
 	    (rc = enqueue_chunk(ctx, 0, s, s->n, hist, (unsigned)len, 0, err,
 				errlen)) ||
 	    (rc = wait_chunk(ctx, times, err, errlen)))
@@ -646,21 +648,11 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 	float ms = 0;
 	int rc;
 
-	if ((rc = one_chunk_start(ctx, s, len, err, errlen)) ||
-	    (rc = upload_rares(ctx, s, err, errlen)))
-		return rc;
 	/* history and the candidates after it, from s->vals */
-	CK(cudaMemcpyAsync(ctx->d_buf[0], s->vals + (dbase - s->base),
-			   (size_t)(hist + len) * 2, cudaMemcpyHostToDevice,
-			   ctx->stream),
-	   "upload");
-	if (dbase > 0 && !ctx->prefix_uploaded) {
-		CK(cudaMemcpyAsync(ctx->d_prefix, s->prefix,
-				   OFFICERS_PREFIX * 2, cudaMemcpyHostToDevice,
-				   ctx->stream),
-		   "upload");
-		ctx->prefix_uploaded = 1;
-	}
+	if ((rc = one_chunk_start(ctx, s, len, err, errlen)) ||
+	    (rc = upload_rares(ctx, s, err, errlen)) ||
+	    (rc = upload_history(ctx, 0, s, hist, len, err, errlen)))
+		return rc;
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
 	CK(officers_exact_launch(
 		   ctx->sms, ctx->stream, ctx->d_buf[0],
@@ -742,7 +734,7 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 			cur_n = s->n;
 			cur = 0;
 			if ((rc = upload_rares(ctx, s, err, errlen)) ||
-			    (rc = upload_history(ctx, 0, s, cur_hist, err,
+			    (rc = upload_history(ctx, 0, s, cur_hist, 0, err,
 						 errlen)) ||
 			    (rc = enqueue_chunk(ctx, 0, s, cur_n, cur_hist,
 						cur_len, 1, err, errlen)))

@@ -47,6 +47,15 @@ double gpu_now(void);
 		printf("device: %s, cpu threads %d\n", name_, (THREADS));    \
 	} while (0)
 
+/* A whole lease of wl through its run hook: the job of args, the lease of
+ * spec (both borrowed), on the CUDA context cuda (cuda_threads host
+ * threads) and on threads CPU threads. CHECKs that both run, that the
+ * results are the same bytes from byte skip on (before it, a header that
+ * may differ: timings) and that verify accepts the CUDA one. */
+void gpu_run_lease(const struct workload *wl, const json_t *args,
+		   const json_t *spec, void *cuda, int cuda_threads,
+		   int threads, size_t skip);
+
 /* Print how the checks went; main's exit status (0 when none failed). */
 int gpu_result(void);
 

@@ -88,30 +88,14 @@ int main(void)
 
 	/* A whole lease through the workload: CUDA bytes == CPU bytes. */
 	{
-		const struct workload *W = &othello_workload;
 		json_t *args = json_pack("{s:s, s:s, s:s}", "random", "100000",
-					 "empties", "11", "seed", "5"), *params;
+					 "empties", "11", "seed", "5");
 		json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)333,
 					 "count", (json_int_t)50000);
-		uint64_t total;
-		void *rg = NULL, *rc_ = NULL;
-		size_t lg = 0, lc = 0;
-		struct wl_device dg = {WL_DEVICE_CUDA, 0, threads, ctx};
-		struct wl_device dc = {WL_DEVICE_CPU, 0, threads, NULL};
-		CHECK(W->parse_params(workload_ctx(W), args, &params, &total, err, sizeof(err)) == 0);
-		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dg, NULL, &rg, &lg, err,
-			     sizeof(err)) == 0);
-		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dc, NULL, &rc_, &lc, err,
-			     sizeof(err)) == 0);
 		/* Scores and moves equal; the header's nodes and time differ. */
-		CHECK(lg == lc && rg && rc_ &&
-		      memcmp((char *)rg + OTHELLO_RES_HDR,
-			     (char *)rc_ + OTHELLO_RES_HDR, lg - OTHELLO_RES_HDR) == 0);
-		CHECK(W->verify(workload_ctx(W), params, spec, rg, lg, 9, err, sizeof(err)) == 0);
-		free(rg);
-		free(rc_);
+		gpu_run_lease(&othello_workload, args, spec, ctx, threads,
+			      threads, OTHELLO_RES_HDR);
 		json_decref(spec);
-		json_decref(params);
 		json_decref(args);
 	}
 	printf("workload run: %s\n", gpu_failures ? "FAIL" : "ok");

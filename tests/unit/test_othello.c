@@ -254,6 +254,20 @@ static void test_parse(void **state)
 					     err, sizeof(err)), GERR_INVAL);
 }
 
+/* A result of the 3 positions from 5, all solved, with their boards. */
+static void res3(struct othello_res *r)
+{
+	assert_int_equal(othello_res_init(r, 5, 3, 1), 0);
+	r->done = 3;
+	for (int i = 0; i < 3; i++) {
+		r->score[i] = (int8_t)(2 * i - 2);
+		r->move[i] = (uint8_t)(i * 30);
+		r->pos[i].black = 1ull << i;
+		r->pos[i].white = 1ull << (10 + i);
+		r->pos[i].expected = OTHELLO_NO_SCORE;
+	}
+}
+
 static void test_result_format(void **state)
 {
 	struct othello_res r, d;
@@ -262,15 +276,7 @@ static void test_result_format(void **state)
 	char err[WL_ERRLEN];
 
 	(void)state;
-	assert_int_equal(othello_res_init(&r, 5, 3, 1), 0);
-	r.done = 3;
-	for (int i = 0; i < 3; i++) {
-		r.score[i] = (int8_t)(2 * i - 2);
-		r.move[i] = (uint8_t)(i * 30);
-		r.pos[i].black = 1ull << i;
-		r.pos[i].white = 1ull << (10 + i);
-		r.pos[i].expected = OTHELLO_NO_SCORE;
-	}
+	res3(&r);
 	assert_int_equal(othello_res_encode(&r, 0, &b, &len), 0);
 	assert_int_equal(othello_res_decode(b, len, 0, &d, err, sizeof(err)), 0);
 	assert_int_equal(d.begin, 5);
@@ -323,17 +329,9 @@ static void test_results_agree(void **state)
 	size_t alen, blen, clen;
 
 	(void)state;
-	assert_int_equal(othello_res_init(&r, 5, 3, 1), 0);
-	r.done = 3;
+	res3(&r);
 	r.nodes = 10;
 	r.usec = 20;
-	for (int i = 0; i < 3; i++) {
-		r.score[i] = (int8_t)(2 * i - 2);
-		r.move[i] = (uint8_t)(i * 30);
-		r.pos[i].black = 1ull << i;
-		r.pos[i].white = 1ull << (10 + i);
-		r.pos[i].expected = OTHELLO_NO_SCORE;
-	}
 	assert_int_equal(othello_res_encode(&r, 0, &a, &alen), 0);
 	r.nodes = 99;
 	r.usec = 5;
