@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -196,6 +197,19 @@ class Cluster:
         r = self.ctl("wait", str(job), "--timeout", str(timeout), check_rc=False, timeout=timeout + 30)
         if r.returncode != 0:
             raise TestFailure("job %d did not verify: %s\n%s\n%s" % (job, r.stderr, self.tail("gpud"), self.tail("worker")))
+
+    def regrant(self, job, epoch, timeout, what, lease=1):
+        """Wait until gpud grants lease of job again at epoch; the units
+        it resumes from."""
+        pat = r"lease grant job=%d lease=%d epoch=%d .*resume_from=(\d+)" % (job, lease, epoch)
+        m = wait_for(lambda: re.search(pat, self.log_text("gpud")), timeout, what)
+        return int(m.group(1))
+
+    def check_reference(self, job, timeout, msg="answer differs from the reference", **kw):
+        """Wait for the Graveler job, then check that its answer is the one
+        gpurun computes for kw (battles, seed) in one process."""
+        self.wait_job(job, timeout=timeout)
+        check(answer_core(self.result(job)["answer"]) == reference_answer("graveler", **kw), msg)
 
     def add_token(self, name, role="worker"):
         """A new credential (gpuctl token add) in a file of its own:

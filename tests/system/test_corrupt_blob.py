@@ -6,7 +6,7 @@ import re
 import struct
 import zlib
 
-from harness import answer_core, Cluster, RawWorker, check, lease_units_for, reference_answer, run, wait_for
+from harness import Cluster, RawWorker, check, lease_units_for, run, wait_for
 
 
 def recrc(b):
@@ -73,12 +73,9 @@ def test_corrupt_blob(cl: Cluster):
     rw.close()
     # The next holder resumes from the same good checkpoint.
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"])
-    m = wait_for(lambda: re.search(r"lease grant job=%d lease=1 epoch=3 .*resume_from=(\d+)" % job,
-                                   cl.log_text("gpud")), 30, "re-issue at epoch 3")
-    check(int(m.group(1)) == good_units, "previous checkpoint not kept: resume_from=%s, want %d" % (m.group(1), good_units))
-    cl.wait_job(job, timeout=300)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units, seed=77),
-          "answer differs from the reference")
+    resumed = cl.regrant(job, 3, 30, "re-issue at epoch 3")
+    check(resumed == good_units, "previous checkpoint not kept: resume_from=%d, want %d" % (resumed, good_units))
+    cl.check_reference(job, 300, battles=units, seed=77)
 
 
 if __name__ == "__main__":

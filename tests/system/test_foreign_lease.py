@@ -8,8 +8,8 @@ import json
 import re
 import struct
 
-from harness import (Cluster, RawWorker, answer_core, blob, check, lease_units_for,
-                     reference_answer, run, wait_for)
+from harness import (Cluster, RawWorker, blob, check, lease_units_for,
+                     run, wait_for)
 
 
 class Thief(RawWorker):
@@ -81,9 +81,7 @@ def test_foreign_lease(cl: Cluster):
     sent = 12
 
     # The victim kept its lease and its job ends with the exact answer.
-    cl.wait_job(job, timeout=120)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units, seed=5),
-          "answer differs from the reference")
+    cl.check_reference(job, 120, battles=units, seed=5)
     wlog = cl.log_text("worker")
     check("lease lost" not in wlog, "the victim lost its lease:\n" + cl.tail("worker"))
     # A finished lease is still not the thief's: the same bytes as before.
