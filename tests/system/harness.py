@@ -211,6 +211,15 @@ class Cluster:
         self.wait_job(job, timeout=timeout)
         check(answer_core(self.result(job)["answer"]) == reference_answer("graveler", **kw), msg)
 
+    def raw_worker(self, cls=None, name=None, secret=None, **kw):
+        """A RawWorker (or cls) logged in to gpud, with the local token
+        unless name and secret are given."""
+        if name is None:
+            name, secret = self.token()
+        w = (cls or RawWorker)(self.port, name, secret, **kw)
+        w.login()
+        return w
+
     def add_token(self, name, role="worker"):
         """A new credential (gpuctl token add) in a file of its own:
         (file, name, secret)."""
@@ -349,6 +358,12 @@ class RawWorker:
         check(f is not None, "connection closed while waiting for %s" % tname)
         check(f[0] == tname, "expected %s, got %s %s" % (tname, f[0], f[1]))
         return f[1], f[2]
+
+    def claim_lease(self, timeout=10):
+        """CLAIM (no measured rate) and the LEASE that answers it: the
+        message and its binary part (the checkpoint to resume from)."""
+        self.send_msg("CLAIM", {"rate": 0})
+        return self.expect("LEASE", timeout)
 
     def login(self):
         self.send_msg("HELLO", {"proto": 1, "worker": self.name, "device": "cpu",

@@ -6,7 +6,7 @@ import re
 import struct
 import zlib
 
-from harness import Cluster, RawWorker, check, lease_units_for, run, wait_for
+from harness import Cluster, check, lease_units_for, run, wait_for
 
 
 def recrc(b):
@@ -28,11 +28,8 @@ def test_corrupt_blob(cl: Cluster):
     w.kill()
     w.wait()
     wait_for(lambda: "lease expired lease=1" in cl.log_text("gpud"), 30, "expiry")
-    name, secret = cl.token()
-    rw = RawWorker(cl.port, name, secret)
-    rw.login()
-    rw.send_msg("CLAIM", {"rate": 0})
-    lease, ck = rw.expect("LEASE")
+    rw = cl.raw_worker()
+    lease, ck = rw.claim_lease()
     check(len(ck) > 64 and lease["units_done"] > 0, "the lease should come with its checkpoint")
     good_units = lease["units_done"]
     # Re-label the good checkpoint for this epoch, then break it in three ways.

@@ -18,7 +18,7 @@ import sqlite3
 import struct
 import zlib
 
-from harness import (Cluster, RawWorker, answer_core, blob, check, reference_answer,
+from harness import (Cluster, answer_core, blob, check, reference_answer,
                      run, wait_for)
 
 LEASE = 1 << 20
@@ -136,10 +136,8 @@ def scenario_liar(cl):
                    60, "a replica of the honest worker's first result")
     rid, pid = rep[0]
     a.wait(30)
-    liar = RawWorker(cl.port, nl, sl)
-    liar.login()
-    liar.send_msg("CLAIM", {"rate": 0})
-    lease, _ = liar.expect("LEASE")
+    liar = cl.raw_worker(name=nl, secret=sl)
+    lease, _ = liar.claim_lease()
     check(lease["lease"] == rid, "the liar should get the replica %d: %s" % (rid, lease))
     raw = lie(stored_result(cl, pid))
     liar.send_msg("RESULT", {"lease": rid, "epoch": lease["epoch"], "units_done": LEASE,
