@@ -52,6 +52,22 @@ int wl_args_check(const json_t *args, const char *const *keys,
 	return 0;
 }
 
+int wl_spec_u64s(const json_t *spec, const char *who, const char *k1,
+		 uint64_t *ret1, const char *k2, uint64_t *ret2, char *err,
+		 size_t errlen)
+{
+	int rc;
+
+	if (!json_is_object(spec)) {
+		gerr_printf(err, errlen, "%s: spec must be an object", who);
+		return GERR_INVAL;
+	}
+	rc = wl_json_u64(spec, k1, 1, 0, ret1, err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(spec, k2, 1, 0, ret2, err, errlen);
+	return rc;
+}
+
 int wl_json_u64(const json_t *obj, const char *key, int required,
 		uint64_t def, uint64_t *ret, char *err, size_t errlen)
 {

@@ -381,6 +381,13 @@ int wl_args_check(const json_t *args, const char *const *keys,
 		  const char *who, const char *takes, char *err,
 		  size_t errlen);
 
+/* A lease's spec that holds two required integers, k1 and k2 (e.g. begin
+ * and end) in *ret1 and *ret2; GERR_INVAL, "WHO: spec must be an object"
+ * or wl_json_u64's message, when it does not. Any thread. */
+int wl_spec_u64s(const json_t *spec, const char *who, const char *k1,
+		 uint64_t *ret1, const char *k2, uint64_t *ret2, char *err,
+		 size_t errlen);
+
 /* Read a non-negative integer field that may be a
  * JSON integer or a decimal string (gpuctl sends strings). Returns 0 or
  * GERR_INVAL with a message. */

@@ -63,13 +63,8 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 
 	if (rc)
 		return rc;
-	if (!json_is_object(spec)) {
-		gerr_printf(err, errlen, "graveler: spec must be an object");
-		return GERR_INVAL;
-	}
-	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
-	if (rc == 0)
-		rc = wl_json_u64(spec, "end", 1, 0, end, err, errlen);
+	rc = wl_spec_u64s(spec, "graveler", "begin", begin, "end", end, err,
+			  errlen);
 	if (rc)
 		return rc;
 	if (*begin >= *end || *end > n) {

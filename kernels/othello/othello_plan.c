@@ -93,13 +93,8 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 
 	if (rc)
 		return rc;
-	if (!json_is_object(spec)) {
-		gerr_printf(err, errlen, "othello: spec must be an object");
-		return GERR_INVAL;
-	}
-	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
-	if (rc == 0)
-		rc = wl_json_u64(spec, "count", 1, 0, count, err, errlen);
+	rc = wl_spec_u64s(spec, "othello", "begin", begin, "count", count, err,
+			  errlen);
 	if (rc)
 		return rc;
 	if (*count < 1 || *begin >= j->n || *count > j->n - *begin ||
