@@ -673,6 +673,23 @@ static void test_answer_constant(void **state)
 	json_decref(args);
 }
 
+/* parse_params refuses args (JSON text) with GERR_INVAL, saying why
+ * (NULL: anything). */
+static void refused(const char *args, const char *why)
+{
+	const struct workload *W = &othello_workload;
+	json_t *a = json_loads(args, 0, NULL), *params = NULL;
+	char err[WL_ERRLEN] = "";
+	uint64_t total;
+
+	assert_non_null(a);
+	assert_int_equal(W->parse_params(workload_ctx(W), a, &params, &total,
+					 err, sizeof(err)), GERR_INVAL);
+	if (why)
+		assert_non_null(strstr(err, why));
+	json_decref(a);
+}
+
 static void test_job_random(void **state)
 {
 	const struct workload *W = &othello_workload;
@@ -713,26 +730,12 @@ static void test_job_random(void **state)
 	json_decref(args);
 
 	/* Bad parameters. */
-	args = json_pack("{s:s, s:s}", "random", "10", "empties", "0");
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	json_decref(args);
-	args = json_pack("{s:s}", "empties", "10");
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	json_decref(args);
+	refused("{\"random\": \"10\", \"empties\": \"0\"}", NULL);
+	refused("{\"empties\": \"10\"}", NULL);
 	/* Neither --random nor a file: refused at submission. */
-	args = json_object();
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	assert_non_null(strstr(err, "--file"));
-	json_decref(args);
-	args = json_pack("{s:s, s:s, s:s}", "random", "10", "empties", "10",
-			 "bogus", "1");
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	assert_non_null(strstr(err, "bogus"));
-	json_decref(args);
+	refused("{}", "--file");
+	refused("{\"random\": \"10\", \"empties\": \"10\", \"bogus\": \"1\"}",
+		"bogus");
 }
 
 static void test_job_file(void **state)
