@@ -164,19 +164,29 @@ static int match_lease(const struct graveler_acc *a, uint64_t seed,
 	return 0;
 }
 
-/* The lease's seed and range (get_spec), and an accumulator to decode its
- * result or checkpoint into, the caller's to free. */
-static int lease_acc(const json_t *params, const json_t *spec,
-		     uint64_t *ret_seed, uint64_t *ret_begin, uint64_t *ret_end,
-		     struct graveler_acc **ret_acc, char *err, size_t errlen)
+/* A lease's result or checkpoint (what), decoded by decode into a new
+ * accumulator and checked to be of the lease in params and spec: *ret_acc,
+ * the caller's to free, also on failure once it is set. A blob that does
+ * not decode is refused with bad_rc (0: the decoder's own code). */
+static int lease_blob(const json_t *params, const json_t *spec,
+		      const void *bytes, size_t len,
+		      int (*decode)(const void *, size_t, struct graveler_acc *,
+				    char *, size_t),
+		      const char *what, int bad_rc,
+		      struct graveler_acc **ret_acc, char *err, size_t errlen)
 {
-	int rc = get_spec(params, spec, ret_seed, ret_begin, ret_end, err,
-			  errlen);
+	uint64_t seed, begin, end;
+	int rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
 
 	if (rc)
 		return rc;
 	*ret_acc = malloc(sizeof(**ret_acc));
-	return *ret_acc ? 0 : GERR_NOMEM;
+	if (!*ret_acc)
+		return GERR_NOMEM;
+	rc = decode(bytes, len, *ret_acc, err, errlen);
+	if (rc)
+		return bad_rc ? bad_rc : rc;
+	return match_lease(*ret_acc, seed, begin, end, what, err, errlen);
 }
 
 static int gw_run(void *ctx, const json_t *params, const json_t *spec,
@@ -227,17 +237,10 @@ static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 			       const void *bytes, size_t len, char *err,
 			       size_t errlen)
 {
-	uint64_t seed, begin, end;
-	struct graveler_acc *acc;
-	int rc = lease_acc(params, spec, &seed, &begin, &end, &acc, err,
-			   errlen);
+	struct graveler_acc *acc = NULL;
+	int rc = lease_blob(params, spec, bytes, len, graveler_ckpt_decode,
+			    "checkpoint", 0, &acc, err, errlen);
 
-	if (rc)
-		return rc;
-	rc = graveler_ckpt_decode(bytes, len, acc, err, errlen);
-	if (rc == 0)
-		rc = match_lease(acc, seed, begin, end, "checkpoint", err,
-				 errlen);
 	free(acc);
 	return rc;
 }
@@ -350,19 +353,11 @@ static int gw_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
 {
-	uint64_t jseed, begin, end;
-	struct graveler_acc *acc;
-	int rc = lease_acc(params, spec, &jseed, &begin, &end, &acc, err,
-			   errlen);
-
-	if (rc)
-		return rc;
+	struct graveler_acc *acc = NULL;
 	/* Structure, histogram total, max == top bin, first in the lease. */
-	rc = graveler_result_decode(result, len, acc, err, errlen);
-	if (rc)
-		rc = GERR_VERIFY;
-	if (rc == 0)
-		rc = match_lease(acc, jseed, begin, end, "result", err, errlen);
+	int rc = lease_blob(params, spec, result, len, graveler_result_decode,
+			    "result", GERR_VERIFY, &acc, err, errlen);
+
 	if (rc == 0)
 		rc = verify_acc(acc, seed, err, errlen);
 	free(acc);
