@@ -104,6 +104,18 @@ class Cluster:
         self.http = open(http_file).read().strip() if os.path.exists(http_file) else None
         return self.gpud
 
+    def start_gpud_leases(self, seconds, heartbeat, lease_timeout=None, extra=()):
+        """Start gpud with leases of about `seconds` of one CPU's Graveler
+        work (lease_units_for), heartbeats every heartbeat s, lease_timeout
+        if given and the extra arguments; the units of a lease."""
+        units = lease_units_for(seconds)
+        self.gpud_args = ["--lease-units", str(units), "--heartbeat", heartbeat]
+        if lease_timeout is not None:
+            self.gpud_args += ["--lease-timeout", lease_timeout]
+        self.gpud_args += list(extra)
+        self.start_gpud()
+        return units
+
     def http_get(self, path, timeout=10):
         """GET http://ADDR/path from gpud's --http: (status, headers, body bytes)."""
         import urllib.error

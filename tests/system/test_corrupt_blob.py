@@ -6,7 +6,7 @@ import re
 import struct
 import zlib
 
-from harness import Cluster, check, lease_units_for, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def recrc(b):
@@ -18,9 +18,7 @@ def recrc(b):
 
 
 def test_corrupt_blob(cl: Cluster):
-    units = lease_units_for(4)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "1.5"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(4, "0.3", "1.5")
     job = cl.submit("graveler", battles=units, seed=77)
     w = cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"])
     m = wait_for(lambda: re.search(r"checkpoint stored job=%d lease=1 epoch=1 .*units_done=([1-9]\d*)" % job,

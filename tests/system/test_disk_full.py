@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import sys
 
-from harness import Cluster, check, lease_units_for, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def fill(path):
@@ -32,9 +32,7 @@ def test_disk_full(cl: Cluster):
         sys.exit(77)
     try:
         cl.data = os.path.join(mnt, "data")
-        units = lease_units_for(0.5)
-        cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "30"]
-        cl.start_gpud()
+        units = cl.start_gpud_leases(0.5, "0.3", "30")
         job = cl.submit("graveler", battles=units * 12, seed=31)
         cl.start_worker("cpu:1", ["--checkpoint-interval", "0.2"])
         wait_for(lambda: cl.status(job)["leases"]["verified"] >= 2, 60, "two verified leases")

@@ -3,14 +3,11 @@ exits 0 with every lease pending and checkpointed, and after a restart the
 job resumes from those checkpoints and finishes exactly."""
 import sqlite3
 
-from harness import Cluster, check, lease_units_for, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def test_drain(cl: Cluster):
-    units = lease_units_for(4)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "600",
-                    "--drain-seconds", "20"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(4, "0.3", "600", extra=["--drain-seconds", "20"])
     job = cl.submit("graveler", battles=units, seed=12)
     cl.start_worker("cpu:1", ["--checkpoint-interval", "600"])
     wait_for(lambda: cl.status(job)["units_running"] > 0, 60, "progress")

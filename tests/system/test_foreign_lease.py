@@ -8,8 +8,7 @@ import json
 import re
 import struct
 
-from harness import (Cluster, RawWorker, blob, check, lease_units_for,
-                     run, wait_for)
+from harness import (Cluster, RawWorker, blob, check, run, wait_for)
 
 
 class Thief(RawWorker):
@@ -46,9 +45,7 @@ def same_shape(a, b, lease_a, lease_b, epoch_a, epoch_b):
 
 
 def test_foreign_lease(cl: Cluster):
-    units = lease_units_for(6)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "2"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(6, "0.3", "2")
     job = cl.submit("graveler", battles=units, seed=5)
     _, name, secret = cl.add_token("thief")
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.5"])

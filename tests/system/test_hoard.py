@@ -9,7 +9,7 @@ import re
 import socket
 import time
 
-from harness import (Cluster, RawWorker, check, lease_units_for, run)
+from harness import (Cluster, RawWorker, check, run)
 
 CAP = 2
 STALL_S = 6
@@ -42,11 +42,9 @@ class Hoarder(RawWorker):
 
 
 def test_hoard(cl: Cluster):
-    units = lease_units_for(0.5)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "2",
-                    "--max-leases-per-worker", str(CAP), "--progress-timeout", str(STALL_S),
-                    "--quarantine-after", "3"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(0.5, "0.3", "2", extra=["--max-leases-per-worker", str(CAP),
+                                                         "--progress-timeout", str(STALL_S),
+                                                         "--quarantine-after", "3"])
     job = cl.submit("graveler", battles=3 * units, seed=9)
     _, name, secret = cl.add_token("hoarder")
     h = Hoarder(cl.port, name, secret)

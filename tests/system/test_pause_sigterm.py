@@ -4,14 +4,12 @@ resume continues from the checkpoint; the answer is exact."""
 import re
 import signal
 
-from harness import Cluster, check, lease_units_for, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def test_pause_sigterm(cl: Cluster):
-    units = lease_units_for(6)
     # A long lease timeout: only an explicit release can free the lease quickly.
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "600"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(6, "0.3", "600")
     job = cl.submit("graveler", battles=units, seed=8)
     w = cl.start_worker("cpu:1", ["--checkpoint-interval", "60"])
     wait_for(lambda: cl.status(job)["units_running"] > 0, 60, "progress")

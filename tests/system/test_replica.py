@@ -72,8 +72,7 @@ def scenario_full(cl):
     cl.start_gpud()
     tb, nb, _ = cl.add_token("b")
     battles, seed = 6 * LEASE, 11
-    job = int(cl.ctl("submit", "graveler", "--battles", str(battles), "--seed", str(seed),
-                     "--check", "full").stdout.strip())
+    job = cl.submit("graveler", battles=battles, seed=seed, check="full")
     cl.start_worker("cpu:1")
     cl.start_worker("cpu:1", token_file=tb)
     cl.wait_job(job, timeout=120)
@@ -173,8 +172,7 @@ def scenario_crash(cl):
     cl.start_gpud()
     tb, _, _ = cl.add_token("b")
     battles, seed = 2 * LEASE, 9
-    job = int(cl.ctl("submit", "graveler", "--battles", str(battles), "--seed", str(seed),
-                     "--check", "full").stdout.strip())
+    job = cl.submit("graveler", battles=battles, seed=seed, check="full")
     w = cl.start_worker("cpu:1")
     # One worker computes every primary; the replicas wait for another.
     wait_for(lambda: "second worker" in (cl.status(job).get("reason") or ""), 60,

@@ -2,13 +2,11 @@
 a new epoch and resumes from the last checkpoint; the answer is exact."""
 import re
 
-from harness import Cluster, check, lease_units_for, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def test_worker_crash(cl: Cluster):
-    units = lease_units_for(6)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "1.5"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(6, "0.3", "1.5")
     job = cl.submit("graveler", battles=units, seed=5)
     w = cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"])
     wait_for(lambda: re.search(r"checkpoint stored job=%d lease=1 epoch=1 .*units_done=[1-9]" % job,
