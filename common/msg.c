@@ -81,6 +81,9 @@ struct mtype {
 #define ENUM(n, S, m, tab) \
 	{ .name = n, .kind = F_ENUM, .off = offsetof(S, m), .names = tab, \
 	  .max = sizeof(tab) / sizeof(tab[0]) - 1 }
+/* The lease and epoch that every message about one lease names first. */
+#define LEASE_EPOCH(S) \
+	U64("lease", S, lease, 0, I64MAX), U64("epoch", S, epoch, 0, I64MAX)
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* F_ENUM and F_BOOL values are read and written as int. */
@@ -140,8 +143,7 @@ static const struct field claim_fields[] = {
 };
 
 static const struct field lease_fields[] = {
-	U64("lease", struct msg_lease, lease, 0, I64MAX),
-	U64("epoch", struct msg_lease, epoch, 0, I64MAX),
+	LEASE_EPOCH(struct msg_lease),
 	U64("job", struct msg_lease, job, 0, I64MAX),
 	STR("workload", struct msg_lease, workload, MSG_WORKLOAD_MAX),
 	OBJ("params", struct msg_lease, params),
@@ -157,39 +159,33 @@ static const struct field nolease_fields[] = {
 };
 
 static const struct field heartbeat_fields[] = {
-	U64("lease", struct msg_heartbeat, lease, 0, I64MAX),
-	U64("epoch", struct msg_heartbeat, epoch, 0, I64MAX),
+	LEASE_EPOCH(struct msg_heartbeat),
 	U64("units_done", struct msg_heartbeat, units_done, 0, I64MAX),
 };
 
 static const struct field hb_ack_fields[] = {
-	U64("lease", struct msg_hb_ack, lease, 0, I64MAX),
-	U64("epoch", struct msg_hb_ack, epoch, 0, I64MAX),
+	LEASE_EPOCH(struct msg_hb_ack),
 	ENUM("action", struct msg_hb_ack, action, hb_action_names),
 };
 
 static const struct field checkpoint_fields[] = {
-	U64("lease", struct msg_checkpoint, lease, 0, I64MAX),
-	U64("epoch", struct msg_checkpoint, epoch, 0, I64MAX),
+	LEASE_EPOCH(struct msg_checkpoint),
 	U64("units_done", struct msg_checkpoint, units_done, 0, I64MAX),
 };
 
 static const struct field result_fields[] = {
-	U64("lease", struct msg_result, lease, 0, I64MAX),
-	U64("epoch", struct msg_result, epoch, 0, I64MAX),
+	LEASE_EPOCH(struct msg_result),
 	U64("units_done", struct msg_result, units_done, 0, I64MAX),
 	NUM_OPT("seconds", struct msg_result, seconds, 0),
 };
 
 static const struct field ack_fields[] = {
-	U64("lease", struct msg_ack, lease, 0, I64MAX),
-	U64("epoch", struct msg_ack, epoch, 0, I64MAX),
+	LEASE_EPOCH(struct msg_ack),
 	ENUM("what", struct msg_ack, what, ack_what_names),
 };
 
 static const struct field release_fields[] = {
-	U64("lease", struct msg_release, lease, 0, I64MAX),
-	U64("epoch", struct msg_release, epoch, 0, I64MAX),
+	LEASE_EPOCH(struct msg_release),
 	STR_OPT("error", struct msg_release, error, MSG_TEXT_MAX),
 };
 

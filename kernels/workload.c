@@ -3,9 +3,70 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gerr.h"
 #include "workload.h"
+
+int wl_device_get(const struct wl_device *dev, const char *who,
+		  int *ret_threads, void **ret_cuda, char *err,
+		  size_t errlen)
+{
+	if (ret_threads)
+		*ret_threads = dev && dev->threads > 0 ? dev->threads : 1;
+	*ret_cuda = NULL;
+	if (dev && dev->kind == WL_DEVICE_CUDA) {
+		*ret_cuda = dev->cuda_ctx;
+		if (!*ret_cuda) {
+			gerr_printf(err, errlen, "%s: CUDA device without a "
+				    "context (cuda_open)", who);
+			return GERR_INVAL;
+		}
+	}
+	return 0;
+}
+
+int wl_args_check(const json_t *args, const char *const *keys,
+		  const char *who, const char *takes, char *err,
+		  size_t errlen)
+{
+	const char *key;
+	json_t *val;
+
+	if (!json_is_object(args)) {
+		gerr_printf(err, errlen, "%s: arguments must be an object",
+			    who);
+		return GERR_INVAL;
+	}
+	json_object_foreach((json_t *)args, key, val) {
+		size_t i = 0;
+
+		while (keys[i] && strcmp(keys[i], key) != 0)
+			i++;
+		if (!keys[i]) {
+			gerr_printf(err, errlen, "%s: unknown parameter '%s' "
+				    "(takes %s)", who, key, takes);
+			return GERR_INVAL;
+		}
+	}
+	return 0;
+}
+
+int wl_spec_u64s(const json_t *spec, const char *who, const char *k1,
+		 uint64_t *ret1, const char *k2, uint64_t *ret2, char *err,
+		 size_t errlen)
+{
+	int rc;
+
+	if (!json_is_object(spec)) {
+		gerr_printf(err, errlen, "%s: spec must be an object", who);
+		return GERR_INVAL;
+	}
+	rc = wl_json_u64(spec, k1, 1, 0, ret1, err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(spec, k2, 1, 0, ret2, err, errlen);
+	return rc;
+}
 
 int wl_json_u64(const json_t *obj, const char *key, int required,
 		uint64_t def, uint64_t *ret, char *err, size_t errlen)
@@ -71,4 +132,19 @@ int wl_json_u64(const json_t *obj, const char *key, int required,
 	}
 	snprintf(err, errlen, "'%s' must be a non-negative integer", key);
 	return GERR_INVAL;
+}
+
+void wl_io_quiet_progress(void *opaque, uint64_t units_done)
+{
+}
+
+int wl_io_quiet_never(void *opaque)
+{
+	return 0;
+}
+
+int wl_io_quiet_checkpoint(void *opaque, const void *bytes, size_t len,
+			   uint64_t units_done)
+{
+	return 0;
 }

@@ -101,6 +101,18 @@ struct wl_run_io {
 	int (*fetch)(void *opaque, const char *hash, void **ret, size_t *ret_len);
 };
 
+/* wl_run_io callbacks for a run that no worker watches (tests, tools):
+ * progress is dropped, no checkpoint is ever due and one handed over is
+ * dropped, the run never has to stop. Any thread. */
+void wl_io_quiet_progress(void *opaque, uint64_t units_done);
+int wl_io_quiet_never(void *opaque);
+int wl_io_quiet_checkpoint(void *opaque, const void *bytes, size_t len,
+			   uint64_t units_done);
+/* A struct wl_run_io with those callbacks, OPAQUE and FETCH. */
+#define WL_RUN_IO_QUIET(OPAQUE, FETCH)                                        \
+	{ (OPAQUE), wl_io_quiet_progress, wl_io_quiet_never,                  \
+	  wl_io_quiet_checkpoint, wl_io_quiet_never, (FETCH) }
+
 /* Read access to gpud's stored blobs, for export_data on the coordinator:
  * same contract as wl_run_io.fetch. */
 struct wl_blob_reader {
@@ -118,6 +130,15 @@ struct wl_device {
 	void *cuda_ctx; /* workload-private device context, created by
 			   cuda_open; NULL on CPU */
 };
+
+/* What a run hook reads of dev (NULL: the CPU): the CPU threads to use
+ * (dev's, at least 1; 1 without dev) in *ret_threads where it is not NULL,
+ * and the CUDA context in *ret_cuda (NULL on the CPU). GERR_INVAL, "WHO:
+ * CUDA device without a context", for a CUDA device that has none. Any
+ * thread. */
+int wl_device_get(const struct wl_device *dev, const char *who,
+		  int *ret_threads, void **ret_cuda, char *err,
+		  size_t errlen);
 
 /* One verified lease of a job as gpud keeps it (see "Answers stay small").
  * Pointers are borrowed and valid until the next get on the same wl_parts
@@ -352,7 +373,22 @@ int workload_blob_max(const struct workload *wl, const char *params,
 		      const char *spec, int is_result, uint64_t *ret_max,
 		      char *err, size_t errlen);
 
-/* Helpers for workloads: read a non-negative integer field that may be a
+/* Helpers for workloads: 0 when parse_params' args is an object whose
+ * every key is one of keys (a NULL-ended list); else GERR_INVAL with
+ * "WHO: arguments must be an object" or "WHO: unknown parameter 'K' (takes
+ * TAKES)". Any thread. */
+int wl_args_check(const json_t *args, const char *const *keys,
+		  const char *who, const char *takes, char *err,
+		  size_t errlen);
+
+/* A lease's spec that holds two required integers, k1 and k2 (e.g. begin
+ * and end) in *ret1 and *ret2; GERR_INVAL, "WHO: spec must be an object"
+ * or wl_json_u64's message, when it does not. Any thread. */
+int wl_spec_u64s(const json_t *spec, const char *who, const char *k1,
+		 uint64_t *ret1, const char *k2, uint64_t *ret2, char *err,
+		 size_t errlen);
+
+/* Read a non-negative integer field that may be a
  * JSON integer or a decimal string (gpuctl sends strings). Returns 0 or
  * GERR_INVAL with a message. */
 int wl_json_u64(const json_t *obj, const char *key, int required,

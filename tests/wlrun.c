@@ -83,15 +83,6 @@ static int io_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
 	return GERR_NOTFOUND;
 }
 
-static void io_progress(void *o, uint64_t units) { (void)o; (void)units; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_checkpoint(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
-
 static json_t *load_object(const char *text, const char *what)
 {
 	json_error_t je;
@@ -116,8 +107,7 @@ static int usage(void)
 int main(int argc, char **argv)
 {
 	struct wlrun_io q = {0};
-	struct wl_run_io io = {&q, io_progress, io_due, io_checkpoint, io_stop,
-			       io_fetch};
+	struct wl_run_io io = WL_RUN_IO_QUIET(&q, io_fetch);
 	struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
 	const struct workload *wl;
 	json_t *params = NULL, *spec = NULL;

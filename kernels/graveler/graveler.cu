@@ -312,10 +312,7 @@ grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 
 extern "C" int graveler_cuda_device_count(void)
 {
-	int n = 0;
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
+	return cuda_device_count();
 }
 
 extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
@@ -323,20 +320,12 @@ extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
 {
 	struct graveler_cuda *ctx = NULL;
 	cudaDeviceProp prop;
-	int n = graveler_cuda_device_count(), per_sm = 0;
+	int per_sm = 0;
+	int rc = cuda_ctx_new("graveler", index, &ctx, err, errlen);
 
-	if (index < 0 || index >= n) {
-		snprintf(err, errlen, "graveler cuda: no device %d (%d found)",
-			 index, n);
-		return GERR_UNSUPPORTED;
-	}
-	ctx = (struct graveler_cuda *)calloc(1, sizeof(*ctx));
-	if (!ctx)
-		return GERR_NOMEM;
-	ctx->device = index;
-	cudaError_t e = cudaSetDevice(index);
-	if (e == cudaSuccess)
-		e = cudaGetDeviceProperties(&prop, index);
+	if (rc)
+		return rc;
+	cudaError_t e = cuda_ctx_stream(ctx, &prop);
 	if (e == cudaSuccess)
 		e = cudaFuncSetAttribute(grav_kernel,
 					 cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -346,13 +335,6 @@ extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
 			&per_sm, grav_kernel, BLOCK, SHMEM);
 	if (e == cudaSuccess)
 		ctx->grid = (per_sm > 0 ? per_sm : 1) * prop.multiProcessorCount;
-	if (e == cudaSuccess)
-		e = cudaStreamCreateWithFlags(&ctx->stream,
-					      cudaStreamNonBlocking);
-	if (e == cudaSuccess)
-		e = cudaEventCreate(&ctx->ev0);
-	if (e == cudaSuccess)
-		e = cudaEventCreate(&ctx->ev1);
 	if (e == cudaSuccess)
 		e = cudaMalloc((void **)&ctx->d_out, sizeof(struct dev_out));
 	if (e == cudaSuccess)
@@ -376,13 +358,7 @@ extern "C" void graveler_cuda_close(struct graveler_cuda *ctx)
 		cudaFreeHost(ctx->h_out);
 	if (ctx->d_out)
 		cudaFree(ctx->d_out);
-	if (ctx->ev1)
-		cudaEventDestroy(ctx->ev1);
-	if (ctx->ev0)
-		cudaEventDestroy(ctx->ev0);
-	if (ctx->stream)
-		cudaStreamDestroy(ctx->stream);
-	free(ctx);
+	cuda_ctx_free(ctx);
 }
 
 extern "C" int graveler_cuda_device_name(struct graveler_cuda *ctx, char *buf,

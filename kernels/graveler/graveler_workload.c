@@ -63,13 +63,8 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 
 	if (rc)
 		return rc;
-	if (!json_is_object(spec)) {
-		gerr_printf(err, errlen, "graveler: spec must be an object");
-		return GERR_INVAL;
-	}
-	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
-	if (rc == 0)
-		rc = wl_json_u64(spec, "end", 1, 0, end, err, errlen);
+	rc = wl_spec_u64s(spec, "graveler", "begin", begin, "end", end, err,
+			  errlen);
 	if (rc)
 		return rc;
 	if (*begin >= *end || *end > n) {
@@ -83,25 +78,16 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 static int gw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
-	const char *key;
-	json_t *val;
+	static const char *const keys[] = {"battles", "seed", NULL};
 	uint64_t n, seed;
 	char sbuf[32];
 	json_t *p;
 	int rc;
 
-	if (!json_is_object(args)) {
-		gerr_printf(err, errlen, "graveler: arguments must be an object");
-		return GERR_INVAL;
-	}
-	json_object_foreach((json_t *)args, key, val) {
-		if (strcmp(key, "battles") != 0 && strcmp(key, "seed") != 0) {
-			gerr_printf(err, errlen, "graveler: unknown parameter '%s' "
-			       "(takes battles, seed)", key);
-			return GERR_INVAL;
-		}
-	}
-	rc = wl_json_u64(args, "battles", 1, 0, &n, err, errlen);
+	rc = wl_args_check(args, keys, "graveler", "battles, seed", err,
+			   errlen);
+	if (rc == 0)
+		rc = wl_json_u64(args, "battles", 1, 0, &n, err, errlen);
 	if (rc)
 		return rc;
 	if (n < 1 || n > GRAVELER_MAX_BATTLES) {
@@ -178,6 +164,31 @@ static int match_lease(const struct graveler_acc *a, uint64_t seed,
 	return 0;
 }
 
+/* A lease's result or checkpoint (what), decoded by decode into a new
+ * accumulator and checked to be of the lease in params and spec: *ret_acc,
+ * the caller's to free, also on failure once it is set. A blob that does
+ * not decode is refused with bad_rc (0: the decoder's own code). */
+static int lease_blob(const json_t *params, const json_t *spec,
+		      const void *bytes, size_t len,
+		      int (*decode)(const void *, size_t, struct graveler_acc *,
+				    char *, size_t),
+		      const char *what, int bad_rc,
+		      struct graveler_acc **ret_acc, char *err, size_t errlen)
+{
+	uint64_t seed, begin, end;
+	int rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+
+	if (rc)
+		return rc;
+	*ret_acc = malloc(sizeof(**ret_acc));
+	if (!*ret_acc)
+		return GERR_NOMEM;
+	rc = decode(bytes, len, *ret_acc, err, errlen);
+	if (rc)
+		return bad_rc ? bad_rc : rc;
+	return match_lease(*ret_acc, seed, begin, end, what, err, errlen);
+}
+
 static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 		  const void *checkpoint, size_t checkpoint_len,
 		  const struct wl_device *dev, const struct wl_run_io *io,
@@ -186,23 +197,14 @@ static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 {
 	uint64_t seed, begin, end;
 	struct graveler_acc *acc;
-	void *cuda = NULL;
-	int threads = 1, rc;
+	void *cuda;
+	int threads, rc;
 
 	rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+	if (rc == 0)
+		rc = wl_device_get(dev, "graveler", &threads, &cuda, err, errlen);
 	if (rc)
 		return rc;
-	if (dev) {
-		threads = dev->threads > 0 ? dev->threads : 1;
-		if (dev->kind == WL_DEVICE_CUDA) {
-			cuda = dev->cuda_ctx;
-			if (!cuda) {
-				gerr_printf(err, errlen, "graveler: CUDA device "
-				       "without a context (cuda_open)");
-				return GERR_INVAL;
-			}
-		}
-	}
 	acc = malloc(sizeof(*acc));
 	if (!acc)
 		return GERR_NOMEM;
@@ -235,19 +237,10 @@ static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 			       const void *bytes, size_t len, char *err,
 			       size_t errlen)
 {
-	uint64_t seed, begin, end;
-	struct graveler_acc *acc;
-	int rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+	struct graveler_acc *acc = NULL;
+	int rc = lease_blob(params, spec, bytes, len, graveler_ckpt_decode,
+			    "checkpoint", 0, &acc, err, errlen);
 
-	if (rc)
-		return rc;
-	acc = malloc(sizeof(*acc));
-	if (!acc)
-		return GERR_NOMEM;
-	rc = graveler_ckpt_decode(bytes, len, acc, err, errlen);
-	if (rc == 0)
-		rc = match_lease(acc, seed, begin, end, "checkpoint", err,
-				 errlen);
 	free(acc);
 	return rc;
 }
@@ -360,21 +353,11 @@ static int gw_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
 {
-	uint64_t jseed, begin, end;
-	struct graveler_acc *acc;
-	int rc = get_spec(params, spec, &jseed, &begin, &end, err, errlen);
-
-	if (rc)
-		return rc;
-	acc = malloc(sizeof(*acc));
-	if (!acc)
-		return GERR_NOMEM;
+	struct graveler_acc *acc = NULL;
 	/* Structure, histogram total, max == top bin, first in the lease. */
-	rc = graveler_result_decode(result, len, acc, err, errlen);
-	if (rc)
-		rc = GERR_VERIFY;
-	if (rc == 0)
-		rc = match_lease(acc, jseed, begin, end, "result", err, errlen);
+	int rc = lease_blob(params, spec, result, len, graveler_result_decode,
+			    "result", GERR_VERIFY, &acc, err, errlen);
+
 	if (rc == 0)
 		rc = verify_acc(acc, seed, err, errlen);
 	free(acc);

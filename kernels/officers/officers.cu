@@ -319,10 +319,7 @@ static unsigned cand_window(const struct officers_cuda *ctx)
 
 extern "C" int officers_cuda_device_count(void)
 {
-	int n = 0;
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
+	return cuda_device_count();
 }
 
 extern "C" void officers_cuda_close(struct officers_cuda *ctx)
@@ -358,17 +355,11 @@ extern "C" int officers_cuda_open(int index, struct officers_cuda **ret,
 {
 	struct officers_cuda *ctx = NULL;
 	cudaDeviceProp prop;
-	int n = officers_cuda_device_count(), per_sm = 0, coop = 0;
+	int per_sm = 0, coop = 0;
+	int rc = cuda_ctx_new("officers", index, &ctx, err, errlen);
 
-	if (index < 0 || index >= n) {
-		snprintf(err, errlen, "officers cuda: no device %d (%d found)",
-			 index, n);
-		return GERR_UNSUPPORTED;
-	}
-	ctx = (struct officers_cuda *)calloc(1, sizeof(*ctx));
-	if (!ctx)
-		return GERR_NOMEM;
-	ctx->device = index;
+	if (rc)
+		return rc;
 	cudaError_t e = cudaSetDevice(index);
 	if (e == cudaSuccess)
 		e = cudaGetDeviceProperties(&prop, index);
@@ -552,14 +543,16 @@ static int enqueue_chunk(struct officers_cuda *ctx, int b,
 	return 0;
 }
 
+/* Upload the hist values before s->n and the more values after them to
+ * buffer b, and the prefix once when the history does not start at 0. */
 static int upload_history(struct officers_cuda *ctx, int b,
 			  const struct officers_seq *s, unsigned hist,
-			  char *err, size_t errlen)
+			  uint64_t more, char *err, size_t errlen)
 {
 	uint64_t dbase = s->n - hist;
 
 	CK(cudaMemcpyAsync(ctx->d_buf[b], s->vals + (dbase - s->base),
-			   (size_t)hist * 2, cudaMemcpyHostToDevice,
+			   (size_t)(hist + more) * 2, cudaMemcpyHostToDevice,
 			   ctx->stream),
 	   "upload");
 	if (dbase > 0 && !ctx->prefix_uploaded) {
@@ -598,6 +591,25 @@ static int spec_drop(struct officers_cuda *ctx, char *err, size_t errlen)
 	return 0;
 }
 
+/* The start of a call for one chunk of len values after s (candidates,
+ * exact): refuse it on a poisoned context or when the GPU cannot take it,
+ * make the device current and drop the chunk launched ahead. */
+static int one_chunk_start(struct officers_cuda *ctx,
+			   const struct officers_seq *s, uint64_t len,
+			   char *err, size_t errlen)
+{
+	if (ctx->poisoned) {
+		snprintf(err, errlen, "officers cuda: context poisoned");
+		return GERR_DEVICE;
+	}
+	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
+		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
+		return GERR_INVAL;
+	}
+	CK(cudaSetDevice(ctx->device), "set device");
+	return spec_drop(ctx, err, errlen);
+}
+
 extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 					const struct officers_seq *s,
 					uint64_t len, uint16_t *out,
@@ -608,18 +620,9 @@ extern "C" int officers_cuda_candidates(struct officers_cuda *ctx,
 	unsigned hist = hist_of(s->n);
 	struct cand_stats sb;
 
-	if (ctx->poisoned) {
-		snprintf(err, errlen, "officers cuda: context poisoned");
-		return GERR_DEVICE;
-	}
-	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
-		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
-		return GERR_INVAL;
-	}
-	CK(cudaSetDevice(ctx->device), "set device");
-	if ((rc = spec_drop(ctx, err, errlen)) ||
+	if ((rc = one_chunk_start(ctx, s, len, err, errlen)) ||
 	    (rc = upload_rares(ctx, s, err, errlen)) ||
-	    (rc = upload_history(ctx, 0, s, hist, err, errlen)) ||
+	    (rc = upload_history(ctx, 0, s, hist, 0, err, errlen)) ||
 	    (rc = enqueue_chunk(ctx, 0, s, s->n, hist, (unsigned)len, 0, err,
 				errlen)) ||
 	    (rc = wait_chunk(ctx, times, err, errlen)))
@@ -645,30 +648,11 @@ extern "C" int officers_cuda_exact(struct officers_cuda *ctx,
 	float ms = 0;
 	int rc;
 
-	if (ctx->poisoned) {
-		snprintf(err, errlen, "officers cuda: context poisoned");
-		return GERR_DEVICE;
-	}
-	if (!gpu_ok(ctx, s) || len > OFFICERS_CUDA_CHUNK || len == 0) {
-		snprintf(err, errlen, "officers cuda: chunk not for the GPU");
-		return GERR_INVAL;
-	}
-	CK(cudaSetDevice(ctx->device), "set device");
-	if ((rc = spec_drop(ctx, err, errlen)) ||
-	    (rc = upload_rares(ctx, s, err, errlen)))
-		return rc;
 	/* history and the candidates after it, from s->vals */
-	CK(cudaMemcpyAsync(ctx->d_buf[0], s->vals + (dbase - s->base),
-			   (size_t)(hist + len) * 2, cudaMemcpyHostToDevice,
-			   ctx->stream),
-	   "upload");
-	if (dbase > 0 && !ctx->prefix_uploaded) {
-		CK(cudaMemcpyAsync(ctx->d_prefix, s->prefix,
-				   OFFICERS_PREFIX * 2, cudaMemcpyHostToDevice,
-				   ctx->stream),
-		   "upload");
-		ctx->prefix_uploaded = 1;
-	}
+	if ((rc = one_chunk_start(ctx, s, len, err, errlen)) ||
+	    (rc = upload_rares(ctx, s, err, errlen)) ||
+	    (rc = upload_history(ctx, 0, s, hist, len, err, errlen)))
+		return rc;
 	CK(cudaEventRecord(ctx->ev[1], ctx->stream), "event");
 	CK(officers_exact_launch(
 		   ctx->sms, ctx->stream, ctx->d_buf[0],
@@ -750,7 +734,7 @@ extern "C" int officers_cuda_extend(struct officers_cuda *ctx,
 			cur_n = s->n;
 			cur = 0;
 			if ((rc = upload_rares(ctx, s, err, errlen)) ||
-			    (rc = upload_history(ctx, 0, s, cur_hist, err,
+			    (rc = upload_history(ctx, 0, s, cur_hist, 0, err,
 						 errlen)) ||
 			    (rc = enqueue_chunk(ctx, 0, s, cur_n, cur_hist,
 						cur_len, 1, err, errlen)))

@@ -121,25 +121,15 @@ int officers_wl_parse_params(void *ctx, const json_t *args,
 			     json_t **ret_params, uint64_t *ret_total_units,
 			     char *err, size_t errlen)
 {
-	const char *key;
-	json_t *val, *p;
+	static const char *const keys[] = {"to", NULL};
+	json_t *p;
 	uint64_t to;
 	int rc;
 
 	(void)ctx;
-	if (!json_is_object(args)) {
-		gerr_printf(err, errlen, "officers: arguments must be an "
-			    "object");
-		return GERR_INVAL;
-	}
-	json_object_foreach((json_t *)args, key, val) {
-		if (strcmp(key, "to") != 0) {
-			gerr_printf(err, errlen, "officers: unknown parameter "
-				    "'%s' (takes to)", key);
-			return GERR_INVAL;
-		}
-	}
-	rc = wl_json_u64(args, "to", 1, 0, &to, err, errlen);
+	rc = wl_args_check(args, keys, "officers", "to", err, errlen);
+	if (rc == 0)
+		rc = wl_json_u64(args, "to", 1, 0, &to, err, errlen);
 	if (rc)
 		return rc;
 	if (to < 1 || to > OFFICERS_MAX_N) {

@@ -32,18 +32,30 @@
 #include "officers.h"
 #include "officers_wl.h"
 
+/* The lease's spec and its result or checkpoint, parsed; a blob that does
+ * not parse is refused with bad_rc (0: the parser's own code). */
+static int spec_and_blob(const json_t *params, const json_t *spec,
+			 const void *bytes, size_t len, int bad_rc,
+			 struct officers_spec *sp, struct officers_result *r,
+			 char *err, size_t errlen)
+{
+	int rc = officers_wl_spec(params, spec, sp, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = officers_result_parse(bytes, len, r, err, errlen);
+	return rc && bad_rc ? bad_rc : rc;
+}
+
 int officers_wl_check_checkpoint(void *ctx, const json_t *params,
 				 const json_t *spec, const void *bytes,
 				 size_t len, char *err, size_t errlen)
 {
 	struct officers_result r;
 	struct officers_spec sp;
-	int rc = officers_wl_spec(params, spec, &sp, err, errlen);
+	int rc = spec_and_blob(params, spec, bytes, len, 0, &sp, &r, err,
+			       errlen);
 
-	(void)ctx;
-	if (rc)
-		return rc;
-	rc = officers_result_parse(bytes, len, &r, err, errlen);
 	if (rc)
 		return rc;
 	if (r.from != sp.from || r.to >= sp.to ||
@@ -186,14 +198,11 @@ int officers_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 {
 	struct officers_result r;
 	struct officers_spec sp;
-	int rc = officers_wl_spec(params, spec, &sp, err, errlen);
+	int rc = spec_and_blob(params, spec, result, len, GERR_VERIFY, &sp, &r,
+			       err, errlen);
 
-	(void)ctx;
 	if (rc)
 		return rc;
-	rc = officers_result_parse(result, len, &r, err, errlen);
-	if (rc)
-		return GERR_VERIFY;
 	if (sp.check) {
 		gerr_printf(err, errlen, "officers: check leases are no longer "
 			    "run (gpud's --check full replicates every lease)");

@@ -126,23 +126,14 @@ static int ofw_run(void *ctx, const json_t *params, const json_t *spec,
 	struct officers_spec sp;
 	uint64_t fnv_in = OFFICERS_FNV_BASIS;
 	uint32_t nrare_in = 0;
-	void *cuda = NULL;
-	int threads = 1, rc;
+	void *cuda;
+	int threads, rc;
 
 	rc = officers_wl_spec(params, spec, &sp, err, errlen);
+	if (rc == 0)
+		rc = wl_device_get(dev, "officers", &threads, &cuda, err, errlen);
 	if (rc)
 		return rc;
-	if (dev) {
-		threads = dev->threads > 0 ? dev->threads : 1;
-		if (dev->kind == WL_DEVICE_CUDA) {
-			cuda = dev->cuda_ctx;
-			if (!cuda) {
-				gerr_printf(err, errlen, "officers: CUDA device "
-				       "without a context (cuda_open)");
-				return GERR_INVAL;
-			}
-		}
-	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return GERR_NOMEM;

@@ -227,11 +227,7 @@ oth_gen_kernel(uint64_t seed, int empties, uint64_t begin, unsigned n,
 
 extern "C" int othello_cuda_device_count(void)
 {
-	int n = 0;
-
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
+	return cuda_device_count();
 }
 
 extern "C" void othello_cuda_close(struct othello_cuda *ctx)
@@ -247,29 +243,17 @@ extern "C" void othello_cuda_close(struct othello_cuda *ctx)
 	cudaFreeHost(ctx->h_O);
 	cudaFreeHost(ctx->h_out);
 	cudaFreeHost(ctx->h_ctr);
-	if (ctx->ev0)
-		cudaEventDestroy(ctx->ev0);
-	if (ctx->ev1)
-		cudaEventDestroy(ctx->ev1);
-	if (ctx->stream)
-		cudaStreamDestroy(ctx->stream);
-	free(ctx);
+	cuda_ctx_free(ctx);
 }
 
-static int open_ctx(struct othello_cuda *ctx, int index, char *err,
-		    size_t errlen)
+static int open_ctx(struct othello_cuda *ctx, char *err, size_t errlen)
 {
 	const size_t n = OTHELLO_CUDA_MAX_BATCH;
 	cudaDeviceProp prop;
 	int per_sm = 0;
 
-	CK(cudaSetDevice(index), "set device");
-	CK(cudaGetDeviceProperties(&prop, index), "device properties");
+	CK(cuda_ctx_stream(ctx, &prop), "device, stream and events");
 	snprintf(ctx->name, sizeof(ctx->name), "%s", prop.name);
-	CK(cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
-	   "stream");
-	CK(cudaEventCreate(&ctx->ev0), "event");
-	CK(cudaEventCreate(&ctx->ev1), "event");
 	CK(cudaMalloc(&ctx->d_P, n * 8), "device memory");
 	CK(cudaMalloc(&ctx->d_O, n * 8), "device memory");
 	CK(cudaMalloc(&ctx->d_out, n * 2), "device memory");
@@ -322,18 +306,11 @@ extern "C" int othello_cuda_open(int index, struct othello_cuda **ret,
 				 char *err, size_t errlen)
 {
 	struct othello_cuda *ctx;
-	int ndev = othello_cuda_device_count(), rc;
+	int rc = cuda_ctx_new("othello", index, &ctx, err, errlen);
 
-	if (index < 0 || index >= ndev) {
-		snprintf(err, errlen, "othello cuda: no device %d (%d present)",
-			 index, ndev);
-		return GERR_UNSUPPORTED;
-	}
-	ctx = (struct othello_cuda *)calloc(1, sizeof(*ctx));
-	if (!ctx)
-		return GERR_NOMEM;
-	ctx->device = index;
-	rc = open_ctx(ctx, index, err, errlen);
+	if (rc)
+		return rc;
+	rc = open_ctx(ctx, err, errlen);
 	if (rc == 0)
 		rc = warm_up(ctx, err, errlen);
 	if (rc) {

@@ -93,13 +93,8 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 
 	if (rc)
 		return rc;
-	if (!json_is_object(spec)) {
-		gerr_printf(err, errlen, "othello: spec must be an object");
-		return GERR_INVAL;
-	}
-	rc = wl_json_u64(spec, "begin", 1, 0, begin, err, errlen);
-	if (rc == 0)
-		rc = wl_json_u64(spec, "count", 1, 0, count, err, errlen);
+	rc = wl_spec_u64s(spec, "othello", "begin", begin, "count", count, err,
+			  errlen);
 	if (rc)
 		return rc;
 	if (*count < 1 || *begin >= j->n || *count > j->n - *begin ||
@@ -174,27 +169,19 @@ int othello_wl_parse_params(void *ctx, const json_t *args,
 			    json_t **ret_params, uint64_t *ret_total_units,
 			    char *err, size_t errlen)
 {
-	const char *key;
-	json_t *val, *p;
+	static const char *const keys[] = {"random", "empties", "seed", "file",
+					   "split", NULL};
+	json_t *p;
 	uint64_t n = 0, e = 0, seed = 0;
 	int has_random, rc;
 	char sbuf[32];
 
 	(void)ctx;
-	if (!json_is_object(args)) {
-		gerr_printf(err, errlen, "othello: arguments must be an object");
-		return GERR_INVAL;
-	}
-	json_object_foreach((json_t *)args, key, val) {
-		if (strcmp(key, "random") && strcmp(key, "empties") &&
-		    strcmp(key, "seed") && strcmp(key, "file") &&
-		    strcmp(key, "split")) {
-			gerr_printf(err, errlen, "othello: unknown parameter '%s' "
-				    "(takes --random N --empties E --seed S, or "
-				    "--file F [--split PLIES])", key);
-			return GERR_INVAL;
-		}
-	}
+	rc = wl_args_check(args, keys, "othello", "--random N --empties E "
+			   "--seed S, or --file F [--split PLIES]", err,
+			   errlen);
+	if (rc)
+		return rc;
 	has_random = json_object_get(args, "random") != NULL;
 	if (has_random && json_object_get(args, "split")) {
 		gerr_printf(err, errlen, "othello: --split goes with --file F");

@@ -172,23 +172,17 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 	uint64_t begin, count;
 	struct othello_res r;
 	struct othello_pos *pos = NULL;
-	void *cuda = NULL;
+	void *cuda;
 	int rc, alpha, beta;
 
 	(void)ctx;
 	rc = othello_spec_get(params, spec, &j, &begin, &count, err, errlen);
 	if (rc == 0)
 		rc = othello_spec_window(&j, spec, &alpha, &beta, err, errlen);
+	if (rc == 0)
+		rc = wl_device_get(dev, "othello", NULL, &cuda, err, errlen);
 	if (rc)
 		return rc;
-	if (dev && dev->kind == WL_DEVICE_CUDA) {
-		cuda = dev->cuda_ctx;
-		if (!cuda) {
-			gerr_printf(err, errlen, "othello: CUDA device without a "
-				    "context (cuda_open)");
-			return GERR_INVAL;
-		}
-	}
 	if (j.file) {
 		void *blob = NULL;
 		size_t blen = 0;

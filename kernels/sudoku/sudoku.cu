@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern "C" {
 #include "cuda_check.h"
+extern "C" {
 #include "gerr.h"
 }
 #include "sudoku.h"
@@ -240,10 +240,7 @@ w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 
 extern "C" int sudoku_cuda_device_count(void)
 {
-	int n = 0;
-	if (cudaGetDeviceCount(&n) != cudaSuccess)
-		return 0;
-	return n;
+	return cuda_device_count();
 }
 
 extern "C" int sudoku_cuda_open(int index, struct sudoku_cuda **ret,
@@ -251,27 +248,12 @@ extern "C" int sudoku_cuda_open(int index, struct sudoku_cuda **ret,
 {
 	struct sudoku_cuda *ctx;
 	cudaDeviceProp prop;
-	int n = sudoku_cuda_device_count();
+	int rc = cuda_ctx_new("sudoku", index, &ctx, err, errlen);
 
-	if (index < 0 || index >= n) {
-		snprintf(err, errlen, "sudoku cuda: no device %d (%d found)",
-			 index, n);
-		return GERR_UNSUPPORTED;
-	}
-	ctx = (struct sudoku_cuda *)calloc(1, sizeof(*ctx));
-	if (!ctx)
-		return GERR_NOMEM;
-	ctx->device = index;
+	if (rc)
+		return rc;
 	ctx->set = -1;
-	cudaError_t e = cudaSetDevice(index);
-	if (e == cudaSuccess)
-		e = cudaGetDeviceProperties(&prop, index);
-	if (e == cudaSuccess)
-		e = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
-	if (e == cudaSuccess)
-		e = cudaEventCreate(&ctx->ev0);
-	if (e == cudaSuccess)
-		e = cudaEventCreate(&ctx->ev1);
+	cudaError_t e = cuda_ctx_stream(ctx, &prop);
 	if (e != cudaSuccess) {
 		snprintf(err, errlen, "sudoku cuda: open: %s",
 			 cudaGetErrorString(e));
@@ -313,13 +295,7 @@ extern "C" void sudoku_cuda_close(struct sudoku_cuda *ctx)
 	free(ctx->h_gc3);
 	free(ctx->h_chunks);
 	free(ctx->h_acc);
-	if (ctx->ev0)
-		cudaEventDestroy(ctx->ev0);
-	if (ctx->ev1)
-		cudaEventDestroy(ctx->ev1);
-	if (ctx->stream)
-		cudaStreamDestroy(ctx->stream);
-	free(ctx);
+	cuda_ctx_free(ctx);
 }
 
 extern "C" int sudoku_cuda_device_name(struct sudoku_cuda *ctx, char *buf,

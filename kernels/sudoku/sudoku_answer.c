@@ -47,6 +47,16 @@ static json_int_t int_get(const json_t *j, const char *key)
 		       ? json_integer_value(v) : -1;
 }
 
+/* Zeroed per-set sums and counts for S's sets, the caller's to free (also
+ * on failure). */
+static int sets_alloc(const struct sudoku_setup *S, struct u256 **ret_sum,
+		      uint64_t **ret_done)
+{
+	*ret_sum = calloc(S->nnodes, sizeof(**ret_sum));
+	*ret_done = calloc(S->nnodes, sizeof(**ret_done));
+	return *ret_sum && *ret_done ? 0 : GERR_NOMEM;
+}
+
 /* The per-set sums and counts of an answer with nsets sets. */
 static int sets_get(const json_t *answer, uint32_t nsets, struct u256 *sum,
 		    uint64_t *done)
@@ -91,12 +101,9 @@ int sudoku_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		free(r.v);
 		return GERR_INVAL;
 	}
-	ssum = calloc(S->nnodes, sizeof(*ssum));
-	sdone = calloc(S->nnodes, sizeof(*sdone));
-	if (!ssum || !sdone) {
-		rc = GERR_NOMEM;
+	rc = sets_alloc(S, &ssum, &sdone);
+	if (rc)
 		goto out;
-	}
 	if (answer) {
 		json_int_t d = int_get(answer, "done"), k = int_get(answer, "leases");
 		if (d < 0 || k < 0 || dec_get(answer, "sum", &sum) ||
@@ -315,12 +322,9 @@ int sudoku_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 		gerr_printf(err, errlen, "sudoku finish: needs the job's leases");
 		return GERR_INVAL;
 	}
-	ssum = calloc(S->nnodes, sizeof(*ssum));
-	sdone = calloc(S->nnodes, sizeof(*sdone));
-	if (!ssum || !sdone) {
-		rc = GERR_NOMEM;
+	rc = sets_alloc(S, &ssum, &sdone);
+	if (rc)
 		goto out;
-	}
 	if (!json_is_object(answer) || dec_get(answer, "sum", &sum) ||
 	    dec_get(answer, "total", &atot) ||
 	    sets_get(answer, S->nnodes, ssum, sdone)) {

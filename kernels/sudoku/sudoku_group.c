@@ -401,56 +401,44 @@ uint32_t sudoku_reduce(const struct sudoku_setup *S, const uint16_t *codes)
 
 /* ---- Stab(code 0) ------------------------------------------------------- */
 
+/* Every permutation of 0..n-1 (n <= SUDOKU_MAXR, SUDOKU_MAXC), in
+ * lexicographic order, as rows of stride bytes from out, which has room for
+ * the n! of them; returns n!. */
+static int lex_perms(int n, uint8_t *out, size_t stride)
+{
+	uint8_t a[SUDOKU_MAXR > SUDOKU_MAXC ? SUDOKU_MAXR : SUDOKU_MAXC];
+	int count = 0;
+
+	for (int i = 0; i < n; i++)
+		a[i] = (uint8_t)i;
+	for (;;) {
+		memcpy(out + (size_t)count++ * stride, a, (size_t)n);
+		int i = n - 2;
+		while (i >= 0 && a[i] > a[i + 1])
+			i--;
+		if (i < 0)
+			return count;
+		int j = n - 1;
+		while (a[j] < a[i])
+			j--;
+		uint8_t t = a[i]; a[i] = a[j]; a[j] = t;
+		for (int l = i + 1, r = n - 1; l < r; l++, r--) {
+			t = a[l]; a[l] = a[r]; a[r] = t;
+		}
+	}
+}
+
 static int build_stab0(const struct sudoku_setup *S, struct sudoku_perm **ret,
 		       uint64_t *ret_n)
 {
 	int R = S->R, C = S->C, N = S->N;
 	uint8_t pr[120][SUDOKU_MAXR], pc[6][SUDOKU_MAXC];
-	int npr = 0, npc = 0;
+	int npr, npc;
 	uint64_t n = 1, k = 0;
 	struct sudoku_perm *E;
 
-	/* all permutations of R and of C (Heap-free: lexicographic) */
-	{
-		uint8_t a[SUDOKU_MAXR];
-		for (int i = 0; i < R; i++)
-			a[i] = (uint8_t)i;
-		for (;;) {
-			memcpy(pr[npr++], a, sizeof(a));
-			int i = R - 2;
-			while (i >= 0 && a[i] > a[i + 1])
-				i--;
-			if (i < 0)
-				break;
-			int j = R - 1;
-			while (a[j] < a[i])
-				j--;
-			uint8_t t = a[i]; a[i] = a[j]; a[j] = t;
-			for (int l = i + 1, r = R - 1; l < r; l++, r--) {
-				t = a[l]; a[l] = a[r]; a[r] = t;
-			}
-		}
-	}
-	{
-		uint8_t a[SUDOKU_MAXC];
-		for (int i = 0; i < C; i++)
-			a[i] = (uint8_t)i;
-		for (;;) {
-			memcpy(pc[npc++], a, sizeof(a));
-			int i = C - 2;
-			while (i >= 0 && a[i] > a[i + 1])
-				i--;
-			if (i < 0)
-				break;
-			int j = C - 1;
-			while (a[j] < a[i])
-				j--;
-			uint8_t t = a[i]; a[i] = a[j]; a[j] = t;
-			for (int l = i + 1, r = C - 1; l < r; l++, r--) {
-				t = a[l]; a[l] = a[r]; a[r] = t;
-			}
-		}
-	}
+	npr = lex_perms(R, (uint8_t *)pr, sizeof(pr[0]));
+	npc = lex_perms(C, (uint8_t *)pc, sizeof(pc[0]));
 	for (int i = 0; i < C; i++)
 		n *= (uint64_t)npr;
 	n *= (uint64_t)npc;

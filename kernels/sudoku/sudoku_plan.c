@@ -94,22 +94,15 @@ int sudoku_wl_spec(void *ctx, const json_t *params, const json_t *spec,
 int sudoku_wl_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
-	const char *key;
+	static const char *const keys[] = {"box", NULL};
 	json_t *val, *p;
 	int R, C, rc;
 	char box[16];
 
-	if (!json_is_object(args)) {
-		gerr_printf(err, errlen, "sudoku: arguments must be an object");
-		return GERR_INVAL;
-	}
-	json_object_foreach((json_t *)args, key, val) {
-		if (strcmp(key, "box") != 0) {
-			gerr_printf(err, errlen, "sudoku: unknown parameter '%s' "
-			       "(takes box, e.g. --box 4x3)", key);
-			return GERR_INVAL;
-		}
-	}
+	rc = wl_args_check(args, keys, "sudoku", "box, e.g. --box 4x3", err,
+			   errlen);
+	if (rc)
+		return rc;
 	val = json_object_get(args, "box");
 	if (!json_is_string(val)) {
 		gerr_printf(err, errlen, "sudoku: missing parameter 'box' (e.g. 4x3)");

@@ -85,20 +85,12 @@ static int sw_run(void *ctx, const json_t *params, const json_t *spec,
 	const struct sudoku_setup *S;
 	struct sudoku_res r;
 	uint32_t from, to, n;
-	void *cuda = NULL;
-	int R, C, threads = 1, rc, big;
+	void *cuda;
+	int R, C, threads, rc, big;
 
-	if (dev) {
-		threads = dev->threads > 0 ? dev->threads : 1;
-		if (dev->kind == WL_DEVICE_CUDA) {
-			cuda = dev->cuda_ctx;
-			if (!cuda) {
-				gerr_printf(err, errlen, "sudoku: CUDA device "
-				       "without a context (cuda_open)");
-				return GERR_INVAL;
-			}
-		}
-	}
+	rc = wl_device_get(dev, "sudoku", &threads, &cuda, err, errlen);
+	if (rc)
+		return rc;
 	rc = sudoku_wl_spec(ctx, params, spec, &R, &C, &S, SUDOKU_BUILD_T, &from, &to,
 		      err, errlen);
 	if (rc)

@@ -7,25 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gerr.h"
 #include "mix.h"
 #include "graveler/graveler.h"
 #include "graveler/graveler_cuda.h"
+#include "gpu_fx.h"
 #include "workload.h"
 
 extern const struct workload graveler_workload;
-
-static int failures;
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
 
 static uint64_t rs = 0x1234567;
 static uint64_t rnd(void)
@@ -48,21 +38,10 @@ int main(void)
 {
 	struct graveler_cuda *ctx = NULL;
 	char err[WL_ERRLEN] = "";
-	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = gpu_cpu_threads();
 	struct graveler_acc *g = malloc(sizeof(*g)), *c = malloc(sizeof(*c));
 
-	if (graveler_cuda_device_count() < 1) {
-		printf("no CUDA device: skipped\n");
-		return 77;
-	}
-	if (graveler_cuda_open(0, &ctx, err, sizeof(err)) != 0) {
-		fprintf(stderr, "open: %s\n", err);
-		return 77;
-	}
-	if (threads < 1)
-		threads = 1;
-	graveler_cuda_device_name(ctx, err, sizeof(err));
-	printf("device: %s, cpu threads %d\n", err, threads);
+	GPU_OPEN(graveler, ctx, threads);
 
 	/* Random ranges, steps of random sizes. */
 	for (int r = 0; r < 40; r++) {
@@ -95,10 +74,10 @@ int main(void)
 				(unsigned long long)len, g->max,
 				(unsigned long long)g->first, c->max,
 				(unsigned long long)c->first);
-			failures++;
+			gpu_failures++;
 		}
 	}
-	printf("random ranges: %s\n", failures ? "FAIL" : "ok");
+	printf("random ranges: %s\n", gpu_failures ? "FAIL" : "ok");
 
 	/* Resume: GPU half, checkpoint bytes, CPU rest == all GPU. */
 	for (int r = 0; r < 4; r++) {
@@ -123,35 +102,21 @@ int main(void)
 		CHECK(same(m, c));
 		free(m);
 	}
-	printf("resume: %s\n", failures ? "FAIL" : "ok");
+	printf("resume: %s\n", gpu_failures ? "FAIL" : "ok");
 
 	/* A whole lease through the workload: CUDA bytes == CPU bytes, and
 	 * the coordinator's verify accepts them. */
 	{
-		const struct workload *W = &graveler_workload;
 		json_t *args = json_pack("{s:s, s:s}", "battles", "3e9", "seed",
-					 "42"), *params, *spec;
-		uint64_t total;
-		void *rg = NULL, *rc_ = NULL;
-		size_t lg = 0, lc = 0;
-		CHECK(W->parse_params(workload_ctx(W), args, &params, &total, err, sizeof(err)) == 0);
-		spec = json_pack("{s:I, s:I}", "begin", (json_int_t)5000,
-				 "end", (json_int_t)(5000 + (1ull << 26) + 77));
-		struct wl_device dg = {WL_DEVICE_CUDA, 0, 1, ctx};
-		struct wl_device dc = {WL_DEVICE_CPU, 0, threads, NULL};
-		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dg, NULL, &rg, &lg, err,
-			     sizeof(err)) == 0);
-		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dc, NULL, &rc_, &lc, err,
-			     sizeof(err)) == 0);
-		CHECK(lg == lc && rg && rc_ && memcmp(rg, rc_, lg) == 0);
-		CHECK(W->verify(workload_ctx(W), params, spec, rg, lg, 9, err, sizeof(err)) == 0);
-		free(rg);
-		free(rc_);
+					 "42");
+		json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)5000,
+					 "end",
+					 (json_int_t)(5000 + (1ull << 26) + 77));
+		gpu_run_lease(&graveler_workload, args, spec, ctx, 1, threads, 0);
 		json_decref(spec);
-		json_decref(params);
 		json_decref(args);
 	}
-	printf("workload run: %s\n", failures ? "FAIL" : "ok");
+	printf("workload run: %s\n", gpu_failures ? "FAIL" : "ok");
 
 	/* A largest lease (GRAVELER_MAX_LEASE, 2^20 segments of 2^20
 	 * battles; a few seconds) on the GPU alone: sampled segments
@@ -182,11 +147,10 @@ int main(void)
 		      0);
 		free(buf);
 	}
-	printf("largest lease: %s\n", failures ? "FAIL" : "ok");
+	printf("largest lease: %s\n", gpu_failures ? "FAIL" : "ok");
 
 	graveler_cuda_close(ctx);
 	free(g);
 	free(c);
-	printf("%s (%d failures)\n", failures ? "FAILED" : "PASSED", failures);
-	return failures ? 1 : 0;
+	return gpu_result();
 }

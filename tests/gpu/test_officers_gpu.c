@@ -5,24 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gerr.h"
 #include "officers/officers.h"
 #include "officers/officers_cuda.h"
+#include "gpu_fx.h"
 #include "workload.h"
 
 extern const struct workload officers_workload;
-
-static int failures;
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
 
 #define N1 (3u << 20)
 
@@ -30,23 +20,12 @@ int main(void)
 {
 	struct officers_cuda *ctx = NULL;
 	char err[WL_ERRLEN] = "";
-	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = gpu_cpu_threads();
 	struct officers_seq *cpu = calloc(1, sizeof(*cpu));
 	struct officers_seq *g = calloc(1, sizeof(*g));
 	struct officers_cuda_times t;
 
-	if (officers_cuda_device_count() < 1) {
-		printf("no CUDA device: skipped\n");
-		return 77;
-	}
-	if (officers_cuda_open(0, &ctx, err, sizeof(err)) != 0) {
-		fprintf(stderr, "open: %s\n", err);
-		return 77;
-	}
-	if (threads < 1)
-		threads = 1;
-	officers_cuda_device_name(ctx, err, sizeof(err));
-	printf("device: %s, cpu threads %d\n", err, threads);
+	GPU_OPEN(officers, ctx, threads);
 
 	/* The CPU reference sequence. */
 	CHECK(officers_seq_init(cpu, N1) == 0);
@@ -202,10 +181,5 @@ int main(void)
 	free(cpu);
 	free(g);
 	officers_cuda_close(ctx);
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	printf("all checks passed\n");
-	return 0;
+	return gpu_result();
 }

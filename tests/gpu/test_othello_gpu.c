@@ -9,53 +9,34 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "gerr.h"
 #include "othello/othello.h"
 #include "othello/othello_cuda.h"
+#include "gpu_fx.h"
 #include "workload.h"
 
 extern const struct workload othello_workload;
-
-static int failures;
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
 
 int main(void)
 {
 	struct othello_cuda *ctx = NULL;
 	char err[WL_ERRLEN] = "";
-	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = gpu_cpu_threads();
 	const size_t N = 20000; /* positions per empties count */
 	uint64_t *P = malloc(N * 8), *O = malloc(N * 8), nodes = 0;
 	int8_t *gs = malloc(N), *cs = malloc(N);
 	uint8_t *gm = malloc(N), *cm = malloc(N);
 
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a timeout keeps the lines so far */
-	if (othello_cuda_device_count() < 1) {
-		printf("no CUDA device: skipped\n");
-		return 77;
-	}
-	if (othello_cuda_open(0, &ctx, err, sizeof(err)) != 0) {
-		fprintf(stderr, "open: %s\n", err);
-		return 77;
-	}
-	othello_cuda_device_name(ctx, err, sizeof(err));
-	printf("device: %s, cpu threads %d\n", err, threads);
+	GPU_OPEN(othello, ctx, threads);
 
 	/* perft, deeper than the unit suite. */
 	CHECK(othello_perft(0x0000000810000000ull, 0x0000001008000000ull, 8) ==
 	      390216);
 	CHECK(othello_perft(0x0000000810000000ull, 0x0000001008000000ull, 9) ==
 	      3005288);
-	printf("perft 8, 9: %s\n", failures ? "FAIL" : "ok");
+	printf("perft 8, 9: %s\n", gpu_failures ? "FAIL" : "ok");
 
 	/* Generated on the device vs generated and solved on the CPU. */
 	for (int e = 1; e <= OTHELLO_CUDA_MAX_EMPTIES; e++) {
@@ -107,35 +88,18 @@ int main(void)
 
 	/* A whole lease through the workload: CUDA bytes == CPU bytes. */
 	{
-		const struct workload *W = &othello_workload;
 		json_t *args = json_pack("{s:s, s:s, s:s}", "random", "100000",
-					 "empties", "11", "seed", "5"), *params;
+					 "empties", "11", "seed", "5");
 		json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)333,
 					 "count", (json_int_t)50000);
-		uint64_t total;
-		void *rg = NULL, *rc_ = NULL;
-		size_t lg = 0, lc = 0;
-		struct wl_device dg = {WL_DEVICE_CUDA, 0, threads, ctx};
-		struct wl_device dc = {WL_DEVICE_CPU, 0, threads, NULL};
-		CHECK(W->parse_params(workload_ctx(W), args, &params, &total, err, sizeof(err)) == 0);
-		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dg, NULL, &rg, &lg, err,
-			     sizeof(err)) == 0);
-		CHECK(W->run(workload_ctx(W), params, spec, NULL, 0, &dc, NULL, &rc_, &lc, err,
-			     sizeof(err)) == 0);
 		/* Scores and moves equal; the header's nodes and time differ. */
-		CHECK(lg == lc && rg && rc_ &&
-		      memcmp((char *)rg + OTHELLO_RES_HDR,
-			     (char *)rc_ + OTHELLO_RES_HDR, lg - OTHELLO_RES_HDR) == 0);
-		CHECK(W->verify(workload_ctx(W), params, spec, rg, lg, 9, err, sizeof(err)) == 0);
-		free(rg);
-		free(rc_);
+		gpu_run_lease(&othello_workload, args, spec, ctx, threads,
+			      threads, OTHELLO_RES_HDR);
 		json_decref(spec);
-		json_decref(params);
 		json_decref(args);
 	}
-	printf("workload run: %s\n", failures ? "FAIL" : "ok");
+	printf("workload run: %s\n", gpu_failures ? "FAIL" : "ok");
 	othello_cuda_close(ctx);
 	free(P); free(O); free(gs); free(cs); free(gm); free(cm);
-	printf("%s (%d failures)\n", failures ? "FAILED" : "PASSED", failures);
-	return failures ? 1 : 0;
+	return gpu_result();
 }

@@ -9,33 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "gerr.h"
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_cuda.h"
 #include "sudoku/sudoku_format.h"
 #include "sudoku/sudoku_wide.h"
+#include "gpu_fx.h"
 #include "workload.h"
 
 extern const struct workload sudoku_workload;
-
-static int failures;
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "%s:%d: check failed: %s\n",       \
-				__FILE__, __LINE__, #cond);                \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void compare(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 		    uint32_t from, uint32_t to, int threads)
@@ -43,16 +26,16 @@ static void compare(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 	uint64_t(*g)[2] = calloc(to - from, 16), (*c)[2] = calloc(to - from, 16);
 	char err[WL_ERRLEN] = "";
 	float ms = 0, msp = 0;
-	double t0 = now(), t1, t2;
+	double t0 = gpu_now(), t1, t2;
 	int rc = sudoku_cuda_w(ctx, S, from, to, g, &ms, err, sizeof(err));
 
 	if (rc)
 		fprintf(stderr, "cuda: %s\n", err);
 	CHECK(rc == 0);
-	t1 = now();
+	t1 = gpu_now();
 	CHECK(sudoku_w_cpu(S, NULL, 0, from, to, threads, c) == 0);
 	printf("gangsters [%u, %u): gpu %.1f ms (%.1f ms wall), cpu %.1f s on %d threads\n",
-	       from, to, ms, (t1 - t0) * 1e3, now() - t1, threads);
+	       from, to, ms, (t1 - t0) * 1e3, gpu_now() - t1, threads);
 	for (uint32_t i = 0; i < to - from; i++) {
 		if (g[i][0] != c[i][0] || g[i][1] != c[i][1])
 			fprintf(stderr, "gangster %u: gpu (%llu, %llu) cpu (%llu, %llu)\n",
@@ -71,10 +54,10 @@ static void compare(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 		size_t np = (size_t)(to - from) * SUDOKU_PIECES;
 		uint64_t(*gp)[2] = calloc(np, 16), (*cp)[2] = calloc(np, 16);
 		CHECK(gp && cp);
-		t2 = now();
+		t2 = gpu_now();
 		rc = sudoku_cuda_w_pieces(ctx, S, from, to, SUDOKU_PIECES, gp, g,
 					  &msp, err, sizeof(err));
-		t2 = now() - t2;
+		t2 = gpu_now() - t2;
 		if (rc)
 			fprintf(stderr, "cuda pieces: %s\n", err);
 		CHECK(rc == 0);
@@ -93,33 +76,16 @@ static void compare(struct sudoku_cuda *ctx, const struct sudoku_setup *S,
 	free(c);
 }
 
-static void io_progress(void *o, uint64_t d) { (void)o; (void)d; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t l, uint64_t u)
-{ (void)o; (void)b; (void)l; (void)u; return 0; }
-static int io_stop(void *o) { (void)o; return 0; }
-
 int main(void)
 {
 	struct sudoku_cuda *ctx = NULL;
 	const struct sudoku_setup *S = NULL;
-	char err[WL_ERRLEN] = "", name[160];
-	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	char err[WL_ERRLEN] = "";
+	int threads = gpu_cpu_threads();
 	double t0;
 
-	if (sudoku_cuda_device_count() < 1) {
-		printf("no CUDA device: skipped\n");
-		return 77;
-	}
-	if (sudoku_cuda_open(0, &ctx, err, sizeof(err)) != 0) {
-		fprintf(stderr, "open: %s\n", err);
-		return 77;
-	}
-	if (threads < 1)
-		threads = 1;
-	sudoku_cuda_device_name(ctx, name, sizeof(name));
-	printf("device: %s, cpu threads %d\n", name, threads);
-	t0 = now();
+	GPU_OPEN(sudoku, ctx, threads);
+	t0 = gpu_now();
 	/* the workload's context, so the lease below uses the same setup */
 	if (workload_open_all(err, sizeof(err)) != 0 ||
 	    sudoku_ctx_setup(workload_ctx(&sudoku_workload), 4, 3,
@@ -128,7 +94,7 @@ int main(void)
 		return 1;
 	}
 	printf("setup (gangsters, band counts, T) %.1f s on %d threads\n",
-	       now() - t0, threads);
+	       gpu_now() - t0, threads);
 	{
 		struct u256 cs = u256_of(0, 0), mc = u256_of(0, 0);
 		char b1[U256_DECLEN], b2[U256_DECLEN];
@@ -150,10 +116,10 @@ int main(void)
 		/* warm-up: uploads T and loads the kernel, so the timings below
 		 * compare launches alone */
 		uint64_t w1[1][2];
-		t0 = now();
+		t0 = gpu_now();
 		CHECK(sudoku_cuda_w(ctx, S, S->set_start[8], S->set_start[8] + 1, w1,
 				    NULL, err, sizeof(err)) == 0);
-		printf("upload of T and set tables + 1 gangster: %.2f s\n", now() - t0);
+		printf("upload of T and set tables + 1 gangster: %.2f s\n", gpu_now() - t0);
 	}
 	compare(ctx, S, S->set_start[8], S->set_start[8] + 4, threads);
 	{
@@ -172,25 +138,25 @@ int main(void)
 		       *spec = NULL, *cur = NULL;
 		uint64_t units;
 		int last;
-		struct wl_run_io io = { NULL, io_progress, io_due, io_ckpt, io_stop, NULL };
+		struct wl_run_io io = WL_RUN_IO_QUIET(NULL, NULL);
 		struct wl_device dev = { WL_DEVICE_CUDA, 0, threads, ctx };
 		void *res = NULL;
 		size_t len = 0;
 		CHECK(W->parse_params(workload_ctx(W), args, &p, &units, err, sizeof(err)) == 0);
 		CHECK(W->carve(workload_ctx(W), p, NULL, NULL, NULL, 24, &spec, &units, &cur, &last) == 0);
-		t0 = now();
+		t0 = gpu_now();
 		int rc = W->run(workload_ctx(W), p, spec, NULL, 0, &dev, &io, &res, &len, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "run: %s\n", err);
 		CHECK(rc == 0);
 		printf("workload lease of %llu gangsters on CUDA: %.2f s\n",
-		       (unsigned long long)units, now() - t0);
-		t0 = now();
+		       (unsigned long long)units, gpu_now() - t0);
+		t0 = gpu_now();
 		rc = W->verify(workload_ctx(W), p, spec, res, len, 12345, err, sizeof(err));
 		if (rc)
 			fprintf(stderr, "verify: %s\n", err);
 		CHECK(rc == 0);
-		printf("verify (%u units recounted on CPU): %.2f s\n", SUDOKU_PIECES, now() - t0);
+		printf("verify (%u units recounted on CPU): %.2f s\n", SUDOKU_PIECES, gpu_now() - t0);
 		free(res);
 		json_decref(args);
 		json_decref(p);
@@ -199,10 +165,5 @@ int main(void)
 	}
 	sudoku_cuda_close(ctx);
 	workload_close_all();
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	printf("all checks passed\n");
-	return 0;
+	return gpu_result();
 }

@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -103,6 +104,18 @@ class Cluster:
         self.http = open(http_file).read().strip() if os.path.exists(http_file) else None
         return self.gpud
 
+    def start_gpud_leases(self, seconds, heartbeat, lease_timeout=None, extra=()):
+        """Start gpud with leases of about `seconds` of one CPU's Graveler
+        work (lease_units_for), heartbeats every heartbeat s, lease_timeout
+        if given and the extra arguments; the units of a lease."""
+        units = lease_units_for(seconds)
+        self.gpud_args = ["--lease-units", str(units), "--heartbeat", heartbeat]
+        if lease_timeout is not None:
+            self.gpud_args += ["--lease-timeout", lease_timeout]
+        self.gpud_args += list(extra)
+        self.start_gpud()
+        return units
+
     def http_get(self, path, timeout=10):
         """GET http://ADDR/path from gpud's --http: (status, headers, body bytes)."""
         import urllib.error
@@ -196,6 +209,28 @@ class Cluster:
         r = self.ctl("wait", str(job), "--timeout", str(timeout), check_rc=False, timeout=timeout + 30)
         if r.returncode != 0:
             raise TestFailure("job %d did not verify: %s\n%s\n%s" % (job, r.stderr, self.tail("gpud"), self.tail("worker")))
+
+    def regrant(self, job, epoch, timeout, what, lease=1):
+        """Wait until gpud grants lease of job again at epoch; the units
+        it resumes from."""
+        pat = r"lease grant job=%d lease=%d epoch=%d .*resume_from=(\d+)" % (job, lease, epoch)
+        m = wait_for(lambda: re.search(pat, self.log_text("gpud")), timeout, what)
+        return int(m.group(1))
+
+    def check_reference(self, job, timeout, msg="answer differs from the reference", **kw):
+        """Wait for the Graveler job, then check that its answer is the one
+        gpurun computes for kw (battles, seed) in one process."""
+        self.wait_job(job, timeout=timeout)
+        check(answer_core(self.result(job)["answer"]) == reference_answer("graveler", **kw), msg)
+
+    def raw_worker(self, cls=None, name=None, secret=None, **kw):
+        """A RawWorker (or cls) logged in to gpud, with the local token
+        unless name and secret are given."""
+        if name is None:
+            name, secret = self.token()
+        w = (cls or RawWorker)(self.port, name, secret, **kw)
+        w.login()
+        return w
 
     def add_token(self, name, role="worker"):
         """A new credential (gpuctl token add) in a file of its own:
@@ -335,6 +370,12 @@ class RawWorker:
         check(f is not None, "connection closed while waiting for %s" % tname)
         check(f[0] == tname, "expected %s, got %s %s" % (tname, f[0], f[1]))
         return f[1], f[2]
+
+    def claim_lease(self, timeout=10):
+        """CLAIM (no measured rate) and the LEASE that answers it: the
+        message and its binary part (the checkpoint to resume from)."""
+        self.send_msg("CLAIM", {"rate": 0})
+        return self.expect("LEASE", timeout)
 
     def login(self):
         self.send_msg("HELLO", {"proto": 1, "worker": self.name, "device": "cpu",

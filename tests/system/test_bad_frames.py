@@ -5,7 +5,7 @@ serving and a job still completes exactly."""
 import socket
 import struct
 
-from harness import answer_core, MAGIC, Chan, Cluster, RawWorker, T, check, frame, reference_answer, run
+from harness import MAGIC, Chan, Cluster, RawWorker, T, check, frame, run
 
 
 def raw(cl):
@@ -76,8 +76,7 @@ def test_bad_frames(cl: Cluster):
     # Still serving: a real job completes exactly.
     job = cl.submit("graveler", battles=3 << 20, seed=3)
     cl.start_worker("cpu:1")
-    cl.wait_job(job, timeout=120)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=3 << 20, seed=3), "answer differs")
+    cl.check_reference(job, 120, battles=3 << 20, seed=3, msg="answer differs")
 
 
 if __name__ == "__main__":

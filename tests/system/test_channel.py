@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 
-from harness import (Cluster, answer_core, check, lease_units_for, reference_answer, run,
+from harness import (Cluster, answer_core, check, reference_answer, run,
                      wait_for)
 
 C2S_HANDSHAKE = 40 + 24     # CLIENT_HELLO + FINISH
@@ -97,9 +97,7 @@ class Proxy:
 
 
 def test_channel(cl: Cluster):
-    units = lease_units_for(1.5)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(1.5, "0.3")
     battles = 3 * units + 999
     job = cl.submit("graveler", battles=battles, seed=2112)
     proxy = Proxy(cl.port, PLAN)

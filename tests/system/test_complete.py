@@ -2,13 +2,11 @@
 two workers, and gpuctl shows it."""
 import re
 
-from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
+from harness import answer_core, Cluster, check, reference_answer, run, wait_for
 
 
 def test_complete(cl: Cluster):
-    units = lease_units_for(0.2)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.5"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(0.2, "0.5")
     battles = units * 6 + 12345  # the last lease is a partial one
     job = cl.submit("graveler", battles=battles, seed=20261121)
     st = cl.status(job)

@@ -6,7 +6,7 @@ import re
 import struct
 import zlib
 
-from harness import answer_core, Cluster, RawWorker, check, lease_units_for, reference_answer, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def recrc(b):
@@ -18,9 +18,7 @@ def recrc(b):
 
 
 def test_corrupt_blob(cl: Cluster):
-    units = lease_units_for(4)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "1.5"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(4, "0.3", "1.5")
     job = cl.submit("graveler", battles=units, seed=77)
     w = cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"])
     m = wait_for(lambda: re.search(r"checkpoint stored job=%d lease=1 epoch=1 .*units_done=([1-9]\d*)" % job,
@@ -28,11 +26,8 @@ def test_corrupt_blob(cl: Cluster):
     w.kill()
     w.wait()
     wait_for(lambda: "lease expired lease=1" in cl.log_text("gpud"), 30, "expiry")
-    name, secret = cl.token()
-    rw = RawWorker(cl.port, name, secret)
-    rw.login()
-    rw.send_msg("CLAIM", {"rate": 0})
-    lease, ck = rw.expect("LEASE")
+    rw = cl.raw_worker()
+    lease, ck = rw.claim_lease()
     check(len(ck) > 64 and lease["units_done"] > 0, "the lease should come with its checkpoint")
     good_units = lease["units_done"]
     # Re-label the good checkpoint for this epoch, then break it in three ways.
@@ -73,12 +68,9 @@ def test_corrupt_blob(cl: Cluster):
     rw.close()
     # The next holder resumes from the same good checkpoint.
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"])
-    m = wait_for(lambda: re.search(r"lease grant job=%d lease=1 epoch=3 .*resume_from=(\d+)" % job,
-                                   cl.log_text("gpud")), 30, "re-issue at epoch 3")
-    check(int(m.group(1)) == good_units, "previous checkpoint not kept: resume_from=%s, want %d" % (m.group(1), good_units))
-    cl.wait_job(job, timeout=300)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units, seed=77),
-          "answer differs from the reference")
+    resumed = cl.regrant(job, 3, 30, "re-issue at epoch 3")
+    check(resumed == good_units, "previous checkpoint not kept: resume_from=%d, want %d" % (resumed, good_units))
+    cl.check_reference(job, 300, battles=units, seed=77)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from harness import GPUD, Cluster, RawWorker, check, run, wait_for
+from harness import GPUD, Cluster, check, run, wait_for
 
 STORAGE = "cannot write its data directory"
 
@@ -27,11 +27,8 @@ def test_data_dir(cl: Cluster):
     cl.gpud_args = ["--heartbeat", "0.3", "--lease-timeout", "30"]
     cl.start_gpud()
     job = cl.submit("graveler", battles=1 << 30, seed=9)
-    name, secret = cl.token()
-    rw = RawWorker(cl.port, name, secret)
-    rw.login()
-    rw.send_msg("CLAIM", {"rate": 0})
-    lease, _ = rw.expect("LEASE")
+    rw = cl.raw_worker()
+    lease, _ = rw.claim_lease()
     blobs = os.path.join(cl.data, "blobs")
     os.makedirs(blobs, exist_ok=True)
     if os.geteuid() != 0 or subprocess.run(["mount", "--bind", blobs, blobs], capture_output=True).returncode:

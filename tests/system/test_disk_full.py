@@ -8,7 +8,7 @@ import sqlite3
 import subprocess
 import sys
 
-from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def fill(path):
@@ -32,9 +32,7 @@ def test_disk_full(cl: Cluster):
         sys.exit(77)
     try:
         cl.data = os.path.join(mnt, "data")
-        units = lease_units_for(0.5)
-        cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "30"]
-        cl.start_gpud()
+        units = cl.start_gpud_leases(0.5, "0.3", "30")
         job = cl.submit("graveler", battles=units * 12, seed=31)
         cl.start_worker("cpu:1", ["--checkpoint-interval", "0.2"])
         wait_for(lambda: cl.status(job)["leases"]["verified"] >= 2, 60, "two verified leases")
@@ -47,9 +45,8 @@ def test_disk_full(cl: Cluster):
         r = cl.ctl("submit", "graveler", "--battles", "1000", check_rc=False)
         check(r.returncode == 1 and "cannot store the job" in r.stderr, "submit on a full disk: %s" % r.stderr)
         os.unlink(filler)
-        cl.wait_job(job, timeout=300)
-        check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units * 12, seed=31),
-              "answer differs after the disk was full")
+        cl.check_reference(job, 300, battles=units * 12, seed=31,
+                           msg="answer differs after the disk was full")
         cl.stop_gpud()
         db = sqlite3.connect(os.path.join(cl.data, "gpud.db"))
         check(db.execute("PRAGMA integrity_check").fetchone()[0] == "ok", "database damaged")

@@ -26,11 +26,8 @@ def raw_controls(text):
 def test_display(cl: Cluster):
     cl.start_gpud()
     job = cl.submit("graveler", battles=1 << 24, seed=3)
-    name, secret = cl.token()
-    rw = DeviceWorker(cl.port, name, secret)
-    rw.login()
-    rw.send_msg("CLAIM", {"rate": 0})
-    lease, _ = rw.expect("LEASE")
+    rw = cl.raw_worker(DeviceWorker)
+    lease, _ = rw.claim_lease()
     rw.send_msg("RELEASE", {"lease": lease["lease"], "epoch": lease["epoch"], "error": ERROR})
 
     out = cl.ctl("workers").stdout

@@ -1,17 +1,13 @@
 """SIGTERM to gpud drains: workers are told to checkpoint and release, gpud
 exits 0 with every lease pending and checkpointed, and after a restart the
 job resumes from those checkpoints and finishes exactly."""
-import re
 import sqlite3
 
-from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def test_drain(cl: Cluster):
-    units = lease_units_for(4)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "600",
-                    "--drain-seconds", "20"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(4, "0.3", "600", extra=["--drain-seconds", "20"])
     job = cl.submit("graveler", battles=units, seed=12)
     cl.start_worker("cpu:1", ["--checkpoint-interval", "600"])
     wait_for(lambda: cl.status(job)["units_running"] > 0, 60, "progress")
@@ -23,12 +19,9 @@ def test_drain(cl: Cluster):
     db.close()
     check(state == 0 and ck_units > 0, "lease should be pending with a checkpoint: state %d units %d" % (state, ck_units))
     cl.start_gpud()
-    m = wait_for(lambda: re.search(r"lease grant job=%d lease=1 epoch=2 .*resume_from=(\d+)" % job,
-                                   cl.log_text("gpud")), 60, "re-grant after restart")
-    check(int(m.group(1)) == ck_units, "resumed from %s, checkpoint was %d" % (m.group(1), ck_units))
-    cl.wait_job(job, timeout=300)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units, seed=12),
-          "answer differs from the reference")
+    resumed = cl.regrant(job, 2, 60, "re-grant after restart")
+    check(resumed == ck_units, "resumed from %d, checkpoint was %d" % (resumed, ck_units))
+    cl.check_reference(job, 300, battles=units, seed=12)
 
 
 if __name__ == "__main__":

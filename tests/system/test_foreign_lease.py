@@ -8,8 +8,7 @@ import json
 import re
 import struct
 
-from harness import (Cluster, RawWorker, answer_core, blob, check, lease_units_for,
-                     reference_answer, run, wait_for)
+from harness import (Cluster, RawWorker, blob, check, run, wait_for)
 
 
 class Thief(RawWorker):
@@ -46,9 +45,7 @@ def same_shape(a, b, lease_a, lease_b, epoch_a, epoch_b):
 
 
 def test_foreign_lease(cl: Cluster):
-    units = lease_units_for(6)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "2"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(6, "0.3", "2")
     job = cl.submit("graveler", battles=units, seed=5)
     _, name, secret = cl.add_token("thief")
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.5"])
@@ -81,9 +78,7 @@ def test_foreign_lease(cl: Cluster):
     sent = 12
 
     # The victim kept its lease and its job ends with the exact answer.
-    cl.wait_job(job, timeout=120)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units, seed=5),
-          "answer differs from the reference")
+    cl.check_reference(job, 120, battles=units, seed=5)
     wlog = cl.log_text("worker")
     check("lease lost" not in wlog, "the victim lost its lease:\n" + cl.tail("worker"))
     # A finished lease is still not the thief's: the same bytes as before.

@@ -2,7 +2,7 @@
 completes with the identical answer and every acknowledged result is kept."""
 import sqlite3
 
-from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
+from harness import answer_core, Cluster, check, reference_answer, run, wait_for
 
 
 def verified(cl, job):
@@ -13,9 +13,7 @@ def verified(cl, job):
 
 
 def test_gpud_crash(cl: Cluster):
-    units = lease_units_for(0.3)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.5", "--lease-timeout", "3"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(0.3, "0.5", "3")
     battles = units * 16
     job = cl.submit("graveler", battles=battles, seed=99)
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.1"])

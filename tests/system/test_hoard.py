@@ -9,8 +9,7 @@ import re
 import socket
 import time
 
-from harness import (Cluster, RawWorker, answer_core, check, lease_units_for, reference_answer,
-                     run)
+from harness import (Cluster, RawWorker, check, run)
 
 CAP = 2
 STALL_S = 6
@@ -43,11 +42,9 @@ class Hoarder(RawWorker):
 
 
 def test_hoard(cl: Cluster):
-    units = lease_units_for(0.5)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "2",
-                    "--max-leases-per-worker", str(CAP), "--progress-timeout", str(STALL_S),
-                    "--quarantine-after", "3"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(0.5, "0.3", "2", extra=["--max-leases-per-worker", str(CAP),
+                                                         "--progress-timeout", str(STALL_S),
+                                                         "--quarantine-after", "3"])
     job = cl.submit("graveler", battles=3 * units, seed=9)
     _, name, secret = cl.add_token("hoarder")
     h = Hoarder(cl.port, name, secret)
@@ -99,9 +96,7 @@ def test_hoard(cl: Cluster):
                 time.sleep(0.25)
     except socket.timeout:
         pass
-    cl.wait_job(job, timeout=120)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=3 * units, seed=9),
-          "answer differs from the reference")
+    cl.check_reference(job, 120, battles=3 * units, seed=9)
     w = {x["name"]: x for x in json.loads(cl.ctl("workers", "--json").stdout)}["hoarder"]
     check(w["stalls"] >= CAP and w["leases_done"] == 0, "hoarder's record: %s" % w)
     check(w["quarantined"] == (w["stalls"] >= 3), "quarantine after 3 stalls: %s" % w)

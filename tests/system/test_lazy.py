@@ -12,7 +12,7 @@ import struct
 import subprocess
 import sys
 
-from harness import (BUILD, Cluster, RawWorker, answer_core, blob, check, reference_answer,
+from harness import (BUILD, Cluster, answer_core, blob, check, reference_answer,
                      run, wait_for)
 
 WLRUN = os.path.join(BUILD, "tests", "wlrun")
@@ -24,10 +24,8 @@ def lazy_upload(cl, workload, fabricate):
     replace part of it, upload it. Returns the lease message once gpud has
     logged the verdict, and the reason it gave."""
     _, name, secret = cl.add_token("lazy")
-    rw = RawWorker(cl.port, name, secret, workloads=(workload,))
-    rw.login()
-    rw.send_msg("CLAIM", {"rate": 0})
-    lease, _ = rw.expect("LEASE")
+    rw = cl.raw_worker(name=name, secret=secret, workloads=(workload,))
+    lease, _ = rw.claim_lease()
     out = os.path.join(cl.dir, "honest.bin")
     r = subprocess.run([WLRUN, workload, json.dumps(lease["params"]), json.dumps(lease["spec"]), out],
                        capture_output=True, text=True, timeout=120)

@@ -14,7 +14,7 @@ import re
 import sqlite3
 import subprocess
 
-from harness import BUILD, Cluster, RawWorker, answer_core, blob, check, reference_answer, run, wait_for
+from harness import BUILD, Cluster, RawWorker, blob, check, run, wait_for
 
 FORGE = os.path.join(BUILD, "tests", "system", "graveler_forge")
 UNITS = 1 << 22  # 16,384 segments of one chunk per lease
@@ -79,9 +79,7 @@ def test_lazy_graveler(cl: Cluster):
     check("failed on a worker" in (st.get("reason") or ""), "status reason: %s" % st.get("reason"))
     # An honest worker redoes the refused leases: the exact answer.
     cl.start_worker("cpu:1")
-    cl.wait_job(job, timeout=120)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=2 * UNITS, seed=SEED),
-          "answer differs from the reference")
+    cl.check_reference(job, 120, battles=2 * UNITS, seed=SEED)
 
 
 if __name__ == "__main__":

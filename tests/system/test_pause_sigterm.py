@@ -4,14 +4,12 @@ resume continues from the checkpoint; the answer is exact."""
 import re
 import signal
 
-from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def test_pause_sigterm(cl: Cluster):
-    units = lease_units_for(6)
     # A long lease timeout: only an explicit release can free the lease quickly.
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "600"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(6, "0.3", "600")
     job = cl.submit("graveler", battles=units, seed=8)
     w = cl.start_worker("cpu:1", ["--checkpoint-interval", "60"])
     wait_for(lambda: cl.status(job)["units_running"] > 0, 60, "progress")
@@ -26,18 +24,15 @@ def test_pause_sigterm(cl: Cluster):
     st = cl.status(job)
     check(st["state"] == "paused" and "paused" in st["reason"], "status of a paused job: %s" % st)
     cl.ctl("resume", str(job))
-    m = wait_for(lambda: re.search(r"lease grant job=%d lease=1 epoch=2 .*resume_from=(\d+)" % job,
-                                   cl.log_text("gpud")), 30, "re-grant after resume")
-    check(int(m.group(1)) > 0, "did not resume from the SIGTERM checkpoint")
+    resumed = cl.regrant(job, 2, 30, "re-grant after resume")
+    check(resumed > 0, "did not resume from the SIGTERM checkpoint")
     # Pause while it runs: the worker is told to release (checkpoint first).
     wait_for(lambda: cl.status(job)["leases"]["leased"] == 1, 10, "lease held")
     cl.ctl("pause", str(job))
     wait_for(lambda: "lease release lease=1 epoch=2" in cl.log_text("gpud"), 30, "release on pause")
     check(cl.status(job)["leases"]["pending"] == 1, "paused lease should be pending")
     cl.ctl("resume", str(job))
-    cl.wait_job(job, timeout=300)
-    check(answer_core(cl.result(job)["answer"]) == reference_answer("graveler", battles=units, seed=8),
-          "answer differs from the reference")
+    cl.check_reference(job, 300, battles=units, seed=8)
     check(w2.poll() is None, "worker should keep running")
 
 

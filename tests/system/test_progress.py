@@ -7,7 +7,7 @@ import sqlite3
 import threading
 import time
 
-from harness import Cluster, check, lease_units_for, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def stored(cl, job):
@@ -56,9 +56,7 @@ class Sampler(threading.Thread):
 
 
 def test_progress(cl: Cluster):
-    units = lease_units_for(3)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "1.5"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(3, "0.3", "1.5")
     job = cl.submit("graveler", battles=3 * units, seed=21)
     sampler = Sampler(cl, job)
     sampler.start()

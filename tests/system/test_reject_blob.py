@@ -6,7 +6,7 @@ import os
 import struct
 import zlib
 
-from harness import Cluster, RawWorker, check, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def sudoku_result(spec, R=2, C=2):
@@ -30,10 +30,8 @@ def test_reject_blob(cl: Cluster):
     # Another worker than the real one below: a lease is never granted
     # again to a worker that failed it.
     _, name, secret = cl.add_token("forger")
-    rw = RawWorker(cl.port, name, secret, workloads=("sudoku",))
-    rw.login()
-    rw.send_msg("CLAIM", {"rate": 0})
-    lease, _ = rw.expect("LEASE")
+    rw = cl.raw_worker(name=name, secret=secret, workloads=("sudoku",))
+    lease, _ = rw.claim_lease()
     b = blob(sudoku_result(lease["spec"]), lease["lease"], lease["epoch"])
     h = hashlib.blake2b(b, digest_size=32).hexdigest()
     path = os.path.join(cl.data, "blobs", h[:2], h)

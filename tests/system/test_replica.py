@@ -18,7 +18,7 @@ import sqlite3
 import struct
 import zlib
 
-from harness import (Cluster, RawWorker, answer_core, blob, check, reference_answer,
+from harness import (Cluster, answer_core, blob, check, reference_answer,
                      run, wait_for)
 
 LEASE = 1 << 20
@@ -72,8 +72,7 @@ def scenario_full(cl):
     cl.start_gpud()
     tb, nb, _ = cl.add_token("b")
     battles, seed = 6 * LEASE, 11
-    job = int(cl.ctl("submit", "graveler", "--battles", str(battles), "--seed", str(seed),
-                     "--check", "full").stdout.strip())
+    job = cl.submit("graveler", battles=battles, seed=seed, check="full")
     cl.start_worker("cpu:1")
     cl.start_worker("cpu:1", token_file=tb)
     cl.wait_job(job, timeout=120)
@@ -136,10 +135,8 @@ def scenario_liar(cl):
                    60, "a replica of the honest worker's first result")
     rid, pid = rep[0]
     a.wait(30)
-    liar = RawWorker(cl.port, nl, sl)
-    liar.login()
-    liar.send_msg("CLAIM", {"rate": 0})
-    lease, _ = liar.expect("LEASE")
+    liar = cl.raw_worker(name=nl, secret=sl)
+    lease, _ = liar.claim_lease()
     check(lease["lease"] == rid, "the liar should get the replica %d: %s" % (rid, lease))
     raw = lie(stored_result(cl, pid))
     liar.send_msg("RESULT", {"lease": rid, "epoch": lease["epoch"], "units_done": LEASE,
@@ -175,8 +172,7 @@ def scenario_crash(cl):
     cl.start_gpud()
     tb, _, _ = cl.add_token("b")
     battles, seed = 2 * LEASE, 9
-    job = int(cl.ctl("submit", "graveler", "--battles", str(battles), "--seed", str(seed),
-                     "--check", "full").stdout.strip())
+    job = cl.submit("graveler", battles=battles, seed=seed, check="full")
     w = cl.start_worker("cpu:1")
     # One worker computes every primary; the replicas wait for another.
     wait_for(lambda: "second worker" in (cl.status(job).get("reason") or ""), 60,

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 
-from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
+from harness import answer_core, Cluster, check, reference_answer, run, wait_for
 
 
 class ChaosProxy:
@@ -84,10 +84,7 @@ class ChaosProxy:
 def test_soak(cl: Cluster):
     cycles = int(os.environ.get("SOAK_CYCLES", "8"))
     rng = random.Random(int(os.environ.get("SOAK_SEED", "20261121")))
-    units = lease_units_for(0.4)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "2",
-                    "--drain-seconds", "0"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(0.4, "0.3", "2", extra=["--drain-seconds", "0"])
     jobs = {}
     for i, n in enumerate([units * 7 + 99, units * 9 + 1]):
         jobs[cl.submit("graveler", battles=n, seed=1000 + i)] = ("graveler", dict(battles=n, seed=1000 + i))

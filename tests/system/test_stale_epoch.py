@@ -1,25 +1,20 @@
 """A worker that lost its lease (deadline passed, re-issued with a new epoch)
 can never overwrite it: its heartbeat is told to stop and its result and
 checkpoint are refused as stale."""
-from harness import answer_core, Cluster, RawWorker, blob, check, run, wait_for
+from harness import Cluster, blob, check, run, wait_for
 
 
 def test_stale_epoch(cl: Cluster):
     cl.gpud_args = ["--lease-units", str(1 << 20), "--heartbeat", "0.2", "--lease-timeout", "1"]
     cl.start_gpud()
     job = cl.submit("graveler", battles=1 << 20, seed=1)
-    name, secret = cl.token()
-    a = RawWorker(cl.port, name, secret)
-    a.login()
-    a.send_msg("CLAIM", {"rate": 0})
-    lease, _ = a.expect("LEASE")
+    a = cl.raw_worker()
+    lease, _ = a.claim_lease()
     check(lease["epoch"] == 1, "first grant should be epoch 1: %s" % lease)
     # a stops heartbeating; the lease expires and b gets it at epoch 2.
     wait_for(lambda: "lease expired lease=%d" % lease["lease"] in cl.log_text("gpud"), 20, "expiry")
-    b = RawWorker(cl.port, name, secret)
-    b.login()
-    b.send_msg("CLAIM", {"rate": 0})
-    lease_b, _ = b.expect("LEASE")
+    b = cl.raw_worker()
+    lease_b, _ = b.claim_lease()
     check(lease_b["lease"] == lease["lease"] and lease_b["epoch"] == 2,
           "the expired lease should be re-issued at epoch 2: %s" % lease_b)
     # a comes back with epoch 1: heartbeat -> stop, result and checkpoint -> stale.

@@ -2,13 +2,11 @@
 a new epoch and resumes from the last checkpoint; the answer is exact."""
 import re
 
-from harness import answer_core, Cluster, check, lease_units_for, reference_answer, run, wait_for
+from harness import Cluster, check, run, wait_for
 
 
 def test_worker_crash(cl: Cluster):
-    units = lease_units_for(6)
-    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.3", "--lease-timeout", "1.5"]
-    cl.start_gpud()
+    units = cl.start_gpud_leases(6, "0.3", "1.5")
     job = cl.submit("graveler", battles=units, seed=5)
     w = cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"])
     wait_for(lambda: re.search(r"checkpoint stored job=%d lease=1 epoch=1 .*units_done=[1-9]" % job,
@@ -17,12 +15,10 @@ def test_worker_crash(cl: Cluster):
     w.wait()
     wait_for(lambda: "lease expired lease=1" in cl.log_text("gpud"), 30, "the lease to expire")
     cl.start_worker("cpu:1", ["--checkpoint-interval", "0.3"])
-    m = wait_for(lambda: re.search(r"lease grant job=%d lease=1 epoch=2 .*resume_from=(\d+)" % job,
-                                   cl.log_text("gpud")), 30, "the lease re-issued at epoch 2")
-    check(int(m.group(1)) > 0, "the re-issued lease did not resume from a checkpoint")
-    cl.wait_job(job, timeout=300)
-    ref = reference_answer("graveler", battles=units, seed=5)
-    check(answer_core(cl.result(job)["answer"]) == ref, "answer after the worker crash differs from the reference")
+    resumed = cl.regrant(job, 2, 30, "the lease re-issued at epoch 2")
+    check(resumed > 0, "the re-issued lease did not resume from a checkpoint")
+    cl.check_reference(job, 300, battles=units, seed=5,
+                       msg="answer after the worker crash differs from the reference")
 
 
 if __name__ == "__main__":

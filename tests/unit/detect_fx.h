@@ -15,6 +15,23 @@
 
 #include "workload.h"
 
+/* A cmocka group's state: the first lease of a new job and its honest
+ * result, to fabricate from. */
+struct detect_fx {
+	json_t *params, *spec;
+	void *res;
+	size_t len;
+};
+
+/* Parse args (a JSON object of --KEY VALUE strings), carve the new job's
+ * first lease (of units units, checked, when units is not 0; else of the
+ * workload's own size), run it on the CPU (2 threads) with no one watching,
+ * and keep it all in a new struct detect_fx in *state. */
+int detect_setup(void **state, const struct workload *wl, const char *args,
+		 uint64_t units);
+/* Free what detect_setup made (cmocka's group teardown). */
+int detect_teardown(void **state);
+
 /* How many of nseeds verifications of res pass. The seeds are a
  * splitmix64 stream from seed0, as unpredictable to the result as gpud's
  * random ones. Any failure other than GERR_VERIFY fails the test. */

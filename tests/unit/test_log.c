@@ -135,6 +135,18 @@ static double fake_now(void *opaque)
 	return *(double *)opaque;
 }
 
+/* lg's lines through the limiter lim, whose clock reads *now, captured
+ * from here on. */
+static void limit_start(struct glog *lg, struct glog_limit *lim,
+			double *now, struct cap *c)
+{
+	assert_int_equal(glog_limit_init(lim), 0);
+	lim->now = fake_now;
+	lim->opaque = now;
+	lg->limit = lim;
+	cap_start(c);
+}
+
 static void test_limit(void **state)
 {
 	struct glog_limit lim;
@@ -144,11 +156,7 @@ static void test_limit(void **state)
 	char *t, want[128];
 
 	(void)state;
-	assert_int_equal(glog_limit_init(&lim), 0);
-	lim.now = fake_now;
-	lim.opaque = &now;
-	lg.limit = &lim;
-	cap_start(&c);
+	limit_start(&lg, &lim, &now, &c);
 	for (int i = 0; i < 25; i++)
 		LOG_WARN(&lg, "disk slow");
 	/* Lines that differ are not held back. */
@@ -206,11 +214,7 @@ static void test_limit_full(void **state)
 	char *t;
 
 	(void)state;
-	assert_int_equal(glog_limit_init(&lim), 0);
-	lim.now = fake_now;
-	lim.opaque = &now;
-	lg.limit = &lim;
-	cap_start(&c);
+	limit_start(&lg, &lim, &now, &c);
 	for (int r = 0; r < 3; r++)
 		for (int i = 0; i < 3 * GLOG_LIMIT_SLOTS; i++)
 			LOG_INFO(&lg, "line %d", i);

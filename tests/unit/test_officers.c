@@ -236,15 +236,6 @@ static int io_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
 	return GERR_NOTFOUND;
 }
 
-static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
-
 static const char *keep(struct io_state *io, void *bytes, size_t len)
 {
 	struct mem_blob *b = &io->blobs[io->nblobs++];
@@ -274,8 +265,7 @@ static int step(json_t *params, json_t **cursor, json_t **answer,
 		struct parts_list *pl, uint64_t want, struct io_state *io,
 		int threads)
 {
-	struct wl_run_io rio = {io, io_progress, io_due, io_ckpt, io_stop,
-				io_fetch};
+	struct wl_run_io rio = WL_RUN_IO_QUIET(io, io_fetch);
 	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
 	json_t *spec = NULL, *next = NULL, *merged = NULL, *note = NULL;
 	uint64_t units = 0;
@@ -531,8 +521,7 @@ static void test_answer_size(void **state)
 static void run_lease(json_t *params, json_t *spec, struct io_state *io,
 		      void **res, size_t *len)
 {
-	struct wl_run_io rio = {io, io_progress, io_due, io_ckpt, io_stop,
-				io_fetch};
+	struct wl_run_io rio = WL_RUN_IO_QUIET(io, io_fetch);
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
 	char err[WL_ERRLEN] = "";
 

@@ -25,71 +25,35 @@
 #include "mix.h"
 #include "officers/officers.h"
 #include "officers/officers_wl.h"
-#include "parts_list.h"
 
 extern const struct workload officers_workload;
 static const struct workload *W = &officers_workload;
 
 #define L 40000u
 
-static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
-
-struct fx {
-	json_t *params, *spec;
-	uint16_t *honest;
-};
+/* The honest lease's values, from setup. */
+static uint16_t *honest;
 
 static int setup(void **state)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
-	json_t *args = json_pack("{s:s}", "to", "40000"), *cursor = NULL;
-	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
-	struct wl_run_io io = {NULL, io_progress, io_due, io_ckpt, io_stop, NULL};
+	struct detect_fx *fx;
 	struct officers_result r;
-	struct parts_list pl;
-	uint64_t total, units;
 	char err[WL_ERRLEN] = "";
-	void *res;
-	size_t len;
-	int last;
 
-	assert_int_equal(W->parse_params(NULL, args, &fx->params, &total, err,
-					 sizeof(err)), 0);
-	parts_list_init(&pl);
-	assert_int_equal(W->carve(NULL, fx->params, NULL, NULL, &pl.pub, L,
-				  &fx->spec, &units, &cursor, &last), 0);
-	assert_int_equal(units, L);
-	assert_int_equal(W->run(NULL, fx->params, fx->spec, NULL, 0, &dev, &io,
-				&res, &len, err, sizeof(err)), 0);
-	assert_int_equal(officers_result_parse(res, len, &r, err, sizeof(err)),
-			 0);
-	fx->honest = malloc(L * sizeof(uint16_t));
+	detect_setup(state, W, "{\"to\": \"40000\"}", L);
+	fx = *state;
+	assert_int_equal(officers_result_parse(fx->res, fx->len, &r, err,
+					       sizeof(err)), 0);
+	honest = malloc(L * sizeof(uint16_t));
 	for (uint64_t x = 0; x < L; x++)
-		fx->honest[x] = (uint16_t)officers_result_get(&r, x);
-	free(res);
-	json_decref(cursor);
-	json_decref(args);
-	parts_list_clear(&pl);
-	*state = fx;
+		honest[x] = (uint16_t)officers_result_get(&r, x);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct fx *fx = *state;
-
-	json_decref(fx->params);
-	json_decref(fx->spec);
-	free(fx->honest);
-	free(fx);
-	return 0;
+	free(honest);
+	return detect_teardown(state);
 }
 
 /* The result of lease [0, L) whose values are v (the worker's claim). */
@@ -136,7 +100,7 @@ static uint64_t inconsistent(const void *res, size_t len, uint64_t from,
 	return m;
 }
 
-static void expect_rate(struct fx *fx, const char *what, double f,
+static void expect_rate(struct detect_fx *fx, const char *what, double f,
 			const void *res, size_t len, uint64_t m, int fixed,
 			unsigned nseeds)
 {
@@ -151,7 +115,7 @@ static void expect_rate(struct fx *fx, const char *what, double f,
 }
 
 /* Fabricate a fraction f of positions >= 2, verify nseeds times. */
-static void measure(struct fx *fx, double f, unsigned nseeds)
+static void measure(struct detect_fx *fx, double f, unsigned nseeds)
 {
 	uint16_t *v = malloc(L * sizeof(uint16_t));
 	uint64_t m, fab = 0;
@@ -159,7 +123,7 @@ static void measure(struct fx *fx, double f, unsigned nseeds)
 	void *res;
 	size_t len;
 
-	memcpy(v, fx->honest, L * sizeof(uint16_t));
+	memcpy(v, honest, L * sizeof(uint16_t));
 	for (uint64_t x = 2; x < L; x++)
 		if (f >= 1 || (double)(mix64(x ^ 0x6c617a79) >> 11) * 0x1p-53 < f) {
 			v[x] ^= 1;
@@ -176,11 +140,11 @@ static void measure(struct fx *fx, double f, unsigned nseeds)
 
 static void test_honest_passes(void **state)
 {
-	struct fx *fx = *state;
+	struct detect_fx *fx = *state;
 	void *res;
 	size_t len;
 
-	encode(fx->honest, &res, &len);
+	encode(honest, &res, &len);
 	clock_t t0 = clock();
 	assert_int_equal(detect_passes(W, fx->params, fx->spec, res, len, 20, 1),
 			 20);
@@ -194,7 +158,7 @@ static void test_honest_passes(void **state)
  * where the formula's exponent shows. */
 static void test_one(void **state)
 {
-	struct fx *fx = *state;
+	struct detect_fx *fx = *state;
 	uint16_t *v = malloc(L * sizeof(uint16_t));
 	uint64_t m = 0;
 	int fixed = 1;
@@ -204,7 +168,7 @@ static void test_one(void **state)
 	for (uint64_t k = 0; fixed && k < 64; k++) {
 		uint64_t x = 30000 + mix64(k) % (L - 8 - 30000);
 		free(res);
-		memcpy(v, fx->honest, L * sizeof(uint16_t));
+		memcpy(v, honest, L * sizeof(uint16_t));
 		v[x] ^= 1;
 		encode(v, &res, &len);
 		m = inconsistent(res, len, x, &fixed);

@@ -254,6 +254,20 @@ static void test_parse(void **state)
 					     err, sizeof(err)), GERR_INVAL);
 }
 
+/* A result of the 3 positions from 5, all solved, with their boards. */
+static void res3(struct othello_res *r)
+{
+	assert_int_equal(othello_res_init(r, 5, 3, 1), 0);
+	r->done = 3;
+	for (int i = 0; i < 3; i++) {
+		r->score[i] = (int8_t)(2 * i - 2);
+		r->move[i] = (uint8_t)(i * 30);
+		r->pos[i].black = 1ull << i;
+		r->pos[i].white = 1ull << (10 + i);
+		r->pos[i].expected = OTHELLO_NO_SCORE;
+	}
+}
+
 static void test_result_format(void **state)
 {
 	struct othello_res r, d;
@@ -262,15 +276,7 @@ static void test_result_format(void **state)
 	char err[WL_ERRLEN];
 
 	(void)state;
-	assert_int_equal(othello_res_init(&r, 5, 3, 1), 0);
-	r.done = 3;
-	for (int i = 0; i < 3; i++) {
-		r.score[i] = (int8_t)(2 * i - 2);
-		r.move[i] = (uint8_t)(i * 30);
-		r.pos[i].black = 1ull << i;
-		r.pos[i].white = 1ull << (10 + i);
-		r.pos[i].expected = OTHELLO_NO_SCORE;
-	}
+	res3(&r);
 	assert_int_equal(othello_res_encode(&r, 0, &b, &len), 0);
 	assert_int_equal(othello_res_decode(b, len, 0, &d, err, sizeof(err)), 0);
 	assert_int_equal(d.begin, 5);
@@ -323,17 +329,9 @@ static void test_results_agree(void **state)
 	size_t alen, blen, clen;
 
 	(void)state;
-	assert_int_equal(othello_res_init(&r, 5, 3, 1), 0);
-	r.done = 3;
+	res3(&r);
 	r.nodes = 10;
 	r.usec = 20;
-	for (int i = 0; i < 3; i++) {
-		r.score[i] = (int8_t)(2 * i - 2);
-		r.move[i] = (uint8_t)(i * 30);
-		r.pos[i].black = 1ull << i;
-		r.pos[i].white = 1ull << (10 + i);
-		r.pos[i].expected = OTHELLO_NO_SCORE;
-	}
 	assert_int_equal(othello_res_encode(&r, 0, &a, &alen), 0);
 	r.nodes = 99;
 	r.usec = 5;
@@ -675,6 +673,23 @@ static void test_answer_constant(void **state)
 	json_decref(args);
 }
 
+/* parse_params refuses args (JSON text) with GERR_INVAL, saying why
+ * (NULL: anything). */
+static void refused(const char *args, const char *why)
+{
+	const struct workload *W = &othello_workload;
+	json_t *a = json_loads(args, 0, NULL), *params = NULL;
+	char err[WL_ERRLEN] = "";
+	uint64_t total;
+
+	assert_non_null(a);
+	assert_int_equal(W->parse_params(workload_ctx(W), a, &params, &total,
+					 err, sizeof(err)), GERR_INVAL);
+	if (why)
+		assert_non_null(strstr(err, why));
+	json_decref(a);
+}
+
 static void test_job_random(void **state)
 {
 	const struct workload *W = &othello_workload;
@@ -715,26 +730,12 @@ static void test_job_random(void **state)
 	json_decref(args);
 
 	/* Bad parameters. */
-	args = json_pack("{s:s, s:s}", "random", "10", "empties", "0");
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	json_decref(args);
-	args = json_pack("{s:s}", "empties", "10");
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	json_decref(args);
+	refused("{\"random\": \"10\", \"empties\": \"0\"}", NULL);
+	refused("{\"empties\": \"10\"}", NULL);
 	/* Neither --random nor a file: refused at submission. */
-	args = json_object();
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	assert_non_null(strstr(err, "--file"));
-	json_decref(args);
-	args = json_pack("{s:s, s:s, s:s}", "random", "10", "empties", "10",
-			 "bogus", "1");
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &params, &total, err,
-					 sizeof(err)), GERR_INVAL);
-	assert_non_null(strstr(err, "bogus"));
-	json_decref(args);
+	refused("{}", "--file");
+	refused("{\"random\": \"10\", \"empties\": \"10\", \"bogus\": \"1\"}",
+		"bogus");
 }
 
 static void test_job_file(void **state)

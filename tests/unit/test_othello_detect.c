@@ -20,7 +20,6 @@
 #include "mix.h"
 #include "othello/othello.h"
 #include "othello/othello_wl.h"
-#include "parts_list.h"
 
 extern const struct workload othello_workload;
 static const struct workload *W = &othello_workload;
@@ -28,64 +27,16 @@ static const struct workload *W = &othello_workload;
 #define N 4000u
 #define EMPTIES 6
 
-static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
-
-struct fx {
-	json_t *params, *spec;
-	uint8_t *res;
-	size_t len;
-};
-
 static int setup(void **state)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
-	json_t *args = json_pack("{s:s, s:s, s:s}", "random", "4000", "empties",
-				 "6", "seed", "20"), *cursor = NULL;
-	struct wl_run_io io = {NULL, io_progress, io_due, io_ckpt, io_stop, NULL};
-	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
-	struct parts_list pl;
-	uint64_t total, units;
-	char err[WL_ERRLEN] = "";
-	void *res;
-	int last;
-
-	parts_list_init(&pl);
-	assert_int_equal(W->parse_params(NULL, args, &fx->params, &total, err,
-					 sizeof(err)), 0);
-	assert_int_equal(W->carve(NULL, fx->params, NULL, NULL, &pl.pub, N,
-				  &fx->spec, &units, &cursor, &last), 0);
-	assert_int_equal(units, N);
-	assert_int_equal(W->run(NULL, fx->params, fx->spec, NULL, 0, &dev, &io,
-				&res, &fx->len, err, sizeof(err)), 0);
-	fx->res = res;
-	json_decref(cursor);
-	json_decref(args);
-	parts_list_clear(&pl);
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *fx = *state;
-
-	json_decref(fx->params);
-	json_decref(fx->spec);
-	free(fx->res);
-	free(fx);
-	return 0;
+	return detect_setup(state, W, "{\"random\": \"4000\", \"empties\": "
+			    "\"6\", \"seed\": \"20\"}", N);
 }
 
 /* Make up m positions' scores (distinct, spread by mix64), verify. */
-static void measure(struct fx *fx, uint64_t m, unsigned nseeds)
+static void measure(struct detect_fx *fx, uint64_t m, unsigned nseeds)
 {
+	const uint8_t *honest = fx->res;
 	uint8_t *bad = malloc(fx->len);
 	unsigned k = othello_verify_samples(EMPTIES);
 	uint64_t done = 0;
@@ -95,7 +46,7 @@ static void measure(struct fx *fx, uint64_t m, unsigned nseeds)
 	for (uint64_t t = 0; done < m; t++) {
 		uint64_t i = m == N ? t : mix64(t ^ m) % N;
 		uint8_t *q = bad + OTHELLO_RES_HDR + 2 * i;
-		if (q[0] != fx->res[OTHELLO_RES_HDR + 2 * i])
+		if (q[0] != honest[OTHELLO_RES_HDR + 2 * i])
 			continue; /* already made up */
 		q[0] = q[0] < 64 ? q[0] + 1 : q[0] - 1;
 		done++;
@@ -114,7 +65,7 @@ static void measure(struct fx *fx, uint64_t m, unsigned nseeds)
 
 static void test_honest_passes(void **state)
 {
-	struct fx *fx = *state;
+	struct detect_fx *fx = *state;
 
 	assert_int_equal(othello_verify_samples(EMPTIES), 1024);
 	assert_int_equal(detect_passes(W, fx->params, fx->spec, fx->res,
@@ -140,5 +91,5 @@ int main(void)
 		cmocka_unit_test(test_few),
 		cmocka_unit_test(test_fractions),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, detect_teardown);
 }

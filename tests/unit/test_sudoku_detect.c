@@ -21,22 +21,12 @@
 #include "detect_fx.h"
 #include "gerr.h"
 #include "mix.h"
-#include "parts_list.h"
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_format.h"
 #include "sudoku/sudoku_internal.h"
 
 extern const struct workload sudoku_workload;
 static const struct workload *W = &sudoku_workload;
-
-static void io_progress(void *o, uint64_t u) { (void)o; (void)u; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_ckpt(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
 
 /* Keeps the first checkpoint a run emits. */
 struct ck_io {
@@ -56,51 +46,22 @@ static int ck_keep(void *o, const void *b, size_t n, uint64_t u)
 	return 0;
 }
 
-struct fx {
-	json_t *params, *spec;
-	const struct sudoku_setup *S;
-	void *res;
-	size_t len;
-};
+/* The 3x3 setup of the workload's context, from setup. */
+static const struct sudoku_setup *S;
 
 static int setup(void **state)
 {
-	struct fx *fx = calloc(1, sizeof(*fx));
-	json_t *args = json_pack("{s:s}", "box", "3x3"), *cursor = NULL;
-	struct wl_run_io io = {NULL, io_progress, io_due, io_ckpt, io_stop, NULL};
-	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
-	struct parts_list pl;
-	uint64_t total, units;
 	char err[WL_ERRLEN] = "";
-	int last;
 
 	assert_int_equal(workload_open_all(err, sizeof(err)), 0);
-	parts_list_init(&pl);
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &fx->params,
-					 &total, err, sizeof(err)), 0);
-	assert_int_equal(W->carve(workload_ctx(W), fx->params, NULL, NULL,
-				  &pl.pub, 0, &fx->spec, &units, &cursor,
-				  &last), 0);
-	assert_int_equal(W->run(workload_ctx(W), fx->params, fx->spec, NULL, 0,
-				&dev, &io, &fx->res, &fx->len, err, sizeof(err)),
-			 0);
 	assert_int_equal(sudoku_ctx_setup(workload_ctx(W), 3, 3, SUDOKU_BUILD_T,
-					  2, &fx->S, err, sizeof(err)), 0);
-	json_decref(cursor);
-	json_decref(args);
-	parts_list_clear(&pl);
-	*state = fx;
-	return 0;
+					  2, &S, err, sizeof(err)), 0);
+	return detect_setup(state, W, "{\"box\": \"3x3\"}", 0);
 }
 
 static int teardown(void **state)
 {
-	struct fx *fx = *state;
-
-	json_decref(fx->params);
-	json_decref(fx->spec);
-	free(fx->res);
-	free(fx);
+	detect_teardown(state);
 	workload_close_all();
 	return 0;
 }
@@ -112,7 +73,7 @@ static void add2(uint64_t *x)
 }
 
 /* The result with m distinct units made up, decoded (r) and encoded. */
-static void fabricate(const struct fx *fx, uint64_t m, struct sudoku_res *r,
+static void fabricate(const struct detect_fx *fx, uint64_t m, struct sudoku_res *r,
 		      void **ret, size_t *ret_len)
 {
 	char err[WL_ERRLEN];
@@ -137,7 +98,7 @@ static void fabricate(const struct fx *fx, uint64_t m, struct sudoku_res *r,
 	assert_int_equal(sudoku_res_encode(r, 0, ret, ret_len), 0);
 }
 
-static void measure(struct fx *fx, double f, unsigned nseeds)
+static void measure(struct detect_fx *fx, double f, unsigned nseeds)
 {
 	struct sudoku_res r, d;
 	char err[WL_ERRLEN], what[80];
@@ -156,7 +117,7 @@ static void measure(struct fx *fx, double f, unsigned nseeds)
 	for (unsigned i = 0; i < nseeds; i++) {
 		int rc;
 		s += MIX_GOLDEN;
-		rc = sudoku_verify_units(fx->S, &d, mix64(s), k, err, sizeof(err));
+		rc = sudoku_verify_units(S, &d, mix64(s), k, err, sizeof(err));
 		assert_true(rc == 0 || rc == GERR_VERIFY);
 		passes += rc == 0;
 	}
@@ -174,7 +135,7 @@ static void measure(struct fx *fx, double f, unsigned nseeds)
 
 static void test_honest_passes(void **state)
 {
-	struct fx *fx = *state;
+	struct detect_fx *fx = *state;
 	struct sudoku_res r;
 	char err[WL_ERRLEN];
 
@@ -183,7 +144,7 @@ static void test_honest_passes(void **state)
 	assert_int_equal(sudoku_res_decode(fx->res, fx->len, 0, &r, err,
 					   sizeof(err)), 0);
 	for (uint64_t seed = 1; seed < 6; seed++)
-		assert_int_equal(sudoku_verify_units(fx->S, &r, seed,
+		assert_int_equal(sudoku_verify_units(S, &r, seed,
 						     SUDOKU_VERIFY_UNITS, err,
 						     sizeof(err)), 0);
 	free(r.v);
@@ -192,7 +153,7 @@ static void test_honest_passes(void **state)
 /* One unit made up: caught by the sum check if W is left alone. */
 static void test_sum_binds_pieces(void **state)
 {
-	struct fx *fx = *state;
+	struct detect_fx *fx = *state;
 	struct sudoku_res r;
 	char err[WL_ERRLEN];
 	void *bad;
@@ -213,9 +174,10 @@ static void test_sum_binds_pieces(void **state)
  * same bytes, pieces included. */
 static void test_resume_keeps_pieces(void **state)
 {
-	struct fx *fx = *state;
+	struct detect_fx *fx = *state;
 	struct ck_io c = {NULL, 0};
-	struct wl_run_io io = {&c, io_progress, ck_due, ck_keep, io_stop, NULL};
+	struct wl_run_io io = {&c, wl_io_quiet_progress, ck_due, ck_keep,
+			       wl_io_quiet_never, NULL};
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
 	struct sudoku_res r;
 	char err[WL_ERRLEN] = "";
@@ -231,7 +193,7 @@ static void test_resume_keeps_pieces(void **state)
 	assert_true(r.done > 0 && r.done < 44 && r.pieces == SUDOKU_PIECES);
 	free(r.v);
 	io.opaque = NULL;
-	io.checkpoint_due = io_due;
+	io.checkpoint_due = wl_io_quiet_never;
 	assert_int_equal(W->run(workload_ctx(W), fx->params, fx->spec, c.ck,
 				c.len, &dev, &io, &res, &len, err, sizeof(err)), 0);
 	assert_int_equal(len, fx->len);

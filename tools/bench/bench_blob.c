@@ -12,19 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bench_util.h"
 #include "blob.h"
 #include "le.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Chunks in a version-2 blob's index (blob.h), 0 in a version-1 blob. */
 static size_t chunks_of(const uint8_t *b)
@@ -32,12 +25,6 @@ static size_t chunks_of(const uint8_t *b)
 	if (b[4] != 2)
 		return 0;
 	return le_get32(b + BLOB_HEADER_LEN + 4);
-}
-
-static int cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -85,37 +72,37 @@ int main(int argc, char **argv)
 	if (!c)
 		return 1;
 	for (size_t r = 0; r < runs; r++) {
-		double t0 = now();
+		double t0 = bench_now();
 		free(b);
 		if (blob_encode(BLOB_RESULT, "officers", 1, 1, v, n, &b, &blen))
 			return 1;
-		te[r] = now() - t0;
-		t0 = now();
+		te[r] = bench_now() - t0;
+		t0 = bench_now();
 		clen = compressBound((uLong)n);
 		if (compress2(c, &clen, (const Bytef *)v, (uLong)n, Z_BEST_SPEED) != Z_OK)
 			return 1;
-		tc[r] = now() - t0;
-		t0 = now();
+		tc[r] = bench_now() - t0;
+		t0 = bench_now();
 		free(g);
 		if (blob_decode(b, blen, &info, &g, &glen, err, sizeof(err))) {
 			fprintf(stderr, "bench_blob: %s\n", err);
 			return 1;
 		}
-		td[r] = now() - t0;
+		td[r] = bench_now() - t0;
 		/* The same stream, past the chunk index, inflated in one go. */
 		size_t off = BLOB_HEADER_LEN +
 			     (chunks_of(b) ? 8 + 4 * chunks_of(b) : 0);
 		uLongf slen = (uLongf)n;
-		t0 = now();
+		t0 = bench_now();
 		if (uncompress(g, &slen, b + off, (uLong)(blen - off)) != Z_OK ||
 		    slen != n)
 			return 1;
-		ts[r] = now() - t0;
+		ts[r] = bench_now() - t0;
 	}
-	qsort(te, runs, sizeof(double), cmpd);
-	qsort(tc, runs, sizeof(double), cmpd);
-	qsort(td, runs, sizeof(double), cmpd);
-	qsort(ts, runs, sizeof(double), cmpd);
+	qsort(te, runs, sizeof(double), bench_cmp_double);
+	qsort(tc, runs, sizeof(double), bench_cmp_double);
+	qsort(td, runs, sizeof(double), bench_cmp_double);
+	qsort(ts, runs, sizeof(double), bench_cmp_double);
 	printf("payload %zu MB (Officers-like uint16), %ld CPUs online, median of %zu\n",
 	       mb, sysconf(_SC_NPROCESSORS_ONLN), runs);
 	printf("blob_encode: %.3f s -> %zu bytes (%.0f MB/s)\n", te[runs / 2],

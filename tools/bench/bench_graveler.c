@@ -13,28 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "gerr.h"
 #include "graveler/graveler.h"
 #include "graveler/graveler_cuda.h"
 #include "workload.h"
 
 #define REF_MS 5.37
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmpf(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
 
 static uint64_t num(const char *s)
 {
@@ -95,7 +82,7 @@ int main(int argc, char **argv)
 		double wall = 0;
 		for (int r = -2; r < runs; r++) {
 			float k = 0;
-			double t0 = now();
+			double t0 = bench_now();
 			graveler_acc_init(acc, seed, 0, n);
 			if (graveler_cuda_step(ctx, acc, n, &k, err,
 					       sizeof(err)) != 0) {
@@ -104,10 +91,10 @@ int main(int argc, char **argv)
 			}
 			if (r >= 0) {
 				ms[r] = k;
-				wall += now() - t0;
+				wall += bench_now() - t0;
 			}
 		}
-		qsort(ms, (size_t)runs, sizeof(float), cmpf);
+		qsort(ms, (size_t)runs, sizeof(float), bench_cmp_float);
 		double med = ms[runs / 2] * 1e9 / (double)n;
 		printf("kernel %.3f ms per 1e9 battles (median of %d; min "
 		       "%.3f, max %.3f), %.3g battles/s; step wall %.3f ms; "
@@ -125,10 +112,10 @@ int main(int argc, char **argv)
 	}
 
 	graveler_acc_init(acc, seed, 0, cpu_n);
-	double t0 = now();
+	double t0 = bench_now();
 	if (graveler_cpu_step(acc, cpu_n, threads) != 0)
 		return 1;
-	double dt = now() - t0;
+	double dt = bench_now() - t0;
 	printf("cpu: %llu battles, %d threads: %.3f s, %.3g battles/s, "
 	       "%.3g battles/s per thread; max %u first %llu\n",
 	       (unsigned long long)cpu_n, threads, dt, (double)cpu_n / dt,
@@ -138,9 +125,9 @@ int main(int argc, char **argv)
 	/* The coordinator's verification of a largest lease recomputes
 	 * 33 of its segments on one thread (graveler_workload.c). */
 	uint32_t m, sum;
-	t0 = now();
+	t0 = bench_now();
 	graveler_segment_eval(seed, 0, GRAVELER_MAX_LEASE, 0, &m, &sum, NULL);
-	dt = now() - t0;
+	dt = bench_now() - t0;
 	printf("verify: one segment of a %llu-battle lease (%llu battles) "
 	       "%.3f s on one thread; 33 segments %.2f s\n",
 	       (unsigned long long)GRAVELER_MAX_LEASE,

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "gerr.h"
 #include "officers/officers.h"
 #include "officers/officers_cuda.h"
@@ -26,13 +26,6 @@
 #define REF_EXACT 289.0 /* M values/s, exact kernel alone */
 #define REF_BOTH 59.5   /* M values/s, both kernels + host fold */
 #define REF_FNV 0x7858ac6eeefd2af2ull /* s->st.fnv after the default run */
-
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static struct officers_seq *copy_to(const struct officers_seq *src,
 				    uint64_t n, uint64_t cap)
@@ -63,12 +56,8 @@ static int bench_candidates(struct officers_cuda *ctx,
 			return 1;
 		}
 		ms[rep] = t.cand_ms;
-		for (int i = rep; i > 0 && ms[i] < ms[i - 1]; i--) {
-			double x = ms[i];
-			ms[i] = ms[i - 1];
-			ms[i - 1] = x;
-		}
 	}
+	qsort(ms, (size_t)reps, sizeof(double), bench_cmp_double);
 	double med = ms[reps / 2];
 	printf("gpu candidate kernel alone: %llu values, median of %d "
 	       "%.2f ms (%.2f..%.2f), %llu rounds (%.1f values/round, %.2f "
@@ -104,22 +93,22 @@ int main(int argc, char **argv)
 		threads = 1;
 	struct officers_seq *base = calloc(1, sizeof(*base));
 	officers_seq_init(base, start + cpun);
-	t0 = now();
+	t0 = bench_now();
 	if (officers_cpu_extend(base, start + cpun, threads, NULL, 0, err,
 				sizeof(err))) {
 		fprintf(stderr, "cpu: %s\n", err);
 		return 1;
 	}
-	t1 = now();
+	t1 = bench_now();
 	printf("cpu build G(0..%llu): %.2f s on %d threads\n",
 	       (unsigned long long)(start + cpun), t1 - t0, threads);
 	/* CPU rates from start: 1 thread and all threads. */
 	for (int th = 1; th <= threads; th = th == 1 ? threads : th + 1) {
 		struct officers_seq *s = copy_to(base, start, start + cpun);
-		t0 = now();
+		t0 = bench_now();
 		officers_cpu_extend(s, start + cpun, th, NULL, 0, err,
 				    sizeof(err));
-		t1 = now();
+		t1 = bench_now();
 		printf("cpu exact (candidate + exact step), %d thread%s: "
 		       "%.3f M values/s (%.3f M/s per thread)\n", th,
 		       th > 1 ? "s" : "", (double)cpun / (t1 - t0) / 1e6,
@@ -135,15 +124,15 @@ int main(int argc, char **argv)
 		/* candidate step alone, one thread */
 		struct officers_seq *s = copy_to(base, start, start + cpun);
 		uint16_t *out = malloc(cpun * 2);
-		t0 = now();
+		t0 = bench_now();
 		officers_cpu_candidates(s, cpun, out);
-		t1 = now();
+		t1 = bench_now();
 		printf("cpu candidate step alone, 1 thread: %.3f M values/s\n",
 		       (double)cpun / (t1 - t0) / 1e6);
 		uint64_t sum, mx, arg;
-		t0 = now();
+		t0 = bench_now();
 		officers_cpu_depths(base, start, start + cpun, &sum, &mx, &arg);
-		t1 = now();
+		t1 = bench_now();
 		printf("cpu candidate + exact, 1 thread, no threading: %.3f M "
 		       "values/s; exact scan depth mean %.0f pairs, max %llu "
 		       "at %llu\n", (double)cpun / (t1 - t0) / 1e6,
@@ -191,13 +180,13 @@ int main(int argc, char **argv)
 		struct officers_seq *s = copy_to(base, start, start + n);
 		struct officers_cuda_times t;
 		memset(&t, 0, sizeof(t));
-		t0 = now();
+		t0 = bench_now();
 		if (officers_cuda_extend(ctx, s, start + n, threads, NULL, 0,
 					 &t, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
 		}
-		t1 = now();
+		t1 = bench_now();
 		printf("gpu exact values (both kernels + host fold), G(%llu.."
 		       "%llu): %.2f s = %.1f M values/s (reference %.1f, "
 		       "H100; candidate kernel %.0f ms, exact kernel %.0f ms, "

@@ -26,28 +26,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "gerr.h"
 #include "othello/othello.h"
 #include "othello/othello_cuda.h"
 #include "workload.h"
 
 #define REF_POS_PER_S (1.1e6 / 1.98)
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmpd(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 
 /* The expected moves of an OBF line: the squares listed with the largest
@@ -111,10 +98,10 @@ static int bench_ffo(const char *path, int from, int to, int threads)
 		int8_t sc;
 		uint8_t mv;
 		othello_pos_pov(&p, &P, &O);
-		double t0 = now();
+		double t0 = bench_now();
 		int rc = othello_solve_batch(&P, &O, 1, threads, &sc, &mv,
 					     &nodes, NULL, NULL);
-		double dt = now() - t0;
+		double dt = bench_now() - t0;
 		if (rc) {
 			fprintf(stderr, "#%d: solver error %d\n", num, rc);
 			fclose(f);
@@ -221,7 +208,7 @@ int main(int argc, char **argv)
 		uint64_t nodes = 0;
 		for (int r = -1; r < runs; r++) {
 			float ms = 0;
-			double t0 = now();
+			double t0 = bench_now();
 			int rc = given ? othello_cuda_solve(ctx, gP, gO, n, sc, mv,
 							    &nodes, &ms, err,
 							    sizeof(err))
@@ -235,11 +222,11 @@ int main(int argc, char **argv)
 			}
 			if (r >= 0) {
 				ks[r] = ms * 1e-3;
-				ws[r] = now() - t0;
+				ws[r] = bench_now() - t0;
 			}
 		}
-		qsort(ks, (size_t)runs, sizeof(double), cmpd);
-		qsort(ws, (size_t)runs, sizeof(double), cmpd);
+		qsort(ks, (size_t)runs, sizeof(double), bench_cmp_double);
+		qsort(ws, (size_t)runs, sizeof(double), bench_cmp_double);
 		double k = ks[runs / 2], w = ws[runs / 2];
 		long sum = 0;
 		for (size_t i = 0; i < n; i++)
@@ -276,9 +263,9 @@ int main(int argc, char **argv)
 			int black;
 			oth_generate(seed, i, es[t], &P[i], &O[i], &black);
 		}
-		double t0 = now();
+		double t0 = bench_now();
 		othello_solve_batch(P, O, m, threads, s2, m2, &nodes, NULL, NULL);
-		double dt = now() - t0;
+		double dt = bench_now() - t0;
 		printf("cpu: %zu positions, %d empties, %d threads: %.3f s, "
 		       "%.4g positions/s, %.4g nodes/s, %.4g nodes/s per "
 		       "thread, %.4g nodes/position\n", m, es[t], threads, dt,
@@ -290,11 +277,11 @@ int main(int argc, char **argv)
 		free(s2);
 		free(m2);
 	}
-	double t0 = now();
+	double t0 = bench_now();
 	uint64_t p9 = othello_perft(0x0000000810000000ull,
 				    0x0000001008000000ull, 9);
 	printf("perft 9: %llu in %.3f s (one thread)\n",
-	       (unsigned long long)p9, now() - t0);
+	       (unsigned long long)p9, bench_now() - t0);
 out:
 	free(gP);
 	free(gO);

@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_util.h"
 #include "gerr.h"
 #include "othello/othello.h"
 #include "othello/othello_eval.h"
@@ -161,14 +161,6 @@ static void order_print(const struct order_tally *t)
 	printf("%-36s %9.1f%%\n", "random pick (expected)", 100.0 * t->random_top1 / t->positions);
 }
 
-static double order_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Nanoseconds per call of each order's function, on 4096 random
  * positions with 10..41 empties evaluated 256 times each. */
 static void order_timing(void)
@@ -181,12 +173,12 @@ static void order_timing(void)
 		oth_generate(7, (uint64_t)i, 10 + i % 32, &P[i], &O[i], &black);
 	for (int k = 0; k < ORDER_KINDS; k++) {
 		volatile int sink = 0;
-		double t0 = order_now();
+		double t0 = bench_now();
 		for (int r = 0; r < R; r++)
 			for (int i = 0; i < N; i++)
 				sink += order_fn[k](P[i], O[i]);
 		printf("%-36s %6.1f ns a call\n", order_name[k],
-		       (order_now() - t0) * 1e9 / ((double)N * R));
+		       (bench_now() - t0) * 1e9 / ((double)N * R));
 		(void)sink;
 	}
 }

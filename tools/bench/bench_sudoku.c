@@ -17,27 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "gerr.h"
 #include "sudoku/sudoku.h"
 #include "sudoku/sudoku_cuda.h"
 #include "sudoku/sudoku_format.h"
 #include "workload.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmpf(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -68,19 +55,19 @@ int main(int argc, char **argv)
 		threads = 1;
 	if (runs < 1 || runs > 64)
 		runs = 3;
-	t0 = now();
+	t0 = bench_now();
 	if (sudoku_setup_build(4, 3, 0, threads, &E, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	te = now() - t0;
+	te = bench_now() - t0;
 	sudoku_setup_free(E);
-	t0 = now();
+	t0 = bench_now();
 	if (sudoku_setup_build(4, 3, SUDOKU_BUILD_T, threads, &S, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	tf = now() - t0;
+	tf = bench_now() - t0;
 	printf("setup on %d threads: enumeration %.2f s (144,578 gangsters), "
 	       "full (enumeration, band counts, T %.2f GB) %.2f s\n", threads, te,
 	       S->Tlen * 4e-9, tf);
@@ -95,10 +82,10 @@ int main(int argc, char **argv)
 	{
 		struct sudoku_outer *o;
 		uint32_t no;
-		t0 = now();
+		t0 = bench_now();
 		sudoku_outer_build(S, set, &o, &no);
 		printf("per-set table (outer pairs of set %u): %u pairs, %.3f s\n",
-		       set, no, now() - t0);
+		       set, no, bench_now() - t0);
 		free(o);
 		mads = (double)n * no * S->ncompat * S->ncompat;
 	}
@@ -113,34 +100,34 @@ int main(int argc, char **argv)
 	    sudoku_cuda_open(0, &ctx, err, sizeof(err)) == 0) {
 		float ms[64], msp[64], wall[64], wallp[64];
 		sudoku_cuda_device_name(ctx, name, sizeof(name));
-		t0 = now();
+		t0 = bench_now();
 		if (sudoku_cuda_w(ctx, S, from, from + 1, w, NULL, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
 		}
 		printf("device %s: upload of T and set tables + 1 gangster %.2f s\n",
-		       name, now() - t0);
+		       name, bench_now() - t0);
 		for (int r = 0; r < runs; r++) {
-			t0 = now();
+			t0 = bench_now();
 			if (sudoku_cuda_w(ctx, S, from, to, w, &ms[r], err, sizeof(err))) {
 				fprintf(stderr, "%s\n", err);
 				return 1;
 			}
-			wall[r] = (float)((now() - t0) * 1e3);
-			t0 = now();
+			wall[r] = (float)((bench_now() - t0) * 1e3);
+			t0 = bench_now();
 			if (sudoku_cuda_w_pieces(ctx, S, from, to, P, pc, wp, &msp[r],
 						 err, sizeof(err))) {
 				fprintf(stderr, "%s\n", err);
 				return 1;
 			}
-			wallp[r] = (float)((now() - t0) * 1e3);
+			wallp[r] = (float)((bench_now() - t0) * 1e3);
 			printf("  run %d: 1 piece %.1f ms (%.1f wall), %u pieces %.1f ms "
 			       "(%.1f wall)\n", r, ms[r], wall[r], P, msp[r], wallp[r]);
 		}
-		qsort(ms, (size_t)runs, sizeof(float), cmpf);
-		qsort(msp, (size_t)runs, sizeof(float), cmpf);
-		qsort(wall, (size_t)runs, sizeof(float), cmpf);
-		qsort(wallp, (size_t)runs, sizeof(float), cmpf);
+		qsort(ms, (size_t)runs, sizeof(float), bench_cmp_float);
+		qsort(msp, (size_t)runs, sizeof(float), bench_cmp_float);
+		qsort(wall, (size_t)runs, sizeof(float), bench_cmp_float);
+		qsort(wallp, (size_t)runs, sizeof(float), bench_cmp_float);
 		float med = ms[runs / 2], medp = msp[runs / 2];
 		printf("GPU gangsters [%u, %u) (set %u, offsets %u..%u): %.2f ms per "
 		       "gangster (median of %d), %.3e multiply-adds/s\n", from, to, set,
@@ -167,13 +154,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "out of memory\n");
 			return 1;
 		}
-		t0 = now();
+		t0 = bench_now();
 		if (sudoku_w_pieces_cpu(S, NULL, 0, from, from + cpu_n, P, 0, P,
 					threads, pcc)) {
 			fprintf(stderr, "cpu count failed\n");
 			return 1;
 		}
-		double t = now() - t0;
+		double t = bench_now() - t0;
 		for (uint32_t i = 0; i < cpu_n; i++)
 			for (uint32_t j = 0; j < P; j++) {
 				const uint64_t *x = pcc[(size_t)i * P + j];
