@@ -32,8 +32,8 @@
  *                   database's snapshot, its blobs, the check of the copy
  *   upload.c        a checkpoint's or result's way, thread by thread:
  *                   receive, bound, store, verify, merge, answer
- *                   (verify.h: its verify step, for results stored
- *                   before)
+ *                   (upload_verify: from its verify step, for results
+ *                   stored before)
  *   worker_proto.c  the worker messages: claim, heartbeat, release,
  *                   withdraw; worker_fetch.c: fetch
  *   health.c        workers' standing: online while connected

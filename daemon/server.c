@@ -31,7 +31,7 @@
 #include "scheduler.h"
 #include "server.h"
 #include "store.h"
-#include "verify.h"
+#include "upload.h"
 #include "worker_proto.h"
 
 #define EXPIRY_PERIOD_MS 1000
@@ -51,7 +51,7 @@ static const struct conn_handlers handlers = {
 	.auth = login_auth,
 	.claim = wp_claim,
 	.heartbeat = wp_heartbeat,
-	.upload = wp_upload,
+	.upload = upload_receive,
 	.release = wp_release,
 	.fetch = wp_fetch,
 	.withdraw = wp_withdraw,
@@ -229,7 +229,7 @@ static void recover_after(void *arg)
 	for (size_t i = 0; i < r->n; i++) {
 		LOG_INFO(&r->d->log, "recovery: verifying stored result lease=%" PRId64
 			 " epoch=%" PRIu64, r->done[i].id, r->done[i].epoch);
-		verify_lease(r->d, r->done[i].id, r->done[i].epoch);
+		upload_verify(r->d, r->done[i].id, r->done[i].epoch);
 	}
 	store_lease_free_array(r->done, r->n);
 	free(r);

@@ -3,7 +3,7 @@
  * the policy's (scheduler.h), this file only carries the request between
  * threads and speaks to the worker and the log.
  *
- *   1. receive (loop)      wp_upload: the frame decoded, the blob copied
+ *   1. receive (loop)      upload_receive: the frame decoded, the blob copied
  *   2. bound   (database)  sched_upload_load: the sender holds (lease,
  *                          epoch), units_done within the lease; job loaded
  *              (pool)      sched_upload_decode: no more inflated than the
@@ -30,7 +30,7 @@
  *
  * A verification holds no connection: once the ACK is out it runs on
  * alone; one left unfinished at shutdown leaves the result done, and
- * start-up recovery verifies it again (verify_lease).
+ * start-up recovery verifies it again (upload_verify).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -46,7 +46,7 @@
 #include "proto.h"
 #include "results.h"
 #include "scheduler.h"
-#include "verify.h"
+#include "upload.h"
 #include "worker_proto.h"
 
 struct upload_req {
@@ -95,7 +95,7 @@ static void upload_free(struct upload_req *r)
 
 /* ---- 1. receive (loop) ---- */
 
-int wp_upload(struct conn *c, const struct proto_frame *f, int is_result)
+int upload_receive(struct conn *c, const struct proto_frame *f, int is_result)
 {
 	struct upload_req *r = calloc(1, sizeof(*r));
 	struct msg_result m = { 0 }; /* a checkpoint: the same, no seconds */
@@ -344,7 +344,7 @@ static void verify_early_join(struct verify_req *r)
 		/* Stored but not checked: the usual way (or, when stopping,
 		 * start-up recovery) verifies it. */
 		if (r->stored && r->check_failed && !d->stopping)
-			verify_lease(d, r->v.lease_id, r->v.epoch);
+			upload_verify(d, r->v.lease_id, r->v.epoch);
 		verify_free(r);
 		return;
 	}
@@ -378,7 +378,7 @@ static void verify_load_work(struct store *st, void *arg);
 static void verify_load_after(void *arg);
 static void verify_check_after(uv_work_t *w, int status);
 
-void verify_lease(struct gpud *d, int64_t lease_id, uint64_t epoch)
+void upload_verify(struct gpud *d, int64_t lease_id, uint64_t epoch)
 {
 	struct verify_req *r = verify_new(d, lease_id, epoch);
 
@@ -479,7 +479,7 @@ static void upload_answer(struct upload_req *r)
 			if (r->early)
 				verify_stored(r->early, 1);
 			else
-				verify_lease(d, u->lease_id, u->epoch);
+				upload_verify(d, u->lease_id, u->epoch);
 		}
 	}
 	upload_free(r);
@@ -502,7 +502,7 @@ static void verify_done(void *arg)
 			 "waits for another worker's result to agree",
 			 v->lease.job_id, v->lease_id, v->epoch, v->lease.worker_id);
 		if (v->again && !d->stopping)
-			verify_lease(d, v->lease_id, v->epoch);
+			upload_verify(d, v->lease_id, v->epoch);
 		else if (!d->stopping) /* a replica may be pending now */
 			gpud_wake_parked(d);
 		if (v->job_finished < 0)

@@ -1,5 +1,5 @@
 /* worker_proto.h - the worker side of gpud's protocol (worker_proto.c;
- * wp_upload in upload.c, wp_fetch in worker_fetch.c): one handler per
+ * wp_fetch in worker_fetch.c; uploads are upload.h's): one handler per
  * worker message, for the handler table that server.c gives worker
  * connections (conn.h's struct conn_handlers).
  *
@@ -18,7 +18,6 @@
 
 int wp_claim(struct conn *c, const json_t *msg);
 int wp_heartbeat(struct conn *c, const json_t *msg);
-int wp_upload(struct conn *c, const struct proto_frame *f, int is_result);
 int wp_release(struct conn *c, const json_t *msg);
 int wp_fetch(struct conn *c, const json_t *msg);
 /* A parked claim, when work may have appeared: claim again (or NOLEASE
