@@ -91,3 +91,11 @@ const char *store_errmsg(struct store *st)
 	return st ? st->errmsg : "no store";
 }
 
+
+int sdb_check_u63(struct store *st, uint64_t v, const char *what)
+{
+	if (v > INT64_MAX)
+		return sdb_err(st, GERR_TOOBIG, "%s: %llu is over 2^63", what,
+			       (unsigned long long)v);
+	return 0;
+}
