@@ -229,12 +229,14 @@ int sdb_get_one(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 		abort(); /* a row type missing from the union: a bug */
 	if (!s)
 		return r;
+	memset(tmp, 0, size);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_DONE) {
 		r = sdb_err(st, GERR_NOTFOUND, "%s: not found", what);
 	} else if (rc != SQLITE_ROW) {
 		r = sdb_fail(st, rc, what);
 	} else if ((r = fn(s, tmp))) {
+		clr(tmp);
 		r = sdb_err(st, r, "%s: out of memory", what);
 	} else if ((rc = sqlite3_step(s)) != SQLITE_DONE) {
 		r = sdb_fail(st, rc, what);
@@ -249,6 +251,7 @@ int sdb_get_one(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 struct row_array {
 	size_t size;
 	sdb_row_fn fn;
+	sdb_clear_fn clr;
 	unsigned char *a;
 	size_t n, cap;
 };
@@ -256,6 +259,7 @@ struct row_array {
 static int array_row(struct store *st, sqlite3_stmt *s, void *ctx)
 {
 	struct row_array *ra = ctx;
+	void *e;
 	int r;
 
 	if (ra->n == ra->cap) {
@@ -263,37 +267,52 @@ static int array_row(struct store *st, sqlite3_stmt *s, void *ctx)
 		void *na = realloc(ra->a, ncap * ra->size);
 
 		if (!na)
-			return sdb_err(st, GERR_NOMEM, "out of memory");
+			return GERR_NOMEM;
 		ra->a = na;
 		ra->cap = ncap;
 	}
-	if ((r = ra->fn(s, ra->a + ra->n * ra->size)))
+	e = ra->a + ra->n * ra->size;
+	memset(e, 0, ra->size);
+	if ((r = ra->fn(s, e))) {
+		ra->clr(e);
 		return r;
+	}
 	ra->n++;
+	(void)st;
 	return 0;
 }
 
 int sdb_get_all(struct store *st, enum stmt_id id, const struct sdb_arg *args,
-		size_t size, sdb_row_fn fn, sdb_clear_fn clr, void **ret,
+		size_t size, sdb_row_fn fn, sdb_clear_fn clr, void *ret,
 		size_t *ret_n, const char *what)
 {
-	struct row_array ra = {.size = size, .fn = fn};
-	int r = sdb_each(st, id, args, array_row, &ra, what);
+	struct row_array ra = {.size = size, .fn = fn, .clr = clr};
+	int r;
 
+	if (!ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	r = sdb_each(st, id, args, array_row, &ra, what);
 	if (r) {
 		if (r == GERR_NOMEM)
 			sdb_err(st, r, "%s: out of memory", what);
-		for (size_t i = 0; i < ra.n; i++)
-			clr(ra.a + i * size);
-		free(ra.a);
+		sdb_free_array(ra.a, ra.n, size, clr);
 		return r;
 	}
-	*ret = ra.a;
+	memcpy(ret, &ra.a, sizeof(ra.a));
 	*ret_n = ra.n;
 	return 0;
 }
 
-int sdb_count(struct store *st, enum stmt_id id, int64_t key, int state,
+void sdb_free_array(void *a, size_t n, size_t size, sdb_clear_fn clr)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < n; i++)
+		clr((unsigned char *)a + i * size);
+	free(a);
+}
+
+int sdb_count(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 	      uint64_t *ret_n, const char *what)
 {
 	int64_t n = 0;
@@ -301,8 +320,7 @@ int sdb_count(struct store *st, enum stmt_id id, int64_t key, int state,
 
 	if (!ret_n)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_one(st, id, SDB_ARGS(sa_int(key), sa_int(state)),
-		    SDB_COLS(sc_i64(&n)), what);
+	r = sdb_one(st, id, args, SDB_COLS(sc_i64(&n)), what);
 	if (r == 0)
 		*ret_n = n > 0 ? (uint64_t)n : 0;
 	return r;

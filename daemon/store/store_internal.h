@@ -330,7 +330,8 @@ int sdb_each_sql(struct store *st, const char *sql, sdb_each_fn fn,
 int sdb_each_stmt(struct store *st, sqlite3_stmt *s, sdb_each_fn fn,
 		  void *ctx, const char *what);
 
-/* Decode the current row into *elem: 0 or GERR_NOMEM (elem left clear). */
+/* Decode the current row into *elem, which the caller zeroed: 0 or
+ * GERR_NOMEM (the caller then clears elem with the matching sdb_clear_fn). */
 typedef int (*sdb_row_fn)(sqlite3_stmt *s, void *elem);
 typedef void (*sdb_clear_fn)(void *elem);
 /* Statement id's one row into *elem (written only on success); the
@@ -339,13 +340,18 @@ typedef void (*sdb_clear_fn)(void *elem);
 int sdb_get_one(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 		size_t size, sdb_row_fn fn, sdb_clear_fn clr, void *elem,
 		const char *what);
-/* All its rows into a malloc'ed array of n elements of size bytes. */
+/* All its rows into a malloc'ed array of *ret_n elements of size bytes;
+ * ret is the address of the caller's array pointer (T **). GERR_INVAL
+ * "what: no ret" when ret or ret_n is NULL. */
 int sdb_get_all(struct store *st, enum stmt_id id, const struct sdb_arg *args,
-		size_t size, sdb_row_fn fn, sdb_clear_fn clr, void **ret,
+		size_t size, sdb_row_fn fn, sdb_clear_fn clr, void *ret,
 		size_t *ret_n, const char *what);
+/* Clear each of n elements of an array, then free it; NULL-safe. */
+void sdb_free_array(void *a, size_t n, size_t size, sdb_clear_fn clr);
 
-/* A count: statement id with ?1 = key and ?2 = state, one integer row. */
-int sdb_count(struct store *st, enum stmt_id id, int64_t key, int state,
+/* A count: statement id gives one integer row (a negative reads 0);
+ * GERR_NOTFOUND with no message when it gives none. */
+int sdb_count(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 	      uint64_t *ret_n, const char *what);
 /* Leases per state: statement id with ?1 = key gives (state, count) rows. */
 int sdb_state_counts(struct store *st, enum stmt_id id, int64_t key,
@@ -362,6 +368,12 @@ int sdb_op_begin(struct store *st, const char *what);
 /* Ends what sdb_op_begin started: keeps it when r == 0, undoes it
  * otherwise. Returns r, or the error of the commit. */
 int sdb_op_end(struct store *st, int r, const char *what);
+/* Statement id (an INSERT or UPDATE .. RETURNING) as a whole write call,
+ * its one row read into cols: GERR_NOTFOUND with no message, and nothing
+ * written, when it gives none. */
+int sdb_write_one(struct store *st, enum stmt_id id,
+		  const struct sdb_arg *args, const struct sdb_col *cols,
+		  const char *what);
 /* Statement id as a whole write call. When noun is not NULL the statement
  * must change a row: GERR_NOTFOUND "what: no <noun> <key>" otherwise. */
 int sdb_write(struct store *st, enum stmt_id id, const struct sdb_arg *args,

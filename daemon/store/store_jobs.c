@@ -71,24 +71,20 @@ void store_job_clear(struct store_job *j)
 	memset(j, 0, sizeof(*j));
 }
 
+void sdb_job_clear_v(void *e) { store_job_clear(e); }
+
 void store_job_free_array(struct store_job *a, size_t n)
 {
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_job_clear(&a[i]);
-	free(a);
+	sdb_free_array(a, n, sizeof(*a), sdb_job_clear_v);
 }
 
 int sdb_job_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_job *j = elem;
-	int r;
 
-	memset(j, 0, sizeof(*j));
 	j->state = (enum job_state)sqlite3_column_int(s, 3);
 	/* A NULL started_at (before migration 010's first grant) reads 0. */
-	r = sdb_cols(s, SDB_COLS(sc_i64(&j->id), sc_text(&j->workload),
+	return sdb_cols(s, SDB_COLS(sc_i64(&j->id), sc_text(&j->workload),
 				 sc_text(&j->params), SC_SKIP,
 				 sc_u64(&j->total_units), sc_text(&j->cursor),
 				 sc_int(&j->carve_done), sc_text(&j->answer),
@@ -97,12 +93,7 @@ int sdb_job_row(sqlite3_stmt *s, void *elem)
 				 sc_dbl(&j->finished_at), sc_text(&j->reason),
 				 sc_text(&j->name), sc_int(&j->priority),
 				 sc_dbl(&j->started_at)));
-	if (r)
-		store_job_clear(j);
-	return r;
 }
-
-void sdb_job_clear_v(void *e) { store_job_clear(e); }
 
 int store_job_insert(struct store *st, const char *workload,
 		     const char *params, uint64_t total_units, double now,
@@ -114,16 +105,14 @@ int store_job_insert(struct store *st, const char *workload,
 
 	if (!workload || !params || !ret_id)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	if ((r = sdb_check_u63(st, total_units, what)) ||
-	    (r = sdb_op_begin(st, what)))
+	if ((r = sdb_check_u63(st, total_units, what)))
 		return r;
-	r = sdb_one(st, S_JOB_INSERT,
-		    SDB_ARGS(sa_text(workload), sa_text(params),
-			     sa_int((int64_t)total_units), sa_dbl(now)),
-		    SDB_COLS(sc_i64(&id)), what);
+	r = sdb_write_one(st, S_JOB_INSERT,
+			  SDB_ARGS(sa_text(workload), sa_text(params),
+				   sa_int((int64_t)total_units), sa_dbl(now)),
+			  SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
-	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret_id = id;
 	return r;
@@ -141,19 +130,8 @@ int sdb_job_list(struct store *st, enum stmt_id id,
 		 const struct sdb_arg *args, struct store_job **ret,
 		 size_t *ret_n, const char *what)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_get_all(st, id, args, sizeof(**ret), sdb_job_row,
-			sdb_job_clear_v, &a, &n, what);
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, id, args, sizeof(**ret), sdb_job_row,
+			   sdb_job_clear_v, ret, ret_n, what);
 }
 
 int store_job_list(struct store *st, struct store_job **ret, size_t *ret_n)
@@ -320,19 +298,10 @@ int store_job_next_carvable(struct store *st, const char *workloads_json,
 int store_job_units_progress(struct store *st, int64_t job_id,
 			     uint64_t *ret_units)
 {
-	static const char what[] = "store_job_units_progress";
-	uint64_t v = 0;
-	int r;
-
-	if (!ret_units)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_one(st, S_JOB_PROGRESS,
-		    SDB_ARGS(sa_int(job_id), sa_int(LEASE_LEASED),
-			     sa_int(LEASE_DONE), sa_int(LEASE_VERIFIED)),
-		    SDB_COLS(sc_u64(&v)), what);
-	if (r == 0)
-		*ret_units = v;
-	return r;
+	return sdb_count(st, S_JOB_PROGRESS,
+			 SDB_ARGS(sa_int(job_id), sa_int(LEASE_LEASED),
+				  sa_int(LEASE_DONE), sa_int(LEASE_VERIFIED)),
+			 ret_units, "store_job_units_progress");
 }
 
 /* ---- the event log ---- */
@@ -356,15 +325,7 @@ int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,
 int store_event_count(struct store *st, const char *kind, int64_t job_id,
 		      uint64_t *ret_n)
 {
-	static const char what[] = "store_event_count";
-	uint64_t n = 0;
-	int r;
-
-	if (!ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_one(st, S_EVENT_COUNT, SDB_ARGS(sa_text(kind), sa_int(job_id)),
-		    SDB_COLS(sc_u64(&n)), what);
-	if (r == 0)
-		*ret_n = n;
-	return r;
+	return sdb_count(st, S_EVENT_COUNT,
+			 SDB_ARGS(sa_text(kind), sa_int(job_id)), ret_n,
+			 "store_event_count");
 }

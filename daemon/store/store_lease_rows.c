@@ -60,24 +60,20 @@ void store_lease_clear(struct store_lease *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void sdb_lease_clear_v(void *e) { store_lease_clear(e); }
+
 void store_lease_free_array(struct store_lease *a, size_t n)
 {
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_lease_clear(&a[i]);
-	free(a);
+	sdb_free_array(a, n, sizeof(*a), sdb_lease_clear_v);
 }
 
 int sdb_lease_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_lease *l = elem;
-	int r;
 
-	memset(l, 0, sizeof(*l));
 	l->state = (enum lease_state)sqlite3_column_int(s, 4);
 	/* worker_id: NULL reads as 0 */
-	r = sdb_cols(s, SDB_COLS(sc_i64(&l->id), sc_i64(&l->job_id),
+	return sdb_cols(s, SDB_COLS(sc_i64(&l->id), sc_i64(&l->job_id),
 				 sc_text(&l->spec), sc_u64(&l->units), SC_SKIP,
 				 sc_u64(&l->epoch), sc_i64(&l->worker_id),
 				 sc_dbl(&l->deadline), sc_u32(&l->attempts),
@@ -86,12 +82,7 @@ int sdb_lease_row(sqlite3_stmt *s, void *elem)
 				 sc_u64(&l->checkpoint_units),
 				 sc_text(&l->result), sc_dbl(&l->updated_at),
 				 sc_text(&l->last_error)));
-	if (r)
-		store_lease_clear(l);
-	return r;
 }
-
-void sdb_lease_clear_v(void *e) { store_lease_clear(e); }
 
 int sdb_lease_get(struct store *st, int64_t id, struct store_lease *ret,
 		  const char *what)
@@ -144,19 +135,8 @@ static int lease_list(struct store *st, enum stmt_id id,
 		      const struct sdb_arg *args, struct store_lease **ret,
 		      size_t *ret_n, const char *what)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_get_all(st, id, args, sizeof(**ret), sdb_lease_row,
-			sdb_lease_clear_v, &a, &n, what);
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, id, args, sizeof(**ret), sdb_lease_row,
+			   sdb_lease_clear_v, ret, ret_n, what);
 }
 
 int store_lease_list_job(struct store *st, int64_t job_id,
@@ -186,17 +166,9 @@ int store_lease_counts(struct store *st, int64_t job_id,
 int store_lease_held_count(struct store *st, int64_t worker_id,
 			   uint64_t *ret_n)
 {
-	return sdb_count(st, S_LEASE_HELD_COUNT, worker_id, LEASE_LEASED, ret_n,
-			 "store_lease_held_count");
-}
-
-void store_holder_free_array(struct store_holder *a, size_t n)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(a[i].name);
-	free(a);
+	return sdb_count(st, S_LEASE_HELD_COUNT,
+			 SDB_ARGS(sa_int(worker_id), sa_int(LEASE_LEASED)),
+			 ret_n, "store_lease_held_count");
 }
 
 static int holder_row(sqlite3_stmt *s, void *elem)
@@ -214,30 +186,25 @@ static void holder_clear_v(void *e)
 	h->name = NULL;
 }
 
+void store_holder_free_array(struct store_holder *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), holder_clear_v);
+}
+
 int store_lease_holders(struct store *st, int64_t job_id,
 			struct store_holder **ret, size_t *ret_n)
 {
-	static const char what[] = "store_lease_holders";
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_get_all(st, S_LEASE_HOLDERS,
-			SDB_ARGS(sa_int(job_id), sa_int(LEASE_LEASED),
-				 sa_int(JOB_ACTIVE)),
-			sizeof(**ret), holder_row, holder_clear_v, &a, &n, what);
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, S_LEASE_HOLDERS,
+			   SDB_ARGS(sa_int(job_id), sa_int(LEASE_LEASED),
+				    sa_int(JOB_ACTIVE)),
+			   sizeof(**ret), holder_row, holder_clear_v, ret, ret_n,
+			   "store_lease_holders");
 }
 
 int store_lease_failed_waiting(struct store *st, int64_t job_id,
 			       uint64_t *ret_n)
 {
-	return sdb_count(st, S_LEASE_FAILED_WAITING, job_id, LEASE_PENDING,
-			 ret_n, "store_lease_failed_waiting");
+	return sdb_count(st, S_LEASE_FAILED_WAITING,
+			 SDB_ARGS(sa_int(job_id), sa_int(LEASE_PENDING)), ret_n,
+			 "store_lease_failed_waiting");
 }

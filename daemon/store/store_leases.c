@@ -242,6 +242,20 @@ static int lease_write(struct store *st, const struct lease_move *m,
 	return sdb_op_end(st, lease_move(st, m, NULL, what), what);
 }
 
+/* One named lease (id, epoch) from -> to by statement sid, whose own
+ * values (?5 on) are args, as one write call. */
+static int move_one(struct store *st, enum stmt_id sid, int64_t id,
+		    uint64_t epoch, enum lease_state from, enum lease_state to,
+		    const struct sdb_arg *args, const char *what)
+{
+	struct lease_move m = {
+		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
+		.args = args,
+	};
+
+	return lease_write(st, &m, what);
+}
+
 /* ---- the moves ---- */
 
 static int lease_ret_row(struct store *st, sqlite3_stmt *s, void *ctx)
@@ -301,15 +315,12 @@ int store_lease_heartbeat(struct store *st, int64_t id, uint64_t epoch,
 			  uint64_t units_done, double deadline, double now)
 {
 	static const char what[] = "store_lease_heartbeat";
-	struct lease_move m = {
-		.sid = S_LEASE_HEARTBEAT, .id = id, .epoch = epoch,
-		.from = LEASE_LEASED, .to = LEASE_LEASED,
-		.args = SDB_ARGS(sa_int((int64_t)units_done), sa_dbl(deadline),
-				 sa_dbl(now)),
-	};
 	int r = sdb_check_u63(st, units_done, what);
 
-	return r ? r : lease_write(st, &m, what);
+	return r ? r : move_one(st, S_LEASE_HEARTBEAT, id, epoch, LEASE_LEASED,
+				LEASE_LEASED,
+				SDB_ARGS(sa_int((int64_t)units_done),
+					 sa_dbl(deadline), sa_dbl(now)), what);
 }
 
 int store_lease_set_checkpoint(struct store *st, int64_t id, uint64_t epoch,
@@ -357,38 +368,25 @@ int store_lease_set_result(struct store *st, int64_t id, uint64_t epoch,
 			   const char *hash, uint64_t units_done, double now)
 {
 	static const char what[] = "store_lease_set_result";
-	struct lease_move m = {
-		.sid = S_LEASE_RESULT, .id = id, .epoch = epoch,
-		.from = LEASE_LEASED, .to = LEASE_DONE,
-		.args = SDB_ARGS(sa_text(hash), sa_int((int64_t)units_done),
-				 sa_dbl(now)),
-	};
 	int r;
 
 	if (!hash)
 		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
 	r = sdb_check_u63(st, units_done, what);
-	return r ? r : lease_write(st, &m, what);
+	return r ? r : move_one(st, S_LEASE_RESULT, id, epoch, LEASE_LEASED,
+				LEASE_DONE,
+				SDB_ARGS(sa_text(hash),
+					 sa_int((int64_t)units_done),
+					 sa_dbl(now)), what);
 }
 
-/* A move (id, epoch, from -> to) whose statement binds ?5 = now. */
-static int move_at(struct store *st, enum stmt_id sid, int64_t id,
-		   uint64_t epoch, enum lease_state from, enum lease_state to,
-		   double now, const char *what)
-{
-	struct lease_move m = {
-		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
-		.args = SDB_ARGS(sa_dbl(now)),
-	};
-
-	return lease_write(st, &m, what);
-}
 
 int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
 			     double now)
 {
-	return move_at(st, S_LEASE_VERIFIED, id, epoch, LEASE_DONE,
-		       LEASE_VERIFIED, now, "store_lease_set_verified");
+	return move_one(st, S_LEASE_VERIFIED, id, epoch, LEASE_DONE,
+			LEASE_VERIFIED, SDB_ARGS(sa_dbl(now)),
+			"store_lease_set_verified");
 }
 
 /* A failure of lease (id, epoch) in state `from` (a result that failed
@@ -450,8 +448,9 @@ int store_lease_run_failed(struct store *st, int64_t id, uint64_t epoch,
 int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
 			double now)
 {
-	return move_at(st, S_LEASE_RELEASE, id, epoch, LEASE_LEASED,
-		       LEASE_PENDING, now, "store_lease_release");
+	return move_one(st, S_LEASE_RELEASE, id, epoch, LEASE_LEASED,
+			LEASE_PENDING, SDB_ARGS(sa_dbl(now)),
+			"store_lease_release");
 }
 
 int store_lease_progress(struct store *st, int64_t id, uint64_t *ret_units,
@@ -476,26 +475,13 @@ int store_lease_progress(struct store *st, int64_t id, uint64_t *ret_units,
 	return r;
 }
 
-/* A move (id, epoch, from -> to) whose statement binds ?5 = reason and
- * ?6 = now. */
-static int move_with_reason(struct store *st, enum stmt_id sid, int64_t id,
-			    uint64_t epoch, enum lease_state from,
-			    enum lease_state to, const char *reason,
-			    double now, const char *what)
-{
-	struct lease_move m = {
-		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
-		.args = SDB_ARGS(sa_text(reason), sa_dbl(now)),
-	};
-
-	return lease_write(st, &m, what);
-}
 
 int store_lease_revoke(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, double now)
 {
-	return move_with_reason(st, S_LEASE_REVOKE, id, epoch, LEASE_LEASED,
-				LEASE_PENDING, reason, now, "store_lease_revoke");
+	return move_one(st, S_LEASE_REVOKE, id, epoch, LEASE_LEASED,
+			LEASE_PENDING, SDB_ARGS(sa_text(reason), sa_dbl(now)),
+			"store_lease_revoke");
 }
 
 struct lease_ids {
@@ -583,38 +569,37 @@ int store_job_cancel_leases(struct store *st, int64_t job_id, double now)
 int store_lease_set_checked(struct store *st, int64_t id, uint64_t epoch,
 			    double now)
 {
-	return move_at(st, S_LEASE_CHECKED, id, epoch, LEASE_DONE, LEASE_DONE, now,
-		       "store_lease_set_checked");
+	return move_one(st, S_LEASE_CHECKED, id, epoch, LEASE_DONE,
+			LEASE_DONE, SDB_ARGS(sa_dbl(now)),
+			"store_lease_set_checked");
 }
 
 int store_lease_adopt(struct store *st, int64_t id, uint64_t epoch,
 		      const char *hash, int64_t worker_id, double now)
 {
 	static const char what[] = "store_lease_adopt";
-	struct lease_move m = {
-		.sid = S_LEASE_ADOPT, .id = id, .epoch = epoch,
-		.from = LEASE_DONE, .to = LEASE_DONE,
-		.args = SDB_ARGS(sa_text(hash), sa_ref(worker_id), sa_dbl(now)),
-	};
 
 	if (!hash)
 		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
-	return lease_write(st, &m, what);
+	return move_one(st, S_LEASE_ADOPT, id, epoch, LEASE_DONE, LEASE_DONE,
+			SDB_ARGS(sa_text(hash), sa_ref(worker_id), sa_dbl(now)),
+			what);
 }
 
 int store_lease_refute(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, double now)
 {
-	return move_with_reason(st, S_LEASE_REFUTE, id, epoch, LEASE_DONE,
-				LEASE_FAILED, reason, now, "store_lease_refute");
+	return move_one(st, S_LEASE_REFUTE, id, epoch, LEASE_DONE,
+			LEASE_FAILED, SDB_ARGS(sa_text(reason), sa_dbl(now)),
+			"store_lease_refute");
 }
 
 int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
 			  const char *reason, double now)
 {
-	return move_with_reason(st, S_LEASE_RECOMPUTE, id, epoch, LEASE_DONE,
-				LEASE_PENDING, reason, now,
-				"store_lease_recompute");
+	return move_one(st, S_LEASE_RECOMPUTE, id, epoch, LEASE_DONE,
+			LEASE_PENDING, SDB_ARGS(sa_text(reason), sa_dbl(now)),
+			"store_lease_recompute");
 }
 
 int store_group_cancel(struct store *st, int64_t primary, double now)

@@ -42,15 +42,10 @@ void store_part_clear(struct store_part *p)
 static int part_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_part *p = elem;
-	int r;
 
-	memset(p, 0, sizeof(*p));
-	r = sdb_cols(s, SDB_COLS(sc_i64(&p->lease_id), sc_text(&p->spec),
-				 sc_u64(&p->units), sc_text(&p->result),
-				 sc_text(&p->note)));
-	if (r)
-		store_part_clear(p);
-	return r;
+	return sdb_cols(s, SDB_COLS(sc_i64(&p->lease_id), sc_text(&p->spec),
+				    sc_u64(&p->units), sc_text(&p->result),
+				    sc_text(&p->note)));
 }
 
 static void part_clear_v(void *e) { store_part_clear(e); }
@@ -102,17 +97,11 @@ int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
 int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n)
 {
 	static const char what[] = "store_part_count";
-	uint64_t n = 0;
-	int r;
+	int r = sdb_count(st, S_PART_COUNT, SDB_ARGS(sa_int(job_id)), ret_n,
+			  what);
 
-	if (!ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_one(st, S_PART_COUNT, SDB_ARGS(sa_int(job_id)),
-		    SDB_COLS(sc_u64(&n)), what);
 	if (r == GERR_NOTFOUND) /* an aggregate always gives a row */
 		r = sdb_err(st, GERR_DB, "%s: no row", what);
-	if (r == 0)
-		*ret_n = n;
 	return r;
 }
 

@@ -65,6 +65,8 @@ int store_job_list_recent(struct store *st, double since,
 	size_t n = 0;
 	int r;
 
+	if (!ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
 	/* Both reads see one snapshot only inside a transaction; outside,
 	 * a job finishing in between moves between them, which status
 	 * shows a moment later anyway. */

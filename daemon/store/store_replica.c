@@ -46,15 +46,6 @@ const char *const sdb_replica_sql[S_COUNT] = {
 			    "WHERE id = ?1",
 };
 
-void store_instance_free_array(struct store_instance *a, size_t n)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_lease_clear(&a[i].l);
-	free(a);
-}
-
 static int instance_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_instance *in = elem;
@@ -70,6 +61,11 @@ static int instance_row(sqlite3_stmt *s, void *elem)
 static void instance_clear_v(void *e)
 {
 	store_lease_clear(&((struct store_instance *)e)->l);
+}
+
+void store_instance_free_array(struct store_instance *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), instance_clear_v);
 }
 
 int store_job_set_replicate(struct store *st, int64_t id, int on)
@@ -123,21 +119,9 @@ int store_lease_replica_of(struct store *st, int64_t id,
 int store_lease_group(struct store *st, int64_t primary,
 		      struct store_instance **ret, size_t *ret_n)
 {
-	static const char what[] = "store_lease_group";
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	r = sdb_get_all(st, S_REPLICA_GROUP, SDB_ARGS(sa_int(primary)),
-			sizeof(**ret), instance_row, instance_clear_v, &a, &n,
-			what);
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, S_REPLICA_GROUP, SDB_ARGS(sa_int(primary)),
+			   sizeof(**ret), instance_row, instance_clear_v, ret,
+			   ret_n, "store_lease_group");
 }
 
 int store_lease_insert_replica(struct store *st, int64_t primary, double now,
@@ -149,15 +133,13 @@ int store_lease_insert_replica(struct store *st, int64_t primary, double now,
 
 	if (!ret_id)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	r = sdb_one(st, S_REPLICA_INSERT,
-		    SDB_ARGS(sa_int(primary), sa_int(LEASE_PENDING), sa_dbl(now)),
-		    SDB_COLS(sc_i64(&id)), what);
+	r = sdb_write_one(st, S_REPLICA_INSERT,
+			  SDB_ARGS(sa_int(primary), sa_int(LEASE_PENDING),
+				   sa_dbl(now)),
+			  SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, r, "%s: no primary lease %lld", what,
 			    (long long)primary);
-	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret_id = id;
 	return r;
@@ -172,7 +154,8 @@ int store_replica_counts(struct store *st, int64_t job_id,
 
 int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n)
 {
-	return sdb_count(st, S_REPLICA_WAITING, job_id, LEASE_PENDING, ret_n,
+	return sdb_count(st, S_REPLICA_WAITING,
+			 SDB_ARGS(sa_int(job_id), sa_int(LEASE_PENDING)), ret_n,
 			 "store_replica_waiting");
 }
 

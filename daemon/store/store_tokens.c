@@ -101,7 +101,6 @@ static int token_row(sqlite3_stmt *s, void *elem)
 	struct store_token *t = elem;
 	const unsigned char *name = sqlite3_column_text(s, 0);
 
-	memset(t, 0, sizeof(*t));
 	t->name = strdup(name ? (const char *)name : "");
 	if (!t->name)
 		return GERR_NOMEM;
@@ -120,24 +119,11 @@ static void token_clear_v(void *e)
 
 int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "store_token_list: no ret");
-	r = sdb_get_all(st, S_TOKEN_LIST, NULL, sizeof(**ret), token_row,
-			token_clear_v, &a, &n, "store_token_list");
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, S_TOKEN_LIST, NULL, sizeof(**ret), token_row,
+			   token_clear_v, ret, ret_n, "store_token_list");
 }
 
 void store_token_free_array(struct store_token *a, size_t n)
 {
-	for (size_t i = 0; a && i < n; i++)
-		free(a[i].name);
-	free(a);
+	sdb_free_array(a, n, sizeof(*a), token_clear_v);
 }

@@ -89,6 +89,17 @@ int sdb_write(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 	return sdb_op_end(st, r, what);
 }
 
+int sdb_write_one(struct store *st, enum stmt_id id,
+		  const struct sdb_arg *args, const struct sdb_col *cols,
+		  const char *what)
+{
+	int r = sdb_op_begin(st, what);
+
+	if (r)
+		return r;
+	return sdb_op_end(st, sdb_one(st, id, args, cols, what), what);
+}
+
 int store_begin(struct store *st)
 {
 	int r;

@@ -55,32 +55,25 @@ void store_worker_clear(struct store_worker *w)
 	memset(w, 0, sizeof(*w));
 }
 
+static void worker_clear_v(void *e) { store_worker_clear(e); }
+
 void store_worker_free_array(struct store_worker *a, size_t n)
 {
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_worker_clear(&a[i]);
-	free(a);
+	sdb_free_array(a, n, sizeof(*a), worker_clear_v);
 }
 
 static int worker_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_worker *w = elem;
-	int r;
-
-	memset(w, 0, sizeof(*w));
-	r = sdb_cols(s, SDB_COLS(sc_i64(&w->id), sc_text(&w->name),
+	int r = sdb_cols(s, SDB_COLS(sc_i64(&w->id), sc_text(&w->name),
 				 sc_text(&w->device), sc_int(&w->online),
 				 sc_int(&w->quarantined), sc_u32(&w->failures),
 				 sc_u64(&w->leases_done), sc_u64(&w->units_done),
 				 sc_dbl(&w->rate), sc_dbl(&w->first_seen),
 				 sc_dbl(&w->last_seen), sc_u32(&w->foreign_msgs),
 				 sc_u32(&w->stalls)));
-	if (r) {
-		store_worker_clear(w);
+	if (r)
 		return r;
-	}
 	/* Only checked values were stored; one that is not (a hand-edited
 	 * database) reads as unknown. */
 	for (int f = 0; f < PLACE_FIELDS; f++)
@@ -88,8 +81,6 @@ static int worker_row(sqlite3_stmt *s, void *elem)
 				(const char *)sqlite3_column_text(s, PLACE_COL + f));
 	return 0;
 }
-
-static void worker_clear_v(void *e) { store_worker_clear(e); }
 
 int store_worker_upsert(struct store *st, const char *name,
 			const char *device, double now, int64_t *ret_id)
@@ -100,14 +91,11 @@ int store_worker_upsert(struct store *st, const char *name,
 
 	if (!name || !device || !ret_id)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	r = sdb_one(st, S_WORKER_UPSERT,
-		    SDB_ARGS(sa_text(name), sa_text(device), sa_dbl(now)),
-		    SDB_COLS(sc_i64(&id)), what);
+	r = sdb_write_one(st, S_WORKER_UPSERT,
+			  SDB_ARGS(sa_text(name), sa_text(device), sa_dbl(now)),
+			  SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
-	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret_id = id;
 	return r;
@@ -169,15 +157,11 @@ static int worker_count(struct store *st, enum stmt_id sid, int64_t id,
 			const char *what)
 {
 	int q = 0;
-	int r;
+	int r = sdb_write_one(st, sid, SDB_ARGS(sa_int(id), sa_int(threshold)),
+			      SDB_COLS(sc_int(&q)), what);
 
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	r = sdb_one(st, sid, SDB_ARGS(sa_int(id), sa_int(threshold)),
-		    SDB_COLS(sc_int(&q)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, r, "%s: no worker %lld", what, (long long)id);
-	r = sdb_op_end(st, r, what);
 	if (r == 0 && ret_quarantined)
 		*ret_quarantined = q;
 	return r;
@@ -214,17 +198,6 @@ int store_worker_get(struct store *st, int64_t id, struct store_worker *ret)
 int store_worker_list(struct store *st, struct store_worker **ret,
 		      size_t *ret_n)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "store_worker_list: no ret");
-	r = sdb_get_all(st, S_WORKER_LIST, NULL, sizeof(**ret), worker_row,
-			worker_clear_v, &a, &n, "store_worker_list");
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, S_WORKER_LIST, NULL, sizeof(**ret), worker_row,
+			   worker_clear_v, ret, ret_n, "store_worker_list");
 }
