@@ -108,6 +108,17 @@ int sdb_cols(sqlite3_stmt *s, const struct sdb_col *cols)
 	return 0;
 }
 
+void sdb_clear(void *elem, size_t size, const struct sdb_col *cols)
+{
+	for (int i = 0; cols[i].type != SDB_END; i++) {
+		if (cols[i].type == SDB_TEXT) {
+			free(*(char **)cols[i].p);
+			*(char **)cols[i].p = NULL;
+		}
+	}
+	memset(elem, 0, size);
+}
+
 int sdb_exec(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 	     const char *what)
 {

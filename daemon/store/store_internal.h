@@ -298,6 +298,10 @@ static inline struct sdb_col sc_text(char **p)
  * text read so far freed and set to NULL. */
 int sdb_cols(sqlite3_stmt *s, const struct sdb_col *cols);
 
+/* Free the texts cols point to, then zero the size bytes of elem: a
+ * struct's clear, with the columns its row reader reads. */
+void sdb_clear(void *elem, size_t size, const struct sdb_col *cols);
+
 /* Run statement id, which returns no rows. */
 int sdb_exec(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 	     const char *what);

@@ -58,24 +58,21 @@ const char *job_state_name(enum job_state s)
 	return (unsigned)s < JOB_NSTATES ? names[s] : "unknown";
 }
 
+/* What a JOB_COLS row becomes; state, an enum, is read by sdb_job_row. A
+ * NULL started_at (before the first grant) reads 0. */
+#define JOB_ROW(j)                                                           \
+	SDB_COLS(sc_i64(&(j)->id), sc_text(&(j)->workload),                  \
+		 sc_text(&(j)->params), SC_SKIP, sc_u64(&(j)->total_units),  \
+		 sc_text(&(j)->cursor), sc_int(&(j)->carve_done),            \
+		 sc_text(&(j)->answer), sc_u64(&(j)->units_verified),        \
+		 sc_dbl(&(j)->created_at), sc_dbl(&(j)->finished_at),        \
+		 sc_text(&(j)->reason), sc_text(&(j)->name),                 \
+		 sc_int(&(j)->priority), sc_dbl(&(j)->started_at))
+
 void store_job_clear(struct store_job *j)
 {
-	if (!j)
-		return;
-	free(j->workload);
-	free(j->params);
-	free(j->cursor);
-	free(j->answer);
-	free(j->reason);
-	free(j->name);
-	memset(j, 0, sizeof(*j));
-}
-
-void sdb_job_clear_v(void *e) { store_job_clear(e); }
-
-void store_job_free_array(struct store_job *a, size_t n)
-{
-	sdb_free_array(a, n, sizeof(*a), sdb_job_clear_v);
+	if (j)
+		sdb_clear(j, sizeof(*j), JOB_ROW(j));
 }
 
 int sdb_job_row(sqlite3_stmt *s, void *elem)
@@ -83,16 +80,14 @@ int sdb_job_row(sqlite3_stmt *s, void *elem)
 	struct store_job *j = elem;
 
 	j->state = (enum job_state)sqlite3_column_int(s, 3);
-	/* A NULL started_at (before migration 010's first grant) reads 0. */
-	return sdb_cols(s, SDB_COLS(sc_i64(&j->id), sc_text(&j->workload),
-				 sc_text(&j->params), SC_SKIP,
-				 sc_u64(&j->total_units), sc_text(&j->cursor),
-				 sc_int(&j->carve_done), sc_text(&j->answer),
-				 sc_u64(&j->units_verified),
-				 sc_dbl(&j->created_at),
-				 sc_dbl(&j->finished_at), sc_text(&j->reason),
-				 sc_text(&j->name), sc_int(&j->priority),
-				 sc_dbl(&j->started_at)));
+	return sdb_cols(s, JOB_ROW(j));
+}
+
+void sdb_job_clear_v(void *e) { store_job_clear(e); }
+
+void store_job_free_array(struct store_job *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), sdb_job_clear_v);
 }
 
 int store_job_insert(struct store *st, const char *workload,

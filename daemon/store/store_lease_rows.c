@@ -49,40 +49,38 @@ const char *lease_state_name(enum lease_state s)
 	return (unsigned)s < LEASE_NSTATES ? names[s] : "unknown";
 }
 
-void store_lease_clear(struct store_lease *l)
-{
-	if (!l)
-		return;
-	free(l->spec);
-	free(l->checkpoint);
-	free(l->result);
-	free(l->last_error);
-	memset(l, 0, sizeof(*l));
-}
-
-void sdb_lease_clear_v(void *e) { store_lease_clear(e); }
-
-void store_lease_free_array(struct store_lease *a, size_t n)
-{
-	sdb_free_array(a, n, sizeof(*a), sdb_lease_clear_v);
-}
+/* What a LEASE_COLS row becomes; state, an enum, is read by sdb_lease_row.
+ * A NULL worker_id reads 0. */
+#define LEASE_ROW(l)                                                         \
+	SDB_COLS(sc_i64(&(l)->id), sc_i64(&(l)->job_id), sc_text(&(l)->spec), \
+		 sc_u64(&(l)->units), SC_SKIP, sc_u64(&(l)->epoch),          \
+		 sc_i64(&(l)->worker_id), sc_dbl(&(l)->deadline),            \
+		 sc_u32(&(l)->attempts), sc_u32(&(l)->failures),             \
+		 sc_u64(&(l)->units_done),                                   \
+		 sc_text(&(l)->checkpoint), sc_u64(&(l)->checkpoint_units),  \
+		 sc_text(&(l)->result), sc_dbl(&(l)->updated_at),            \
+		 sc_text(&(l)->last_error))
 
 int sdb_lease_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_lease *l = elem;
 
 	l->state = (enum lease_state)sqlite3_column_int(s, 4);
-	/* worker_id: NULL reads as 0 */
-	return sdb_cols(s, SDB_COLS(sc_i64(&l->id), sc_i64(&l->job_id),
-				 sc_text(&l->spec), sc_u64(&l->units), SC_SKIP,
-				 sc_u64(&l->epoch), sc_i64(&l->worker_id),
-				 sc_dbl(&l->deadline), sc_u32(&l->attempts),
-				 sc_u32(&l->failures), sc_u64(&l->units_done),
-				 sc_text(&l->checkpoint),
-				 sc_u64(&l->checkpoint_units),
-				 sc_text(&l->result), sc_dbl(&l->updated_at),
-				 sc_text(&l->last_error)));
+	return sdb_cols(s, LEASE_ROW(l));
 }
+
+void store_lease_clear(struct store_lease *l)
+{
+	if (l)
+		sdb_clear(l, sizeof(*l), LEASE_ROW(l));
+}
+
+void store_lease_free_array(struct store_lease *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), sdb_lease_clear_v);
+}
+
+void sdb_lease_clear_v(void *e) { store_lease_clear(e); }
 
 int sdb_lease_get(struct store *st, int64_t id, struct store_lease *ret,
 		  const char *what)

@@ -294,8 +294,8 @@ int store_lease_claim_ranked(struct store *st, int64_t worker_id,
 
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	if ((r = sdb_check_workloads(st, workloads_json, what)) ||
-	    (r = sdb_op_begin(st, what)))
+	r = sdb_check_workloads(st, workloads_json, what);
+	if (r || (r = sdb_op_begin(st, what)))
 		return r;
 	r = lease_move(st, &m, &changes, what);
 	if (r == 0 && changes == 0)

@@ -29,23 +29,21 @@ const char *const sdb_part_sql[S_COUNT] = {
 		       "WHERE p.job_id = ?1 AND p.seq = ?2",
 };
 
+/* What an S_PART_GET row becomes. */
+#define PART_ROW(p)                                                          \
+	SDB_COLS(sc_i64(&(p)->lease_id), sc_text(&(p)->spec),                \
+		 sc_u64(&(p)->units), sc_text(&(p)->result),                 \
+		 sc_text(&(p)->note))
+
 void store_part_clear(struct store_part *p)
 {
-	if (!p)
-		return;
-	free(p->spec);
-	free(p->result);
-	free(p->note);
-	memset(p, 0, sizeof(*p));
+	if (p)
+		sdb_clear(p, sizeof(*p), PART_ROW(p));
 }
 
 static int part_row(sqlite3_stmt *s, void *elem)
 {
-	struct store_part *p = elem;
-
-	return sdb_cols(s, SDB_COLS(sc_i64(&p->lease_id), sc_text(&p->spec),
-				    sc_u64(&p->units), sc_text(&p->result),
-				    sc_text(&p->note)));
+	return sdb_cols(s, PART_ROW((struct store_part *)elem));
 }
 
 static void part_clear_v(void *e) { store_part_clear(e); }

@@ -46,32 +46,28 @@ const char *const sdb_worker_sql[S_COUNT] = {
 /* Columns 13.. of WORKER_COLS, in place.h's field order. */
 #define PLACE_COL 13
 
-void store_worker_clear(struct store_worker *w)
-{
-	if (!w)
-		return;
-	free(w->name);
-	free(w->device);
-	memset(w, 0, sizeof(*w));
-}
+/* What the first PLACE_COL columns of WORKER_COLS become. */
+#define WORKER_ROW(w)                                                        \
+	SDB_COLS(sc_i64(&(w)->id), sc_text(&(w)->name), sc_text(&(w)->device), \
+		 sc_int(&(w)->online), sc_int(&(w)->quarantined),            \
+		 sc_u32(&(w)->failures), sc_u64(&(w)->leases_done),          \
+		 sc_u64(&(w)->units_done), sc_dbl(&(w)->rate),               \
+		 sc_dbl(&(w)->first_seen), sc_dbl(&(w)->last_seen),          \
+		 sc_u32(&(w)->foreign_msgs), sc_u32(&(w)->stalls))
 
 static void worker_clear_v(void *e) { store_worker_clear(e); }
 
-void store_worker_free_array(struct store_worker *a, size_t n)
+void store_worker_clear(struct store_worker *w)
 {
-	sdb_free_array(a, n, sizeof(*a), worker_clear_v);
+	if (w)
+		sdb_clear(w, sizeof(*w), WORKER_ROW(w));
 }
 
 static int worker_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_worker *w = elem;
-	int r = sdb_cols(s, SDB_COLS(sc_i64(&w->id), sc_text(&w->name),
-				 sc_text(&w->device), sc_int(&w->online),
-				 sc_int(&w->quarantined), sc_u32(&w->failures),
-				 sc_u64(&w->leases_done), sc_u64(&w->units_done),
-				 sc_dbl(&w->rate), sc_dbl(&w->first_seen),
-				 sc_dbl(&w->last_seen), sc_u32(&w->foreign_msgs),
-				 sc_u32(&w->stalls)));
+	int r = sdb_cols(s, WORKER_ROW(w));
+
 	if (r)
 		return r;
 	/* Only checked values were stored; one that is not (a hand-edited
@@ -80,6 +76,11 @@ static int worker_row(sqlite3_stmt *s, void *elem)
 		(void)place_set(&w->place, (enum place_field)f,
 				(const char *)sqlite3_column_text(s, PLACE_COL + f));
 	return 0;
+}
+
+void store_worker_free_array(struct store_worker *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), worker_clear_v);
 }
 
 int store_worker_upsert(struct store *st, const char *name,
