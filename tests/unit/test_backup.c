@@ -335,15 +335,6 @@ static void backup_missing_blob(void **state)
 	world_clear(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(backup_whole),
-		T(backup_copied),
-		T(backup_refused),
-		T(backup_missing_blob),
-		T(backup_checkpoint_race),
-		T(backup_failed_leaves_nothing),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(backup_whole), T(backup_copied), T(backup_refused),
+	T(backup_missing_blob), T(backup_checkpoint_race),
+	T(backup_failed_leaves_nothing))

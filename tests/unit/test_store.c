@@ -409,19 +409,7 @@ static void test_durable_after_crash(void **state)
 	store_lease_clear(&l);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_open_fresh_and_reopen),
-		T(test_open_refuses_newer_schema),
-		T(test_open_refuses_foreign_db),
-		T(test_open_not_a_database),
-		T(test_open_bad_paths),
-		T(test_open_version),
-		T(test_transactions),
-		T(test_durability),
-		T(test_durable_after_crash),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_open_fresh_and_reopen), T(test_open_refuses_newer_schema),
+	T(test_open_refuses_foreign_db), T(test_open_not_a_database),
+	T(test_open_bad_paths), T(test_open_version), T(test_transactions),
+	T(test_durability), T(test_durable_after_crash))

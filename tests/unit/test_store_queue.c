@@ -247,15 +247,6 @@ static void test_queue_migration(void **state)
 	store_job_clear(&j);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_name_priority_started),
-		T(test_claim_order),
-		T(test_next_carvable_order),
-		T(test_stats),
-		T(test_recent_and_history),
-		T(test_queue_migration),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_name_priority_started), T(test_claim_order),
+	T(test_next_carvable_order), T(test_stats), T(test_recent_and_history),
+	T(test_queue_migration))

@@ -24,21 +24,6 @@ static struct store_lease add_done(struct store *st, int64_t job,
 	return l;
 }
 
-static int64_t claim_by(struct store *st, int64_t worker)
-{
-	struct store_lease l;
-	int64_t id;
-	int r = store_lease_claim_pending(st, worker, "[\"graveler\"]", 99.0,
-					  40.0, &l);
-
-	if (r == GERR_NOTFOUND)
-		return 0;
-	assert_int_equal(r, 0);
-	id = l.id;
-	store_lease_clear(&l);
-	return id;
-}
-
 /* A replica copies its primary; nobody who computed or holds a lease of
  * the group may claim another; replicas count apart from the job. */
 static void test_group_and_claim(void **state)
@@ -74,8 +59,8 @@ static void test_group_and_claim(void **state)
 	assert_int_equal(store_replica_waiting(st, job, &waiting), 0);
 	assert_int_equal(waiting, 1);
 	/* w1 computed the primary: no claim for it; w2's is the replica. */
-	assert_int_equal(claim_by(st, w1), 0);
-	assert_int_equal(claim_by(st, w2), r);
+	assert_int_equal(claim_id(st, w1, NULL), 0);
+	assert_int_equal(claim_id(st, w2, NULL), r);
 	assert_int_equal(store_lease_counts(st, job, c), 0);
 	assert_int_equal(store_replica_counts(st, job, rc), 0);
 	assert_int_equal(c[LEASE_DONE], 1);
@@ -107,7 +92,7 @@ static void test_group_moves(void **state)
 	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r), 0);
 	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r2), 0);
 	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r3), 0);
-	assert_int_equal(claim_by(st, w2), r);
+	assert_int_equal(claim_id(st, w2, NULL), r);
 	assert_int_equal(store_lease_set_result(st, r, 1, "h2", 10, 44.0), 0);
 	assert_int_equal(store_lease_set_checked(st, r, 1, 44.0), 0);
 	assert_int_equal(store_lease_refute(st, r, 1, "outvoted", 45.0), 0);
@@ -122,7 +107,7 @@ static void test_group_moves(void **state)
 	assert_string_equal(l.result, "h3");
 	assert_int_equal(l.worker_id, 0);
 	store_lease_clear(&l);
-	assert_int_equal(claim_by(st, add_worker(st, "w3")), r2);
+	assert_int_equal(claim_id(st, add_worker(st, "w3"), NULL), r2);
 	assert_int_equal(store_group_cancel(st, p.id, 47.0), 0);
 	get_lease(st, r2, &l);
 	assert_int_equal(l.state, LEASE_CANCELLED);
@@ -220,14 +205,5 @@ static void test_migration_officers_checks(void **state)
 	store_lease_clear(&l);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_group_and_claim),
-		T(test_group_moves),
-		T(test_worker_streak),
-		T(test_migration_officers_checks),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_group_and_claim), T(test_group_moves), T(test_worker_streak),
+	T(test_migration_officers_checks))
