@@ -58,23 +58,38 @@ static void test_failed_by_not_granted(void **state)
 	store_lease_clear(&l);
 }
 
+/* A job's lease held by worker "w1", whose run failed at the lease's epoch
+ * + skew: the store answers want. */
+struct failed_run {
+	int64_t job, w1;
+	struct store_lease l;
+};
+
+static void fail_run(struct fx *f, struct failed_run *o, uint64_t skew,
+		     int want)
+{
+	o->job = add_job(f->st, "graveler");
+	o->w1 = add_worker(f->st, "w1");
+	o->l = add_lease(f->st, o->job, o->w1, 10);
+	assert_int_equal(store_lease_run_failed(f->st, o->l.id,
+						o->l.epoch + skew, "oom", 5,
+						31.0, NULL), want);
+}
+
 /* Only the failed lease is kept from its worker: another pending lease of
  * the same job is still granted to it. */
 static void test_other_leases_granted(void **state)
 {
 	struct fx *f = *state;
-	int64_t job = add_job(f->st, "graveler");
-	int64_t w1 = add_worker(f->st, "w1");
-	struct store_lease l = add_lease(f->st, job, w1, 10);
+	struct failed_run o;
 	int64_t other;
 
-	assert_int_equal(store_lease_run_failed(f->st, l.id, l.epoch, "oom", 5,
-						31.0, NULL), 0);
-	other = add_pending(f->st, job, w1);
-	waiting_is(f->st, job, 1, 1);
-	assert_int_equal(claim_id(f->st, w1, NULL), other);
-	assert_int_equal(claim_id(f->st, w1, NULL), 0);
-	store_lease_clear(&l);
+	fail_run(f, &o, 0, 0);
+	other = add_pending(f->st, o.job, o.w1);
+	waiting_is(f->st, o.job, 1, 1);
+	assert_int_equal(claim_id(f->st, o.w1, NULL), other);
+	assert_int_equal(claim_id(f->st, o.w1, NULL), 0);
+	store_lease_clear(&o.l);
 }
 
 /* A stale failure (wrong epoch) records no one: the worker may still take
@@ -82,16 +97,14 @@ static void test_other_leases_granted(void **state)
 static void test_stale_failure_records_no_one(void **state)
 {
 	struct fx *f = *state;
-	int64_t job = add_job(f->st, "graveler");
-	int64_t w1 = add_worker(f->st, "w1");
-	struct store_lease l = add_lease(f->st, job, w1, 10);
+	struct failed_run o;
 
-	assert_int_equal(store_lease_run_failed(f->st, l.id, l.epoch + 1, "x",
-						5, 31.0, NULL), GERR_STALE);
-	assert_int_equal(store_lease_release(f->st, l.id, l.epoch, 32.0), 0);
-	waiting_is(f->st, job, 0, 0);
-	assert_int_equal(claim_id(f->st, w1, NULL), l.id);
-	store_lease_clear(&l);
+	fail_run(f, &o, 1, GERR_STALE);
+	assert_int_equal(store_lease_release(f->st, o.l.id, o.l.epoch, 32.0),
+			 0);
+	waiting_is(f->st, o.job, 0, 0);
+	assert_int_equal(claim_id(f->st, o.w1, NULL), o.l.id);
+	store_lease_clear(&o.l);
 }
 
 FX_MAIN(T(test_failed_by_not_granted), T(test_other_leases_granted),

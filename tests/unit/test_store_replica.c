@@ -13,6 +13,22 @@
 #include "gerr.h"
 #include "store_fx.h"
 
+/* A verified lease of job with spec and result hash, granted at t. */
+static int64_t add_verified(struct store *st, int64_t job, const char *spec,
+			    int64_t worker, const char *hash, double t)
+{
+	struct store_lease l;
+	int64_t id;
+
+	assert_int_equal(store_lease_insert_leased(st, job, spec, 10, worker,
+						   99.0, t, &l), 0);
+	id = l.id;
+	store_lease_clear(&l);
+	assert_int_equal(store_lease_set_result(st, id, 1, hash, 10, t + 1), 0);
+	assert_int_equal(store_lease_set_verified(st, id, 1, t + 2), 0);
+	return id;
+}
+
 /* A done lease of job with result hash, from a leased one. */
 static struct store_lease add_done(struct store *st, int64_t job,
 				   int64_t worker, const char *hash)
@@ -154,7 +170,7 @@ static void test_migration_officers_checks(void **state)
 {
 	struct fx *f = *state;
 	struct store *st;
-	int64_t job, plain, w, ext, chk, open_chk;
+	int64_t job, plain, w, chk, open_chk;
 	struct store_lease l;
 	struct store_job j;
 	int full = -1;
@@ -166,20 +182,10 @@ static void test_migration_officers_checks(void **state)
 	assert_int_equal(store_job_insert(st, "officers",
 		"{\"check\":\"sample\",\"to\":20}", 20, 10.0, &plain), 0);
 	w = add_worker(st, "w1");
-	assert_int_equal(store_lease_insert_leased(st, job,
-		"{\"kind\":\"extend\",\"from\":0,\"to\":10}", 10, w, 99.0, 20.0,
-		&l), 0);
-	ext = l.id;
-	assert_int_equal(store_lease_set_result(st, ext, 1, "a", 10, 21.0), 0);
-	assert_int_equal(store_lease_set_verified(st, ext, 1, 22.0), 0);
-	store_lease_clear(&l);
-	assert_int_equal(store_lease_insert_leased(st, job,
-		"{\"kind\":\"check\",\"from\":0,\"to\":10}", 10, w, 99.0, 23.0,
-		&l), 0);
-	chk = l.id;
-	assert_int_equal(store_lease_set_result(st, chk, 1, "b", 10, 24.0), 0);
-	assert_int_equal(store_lease_set_verified(st, chk, 1, 25.0), 0);
-	store_lease_clear(&l);
+	(void)add_verified(st, job, "{\"kind\":\"extend\",\"from\":0,\"to\":10}",
+			   w, "a", 20.0);
+	chk = add_verified(st, job, "{\"kind\":\"check\",\"from\":0,\"to\":10}",
+			   w, "b", 23.0);
 	assert_int_equal(store_job_set_answer(st, job, "{\"n\":10}", 20), 0);
 	assert_int_equal(store_lease_insert_leased(st, job,
 		"{\"kind\":\"check\",\"from\":10,\"to\":20}", 10, w, 99.0, 26.0,
