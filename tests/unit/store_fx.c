@@ -113,12 +113,13 @@ void assert_str_or_null(const char *a, const char *b)
 		assert_string_equal(a, b);
 }
 
-int64_t claim_id(struct store *st, int64_t worker, struct store_lease *ret)
+int64_t claim_at(struct store *st, int64_t worker, const char *workloads,
+		 double deadline, double now, struct store_lease *ret)
 {
 	struct store_lease l;
 	int64_t id;
-	int r = store_lease_claim_pending(st, worker, "[\"graveler\"]", 99.0,
-					  40.0, &l);
+	int r = store_lease_claim_pending(st, worker, workloads, deadline, now,
+					  &l);
 
 	if (r == GERR_NOTFOUND)
 		return 0;
@@ -129,6 +130,11 @@ int64_t claim_id(struct store *st, int64_t worker, struct store_lease *ret)
 	else
 		store_lease_clear(&l);
 	return id;
+}
+
+int64_t claim_id(struct store *st, int64_t worker, struct store_lease *ret)
+{
+	return claim_at(st, worker, "[\"graveler\"]", 99.0, 40.0, ret);
 }
 
 /* Every field of l as text: one comparison shows all that differs. */

@@ -30,8 +30,11 @@ struct store_lease add_lease(struct store *st, int64_t job, int64_t worker,
 			     uint64_t units);
 /* A pending lease (released once: epoch 1, attempts 1). */
 int64_t add_pending(struct store *st, int64_t job, int64_t worker);
-/* The id of the graveler lease worker claims (deadline 99, at 40) into
- * *ret (NULL: cleared), 0 when none. */
+/* The id of the lease of workloads (a JSON array) that worker claims at
+ * now, into *ret (NULL: cleared); 0 when none. */
+int64_t claim_at(struct store *st, int64_t worker, const char *workloads,
+		 double deadline, double now, struct store_lease *ret);
+/* claim_at of graveler with deadline 99 at 40. */
 int64_t claim_id(struct store *st, int64_t worker, struct store_lease *ret);
 void assert_str_or_null(const char *a, const char *b);
 void assert_lease_equal(const struct store_lease *a,

@@ -75,6 +75,7 @@ static void world_clear(struct world *w)
 
 	store_lease_clear(&w->held);
 	store_lease_clear(&w->done);
+	backup_report_clear(&w->rep);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", w->dest);
 	assert_int_equal(system(cmd), 0);
 }
@@ -153,7 +154,6 @@ static void backup_whole(void **state)
 	assert_int_equal(l.state, LEASE_LEASED);
 	store_lease_clear(&l);
 
-	backup_report_clear(&w.rep);
 	world_clear(&w);
 }
 
@@ -173,7 +173,6 @@ static void backup_copied(void **state)
 	assert_true(inode(w.dest, w.ckpt) != inode(f->dir, w.ckpt));
 	assert_int_equal(blob_store_check(w.dest, w.ckpt), 0);
 	assert_int_equal(blob_store_check(w.dest, w.result), 0);
-	backup_report_clear(&w.rep);
 	world_clear(&w);
 }
 
@@ -263,7 +262,6 @@ static void backup_checkpoint_race(void **state)
 	assert_int_equal(l.state, LEASE_PENDING);
 	store_lease_clear(&l);
 	store_close(copy);
-	backup_report_clear(&w.rep);
 	world_clear(&w);
 }
 
@@ -304,8 +302,8 @@ static void backup_missing_blob(void **state)
 {
 	struct fx *f = *state;
 	struct world w = {0};
-	char path[300];
 	json_t *m;
+	char path[300];
 
 	world_make(f, &w);
 	assert_int_equal(blob_store_remove(f->dir, w.result), 0);
@@ -321,7 +319,6 @@ static void backup_missing_blob(void **state)
 	assert_true(json_is_false(json_object_get(m, "verified")));
 	assert_int_equal(json_integer_value(json_object_get(m, "blob_problems")), 1);
 	json_decref(m);
-	backup_report_clear(&w.rep);
 	world_clear(&w);
 }
 

@@ -137,10 +137,8 @@ static void test_claim_order_and_filter(void **state)
 
 	assert_int_equal(store_job_set_state(st, pj, JOB_PAUSED, NULL, 1.0), 0);
 
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"officers\"]",
-						   500.0, 60.0, &l), 0);
-	assert_int_equal(l.id, o1);
-	store_lease_clear(&l);
+	assert_int_equal(claim_at(st, w2, "[\"officers\"]", 500.0, 60.0, NULL),
+			 o1);
 
 	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
 						   500.0, 61.0, &l), 0);
@@ -153,10 +151,8 @@ static void test_claim_order_and_filter(void **state)
 	assert_true(l.updated_at == 61.0);
 	store_lease_clear(&l);
 
-	assert_int_equal(store_lease_claim_pending(st, w2,
-		"[\"sudoku\",\"graveler\"]", 500.0, 62.0, &l), 0);
-	assert_int_equal(l.id, g2);
-	store_lease_clear(&l);
+	assert_int_equal(claim_at(st, w2, "[\"sudoku\",\"graveler\"]", 500.0,
+				  62.0, NULL), g2);
 
 	/* Nothing left but the paused job's lease. */
 	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
@@ -171,13 +167,10 @@ static void test_claim_order_and_filter(void **state)
 
 	/* Resumed, its lease is claimable. */
 	assert_int_equal(store_job_set_state(st, pj, JOB_ACTIVE, NULL, 2.0), 0);
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
-						   500.0, 64.0, &l), 0);
-	assert_int_equal(l.id, p_paused);
-	store_lease_clear(&l);
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
-						   500.0, 64.0, &l),
-			 GERR_NOTFOUND);
+	assert_int_equal(claim_at(st, w2, "[\"graveler\"]", 500.0, 64.0, NULL),
+			 p_paused);
+	assert_int_equal(claim_at(st, w2, "[\"graveler\"]", 500.0, 64.0, NULL),
+			 0);
 }
 
 static void test_stale_epochs_change_nothing(void **state)
