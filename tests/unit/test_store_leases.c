@@ -122,11 +122,12 @@ static void test_lease_life_cycle(void **state)
 	store_lease_clear(&l);
 }
 
+/* A claim takes the oldest pending lease of a wanted workload's active
+ * job; a paused job's leases wait. */
 static void test_claim_order_and_filter(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
-	int64_t gj = add_job(st, "graveler");
-	int64_t oj = add_job(st, "officers");
+	int64_t gj = add_job(st, "graveler"), oj = add_job(st, "officers");
 	int64_t pj = add_job(st, "graveler");
 	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
 	int64_t p_paused = add_pending(st, pj, w);  /* lowest id */
@@ -356,6 +357,29 @@ typedef int (*fail_fn)(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, uint32_t max_failures, double now,
 		       enum lease_state *ret_state);
 
+/* Lease id at epoch failed by fail_lease (max 2) for reason: it is in
+ * state with failures, no result, its checkpoint ("ck", 5 units) kept and
+ * worker the holder it names (0: none). */
+static void failed_as(struct store *st, fail_fn fail_lease, int64_t id,
+		      uint64_t epoch, const char *reason, enum lease_state state,
+		      uint32_t failures, int64_t worker)
+{
+	enum lease_state ns = LEASE_NSTATES;
+	struct store_lease g;
+
+	assert_int_equal(fail_lease(st, id, epoch, reason, 2, 3.0, &ns), 0);
+	assert_int_equal(ns, state);
+	get_lease(st, id, &g);
+	assert_int_equal(g.state, state);
+	assert_int_equal(g.failures, failures);
+	assert_null(g.result);
+	assert_string_equal(g.checkpoint, "ck");
+	assert_int_equal(g.units_done, 5);
+	assert_int_equal(g.worker_id, worker);
+	assert_string_equal(g.last_error, reason);
+	store_lease_clear(&g);
+}
+
 /* A lease failed twice by fail_lease (max 2), from done (a result that failed
  * verification) or from leased (a run that failed on its holder): pending
  * from its checkpoint with its producer kept from it, then failed, which
@@ -365,7 +389,6 @@ static void fail_twice(struct store *st, fail_fn fail_lease, int from_done)
 	int64_t job = add_job(st, "graveler");
 	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
 	struct store_lease l = add_lease(st, job, w, 10), g;
-	enum lease_state ns = LEASE_NSTATES;
 
 	assert_int_equal(store_lease_set_checkpoint(st, l.id, 1, "ck", 5, 1.0,
 						    NULL), 0);
@@ -375,17 +398,7 @@ static void fail_twice(struct store *st, fail_fn fail_lease, int from_done)
 	else
 		assert_int_equal(store_lease_heartbeat(st, l.id, 1, 7, 100.0,
 						       2.0), 0);
-	assert_int_equal(fail_lease(st, l.id, 1, "histogram off", 2, 3.0, &ns), 0);
-	assert_int_equal(ns, LEASE_PENDING);
-	get_lease(st, l.id, &g);
-	assert_int_equal(g.state, LEASE_PENDING);
-	assert_int_equal(g.failures, 1);
-	assert_null(g.result);
-	assert_string_equal(g.checkpoint, "ck");
-	assert_int_equal(g.units_done, 5);
-	assert_int_equal(g.worker_id, 0);
-	assert_string_equal(g.last_error, "histogram off");
-	store_lease_clear(&g);
+	failed_as(st, fail_lease, l.id, 1, "histogram off", LEASE_PENDING, 1, 0);
 	/* Its epoch is over: the same call again is stale. */
 	assert_int_equal(fail_lease(st, l.id, 1, "x", 2, 3.0, NULL), GERR_STALE);
 
@@ -397,15 +410,7 @@ static void fail_twice(struct store *st, fail_fn fail_lease, int from_done)
 	if (from_done)
 		assert_int_equal(store_lease_set_result(st, l.id, 2, "r2", 10,
 							5.0), 0);
-	assert_int_equal(fail_lease(st, l.id, 2, "max wrong", 2, 6.0, &ns), 0);
-	assert_int_equal(ns, LEASE_FAILED);
-	get_lease(st, l.id, &g);
-	assert_int_equal(g.state, LEASE_FAILED);
-	assert_int_equal(g.failures, 2);
-	assert_null(g.result);
-	assert_string_equal(g.checkpoint, "ck");
-	assert_int_equal(g.worker_id, w2);
-	store_lease_clear(&g);
+	failed_as(st, fail_lease, l.id, 2, "max wrong", LEASE_FAILED, 2, w2);
 	/* Failed is final. */
 	assert_int_equal(claim_id(st, w, NULL), 0);
 	assert_int_equal(fail_lease(st, l.id, 2, "x", 2, 7.0, NULL), GERR_STALE);
