@@ -1,39 +1,45 @@
-/* store_internal.h - PRIVATE to the store files (daemon/store/store*.c); nothing
- * else may include it (it includes sqlite3.h, which only the store files
- * may). The public API and the invariants are in store.h.
+/* store_internal.h - private to the store's files (daemon/store/*.c);
+ * nothing else includes it, for it includes sqlite3.h, which only they may.
+ * The public API, its invariants and ownership rules are in store.h.
  *
- * The store is split by concern, one table per file:
- *   store.c            open, pragmas, migrations, statement cache, close;
- *                      SQLite error translation (sdb_fail) and errmsg
- *   store_tx.c         write calls (sdb_op_begin/end), explicit
- *                      transactions, group commit
- *   store_exec.c       running statements and reading rows into structs
+ * The files, each calling only those listed above it (no circle):
+ *   store_err.c        SQLite codes to GERR_* (sdb_fail), st->errmsg
+ *   store_exec.c       one statement's life: bind, step, read, reset
+ *   store_tx.c         write calls (sdb_op_begin/end, sdb_write),
+ *                      explicit transactions, group commit
  *   store_jobs.c       jobs, and the event log
- *   store_queue.c      the queue: names, priorities, start times, the
- *                      lists status and history show, a job's figures
  *   store_lease_rows.c lease rows: insert, get, list, counts
- *   store_leases.c     the lease state machine and every lease move
- *   store_parts.c      parts: each verified lease's share of the answer
  *   store_workers.c    workers
- *   store_replica.c    replication: lease groups, a job's check mode, a
- *                      worker's confirmed results
  *   store_tokens.c     tokens
  *   store_blobs.c      the blobs rows name, integrity checks, damage
+ *   store_queue.c      the queue: names, priorities, start times, the
+ *                      lists status and history show, a job's figures
+ *   store_leases.c     the lease state machine and every lease move
+ *   store_parts.c      parts: each verified lease's share of the answer
+ *   store_replica.c    replication: lease groups, a job's check mode, a
+ *                      worker's confirmed results
+ *   store_open.c       open, pragmas, migrations, the statement cache,
+ *                      close (it alone sees every table file's SQL)
  *   store_backup.c     a snapshot of the live database (own connection)
  *
  * Names. Public calls are store_*; what the store files share through this
  * header is sdb_*; everything else is static, and a table file's static
  * helpers carry its table's prefix (job_, lease_, part_, worker_, token_).
- * store_test.h declares the tests' hooks (in store.c).
+ * store_test.h declares the tests' hooks (in store_open.c).
+ *
+ * Threads. As store.h says: a struct store is used by one thread at a
+ * time, so nothing here locks; store_backup.c opens connections of its own.
  *
  * Errors. Every SQLite result code is translated to a GERR_* code by
- * sdb_fail() before it leaves the store, and the text goes to st->errmsg
- * (store_errmsg); sdb_err() sets a message of our own.
+ * sdb_fail() where it enters (store_exec.c, or a file's own prepare), and
+ * the text goes to st->errmsg (store_errmsg); sdb_err() sets a message of
+ * our own. Every sdb_* call returns 0 or a GERR_* code with st->errmsg set,
+ * unless its comment says "no message".
  *
  * Statements. Each table file owns the SQL of its statements in an array
  * indexed by enum stmt_id (sdb_*_sql below, NULL where another file owns
- * the id); store_open prepares every statement once and each use resets it
- * (sdb_stmt_done).
+ * the id); store_open prepares every statement once, and store_exec.c
+ * binds, steps and resets it on every use (see "one statement" below).
  */
 #ifndef GPUD_STORE_INTERNAL_H
 #define GPUD_STORE_INTERNAL_H

@@ -1,9 +1,11 @@
-/* store.c - gpud's durable state in SQLite: open, pragmas, migrations, the
- * statement cache, close. See store.h for the
- * invariants and store_internal.h for how the store files share the work.
+/* store_open.c - gpud's durable state in SQLite: open, pragmas,
+ * migrations, the statement cache, close. See store.h for the invariants
+ * and store_internal.h for how the store files share the work.
  *
- * Statements are prepared once at open (each table file's sdb_*_sql[]) and
- * reset after use.
+ * The top of the store's files: it alone sees every table file's SQL
+ * (sdb_*_sql[]), prepared once here and finalized by store_close; each use
+ * binds and resets them through store_exec.c. Called on the thread that
+ * owns the store (store_open from any thread, before it is shared).
  */
 #include "store_internal.h"
 

@@ -1,5 +1,6 @@
 /* store_tx.c - write calls, explicit transactions and group commit (see
- * store.h for the contract and store_internal.h for sdb_op_begin/end).
+ * store.h for the contract and store_internal.h for sdb_op_begin/end and
+ * sdb_write). Calls store_exec.c and store_err.c only.
  *
  * Every public call that writes runs between sdb_op_begin() and
  * sdb_op_end(): outside an explicit store_begin() that is BEGIN IMMEDIATE ..

@@ -1,7 +1,7 @@
-/* test_store.c - unit tests of the store's core (daemon/store/store.c,
- * store_tx.c): open, migrations, transactions, durability. Real database
- * files in a fresh temporary directory per test (store_fx.h); times are
- * injected (no clock). The tables' tests are in test_store_*.c. */
+/* test_store.c - unit tests of the store's core (daemon/store/store_open.c,
+ * store_tx.c, store_exec.c): open, migrations, transactions, durability.
+ * Real database files in a fresh temporary directory per test (store_fx.h);
+ * times are injected (no clock). The tables' tests are in test_store_*.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
