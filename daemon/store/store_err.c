@@ -1,10 +1,11 @@
 /* store_err.c - SQLite result codes translated to GERR_* codes, and the
  * store's last error message (store_errmsg).
  *
- * Only the store files (daemon/store/*.c) include sqlite3.h. Every SQLite result
- * code is translated to a GERR_* code by sdb_fail() before it leaves them,
- * and the text goes to st->errmsg. This is the store's lowest layer: it
- * calls no other store file.
+ * Only the store files (in daemon/store/) include sqlite3.h. Every SQLite
+ * result code is translated to a GERR_* code by sdb_fail() before it
+ * leaves them, and the text goes to st->errmsg; sdb_check_u63 refuses a
+ * counter SQLite cannot hold. The store's lowest layer: it calls no other
+ * store file.
  */
 #include "store_internal.h"
 

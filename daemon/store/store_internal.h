@@ -1,4 +1,4 @@
-/* store_internal.h - private to the store's files (daemon/store/*.c);
+/* store_internal.h - private to the store's files (in daemon/store/);
  * nothing else includes it, for it includes sqlite3.h, which only they may.
  * The public API, its invariants and ownership rules are in store.h.
  *
@@ -127,7 +127,6 @@ enum stmt_id {
 	S_LEASE_REFUTE,
 	S_LEASE_RECOMPUTE,
 	S_LEASE_CANCEL_REPLICAS,
-	/* store_workers.c */
 	/* store_parts.c */
 	S_PART_ADD,
 	S_PART_COUNT,
@@ -178,8 +177,11 @@ extern const char *const sdb_token_sql[S_COUNT];
 extern const char *const sdb_blob_sql[S_COUNT];
 extern const char *const sdb_replica_sql[S_COUNT];
 
+/* The handle store_open returns; its caller owns it until store_close. */
 struct store {
 	sqlite3 *db;
+	/* Prepared by store_open.c; NULL where an older schema (store_test.h)
+	 * lacks the table, so that every use fails (SQLITE_MISUSE). */
 	sqlite3_stmt *stmt[S_COUNT];
 	int in_tx;          /* between store_begin and store_commit/rollback */
 	int in_batch;       /* between store_batch_begin and its commit */
