@@ -88,13 +88,13 @@ static int ref_add(struct ref_list *l, const unsigned char *h, int64_t job,
 /* A row (hash, job, lease, where index) into the ref_list ctx. */
 static int ref_row(struct store *st, sqlite3_stmt *s, void *ctx)
 {
+	const size_t nwhere = sizeof(ref_where) / sizeof(ref_where[0]);
 	struct ref_list *l = ctx;
 	int w = sqlite3_column_int(s, 3);
 
 	if (ref_add(l, sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
 		    sqlite3_column_int64(s, 2),
-		    w >= 0 && w < (int)(sizeof(ref_where) / sizeof(ref_where[0]))
-		    ? ref_where[w] : "row"))
+		    w >= 0 && (size_t)w < nwhere ? ref_where[w] : "row"))
 		return sdb_err(st, GERR_NOMEM, "%s: out of memory", l->what);
 	return 0;
 }

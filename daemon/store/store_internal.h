@@ -261,7 +261,8 @@ static inline struct sdb_arg sa_blob(const void *v, int n)
 
 #define SA_NULL ((struct sdb_arg){.type = SDB_NULL})
 /* The values of ?1, ?2, ... in order; NULL where a statement takes none. */
-#define SDB_ARGS(...) ((const struct sdb_arg[]){__VA_ARGS__, {SDB_END, 0, 0, 0, 0}})
+#define SDB_ARGS(...)                                                        \
+	((const struct sdb_arg[]){__VA_ARGS__, {.type = SDB_END}})
 
 struct sdb_col {
 	enum sdb_type type;

@@ -195,8 +195,8 @@ int store_lease_holders(struct store *st, int64_t job_id,
 	return sdb_get_all(st, S_LEASE_HOLDERS,
 			   SDB_ARGS(sa_int(job_id), sa_int(LEASE_LEASED),
 				    sa_int(JOB_ACTIVE)),
-			   sizeof(**ret), holder_row, holder_clear_v, ret, ret_n,
-			   "store_lease_holders");
+			   sizeof(**ret), holder_row, holder_clear_v, ret,
+			   ret_n, "store_lease_holders");
 }
 
 int store_lease_failed_waiting(struct store *st, int64_t job_id,

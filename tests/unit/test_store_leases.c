@@ -361,8 +361,9 @@ typedef int (*fail_fn)(struct store *st, int64_t id, uint64_t epoch,
  * state with failures, no result, its checkpoint ("ck", 5 units) kept and
  * worker the holder it names (0: none). */
 static void failed_as(struct store *st, fail_fn fail_lease, int64_t id,
-		      uint64_t epoch, const char *reason, enum lease_state state,
-		      uint32_t failures, int64_t worker)
+		      uint64_t epoch, const char *reason,
+		      enum lease_state state, uint32_t failures,
+		      int64_t worker)
 {
 	enum lease_state ns = LEASE_NSTATES;
 	struct store_lease g;
@@ -398,7 +399,8 @@ static void fail_twice(struct store *st, fail_fn fail_lease, int from_done)
 	else
 		assert_int_equal(store_lease_heartbeat(st, l.id, 1, 7, 100.0,
 						       2.0), 0);
-	failed_as(st, fail_lease, l.id, 1, "histogram off", LEASE_PENDING, 1, 0);
+	failed_as(st, fail_lease, l.id, 1, "histogram off", LEASE_PENDING, 1,
+		  0);
 	/* Its epoch is over: the same call again is stale. */
 	assert_int_equal(fail_lease(st, l.id, 1, "x", 2, 3.0, NULL), GERR_STALE);
 
