@@ -265,6 +265,7 @@ struct row_array {
 	sdb_clear_fn clr;
 	unsigned char *a;
 	size_t n, cap;
+	int nomem; /* a row did not fit: the message is sdb_get_all's */
 };
 
 static int array_row(struct store *st, sqlite3_stmt *s, void *ctx)
@@ -277,8 +278,10 @@ static int array_row(struct store *st, sqlite3_stmt *s, void *ctx)
 		size_t ncap = ra->cap ? 2 * ra->cap : 16;
 		void *na = realloc(ra->a, ncap * ra->size);
 
-		if (!na)
+		if (!na) {
+			ra->nomem = 1;
 			return GERR_NOMEM;
+		}
 		ra->a = na;
 		ra->cap = ncap;
 	}
@@ -286,6 +289,7 @@ static int array_row(struct store *st, sqlite3_stmt *s, void *ctx)
 	memset(e, 0, ra->size);
 	if ((r = ra->fn(s, e))) {
 		ra->clr(e);
+		ra->nomem = 1;
 		return r;
 	}
 	ra->n++;
@@ -304,7 +308,7 @@ int sdb_get_all(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
 	r = sdb_each(st, id, args, array_row, &ra, what);
 	if (r) {
-		if (r == GERR_NOMEM)
+		if (ra.nomem)
 			sdb_err(st, r, "%s: out of memory", what);
 		sdb_free_array(ra.a, ra.n, size, clr);
 		return r;
