@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* NULL-safe: a statement of a table an older schema lacks (store_test.h)
- * is NULL, and every call fails on it (SQLITE_MISUSE). */
+/* NULL-safe, as sqlite3_step and sqlite3_reset are. */
 static void stmt_done(sqlite3_stmt *s)
 {
 	if (!s)
@@ -37,13 +36,17 @@ static int bind_one(sqlite3_stmt *s, int i, const struct sdb_arg *a)
 }
 
 /* Statement id with args bound to ?1, ?2, ...; NULL (the statement reset,
- * *ret_r the error) when a value does not bind. */
+ * *ret_r the error) when it is missing or a value does not bind. */
 static sqlite3_stmt *bound(struct store *st, enum stmt_id id,
 			   const struct sdb_arg *args, int *ret_r,
 			   const char *what)
 {
 	sqlite3_stmt *s = st->stmt[id];
 
+	if (!s) { /* a table an older schema lacks, as sqlite3_step says */
+		*ret_r = sdb_fail(st, SQLITE_MISUSE, what);
+		return NULL;
+	}
 	for (int i = 0; args && args[i].type != SDB_END; i++) {
 		int rc = bind_one(s, i + 1, &args[i]);
 
