@@ -56,7 +56,7 @@
  *   replica.c       replicated results (--check full, --trust-after): a
  *                   group's results compared, its quorum decided
  *   job_parts.c     a job's verified leases as the workloads' wl_parts
- *   store*.c        SQLite, only here: store.c (open, migrations,
+ *   store*.c        SQLite, only here: store_open.c (open, migrations,
  *                   statements), store_tx.c (transactions, group commit),
  *                   store_exec.c (running statements), store_err.c (error
  *                   codes), and one file per table: store_jobs.c (and the

@@ -54,6 +54,7 @@ static const char *const ref_where[] = {
 struct ref_list {
 	struct store_blob_ref *a;
 	size_t n, cap;
+	const char *what;
 };
 
 static int ref_add(struct ref_list *l, const unsigned char *h, int64_t job,
@@ -84,72 +85,54 @@ static int ref_add(struct ref_list *l, const unsigned char *h, int64_t job,
 	return 0;
 }
 
-/* Read a statement's rows (hash, job, lease, where index) into l. */
-static int refs_read(struct store *st, sqlite3_stmt *s, struct ref_list *l,
-		     const char *what)
+/* A row (hash, job, lease, where index) into the ref_list ctx. */
+static int ref_row(struct store *st, sqlite3_stmt *s, void *ctx)
 {
-	int rc;
+	const size_t nwhere = sizeof(ref_where) / sizeof(ref_where[0]);
+	struct ref_list *l = ctx;
+	int w = sqlite3_column_int(s, 3);
 
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int w = sqlite3_column_int(s, 3);
+	if (ref_add(l, sqlite3_column_text(s, 0), sqlite3_column_int64(s, 1),
+		    sqlite3_column_int64(s, 2),
+		    w >= 0 && (size_t)w < nwhere ? ref_where[w] : "row"))
+		return sdb_err(st, GERR_NOMEM, "%s: out of memory", l->what);
+	return 0;
+}
 
-		if (ref_add(l, sqlite3_column_text(s, 0),
-			    sqlite3_column_int64(s, 1),
-			    sqlite3_column_int64(s, 2),
-			    w >= 0 && w < (int)(sizeof(ref_where) /
-						sizeof(ref_where[0]))
-			    ? ref_where[w] : "row"))
-			return sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
-	}
-	return rc == SQLITE_DONE ? 0 : sdb_fail(st, rc, what);
+/* A row (table, column): that column's 64-hex texts into the ref_list. */
+static int column_refs(struct store *st, sqlite3_stmt *s, void *ctx)
+{
+	struct ref_list *l = ctx;
+	const char *t = (const char *)sqlite3_column_text(s, 0);
+	const char *c = (const char *)sqlite3_column_text(s, 1);
+	char *sql = sqlite3_mprintf(
+		"SELECT \"%w\", 0, 0, 6 FROM \"%w\" WHERE "
+		"typeof(\"%w\") = 'text' AND length(\"%w\") = 64 AND "
+		"\"%w\" NOT GLOB '*[^0-9a-f]*' UNION ALL "
+		"SELECT j.value, 0, 0, 6 FROM \"%w\" AS x, json_tree("
+		"CASE WHEN typeof(x.\"%w\") = 'text' AND "
+		"json_valid(x.\"%w\") THEN x.\"%w\" ELSE 'null' END) AS j "
+		"WHERE " HEX64("j"), c, t, c, c, c, t, c, c, c);
+	int r;
+
+	if (!sql)
+		return sdb_err(st, GERR_NOMEM, "%s: out of memory", l->what);
+	r = sdb_each_sql(st, sql, ref_row, l, l->what);
+	sqlite3_free(sql);
+	return r;
 }
 
 /* Every text column of every table but the event log (a record, not a
  * reference): its whole value, or a string inside its JSON, of 64 hex
  * digits. Reads whatever schema this database has, so a column added for
  * blobs is kept by the sweep even before S_BLOB_REFS names it. */
-static int refs_everywhere(struct store *st, struct ref_list *l,
-			   const char *what)
+static int refs_everywhere(struct store *st, struct ref_list *l)
 {
-	sqlite3_stmt *cols = NULL, *s = NULL;
-	int rc, r = 0;
-
-	rc = sqlite3_prepare_v2(st->db,
+	return sdb_each_sql(st,
 		"SELECT m.name, c.name FROM sqlite_schema AS m, "
 		"pragma_table_info(m.name) AS c WHERE m.type = 'table' AND "
-		"m.name NOT LIKE 'sqlite_%' AND m.name <> 'events'", -1, &cols,
-		NULL);
-	if (rc != SQLITE_OK)
-		return sdb_fail(st, rc, what);
-	while (!r && (rc = sqlite3_step(cols)) == SQLITE_ROW) {
-		const char *t = (const char *)sqlite3_column_text(cols, 0);
-		const char *c = (const char *)sqlite3_column_text(cols, 1);
-		char *sql = sqlite3_mprintf(
-			"SELECT \"%w\", 0, 0, 6 FROM \"%w\" WHERE "
-			"typeof(\"%w\") = 'text' AND length(\"%w\") = 64 AND "
-			"\"%w\" NOT GLOB '*[^0-9a-f]*' UNION ALL "
-			"SELECT j.value, 0, 0, 6 FROM \"%w\" AS x, json_tree("
-			"CASE WHEN typeof(x.\"%w\") = 'text' AND "
-			"json_valid(x.\"%w\") THEN x.\"%w\" ELSE 'null' END) AS j "
-			"WHERE " HEX64("j"), c, t, c, c, c, t, c, c, c);
-
-		if (!sql) {
-			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
-			break;
-		}
-		rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-		sqlite3_free(sql);
-		if (rc != SQLITE_OK) {
-			r = sdb_fail(st, rc, what);
-			break;
-		}
-		r = refs_read(st, s, l, what);
-		sqlite3_finalize(s);
-	}
-	if (!r && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		r = sdb_fail(st, rc, what);
-	sqlite3_finalize(cols);
-	return r;
+		"m.name NOT LIKE 'sqlite_%' AND m.name <> 'events'",
+		column_refs, l, l->what);
 }
 
 static int ref_order(const void *a, const void *b)
@@ -162,16 +145,14 @@ int store_blob_refs(struct store *st, int everywhere,
 		    struct store_blob_ref **ret, size_t *ret_n)
 {
 	static const char what[] = "store_blob_refs";
-	sqlite3_stmt *s = sdb_stmt(st, S_BLOB_REFS);
-	struct ref_list l = {0};
+	struct ref_list l = {.what = what};
 	int r;
 
 	if (!ret || !ret_n)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	r = refs_read(st, s, &l, what);
-	sdb_stmt_done(s);
+	r = sdb_each(st, S_BLOB_REFS, NULL, ref_row, &l, what);
 	if (!r && everywhere) {
-		r = refs_everywhere(st, &l, what);
+		r = refs_everywhere(st, &l);
 		if (!r && l.n > 1)
 			qsort(l.a, l.n, sizeof(*l.a), ref_order);
 	}
@@ -193,57 +174,61 @@ void store_lines_free(char **lines, size_t n)
 	free(lines);
 }
 
+struct check_lines {
+	char **a;
+	size_t n, max;
+	const char *what;
+};
+
+/* A line of the check: kept unless it is "ok" or max are kept already. */
+static int check_row(struct store *st, sqlite3_stmt *s, void *ctx)
+{
+	struct check_lines *c = ctx;
+	const unsigned char *t = sqlite3_column_text(s, 0);
+
+	/* A sound database answers one row, "ok". */
+	if (!t || strcmp((const char *)t, "ok") == 0 || c->n == c->max)
+		return 0;
+	if (!(c->a[c->n] = strdup((const char *)t)))
+		return sdb_err(st, GERR_NOMEM, "%s: out of memory", c->what);
+	c->n++;
+	return 0;
+}
+
 int store_integrity(struct store *st, int quick, size_t max,
 		    char ***ret_lines, size_t *ret_n)
 {
 	const char *what = quick ? "quick_check" : "integrity_check";
+	struct check_lines c = {.max = max, .what = what};
 	char sql[64];
-	char **lines = NULL;
-	size_t n = 0;
-	sqlite3_stmt *s = NULL;
-	int rc, r = 0;
+	sqlite3_stmt *s;
+	int rc, r;
 
 	if (!ret_lines || !ret_n || max == 0 || max > 100000)
 		return sdb_err(st, GERR_INVAL, "%s: bad argument", what);
 	snprintf(sql, sizeof(sql), "PRAGMA %s(%zu)", what, max);
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	if (rc != SQLITE_OK)
+	/* Prepared here: a failure to prepare is an error of the check,
+	 * a failure to step is damage (below). */
+	if ((rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL)) != SQLITE_OK)
 		return sdb_fail(st, rc, what);
-	lines = calloc(max, sizeof(*lines));
-	if (!lines) {
+	if (!(c.a = calloc(max, sizeof(*c.a)))) {
 		sqlite3_finalize(s);
 		return sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
 	}
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const unsigned char *t = sqlite3_column_text(s, 0);
-
-		/* A sound database answers one row, "ok". */
-		if (!t || strcmp((const char *)t, "ok") == 0 || n == max)
-			continue;
-		if (!(lines[n] = strdup((const char *)t))) {
-			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
-			break;
-		}
-		n++;
-	}
+	r = sdb_each_stmt(st, s, check_row, &c, what);
+	sqlite3_finalize(s);
 	/* A page SQLite cannot even walk fails the pragma itself: that is
 	 * damage found, not an error of the check. */
-	if (!r && rc != SQLITE_DONE) {
-		int code = sdb_fail(st, rc, what);
-
-		if (code != GERR_CORRUPT || n == max ||
-		    !(lines[n] = strdup(st->errmsg)))
-			r = code;
-		else
-			n++;
+	if (r == GERR_CORRUPT && c.n < max && (c.a[c.n] = strdup(st->errmsg))) {
+		c.n++;
+		r = 0;
 	}
-	sqlite3_finalize(s);
 	if (r) {
-		store_lines_free(lines, n);
+		store_lines_free(c.a, c.n);
 		return r;
 	}
-	*ret_lines = lines;
-	*ret_n = n;
+	*ret_lines = c.a;
+	*ret_n = c.n;
 	return 0;
 }
 
@@ -251,59 +236,40 @@ int store_damage_set(struct store *st, const struct store_damage *a,
 		     size_t n, double now)
 {
 	static const char what[] = "store_damage_set";
-	sqlite3_stmt *s = sdb_stmt(st, S_DAMAGE_ADD);
 	int r;
 
 	if (n && !a)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
 	if ((r = sdb_op_begin(st, what)))
 		return r;
-	if ((r = sdb_run(st, S_DAMAGE_CLEAR, what)))
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		int rc;
-
-		if (!a[i].reason || a[i].problems == 0) {
+	r = sdb_exec(st, S_DAMAGE_CLEAR, NULL, what);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (!a[i].reason || a[i].problems == 0)
 			r = sdb_err(st, GERR_INVAL, "%s: job %lld without a "
 				    "reason", what, (long long)a[i].job_id);
-			goto out;
-		}
-		BIND(sqlite3_bind_int64(s, 1, a[i].job_id));
-		BIND(sdb_bind_text(s, 2, a[i].reason));
-		BIND(sqlite3_bind_int64(s, 3, a[i].problems));
-		BIND(sqlite3_bind_double(s, 4, now));
-		rc = sqlite3_step(s);
-		if (rc != SQLITE_DONE) {
-			r = sdb_fail(st, rc, what);
-			goto out;
-		}
-		sdb_stmt_done(s);
+		else
+			r = sdb_exec(st, S_DAMAGE_ADD,
+				     SDB_ARGS(sa_int(a[i].job_id),
+					      sa_text(a[i].reason),
+					      sa_int(a[i].problems),
+					      sa_dbl(now)), what);
 	}
-out:
-	sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
 }
 
 int store_damage_get(struct store *st, int64_t job_id, char **ret_reason)
 {
 	static const char what[] = "store_damage_get";
-	sqlite3_stmt *s = sdb_stmt(st, S_DAMAGE_GET);
 	char *reason = NULL;
-	int rc, r = 0;
+	int r;
 
 	if (!ret_reason)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		if (sdb_dup_col(s, 0, &reason))
-			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
-	} else if (rc != SQLITE_DONE) {
-		r = sdb_fail(st, rc, what);
-	}
-out:
-	sdb_stmt_done(s);
-	if (!r)
+	r = sdb_one(st, S_DAMAGE_GET, SDB_ARGS(sa_int(job_id)),
+		    SDB_COLS(sc_text(&reason)), what);
+	if (r == GERR_NOTFOUND) /* not damaged */
+		r = 0;
+	if (r == 0)
 		*ret_reason = reason;
 	return r;
 }

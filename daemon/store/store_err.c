@@ -1,10 +1,11 @@
 /* store_err.c - SQLite result codes translated to GERR_* codes, and the
  * store's last error message (store_errmsg).
  *
- * Only the store files (store*.c) include sqlite3.h. Every SQLite result
- * code is translated to a GERR_* code by sdb_fail() before it leaves them,
- * and the text goes to st->errmsg. This is the store's lowest layer: it
- * calls no other store file.
+ * Only the store files (in daemon/store/) include sqlite3.h. Every SQLite
+ * result code is translated to a GERR_* code by sdb_fail() before it
+ * leaves them, and the text goes to st->errmsg; sdb_check_u63 refuses a
+ * counter SQLite cannot hold. The store's lowest layer: it calls no other
+ * store file.
  */
 #include "store_internal.h"
 
@@ -91,3 +92,11 @@ const char *store_errmsg(struct store *st)
 	return st ? st->errmsg : "no store";
 }
 
+
+int sdb_check_u63(struct store *st, uint64_t v, const char *what)
+{
+	if (v > INT64_MAX)
+		return sdb_err(st, GERR_TOOBIG, "%s: %llu is over 2^63", what,
+			       (unsigned long long)v);
+	return 0;
+}

@@ -1,39 +1,45 @@
-/* store_internal.h - PRIVATE to the store files (daemon/store/store*.c); nothing
- * else may include it (it includes sqlite3.h, which only the store files
- * may). The public API and the invariants are in store.h.
+/* store_internal.h - private to the store's files (in daemon/store/);
+ * nothing else includes it, for it includes sqlite3.h, which only they may.
+ * The public API, its invariants and ownership rules are in store.h.
  *
- * The store is split by concern, one table per file:
- *   store.c            open, pragmas, migrations, statement cache, close;
- *                      SQLite error translation (sdb_fail) and errmsg
- *   store_tx.c         write calls (sdb_op_begin/end), explicit
- *                      transactions, group commit
- *   store_exec.c       running statements and reading rows into structs
+ * The files, each calling only those listed above it (no circle):
+ *   store_err.c        SQLite codes to GERR_* (sdb_fail), st->errmsg
+ *   store_exec.c       one statement's life: bind, step, read, reset
+ *   store_tx.c         write calls (sdb_op_begin/end, sdb_write),
+ *                      explicit transactions, group commit
  *   store_jobs.c       jobs, and the event log
- *   store_queue.c      the queue: names, priorities, start times, the
- *                      lists status and history show, a job's figures
  *   store_lease_rows.c lease rows: insert, get, list, counts
- *   store_leases.c     the lease state machine and every lease move
- *   store_parts.c      parts: each verified lease's share of the answer
  *   store_workers.c    workers
- *   store_replica.c    replication: lease groups, a job's check mode, a
- *                      worker's confirmed results
  *   store_tokens.c     tokens
  *   store_blobs.c      the blobs rows name, integrity checks, damage
+ *   store_queue.c      the queue: names, priorities, start times, the
+ *                      lists status and history show, a job's figures
+ *   store_leases.c     the lease state machine and every lease move
+ *   store_parts.c      parts: each verified lease's share of the answer
+ *   store_replica.c    replication: lease groups, a job's check mode, a
+ *                      worker's confirmed results
+ *   store_open.c       open, pragmas, migrations, the statement cache,
+ *                      close (it alone sees every table file's SQL)
  *   store_backup.c     a snapshot of the live database (own connection)
  *
  * Names. Public calls are store_*; what the store files share through this
  * header is sdb_*; everything else is static, and a table file's static
  * helpers carry its table's prefix (job_, lease_, part_, worker_, token_).
- * store_test.h declares the tests' hooks (in store.c).
+ * store_test.h declares the tests' hooks (in store_open.c).
+ *
+ * Threads. As store.h says: a struct store is used by one thread at a
+ * time, so nothing here locks; store_backup.c opens connections of its own.
  *
  * Errors. Every SQLite result code is translated to a GERR_* code by
- * sdb_fail() before it leaves the store, and the text goes to st->errmsg
- * (store_errmsg); sdb_err() sets a message of our own.
+ * sdb_fail() where it enters (store_exec.c, or a file's own prepare), and
+ * the text goes to st->errmsg (store_errmsg); sdb_err() sets a message of
+ * our own. Every sdb_* call returns 0 or a GERR_* code with st->errmsg set,
+ * unless its comment says "no message".
  *
  * Statements. Each table file owns the SQL of its statements in an array
  * indexed by enum stmt_id (sdb_*_sql below, NULL where another file owns
- * the id); store_open prepares every statement once and each use resets it
- * (sdb_stmt_done).
+ * the id); store_open prepares every statement once, and store_exec.c
+ * binds, steps and resets it on every use (see "one statement" below).
  */
 #ifndef GPUD_STORE_INTERNAL_H
 #define GPUD_STORE_INTERNAL_H
@@ -121,7 +127,6 @@ enum stmt_id {
 	S_LEASE_REFUTE,
 	S_LEASE_RECOMPUTE,
 	S_LEASE_CANCEL_REPLICAS,
-	/* store_workers.c */
 	/* store_parts.c */
 	S_PART_ADD,
 	S_PART_COUNT,
@@ -172,15 +177,18 @@ extern const char *const sdb_token_sql[S_COUNT];
 extern const char *const sdb_blob_sql[S_COUNT];
 extern const char *const sdb_replica_sql[S_COUNT];
 
+/* The handle store_open returns; its caller owns it until store_close. */
 struct store {
 	sqlite3 *db;
+	/* Prepared by store_open.c; NULL where an older schema (store_test.h)
+	 * lacks the table, so that every use fails (SQLITE_MISUSE). */
 	sqlite3_stmt *stmt[S_COUNT];
 	int in_tx;          /* between store_begin and store_commit/rollback */
 	int in_batch;       /* between store_batch_begin and its commit */
 	char errmsg[512];
 };
 
-/* ---- errors (store.c) ---- */
+/* ---- errors (store_err.c) ---- */
 
 /* Set st->errmsg; returns code. */
 int sdb_err(struct store *st, int code, const char *fmt, ...)
@@ -188,76 +196,179 @@ int sdb_err(struct store *st, int code, const char *fmt, ...)
 /* Translate a failed SQLite call; call before resetting the statement so
  * the message is still the one of this failure. */
 int sdb_fail(struct store *st, int rc, const char *what);
+/* GERR_TOOBIG (with a message) for a counter SQLite cannot hold. */
+int sdb_check_u63(struct store *st, uint64_t v, const char *what);
 
-/* ---- statements ---- */
+/* ---- one statement: values bound, rows read, reset (store_exec.c) ----
+ *
+ * A store function names its statement, the values of ?1, ?2, ... and what
+ * a row becomes; the calls below bind, step, translate SQLite's codes and
+ * reset the cached statement on every path, so no table file touches a
+ * statement's life:
+ *
+ *	r = sdb_one(st, S_JOB_STATE, SDB_ARGS(sa_int(id)),
+ *		    SDB_COLS(sc_i64(&v)), what);
+ *
+ * Values and columns are typed by the sa_* and sc_* constructors. Text and
+ * blob values are borrowed until the call returns (SQLITE_STATIC). */
 
-static inline sqlite3_stmt *sdb_stmt(struct store *st, enum stmt_id id)
+enum sdb_type {
+	SDB_END = 0, /* ends a list */
+	SDB_NULL,    /* value: NULL; column: skipped */
+	SDB_INT,     /* value: any integer; column: int64_t */
+	SDB_I32,     /* column: int */
+	SDB_U64,     /* column: uint64_t, as stored */
+	SDB_U32,     /* column: uint32_t, as stored */
+	SDB_DBL,     /* double; a NULL column reads 0 */
+	SDB_TEXT,    /* value: text (NULL binds NULL); column: malloc'ed copy
+		      * or NULL for NULL */
+	SDB_BLOB,    /* value: bytes */
+};
+
+struct sdb_arg {
+	enum sdb_type type;
+	int64_t i;
+	double d;
+	const void *p;
+	int n;
+};
+
+static inline struct sdb_arg sa_int(int64_t v)
 {
-	return st->stmt[id];
+	return (struct sdb_arg){.type = SDB_INT, .i = v};
 }
 
-/* NULL-safe: a statement of a table an older schema lacks (store_test.h)
- * is NULL, and every call fails on it (SQLITE_MISUSE). */
-static inline void sdb_stmt_done(sqlite3_stmt *s)
+/* A reference to another row: 0 binds NULL. */
+static inline struct sdb_arg sa_ref(int64_t v)
 {
-	if (!s)
-		return;
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
+	return (struct sdb_arg){.type = v ? SDB_INT : SDB_NULL, .i = v};
 }
 
-/* Bind helpers: 0 or an SQLite code. */
-static inline int sdb_bind_text(sqlite3_stmt *s, int i, const char *v)
+static inline struct sdb_arg sa_dbl(double v)
 {
-	return v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC)
-		 : sqlite3_bind_null(s, i);
+	return (struct sdb_arg){.type = SDB_DBL, .d = v};
 }
 
-static inline int sdb_bind_ref(sqlite3_stmt *s, int i, int64_t id)
+static inline struct sdb_arg sa_text(const char *v)
 {
-	return id ? sqlite3_bind_int64(s, i, id) : sqlite3_bind_null(s, i);
+	return (struct sdb_arg){.type = SDB_TEXT, .p = v};
 }
 
-/* Bind or fail: needs `int r`, `st`, `what` and an `out:` label. */
-#define BIND(call)                                                           \
-	do {                                                                 \
-		int b_ = (call);                                             \
-		if (b_ != SQLITE_OK) {                                       \
-			r = sdb_fail(st, b_, what);                          \
-			goto out;                                            \
-		}                                                            \
-	} while (0)
+static inline struct sdb_arg sa_blob(const void *v, int n)
+{
+	return (struct sdb_arg){.type = SDB_BLOB, .p = v, .n = n};
+}
 
-/* ---- running statements, reading rows (store_exec.c) ---- */
+#define SA_NULL ((struct sdb_arg){.type = SDB_NULL})
+/* The values of ?1, ?2, ... in order; NULL where a statement takes none. */
+#define SDB_ARGS(...)                                                        \
+	((const struct sdb_arg[]){__VA_ARGS__, {.type = SDB_END}})
 
-/* Run a statement that returns no rows. */
-int sdb_run(struct store *st, enum stmt_id id, const char *what);
-/* Step a statement expected to give at most one row with one integer.
- * GERR_NOTFOUND (no message) when there is no row. */
-int sdb_step_int(struct store *st, sqlite3_stmt *s, int64_t *ret,
-		 const char *what);
-/* A count: statement id with ?1 = key and ?2 = state, one integer row. */
-int sdb_count(struct store *st, enum stmt_id id, int64_t key, int state,
+struct sdb_col {
+	enum sdb_type type;
+	void *p;
+};
+
+static inline struct sdb_col sc_i64(int64_t *p)
+{
+	return (struct sdb_col){SDB_INT, p};
+}
+
+static inline struct sdb_col sc_int(int *p)
+{
+	return (struct sdb_col){SDB_I32, p};
+}
+
+static inline struct sdb_col sc_u64(uint64_t *p)
+{
+	return (struct sdb_col){SDB_U64, p};
+}
+
+static inline struct sdb_col sc_u32(uint32_t *p)
+{
+	return (struct sdb_col){SDB_U32, p};
+}
+
+static inline struct sdb_col sc_dbl(double *p)
+{
+	return (struct sdb_col){SDB_DBL, p};
+}
+
+static inline struct sdb_col sc_text(char **p)
+{
+	return (struct sdb_col){SDB_TEXT, p};
+}
+
+#define SC_SKIP ((struct sdb_col){SDB_NULL, NULL})
+/* Where columns 0, 1, ... of a row go, in order. */
+#define SDB_COLS(...) ((const struct sdb_col[]){__VA_ARGS__, {SDB_END, NULL}})
+
+/* Read the current row's columns into cols: 0, or GERR_NOMEM with every
+ * text read so far freed and set to NULL. */
+int sdb_cols(sqlite3_stmt *s, const struct sdb_col *cols);
+
+/* Free the texts cols point to, then zero the size bytes of elem: a
+ * struct's clear, with the columns its row reader reads. */
+void sdb_clear(void *elem, size_t size, const struct sdb_col *cols);
+
+/* Run statement id, which returns no rows. */
+int sdb_exec(struct store *st, enum stmt_id id, const struct sdb_arg *args,
+	     const char *what);
+/* Run statement id, ignoring a failure and leaving st->errmsg alone: the
+ * undo after an error, whose message is the one to keep. */
+void sdb_exec_quiet(struct store *st, enum stmt_id id);
+/* Rows the last write changed. */
+static inline int64_t sdb_changes(struct store *st)
+{
+	return sqlite3_changes64(st->db);
+}
+/* Statement id gives at most one row, read into cols. GERR_NOTFOUND with
+ * no message when there is none; what cols hold is then unspecified. */
+int sdb_one(struct store *st, enum stmt_id id, const struct sdb_arg *args,
+	    const struct sdb_col *cols, const char *what);
+/* The same for SQL outside the statement cache (pragmas, a query built
+ * at run time): prepared, run and finalized here. */
+int sdb_one_sql(struct store *st, const char *sql,
+		const struct sdb_col *cols, const char *what);
+
+/* Called for each row; 0 or an error code with st->errmsg set. */
+typedef int (*sdb_each_fn)(struct store *st, sqlite3_stmt *s, void *ctx);
+/* Run statement id and hand each row to fn (NULL: rows are ignored). */
+int sdb_each(struct store *st, enum stmt_id id, const struct sdb_arg *args,
+	     sdb_each_fn fn, void *ctx, const char *what);
+/* The same for SQL outside the statement cache. */
+int sdb_each_sql(struct store *st, const char *sql, sdb_each_fn fn,
+		 void *ctx, const char *what);
+/* The same for a statement the caller prepared (and finalizes). */
+int sdb_each_stmt(struct store *st, sqlite3_stmt *s, sdb_each_fn fn,
+		  void *ctx, const char *what);
+
+/* Decode the current row into *elem, which the caller zeroed: 0 or
+ * GERR_NOMEM (the caller then clears elem with the matching sdb_clear_fn). */
+typedef int (*sdb_row_fn)(sqlite3_stmt *s, void *elem);
+typedef void (*sdb_clear_fn)(void *elem);
+/* Statement id's one row into *elem (written only on success); the
+ * struct is one of those sdb_get_one's union names. GERR_NOTFOUND with
+ * message "what: not found" when there is none. */
+int sdb_get_one(struct store *st, enum stmt_id id, const struct sdb_arg *args,
+		size_t size, sdb_row_fn fn, sdb_clear_fn clr, void *elem,
+		const char *what);
+/* All its rows into a malloc'ed array of *ret_n elements of size bytes;
+ * ret is the address of the caller's array pointer (T **). GERR_INVAL
+ * "what: no ret" when ret or ret_n is NULL. */
+int sdb_get_all(struct store *st, enum stmt_id id, const struct sdb_arg *args,
+		size_t size, sdb_row_fn fn, sdb_clear_fn clr, void *ret,
+		size_t *ret_n, const char *what);
+/* Clear each of n elements of an array, then free it; NULL-safe. */
+void sdb_free_array(void *a, size_t n, size_t size, sdb_clear_fn clr);
+
+/* A count: statement id gives one integer row (a negative reads 0);
+ * GERR_NOTFOUND with no message when it gives none. */
+int sdb_count(struct store *st, enum stmt_id id, const struct sdb_arg *args,
 	      uint64_t *ret_n, const char *what);
 /* Leases per state: statement id with ?1 = key gives (state, count) rows. */
 int sdb_state_counts(struct store *st, enum stmt_id id, int64_t key,
 		     uint64_t counts[LEASE_NSTATES], const char *what);
-/* strdup of a text column; NULL for SQL NULL. 0 or GERR_NOMEM. */
-int sdb_dup_col(sqlite3_stmt *s, int col, char **ret);
-/* GERR_TOOBIG (with a message) for a counter SQLite cannot hold. */
-int sdb_check_u63(struct store *st, uint64_t v, const char *what);
-
-/* Decode the current row into *elem: 0 or GERR_NOMEM (elem left clear). */
-typedef int (*sdb_row_fn)(sqlite3_stmt *s, void *elem);
-typedef void (*sdb_clear_fn)(void *elem);
-/* Read one row of a bound statement into *elem (written only on success).
- * GERR_NOTFOUND with message "what: not found" when there is none. */
-int sdb_get_one(struct store *st, sqlite3_stmt *s, size_t size,
-		sdb_row_fn fn, sdb_clear_fn clr, void *elem, const char *what);
-/* Read all rows of a bound statement into a malloc'ed array. */
-int sdb_get_all(struct store *st, sqlite3_stmt *s, size_t size,
-		sdb_row_fn fn, sdb_clear_fn clr, void **ret, size_t *ret_n,
-		const char *what);
 
 /* ---- write calls (store_tx.c) ---- */
 
@@ -270,6 +381,16 @@ int sdb_op_begin(struct store *st, const char *what);
 /* Ends what sdb_op_begin started: keeps it when r == 0, undoes it
  * otherwise. Returns r, or the error of the commit. */
 int sdb_op_end(struct store *st, int r, const char *what);
+/* Statement id (an INSERT or UPDATE .. RETURNING) as a whole write call,
+ * its one row read into cols: GERR_NOTFOUND with no message, and nothing
+ * written, when it gives none. */
+int sdb_write_one(struct store *st, enum stmt_id id,
+		  const struct sdb_arg *args, const struct sdb_col *cols,
+		  const char *what);
+/* Statement id as a whole write call. When noun is not NULL the statement
+ * must change a row: GERR_NOTFOUND "what: no <noun> <key>" otherwise. */
+int sdb_write(struct store *st, enum stmt_id id, const struct sdb_arg *args,
+	      const char *noun, int64_t key, const char *what);
 
 /* ---- shared by the table files ---- */
 
@@ -283,8 +404,15 @@ int sdb_check_workloads(struct store *st, const char *json,
 /* store_jobs.c: a JOB_COLS row into a struct store_job. */
 int sdb_job_row(sqlite3_stmt *s, void *elem);
 void sdb_job_clear_v(void *e);
+/* store_jobs.c: statement id's JOB_COLS rows into a malloc'ed array. */
+int sdb_job_list(struct store *st, enum stmt_id id,
+		 const struct sdb_arg *args, struct store_job **ret,
+		 size_t *ret_n, const char *what);
 /* store_lease_rows.c: a LEASE_COLS row into a struct store_lease. */
 int sdb_lease_row(sqlite3_stmt *s, void *elem);
 void sdb_lease_clear_v(void *e);
+/* store_lease_rows.c: lease id, or GERR_NOTFOUND "what: not found". */
+int sdb_lease_get(struct store *st, int64_t id, struct store_lease *ret,
+		  const char *what);
 
 #endif

@@ -58,79 +58,56 @@ const char *job_state_name(enum job_state s)
 	return (unsigned)s < JOB_NSTATES ? names[s] : "unknown";
 }
 
+/* What a JOB_COLS row becomes; state, an enum, is read by sdb_job_row. A
+ * NULL started_at (before the first grant) reads 0. */
+#define JOB_ROW(j)                                                           \
+	SDB_COLS(sc_i64(&(j)->id), sc_text(&(j)->workload),                  \
+		 sc_text(&(j)->params), SC_SKIP, sc_u64(&(j)->total_units),  \
+		 sc_text(&(j)->cursor), sc_int(&(j)->carve_done),            \
+		 sc_text(&(j)->answer), sc_u64(&(j)->units_verified),        \
+		 sc_dbl(&(j)->created_at), sc_dbl(&(j)->finished_at),        \
+		 sc_text(&(j)->reason), sc_text(&(j)->name),                 \
+		 sc_int(&(j)->priority), sc_dbl(&(j)->started_at))
+
 void store_job_clear(struct store_job *j)
 {
-	if (!j)
-		return;
-	free(j->workload);
-	free(j->params);
-	free(j->cursor);
-	free(j->answer);
-	free(j->reason);
-	free(j->name);
-	memset(j, 0, sizeof(*j));
-}
-
-void store_job_free_array(struct store_job *a, size_t n)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_job_clear(&a[i]);
-	free(a);
+	if (j)
+		sdb_clear(j, sizeof(*j), JOB_ROW(j));
 }
 
 int sdb_job_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_job *j = elem;
 
-	memset(j, 0, sizeof(*j));
-	j->id = sqlite3_column_int64(s, 0);
 	j->state = (enum job_state)sqlite3_column_int(s, 3);
-	j->total_units = (uint64_t)sqlite3_column_int64(s, 4);
-	j->carve_done = sqlite3_column_int(s, 6);
-	j->units_verified = (uint64_t)sqlite3_column_int64(s, 8);
-	j->created_at = sqlite3_column_double(s, 9);
-	j->finished_at = sqlite3_column_double(s, 10);
-	j->priority = sqlite3_column_int(s, 13);
-	j->started_at = sqlite3_column_double(s, 14); /* NULL reads 0 */
-	if (sdb_dup_col(s, 1, &j->workload) || sdb_dup_col(s, 2, &j->params) ||
-	    sdb_dup_col(s, 5, &j->cursor) || sdb_dup_col(s, 7, &j->answer) ||
-	    sdb_dup_col(s, 11, &j->reason) || sdb_dup_col(s, 12, &j->name)) {
-		store_job_clear(j);
-		return GERR_NOMEM;
-	}
-	return 0;
+	return sdb_cols(s, JOB_ROW(j));
 }
 
 void sdb_job_clear_v(void *e) { store_job_clear(e); }
+
+void store_job_free_array(struct store_job *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), sdb_job_clear_v);
+}
 
 int store_job_insert(struct store *st, const char *workload,
 		     const char *params, uint64_t total_units, double now,
 		     int64_t *ret_id)
 {
 	static const char what[] = "store_job_insert";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_INSERT);
 	int64_t id = 0;
 	int r;
 
 	if (!workload || !params || !ret_id)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	if ((r = sdb_check_u63(st, total_units, what)) ||
-	    (r = sdb_op_begin(st, what)))
+	if ((r = sdb_check_u63(st, total_units, what)))
 		return r;
-	BIND(sdb_bind_text(s, 1, workload));
-	BIND(sdb_bind_text(s, 2, params));
-	BIND(sqlite3_bind_int64(s, 3, (int64_t)total_units));
-	BIND(sqlite3_bind_double(s, 4, now));
-	r = sdb_step_int(st, s, &id, what);
+	r = sdb_write_one(st, S_JOB_INSERT,
+			  SDB_ARGS(sa_text(workload), sa_text(params),
+				   sa_int((int64_t)total_units), sa_dbl(now)),
+			  SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret_id = id;
 	return r;
@@ -138,30 +115,23 @@ out:
 
 int store_job_get(struct store *st, int64_t id, struct store_job *ret)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_GET);
-
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "store_job_get: no ret");
-	sqlite3_bind_int64(s, 1, id);
-	return sdb_get_one(st, s, sizeof(*ret), sdb_job_row, sdb_job_clear_v, ret,
-			   "store_job_get");
+	return sdb_get_one(st, S_JOB_GET, SDB_ARGS(sa_int(id)), sizeof(*ret),
+			   sdb_job_row, sdb_job_clear_v, ret, "store_job_get");
+}
+
+int sdb_job_list(struct store *st, enum stmt_id id,
+		 const struct sdb_arg *args, struct store_job **ret,
+		 size_t *ret_n, const char *what)
+{
+	return sdb_get_all(st, id, args, sizeof(**ret), sdb_job_row,
+			   sdb_job_clear_v, ret, ret_n, what);
 }
 
 int store_job_list(struct store *st, struct store_job **ret, size_t *ret_n)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "store_job_list: no ret");
-	r = sdb_get_all(st, sdb_stmt(st, S_JOB_LIST), sizeof(**ret), sdb_job_row,
-			sdb_job_clear_v, &a, &n, "store_job_list");
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_job_list(st, S_JOB_LIST, NULL, ret, ret_n, "store_job_list");
 }
 
 static int job_terminal(enum job_state s)
@@ -180,12 +150,10 @@ static int job_move_allowed(enum job_state from, enum job_state to)
 int sdb_job_state(struct store *st, int64_t id, enum job_state *ret,
 		  const char *what)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_STATE);
-	int64_t v = 0;
-	int r;
+	int v = 0;
+	int r = sdb_one(st, S_JOB_STATE, SDB_ARGS(sa_int(id)),
+			SDB_COLS(sc_int(&v)), what);
 
-	sqlite3_bind_int64(s, 1, id);
-	r = sdb_step_int(st, s, &v, what);
 	if (r == GERR_NOTFOUND)
 		return sdb_err(st, r, "%s: no job %lld", what, (long long)id);
 	if (r == 0)
@@ -197,7 +165,7 @@ int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 			const char *reason, double now)
 {
 	static const char what[] = "store_job_set_state";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_STATE);
+	struct sdb_arg finished = SA_NULL; /* NULL keeps the first one */
 	enum job_state from;
 	int r;
 
@@ -214,19 +182,14 @@ int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 			    job_state_name(state));
 		goto out;
 	}
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int(s, 2, state));
-	BIND(sdb_bind_text(s, 3, reason));
 	if (!job_terminal(state))
-		BIND(sqlite3_bind_double(s, 4, 0));
+		finished = sa_dbl(0);
 	else if (from != state)
-		BIND(sqlite3_bind_double(s, 4, now));
-	/* else NULL: keep the first finished_at */
-	r = sdb_run(st, S_JOB_SET_STATE, what);
-	s = NULL;
+		finished = sa_dbl(now);
+	r = sdb_exec(st, S_JOB_SET_STATE,
+		     SDB_ARGS(sa_int(id), sa_int(state), sa_text(reason),
+			      finished), what);
 out:
-	if (s)
-		sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
 }
 
@@ -234,7 +197,6 @@ int store_job_extend(struct store *st, int64_t id, const char *params,
 		     uint64_t total_units)
 {
 	static const char what[] = "store_job_extend";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_EXTEND);
 	enum job_state from;
 	int r;
 
@@ -249,87 +211,43 @@ int store_job_extend(struct store *st, int64_t id, const char *params,
 			    "extended", what, (long long)id, job_state_name(from));
 		goto out;
 	}
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sdb_bind_text(s, 2, params));
-	BIND(sqlite3_bind_int64(s, 3, (sqlite3_int64)total_units));
-	BIND(sqlite3_bind_int(s, 4, from == JOB_PAUSED ? JOB_PAUSED : JOB_ACTIVE));
-	r = sdb_run(st, S_JOB_EXTEND, what);
-	s = NULL;
+	r = sdb_exec(st, S_JOB_EXTEND,
+		     SDB_ARGS(sa_int(id), sa_text(params),
+			      sa_int((int64_t)total_units),
+			      sa_int(from == JOB_PAUSED ? JOB_PAUSED
+							: JOB_ACTIVE)), what);
 out:
-	if (s)
-		sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
-}
-
-/* Run an UPDATE of one job bound by the caller; GERR_NOTFOUND if no row. */
-static int job_update(struct store *st, enum stmt_id sid, int64_t id,
-		      const char *what)
-{
-	int r = sdb_run(st, sid, what);
-
-	if (r == 0 && sqlite3_changes(st->db) == 0)
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no job %lld", what,
-			    (long long)id);
-	return r;
 }
 
 int store_job_set_reason(struct store *st, int64_t id, const char *reason)
 {
-	static const char what[] = "store_job_set_reason";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_REASON);
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sdb_bind_text(s, 2, reason));
-	r = job_update(st, S_JOB_SET_REASON, id, what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_JOB_SET_REASON,
+			 SDB_ARGS(sa_int(id), sa_text(reason)), "job", id,
+			 "store_job_set_reason");
 }
 
 int store_job_set_cursor(struct store *st, int64_t id, const char *cursor,
 			 int carve_done)
 {
-	static const char what[] = "store_job_set_cursor";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_CURSOR);
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sdb_bind_text(s, 2, cursor));
-	BIND(sqlite3_bind_int(s, 3, carve_done ? 1 : 0));
-	r = job_update(st, S_JOB_SET_CURSOR, id, what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_JOB_SET_CURSOR,
+			 SDB_ARGS(sa_int(id), sa_text(cursor),
+				  sa_int(carve_done ? 1 : 0)), "job", id,
+			 "store_job_set_cursor");
 }
 
 int store_job_set_answer(struct store *st, int64_t id, const char *answer,
 			 uint64_t units_verified)
 {
 	static const char what[] = "store_job_set_answer";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_ANSWER);
-	int r;
+	int r = sdb_check_u63(st, units_verified, what);
 
-	if ((r = sdb_check_u63(st, units_verified, what)) ||
-	    (r = sdb_op_begin(st, what)))
+	if (r)
 		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sdb_bind_text(s, 2, answer));
-	BIND(sqlite3_bind_int64(s, 3, (int64_t)units_verified));
-	r = job_update(st, S_JOB_SET_ANSWER, id, what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_JOB_SET_ANSWER,
+			 SDB_ARGS(sa_int(id), sa_text(answer),
+				  sa_int((int64_t)units_verified)), "job", id,
+			 what);
 }
 
 /* workloads_json must be a JSON array (json_each of a scalar or object
@@ -337,14 +255,13 @@ out:
 int sdb_check_workloads(struct store *st, const char *json,
 			const char *what)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_JSON_ARRAY);
-	int64_t ok = 0;
+	int ok = 0;
 	int r;
 
 	if (!json)
 		return sdb_err(st, GERR_INVAL, "%s: no workloads", what);
-	sqlite3_bind_text(s, 1, json, -1, SQLITE_STATIC);
-	r = sdb_step_int(st, s, &ok, what);
+	r = sdb_one(st, S_JSON_ARRAY, SDB_ARGS(sa_text(json)),
+		    SDB_COLS(sc_int(&ok)), what);
 	if (r == 0 && !ok)
 		r = sdb_err(st, GERR_INVAL, "%s: workloads must be a JSON "
 			    "array of names, not %.64s", what, json);
@@ -355,7 +272,6 @@ int store_job_next_carvable(struct store *st, const char *workloads_json,
 			    const char *exclude_json, int64_t *ret_id)
 {
 	static const char what[] = "store_job_next_carvable";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_NEXT_CARVABLE);
 	int64_t id = 0;
 	int r;
 
@@ -363,11 +279,10 @@ int store_job_next_carvable(struct store *st, const char *workloads_json,
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
 	if ((r = sdb_check_workloads(st, workloads_json, what)))
 		return r;
-	sqlite3_bind_int(s, 1, JOB_ACTIVE);
-	sqlite3_bind_text(s, 2, workloads_json, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 3, exclude_json ? exclude_json : "[]", -1,
-			  SQLITE_STATIC);
-	r = sdb_step_int(st, s, &id, what);
+	r = sdb_one(st, S_JOB_NEXT_CARVABLE,
+		    SDB_ARGS(sa_int(JOB_ACTIVE), sa_text(workloads_json),
+			     sa_text(exclude_json ? exclude_json : "[]")),
+		    SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		return sdb_err(st, r, "%s: no carvable job", what);
 	if (r == 0)
@@ -378,21 +293,10 @@ int store_job_next_carvable(struct store *st, const char *workloads_json,
 int store_job_units_progress(struct store *st, int64_t job_id,
 			     uint64_t *ret_units)
 {
-	static const char what[] = "store_job_units_progress";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_PROGRESS);
-	int64_t v = 0;
-	int r;
-
-	if (!ret_units)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int(s, 2, LEASE_LEASED);
-	sqlite3_bind_int(s, 3, LEASE_DONE);
-	sqlite3_bind_int(s, 4, LEASE_VERIFIED);
-	r = sdb_step_int(st, s, &v, what);
-	if (r == 0)
-		*ret_units = (uint64_t)v;
-	return r;
+	return sdb_count(st, S_JOB_PROGRESS,
+			 SDB_ARGS(sa_int(job_id), sa_int(LEASE_LEASED),
+				  sa_int(LEASE_DONE), sa_int(LEASE_VERIFIED)),
+			 ret_units, "store_job_units_progress");
 }
 
 /* ---- the event log ---- */
@@ -402,43 +306,21 @@ int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,
 		const char *detail)
 {
 	static const char what[] = "store_event";
-	sqlite3_stmt *s = sdb_stmt(st, S_EVENT_ADD);
-	int r;
 
 	if (!kind || !*kind)
 		return sdb_err(st, GERR_INVAL, "%s: no kind", what);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_double(s, 1, now));
-	BIND(sqlite3_bind_int64(s, 2, job_id));
-	BIND(sqlite3_bind_int64(s, 3, lease_id));
-	BIND(sqlite3_bind_int64(s, 4, (int64_t)epoch));
-	BIND(sqlite3_bind_int64(s, 5, worker_id));
-	BIND(sdb_bind_text(s, 6, kind));
-	BIND(sdb_bind_text(s, 7, detail));
-	r = sdb_run(st, S_EVENT_ADD, what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_EVENT_ADD,
+			 SDB_ARGS(sa_dbl(now), sa_int(job_id), sa_int(lease_id),
+				  sa_int((int64_t)epoch), sa_int(worker_id),
+				  sa_text(kind), sa_text(detail)),
+			 NULL, 0, what);
 }
 
 /* kind NULL counts every kind; job_id 0 counts every job. */
 int store_event_count(struct store *st, const char *kind, int64_t job_id,
 		      uint64_t *ret_n)
 {
-	static const char what[] = "store_event_count";
-	sqlite3_stmt *s = sdb_stmt(st, S_EVENT_COUNT);
-	int64_t n = 0;
-	int r;
-
-	if (!ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	sdb_bind_text(s, 1, kind);
-	sqlite3_bind_int64(s, 2, job_id);
-	r = sdb_step_int(st, s, &n, what);
-	if (r == 0)
-		*ret_n = (uint64_t)n;
-	return r;
+	return sdb_count(st, S_EVENT_COUNT,
+			 SDB_ARGS(sa_text(kind), sa_int(job_id)), ret_n,
+			 "store_event_count");
 }

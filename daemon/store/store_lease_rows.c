@@ -49,53 +49,45 @@ const char *lease_state_name(enum lease_state s)
 	return (unsigned)s < LEASE_NSTATES ? names[s] : "unknown";
 }
 
-void store_lease_clear(struct store_lease *l)
-{
-	if (!l)
-		return;
-	free(l->spec);
-	free(l->checkpoint);
-	free(l->result);
-	free(l->last_error);
-	memset(l, 0, sizeof(*l));
-}
-
-void store_lease_free_array(struct store_lease *a, size_t n)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_lease_clear(&a[i]);
-	free(a);
-}
+/* What a LEASE_COLS row becomes; state, an enum, is read by sdb_lease_row.
+ * A NULL worker_id reads 0. */
+#define LEASE_ROW(l)                                                         \
+	SDB_COLS(sc_i64(&(l)->id), sc_i64(&(l)->job_id), sc_text(&(l)->spec), \
+		 sc_u64(&(l)->units), SC_SKIP, sc_u64(&(l)->epoch),          \
+		 sc_i64(&(l)->worker_id), sc_dbl(&(l)->deadline),            \
+		 sc_u32(&(l)->attempts), sc_u32(&(l)->failures),             \
+		 sc_u64(&(l)->units_done),                                   \
+		 sc_text(&(l)->checkpoint), sc_u64(&(l)->checkpoint_units),  \
+		 sc_text(&(l)->result), sc_dbl(&(l)->updated_at),            \
+		 sc_text(&(l)->last_error))
 
 int sdb_lease_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_lease *l = elem;
 
-	memset(l, 0, sizeof(*l));
-	l->id = sqlite3_column_int64(s, 0);
-	l->job_id = sqlite3_column_int64(s, 1);
-	l->units = (uint64_t)sqlite3_column_int64(s, 3);
 	l->state = (enum lease_state)sqlite3_column_int(s, 4);
-	l->epoch = (uint64_t)sqlite3_column_int64(s, 5);
-	l->worker_id = sqlite3_column_int64(s, 6); /* NULL reads as 0 */
-	l->deadline = sqlite3_column_double(s, 7);
-	l->attempts = (uint32_t)sqlite3_column_int64(s, 8);
-	l->failures = (uint32_t)sqlite3_column_int64(s, 9);
-	l->units_done = (uint64_t)sqlite3_column_int64(s, 10);
-	l->checkpoint_units = (uint64_t)sqlite3_column_int64(s, 12);
-	l->updated_at = sqlite3_column_double(s, 14);
-	if (sdb_dup_col(s, 2, &l->spec) || sdb_dup_col(s, 11, &l->checkpoint) ||
-	    sdb_dup_col(s, 13, &l->result) ||
-	    sdb_dup_col(s, 15, &l->last_error)) {
-		store_lease_clear(l);
-		return GERR_NOMEM;
-	}
-	return 0;
+	return sdb_cols(s, LEASE_ROW(l));
+}
+
+void store_lease_clear(struct store_lease *l)
+{
+	if (l)
+		sdb_clear(l, sizeof(*l), LEASE_ROW(l));
+}
+
+void store_lease_free_array(struct store_lease *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), sdb_lease_clear_v);
 }
 
 void sdb_lease_clear_v(void *e) { store_lease_clear(e); }
+
+int sdb_lease_get(struct store *st, int64_t id, struct store_lease *ret,
+		  const char *what)
+{
+	return sdb_get_one(st, S_LEASE_GET, SDB_ARGS(sa_int(id)), sizeof(*ret),
+			   sdb_lease_row, sdb_lease_clear_v, ret, what);
+}
 
 int store_lease_insert_leased(struct store *st, int64_t job_id,
 			      const char *spec, uint64_t units,
@@ -103,91 +95,63 @@ int store_lease_insert_leased(struct store *st, int64_t job_id,
 			      struct store_lease *ret)
 {
 	static const char what[] = "store_lease_insert_leased";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_INSERT);
 	struct store_lease l;
-	int r, have = 0;
+	int r;
 
 	if (!spec || !ret)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
 	if ((r = sdb_check_u63(st, units, what)) ||
 	    (r = sdb_op_begin(st, what)))
 		return r;
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	BIND(sdb_bind_text(s, 2, spec));
-	BIND(sqlite3_bind_int64(s, 3, (int64_t)units));
-	BIND(sqlite3_bind_int(s, 4, LEASE_LEASED));
-	BIND(sdb_bind_ref(s, 5, worker_id));
-	BIND(sqlite3_bind_double(s, 6, deadline));
-	BIND(sqlite3_bind_double(s, 7, now));
-	r = sdb_get_one(st, s, sizeof(l), sdb_lease_row, sdb_lease_clear_v, &l,
-			what);
-	s = NULL;
+	r = sdb_get_one(st, S_LEASE_INSERT,
+			SDB_ARGS(sa_int(job_id), sa_text(spec),
+				 sa_int((int64_t)units), sa_int(LEASE_LEASED),
+				 sa_ref(worker_id), sa_dbl(deadline),
+				 sa_dbl(now)),
+			sizeof(l), sdb_lease_row, sdb_lease_clear_v, &l, what);
 	if (r == GERR_NOTFOUND && strstr(st->errmsg, "FOREIGN KEY"))
 		sdb_err(st, r, "%s: no job %lld or no worker %lld", what,
 			(long long)job_id, (long long)worker_id);
-	have = r == 0;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	r = sdb_op_end(st, r, what);
-	if (r == 0)
-		*ret = l;
-	else if (have)
+	if (r)
+		return sdb_op_end(st, r, what);
+	if ((r = sdb_op_end(st, 0, what))) {
 		store_lease_clear(&l);
-	return r;
+		return r;
+	}
+	*ret = l;
+	return 0;
 }
 
 int store_lease_get(struct store *st, int64_t id, struct store_lease *ret)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_GET);
-
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "store_lease_get: no ret");
-	sqlite3_bind_int64(s, 1, id);
-	return sdb_get_one(st, s, sizeof(*ret), sdb_lease_row,
-			   sdb_lease_clear_v, ret, "store_lease_get");
+	return sdb_lease_get(st, id, ret, "store_lease_get");
 }
 
-static int lease_list(struct store *st, sqlite3_stmt *s,
-		      struct store_lease **ret, size_t *ret_n,
-		      const char *what)
+static int lease_list(struct store *st, enum stmt_id id,
+		      const struct sdb_arg *args, struct store_lease **ret,
+		      size_t *ret_n, const char *what)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n) {
-		sdb_stmt_done(s);
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	}
-	r = sdb_get_all(st, s, sizeof(**ret), sdb_lease_row, sdb_lease_clear_v,
-			&a, &n, what);
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, id, args, sizeof(**ret), sdb_lease_row,
+			   sdb_lease_clear_v, ret, ret_n, what);
 }
 
 int store_lease_list_job(struct store *st, int64_t job_id,
 			 struct store_lease **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_LIST_JOB);
-
-	sqlite3_bind_int64(s, 1, job_id);
-	return lease_list(st, s, ret, ret_n, "store_lease_list_job");
+	return lease_list(st, S_LEASE_LIST_JOB, SDB_ARGS(sa_int(job_id)), ret,
+			  ret_n, "store_lease_list_job");
 }
 
 int store_lease_list_state(struct store *st, enum lease_state state,
 			   struct store_lease **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_LIST_STATE);
-
 	if ((unsigned)state >= LEASE_NSTATES)
 		return sdb_err(st, GERR_INVAL, "store_lease_list_state: bad "
 			       "state %d", (int)state);
-	sqlite3_bind_int(s, 1, state);
-	return lease_list(st, s, ret, ret_n, "store_lease_list_state");
+	return lease_list(st, S_LEASE_LIST_STATE, SDB_ARGS(sa_int(state)), ret,
+			  ret_n, "store_lease_list_state");
 }
 
 int store_lease_counts(struct store *st, int64_t job_id,
@@ -197,29 +161,19 @@ int store_lease_counts(struct store *st, int64_t job_id,
 				"store_lease_counts");
 }
 
-
 int store_lease_held_count(struct store *st, int64_t worker_id,
 			   uint64_t *ret_n)
 {
-	return sdb_count(st, S_LEASE_HELD_COUNT, worker_id, LEASE_LEASED, ret_n,
-			 "store_lease_held_count");
-}
-
-void store_holder_free_array(struct store_holder *a, size_t n)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(a[i].name);
-	free(a);
+	return sdb_count(st, S_LEASE_HELD_COUNT,
+			 SDB_ARGS(sa_int(worker_id), sa_int(LEASE_LEASED)),
+			 ret_n, "store_lease_held_count");
 }
 
 static int holder_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_holder *h = elem;
 
-	h->leases = (uint64_t)sqlite3_column_int64(s, 1);
-	return sdb_dup_col(s, 0, &h->name) ? GERR_NOMEM : 0;
+	return sdb_cols(s, SDB_COLS(sc_text(&h->name), sc_u64(&h->leases)));
 }
 
 static void holder_clear_v(void *e)
@@ -230,36 +184,25 @@ static void holder_clear_v(void *e)
 	h->name = NULL;
 }
 
+void store_holder_free_array(struct store_holder *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), holder_clear_v);
+}
+
 int store_lease_holders(struct store *st, int64_t job_id,
 			struct store_holder **ret, size_t *ret_n)
 {
-	static const char what[] = "store_lease_holders";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_HOLDERS);
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	BIND(sqlite3_bind_int(s, 2, LEASE_LEASED));
-	BIND(sqlite3_bind_int(s, 3, JOB_ACTIVE));
-	r = sdb_get_all(st, s, sizeof(**ret), holder_row, holder_clear_v, &a,
-			&n, what);
-	s = NULL;
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return r;
+	return sdb_get_all(st, S_LEASE_HOLDERS,
+			   SDB_ARGS(sa_int(job_id), sa_int(LEASE_LEASED),
+				    sa_int(JOB_ACTIVE)),
+			   sizeof(**ret), holder_row, holder_clear_v, ret,
+			   ret_n, "store_lease_holders");
 }
 
 int store_lease_failed_waiting(struct store *st, int64_t job_id,
 			       uint64_t *ret_n)
 {
-	return sdb_count(st, S_LEASE_FAILED_WAITING, job_id, LEASE_PENDING,
-			 ret_n, "store_lease_failed_waiting");
+	return sdb_count(st, S_LEASE_FAILED_WAITING,
+			 SDB_ARGS(sa_int(job_id), sa_int(LEASE_PENDING)), ret_n,
+			 "store_lease_failed_waiting");
 }

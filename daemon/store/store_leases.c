@@ -159,14 +159,18 @@ int store_lease_move_allowed(enum lease_state from, enum lease_state to)
 	       lease_moves[from][to];
 }
 
+/* Lease statements run by lease_move() take ?5 on from its caller. */
+#define LEASE_ARGS_MAX 8
+
 struct lease_move {
 	enum stmt_id sid;
 	int64_t id;            /* > 0: the one lease (id, epoch); 0: the rows
 				* the statement's WHERE selects */
 	uint64_t epoch;
 	enum lease_state from, to;
+	const struct sdb_arg *args; /* ?5 on; NULL for none */
 	/* Called for each RETURNING row; may be NULL. */
-	int (*row)(struct store *st, sqlite3_stmt *s, void *ctx);
+	sdb_each_fn row;
 	void *ctx;
 };
 
@@ -174,12 +178,9 @@ struct lease_move {
 static int lease_stale(struct store *st, const struct lease_move *m,
 		       const char *what)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_GET);
 	struct store_lease cur;
 
-	sqlite3_bind_int64(s, 1, m->id);
-	if (sdb_get_one(st, s, sizeof(cur), sdb_lease_row, sdb_lease_clear_v,
-			&cur, what) != 0)
+	if (sdb_lease_get(st, m->id, &cur, what) != 0)
 		return sdb_err(st, GERR_STALE, "%s: no lease %lld", what,
 			       (long long)m->id);
 	sdb_err(st, GERR_STALE, "%s: lease %lld: expected %s epoch %llu, "
@@ -192,55 +193,67 @@ static int lease_stale(struct store *st, const struct lease_move *m,
 
 /* The one function that changes lease states. m->sid is an UPDATE that sets
  * state = ?4 where state = ?3 (and id = ?1 AND epoch = ?2 when m->id > 0);
- * the caller has bound its own parameters (?5 on). Checks the move against
- * lease_moves, runs it, and for a named lease returns GERR_STALE unless
- * exactly that lease changed. *ret_changes (may be NULL) receives the
- * number of leases moved. The statement is always reset. */
+ * m->args are its own values, ?5 on. Checks the move against lease_moves,
+ * runs it, and for a named lease returns GERR_STALE unless exactly that
+ * lease changed. *ret_changes (may be NULL) receives the number of leases
+ * moved. */
 static int lease_move(struct store *st, const struct lease_move *m,
 		      int64_t *ret_changes, const char *what)
 {
-	sqlite3_stmt *s = sdb_stmt(st, m->sid);
+	struct sdb_arg a[4 + LEASE_ARGS_MAX + 1] = {
+		m->id ? sa_int(m->id) : SA_NULL,
+		m->id ? sa_int((int64_t)m->epoch) : SA_NULL,
+		sa_int(m->from), sa_int(m->to),
+	};
 	int64_t changes;
-	int rc, r = 0;
+	int r;
 
-	if (!store_lease_move_allowed(m->from, m->to)) {
-		sdb_stmt_done(s);
+	if (!store_lease_move_allowed(m->from, m->to))
 		return sdb_err(st, GERR_STATE, "%s: lease move %s -> %s is "
 			       "not allowed", what, lease_state_name(m->from),
 			       lease_state_name(m->to));
+	if (m->id && m->epoch > INT64_MAX)
+		return sdb_err(st, GERR_STALE, "%s: lease %lld: epoch %llu out "
+			       "of range", what, (long long)m->id,
+			       (unsigned long long)m->epoch);
+	for (int i = 0; m->args && m->args[i].type != SDB_END; i++) {
+		if (i == LEASE_ARGS_MAX)
+			abort(); /* a statement with more values: a bug */
+		a[4 + i] = m->args[i];
 	}
-	if (m->id) {
-		if (m->epoch > INT64_MAX) {
-			sdb_stmt_done(s);
-			return sdb_err(st, GERR_STALE, "%s: lease %lld: epoch "
-				       "%llu out of range", what,
-				       (long long)m->id,
-				       (unsigned long long)m->epoch);
-		}
-		BIND(sqlite3_bind_int64(s, 1, m->id));
-		BIND(sqlite3_bind_int64(s, 2, (int64_t)m->epoch));
-	}
-	BIND(sqlite3_bind_int(s, 3, m->from));
-	BIND(sqlite3_bind_int(s, 4, m->to));
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (m->row && (r = m->row(st, s, m->ctx)))
-			goto out;
-	}
-	if (rc != SQLITE_DONE) {
-		r = sdb_fail(st, rc, what);
-		goto out;
-	}
-	changes = sqlite3_changes64(st->db);
-	sdb_stmt_done(s);
-	s = NULL;
+	if ((r = sdb_each(st, m->sid, a, m->row, m->ctx, what)))
+		return r;
+	changes = sdb_changes(st);
 	if (m->id && changes != 1)
 		return lease_stale(st, m, what);
 	if (ret_changes)
 		*ret_changes = changes;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return r;
+	return 0;
+}
+
+/* lease_move as one write call. */
+static int lease_write(struct store *st, const struct lease_move *m,
+		       const char *what)
+{
+	int r = sdb_op_begin(st, what);
+
+	if (r)
+		return r;
+	return sdb_op_end(st, lease_move(st, m, NULL, what), what);
+}
+
+/* One named lease (id, epoch) from -> to by statement sid, whose own
+ * values (?5 on) are args, as one write call. */
+static int move_one(struct store *st, enum stmt_id sid, int64_t id,
+		    uint64_t epoch, enum lease_state from, enum lease_state to,
+		    const struct sdb_arg *args, const char *what)
+{
+	struct lease_move m = {
+		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
+		.args = args,
+	};
+
+	return lease_write(st, &m, what);
 }
 
 /* ---- the moves ---- */
@@ -266,10 +279,14 @@ int store_lease_claim_ranked(struct store *st, int64_t worker_id,
 			     double now, struct store_lease *ret)
 {
 	static const char what[] = "store_lease_claim_ranked";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_CLAIM);
 	struct store_lease l = {0};
 	struct lease_move m = {
 		.sid = S_LEASE_CLAIM, .from = LEASE_PENDING, .to = LEASE_LEASED,
+		.args = SDB_ARGS(sa_ref(worker_id), sa_dbl(deadline),
+				 sa_dbl(now), sa_int(JOB_ACTIVE),
+				 sa_text(workloads_json),
+				 upto ? sa_int(upto->priority) : SA_NULL,
+				 upto ? sa_int(upto->id) : SA_NULL),
 		.row = lease_ret_row, .ctx = &l,
 	};
 	int64_t changes = 0;
@@ -277,28 +294,15 @@ int store_lease_claim_ranked(struct store *st, int64_t worker_id,
 
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	if ((r = sdb_check_workloads(st, workloads_json, what)) ||
-	    (r = sdb_op_begin(st, what)))
+	r = sdb_check_workloads(st, workloads_json, what);
+	if (r || (r = sdb_op_begin(st, what)))
 		return r;
-	BIND(sdb_bind_ref(s, 5, worker_id));
-	BIND(sqlite3_bind_double(s, 6, deadline));
-	BIND(sqlite3_bind_double(s, 7, now));
-	BIND(sqlite3_bind_int(s, 8, JOB_ACTIVE));
-	BIND(sdb_bind_text(s, 9, workloads_json));
-	if (upto) {
-		BIND(sqlite3_bind_int(s, 10, upto->priority));
-		BIND(sqlite3_bind_int64(s, 11, upto->id));
-	}
-	s = NULL;
 	r = lease_move(st, &m, &changes, what);
 	if (r == 0 && changes == 0)
 		r = sdb_err(st, GERR_NOTFOUND, "%s: no pending lease", what);
 	if (r == 0 && changes != 1)
 		r = sdb_err(st, GERR_DB, "%s: %lld leases claimed", what,
 			    (long long)changes);
-out:
-	if (s)
-		sdb_stmt_done(s);
 	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret = l;
@@ -311,25 +315,12 @@ int store_lease_heartbeat(struct store *st, int64_t id, uint64_t epoch,
 			  uint64_t units_done, double deadline, double now)
 {
 	static const char what[] = "store_lease_heartbeat";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_HEARTBEAT);
-	struct lease_move m = {
-		.sid = S_LEASE_HEARTBEAT, .id = id, .epoch = epoch,
-		.from = LEASE_LEASED, .to = LEASE_LEASED,
-	};
-	int r;
+	int r = sdb_check_u63(st, units_done, what);
 
-	if ((r = sdb_check_u63(st, units_done, what)) ||
-	    (r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 5, (int64_t)units_done));
-	BIND(sqlite3_bind_double(s, 6, deadline));
-	BIND(sqlite3_bind_double(s, 7, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return r ? r : move_one(st, S_LEASE_HEARTBEAT, id, epoch, LEASE_LEASED,
+				LEASE_LEASED,
+				SDB_ARGS(sa_int((int64_t)units_done),
+					 sa_dbl(deadline), sa_dbl(now)), what);
 }
 
 int store_lease_set_checkpoint(struct store *st, int64_t id, uint64_t epoch,
@@ -337,13 +328,14 @@ int store_lease_set_checkpoint(struct store *st, int64_t id, uint64_t epoch,
 			       double now, char **ret_old_hash)
 {
 	static const char what[] = "store_lease_set_checkpoint";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_OLD_CHECKPOINT);
 	struct lease_move m = {
 		.sid = S_LEASE_CHECKPOINT, .id = id, .epoch = epoch,
 		.from = LEASE_LEASED, .to = LEASE_LEASED,
+		.args = SDB_ARGS(sa_text(hash), sa_int((int64_t)units_done),
+				 sa_dbl(now)),
 	};
 	char *old = NULL;
-	int rc, r;
+	int r;
 
 	if (!hash)
 		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
@@ -352,31 +344,12 @@ int store_lease_set_checkpoint(struct store *st, int64_t id, uint64_t epoch,
 		return r;
 	/* The old hash, read in the same transaction as the update. A stale
 	 * (id, epoch) reads no row here and is reported by lease_move. */
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int64(s, 2, (int64_t)(epoch & INT64_MAX)));
-	BIND(sqlite3_bind_int(s, 3, LEASE_LEASED));
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		if (sdb_dup_col(s, 0, &old)) {
-			r = sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
-			goto out;
-		}
-		rc = sqlite3_step(s);
-	}
-	if (rc != SQLITE_DONE) {
-		r = sdb_fail(st, rc, what);
-		goto out;
-	}
-	sdb_stmt_done(s);
-	s = sdb_stmt(st, S_LEASE_CHECKPOINT);
-	BIND(sdb_bind_text(s, 5, hash));
-	BIND(sqlite3_bind_int64(s, 6, (int64_t)units_done));
-	BIND(sqlite3_bind_double(s, 7, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
+	r = sdb_one(st, S_LEASE_OLD_CHECKPOINT,
+		    SDB_ARGS(sa_int(id), sa_int((int64_t)(epoch & INT64_MAX)),
+			     sa_int(LEASE_LEASED)),
+		    SDB_COLS(sc_text(&old)), what);
+	if (r == 0 || r == GERR_NOTFOUND)
+		r = lease_move(st, &m, NULL, what);
 	r = sdb_op_end(st, r, what);
 	/* Content-addressed: the same checkpoint again is still referenced,
 	 * so the caller must not delete it. */
@@ -395,56 +368,25 @@ int store_lease_set_result(struct store *st, int64_t id, uint64_t epoch,
 			   const char *hash, uint64_t units_done, double now)
 {
 	static const char what[] = "store_lease_set_result";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_RESULT);
-	struct lease_move m = {
-		.sid = S_LEASE_RESULT, .id = id, .epoch = epoch,
-		.from = LEASE_LEASED, .to = LEASE_DONE,
-	};
 	int r;
 
 	if (!hash)
 		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
-	if ((r = sdb_check_u63(st, units_done, what)) ||
-	    (r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sdb_bind_text(s, 5, hash));
-	BIND(sqlite3_bind_int64(s, 6, (int64_t)units_done));
-	BIND(sqlite3_bind_double(s, 7, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	r = sdb_check_u63(st, units_done, what);
+	return r ? r : move_one(st, S_LEASE_RESULT, id, epoch, LEASE_LEASED,
+				LEASE_DONE,
+				SDB_ARGS(sa_text(hash),
+					 sa_int((int64_t)units_done),
+					 sa_dbl(now)), what);
 }
 
-/* A move (id, epoch, from -> to) whose statement binds ?5 = now. */
-static int move_at(struct store *st, enum stmt_id sid, int64_t id,
-		   uint64_t epoch, enum lease_state from, enum lease_state to,
-		   double now, const char *what)
-{
-	sqlite3_stmt *s = sdb_stmt(st, sid);
-	struct lease_move m = {
-		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
-	};
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_double(s, 5, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
-}
 
 int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
 			     double now)
 {
-	return move_at(st, S_LEASE_VERIFIED, id, epoch, LEASE_DONE,
-		       LEASE_VERIFIED, now, "store_lease_set_verified");
+	return move_one(st, S_LEASE_VERIFIED, id, epoch, LEASE_DONE,
+			LEASE_VERIFIED, SDB_ARGS(sa_dbl(now)),
+			"store_lease_set_verified");
 }
 
 /* A failure of lease (id, epoch) in state `from` (a result that failed
@@ -456,43 +398,30 @@ static int lease_fail(struct store *st, enum stmt_id sid,
 		      const char *reason, uint32_t max_failures, double now,
 		      enum lease_state *ret_state, const char *what)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_FAILURES);
+	const struct sdb_arg *which =
+		SDB_ARGS(sa_int(id), sa_int((int64_t)(epoch & INT64_MAX)),
+			 sa_int(from));
 	struct lease_move m = {
 		.sid = sid, .id = id, .epoch = epoch,
 		.from = from, .to = LEASE_PENDING,
+		.args = SDB_ARGS(sa_text(reason), sa_dbl(now),
+				 sa_int(LEASE_PENDING)),
 	};
-	int64_t failures = 0;
+	uint64_t failures = 0;
 	int r;
 
 	if ((r = sdb_op_begin(st, what)))
 		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int64(s, 2, (int64_t)(epoch & INT64_MAX)));
-	BIND(sqlite3_bind_int(s, 3, from));
-	r = sdb_step_int(st, s, &failures, what);
-	s = NULL;
+	r = sdb_one(st, S_LEASE_FAILURES, which, SDB_COLS(sc_u64(&failures)),
+		    what);
+	/* No row: stale; lease_move reports it with the reason. */
 	if (r && r != GERR_NOTFOUND)
 		goto out;
-	/* No row: stale; lease_move reports it with the reason. */
-	r = 0;
-	if ((uint64_t)failures + 1 >= max_failures)
+	if (failures + 1 >= max_failures)
 		m.to = LEASE_FAILED;
-	s = sdb_stmt(st, S_LEASE_FAILED_BY);
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int64(s, 2, (int64_t)(epoch & INT64_MAX)));
-	BIND(sqlite3_bind_int(s, 3, from));
-	s = NULL;
-	if ((r = sdb_run(st, S_LEASE_FAILED_BY, what)))
-		goto out;
-	s = sdb_stmt(st, sid);
-	BIND(sdb_bind_text(s, 5, reason));
-	BIND(sqlite3_bind_double(s, 6, now));
-	BIND(sqlite3_bind_int(s, 7, LEASE_PENDING));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
+	if ((r = sdb_exec(st, S_LEASE_FAILED_BY, which, what)) == 0)
+		r = lease_move(st, &m, NULL, what);
 out:
-	if (s)
-		sdb_stmt_done(s);
 	r = sdb_op_end(st, r, what);
 	if (r == 0 && ret_state)
 		*ret_state = m.to;
@@ -519,71 +448,40 @@ int store_lease_run_failed(struct store *st, int64_t id, uint64_t epoch,
 int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
 			double now)
 {
-	return move_at(st, S_LEASE_RELEASE, id, epoch, LEASE_LEASED,
-		       LEASE_PENDING, now, "store_lease_release");
+	return move_one(st, S_LEASE_RELEASE, id, epoch, LEASE_LEASED,
+			LEASE_PENDING, SDB_ARGS(sa_dbl(now)),
+			"store_lease_release");
 }
 
 int store_lease_progress(struct store *st, int64_t id, uint64_t *ret_units,
 			 double *ret_at)
 {
 	static const char what[] = "store_lease_progress";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_PROGRESS);
 	int64_t units;
 	double at;
-	int rc, r = 0;
+	int r;
 
 	if (!ret_units || !ret_at)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, id));
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no lease %lld", what,
-			    (long long)id);
-		goto out;
+	r = sdb_one(st, S_LEASE_PROGRESS, SDB_ARGS(sa_int(id)),
+		    SDB_COLS(sc_i64(&units), sc_dbl(&at)), what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, r, "%s: no lease %lld", what,
+			       (long long)id);
+	if (r == 0) {
+		*ret_units = units > 0 ? (uint64_t)units : 0;
+		*ret_at = at;
 	}
-	if (rc != SQLITE_ROW) {
-		r = sdb_fail(st, rc, what);
-		goto out;
-	}
-	units = sqlite3_column_int64(s, 0);
-	at = sqlite3_column_double(s, 1);
-	*ret_units = units > 0 ? (uint64_t)units : 0;
-	*ret_at = at;
-out:
-	sdb_stmt_done(s);
 	return r;
 }
 
-/* A move (id, epoch, from -> to) whose statement binds ?5 = reason and
- * ?6 = now. */
-static int move_with_reason(struct store *st, enum stmt_id sid, int64_t id,
-			    uint64_t epoch, enum lease_state from,
-			    enum lease_state to, const char *reason,
-			    double now, const char *what)
-{
-	sqlite3_stmt *s = sdb_stmt(st, sid);
-	struct lease_move m = {
-		.sid = sid, .id = id, .epoch = epoch, .from = from, .to = to,
-	};
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sdb_bind_text(s, 5, reason));
-	BIND(sqlite3_bind_double(s, 6, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
-}
 
 int store_lease_revoke(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, double now)
 {
-	return move_with_reason(st, S_LEASE_REVOKE, id, epoch, LEASE_LEASED,
-				LEASE_PENDING, reason, now, "store_lease_revoke");
+	return move_one(st, S_LEASE_REVOKE, id, epoch, LEASE_LEASED,
+			LEASE_PENDING, SDB_ARGS(sa_text(reason), sa_dbl(now)),
+			"store_lease_revoke");
 }
 
 struct lease_ids {
@@ -612,26 +510,17 @@ int store_lease_expire(struct store *st, double now, int64_t **ret_ids,
 		       size_t *ret_n)
 {
 	static const char what[] = "store_lease_expire";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_EXPIRE);
 	struct lease_ids a = {0};
 	struct lease_move m = {
 		.sid = S_LEASE_EXPIRE, .from = LEASE_LEASED,
-		.to = LEASE_PENDING, .row = lease_id_row, .ctx = &a,
+		.to = LEASE_PENDING, .args = SDB_ARGS(sa_dbl(now)),
+		.row = lease_id_row, .ctx = &a,
 	};
 	int r;
 
 	if (!ret_ids || !ret_n)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_double(s, 5, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	r = sdb_op_end(st, r, what);
-	if (r) {
+	if ((r = lease_write(st, &m, what))) {
 		free(a.ids);
 		return r;
 	}
@@ -651,17 +540,11 @@ static int cancel_all(struct store *st, enum stmt_id sid, int64_t key,
 	int r = 0;
 
 	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
-		sqlite3_stmt *s = sdb_stmt(st, sid);
 		struct lease_move m = {
 			.sid = sid, .from = from[i], .to = LEASE_CANCELLED,
+			.args = SDB_ARGS(sa_dbl(now), sa_int(key)),
 		};
 
-		if ((r = sqlite3_bind_double(s, 5, now)) != SQLITE_OK ||
-		    (r = sqlite3_bind_int64(s, 6, key)) != SQLITE_OK) {
-			r = sdb_fail(st, r, what);
-			sdb_stmt_done(s);
-			return r;
-		}
 		if ((r = lease_move(st, &m, NULL, what)))
 			return r;
 	}
@@ -686,49 +569,37 @@ int store_job_cancel_leases(struct store *st, int64_t job_id, double now)
 int store_lease_set_checked(struct store *st, int64_t id, uint64_t epoch,
 			    double now)
 {
-	return move_at(st, S_LEASE_CHECKED, id, epoch, LEASE_DONE, LEASE_DONE, now,
-		       "store_lease_set_checked");
+	return move_one(st, S_LEASE_CHECKED, id, epoch, LEASE_DONE,
+			LEASE_DONE, SDB_ARGS(sa_dbl(now)),
+			"store_lease_set_checked");
 }
 
 int store_lease_adopt(struct store *st, int64_t id, uint64_t epoch,
 		      const char *hash, int64_t worker_id, double now)
 {
 	static const char what[] = "store_lease_adopt";
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_ADOPT);
-	struct lease_move m = {
-		.sid = S_LEASE_ADOPT, .id = id, .epoch = epoch,
-		.from = LEASE_DONE, .to = LEASE_DONE,
-	};
-	int r;
 
 	if (!hash)
 		return sdb_err(st, GERR_INVAL, "%s: no hash", what);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sdb_bind_text(s, 5, hash));
-	BIND(sdb_bind_ref(s, 6, worker_id));
-	BIND(sqlite3_bind_double(s, 7, now));
-	s = NULL;
-	r = lease_move(st, &m, NULL, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return move_one(st, S_LEASE_ADOPT, id, epoch, LEASE_DONE, LEASE_DONE,
+			SDB_ARGS(sa_text(hash), sa_ref(worker_id), sa_dbl(now)),
+			what);
 }
 
 int store_lease_refute(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, double now)
 {
-	return move_with_reason(st, S_LEASE_REFUTE, id, epoch, LEASE_DONE,
-				LEASE_FAILED, reason, now, "store_lease_refute");
+	return move_one(st, S_LEASE_REFUTE, id, epoch, LEASE_DONE,
+			LEASE_FAILED, SDB_ARGS(sa_text(reason), sa_dbl(now)),
+			"store_lease_refute");
 }
 
 int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
 			  const char *reason, double now)
 {
-	return move_with_reason(st, S_LEASE_RECOMPUTE, id, epoch, LEASE_DONE,
-				LEASE_PENDING, reason, now,
-				"store_lease_recompute");
+	return move_one(st, S_LEASE_RECOMPUTE, id, epoch, LEASE_DONE,
+			LEASE_PENDING, SDB_ARGS(sa_text(reason), sa_dbl(now)),
+			"store_lease_recompute");
 }
 
 int store_group_cancel(struct store *st, int64_t primary, double now)

@@ -29,29 +29,21 @@ const char *const sdb_part_sql[S_COUNT] = {
 		       "WHERE p.job_id = ?1 AND p.seq = ?2",
 };
 
+/* What an S_PART_GET row becomes. */
+#define PART_ROW(p)                                                          \
+	SDB_COLS(sc_i64(&(p)->lease_id), sc_text(&(p)->spec),                \
+		 sc_u64(&(p)->units), sc_text(&(p)->result),                 \
+		 sc_text(&(p)->note))
+
 void store_part_clear(struct store_part *p)
 {
-	if (!p)
-		return;
-	free(p->spec);
-	free(p->result);
-	free(p->note);
-	memset(p, 0, sizeof(*p));
+	if (p)
+		sdb_clear(p, sizeof(*p), PART_ROW(p));
 }
 
 static int part_row(sqlite3_stmt *s, void *elem)
 {
-	struct store_part *p = elem;
-
-	memset(p, 0, sizeof(*p));
-	p->lease_id = sqlite3_column_int64(s, 0);
-	p->units = (uint64_t)sqlite3_column_int64(s, 2);
-	if (sdb_dup_col(s, 1, &p->spec) || sdb_dup_col(s, 3, &p->result) ||
-	    sdb_dup_col(s, 4, &p->note)) {
-		store_part_clear(p);
-		return GERR_NOMEM;
-	}
-	return 0;
+	return sdb_cols(s, PART_ROW((struct store_part *)elem));
 }
 
 static void part_clear_v(void *e) { store_part_clear(e); }
@@ -61,13 +53,9 @@ static void part_clear_v(void *e) { store_part_clear(e); }
 static int part_refused(struct store *st, int64_t job_id, int64_t lease_id,
 			const char *what)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_LEASE_GET);
 	struct store_lease l;
-	int r;
+	int r = sdb_lease_get(st, lease_id, &l, what);
 
-	sqlite3_bind_int64(s, 1, lease_id);
-	r = sdb_get_one(st, s, sizeof(l), sdb_lease_row, sdb_lease_clear_v,
-			&l, what);
 	if (r == GERR_NOTFOUND)
 		return sdb_err(st, r, "%s: no lease %lld", what,
 			       (long long)lease_id);
@@ -89,43 +77,29 @@ int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
 		   const char *note)
 {
 	static const char what[] = "store_part_add";
-	sqlite3_stmt *s = sdb_stmt(st, S_PART_ADD);
 	int r;
 
 	if ((r = sdb_op_begin(st, what)))
 		return r;
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	BIND(sqlite3_bind_int64(s, 2, lease_id));
-	BIND(sdb_bind_text(s, 3, note));
-	BIND(sqlite3_bind_int(s, 4, LEASE_VERIFIED));
-	r = sdb_run(st, S_PART_ADD, what);
-	s = NULL;
+	r = sdb_exec(st, S_PART_ADD,
+		     SDB_ARGS(sa_int(job_id), sa_int(lease_id), sa_text(note),
+			      sa_int(LEASE_VERIFIED)), what);
 	if (r == GERR_STATE)
 		r = sdb_err(st, r, "%s: lease %lld is a part already", what,
 			    (long long)lease_id);
-	else if (r == 0 && sqlite3_changes(st->db) == 0)
+	else if (r == 0 && sdb_changes(st) == 0)
 		r = part_refused(st, job_id, lease_id, what);
-out:
-	if (s)
-		sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
 }
 
 int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n)
 {
 	static const char what[] = "store_part_count";
-	sqlite3_stmt *s = sdb_stmt(st, S_PART_COUNT);
-	int64_t n = 0;
-	int r;
+	int r = sdb_count(st, S_PART_COUNT, SDB_ARGS(sa_int(job_id)), ret_n,
+			  what);
 
-	if (!ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	sqlite3_bind_int64(s, 1, job_id);
-	r = sdb_step_int(st, s, &n, what);
 	if (r == GERR_NOTFOUND) /* an aggregate always gives a row */
 		r = sdb_err(st, GERR_DB, "%s: no row", what);
-	if (r == 0)
-		*ret_n = (uint64_t)n;
 	return r;
 }
 
@@ -133,7 +107,6 @@ int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
 		   struct store_part *ret)
 {
 	static const char what[] = "store_part_get";
-	sqlite3_stmt *s = sdb_stmt(st, S_PART_GET);
 	struct store_part p;
 	int r;
 
@@ -143,9 +116,9 @@ int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
 		return sdb_err(st, GERR_NOTFOUND, "%s: job %lld has no part "
 			       "%llu", what, (long long)job_id,
 			       (unsigned long long)seq);
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int64(s, 2, (int64_t)seq);
-	r = sdb_get_one(st, s, sizeof(p), part_row, part_clear_v, &p, what);
+	r = sdb_get_one(st, S_PART_GET,
+			SDB_ARGS(sa_int(job_id), sa_int((int64_t)seq)),
+			sizeof(p), part_row, part_clear_v, &p, what);
 	if (r == GERR_NOTFOUND)
 		return sdb_err(st, r, "%s: job %lld has no part %llu", what,
 			       (long long)job_id, (unsigned long long)seq);

@@ -60,9 +60,8 @@ int store_job_list_recent(struct store *st, double since,
 			  uint64_t *ret_hidden)
 {
 	static const char what[] = "store_job_list_recent";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_LIST_RECENT);
 	int64_t hidden = 0;
-	void *a = NULL;
+	struct store_job *a = NULL;
 	size_t n = 0;
 	int r;
 
@@ -71,15 +70,12 @@ int store_job_list_recent(struct store *st, double since,
 	/* Both reads see one snapshot only inside a transaction; outside,
 	 * a job finishing in between moves between them, which status
 	 * shows a moment later anyway. */
-	sqlite3_bind_double(s, 1, since);
-	r = sdb_get_all(st, s, sizeof(**ret), sdb_job_row, sdb_job_clear_v, &a,
-			&n, what);
-	if (r)
+	if ((r = sdb_job_list(st, S_JOB_LIST_RECENT, SDB_ARGS(sa_dbl(since)),
+			      &a, &n, what)))
 		return r;
 	if (ret_hidden) {
-		s = sdb_stmt(st, S_JOB_COUNT_OLD);
-		sqlite3_bind_double(s, 1, since);
-		r = sdb_step_int(st, s, &hidden, what);
+		r = sdb_one(st, S_JOB_COUNT_OLD, SDB_ARGS(sa_dbl(since)),
+			    SDB_COLS(sc_i64(&hidden)), what);
 		if (r) {
 			store_job_free_array(a, n);
 			return r;
@@ -95,111 +91,64 @@ int store_job_history(struct store *st, double since, uint32_t limit,
 		      struct store_job **ret, size_t *ret_n)
 {
 	static const char what[] = "store_job_history";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_HISTORY);
-	void *a = NULL;
-	size_t n = 0;
-	int r;
 
 	if (!ret || !ret_n || limit == 0)
 		return sdb_err(st, GERR_INVAL, "%s: bad arguments", what);
-	sqlite3_bind_double(s, 1, since);
-	sqlite3_bind_int(s, 2, JOB_DONE);
-	sqlite3_bind_int(s, 3, JOB_FAILED);
-	sqlite3_bind_int(s, 4, JOB_CANCELLED);
-	sqlite3_bind_int64(s, 5, limit);
-	r = sdb_get_all(st, s, sizeof(**ret), sdb_job_row, sdb_job_clear_v, &a,
-			&n, what);
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
-}
-
-/* Run statement sid, bound by the caller, as one write; GERR_NOTFOUND
- * when it changed no row and must_change. */
-static int queue_write(struct store *st, enum stmt_id sid, int64_t id,
-		       int must_change, const char *what)
-{
-	int r = sdb_run(st, sid, what);
-
-	if (r == 0 && must_change && sqlite3_changes(st->db) == 0)
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no job %lld", what,
-			    (long long)id);
-	return sdb_op_end(st, r, what);
+	return sdb_job_list(st, S_JOB_HISTORY,
+			    SDB_ARGS(sa_dbl(since), sa_int(JOB_DONE),
+				     sa_int(JOB_FAILED), sa_int(JOB_CANCELLED),
+				     sa_int(limit)), ret, ret_n, what);
 }
 
 int store_job_set_name(struct store *st, int64_t id, const char *name)
 {
 	static const char what[] = "store_job_set_name";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_NAME);
-	int r;
 
 	if (name && !store_job_name_valid(name))
 		return sdb_err(st, GERR_INVAL, "%s: a job name is 1 to %d of "
 			       "A-Z a-z 0-9 . _ -", what, STORE_JOB_NAME_MAX);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	if ((r = sqlite3_bind_int64(s, 1, id)) != SQLITE_OK ||
-	    (r = sdb_bind_text(s, 2, name)) != SQLITE_OK) {
-		r = sdb_fail(st, r, what);
-		sdb_stmt_done(s);
-		return sdb_op_end(st, r, what);
-	}
-	return queue_write(st, S_JOB_SET_NAME, id, 1, what);
+	return sdb_write(st, S_JOB_SET_NAME,
+			 SDB_ARGS(sa_int(id), sa_text(name)), "job", id, what);
 }
 
 int store_job_set_priority(struct store *st, int64_t id, int priority)
 {
 	static const char what[] = "store_job_set_priority";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_SET_PRIORITY);
-	int r;
 
 	if (priority < STORE_PRIORITY_MIN || priority > STORE_PRIORITY_MAX)
 		return sdb_err(st, GERR_INVAL, "%s: priority %d is outside "
 			       "%d..%d", what, priority, STORE_PRIORITY_MIN,
 			       STORE_PRIORITY_MAX);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_int(s, 2, priority);
-	return queue_write(st, S_JOB_SET_PRIORITY, id, 1, what);
+	return sdb_write(st, S_JOB_SET_PRIORITY,
+			 SDB_ARGS(sa_int(id), sa_int(priority)), "job", id,
+			 what);
 }
 
 int store_job_mark_started(struct store *st, int64_t id, double now)
 {
-	static const char what[] = "store_job_mark_started";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_STARTED);
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	sqlite3_bind_int64(s, 1, id);
-	sqlite3_bind_double(s, 2, now);
-	return queue_write(st, S_JOB_STARTED, id, 0, what);
+	return sdb_write(st, S_JOB_STARTED, SDB_ARGS(sa_int(id), sa_dbl(now)),
+			 NULL, id, "store_job_mark_started");
 }
 
 int store_job_stats(struct store *st, int64_t job_id,
 		    struct store_job_stats *ret)
 {
 	static const char what[] = "store_job_stats";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_STATS);
 	int64_t v[4];
-	int rc, r = 0;
+	int r;
 
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, job_id));
-	BIND(sqlite3_bind_int(s, 2, LEASE_DONE));
-	BIND(sqlite3_bind_int(s, 3, LEASE_VERIFIED));
-	BIND(sqlite3_bind_int(s, 4, LEASE_LEASED));
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
-		r = sdb_fail(st, rc == SQLITE_DONE ? SQLITE_INTERNAL : rc, what);
-		goto out;
-	}
+	r = sdb_one(st, S_JOB_STATS,
+		    SDB_ARGS(sa_int(job_id), sa_int(LEASE_DONE),
+			     sa_int(LEASE_VERIFIED), sa_int(LEASE_LEASED)),
+		    SDB_COLS(sc_i64(&v[0]), sc_i64(&v[1]), sc_i64(&v[2]),
+			     sc_i64(&v[3])), what);
+	if (r == GERR_NOTFOUND) /* an aggregate always gives a row */
+		r = sdb_fail(st, SQLITE_INTERNAL, what);
+	if (r)
+		return r;
 	for (int i = 0; i < 4; i++) {
-		v[i] = sqlite3_column_int64(s, i);
 		if (v[i] < 0)
 			v[i] = 0;
 	}
@@ -207,7 +156,5 @@ int store_job_stats(struct store *st, int64_t job_id,
 	ret->units_running = (uint64_t)v[1];
 	ret->attempts = (uint64_t)v[2];
 	ret->verify_failures = (uint64_t)v[3];
-out:
-	sdb_stmt_done(s);
-	return r;
+	return 0;
 }

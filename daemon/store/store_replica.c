@@ -46,15 +46,6 @@ const char *const sdb_replica_sql[S_COUNT] = {
 			    "WHERE id = ?1",
 };
 
-void store_instance_free_array(struct store_instance *a, size_t n)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_lease_clear(&a[i].l);
-	free(a);
-}
-
 static int instance_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_instance *in = elem;
@@ -72,46 +63,44 @@ static void instance_clear_v(void *e)
 	store_lease_clear(&((struct store_instance *)e)->l);
 }
 
+void store_instance_free_array(struct store_instance *a, size_t n)
+{
+	sdb_free_array(a, n, sizeof(*a), instance_clear_v);
+}
+
 int store_job_set_replicate(struct store *st, int64_t id, int on)
 {
-	static const char what[] = "store_job_set_replicate";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_REPLICATE_SET);
-	int r;
+	return sdb_write(st, S_JOB_REPLICATE_SET,
+			 SDB_ARGS(sa_int(id), sa_int(on ? 1 : 0)), "job", id,
+			 "store_job_set_replicate");
+}
 
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int(s, 2, on ? 1 : 0));
-	s = NULL;
-	r = sdb_run(st, S_JOB_REPLICATE_SET, what);
-	if (r == 0 && sqlite3_changes(st->db) == 0)
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no job %lld", what,
-			    (long long)id);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+/* Statement sid's one row about key into cols; GERR_NOTFOUND "what: no
+ * <noun> <key>" when there is none. */
+static int get_by_id(struct store *st, enum stmt_id sid, int64_t key,
+		     const struct sdb_col *cols, const char *noun,
+		     const char *what)
+{
+	int r = sdb_one(st, sid, SDB_ARGS(sa_int(key)), cols, what);
+
+	if (r == GERR_NOTFOUND)
+		r = sdb_err(st, r, "%s: no %s %lld", what, noun,
+			    (long long)key);
+	return r;
 }
 
 int store_job_get_replicate(struct store *st, int64_t id, int *ret)
 {
 	static const char what[] = "store_job_get_replicate";
-	sqlite3_stmt *s = sdb_stmt(st, S_JOB_REPLICATE_GET);
-	int64_t v = 0;
+	int v = 0;
 	int r;
 
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, id));
-	r = sdb_step_int(st, s, &v, what);
-	s = NULL;
-	if (r == GERR_NOTFOUND)
-		r = sdb_err(st, r, "%s: no job %lld", what, (long long)id);
+	r = get_by_id(st, S_JOB_REPLICATE_GET, id, SDB_COLS(sc_int(&v)), "job",
+		      what);
 	if (r == 0)
 		*ret = v != 0;
-out:
-	if (s)
-		sdb_stmt_done(s);
 	return r;
 }
 
@@ -119,76 +108,38 @@ int store_lease_replica_of(struct store *st, int64_t id,
 			   int64_t *ret_replica_of, int *ret_checked)
 {
 	static const char what[] = "store_lease_replica_of";
-	sqlite3_stmt *s = sdb_stmt(st, S_REPLICA_INFO);
-	int rc, r = 0;
 
 	if (!ret_replica_of || !ret_checked)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, id));
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*ret_replica_of = sqlite3_column_int64(s, 0);
-		*ret_checked = sqlite3_column_int(s, 1);
-	} else if (rc == SQLITE_DONE) {
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no lease %lld", what,
-			    (long long)id);
-	} else {
-		r = sdb_fail(st, rc, what);
-	}
-out:
-	sdb_stmt_done(s);
-	return r;
+	return get_by_id(st, S_REPLICA_INFO, id,
+			 SDB_COLS(sc_i64(ret_replica_of), sc_int(ret_checked)),
+			 "lease", what);
 }
 
 int store_lease_group(struct store *st, int64_t primary,
 		      struct store_instance **ret, size_t *ret_n)
 {
-	static const char what[] = "store_lease_group";
-	sqlite3_stmt *s = sdb_stmt(st, S_REPLICA_GROUP);
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, primary));
-	r = sdb_get_all(st, s, sizeof(**ret), instance_row, instance_clear_v,
-			&a, &n, what);
-	s = NULL;
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return r;
+	return sdb_get_all(st, S_REPLICA_GROUP, SDB_ARGS(sa_int(primary)),
+			   sizeof(**ret), instance_row, instance_clear_v, ret,
+			   ret_n, "store_lease_group");
 }
 
 int store_lease_insert_replica(struct store *st, int64_t primary, double now,
 			       int64_t *ret_id)
 {
 	static const char what[] = "store_lease_insert_replica";
-	sqlite3_stmt *s = sdb_stmt(st, S_REPLICA_INSERT);
 	int64_t id = 0;
 	int r;
 
 	if (!ret_id)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, primary));
-	BIND(sqlite3_bind_int(s, 2, LEASE_PENDING));
-	BIND(sqlite3_bind_double(s, 3, now));
-	r = sdb_step_int(st, s, &id, what);
-	s = NULL;
+	r = sdb_write_one(st, S_REPLICA_INSERT,
+			  SDB_ARGS(sa_int(primary), sa_int(LEASE_PENDING),
+				   sa_dbl(now)),
+			  SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, r, "%s: no primary lease %lld", what,
 			    (long long)primary);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret_id = id;
 	return r;
@@ -203,53 +154,30 @@ int store_replica_counts(struct store *st, int64_t job_id,
 
 int store_replica_waiting(struct store *st, int64_t job_id, uint64_t *ret_n)
 {
-	return sdb_count(st, S_REPLICA_WAITING, job_id, LEASE_PENDING, ret_n,
+	return sdb_count(st, S_REPLICA_WAITING,
+			 SDB_ARGS(sa_int(job_id), sa_int(LEASE_PENDING)), ret_n,
 			 "store_replica_waiting");
 }
 
 int store_worker_confirm(struct store *st, int64_t id)
 {
-	static const char what[] = "store_worker_confirm";
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_CONFIRM);
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	s = NULL;
-	r = sdb_run(st, S_WORKER_CONFIRM, what);
-	if (r == 0 && sqlite3_changes(st->db) == 0)
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no worker %lld", what,
-			    (long long)id);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_WORKER_CONFIRM, SDB_ARGS(sa_int(id)), "worker",
+			 id, "store_worker_confirm");
 }
 
 int store_worker_streak(struct store *st, int64_t id, uint32_t *ret_streak,
 			uint64_t *ret_confirmed)
 {
 	static const char what[] = "store_worker_streak";
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_STREAK);
-	int rc, r = 0;
+	int64_t k = 0;
+	int r;
 
 	if (!ret_streak || !ret_confirmed)
 		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
-	BIND(sqlite3_bind_int64(s, 1, id));
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		int64_t k = sqlite3_column_int64(s, 0);
-
+	r = get_by_id(st, S_WORKER_STREAK, id,
+		      SDB_COLS(sc_i64(&k), sc_u64(ret_confirmed)), "worker",
+		      what);
+	if (r == 0)
 		*ret_streak = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
-		*ret_confirmed = (uint64_t)sqlite3_column_int64(s, 1);
-	} else if (rc == SQLITE_DONE) {
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no worker %lld", what,
-			    (long long)id);
-	} else {
-		r = sdb_fail(st, rc, what);
-	}
-out:
-	sdb_stmt_done(s);
 	return r;
 }

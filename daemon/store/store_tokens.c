@@ -20,91 +20,79 @@ int store_token_add(struct store *st, const char *name, const uint8_t key[32],
 		    enum auth_role role, double now)
 {
 	static const char what[] = "store_token_add";
-	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_ADD);
 	int r;
 
 	if (!name || !*name || !key || !auth_role_name(role))
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
 	if ((r = sdb_op_begin(st, what)))
 		return r;
-	BIND(sdb_bind_text(s, 1, name));
-	BIND(sqlite3_bind_blob(s, 2, key, 32, SQLITE_STATIC));
-	BIND(sqlite3_bind_double(s, 3, now));
-	BIND(sdb_bind_text(s, 4, auth_role_name(role)));
-	r = sdb_run(st, S_TOKEN_ADD, what);
-	s = NULL;
+	r = sdb_exec(st, S_TOKEN_ADD,
+		     SDB_ARGS(sa_text(name), sa_blob(key, 32), sa_dbl(now),
+			      sa_text(auth_role_name(role))), what);
 	if (r == GERR_STATE)
 		r = sdb_err(st, r, "%s: token %s exists", what, name);
-out:
-	if (s)
-		sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
+}
+
+struct token_key {
+	const char *name;
+	int found;
+	uint8_t key[32];
+	enum auth_role role;
+	const char *what;
+};
+
+static int token_key_row(struct store *st, sqlite3_stmt *s, void *ctx)
+{
+	struct token_key *t = ctx;
+
+	if (sqlite3_column_bytes(s, 0) != 32)
+		return sdb_err(st, GERR_CORRUPT, "%s: token %s: key is not "
+			       "32 bytes", t->what, t->name);
+	memcpy(t->key, sqlite3_column_blob(s, 0), 32);
+	t->role = auth_role_parse((const char *)sqlite3_column_text(s, 1));
+	t->found = 1;
+	return 0;
 }
 
 int store_token_get(struct store *st, const char *name, uint8_t ret_key[32],
 		    enum auth_role *ret_role)
 {
 	static const char what[] = "store_token_get";
-	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_GET);
-	enum auth_role role;
-	uint8_t key[32];
-	int rc, r = 0;
+	struct token_key t = {.name = name, .what = what};
+	int r;
 
 	if (!name || !ret_key)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_DONE) {
-		sdb_stmt_done(s);
+	r = sdb_each(st, S_TOKEN_GET, SDB_ARGS(sa_text(name)), token_key_row,
+		     &t, what);
+	if (r)
+		return r;
+	if (!t.found)
 		return sdb_err(st, GERR_NOTFOUND, "%s: no token %s", what,
 			       name);
-	}
-	if (rc != SQLITE_ROW) {
-		r = sdb_fail(st, rc, what);
-		sdb_stmt_done(s);
-		return r;
-	}
-	if (sqlite3_column_bytes(s, 0) != 32) {
-		sdb_stmt_done(s);
-		return sdb_err(st, GERR_CORRUPT, "%s: token %s: key is not "
-			       "32 bytes", what, name);
-	}
-	memcpy(key, sqlite3_column_blob(s, 0), 32);
-	role = auth_role_parse((const char *)sqlite3_column_text(s, 1));
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_DONE)
-		r = sdb_fail(st, rc, what);
-	sdb_stmt_done(s);
-	if (r == 0 && !role)
-		r = sdb_err(st, GERR_CORRUPT, "%s: token %s: unknown role",
-			    what, name);
-	if (r == 0) {
-		memcpy(ret_key, key, 32);
-		if (ret_role)
-			*ret_role = role;
-	}
-	return r;
+	if (!t.role)
+		return sdb_err(st, GERR_CORRUPT, "%s: token %s: unknown role",
+			       what, name);
+	memcpy(ret_key, t.key, 32);
+	if (ret_role)
+		*ret_role = t.role;
+	return 0;
 }
 
 /* Revoking a revoked token is not an error. GERR_NOTFOUND if absent. */
 int store_token_revoke(struct store *st, const char *name)
 {
 	static const char what[] = "store_token_revoke";
-	sqlite3_stmt *s = sdb_stmt(st, S_TOKEN_REVOKE);
 	int r;
 
 	if (!name)
 		return sdb_err(st, GERR_INVAL, "%s: no name", what);
 	if ((r = sdb_op_begin(st, what)))
 		return r;
-	BIND(sdb_bind_text(s, 1, name));
-	r = sdb_run(st, S_TOKEN_REVOKE, what);
-	s = NULL;
-	if (r == 0 && sqlite3_changes(st->db) == 0)
+	r = sdb_exec(st, S_TOKEN_REVOKE, SDB_ARGS(sa_text(name)), what);
+	if (r == 0 && sdb_changes(st) == 0)
 		r = sdb_err(st, GERR_NOTFOUND, "%s: no token %s", what, name);
-out:
-	if (s)
-		sdb_stmt_done(s);
 	return sdb_op_end(st, r, what);
 }
 
@@ -113,7 +101,6 @@ static int token_row(sqlite3_stmt *s, void *elem)
 	struct store_token *t = elem;
 	const unsigned char *name = sqlite3_column_text(s, 0);
 
-	memset(t, 0, sizeof(*t));
 	t->name = strdup(name ? (const char *)name : "");
 	if (!t->name)
 		return GERR_NOMEM;
@@ -132,25 +119,11 @@ static void token_clear_v(void *e)
 
 int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "store_token_list: no ret");
-	r = sdb_get_all(st, sdb_stmt(st, S_TOKEN_LIST), sizeof(**ret),
-			token_row, token_clear_v, &a, &n, "store_token_list");
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, S_TOKEN_LIST, NULL, sizeof(**ret), token_row,
+			   token_clear_v, ret, ret_n, "store_token_list");
 }
 
 void store_token_free_array(struct store_token *a, size_t n)
 {
-	for (size_t i = 0; a && i < n; i++)
-		free(a[i].name);
-	free(a);
+	sdb_free_array(a, n, sizeof(*a), token_clear_v);
 }
-

@@ -1,5 +1,6 @@
 /* store_tx.c - write calls, explicit transactions and group commit (see
- * store.h for the contract and store_internal.h for sdb_op_begin/end).
+ * store.h for the contract and store_internal.h for sdb_op_begin/end and
+ * sdb_write). Calls store_exec.c and store_err.c only.
  *
  * Every public call that writes runs between sdb_op_begin() and
  * sdb_op_end(): outside an explicit store_begin() that is BEGIN IMMEDIATE ..
@@ -30,13 +31,31 @@ static int tx_lost(struct store *st)
 	return (st->in_tx || st->in_batch) && sqlite3_get_autocommit(st->db);
 }
 
+/* Undo the open transaction, if SQLite has not already. */
+static void rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sdb_exec_quiet(st, S_ROLLBACK);
+}
+
+/* COMMIT; on failure the transaction is rolled back, so none is open
+ * after it whatever it returns. */
+static int commit(struct store *st, const char *what)
+{
+	int r = sdb_exec(st, S_COMMIT, NULL, what);
+
+	if (r)
+		rollback(st);
+	return r;
+}
+
 int sdb_op_begin(struct store *st, const char *what)
 {
 	if (tx_lost(st))
 		return sdb_err(st, GERR_STATE, "%s: the transaction was "
 			       "rolled back by an earlier error", what);
-	return sdb_run(st, st->in_tx || st->in_batch ? S_SAVEPOINT : S_BEGIN,
-		       what);
+	return sdb_exec(st, st->in_tx || st->in_batch ? S_SAVEPOINT : S_BEGIN,
+			NULL, what);
 }
 
 int sdb_op_end(struct store *st, int r, const char *what)
@@ -46,23 +65,40 @@ int sdb_op_end(struct store *st, int r, const char *what)
 			return r ? r : sdb_err(st, GERR_DB, "%s: "
 					       "transaction lost", what);
 		if (r == 0)
-			return sdb_run(st, S_RELEASE, what);
-		sqlite3_step(sdb_stmt(st, S_ROLLBACK_TO));
-		sdb_stmt_done(sdb_stmt(st, S_ROLLBACK_TO));
-		sqlite3_step(sdb_stmt(st, S_RELEASE));
-		sdb_stmt_done(sdb_stmt(st, S_RELEASE));
+			return sdb_exec(st, S_RELEASE, NULL, what);
+		sdb_exec_quiet(st, S_ROLLBACK_TO);
+		sdb_exec_quiet(st, S_RELEASE);
 		return r;
 	}
-	if (r == 0) {
-		r = sdb_run(st, S_COMMIT, what);
-		if (r == 0)
-			return 0;
-	}
-	if (!sqlite3_get_autocommit(st->db)) {
-		sqlite3_step(sdb_stmt(st, S_ROLLBACK));
-		sdb_stmt_done(sdb_stmt(st, S_ROLLBACK));
-	}
+	if (r == 0)
+		return commit(st, what);
+	rollback(st);
 	return r;
+}
+
+int sdb_write(struct store *st, enum stmt_id id, const struct sdb_arg *args,
+	      const char *noun, int64_t key, const char *what)
+{
+	int r = sdb_op_begin(st, what);
+
+	if (r)
+		return r;
+	r = sdb_exec(st, id, args, what);
+	if (r == 0 && noun && sdb_changes(st) == 0)
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no %s %lld", what, noun,
+			    (long long)key);
+	return sdb_op_end(st, r, what);
+}
+
+int sdb_write_one(struct store *st, enum stmt_id id,
+		  const struct sdb_arg *args, const struct sdb_col *cols,
+		  const char *what)
+{
+	int r = sdb_op_begin(st, what);
+
+	if (r)
+		return r;
+	return sdb_op_end(st, sdb_one(st, id, args, cols, what), what);
 }
 
 int store_begin(struct store *st)
@@ -80,9 +116,9 @@ int store_begin(struct store *st)
 		if (tx_lost(st))
 			return sdb_err(st, GERR_STATE, "store_begin: the batch was "
 				       "rolled back by an earlier error");
-		r = sdb_run(st, S_USER_SAVEPOINT, "store_begin");
+		r = sdb_exec(st, S_USER_SAVEPOINT, NULL, "store_begin");
 	} else {
-		r = sdb_run(st, S_BEGIN, "store_begin");
+		r = sdb_exec(st, S_BEGIN, NULL, "store_begin");
 	}
 	if (r == 0)
 		st->in_tx = 1;
@@ -94,10 +130,8 @@ static void user_rollback(struct store *st)
 {
 	if (sqlite3_get_autocommit(st->db))
 		return;
-	sqlite3_step(sdb_stmt(st, S_USER_ROLLBACK_TO));
-	sdb_stmt_done(sdb_stmt(st, S_USER_ROLLBACK_TO));
-	sqlite3_step(sdb_stmt(st, S_USER_RELEASE));
-	sdb_stmt_done(sdb_stmt(st, S_USER_RELEASE));
+	sdb_exec_quiet(st, S_USER_ROLLBACK_TO);
+	sdb_exec_quiet(st, S_USER_RELEASE);
 }
 
 /* On failure the transaction is rolled back: no transaction is open after
@@ -116,17 +150,12 @@ int store_commit(struct store *st)
 		return sdb_err(st, GERR_DB, "store_commit: the transaction was "
 			       "rolled back by an earlier error");
 	if (st->in_batch) {
-		r = sdb_run(st, S_USER_RELEASE, "store_commit");
+		r = sdb_exec(st, S_USER_RELEASE, NULL, "store_commit");
 		if (r)
 			user_rollback(st);
 		return r;
 	}
-	r = sdb_run(st, S_COMMIT, "store_commit");
-	if (r && !sqlite3_get_autocommit(st->db)) {
-		sqlite3_step(sdb_stmt(st, S_ROLLBACK));
-		sdb_stmt_done(sdb_stmt(st, S_ROLLBACK));
-	}
-	return r;
+	return commit(st, "store_commit");
 }
 
 void store_rollback(struct store *st)
@@ -138,10 +167,7 @@ void store_rollback(struct store *st)
 		user_rollback(st);
 		return;
 	}
-	if (!sqlite3_get_autocommit(st->db)) {
-		sqlite3_step(sdb_stmt(st, S_ROLLBACK));
-		sdb_stmt_done(sdb_stmt(st, S_ROLLBACK));
-	}
+	rollback(st);
 }
 
 int store_batch_begin(struct store *st)
@@ -153,7 +179,7 @@ int store_batch_begin(struct store *st)
 	if (st->in_tx || st->in_batch)
 		return sdb_err(st, GERR_STATE, "store_batch_begin: a transaction "
 			       "is already open");
-	r = sdb_run(st, S_BEGIN, "store_batch_begin");
+	r = sdb_exec(st, S_BEGIN, NULL, "store_batch_begin");
 	if (r == 0)
 		st->in_batch = 1;
 	return r;
@@ -161,8 +187,6 @@ int store_batch_begin(struct store *st)
 
 int store_batch_commit(struct store *st)
 {
-	int r;
-
 	if (!st || !st->in_batch)
 		return GERR_STATE;
 	st->in_batch = 0;
@@ -170,12 +194,7 @@ int store_batch_commit(struct store *st)
 	if (sqlite3_get_autocommit(st->db))
 		return sdb_err(st, GERR_DB, "store_batch_commit: the batch was "
 			       "rolled back by an earlier error");
-	r = sdb_run(st, S_COMMIT, "store_batch_commit");
-	if (r && !sqlite3_get_autocommit(st->db)) {
-		sqlite3_step(sdb_stmt(st, S_ROLLBACK));
-		sdb_stmt_done(sdb_stmt(st, S_ROLLBACK));
-	}
-	return r;
+	return commit(st, "store_batch_commit");
 }
 
 void store_batch_rollback(struct store *st)
@@ -184,9 +203,6 @@ void store_batch_rollback(struct store *st)
 		return;
 	st->in_batch = 0;
 	st->in_tx = 0;
-	if (!sqlite3_get_autocommit(st->db)) {
-		sqlite3_step(sdb_stmt(st, S_ROLLBACK));
-		sdb_stmt_done(sdb_stmt(st, S_ROLLBACK));
-	}
+	rollback(st);
 }
 

@@ -46,44 +46,30 @@ const char *const sdb_worker_sql[S_COUNT] = {
 /* Columns 13.. of WORKER_COLS, in place.h's field order. */
 #define PLACE_COL 13
 
+/* What the first PLACE_COL columns of WORKER_COLS become. */
+#define WORKER_ROW(w)                                                        \
+	SDB_COLS(sc_i64(&(w)->id), sc_text(&(w)->name), sc_text(&(w)->device), \
+		 sc_int(&(w)->online), sc_int(&(w)->quarantined),            \
+		 sc_u32(&(w)->failures), sc_u64(&(w)->leases_done),          \
+		 sc_u64(&(w)->units_done), sc_dbl(&(w)->rate),               \
+		 sc_dbl(&(w)->first_seen), sc_dbl(&(w)->last_seen),          \
+		 sc_u32(&(w)->foreign_msgs), sc_u32(&(w)->stalls))
+
+static void worker_clear_v(void *e) { store_worker_clear(e); }
+
 void store_worker_clear(struct store_worker *w)
 {
-	if (!w)
-		return;
-	free(w->name);
-	free(w->device);
-	memset(w, 0, sizeof(*w));
-}
-
-void store_worker_free_array(struct store_worker *a, size_t n)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < n; i++)
-		store_worker_clear(&a[i]);
-	free(a);
+	if (w)
+		sdb_clear(w, sizeof(*w), WORKER_ROW(w));
 }
 
 static int worker_row(sqlite3_stmt *s, void *elem)
 {
 	struct store_worker *w = elem;
+	int r = sdb_cols(s, WORKER_ROW(w));
 
-	memset(w, 0, sizeof(*w));
-	w->id = sqlite3_column_int64(s, 0);
-	w->online = sqlite3_column_int(s, 3);
-	w->quarantined = sqlite3_column_int(s, 4);
-	w->failures = (uint32_t)sqlite3_column_int64(s, 5);
-	w->leases_done = (uint64_t)sqlite3_column_int64(s, 6);
-	w->units_done = (uint64_t)sqlite3_column_int64(s, 7);
-	w->rate = sqlite3_column_double(s, 8);
-	w->first_seen = sqlite3_column_double(s, 9);
-	w->last_seen = sqlite3_column_double(s, 10);
-	w->foreign_msgs = (uint32_t)sqlite3_column_int64(s, 11);
-	w->stalls = (uint32_t)sqlite3_column_int64(s, 12);
-	if (sdb_dup_col(s, 1, &w->name) || sdb_dup_col(s, 2, &w->device)) {
-		store_worker_clear(w);
-		return GERR_NOMEM;
-	}
+	if (r)
+		return r;
 	/* Only checked values were stored; one that is not (a hand-edited
 	 * database) reads as unknown. */
 	for (int f = 0; f < PLACE_FIELDS; f++)
@@ -92,43 +78,25 @@ static int worker_row(sqlite3_stmt *s, void *elem)
 	return 0;
 }
 
-static void worker_clear_v(void *e) { store_worker_clear(e); }
-
-/* Run an UPDATE of one worker bound by the caller; GERR_NOTFOUND if none. */
-static int worker_update(struct store *st, enum stmt_id sid, int64_t id,
-			 const char *what)
+void store_worker_free_array(struct store_worker *a, size_t n)
 {
-	int r = sdb_run(st, sid, what);
-
-	if (r == 0 && sqlite3_changes(st->db) == 0)
-		r = sdb_err(st, GERR_NOTFOUND, "%s: no worker %lld", what,
-			    (long long)id);
-	return r;
+	sdb_free_array(a, n, sizeof(*a), worker_clear_v);
 }
 
 int store_worker_upsert(struct store *st, const char *name,
 			const char *device, double now, int64_t *ret_id)
 {
 	static const char what[] = "store_worker_upsert";
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_UPSERT);
 	int64_t id = 0;
 	int r;
 
 	if (!name || !device || !ret_id)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sdb_bind_text(s, 1, name));
-	BIND(sdb_bind_text(s, 2, device));
-	BIND(sqlite3_bind_double(s, 3, now));
-	r = sdb_step_int(st, s, &id, what);
+	r = sdb_write_one(st, S_WORKER_UPSERT,
+			  SDB_ARGS(sa_text(name), sa_text(device), sa_dbl(now)),
+			  SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret_id = id;
 	return r;
@@ -137,82 +105,49 @@ out:
 int store_worker_set_online(struct store *st, int64_t id, int online,
 			    double now)
 {
-	static const char what[] = "store_worker_set_online";
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_ONLINE);
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int(s, 2, online ? 1 : 0));
-	BIND(sqlite3_bind_double(s, 3, now));
-	r = worker_update(st, S_WORKER_ONLINE, id, what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_WORKER_ONLINE,
+			 SDB_ARGS(sa_int(id), sa_int(online ? 1 : 0),
+				  sa_dbl(now)), "worker", id,
+			 "store_worker_set_online");
 }
 
 int store_worker_set_place(struct store *st, int64_t id,
 			   const struct place *p)
 {
 	static const char what[] = "store_worker_set_place";
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_PLACE);
-	int r;
+	struct sdb_arg args[1 + PLACE_FIELDS + 1] = {sa_int(id)};
 
 	if (!p)
 		return sdb_err(st, GERR_INVAL, "%s: no place", what);
 	for (int f = 0; f < PLACE_FIELDS; f++) {
 		const char *v = place_get(p, (enum place_field)f);
+
 		if (*v && place_check((enum place_field)f, v))
 			return sdb_err(st, GERR_INVAL, "%s: bad %s", what,
 				       place_field_name((enum place_field)f));
+		args[1 + f] = sa_text(v);
 	}
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	for (int f = 0; f < PLACE_FIELDS; f++)
-		BIND(sdb_bind_text(s, 2 + f, place_get(p, (enum place_field)f)));
-	r = worker_update(st, S_WORKER_PLACE, id, what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_WORKER_PLACE, args, "worker", id, what);
 }
 
 int store_worker_all_offline(struct store *st)
 {
-	static const char what[] = "store_worker_all_offline";
-	int r;
-
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	r = sdb_run(st, S_WORKER_ALL_OFFLINE, what);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_WORKER_ALL_OFFLINE, NULL, NULL, 0,
+			 "store_worker_all_offline");
 }
 
 int store_worker_credit(struct store *st, int64_t id, uint64_t units,
 			double rate, double now)
 {
 	static const char what[] = "store_worker_credit";
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_CREDIT);
-	int r;
+	int r = sdb_check_u63(st, units, what);
 
-	if ((r = sdb_check_u63(st, units, what)) ||
-	    (r = sdb_op_begin(st, what)))
+	if (r)
 		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int64(s, 2, (int64_t)units));
-	BIND(sqlite3_bind_double(s, 3, rate));
-	BIND(sqlite3_bind_double(s, 4, now));
-	r = worker_update(st, S_WORKER_CREDIT, id, what);
-	s = NULL;
-out:
-	if (s)
-		sdb_stmt_done(s);
-	return sdb_op_end(st, r, what);
+	return sdb_write(st, S_WORKER_CREDIT,
+			 SDB_ARGS(sa_int(id), sa_int((int64_t)units),
+				  sa_dbl(rate), sa_dbl(now)), "worker", id,
+			 what);
 }
 
 /* Add one to a counter of worker id with statement sid (?1 id, ?2
@@ -222,24 +157,14 @@ static int worker_count(struct store *st, enum stmt_id sid, int64_t id,
 			uint32_t threshold, int *ret_quarantined,
 			const char *what)
 {
-	sqlite3_stmt *s = sdb_stmt(st, sid);
-	int64_t q = 0;
-	int r;
+	int q = 0;
+	int r = sdb_write_one(st, sid, SDB_ARGS(sa_int(id), sa_int(threshold)),
+			      SDB_COLS(sc_int(&q)), what);
 
-	if ((r = sdb_op_begin(st, what)))
-		return r;
-	BIND(sqlite3_bind_int64(s, 1, id));
-	BIND(sqlite3_bind_int64(s, 2, threshold));
-	r = sdb_step_int(st, s, &q, what);
-	s = NULL;
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, r, "%s: no worker %lld", what, (long long)id);
-out:
-	if (s)
-		sdb_stmt_done(s);
-	r = sdb_op_end(st, r, what);
 	if (r == 0 && ret_quarantined)
-		*ret_quarantined = (int)q;
+		*ret_quarantined = q;
 	return r;
 }
 
@@ -265,31 +190,15 @@ int store_worker_charge(struct store *st, int64_t id, enum store_charge what,
 
 int store_worker_get(struct store *st, int64_t id, struct store_worker *ret)
 {
-	sqlite3_stmt *s = sdb_stmt(st, S_WORKER_GET);
-
 	if (!ret)
 		return sdb_err(st, GERR_INVAL, "store_worker_get: no ret");
-	sqlite3_bind_int64(s, 1, id);
-	return sdb_get_one(st, s, sizeof(*ret), worker_row, worker_clear_v, ret,
-			   "store_worker_get");
+	return sdb_get_one(st, S_WORKER_GET, SDB_ARGS(sa_int(id)), sizeof(*ret),
+			   worker_row, worker_clear_v, ret, "store_worker_get");
 }
 
 int store_worker_list(struct store *st, struct store_worker **ret,
 		      size_t *ret_n)
 {
-	void *a;
-	size_t n;
-	int r;
-
-	if (!ret || !ret_n)
-		return sdb_err(st, GERR_INVAL, "store_worker_list: no ret");
-	r = sdb_get_all(st, sdb_stmt(st, S_WORKER_LIST), sizeof(**ret),
-			worker_row, worker_clear_v, &a, &n,
-			"store_worker_list");
-	if (r == 0) {
-		*ret = a;
-		*ret_n = n;
-	}
-	return r;
+	return sdb_get_all(st, S_WORKER_LIST, NULL, sizeof(**ret), worker_row,
+			   worker_clear_v, ret, ret_n, "store_worker_list");
 }
-

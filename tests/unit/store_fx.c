@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "gerr.h"
 #include "store_fx.h"
 #include "store_test.h"
 
@@ -112,25 +113,57 @@ void assert_str_or_null(const char *a, const char *b)
 		assert_string_equal(a, b);
 }
 
-void assert_lease_equal(const struct store_lease *a,
-			       const struct store_lease *b)
+int64_t claim_at(struct store *st, int64_t worker, const char *workloads,
+		 double deadline, double now, struct store_lease *ret)
 {
-	assert_int_equal(a->id, b->id);
-	assert_int_equal(a->job_id, b->job_id);
-	assert_string_equal(a->spec, b->spec);
-	assert_int_equal(a->units, b->units);
-	assert_int_equal(a->state, b->state);
-	assert_int_equal(a->epoch, b->epoch);
-	assert_int_equal(a->worker_id, b->worker_id);
-	assert_true(a->deadline == b->deadline);
-	assert_int_equal(a->attempts, b->attempts);
-	assert_int_equal(a->failures, b->failures);
-	assert_int_equal(a->units_done, b->units_done);
-	assert_str_or_null(a->checkpoint, b->checkpoint);
-	assert_int_equal(a->checkpoint_units, b->checkpoint_units);
-	assert_str_or_null(a->result, b->result);
-	assert_true(a->updated_at == b->updated_at);
-	assert_str_or_null(a->last_error, b->last_error);
+	struct store_lease l;
+	int64_t id;
+	int r = store_lease_claim_pending(st, worker, workloads, deadline, now,
+					  &l);
+
+	if (r == GERR_NOTFOUND)
+		return 0;
+	assert_int_equal(r, 0);
+	id = l.id;
+	if (ret)
+		*ret = l;
+	else
+		store_lease_clear(&l);
+	return id;
+}
+
+int64_t claim_id(struct store *st, int64_t worker, struct store_lease *ret)
+{
+	return claim_at(st, worker, "[\"graveler\"]", 99.0, 40.0, ret);
+}
+
+/* Every field of l as text: one comparison shows all that differs. */
+static void lease_text(const struct store_lease *l, char *buf, size_t n)
+{
+	snprintf(buf, n, "id %lld job %lld spec %s units %llu state %d epoch "
+		 "%llu worker %lld deadline %a attempts %u failures %u done "
+		 "%llu checkpoint %s at %llu result %s updated %a error %s",
+		 (long long)l->id, (long long)l->job_id, l->spec,
+		 (unsigned long long)l->units, (int)l->state,
+		 (unsigned long long)l->epoch, (long long)l->worker_id,
+		 l->deadline, l->attempts, l->failures,
+		 (unsigned long long)l->units_done,
+		 l->checkpoint ? l->checkpoint : "(none)",
+		 (unsigned long long)l->checkpoint_units,
+		 l->result ? l->result : "(none)", l->updated_at,
+		 l->last_error ? l->last_error : "(none)");
+}
+
+void assert_lease_equal(const struct store_lease *a,
+			const struct store_lease *b)
+{
+	char ta[1024], tb[1024];
+
+	assert_non_null(a->spec);
+	assert_non_null(b->spec);
+	lease_text(a, ta, sizeof(ta));
+	lease_text(b, tb, sizeof(tb));
+	assert_string_equal(ta, tb);
 }
 
 void get_lease(struct store *st, int64_t id, struct store_lease *l)

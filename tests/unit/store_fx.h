@@ -30,11 +30,25 @@ struct store_lease add_lease(struct store *st, int64_t job, int64_t worker,
 			     uint64_t units);
 /* A pending lease (released once: epoch 1, attempts 1). */
 int64_t add_pending(struct store *st, int64_t job, int64_t worker);
+/* The id of the lease of workloads (a JSON array) that worker claims at
+ * now, into *ret (NULL: cleared); 0 when none. */
+int64_t claim_at(struct store *st, int64_t worker, const char *workloads,
+		 double deadline, double now, struct store_lease *ret);
+/* claim_at of graveler with deadline 99 at 40. */
+int64_t claim_id(struct store *st, int64_t worker, struct store_lease *ret);
 void assert_str_or_null(const char *a, const char *b);
 void assert_lease_equal(const struct store_lease *a,
 			const struct store_lease *b);
 void get_lease(struct store *st, int64_t id, struct store_lease *l);
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+/* A store test program's main: the tests named (T(fn), ...), in order. */
+#define FX_MAIN(...)                                                         \
+	int main(void)                                                       \
+	{                                                                    \
+		const struct CMUnitTest tests[] = {__VA_ARGS__};             \
+		return cmocka_run_group_tests(tests, NULL, NULL);            \
+	}
 
 #endif

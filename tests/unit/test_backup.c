@@ -28,11 +28,15 @@
 #include "store_fx.h"
 
 /* A job whose lease 1 is granted with a checkpoint, and lease 2 done with
- * its result; the local worker's token beside the database. */
+ * its result; the local worker's token beside the database; and a backup's
+ * options (now 40), report and error. */
 struct world {
 	struct store_lease held, done;
 	char ckpt[BLOB_HASH_HEX], result[BLOB_HASH_HEX];
 	char dest[200];
+	struct backup_opts o;
+	struct backup_report rep;
+	char err[512];
 };
 
 static void world_make(struct fx *f, struct world *w)
@@ -55,6 +59,14 @@ static void world_make(struct fx *f, struct world *w)
 	fputs("local:00\n", tok);
 	fclose(tok);
 	snprintf(w->dest, sizeof(w->dest), "%s.backup", f->dir);
+	w->o.now = 40.0;
+}
+
+/* A backup of the fixture's data directory into dest with w's options. */
+static int world_backup(struct fx *f, struct world *w, const char *dest)
+{
+	return backup_write(f->dir, dest, &w->o, &w->rep, w->err,
+			    sizeof(w->err));
 }
 
 static void world_clear(struct world *w)
@@ -63,6 +75,7 @@ static void world_clear(struct world *w)
 
 	store_lease_clear(&w->held);
 	store_lease_clear(&w->done);
+	backup_report_clear(&w->rep);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", w->dest);
 	assert_int_equal(system(cmd), 0);
 }
@@ -89,26 +102,23 @@ static void backup_whole(void **state)
 {
 	struct fx *f = *state;
 	struct world w = {0};
-	struct backup_opts o = { .now = 40.0 };
-	struct backup_report rep;
 	struct store *copy = NULL;
 	struct store_lease l;
-	char err[512] = "", path[300];
+	char path[300];
 	struct stat sb;
 	json_t *m;
 
 	world_make(f, &w);
-	assert_int_equal(backup_write(f->dir, w.dest, &o, &rep, err,
-				      sizeof(err)), 0);
-	assert_int_equal(rep.blobs, 2);
-	assert_int_equal(rep.linked, 2);
-	assert_int_equal(rep.copied, 0);
-	assert_int_equal(rep.files, 1);
-	assert_int_equal(rep.released, 1);
-	assert_int_equal(rep.snapshots, 1);
-	assert_int_equal(rep.nintegrity, 0);
-	assert_int_equal(rep.nprobs, 0);
-	assert_int_equal(rep.bytes, rep.db_bytes + 10 + 7 + 9);
+	assert_int_equal(world_backup(f, &w, w.dest), 0);
+	assert_int_equal(w.rep.blobs, 2);
+	assert_int_equal(w.rep.linked, 2);
+	assert_int_equal(w.rep.copied, 0);
+	assert_int_equal(w.rep.files, 1);
+	assert_int_equal(w.rep.released, 1);
+	assert_int_equal(w.rep.snapshots, 1);
+	assert_int_equal(w.rep.nintegrity, 0);
+	assert_int_equal(w.rep.nprobs, 0);
+	assert_int_equal(w.rep.bytes, w.rep.db_bytes + 10 + 7 + 9);
 	/* Hard links: the same files, not copies. */
 	assert_true(inode(w.dest, w.ckpt) == inode(f->dir, w.ckpt));
 	assert_true(inode(w.dest, w.result) == inode(f->dir, w.result));
@@ -122,13 +132,13 @@ static void backup_whole(void **state)
 	assert_true(json_is_true(json_object_get(m, "verified")));
 	assert_int_equal(json_integer_value(json_object_get(m, "blobs")), 2);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(
-			    m, "database"), "blake2b")), rep.db_hash);
+			    m, "database"), "blake2b")), w.rep.db_hash);
 	json_decref(m);
 
 	/* In the copy the granted lease is pending, its checkpoint kept; the
 	 * live one is untouched. */
 	snprintf(path, sizeof(path), "%s/gpud.db", w.dest);
-	assert_int_equal(store_open(path, &copy, err, sizeof(err)), 0);
+	assert_int_equal(store_open(path, &copy, w.err, sizeof(w.err)), 0);
 	get_lease(copy, w.held.id, &l);
 	assert_int_equal(l.state, LEASE_PENDING);
 	assert_int_equal(l.worker_id, 0);
@@ -144,7 +154,6 @@ static void backup_whole(void **state)
 	assert_int_equal(l.state, LEASE_LEASED);
 	store_lease_clear(&l);
 
-	backup_report_clear(&rep);
 	world_clear(&w);
 }
 
@@ -152,22 +161,18 @@ static void backup_copied(void **state)
 {
 	struct fx *f = *state;
 	struct world w = {0};
-	struct backup_opts o = { .copy = 1, .now = 40.0 };
-	struct backup_report rep;
-	char err[512] = "";
 
 	world_make(f, &w);
+	w.o.copy = 1;
 	/* An empty directory is as good as a new one. */
 	assert_int_equal(mkdir(w.dest, 0755), 0);
-	assert_int_equal(backup_write(f->dir, w.dest, &o, &rep, err,
-				      sizeof(err)), 0);
-	assert_int_equal(rep.copied, 2);
-	assert_int_equal(rep.linked, 0);
-	assert_int_equal(rep.nprobs, 0);
+	assert_int_equal(world_backup(f, &w, w.dest), 0);
+	assert_int_equal(w.rep.copied, 2);
+	assert_int_equal(w.rep.linked, 0);
+	assert_int_equal(w.rep.nprobs, 0);
 	assert_true(inode(w.dest, w.ckpt) != inode(f->dir, w.ckpt));
 	assert_int_equal(blob_store_check(w.dest, w.ckpt), 0);
 	assert_int_equal(blob_store_check(w.dest, w.result), 0);
-	backup_report_clear(&rep);
 	world_clear(&w);
 }
 
@@ -175,9 +180,7 @@ static void backup_refused(void **state)
 {
 	struct fx *f = *state;
 	struct world w = {0};
-	struct backup_opts o = { .now = 40.0 };
-	struct backup_report rep;
-	char err[512] = "", path[300];
+	char path[300];
 	int fd;
 
 	world_make(f, &w);
@@ -186,30 +189,25 @@ static void backup_refused(void **state)
 	snprintf(path, sizeof(path), "%s/keep", w.dest);
 	assert_true((fd = open(path, O_CREAT | O_WRONLY, 0600)) >= 0);
 	close(fd);
-	assert_int_equal(backup_write(f->dir, w.dest, &o, &rep, err,
-				      sizeof(err)), GERR_STATE);
-	assert_non_null(strstr(err, "is not empty"));
+	assert_int_equal(world_backup(f, &w, w.dest), GERR_STATE);
+	assert_non_null(strstr(w.err, "is not empty"));
 	assert_true(present(w.dest, "keep"));
 	assert_false(present(w.dest, "gpud.db"));
 	/* A file. */
-	assert_int_equal(backup_write(f->dir, path, &o, &rep, err, sizeof(err)),
-			 GERR_STATE);
-	assert_non_null(strstr(err, "not a directory"));
+	assert_int_equal(world_backup(f, &w, path), GERR_STATE);
+	assert_non_null(strstr(w.err, "not a directory"));
 	/* Relative. */
-	assert_int_equal(backup_write(f->dir, "relative/dir", &o, &rep, err,
-				      sizeof(err)), GERR_INVAL);
-	assert_non_null(strstr(err, "absolute"));
+	assert_int_equal(world_backup(f, &w, "relative/dir"), GERR_INVAL);
+	assert_non_null(strstr(w.err, "absolute"));
 	/* Inside the data directory: refused, the directory it made gone. */
 	snprintf(path, sizeof(path), "%s/inside", f->dir);
-	assert_int_equal(backup_write(f->dir, path, &o, &rep, err, sizeof(err)),
-			 GERR_INVAL);
-	assert_non_null(strstr(err, "inside the data directory"));
+	assert_int_equal(world_backup(f, &w, path), GERR_INVAL);
+	assert_non_null(strstr(w.err, "inside the data directory"));
 	assert_int_equal(access(path, F_OK), -1);
 	/* Its parent missing. */
 	snprintf(path, sizeof(path), "%s.none/sub", f->dir);
-	assert_int_equal(backup_write(f->dir, path, &o, &rep, err, sizeof(err)),
-			 GERR_NOTFOUND);
-	assert_non_null(strstr(err, "cannot create"));
+	assert_int_equal(world_backup(f, &w, path), GERR_NOTFOUND);
+	assert_non_null(strstr(w.err, "cannot create"));
 	world_clear(&w);
 }
 
@@ -243,30 +241,27 @@ static void backup_checkpoint_race(void **state)
 	struct fx *f = *state;
 	struct world w = {0};
 	struct race race = { .f = f, .w = &w };
-	struct backup_opts o = { .now = 40.0, .after_snapshot = replace_checkpoint,
-				 .arg = &race };
-	struct backup_report rep;
 	struct store *copy = NULL;
 	struct store_lease l;
-	char err[512] = "", path[300];
+	char path[300];
 
 	world_make(f, &w);
-	assert_int_equal(backup_write(f->dir, w.dest, &o, &rep, err,
-				      sizeof(err)), 0);
-	assert_int_equal(rep.snapshots, 2);
-	assert_int_equal(rep.nprobs, 0);
-	assert_int_equal(rep.blobs, 2);
+	w.o.after_snapshot = replace_checkpoint;
+	w.o.arg = &race;
+	assert_int_equal(world_backup(f, &w, w.dest), 0);
+	assert_int_equal(w.rep.snapshots, 2);
+	assert_int_equal(w.rep.nprobs, 0);
+	assert_int_equal(w.rep.blobs, 2);
 	assert_int_equal(blob_store_check(w.dest, race.fresh), 0);
 	assert_int_equal(blob_store_check(w.dest, w.ckpt), GERR_NOTFOUND);
 	snprintf(path, sizeof(path), "%s/gpud.db", w.dest);
-	assert_int_equal(store_open(path, &copy, err, sizeof(err)), 0);
+	assert_int_equal(store_open(path, &copy, w.err, sizeof(w.err)), 0);
 	get_lease(copy, w.held.id, &l);
 	assert_string_equal(l.checkpoint, race.fresh);
 	assert_int_equal(l.checkpoint_units, 6);
 	assert_int_equal(l.state, LEASE_PENDING);
 	store_lease_clear(&l);
 	store_close(copy);
-	backup_report_clear(&rep);
 	world_clear(&w);
 }
 
@@ -276,9 +271,7 @@ static void backup_failed_leaves_nothing(void **state)
 {
 	struct fx *f = *state;
 	struct world w = {0};
-	struct backup_opts o = { .now = 40.0 };
-	struct backup_report rep;
-	char err[512] = "", path[300];
+	char path[300];
 	DIR *d;
 	struct dirent *e;
 	int entries = 0;
@@ -286,14 +279,12 @@ static void backup_failed_leaves_nothing(void **state)
 	world_make(f, &w);
 	snprintf(path, sizeof(path), "%s/gpud.key", f->dir);
 	assert_int_equal(mkdir(path, 0700), 0);
-	assert_int_not_equal(backup_write(f->dir, w.dest, &o, &rep, err,
-					  sizeof(err)), 0);
-	assert_non_null(strstr(err, "gpud.key"));
+	assert_int_not_equal(world_backup(f, &w, w.dest), 0);
+	assert_non_null(strstr(w.err, "gpud.key"));
 	assert_int_equal(access(w.dest, F_OK), -1);
 
 	assert_int_equal(mkdir(w.dest, 0700), 0);
-	assert_int_not_equal(backup_write(f->dir, w.dest, &o, &rep, err,
-					  sizeof(err)), 0);
+	assert_int_not_equal(world_backup(f, &w, w.dest), 0);
 	assert_non_null(d = opendir(w.dest));
 	while ((e = readdir(d)))
 		entries += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
@@ -311,39 +302,26 @@ static void backup_missing_blob(void **state)
 {
 	struct fx *f = *state;
 	struct world w = {0};
-	struct backup_opts o = { .now = 40.0 };
-	struct backup_report rep;
-	char err[512] = "", path[300];
 	json_t *m;
+	char path[300];
 
 	world_make(f, &w);
 	assert_int_equal(blob_store_remove(f->dir, w.result), 0);
-	assert_int_equal(backup_write(f->dir, w.dest, &o, &rep, err,
-				      sizeof(err)), 0);
-	assert_int_equal(rep.snapshots, 2);
-	assert_int_equal(rep.blobs, 1);
-	assert_int_equal(rep.nprobs, 1);
-	assert_int_equal(rep.probs[0].rc, GERR_NOTFOUND);
-	assert_string_equal(rep.probs[0].ref->hash, w.result);
-	assert_int_equal(rep.probs[0].ref->lease_id, w.done.id);
+	assert_int_equal(world_backup(f, &w, w.dest), 0);
+	assert_int_equal(w.rep.snapshots, 2);
+	assert_int_equal(w.rep.blobs, 1);
+	assert_int_equal(w.rep.nprobs, 1);
+	assert_int_equal(w.rep.probs[0].rc, GERR_NOTFOUND);
+	assert_string_equal(w.rep.probs[0].ref->hash, w.result);
+	assert_int_equal(w.rep.probs[0].ref->lease_id, w.done.id);
 	snprintf(path, sizeof(path), "%s/backup.json", w.dest);
 	assert_non_null(m = json_load_file(path, 0, NULL));
 	assert_true(json_is_false(json_object_get(m, "verified")));
 	assert_int_equal(json_integer_value(json_object_get(m, "blob_problems")), 1);
 	json_decref(m);
-	backup_report_clear(&rep);
 	world_clear(&w);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(backup_whole),
-		T(backup_copied),
-		T(backup_refused),
-		T(backup_missing_blob),
-		T(backup_checkpoint_race),
-		T(backup_failed_leaves_nothing),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(backup_whole), T(backup_copied), T(backup_refused),
+	T(backup_missing_blob), T(backup_checkpoint_race),
+	T(backup_failed_leaves_nothing))

@@ -245,13 +245,5 @@ static void test_integrity(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_refs),
-		T(test_refs_everywhere),
-		T(test_damage),
-		T(test_integrity),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_refs), T(test_refs_everywhere), T(test_damage),
+	T(test_integrity))

@@ -164,13 +164,4 @@ static void test_events(void **state)
 	assert_int_equal(n, 4);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_jobs),
-		T(test_job_next_carvable),
-		T(test_events),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_jobs), T(test_job_next_carvable), T(test_events))

@@ -122,11 +122,12 @@ static void test_lease_life_cycle(void **state)
 	store_lease_clear(&l);
 }
 
+/* A claim takes the oldest pending lease of a wanted workload's active
+ * job; a paused job's leases wait. */
 static void test_claim_order_and_filter(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
-	int64_t gj = add_job(st, "graveler");
-	int64_t oj = add_job(st, "officers");
+	int64_t gj = add_job(st, "graveler"), oj = add_job(st, "officers");
 	int64_t pj = add_job(st, "graveler");
 	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
 	int64_t p_paused = add_pending(st, pj, w);  /* lowest id */
@@ -137,10 +138,8 @@ static void test_claim_order_and_filter(void **state)
 
 	assert_int_equal(store_job_set_state(st, pj, JOB_PAUSED, NULL, 1.0), 0);
 
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"officers\"]",
-						   500.0, 60.0, &l), 0);
-	assert_int_equal(l.id, o1);
-	store_lease_clear(&l);
+	assert_int_equal(claim_at(st, w2, "[\"officers\"]", 500.0, 60.0, NULL),
+			 o1);
 
 	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
 						   500.0, 61.0, &l), 0);
@@ -153,10 +152,8 @@ static void test_claim_order_and_filter(void **state)
 	assert_true(l.updated_at == 61.0);
 	store_lease_clear(&l);
 
-	assert_int_equal(store_lease_claim_pending(st, w2,
-		"[\"sudoku\",\"graveler\"]", 500.0, 62.0, &l), 0);
-	assert_int_equal(l.id, g2);
-	store_lease_clear(&l);
+	assert_int_equal(claim_at(st, w2, "[\"sudoku\",\"graveler\"]", 500.0,
+				  62.0, NULL), g2);
 
 	/* Nothing left but the paused job's lease. */
 	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
@@ -171,13 +168,10 @@ static void test_claim_order_and_filter(void **state)
 
 	/* Resumed, its lease is claimable. */
 	assert_int_equal(store_job_set_state(st, pj, JOB_ACTIVE, NULL, 2.0), 0);
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
-						   500.0, 64.0, &l), 0);
-	assert_int_equal(l.id, p_paused);
-	store_lease_clear(&l);
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
-						   500.0, 64.0, &l),
-			 GERR_NOTFOUND);
+	assert_int_equal(claim_at(st, w2, "[\"graveler\"]", 500.0, 64.0, NULL),
+			 p_paused);
+	assert_int_equal(claim_at(st, w2, "[\"graveler\"]", 500.0, 64.0, NULL),
+			 0);
 }
 
 static void test_stale_epochs_change_nothing(void **state)
@@ -359,55 +353,75 @@ static void test_expiry_reissues_with_checkpoint(void **state)
 	store_lease_clear(&b);
 }
 
-static void test_reject_then_failed(void **state)
-{
-	struct store *st = ((struct fx *)*state)->st;
-	int64_t job = add_job(st, "graveler");
-	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
-	struct store_lease l = add_lease(st, job, w, 10), g;
-	enum lease_state ns = LEASE_NSTATES;
+typedef int (*fail_fn)(struct store *st, int64_t id, uint64_t epoch,
+		       const char *reason, uint32_t max_failures, double now,
+		       enum lease_state *ret_state);
 
-	assert_int_equal(store_lease_set_checkpoint(st, l.id, 1, "ck", 5, 1.0,
-						    NULL), 0);
-	assert_int_equal(store_lease_set_result(st, l.id, 1, "r1", 10, 2.0), 0);
-	assert_int_equal(store_lease_reject(st, l.id, 1, "histogram off", 2,
-					    3.0, &ns), 0);
-	assert_int_equal(ns, LEASE_PENDING);
-	get_lease(st, l.id, &g);
-	assert_int_equal(g.state, LEASE_PENDING);
-	assert_int_equal(g.failures, 1);
+/* Lease id at epoch failed by fail_lease (max 2) for reason: it is in
+ * state with failures, no result, its checkpoint ("ck", 5 units) kept and
+ * worker the holder it names (0: none). */
+static void failed_as(struct store *st, fail_fn fail_lease, int64_t id,
+		      uint64_t epoch, const char *reason,
+		      enum lease_state state, uint32_t failures,
+		      int64_t worker)
+{
+	enum lease_state ns = LEASE_NSTATES;
+	struct store_lease g;
+
+	assert_int_equal(fail_lease(st, id, epoch, reason, 2, 3.0, &ns), 0);
+	assert_int_equal(ns, state);
+	get_lease(st, id, &g);
+	assert_int_equal(g.state, state);
+	assert_int_equal(g.failures, failures);
 	assert_null(g.result);
 	assert_string_equal(g.checkpoint, "ck");
 	assert_int_equal(g.units_done, 5);
-	assert_int_equal(g.worker_id, 0);
-	assert_string_equal(g.last_error, "histogram off");
+	assert_int_equal(g.worker_id, worker);
+	assert_string_equal(g.last_error, reason);
 	store_lease_clear(&g);
+}
+
+/* A lease failed twice by fail_lease (max 2), from done (a result that failed
+ * verification) or from leased (a run that failed on its holder): pending
+ * from its checkpoint with its producer kept from it, then failed, which
+ * is final. */
+static void fail_twice(struct store *st, fail_fn fail_lease, int from_done)
+{
+	int64_t job = add_job(st, "graveler");
+	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
+	struct store_lease l = add_lease(st, job, w, 10), g;
+
+	assert_int_equal(store_lease_set_checkpoint(st, l.id, 1, "ck", 5, 1.0,
+						    NULL), 0);
+	if (from_done)
+		assert_int_equal(store_lease_set_result(st, l.id, 1, "r1", 10,
+							2.0), 0);
+	else
+		assert_int_equal(store_lease_heartbeat(st, l.id, 1, 7, 100.0,
+						       2.0), 0);
+	failed_as(st, fail_lease, l.id, 1, "histogram off", LEASE_PENDING, 1,
+		  0);
+	/* Its epoch is over: the same call again is stale. */
+	assert_int_equal(fail_lease(st, l.id, 1, "x", 2, 3.0, NULL), GERR_STALE);
 
 	/* Its producer never gets it again; another worker does. */
-	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
-						   100.0, 4.0, &g), GERR_NOTFOUND);
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
-						   100.0, 4.0, &g), 0);
+	assert_int_equal(claim_id(st, w, NULL), 0);
+	assert_int_equal(claim_id(st, w2, &g), l.id);
 	assert_int_equal(g.epoch, 2);
 	store_lease_clear(&g);
-	assert_int_equal(store_lease_set_result(st, l.id, 2, "r2", 10, 5.0), 0);
-	assert_int_equal(store_lease_reject(st, l.id, 2, "max wrong", 2, 6.0,
-					    &ns), 0);
-	assert_int_equal(ns, LEASE_FAILED);
-	get_lease(st, l.id, &g);
-	assert_int_equal(g.state, LEASE_FAILED);
-	assert_int_equal(g.failures, 2);
-	assert_null(g.result);
-	assert_string_equal(g.checkpoint, "ck");
-	assert_int_equal(g.worker_id, w2);
-	store_lease_clear(&g);
+	if (from_done)
+		assert_int_equal(store_lease_set_result(st, l.id, 2, "r2", 10,
+							5.0), 0);
+	failed_as(st, fail_lease, l.id, 2, "max wrong", LEASE_FAILED, 2, w2);
 	/* Failed is final. */
-	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
-						   100.0, 7.0, &g),
-			 GERR_NOTFOUND);
-	assert_int_equal(store_lease_reject(st, l.id, 2, "x", 2, 7.0, NULL),
-			 GERR_STALE);
+	assert_int_equal(claim_id(st, w, NULL), 0);
+	assert_int_equal(fail_lease(st, l.id, 2, "x", 2, 7.0, NULL), GERR_STALE);
 	store_lease_clear(&l);
+}
+
+static void test_reject_then_failed(void **state)
+{
+	fail_twice(((struct fx *)*state)->st, store_lease_reject, 1);
 }
 
 static void test_cancel(void **state)
@@ -453,54 +467,15 @@ static void test_cancel(void **state)
 }
 
 /* A run that failed on its holder is a failure of the lease, counted as
- * failed verifications are: pending from its checkpoint, then failed. */
+ * failed verifications are; only a leased lease's run can fail. */
 static void test_run_failed_then_failed(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
 	int64_t job = add_job(st, "graveler");
-	int64_t w = add_worker(st, "w1"), w2 = add_worker(st, "w2");
-	struct store_lease l = add_lease(st, job, w, 10), g;
-	enum lease_state ns = LEASE_NSTATES;
+	struct store_lease l;
 
-	assert_int_equal(store_lease_set_checkpoint(st, l.id, 1, "ck", 4, 1.0,
-						    NULL), 0);
-	assert_int_equal(store_lease_heartbeat(st, l.id, 1, 7, 100.0, 2.0), 0);
-	assert_int_equal(store_lease_run_failed(st, l.id, 1, "blob corrupt", 2,
-						3.0, &ns), 0);
-	assert_int_equal(ns, LEASE_PENDING);
-	get_lease(st, l.id, &g);
-	assert_int_equal(g.state, LEASE_PENDING);
-	assert_int_equal(g.failures, 1);
-	assert_int_equal(g.units_done, 4);
-	assert_int_equal(g.worker_id, 0);
-	assert_string_equal(g.last_error, "blob corrupt");
-	store_lease_clear(&g);
-	/* Its epoch is over: the same call again is stale. */
-	assert_int_equal(store_lease_run_failed(st, l.id, 1, "x", 2, 3.0, NULL),
-			 GERR_STALE);
-
-	/* The second failure, on another worker (w failed it), fails it
-	 * (max 2 here). */
-	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
-						   100.0, 4.0, &g), GERR_NOTFOUND);
-	assert_int_equal(store_lease_claim_pending(st, w2, "[\"graveler\"]",
-						   100.0, 4.0, &g), 0);
-	store_lease_clear(&g);
-	assert_int_equal(store_lease_run_failed(st, l.id, 2, "again", 2, 5.0,
-						&ns), 0);
-	assert_int_equal(ns, LEASE_FAILED);
-	get_lease(st, l.id, &g);
-	assert_int_equal(g.state, LEASE_FAILED);
-	assert_int_equal(g.failures, 2);
-	assert_int_equal(g.worker_id, w2);
-	assert_string_equal(g.checkpoint, "ck");
-	store_lease_clear(&g);
-	assert_int_equal(store_lease_claim_pending(st, w, "[\"graveler\"]",
-						   100.0, 6.0, &g),
-			 GERR_NOTFOUND);
-	/* Only from leased. */
-	store_lease_clear(&l);
-	l = add_lease(st, job, w, 10);
+	fail_twice(st, store_lease_run_failed, 0);
+	l = add_lease(st, job, add_worker(st, "w3"), 10);
 	assert_int_equal(store_lease_set_result(st, l.id, 1, "r", 10, 7.0), 0);
 	assert_int_equal(store_lease_run_failed(st, l.id, 1, "x", 2, 8.0, NULL),
 			 GERR_STALE);
@@ -611,20 +586,8 @@ static void test_held_and_holders(void **state)
 		store_lease_clear(&l[i]);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_lease_life_cycle),
-		T(test_claim_order_and_filter),
-		T(test_stale_epochs_change_nothing),
-		T(test_transition_table),
-		T(test_expiry_reissues_with_checkpoint),
-		T(test_reject_then_failed),
-		T(test_cancel),
-		T(test_run_failed_then_failed),
-		T(test_progress_and_revoke),
-		T(test_held_and_holders),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_lease_life_cycle), T(test_claim_order_and_filter),
+	T(test_stale_epochs_change_nothing), T(test_transition_table),
+	T(test_expiry_reissues_with_checkpoint), T(test_reject_then_failed),
+	T(test_cancel), T(test_run_failed_then_failed),
+	T(test_progress_and_revoke), T(test_held_and_holders))

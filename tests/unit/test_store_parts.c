@@ -260,14 +260,5 @@ static void test_parts_migration(void **state)
 	assert_part(f->st, a, 0, a1, 11, NULL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_parts_add_get),
-		T(test_parts_after_reject),
-		T(test_parts_tx_extend_cancel),
-		T(test_parts_migration),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_parts_add_get), T(test_parts_after_reject),
+	T(test_parts_tx_extend_cancel), T(test_parts_migration))

@@ -179,6 +179,16 @@ static void test_stats(void **state)
 	store_lease_clear(&h);
 }
 
+/* The list a of n jobs is the jobs want, in order; a is freed. */
+static void jobs_are(struct store_job *a, size_t n, const int64_t *want,
+		     size_t nwant)
+{
+	assert_int_equal(n, nwant);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(a[i].id, want[i]);
+	store_job_free_array(a, n);
+}
+
 static void test_recent_and_history(void **state)
 {
 	struct store *st = ((struct fx *)*state)->st;
@@ -196,29 +206,16 @@ static void test_recent_and_history(void **state)
 	assert_int_equal(store_job_set_state(st, cancelled, JOB_CANCELLED, NULL, 400), 0);
 
 	assert_int_equal(store_job_list_recent(st, 250, &a, &n, &hidden), 0);
-	assert_int_equal(n, 4);
 	assert_int_equal(hidden, 2);
-	assert_int_equal(a[0].id, active);
-	assert_int_equal(a[1].id, paused);
-	assert_int_equal(a[2].id, done);
-	assert_int_equal(a[3].id, cancelled);
-	store_job_free_array(a, n);
+	jobs_are(a, n, (int64_t[]){active, paused, done, cancelled}, 4);
 	assert_int_equal(store_job_list_recent(st, 0, &a, &n, NULL), 0);
 	assert_int_equal(n, 6);
 	store_job_free_array(a, n);
 
 	assert_int_equal(store_job_history(st, 0, 100, &a, &n), 0);
-	assert_int_equal(n, 4);
-	assert_int_equal(a[0].id, cancelled);
-	assert_int_equal(a[1].id, done);
-	assert_int_equal(a[2].id, failed);
-	assert_int_equal(a[3].id, old);
-	store_job_free_array(a, n);
+	jobs_are(a, n, (int64_t[]){cancelled, done, failed, old}, 4);
 	assert_int_equal(store_job_history(st, 150, 2, &a, &n), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(a[0].id, cancelled);
-	assert_int_equal(a[1].id, done);
-	store_job_free_array(a, n);
+	jobs_are(a, n, (int64_t[]){cancelled, done}, 2);
 	assert_int_equal(store_job_history(st, 0, 0, &a, &n), GERR_INVAL);
 }
 
@@ -247,15 +244,6 @@ static void test_queue_migration(void **state)
 	store_job_clear(&j);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_name_priority_started),
-		T(test_claim_order),
-		T(test_next_carvable_order),
-		T(test_stats),
-		T(test_recent_and_history),
-		T(test_queue_migration),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_name_priority_started), T(test_claim_order),
+	T(test_next_carvable_order), T(test_stats), T(test_recent_and_history),
+	T(test_queue_migration))

@@ -11,26 +11,6 @@
 #include "gerr.h"
 #include "store_fx.h"
 
-/* The id of the lease worker claims, 0 when none. */
-static int64_t claim_by(struct store *st, int64_t worker,
-			struct store_lease *ret)
-{
-	struct store_lease l;
-	int64_t id;
-	int r = store_lease_claim_pending(st, worker, "[\"graveler\"]", 99.0,
-					  40.0, &l);
-
-	if (r == GERR_NOTFOUND)
-		return 0;
-	assert_int_equal(r, 0);
-	id = l.id;
-	if (ret)
-		*ret = l;
-	else
-		store_lease_clear(&l);
-	return id;
-}
-
 static void waiting_is(struct store *st, int64_t job, uint64_t n,
 		       uint64_t failed)
 {
@@ -60,22 +40,40 @@ static void test_failed_by_not_granted(void **state)
 					    31.0, &ns), 0);
 	assert_int_equal(ns, LEASE_PENDING);
 	waiting_is(f->st, job, 1, 1);
-	assert_int_equal(claim_by(f->st, w1, NULL), 0);
+	assert_int_equal(claim_id(f->st, w1, NULL), 0);
 	reopen(f);
-	assert_int_equal(claim_by(f->st, w1, NULL), 0);
+	assert_int_equal(claim_id(f->st, w1, NULL), 0);
 	waiting_is(f->st, job, 1, 1);
-	assert_int_equal(claim_by(f->st, w2, &g), l.id);
+	assert_int_equal(claim_id(f->st, w2, &g), l.id);
 	assert_int_equal(g.worker_id, w2);
 	assert_int_equal(store_lease_run_failed(f->st, g.id, g.epoch, "oom", 5,
 						41.0, &ns), 0);
 	assert_int_equal(ns, LEASE_PENDING);
 	store_lease_clear(&g);
 	reopen(f);
-	assert_int_equal(claim_by(f->st, w1, NULL), 0);
-	assert_int_equal(claim_by(f->st, w2, NULL), 0);
-	assert_int_equal(claim_by(f->st, w3, NULL), l.id);
+	assert_int_equal(claim_id(f->st, w1, NULL), 0);
+	assert_int_equal(claim_id(f->st, w2, NULL), 0);
+	assert_int_equal(claim_id(f->st, w3, NULL), l.id);
 	waiting_is(f->st, job, 0, 0);
 	store_lease_clear(&l);
+}
+
+/* A job's lease held by worker "w1", whose run failed at the lease's epoch
+ * + skew: the store answers want. */
+struct failed_run {
+	int64_t job, w1;
+	struct store_lease l;
+};
+
+static void fail_run(struct fx *f, struct failed_run *o, uint64_t skew,
+		     int want)
+{
+	o->job = add_job(f->st, "graveler");
+	o->w1 = add_worker(f->st, "w1");
+	o->l = add_lease(f->st, o->job, o->w1, 10);
+	assert_int_equal(store_lease_run_failed(f->st, o->l.id,
+						o->l.epoch + skew, "oom", 5,
+						31.0, NULL), want);
 }
 
 /* Only the failed lease is kept from its worker: another pending lease of
@@ -83,18 +81,15 @@ static void test_failed_by_not_granted(void **state)
 static void test_other_leases_granted(void **state)
 {
 	struct fx *f = *state;
-	int64_t job = add_job(f->st, "graveler");
-	int64_t w1 = add_worker(f->st, "w1");
-	struct store_lease l = add_lease(f->st, job, w1, 10);
+	struct failed_run o;
 	int64_t other;
 
-	assert_int_equal(store_lease_run_failed(f->st, l.id, l.epoch, "oom", 5,
-						31.0, NULL), 0);
-	other = add_pending(f->st, job, w1);
-	waiting_is(f->st, job, 1, 1);
-	assert_int_equal(claim_by(f->st, w1, NULL), other);
-	assert_int_equal(claim_by(f->st, w1, NULL), 0);
-	store_lease_clear(&l);
+	fail_run(f, &o, 0, 0);
+	other = add_pending(f->st, o.job, o.w1);
+	waiting_is(f->st, o.job, 1, 1);
+	assert_int_equal(claim_id(f->st, o.w1, NULL), other);
+	assert_int_equal(claim_id(f->st, o.w1, NULL), 0);
+	store_lease_clear(&o.l);
 }
 
 /* A stale failure (wrong epoch) records no one: the worker may still take
@@ -102,25 +97,15 @@ static void test_other_leases_granted(void **state)
 static void test_stale_failure_records_no_one(void **state)
 {
 	struct fx *f = *state;
-	int64_t job = add_job(f->st, "graveler");
-	int64_t w1 = add_worker(f->st, "w1");
-	struct store_lease l = add_lease(f->st, job, w1, 10);
+	struct failed_run o;
 
-	assert_int_equal(store_lease_run_failed(f->st, l.id, l.epoch + 1, "x",
-						5, 31.0, NULL), GERR_STALE);
-	assert_int_equal(store_lease_release(f->st, l.id, l.epoch, 32.0), 0);
-	waiting_is(f->st, job, 0, 0);
-	assert_int_equal(claim_by(f->st, w1, NULL), l.id);
-	store_lease_clear(&l);
+	fail_run(f, &o, 1, GERR_STALE);
+	assert_int_equal(store_lease_release(f->st, o.l.id, o.l.epoch, 32.0),
+			 0);
+	waiting_is(f->st, o.job, 0, 0);
+	assert_int_equal(claim_id(f->st, o.w1, NULL), o.l.id);
+	store_lease_clear(&o.l);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_failed_by_not_granted),
-		T(test_other_leases_granted),
-		T(test_stale_failure_records_no_one),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_failed_by_not_granted), T(test_other_leases_granted),
+	T(test_stale_failure_records_no_one))

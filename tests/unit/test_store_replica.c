@@ -13,6 +13,22 @@
 #include "gerr.h"
 #include "store_fx.h"
 
+/* A verified lease of job with spec and result hash, granted at t. */
+static int64_t add_verified(struct store *st, int64_t job, const char *spec,
+			    int64_t worker, const char *hash, double t)
+{
+	struct store_lease l;
+	int64_t id;
+
+	assert_int_equal(store_lease_insert_leased(st, job, spec, 10, worker,
+						   99.0, t, &l), 0);
+	id = l.id;
+	store_lease_clear(&l);
+	assert_int_equal(store_lease_set_result(st, id, 1, hash, 10, t + 1), 0);
+	assert_int_equal(store_lease_set_verified(st, id, 1, t + 2), 0);
+	return id;
+}
+
 /* A done lease of job with result hash, from a leased one. */
 static struct store_lease add_done(struct store *st, int64_t job,
 				   int64_t worker, const char *hash)
@@ -22,21 +38,6 @@ static struct store_lease add_done(struct store *st, int64_t job,
 	assert_int_equal(store_lease_set_result(st, l.id, l.epoch, hash, 10,
 						30.0), 0);
 	return l;
-}
-
-static int64_t claim_by(struct store *st, int64_t worker)
-{
-	struct store_lease l;
-	int64_t id;
-	int r = store_lease_claim_pending(st, worker, "[\"graveler\"]", 99.0,
-					  40.0, &l);
-
-	if (r == GERR_NOTFOUND)
-		return 0;
-	assert_int_equal(r, 0);
-	id = l.id;
-	store_lease_clear(&l);
-	return id;
 }
 
 /* A replica copies its primary; nobody who computed or holds a lease of
@@ -74,8 +75,8 @@ static void test_group_and_claim(void **state)
 	assert_int_equal(store_replica_waiting(st, job, &waiting), 0);
 	assert_int_equal(waiting, 1);
 	/* w1 computed the primary: no claim for it; w2's is the replica. */
-	assert_int_equal(claim_by(st, w1), 0);
-	assert_int_equal(claim_by(st, w2), r);
+	assert_int_equal(claim_id(st, w1, NULL), 0);
+	assert_int_equal(claim_id(st, w2, NULL), r);
 	assert_int_equal(store_lease_counts(st, job, c), 0);
 	assert_int_equal(store_replica_counts(st, job, rc), 0);
 	assert_int_equal(c[LEASE_DONE], 1);
@@ -107,7 +108,7 @@ static void test_group_moves(void **state)
 	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r), 0);
 	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r2), 0);
 	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r3), 0);
-	assert_int_equal(claim_by(st, w2), r);
+	assert_int_equal(claim_id(st, w2, NULL), r);
 	assert_int_equal(store_lease_set_result(st, r, 1, "h2", 10, 44.0), 0);
 	assert_int_equal(store_lease_set_checked(st, r, 1, 44.0), 0);
 	assert_int_equal(store_lease_refute(st, r, 1, "outvoted", 45.0), 0);
@@ -122,7 +123,7 @@ static void test_group_moves(void **state)
 	assert_string_equal(l.result, "h3");
 	assert_int_equal(l.worker_id, 0);
 	store_lease_clear(&l);
-	assert_int_equal(claim_by(st, add_worker(st, "w3")), r2);
+	assert_int_equal(claim_id(st, add_worker(st, "w3"), NULL), r2);
 	assert_int_equal(store_group_cancel(st, p.id, 47.0), 0);
 	get_lease(st, r2, &l);
 	assert_int_equal(l.state, LEASE_CANCELLED);
@@ -169,7 +170,7 @@ static void test_migration_officers_checks(void **state)
 {
 	struct fx *f = *state;
 	struct store *st;
-	int64_t job, plain, w, ext, chk, open_chk;
+	int64_t job, plain, w, chk, open_chk;
 	struct store_lease l;
 	struct store_job j;
 	int full = -1;
@@ -181,20 +182,10 @@ static void test_migration_officers_checks(void **state)
 	assert_int_equal(store_job_insert(st, "officers",
 		"{\"check\":\"sample\",\"to\":20}", 20, 10.0, &plain), 0);
 	w = add_worker(st, "w1");
-	assert_int_equal(store_lease_insert_leased(st, job,
-		"{\"kind\":\"extend\",\"from\":0,\"to\":10}", 10, w, 99.0, 20.0,
-		&l), 0);
-	ext = l.id;
-	assert_int_equal(store_lease_set_result(st, ext, 1, "a", 10, 21.0), 0);
-	assert_int_equal(store_lease_set_verified(st, ext, 1, 22.0), 0);
-	store_lease_clear(&l);
-	assert_int_equal(store_lease_insert_leased(st, job,
-		"{\"kind\":\"check\",\"from\":0,\"to\":10}", 10, w, 99.0, 23.0,
-		&l), 0);
-	chk = l.id;
-	assert_int_equal(store_lease_set_result(st, chk, 1, "b", 10, 24.0), 0);
-	assert_int_equal(store_lease_set_verified(st, chk, 1, 25.0), 0);
-	store_lease_clear(&l);
+	(void)add_verified(st, job, "{\"kind\":\"extend\",\"from\":0,\"to\":10}",
+			   w, "a", 20.0);
+	chk = add_verified(st, job, "{\"kind\":\"check\",\"from\":0,\"to\":10}",
+			   w, "b", 23.0);
 	assert_int_equal(store_job_set_answer(st, job, "{\"n\":10}", 20), 0);
 	assert_int_equal(store_lease_insert_leased(st, job,
 		"{\"kind\":\"check\",\"from\":10,\"to\":20}", 10, w, 99.0, 26.0,
@@ -220,14 +211,5 @@ static void test_migration_officers_checks(void **state)
 	store_lease_clear(&l);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_group_and_claim),
-		T(test_group_moves),
-		T(test_worker_streak),
-		T(test_migration_officers_checks),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_group_and_claim), T(test_group_moves), T(test_worker_streak),
+	T(test_migration_officers_checks))

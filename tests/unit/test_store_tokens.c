@@ -83,12 +83,4 @@ static void test_token_migration(void **state)
 	assert_memory_equal(got, want, 32);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_tokens),
-		T(test_token_migration),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_tokens), T(test_token_migration))

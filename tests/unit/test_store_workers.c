@@ -160,12 +160,4 @@ static void test_worker_place(void **state)
 	assert_int_equal(store_worker_set_place(st, id, NULL), GERR_INVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_workers),
-		T(test_worker_place),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+FX_MAIN(T(test_workers), T(test_worker_place))

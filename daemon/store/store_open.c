@@ -1,9 +1,11 @@
-/* store.c - gpud's durable state in SQLite: open, pragmas, migrations, the
- * statement cache, close. See store.h for the
- * invariants and store_internal.h for how the store files share the work.
+/* store_open.c - gpud's durable state in SQLite: open, pragmas,
+ * migrations, the statement cache, close. See store.h for the invariants
+ * and store_internal.h for how the store files share the work.
  *
- * Statements are prepared once at open (each table file's sdb_*_sql[]) and
- * reset after use.
+ * The top of the store's files: it alone sees every table file's SQL
+ * (sdb_*_sql[]), prepared once here and finalized by store_close; each use
+ * binds and resets them through store_exec.c. Called on the thread that
+ * owns the store (store_open from any thread, before it is shared).
  */
 #include "store_internal.h"
 
@@ -59,14 +61,8 @@ static int exec_sql(struct store *st, const char *sql, const char *what)
 
 static int pragma_int(struct store *st, const char *sql, int64_t *ret)
 {
-	sqlite3_stmt *s;
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
-	int r;
+	int r = sdb_one_sql(st, sql, SDB_COLS(sc_i64(ret)), sql);
 
-	if (rc != SQLITE_OK)
-		return sdb_fail(st, rc, sql);
-	r = sdb_step_int(st, s, ret, sql);
-	sqlite3_finalize(s);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, GERR_DB, "%s: no value", sql);
 	return r;
@@ -239,7 +235,7 @@ fail:
 
 static int setup(struct store *st, int target)
 {
-	sqlite3_stmt *s;
+	char *mode = NULL;
 	int rc, r, wal;
 
 	sqlite3_extended_result_codes(st->db, 1);
@@ -254,19 +250,14 @@ static int setup(struct store *st, int target)
 		return r;
 	/* journal_mode answers with the mode in effect: a filesystem without
 	 * shared memory can refuse WAL, and invariant 1 depends on it. */
-	rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &s,
-				NULL);
-	if (rc != SQLITE_OK)
-		return sdb_fail(st, rc, "journal_mode");
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
-		r = sdb_fail(st, rc, "journal_mode");
-		sqlite3_finalize(s);
+	r = sdb_one_sql(st, "PRAGMA journal_mode = WAL",
+			SDB_COLS(sc_text(&mode)), "journal_mode");
+	if (r == GERR_NOTFOUND)
+		r = sdb_err(st, GERR_DB, "journal_mode: no value");
+	if (r)
 		return r;
-	}
-	wal = sqlite3_column_text(s, 0) &&
-	      strcmp((const char *)sqlite3_column_text(s, 0), "wal") == 0;
-	sqlite3_finalize(s);
+	wal = mode && strcmp(mode, "wal") == 0;
+	free(mode);
 	if (!wal)
 		return sdb_err(st, GERR_IO, "journal_mode: this filesystem "
 			       "does not support WAL mode");
