@@ -155,6 +155,19 @@ static void on_async(uv_async_t *a)
 	}
 }
 
+static void on_async_closed(uv_handle_t *h)
+{
+	struct dbq *q = h->data;
+	void (*cb)(void *) = q->close_cb;
+	void *opaque = q->close_opaque;
+
+	uv_cond_destroy(&q->cv);
+	uv_mutex_destroy(&q->mu);
+	free(q);
+	if (cb)
+		cb(opaque);
+}
+
 int dbq_open(uv_loop_t *loop, struct store *st, struct dbq **ret)
 {
 	struct dbq *q = calloc(1, sizeof(*q));
@@ -175,7 +188,8 @@ int dbq_open(uv_loop_t *loop, struct store *st, struct dbq **ret)
 	}
 	q->async.data = q;
 	if (uv_thread_create(&q->thread, db_thread, q)) {
-		uv_close((uv_handle_t *)&q->async, (uv_close_cb)free);
+		/* close_cb is NULL: the close frees q, its mutex and its cv. */
+		uv_close((uv_handle_t *)&q->async, on_async_closed);
 		return GERR_NOMEM;
 	}
 	*ret = q;
@@ -223,19 +237,6 @@ int dbq_submit_batch(struct dbq *q, dbq_work_fn work, dbq_after_fn after,
 unsigned dbq_pending(const struct dbq *q)
 {
 	return q->pending;
-}
-
-static void on_async_closed(uv_handle_t *h)
-{
-	struct dbq *q = h->data;
-	void (*cb)(void *) = q->close_cb;
-	void *opaque = q->close_opaque;
-
-	uv_cond_destroy(&q->cv);
-	uv_mutex_destroy(&q->mu);
-	free(q);
-	if (cb)
-		cb(opaque);
 }
 
 void dbq_close(struct dbq *q, void (*cb)(void *opaque), void *opaque)

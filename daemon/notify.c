@@ -55,6 +55,10 @@ uint64_t notify_watchdog_usec(void)
 		if (errno || *end || p != (unsigned long)getpid())
 			return 0;
 	}
+	/* Digits only: strtoull would take blanks and a minus sign (-5 as
+	 * 2^64 - 5). */
+	if (*usec < '0' || *usec > '9')
+		return 0;
 	errno = 0;
 	v = strtoull(usec, &end, 10);
 	if (errno || *end || v == 0)

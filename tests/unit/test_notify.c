@@ -185,10 +185,11 @@ static void test_refused(void **state)
 static void test_watchdog(void **state)
 {
 	char pid[32];
-	/* Not here: a sign or leading blanks, which strtoull takes and
-	 * notify.c does not refuse today ("-5" reads as 2^64 - 5). */
+	/* A sign or leading blanks too, which strtoull alone would take
+	 * ("-5" as 2^64 - 5). */
 	static const char *const bad[] = { "", "0", "abc", "12x", "0x10",
-					   "99999999999999999999999" };
+					   "99999999999999999999999", "-5",
+					   " 5", "+5" };
 
 	(void)state;
 	assert_int_equal(unsetenv("WATCHDOG_USEC"), 0);
