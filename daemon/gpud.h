@@ -4,38 +4,24 @@
  * Threads: everything here is owned by the loop thread, except `store`,
  * which only the database thread (dbq.c) touches.
  *
- * Modules, from the top down (tools/check_layers.py --layers checks that
- * no file calls back up):
+ * Modules by folder, each folder from the top down (tools/check_layers.py
+ * --layers checks that no file calls back up):
  *   main.c          settings, signals (SIGHUP reloads), start and stop
  *   options.c       the settings table: flags and gpud.conf's keys,
  *                   defaults, checks, what a reload may change
  *   server.c        timers, start-up recovery, drain, shutdown; opens the
  *                   listeners and owns the connections' handler table
- *   http.c          the status page, /metrics and /api/status
- *                   (libmicrohttpd's thread, answered on the loop)
- *   metrics.c       the Prometheus text of the control API's replies
  *   listeners.c     the listening sockets: accepting by hand, connection
  *                   caps, descriptor shortage, the connections' timeouts
- *   control.c       gpuctl's commands: parsing, submit, state changes,
- *                   workers; control_jobs.c: status, history, priority;
- *                   control_tokens.c: tokens; control_workloads.c: the
- *                   registry's workloads
- *   control_answer.c  `result` and `export`: loaded on the database
- *                   thread, rendered on the thread pool
- *   results.c       the results directory: a finished job's plot
- *   control_req.c   a gpuctl request's reply and end
- *   control_check.c `gpuctl check`: integrity, every named blob, damage
  *   login.c         a TCP connection's login: worker or remote gpuctl,
  *                   the token's challenge and role
- *   control_backup.c `gpuctl backup`: the request and its reply
- *   backup.c        a backup of the data directory while jobs run: the
- *                   database's snapshot, its blobs, the check of the copy
  *   upload.c        a checkpoint's or result's way, thread by thread:
  *                   receive, bound, store, verify, merge, answer
- *                   (upload_verify: from its verify step, for results
- *                   stored before)
- *   worker_proto.c  the worker messages: claim, heartbeat, release,
- *                   withdraw; worker_fetch.c: fetch
+ *   worker_proto.c  the other worker messages: claim, heartbeat,
+ *                   release, withdraw; worker_fetch.c: fetch
+ *   backup.c        a backup of the data directory while jobs run: the
+ *                   database's snapshot, its blobs, the check of the copy
+ *   results.c       the results directory: a finished job's plot
  *   health.c        workers' standing: online while connected
  *   conn.c          one connection: the secure channel (common/chan.c),
  *                   framing, lifetime, the connection list
@@ -45,29 +31,32 @@
  *   datadir.c       the data directory at start: lock, mode, a database
  *                   missing beside old blobs (--init), the write probe
  *   dbq.c           the database thread
- *   sched_merge.c   the lease policy (scheduler.h): a result's check
- *                   (thread pool), verdict, merge and the job's end
- *                   (database thread)
- *   sched_claim.c   grants in queue order, and why a worker gets none
- *   sched_hold.c    a held lease (database thread): heartbeat, upload
- *                   load, release, each checked against its holder
- *   sched_upload.c  an upload's decode and file (thread pool) and its
- *                   row (database thread)
- *   replica.c       replicated results (--check full, --trust-after): a
- *                   group's results compared, its quorum decided
- *   job_parts.c     a job's verified leases as the workloads' wl_parts
- *   store*.c        SQLite, only here: store_open.c (open, migrations,
- *                   statements), store_tx.c (transactions, group commit),
- *                   store_exec.c (running statements), store_err.c (error
- *                   codes), and one file per table: store_jobs.c (and the
- *                   event log), store_queue.c (the queue's side of jobs:
- *                   names, priorities, figures), store_leases.c (the
- *                   lease state machine),
- *                   store_lease_rows.c, store_parts.c, store_workers.c,
- *                   store_tokens.c, store_replica.c (lease groups, trust),
- *                   store_blobs.c (blobs rows name, integrity, damage),
- *                   store_backup.c (a snapshot of the live database)
  *   notify.c        systemd notifications
+ *   control/        gpuctl's control API: control.c (the command table,
+ *                   dispatch by role, submit, state changes, workers),
+ *                   control_jobs.c (status, history, priority),
+ *                   control_answer.c (`result` and `export`, rendered on
+ *                   the thread pool), control_check.c, control_backup.c,
+ *                   control_tokens.c, control_workloads.c, control_req.c
+ *                   (a request's reply and end)
+ *   http/           http.c (the status page, /metrics and /api/status:
+ *                   libmicrohttpd's thread, answered on the loop) and
+ *                   metrics.c (the Prometheus text of the control API's
+ *                   replies)
+ *   sched/          the lease policy on the database thread
+ *                   (scheduler.h): sched_claim.c (grants in queue order,
+ *                   and why a worker gets none), sched_hold.c (a held
+ *                   lease: heartbeat, upload load, release, each checked
+ *                   against its holder), sched_upload.c (an upload's
+ *                   decode and file on the thread pool, its row),
+ *                   sched_merge.c (a result's check, verdict, merge and
+ *                   the job's end), replica.c (replicated results: a
+ *                   group's results compared, its quorum decided),
+ *                   job_parts.c (a job's verified leases as wl_parts)
+ *   store/          SQLite, only here (store_internal.h lists the files
+ *                   in calling order): store_open.c (open, migrations,
+ *                   statements), store_tx.c, store_exec.c, store_err.c,
+ *                   and one file per table
  */
 #ifndef GPUD_GPUD_H
 #define GPUD_GPUD_H

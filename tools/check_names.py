@@ -12,8 +12,9 @@ What counts as a name:
   (letters, digits, _ . - / *), taken as a stem: `options` matches any
   options.* in the tree, `store*` any file that starts with "store",
   `daemon/` a folder, `tools/check_layers.py` that path.
-- daemon/gpud.h, the comment block after "Modules": the first word of
-  each line that ends in .c or .h (or carries a *), looked up under daemon/.
+- daemon/gpud.h, the comment block after "Modules": every word that ends
+  in .c or .h, and every folder a line starts with, looked up under
+  daemon/ (or from the root, for common/chan.c).
 - doc/DESIGN.md: every `backticked` word with a slash or a file extension
   (a path from the repository's root, or a file name found anywhere).
 A folder's own name (`unit/`) matches that folder anywhere; a word that
@@ -93,14 +94,10 @@ def gpud_h_names(root):
     m = re.search(r"Modules\b.*?\*/", text, re.S)
     if not m:
         return ["daemon/gpud.h: no 'Modules' list"], []
-    words = []
-    for line in m.group(0).splitlines():
-        first = line.lstrip(" */").split()
-        if not first:
-            continue
-        w = first[0].rstrip(":,")
-        if re.match(r"^[A-Za-z0-9_/*]+\.(c|h)$", w):
-            words.append(w)
+    # Every file name in the list (`conn.c`, `common/chan.c`) and every
+    # folder a line starts with (`store/`).
+    words = re.findall(r"(?<![\w/.])([A-Za-z0-9_/]+\.[ch])\b", m.group(0))
+    words += re.findall(r"^ \*   ([a-z]+/)", m.group(0), re.M)
     return [], words
 
 
