@@ -61,6 +61,14 @@ struct ctl_req {
 	struct job_parts parts;
 	/* result */
 	struct store_job jobrow;
+	/* status, history: the jobs while the reply is built, owned (freed
+	 * by ctl_jobs_after) */
+	struct ctl_jobs *jobs;
+	/* workers: the stored workers and their rows, owned (freed by its
+	 * after step) */
+	struct store_worker *ws;
+	size_t n_ws;
+	struct ctlcmd_worker *wrows;
 };
 
 /* control_req.c. {"ok":false,"error":msg}, a new reference. */
@@ -79,9 +87,10 @@ void ctl_result_load_after(void *arg);
 void ctl_export_load_work(struct store *st, void *arg);
 void ctl_export_load_after(void *arg);
 
-/* control_jobs.c: status, history and priority. Each work step builds
- * r->reply (or r->err) from the database; ctl_jobs_after adds what only
- * the loop knows (rates, reasons) and finishes the request. */
+/* control_jobs.c: status, history and priority. Each work step reads
+ * the jobs' rows (r->jobs) or sets r->err; ctl_jobs_after adds what only
+ * the loop knows (rates, reasons), encodes the reply and finishes the
+ * request. */
 void ctl_status_work(struct store *st, void *arg);
 void ctl_history_work(struct store *st, void *arg);
 void ctl_priority_work(struct store *st, void *arg);

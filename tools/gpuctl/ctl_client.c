@@ -439,6 +439,33 @@ int ctl_reply_fields(enum ctlcmd_id id, const json_t *reply,
 	return -1;
 }
 
+int ctl_ask(const struct ctl_target *to, const struct ctlcmd_req *req,
+	    int shown, struct ctl_reply *ret)
+{
+	int ex;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->json = ctl_request(to, req, &ex);
+	if (!ret->json)
+		return ex;
+	if (shown)
+		ctl_text_escape_json(ret->json);
+	if (ctl_reply_fields(req->cmd, ret->json, &ret->f)) {
+		ctl_reply_free(ret);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+void ctl_reply_free(struct ctl_reply *r)
+{
+	if (!r)
+		return;
+	ctlcmd_reply_clear(&r->f);
+	json_decref(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
 json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *req,
 			const void *bin, size_t bin_len, int *ret_exit)
 {
