@@ -335,7 +335,7 @@ static const struct ctlcmd_field result_reply[] = {
 	TEXTS(Y, "files", files, n_files),
 	TEXTS(Y, "exports", exports, n_exports),
 	COUNT(Y, "units_verified", units_verified),
-	OPT_(Y, "reason", F_STR, reason, .hi = INT64_MAX),
+	TEXT_NULL(Y, "reason", reason),
 };
 static const struct ctlcmd_field workloads_reply[] = {
 	LIST(Y, "workloads", workloads, n_workloads, workload_rows),
@@ -920,6 +920,15 @@ int ctlcmd_reply_ok(const json_t *reply, const char **ret_error)
 json_t *ctlcmd_reply_body(json_t *reply)
 {
 	json_object_del(reply, OK_KEY);
+	return reply;
+}
+
+json_t *ctlcmd_result_answer(json_t *reply, json_t *answer)
+{
+	json_object_set_new(reply, "answer", answer);
+	json_object_del(reply, "answer_bytes");
+	json_object_del(reply, OK_KEY);
+	json_object_del(reply, "text");
 	return reply;
 }
 

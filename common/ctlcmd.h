@@ -294,6 +294,10 @@ json_t *ctlcmd_reply_error(const char *msg);
 int ctlcmd_reply_ok(const json_t *reply, const char **ret_error);
 /* reply less its envelope (its "ok"), in place, for printing; reply. */
 json_t *ctlcmd_reply_body(json_t *reply);
+/* result's reply as gpuctl result --json prints it: less its envelope,
+ * its "answer_bytes" and "text", with answer (ownership taken) as
+ * "answer"; in place, reply. */
+json_t *ctlcmd_result_answer(json_t *reply, json_t *answer);
 /* Free the arrays decoding put in rep (its strings stay the reply's);
  * rep is zeroed. NULL, or a zeroed struct, is a no-op. */
 void ctlcmd_reply_clear(struct ctlcmd_reply *rep);

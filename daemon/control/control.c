@@ -421,6 +421,8 @@ static void ping_start(struct ctl_req *r)
 static void workloads_start(struct ctl_req *r)
 {
 	r->reply = ctl_workloads_reply();
+	if (!r->reply)
+		snprintf(r->err, sizeof(r->err), "out of memory");
 	ctl_finish(r);
 }
 

@@ -53,6 +53,7 @@ struct ctl_req {
 	char *token_text;
 	struct auth_token tok;
 	enum auth_role role;        /* token_add: the new token's */
+	int stored;             /* token_add: stored, its after step replies */
 	int storage_rc;         /* outcome of a write that could fail for disk reasons */
 	/* export */
 	void *out;              /* bulk output, handed to done() */
@@ -73,6 +74,11 @@ struct ctl_req {
 
 /* control_req.c. {"ok":false,"error":msg}, a new reference. */
 json_t *ctl_error_reply(const char *msg);
+struct audit_problem;
+/* The first max of probs (n of them) as a reply's rows, a new array of
+ * *ret_n that borrows from probs; NULL when out of memory. Any thread. */
+struct ctlcmd_problem *ctl_problem_rows(const struct audit_problem *probs,
+					size_t n, size_t max, size_t *ret_n);
 /* Loop thread: reply (r->reply, or an error from r->err) and free r. */
 void ctl_finish(struct ctl_req *r);
 /* The JSON value of text, or JSON null when text is NULL or not JSON; a
@@ -105,7 +111,8 @@ void ctl_token_revoke_work(struct store *st, void *arg);
 void ctl_token_revoke_after(void *arg);
 
 /* control_workloads.c: the reply to "workloads" (the registry's
- * workloads, their parameters and exports). Any thread; a new reference. */
+ * workloads, their parameters and exports). Any thread; a new reference,
+ * NULL when out of memory. */
 json_t *ctl_workloads_reply(void);
 
 /* control_check.c: check, from start to ctl_finish (database thread,

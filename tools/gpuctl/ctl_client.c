@@ -410,8 +410,8 @@ json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q
 		*ret_exit = EXIT_UNREACHABLE;
 		return NULL;
 	}
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		const char *e = json_string_value(json_object_get(reply, "error"));
+	const char *e = NULL;
+	if (!ctlcmd_reply_ok(reply, &e)) {
 		char *shown = ctl_text_escape(e ? e : "request failed", 0);
 		int missing = not_found(e);
 		fprintf(stderr, "gpuctl: %s\n", shown ? shown : "request failed");

@@ -363,38 +363,32 @@ int cmd_export(const struct ctl_target *to, int argc, char **argv)
 	return do_export(to, job, argv[2], args);
 }
 
-static int print_result(const struct ctl_target *to, json_int_t job, json_t *reply,
-			uint8_t *abin, size_t alen)
+static int print_result(const struct ctl_target *to, json_int_t job,
+			const struct ctlcmd_reply *rep, uint8_t *abin, size_t alen)
 {
-	ctl_shown(reply);
-	const char *text = json_string_value(json_object_get(reply, "text"));
-	const char *state = json_string_value(json_object_get(reply, "state"));
-	const char *wname = json_string_value(json_object_get(reply, "workload"));
+	const char *text = rep->text, *state = rep->state, *wname = rep->workload;
 	json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, NULL) : NULL;
 	char buf[160];
 	const char *note = answer && wname ? published_note(wname, answer, buf, sizeof(buf)) : NULL;
-	size_t i;
-	json_t *f;
 
 	json_decref(answer);
-	json_array_foreach(json_object_get(reply, "exports"), i, f) {
-		if (strcmp(json_string_value(f), "result") != 0)
+	for (size_t i = 0; i < rep->n_exports; i++) {
+		if (strcmp(rep->exports[i], "result") != 0)
 			continue;
 		/* Bulk results go to stdout, the summary to stderr. */
 		fprintf(stderr, "%s", text ? text : "");
-		json_array_foreach(json_object_get(reply, "files"), i, f)
-			fprintf(stderr, "files: %s\n", json_string_value(f));
+		for (size_t k = 0; k < rep->n_files; k++)
+			fprintf(stderr, "files: %s\n", rep->files[k]);
 		return do_export(to, job, "result", json_object());
 	}
-	printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job, wname ? wname : "?",
-	       state ? state : "?");
-	if (!state || strcmp(state, "done") != 0)
+	printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job, wname ? wname : "?", state);
+	if (strcmp(state, "done") != 0)
 		printf("note: the job is not finished; this is the answer merged so far\n");
 	printf("%s", text ? text : "no verified results yet\n");
-	if (note && state && strcmp(state, "done") == 0)
+	if (note && strcmp(state, "done") == 0)
 		printf("%s", note); /* information only */
-	json_array_foreach(json_object_get(reply, "files"), i, f)
-		printf("files: %s\n", json_string_value(f));
+	for (size_t k = 0; k < rep->n_files; k++)
+		printf("files: %s\n", rep->files[k]);
 	return 0;
 }
 
@@ -425,11 +419,16 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 		return do_export(to, job, "values", json_pack("{s:s}", "range", values));
 	uint8_t *abin = NULL;
 	size_t alen = 0;
+	struct ctlcmd_reply rep;
 	json_t *reply = ctl_request_full(to, &(struct ctlcmd_req){ .cmd = CTLCMD_RESULT, .job = job },
 					 NULL, 0, &abin, &alen, &ex);
 	if (!reply)
 		return ex;
-	if (as_json) {
+	if (!as_json)
+		ctl_shown(reply);
+	if (ctl_reply_fields(CTLCMD_RESULT, reply, &rep)) {
+		ex = EXIT_FAIL;
+	} else if (as_json) {
 		/* The answer travels as the reply's binary part (control.h). */
 		json_error_t jerr;
 		json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, &jerr) : json_null();
@@ -437,15 +436,12 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 			fprintf(stderr, "gpuctl: gpud sent an answer that is not JSON: %s\n", jerr.text);
 			ex = EXIT_FAIL;
 		} else {
-			json_object_set_new(reply, "answer", answer);
-			json_object_del(reply, "answer_bytes");
-			json_object_del(reply, "ok");
-			json_object_del(reply, "text");
-			ctl_print_json(reply);
+			ctl_print_json(ctlcmd_result_answer(reply, answer));
 		}
 	} else {
-		ex = print_result(to, job, reply, abin, alen);
+		ex = print_result(to, job, &rep, abin, alen);
 	}
+	ctlcmd_reply_clear(&rep);
 	free(abin);
 	json_decref(reply);
 	return ex;
