@@ -58,6 +58,8 @@ struct ctlcmd_field {
 	size_t off2;       /* the lists' count; with sent, an int set to 1
 			    * when the key is there */
 	int sent;
+	int req_msg;       /* a reply's field refused with a request's
+			    * message (the small replies, as always) */
 	int absent_ok;     /* required (always written), yet a reply without
 			    * it reads as the default: an older gpud's, or a
 			    * stand-in's that sends only what gpuctl shows */
@@ -67,7 +69,7 @@ struct ctlcmd_field {
 
 /* A request's field (and the small replies'), in that order. */
 #define FLD(k, kd, o, req, l, h, d, b) { .key = k, .kind = kd, .off = o, \
-	.required = req, .lo = l, .hi = h, .def = d, .bad = b }
+	.required = req, .lo = l, .hi = h, .def = d, .bad = b, .req_msg = 1 }
 
 /* The envelope's keys. */
 #define OK_KEY "ok"
@@ -849,7 +851,7 @@ static int reply_fields(const struct ctlcmd *c, const struct ctlcmd_field *f,
 			rc = decode_field(f, v, base);
 		if (rc == 0)
 			continue;
-		if (rc == -1 && !*path && f->kind < F_NUM) {
+		if (rc == -1 && f->req_msg) {
 			if (f->bad)
 				snprintf(err, errlen, "%s", f->bad);
 			else

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ctl_cmd.h"
 #include "ctl_help.h"
 #include "ctl_human.h"
@@ -71,7 +72,7 @@ static void job_rate(const struct ctlcmd_job *job, char *out, size_t n)
 
 	/* An older gpud sends no avg_rate: units over the time it ran. */
 	if (avg < 0)
-		avg = (el = job_elapsed(job, human_now())) > 0 ?
+		avg = (el = job_elapsed(job, gclock_wall())) > 0 ?
 		      (double)job->units_done / el : 0;
 	if (strcmp(s, "running") == 0)
 		human_rate(job->rate, out, n);
@@ -368,7 +369,7 @@ static int print_jobs(const struct ctlcmd_reply *rep, int lng, const char *cols,
 		      int no_header, const char *states, const char *workload,
 		      const char *none)
 {
-	double now = human_now();
+	double now = gclock_wall();
 	struct ctlcmd_job *kept;
 	size_t n;
 	struct ctl_table t;

@@ -128,7 +128,7 @@ int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 		return ex;
 	/* An older gpud's missing units: without them, "units". */
 	units_source(to, &reply.f, &jobs);
-	workers_table(&t, &reply.f, &jobs.f, human_now());
+	workers_table(&t, &reply.f, &jobs.f, gclock_wall());
 	if (t.nrows)
 		ctl_table_print(&t, stdout, 0, 0, 0);
 	else
@@ -157,7 +157,7 @@ static void term_size(size_t *rows, size_t *cols)
 static void draw(const struct ctlcmd_reply *jobs, const struct ctlcmd_reply *workers,
 		 double interval, int tty)
 {
-	double now = human_now();
+	double now = gclock_wall();
 	size_t rows, cols, jrows = 0, wrows = 0;
 	struct ctl_table jt, wt;
 	char when[32], title[128];
