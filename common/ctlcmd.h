@@ -238,6 +238,7 @@ struct ctlcmd_reply {
 };
 
 struct ctlcmd_field;
+struct ctlcmd_rows;
 
 struct ctlcmd {
 	const char *name;
@@ -245,8 +246,7 @@ struct ctlcmd {
 	unsigned flags;         /* CTLCMD_* */
 	const struct ctlcmd_field *fields;
 	size_t n_fields;
-	const struct ctlcmd_field *reply;  /* NULL: an untyped reply */
-	size_t n_reply;
+	const struct ctlcmd_rows *reply;   /* its reply's fields (ctlreply.c) */
 };
 
 /* The rows, indexed by enum ctlcmd_id. */
