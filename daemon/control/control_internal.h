@@ -5,7 +5,7 @@
  *
  * Files: control.c (dispatch, the table, submit, cancel/pause/resume,
  * extend, workers, ping, workloads), control_req.c (ctl_finish and the
- * helpers every command shares), control_jobs.c (status, history,
+ * helpers the commands share: the error reply, a check's problem rows), control_jobs.c (status, history,
  * priority), control_answer.c (result, export), control_tokens.c
  * (token_add, token_list, token_revoke), control_workloads.c (the
  * workloads reply), control_check.c (check), control_backup.c (backup).
