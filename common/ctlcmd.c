@@ -7,76 +7,60 @@
  * ctlcmd_encode walk the same tables; this file is the only place a
  * request key is spelled.
  *
- * Replies use the same kinds with struct ctlcmd_reply's members.
+ * Replies use the same kinds with struct ctlcmd_reply's members; their
+ * tables and their decoding are ctlreply.c's, their encoding is here
+ * (ctlcmd_reply_encode: the same walk as a request's, lists and counts
+ * included). ctlcmd_field.h is what the two files share.
  *
  * Invariant: whatever ctlcmd_encode writes from a struct that ctlcmd_decode
  * filled, ctlcmd_decode accepts and gives back equal; alike for replies
- * (test_ctl_cmd.c).
+ * (test_ctl_cmd.c, test_ctl_reply.c).
  */
 #include "ctlcmd.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ctlcmd_field.h"
 #include "gerr.h"
-
-enum fkind {
-	F_JOB,     /* int64_t, a JSON integer > 0 */
-	F_INT,     /* int64_t, a JSON integer in [lo, hi] */
-	F_BOOL,    /* int, JSON true or false */
-	F_STR,     /* const char *, lo..hi bytes, no NUL */
-	F_NAME,    /* const char *, 1..hi of [A-Za-z0-9._-] */
-	F_PATH,    /* const char *, F_STR that begins with '/' */
-	F_ROLE,    /* enum auth_role, by its name */
-	F_OBJ,     /* json_t *, a JSON object */
-};
-
-struct ctlcmd_field {
-	const char *key;
-	enum fkind kind;
-	size_t off;
-	int required;
-	int64_t lo, hi, def;
-	const char *bad;   /* the whole message when refused; NULL: generic */
-};
 
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 #define M(m) offsetof(struct ctlcmd_req, m)
 
-#define JOB { "job", F_JOB, M(job), 1, 1, INT64_MAX, 0, NULL }
-#define JOB_OPT { "job", F_JOB, M(job), 0, 1, INT64_MAX, 0, NULL }
-#define ALL_OPT { "all", F_BOOL, M(all), 0, 0, 1, 0, NULL }
-#define ARGS(req) { "args", F_OBJ, M(args), req, 0, 0, 0, NULL }
+#define JOB FLD("job", F_JOB, M(job), 1, 1, INT64_MAX, 0, NULL)
+#define JOB_OPT FLD("job", F_JOB, M(job), 0, 1, INT64_MAX, 0, NULL)
+#define ALL_OPT FLD("all", F_BOOL, M(all), 0, 0, 1, 0, NULL)
+#define ARGS(req) FLD("args", F_OBJ, M(args), req, 0, 0, 0, NULL)
 
 _Static_assert(sizeof(enum auth_role) == sizeof(int), "enum size");
 
 static const struct ctlcmd_field submit_fields[] = {
-	{ "workload", F_STR, M(workload), 1, 0, CTLCMD_WORKLOAD_MAX, 0, NULL },
+	FLD("workload", F_STR, M(workload), 1, 0, CTLCMD_WORKLOAD_MAX, 0, NULL),
 	ARGS(1),
-	{ "name", F_NAME, M(name), 0, 1, CTLCMD_JOB_NAME_MAX, 0,
+	FLD("name", F_NAME, M(name), 0, 1, CTLCMD_JOB_NAME_MAX, 0,
 	  "a job name is 1 to " STR(CTLCMD_JOB_NAME_MAX) " characters of "
-	  "A-Z a-z 0-9 . _ -" },
-	{ "priority", F_INT, M(priority), 0, CTLCMD_PRIORITY_MIN,
+	  "A-Z a-z 0-9 . _ -"),
+	FLD("priority", F_INT, M(priority), 0, CTLCMD_PRIORITY_MIN,
 	  CTLCMD_PRIORITY_MAX, 0, "a job's priority is an integer from "
 	  STR(CTLCMD_PRIORITY_MIN) " to " STR(CTLCMD_PRIORITY_MAX)
-	  " (higher runs first)" },
+	  " (higher runs first)"),
 };
 
 static const struct ctlcmd_field status_fields[] = { JOB_OPT, ALL_OPT };
 
 static const struct ctlcmd_field history_fields[] = {
 	ALL_OPT,
-	{ "limit", F_INT, M(limit), 0, 1, CTLCMD_HISTORY_LIMIT_MAX,
-	  CTLCMD_HISTORY_LIMIT_DEFAULT, NULL },
+	FLD("limit", F_INT, M(limit), 0, 1, CTLCMD_HISTORY_LIMIT_MAX,
+	  CTLCMD_HISTORY_LIMIT_DEFAULT, NULL),
 };
 
 static const struct ctlcmd_field priority_fields[] = {
 	JOB,
-	{ "priority", F_INT, M(priority), 1, CTLCMD_PRIORITY_MIN,
-	  CTLCMD_PRIORITY_MAX, 0, NULL },
+	FLD("priority", F_INT, M(priority), 1, CTLCMD_PRIORITY_MIN,
+	  CTLCMD_PRIORITY_MAX, 0, NULL),
 };
 
 static const struct ctlcmd_field job_fields[] = { JOB };
@@ -85,86 +69,57 @@ static const struct ctlcmd_field extend_fields[] = { JOB, ARGS(1) };
 
 static const struct ctlcmd_field export_fields[] = {
 	JOB,
-	{ "what", F_STR, M(what), 1, 0, CTLCMD_WHAT_MAX, 0, "export needs 'what'" },
+	FLD("what", F_STR, M(what), 1, 0, CTLCMD_WHAT_MAX, 0, "export needs 'what'"),
 	ARGS(0),
 };
 
 static const struct ctlcmd_field token_add_fields[] = {
-	{ "role", F_ROLE, M(role), 0, AUTH_ROLE_WORKER, AUTH_ROLE_ADMIN,
-	  AUTH_ROLE_WORKER, "a token's role is worker, viewer or admin" },
-	{ "name", F_NAME, M(name), 1, 1, AUTH_NAME_MAX, 0,
+	FLD("role", F_ROLE, M(role), 0, AUTH_ROLE_WORKER, AUTH_ROLE_ADMIN,
+	  AUTH_ROLE_WORKER, "a token's role is worker, viewer or admin"),
+	FLD("name", F_NAME, M(name), 1, 1, AUTH_NAME_MAX, 0,
 	  "token names are 1.." STR(AUTH_NAME_MAX) " characters of A-Z a-z "
-	  "0-9 . _ -" },
+	  "0-9 . _ -"),
 };
 
 static const struct ctlcmd_field token_revoke_fields[] = {
-	{ "name", F_NAME, M(name), 1, 1, AUTH_NAME_MAX, 0,
-	  "token_revoke needs a valid token name" },
+	FLD("name", F_NAME, M(name), 1, 1, AUTH_NAME_MAX, 0,
+	  "token_revoke needs a valid token name"),
 };
 
 static const struct ctlcmd_field backup_fields[] = {
-	{ "dir", F_PATH, M(dir), 1, 1, CTLCMD_PATH_MAX, 0,
+	FLD("dir", F_PATH, M(dir), 1, 1, CTLCMD_PATH_MAX, 0,
 	  "backup needs 'dir': an absolute path of at most "
-	  STR(CTLCMD_PATH_MAX) " bytes" },
-	{ "copy", F_BOOL, M(copy), 0, 0, 1, 0, "backup's 'copy' is true or false" },
+	  STR(CTLCMD_PATH_MAX) " bytes"),
+	FLD("copy", F_BOOL, M(copy), 0, 0, 1, 0, "backup's 'copy' is true or false"),
 };
 
-/* Reply fields: every one required. */
-#define R(m) offsetof(struct ctlcmd_reply, m)
-#define R_JOB { "job", F_JOB, R(job), 1, 1, INT64_MAX, 0, NULL }
-#define R_STATE { "state", F_STR, R(state), 1, 1, 32, 0, NULL }
-
-static const struct ctlcmd_field ping_reply[] = {
-	{ "version", F_STR, R(version), 1, 0, 64, 0, NULL },
-};
-static const struct ctlcmd_field submit_reply[] = { R_JOB };
-static const struct ctlcmd_field priority_reply[] = {
-	R_JOB,
-	{ "priority", F_INT, R(priority), 1, CTLCMD_PRIORITY_MIN,
-	  CTLCMD_PRIORITY_MAX, 0, NULL },
-};
-static const struct ctlcmd_field state_reply[] = { R_JOB, R_STATE };
-static const struct ctlcmd_field extend_reply[] = {
-	R_JOB, R_STATE,
-	{ "total_units", F_INT, R(total_units), 1, 0, INT64_MAX, 0, NULL },
-};
-static const struct ctlcmd_field export_reply[] = {
-	{ "bytes", F_INT, R(bytes), 1, 0, INT64_MAX, 0, NULL },
-};
-static const struct ctlcmd_field token_revoke_reply[] = {
-	{ "revoked", F_NAME, R(revoked), 1, 1, AUTH_NAME_MAX, 0, NULL },
-};
-
-#define ROW(n, role, flags, f) { n, AUTH_ROLE_##role, flags, f, N(f), NULL, 0 }
-#define BARE(n, role, flags) { n, AUTH_ROLE_##role, flags, NULL, 0, NULL, 0 }
-#define TYPED(n, role, flags, f, r) { n, AUTH_ROLE_##role, flags, f, N(f), r, N(r) }
+#define ROW(id, n, role, flags, f) [id] = { n, AUTH_ROLE_##role, flags, f, N(f), \
+					      &ctlreply_rows[id] }
+#define BARE(id, n, role, flags) [id] = { n, AUTH_ROLE_##role, flags, NULL, 0, \
+					  &ctlreply_rows[id] }
 #define RO CTLCMD_READONLY
 
 const struct ctlcmd ctlcmd_table[CTLCMD_COUNT] = {
-	[CTLCMD_PING]         = { "ping", AUTH_ROLE_VIEWER, RO, NULL, 0, ping_reply,
-				  N(ping_reply) },
-	[CTLCMD_SUBMIT]       = TYPED("submit", ADMIN, CTLCMD_BIN_IN, submit_fields,
-				      submit_reply),
-	[CTLCMD_STATUS]       = ROW("status", VIEWER, RO, status_fields),
-	[CTLCMD_HISTORY]      = ROW("history", VIEWER, RO, history_fields),
-	[CTLCMD_PRIORITY]     = TYPED("priority", ADMIN, 0, priority_fields, priority_reply),
-	[CTLCMD_RESULT]       = ROW("result", VIEWER, RO | CTLCMD_BIN_OUT, job_fields),
-	[CTLCMD_CANCEL]       = TYPED("cancel", ADMIN, 0, job_fields, state_reply),
-	[CTLCMD_PAUSE]        = TYPED("pause", ADMIN, 0, job_fields, state_reply),
-	[CTLCMD_RESUME]       = TYPED("resume", ADMIN, 0, job_fields, state_reply),
-	[CTLCMD_WORKERS]      = BARE("workers", VIEWER, RO),
-	[CTLCMD_WORKLOADS]    = BARE("workloads", VIEWER, RO),
-	[CTLCMD_EXTEND]       = TYPED("extend", ADMIN, 0, extend_fields, extend_reply),
-	[CTLCMD_EXPORT]       = TYPED("export", VIEWER, RO | CTLCMD_BIN_OUT, export_fields,
-				      export_reply),
-	[CTLCMD_TOKEN_ADD]    = ROW("token_add", ADMIN, 0, token_add_fields),
+	BARE(CTLCMD_PING, "ping", VIEWER, RO),
+	ROW(CTLCMD_SUBMIT, "submit", ADMIN, CTLCMD_BIN_IN, submit_fields),
+	ROW(CTLCMD_STATUS, "status", VIEWER, RO, status_fields),
+	ROW(CTLCMD_HISTORY, "history", VIEWER, RO, history_fields),
+	ROW(CTLCMD_PRIORITY, "priority", ADMIN, 0, priority_fields),
+	ROW(CTLCMD_RESULT, "result", VIEWER, RO | CTLCMD_BIN_OUT, job_fields),
+	ROW(CTLCMD_CANCEL, "cancel", ADMIN, 0, job_fields),
+	ROW(CTLCMD_PAUSE, "pause", ADMIN, 0, job_fields),
+	ROW(CTLCMD_RESUME, "resume", ADMIN, 0, job_fields),
+	BARE(CTLCMD_WORKERS, "workers", VIEWER, RO),
+	BARE(CTLCMD_WORKLOADS, "workloads", VIEWER, RO),
+	ROW(CTLCMD_EXTEND, "extend", ADMIN, 0, extend_fields),
+	ROW(CTLCMD_EXPORT, "export", VIEWER, RO | CTLCMD_BIN_OUT, export_fields),
+	ROW(CTLCMD_TOKEN_ADD, "token_add", ADMIN, 0, token_add_fields),
 	/* Read-only, yet it lists credentials: an admin's. */
-	[CTLCMD_TOKEN_LIST]   = BARE("token_list", ADMIN, RO),
-	[CTLCMD_TOKEN_REVOKE] = TYPED("token_revoke", ADMIN, 0, token_revoke_fields,
-				      token_revoke_reply),
+	BARE(CTLCMD_TOKEN_LIST, "token_list", ADMIN, RO),
+	ROW(CTLCMD_TOKEN_REVOKE, "token_revoke", ADMIN, 0, token_revoke_fields),
 	/* check marks damaged jobs in the database. */
-	[CTLCMD_CHECK]        = BARE("check", ADMIN, 0),
-	[CTLCMD_BACKUP]       = ROW("backup", ADMIN, RO, backup_fields),
+	BARE(CTLCMD_CHECK, "check", ADMIN, 0),
+	ROW(CTLCMD_BACKUP, "backup", ADMIN, RO, backup_fields),
 };
 
 const struct ctlcmd *ctlcmd_find(const char *name)
@@ -199,7 +154,7 @@ static int name_ok(const char *s, size_t n, int64_t max)
 }
 
 /* The kind's own message, for fields without a particular one. */
-static void generic_bad(const struct ctlcmd *c, const struct ctlcmd_field *f,
+void ctlcmd_field_bad(const struct ctlcmd *c, const struct ctlcmd_field *f,
 			char *err, size_t errlen)
 {
 	switch (f->kind) {
@@ -224,7 +179,7 @@ static void generic_bad(const struct ctlcmd *c, const struct ctlcmd_field *f,
 }
 
 /* One field's value into its member; 0, or -1 when v breaks the rule. */
-static int decode_field(const struct ctlcmd_field *f, const json_t *v, char *base)
+int ctlcmd_field_decode(const struct ctlcmd_field *f, const json_t *v, char *base)
 {
 	const char *s = json_string_value(v);
 	size_t n = json_string_length(v);
@@ -267,16 +222,27 @@ static int decode_field(const struct ctlcmd_field *f, const json_t *v, char *bas
 			return -1;
 		*(json_t **)(base + f->off) = (json_t *)v;
 		return 0;
+	case F_NUM:
+		if (!json_is_number(v))
+			return -1;
+		*(double *)(base + f->off) = json_number_value(v);
+		return 0;
+	case F_ANY:
+		*(json_t **)(base + f->off) = (json_t *)v;
+		return 0;
+	default:
+		return -1;  /* the lists: reply_value's */
 	}
-	return -1;
 }
 
-static void set_default(const struct ctlcmd_field *f, char *base)
+void ctlcmd_field_default(const struct ctlcmd_field *f, char *base)
 {
 	if (f->kind == F_JOB || f->kind == F_INT)
 		*(int64_t *)(base + f->off) = f->def;
 	else if (f->kind == F_BOOL || f->kind == F_ROLE)
 		*(int *)(base + f->off) = (int)f->def;
+	else if (f->kind == F_NUM)
+		*(double *)(base + f->off) = (double)f->def;
 }
 
 /* Fields f[0..n) of json into the struct at base (zeroed by the caller);
@@ -289,55 +255,132 @@ static int decode_fields(const struct ctlcmd *c, const struct ctlcmd_field *f,
 		const json_t *v = json_object_get(json, f->key);
 		int absent = !v || json_is_null(v);
 
-		if (absent && !f->required) {
-			set_default(f, base);
+		if (absent && (!f->required || (!v && f->absent_ok))) {
+			ctlcmd_field_default(f, base);
 			continue;
 		}
-		if (!absent && decode_field(f, v, base) == 0)
+		if (!absent && ctlcmd_field_decode(f, v, base) == 0)
 			continue;
 		if (f->bad)
 			snprintf(err, errlen, "%s", f->bad);
 		else
-			generic_bad(c, f, err, errlen);
+			ctlcmd_field_bad(c, f, err, errlen);
 		return GERR_INVAL;
 	}
 	return 0;
 }
 
-/* Fields f[0..n) of the struct at base into o; 0, or -1 when out of
- * memory or a string is not UTF-8. */
-static int encode_fields(const struct ctlcmd_field *f, size_t n,
+
+/* A list's array (F_STRS, F_INTS, F_ROWS); NULL when out of memory. */
+static json_t *encode_list(const struct ctlcmd_field *f, const char *base)
+{
+	const void *items = *(const void *const *)(base + f->off);
+	size_t n = *(const size_t *)(base + f->off2);
+	json_t *a = json_array(), *v;
+
+	for (size_t i = 0; a && i < n; i++) {
+		if (f->kind == F_STRS)
+			v = json_string(((const char *const *)items)[i]);
+		else if (f->kind == F_INTS)
+			v = json_integer(((const int64_t *)items)[i]);
+		else if ((v = json_object()) &&
+			 ctlcmd_fields_encode(f->rows->fields, f->rows->n_fields,
+				       (const char *)items + i * f->rows->size, v)) {
+			json_decref(v);
+			v = NULL;
+		}
+		if (json_array_append_new(a, v)) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	return a;
+}
+
+/* F_COUNTS's object; NULL when out of memory. */
+static json_t *encode_counts(const struct ctlcmd_field *f, const char *base)
+{
+	const int64_t *k = (const int64_t *)(base + f->off);
+	json_t *o = json_object();
+
+	for (int64_t i = 0; o && i < f->hi; i++)
+		if (json_object_set_new(o, f->names[i], json_integer(k[i]))) {
+			json_decref(o);
+			o = NULL;
+		}
+	return o;
+}
+
+/* Field f of the struct at base as JSON: a new value; *ret NULL when it
+ * is left out. 0, or -1 when out of memory or a string is not UTF-8. */
+static int encode_value(const struct ctlcmd_field *f, const char *base,
+			json_t **ret)
+{
+	const void *p = base + f->off;
+	json_t *v = NULL;
+	int64_t k;
+	double d;
+
+	switch (f->kind) {
+	case F_JOB:
+	case F_INT:
+		k = *(const int64_t *)p;
+		if (f->required || k != f->def)
+			v = f->nul && !k ? json_null() : json_integer(k);
+		break;
+	case F_NUM:
+		d = *(const double *)p;
+		if (f->required || d != (double)f->def)
+			v = f->nul && d == 0 ? json_null() : json_real(d);
+		break;
+	case F_BOOL:
+	case F_ROLE:
+		k = *(const int *)p;
+		if (f->required || k != f->def)
+			v = f->kind == F_BOOL ? json_boolean(k) :
+			    json_string(k >= f->lo && k <= f->hi ? role_names[k] : "");
+		break;
+	case F_STR:
+	case F_NAME:
+	case F_PATH:
+		if (*(const char *const *)p && !(v = json_string(*(const char *const *)p)))
+			return -1;  /* not UTF-8 */
+		if (!v && f->nul)
+			v = json_null();
+		break;
+	case F_OBJ:
+	case F_ANY:
+		v = json_incref(*(json_t *const *)p);
+		if (!v && f->nul)
+			v = json_null();
+		break;
+	case F_COUNTS:
+		if (!(v = encode_counts(f, base)))
+			return -1;
+		break;
+	case F_STRS:
+	case F_INTS:
+	case F_ROWS:
+		if (!f->required && *(const size_t *)(base + f->off2) == 0)
+			break;
+		if (!(v = encode_list(f, base)))
+			return -1;
+		break;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Fields f[0..n) of the struct at base into o, in the table's order; 0,
+ * or -1 when out of memory or a string is not UTF-8. */
+int ctlcmd_fields_encode(const struct ctlcmd_field *f, size_t n,
 			 const char *base, json_t *o)
 {
 	for (size_t i = 0; i < n; i++, f++) {
-		const void *p = base + f->off;
-		json_t *v = NULL;
-		int64_t k;
+		json_t *v;
 
-		switch (f->kind) {
-		case F_JOB:
-		case F_INT:
-			k = *(const int64_t *)p;
-			if (f->required || k != f->def)
-				v = json_integer(k);
-			break;
-		case F_BOOL:
-		case F_ROLE:
-			k = *(const int *)p;
-			if (f->required || k != f->def)
-				v = f->kind == F_BOOL ? json_boolean(k) :
-				    json_string(k >= f->lo && k <= f->hi ? role_names[k] : "");
-			break;
-		case F_STR:
-		case F_NAME:
-		case F_PATH:
-			if (*(const char *const *)p && !(v = json_string(*(const char *const *)p)))
-				return -1;  /* not UTF-8 */
-			break;
-		case F_OBJ:
-			v = json_incref(*(json_t *const *)p);
-			break;
-		}
+		if (encode_value(f, base, &v))
+			return -1;
 		if (v && json_object_set_new(o, f->key, v))
 			return -1;
 	}
@@ -366,27 +409,11 @@ json_t *ctlcmd_encode(const struct ctlcmd_req *req)
 		return NULL;
 	c = &ctlcmd_table[req->cmd];
 	o = json_pack("{s:s}", "cmd", c->name);
-	if (o && encode_fields(c->fields, c->n_fields, (const char *)req, o)) {
+	if (o && ctlcmd_fields_encode(c->fields, c->n_fields, (const char *)req, o)) {
 		json_decref(o);
 		o = NULL;
 	}
 	return o;
-}
-
-int ctlcmd_reply_decode(const struct ctlcmd *c, const json_t *reply,
-			struct ctlcmd_reply *ret, char *err, size_t errlen)
-{
-	struct ctlcmd_reply out;
-
-	memset(&out, 0, sizeof(out));
-	if (!c->reply) {
-		snprintf(err, errlen, "'%s' has no typed reply", c->name);
-		return GERR_INVAL;
-	}
-	if (decode_fields(c, c->reply, c->n_reply, reply, (char *)&out, err, errlen))
-		return GERR_INVAL;
-	*ret = out;
-	return 0;
 }
 
 json_t *ctlcmd_reply_encode(enum ctlcmd_id id, const struct ctlcmd_reply *rep)
@@ -394,11 +421,11 @@ json_t *ctlcmd_reply_encode(enum ctlcmd_id id, const struct ctlcmd_reply *rep)
 	const struct ctlcmd *c;
 	json_t *o;
 
-	if ((unsigned)id >= CTLCMD_COUNT || !ctlcmd_table[id].reply)
+	if ((unsigned)id >= CTLCMD_COUNT)
 		return NULL;
 	c = &ctlcmd_table[id];
-	o = json_pack("{s:b}", "ok", 1);
-	if (o && encode_fields(c->reply, c->n_reply, (const char *)rep, o)) {
+	o = json_pack("{s:b}", OK_KEY, 1);
+	if (o && ctlcmd_fields_encode(c->reply->fields, c->reply->n_fields, (const char *)rep, o)) {
 		json_decref(o);
 		o = NULL;
 	}

@@ -1,7 +1,7 @@
 /* ctlcmd.h - the control API's commands as data: one row per command
  * (name, the least role that may ask, flags, request fields) and one
  * codec over them, used by gpud (daemon/control/) and gpuctl
- * (tools/gpuctl/). The reply shapes are in daemon/control/control.h.
+ * (tools/gpuctl/). control.h describes the requests and replies.
  *
  * A request is a JSON object {"cmd": NAME, field: value, ..}. Every field
  * a command takes is a member of struct ctlcmd_req; each row's field
@@ -9,8 +9,11 @@
  * whether they are required. gpud decodes every request through the
  * table (ctlcmd_decode) before any handler runs; gpuctl encodes every
  * request from the struct (ctlcmd_encode), so the keys are spelled only
- * in ctlcmd.c. The small replies are typed alike (struct ctlcmd_reply):
- * gpud encodes them, gpuctl decodes them.
+ * in ctlcmd.c. Every reply is typed alike (struct ctlcmd_reply, with
+ * the rows of its lists: jobs, workers, tokens, problems, workloads):
+ * gpud encodes each reply through ctlcmd_reply_encode, gpuctl decodes it
+ * through ctlcmd_reply_decode; a workload's own JSON (a job's params) is
+ * one opaque field.
  *
  * Rules the codec enforces on decoding:
  *  - a required field must be present; an optional one may be absent or
@@ -96,21 +99,146 @@ struct ctlcmd_req {
 	json_t *args;           /* submit, extend, export: borrowed */
 };
 
-/* The small replies, typed: ping, submit, priority, cancel, pause,
- * resume, extend, export and token_revoke. The others (status, history,
- * result, workers, workloads, token_add, token_list, check, backup) are
- * described in daemon/control/control.h and read as JSON. */
+/* The replies' rows and lists. Numbers that a reply may send as null
+ * read as 0 (NULL for strings) and 0 is written as null, unless noted;
+ * "not sent" marks what an older gpud leaves out. Decoding allocates the
+ * arrays (ctlcmd_reply_clear frees them); their strings and objects
+ * borrow from the reply. */
+#define CTLCMD_LEASE_STATES 6     /* the store's enum lease_state, in order */
+#define CTLCMD_NOT_SENT (-1)      /* an optional count or time left out */
+
+/* One job of status or history. */
+struct ctlcmd_job {
+	int64_t id;
+	const char *name;             /* or NULL */
+	const char *workload, *unit_name;
+	const char *state;            /* queued, running, paused, done, .. */
+	int64_t priority;             /* INT64_MIN: not sent */
+	json_t *params;               /* the workload's own: opaque, or NULL */
+	int64_t total_units, units_done, units_running, units_verified;
+	int64_t leases[CTLCMD_LEASE_STATES], replicas[CTLCMD_LEASE_STATES];
+	int64_t replicas_waiting, failed_waiting;
+	const char *check;            /* sample or full */
+	const char **workers;         /* the holders' names */
+	size_t n_workers;
+	const char *reason;           /* or NULL */
+	double submitted_at, created_at;
+	double started_at;            /* 0: not yet; < 0: not sent */
+	double finished_at;           /* 0: not yet */
+	double elapsed_s, avg_rate;   /* < 0: not sent */
+	int64_t attempts, verify_failures;  /* < 0: not sent */
+	const char *damaged;          /* or NULL */
+	double rate, eta_s;           /* eta_s 0: not known */
+};
+
+/* One worker of workers. */
+struct ctlcmd_worker {
+	int64_t id;
+	const char *name, *device;
+	int online, quarantined;
+	int64_t failures, foreign_msgs, stalls, leases_done, units_done;
+	double rate, last_seen;
+	int64_t streak, confirmed;
+	const char *place[4];         /* host, slurm_job, slurm_array, pod
+				       * (place.h's order); NULL: not known */
+	int64_t lease;                /* 0: none */
+	int64_t trust_after;
+	int trusted;
+	int64_t job, threads;         /* 0: none, not known */
+	const char *job_unit;         /* or NULL */
+	int job_unit_sent;            /* decoding: the key was there (an older
+				       * gpud sends none) */
+};
+
+/* One token of token_list. */
+struct ctlcmd_token {
+	const char *name;
+	double created_at;
+	int revoked;
+	const char *role;             /* worker, viewer, admin; "?" */
+};
+
+/* One stored result found wrong by check or backup. */
+struct ctlcmd_problem {
+	int64_t job, lease;           /* lease 0: none */
+	const char *where, *hash, *problem;
+};
+
+/* One parameter / export of a workload (workloads). */
+struct ctlcmd_wl_param {
+	const char *name, *type;
+	const char *def;              /* "default", or NULL */
+	const char *help;
+};
+
+struct ctlcmd_wl_export {
+	const char *name, *help;
+};
+
+struct ctlcmd_workload {
+	const char *name, *unit_name, *description;
+	struct ctlcmd_wl_param *params;
+	size_t n_params;
+	struct ctlcmd_wl_export *exports;
+	size_t n_exports;
+	int extend;
+};
+
+/* Every reply field, typed; which ones a command's reply carries is its
+ * row's (ctlcmd.c lists them, control.h describes them). */
 struct ctlcmd_reply {
+	enum ctlcmd_id cmd;     /* set by decoding; what ctlcmd_reply_clear walks */
 	int64_t job;
 	int64_t priority;
 	int64_t total_units;
-	int64_t bytes;          /* export: the binary part's length */
+	int64_t bytes;          /* export: the binary part's length; backup's */
 	const char *state;      /* the job's state as gpuctl status shows it */
 	const char *version;    /* ping: gpud's */
 	const char *revoked;    /* token_revoke: the token's name */
+	/* status, history */
+	struct ctlcmd_job *jobs;
+	size_t n_jobs;
+	int64_t hidden;
+	const char **warnings;  /* status: gpud's own trouble */
+	size_t n_warnings;
+	/* workers */
+	struct ctlcmd_worker *workers;
+	size_t n_workers;
+	/* result */
+	const char *workload;
+	json_t *params;         /* the job's own: opaque */
+	int64_t answer_bytes, units_verified;
+	const char *text;       /* the rendered answer, or NULL */
+	const char **files;     /* plots written */
+	size_t n_files;
+	const char **exports;
+	size_t n_exports;
+	const char *reason;     /* or NULL (then left out) */
+	/* workloads */
+	struct ctlcmd_workload *workloads;
+	size_t n_workloads;
+	/* token_add, token_list */
+	const char *token, *gpud_key, *credential;  /* credential: or NULL */
+	enum auth_role role;
+	struct ctlcmd_token *tokens;
+	size_t n_tokens;
+	/* check, backup */
+	int damaged, verified;
+	const char **database;  /* SQLite's integrity problems */
+	size_t n_database;
+	int64_t references, blobs_checked, problems_total;
+	struct ctlcmd_problem *problems;
+	size_t n_problems;
+	int64_t *damaged_jobs;
+	size_t n_damaged_jobs;
+	const char *path, *database_blake2b;
+	int64_t database_bytes, blobs, blob_bytes, linked, copied, ident_files,
+		leases_released, snapshots;
+	double seconds;
 };
 
 struct ctlcmd_field;
+struct ctlcmd_rows;
 
 struct ctlcmd {
 	const char *name;
@@ -118,8 +246,7 @@ struct ctlcmd {
 	unsigned flags;         /* CTLCMD_* */
 	const struct ctlcmd_field *fields;
 	size_t n_fields;
-	const struct ctlcmd_field *reply;  /* NULL: an untyped reply */
-	size_t n_reply;
+	const struct ctlcmd_rows *reply;   /* its reply's fields (ctlreply.c) */
 };
 
 /* The rows, indexed by enum ctlcmd_id. */
@@ -143,12 +270,39 @@ int ctlcmd_decode(const struct ctlcmd *c, const json_t *req,
 json_t *ctlcmd_encode(const struct ctlcmd_req *req);
 
 /* A successful reply of a row with typed reply fields (c->reply): into
- * *ret as ctlcmd_decode does (the same rules; every reply field is
- * required). 0, or GERR_INVAL with the reason in err. */
+ * *ret as ctlcmd_decode does (the same rules; a reply's field is
+ * required unless the table says otherwise; lists are arrays of their
+ * rows, each checked alike). 0, or GERR_INVAL with the reason in err
+ * ("jobs[2].units_done: not an integer from 0 to .."); on failure
+ * nothing is left allocated. On success ctlcmd_reply_clear frees what
+ * decoding allocated. */
 int ctlcmd_reply_decode(const struct ctlcmd *c, const json_t *reply,
 			struct ctlcmd_reply *ret, char *err, size_t errlen);
 /* {"ok": true, ..} from rep for command id, a new object; NULL when out of
  * memory, or when id's row has no typed reply. */
 json_t *ctlcmd_reply_encode(enum ctlcmd_id id, const struct ctlcmd_reply *rep);
+/* The array of reply's list (a job, worker, token or workload per row:
+ * the first list of id's reply) as gpud sent it, borrowed from reply;
+ * NULL when id's reply has no list or reply none. For printing a list
+ * whole; read its rows through ctlcmd_reply_decode. */
+const json_t *ctlcmd_reply_list(enum ctlcmd_id id, const json_t *reply);
+/* The envelope every reply has: {"ok": true, ..}, or {"ok": false,
+ * "error": msg} (a new object; NULL when out of memory). */
+json_t *ctlcmd_reply_error(const char *msg);
+/* 1 when reply says ok; else 0 and *ret_error gpud's message (borrowed;
+ * NULL when it sent none). */
+int ctlcmd_reply_ok(const json_t *reply, const char **ret_error);
+/* reply less its envelope (its "ok"), in place, for printing; reply. */
+json_t *ctlcmd_reply_body(json_t *reply);
+/* result's reply as gpuctl result --json prints it: less its envelope,
+ * its "answer_bytes" and "text", with answer (ownership taken) as
+ * "answer"; in place, reply. */
+json_t *ctlcmd_result_answer(json_t *reply, json_t *answer);
+/* Free the arrays decoding put in rep (its strings stay the reply's);
+ * rep is zeroed. NULL, or a zeroed struct, is a no-op. */
+void ctlcmd_reply_clear(struct ctlcmd_reply *rep);
+/* The key of lease state s in a job's "leases" ("pending"), "?" when out
+ * of range. */
+const char *ctlcmd_lease_state_name(int s);
 
 #endif

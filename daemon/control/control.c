@@ -262,74 +262,83 @@ out:
 
 /* ---- workers ---- */
 
+_Static_assert(PLACE_FIELDS == 4, "a worker row's place");
+
 static void workers_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	struct store_worker *ws = NULL;
 	size_t n = 0;
-	json_t *arr = json_array();
 
 	if (store_worker_list(st, &ws, &n)) {
 		snprintf(r->err, sizeof(r->err), "cannot list workers");
-		json_decref(arr);
+		return;
+	}
+	r->ws = ws;
+	r->n_ws = n;
+	r->wrows = calloc(n ? n : 1, sizeof(*r->wrows));
+	if (!r->wrows) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct ctlcmd_worker *w = &r->wrows[i];
 		uint32_t streak = 0;
 		uint64_t confirmed = 0;
+
 		store_worker_streak(st, ws[i].id, &streak, &confirmed);
-		json_t *w = json_pack(
-			"{s:I, s:s, s:s, s:b, s:b, s:i, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I}",
-			"id", (json_int_t)ws[i].id, "name", ws[i].name,
-			"device", ws[i].device ? ws[i].device : "",
-			"online", ws[i].online, "quarantined", ws[i].quarantined,
-			"failures", (int)ws[i].failures,
-			"foreign_msgs", (json_int_t)ws[i].foreign_msgs,
-			"stalls", (json_int_t)ws[i].stalls,
-			"leases_done", (json_int_t)ws[i].leases_done,
-			"units_done", (json_int_t)ws[i].units_done,
-			"rate", ws[i].rate, "last_seen", ws[i].last_seen,
-			"streak", (json_int_t)streak, "confirmed", (json_int_t)confirmed);
+		*w = (struct ctlcmd_worker){
+			.id = ws[i].id, .name = ws[i].name,
+			.device = ws[i].device ? ws[i].device : "",
+			.online = ws[i].online, .quarantined = ws[i].quarantined,
+			.failures = (int64_t)ws[i].failures,
+			.foreign_msgs = (int64_t)ws[i].foreign_msgs,
+			.stalls = (int64_t)ws[i].stalls,
+			.leases_done = (int64_t)ws[i].leases_done,
+			.units_done = (int64_t)ws[i].units_done,
+			.rate = ws[i].rate, .last_seen = ws[i].last_seen,
+			.streak = (int64_t)streak, .confirmed = (int64_t)confirmed };
 		/* Where it runs (its latest login's): null when not known. */
-		for (int f = 0; w && f < PLACE_FIELDS; f++) {
+		for (int f = 0; f < PLACE_FIELDS; f++) {
 			const char *v = place_get(&ws[i].place, (enum place_field)f);
-			json_object_set_new(w, place_field_name((enum place_field)f),
-					    *v ? json_string(v) : json_null());
+			w->place[f] = *v ? v : NULL;
 		}
-		json_array_append_new(arr, w);
 	}
-	store_worker_free_array(ws, n);
-	r->reply = json_pack("{s:b, s:o}", "ok", 1, "workers", arr);
 }
 
 static void workers_after(void *arg)
 {
 	struct ctl_req *r = arg;
-	size_t i;
-	json_t *w;
+	uint32_t need = r->d->cfg.trust_after;
 
-	json_array_foreach(json_object_get(r->reply, "workers"), i, w) {
+	for (size_t i = 0; !r->err[0] && i < r->n_ws; i++) {
+		struct ctlcmd_worker *w = &r->wrows[i];
 		int64_t job = 0;
-		int64_t lease = conn_worker_lease(r->d,
-			json_integer_value(json_object_get(w, "id")), &job);
-		json_int_t streak = json_integer_value(json_object_get(w, "streak"));
-		uint32_t need = r->d->cfg.trust_after;
-		json_object_set_new(w, "lease", lease ? json_integer(lease) : json_null());
-		/* Untrusted workers' results are replicated before they merge. */
-		json_object_set_new(w, "trust_after", json_integer(need));
-		json_object_set_new(w, "trusted", json_boolean(need == 0 || streak >= need));
-		json_object_set_new(w, "job", lease ? json_integer(job) : json_null());
+		int64_t lease = conn_worker_lease(r->d, w->id, &job);
 		/* Its connection's: the rate is in its job's unit. */
-		const struct conn *c = conn_find_worker(r->d,
-			json_integer_value(json_object_get(w, "id")));
-		json_object_set_new(w, "threads", c && c->threads ?
-				    json_integer(c->threads) : json_null());
-		json_object_set_new(w, "job_unit", lease && c && c->job_unit ?
-				    json_string(c->job_unit) : json_null());
+		const struct conn *c = conn_find_worker(r->d, w->id);
+
+		w->lease = lease;
+		/* Untrusted workers' results are replicated before they merge. */
+		w->trust_after = need;
+		w->trusted = need == 0 || w->streak >= need;
+		w->job = lease ? job : 0;
+		w->threads = c && c->threads ? c->threads : 0;
+		w->job_unit = lease && c && c->job_unit ? c->job_unit : NULL;
 		/* Connected: its live rate (the stored one is its last lease's). */
 		if (lease && c && c->rate > 0)
-			json_object_set_new(w, "rate", json_real(c->rate));
+			w->rate = c->rate;
 	}
+	if (!r->err[0]) {
+		r->reply = ctlcmd_reply_encode(CTLCMD_WORKERS, &(struct ctlcmd_reply){
+			.workers = r->wrows, .n_workers = r->n_ws });
+		if (!r->reply)
+			snprintf(r->err, sizeof(r->err), "out of memory");
+	}
+	free(r->wrows);
+	store_worker_free_array(r->ws, r->n_ws);
+	r->wrows = NULL;
+	r->ws = NULL;
 	ctl_finish(r);
 }
 
@@ -412,6 +421,8 @@ static void ping_start(struct ctl_req *r)
 static void workloads_start(struct ctl_req *r)
 {
 	r->reply = ctl_workloads_reply();
+	if (!r->reply)
+		snprintf(r->err, sizeof(r->err), "out of memory");
 	ctl_finish(r);
 }
 

@@ -3,10 +3,13 @@
  * its token's role: a viewer may ping, status, history, result, export,
  * workers and workloads; an admin everything).
  *
- * The command table (common/ctlcmd.h) holds each command's name, role and
- * request fields with their types and bounds; every request is checked
- * against it before anything runs. Below, the shapes of the requests and
- * of their replies.
+ * The command table (common/ctlcmd.h) holds each command's name, role,
+ * request fields and reply fields with their types and bounds; every
+ * request is checked against it before anything runs, and every reply is
+ * built from its struct through it (common/ctlreply.c has the replies'
+ * tables and their rows: job, worker, token, problem, workload), so gpuctl
+ * reads what gpud writes through the same tables. Below, the shapes of
+ * the requests and of their replies, as those tables write them.
  *
  * Transport: proto.h frames, CTL_REQ from gpuctl, one CTL_REPLY back; the
  * connection may carry several requests. Every reply has "ok"; on failure

@@ -42,15 +42,16 @@ void ctl_result_load_work(struct store *st, void *arg)
 
 /* A finished job's plot, written at its finish; written now when missing
  * (a job finished before gpud wrote plots, or the file was removed). */
-static void result_plot(struct ctl_req *r, json_t *files)
+/* 1 with its path in path, or 0 (no plot). */
+static int result_plot(struct ctl_req *r, char *path, size_t path_len)
 {
 	const char *dir = r->d->cfg.results_dir;
-	char path[4200], err[WL_ERRLEN + 64];
+	char err[WL_ERRLEN + 64];
 	char *svg = NULL;
 	size_t len = 0;
 	struct stat sb;
 	int rc = results_path(dir, r->jobrow.id, r->wl->plot_name, path,
-			      sizeof(path));
+			      path_len);
 
 	if (rc == 0 && stat(path, &sb) != 0) {
 		rc = results_render(r->wl, r->jobrow.params, r->jobrow.answer,
@@ -61,8 +62,7 @@ static void result_plot(struct ctl_req *r, json_t *files)
 					   len, NULL, 0, err, sizeof(err));
 		free(svg);
 	}
-	if (rc == 0)
-		json_array_append_new(files, json_string(path));
+	return rc == 0;
 }
 
 /* Thread pool: the text, the plot of a finished job, and the reply. */
@@ -73,17 +73,19 @@ static void result_render(uv_work_t *w)
 	const struct workload *wl = r->wl;
 	json_t *params = ctl_json_from_text(j->params);
 	json_t *answer = ctl_json_from_text(j->answer);
-	json_t *files = json_array(), *exports = json_array();
-	char *text = NULL;
+	const char *exports[64], *files[1];
+	size_t n_exports = 0, n_files = 0;
+	char *text = NULL, path[4200];
 
-	for (size_t k = 0; wl && wl->export_data && wl->exports && wl->exports[k]; k++)
-		json_array_append_new(exports, json_string(wl->exports[k]));
+	for (size_t k = 0; wl && wl->export_data && wl->exports && wl->exports[k] &&
+	     n_exports + 1 < sizeof(exports) / sizeof(exports[0]); k++)
+		exports[n_exports++] = wl->exports[k];
 	if (wl && wl->render_plot)
-		json_array_append_new(exports, json_string("plot"));
+		exports[n_exports++] = "plot";
 	if (wl && !json_is_null(answer)) {
 		text = wl->render_text(workload_ctx(wl), params, answer, &r->parts.pub);
-		if (j->state == JOB_DONE && wl->render_plot)
-			result_plot(r, files);
+		if (j->state == JOB_DONE && wl->render_plot && result_plot(r, path, sizeof(path)))
+			files[n_files++] = path;
 	}
 	/* The answer goes in the frame's binary part, where its size is
 	 * bounded by PROTO_MAX_BIN rather than the header's limit. */
@@ -97,20 +99,14 @@ static void result_render(uv_work_t *w)
 	else if (r->out_len > PROTO_MAX_BIN)
 		snprintf(r->err, sizeof(r->err), "the answer is larger than %u bytes",
 			 PROTO_MAX_BIN);
-	else {
-		/* "o" steals files and exports, even when packing fails. */
-		r->reply = json_pack("{s:b, s:I, s:s, s:s, s:O, s:I, s:o, s:o, s:o, s:I, s:s?}",
-			"ok", 1, "job", (json_int_t)j->id, "workload", j->workload,
-			"state", job_state_name(j->state), "params", params,
-			"answer_bytes", (json_int_t)r->out_len,
-			"text", text ? json_string(text) : json_null(),
-			"files", files, "exports", exports,
-			"units_verified", (json_int_t)j->units_verified,
-			"reason", j->reason);
-		files = exports = NULL;
-	}
-	json_decref(files);
-	json_decref(exports);
+	else if (!(r->reply = ctlcmd_reply_encode(CTLCMD_RESULT, &(struct ctlcmd_reply){
+			.job = j->id, .workload = j->workload,
+			.state = job_state_name(j->state), .params = params,
+			.answer_bytes = (int64_t)r->out_len, .text = text,
+			.files = files, .n_files = n_files,
+			.exports = exports, .n_exports = n_exports,
+			.units_verified = (int64_t)j->units_verified, .reason = j->reason })))
+		snprintf(r->err, sizeof(r->err), "out of memory");
 	free(text);
 	json_decref(params);
 	json_decref(answer);

@@ -43,28 +43,11 @@ static void backup_work(uv_work_t *w)
 			     b->err, sizeof(b->err));
 }
 
-static json_t *problems_json(const struct backup_report *rep)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; i < rep->nprobs && i < BACKUP_MAX_LISTED; i++) {
-		const struct store_blob_ref *f = rep->probs[i].ref;
-
-		json_array_append_new(a, json_pack("{s:I, s:o, s:s, s:s, s:s}",
-			"job", (json_int_t)f->job_id, "lease", f->lease_id ?
-			json_integer(f->lease_id) : json_null(), "where",
-			f->where, "hash", f->hash, "problem",
-			audit_problem_name(rep->probs[i].rc)));
-	}
-	return a;
-}
-
 static void backup_after(uv_work_t *w, int status)
 {
 	struct backup_job *b = w->data;
 	struct ctl_req *r = b->r;
 	const struct backup_report *rep = &b->rep;
-	json_t *db;
 	int sound = rep->nintegrity == 0 && rep->nprobs == 0;
 
 	if (status || b->rc) {
@@ -75,24 +58,25 @@ static void backup_after(uv_work_t *w, int status)
 		ctl_finish(r);
 		return;
 	}
-	db = json_array();
-	for (size_t i = 0; i < rep->nintegrity; i++)
-		json_array_append_new(db, json_string(rep->integrity[i]));
-	r->reply = json_pack("{s:b, s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I, "
-			     "s:I, s:I, s:I, s:f, s:b, s:o, s:o, s:I}",
-		"ok", 1, "path", b->dir, "bytes", (json_int_t)rep->bytes,
-		"database_bytes", (json_int_t)rep->db_bytes,
-		"database_blake2b", rep->db_hash,
-		"blobs", (json_int_t)rep->blobs,
-		"blob_bytes", (json_int_t)rep->blob_bytes,
-		"linked", (json_int_t)rep->linked,
-		"copied", (json_int_t)rep->copied,
-		"files", (json_int_t)rep->files,
-		"leases_released", (json_int_t)rep->released,
-		"snapshots", (json_int_t)rep->snapshots,
-		"seconds", rep->seconds, "verified", sound, "database", db,
-		"problems", problems_json(rep),
-		"problems_total", (json_int_t)rep->nprobs);
+	size_t nrows = 0;
+	struct ctlcmd_problem *rows = ctl_problem_rows(rep->probs, rep->nprobs,
+						       BACKUP_MAX_LISTED, &nrows);
+	if (rows)
+		r->reply = ctlcmd_reply_encode(CTLCMD_BACKUP, &(struct ctlcmd_reply){
+			.path = b->dir, .bytes = (int64_t)rep->bytes,
+			.database_bytes = (int64_t)rep->db_bytes,
+			.database_blake2b = rep->db_hash, .blobs = (int64_t)rep->blobs,
+			.blob_bytes = (int64_t)rep->blob_bytes,
+			.linked = (int64_t)rep->linked, .copied = (int64_t)rep->copied,
+			.ident_files = (int64_t)rep->files,
+			.leases_released = (int64_t)rep->released,
+			.snapshots = (int64_t)rep->snapshots, .seconds = rep->seconds,
+			.verified = sound, .database = (const char **)rep->integrity,
+			.n_database = rep->nintegrity, .problems = rows,
+			.n_problems = nrows, .problems_total = (int64_t)rep->nprobs });
+	if (!r->reply)
+		snprintf(r->err, sizeof(r->err), "out of memory");
+	free(rows);
 	LOG_INFO(&r->d->log, "backup written to %s: %" PRIu64 " bytes, %zu "
 		 "blob(s), %zu granted lease(s) pending in the copy, %.1f s, %s",
 		 b->dir, rep->bytes, rep->blobs, rep->released, rep->seconds,

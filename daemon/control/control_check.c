@@ -137,42 +137,38 @@ static void mark_after(void *arg)
 {
 	struct check *c = arg;
 	struct ctl_req *r = c->r;
-	json_t *db = json_array(), *probs = json_array(), *jobs = json_array();
+	struct ctlcmd_problem *rows = NULL;
+	int64_t *jobs = NULL;
+	size_t nrows = 0, njobs = 0;
 
 	if (c->rc) {
-		json_decref(db);
-		json_decref(probs);
-		json_decref(jobs);
 		check_fail(c, c->msg);
 		return;
 	}
-	for (size_t i = 0; i < c->nlines; i++)
-		json_array_append_new(db, json_string(c->lines[i]));
-	for (size_t i = 0; i < c->nprobs; i++) {
-		const struct store_blob_ref *f = c->probs[i].ref;
-		json_t *job = json_integer(f->job_id);
+	rows = ctl_problem_rows(c->probs, c->nprobs, CHECK_MAX_LISTED, &nrows);
+	jobs = calloc(c->nprobs ? c->nprobs : 1, sizeof(*jobs));
+	/* Each damaged job once, in the order first found. */
+	for (size_t i = 0; jobs && i < c->nprobs; i++) {
+		int64_t job = c->probs[i].ref->job_id;
+		size_t k = 0;
 
-		if (i < CHECK_MAX_LISTED)
-			json_array_append_new(probs, json_pack("{s:I, s:o, s:s, s:s, s:s}",
-			"job", (json_int_t)f->job_id,
-			"lease", f->lease_id ? json_integer(f->lease_id) : json_null(),
-			"where", f->where, "hash", f->hash,
-			"problem", audit_problem_name(c->probs[i].rc)));
-		size_t k;
-		json_t *v;
-		int seen = 0;
-		json_array_foreach(jobs, k, v)
-			seen |= json_equal(v, job);
-		if (!seen)
-			json_array_append(jobs, job);
-		json_decref(job);
+		while (k < njobs && jobs[k] != job)
+			k++;
+		if (k == njobs)
+			jobs[njobs++] = job;
 	}
-	r->reply = json_pack("{s:b, s:b, s:o, s:I, s:I, s:o, s:I, s:o}", "ok", 1,
-		"damaged", c->nlines > 0 || c->nprobs > 0, "database", db,
-		"references", (json_int_t)c->nrefs,
-		"blobs_checked", (json_int_t)c->checked,
-		"problems", probs, "problems_total", (json_int_t)c->nprobs,
-		"damaged_jobs", jobs);
+	if (rows && jobs)
+		r->reply = ctlcmd_reply_encode(CTLCMD_CHECK, &(struct ctlcmd_reply){
+			.damaged = c->nlines > 0 || c->nprobs > 0,
+			.database = (const char **)c->lines, .n_database = c->nlines,
+			.references = (int64_t)c->nrefs, .blobs_checked = (int64_t)c->checked,
+			.problems = rows, .n_problems = nrows,
+			.problems_total = (int64_t)c->nprobs,
+			.damaged_jobs = jobs, .n_damaged_jobs = njobs });
+	if (!r->reply)
+		snprintf(r->err, sizeof(r->err), "out of memory");
+	free(rows);
+	free(jobs);
 	check_free(c);
 	ctl_finish(r);
 }

@@ -5,7 +5,7 @@
  *
  * Files: control.c (dispatch, the table, submit, cancel/pause/resume,
  * extend, workers, ping, workloads), control_req.c (ctl_finish and the
- * helpers every command shares), control_jobs.c (status, history,
+ * helpers the commands share: the error reply, a check's problem rows), control_jobs.c (status, history,
  * priority), control_answer.c (result, export), control_tokens.c
  * (token_add, token_list, token_revoke), control_workloads.c (the
  * workloads reply), control_check.c (check), control_backup.c (backup).
@@ -53,6 +53,7 @@ struct ctl_req {
 	char *token_text;
 	struct auth_token tok;
 	enum auth_role role;        /* token_add: the new token's */
+	int stored;             /* token_add: stored, its after step replies */
 	int storage_rc;         /* outcome of a write that could fail for disk reasons */
 	/* export */
 	void *out;              /* bulk output, handed to done() */
@@ -61,10 +62,23 @@ struct ctl_req {
 	struct job_parts parts;
 	/* result */
 	struct store_job jobrow;
+	/* status, history: the jobs while the reply is built, owned (freed
+	 * by ctl_jobs_after) */
+	struct ctl_jobs *jobs;
+	/* workers: the stored workers and their rows, owned (freed by its
+	 * after step) */
+	struct store_worker *ws;
+	size_t n_ws;
+	struct ctlcmd_worker *wrows;
 };
 
 /* control_req.c. {"ok":false,"error":msg}, a new reference. */
 json_t *ctl_error_reply(const char *msg);
+struct audit_problem;
+/* The first max of probs (n of them) as a reply's rows, a new array of
+ * *ret_n that borrows from probs; NULL when out of memory. Any thread. */
+struct ctlcmd_problem *ctl_problem_rows(const struct audit_problem *probs,
+					size_t n, size_t max, size_t *ret_n);
 /* Loop thread: reply (r->reply, or an error from r->err) and free r. */
 void ctl_finish(struct ctl_req *r);
 /* The JSON value of text, or JSON null when text is NULL or not JSON; a
@@ -79,9 +93,10 @@ void ctl_result_load_after(void *arg);
 void ctl_export_load_work(struct store *st, void *arg);
 void ctl_export_load_after(void *arg);
 
-/* control_jobs.c: status, history and priority. Each work step builds
- * r->reply (or r->err) from the database; ctl_jobs_after adds what only
- * the loop knows (rates, reasons) and finishes the request. */
+/* control_jobs.c: status, history and priority. Each work step reads
+ * the jobs' rows (r->jobs) or sets r->err; ctl_jobs_after adds what only
+ * the loop knows (rates, reasons), encodes the reply and finishes the
+ * request. */
 void ctl_status_work(struct store *st, void *arg);
 void ctl_history_work(struct store *st, void *arg);
 void ctl_priority_work(struct store *st, void *arg);
@@ -96,7 +111,8 @@ void ctl_token_revoke_work(struct store *st, void *arg);
 void ctl_token_revoke_after(void *arg);
 
 /* control_workloads.c: the reply to "workloads" (the registry's
- * workloads, their parameters and exports). Any thread; a new reference. */
+ * workloads, their parameters and exports). Any thread; a new reference,
+ * NULL when out of memory. */
 json_t *ctl_workloads_reply(void);
 
 /* control_check.c: check, from start to ctl_finish (database thread,

@@ -37,6 +37,62 @@
 
 /* ---- the database's part ---- */
 
+/* One job of the reply as it is built: its row (struct ctlcmd_job, which
+ * borrows from the store's job and from here) and what the loop's part
+ * needs besides. */
+struct job_extra {
+	int carve_done;
+	char *held_by;          /* "every lease is held: ..", or NULL; owned */
+	char *damaged;          /* owned */
+	char **holders;         /* owned, n_holders names */
+	size_t n_holders;
+	json_t *params;         /* owned */
+	char *why;              /* the reason the loop gives, owned */
+};
+
+/* An active job in queue order, for the reasons of queued jobs. */
+struct queued {
+	int64_t id;
+	const char *workload;   /* borrowed from jobs->list */
+	int running;
+	int priority;
+};
+
+struct ctl_jobs {
+	struct store_job *list; /* owned; the rows borrow its strings */
+	size_t n;
+	struct ctlcmd_job *rows;
+	struct job_extra *extra;
+	size_t n_rows;
+	struct queued *queue;
+	size_t n_queue;
+	uint64_t hidden;
+};
+
+_Static_assert(LEASE_NSTATES == CTLCMD_LEASE_STATES, "a job's lease counts");
+
+static void jobs_free(struct ctl_jobs *js)
+{
+	if (!js)
+		return;
+	for (size_t i = 0; i < js->n_rows; i++) {
+		struct job_extra *x = &js->extra[i];
+
+		free(x->damaged);
+		free(x->held_by);
+		free(x->why);
+		for (size_t k = 0; k < x->n_holders; k++)
+			free(x->holders[k]);
+		free(x->holders);
+		json_decref(x->params);
+	}
+	free(js->rows);
+	free(js->extra);
+	free(js->queue);
+	store_job_free_array(js->list, js->n);
+	free(js);
+}
+
 /* The state a user sees: active is running or queued. */
 static const char *shown_state(enum job_state s, uint64_t held)
 {
@@ -45,195 +101,171 @@ static const char *shown_state(enum job_state s, uint64_t held)
 	return job_state_name(s);
 }
 
-/* JSON null for 0 (a time not reached yet), else the number. */
-static json_t *time_or_null(double t)
+/* The names of the workers that hold the job's leases, into x. */
+static void holders_get(struct store *st, int64_t job, struct job_extra *x)
 {
-	return t > 0 ? json_real(t) : json_null();
-}
-
-/* The names of the workers that hold the job's leases. */
-static json_t *holders_json(struct store *st, int64_t job)
-{
-	json_t *workers = json_array();
 	struct store_lease *leases = NULL;
 	size_t nl = 0;
 
 	if (store_lease_list_job(st, job, &leases, &nl))
-		return workers;
-	for (size_t i = 0; i < nl; i++) {
+		return;
+	x->holders = nl ? calloc(nl, sizeof(*x->holders)) : NULL;
+	for (size_t i = 0; x->holders && i < nl; i++) {
 		struct store_worker w = {0};
 
 		if (leases[i].state != LEASE_LEASED || !leases[i].worker_id)
 			continue;
-		if (store_worker_get(st, leases[i].worker_id, &w) == 0)
-			json_array_append_new(workers, json_string(w.name));
+		if (store_worker_get(st, leases[i].worker_id, &w) == 0 && w.name &&
+		    (x->holders[x->n_holders] = strdup(w.name)))
+			x->n_holders++;
 		store_worker_clear(&w);
 	}
 	store_lease_free_array(leases, nl);
-	return workers;
 }
 
-static json_t *job_json(struct store *st, const struct store_job *j,
-			double now)
+static void job_row(struct store *st, const struct store_job *j, double now,
+		    struct ctlcmd_job *row, struct job_extra *x)
 {
 	uint64_t counts[LEASE_NSTATES] = {0}, rcounts[LEASE_NSTATES] = {0};
 	uint64_t waiting = 0, wfailed = 0, held;
 	struct store_job_stats fig = {0};
 	int full = 0;
 	const struct workload *wl = workload_find(j->workload);
-	json_t *lc = json_object(), *rl = json_object(), *out;
-	char *damaged = NULL;
 	double end, elapsed = 0;
 
 	store_lease_counts(st, j->id, counts);
-	store_damage_get(st, j->id, &damaged);
+	store_damage_get(st, j->id, &x->damaged);
 	store_replica_counts(st, j->id, rcounts);
 	store_replica_waiting(st, j->id, &waiting);
 	store_lease_failed_waiting(st, j->id, &wfailed);
 	store_job_get_replicate(st, j->id, &full);
 	store_job_stats(st, j->id, &fig);
-	for (int s = 0; s < LEASE_NSTATES; s++) {
-		json_object_set_new(lc, lease_state_name((enum lease_state)s),
-				    json_integer((json_int_t)counts[s]));
-		json_object_set_new(rl, lease_state_name((enum lease_state)s),
-				    json_integer((json_int_t)rcounts[s]));
-	}
 	held = counts[LEASE_LEASED] + rcounts[LEASE_LEASED];
 	/* job_live shows it as the reason while a worker waits for work. */
 	char holders[256] = "";
 	if (j->state == JOB_ACTIVE && j->carve_done && counts[LEASE_LEASED] &&
 	    !counts[LEASE_PENDING])
 		sched_holders(st, j->id, holders, sizeof(holders));
+	if (holders[0])
+		x->held_by = strdup(holders);
+	if (held)
+		holders_get(st, j->id, x);
+	x->carve_done = j->carve_done;
+	x->params = ctl_json_from_text(j->params);
 	end = j->finished_at > 0 ? j->finished_at : now;
 	if (j->started_at > 0 && end > j->started_at)
 		elapsed = end - j->started_at;
-	out = json_object();
-	json_object_set_new(out, "id", json_integer((json_int_t)j->id));
-	json_object_set_new(out, "name", j->name ? json_string(j->name) : json_null());
-	json_object_set_new(out, "workload", json_string(j->workload));
-	json_object_set_new(out, "unit_name", json_string(wl ? wl->unit_name : "units"));
-	json_object_set_new(out, "state", json_string(shown_state(j->state, held)));
-	json_object_set_new(out, "priority", json_integer(j->priority));
-	json_object_set_new(out, "params", ctl_json_from_text(j->params));
-	json_object_set_new(out, "total_units", json_integer((json_int_t)j->total_units));
-	/* Never goes back: what a held lease did since its checkpoint is
-	 * apart, in units_running, as the holder may yet lose it. */
-	json_object_set_new(out, "units_done", json_integer((json_int_t)fig.units_saved));
-	json_object_set_new(out, "units_running", json_integer((json_int_t)fig.units_running));
-	json_object_set_new(out, "units_verified", json_integer((json_int_t)j->units_verified));
-	json_object_set_new(out, "leases", lc);
-	json_object_set_new(out, "replicas", rl);
-	json_object_set_new(out, "replicas_waiting", json_integer((json_int_t)waiting));
-	json_object_set_new(out, "failed_waiting", json_integer((json_int_t)wfailed));
-	json_object_set_new(out, "check", json_string(full ? "full" : "sample"));
-	json_object_set_new(out, "workers", held ? holders_json(st, j->id) : json_array());
-	json_object_set_new(out, "reason", j->reason ? json_string(j->reason) : json_null());
-	json_object_set_new(out, "submitted_at", json_real(j->created_at));
-	json_object_set_new(out, "created_at", json_real(j->created_at));
-	json_object_set_new(out, "started_at", time_or_null(j->started_at));
-	json_object_set_new(out, "finished_at", time_or_null(j->finished_at));
-	json_object_set_new(out, "elapsed_s", json_real(elapsed));
-	json_object_set_new(out, "avg_rate", json_real(elapsed > 0 ?
-		(double)fig.units_saved / elapsed : 0));
-	json_object_set_new(out, "attempts", json_integer((json_int_t)fig.attempts));
-	json_object_set_new(out, "verify_failures",
-			    json_integer((json_int_t)fig.verify_failures));
-	json_object_set_new(out, "damaged", damaged ? json_string(damaged) : json_null());
-	/* For job_live only (removed there). */
-	json_object_set_new(out, "carve_done", json_boolean(j->carve_done));
-	if (holders[0])
-		json_object_set_new(out, "held_by", json_string(holders));
-	free(damaged);
-	return out;
+	*row = (struct ctlcmd_job){
+		.id = j->id, .name = j->name, .workload = j->workload,
+		.unit_name = wl ? wl->unit_name : "units",
+		.state = shown_state(j->state, held), .priority = j->priority,
+		.params = x->params, .total_units = (int64_t)j->total_units,
+		/* Never goes back: what a held lease did since its
+		 * checkpoint is apart, in units_running, as the holder may
+		 * yet lose it. */
+		.units_done = (int64_t)fig.units_saved,
+		.units_running = (int64_t)fig.units_running,
+		.units_verified = (int64_t)j->units_verified,
+		.replicas_waiting = (int64_t)waiting,
+		.failed_waiting = (int64_t)wfailed,
+		.check = full ? "full" : "sample",
+		.workers = (const char **)x->holders, .n_workers = x->n_holders,
+		.reason = j->reason,
+		.submitted_at = j->created_at, .created_at = j->created_at,
+		.started_at = j->started_at > 0 ? j->started_at : 0,
+		.finished_at = j->finished_at > 0 ? j->finished_at : 0,
+		.elapsed_s = elapsed,
+		.avg_rate = elapsed > 0 ? (double)fig.units_saved / elapsed : 0,
+		.attempts = (int64_t)fig.attempts,
+		.verify_failures = (int64_t)fig.verify_failures,
+		.damaged = x->damaged,
+	};
+	for (int s = 0; s < LEASE_NSTATES; s++) {
+		row->leases[s] = (int64_t)counts[s];
+		row->replicas[s] = (int64_t)rcounts[s];
+	}
 }
 
 /* Queue order: the highest priority, then the oldest. */
 static int rank_cmp(const void *a, const void *b)
 {
-	const struct store_job *x = a, *y = b;
+	const struct queued *x = a, *y = b;
 
 	if (x->priority != y->priority)
 		return x->priority > y->priority ? -1 : 1;
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* The active jobs in queue order, [[id, workload, running]..], for the
- * reasons of queued jobs (job_live). Sorts jobs. */
-static json_t *queue_json(struct store *st, struct store_job *jobs, size_t n)
+/* Rows for the jobs of js->list that want (all, or job's), and the queue;
+ * 0 or -1 when out of memory. */
+static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job, double now)
 {
-	json_t *q = json_array();
-
-	if (n > 1)
-		qsort(jobs, n, sizeof(*jobs), rank_cmp);
-	for (size_t i = 0; i < n; i++) {
+	js->rows = calloc(js->n ? js->n : 1, sizeof(*js->rows));
+	js->extra = calloc(js->n ? js->n : 1, sizeof(*js->extra));
+	js->queue = calloc(js->n ? js->n : 1, sizeof(*js->queue));
+	if (!js->rows || !js->extra || !js->queue)
+		return -1;
+	for (size_t i = 0; i < js->n; i++) {
+		const struct store_job *j = &js->list[i];
 		uint64_t c[LEASE_NSTATES] = {0}, rc[LEASE_NSTATES] = {0};
 
-		if (jobs[i].state != JOB_ACTIVE)
+		if (!job || j->id == job) {
+			job_row(st, j, now, &js->rows[js->n_rows], &js->extra[js->n_rows]);
+			js->n_rows++;
+		}
+		if (j->state != JOB_ACTIVE)
 			continue;
-		store_lease_counts(st, jobs[i].id, c);
-		store_replica_counts(st, jobs[i].id, rc);
-		json_array_append_new(q, json_pack("[I, s, b]",
-			(json_int_t)jobs[i].id, jobs[i].workload,
-			c[LEASE_LEASED] + rc[LEASE_LEASED] > 0));
+		store_lease_counts(st, j->id, c);
+		store_replica_counts(st, j->id, rc);
+		js->queue[js->n_queue++] = (struct queued){ j->id, j->workload,
+			c[LEASE_LEASED] + rc[LEASE_LEASED] > 0, j->priority };
 	}
-	return q;
+	if (js->n_queue > 1)
+		qsort(js->queue, js->n_queue, sizeof(*js->queue), rank_cmp);
+	return 0;
 }
 
 void ctl_status_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int all = r->in.all;
 	double now = sched_now();
-	struct store_job *list = NULL;
-	size_t n = 0;
-	uint64_t hidden = 0;
-	json_t *jobs = json_array();
+	struct ctl_jobs *js = calloc(1, sizeof(*js));
 
 	/* Every job not finished, so that the queue is whole even when one
 	 * job is asked for. */
-	if (store_job_list_recent(st, r->in.job || all ? 0 : now - STATUS_KEEP_S,
-				  &list, &n, &hidden)) {
+	if (!js || store_job_list_recent(st, r->in.job || r->in.all ? 0 :
+					 now - STATUS_KEEP_S, &js->list, &js->n,
+					 &js->hidden)) {
 		snprintf(r->err, sizeof(r->err), "cannot list jobs: %s",
-			 store_errmsg(st));
-		json_decref(jobs);
+			 js ? store_errmsg(st) : "out of memory");
+		free(js);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (!r->in.job || list[i].id == r->in.job)
-			json_array_append_new(jobs, job_json(st, &list[i], now));
-	if (r->in.job && json_array_size(jobs) == 0) {
+	r->jobs = js;
+	if (jobs_build(st, js, r->in.job, now))
+		snprintf(r->err, sizeof(r->err), "out of memory");
+	else if (r->in.job && js->n_rows == 0)
 		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
-		json_decref(jobs);
-		store_job_free_array(list, n);
-		return;
-	}
-	r->reply = json_pack("{s:b, s:o, s:I, s:o}", "ok", 1, "jobs", jobs,
-			     "hidden", (json_int_t)(r->in.job ? 0 : hidden),
-			     "queue_", queue_json(st, list, n));
-	store_job_free_array(list, n);
+	if (r->in.job)
+		js->hidden = 0;
 }
 
 void ctl_history_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int all = r->in.all;
-	uint32_t limit = (uint32_t)r->in.limit;
 	double now = sched_now();
-	struct store_job *list = NULL;
-	size_t n = 0;
-	json_t *jobs = json_array();
+	struct ctl_jobs *js = calloc(1, sizeof(*js));
 
-	if (store_job_history(st, all ? 0 : now - HISTORY_KEEP_S, limit,
-			      &list, &n)) {
+	if (!js || store_job_history(st, r->in.all ? 0 : now - HISTORY_KEEP_S,
+				     (uint32_t)r->in.limit, &js->list, &js->n)) {
 		snprintf(r->err, sizeof(r->err), "cannot list jobs: %s",
-			 store_errmsg(st));
-		json_decref(jobs);
+			 js ? store_errmsg(st) : "out of memory");
+		free(js);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(jobs, job_json(st, &list[i], now));
-	store_job_free_array(list, n);
-	r->reply = json_pack("{s:b, s:o}", "ok", 1, "jobs", jobs);
+	r->jobs = js;
+	if (jobs_build(st, js, 0, now))
+		snprintf(r->err, sizeof(r->err), "out of memory");
 }
 
 void ctl_priority_work(struct store *st, void *arg)
@@ -331,126 +363,117 @@ static void waiting_reason(char *why, size_t len, json_int_t waiting,
 /* The job a queued job waits behind: the nearest job ahead of it in the
  * queue that a worker able to run it could take, else a running job that
  * holds such a worker. 0 when none. */
-static int64_t behind_job(const struct gpud *d, const json_t *queue,
+static int64_t behind_job(const struct gpud *d, const struct ctl_jobs *js,
 			  int64_t id, const char *wl)
 {
-	size_t me = json_array_size(queue), i;
-	json_t *e;
+	size_t me = js->n_queue, i;
 
-	json_array_foreach(queue, i, e)
-		if (json_integer_value(json_array_get(e, 0)) == id)
+	for (i = 0; i < js->n_queue; i++)
+		if (js->queue[i].id == id)
 			me = i;
-	for (i = me; i-- > 0;) {
-		e = json_array_get(queue, i);
-		if (served_together(d, wl, json_string_value(json_array_get(e, 1))))
-			return json_integer_value(json_array_get(e, 0));
-	}
-	json_array_foreach(queue, i, e)
-		if (json_is_true(json_array_get(e, 2)) &&
-		    served_together(d, wl, json_string_value(json_array_get(e, 1))))
-			return json_integer_value(json_array_get(e, 0));
+	for (i = me; i-- > 0;)
+		if (served_together(d, wl, js->queue[i].workload))
+			return js->queue[i].id;
+	for (i = 0; i < js->n_queue; i++)
+		if (js->queue[i].running && served_together(d, wl, js->queue[i].workload))
+			return js->queue[i].id;
 	return 0;
 }
 
-/* Why a queued job does not run (a reason always). */
-static json_t *queue_why(const struct gpud *d, const json_t *j,
-			 const json_t *queue)
+/* Why a queued job does not run (a reason always), into why. */
+static void queue_why(const struct gpud *d, const struct ctlcmd_job *j,
+		      const struct job_extra *x, const struct ctl_jobs *js,
+		      char *why, size_t len)
 {
-	int64_t id = json_integer_value(json_object_get(j, "id"));
-	const char *wl = json_string_value(json_object_get(j, "workload"));
-	const json_t *lc = json_object_get(j, "leases");
-	const json_t *rl = json_object_get(j, "replicas");
-	json_int_t pending = json_integer_value(json_object_get(lc, "pending"));
-	json_int_t dn = json_integer_value(json_object_get(lc, "done"));
-	json_int_t rpending = json_integer_value(json_object_get(rl, "pending"));
-	json_int_t waiting = json_integer_value(json_object_get(j, "replicas_waiting"));
-	json_int_t wfailed = json_integer_value(json_object_get(j, "failed_waiting"));
-	int carve_done = json_is_true(json_object_get(j, "carve_done"));
-	const char *last = json_string_value(json_object_get(j, "reason"));
+	int64_t pending = j->leases[LEASE_PENDING], dn = j->leases[LEASE_DONE];
+	int64_t rpending = j->replicas[LEASE_PENDING], waiting = j->replicas_waiting;
 	int64_t ahead;
-	char why[300];
+	char w[1024];
 
-	if (d->storage_error)
-		return json_string(d->storage_msg);
-	if (waiting > 0 && waiting == pending + rpending) {
-		waiting_reason(why, sizeof(why), waiting, wfailed);
+	if (d->storage_error) {
+		snprintf(why, len, "%s", d->storage_msg);
+	} else if (waiting > 0 && waiting == pending + rpending) {
+		waiting_reason(w, sizeof(w), waiting, j->failed_waiting);
 		/* The job's own reason (the last failure) stays. */
-		return last ? json_sprintf("%s; %s", why, last) : json_string(why);
+		snprintf(why, len, "%s%s%s", w, j->reason ? "; " : "",
+			 j->reason ? j->reason : "");
+	} else if (!conn_workload_served((struct gpud *)d, j->workload)) {
+		snprintf(why, len, "no eligible worker (none connected runs %s)",
+			 j->workload);
+	} else if (dn > 0 && pending == 0 && x->carve_done) {
+		snprintf(why, len, "verifying results");
+	} else if ((ahead = behind_job(d, js, j->id, j->workload))) {
+		snprintf(why, len, "behind job %" PRId64, ahead);
+	} else {
+		snprintf(why, len, "waiting for a worker to claim it");
 	}
-	if (!conn_workload_served((struct gpud *)d, wl))
-		return json_sprintf("no eligible worker (none connected runs %s)", wl);
-	if (dn > 0 && pending == 0 && carve_done)
-		return json_string("verifying results");
-	ahead = behind_job(d, queue, id, wl);
-	if (ahead)
-		return json_sprintf("behind job %" PRId64, ahead);
-	return json_string("waiting for a worker to claim it");
 }
 
 /* queue_why, and the job's own reason after it (its last failure). */
-static json_t *queued_reason(const struct gpud *d, const json_t *j,
-			     const json_t *queue)
+static const char *queued_reason(const struct gpud *d, const struct ctlcmd_job *j,
+				 struct job_extra *x, const struct ctl_jobs *js)
 {
-	json_t *why = queue_why(d, j, queue);
-	const char *w = json_string_value(why);
-	const char *last = json_string_value(json_object_get(j, "reason"));
+	char w[2048];
+	int both;
+	size_t len;
 
-	if (!w || !last || strstr(w, last))
-		return why;
-	json_t *both = json_sprintf("%s; %s", w, last);
-	json_decref(why);
-	return both ? both : json_string(last);
+	queue_why(d, j, x, js, w, sizeof(w));
+	both = j->reason && !strstr(w, j->reason);
+	len = strlen(w) + (both ? strlen(j->reason) + 2 : 0) + 1;
+	if (!(x->why = malloc(len)))
+		return j->reason;
+	snprintf(x->why, len, "%s%s%s", w, both ? "; " : "", both ? j->reason : "");
+	return x->why;
 }
 
 /* Add what only the loop knows to a job of status: rate, ETA, reason. */
-static void job_live(struct gpud *d, json_t *j, const json_t *queue)
+static void job_live(struct gpud *d, struct ctlcmd_job *j, struct job_extra *x,
+		     const struct ctl_jobs *js)
 {
-	int64_t id = json_integer_value(json_object_get(j, "id"));
-	const char *state = json_string_value(json_object_get(j, "state"));
-	uint64_t total = json_integer_value(json_object_get(j, "total_units"));
-	uint64_t live = json_integer_value(json_object_get(j, "units_done")) +
-			json_integer_value(json_object_get(j, "units_running"));
-	int active = strcmp(state, "running") == 0 || strcmp(state, "queued") == 0;
-	double rate = active ? gpud_rate_get(d, id) : 0;
+	uint64_t total = (uint64_t)j->total_units;
+	uint64_t live = (uint64_t)(j->units_done + j->units_running);
+	int running = strcmp(j->state, "running") == 0;
+	int queued = strcmp(j->state, "queued") == 0;
+	double rate = running || queued ? gpud_rate_get(d, j->id) : 0;
 
-	json_object_set_new(j, "rate", json_real(rate));
-	json_object_set_new(j, "eta_s", rate > 0 && total > live ?
-		json_real((double)(total - live) / rate) : json_null());
-	if (strcmp(state, "paused") == 0) {
-		json_object_set_new(j, "reason", json_string(
-			"held: paused by the user (gpuctl resume to continue)"));
-	} else if (strcmp(state, "queued") == 0) {
-		json_object_set_new(j, "reason", queued_reason(d, j, queue));
-	} else if (strcmp(state, "running") == 0 && d->storage_error) {
-		json_object_set_new(j, "reason", json_string(d->storage_msg));
-	} else if (strcmp(state, "running") == 0 &&
-		   json_is_string(json_object_get(j, "held_by")) &&
-		   worker_waiting(d)) {
-		json_object_set(j, "reason", json_object_get(j, "held_by"));
-	}
-	json_object_del(j, "carve_done");
-	json_object_del(j, "held_by");
+	j->rate = rate;
+	j->eta_s = rate > 0 && total > live ? (double)(total - live) / rate : 0;
+	if (strcmp(j->state, "paused") == 0)
+		j->reason = "held: paused by the user (gpuctl resume to continue)";
+	else if (queued)
+		j->reason = queued_reason(d, j, x, js);
+	else if (running && d->storage_error)
+		j->reason = d->storage_msg;
+	else if (running && x->held_by && worker_waiting(d))
+		j->reason = x->held_by;
 }
 
 void ctl_jobs_after(void *arg)
 {
 	struct ctl_req *r = arg;
-	json_t *queue = json_object_get(r->reply, "queue_");
-	size_t i;
-	json_t *j;
+	struct ctl_jobs *js = r->jobs;
+	const char *warn[1];
+	char w[260];
 
-	json_array_foreach(json_object_get(r->reply, "jobs"), i, j)
-		job_live(r->d, j, queue);
-	if (r->reply)
-		json_object_del(r->reply, "queue_");
-	/* What is wrong with gpud itself rather than with a job. */
-	uint64_t since = uv_now(r->d->loop) - r->d->fd_short_ms;
-	if (r->reply && r->in.cmd == CTLCMD_STATUS && r->d->fd_short_ms &&
-	    since < FD_WARN_MS) {
-		char w[260];
-		snprintf(w, sizeof(w), "%s (last %.0f s ago)", r->d->fd_msg,
-			 (double)since / 1000);
-		json_object_set_new(r->reply, "warnings", json_pack("[s]", w));
+	if (js && !r->err[0]) {
+		for (size_t i = 0; i < js->n_rows; i++)
+			job_live(r->d, &js->rows[i], &js->extra[i], js);
+		/* What is wrong with gpud itself rather than with a job. */
+		uint64_t since = uv_now(r->d->loop) - r->d->fd_short_ms;
+		int warned = r->in.cmd == CTLCMD_STATUS && r->d->fd_short_ms &&
+			     since < FD_WARN_MS;
+		if (warned)
+			snprintf(w, sizeof(w), "%s (last %.0f s ago)", r->d->fd_msg,
+				 (double)since / 1000);
+		warn[0] = w;
+		r->reply = ctlcmd_reply_encode(r->in.cmd, &(struct ctlcmd_reply){
+			.jobs = js->rows, .n_jobs = js->n_rows,
+			.hidden = (int64_t)js->hidden,
+			.warnings = warn, .n_warnings = warned ? 1 : 0 });
+		if (!r->reply)
+			snprintf(r->err, sizeof(r->err), "out of memory");
 	}
+	jobs_free(js);
+	r->jobs = NULL;
 	ctl_finish(r);
 }

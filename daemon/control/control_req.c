@@ -4,11 +4,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob_audit.h"
 #include "control_internal.h"
 
 json_t *ctl_error_reply(const char *msg)
 {
-	return json_pack("{s:b, s:s}", "ok", 0, "error", msg);
+	return ctlcmd_reply_error(msg);
+}
+
+struct ctlcmd_problem *ctl_problem_rows(const struct audit_problem *probs,
+					size_t n, size_t max, size_t *ret_n)
+{
+	struct ctlcmd_problem *rows;
+
+	n = n < max ? n : max;
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	for (size_t i = 0; rows && i < n; i++) {
+		const struct store_blob_ref *f = probs[i].ref;
+
+		rows[i] = (struct ctlcmd_problem){ .job = f->job_id,
+			.lease = f->lease_id, .where = f->where, .hash = f->hash,
+			.problem = audit_problem_name(probs[i].rc) };
+	}
+	*ret_n = n;
+	return rows;
 }
 
 void ctl_finish(struct ctl_req *r)

@@ -31,8 +31,7 @@ static void token_work(struct store *st, void *arg)
 		snprintf(r->err, sizeof(r->err), "cannot store the token: %s", gerr_str(rc));
 		return;
 	}
-	r->reply = json_pack("{s:b, s:s, s:s}", "ok", 1, "token", r->token_text,
-			     "role", auth_role_name(r->role));
+	r->stored = 1;
 }
 
 /* The credential file's text: the token and gpud's key (chan.h). */
@@ -42,12 +41,14 @@ static void token_after(void *arg)
 	char hex[2 * CHAN_PK_LEN + 1];
 	char *cred;
 
-	if (r->reply) {
+	if (r->stored) {
 		auth_hex(r->d->identity.pk, CHAN_PK_LEN, hex);
 		cred = auth_credential_text(r->token_text, r->d->identity.pk);
-		json_object_set_new(r->reply, "gpud_key", json_string(hex));
-		json_object_set_new(r->reply, "credential",
-				    cred ? json_string(cred) : json_null());
+		r->reply = ctlcmd_reply_encode(CTLCMD_TOKEN_ADD, &(struct ctlcmd_reply){
+			.token = r->token_text, .role = r->role, .gpud_key = hex,
+			.credential = cred });
+		if (!r->reply)
+			snprintf(r->err, sizeof(r->err), "out of memory");
 		if (cred) {
 			memset(cred, 0, strlen(cred));
 			free(cred);
@@ -60,21 +61,25 @@ void ctl_token_list_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	struct store_token *ts = NULL;
+	struct ctlcmd_token *rows;
 	size_t n = 0;
-	json_t *arr;
 
 	if (store_token_list(st, &ts, &n)) {
 		snprintf(r->err, sizeof(r->err), "cannot list tokens");
 		return;
 	}
-	arr = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:f, s:b, s:s}", "name",
-			ts[i].name, "created_at", ts[i].created_at, "revoked",
-			ts[i].revoked, "role", auth_role_name(ts[i].role)
-			? auth_role_name(ts[i].role) : "?"));
+	rows = calloc(n ? n : 1, sizeof(*rows));
+	for (size_t i = 0; rows && i < n; i++)
+		rows[i] = (struct ctlcmd_token){ .name = ts[i].name,
+			.created_at = ts[i].created_at, .revoked = ts[i].revoked,
+			.role = auth_role_name(ts[i].role) ? auth_role_name(ts[i].role) : "?" };
+	if (rows)
+		r->reply = ctlcmd_reply_encode(CTLCMD_TOKEN_LIST, &(struct ctlcmd_reply){
+			.tokens = rows, .n_tokens = n });
+	if (!r->reply)
+		snprintf(r->err, sizeof(r->err), "out of memory");
+	free(rows);
 	store_token_free_array(ts, n);
-	r->reply = json_pack("{s:b, s:o}", "ok", 1, "tokens", arr);
 }
 
 void ctl_token_revoke_work(struct store *st, void *arg)

@@ -247,12 +247,9 @@ static void test_replies(void **state)
 					     err, sizeof(err)), GERR_INVAL);
 	assert_string_equal(err, "'submit' needs a job id (a positive integer)");
 	json_decref(r);
-	/* Rows without a typed reply: nothing to encode or decode. */
-	assert_null(ctlcmd_reply_encode(CTLCMD_STATUS, &rep));
-	r = json_object();
-	assert_int_equal(ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_STATUS], r, &rep,
-					     err, sizeof(err)), GERR_INVAL);
-	json_decref(r);
+	/* Every row has a typed reply. */
+	for (size_t i = 0; i < CTLCMD_COUNT; i++)
+		assert_non_null(ctlcmd_table[i].reply);
 }
 
 int main(void)

@@ -13,47 +13,43 @@
 
 static int token_list(const struct ctl_target *to)
 {
-	size_t i;
-	json_t *t;
-	int ex;
-	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_LIST }, &ex));
+	struct ctl_reply reply;
+	int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_LIST }, 1, &reply);
 
-	if (!reply)
+	if (ex)
 		return ex;
-	json_array_foreach(json_object_get(reply, "tokens"), i, t) {
-		time_t when = (time_t)json_number_value(json_object_get(t, "created_at"));
+	for (size_t i = 0; i < reply.f.n_tokens; i++) {
+		const struct ctlcmd_token *t = &reply.f.tokens[i];
+		time_t when = (time_t)t->created_at;
 		char date[32];
 		struct tm tm;
 		strftime(date, sizeof(date), "%Y-%m-%d %H:%M", localtime_r(&when, &tm));
-		printf("%-24s %-7s %s%s\n", json_string_value(json_object_get(t, "name")),
-		       json_string_value(json_object_get(t, "role")), date,
-		       json_is_true(json_object_get(t, "revoked")) ? "  revoked" : "");
+		printf("%-24s %-7s %s%s\n", t->name, t->role, date, t->revoked ? "  revoked" : "");
 	}
-	json_decref(reply);
+	ctl_reply_free(&reply);
 	return 0;
 }
 
 static int token_add(const struct ctl_target *to, const char *name, const char *role)
 {
-	int ex;
-	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_ADD,
-		.name = name, .role = auth_role_parse(role) }, &ex);
+	struct ctl_reply reply;
+	int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_ADD, .name = name,
+		.role = auth_role_parse(role) }, 0, &reply);
 
-	if (!reply)
+	if (ex)
 		return ex;
-	const char *cred = json_string_value(json_object_get(reply, "credential"));
+	const char *cred = reply.f.credential;
 	if (!cred) {
 		fprintf(stderr, "gpuctl: gpud sent no credential\n");
-		json_decref(reply);
+		ctl_reply_free(&reply);
 		return EXIT_FAIL;
 	}
 	fputs(cred, stdout);
 	fprintf(stderr, "gpuctl: a %s credential pinning gpud-key %s\n"
 		"gpuctl: save the lines above in a file readable only by its user "
-		"(chmod 600) and pass it with %s\n", role,
-		json_string_value(json_object_get(reply, "gpud_key")),
+		"(chmod 600) and pass it with %s\n", role, reply.f.gpud_key,
 		strcmp(role, "worker") == 0 ? "gpuworker --token-file" : "gpuctl --credential");
-	json_decref(reply);
+	ctl_reply_free(&reply);
 	return 0;
 }
 
@@ -87,12 +83,13 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 		return token_add(to, a[1], role);
 	}
 	if (n == 2 && strcmp(a[0], "revoke") == 0 && strcmp(role, "worker") == 0) {
-		json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_REVOKE,
-			.name = a[1] }, &ex);
-		if (!reply)
+		struct ctl_reply reply;
+		ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_REVOKE, .name = a[1] },
+			     0, &reply);
+		if (ex)
 			return ex;
 		printf("revoked %s\n", a[1]);
-		json_decref(reply);
+		ctl_reply_free(&reply);
 		return 0;
 	}
 	fprintf(stderr, "gpuctl: usage: gpuctl token add NAME [--role worker|viewer|admin], "
@@ -104,18 +101,16 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 int cmd_check(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json, ex;
-	json_t *reply = ctl_json_only_request(to, CTLCMD_CHECK, NULL, argc, argv, &as_json, &ex);
+	struct ctl_reply reply;
 
-	if (!reply)
+	if (ctl_json_only_request(to, CTLCMD_CHECK, 0, argc, argv, &as_json, &reply, &ex))
 		return ex;
-	ex = json_is_true(json_object_get(reply, "damaged")) ? EXIT_FAIL : 0;
-	if (as_json) {
-		json_object_del(reply, "ok");
-		ctl_print_json(reply);
-	} else {
-		ctl_check_print(stdout, ctl_shown(reply));
-	}
-	json_decref(reply);
+	ex = reply.f.damaged ? EXIT_FAIL : 0;
+	if (as_json)
+		ctl_print_json(ctlcmd_reply_body(reply.json));
+	else
+		ctl_check_print(stdout, reply.json);
+	ctl_reply_free(&reply);
 	return ex;
 }
 
@@ -161,16 +156,16 @@ int cmd_backup(const struct ctl_target *to, int argc, char **argv)
 		fprintf(stderr, "gpuctl: cannot make %s an absolute path\n", dir);
 		return EXIT_USAGE;
 	}
-	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_BACKUP, .dir = path,
-		.copy = copy }, &ex);
-	if (!reply)
+	struct ctl_reply reply;
+	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_BACKUP, .dir = path, .copy = copy },
+		     !as_json, &reply);
+	if (ex)
 		return ex;
-	ex = json_is_true(json_object_get(reply, "verified")) ? 0 : EXIT_FAIL;
-	json_object_del(reply, "ok");
+	ex = reply.f.verified ? 0 : EXIT_FAIL;
 	if (as_json)
-		ctl_print_json(reply);
+		ctl_print_json(ctlcmd_reply_body(reply.json));
 	else
-		ctl_backup_print(stdout, ctl_shown(reply));
-	json_decref(reply);
+		ctl_backup_print(stdout, reply.json);
+	ctl_reply_free(&reply);
 	return ex;
 }

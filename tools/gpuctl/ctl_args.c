@@ -47,22 +47,23 @@ static int json_only_args(const char *cmd, int argc, char **argv, int *as_json)
 	return optind < argc ? ctl_usage_error(cmd) : -1;
 }
 
-json_t *ctl_json_only_request(const struct ctl_target *to, enum ctlcmd_id id,
-			      const char *json_key, int argc, char **argv,
-			      int *as_json, int *ret_exit)
+int ctl_json_only_request(const struct ctl_target *to, enum ctlcmd_id id,
+			  int list_only, int argc, char **argv, int *as_json,
+			  struct ctl_reply *ret, int *ret_exit)
 {
-	json_t *reply;
-
+	memset(ret, 0, sizeof(*ret));
 	*ret_exit = json_only_args(ctlcmd_table[id].name, argc, argv, as_json);
 	if (*ret_exit >= 0)
-		return NULL;
-	reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = id }, ret_exit);
-	if (reply && *as_json && json_key) {
-		ctl_print_json(json_object_get(reply, json_key));
-		json_decref(reply);
-		return NULL;
+		return -1;
+	*ret_exit = ctl_ask(to, &(struct ctlcmd_req){ .cmd = id }, !*as_json, ret);
+	if (*ret_exit)
+		return -1;
+	if (*as_json && list_only) {
+		ctl_print_json(ctlcmd_reply_list(id, ret->json));
+		ctl_reply_free(ret);
+		return -1;
 	}
-	return reply;
+	return 0;
 }
 
 int ctl_parse_job(const char *s, json_int_t *ret)
@@ -223,13 +224,10 @@ void ctl_print_json(const json_t *v)
 	printf("\n");
 }
 
-void ctl_print_warnings(const json_t *reply, FILE *f)
+void ctl_print_warnings(const struct ctlcmd_reply *rep, FILE *f)
 {
-	size_t i;
-	json_t *w;
-
-	json_array_foreach(json_object_get(reply, "warnings"), i, w) {
-		char *e = ctl_text_escape(json_string_value(w) ? json_string_value(w) : "?", 0);
+	for (size_t i = 0; i < rep->n_warnings; i++) {
+		char *e = ctl_text_escape(rep->warnings[i], 0);
 		fprintf(f, "warning: %s\n", e ? e : "?");
 		free(e);
 	}

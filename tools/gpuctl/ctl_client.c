@@ -410,8 +410,8 @@ json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q
 		*ret_exit = EXIT_UNREACHABLE;
 		return NULL;
 	}
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		const char *e = json_string_value(json_object_get(reply, "error"));
+	const char *e = NULL;
+	if (!ctlcmd_reply_ok(reply, &e)) {
 		char *shown = ctl_text_escape(e ? e : "request failed", 0);
 		int missing = not_found(e);
 		fprintf(stderr, "gpuctl: %s\n", shown ? shown : "request failed");
@@ -437,6 +437,33 @@ int ctl_reply_fields(enum ctlcmd_id id, const json_t *reply,
 		return 0;
 	fprintf(stderr, "gpuctl: gpud's reply to %s: %s\n", ctlcmd_table[id].name, err);
 	return -1;
+}
+
+int ctl_ask(const struct ctl_target *to, const struct ctlcmd_req *req,
+	    int shown, struct ctl_reply *ret)
+{
+	int ex;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->json = ctl_request(to, req, &ex);
+	if (!ret->json)
+		return ex;
+	if (shown)
+		ctl_text_escape_json(ret->json);
+	if (ctl_reply_fields(req->cmd, ret->json, &ret->f)) {
+		ctl_reply_free(ret);
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+void ctl_reply_free(struct ctl_reply *r)
+{
+	if (!r)
+		return;
+	ctlcmd_reply_clear(&r->f);
+	json_decref(r->json);
+	memset(r, 0, sizeof(*r));
 }
 
 json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *req,

@@ -55,6 +55,20 @@ json_t *ctl_request_bin(const struct ctl_target *to, const struct ctlcmd_req *re
 			const void *bin, size_t bin_len, int *ret_exit);
 json_t *ctl_request(const struct ctl_target *to, const struct ctlcmd_req *req,
 		    int *ret_exit);
+/* A reply read through its command's table: the JSON (owned) and its
+ * fields (borrowed from it). */
+struct ctl_reply {
+	json_t *json;
+	struct ctlcmd_reply f;
+};
+/* ctl_request, its reply escaped for the terminal first when shown
+ * (ctl_text.h), then decoded into *ret (ctlcmd_reply_decode). 0, or the
+ * exit status after printing why (a malformed reply: EXIT_FAIL); *ret is
+ * then zeroed. */
+int ctl_ask(const struct ctl_target *to, const struct ctlcmd_req *req,
+	    int shown, struct ctl_reply *ret);
+/* Free what ctl_ask filled; r zeroed. NULL or a zeroed one: no-op. */
+void ctl_reply_free(struct ctl_reply *r);
 /* A typed reply's fields (ctlcmd_reply_decode), borrowed from reply: 0, or
  * -1 after printing why. */
 int ctl_reply_fields(enum ctlcmd_id id, const json_t *reply,

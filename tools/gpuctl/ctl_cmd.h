@@ -44,14 +44,15 @@ const char *ctl_cmd_name(char **argv);
 /* Start a getopt_long pass over a command's argv. */
 void ctl_opt_reset(void);
 /* A command whose only option is --json (and --help), its gpuctl name
- * that of its request id: the arguments, then the request (ctl_request);
- * with --json and a json_key, the reply's json_key printed as JSON. The
- * reply left to print, or NULL with *ret_exit the status to return now (0
- * after printing the help or the JSON, EXIT_USAGE after saying what is
- * wrong, or the request's failure). */
-json_t *ctl_json_only_request(const struct ctl_target *to, enum ctlcmd_id id,
-			      const char *json_key, int argc, char **argv,
-			      int *as_json, int *ret_exit);
+ * that of its request id: the arguments, then the request (ctl_ask; its
+ * reply escaped for the terminal unless --json); with --json and
+ * list_only, the reply's list printed as JSON. 0 with *ret the reply to
+ * print; or -1 with *ret_exit the status to return now (0 after printing
+ * the help or the JSON, EXIT_USAGE after saying what is wrong, or the
+ * request's failure). */
+int ctl_json_only_request(const struct ctl_target *to, enum ctlcmd_id id,
+			  int list_only, int argc, char **argv, int *as_json,
+			  struct ctl_reply *ret, int *ret_exit);
 /* A job id: a positive integer. -1 after printing why. */
 int ctl_parse_job(const char *s, json_int_t *ret);
 /* An integer in lo..hi for option opt. -1 after printing why. */
@@ -69,7 +70,7 @@ int ctl_read_input(const char *path, uint8_t **ret, size_t *ret_len);
 json_t *ctl_shown(json_t *reply);
 /* v as indented JSON on stdout, non-ASCII as \u escapes. */
 void ctl_print_json(const json_t *v);
-/* gpud's "warnings" (its own trouble) to f. */
-void ctl_print_warnings(const json_t *reply, FILE *f);
+/* gpud's warnings (its own trouble: status's) to f, escaped. */
+void ctl_print_warnings(const struct ctlcmd_reply *rep, FILE *f);
 
 #endif

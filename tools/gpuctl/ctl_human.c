@@ -82,14 +82,6 @@ char *human_time(double t, double now, char *out, size_t n)
 	return out;
 }
 
-double human_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 char *human_bar(double frac, int width, char *out)
 {
 	int full = frac > 0 ? (int)(frac * width + 0.5) : 0;

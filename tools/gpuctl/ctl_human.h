@@ -23,8 +23,6 @@ char *human_duration(double s, char *out, size_t n);
 /* A Unix time: "HH:MM:SS" when it is today (local time), else
  * "YYYY-MM-DD HH:MM"; "-" for 0, negative or NaN. now is the current time. */
 char *human_time(double t, double now, char *out, size_t n);
-/* The time of day now, as a Unix time with fractions. */
-double human_now(void);
 /* "[#####.....]" with width cells, frac clamped to 0..1; out holds at
  * least width + 3 bytes. */
 char *human_bar(double frac, int width, char *out);

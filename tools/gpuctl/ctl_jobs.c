@@ -29,20 +29,17 @@ static int check_name(const char *s)
 	return 0;
 }
 
-/* One workload's entry of gpud's "workloads" reply (escaped), or NULL:
- * *ret_reply holds it. */
-static json_t *find_workload(const struct ctl_target *to, const char *name,
-			     json_t **ret_reply, int *ret_exit)
+/* One workload's row of gpud's "workloads" reply (escaped), or NULL:
+ * *ret holds the reply (zeroed when the request failed, *ret_exit then
+ * its status). */
+static const struct ctlcmd_workload *find_workload(const struct ctl_target *to,
+						   const char *name, struct ctl_reply *ret,
+						   int *ret_exit)
 {
-	json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKLOADS },
-					      ret_exit));
-	size_t i;
-	json_t *w;
-
-	*ret_reply = reply;
-	json_array_foreach(json_object_get(reply, "workloads"), i, w)
-		if (name && strcmp(json_string_value(json_object_get(w, "name")), name) == 0)
-			return w;
+	*ret_exit = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKLOADS }, 1, ret);
+	for (size_t i = 0; !*ret_exit && name && i < ret->f.n_workloads; i++)
+		if (strcmp(ret->f.workloads[i].name, name) == 0)
+			return &ret->f.workloads[i];
 	return NULL;
 }
 
@@ -68,53 +65,43 @@ static void print_item(FILE *f, int indent, int label_w, const char *label, cons
 	fprintf(f, "\n");
 }
 
-static void print_workload(FILE *f, const json_t *w)
+static void print_workload(FILE *f, const struct ctlcmd_workload *w)
 {
-	const char *desc = json_string_value(json_object_get(w, "description"));
-	size_t i;
-	json_t *p;
-
-	fprintf(f, "%s (units: %s)\n", json_string_value(json_object_get(w, "name")),
-		json_string_value(json_object_get(w, "unit_name")));
-	if (desc && *desc)
-		print_item(f, 2, 0, "", desc);
+	fprintf(f, "%s (units: %s)\n", w->name, w->unit_name);
+	if (w->description && *w->description)
+		print_item(f, 2, 0, "", w->description);
 	fprintf(f, "  parameters:\n");
-	json_array_foreach(json_object_get(w, "params"), i, p) {
-		const char *type = json_string_value(json_object_get(p, "type"));
-		const char *def = json_string_value(json_object_get(p, "default"));
+	for (size_t i = 0; i < w->n_params; i++) {
+		const struct ctlcmd_wl_param *p = &w->params[i];
 		char opt[96], help[1024];
-		snprintf(opt, sizeof(opt), "--%s %s", json_string_value(json_object_get(p, "name")),
-			 type && strcmp(type, "file") == 0 ? "FILE" :
-			 type && strcmp(type, "integer") == 0 ? "N" : "VALUE");
-		snprintf(help, sizeof(help), "%s%s%s%s", json_string_value(json_object_get(p, "help")),
-			 def ? " (default " : "", def ? def : "", def ? ")" : "");
+		snprintf(opt, sizeof(opt), "--%s %s", p->name,
+			 p->type && strcmp(p->type, "file") == 0 ? "FILE" :
+			 p->type && strcmp(p->type, "integer") == 0 ? "N" : "VALUE");
+		snprintf(help, sizeof(help), "%s%s%s%s", p->help, p->def ? " (default " : "",
+			 p->def ? p->def : "", p->def ? ")" : "");
 		print_item(f, 4, 17, opt, help);
 	}
-	if (json_array_size(json_object_get(w, "exports")) == 0) {
+	if (w->n_exports == 0) {
 		fprintf(f, "  exports: none\n");
 	} else {
 		fprintf(f, "  exports (gpuctl export JOB WHAT):\n");
-		json_array_foreach(json_object_get(w, "exports"), i, p)
-			print_item(f, 4, 17, json_string_value(json_object_get(p, "name")),
-				   json_string_value(json_object_get(p, "help")));
+		for (size_t i = 0; i < w->n_exports; i++)
+			print_item(f, 4, 17, w->exports[i].name, w->exports[i].help);
 	}
-	if (json_is_true(json_object_get(w, "extend")))
+	if (w->extend)
 		fprintf(f, "  gpuctl extend JOB takes its jobs further\n");
 }
 
 int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json, ex;
-	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKLOADS, "workloads", argc, argv,
-					      &as_json, &ex);
-	size_t i;
-	json_t *w;
+	struct ctl_reply reply;
 
-	if (!reply)
+	if (ctl_json_only_request(to, CTLCMD_WORKLOADS, 1, argc, argv, &as_json, &reply, &ex))
 		return ex;
-	json_array_foreach(json_object_get(ctl_shown(reply), "workloads"), i, w)
-		print_workload(stdout, w);
-	json_decref(reply);
+	for (size_t i = 0; i < reply.f.n_workloads; i++)
+		print_workload(stdout, &reply.f.workloads[i]);
+	ctl_reply_free(&reply);
 	return 0;
 }
 
@@ -122,22 +109,22 @@ int cmd_workloads(const struct ctl_target *to, int argc, char **argv)
  * this gpud knows them. */
 static int submit_help(const struct ctl_target *to, const char *workload)
 {
-	json_t *reply;
+	struct ctl_reply reply;
 	int ex;
 
 	ctl_help_cmd(stdout, "submit");
 	if (!workload)
 		return 0;
-	json_t *w = find_workload(to, workload, &reply, &ex);
+	const struct ctlcmd_workload *w = find_workload(to, workload, &reply, &ex);
 	if (w) {
 		printf("\n");
 		print_workload(stdout, w);
-	} else if (reply) {
+	} else if (!ex) {
 		fprintf(stderr, "gpuctl: gpud has no workload '%s' (gpuctl workloads lists "
 			"them)\n", workload);
 		ex = EXIT_USAGE;
 	}
-	json_decref(reply);
+	ctl_reply_free(&reply);
 	return ex;
 }
 
@@ -324,36 +311,31 @@ static int do_export(const struct ctl_target *to, json_int_t job, const char *wh
 /* export JOB with no WHAT: what the job's workload exports. */
 static int list_exports(const struct ctl_target *to, json_int_t job)
 {
-	int ex;
-	json_t *st = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
-		.job = job }, &ex));
-	json_t *wl_reply = NULL, *w;
+	struct ctl_reply st, wl_reply;
+	const struct ctlcmd_workload *w;
 	const char *name;
+	int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job }, 1, &st);
 
-	if (!st)
+	if (ex)
 		return ex;
-	name = json_string_value(json_object_get(json_array_get(json_object_get(st, "jobs"), 0),
-						 "workload"));
+	name = st.f.n_jobs ? st.f.jobs[0].workload : NULL;
 	w = find_workload(to, name, &wl_reply, &ex);
 	if (!w) {
-		json_decref(st);
-		json_decref(wl_reply);
+		ctl_reply_free(&st);
+		ctl_reply_free(&wl_reply);
 		return ex ? ex : EXIT_FAIL;
 	}
-	if (json_array_size(json_object_get(w, "exports")) == 0) {
+	if (w->n_exports == 0) {
 		printf("job %" JSON_INTEGER_FORMAT " (%s) has nothing to export; gpuctl result "
 		       "%" JSON_INTEGER_FORMAT " shows its answer\n", job, name, job);
 	} else {
-		size_t i;
-		json_t *e;
 		printf("job %" JSON_INTEGER_FORMAT " (%s) exports (gpuctl export %"
 		       JSON_INTEGER_FORMAT " WHAT > FILE):\n", job, name, job);
-		json_array_foreach(json_object_get(w, "exports"), i, e)
-			print_item(stdout, 2, 10, json_string_value(json_object_get(e, "name")),
-				   json_string_value(json_object_get(e, "help")));
+		for (size_t i = 0; i < w->n_exports; i++)
+			print_item(stdout, 2, 10, w->exports[i].name, w->exports[i].help);
 	}
-	json_decref(st);
-	json_decref(wl_reply);
+	ctl_reply_free(&st);
+	ctl_reply_free(&wl_reply);
 	return 0;
 }
 
@@ -381,38 +363,32 @@ int cmd_export(const struct ctl_target *to, int argc, char **argv)
 	return do_export(to, job, argv[2], args);
 }
 
-static int print_result(const struct ctl_target *to, json_int_t job, json_t *reply,
-			uint8_t *abin, size_t alen)
+static int print_result(const struct ctl_target *to, json_int_t job,
+			const struct ctlcmd_reply *rep, uint8_t *abin, size_t alen)
 {
-	ctl_shown(reply);
-	const char *text = json_string_value(json_object_get(reply, "text"));
-	const char *state = json_string_value(json_object_get(reply, "state"));
-	const char *wname = json_string_value(json_object_get(reply, "workload"));
+	const char *text = rep->text, *state = rep->state, *wname = rep->workload;
 	json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, NULL) : NULL;
 	char buf[160];
 	const char *note = answer && wname ? published_note(wname, answer, buf, sizeof(buf)) : NULL;
-	size_t i;
-	json_t *f;
 
 	json_decref(answer);
-	json_array_foreach(json_object_get(reply, "exports"), i, f) {
-		if (strcmp(json_string_value(f), "result") != 0)
+	for (size_t i = 0; i < rep->n_exports; i++) {
+		if (strcmp(rep->exports[i], "result") != 0)
 			continue;
 		/* Bulk results go to stdout, the summary to stderr. */
 		fprintf(stderr, "%s", text ? text : "");
-		json_array_foreach(json_object_get(reply, "files"), i, f)
-			fprintf(stderr, "files: %s\n", json_string_value(f));
+		for (size_t k = 0; k < rep->n_files; k++)
+			fprintf(stderr, "files: %s\n", rep->files[k]);
 		return do_export(to, job, "result", json_object());
 	}
-	printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job, wname ? wname : "?",
-	       state ? state : "?");
-	if (!state || strcmp(state, "done") != 0)
+	printf("job %" JSON_INTEGER_FORMAT " (%s): %s\n", job, wname ? wname : "?", state);
+	if (strcmp(state, "done") != 0)
 		printf("note: the job is not finished; this is the answer merged so far\n");
 	printf("%s", text ? text : "no verified results yet\n");
-	if (note && state && strcmp(state, "done") == 0)
+	if (note && strcmp(state, "done") == 0)
 		printf("%s", note); /* information only */
-	json_array_foreach(json_object_get(reply, "files"), i, f)
-		printf("files: %s\n", json_string_value(f));
+	for (size_t k = 0; k < rep->n_files; k++)
+		printf("files: %s\n", rep->files[k]);
 	return 0;
 }
 
@@ -443,11 +419,16 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 		return do_export(to, job, "values", json_pack("{s:s}", "range", values));
 	uint8_t *abin = NULL;
 	size_t alen = 0;
+	struct ctlcmd_reply rep;
 	json_t *reply = ctl_request_full(to, &(struct ctlcmd_req){ .cmd = CTLCMD_RESULT, .job = job },
 					 NULL, 0, &abin, &alen, &ex);
 	if (!reply)
 		return ex;
-	if (as_json) {
+	if (!as_json)
+		ctl_shown(reply);
+	if (ctl_reply_fields(CTLCMD_RESULT, reply, &rep)) {
+		ex = EXIT_FAIL;
+	} else if (as_json) {
 		/* The answer travels as the reply's binary part (control.h). */
 		json_error_t jerr;
 		json_t *answer = alen ? json_loadb((const char *)abin, alen, 0, &jerr) : json_null();
@@ -455,15 +436,12 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 			fprintf(stderr, "gpuctl: gpud sent an answer that is not JSON: %s\n", jerr.text);
 			ex = EXIT_FAIL;
 		} else {
-			json_object_set_new(reply, "answer", answer);
-			json_object_del(reply, "answer_bytes");
-			json_object_del(reply, "ok");
-			json_object_del(reply, "text");
-			ctl_print_json(reply);
+			ctl_print_json(ctlcmd_result_answer(reply, answer));
 		}
 	} else {
-		ex = print_result(to, job, reply, abin, alen);
+		ex = print_result(to, job, &rep, abin, alen);
 	}
+	ctlcmd_reply_clear(&rep);
 	free(abin);
 	json_decref(reply);
 	return ex;

@@ -8,33 +8,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "ctl_cmd.h"
 #include "ctl_help.h"
 #include "ctl_human.h"
 #include "ctl_status.h"
 
-static double num(const json_t *j, const char *key)
+const char *ctl_job_state(const struct ctlcmd_job *job)
 {
-	return json_number_value(json_object_get(j, key));
+	if (strcmp(job->state, "active") == 0)
+		return job->leases[1] > 0 ? "running" : "queued";  /* leased */
+	return job->state;
 }
 
-static const char *str(const json_t *j, const char *key)
-{
-	return json_string_value(json_object_get(j, key));
-}
-
-const char *ctl_job_state(const json_t *job)
-{
-	const char *s = str(job, "state");
-
-	if (!s)
-		return "?";
-	if (strcmp(s, "active") == 0)
-		return num(json_object_get(job, "leases"), "leased") > 0 ? "running" : "queued";
-	return s;
-}
-
-int ctl_job_finished(const json_t *job)
+int ctl_job_finished(const struct ctlcmd_job *job)
 {
 	const char *s = ctl_job_state(job);
 
@@ -42,71 +29,72 @@ int ctl_job_finished(const json_t *job)
 	       strcmp(s, "cancelled") == 0;
 }
 
+/* A time to show: 0 for not yet and not sent. */
+static double when(double t)
+{
+	return t > 0 ? t : 0;
+}
+
 /* Seconds it ran: gpud's elapsed_s, else (an older gpud, which keeps no
  * start time) since it was submitted, unless it waits in the queue. */
-static double job_elapsed(const json_t *job, double now)
+static double job_elapsed(const struct ctlcmd_job *job, double now)
 {
-	double created = num(job, "created_at"), fin = num(job, "finished_at");
+	double created = job->created_at, fin = job->finished_at;
 
 	/* Never started: no time to show, rather than 0s. */
-	if (json_is_null(json_object_get(job, "started_at")))
+	if (job->started_at == 0)
 		return -1;
-	if (json_is_number(json_object_get(job, "elapsed_s")))
-		return num(job, "elapsed_s");
+	if (job->elapsed_s >= 0)
+		return job->elapsed_s;
 	if (!(created > 0) || strcmp(ctl_job_state(job), "queued") == 0)
 		return -1;
 	return (fin > 0 ? fin : now) > created ? (fin > 0 ? fin : now) - created : 0;
 }
 
-static void job_progress(const json_t *job, char *out, size_t n)
+static void job_progress(const struct ctlcmd_job *job, char *out, size_t n)
 {
-	double total = num(job, "total_units"), done = num(job, "units_done");
-	const char *unit = str(job, "unit_name");
+	double total = (double)job->total_units, done = (double)job->units_done;
 	char a[48];
 
 	if (total > 0)
 		snprintf(out, n, "%5.1f%% of %s", 100 * (done < total ? done : total) / total,
-			 human_units(total, unit, a, sizeof(a)));
+			 human_units(total, job->unit_name, a, sizeof(a)));
 	else
-		snprintf(out, n, "%s", human_units(done, unit, a, sizeof(a)));
+		snprintf(out, n, "%s", human_units(done, job->unit_name, a, sizeof(a)));
 }
 
 /* Running: the recent rate; finished: the average over its life. */
-static void job_rate(const json_t *job, char *out, size_t n)
+static void job_rate(const struct ctlcmd_job *job, char *out, size_t n)
 {
 	const char *s = ctl_job_state(job);
 	char r[32];
-
-	double avg = num(job, "avg_rate"), el;
+	double avg = job->avg_rate, el;
 
 	/* An older gpud sends no avg_rate: units over the time it ran. */
-	if (!json_is_number(json_object_get(job, "avg_rate")) &&
-	    (el = job_elapsed(job, human_now())) > 0)
-		avg = num(job, "units_done") / el;
+	if (avg < 0)
+		avg = (el = job_elapsed(job, gclock_wall())) > 0 ?
+		      (double)job->units_done / el : 0;
 	if (strcmp(s, "running") == 0)
-		human_rate(num(job, "rate"), out, n);
+		human_rate(job->rate, out, n);
 	else if (ctl_job_finished(job) && avg > 0)
 		snprintf(out, n, "%s avg", human_rate(avg, r, sizeof(r)));
 	else
 		snprintf(out, n, "-");
 }
 
-static void job_eta(const json_t *job, char *out, size_t n)
+static void job_eta(const struct ctlcmd_job *job, char *out, size_t n)
 {
-	const json_t *eta = json_object_get(job, "eta_s");
-
-	if (strcmp(ctl_job_state(job), "running") == 0 && json_is_number(eta))
-		human_duration(json_number_value(eta), out, n);
+	if (strcmp(ctl_job_state(job), "running") == 0 && job->eta_s > 0)
+		human_duration(job->eta_s, out, n);
 	else
 		snprintf(out, n, "-");
 }
 
-static void job_int(const json_t *job, const char *key, char *out, size_t n)
+/* An integer, or "-" when not sent (below lo). */
+static void job_int(int64_t v, int64_t lo, char *out, size_t n)
 {
-	const json_t *v = json_object_get(job, key);
-
-	if (json_is_integer(v))
-		snprintf(out, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	if (v >= lo)
+		snprintf(out, n, "%" PRId64, v);
 	else
 		snprintf(out, n, "-");
 }
@@ -140,50 +128,39 @@ static const struct {
 
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
 
-static void cell(enum col c, const json_t *job, double now, char *out, size_t n)
+static void cell(enum col c, const struct ctlcmd_job *job, double now, char *out,
+		 size_t n)
 {
-	const char *s;
-
 	switch (c) {
-	case C_ID: job_int(job, "id", out, n); break;
-	case C_NAME:
-		s = str(job, "name");
-		snprintf(out, n, "%s", s ? s : "-");
-		break;
-	case C_WORKLOAD:
-		s = str(job, "workload");
-		snprintf(out, n, "%s", s ? s : "?");
-		break;
+	case C_ID: job_int(job->id, 0, out, n); break;
+	case C_NAME: snprintf(out, n, "%s", job->name ? job->name : "-"); break;
+	case C_WORKLOAD: snprintf(out, n, "%s", job->workload); break;
 	case C_STATE:
-		snprintf(out, n, "%s%s", ctl_job_state(job),
-			 json_is_string(json_object_get(job, "damaged")) ? "(damaged)" : "");
+		snprintf(out, n, "%s%s", ctl_job_state(job), job->damaged ? "(damaged)" : "");
 		break;
-	case C_PRIORITY: job_int(job, "priority", out, n); break;
+	case C_PRIORITY: job_int(job->priority, CTLCMD_PRIORITY_MIN, out, n); break;
 	case C_PROGRESS: job_progress(job, out, n); break;
-	case C_UNITS: human_units(num(job, "units_done"), str(job, "unit_name"), out, n); break;
+	case C_UNITS: human_units((double)job->units_done, job->unit_name, out, n); break;
 	case C_RATE: job_rate(job, out, n); break;
 	case C_AVG_RATE:
-		if (json_is_number(json_object_get(job, "avg_rate")))
-			human_rate(num(job, "avg_rate"), out, n);
+		if (job->avg_rate >= 0)
+			human_rate(job->avg_rate, out, n);
 		else
 			snprintf(out, n, "-");
 		break;
 	case C_ELAPSED: human_duration(job_elapsed(job, now), out, n); break;
 	case C_ETA: job_eta(job, out, n); break;
-	case C_SUBMITTED: human_time(num(job, "created_at"), now, out, n); break;
-	case C_STARTED: human_time(num(job, "started_at"), now, out, n); break;
-	case C_FINISHED: human_time(num(job, "finished_at"), now, out, n); break;
-	case C_ATTEMPTS: job_int(job, "attempts", out, n); break;
-	case C_VFAIL: job_int(job, "verify_failures", out, n); break;
-	case C_REASON:
-		s = str(job, "reason");
-		snprintf(out, n, "%s", s ? s : "");
-		break;
+	case C_SUBMITTED: human_time(when(job->created_at), now, out, n); break;
+	case C_STARTED: human_time(when(job->started_at), now, out, n); break;
+	case C_FINISHED: human_time(when(job->finished_at), now, out, n); break;
+	case C_ATTEMPTS: job_int(job->attempts, 0, out, n); break;
+	case C_VFAIL: job_int(job->verify_failures, 0, out, n); break;
+	case C_REASON: snprintf(out, n, "%s", job->reason ? job->reason : ""); break;
 	}
 }
 
-int ctl_jobs_table(struct ctl_table *t, const char *cols, const json_t *jobs,
-		   double now)
+int ctl_jobs_table(struct ctl_table *t, const char *cols,
+		   const struct ctlcmd_job *jobs, size_t n_jobs, double now)
 {
 	enum col pick[CTL_TABLE_MAX_COLS];
 	const char *head[CTL_TABLE_MAX_COLS];
@@ -216,13 +193,11 @@ int ctl_jobs_table(struct ctl_table *t, const char *cols, const json_t *jobs,
 		return -1;
 	}
 	ctl_table_init(t, np, head, right);
-	size_t i;
-	json_t *j;
-	json_array_foreach(jobs, i, j) {
+	for (size_t i = 0; i < n_jobs; i++) {
 		char buf[CTL_TABLE_MAX_COLS][640];
 		const char *row[CTL_TABLE_MAX_COLS];
 		for (size_t c = 0; c < np; c++) {
-			cell(pick[c], j, now, buf[c], sizeof(buf[c]));
+			cell(pick[c], &jobs[i], now, buf[c], sizeof(buf[c]));
 			row[c] = buf[c];
 		}
 		ctl_table_row(t, row);
@@ -230,98 +205,91 @@ int ctl_jobs_table(struct ctl_table *t, const char *cols, const json_t *jobs,
 	return 0;
 }
 
-void ctl_job_line(char *out, size_t n, const json_t *job)
+void ctl_job_line(char *out, size_t n, const struct ctlcmd_job *job)
 {
-	double total = num(job, "total_units"), done = num(job, "units_done");
+	double total = (double)job->total_units, done = (double)job->units_done;
 	char bar[40], prog[96], rate[48], eta[32];
 
 	human_bar(total > 0 ? done / total : 0, 20, bar);
 	job_progress(job, prog, sizeof(prog));
 	job_rate(job, rate, sizeof(rate));
 	job_eta(job, eta, sizeof(eta));
-	snprintf(out, n, "job %" JSON_INTEGER_FORMAT " %s %s %s  %s  ETA %s",
-		 json_integer_value(json_object_get(job, "id")), ctl_job_state(job),
-		 bar, prog, rate, eta);
+	snprintf(out, n, "job %" PRId64 " %s %s %s  %s  ETA %s", job->id,
+		 ctl_job_state(job), bar, prog, rate, eta);
 }
 
-static void counts_line(FILE *f, const char *what, const json_t *lc, const char *const *keys,
-			const char *const *names, size_t n)
+/* Lease counts by state, as a job's "leases" and "replicas" index them. */
+enum { L_PENDING, L_LEASED, L_DONE, L_VERIFIED, L_FAILED };
+
+static void counts_line(FILE *f, const char *what, const int64_t *counts,
+			const int *keys, const char *const *names, size_t n)
 {
 	fprintf(f, "    %s:", what);
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s %s %" JSON_INTEGER_FORMAT, i ? "," : "", names[i],
-			json_integer_value(json_object_get(lc, keys[i])));
+		fprintf(f, "%s %s %" PRId64, i ? "," : "", names[i], counts[keys[i]]);
 	fprintf(f, "\n");
 }
 
-void ctl_job_long(FILE *f, const json_t *job, double now)
+void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 {
-	const char *unit = str(job, "unit_name"), *name = str(job, "name");
-	const json_t *damaged = json_object_get(job, "damaged");
-	double total = num(job, "total_units"), done = num(job, "units_done");
+	const char *unit = job->unit_name, *name = job->name;
+	double total = (double)job->total_units, done = (double)job->units_done;
 	char bar[40], a[48], b[48], c[48], r[32], e[32], t1[32], t2[32], t3[32];
-	static const char *const lk[] = { "pending", "leased", "done", "verified", "failed" };
-	static const char *const rk[] = { "pending", "leased", "verified", "failed" };
+	static const int lk[] = { L_PENDING, L_LEASED, L_DONE, L_VERIFIED, L_FAILED };
+	static const char *const ln[] = { "pending", "leased", "done", "verified", "failed" };
+	static const int rk[] = { L_PENDING, L_LEASED, L_VERIFIED, L_FAILED };
 	static const char *const rn[] = { "pending", "leased", "agreed", "outvoted" };
+	const int64_t *rl = job->replicas;
 
 	human_bar(total > 0 ? done / total : 0, 30, bar);
-	fprintf(f, "job %" JSON_INTEGER_FORMAT "%s%s%s  %s  %s %s %5.1f%%  %s of %s (verified %s)\n",
-		json_integer_value(json_object_get(job, "id")), name ? " \"" : "",
-		name ? name : "", name ? "\"" : "", str(job, "workload"),
-		json_is_string(damaged) ? "damaged" : ctl_job_state(job), bar,
+	fprintf(f, "job %" PRId64 "%s%s%s  %s  %s %s %5.1f%%  %s of %s (verified %s)\n",
+		job->id, name ? " \"" : "", name ? name : "", name ? "\"" : "", job->workload,
+		job->damaged ? "damaged" : ctl_job_state(job), bar,
 		total > 0 ? 100 * (done < total ? done : total) / total : 0,
 		human_count(done, a, sizeof(a)), human_units(total, unit, b, sizeof(b)),
-		human_count(num(job, "units_verified"), c, sizeof(c)));
+		human_count((double)job->units_verified, c, sizeof(c)));
 	job_rate(job, r, sizeof(r));
 	job_eta(job, e, sizeof(e));
 	fprintf(f, "    rate %s  ETA %s  elapsed %s", r, e,
 		human_duration(job_elapsed(job, now), a, sizeof(a)));
-	if (json_is_number(json_object_get(job, "avg_rate")))
-		fprintf(f, "  average %s", human_rate(num(job, "avg_rate"), b, sizeof(b)));
+	if (job->avg_rate >= 0)
+		fprintf(f, "  average %s", human_rate(job->avg_rate, b, sizeof(b)));
 	fprintf(f, "\n    submitted %s  started %s  finished %s",
-		human_time(num(job, "created_at"), now, t1, sizeof(t1)),
-		human_time(num(job, "started_at"), now, t2, sizeof(t2)),
-		human_time(num(job, "finished_at"), now, t3, sizeof(t3)));
-	if (json_is_integer(json_object_get(job, "priority")))
-		fprintf(f, "  priority %" JSON_INTEGER_FORMAT,
-			json_integer_value(json_object_get(job, "priority")));
-	if (json_is_integer(json_object_get(job, "attempts")))
-		fprintf(f, "  attempts %" JSON_INTEGER_FORMAT,
-			json_integer_value(json_object_get(job, "attempts")));
-	if (json_is_integer(json_object_get(job, "verify_failures")))
-		fprintf(f, "  verify failures %" JSON_INTEGER_FORMAT,
-			json_integer_value(json_object_get(job, "verify_failures")));
+		human_time(when(job->created_at), now, t1, sizeof(t1)),
+		human_time(when(job->started_at), now, t2, sizeof(t2)),
+		human_time(when(job->finished_at), now, t3, sizeof(t3)));
+	if (job->priority >= CTLCMD_PRIORITY_MIN)
+		fprintf(f, "  priority %" PRId64, job->priority);
+	if (job->attempts >= 0)
+		fprintf(f, "  attempts %" PRId64, job->attempts);
+	if (job->verify_failures >= 0)
+		fprintf(f, "  verify failures %" PRId64, job->verify_failures);
 	fprintf(f, "\n");
-	counts_line(f, "leases", json_object_get(job, "leases"), lk, lk, 5);
-	const json_t *rl = json_object_get(job, "replicas");
-	const char *chk = str(job, "check");
-	if (num(rl, "pending") + num(rl, "leased") + num(rl, "verified") + num(rl, "failed") > 0 ||
-	    (chk && strcmp(chk, "full") == 0)) {
-		fprintf(f, "    check %s\n", chk ? chk : "sample");
+	counts_line(f, "leases", job->leases, lk, ln, 5);
+	if (rl[L_PENDING] + rl[L_LEASED] + rl[L_VERIFIED] + rl[L_FAILED] > 0 ||
+	    (job->check && strcmp(job->check, "full") == 0)) {
+		fprintf(f, "    check %s\n", job->check ? job->check : "sample");
 		counts_line(f, "replicas", rl, rk, rn, 4);
 	}
-	const json_t *workers = json_object_get(job, "workers");
-	if (json_array_size(workers)) {
-		size_t i;
-		json_t *w;
+	if (job->n_workers) {
 		fprintf(f, "    workers:");
-		json_array_foreach(workers, i, w)
-			fprintf(f, " %s", json_string_value(w));
+		for (size_t i = 0; i < job->n_workers; i++)
+			fprintf(f, " %s", job->workers[i]);
 		fprintf(f, "\n");
 	}
-	if (str(job, "reason"))
-		fprintf(f, "    reason: %s\n", str(job, "reason"));
-	if (json_is_string(damaged))
-		fprintf(f, "    damaged (%s, as gpuctl check found): %s\n", str(job, "state"),
-			json_string_value(damaged));
+	if (job->reason)
+		fprintf(f, "    reason: %s\n", job->reason);
+	if (job->damaged)
+		fprintf(f, "    damaged (%s, as gpuctl check found): %s\n", job->state,
+			job->damaged);
 }
 
 /* --state S[,S] and --workload W. */
-static int keep(const json_t *job, const char *states, const char *workload)
+static int keep(const struct ctlcmd_job *job, const char *states, const char *workload)
 {
-	const char *s = ctl_job_state(job), *w = str(job, "workload");
+	const char *s = ctl_job_state(job);
 
-	if (workload && (!w || strcmp(w, workload) != 0))
+	if (workload && strcmp(job->workload, workload) != 0)
 		return 0;
 	if (!states)
 		return 1;
@@ -358,52 +326,72 @@ static int check_states(const char *states)
 static int check_cols(const char *cols)
 {
 	struct ctl_table t;
-	json_t *none = json_array();
-	int rc = ctl_jobs_table(&t, cols, none, 0);
+	int rc = ctl_jobs_table(&t, cols, NULL, 0, 0);
 
 	if (rc == 0)
 		ctl_table_free(&t);
-	json_decref(none);
 	return rc;
 }
 
-/* Print jobs: whole records or a table; the filters applied here. */
-/* The jobs that pass --state and --workload, a new array. */
-static json_t *filtered(const json_t *jobs, const char *states, const char *workload)
+/* The jobs that pass --state and --workload: their rows (a new array,
+ * *ret_n of them) and, when raw is not NULL, gpud's records of them (a
+ * new JSON array into *ret_raw). -1 when out of memory. */
+static int filtered(const struct ctlcmd_reply *rep, const json_t *raw,
+		    const char *states, const char *workload,
+		    struct ctlcmd_job **ret, size_t *ret_n, json_t **ret_raw)
 {
-	json_t *kept = json_array(), *j;
-	size_t i;
+	struct ctlcmd_job *kept = calloc(rep->n_jobs ? rep->n_jobs : 1, sizeof(*kept));
+	json_t *rkept = raw ? json_array() : NULL;
+	size_t n = 0;
 
-	json_array_foreach(jobs, i, j)
-		if (keep(j, states, workload))
-			json_array_append(kept, j);
-	return kept;
+	if (!kept || (raw && !rkept)) {
+		free(kept);
+		json_decref(rkept);
+		fprintf(stderr, "gpuctl: out of memory\n");
+		return -1;
+	}
+	for (size_t i = 0; i < rep->n_jobs; i++) {
+		if (!keep(&rep->jobs[i], states, workload))
+			continue;
+		kept[n++] = rep->jobs[i];
+		if (rkept)
+			json_array_append(rkept, json_array_get(raw, i));
+	}
+	*ret = kept;
+	*ret_n = n;
+	if (ret_raw)
+		*ret_raw = rkept;
+	return 0;
 }
 
-static int print_jobs(json_t *jobs, int lng, const char *cols, int no_header,
-		      const char *states, const char *workload, const char *none)
+/* Print jobs: whole records or a table; the filters applied here. */
+static int print_jobs(const struct ctlcmd_reply *rep, int lng, const char *cols,
+		      int no_header, const char *states, const char *workload,
+		      const char *none)
 {
-	double now = human_now();
-	json_t *kept = filtered(jobs, states, workload), *j;
-	size_t i;
+	double now = gclock_wall();
+	struct ctlcmd_job *kept;
+	size_t n;
 	struct ctl_table t;
 
-	if (json_array_size(kept) == 0) {
+	if (filtered(rep, NULL, states, workload, &kept, &n, NULL))
+		return EXIT_FAIL;
+	if (n == 0) {
 		/* --no-header is for scripts: nothing at all. */
 		if (!no_header)
 			printf("%s\n", none);
 	} else if (lng) {
-		json_array_foreach(kept, i, j)
-			ctl_job_long(stdout, j, now);
+		for (size_t i = 0; i < n; i++)
+			ctl_job_long(stdout, &kept[i], now);
 	} else {
-		if (ctl_jobs_table(&t, cols, kept, now)) {
-			json_decref(kept);
+		if (ctl_jobs_table(&t, cols, kept, n, now)) {
+			free(kept);
 			return EXIT_USAGE;
 		}
 		ctl_table_print(&t, stdout, no_header, 0, 0);
 		ctl_table_free(&t);
 	}
-	json_decref(kept);
+	free(kept);
 	return 0;
 }
 
@@ -438,29 +426,36 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 	if (optind + 1 < argc || (optind < argc && ctl_parse_job(argv[optind], &job)) ||
 	    (states && check_states(states)) || check_cols(cols))
 		return ctl_usage_error("status");
-	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job,
-		.all = all }, &ex);
-	if (!reply)
+	struct ctl_reply reply;
+	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job, .all = all },
+		     !as_json, &reply);
+	if (ex)
 		return ex;
 	/* gpud's own trouble (e.g. out of descriptors); --json keeps stdout
 	 * the jobs alone. */
-	ctl_print_warnings(reply, as_json ? stderr : stdout);
+	ctl_print_warnings(&reply.f, as_json ? stderr : stdout);
 	if (as_json) {
-		json_t *kept = filtered(json_object_get(reply, "jobs"), states, workload);
-		ctl_print_json(kept);
-		json_decref(kept);
-		json_decref(reply);
-		return 0;
+		struct ctlcmd_job *rows;
+		size_t n;
+		json_t *kept;
+		ex = filtered(&reply.f, ctlcmd_reply_list(CTLCMD_STATUS, reply.json), states,
+			      workload, &rows, &n, &kept);
+		if (!ex) {
+			ctl_print_json(kept);
+			json_decref(kept);
+			free(rows);
+		}
+		ctl_reply_free(&reply);
+		return ex;
 	}
-	ctl_shown(reply);
 	/* One job: its whole record, unless columns were asked for. */
-	ex = print_jobs(json_object_get(reply, "jobs"), lng || (job && !fmt_given), cols, no_header,
-			states, workload, "no jobs");
-	json_int_t hidden = json_integer_value(json_object_get(reply, "hidden"));
+	ex = print_jobs(&reply.f, lng || (job && !fmt_given), cols, no_header, states,
+			workload, "no jobs");
+	int64_t hidden = reply.f.hidden;
 	if (!ex && hidden > 0 && !no_header)
-		printf("(%" JSON_INTEGER_FORMAT " job%s finished more than a day ago: "
+		printf("(%" PRId64 " job%s finished more than a day ago: "
 		       "gpuctl status --all)\n", hidden, hidden == 1 ? "" : "s");
-	json_decref(reply);
+	ctl_reply_free(&reply);
 	return ex;
 }
 
@@ -495,18 +490,16 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 	}
 	if (optind < argc || check_cols(cols))
 		return ctl_usage_error("history");
-	json_t *reply = ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_HISTORY, .all = all,
-		.limit = limit ? limit : CTLCMD_HISTORY_LIMIT_DEFAULT }, &ex);
-	if (!reply)
+	struct ctl_reply reply;
+	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_HISTORY, .all = all,
+		.limit = limit ? limit : CTLCMD_HISTORY_LIMIT_DEFAULT }, !as_json, &reply);
+	if (ex)
 		return ex;
-	if (as_json) {
-		ctl_print_json(json_object_get(reply, "jobs"));
-		json_decref(reply);
-		return 0;
-	}
-	ctl_shown(reply);
-	ex = print_jobs(json_object_get(reply, "jobs"), 0, cols, no_header, NULL, NULL,
-			all ? "no finished jobs" : "no jobs finished in the last 30 days");
-	json_decref(reply);
+	if (as_json)
+		ctl_print_json(ctlcmd_reply_list(CTLCMD_HISTORY, reply.json));
+	else
+		ex = print_jobs(&reply.f, 0, cols, no_header, NULL, NULL,
+				all ? "no finished jobs" : "no jobs finished in the last 30 days");
+	ctl_reply_free(&reply);
 	return ex;
 }

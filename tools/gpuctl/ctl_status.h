@@ -1,8 +1,9 @@
 /* ctl_status.h - jobs as gpuctl shows them (ctl_status.c): the status
  * table's columns, a job's whole record (--long), and the state and times
  * of a job from gpud's record, degrading to what an older gpud sends
- * (state "active", no elapsed_s or avg_rate). The records' strings must
- * already be escaped for the terminal (ctl_text.h).
+ * (state "active", no elapsed_s or avg_rate). The records are read
+ * through ctlcmd's job rows; their strings must already be escaped for
+ * the terminal (ctl_text.h).
  *
  * Single-threaded; records are borrowed; keeps nothing.
  */
@@ -11,25 +12,24 @@
 
 #include <stdio.h>
 
-#include <jansson.h>
-
 #include "ctl_table.h"
+#include "ctlcmd.h"
 
 /* The default columns of gpuctl status and watch. */
 #define CTL_STATUS_COLS "id,name,workload,state,progress,rate,elapsed,eta,reason"
 
 /* The columns of cols (comma-separated names) into t, with its rows from
  * jobs. -1 after printing which name is unknown. now: time(NULL). */
-int ctl_jobs_table(struct ctl_table *t, const char *cols, const json_t *jobs,
-		   double now);
+int ctl_jobs_table(struct ctl_table *t, const char *cols,
+		   const struct ctlcmd_job *jobs, size_t n_jobs, double now);
 /* A job's whole record, a few lines. */
-void ctl_job_long(FILE *f, const json_t *job, double now);
+void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now);
 /* queued/running/paused/done/failed/cancelled (an older gpud's "active"
  * told apart by its leases). */
-const char *ctl_job_state(const json_t *job);
+const char *ctl_job_state(const struct ctlcmd_job *job);
 /* 1 when the job's state is done, failed or cancelled. */
-int ctl_job_finished(const json_t *job);
+int ctl_job_finished(const struct ctlcmd_job *job);
 /* One line of progress for wait: state, bar, percent, units, rate, ETA. */
-void ctl_job_line(char *out, size_t n, const json_t *job);
+void ctl_job_line(char *out, size_t n, const struct ctlcmd_job *job);
 
 #endif

@@ -2,6 +2,7 @@
  * workers redrawn, fitted to the terminal), wait (one progress line until
  * the job ends) and workers. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "ctl_cmd.h"
 #include "ctl_help.h"
 #include "ctl_human.h"
@@ -18,12 +20,10 @@
 
 /* Where a worker runs, in a few words: "node7 slurm 1234_0 (job 1240)",
  * "node7 pod gpuworker-2"; "-" when not known. */
-static void fmt_where(const json_t *w, char *buf, size_t len)
+static void fmt_where(const struct ctlcmd_worker *w, char *buf, size_t len)
 {
-	const char *host = json_string_value(json_object_get(w, "host"));
-	const char *job = json_string_value(json_object_get(w, "slurm_job"));
-	const char *arr = json_string_value(json_object_get(w, "slurm_array"));
-	const char *pod = json_string_value(json_object_get(w, "pod"));
+	const char *host = w->place[0], *job = w->place[1];
+	const char *arr = w->place[2], *pod = w->place[3];
 	size_t used = 0;
 
 	buf[0] = '\0';
@@ -44,120 +44,98 @@ static void fmt_where(const json_t *w, char *buf, size_t len)
 }
 
 /* The unit of the job a worker works on: gpud's job_unit, else (an older
- * gpud) the job's unit_name from a status reply. */
-static const char *worker_unit(const json_t *w, const json_t *jobs)
+ * gpud) the job's unit_name from a status reply (jobs: may be NULL). */
+static const char *worker_unit(const struct ctlcmd_worker *w,
+			       const struct ctlcmd_reply *jobs)
 {
-	const char *u = json_string_value(json_object_get(w, "job_unit"));
-	json_int_t job = json_integer_value(json_object_get(w, "job"));
-	size_t i;
-	json_t *j;
-
-	if (u || !job)
-		return u;
-	json_array_foreach(jobs, i, j)
-		if (json_integer_value(json_object_get(j, "id")) == job)
-			return json_string_value(json_object_get(j, "unit_name"));
+	if (w->job_unit || !w->job)
+		return w->job_unit;
+	for (size_t i = 0; jobs && i < jobs->n_jobs; i++)
+		if (jobs->jobs[i].id == w->job)
+			return jobs->jobs[i].unit_name;
 	return NULL;
 }
 
-static void workers_table(struct ctl_table *t, const json_t *workers,
-			  const json_t *jobs, double now)
+static void workers_table(struct ctl_table *t, const struct ctlcmd_reply *workers,
+			  const struct ctlcmd_reply *jobs, double now)
 {
 	static const char *const head[] = { "ID", "NAME", "STATE", "DEVICE", "THREADS",
 		"LEASE", "RATE", "LEASES", "FAILURES", "FOREIGN", "STALLS", "TRUST",
 		"SEEN", "WHERE" };
 	static const int right[] = { 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0 };
-	size_t i;
-	json_t *w;
 
 	ctl_table_init(t, sizeof(head) / sizeof(head[0]), head, right);
-	json_array_foreach(workers, i, w) {
+	for (size_t i = 0; i < workers->n_workers; i++) {
+		const struct ctlcmd_worker *w = &workers->workers[i];
 		char id[24], threads[24] = "-", lease[64] = "-", rate[64] = "-", n[3][24];
-		char trust[48] = "-", seen[32] = "-", where[640], c[32];
-		const char *state = json_is_true(json_object_get(w, "quarantined"))
-			? "quarantined" : json_is_true(json_object_get(w, "online"))
-			? "online" : "offline";
+		char trust[48] = "-", seen[32] = "-", where[640], c[32], stalls[24];
+		const char *state = w->quarantined ? "quarantined" : w->online ? "online"
+										 : "offline";
 		const char *unit = worker_unit(w, jobs);
-		double last = json_number_value(json_object_get(w, "last_seen"));
-		json_int_t need = json_integer_value(json_object_get(w, "trust_after"));
 
-		snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(json_object_get(w, "id")));
-		if (json_is_integer(json_object_get(w, "threads")))
-			snprintf(threads, sizeof(threads), "%" JSON_INTEGER_FORMAT,
-				 json_integer_value(json_object_get(w, "threads")));
-		if (json_is_integer(json_object_get(w, "lease"))) {
-			snprintf(lease, sizeof(lease), "%" JSON_INTEGER_FORMAT " (job %"
-				 JSON_INTEGER_FORMAT ")",
-				 json_integer_value(json_object_get(w, "lease")),
-				 json_integer_value(json_object_get(w, "job")));
+		snprintf(id, sizeof(id), "%" PRId64, w->id);
+		if (w->threads)
+			snprintf(threads, sizeof(threads), "%" PRId64, w->threads);
+		if (w->lease) {
+			snprintf(lease, sizeof(lease), "%" PRId64 " (job %" PRId64 ")",
+				 w->lease, w->job);
 			/* Its rate in its own job's unit: battles and values
 			 * never add up. */
 			snprintf(rate, sizeof(rate), "%s %s/s",
-				 human_count(json_number_value(json_object_get(w, "rate")), c,
-					     sizeof(c)), unit ? unit : "units");
+				 human_count(w->rate, c, sizeof(c)), unit ? unit : "units");
 		}
-		snprintf(n[0], sizeof(n[0]), "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(json_object_get(w, "leases_done")));
-		snprintf(n[1], sizeof(n[1]), "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(json_object_get(w, "failures")));
-		snprintf(n[2], sizeof(n[2]), "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(json_object_get(w, "foreign_msgs")));
+		snprintf(n[0], sizeof(n[0]), "%" PRId64, w->leases_done);
+		snprintf(n[1], sizeof(n[1]), "%" PRId64, w->failures);
+		snprintf(n[2], sizeof(n[2]), "%" PRId64, w->foreign_msgs);
 		/* trust: "-" with --trust-after off, else trusted or k/N
 		 * results confirmed in a row (its results are replicated). */
-		if (need > 0 && json_is_true(json_object_get(w, "trusted")))
+		if (w->trust_after > 0 && w->trusted)
 			snprintf(trust, sizeof(trust), "trusted");
-		else if (need > 0)
-			snprintf(trust, sizeof(trust), "%" JSON_INTEGER_FORMAT "/%" JSON_INTEGER_FORMAT,
-				 json_integer_value(json_object_get(w, "streak")), need);
-		if (last > 0)
-			snprintf(seen, sizeof(seen), "%s ago",
-				 human_duration(now > last ? now - last : 0, c, sizeof(c)));
-		char stalls[24];
-		snprintf(stalls, sizeof(stalls), "%" JSON_INTEGER_FORMAT,
-			 json_integer_value(json_object_get(w, "stalls")));
+		else if (w->trust_after > 0)
+			snprintf(trust, sizeof(trust), "%" PRId64 "/%" PRId64, w->streak,
+				 w->trust_after);
+		if (w->last_seen > 0)
+			snprintf(seen, sizeof(seen), "%s ago", human_duration(
+				 now > w->last_seen ? now - w->last_seen : 0, c, sizeof(c)));
+		snprintf(stalls, sizeof(stalls), "%" PRId64, w->stalls);
 		fmt_where(w, where, sizeof(where));
-		const char *row[] = { id, json_string_value(json_object_get(w, "name")), state,
-			json_string_value(json_object_get(w, "device")), threads, lease, rate,
+		const char *row[] = { id, w->name, state, w->device, threads, lease, rate,
 			n[0], n[1], n[2], stalls, trust, seen, where };
 		ctl_table_row(t, row);
 	}
 }
 
-/* A status reply for the units of the workers' jobs; NULL when gpud
- * sends job_unit itself or there is no lease. */
-static json_t *units_source(const struct ctl_target *to, const json_t *workers)
+/* A status reply for the units of the workers' jobs into *jobs (zeroed
+ * when gpud sends job_unit itself or there is no lease). 0 or the exit
+ * status. */
+static int units_source(const struct ctl_target *to, const struct ctlcmd_reply *workers,
+			struct ctl_reply *jobs)
 {
-	size_t i;
-	json_t *w;
-	int ex;
-
-	json_array_foreach(workers, i, w)
-		if (json_is_integer(json_object_get(w, "job")) &&
-		    !json_object_get(w, "job_unit"))
-			return ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS }, &ex));
-	return NULL;
+	memset(jobs, 0, sizeof(*jobs));
+	for (size_t i = 0; i < workers->n_workers; i++)
+		if (workers->workers[i].job && !workers->workers[i].job_unit_sent)
+			return ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS }, 1, jobs);
+	return 0;
 }
 
 int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 {
 	int as_json, ex;
-	json_t *reply = ctl_json_only_request(to, CTLCMD_WORKERS, "workers", argc, argv,
-					      &as_json, &ex);
+	struct ctl_reply reply, jobs;
 	struct ctl_table t;
 
-	if (!reply)
+	if (ctl_json_only_request(to, CTLCMD_WORKERS, 1, argc, argv, &as_json, &reply, &ex))
 		return ex;
-	json_t *jobs = units_source(to, json_object_get(ctl_shown(reply), "workers"));
-	workers_table(&t, json_object_get(reply, "workers"), json_object_get(jobs, "jobs"),
-		      human_now());
+	/* An older gpud's missing units: without them, "units". */
+	units_source(to, &reply.f, &jobs);
+	workers_table(&t, &reply.f, &jobs.f, gclock_wall());
 	if (t.nrows)
 		ctl_table_print(&t, stdout, 0, 0, 0);
 	else
 		printf("no workers\n");
 	ctl_table_free(&t);
-	json_decref(jobs);
-	json_decref(reply);
+	ctl_reply_free(&jobs);
+	ctl_reply_free(&reply);
 	return 0;
 }
 
@@ -176,10 +154,10 @@ static void term_size(size_t *rows, size_t *cols)
 /* One screen: a title, the jobs, the workers; on a terminal of rows x
  * cols, every line cut to cols and the lists to what fits, workers
  * getting at least a third of the room when both overflow. */
-static void draw(const json_t *jobs, const json_t *workers, double interval,
-		 int tty)
+static void draw(const struct ctlcmd_reply *jobs, const struct ctlcmd_reply *workers,
+		 double interval, int tty)
 {
-	double now = human_now();
+	double now = gclock_wall();
 	size_t rows, cols, jrows = 0, wrows = 0;
 	struct ctl_table jt, wt;
 	char when[32], title[128];
@@ -194,8 +172,8 @@ static void draw(const json_t *jobs, const json_t *workers, double interval,
 	if (tty)
 		printf("\033[H\033[2J"); /* home, clear */
 	printf("%.*s\n\n", (int)(cols ? human_fit(title, cols) : strlen(title)), title);
-	ctl_jobs_table(&jt, CTL_STATUS_COLS, json_object_get(jobs, "jobs"), now);
-	workers_table(&wt, json_object_get(workers, "workers"), json_object_get(jobs, "jobs"), now);
+	ctl_jobs_table(&jt, CTL_STATUS_COLS, jobs->jobs, jobs->n_jobs, now);
+	workers_table(&wt, workers, jobs, now);
 	if (rows) {
 		/* Title, blank, blank between, and the cursor's last line. */
 		size_t room = rows > 5 ? rows - 4 : 1;
@@ -255,31 +233,23 @@ int cmd_watch(const struct ctl_target *to, int argc, char **argv)
 	if (optind + 1 < argc || (optind < argc && ctl_parse_job(argv[optind], &job)))
 		return ctl_usage_error("watch");
 	for (long n = 0; count == 0 || n < count; n++) {
-		int ex;
-		json_t *jobs = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
-			.job = job, .all = all }, &ex));
-		if (!jobs)
+		struct ctl_reply jobs, workers;
+		int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job,
+			.all = all }, 1, &jobs);
+		if (ex)
 			return ex;
-		json_t *workers = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, &ex));
-		if (!workers) {
-			json_decref(jobs);
+		ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, 1, &workers);
+		if (ex) {
+			ctl_reply_free(&jobs);
 			return ex;
 		}
-		draw(jobs, workers, interval, tty);
-		json_decref(jobs);
-		json_decref(workers);
+		draw(&jobs.f, &workers.f, interval, tty);
+		ctl_reply_free(&jobs);
+		ctl_reply_free(&workers);
 		if (count == 0 || n + 1 < count)
 			poll(NULL, 0, (int)(interval * 1000));
 	}
 	return 0;
-}
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int cmd_wait(const struct ctl_target *to, int argc, char **argv)
@@ -288,7 +258,7 @@ int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	double timeout = 0, t0 = mono_now(), last_line = -1e9;
+	double timeout = 0, t0 = gclock_mono(), last_line = -1e9;
 	int tty = isatty(STDERR_FILENO), c;
 	json_int_t job;
 
@@ -304,38 +274,39 @@ int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 	if (optind + 1 != argc || ctl_parse_job(argv[optind], &job))
 		return ctl_usage_error("wait");
 	for (;;) {
-		int ex;
-		json_t *reply = ctl_shown(ctl_request(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
-			.job = job }, &ex));
-		if (!reply) {
+		struct ctl_reply reply;
+		int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job }, 1,
+				 &reply);
+		if (ex) {
 			if (tty && last_line > -1e9)
 				fprintf(stderr, "\n");
 			return ex;
 		}
-		json_t *j = json_array_get(json_object_get(reply, "jobs"), 0);
-		double elapsed = mono_now() - t0;
+		/* gpud answers an unknown job with an error: one job here. */
+		const struct ctlcmd_job *j = reply.f.n_jobs ? &reply.f.jobs[0] : NULL;
+		double elapsed = gclock_mono() - t0;
 		/* On a terminal the line is redrawn in place, cleared to its
 		 * end so a shorter line leaves nothing behind; in a log, one
 		 * line every 5 s. */
-		if (tty || elapsed - last_line >= 5.0) {
+		if (j && (tty || elapsed - last_line >= 5.0)) {
 			char line[512];
 			ctl_job_line(line, sizeof(line), j);
 			fprintf(stderr, tty ? "\r%s\033[K" : "%s\n", line);
 			last_line = elapsed;
 		}
-		if (ctl_job_finished(j)) {
+		if (j && ctl_job_finished(j)) {
 			const char *state = ctl_job_state(j);
-			const char *reason = json_string_value(json_object_get(j, "reason"));
+			const char *reason = j->reason;
 			int ok = strcmp(state, "done") == 0;
 			if (tty)
 				fprintf(stderr, "\n");
 			if (!ok)
 				fprintf(stderr, "gpuctl: job %" JSON_INTEGER_FORMAT " %s%s%s\n", job,
 					state, reason ? ": " : "", reason ? reason : "");
-			json_decref(reply);
+			ctl_reply_free(&reply);
 			return ok ? 0 : EXIT_JOB_FAILED;
 		}
-		json_decref(reply);
+		ctl_reply_free(&reply);
 		if (timeout > 0 && elapsed > timeout) {
 			if (tty)
 				fprintf(stderr, "\n");
