@@ -276,8 +276,6 @@ void replica_judge(const struct replica_policy *pol,
 		goto open;
 	}
 	judge_wait(pol, l, g, n, move, nchecked, ret_v, ret);
-	if (ret_v->end != STORE_REPLICA_OPEN)
-		return;
 open:
 	/* Only a quorum confirms. */
 	for (size_t i = 0; i < n; i++)
