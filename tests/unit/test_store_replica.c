@@ -181,6 +181,15 @@ static int64_t add_replica_done(struct store *st, int64_t worker,
 	return id;
 }
 
+static void assert_state(struct store *st, int64_t id, enum lease_state s)
+{
+	struct store_lease l;
+
+	get_lease(st, id, &l);
+	assert_int_equal(l.state, s);
+	store_lease_clear(&l);
+}
+
 static uint64_t events(struct store *st, const char *kind, int64_t job)
 {
 	uint64_t n = 9;
@@ -207,12 +216,12 @@ static void test_apply_quorum(void **state)
 	int64_t job = add_job(st, "graveler");
 	int64_t w1 = add_worker(st, "w1"), w2 = add_worker(st, "w2"),
 		w3 = add_worker(st, "w3");
-	struct store_lease p = add_done(st, job, w1, "h1"), pr = {0}, l;
+	struct store_lease p = add_done(st, job, w1, "h1"), pr = {0};
 	struct store_instance *g = NULL;
 	unsigned char move[4] = {STORE_REPLICA_REFUTE, STORE_REPLICA_CONFIRM,
 				 STORE_REPLICA_CONFIRM, STORE_REPLICA_KEEP};
 	struct store_replica_verdict v = {0};
-	int64_t r, r2, r3, id;
+	int64_t r, r2, r3;
 	size_t n;
 
 	assert_int_equal(store_lease_set_checked(st, p.id, p.epoch, 42.0), 0);
@@ -236,14 +245,9 @@ static void test_apply_quorum(void **state)
 	assert_int_equal(pr.id, p.id);
 	assert_string_equal(pr.result, "h2");
 	assert_int_equal(pr.worker_id, 0);
-	for (id = r; id <= r2; id++) {
-		get_lease(st, id, &l);
-		assert_int_equal(l.state, LEASE_VERIFIED);
-		store_lease_clear(&l);
-	}
-	get_lease(st, r3, &l);
-	assert_int_equal(l.state, LEASE_CANCELLED);
-	store_lease_clear(&l);
+	assert_state(st, r, LEASE_VERIFIED);
+	assert_state(st, r2, LEASE_VERIFIED);
+	assert_state(st, r3, LEASE_CANCELLED);
 	assert_int_equal(streak_of(st, w1), 0);
 	assert_int_equal(streak_of(st, w2), 1);
 	assert_int_equal(streak_of(st, w3), 1);
@@ -262,7 +266,7 @@ static void test_apply_more_and_failed(void **state)
 	struct store *st = ((struct fx *)*state)->st;
 	int64_t job = add_job(st, "graveler");
 	int64_t w1 = add_worker(st, "w1"), w2 = add_worker(st, "w2");
-	struct store_lease p = add_done(st, job, w1, "h1"), l;
+	struct store_lease p = add_done(st, job, w1, "h1");
 	struct store_instance *g = NULL;
 	unsigned char move[3] = {STORE_REPLICA_KEEP, STORE_REPLICA_KEEP,
 				 STORE_REPLICA_KEEP};
@@ -300,9 +304,7 @@ static void test_apply_more_and_failed(void **state)
 	assert_int_equal(store_begin(st), 0);
 	assert_int_equal(store_replica_apply(st, &v, 51.0, NULL), 0);
 	assert_int_equal(store_commit(st), 0);
-	get_lease(st, p.id, &l);
-	assert_int_equal(l.state, LEASE_PENDING);
-	store_lease_clear(&l);
+	assert_state(st, p.id, LEASE_PENDING);
 	assert_int_equal(store_job_get(st, job, &j), 0);
 	assert_int_equal(j.state, JOB_FAILED);
 	assert_non_null(strstr(j.reason, ": no two of 3 results agree"));
