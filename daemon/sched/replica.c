@@ -1,5 +1,6 @@
 /* replica.c - replication of results: a lease's group loaded, its results
- * compared, the quorum decided (replica.h).
+ * compared, the quorum decided (replica.h): replica_judge decides on the
+ * loaded rows alone, store_replica_apply writes the verdict.
  *
  * Invariant: the checked, done results of an undecided group pairwise
  * disagree (two that agree decide the group at once), so a new result
@@ -7,7 +8,6 @@
  * pair needs comparing.
  */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,99 +168,34 @@ static int needs_replica(struct store *st, const struct replica_policy *pol,
 	return 0;
 }
 
-static int event(struct store *st, double now, const struct store_lease *l,
-		 const char *kind, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static int event(struct store *st, double now, const struct store_lease *l,
-		 const char *kind, const char *fmt, ...)
+/* Two or more results agree (CONFIRM): every other checked result is
+ * outvoted (REFUTE; a RECOMPUTE one is not a vote). */
+static void judge_quorum(const struct store_instance *g, size_t n,
+			 const struct store_instance *p,
+			 const struct store_lease *self, unsigned char *move,
+			 struct store_replica_verdict *v, int *ret_from_peer)
 {
-	char detail[256];
-	va_list ap;
+	int p_wins = move[p - g] == STORE_REPLICA_CONFIRM;
 
-	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
-	va_end(ap);
-	return store_event(st, now, l->job_id, l->id, l->epoch, l->worker_id,
-			   kind, detail);
-}
-
-/* Two or more results agree (winner[i] 1): merge the primary with them,
- * charge every other checked result's worker (winner[i] 0; 2: a result
- * that could not be read, sent back to be recomputed). */
-static int decide_quorum(struct store *st, const struct replica_policy *pol,
-			 const struct store_lease *self,
-			 const struct replica_check *rc,
-			 const struct store_instance *g, size_t n,
-			 const unsigned char *winner, size_t nwin, double now,
-			 struct store_lease *ret_primary, int *ret_from_peer)
-{
-	const struct store_instance *p = find(g, n, rc->primary);
-	int p_wins, r = 0;
-
-	if (!p)
-		return GERR_CORRUPT;
-	p_wins = winner[p - g] == 1;
-	for (size_t i = 0; i < n && !r; i++) {
-		const struct store_lease *x = &g[i].l;
-
-		if (winner[i] == 1) {
-			if (x->worker_id)
-				r = store_worker_confirm(st, x->worker_id);
-			if (!r && x->id != rc->primary)
-				r = store_lease_set_verified(st, x->id, x->epoch,
-							     now);
-			if (!r && x->id != rc->primary && x->worker_id)
-				r = store_worker_credit(st, x->worker_id,
-							x->units, 0, now);
-			if (!r)
-				r = event(st, now, x, "confirmed", "lease %"
-					  PRId64 ": %zu results agree",
-					  rc->primary, nwin);
-		} else if (!winner[i] && x->state == LEASE_DONE &&
-			   g[i].checked) {
-			int q = 0;
-
-			if (x->worker_id)
-				r = store_worker_fail(st, x->worker_id,
-						      pol->quarantine_after, &q);
-			if (!r && x->id != rc->primary)
-				r = store_lease_refute(st, x->id, x->epoch,
-					"outvoted: another result of the lease "
-					"was confirmed", now);
-			if (!r)
-				r = event(st, now, x, "refuted", "lease %" PRId64
-					  ": %zu other results agree on a "
-					  "different result%s", rc->primary,
-					  nwin, q ? "; worker quarantined" : "");
-		}
-	}
-	/* The primary stands for the lease: an outvoted primary takes this
-	 * (agreeing) result; its producer is charged above, credited
-	 * nowhere. */
-	if (!r && !p_wins)
-		r = store_lease_adopt(st, p->l.id, p->l.epoch, self->result, 0,
-				      now);
-	if (!r)
-		r = store_group_cancel(st, rc->primary, now);
-	if (!r)
-		r = store_lease_get(st, rc->primary, ret_primary);
-	if (!r)
-		*ret_from_peer = p_wins && self->id != rc->primary;
-	return r;
+	for (size_t i = 0; i < n; i++)
+		if (move[i] == STORE_REPLICA_KEEP &&
+		    g[i].l.state == LEASE_DONE && g[i].checked)
+			move[i] = STORE_REPLICA_REFUTE;
+	v->end = STORE_REPLICA_QUORUM;
+	v->primary_epoch = p->l.epoch;
+	v->adopt = !p_wins;
+	*ret_from_peer = p_wins && self->id != p->l.id;
 }
 
 /* No result agrees with this one yet: make sure another is coming. */
-static int decide_wait(struct store *st, const struct replica_policy *pol,
+static void judge_wait(const struct replica_policy *pol,
 		       const struct store_lease *self,
-		       const struct replica_check *rc,
 		       const struct store_instance *g, size_t n,
-		       const unsigned char *winner, size_t nchecked,
-		       double now, enum replica_verdict *ret)
+		       const unsigned char *move, size_t nchecked,
+		       struct store_replica_verdict *v,
+		       enum replica_verdict *ret)
 {
 	size_t live = 0, results = 0;
-	int64_t id;
-	int r;
 
 	for (size_t i = 0; i < n; i++) {
 		enum lease_state s = g[i].l.state;
@@ -268,37 +203,84 @@ static int decide_wait(struct store *st, const struct replica_policy *pol,
 		if (g[i].l.id == self->id)
 			continue;
 		if (s == LEASE_PENDING || s == LEASE_LEASED ||
-		    (s == LEASE_DONE && !g[i].checked) || winner[i] == 2)
+		    (s == LEASE_DONE && !g[i].checked) ||
+		    move[i] == STORE_REPLICA_RECOMPUTE)
 			live++;
 		if (s != LEASE_CANCELLED && s != LEASE_PENDING)
 			results++;
 	}
 	*ret = REPLICA_WAIT;
 	if (live)
-		return 0;
+		return;
 	if (results + 1 >= pol->max_results) {
-		char why[256];
-
-		snprintf(why, sizeof(why), "lease %" PRId64 ": no two of %zu "
-			 "results agree", rc->primary, results + 1);
 		*ret = REPLICA_NOQUORUM;
-		r = store_job_set_state(st, self->job_id, JOB_FAILED, why, now);
-		return r ? r : event(st, now, self, "no_quorum", "%s", why);
+		v->end = STORE_REPLICA_FAILED;
+		v->nresults = results + 1;
+		return;
 	}
-	if ((r = store_lease_insert_replica(st, rc->primary, now, &id)))
-		return r;
-	if (nchecked > 1) {
-		char why[256];
+	v->end = STORE_REPLICA_MORE;
+	v->nchecked = nchecked;
+}
 
-		snprintf(why, sizeof(why), "lease %" PRId64 ": %zu results "
-			 "disagree; replica lease %" PRId64 " decides",
-			 rc->primary, nchecked, id);
-		if ((r = store_job_set_reason(st, self->job_id, why)))
-			return r;
+void replica_judge(const struct replica_policy *pol,
+		   const struct store_lease *l, const struct replica_check *rc,
+		   const struct store_instance *g, size_t n,
+		   unsigned char *move, struct store_replica_verdict *ret_v,
+		   enum replica_verdict *ret, int *ret_from_peer)
+{
+	const struct store_instance *me = find(g, n, l->id);
+	size_t nwin = 1, nchecked = 1;
+
+	*ret_v = (struct store_replica_verdict){.primary = rc->primary,
+		.self = l, .set_checked = !me->checked, .member = g,
+		.move = move, .nmember = n,
+		.quarantine_after = pol->quarantine_after};
+	*ret_from_peer = 0;
+	memset(move, STORE_REPLICA_KEEP, n);
+	move[me - g] = STORE_REPLICA_CONFIRM;
+	/* Every checked result of the group now must be one compared. */
+	for (size_t i = 0; i < n; i++) {
+		const struct replica_peer *p;
+
+		if (g[i].l.id == l->id || g[i].l.state != LEASE_DONE ||
+		    !g[i].checked)
+			continue;
+		p = find_peer(rc, g[i].l.id);
+		if (!rc->compared || !p || p->epoch != g[i].l.epoch) {
+			*ret = REPLICA_AGAIN;
+			goto open;
+		}
+		if (p->agrees < 0) {
+			/* Unreadable: recomputed, charged to no one. */
+			move[i] = STORE_REPLICA_RECOMPUTE;
+			continue;
+		}
+		nchecked++;
+		if (p->agrees) {
+			move[i] = STORE_REPLICA_CONFIRM;
+			nwin++;
+		}
 	}
-	return event(st, now, self, "replica", "replica lease %" PRId64
-		     " of lease %" PRId64 " (%s)", id, rc->primary,
-		     nchecked > 1 ? "results disagree" : "to confirm");
+	if (nwin >= 2) {
+		const struct store_instance *p = find(g, n, rc->primary);
+
+		/* A primary not yet recomputed (its result was unreadable)
+		 * must come back before it can take the agreed result. */
+		if (p && p->l.state == LEASE_DONE) {
+			ret_v->nwin = nwin;
+			judge_quorum(g, n, p, l, move, ret_v, ret_from_peer);
+			*ret = REPLICA_QUORUM;
+			return;
+		}
+		*ret = REPLICA_WAIT;
+		goto open;
+	}
+	judge_wait(pol, l, g, n, move, nchecked, ret_v, ret);
+open:
+	/* Only a quorum confirms. */
+	for (size_t i = 0; i < n; i++)
+		if (move[i] == STORE_REPLICA_CONFIRM)
+			move[i] = STORE_REPLICA_KEEP;
 }
 
 int replica_decide(struct store *st, const struct replica_policy *pol,
@@ -308,9 +290,11 @@ int replica_decide(struct store *st, const struct replica_policy *pol,
 {
 	struct store_instance *g = NULL;
 	const struct store_instance *me;
-	unsigned char *winner = NULL;
-	size_t n = 0, nwin = 1, nchecked = 1;
-	int need, r;
+	struct store_replica_verdict v;
+	unsigned char *move = NULL;
+	enum replica_verdict vd;
+	size_t n = 0;
+	int need, from_peer, r;
 
 	if (!rc->loaded)
 		return GERR_STATE;
@@ -327,60 +311,20 @@ int replica_decide(struct store *st, const struct replica_policy *pol,
 		*ret = REPLICA_MERGE;
 		goto out;
 	}
-	if (!me->checked &&
-	    (r = store_lease_set_checked(st, l->id, l->epoch, now)))
-		goto out;
-	winner = calloc(n, 1);
-	if (!winner) {
+	move = malloc(n);
+	if (!move) {
 		r = GERR_NOMEM;
 		goto out;
 	}
-	winner[me - g] = 1;
-	/* Every checked result of the group now must be one compared. */
-	for (size_t i = 0; i < n; i++) {
-		const struct replica_peer *p;
-
-		if (g[i].l.id == l->id || g[i].l.state != LEASE_DONE ||
-		    !g[i].checked)
-			continue;
-		p = find_peer(rc, g[i].l.id);
-		if (!rc->compared || !p || p->epoch != g[i].l.epoch) {
-			*ret = REPLICA_AGAIN;
-			goto out;
-		}
-		if (p->agrees < 0) {
-			/* Unreadable: recomputed, charged to no one. */
-			r = store_lease_recompute(st, p->id, p->epoch,
-				"result unreadable when compared", now);
-			if (r)
-				goto out;
-			winner[i] = 2;
-			continue;
-		}
-		nchecked++;
-		if (p->agrees) {
-			winner[i] = 1;
-			nwin++;
-		}
+	replica_judge(pol, l, rc, g, n, move, &v, &vd, &from_peer);
+	r = store_replica_apply(st, &v, now, ret_primary);
+	if (!r) {
+		*ret = vd;
+		if (vd == REPLICA_QUORUM)
+			*ret_from_peer = from_peer;
 	}
-	if (nwin >= 2) {
-		const struct store_instance *p = find(g, n, rc->primary);
-
-		/* A primary not yet recomputed (its result was unreadable)
-		 * must come back before it can take the agreed result. */
-		if (!p || p->l.state != LEASE_DONE) {
-			*ret = REPLICA_WAIT;
-			goto out;
-		}
-		r = decide_quorum(st, pol, l, rc, g, n, winner, nwin, now,
-				  ret_primary, ret_from_peer);
-		if (!r)
-			*ret = REPLICA_QUORUM;
-		goto out;
-	}
-	r = decide_wait(st, pol, l, rc, g, n, winner, nchecked, now, ret);
 out:
-	free(winner);
+	free(move);
 	store_instance_free_array(g, n);
 	return r;
 }

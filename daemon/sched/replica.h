@@ -15,7 +15,9 @@
  *   replica_load    (database) the lease's group: its checked peers
  *   replica_compare (pool)     decode each peer's result, compare
  *   replica_decide  (database) in the verdict's transaction: wait, ask
- *                              for a further replica, or decide
+ *                              for a further replica, or decide; it loads
+ *                              the group, replica_judge decides (no store)
+ *                              and store_replica_apply writes the verdict
  * The database may change between load and decide (two results of one
  * group verified at once): decide then answers REPLICA_AGAIN and the
  * caller verifies the lease again, so the last of them compares all.
@@ -83,6 +85,18 @@ int replica_decide(struct store *st, const struct replica_policy *pol,
 		   const struct store_lease *l, struct replica_check *rc,
 		   double now, enum replica_verdict *ret,
 		   struct store_lease *ret_primary, int *ret_from_peer);
+/* Pure (no store): the verdict on l's group once l's result needs
+ * another's (replica_decide's policy checks passed). g, n: the group's
+ * rows (store_lease_group), l among them, done, of l's epoch; move: n
+ * bytes of the caller's, filled with enum store_replica_move. *ret_v
+ * borrows l, g and move (store_replica_apply writes it); *ret as
+ * replica_decide answers; *ret_from_peer as replica_decide's, 0 unless
+ * REPLICA_QUORUM. */
+void replica_judge(const struct replica_policy *pol,
+		   const struct store_lease *l, const struct replica_check *rc,
+		   const struct store_instance *g, size_t n,
+		   unsigned char *move, struct store_replica_verdict *ret_v,
+		   enum replica_verdict *ret, int *ret_from_peer);
 void replica_check_clear(struct replica_check *rc);
 
 #endif

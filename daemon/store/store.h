@@ -479,6 +479,49 @@ int store_lease_recompute(struct store *st, int64_t id, uint64_t epoch,
 /* The group's replicas still pending, leased or done but not checked ->
  * cancelled (the group is decided). */
 int store_group_cancel(struct store *st, int64_t primary, double now);
+/* A group's verdict, decided by the scheduler on the rows of
+ * store_lease_group (sched/replica.c) and applied in one call. */
+enum store_replica_move {
+	STORE_REPLICA_KEEP,      /* left as it is */
+	STORE_REPLICA_RECOMPUTE, /* unreadable: store_lease_recompute */
+	STORE_REPLICA_CONFIRM,   /* agrees: its worker confirmed; a replica
+				  * verified and credited its units */
+	STORE_REPLICA_REFUTE,    /* outvoted: its worker charged; a replica
+				  * refuted */
+};
+enum store_replica_end {
+	STORE_REPLICA_OPEN,      /* no more now (waits, or verify again) */
+	STORE_REPLICA_QUORUM,    /* decided: confirm, refute, cancel the rest */
+	STORE_REPLICA_MORE,      /* a further replica */
+	STORE_REPLICA_FAILED,    /* no quorum: the job fails */
+};
+struct store_replica_verdict {
+	int64_t primary;                 /* the group */
+	uint64_t primary_epoch;
+	const struct store_lease *self;  /* borrowed: the lease verified */
+	int set_checked;                 /* self passed for the first time */
+	const struct store_instance *member; /* borrowed: the group's rows */
+	const unsigned char *move;       /* borrowed: enum store_replica_move
+					  * per member */
+	size_t nmember;
+	enum store_replica_end end;
+	size_t nwin;        /* QUORUM: results that agree */
+	int adopt;          /* QUORUM: the primary takes self's result */
+	size_t nchecked;    /* MORE: checked results (they disagree) */
+	size_t nresults;    /* FAILED: results of the group */
+	uint32_t quarantine_after;
+};
+/* Apply v inside the caller's transaction, in this order: self checked;
+ * each RECOMPUTE; then by v->end: QUORUM: each CONFIRM and REFUTE member
+ * in turn (worker, lease, event "confirmed" / "refuted"), the primary's
+ * adoption, store_group_cancel and the primary's row in *ret_primary
+ * (left untouched otherwise); MORE: a new replica, the job's reason when
+ * results disagree, event "replica"; FAILED: the job failed, event
+ * "no_quorum". CONFIRM and REFUTE apply only with QUORUM. On an error the
+ * caller rolls back. Nothing of v is kept. */
+int store_replica_apply(struct store *st,
+			const struct store_replica_verdict *v, double now,
+			struct store_lease *ret_primary);
 /* A result of the worker's confirmed by another worker's: streak + 1
  * (store_worker_fail resets it to 0). */
 int store_worker_confirm(struct store *st, int64_t id);

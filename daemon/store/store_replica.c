@@ -3,12 +3,18 @@
  * mode, a worker's run of confirmed results. The moves of a group's leases
  * are in store_leases.c with every other lease move.
  *
+ * store_replica_apply applies a group's verdict (decided in
+ * sched/replica.c) with those moves, the workers' charges and the events.
+ *
  * A group is named by its primary's id: the primary has replica_of NULL,
  * each replica replica_of = the primary. Replicas copy the primary's job,
  * spec and units and are never parts, never units of the job.
  */
 #include "store_internal.h"
 
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,4 +186,160 @@ int store_worker_streak(struct store *st, int64_t id, uint32_t *ret_streak,
 	if (r == 0)
 		*ret_streak = k > UINT32_MAX ? UINT32_MAX : (uint32_t)k;
 	return r;
+}
+
+/* ---- a group's verdict ---- */
+
+static int group_event(struct store *st, double now,
+		       const struct store_lease *l, const char *kind,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static int group_event(struct store *st, double now,
+		       const struct store_lease *l, const char *kind,
+		       const char *fmt, ...)
+{
+	char detail[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	return store_event(st, now, l->job_id, l->id, l->epoch, l->worker_id,
+			   kind, detail);
+}
+
+/* An agreeing member: its worker confirmed; a replica verified and its
+ * worker credited (the primary merges through the caller). */
+static int group_confirm(struct store *st,
+			 const struct store_replica_verdict *v,
+			 const struct store_lease *x, double now)
+{
+	int r = 0;
+
+	if (x->worker_id)
+		r = store_worker_confirm(st, x->worker_id);
+	if (!r && x->id != v->primary)
+		r = store_lease_set_verified(st, x->id, x->epoch, now);
+	if (!r && x->id != v->primary && x->worker_id)
+		r = store_worker_credit(st, x->worker_id, x->units, 0, now);
+	if (!r)
+		r = group_event(st, now, x, "confirmed", "lease %" PRId64
+				": %zu results agree", v->primary, v->nwin);
+	return r;
+}
+
+/* An outvoted member: its worker charged; a replica refuted (an outvoted
+ * primary adopts the agreed result instead). */
+static int group_refute(struct store *st,
+			const struct store_replica_verdict *v,
+			const struct store_lease *x, double now)
+{
+	int q = 0, r = 0;
+
+	if (x->worker_id)
+		r = store_worker_fail(st, x->worker_id, v->quarantine_after,
+				      &q);
+	if (!r && x->id != v->primary)
+		r = store_lease_refute(st, x->id, x->epoch, "outvoted: another "
+				       "result of the lease was confirmed", now);
+	if (!r)
+		r = group_event(st, now, x, "refuted", "lease %" PRId64
+				": %zu other results agree on a different "
+				"result%s", v->primary, v->nwin,
+				q ? "; worker quarantined" : "");
+	return r;
+}
+
+static int group_quorum(struct store *st,
+			const struct store_replica_verdict *v, double now,
+			struct store_lease *ret_primary)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < v->nmember && !r; i++) {
+		if (v->move[i] == STORE_REPLICA_CONFIRM)
+			r = group_confirm(st, v, &v->member[i].l, now);
+		else if (v->move[i] == STORE_REPLICA_REFUTE)
+			r = group_refute(st, v, &v->member[i].l, now);
+	}
+	/* The primary stands for the lease: an outvoted primary takes the
+	 * agreeing result; its producer is charged above, credited nowhere. */
+	if (!r && v->adopt)
+		r = store_lease_adopt(st, v->primary, v->primary_epoch,
+				      v->self->result, 0, now);
+	if (!r)
+		r = store_group_cancel(st, v->primary, now);
+	if (!r)
+		r = store_lease_get(st, v->primary, ret_primary);
+	return r;
+}
+
+static int group_more(struct store *st, const struct store_replica_verdict *v,
+		      double now)
+{
+	int64_t id;
+	int r;
+
+	if ((r = store_lease_insert_replica(st, v->primary, now, &id)))
+		return r;
+	if (v->nchecked > 1) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "lease %" PRId64 ": %zu results "
+			 "disagree; replica lease %" PRId64 " decides",
+			 v->primary, v->nchecked, id);
+		if ((r = store_job_set_reason(st, v->self->job_id, why)))
+			return r;
+	}
+	return group_event(st, now, v->self, "replica", "replica lease %"
+			   PRId64 " of lease %" PRId64 " (%s)", id, v->primary,
+			   v->nchecked > 1 ? "results disagree" : "to confirm");
+}
+
+static int group_failed(struct store *st,
+			const struct store_replica_verdict *v, double now)
+{
+	char why[256];
+	int r;
+
+	snprintf(why, sizeof(why), "lease %" PRId64 ": no two of %zu results "
+		 "agree", v->primary, v->nresults);
+	r = store_job_set_state(st, v->self->job_id, JOB_FAILED, why, now);
+	return r ? r : group_event(st, now, v->self, "no_quorum", "%s", why);
+}
+
+int store_replica_apply(struct store *st,
+			const struct store_replica_verdict *v, double now,
+			struct store_lease *ret_primary)
+{
+	static const char what[] = "store_replica_apply";
+	const struct store_lease *self = v ? v->self : NULL;
+	int r = 0;
+
+	if (!self || (v->nmember && (!v->member || !v->move)))
+		return sdb_err(st, GERR_INVAL, "%s: no verdict", what);
+	if (v->end == STORE_REPLICA_QUORUM && !ret_primary)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	if (v->set_checked &&
+	    (r = store_lease_set_checked(st, self->id, self->epoch, now)))
+		return r;
+	for (size_t i = 0; i < v->nmember && !r; i++)
+		if (v->move[i] == STORE_REPLICA_RECOMPUTE)
+			r = store_lease_recompute(st, v->member[i].l.id,
+				v->member[i].l.epoch,
+				"result unreadable when compared", now);
+	if (r)
+		return r;
+	switch (v->end) {
+	case STORE_REPLICA_QUORUM:
+		return group_quorum(st, v, now, ret_primary);
+	case STORE_REPLICA_MORE:
+		return group_more(st, v, now);
+	case STORE_REPLICA_FAILED:
+		return group_failed(st, v, now);
+	case STORE_REPLICA_OPEN:
+		break;
+	}
+	return 0;
 }

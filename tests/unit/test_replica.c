@@ -3,7 +3,7 @@
  * with two workers, a disagreement decided by a third result, an outvoted
  * primary taking the agreeing result, verification repeated after a
  * restart, adaptive replication (--trust-after) and a group without a
- * quorum. */
+ * quorum; and replica_judge alone, on rows made by hand (no store). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 
 #include "blob.h"
 #include "gerr.h"
+#include "replica.h"
 #include "sched_fx.h"
 #include "scheduler.h"
 #include "store.h"
@@ -530,6 +531,190 @@ static void test_no_quorum(void **state)
 	leases_clear(&p, &r, NULL);
 }
 
+/* ---- replica_judge on rows made by hand ---- */
+
+#define JUDGE_JOB 7
+
+/* Member i of a group: lease id, state, checked, worker. */
+static void member(struct store_instance *g, int64_t id, int64_t primary,
+		   enum lease_state s, int checked, int64_t worker)
+{
+	memset(g, 0, sizeof(*g));
+	g->l.id = id;
+	g->l.job_id = JUDGE_JOB;
+	g->l.state = s;
+	g->l.epoch = 1;
+	g->l.units = 10;
+	g->l.worker_id = worker;
+	g->replica_of = id == primary ? 0 : primary;
+	g->checked = checked;
+}
+
+/* The peers of rc: g's checked, done rows other than self, with agrees. */
+static void peers(struct replica_check *rc, struct replica_peer *p,
+		  const struct store_instance *g, size_t n, int64_t self,
+		  const int *agrees)
+{
+	rc->npeer = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (g[i].l.id == self || g[i].l.state != LEASE_DONE ||
+		    !g[i].checked)
+			continue;
+		p[rc->npeer] = (struct replica_peer){.id = g[i].l.id,
+			.epoch = g[i].l.epoch, .worker_id = g[i].l.worker_id,
+			.agrees = agrees[i]};
+		rc->npeer++;
+	}
+	rc->peer = p;
+	rc->loaded = rc->compared = 1;
+}
+
+static const struct replica_policy judge_pol = {.trust_after = 0,
+	.quarantine_after = 5, .max_results = 3};
+
+static void judge(const struct store_instance *g, size_t n, size_t self,
+		  const int *agrees, unsigned char *move,
+		  struct store_replica_verdict *v, enum replica_verdict *vd,
+		  int *from_peer)
+{
+	struct replica_peer p[8];
+	struct replica_check rc = {.primary = g[0].l.id,
+		.is_replica = self != 0, .checked = g[self].checked};
+
+	peers(&rc, p, g, n, g[self].l.id, agrees);
+	replica_judge(&judge_pol, &g[self].l, &rc, g, n, move, v, vd,
+		      from_peer);
+	assert_ptr_equal(v->self, &g[self].l);
+	assert_ptr_equal(v->member, g);
+	assert_ptr_equal(v->move, move);
+	assert_int_equal(v->nmember, n);
+	assert_int_equal(v->primary, g[0].l.id);
+	assert_int_equal(v->quarantine_after, 5);
+}
+
+/* Three done results, the last one (self, checked or not) verified now
+ * and agreeing with the primary (p_agrees) or the first replica. */
+static void judge3(int self_checked, int p_agrees, unsigned char *move,
+		   struct store_replica_verdict *v, enum replica_verdict *vd,
+		   int *from_peer)
+{
+	struct store_instance g[3];
+	const int agrees[3] = {p_agrees, !p_agrees, -1};
+
+	member(&g[0], 1, 1, LEASE_DONE, 1, 10);
+	member(&g[1], 2, 1, LEASE_DONE, 1, 11);
+	member(&g[2], 3, 1, LEASE_DONE, self_checked, 12);
+	judge(g, 3, 2, agrees, move, v, vd, from_peer);
+	assert_int_equal(*vd, REPLICA_QUORUM);
+	assert_int_equal(v->end, STORE_REPLICA_QUORUM);
+	assert_int_equal(v->set_checked, !self_checked);
+	assert_int_equal(v->nwin, 2);
+	assert_int_equal(v->primary_epoch, 1);
+	assert_int_equal(move[2], STORE_REPLICA_CONFIRM);
+}
+
+/* A replica agrees with the primary, which merges with its own result;
+ * the other replica is outvoted. Then the primary is outvoted: it adopts
+ * the agreed result, which is self's. */
+static void test_judge_quorum(void **state)
+{
+	unsigned char move[3];
+	struct store_replica_verdict v;
+	enum replica_verdict vd;
+	int from_peer = -1;
+
+	(void)state;
+	judge3(0, 1, move, &v, &vd, &from_peer);
+	assert_int_equal(v.adopt, 0);
+	assert_int_equal(from_peer, 1);
+	assert_int_equal(move[0], STORE_REPLICA_CONFIRM);
+	assert_int_equal(move[1], STORE_REPLICA_REFUTE);
+
+	judge3(1, 0, move, &v, &vd, &from_peer);
+	assert_int_equal(v.adopt, 1);
+	assert_int_equal(from_peer, 0);
+	assert_int_equal(move[0], STORE_REPLICA_REFUTE);
+	assert_int_equal(move[1], STORE_REPLICA_CONFIRM);
+}
+
+/* A primary being recomputed (an earlier verdict found it unreadable)
+ * holds a quorum back; an unreadable result is recomputed, and a peer
+ * whose epoch moved since the load stops the verdict there (verify
+ * again). */
+static void test_judge_again_and_recompute(void **state)
+{
+	struct store_instance g[3];
+	const int unreadable[3] = {-1, 1, -1};
+	unsigned char move[3];
+	struct store_replica_verdict v;
+	enum replica_verdict vd;
+	struct replica_peer p[3];
+	struct replica_check rc = {.primary = 1, .is_replica = 1};
+	int from_peer = -1;
+
+	(void)state;
+	member(&g[0], 1, 1, LEASE_PENDING, 0, 0);
+	member(&g[1], 2, 1, LEASE_DONE, 1, 11);
+	member(&g[2], 3, 1, LEASE_DONE, 0, 12);
+	judge(g, 3, 2, unreadable, move, &v, &vd, &from_peer);
+	assert_int_equal(vd, REPLICA_WAIT);
+	assert_int_equal(v.end, STORE_REPLICA_OPEN);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(move[i], STORE_REPLICA_KEEP);
+
+	member(&g[0], 1, 1, LEASE_DONE, 1, 10);
+	peers(&rc, p, g, 3, 3, unreadable);
+	p[1].epoch = 2;
+	replica_judge(&judge_pol, &g[2].l, &rc, g, 3, move, &v, &vd,
+		      &from_peer);
+	assert_int_equal(vd, REPLICA_AGAIN);
+	assert_int_equal(v.end, STORE_REPLICA_OPEN);
+	assert_int_equal(v.set_checked, 1);
+	assert_int_equal(move[0], STORE_REPLICA_RECOMPUTE);
+	assert_int_equal(move[1], STORE_REPLICA_KEEP);
+	assert_int_equal(move[2], STORE_REPLICA_KEEP);
+}
+
+/* No agreement yet: another replica, none while one is live, and the job
+ * fails at max_results results. */
+static void test_judge_wait(void **state)
+{
+	struct store_instance g[3];
+	const int none[3] = {-1, -1, -1}, disagree[3] = {0, 0, -1};
+	unsigned char move[3];
+	struct store_replica_verdict v;
+	enum replica_verdict vd;
+	int from_peer = -1;
+
+	(void)state;
+	member(&g[0], 1, 1, LEASE_DONE, 0, 10);
+	judge(g, 1, 0, none, move, &v, &vd, &from_peer);
+	assert_int_equal(vd, REPLICA_WAIT);
+	assert_int_equal(v.end, STORE_REPLICA_MORE);
+	assert_int_equal(v.nchecked, 1);
+	assert_int_equal(move[0], STORE_REPLICA_KEEP);
+
+	member(&g[1], 2, 1, LEASE_LEASED, 0, 11);
+	judge(g, 2, 0, none, move, &v, &vd, &from_peer);
+	assert_int_equal(vd, REPLICA_WAIT);
+	assert_int_equal(v.end, STORE_REPLICA_OPEN);
+
+	member(&g[1], 2, 1, LEASE_DONE, 1, 11);
+	judge(g, 2, 0, disagree, move, &v, &vd, &from_peer);
+	assert_int_equal(v.end, STORE_REPLICA_MORE);
+	assert_int_equal(v.nchecked, 2);
+
+	member(&g[0], 1, 1, LEASE_DONE, 1, 10);
+	member(&g[2], 3, 1, LEASE_DONE, 0, 12);
+	judge(g, 3, 2, disagree, move, &v, &vd, &from_peer);
+	assert_int_equal(vd, REPLICA_NOQUORUM);
+	assert_int_equal(v.end, STORE_REPLICA_FAILED);
+	assert_int_equal(v.nresults, 3);
+	assert_int_equal(from_peer, 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(move[i], STORE_REPLICA_KEEP);
+}
+
 #define TR(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -542,6 +727,9 @@ int main(void)
 		TR(test_unreadable_result),
 		TR(test_trust_after),
 		TR(test_no_quorum),
+		cmocka_unit_test(test_judge_quorum),
+		cmocka_unit_test(test_judge_again_and_recompute),
+		cmocka_unit_test(test_judge_wait),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

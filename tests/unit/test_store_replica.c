@@ -1,6 +1,6 @@
 /* test_store_replica.c - unit tests of daemon/store/store_replica.c, the moves of
- * a replica group in daemon/store/store_leases.c, and migration 004 (fixture:
- * store_fx.h). */
+ * a replica group in daemon/store/store_leases.c, a group's verdict applied
+ * (store_replica_apply), and migration 004 (fixture: store_fx.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -163,6 +163,157 @@ static void test_worker_streak(void **state)
 	assert_int_equal(store_worker_streak(st, 999, &s, &c), GERR_NOTFOUND);
 }
 
+/* A done lease of the group of primary, claimed by worker, with result
+ * hash, checked or not. */
+static int64_t add_replica_done(struct store *st, int64_t worker,
+				const char *hash, int checked)
+{
+	struct store_lease l;
+	int64_t id = claim_id(st, worker, &l);
+
+	assert_true(id > 0);
+	assert_int_equal(store_lease_set_result(st, id, l.epoch, hash, 10,
+						44.0), 0);
+	if (checked)
+		assert_int_equal(store_lease_set_checked(st, id, l.epoch, 44.0),
+				 0);
+	store_lease_clear(&l);
+	return id;
+}
+
+static void assert_state(struct store *st, int64_t id, enum lease_state s)
+{
+	struct store_lease l;
+
+	get_lease(st, id, &l);
+	assert_int_equal(l.state, s);
+	store_lease_clear(&l);
+}
+
+static uint64_t events(struct store *st, const char *kind, int64_t job)
+{
+	uint64_t n = 9;
+
+	assert_int_equal(store_event_count(st, kind, job, &n), 0);
+	return n;
+}
+
+static uint32_t streak_of(struct store *st, int64_t w)
+{
+	uint32_t s = 99;
+	uint64_t c;
+
+	assert_int_equal(store_worker_streak(st, w, &s, &c), 0);
+	return s;
+}
+
+/* A quorum against the primary: the agreeing replicas verified, their
+ * workers confirmed, the primary's worker charged and the primary takes
+ * the agreed result; the group's open replica cancelled. */
+static void test_apply_quorum(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	int64_t job = add_job(st, "graveler");
+	int64_t w1 = add_worker(st, "w1"), w2 = add_worker(st, "w2"),
+		w3 = add_worker(st, "w3");
+	struct store_lease p = add_done(st, job, w1, "h1"), pr = {0};
+	struct store_instance *g = NULL;
+	unsigned char move[4] = {STORE_REPLICA_REFUTE, STORE_REPLICA_CONFIRM,
+				 STORE_REPLICA_CONFIRM, STORE_REPLICA_KEEP};
+	struct store_replica_verdict v = {0};
+	int64_t r, r2, r3;
+	size_t n;
+
+	assert_int_equal(store_lease_set_checked(st, p.id, p.epoch, 42.0), 0);
+	assert_int_equal(store_worker_confirm(st, w1), 0);
+	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r), 0);
+	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r2), 0);
+	assert_int_equal(add_replica_done(st, w2, "h2", 1), r);
+	assert_int_equal(add_replica_done(st, w3, "h2", 0), r2);
+	assert_int_equal(store_lease_insert_replica(st, p.id, 45.0, &r3), 0);
+	assert_int_equal(store_lease_group(st, p.id, &g, &n), 0);
+	assert_int_equal(n, 4);
+	v = (struct store_replica_verdict){.primary = p.id,
+		.primary_epoch = p.epoch, .self = &g[2].l, .set_checked = 1,
+		.member = g, .move = move, .nmember = n,
+		.end = STORE_REPLICA_QUORUM, .nwin = 2, .adopt = 1,
+		.quarantine_after = 0};
+	assert_int_equal(store_replica_apply(st, &v, 50.0, NULL), GERR_INVAL);
+	assert_int_equal(store_begin(st), 0);
+	assert_int_equal(store_replica_apply(st, &v, 50.0, &pr), 0);
+	assert_int_equal(store_commit(st), 0);
+	assert_int_equal(pr.id, p.id);
+	assert_string_equal(pr.result, "h2");
+	assert_int_equal(pr.worker_id, 0);
+	assert_state(st, r, LEASE_VERIFIED);
+	assert_state(st, r2, LEASE_VERIFIED);
+	assert_state(st, r3, LEASE_CANCELLED);
+	assert_int_equal(streak_of(st, w1), 0);
+	assert_int_equal(streak_of(st, w2), 1);
+	assert_int_equal(streak_of(st, w3), 1);
+	assert_int_equal(events(st, "confirmed", job), 2);
+	assert_int_equal(events(st, "refuted", job), 1);
+	store_instance_free_array(g, n);
+	store_lease_clear(&pr);
+	store_lease_clear(&p);
+}
+
+/* No agreement: a further replica (the job says why when results
+ * disagree), an unreadable result recomputed; at the last result the job
+ * fails. */
+static void test_apply_more_and_failed(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	int64_t job = add_job(st, "graveler");
+	int64_t w1 = add_worker(st, "w1"), w2 = add_worker(st, "w2");
+	struct store_lease p = add_done(st, job, w1, "h1");
+	struct store_instance *g = NULL;
+	unsigned char move[3] = {STORE_REPLICA_KEEP, STORE_REPLICA_KEEP,
+				 STORE_REPLICA_KEEP};
+	struct store_replica_verdict v;
+	struct store_job j;
+	int64_t r;
+	size_t n;
+
+	assert_int_equal(store_lease_set_checked(st, p.id, p.epoch, 42.0), 0);
+	assert_int_equal(store_lease_insert_replica(st, p.id, 43.0, &r), 0);
+	assert_int_equal(add_replica_done(st, w2, "h2", 0), r);
+	assert_int_equal(store_lease_group(st, p.id, &g, &n), 0);
+	assert_int_equal(n, 2);
+	v = (struct store_replica_verdict){.primary = p.id, .self = &g[1].l,
+		.set_checked = 1, .member = g, .move = move, .nmember = n,
+		.end = STORE_REPLICA_MORE, .nchecked = 2};
+	assert_int_equal(store_begin(st), 0);
+	assert_int_equal(store_replica_apply(st, &v, 50.0, NULL), 0);
+	assert_int_equal(store_commit(st), 0);
+	store_instance_free_array(g, n);
+	assert_int_equal(store_lease_group(st, p.id, &g, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(g[1].checked, 1);
+	assert_int_equal(g[2].l.state, LEASE_PENDING);
+	assert_int_equal(events(st, "replica", job), 1);
+	assert_int_equal(store_job_get(st, job, &j), 0);
+	assert_non_null(strstr(j.reason, "2 results disagree; replica lease"));
+	store_job_clear(&j);
+
+	/* The primary unreadable, the job failed: both in one verdict. */
+	move[0] = STORE_REPLICA_RECOMPUTE;
+	v = (struct store_replica_verdict){.primary = p.id, .self = &g[1].l,
+		.member = g, .move = move, .nmember = n,
+		.end = STORE_REPLICA_FAILED, .nresults = 3};
+	assert_int_equal(store_begin(st), 0);
+	assert_int_equal(store_replica_apply(st, &v, 51.0, NULL), 0);
+	assert_int_equal(store_commit(st), 0);
+	assert_state(st, p.id, LEASE_PENDING);
+	assert_int_equal(store_job_get(st, job, &j), 0);
+	assert_int_equal(j.state, JOB_FAILED);
+	assert_non_null(strstr(j.reason, ": no two of 3 results agree"));
+	store_job_clear(&j);
+	assert_int_equal(events(st, "no_quorum", job), 1);
+	store_instance_free_array(g, n);
+	store_lease_clear(&p);
+}
+
 /* Migration 004 on a database with an older gpud's Officers --check full
  * job: replicated from now on, its open check leases cancelled, its units
  * counted once. */
@@ -212,4 +363,5 @@ static void test_migration_officers_checks(void **state)
 }
 
 FX_MAIN(T(test_group_and_claim), T(test_group_moves), T(test_worker_streak),
+	T(test_apply_quorum), T(test_apply_more_and_failed),
 	T(test_migration_officers_checks))
