@@ -2,6 +2,7 @@
  * their connections come and go. */
 #include <stdlib.h>
 
+#include "clock.h"
 #include "dbq.h"
 #include "gpud.h"
 #include "health.h"
@@ -15,7 +16,7 @@ struct offline_req {
 static void offline_work(struct store *st, void *arg)
 {
 	struct offline_req *r = arg;
-	store_worker_set_online(st, r->worker_id, 0, sched_now());
+	store_worker_set_online(st, r->worker_id, 0, gclock_wall());
 }
 
 void health_worker_offline(struct gpud *d, int64_t worker_id)

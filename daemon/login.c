@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "clock.h"
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
@@ -127,7 +128,7 @@ static void auth_work(struct store *st, void *arg)
 		r->rc = GERR_PERM;
 	if (r->rc == 0 && !r->remote_ctl)
 		r->rc = store_worker_upsert(st, r->name, r->device,
-					    sched_now(), &r->worker_id);
+					    gclock_wall(), &r->worker_id);
 	if (r->rc == 0 && !r->remote_ctl)
 		r->rc = store_worker_set_place(st, r->worker_id, &r->place);
 	if (r->rc == 0 && !r->remote_ctl) {
@@ -139,7 +140,7 @@ static void auth_work(struct store *st, void *arg)
 		place_format(&r->place, where, sizeof(where));
 		snprintf(detail, sizeof(detail), "%s%s%s", r->device,
 			 where[0] ? " " : "", where);
-		store_event(st, sched_now(), 0, 0, 0, r->worker_id, "connect",
+		store_event(st, gclock_wall(), 0, 0, 0, r->worker_id, "connect",
 			    detail);
 	}
 }

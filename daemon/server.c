@@ -16,6 +16,7 @@
 
 #include "auth.h"
 #include "blob_audit.h"
+#include "clock.h"
 #include "conn.h"
 #include "control.h"
 #include "datadir.h"
@@ -73,7 +74,7 @@ struct expiry_req {
 static void expiry_work(struct store *st, void *arg)
 {
 	struct expiry_req *r = arg;
-	double now = sched_now();
+	double now = gclock_wall();
 
 	r->rc = store_lease_expire(st, now, &r->ids, &r->n);
 	for (size_t i = 0; r->rc == 0 && i < r->n; i++)
@@ -161,7 +162,7 @@ static void sample_work(struct store *st, void *arg)
 static void sample_after(void *arg)
 {
 	struct sample_req *r = arg;
-	double now = sched_now();
+	double now = gclock_wall();
 
 	char status[256];
 	int len;
@@ -394,7 +395,7 @@ static void token_work(struct store *st, void *arg)
 		return;
 	}
 	r->rc = store_token_add(st, r->tok.name, r->tok.stored,
-				AUTH_ROLE_WORKER, sched_now());
+				AUTH_ROLE_WORKER, gclock_wall());
 }
 
 /* Write the credential of tok's token text and gpud's key to path. */

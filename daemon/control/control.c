@@ -14,6 +14,7 @@
 
 #include "auth.h"
 #include "blob.h"
+#include "clock.h"
 #include "ctlcmd.h"
 #include "gpud_config.h"
 #include "control.h"
@@ -40,7 +41,7 @@ static void state_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	struct store_job j = {0};
-	double now = sched_now();
+	double now = gclock_wall();
 	int rc;
 
 	if (store_job_get(st, r->in.job, &j)) {
@@ -97,7 +98,7 @@ static void submit_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	int64_t id = 0;
-	double now = sched_now();
+	double now = gclock_wall();
 	int rc = store_begin(st);
 
 	if (!rc)
@@ -235,7 +236,7 @@ static void extend_work(struct store *st, void *arg)
 	if (!rc)
 		rc = store_job_extend(st, r->in.job, text, total);
 	if (!rc)
-		rc = store_event(st, sched_now(), r->in.job, 0, 0, 0, "extend", text);
+		rc = store_event(st, gclock_wall(), r->in.job, 0, 0, 0, "extend", text);
 	if (!rc)
 		rc = store_commit(st);
 	else if (text)

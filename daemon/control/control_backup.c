@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backup.h"
+#include "clock.h"
 #include "control_internal.h"
 #include "gerr.h"
 #include "gpud.h"
@@ -99,7 +100,7 @@ void ctl_backup_start(struct ctl_req *r)
 	}
 	b->r = r;
 	b->opts.copy = r->in.copy;
-	b->opts.now = sched_now();
+	b->opts.now = gclock_wall();
 	b->work.data = b;
 	if (uv_queue_work(r->d->loop, &b->work, backup_work, backup_after)) {
 		job_free(b);

@@ -16,6 +16,7 @@
 
 #include "blob.h"
 #include "blob_audit.h"
+#include "clock.h"
 #include "control_internal.h"
 #include "dbq.h"
 #include "gerr.h"
@@ -124,7 +125,7 @@ static void mark_work(struct store *st, void *arg)
 		dmg[nd].problems = 1;
 		nd++;
 	}
-	if ((c->rc = store_damage_set(st, dmg, nd, sched_now())))
+	if ((c->rc = store_damage_set(st, dmg, nd, gclock_wall())))
 		snprintf(c->msg, sizeof(c->msg), "cannot mark the damaged jobs: %s",
 			 store_errmsg(st));
 out:

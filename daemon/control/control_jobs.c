@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "conn.h"
 #include "control_internal.h"
 #include "dbq.h"
@@ -228,7 +229,7 @@ static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job, double
 void ctl_status_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	double now = sched_now();
+	double now = gclock_wall();
 	struct ctl_jobs *js = calloc(1, sizeof(*js));
 
 	/* Every job not finished, so that the queue is whole even when one
@@ -253,7 +254,7 @@ void ctl_status_work(struct store *st, void *arg)
 void ctl_history_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	double now = sched_now();
+	double now = gclock_wall();
 	struct ctl_jobs *js = calloc(1, sizeof(*js));
 
 	if (!js || store_job_history(st, r->in.all ? 0 : now - HISTORY_KEEP_S,
@@ -293,7 +294,7 @@ void ctl_priority_work(struct store *st, void *arg)
 	if (!rc)
 		rc = store_job_set_priority(st, r->in.job, p);
 	if (!rc)
-		rc = store_event(st, sched_now(), r->in.job, 0, 0, 0, "priority",
+		rc = store_event(st, gclock_wall(), r->in.job, 0, 0, 0, "priority",
 				 detail);
 	if (!rc)
 		rc = store_commit(st);

@@ -8,6 +8,7 @@
 
 #include "auth.h"
 #include "chan.h"
+#include "clock.h"
 #include "conn.h"
 #include "control_internal.h"
 #include "dbq.h"
@@ -20,7 +21,7 @@ static void token_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	int rc = store_token_add(st, r->tok.name, r->tok.stored, r->role,
-				 sched_now());
+				 gclock_wall());
 
 	if (rc == GERR_STATE) {
 		snprintf(r->err, sizeof(r->err), "a token named '%s' already exists",
@@ -98,7 +99,7 @@ void ctl_token_revoke_work(struct store *st, void *arg)
 		snprintf(r->err, sizeof(r->err), "cannot revoke: %s", gerr_str(rc));
 		return;
 	}
-	store_event(st, sched_now(), 0, 0, 0, 0, "token_revoke", r->tok.name);
+	store_event(st, gclock_wall(), 0, 0, 0, 0, "token_revoke", r->tok.name);
 	r->reply = ctlcmd_reply_encode(CTLCMD_TOKEN_REVOKE,
 				       &(struct ctlcmd_reply){ .revoked = r->tok.name });
 }

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "blob.h"
+#include "clock.h"
 #include "gerr.h"
 #include "job_parts.h"
 #include "scheduler.h"
@@ -294,7 +295,7 @@ static int claim_refused(struct store *st, struct sched_claim *c)
 
 void sched_claim(struct store *st, struct sched_claim *c)
 {
-	double now = sched_now();
+	double now = gclock_wall();
 
 	claim_reset(c);
 	if (claim_refused(st, c))

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "gerr.h"
 #include "scheduler.h"
 
@@ -76,7 +77,7 @@ static void charge_foreign(struct store *st, const struct sched_policy *pol,
 			   int64_t worker_id, int64_t lease_id, uint64_t epoch,
 			   const char *what, int *ret_quarantined)
 {
-	double now = sched_now();
+	double now = gclock_wall();
 	int rc = store_begin(st);
 
 	if (rc)
@@ -147,7 +148,7 @@ static int check_progress(struct store *st, struct sched_heartbeat *h,
 
 void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 {
-	double now = sched_now();
+	double now = gclock_wall();
 	struct store_lease l = {0};
 	struct store_job job = {0};
 
@@ -273,7 +274,7 @@ static int release_failed(struct store *st, struct sched_release *r,
 
 void sched_release(struct store *st, struct sched_release *r)
 {
-	double now = sched_now();
+	double now = gclock_wall();
 	struct store_lease l = {0};
 	int rc;
 

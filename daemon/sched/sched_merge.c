@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -274,7 +273,7 @@ static int commit_checked(struct store *st, struct sched_verify *v, double now)
 
 void sched_verify_commit(struct store *st, struct sched_verify *v)
 {
-	double now = sched_now(), t0 = gclock_mono();
+	double now = gclock_wall(), t0 = gclock_mono();
 	int rc = store_begin(st);
 
 	if (rc) {

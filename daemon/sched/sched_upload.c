@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
@@ -131,7 +130,7 @@ void sched_upload_check(struct sched_upload *u)
 
 void sched_upload_commit(struct store *st, struct sched_upload *u)
 {
-	double now = sched_now(), t0 = gclock_mono();
+	double now = gclock_wall(), t0 = gclock_mono();
 	char *old = NULL;
 	char detail[128];
 

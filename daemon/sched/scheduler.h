@@ -28,22 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <time.h>
-
 #include "msg.h"
 #include "replica.h"
 #include "store.h"
 #include "workload.h"
-
-/* Wall-clock seconds since the Unix epoch (the store's time base). Any
- * thread. Here until common/ has a clock. */
-static inline double sched_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct sched_policy {
 	double lease_target_s;

@@ -16,6 +16,7 @@
 #include <zlib.h>
 
 #include "blob.h"
+#include "clock.h"
 #include "gerr.h"
 #include "sched_fx.h"
 #include "scheduler.h"
@@ -547,7 +548,7 @@ static void test_heartbeat_pause_cancel_expiry(void **state)
 	sched_claim_clear(&again);
 	assert_int_equal(store_job_set_state(f->st, f->job, JOB_ACTIVE, NULL, 2000), 0);
 	/* Expiry puts it back with its checkpoint; the next grant is epoch 2. */
-	assert_int_equal(store_lease_expire(f->st, sched_now() + 1e6, &ids, &n), 0);
+	assert_int_equal(store_lease_expire(f->st, gclock_wall() + 1e6, &ids, &n), 0);
 	assert_int_equal(n, 1);
 	free(ids);
 	claim(f, &again);
@@ -683,7 +684,7 @@ static void test_foreign_refused_alike(void **state)
 	store_lease_clear(&l);
 
 	/* The holder's own stale epoch: the same reply, nobody charged. */
-	assert_int_equal(store_lease_expire(f->st, sched_now() + 1e6, &ids, &n), 0);
+	assert_int_equal(store_lease_expire(f->st, gclock_wall() + 1e6, &ids, &n), 0);
 	free(ids);
 	claim(f, &again);
 	assert_int_equal(again.lease.epoch, 2);
