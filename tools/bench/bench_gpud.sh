@@ -10,7 +10,9 @@ battles=${1:-1e13}
 device=${2:-cuda:0}
 build=${BUILD:-build}
 . tools/bench/gpud_one.sh
-gpud_one_start "$device"
+gpud_one_start
+gpud_one_worker "$device"
+gpud_one_online 1
 t0=$(date +%s.%N)
 job=$($ctl submit graveler --battles "$battles" --seed 1)
 $ctl wait "$job" >/dev/null

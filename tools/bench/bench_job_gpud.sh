@@ -11,7 +11,9 @@ device=$1 workload=$2
 shift 2
 build=${BUILD:-build}
 . tools/bench/gpud_one.sh
-gpud_one_start "$device"
+gpud_one_start
+gpud_one_worker "$device"
+gpud_one_online 1
 job=$($ctl submit "$workload" "$@")
 $ctl wait "$job" >/dev/null || { $ctl status "$job" --long; exit 1; }
 $ctl result "$job" | head -3

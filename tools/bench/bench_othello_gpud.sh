@@ -11,7 +11,9 @@ e=${2:-10}
 device=${3:-cuda:0}
 build=${BUILD:-build}
 . tools/bench/gpud_one.sh
-gpud_one_start "$device"
+gpud_one_start
+gpud_one_worker "$device"
+gpud_one_online 1
 t0=$(date +%s.%N)
 job=$($ctl submit othello --random "$n" --empties "$e" --seed 1)
 $ctl wait "$job" >/dev/null
