@@ -21,9 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gerr.h"
 #include "othello/othello.h"
 #include "othello/othello_cuda.h"
@@ -41,13 +41,6 @@ struct tree {
 	uint64_t *fp, *fo;
 	size_t n, cap, nk, capk, nf, capf, capo;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
@@ -182,21 +175,21 @@ int main(int argc, char **argv)
 	}
 
 	uint64_t nodes = 0;
-	double t0 = now();
+	double t0 = gclock_mono();
 	if (othello_solve_batch(P, O, n, threads, cs, cm, &nodes, NULL, NULL))
 		return 1;
-	double cpu_s = now() - t0;
+	double cpu_s = gclock_mono() - t0;
 
 	struct othello_cuda *cu;
 	if (othello_cuda_open(device, &cu, err, sizeof(err))) {
 		fprintf(stderr, "othello_frontier: %s\n", err);
 		return 77;
 	}
-	t0 = now();
+	t0 = gclock_mono();
 	for (size_t i = 0; i < n; i++)
 		if (expand(&t, P[i], O[i], gpu_e, 0, &root[i]))
 			return 1;
-	double exp_s = now() - t0;
+	double exp_s = gclock_mono() - t0;
 	int8_t *fs = malloc(t.nf ? t.nf : 1);
 	uint8_t *fm = malloc(t.nf ? t.nf : 1);
 	float ms = 0, part;
@@ -214,11 +207,11 @@ int main(int argc, char **argv)
 		ms += part;
 		gnodes += gn;
 	}
-	double gpu_s = now() - t0 - exp_s;
+	double gpu_s = gclock_mono() - t0 - exp_s;
 	size_t bad = 0;
 	for (size_t i = 0; i < n; i++)
 		bad += backup(&t, fs, root[i]) != cs[i];
-	double all_s = now() - t0;
+	double all_s = gclock_mono() - t0;
 
 	printf("othello_frontier: %zu random positions of %d empties "
 	       "(seed %llu), frontier at %d empties, %d CPU threads\n",

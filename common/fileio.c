@@ -212,3 +212,47 @@ int fileio_mkdir(const char *path, mode_t mode)
 	errno = ENOTDIR;
 	return GERR_IO;
 }
+
+int fileio_read_all(const char *path, size_t max, void **ret,
+		    size_t *ret_len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = NULL;
+	int rc = 0;
+
+	if (!f)
+		return fail_errno();
+	for (;;) {
+		char *nb = realloc(buf, cap + 1);
+
+		if (!nb) {
+			rc = GERR_NOMEM;
+			goto fail;
+		}
+		buf = nb;
+		len += fread(buf + len, 1, cap - len, f);
+		if (len < cap)
+			break;
+		if (cap > max) {
+			rc = GERR_TOOBIG;
+			goto fail;
+		}
+		cap *= 2;
+	}
+	if (ferror(f))
+		rc = GERR_IO;
+	else if (len > max)
+		rc = GERR_TOOBIG;
+	if (rc)
+		goto fail;
+	fclose(f);
+	buf[len] = 0;
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+fail:
+	free(buf);
+	fclose(f);
+	return rc;
+}

@@ -1,5 +1,6 @@
 /* fileio.h - durable file writes: the one place that writes a temporary
- * file, fsyncs it, renames it over its name and fsyncs the directory.
+ * file, fsyncs it, renames it over its name and fsyncs the directory. And
+ * its one read: a whole file into memory, bounded (fileio_read_all).
  *
  * Invariants:
  *  1. fileio_replace and fileio_write_atomic return 0 only after the bytes,
@@ -77,5 +78,12 @@ int fileio_fsync_parent(const char *path);
  * parent; 0 when a directory is already there, GERR_IO when something
  * else is. */
 int fileio_mkdir(const char *path, mode_t mode);
+
+/* The whole file at path, at most max bytes, into *ret (malloc'ed, the
+ * caller frees; a NUL byte follows the *ret_len bytes read). GERR_TOOBIG
+ * when the file holds more than max, GERR_NOMEM, or the failed call's code;
+ * *ret and *ret_len are written only on success. */
+int fileio_read_all(const char *path, size_t max, void **ret,
+		    size_t *ret_len);
 
 #endif

@@ -223,6 +223,22 @@ void conn_send_error(struct conn *c, int code, const char *msg,
 }
 
 /* Finish an asynchronous step: resume frame processing, drop the ref. */
+int conn_step_db(struct conn *c, int batch, dbq_work_fn work,
+		 dbq_after_fn after, void *arg)
+{
+	int rc;
+
+	conn_ref(c);
+	c->busy = 1;
+	rc = batch ? dbq_submit_batch(c->d->dbq, work, after, arg)
+		   : dbq_submit(c->d->dbq, work, after, arg);
+	if (rc == 0)
+		return 0;
+	c->busy = 0;
+	conn_unref(c);
+	return GERR_STATE;
+}
+
 void conn_step_done(struct conn *c)
 {
 	c->busy = 0;

@@ -23,6 +23,7 @@
 
 #include "auth.h"
 #include "chan.h"
+#include "dbq.h"
 #include "place.h"
 #include "proto.h"
 
@@ -138,6 +139,13 @@ void conn_send_error(struct conn *c, int code, const char *msg, int64_t lease,
 /* End an asynchronous step: clear busy, go on with buffered frames, drop
  * the step's reference. */
 void conn_step_done(struct conn *c);
+/* Start an asynchronous step on the database thread: work(arg) there (in
+ * the next group commit when batch), then after(arg) on the loop, which
+ * ends it with conn_step_done; c is busy and referenced until then.
+ * GERR_STATE when it cannot start: c is as before and arg still the
+ * caller's. */
+int conn_step_db(struct conn *c, int batch, dbq_work_fn work,
+		 dbq_after_fn after, void *arg);
 
 /* ---- the open connections ---- */
 

@@ -195,19 +195,28 @@ static void take_tcp(struct listeners *ls, int fd,
 	}
 }
 
+/* Say (rate-limited) why l failed, "WHAT WHY", and pause it until the
+ * next tick. */
+static void listener_fail(struct listener *l, const char *what,
+			  const char *why)
+{
+	struct listeners *ls = l->ls;
+	unsigned n;
+
+	if (rate_ok(&ls->rl_err, uv_now(ls->d->loop), &n))
+		LOG_WARN(&ls->d->log, "%s listener: %s%s",
+			 l->is_ctl ? "control" : "worker", what, why);
+	listener_pause(l);
+}
+
 static void on_poll(uv_poll_t *p, int status, int events)
 {
 	struct listener *l = p->data;
 	struct listeners *ls = l->ls;
-	unsigned n;
 
 	(void)events;
 	if (status < 0) {
-		if (rate_ok(&ls->rl_err, uv_now(ls->d->loop), &n))
-			LOG_WARN(&ls->d->log, "%s listener: %s",
-				 l->is_ctl ? "control" : "worker",
-				 uv_strerror(status));
-		listener_pause(l);
+		listener_fail(l, "", uv_strerror(status));
 		return;
 	}
 	for (int i = 0; i < ACCEPT_BATCH && !l->paused; i++) {
@@ -233,11 +242,7 @@ static void on_poll(uv_poll_t *p, int status, int events)
 			return;
 		}
 		/* ENOBUFS, ENOMEM, EPERM (a firewall): try again next tick. */
-		if (rate_ok(&ls->rl_err, uv_now(ls->d->loop), &n))
-			LOG_WARN(&ls->d->log, "%s listener: accept failed: %s",
-				 l->is_ctl ? "control" : "worker",
-				 strerror(errno));
-		listener_pause(l);
+		listener_fail(l, "accept failed: ", strerror(errno));
 		return;
 	}
 }

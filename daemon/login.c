@@ -213,11 +213,7 @@ int login_auth(struct conn *c, const json_t *msg)
 	memcpy(r->device, c->device, sizeof(r->device));
 	r->place = c->place;
 	memcpy(r->nonce, c->nonce, sizeof(r->nonce));
-	conn_ref(c);
-	c->busy = 1;
-	if (dbq_submit_batch(c->d->dbq, auth_work, auth_after, r)) {
-		c->busy = 0;
-		conn_unref(c);
+	if (conn_step_db(c, 1, auth_work, auth_after, r)) {
 		free(r);
 		return GERR_STATE;
 	}

@@ -132,11 +132,7 @@ int upload_receive(struct conn *c, const struct proto_frame *f, int is_result)
 	r->up.blob_len = f->bin_len;
 	LOG_DEBUG(&c->d->log, "%s received lease=%" PRIu64 " bytes=%zu worker=%s",
 		  is_result ? "result" : "checkpoint", lease, f->bin_len, c->name);
-	conn_ref(c);
-	c->busy = 1;
-	if (dbq_submit(c->d->dbq, bound_load_work, bound_load_after, r)) {
-		c->busy = 0;
-		conn_unref(c);
+	if (conn_step_db(c, 0, bound_load_work, bound_load_after, r)) {
 		upload_free(r);
 		return GERR_STATE;
 	}

@@ -80,14 +80,8 @@ static struct step *step_new(struct conn *c)
  * Takes r: freed here when the step cannot start (GERR_STATE). */
 static int submit_step(struct step *r, dbq_work_fn work, dbq_after_fn after)
 {
-	struct conn *c = r->c;
-
-	conn_ref(c);
-	c->busy = 1;
-	if (dbq_submit_batch(c->d->dbq, work, after, r) == 0)
+	if (conn_step_db(r->c, 1, work, after, r) == 0)
 		return 0;
-	c->busy = 0;
-	conn_unref(c);
 	free(r);
 	return GERR_STATE;
 }

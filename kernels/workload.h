@@ -159,30 +159,95 @@ struct wl_parts {
 	int (*get)(void *opaque, uint64_t k, struct wl_part *ret);
 };
 
+/* The hooks' types, one a hook of struct workload (which documents each):
+ * a workload declares its hooks through them (wl_verify_fn NAME_wl_verify;)
+ * so the compiler checks each definition against the struct. */
+typedef int wl_open_fn(void **ret_ctx, char *err, size_t errlen);
+typedef void wl_close_fn(void *ctx);
+typedef int wl_parse_params_fn(void *ctx, const json_t *args,
+			       json_t **ret_params, uint64_t *ret_total_units,
+			       char *err, size_t errlen);
+typedef int wl_parse_input_fn(void *ctx, const json_t *params,
+			      const void *input, size_t len,
+			      json_t **ret_params, void **ret_input,
+			      size_t *ret_input_len,
+			      uint64_t *ret_total_units, char *err,
+			      size_t errlen);
+typedef int wl_carve_fn(void *ctx, const json_t *params, const json_t *cursor,
+			const json_t *answer, const struct wl_parts *parts,
+			uint64_t want_units, json_t **ret_spec,
+			uint64_t *ret_units, json_t **ret_cursor,
+			int *ret_last);
+typedef int wl_run_fn(void *ctx, const json_t *params, const json_t *spec,
+		      const void *checkpoint, size_t checkpoint_len,
+		      const struct wl_device *dev, const struct wl_run_io *io,
+		      void **ret_result, size_t *ret_result_len, char *err,
+		      size_t errlen);
+typedef int wl_next_lease_fn(void *ctx, const json_t *params,
+			     const json_t *spec, const void *result,
+			     size_t len, const char *result_hash,
+			     json_t **ret_spec);
+typedef int wl_blob_max_fn(void *ctx, const json_t *params,
+			   const json_t *spec, int is_result,
+			   uint64_t *ret_max, char *err, size_t errlen);
+typedef int wl_check_checkpoint_fn(void *ctx, const json_t *params,
+				   const json_t *spec, const void *bytes,
+				   size_t len, char *err, size_t errlen);
+typedef int wl_verify_fn(void *ctx, const json_t *params, const json_t *spec,
+			 const void *result, size_t len, uint64_t seed,
+			 char *err, size_t errlen);
+typedef int wl_results_agree_fn(void *ctx, const json_t *params,
+				const json_t *spec, const void *a,
+				size_t alen, const void *b, size_t blen);
+typedef int wl_merge_fn(void *ctx, const json_t *params, const json_t *answer,
+			const json_t *spec, const void *result, size_t len,
+			const char *result_hash, json_t **ret_answer,
+			json_t **ret_note);
+typedef int wl_finish_fn(void *ctx, const json_t *params,
+			 const json_t *answer, const struct wl_parts *parts,
+			 char *err, size_t errlen);
+typedef char *wl_render_text_fn(void *ctx, const json_t *params,
+				const json_t *answer,
+				const struct wl_parts *parts);
+typedef int wl_render_plot_fn(void *ctx, const json_t *params,
+			      const json_t *answer,
+			      const struct wl_parts *parts,
+			      const struct wl_blob_reader *rd, char **ret_svg,
+			      size_t *ret_len, char *err, size_t errlen);
+typedef int wl_export_data_fn(void *ctx, const json_t *params,
+			      const json_t *answer,
+			      const struct wl_parts *parts, const char *what,
+			      const json_t *args,
+			      const struct wl_blob_reader *rd, void **ret,
+			      size_t *ret_len, char *err, size_t errlen);
+typedef int wl_extend_fn(void *ctx, const json_t *params,
+			 const json_t *answer, const json_t *args,
+			 json_t **ret_params, uint64_t *ret_total_units,
+			 char *err, size_t errlen);
+typedef int wl_cuda_open_fn(void *ctx, int device_index, void **ret_cuda,
+			    char *err, size_t errlen);
+typedef void wl_cuda_close_fn(void *cuda);
+
 struct workload {
 	const char *name;        /* "graveler" */
 	const char *unit_name;   /* "battles" */
 
 	/* Optional: build the shared context (see "Context"), once per
 	 * process, before any other hook; close it at exit (NULL-safe). */
-	int (*open)(void **ret_ctx, char *err, size_t errlen);
-	void (*close)(void *ctx);
+	wl_open_fn *open;
+	wl_close_fn *close;
 
 	/* Validate gpuctl's arguments (a JSON object of strings and numbers)
 	 * and return canonical params plus the job's total units (0 when not
 	 * known in advance). */
-	int (*parse_params)(void *ctx, const json_t *args, json_t **ret_params,
-			    uint64_t *ret_total_units, char *err, size_t errlen);
+	wl_parse_params_fn *parse_params;
 
 	/* Optional: validate and canonicalise a submitted input file (bounded
 	 * by PROTO_MAX_BIN). May update params (*ret_params, e.g. with a count
 	 * of items) and the job's total units; *ret_input is the canonical
 	 * bytes gpud stores as the job's input blob. NULL: the workload takes
 	 * no input file. Bad lines are refused with their line numbers. */
-	int (*parse_input)(void *ctx, const json_t *params, const void *input,
-			   size_t len, json_t **ret_params, void **ret_input,
-			   size_t *ret_input_len, uint64_t *ret_total_units,
-			   char *err, size_t errlen);
+	wl_parse_input_fn *parse_input;
 
 	/* Carve the next lease of about want_units units after *cursor.
 	 * answer is the job's merged summary so far (NULL before the first
@@ -193,19 +258,12 @@ struct workload {
 	 * gpud knows when the last lease has been handed out. Returns GERR_DONE
 	 * when the job has nothing more to lease, GERR_AGAIN when nothing can
 	 * be leased until more results are merged. */
-	int (*carve)(void *ctx, const json_t *params, const json_t *cursor,
-		     const json_t *answer, const struct wl_parts *parts,
-		     uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
-		     json_t **ret_cursor, int *ret_last);
+	wl_carve_fn *carve;
 
 	/* Run a lease. checkpoint may be NULL (fresh start) or the bytes of the
 	 * last accepted checkpoint. On success *ret_result is a malloc'ed
 	 * result the caller frees. */
-	int (*run)(void *ctx, const json_t *params, const json_t *spec,
-		   const void *checkpoint, size_t checkpoint_len,
-		   const struct wl_device *dev, const struct wl_run_io *io,
-		   void **ret_result, size_t *ret_result_len, char *err,
-		   size_t errlen);
+	wl_run_fn *run;
 
 	/* Optional: the lease the planner will carve next once the result of
 	 * spec (this run's output, stored by gpud as blob result_hash) is
@@ -218,9 +276,7 @@ struct workload {
 	 * blob is still being encoded, then with the real hash). Returns 0
 	 * with *ret_spec, or GERR_DONE when no such lease follows. NULL: runs
 	 * do not chain. */
-	int (*next_lease)(void *ctx, const json_t *params, const json_t *spec,
-			  const void *result, size_t len,
-			  const char *result_hash, json_t **ret_spec);
+	wl_next_lease_fn *next_lease;
 
 	/* The most decoded bytes a result (is_result 1) or a checkpoint
 	 * (is_result 0) of the lease spec can hold. gpud refuses an upload
@@ -228,21 +284,15 @@ struct workload {
 	 * worker can make gpud allocate what no honest run produces. Called
 	 * for every upload: cheap, no tables. GERR_INVAL (with a reason) for
 	 * a spec it cannot bound; the upload is then refused. */
-	int (*blob_max)(void *ctx, const json_t *params, const json_t *spec,
-			int is_result, uint64_t *ret_max, char *err,
-			size_t errlen);
+	wl_blob_max_fn *blob_max;
 
 	/* Check a checkpoint before it replaces the previous one (structure,
 	 * bounds, consistency with the spec). */
-	int (*check_checkpoint)(void *ctx, const json_t *params,
-				const json_t *spec, const void *bytes,
-				size_t len, char *err, size_t errlen);
+	wl_check_checkpoint_fn *check_checkpoint;
 
 	/* Verify a result on the coordinator. seed drives the random sample
 	 * (injected so tests are deterministic). */
-	int (*verify)(void *ctx, const json_t *params, const json_t *spec,
-		      const void *result, size_t len, uint64_t seed, char *err,
-		      size_t errlen);
+	wl_verify_fn *verify;
 
 	/* Optional: 1 when two results of the same lease (params, spec) say
 	 * the same, else 0; gpud's replication compares results with it.
@@ -250,9 +300,7 @@ struct workload {
 	 * function of (params, spec). A workload whose results also record
 	 * how they were computed (search effort, time) or a choice among
 	 * equals compares only what they answer. Thread pool. */
-	int (*results_agree)(void *ctx, const json_t *params, const json_t *spec,
-			     const void *a, size_t alen, const void *b,
-			     size_t blen);
+	wl_results_agree_fn *results_agree;
 
 	/* Merge a verified result into the answer, in work that does not grow
 	 * with the number of leases merged before. answer may be NULL (first
@@ -260,21 +308,15 @@ struct workload {
 	 * left NULL) is a small JSON value gpud keeps with this lease and
 	 * gives back in wl_parts. Merges of independent leases must commute:
 	 * leases finish in any order. */
-	int (*merge)(void *ctx, const json_t *params, const json_t *answer,
-		     const json_t *spec, const void *result, size_t len,
-		     const char *result_hash, json_t **ret_answer,
-		     json_t **ret_note);
+	wl_merge_fn *merge;
 
 	/* Check the finished answer as a whole (e.g. histogram sums to the
 	 * job's units, statistics). Called once when every lease is merged. */
-	int (*finish)(void *ctx, const json_t *params, const json_t *answer,
-		      const struct wl_parts *parts, char *err, size_t errlen);
+	wl_finish_fn *finish;
 
 	/* Human-readable answer (malloc'ed, caller frees). answer may be
 	 * NULL (nothing merged yet). */
-	char *(*render_text)(void *ctx, const json_t *params,
-			     const json_t *answer,
-			     const struct wl_parts *parts);
+	wl_render_text_fn *render_text;
 
 	/* Optional: the job's plot from its answer and parts so far, a
 	 * standalone SVG document drawn with plot.h (malloc'ed into
@@ -283,10 +325,7 @@ struct workload {
 	 * export "plot". rd reads stored blobs, for what stays with the
 	 * leases (Sudoku's per-gangster counts). GERR_NOTFOUND when there is
 	 * nothing to plot yet. NULL: the workload has no plot. */
-	int (*render_plot)(void *ctx, const json_t *params,
-			   const json_t *answer, const struct wl_parts *parts,
-			   const struct wl_blob_reader *rd, char **ret_svg,
-			   size_t *ret_len, char *err, size_t errlen);
+	wl_render_plot_fn *render_plot;
 	const char *plot_name; /* "graveler-histogram.svg" */
 
 	/* Optional: bulk output of a job, built on the coordinator from its
@@ -295,11 +334,7 @@ struct workload {
 	 * of exports[]; args are its options (a JSON object of strings, e.g.
 	 * {"range":"0:1000"}). *ret is malloc'ed, at most PROTO_MAX_BIN
 	 * bytes. */
-	int (*export_data)(void *ctx, const json_t *params,
-			   const json_t *answer, const struct wl_parts *parts,
-			   const char *what, const json_t *args,
-			   const struct wl_blob_reader *rd, void **ret,
-			   size_t *ret_len, char *err, size_t errlen);
+	wl_export_data_fn *export_data;
 	/* What export_data can produce (NULL-terminated), or NULL. "result"
 	 * means: `gpuctl result JOB` writes this instead of the text. */
 	const char *const *exports;
@@ -308,16 +343,13 @@ struct workload {
 	 * --KEY VALUE, e.g. Officers --to M): new params and total units from
 	 * the old params and args. The job becomes active and is planned
 	 * again from its cursor and answer. */
-	int (*extend)(void *ctx, const json_t *params, const json_t *answer,
-		      const json_t *args, json_t **ret_params,
-		      uint64_t *ret_total_units, char *err, size_t errlen);
+	wl_extend_fn *extend;
 
 	/* Optional CUDA support: open/close a device context. NULL when the
 	 * workload has no CUDA path. cuda_open returns GERR_UNSUPPORTED when
 	 * built without CUDA or no device is present. */
-	int (*cuda_open)(void *ctx, int device_index, void **ret_cuda,
-			 char *err, size_t errlen);
-	void (*cuda_close)(void *cuda);
+	wl_cuda_open_fn *cuda_open;
+	wl_cuda_close_fn *cuda_close;
 
 	/* Non-zero: result blobs are stored, not deflated (BLOB_PACK_STORE),
 	 * for results of dense near-random bytes that deflate barely shrinks

@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "fileio.h"
 #include "gerr.h"
 #include "proto.h"
 #include "workload.h"
@@ -35,51 +36,14 @@ struct wlrun_io {
 	int nblobs;
 };
 
-/* The whole file, at most PROTO_MAX_BIN bytes (what gpud would accept). */
-static int read_all(const char *path, void **ret, size_t *ret_len)
-{
-	FILE *f = fopen(path, "rb");
-	size_t len = 0, cap = 1 << 16;
-	char *buf = NULL;
-
-	if (!f)
-		return gerr_from_errno(errno);
-	for (;;) {
-		char *nb = realloc(buf, cap);
-		if (!nb) {
-			free(buf);
-			fclose(f);
-			return GERR_NOMEM;
-		}
-		buf = nb;
-		len += fread(buf + len, 1, cap - len, f);
-		if (len < cap)
-			break;
-		if (cap > PROTO_MAX_BIN) {
-			free(buf);
-			fclose(f);
-			return GERR_TOOBIG;
-		}
-		cap *= 2;
-	}
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return GERR_IO;
-	}
-	fclose(f);
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 static int io_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
 {
 	struct wlrun_io *q = o;
 
 	for (int i = 0; i < q->nblobs; i++)
 		if (strcmp(q->blobs[i].hash, hash) == 0)
-			return read_all(q->blobs[i].path, ret, ret_len);
+			return fileio_read_all(q->blobs[i].path, PROTO_MAX_BIN,
+					       ret, ret_len);
 	return GERR_NOTFOUND;
 }
 

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "blob.h"
+#include "fileio.h"
 #include "gerr.h"
 #include "proto.h"
 #include "parts_list.h"
@@ -75,54 +76,6 @@ static const void *io_bytes(struct quiet_io *q, const char *hash)
 	return NULL;
 }
 
-static int read_file(const char *path, void **ret, size_t *ret_len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-
-	if (!f)
-		return GERR_IO;
-	for (;;) {
-		if (cap - len < 65536) {
-			cap = cap ? cap * 2 : 1 << 20;
-			if (cap > (size_t)PROTO_MAX_BIN + 65536) {
-				free(buf);
-				fclose(f);
-				return GERR_TOOBIG;
-			}
-			uint8_t *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return GERR_NOMEM;
-			}
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	fclose(f);
-	if (len > PROTO_MAX_BIN) {
-		free(buf);
-		return GERR_TOOBIG;
-	}
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
-static void io_progress(void *o, uint64_t units) { (void)o; (void)units; }
-static int io_due(void *o) { (void)o; return 0; }
-static int io_checkpoint(void *o, const void *b, size_t n, uint64_t u)
-{
-	(void)o; (void)b; (void)n; (void)u;
-	return 0;
-}
-static int io_stop(void *o) { (void)o; return 0; }
-
 static int parse_device(const char *s, struct wl_device *dev)
 {
 	char *end;
@@ -164,8 +117,7 @@ int main(int argc, char **argv)
 	int as_json = 0, rc = 1;
 	char err[WL_ERRLEN] = "";
 	struct quiet_io q = {0};
-	struct wl_run_io io = {&q, io_progress, io_due, io_checkpoint, io_stop,
-			       io_fetch};
+	struct wl_run_io io = WL_RUN_IO_QUIET(&q, io_fetch);
 	const char *file = NULL;
 	struct parts_list parts;
 	void *ctx;
@@ -235,7 +187,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "gpurun: %s takes no input file\n", wl->name);
 			goto out;
 		}
-		if (read_file(file, &raw, &raw_len)) {
+		if (fileio_read_all(file, PROTO_MAX_BIN, &raw, &raw_len)) {
 			fprintf(stderr, "gpurun: cannot read %s (missing, unreadable or over %u bytes)\n",
 				file, PROTO_MAX_BIN);
 			goto out;

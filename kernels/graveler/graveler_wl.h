@@ -11,9 +11,6 @@
 
 /* render_plot (workload.h): the histogram of paralysed turns beside the
  * Binomial(231, 1/4) expectation scaled to the battles merged. */
-int graveler_wl_render_plot(void *ctx, const json_t *params,
-			    const json_t *answer, const struct wl_parts *parts,
-			    const struct wl_blob_reader *rd, char **ret_svg,
-			    size_t *ret_len, char *err, size_t errlen);
+wl_render_plot_fn graveler_wl_render_plot;
 
 #endif

@@ -72,49 +72,22 @@ int officers_ranges_load(const json_t *params, const struct wl_parts *parts,
 void officers_ranges_free(struct officers_ranges *rs);
 
 /* The hooks, by file. */
-int officers_wl_parse_params(void *ctx, const json_t *args,
-			     json_t **ret_params, uint64_t *ret_total_units,
-			     char *err, size_t errlen);
-int officers_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
-		      const json_t *answer, const struct wl_parts *parts,
-		      uint64_t want_units, json_t **ret_spec,
-		      uint64_t *ret_units, json_t **ret_cursor, int *ret_last);
-int officers_wl_next_lease(void *ctx, const json_t *params,
-			   const json_t *spec, const void *result, size_t len,
-			   const char *result_hash, json_t **ret_spec);
-int officers_wl_extend(void *ctx, const json_t *params, const json_t *answer,
-		       const json_t *args, json_t **ret_params,
-		       uint64_t *ret_total_units, char *err, size_t errlen);
+wl_parse_params_fn officers_wl_parse_params;
+wl_carve_fn officers_wl_carve;
+wl_next_lease_fn officers_wl_next_lease;
+wl_extend_fn officers_wl_extend;
 
-int officers_wl_check_checkpoint(void *ctx, const json_t *params,
-				 const json_t *spec, const void *bytes,
-				 size_t len, char *err, size_t errlen);
-int officers_wl_verify(void *ctx, const json_t *params, const json_t *spec,
-		       const void *result, size_t len, uint64_t seed,
-		       char *err, size_t errlen);
+wl_check_checkpoint_fn officers_wl_check_checkpoint;
+wl_verify_fn officers_wl_verify;
 
-int officers_wl_merge(void *ctx, const json_t *params, const json_t *answer,
-		      const json_t *spec, const void *result, size_t len,
-		      const char *result_hash, json_t **ret_answer,
-		      json_t **ret_note);
+wl_merge_fn officers_wl_merge;
 /* Two results of one lease agree: the same range, values and end state
  * (its digest); how much history each kept (vbase) may differ. */
-int officers_wl_results_agree(void *ctx, const json_t *params,
-			      const json_t *spec, const void *a, size_t alen,
-			      const void *b, size_t blen);
-int officers_wl_finish(void *ctx, const json_t *params, const json_t *answer,
-		       const struct wl_parts *parts, char *err, size_t errlen);
+wl_results_agree_fn officers_wl_results_agree;
+wl_finish_fn officers_wl_finish;
 
-char *officers_wl_render_text(void *ctx, const json_t *params,
-			      const json_t *answer,
-			      const struct wl_parts *parts);
-int officers_wl_render_plot(void *ctx, const json_t *params,
-			    const json_t *answer, const struct wl_parts *parts,
-			    const struct wl_blob_reader *rd, char **ret_svg,
-			    size_t *ret_len, char *err, size_t errlen);
-int officers_wl_export(void *ctx, const json_t *params, const json_t *answer,
-		       const struct wl_parts *parts, const char *what,
-		       const json_t *args, const struct wl_blob_reader *rd,
-		       void **ret, size_t *ret_len, char *err, size_t errlen);
+wl_render_text_fn officers_wl_render_text;
+wl_render_plot_fn officers_wl_render_plot;
+wl_export_data_fn officers_wl_export;
 
 #endif

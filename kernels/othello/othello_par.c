@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "clock.h"
 #include "gerr.h"
 #include "othello_deep.h"
 #include "othello_search.h"
@@ -161,13 +162,10 @@ static int par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
 			started++;
 	p.running = started;
 	while (p.running > 0) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += POLL_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		/* pthread_cond_timedwait's deadline is on CLOCK_REALTIME. */
+		int64_t ns = gclock_wall_ns() + POLL_MS * 1000000LL;
+		struct timespec ts = { .tv_sec = ns / 1000000000,
+				       .tv_nsec = ns % 1000000000 };
 		pthread_cond_timedwait(&p.cond, &p.lock, &ts);
 		if (!p.done && !stopped && stop && stop(opaque)) {
 			stopped = 1;

@@ -66,22 +66,6 @@ struct oth_frame {
 	int8_t alpha, beta, best, bm, cur, neg;
 };
 
-/* One empty square left: play it (or the opponent does, or nobody). */
-OTH_HD int oth_last1(uint64_t P, uint64_t O)
-{
-	int sq = oth_ctz(~(P | O));
-	int p = oth_popcount(P);
-	int n = oth_popcount(oth_flips(P, O, sq));
-
-	if (n)
-		return 2 * (p + n + 1) - 64;
-	n = oth_popcount(oth_flips(O, P, sq));
-	if (n)
-		return 64 - 2 * (63 - p + n + 1);
-	/* p + o = 63: no draw; the empty goes to the winner. */
-	return p > 31 ? 2 * p - 62 : 2 * p - 64;
-}
-
 OTH_HD uint64_t oth_parity_mask(uint64_t E)
 {
 	uint64_t m = 0;

@@ -150,50 +150,24 @@ int othello_split_scores(const json_t *answer, uint64_t n, int8_t *lo,
 			 int8_t *hi);
 
 /* The hooks, as struct workload documents them. */
-int othello_wl_parse_params(void *ctx, const json_t *args,
-			    json_t **ret_params, uint64_t *ret_total_units,
-			    char *err, size_t errlen);
-int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
-			   size_t len, json_t **ret_params, void **ret_input,
-			   size_t *ret_input_len, uint64_t *ret_total_units,
-			   char *err, size_t errlen);
-int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
-		     const json_t *answer, const struct wl_parts *parts,
-		     uint64_t want_units, json_t **ret_spec,
-		     uint64_t *ret_units, json_t **ret_cursor, int *ret_last);
-int othello_wl_check_checkpoint(void *ctx, const json_t *params,
-				const json_t *spec, const void *bytes,
-				size_t len, char *err, size_t errlen);
-int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
-		      const void *result, size_t len, uint64_t seed,
-		      char *err, size_t errlen);
-int othello_wl_merge(void *ctx, const json_t *params, const json_t *answer,
-		     const json_t *spec, const void *result, size_t len,
-		     const char *result_hash, json_t **ret_answer,
-		     json_t **ret_note);
+wl_parse_params_fn othello_wl_parse_params;
+wl_parse_input_fn othello_wl_parse_input;
+wl_carve_fn othello_wl_carve;
+wl_check_checkpoint_fn othello_wl_check_checkpoint;
+wl_verify_fn othello_wl_verify;
+wl_merge_fn othello_wl_merge;
 /* The answer's score counts (hist[b]: positions scoring 2b - 64 for the
  * side to move) and positions; GERR_CORRUPT when it is no Othello answer
  * (NULL: all zero). */
 int othello_wl_answer_hist(const json_t *answer, uint64_t hist[65],
 			   uint64_t *ret_positions);
 /* render_plot (workload.h): the score distribution (othello_plot.c). */
-int othello_wl_render_plot(void *ctx, const json_t *params,
-			   const json_t *answer, const struct wl_parts *parts,
-			   const struct wl_blob_reader *rd, char **ret_svg,
-			   size_t *ret_len, char *err, size_t errlen);
+wl_render_plot_fn othello_wl_render_plot;
 /* Two results of one lease agree: the same positions and scores. Moves
  * (a choice among equally good ones), nodes and time may differ. */
-int othello_wl_results_agree(void *ctx, const json_t *params,
-			     const json_t *spec, const void *a, size_t alen,
-			     const void *b, size_t blen);
-int othello_wl_finish(void *ctx, const json_t *params, const json_t *answer,
-		      const struct wl_parts *parts, char *err, size_t errlen);
-char *othello_wl_render_text(void *ctx, const json_t *params,
-			     const json_t *answer,
-			     const struct wl_parts *parts);
-int othello_wl_export(void *ctx, const json_t *params, const json_t *answer,
-		      const struct wl_parts *parts, const char *what,
-		      const json_t *args, const struct wl_blob_reader *rd,
-		      void **ret, size_t *ret_len, char *err, size_t errlen);
+wl_results_agree_fn othello_wl_results_agree;
+wl_finish_fn othello_wl_finish;
+wl_render_text_fn othello_wl_render_text;
+wl_export_data_fn othello_wl_export;
 
 #endif

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gerr.h"
 #include "othello.h"
 #include "othello_cuda.h"
@@ -19,13 +19,6 @@
 #include "workload.h"
 
 #define CPU_STEP 4096u          /* positions between progress reports */
-
-static double otw_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct otw_stop {
 	const struct wl_run_io *io;
@@ -231,12 +224,12 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 	while (r.done < count) {
 		uint64_t step = cuda ? OTHELLO_CUDA_MAX_BATCH : CPU_STEP;
 		uint64_t to = r.done + step < count ? r.done + step : count;
-		double t0 = otw_now_s();
+		double t0 = gclock_mono();
 		rc = otw_solve_range(&j, &r, pos, r.done, to, alpha, beta, dev,
 				     cuda, io, err, errlen);
 		if (rc)
 			goto out;
-		r.usec += (uint64_t)((otw_now_s() - t0) * 1e6);
+		r.usec += (uint64_t)((gclock_mono() - t0) * 1e6);
 		r.done = to;
 		if (io && io->progress)
 			io->progress(io->opaque, r.done);

@@ -62,32 +62,15 @@ int sudoku_verify_units(const struct sudoku_setup *S,
 			char *err, size_t errlen);
 
 /* Hooks of struct workload defined outside sudoku_workload.c. */
-int sudoku_wl_parse_params(void *ctx, const json_t *args, json_t **ret_params,
-			   uint64_t *ret_total_units, char *err, size_t errlen);
-int sudoku_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
-		    const json_t *answer, const struct wl_parts *parts,
-		    uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
-		    json_t **ret_cursor, int *ret_last);
-int sudoku_wl_verify(void *ctx, const json_t *params, const json_t *spec,
-		     const void *result, size_t len, uint64_t seed, char *err,
-		     size_t errlen);
-int sudoku_wl_merge(void *ctx, const json_t *params, const json_t *answer,
-		    const json_t *spec, const void *result, size_t len,
-		    const char *result_hash, json_t **ret_answer,
-		    json_t **ret_note);
-int sudoku_wl_finish(void *ctx, const json_t *params, const json_t *answer,
-		     const struct wl_parts *parts, char *err, size_t errlen);
-char *sudoku_wl_render_text(void *ctx, const json_t *params,
-			    const json_t *answer, const struct wl_parts *parts);
-int sudoku_wl_export(void *ctx, const json_t *params, const json_t *answer,
-		     const struct wl_parts *parts, const char *what,
-		     const json_t *args, const struct wl_blob_reader *rd,
-		     void **ret, size_t *ret_len, char *err, size_t errlen);
+wl_parse_params_fn sudoku_wl_parse_params;
+wl_carve_fn sudoku_wl_carve;
+wl_verify_fn sudoku_wl_verify;
+wl_merge_fn sudoku_wl_merge;
+wl_finish_fn sudoku_wl_finish;
+wl_render_text_fn sudoku_wl_render_text;
+wl_export_data_fn sudoku_wl_export;
 extern const char *const sudoku_wl_exports[];
-int sudoku_wl_render_plot(void *ctx, const json_t *params,
-			  const json_t *answer, const struct wl_parts *parts,
-			  const struct wl_blob_reader *rd, char **ret_svg,
-			  size_t *ret_len, char *err, size_t errlen);
+wl_render_plot_fn sudoku_wl_render_plot;
 
 /* The per-gangster values of a job, read from its leases' result blobs:
  * v[g] (128 bits, v[g][0] low) is W(g) for the 3-band shapes (C == 3)

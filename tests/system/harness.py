@@ -348,15 +348,22 @@ class RawWorker:
 
     def recv(self, timeout=10):
         """Next frame as (type name, json, bin); None when the peer closed."""
+        f = self.recv_raw(timeout)
+        if f is None:
+            return None
+        _, _, ftype, _, jl, _ = struct.unpack(">IBBHII", f[:16])
+        return TNAME.get(ftype, str(ftype)), json.loads(f[16:16 + jl]), f[16 + jl:]
+
+    def recv_raw(self, timeout=10):
+        """The next frame's bytes, exactly as gpud sent them; None when the
+        peer closed."""
         self.s.settimeout(timeout)
         while True:
             if len(self.buf) >= 16:
-                magic, ver, ftype, flags, jl, bl = struct.unpack(">IBBHII", self.buf[:16])
+                _, _, _, _, jl, bl = struct.unpack(">IBBHII", self.buf[:16])
                 if len(self.buf) >= 16 + jl + bl:
-                    body = self.buf[16:16 + jl]
-                    binary = self.buf[16 + jl:16 + jl + bl]
-                    self.buf = self.buf[16 + jl + bl:]
-                    return TNAME.get(ftype, str(ftype)), json.loads(body), binary
+                    f, self.buf = self.buf[:16 + jl + bl], self.buf[16 + jl + bl:]
+                    return f
             try:
                 chunk = self.s.recv(65536)
             except ConnectionResetError:
@@ -404,9 +411,15 @@ class RawWorker:
         self.s.close()
 
 
-def run(test_fn):
-    """Run one test function with a cluster; exit 0/1 for meson."""
+def run(test_fn, missing=None):
+    """Run one test function with a cluster; exit 0/1 for meson. missing,
+    when given, says why the test cannot run here (or None): then it is
+    skipped (exit 77, meson's SKIP) before any cluster starts."""
     name = test_fn.__name__
+    why = missing() if missing else None
+    if why:
+        print("SKIP %s: %s" % (name, why))
+        sys.exit(77)
     cl = Cluster(name)
     keep = os.environ.get("GPUD_KEEP") == "1"
     t0 = time.time()

@@ -6,32 +6,20 @@ against it (`gpuctl workers`), it ends quarantined, and the victim's job
 ends with the exact answer."""
 import json
 import re
-import struct
 
 from harness import (Cluster, RawWorker, blob, check, run, wait_for)
 
 
 class Thief(RawWorker):
-    def recv_raw(self, timeout=10):
-        """The next frame's bytes, exactly as gpud sent them."""
-        self.s.settimeout(timeout)
-        while True:
-            if len(self.buf) >= 16:
-                _, _, _, _, jl, bl = struct.unpack(">IBBHII", self.buf[:16])
-                if len(self.buf) >= 16 + jl + bl:
-                    f, self.buf = self.buf[:16 + jl + bl], self.buf[16 + jl + bl:]
-                    return f
-            chunk = self.s.recv(65536)
-            check(chunk, "gpud closed the connection")
-            self.buf += self.chan.open(chunk)
-
     def ask(self, tname, lease, epoch, **kw):
         msg = dict({"lease": lease, "epoch": epoch}, **kw)
         binary = b""
         if tname in ("CHECKPOINT", "RESULT"):
             binary = blob(1 if tname == "CHECKPOINT" else 2, "graveler", lease, epoch, b"\0" * 64)
         self.send_msg(tname, msg, binary)
-        return self.recv_raw()
+        f = self.recv_raw()
+        check(f is not None, "gpud closed the connection")
+        return f
 
 
 def same_shape(a, b, lease_a, lease_b, epoch_a, epoch_b):

@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 
 from harness import (Cluster, TestFailure, answer_core, check, cpu_rate, lease_units_for,
@@ -230,8 +229,4 @@ def test_netns(cl: Cluster):
 
 
 if __name__ == "__main__":
-    why = netns_missing()
-    if why:
-        print("SKIP test_netns: " + why)
-        sys.exit(77)
-    run(test_netns)
+    run(test_netns, missing=netns_missing)

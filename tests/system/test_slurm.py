@@ -26,7 +26,6 @@ import shutil
 import socket
 import sqlite3
 import subprocess
-import sys
 import time
 
 from harness import (WORKER, Cluster, TestFailure, answer_core, check, lease_units_for,
@@ -309,8 +308,4 @@ def test_slurm(cl: Cluster):
 
 
 if __name__ == "__main__":
-    why = slurm_missing()
-    if why:
-        print("SKIP test_slurm: " + why)
-        sys.exit(77)
-    run(test_slurm)
+    run(test_slurm, missing=slurm_missing)

@@ -18,6 +18,15 @@
 #define HEX_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define HEX_B "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
 
+/* buf (size bytes) filled with c and NUL-terminated: the longest string
+ * it holds. */
+static char *fill(char *buf, size_t size, char c)
+{
+	memset(buf, c, size - 1);
+	buf[size - 1] = '\0';
+	return buf;
+}
+
 /* Encode, check the frame codec takes the header, decode into out. */
 static json_t *round_trip(enum proto_type type, const void *in, void *out,
 			  size_t size)
@@ -94,24 +103,12 @@ static void test_hello_place(void **state)
 	assert_string_equal(out.pod, "gpuworker-3-x7k2p");
 	json_decref(h);
 
-	memset(worker, 'w', sizeof(worker) - 1);
-	worker[sizeof(worker) - 1] = '\0';
-	memset(device, 'd', sizeof(device) - 1);
-	device[sizeof(device) - 1] = '\0';
-	memset(host, 'h', sizeof(host) - 1);
-	host[sizeof(host) - 1] = '\0';
-	memset(pod, 'p', sizeof(pod) - 1);
-	pod[sizeof(pod) - 1] = '\0';
-	memset(job, '9', sizeof(job) - 1);
-	job[sizeof(job) - 1] = '\0';
-	memset(array, '9', sizeof(array) - 1);
-	array[sizeof(array) - 1] = '\0';
-	in.worker = worker;
-	in.device = device;
-	in.host = host;
-	in.pod = pod;
-	in.slurm_job = job;
-	in.slurm_array = array;
+	in.worker = fill(worker, sizeof(worker), 'w');
+	in.device = fill(device, sizeof(device), 'd');
+	in.host = fill(host, sizeof(host), 'h');
+	in.pod = fill(pod, sizeof(pod), 'p');
+	in.slurm_job = fill(job, sizeof(job), '9');
+	in.slurm_array = fill(array, sizeof(array), '9');
 	in.cuda = 1;
 	in.threads = 65535;
 	for (size_t i = 0; i < MSG_WORKLOADS_MAX; i++) {
@@ -129,9 +126,7 @@ static void test_hello_place(void **state)
 	/* One byte over a place bound is refused both ways. */
 	in.n_workloads = 0;
 	char longer[PLACE_POD_MAX + 2];
-	memset(longer, 'p', sizeof(longer) - 1);
-	longer[sizeof(longer) - 1] = '\0';
-	in.pod = longer;
+	in.pod = fill(longer, sizeof(longer), 'p');
 	assert_int_equal(msg_hello_encode(&in, &h), GERR_INVAL);
 	assert_null(h);
 	h = json_pack("{s:I, s:s, s:s, s:[], s:s}", "proto", (json_int_t)PROTO_VERSION,
@@ -406,8 +401,7 @@ static void test_refusals(void **state)
 	snprintf(text, sizeof(text), "{\"mac\":\"%.63sg\"}", HEX_A);
 	refused(PROTO_AUTH, text, "\"mac\"");
 	/* Overlong strings; a NUL inside one. */
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
+	fill(big, sizeof(big), 'x');
 	snprintf(text, sizeof(text), "{\"code\":-1,\"message\":\"%s\"}", big);
 	refused(PROTO_ERROR, text, "\"message\"");
 	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":"
@@ -454,9 +448,7 @@ static void test_encode_refusals(void **state)
 	assert_int_equal(msg_error_encode(&e, &h), GERR_INVAL);
 	assert_int_equal(msg_welcome_encode(&w, &h), GERR_INVAL);
 	assert_int_equal(msg_hello_encode(&hello, &h), GERR_INVAL);
-	memset(big, 'x', sizeof(big) - 1);
-	big[sizeof(big) - 1] = '\0';
-	rel.error = big;
+	rel.error = fill(big, sizeof(big), 'x');
 	assert_int_equal(msg_release_encode(&rel, &h), GERR_INVAL);
 	big[MSG_TEXT_MAX] = '\0';
 	assert_int_equal(msg_release_encode(&rel, &h), 0);

@@ -9,16 +9,10 @@ cd "$(dirname "$0")/../.."
 battles=${1:-1e13}
 device=${2:-cuda:0}
 build=${BUILD:-build}
-data=$(mktemp -d /tmp/gpud-bench-XXXXXX)
-"$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level warn &
-gpud_pid=$!
-trap 'kill $worker_pid $gpud_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
-ctl="$build/tools/gpuctl --socket $data/s"
-"$build/worker/gpuworker" --connect "$(cat "$data/d/gpud.addr")" \
-	--token-file "$data/d/local-worker.token" --device "$device" --log-level warn &
-worker_pid=$!
-for _ in $(seq 300); do $ctl workers | grep -q online && break; sleep 0.1; done
+. tools/bench/gpud_one.sh
+gpud_one_start
+gpud_one_worker "$device"
+gpud_one_online 1
 t0=$(date +%s.%N)
 job=$($ctl submit graveler --battles "$battles" --seed 1)
 $ctl wait "$job" >/dev/null

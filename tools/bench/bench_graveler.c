@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 		double wall = 0;
 		for (int r = -2; r < runs; r++) {
 			float k = 0;
-			double t0 = bench_now();
+			double t0 = gclock_mono();
 			graveler_acc_init(acc, seed, 0, n);
 			if (graveler_cuda_step(ctx, acc, n, &k, err,
 					       sizeof(err)) != 0) {
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 			}
 			if (r >= 0) {
 				ms[r] = k;
-				wall += bench_now() - t0;
+				wall += gclock_mono() - t0;
 			}
 		}
 		qsort(ms, (size_t)runs, sizeof(float), bench_cmp_float);
@@ -112,10 +112,10 @@ int main(int argc, char **argv)
 	}
 
 	graveler_acc_init(acc, seed, 0, cpu_n);
-	double t0 = bench_now();
+	double t0 = gclock_mono();
 	if (graveler_cpu_step(acc, cpu_n, threads) != 0)
 		return 1;
-	double dt = bench_now() - t0;
+	double dt = gclock_mono() - t0;
 	printf("cpu: %llu battles, %d threads: %.3f s, %.3g battles/s, "
 	       "%.3g battles/s per thread; max %u first %llu\n",
 	       (unsigned long long)cpu_n, threads, dt, (double)cpu_n / dt,
@@ -125,9 +125,9 @@ int main(int argc, char **argv)
 	/* The coordinator's verification of a largest lease recomputes
 	 * 33 of its segments on one thread (graveler_workload.c). */
 	uint32_t m, sum;
-	t0 = bench_now();
+	t0 = gclock_mono();
 	graveler_segment_eval(seed, 0, GRAVELER_MAX_LEASE, 0, &m, &sum, NULL);
-	dt = bench_now() - t0;
+	dt = gclock_mono() - t0;
 	printf("verify: one segment of a %llu-battle lease (%llu battles) "
 	       "%.3f s on one thread; 33 segments %.2f s\n",
 	       (unsigned long long)GRAVELER_MAX_LEASE,

@@ -10,17 +10,10 @@ cd "$(dirname "$0")/../.."
 device=$1 workload=$2
 shift 2
 build=${BUILD:-build}
-data=$(mktemp -d /tmp/gpud-jbench-XXXXXX)
-"$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level warn &
-gpud_pid=$!
-trap 'kill $worker_pid $gpud_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
-trap 'exit 143' INT TERM # a timeout's TERM still runs the EXIT trap
-for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
-ctl="$build/tools/gpuctl --socket $data/s"
-"$build/worker/gpuworker" --connect "$(cat "$data/d/gpud.addr")" \
-	--token-file "$data/d/local-worker.token" --device "$device" --log-level warn &
-worker_pid=$!
-for _ in $(seq 300); do $ctl workers | grep -q online && break; sleep 0.1; done
+. tools/bench/gpud_one.sh
+gpud_one_start
+gpud_one_worker "$device"
+gpud_one_online 1
 job=$($ctl submit "$workload" "$@")
 $ctl wait "$job" >/dev/null || { $ctl status "$job" --long; exit 1; }
 $ctl result "$job" | head -3

@@ -20,22 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "gerr.h"
 #include "graveler/graveler.h"
 #include "scheduler.h"
 #include "store.h"
 #include "sudoku/sudoku_format.h"
 #include "workload.h"
-
-static double mono(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static uint64_t spec_u64(const char *spec, const char *key)
 {
@@ -147,7 +140,7 @@ int main(int argc, char **argv)
 		.quarantine_after = 3, .data_dir = dir,
 	};
 	size_t cap = 1024, k = 0;
-	double *t = malloc(cap * sizeof(*t)), t_all = mono();
+	double *t = malloc(cap * sizeof(*t)), t_all = gclock_mono();
 	for (;; k++) {
 		struct sched_claim c = {.pol = &pol, .worker_id = worker};
 		struct sched_verify v = {.pol = &pol};
@@ -157,9 +150,9 @@ int main(int argc, char **argv)
 
 		c.workloads_json = malloc(64);
 		snprintf(c.workloads_json, 64, "[\"%s\"]", name);
-		double t0 = mono();
+		double t0 = gclock_mono();
 		sched_claim(st, &c);
-		double tc = mono() - t0;
+		double tc = gclock_mono() - t0;
 		if (c.rc == GERR_NOTFOUND) {
 			sched_claim_clear(&c);
 			break;
@@ -186,9 +179,9 @@ int main(int argc, char **argv)
 			v.raw_len = len;
 			res = NULL;
 			v.passed = 1;
-			t0 = mono();
+			t0 = gclock_mono();
 			sched_verify_commit(st, &v);
-			tc += mono() - t0;
+			tc += gclock_mono() - t0;
 			rc = v.rc;
 		}
 		sched_verify_clear(&v);
@@ -204,7 +197,7 @@ int main(int argc, char **argv)
 		}
 		t[k] = tc;
 	}
-	t_all = mono() - t_all;
+	t_all = gclock_mono() - t_all;
 	struct store_job j = {0};
 	store_job_get(st, job, &j);
 	printf("bench_merge %s: %zu leases, job %s, answer %zu bytes, %.3f s "

@@ -93,22 +93,22 @@ int main(int argc, char **argv)
 		threads = 1;
 	struct officers_seq *base = calloc(1, sizeof(*base));
 	officers_seq_init(base, start + cpun);
-	t0 = bench_now();
+	t0 = gclock_mono();
 	if (officers_cpu_extend(base, start + cpun, threads, NULL, 0, err,
 				sizeof(err))) {
 		fprintf(stderr, "cpu: %s\n", err);
 		return 1;
 	}
-	t1 = bench_now();
+	t1 = gclock_mono();
 	printf("cpu build G(0..%llu): %.2f s on %d threads\n",
 	       (unsigned long long)(start + cpun), t1 - t0, threads);
 	/* CPU rates from start: 1 thread and all threads. */
 	for (int th = 1; th <= threads; th = th == 1 ? threads : th + 1) {
 		struct officers_seq *s = copy_to(base, start, start + cpun);
-		t0 = bench_now();
+		t0 = gclock_mono();
 		officers_cpu_extend(s, start + cpun, th, NULL, 0, err,
 				    sizeof(err));
-		t1 = bench_now();
+		t1 = gclock_mono();
 		printf("cpu exact (candidate + exact step), %d thread%s: "
 		       "%.3f M values/s (%.3f M/s per thread)\n", th,
 		       th > 1 ? "s" : "", (double)cpun / (t1 - t0) / 1e6,
@@ -124,15 +124,15 @@ int main(int argc, char **argv)
 		/* candidate step alone, one thread */
 		struct officers_seq *s = copy_to(base, start, start + cpun);
 		uint16_t *out = malloc(cpun * 2);
-		t0 = bench_now();
+		t0 = gclock_mono();
 		officers_cpu_candidates(s, cpun, out);
-		t1 = bench_now();
+		t1 = gclock_mono();
 		printf("cpu candidate step alone, 1 thread: %.3f M values/s\n",
 		       (double)cpun / (t1 - t0) / 1e6);
 		uint64_t sum, mx, arg;
-		t0 = bench_now();
+		t0 = gclock_mono();
 		officers_cpu_depths(base, start, start + cpun, &sum, &mx, &arg);
-		t1 = bench_now();
+		t1 = gclock_mono();
 		printf("cpu candidate + exact, 1 thread, no threading: %.3f M "
 		       "values/s; exact scan depth mean %.0f pairs, max %llu "
 		       "at %llu\n", (double)cpun / (t1 - t0) / 1e6,
@@ -180,13 +180,13 @@ int main(int argc, char **argv)
 		struct officers_seq *s = copy_to(base, start, start + n);
 		struct officers_cuda_times t;
 		memset(&t, 0, sizeof(t));
-		t0 = bench_now();
+		t0 = gclock_mono();
 		if (officers_cuda_extend(ctx, s, start + n, threads, NULL, 0,
 					 &t, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
 		}
-		t1 = bench_now();
+		t1 = gclock_mono();
 		printf("gpu exact values (both kernels + host fold), G(%llu.."
 		       "%llu): %.2f s = %.1f M values/s (reference %.1f, "
 		       "H100; candidate kernel %.0f ms, exact kernel %.0f ms, "

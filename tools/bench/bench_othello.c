@@ -98,10 +98,10 @@ static int bench_ffo(const char *path, int from, int to, int threads)
 		int8_t sc;
 		uint8_t mv;
 		othello_pos_pov(&p, &P, &O);
-		double t0 = bench_now();
+		double t0 = gclock_mono();
 		int rc = othello_solve_batch(&P, &O, 1, threads, &sc, &mv,
 					     &nodes, NULL, NULL);
-		double dt = bench_now() - t0;
+		double dt = gclock_mono() - t0;
 		if (rc) {
 			fprintf(stderr, "#%d: solver error %d\n", num, rc);
 			fclose(f);
@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 		uint64_t nodes = 0;
 		for (int r = -1; r < runs; r++) {
 			float ms = 0;
-			double t0 = bench_now();
+			double t0 = gclock_mono();
 			int rc = given ? othello_cuda_solve(ctx, gP, gO, n, sc, mv,
 							    &nodes, &ms, err,
 							    sizeof(err))
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 			}
 			if (r >= 0) {
 				ks[r] = ms * 1e-3;
-				ws[r] = bench_now() - t0;
+				ws[r] = gclock_mono() - t0;
 			}
 		}
 		qsort(ks, (size_t)runs, sizeof(double), bench_cmp_double);
@@ -263,9 +263,9 @@ int main(int argc, char **argv)
 			int black;
 			oth_generate(seed, i, es[t], &P[i], &O[i], &black);
 		}
-		double t0 = bench_now();
+		double t0 = gclock_mono();
 		othello_solve_batch(P, O, m, threads, s2, m2, &nodes, NULL, NULL);
-		double dt = bench_now() - t0;
+		double dt = gclock_mono() - t0;
 		printf("cpu: %zu positions, %d empties, %d threads: %.3f s, "
 		       "%.4g positions/s, %.4g nodes/s, %.4g nodes/s per "
 		       "thread, %.4g nodes/position\n", m, es[t], threads, dt,
@@ -277,11 +277,11 @@ int main(int argc, char **argv)
 		free(s2);
 		free(m2);
 	}
-	double t0 = bench_now();
+	double t0 = gclock_mono();
 	uint64_t p9 = othello_perft(0x0000000810000000ull,
 				    0x0000001008000000ull, 9);
 	printf("perft 9: %llu in %.3f s (one thread)\n",
-	       (unsigned long long)p9, bench_now() - t0);
+	       (unsigned long long)p9, gclock_mono() - t0);
 out:
 	free(gP);
 	free(gO);

@@ -14,27 +14,15 @@ devices=
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do devices="$devices $1"; shift; done
 [ $# -gt 0 ] && shift
 build=${BUILD:-build}
-data=$(mktemp -d /tmp/gpud-ffo-XXXXXX)
-pids=
-trap 'kill $pids 2>/dev/null; wait 2>/dev/null; rm -rf "$data"' EXIT
-trap 'exit 143' INT TERM # a timeout's TERM still runs the EXIT trap
+. tools/bench/gpud_one.sh
+gpud_one_start
 grep -v '^%' tests/data/ffo.obf | sed -n "${from},${to}p" > "$data/in.obf"
-"$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" --log-level "${LOG_LEVEL:-warn}" &
-pids="$pids $!"
-for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
-ctl="$build/tools/gpuctl --socket $data/s"
 nw=0
 for dev in $devices; do
-	"$build/worker/gpuworker" --connect "$(cat "$data/d/gpud.addr")" \
-		--token-file "$data/d/local-worker.token" --device "$dev" \
-		--log-level "${LOG_LEVEL:-warn}" &
-	pids="$pids $!"
+	gpud_one_worker "$dev"
 	nw=$((nw + 1))
 done
-for _ in $(seq 300); do
-	[ "$($ctl workers | grep -c online)" -ge "$nw" ] && break
-	sleep 0.1
-done
+gpud_one_online "$nw"
 t0=$(date +%s.%N)
 job=$($ctl submit othello --file "$data/in.obf" "$@")
 $ctl wait "$job" >/dev/null 2>&1

@@ -173,12 +173,12 @@ static void order_timing(void)
 		oth_generate(7, (uint64_t)i, 10 + i % 32, &P[i], &O[i], &black);
 	for (int k = 0; k < ORDER_KINDS; k++) {
 		volatile int sink = 0;
-		double t0 = bench_now();
+		double t0 = gclock_mono();
 		for (int r = 0; r < R; r++)
 			for (int i = 0; i < N; i++)
 				sink += order_fn[k](P[i], O[i]);
 		printf("%-36s %6.1f ns a call\n", order_name[k],
-		       (bench_now() - t0) * 1e9 / ((double)N * R));
+		       (gclock_mono() - t0) * 1e9 / ((double)N * R));
 		(void)sink;
 	}
 }

@@ -19,27 +19,13 @@ threads=${2:-1}
 counts=${3:-1 2 4}
 split=${4:-auto}
 build=${BUILD:-build}
-data=$(mktemp -d /tmp/gpud-sbench-XXXXXX)
-pids=
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	[ -n "${gpud_pid:-}" ] && kill "$gpud_pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$data"
-}
-trap cleanup EXIT
-trap 'exit 143' INT TERM # a timeout's TERM still runs the EXIT trap
+. tools/bench/gpud_one.sh
+gpud_one_start --lease-timeout 600 --heartbeat 0.5
 case $pos in
 *[!0-9]*) printf '%s\n' "$pos" > "$data/pos.obf" ;;
 *) grep "% FFO #$pos\$" tests/data/ffo.obf > "$data/pos.obf" ||
 	{ echo "no FFO #$pos in tests/data/ffo.obf" >&2; exit 2; } ;;
 esac
-"$build/daemon/gpud" --data "$data/d" --listen 127.0.0.1:0 --socket "$data/s" \
-	--log-level "${LOG_LEVEL:-warn}" --lease-timeout 600 --heartbeat 0.5 &
-gpud_pid=$!
-for _ in $(seq 100); do [ -f "$data/d/gpud.addr" ] && [ -S "$data/s" ] && break; sleep 0.1; done
-ctl="$build/tools/gpuctl --socket $data/s"
-addr=$(cat "$data/d/gpud.addr")
 for k in 1 2 3 4 5 6 7 8; do
 	$ctl token add "w$k" --role worker > "$data/w$k.token" 2>/dev/null
 	chmod 600 "$data/w$k.token"
@@ -51,15 +37,10 @@ run() {
 	pids=
 	k=1
 	while [ "$k" -le "$2" ]; do
-		"$build/worker/gpuworker" --connect "$addr" --token-file "$data/w$k.token" \
-			--device "cpu:$threads" --log-level "${LOG_LEVEL:-warn}" &
-		pids="$pids $!"
+		gpud_one_worker "cpu:$threads" "$data/w$k.token"
 		k=$((k + 1))
 	done
-	for _ in $(seq 300); do
-		[ "$($ctl workers | grep -c online)" -ge "$2" ] && break
-		sleep 0.1
-	done
+	gpud_one_online "$2"
 	job=$($ctl submit othello --file "$data/pos.obf" --split "$3")
 	$ctl wait "$job" >/dev/null 2>&1
 	$ctl status "$job" --json > "$data/status.json"

@@ -55,19 +55,19 @@ int main(int argc, char **argv)
 		threads = 1;
 	if (runs < 1 || runs > 64)
 		runs = 3;
-	t0 = bench_now();
+	t0 = gclock_mono();
 	if (sudoku_setup_build(4, 3, 0, threads, &E, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	te = bench_now() - t0;
+	te = gclock_mono() - t0;
 	sudoku_setup_free(E);
-	t0 = bench_now();
+	t0 = gclock_mono();
 	if (sudoku_setup_build(4, 3, SUDOKU_BUILD_T, threads, &S, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 1;
 	}
-	tf = bench_now() - t0;
+	tf = gclock_mono() - t0;
 	printf("setup on %d threads: enumeration %.2f s (144,578 gangsters), "
 	       "full (enumeration, band counts, T %.2f GB) %.2f s\n", threads, te,
 	       S->Tlen * 4e-9, tf);
@@ -82,10 +82,10 @@ int main(int argc, char **argv)
 	{
 		struct sudoku_outer *o;
 		uint32_t no;
-		t0 = bench_now();
+		t0 = gclock_mono();
 		sudoku_outer_build(S, set, &o, &no);
 		printf("per-set table (outer pairs of set %u): %u pairs, %.3f s\n",
-		       set, no, bench_now() - t0);
+		       set, no, gclock_mono() - t0);
 		free(o);
 		mads = (double)n * no * S->ncompat * S->ncompat;
 	}
@@ -100,27 +100,27 @@ int main(int argc, char **argv)
 	    sudoku_cuda_open(0, &ctx, err, sizeof(err)) == 0) {
 		float ms[64], msp[64], wall[64], wallp[64];
 		sudoku_cuda_device_name(ctx, name, sizeof(name));
-		t0 = bench_now();
+		t0 = gclock_mono();
 		if (sudoku_cuda_w(ctx, S, from, from + 1, w, NULL, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
 		}
 		printf("device %s: upload of T and set tables + 1 gangster %.2f s\n",
-		       name, bench_now() - t0);
+		       name, gclock_mono() - t0);
 		for (int r = 0; r < runs; r++) {
-			t0 = bench_now();
+			t0 = gclock_mono();
 			if (sudoku_cuda_w(ctx, S, from, to, w, &ms[r], err, sizeof(err))) {
 				fprintf(stderr, "%s\n", err);
 				return 1;
 			}
-			wall[r] = (float)((bench_now() - t0) * 1e3);
-			t0 = bench_now();
+			wall[r] = (float)((gclock_mono() - t0) * 1e3);
+			t0 = gclock_mono();
 			if (sudoku_cuda_w_pieces(ctx, S, from, to, P, pc, wp, &msp[r],
 						 err, sizeof(err))) {
 				fprintf(stderr, "%s\n", err);
 				return 1;
 			}
-			wallp[r] = (float)((bench_now() - t0) * 1e3);
+			wallp[r] = (float)((gclock_mono() - t0) * 1e3);
 			printf("  run %d: 1 piece %.1f ms (%.1f wall), %u pieces %.1f ms "
 			       "(%.1f wall)\n", r, ms[r], wall[r], P, msp[r], wallp[r]);
 		}
@@ -154,13 +154,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "out of memory\n");
 			return 1;
 		}
-		t0 = bench_now();
+		t0 = gclock_mono();
 		if (sudoku_w_pieces_cpu(S, NULL, 0, from, from + cpu_n, P, 0, P,
 					threads, pcc)) {
 			fprintf(stderr, "cpu count failed\n");
 			return 1;
 		}
-		double t = bench_now() - t0;
+		double t = gclock_mono() - t0;
 		for (uint32_t i = 0; i < cpu_n; i++)
 			for (uint32_t j = 0; j < P; j++) {
 				const uint64_t *x = pcc[(size_t)i * P + j];

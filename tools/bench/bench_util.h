@@ -1,19 +1,10 @@
-/* bench_util.h - what the benchmarks (bench_*.c) share: a clock and an
- * order for qsort, to take the median, fastest and slowest of the runs.
+/* bench_util.h - what the benchmarks (bench_*.c) share: the clock (clock.h)
+ * and an order for qsort, to take the median, fastest and slowest of the runs.
  * Header only: each benchmark stays one file. */
 #ifndef GPUD_BENCH_UTIL_H
 #define GPUD_BENCH_UTIL_H
 
-#include <time.h>
-
-/* Seconds on the monotonic clock. */
-static inline double bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "clock.h" /* gclock_mono: seconds on the monotonic clock */
 
 /* qsort's order for doubles and floats, smallest first. */
 static inline int bench_cmp_double(const void *a, const void *b)

@@ -30,7 +30,7 @@ pack)
 	done
 	cp "$build"/tests/gpu/test_*_gpu "$dest/tests/gpu/"
 	cp tools/bench/bench_gpud.sh tools/bench/bench_officers_gpud.sh tools/bench/bench_othello_gpud.sh \
-		tools/bench/bench_job_gpud.sh "$dest/tools/bench/"
+		tools/bench/bench_job_gpud.sh tools/bench/gpud_one.sh "$dest/tools/bench/"
 	strip "$dest"/daemon/* "$dest"/worker/* "$dest"/tools/gpuctl "$dest"/tools/bench/bench_[a-z]*[!h] "$dest"/tests/gpu/*
 	git log --oneline -1 > "$dest/commit.txt"
 	ln -sfn . "$dest/build-gpu"
