@@ -29,7 +29,7 @@
  * closes (GERR_AUTH) with nothing of the record delivered.
  *
  * The module transforms buffers only; sockets belong to the callers
- * (daemon/conn.c, worker/wconn.c, tools/ctl_client.c). A struct chan is
+ * (daemon/conn.c, worker/wconn.c, tools/gpuctl/ctl_client.c). A struct chan is
  * used by one thread at a time. Thread-safe otherwise (after auth_init).
  */
 #ifndef GPUD_CHAN_H
