@@ -4,6 +4,7 @@
 #define GPUD_LE_H
 
 #include <stdint.h>
+#include <string.h>
 
 static inline void le_put16(uint8_t *p, uint16_t v)
 {
@@ -37,6 +38,15 @@ static inline uint32_t le_get32(const uint8_t *p)
 static inline uint64_t le_get64(const uint8_t *p)
 {
 	return (uint64_t)le_get32(p) | (uint64_t)le_get32(p + 4) << 32;
+}
+
+/* The head every workload's binary format starts with: four magic bytes
+ * (which format, and result or checkpoint) and the format's version. */
+static inline void le_put_head(uint8_t *p, const char magic[4],
+			       uint32_t version)
+{
+	memcpy(p, magic, 4);
+	le_put32(p + 4, version);
 }
 
 #endif

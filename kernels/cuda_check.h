@@ -45,6 +45,14 @@ static inline int cuda_device_count(void)
 	return n;
 }
 
+/* NAME_cuda_device_count, which every NAME_cuda.h has (WL_NOCUDA_DEVICE is
+ * its build without CUDA): cuda_device_count. */
+#define CUDA_DEVICE_COUNT(NAME)                                               \
+	extern "C" int NAME##_cuda_device_count(void)                         \
+	{                                                                     \
+		return cuda_device_count();                                   \
+	}
+
 /* The start of NAME_cuda_open: a zeroed context C (which has an int device)
  * for device index in *ret, the caller's to free; GERR_UNSUPPORTED when
  * there is no such device, GERR_NOMEM. who names the workload. */

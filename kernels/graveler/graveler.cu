@@ -310,10 +310,7 @@ grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 
 #define CK(call, what) CUDA_CK("graveler", call, what)
 
-extern "C" int graveler_cuda_device_count(void)
-{
-	return cuda_device_count();
-}
+CUDA_DEVICE_COUNT(graveler)
 
 extern "C" int graveler_cuda_open(int index, struct graveler_cuda **ret,
 				  char *err, size_t errlen)

@@ -315,8 +315,7 @@ static int encode(const struct graveler_acc *acc, int ckpt, void **ret,
 	p = calloc(1, len);
 	if (!p)
 		return GERR_NOMEM;
-	memcpy(p, ckpt ? "GRVC" : "GRVR", 4);
-	le_put32(p + 4, GRAVELER_FMT_VERSION);
+	le_put_head(p, ckpt ? "GRVC" : "GRVR", GRAVELER_FMT_VERSION);
 	le_put64(p + 8, acc->seed);
 	le_put64(p + 16, acc->begin);
 	le_put64(p + 24, acc->end);

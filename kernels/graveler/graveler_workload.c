@@ -593,7 +593,7 @@ static const struct wl_param_doc gw_params_doc[] = {
 	  "accepted)" },
 	{ "seed", "integer", "0", "the random stream's seed (0..2^64-1): the "
 	  "same seed gives the same answer on any device" },
-	{ NULL, NULL, NULL, NULL },
+	{ 0 }, /* the end */
 };
 
 const struct workload graveler_workload = {

@@ -317,10 +317,7 @@ static unsigned cand_window(const struct officers_cuda *ctx)
 
 #define BUF_LEN ((size_t)OFFICERS_TAIL + OFFICERS_CUDA_CHUNK)
 
-extern "C" int officers_cuda_device_count(void)
-{
-	return cuda_device_count();
-}
+CUDA_DEVICE_COUNT(officers)
 
 extern "C" void officers_cuda_close(struct officers_cuda *ctx)
 {

@@ -64,8 +64,7 @@ int officers_result_encode(const struct officers_seq *s, uint64_t from,
 	b = big_alloc(len);
 	if (!b)
 		return GERR_NOMEM;
-	memcpy(b, "OFFR", 4);
-	le_put32(b + 4, OFFICERS_FMT_VERSION);
+	le_put_head(b, "OFFR", OFFICERS_FMT_VERSION);
 	le_put64(b + 8, from);
 	le_put64(b + 16, to);
 	le_put64(b + 24, vbase);

@@ -227,36 +227,27 @@ static const char *const ofw_exports[] = {"values", NULL};
 static const struct wl_param_doc ofw_params_doc[] = {
 	{ "to", "integer", NULL, "compute G(0..N-1), 1..2^48; gpuctl extend "
 	  "JOB --to M takes a job further" },
-	{ NULL, NULL, NULL, NULL },
+	{ 0 }, /* the end */
 };
 
 static const struct wl_export_doc ofw_exports_doc[] = {
 	{ "values", "G(FROM..TO-1) as little-endian 16-bit values; --range "
 	  "FROM:TO (required)" },
-	{ NULL, NULL },
+	{ 0 }, /* the end */
 };
 
 const struct workload officers_workload = {
 	.name = "officers",
+	WL_NAMED_HOOKS(officers),
 	.unit_name = "values",
-	.parse_params = officers_wl_parse_params,
-	.carve = officers_wl_carve,
 	.run = ofw_run,
 	.next_lease = officers_wl_next_lease,
 	.blob_max = ofw_blob_max,
 	.check_checkpoint = officers_wl_check_checkpoint,
-	.verify = officers_wl_verify,
 	.results_agree = officers_wl_results_agree,
-	.merge = officers_wl_merge,
-	.finish = officers_wl_finish,
-	.render_text = officers_wl_render_text,
-	.render_plot = officers_wl_render_plot,
 	.plot_name = "officers-values.svg",
-	.export_data = officers_wl_export,
 	.exports = ofw_exports,
 	.extend = officers_wl_extend,
-	.cuda_open = officers_wl_cuda_open,
-	.cuda_close = officers_wl_cuda_close,
 	.description = "Officers' Grundy values G(0..N-1) (OEIS A046695), "
 		       "with their frequencies, rare values and zeros",
 	.params_doc = ofw_params_doc,

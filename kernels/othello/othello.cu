@@ -225,10 +225,7 @@ oth_gen_kernel(uint64_t seed, int empties, uint64_t begin, unsigned n,
 
 #define CK(call, what) CUDA_CK("othello", call, what)
 
-extern "C" int othello_cuda_device_count(void)
-{
-	return cuda_device_count();
-}
+CUDA_DEVICE_COUNT(othello)
 
 extern "C" void othello_cuda_close(struct othello_cuda *ctx)
 {

@@ -344,8 +344,7 @@ int othello_input_parse(const void *text, size_t len, void **ret,
 		gerr_printf(err, errlen, "no positions in the file");
 		return GERR_INVAL;
 	}
-	memcpy(out, "OTHI", 4);
-	le_put32(out + 4, OTHELLO_FMT_VERSION);
+	le_put_head(out, "OTHI", OTHELLO_FMT_VERSION);
 	le_put64(out + 8, n);
 	*ret = out;
 	*ret_len = OTHELLO_IN_HDR + n * OTHELLO_IN_REC;
@@ -475,8 +474,7 @@ int othello_res_encode(const struct othello_res *r, int ckpt, void **ret,
 	b = calloc(1, len);
 	if (!b)
 		return GERR_NOMEM;
-	memcpy(b, ckpt ? "OTHC" : "OTHR", 4);
-	le_put32(b + 4, OTHELLO_FMT_VERSION);
+	le_put_head(b, ckpt ? "OTHC" : "OTHR", OTHELLO_FMT_VERSION);
 	le_put64(b + 8, r->begin);
 	le_put64(b + 16, r->count);
 	le_put64(b + 24, r->done);

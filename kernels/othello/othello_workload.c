@@ -321,38 +321,29 @@ static const struct wl_param_doc otw_params_doc[] = {
 	  "PLIES (1..6) deep so that many workers share a few deep positions "
 	  "(auto: the plies for 32+ subtrees, if at most 64 positions and one "
 	  "has 20+ empties)" },
-	{ NULL, NULL, NULL, NULL },
+	{ 0 }, /* the end */
 };
 
 static const struct wl_export_doc otw_exports_doc[] = {
 	{ "result", "every position with its exact score, as OBF lines "
 	  "(what gpuctl result writes)" },
-	{ NULL, NULL },
+	{ 0 }, /* the end */
 };
 
 WL_CUDA_HOOKS(othello)
 
 const struct workload othello_workload = {
 	.name = "othello",
+	WL_NAMED_HOOKS(othello),
 	.open = otw_open,
 	.unit_name = "positions",
-	.parse_params = othello_wl_parse_params,
 	.parse_input = othello_wl_parse_input,
-	.carve = othello_wl_carve,
 	.run = otw_run,
 	.blob_max = otw_blob_max,
 	.check_checkpoint = othello_wl_check_checkpoint,
-	.verify = othello_wl_verify,
 	.results_agree = othello_wl_results_agree,
-	.merge = othello_wl_merge,
-	.finish = othello_wl_finish,
-	.render_text = othello_wl_render_text,
-	.render_plot = othello_wl_render_plot,
 	.plot_name = "othello-scores.svg",
-	.export_data = othello_wl_export,
 	.exports = otw_exports,
-	.cuda_open = othello_wl_cuda_open,
-	.cuda_close = othello_wl_cuda_close,
 	/* 2 bytes per position of nearly independent scores and moves: level
 	 * 1 saved 25% of a 1.1 M-position result at 50 ms of the worker's
 	 * time and 16 ms of gpud's to inflate, all on the job's critical path. */

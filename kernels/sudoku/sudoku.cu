@@ -238,10 +238,7 @@ w_kernel(const uint32_t *__restrict__ T, const uint16_t (*masks)[SUDOKU_MAXC],
 
 #define CK(call, what) CUDA_CK("sudoku", call, what)
 
-extern "C" int sudoku_cuda_device_count(void)
-{
-	return cuda_device_count();
-}
+CUDA_DEVICE_COUNT(sudoku)
 
 extern "C" int sudoku_cuda_open(int index, struct sudoku_cuda **ret,
 				char *err, size_t errlen)

@@ -25,8 +25,7 @@ int sudoku_res_encode(const struct sudoku_res *r, int ckpt, void **ret,
 	b = calloc(1, len);
 	if (!b)
 		return GERR_NOMEM;
-	memcpy(b, ckpt ? "SDKC" : "SDKR", 4);
-	le_put32(b + 4, SUDOKU_FMT_VERSION);
+	le_put_head(b, ckpt ? "SDKC" : "SDKR", SUDOKU_FMT_VERSION);
 	b[8] = r->R;
 	b[9] = r->C;
 	le_put16(b + 10, r->pieces);

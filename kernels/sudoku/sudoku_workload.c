@@ -222,37 +222,28 @@ static int sw_blob_max(void *ctx, const json_t *params, const json_t *spec,
 static const struct wl_param_doc sw_params_doc[] = {
 	{ "box", "string", NULL, "the box shape RxC, e.g. 3x3 (the classic "
 	  "grid) or 4x3" },
-	{ NULL, NULL, NULL, NULL },
+	{ 0 }, /* the end */
 };
 
 static const struct wl_export_doc sw_exports_doc[] = {
 	{ "counts", "each gangster's count of completions, one \"INDEX W\" "
 	  "line each after a # header" },
-	{ NULL, NULL },
+	{ 0 }, /* the end */
 };
 
 WL_CUDA_HOOKS(sudoku)
 
 const struct workload sudoku_workload = {
 	.name = "sudoku",
+	WL_NAMED_HOOKS(sudoku),
 	.unit_name = "gangsters",
 	.open = sw_open,
 	.close = sw_close,
-	.parse_params = sudoku_wl_parse_params,
-	.carve = sudoku_wl_carve,
 	.run = sw_run,
 	.blob_max = sw_blob_max,
 	.check_checkpoint = sw_check_checkpoint,
-	.verify = sudoku_wl_verify,
-	.merge = sudoku_wl_merge,
-	.finish = sudoku_wl_finish,
-	.render_text = sudoku_wl_render_text,
-	.render_plot = sudoku_wl_render_plot,
 	.plot_name = "sudoku-gangsters.svg",
-	.export_data = sudoku_wl_export,
 	.exports = sudoku_wl_exports,
-	.cuda_open = sudoku_wl_cuda_open,
-	.cuda_close = sudoku_wl_cuda_close,
 	.description = "Sudoku grids counted exactly: the number of "
 		       "completed grids of an RxC-box sudoku, by gangster "
 		       "(band classes)",
