@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "gerr.h"
+#include "log_fx.h"
 #include "plot.h"
 #include "workload.h"
 
@@ -53,15 +54,6 @@ static void test_numbers(void **state)
 		plot_num(v, buf, sizeof(buf));
 		assert_null(strchr(buf, 'e'));
 	}
-}
-
-/* The number of times needle occurs in hay. */
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
 }
 
 static void test_chart(void **state)
