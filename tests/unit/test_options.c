@@ -17,26 +17,20 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_fx.h"
 #include "gerr.h"
 #include "log.h"
 #include "options.h"
 
 static const struct conf_key *key(const char *name)
 {
-	int i = conf_find(&gpud_options, name);
-
-	if (i < 0)
-		fail_msg("no key '%s'", name);
-	return &gpud_options.keys[i];
+	return fx_key(&gpud_options, name);
 }
 
 /* Key name's value in s, as a file would hold it. */
 static const char *show(const struct gpud_settings *s, const char *name)
 {
-	static char buf[CONF_SHOW_MAX];
-
-	conf_show(key(name), s, buf, sizeof(buf));
-	return buf;
+	return fx_show(&gpud_options, s, name);
 }
 
 /* Defaults with a data directory, finished. */
@@ -150,20 +144,16 @@ static void test_listen(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		gpud_options_defaults(&s);
-		if (conf_set(key("listen"), &s, good[i].in, err, sizeof(err)))
-			fail_msg("'%s' refused: %s", good[i].in, err);
+		fx_taken(&gpud_options, &s, "listen", good[i].in);
 		assert_string_equal(s.listen.host, good[i].host);
 		assert_int_equal(s.listen.port, good[i].port);
 		assert_string_equal(show(&s, "listen"), good[i].out);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		gpud_options_defaults(&s);
-		if (conf_set(key("listen"), &s, bad[i], err, sizeof(err)) !=
-		    GERR_INVAL)
-			fail_msg("'%s' taken", bad[i]);
-		if (!strstr(err, "listen wants HOST:PORT ([ADDR]:PORT for IPv6, "
-			    "port 0..65535), got '"))
-			fail_msg("'%s': %s", bad[i], err);
+		fx_refused(&gpud_options, &s, sizeof(s), "listen", bad[i],
+			   "listen wants HOST:PORT ([ADDR]:PORT for IPv6, "
+			   "port 0..65535), got '");
 		/* Refused: the field is as it was. */
 		assert_string_equal(show(&s, "listen"), "127.0.0.1:7700");
 	}
@@ -206,7 +196,7 @@ static void test_http(void **state)
 
 static void test_bounds(void **state)
 {
-	struct gpud_settings s, before;
+	struct gpud_settings s;
 	char err[512];
 	static const struct {
 		const char *key, *val, *msg;
@@ -245,19 +235,12 @@ static void test_bounds(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		gpud_options_defaults(&s);
-		before = s;
-		if (conf_set(key(bad[i].key), &s, bad[i].val, err, sizeof(err)) !=
-		    GERR_INVAL)
-			fail_msg("%s = '%s' taken", bad[i].key, bad[i].val);
-		if (!strstr(err, bad[i].msg))
-			fail_msg("%s = '%s': got '%s', want '%s'", bad[i].key,
-				 bad[i].val, err, bad[i].msg);
-		assert_memory_equal(&s, &before, sizeof(s));
+		fx_refused(&gpud_options, &s, sizeof(s), bad[i].key, bad[i].val,
+			   bad[i].msg);
 	}
 	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
 		gpud_options_defaults(&s);
-		if (conf_set(key(edge[i].key), &s, edge[i].val, err, sizeof(err)))
-			fail_msg("%s = %s refused: %s", edge[i].key, edge[i].val, err);
+		fx_taken(&gpud_options, &s, edge[i].key, edge[i].val);
 		/* As numbers: a double may show as 2.592e+06. */
 		assert_true(strtod(show(&s, edge[i].key), NULL) ==
 			    strtod(edge[i].val, NULL));
