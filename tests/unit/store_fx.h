@@ -28,6 +28,9 @@ int64_t add_worker(struct store *st, const char *name);
 /* A leased lease (epoch 1) of job. */
 struct store_lease add_lease(struct store *st, int64_t job, int64_t worker,
 			     uint64_t units);
+/* A leased lease of job with units and result "r<id>", verified; its id. */
+int64_t add_verified_lease(struct store *st, int64_t job, int64_t worker,
+			   uint64_t units);
 /* A pending lease (released once: epoch 1, attempts 1). */
 int64_t add_pending(struct store *st, int64_t job, int64_t worker);
 /* The id of the lease of workloads (a JSON array) that worker claims at
