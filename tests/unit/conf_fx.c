@@ -55,3 +55,11 @@ void fx_refused(const struct conf_table *t, void *settings, size_t size,
 	assert_memory_equal(settings, before, size);
 	free(before);
 }
+
+void fx_refused_each(const struct conf_table *t, void *settings, size_t size,
+		     const char *name, const char *const *values, size_t n,
+		     const char *want)
+{
+	for (size_t i = 0; i < n; i++)
+		fx_refused(t, settings, size, name, values[i], want);
+}

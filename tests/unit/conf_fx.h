@@ -22,5 +22,9 @@ void fx_taken(const struct conf_table *t, void *settings, const char *name,
  * GERR_INVAL and an error that contains want, and stay as it was. */
 void fx_refused(const struct conf_table *t, void *settings, size_t size,
 		const char *name, const char *value, const char *want);
+/* fx_refused of each of the n values in turn. */
+void fx_refused_each(const struct conf_table *t, void *settings, size_t size,
+		     const char *name, const char *const *values, size_t n,
+		     const char *want);
 
 #endif

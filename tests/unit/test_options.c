@@ -20,6 +20,7 @@
 #include "conf_fx.h"
 #include "gerr.h"
 #include "log.h"
+#include "log_fx.h"
 #include "options.h"
 
 static const struct conf_key *key(const char *name)
@@ -149,14 +150,13 @@ static void test_listen(void **state)
 		assert_int_equal(s.listen.port, good[i].port);
 		assert_string_equal(show(&s, "listen"), good[i].out);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		gpud_options_defaults(&s);
-		fx_refused(&gpud_options, &s, sizeof(s), "listen", bad[i],
-			   "listen wants HOST:PORT ([ADDR]:PORT for IPv6, "
-			   "port 0..65535), got '");
-		/* Refused: the field is as it was. */
-		assert_string_equal(show(&s, "listen"), "127.0.0.1:7700");
-	}
+	gpud_options_defaults(&s);
+	fx_refused_each(&gpud_options, &s, sizeof(s), "listen", bad,
+			sizeof(bad) / sizeof(bad[0]),
+			"listen wants HOST:PORT ([ADDR]:PORT for IPv6, "
+			"port 0..65535), got '");
+	/* Refused: the field is as it was. */
+	assert_string_equal(show(&s, "listen"), "127.0.0.1:7700");
 	/* The host's bound: 255 bytes fit, 256 do not. */
 	memset(longhost, 'h', 255);
 	snprintf(longhost + 255, sizeof(longhost) - 255, ":1");
@@ -416,8 +416,6 @@ static void test_to_config(void **state)
 
 struct rl {
 	char conf[64];      /* the configuration file */
-	char logpath[64];   /* stderr while reloading */
-	int saved;          /* the real stderr */
 	struct conf_args args;
 	struct gpud_settings cli, live;
 	struct glog log;
@@ -471,32 +469,13 @@ static int rl_teardown(void **state)
  * what it logged (malloc'ed). */
 static int reload(struct rl *r, char **ret_log)
 {
-	FILE *f;
-	char *text;
-	size_t n;
-	int fd, rc;
+	struct cap c;
+	int rc;
 
-	snprintf(r->logpath, sizeof(r->logpath), "/tmp/test_options_log.XXXXXX");
-	fd = mkstemp(r->logpath);
-	assert_true(fd >= 0);
-	fflush(stderr);
-	r->saved = dup(STDERR_FILENO);
-	assert_true(r->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
+	cap_start(&c);
 	rc = gpud_options_reload(&r->args, &r->cli, &r->live, &r->log, r->err,
 				 sizeof(r->err));
-	dup2(r->saved, STDERR_FILENO);
-	close(r->saved);
-	text = calloc(1, 1 << 16);
-	assert_non_null(text);
-	f = fopen(r->logpath, "r");
-	assert_non_null(f);
-	n = fread(text, 1, (1 << 16) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	unlink(r->logpath);
-	*ret_log = text;
+	*ret_log = cap_end(&c);
 	return rc;
 }
 

@@ -106,13 +106,12 @@ static void test_connect(void **state)
 		assert_string_equal(s.connect.port, good[i].port);
 		assert_string_equal(show(&s, "connect"), good[i].out);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		woptions_defaults(&s);
-		fx_refused(&worker_options, &s, sizeof(s), "connect", bad[i],
-			   "connect wants HOST:PORT ([ADDR]:PORT for IPv6, "
-			   "port 1..65535), got '");
-		assert_string_equal(s.connect.host, "");
-	}
+	woptions_defaults(&s);
+	fx_refused_each(&worker_options, &s, sizeof(s), "connect", bad,
+			sizeof(bad) / sizeof(bad[0]),
+			"connect wants HOST:PORT ([ADDR]:PORT for IPv6, "
+			"port 1..65535), got '");
+	assert_string_equal(s.connect.host, "");
 	/* A host name of WORKER_HOST_MAX bytes fits (DNS's bound), a byte
 	 * more does not. */
 	memset(host, 'h', WORKER_HOST_MAX);
