@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "unit_main.h"
 
 struct fx {
 	char dir[64];
@@ -47,11 +48,6 @@ void get_lease(struct store *st, int64_t id, struct store_lease *l);
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 /* A store test program's main: the tests named (T(fn), ...), in order. */
-#define FX_MAIN(...)                                                         \
-	int main(void)                                                       \
-	{                                                                    \
-		const struct CMUnitTest tests[] = {__VA_ARGS__};             \
-		return cmocka_run_group_tests(tests, NULL, NULL);            \
-	}
+#define FX_MAIN(...) UNIT_MAIN(__VA_ARGS__)
 
 #endif

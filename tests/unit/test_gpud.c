@@ -23,6 +23,7 @@
 #include "gpud.h"
 #include "log_fx.h"
 #include "scheduler.h"
+#include "unit_main.h"
 
 static void test_policy(void **state)
 {
@@ -203,14 +204,5 @@ static void test_storage(void **state)
 	free(d);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_policy),
-		cmocka_unit_test(test_rates),
-		cmocka_unit_test(test_wake),
-		cmocka_unit_test(test_storage),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_policy), cmocka_unit_test(test_rates),
+	cmocka_unit_test(test_wake), cmocka_unit_test(test_storage))

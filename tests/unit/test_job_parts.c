@@ -17,6 +17,7 @@
 #include "gerr.h"
 #include "job_parts.h"
 #include "store_fx.h"
+#include "unit_main.h"
 
 /* Part k of jp is lease with units and note (JSON text, NULL for none). */
 static void assert_part(struct job_parts *jp, uint64_t k, int64_t lease,
@@ -217,15 +218,5 @@ static void test_clear(void **state)
 	job_parts_clear(&jp);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_live),
-		T(test_loaded),
-		T(test_same_in_both),
-		T(test_corrupt),
-		T(test_clear),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_live), T(test_loaded), T(test_same_in_both), T(test_corrupt),
+	T(test_clear))

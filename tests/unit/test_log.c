@@ -17,6 +17,7 @@
 #include "gerr.h"
 #include "log.h"
 #include "log_fx.h"
+#include "unit_main.h"
 
 static void test_plain(void **state)
 {
@@ -193,15 +194,6 @@ static void test_levels(void **state)
 	assert_string_equal(glog_level_name((enum glog_level)9), "?");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain),
-		cmocka_unit_test(test_journal),
-		cmocka_unit_test(test_journal_detect),
-		cmocka_unit_test(test_limit),
-		cmocka_unit_test(test_limit_full),
-		cmocka_unit_test(test_levels),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_plain), cmocka_unit_test(test_journal),
+	cmocka_unit_test(test_journal_detect), cmocka_unit_test(test_limit),
+	cmocka_unit_test(test_limit_full), cmocka_unit_test(test_levels))

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "log_fx.h"
 #include "options.h"
+#include "unit_main.h"
 
 static const struct conf_key *key(const char *name)
 {
@@ -615,24 +616,13 @@ static void test_reload_refused(void **state)
 	free(log);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_listen),
-		cmocka_unit_test(test_http),
-		cmocka_unit_test(test_bounds),
-		cmocka_unit_test(test_finish),
-		cmocka_unit_test(test_checks),
-		cmocka_unit_test(test_to_config),
-		cmocka_unit_test_setup_teardown(test_reload_applies, rl_setup,
-						rl_teardown),
-		cmocka_unit_test_setup_teardown(test_reload_cli_wins, rl_setup,
-						rl_teardown),
-		cmocka_unit_test_setup_teardown(test_reload_refused, rl_setup,
-						rl_teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_defaults), cmocka_unit_test(test_table),
+	cmocka_unit_test(test_listen), cmocka_unit_test(test_http),
+	cmocka_unit_test(test_bounds), cmocka_unit_test(test_finish),
+	cmocka_unit_test(test_checks), cmocka_unit_test(test_to_config),
+	cmocka_unit_test_setup_teardown(test_reload_applies, rl_setup,
+	rl_teardown),
+	cmocka_unit_test_setup_teardown(test_reload_cli_wins, rl_setup,
+	rl_teardown),
+	cmocka_unit_test_setup_teardown(test_reload_refused, rl_setup,
+	rl_teardown))

@@ -13,6 +13,7 @@
 #include "gerr.h"
 #include "log_fx.h"
 #include "plot.h"
+#include "unit_main.h"
 #include "workload.h"
 
 static void num_is(double v, const char *want)
@@ -192,14 +193,6 @@ static void test_othello_plot(void **state)
 	json_decref(params);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_numbers),
-		cmocka_unit_test(test_chart),
-		cmocka_unit_test(test_narrow_log),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_othello_plot),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_numbers), cmocka_unit_test(test_chart),
+	cmocka_unit_test(test_narrow_log), cmocka_unit_test(test_refused),
+	cmocka_unit_test(test_othello_plot))

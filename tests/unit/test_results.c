@@ -26,6 +26,7 @@
 #include "results.h"
 #include "store.h"
 #include "store_fx.h"
+#include "unit_main.h"
 #include "workload.h"
 
 static mode_t mode_of(const char *path)
@@ -398,17 +399,5 @@ static void test_job_done(void **state)
 	free(log);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_prepare),
-		T(test_path),
-		T(test_store),
-		T(test_store_refused),
-		T(test_render),
-		T(test_blob_reader),
-		T(test_job_done),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_prepare), T(test_path), T(test_store), T(test_store_refused),
+	T(test_render), T(test_blob_reader), T(test_job_done))

@@ -18,6 +18,7 @@
 #include "conf_fx.h"
 #include "gerr.h"
 #include "log.h"
+#include "unit_main.h"
 #include "woptions.h"
 
 static const struct conf_key *key(const char *name)
@@ -321,16 +322,9 @@ static void test_file_and_args(void **state)
 	assert_non_null(strstr(err, "--connect wants HOST:PORT"));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_connect),
-		cmocka_unit_test(test_device),
-		cmocka_unit_test(test_plain_keys),
-		cmocka_unit_test(test_finish),
-		cmocka_unit_test(test_file_and_args),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_defaults),
+	cmocka_unit_test(test_connect),
+	cmocka_unit_test(test_device),
+	cmocka_unit_test(test_plain_keys),
+	cmocka_unit_test(test_finish),
+	cmocka_unit_test(test_file_and_args))
