@@ -224,4 +224,5 @@ static void test_decode_fuzz(void **state)
 UNIT_MAIN(cmocka_unit_test(test_flip_every_header_byte),
 	cmocka_unit_test(test_fields_with_valid_crc),
 	cmocka_unit_test(test_payload_corruption),
-	cmocka_unit_test(test_truncation), cmocka_unit_test(test_decode_fuzz))
+	cmocka_unit_test(test_truncation),
+	cmocka_unit_test(test_decode_fuzz))

@@ -491,8 +491,10 @@ static void test_v2_payload_flips(void **state)
 }
 
 UNIT_MAIN(cmocka_unit_test(test_parallel_deflate),
-	cmocka_unit_test(test_threads), cmocka_unit_test(test_v1_chunked),
+	cmocka_unit_test(test_threads),
+	cmocka_unit_test(test_v1_chunked),
 	cmocka_unit_test(test_v2_corrupt_index),
 	cmocka_unit_test(test_v2_truncated_index),
-	cmocka_unit_test(test_v2_foreign), cmocka_unit_test(test_v2_bad_chunks),
+	cmocka_unit_test(test_v2_foreign),
+	cmocka_unit_test(test_v2_bad_chunks),
 	cmocka_unit_test(test_v2_payload_flips))

@@ -140,6 +140,8 @@ static void test_zero_cap(void **state)
 	blobcache_free(c);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_default_cap), cmocka_unit_test(test_lru),
+UNIT_MAIN(cmocka_unit_test(test_default_cap),
+	cmocka_unit_test(test_lru),
 	cmocka_unit_test(test_too_big_and_replace),
-	cmocka_unit_test(test_copies), cmocka_unit_test(test_zero_cap))
+	cmocka_unit_test(test_copies),
+	cmocka_unit_test(test_zero_cap))

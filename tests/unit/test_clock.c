@@ -78,5 +78,6 @@ static void test_injected(void **state)
 	assert_true(gclock_mono_of(NULL) > 0.0);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_mono), cmocka_unit_test(test_wall),
+UNIT_MAIN(cmocka_unit_test(test_mono),
+	cmocka_unit_test(test_wall),
 	cmocka_unit_test(test_injected))

@@ -381,8 +381,10 @@ static void test_print_and_usage(void **state)
 }
 
 UNIT_MAIN(cmocka_unit_test(test_values_round_trip),
-	cmocka_unit_test(test_bad_values), cmocka_unit_test(test_file),
-	cmocka_unit_test(test_file_errors), cmocka_unit_test(test_file_bounds),
+	cmocka_unit_test(test_bad_values),
+	cmocka_unit_test(test_file),
+	cmocka_unit_test(test_file_errors),
+	cmocka_unit_test(test_file_bounds),
 	cmocka_unit_test(test_args_over_file),
 	cmocka_unit_test(test_args_errors),
 	cmocka_unit_test(test_print_and_usage))

@@ -253,7 +253,10 @@ static void test_replies(void **state)
 		assert_non_null(ctlcmd_table[i].reply);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_table), cmocka_unit_test(test_bad_types),
-	cmocka_unit_test(test_out_of_bounds), cmocka_unit_test(test_missing),
-	cmocka_unit_test(test_defaults), cmocka_unit_test(test_round_trip),
+UNIT_MAIN(cmocka_unit_test(test_table),
+	cmocka_unit_test(test_bad_types),
+	cmocka_unit_test(test_out_of_bounds),
+	cmocka_unit_test(test_missing),
+	cmocka_unit_test(test_defaults),
+	cmocka_unit_test(test_round_trip),
 	cmocka_unit_test(test_replies))

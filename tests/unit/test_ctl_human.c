@@ -136,5 +136,7 @@ static void test_table(void **state)
 	ctl_table_free(&t);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_count), cmocka_unit_test(test_duration),
-	cmocka_unit_test(test_bar_fit_time), cmocka_unit_test(test_table))
+UNIT_MAIN(cmocka_unit_test(test_count),
+	cmocka_unit_test(test_duration),
+	cmocka_unit_test(test_bar_fit_time),
+	cmocka_unit_test(test_table))

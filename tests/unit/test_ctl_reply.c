@@ -322,6 +322,9 @@ static void test_envelope(void **state)
 	assert_null(ctlcmd_reply_list(CTLCMD_PING, r));
 }
 
-UNIT_MAIN(cmocka_unit_test(test_status), cmocka_unit_test(test_workers),
-	cmocka_unit_test(test_others), cmocka_unit_test(test_malformed),
-	cmocka_unit_test(test_lenient), cmocka_unit_test(test_envelope))
+UNIT_MAIN(cmocka_unit_test(test_status),
+	cmocka_unit_test(test_workers),
+	cmocka_unit_test(test_others),
+	cmocka_unit_test(test_malformed),
+	cmocka_unit_test(test_lenient),
+	cmocka_unit_test(test_envelope))

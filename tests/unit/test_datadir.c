@@ -143,5 +143,7 @@ static void test_probe(void **state)
 /* Each test in a fresh directory. */
 #define DIR_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
-UNIT_MAIN(DIR_TEST(test_mode), DIR_TEST(test_lock), DIR_TEST(test_fresh),
+UNIT_MAIN(DIR_TEST(test_mode),
+	DIR_TEST(test_lock),
+	DIR_TEST(test_fresh),
 	DIR_TEST(test_probe))

@@ -250,4 +250,6 @@ static void test_close(void **state)
 	free(r);
 }
 
-UNIT_MAIN(T(test_order), T(test_group_commit), T(test_close))
+UNIT_MAIN(T(test_order),
+	T(test_group_commit),
+	T(test_close))

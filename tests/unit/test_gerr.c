@@ -133,5 +133,6 @@ static void test_messages(void **state)
 	assert_string_equal(err, "1234");
 }
 
-UNIT_MAIN(cmocka_unit_test(test_strings), cmocka_unit_test(test_from_errno),
+UNIT_MAIN(cmocka_unit_test(test_strings),
+	cmocka_unit_test(test_from_errno),
 	cmocka_unit_test(test_messages))

@@ -204,5 +204,7 @@ static void test_storage(void **state)
 	free(d);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_policy), cmocka_unit_test(test_rates),
-	cmocka_unit_test(test_wake), cmocka_unit_test(test_storage))
+UNIT_MAIN(cmocka_unit_test(test_policy),
+	cmocka_unit_test(test_rates),
+	cmocka_unit_test(test_wake),
+	cmocka_unit_test(test_storage))

@@ -98,4 +98,5 @@ static void test_offline(void **state)
 	assert_int_equal(online(f->st, b), 0);
 }
 
-UNIT_MAIN(T(test_reset), T(test_offline))
+UNIT_MAIN(T(test_reset),
+	T(test_offline))

@@ -218,5 +218,8 @@ static void test_clear(void **state)
 	job_parts_clear(&jp);
 }
 
-UNIT_MAIN(T(test_live), T(test_loaded), T(test_same_in_both), T(test_corrupt),
+UNIT_MAIN(T(test_live),
+	T(test_loaded),
+	T(test_same_in_both),
+	T(test_corrupt),
 	T(test_clear))

@@ -194,6 +194,9 @@ static void test_levels(void **state)
 	assert_string_equal(glog_level_name((enum glog_level)9), "?");
 }
 
-UNIT_MAIN(cmocka_unit_test(test_plain), cmocka_unit_test(test_journal),
-	cmocka_unit_test(test_journal_detect), cmocka_unit_test(test_limit),
-	cmocka_unit_test(test_limit_full), cmocka_unit_test(test_levels))
+UNIT_MAIN(cmocka_unit_test(test_plain),
+	cmocka_unit_test(test_journal),
+	cmocka_unit_test(test_journal_detect),
+	cmocka_unit_test(test_limit),
+	cmocka_unit_test(test_limit_full),
+	cmocka_unit_test(test_levels))

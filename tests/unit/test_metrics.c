@@ -167,5 +167,7 @@ static void test_families_whole(void **state)
 	free(t);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_jobs), cmocka_unit_test(test_workers),
-	cmocka_unit_test(test_histogram), cmocka_unit_test(test_families_whole))
+UNIT_MAIN(cmocka_unit_test(test_jobs),
+	cmocka_unit_test(test_workers),
+	cmocka_unit_test(test_histogram),
+	cmocka_unit_test(test_families_whole))

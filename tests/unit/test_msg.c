@@ -476,9 +476,12 @@ static void test_bin_rule(void **state)
 	assert_int_equal(msg_check_bin(PROTO_BLOB, 0, NULL, 0), 0);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_hello), cmocka_unit_test(test_hello_place),
-	cmocka_unit_test(test_handshake), cmocka_unit_test(test_claim_lease),
+UNIT_MAIN(cmocka_unit_test(test_hello),
+	cmocka_unit_test(test_hello_place),
+	cmocka_unit_test(test_handshake),
+	cmocka_unit_test(test_claim_lease),
 	cmocka_unit_test(test_lease_traffic),
 	cmocka_unit_test(test_fetch_blob_error),
-	cmocka_unit_test(test_refusals), cmocka_unit_test(test_encode_refusals),
+	cmocka_unit_test(test_refusals),
+	cmocka_unit_test(test_encode_refusals),
 	cmocka_unit_test(test_bin_rule))

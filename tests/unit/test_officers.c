@@ -618,6 +618,7 @@ UNIT_MAIN(cmocka_unit_test(test_known_values),
 	cmocka_unit_test(test_candidates_only),
 	cmocka_unit_test(test_result_format),
 	cmocka_unit_test(test_state_keeps_tail),
-	cmocka_unit_test(test_params_and_spec), cmocka_unit_test(test_job),
+	cmocka_unit_test(test_params_and_spec),
+	cmocka_unit_test(test_job),
 	cmocka_unit_test(test_results_agree),
 	cmocka_unit_test(test_answer_size))

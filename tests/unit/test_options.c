@@ -616,13 +616,14 @@ static void test_reload_refused(void **state)
 	free(log);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_defaults), cmocka_unit_test(test_table),
-	cmocka_unit_test(test_listen), cmocka_unit_test(test_http),
-	cmocka_unit_test(test_bounds), cmocka_unit_test(test_finish),
-	cmocka_unit_test(test_checks), cmocka_unit_test(test_to_config),
-	cmocka_unit_test_setup_teardown(test_reload_applies, rl_setup,
-	rl_teardown),
-	cmocka_unit_test_setup_teardown(test_reload_cli_wins, rl_setup,
-	rl_teardown),
-	cmocka_unit_test_setup_teardown(test_reload_refused, rl_setup,
-	rl_teardown))
+UNIT_MAIN(cmocka_unit_test(test_defaults),
+	cmocka_unit_test(test_table),
+	cmocka_unit_test(test_listen),
+	cmocka_unit_test(test_http),
+	cmocka_unit_test(test_bounds),
+	cmocka_unit_test(test_finish),
+	cmocka_unit_test(test_checks),
+	cmocka_unit_test(test_to_config),
+	cmocka_unit_test_setup_teardown(test_reload_applies, rl_setup, rl_teardown),
+	cmocka_unit_test_setup_teardown(test_reload_cli_wins, rl_setup, rl_teardown),
+	cmocka_unit_test_setup_teardown(test_reload_refused, rl_setup, rl_teardown))

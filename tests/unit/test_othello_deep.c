@@ -330,14 +330,10 @@ static int timer_stop(void **state)
 	return 0;
 }
 
-UNIT_MAIN(cmocka_unit_test_setup_teardown(test_last_solvers, timer_start,
-	timer_stop),
-	cmocka_unit_test_setup_teardown(test_stability, timer_start,
-	timer_stop),
-	cmocka_unit_test_setup_teardown(test_vs_minimax, timer_start,
-	timer_stop),
-	cmocka_unit_test_setup_teardown(test_vs_shallow, timer_start,
-	timer_stop), cmocka_unit_test_setup_teardown(test_parallel, timer_start,
-	timer_stop), cmocka_unit_test_setup_teardown(test_stop, timer_start,
-	timer_stop), cmocka_unit_test_setup_teardown(test_ffo, timer_start,
-	timer_stop))
+UNIT_MAIN(cmocka_unit_test_setup_teardown(test_last_solvers, timer_start, timer_stop),
+	cmocka_unit_test_setup_teardown(test_stability, timer_start, timer_stop),
+	cmocka_unit_test_setup_teardown(test_vs_minimax, timer_start, timer_stop),
+	cmocka_unit_test_setup_teardown(test_vs_shallow, timer_start, timer_stop),
+	cmocka_unit_test_setup_teardown(test_parallel, timer_start, timer_stop),
+	cmocka_unit_test_setup_teardown(test_stop, timer_start, timer_stop),
+	cmocka_unit_test_setup_teardown(test_ffo, timer_start, timer_stop))

@@ -230,4 +230,5 @@ static void test_flat_warp(void **state)
 
 UNIT_MAIN(cmocka_unit_test(test_moves_fast),
 	cmocka_unit_test(test_flat_vs_search),
-	cmocka_unit_test(test_flat_passes), cmocka_unit_test(test_flat_warp))
+	cmocka_unit_test(test_flat_passes),
+	cmocka_unit_test(test_flat_warp))

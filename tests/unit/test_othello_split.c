@@ -643,6 +643,8 @@ static void test_verify_deep(void **state)
 }
 
 UNIT_MAIN(cmocka_unit_test(test_combine_random),
-	cmocka_unit_test(test_combine_passes), cmocka_unit_test(test_frontier),
-	cmocka_unit_test(test_job_split), cmocka_unit_test(test_auto),
+	cmocka_unit_test(test_combine_passes),
+	cmocka_unit_test(test_frontier),
+	cmocka_unit_test(test_job_split),
+	cmocka_unit_test(test_auto),
 	cmocka_unit_test(test_verify_deep))

@@ -170,4 +170,5 @@ static void test_bad_window(void **state)
 }
 
 UNIT_MAIN(cmocka_unit_test(test_window_clamped),
-	cmocka_unit_test(test_null_window), cmocka_unit_test(test_bad_window))
+	cmocka_unit_test(test_null_window),
+	cmocka_unit_test(test_bad_window))

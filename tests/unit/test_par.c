@@ -72,4 +72,5 @@ static void test_big_copy(void **state)
 }
 
 UNIT_MAIN(cmocka_unit_test(test_every_chunk_once),
-	cmocka_unit_test(test_threads_worth), cmocka_unit_test(test_big_copy))
+	cmocka_unit_test(test_threads_worth),
+	cmocka_unit_test(test_big_copy))

@@ -139,6 +139,8 @@ static void test_bad_env(void **state)
 	assert_string_equal(line, "");
 }
 
-UNIT_MAIN(cmocka_unit_test(test_rules), cmocka_unit_test(test_set),
-	cmocka_unit_test(test_slurm_env), cmocka_unit_test(test_kubernetes_env),
+UNIT_MAIN(cmocka_unit_test(test_rules),
+	cmocka_unit_test(test_set),
+	cmocka_unit_test(test_slurm_env),
+	cmocka_unit_test(test_kubernetes_env),
 	cmocka_unit_test(test_bad_env))

@@ -193,6 +193,8 @@ static void test_othello_plot(void **state)
 	json_decref(params);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_numbers), cmocka_unit_test(test_chart),
-	cmocka_unit_test(test_narrow_log), cmocka_unit_test(test_refused),
+UNIT_MAIN(cmocka_unit_test(test_numbers),
+	cmocka_unit_test(test_chart),
+	cmocka_unit_test(test_narrow_log),
+	cmocka_unit_test(test_refused),
 	cmocka_unit_test(test_othello_plot))

@@ -718,9 +718,13 @@ static void test_judge_wait(void **state)
 
 #define TR(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
-UNIT_MAIN(TR(test_full_two_workers), TR(test_disagreement_third_decides),
-	TR(test_primary_outvoted), TR(test_restart_verifies_again),
-	TR(test_unreadable_result), TR(test_trust_after), TR(test_no_quorum),
+UNIT_MAIN(TR(test_full_two_workers),
+	TR(test_disagreement_third_decides),
+	TR(test_primary_outvoted),
+	TR(test_restart_verifies_again),
+	TR(test_unreadable_result),
+	TR(test_trust_after),
+	TR(test_no_quorum),
 	cmocka_unit_test(test_judge_quorum),
 	cmocka_unit_test(test_judge_again_and_recompute),
 	cmocka_unit_test(test_judge_wait))

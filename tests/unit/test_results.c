@@ -399,5 +399,10 @@ static void test_job_done(void **state)
 	free(log);
 }
 
-UNIT_MAIN(T(test_prepare), T(test_path), T(test_store), T(test_store_refused),
-	T(test_render), T(test_blob_reader), T(test_job_done))
+UNIT_MAIN(T(test_prepare),
+	T(test_path),
+	T(test_store),
+	T(test_store_refused),
+	T(test_render),
+	T(test_blob_reader),
+	T(test_job_done))

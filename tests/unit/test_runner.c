@@ -346,4 +346,5 @@ static void test_off(void **state)
 
 UNIT_MAIN(cmocka_unit_test(test_adopt_and_drop),
 	cmocka_unit_test(test_finished_ahead_waits),
-	cmocka_unit_test(test_adopted_failure), cmocka_unit_test(test_off))
+	cmocka_unit_test(test_adopted_failure),
+	cmocka_unit_test(test_off))
