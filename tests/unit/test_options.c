@@ -142,6 +142,8 @@ static void test_listen(void **state)
 		"[::1:7700", "::1]:7700", "ho]st:1", "h\tst:1",
 		"host:99999999999999999999",
 	};
+	static const char refusal[] = "listen wants HOST:PORT ([ADDR]:PORT for "
+				      "IPv6, port 0..65535), got '";
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -153,9 +155,7 @@ static void test_listen(void **state)
 	}
 	gpud_options_defaults(&s);
 	fx_refused_each(&gpud_options, &s, sizeof(s), "listen", bad,
-			sizeof(bad) / sizeof(bad[0]),
-			"listen wants HOST:PORT ([ADDR]:PORT for IPv6, "
-			"port 0..65535), got '");
+			sizeof(bad) / sizeof(bad[0]), refusal);
 	/* Refused: the field is as it was. */
 	assert_string_equal(show(&s, "listen"), "127.0.0.1:7700");
 	/* The host's bound: 255 bytes fit, 256 do not. */

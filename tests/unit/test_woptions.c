@@ -98,6 +98,8 @@ static void test_connect(void **state)
 		"[::1:7700", "[]:7700", "a b:1", "a/b:1", "h]:1", "h\x7f:1",
 		"host:99999999999999999999",
 	};
+	static const char refusal[] = "connect wants HOST:PORT ([ADDR]:PORT for "
+				      "IPv6, port 1..65535), got '";
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -109,9 +111,7 @@ static void test_connect(void **state)
 	}
 	woptions_defaults(&s);
 	fx_refused_each(&worker_options, &s, sizeof(s), "connect", bad,
-			sizeof(bad) / sizeof(bad[0]),
-			"connect wants HOST:PORT ([ADDR]:PORT for IPv6, "
-			"port 1..65535), got '");
+			sizeof(bad) / sizeof(bad[0]), refusal);
 	assert_string_equal(s.connect.host, "");
 	/* A host name of WORKER_HOST_MAX bytes fits (DNS's bound), a byte
 	 * more does not. */
