@@ -11,6 +11,13 @@
 #include "conf_fx.h"
 #include "gerr.h"
 
+const char *const fx_bad_addresses[FX_BAD_ADDRESSES] = {
+	"localhost", ":7700", "host:", "host:-1", "host:65536", "host:+1",
+	"host: 1", "host:1x", "a b:1", "a/b:1", "[]:1", "[]:7700", "[::1:7700",
+	"::1]:7700", "[::1]7700", "ho]st:1", "h]:1", "h\tst:1", "h\x7f:1",
+	"host:99999999999999999999",
+};
+
 const struct conf_key *fx_key(const struct conf_table *t, const char *name)
 {
 	int i = conf_find(t, name);
@@ -36,6 +43,13 @@ void fx_taken(const struct conf_table *t, void *settings, const char *name,
 
 	if (conf_set(fx_key(t, name), settings, value, err, sizeof(err)))
 		fail_msg("%s = '%s' refused: %s", name, value, err);
+}
+
+void fx_shows(const struct conf_table *t, void *settings, const char *name,
+	      const char *value, const char *want)
+{
+	fx_taken(t, settings, name, value);
+	assert_string_equal(fx_show(t, settings, name), want);
 }
 
 void fx_refused(const struct conf_table *t, void *settings, size_t size,
