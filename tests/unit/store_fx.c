@@ -94,6 +94,22 @@ struct store_lease add_lease(struct store *st, int64_t job,
 	return l;
 }
 
+/* A lease of job with units and result "r<id>", verified. */
+int64_t add_verified_lease(struct store *st, int64_t job, int64_t worker,
+			   uint64_t units)
+{
+	struct store_lease l = add_lease(st, job, worker, units);
+	int64_t id = l.id;
+	char hash[32];
+
+	snprintf(hash, sizeof(hash), "r%lld", (long long)id);
+	assert_int_equal(store_lease_set_result(st, id, l.epoch, hash, units,
+						30.0), 0);
+	assert_int_equal(store_lease_set_verified(st, id, l.epoch, 31.0), 0);
+	store_lease_clear(&l);
+	return id;
+}
+
 /* A pending lease (released once: epoch 1, attempts 1). */
 int64_t add_pending(struct store *st, int64_t job, int64_t worker)
 {

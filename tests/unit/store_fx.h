@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "store.h"
+#include "unit_main.h"
 
 struct fx {
 	char dir[64];
@@ -28,6 +29,9 @@ int64_t add_worker(struct store *st, const char *name);
 /* A leased lease (epoch 1) of job. */
 struct store_lease add_lease(struct store *st, int64_t job, int64_t worker,
 			     uint64_t units);
+/* A leased lease of job with units and result "r<id>", verified; its id. */
+int64_t add_verified_lease(struct store *st, int64_t job, int64_t worker,
+			   uint64_t units);
 /* A pending lease (released once: epoch 1, attempts 1). */
 int64_t add_pending(struct store *st, int64_t job, int64_t worker);
 /* The id of the lease of workloads (a JSON array) that worker claims at
@@ -44,11 +48,6 @@ void get_lease(struct store *st, int64_t id, struct store_lease *l);
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 /* A store test program's main: the tests named (T(fn), ...), in order. */
-#define FX_MAIN(...)                                                         \
-	int main(void)                                                       \
-	{                                                                    \
-		const struct CMUnitTest tests[] = {__VA_ARGS__};             \
-		return cmocka_run_group_tests(tests, NULL, NULL);            \
-	}
+#define FX_MAIN(...) UNIT_MAIN(__VA_ARGS__)
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "bigmem.h"
 #include "par.h"
+#include "unit_main.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -126,13 +127,6 @@ static void test_copy_repeated(void **state)
 	free(b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_alloc),
-		cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_copy_repeated),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_alloc),
+	cmocka_unit_test(test_copy),
+	cmocka_unit_test(test_copy_repeated))

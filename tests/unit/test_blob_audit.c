@@ -18,6 +18,7 @@
 #include "blob.h"
 #include "blob_audit.h"
 #include "gerr.h"
+#include "unit_main.h"
 
 struct fx {
 	char dir[64];
@@ -174,11 +175,5 @@ static void test_audit(void **state)
 	free(refs);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_audit, setup, teardown),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_audit, setup, teardown))

@@ -18,6 +18,7 @@
 #include "blob_fx.h"
 #include "gerr.h"
 #include "le.h"
+#include "unit_main.h"
 
 #define BOMB_RAW (64u << 20)
 
@@ -168,12 +169,6 @@ static void test_understated_length_is_corrupt(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bomb_refused_from_header),
-		cmocka_unit_test(test_bound_edges),
-		cmocka_unit_test(test_understated_length_is_corrupt),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_bomb_refused_from_header),
+	cmocka_unit_test(test_bound_edges),
+	cmocka_unit_test(test_understated_length_is_corrupt))

@@ -17,6 +17,7 @@
 #include "blob_fx.h"
 #include "gerr.h"
 #include "le.h"
+#include "unit_main.h"
 
 static void fix_header_crc(uint8_t *b)
 {
@@ -220,15 +221,8 @@ static void test_decode_fuzz(void **state)
 	free(b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_flip_every_header_byte),
-		cmocka_unit_test(test_fields_with_valid_crc),
-		cmocka_unit_test(test_payload_corruption),
-		cmocka_unit_test(test_truncation),
-		cmocka_unit_test(test_decode_fuzz),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_flip_every_header_byte),
+	cmocka_unit_test(test_fields_with_valid_crc),
+	cmocka_unit_test(test_payload_corruption),
+	cmocka_unit_test(test_truncation),
+	cmocka_unit_test(test_decode_fuzz))

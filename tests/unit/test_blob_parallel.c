@@ -18,6 +18,7 @@
 #include "blob_fx.h"
 #include "gerr.h"
 #include "le.h"
+#include "unit_main.h"
 
 /* Low-entropy values with long repeats (like Officers values). */
 static uint8_t *make_values(size_t n, uint32_t seed)
@@ -489,18 +490,11 @@ static void test_v2_payload_flips(void **state)
 	free(raw);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parallel_deflate),
-		cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_v1_chunked),
-		cmocka_unit_test(test_v2_corrupt_index),
-		cmocka_unit_test(test_v2_truncated_index),
-		cmocka_unit_test(test_v2_foreign),
-		cmocka_unit_test(test_v2_bad_chunks),
-		cmocka_unit_test(test_v2_payload_flips),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_parallel_deflate),
+	cmocka_unit_test(test_threads),
+	cmocka_unit_test(test_v1_chunked),
+	cmocka_unit_test(test_v2_corrupt_index),
+	cmocka_unit_test(test_v2_truncated_index),
+	cmocka_unit_test(test_v2_foreign),
+	cmocka_unit_test(test_v2_bad_chunks),
+	cmocka_unit_test(test_v2_payload_flips))

@@ -12,6 +12,7 @@
 
 #include "blobcache.h"
 #include "gerr.h"
+#include "unit_main.h"
 
 static const char *H(char c)
 {
@@ -139,14 +140,8 @@ static void test_zero_cap(void **state)
 	blobcache_free(c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_default_cap),
-		cmocka_unit_test(test_lru),
-		cmocka_unit_test(test_too_big_and_replace),
-		cmocka_unit_test(test_copies),
-		cmocka_unit_test(test_zero_cap),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_default_cap),
+	cmocka_unit_test(test_lru),
+	cmocka_unit_test(test_too_big_and_replace),
+	cmocka_unit_test(test_copies),
+	cmocka_unit_test(test_zero_cap))

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "unit_main.h"
 
 static void test_mono(void **state)
 {
@@ -77,13 +78,6 @@ static void test_injected(void **state)
 	assert_true(gclock_mono_of(NULL) > 0.0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mono),
-		cmocka_unit_test(test_wall),
-		cmocka_unit_test(test_injected),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mono),
+	cmocka_unit_test(test_wall),
+	cmocka_unit_test(test_injected))

@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "gerr.h"
 #include "log.h"
+#include "unit_main.h"
 
 struct pair {
 	int a, b;
@@ -379,18 +380,11 @@ static void test_print_and_usage(void **state)
 	assert_int_equal(conf_find(&table, "nope"), -1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_values_round_trip),
-		cmocka_unit_test(test_bad_values),
-		cmocka_unit_test(test_file),
-		cmocka_unit_test(test_file_errors),
-		cmocka_unit_test(test_file_bounds),
-		cmocka_unit_test(test_args_over_file),
-		cmocka_unit_test(test_args_errors),
-		cmocka_unit_test(test_print_and_usage),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_values_round_trip),
+	cmocka_unit_test(test_bad_values),
+	cmocka_unit_test(test_file),
+	cmocka_unit_test(test_file_errors),
+	cmocka_unit_test(test_file_bounds),
+	cmocka_unit_test(test_args_over_file),
+	cmocka_unit_test(test_args_errors),
+	cmocka_unit_test(test_print_and_usage))

@@ -14,6 +14,7 @@
 
 #include "ctlcmd.h"
 #include "gerr.h"
+#include "unit_main.h"
 
 /* Decode text as a request of its own "cmd"; returns the codec's code and
  * leaves its message in err. */
@@ -252,17 +253,10 @@ static void test_replies(void **state)
 		assert_non_null(ctlcmd_table[i].reply);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_bad_types),
-		cmocka_unit_test(test_out_of_bounds),
-		cmocka_unit_test(test_missing),
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_replies),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_table),
+	cmocka_unit_test(test_bad_types),
+	cmocka_unit_test(test_out_of_bounds),
+	cmocka_unit_test(test_missing),
+	cmocka_unit_test(test_defaults),
+	cmocka_unit_test(test_round_trip),
+	cmocka_unit_test(test_replies))

@@ -11,6 +11,7 @@
 
 #include "ctl_human.h"
 #include "ctl_table.h"
+#include "unit_main.h"
 
 static void count_is(double v, const char *want)
 {
@@ -135,13 +136,7 @@ static void test_table(void **state)
 	ctl_table_free(&t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_count),
-		cmocka_unit_test(test_duration),
-		cmocka_unit_test(test_bar_fit_time),
-		cmocka_unit_test(test_table),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_count),
+	cmocka_unit_test(test_duration),
+	cmocka_unit_test(test_bar_fit_time),
+	cmocka_unit_test(test_table))

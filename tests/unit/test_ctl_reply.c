@@ -16,6 +16,7 @@
 
 #include "ctlcmd.h"
 #include "gerr.h"
+#include "unit_main.h"
 
 /* Encode rep as id's reply, then decode it into *out (cleared by the
  * caller); the JSON is returned for its keys. */
@@ -321,16 +322,9 @@ static void test_envelope(void **state)
 	assert_null(ctlcmd_reply_list(CTLCMD_PING, r));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status),
-		cmocka_unit_test(test_workers),
-		cmocka_unit_test(test_others),
-		cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_lenient),
-		cmocka_unit_test(test_envelope),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_status),
+	cmocka_unit_test(test_workers),
+	cmocka_unit_test(test_others),
+	cmocka_unit_test(test_malformed),
+	cmocka_unit_test(test_lenient),
+	cmocka_unit_test(test_envelope))

@@ -12,6 +12,7 @@
 
 #include "ctl_check.h"
 #include "ctl_text.h"
+#include "unit_main.h"
 
 static void expect(const char *in, int keep_newlines, const char *want)
 {
@@ -96,12 +97,6 @@ static void test_check_report(void **state)
 	json_decref(r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_escape),
-		cmocka_unit_test(test_escape_json),
-		cmocka_unit_test(test_check_report),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_escape),
+	cmocka_unit_test(test_escape_json),
+	cmocka_unit_test(test_check_report))

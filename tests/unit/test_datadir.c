@@ -20,6 +20,7 @@
 #include "blob.h"
 #include "datadir.h"
 #include "gerr.h"
+#include "unit_main.h"
 
 static const struct glog quiet = { .prog = "test", .level = GLOG_ERROR };
 
@@ -142,11 +143,7 @@ static void test_probe(void **state)
 /* Each test in a fresh directory. */
 #define DIR_TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		DIR_TEST(test_mode), DIR_TEST(test_lock), DIR_TEST(test_fresh),
-		DIR_TEST(test_probe),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(DIR_TEST(test_mode),
+	DIR_TEST(test_lock),
+	DIR_TEST(test_fresh),
+	DIR_TEST(test_probe))

@@ -19,6 +19,7 @@
 #include "dbq.h"
 #include "gerr.h"
 #include "store_fx.h"
+#include "unit_main.h"
 
 #define N 64
 
@@ -249,13 +250,6 @@ static void test_close(void **state)
 	free(r);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_order),
-		T(test_group_commit),
-		T(test_close),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_order),
+	T(test_group_commit),
+	T(test_close))

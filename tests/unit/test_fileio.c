@@ -26,6 +26,7 @@
 
 #include "fileio.h"
 #include "gerr.h"
+#include "unit_main.h"
 
 struct fx {
 	char dir[64];
@@ -372,15 +373,15 @@ static void test_concurrent(void **state)
 /* Every test but one on its own fresh directory. */
 #define FX(test) cmocka_unit_test_setup_teardown(test, fx_setup, fx_teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		FX(test_write_new), FX(test_overwrite), FX(test_missing_dir),
-		FX(test_readonly_dir), FX(test_fail_leaves_nothing),
-		FX(test_template), FX(test_bad_args), FX(test_create),
-		FX(test_fsync), FX(test_mkdir), cmocka_unit_test(test_write_all),
-		FX(test_concurrent),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(FX(test_write_new),
+	FX(test_overwrite),
+	FX(test_missing_dir),
+	FX(test_readonly_dir),
+	FX(test_fail_leaves_nothing),
+	FX(test_template),
+	FX(test_bad_args),
+	FX(test_create),
+	FX(test_fsync),
+	FX(test_mkdir),
+	cmocka_unit_test(test_write_all),
+	FX(test_concurrent))

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gerr.h"
+#include "unit_main.h"
 
 static void test_strings(void **state)
 {
@@ -132,13 +133,6 @@ static void test_messages(void **state)
 	assert_string_equal(err, "1234");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strings),
-		cmocka_unit_test(test_from_errno),
-		cmocka_unit_test(test_messages),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_strings),
+	cmocka_unit_test(test_from_errno),
+	cmocka_unit_test(test_messages))

@@ -21,42 +21,9 @@
 
 #include "gerr.h"
 #include "gpud.h"
+#include "log_fx.h"
 #include "scheduler.h"
-
-struct cap {
-	int saved;
-	char path[64];
-};
-
-static void cap_start(struct cap *c)
-{
-	int fd;
-
-	snprintf(c->path, sizeof(c->path), "/tmp/test_gpud_log.XXXXXX");
-	fd = mkstemp(c->path);
-	assert_true(fd >= 0);
-	c->saved = dup(STDERR_FILENO);
-	assert_true(c->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
-}
-
-static char *cap_end(struct cap *c)
-{
-	FILE *f = fopen(c->path, "r");
-	char *text = calloc(1, 1 << 16);
-	size_t n;
-
-	assert_non_null(f);
-	assert_non_null(text);
-	n = fread(text, 1, (1 << 16) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	unlink(c->path);
-	dup2(c->saved, STDERR_FILENO);
-	close(c->saved);
-	return text;
-}
+#include "unit_main.h"
 
 static void test_policy(void **state)
 {
@@ -237,14 +204,7 @@ static void test_storage(void **state)
 	free(d);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_policy),
-		cmocka_unit_test(test_rates),
-		cmocka_unit_test(test_wake),
-		cmocka_unit_test(test_storage),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_policy),
+	cmocka_unit_test(test_rates),
+	cmocka_unit_test(test_wake),
+	cmocka_unit_test(test_storage))

@@ -18,6 +18,7 @@
 #include "mix.h"
 #include "graveler/graveler.h"
 #include "graveler/graveler_cuda.h"
+#include "unit_main.h"
 #include "workload.h"
 
 /* carve's last-lease flag, where a test does not look at it. */
@@ -905,22 +906,16 @@ static void test_statistics(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ref_vs_fast_battle),
-		cmocka_unit_test(test_ref_vs_cpu_ranges),
-		cmocka_unit_test(test_segments),
-		cmocka_unit_test(test_segment_records),
-		cmocka_unit_test(test_binomial_shape),
-		cmocka_unit_test(test_checkpoint_resume),
-		cmocka_unit_test(test_parse_params),
-		cmocka_unit_test(test_carve),
-		cmocka_unit_test(test_decoder_invariants),
-		cmocka_unit_test(test_verify),
-		cmocka_unit_test(test_detection_rate),
-		cmocka_unit_test(test_merge_finish_render),
-		cmocka_unit_test(test_statistics),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_ref_vs_fast_battle),
+	cmocka_unit_test(test_ref_vs_cpu_ranges),
+	cmocka_unit_test(test_segments),
+	cmocka_unit_test(test_segment_records),
+	cmocka_unit_test(test_binomial_shape),
+	cmocka_unit_test(test_checkpoint_resume),
+	cmocka_unit_test(test_parse_params),
+	cmocka_unit_test(test_carve),
+	cmocka_unit_test(test_decoder_invariants),
+	cmocka_unit_test(test_verify),
+	cmocka_unit_test(test_detection_rate),
+	cmocka_unit_test(test_merge_finish_render),
+	cmocka_unit_test(test_statistics))

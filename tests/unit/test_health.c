@@ -16,6 +16,7 @@
 #include "gpud.h"
 #include "health.h"
 #include "store_fx.h"
+#include "unit_main.h"
 
 static int online(struct store *st, int64_t id)
 {
@@ -97,12 +98,5 @@ static void test_offline(void **state)
 	assert_int_equal(online(f->st, b), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_reset),
-		T(test_offline),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_reset),
+	T(test_offline))

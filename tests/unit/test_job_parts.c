@@ -17,22 +17,7 @@
 #include "gerr.h"
 #include "job_parts.h"
 #include "store_fx.h"
-
-/* A lease of job with units and result "r<id>", verified. */
-static int64_t add_verified(struct store *st, int64_t job, int64_t worker,
-			    uint64_t units)
-{
-	struct store_lease l = add_lease(st, job, worker, units);
-	int64_t id = l.id;
-	char hash[32];
-
-	snprintf(hash, sizeof(hash), "r%lld", (long long)id);
-	assert_int_equal(store_lease_set_result(st, id, l.epoch, hash, units,
-						30.0), 0);
-	assert_int_equal(store_lease_set_verified(st, id, l.epoch, 31.0), 0);
-	store_lease_clear(&l);
-	return id;
-}
+#include "unit_main.h"
 
 /* Part k of jp is lease with units and note (JSON text, NULL for none). */
 static void assert_part(struct job_parts *jp, uint64_t k, int64_t lease,
@@ -75,9 +60,9 @@ static struct setup three_parts(struct store *st)
 
 	s.a = add_job(st, "graveler");
 	s.b = add_job(st, "graveler");
-	s.l1 = add_verified(st, s.a, w, 10);
-	s.l2 = add_verified(st, s.a, w, 20);
-	s.l3 = add_verified(st, s.a, w, 30);
+	s.l1 = add_verified_lease(st, s.a, w, 10);
+	s.l2 = add_verified_lease(st, s.a, w, 20);
+	s.l3 = add_verified_lease(st, s.a, w, 30);
 	assert_int_equal(store_part_add(st, s.a, s.l2, "{\"max\":7}"), 0);
 	assert_int_equal(store_part_add(st, s.a, s.l1, NULL), 0);
 	assert_int_equal(store_part_add(st, s.a, s.l3, "[1,2,3]"), 0);
@@ -105,7 +90,7 @@ static void test_live(void **state)
 	assert_int_equal(jp.pub.get(jp.pub.opaque, UINT64_MAX, &p), GERR_NOTFOUND);
 	/* The count is the one taken at open: a part added since is not
 	 * seen until the next open. */
-	int64_t l4 = add_verified(f->st, s.a, w2, 40);
+	int64_t l4 = add_verified_lease(f->st, s.a, w2, 40);
 	assert_int_equal(store_part_add(f->st, s.a, l4, "4"), 0);
 	assert_int_equal(jp.pub.get(jp.pub.opaque, 3, &p), GERR_NOTFOUND);
 	job_parts_clear(&jp);
@@ -181,7 +166,7 @@ static void test_corrupt(void **state)
 {
 	struct fx *f = *state;
 	int64_t job = add_job(f->st, "graveler"), w = add_worker(f->st, "w");
-	int64_t l2 = add_verified(f->st, job, w, 6);
+	int64_t l2 = add_verified_lease(f->st, job, w, 6);
 	struct store_lease l;
 	struct job_parts jp;
 	struct wl_part p;
@@ -233,15 +218,8 @@ static void test_clear(void **state)
 	job_parts_clear(&jp);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_live),
-		T(test_loaded),
-		T(test_same_in_both),
-		T(test_corrupt),
-		T(test_clear),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_live),
+	T(test_loaded),
+	T(test_same_in_both),
+	T(test_corrupt),
+	T(test_clear))

@@ -16,51 +16,8 @@
 
 #include "gerr.h"
 #include "log.h"
-
-struct cap {
-	int saved;      /* the real stderr */
-	char path[64];
-};
-
-static void cap_start(struct cap *c)
-{
-	int fd;
-
-	snprintf(c->path, sizeof(c->path), "/tmp/test_log.XXXXXX");
-	fd = mkstemp(c->path);
-	assert_true(fd >= 0);
-	c->saved = dup(STDERR_FILENO);
-	assert_true(c->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
-}
-
-/* What was logged since cap_start, as a new string; stderr restored. */
-static char *cap_end(struct cap *c)
-{
-	FILE *f = fopen(c->path, "r");
-	char *text = calloc(1, 1 << 16);
-	size_t n;
-
-	assert_non_null(f);
-	assert_non_null(text);
-	n = fread(text, 1, (1 << 16) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	unlink(c->path);
-	dup2(c->saved, STDERR_FILENO);
-	close(c->saved);
-	return text;
-}
-
-static size_t count(const char *text, const char *needle)
-{
-	size_t n = 0;
-
-	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
+#include "log_fx.h"
+#include "unit_main.h"
 
 static void test_plain(void **state)
 {
@@ -237,15 +194,9 @@ static void test_levels(void **state)
 	assert_string_equal(glog_level_name((enum glog_level)9), "?");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plain),
-		cmocka_unit_test(test_journal),
-		cmocka_unit_test(test_journal_detect),
-		cmocka_unit_test(test_limit),
-		cmocka_unit_test(test_limit_full),
-		cmocka_unit_test(test_levels),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_plain),
+	cmocka_unit_test(test_journal),
+	cmocka_unit_test(test_journal_detect),
+	cmocka_unit_test(test_limit),
+	cmocka_unit_test(test_limit_full),
+	cmocka_unit_test(test_levels))

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "metrics.h"
+#include "unit_main.h"
 
 static const char *status_json =
 	"{\"ok\":true,\"jobs\":["
@@ -166,13 +167,7 @@ static void test_families_whole(void **state)
 	free(t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_jobs),
-		cmocka_unit_test(test_workers),
-		cmocka_unit_test(test_histogram),
-		cmocka_unit_test(test_families_whole),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_jobs),
+	cmocka_unit_test(test_workers),
+	cmocka_unit_test(test_histogram),
+	cmocka_unit_test(test_families_whole))

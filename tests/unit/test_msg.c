@@ -14,6 +14,7 @@
 
 #include "gerr.h"
 #include "msg.h"
+#include "unit_main.h"
 
 #define HEX_A "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define HEX_B "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
@@ -475,19 +476,12 @@ static void test_bin_rule(void **state)
 	assert_int_equal(msg_check_bin(PROTO_BLOB, 0, NULL, 0), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hello),
-		cmocka_unit_test(test_hello_place),
-		cmocka_unit_test(test_handshake),
-		cmocka_unit_test(test_claim_lease),
-		cmocka_unit_test(test_lease_traffic),
-		cmocka_unit_test(test_fetch_blob_error),
-		cmocka_unit_test(test_refusals),
-		cmocka_unit_test(test_encode_refusals),
-		cmocka_unit_test(test_bin_rule),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_hello),
+	cmocka_unit_test(test_hello_place),
+	cmocka_unit_test(test_handshake),
+	cmocka_unit_test(test_claim_lease),
+	cmocka_unit_test(test_lease_traffic),
+	cmocka_unit_test(test_fetch_blob_error),
+	cmocka_unit_test(test_refusals),
+	cmocka_unit_test(test_encode_refusals),
+	cmocka_unit_test(test_bin_rule))

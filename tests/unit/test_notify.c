@@ -20,6 +20,7 @@
 
 #include "gerr.h"
 #include "notify.h"
+#include "unit_main.h"
 
 struct nfx {
 	char dir[64];
@@ -218,15 +219,8 @@ static void test_watchdog(void **state)
 	unsetenv("WATCHDOG_PID");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_path, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_abstract, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unset, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
-		cmocka_unit_test(test_watchdog),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test_setup_teardown(test_path, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_abstract, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_unset, setup, teardown),
+	cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+	cmocka_unit_test(test_watchdog))

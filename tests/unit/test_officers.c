@@ -20,6 +20,7 @@
 #include "officers/officers.h"
 #include "officers/officers_cuda.h"
 #include "parts_list.h"
+#include "unit_main.h"
 #include "workload.h"
 
 /* carve's last-lease flag, where a test does not look at it. */
@@ -612,18 +613,12 @@ static void test_params_and_spec(void **state)
 	assert_int_equal(officers_cuda_device_count() >= 0, 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_known_values),
-		cmocka_unit_test(test_fast_vs_ref_and_known),
-		cmocka_unit_test(test_candidates_only),
-		cmocka_unit_test(test_result_format),
-		cmocka_unit_test(test_state_keeps_tail),
-		cmocka_unit_test(test_params_and_spec),
-		cmocka_unit_test(test_job),
-		cmocka_unit_test(test_results_agree),
-		cmocka_unit_test(test_answer_size),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_known_values),
+	cmocka_unit_test(test_fast_vs_ref_and_known),
+	cmocka_unit_test(test_candidates_only),
+	cmocka_unit_test(test_result_format),
+	cmocka_unit_test(test_state_keeps_tail),
+	cmocka_unit_test(test_params_and_spec),
+	cmocka_unit_test(test_job),
+	cmocka_unit_test(test_results_agree),
+	cmocka_unit_test(test_answer_size))

@@ -17,26 +17,22 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_fx.h"
 #include "gerr.h"
 #include "log.h"
+#include "log_fx.h"
 #include "options.h"
+#include "unit_main.h"
 
 static const struct conf_key *key(const char *name)
 {
-	int i = conf_find(&gpud_options, name);
-
-	if (i < 0)
-		fail_msg("no key '%s'", name);
-	return &gpud_options.keys[i];
+	return fx_key(&gpud_options, name);
 }
 
 /* Key name's value in s, as a file would hold it. */
 static const char *show(const struct gpud_settings *s, const char *name)
 {
-	static char buf[CONF_SHOW_MAX];
-
-	conf_show(key(name), s, buf, sizeof(buf));
-	return buf;
+	return fx_show(&gpud_options, s, name);
 }
 
 /* Defaults with a data directory, finished. */
@@ -140,33 +136,21 @@ static void test_listen(void **state)
 		{ "[fe80::1%eth0]:1", "fe80::1%eth0", "[fe80::1%eth0]:1", 1 },
 		{ "gpud.example.org:007", "gpud.example.org", "gpud.example.org:7", 7 },
 	};
-	static const char *const bad[] = {
-		"localhost", ":7700", "host:", "host:-1", "host:65536",
-		"host:+1", "host: 1", "host:1x", "a b:1", "a/b:1", "[]:1",
-		"[::1:7700", "::1]:7700", "ho]st:1", "h\tst:1",
-		"host:99999999999999999999",
-	};
+	static const char refusal[] = "listen wants HOST:PORT ([ADDR]:PORT for "
+				      "IPv6, port 0..65535), got '";
 
 	(void)state;
+	gpud_options_defaults(&s);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		gpud_options_defaults(&s);
-		if (conf_set(key("listen"), &s, good[i].in, err, sizeof(err)))
-			fail_msg("'%s' refused: %s", good[i].in, err);
+		fx_shows(&gpud_options, &s, "listen", good[i].in, good[i].out);
 		assert_string_equal(s.listen.host, good[i].host);
 		assert_int_equal(s.listen.port, good[i].port);
-		assert_string_equal(show(&s, "listen"), good[i].out);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		gpud_options_defaults(&s);
-		if (conf_set(key("listen"), &s, bad[i], err, sizeof(err)) !=
-		    GERR_INVAL)
-			fail_msg("'%s' taken", bad[i]);
-		if (!strstr(err, "listen wants HOST:PORT ([ADDR]:PORT for IPv6, "
-			    "port 0..65535), got '"))
-			fail_msg("'%s': %s", bad[i], err);
-		/* Refused: the field is as it was. */
-		assert_string_equal(show(&s, "listen"), "127.0.0.1:7700");
-	}
+	gpud_options_defaults(&s);
+	fx_refused_each(&gpud_options, &s, sizeof(s), "listen",
+			fx_bad_addresses, FX_BAD_ADDRESSES, refusal);
+	/* Refused: the field is as it was. */
+	assert_string_equal(show(&s, "listen"), "127.0.0.1:7700");
 	/* The host's bound: 255 bytes fit, 256 do not. */
 	memset(longhost, 'h', 255);
 	snprintf(longhost + 255, sizeof(longhost) - 255, ":1");
@@ -206,7 +190,7 @@ static void test_http(void **state)
 
 static void test_bounds(void **state)
 {
-	struct gpud_settings s, before;
+	struct gpud_settings s;
 	char err[512];
 	static const struct {
 		const char *key, *val, *msg;
@@ -245,19 +229,12 @@ static void test_bounds(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		gpud_options_defaults(&s);
-		before = s;
-		if (conf_set(key(bad[i].key), &s, bad[i].val, err, sizeof(err)) !=
-		    GERR_INVAL)
-			fail_msg("%s = '%s' taken", bad[i].key, bad[i].val);
-		if (!strstr(err, bad[i].msg))
-			fail_msg("%s = '%s': got '%s', want '%s'", bad[i].key,
-				 bad[i].val, err, bad[i].msg);
-		assert_memory_equal(&s, &before, sizeof(s));
+		fx_refused(&gpud_options, &s, sizeof(s), bad[i].key, bad[i].val,
+			   bad[i].msg);
 	}
 	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]); i++) {
 		gpud_options_defaults(&s);
-		if (conf_set(key(edge[i].key), &s, edge[i].val, err, sizeof(err)))
-			fail_msg("%s = %s refused: %s", edge[i].key, edge[i].val, err);
+		fx_taken(&gpud_options, &s, edge[i].key, edge[i].val);
 		/* As numbers: a double may show as 2.592e+06. */
 		assert_true(strtod(show(&s, edge[i].key), NULL) ==
 			    strtod(edge[i].val, NULL));
@@ -433,8 +410,6 @@ static void test_to_config(void **state)
 
 struct rl {
 	char conf[64];      /* the configuration file */
-	char logpath[64];   /* stderr while reloading */
-	int saved;          /* the real stderr */
 	struct conf_args args;
 	struct gpud_settings cli, live;
 	struct glog log;
@@ -488,32 +463,13 @@ static int rl_teardown(void **state)
  * what it logged (malloc'ed). */
 static int reload(struct rl *r, char **ret_log)
 {
-	FILE *f;
-	char *text;
-	size_t n;
-	int fd, rc;
+	struct cap c;
+	int rc;
 
-	snprintf(r->logpath, sizeof(r->logpath), "/tmp/test_options_log.XXXXXX");
-	fd = mkstemp(r->logpath);
-	assert_true(fd >= 0);
-	fflush(stderr);
-	r->saved = dup(STDERR_FILENO);
-	assert_true(r->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
+	cap_start(&c);
 	rc = gpud_options_reload(&r->args, &r->cli, &r->live, &r->log, r->err,
 				 sizeof(r->err));
-	dup2(r->saved, STDERR_FILENO);
-	close(r->saved);
-	text = calloc(1, 1 << 16);
-	assert_non_null(text);
-	f = fopen(r->logpath, "r");
-	assert_non_null(f);
-	n = fread(text, 1, (1 << 16) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	unlink(r->logpath);
-	*ret_log = text;
+	*ret_log = cap_end(&c);
 	return rc;
 }
 
@@ -653,24 +609,14 @@ static void test_reload_refused(void **state)
 	free(log);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_listen),
-		cmocka_unit_test(test_http),
-		cmocka_unit_test(test_bounds),
-		cmocka_unit_test(test_finish),
-		cmocka_unit_test(test_checks),
-		cmocka_unit_test(test_to_config),
-		cmocka_unit_test_setup_teardown(test_reload_applies, rl_setup,
-						rl_teardown),
-		cmocka_unit_test_setup_teardown(test_reload_cli_wins, rl_setup,
-						rl_teardown),
-		cmocka_unit_test_setup_teardown(test_reload_refused, rl_setup,
-						rl_teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_defaults),
+	cmocka_unit_test(test_table),
+	cmocka_unit_test(test_listen),
+	cmocka_unit_test(test_http),
+	cmocka_unit_test(test_bounds),
+	cmocka_unit_test(test_finish),
+	cmocka_unit_test(test_checks),
+	cmocka_unit_test(test_to_config),
+	cmocka_unit_test_setup_teardown(test_reload_applies, rl_setup, rl_teardown),
+	cmocka_unit_test_setup_teardown(test_reload_cli_wins, rl_setup, rl_teardown),
+	cmocka_unit_test_setup_teardown(test_reload_refused, rl_setup, rl_teardown))

@@ -19,6 +19,7 @@
 #include "gerr.h"
 #include "othello/othello.h"
 #include "parts_list.h"
+#include "unit_main.h"
 #include "workload.h"
 
 extern const struct workload othello_workload;
@@ -874,21 +875,15 @@ static void test_job_file(void **state)
 	json_decref(args);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_perft),
-		cmocka_unit_test(test_flips_and_moves),
-		cmocka_unit_test(test_solvers_vs_minimax),
-		cmocka_unit_test(test_solvers_agree_deeper),
-		cmocka_unit_test(test_generator),
-		cmocka_unit_test(test_parse),
-		cmocka_unit_test(test_result_format),
-		cmocka_unit_test(test_results_agree),
-		cmocka_unit_test(test_verify_sample),
-		cmocka_unit_test(test_job_random),
-		cmocka_unit_test(test_job_file),
-		cmocka_unit_test(test_answer_constant),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_perft),
+	cmocka_unit_test(test_flips_and_moves),
+	cmocka_unit_test(test_solvers_vs_minimax),
+	cmocka_unit_test(test_solvers_agree_deeper),
+	cmocka_unit_test(test_generator),
+	cmocka_unit_test(test_parse),
+	cmocka_unit_test(test_result_format),
+	cmocka_unit_test(test_results_agree),
+	cmocka_unit_test(test_verify_sample),
+	cmocka_unit_test(test_job_random),
+	cmocka_unit_test(test_job_file),
+	cmocka_unit_test(test_answer_constant))

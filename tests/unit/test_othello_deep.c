@@ -24,6 +24,7 @@
 #include "othello/othello.h"
 #include "othello/othello_deep.h"
 #include "othello/othello_last.h"
+#include "unit_main.h"
 
 static int scale(void)
 {
@@ -329,23 +330,13 @@ static int timer_stop(void **state)
 	return 0;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_last_solvers, timer_start,
-						timer_stop),
-		cmocka_unit_test_setup_teardown(test_stability, timer_start,
-						timer_stop),
-		cmocka_unit_test_setup_teardown(test_vs_minimax, timer_start,
-						timer_stop),
-		cmocka_unit_test_setup_teardown(test_vs_shallow, timer_start,
-						timer_stop),
-		cmocka_unit_test_setup_teardown(test_parallel, timer_start,
-						timer_stop),
-		cmocka_unit_test_setup_teardown(test_stop, timer_start,
-						timer_stop),
-		cmocka_unit_test_setup_teardown(test_ffo, timer_start,
-						timer_stop),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+/* A test with its time printed. */
+#define TIMED(fn) cmocka_unit_test_setup_teardown(fn, timer_start, timer_stop)
+
+UNIT_MAIN(TIMED(test_last_solvers),
+	TIMED(test_stability),
+	TIMED(test_vs_minimax),
+	TIMED(test_vs_shallow),
+	TIMED(test_parallel),
+	TIMED(test_stop),
+	TIMED(test_ffo))

@@ -19,6 +19,7 @@
 #include "othello/othello.h"
 #include "othello/othello_eval.h"
 #include "othello/othello_evalw.h"
+#include "unit_main.h"
 
 /* Square s of the board under symmetry g (0..7, as othello_evalw.c). */
 static int sym_sq(int g, int s)
@@ -240,14 +241,8 @@ static void test_better_than_zero(void **state)
 	assert_true(err_eval < 0.8 * err_zero);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_symmetric_bounded),
-		cmocka_unit_test(test_fast_equals_slow),
-		cmocka_unit_test(test_weights_file),
-		cmocka_unit_test(test_hand_positions),
-		cmocka_unit_test(test_better_than_zero),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_symmetric_bounded),
+	cmocka_unit_test(test_fast_equals_slow),
+	cmocka_unit_test(test_weights_file),
+	cmocka_unit_test(test_hand_positions),
+	cmocka_unit_test(test_better_than_zero))

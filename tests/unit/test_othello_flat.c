@@ -20,6 +20,7 @@
 
 #include "othello/othello.h"
 #include "othello/othello_flat.h"
+#include "unit_main.h"
 
 static double scale(void)
 {
@@ -227,13 +228,7 @@ static void test_flat_warp(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_moves_fast),
-		cmocka_unit_test(test_flat_vs_search),
-		cmocka_unit_test(test_flat_passes),
-		cmocka_unit_test(test_flat_warp),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_moves_fast),
+	cmocka_unit_test(test_flat_vs_search),
+	cmocka_unit_test(test_flat_passes),
+	cmocka_unit_test(test_flat_warp))

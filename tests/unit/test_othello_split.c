@@ -23,6 +23,7 @@
 #include "othello/othello.h"
 #include "othello/othello_wl.h"
 #include "parts_list.h"
+#include "unit_main.h"
 #include "workload.h"
 
 extern const struct workload othello_workload;
@@ -641,15 +642,9 @@ static void test_verify_deep(void **state)
 	free(m.input);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_combine_random),
-		cmocka_unit_test(test_combine_passes),
-		cmocka_unit_test(test_frontier),
-		cmocka_unit_test(test_job_split),
-		cmocka_unit_test(test_auto),
-		cmocka_unit_test(test_verify_deep),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_combine_random),
+	cmocka_unit_test(test_combine_passes),
+	cmocka_unit_test(test_frontier),
+	cmocka_unit_test(test_job_split),
+	cmocka_unit_test(test_auto),
+	cmocka_unit_test(test_verify_deep))

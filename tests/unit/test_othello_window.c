@@ -17,6 +17,7 @@
 
 #include "gerr.h"
 #include "othello/othello.h"
+#include "unit_main.h"
 
 enum { N = 120, WINDOWS = 24 };
 
@@ -168,12 +169,6 @@ static void test_bad_window(void **state)
 			 GERR_INVAL);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_window_clamped),
-		cmocka_unit_test(test_null_window),
-		cmocka_unit_test(test_bad_window),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_window_clamped),
+	cmocka_unit_test(test_null_window),
+	cmocka_unit_test(test_bad_window))

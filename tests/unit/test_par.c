@@ -11,6 +11,7 @@
 
 #include "bigmem.h"
 #include "par.h"
+#include "unit_main.h"
 
 static void count_one(void *arg, size_t i)
 {
@@ -70,12 +71,6 @@ static void test_big_copy(void **state)
 	free(dst);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_chunk_once),
-		cmocka_unit_test(test_threads_worth),
-		cmocka_unit_test(test_big_copy),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_every_chunk_once),
+	cmocka_unit_test(test_threads_worth),
+	cmocka_unit_test(test_big_copy))

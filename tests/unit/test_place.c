@@ -11,6 +11,7 @@
 
 #include "gerr.h"
 #include "place.h"
+#include "unit_main.h"
 
 /* An environment as a NULL-terminated list of "NAME=VALUE". */
 static const char *fake_env(void *opaque, const char *name)
@@ -138,14 +139,8 @@ static void test_bad_env(void **state)
 	assert_string_equal(line, "");
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rules),
-		cmocka_unit_test(test_set),
-		cmocka_unit_test(test_slurm_env),
-		cmocka_unit_test(test_kubernetes_env),
-		cmocka_unit_test(test_bad_env),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_rules),
+	cmocka_unit_test(test_set),
+	cmocka_unit_test(test_slurm_env),
+	cmocka_unit_test(test_kubernetes_env),
+	cmocka_unit_test(test_bad_env))

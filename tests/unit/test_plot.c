@@ -11,7 +11,9 @@
 #include <cmocka.h>
 
 #include "gerr.h"
+#include "log_fx.h"
 #include "plot.h"
+#include "unit_main.h"
 #include "workload.h"
 
 static void num_is(double v, const char *want)
@@ -53,15 +55,6 @@ static void test_numbers(void **state)
 		plot_num(v, buf, sizeof(buf));
 		assert_null(strchr(buf, 'e'));
 	}
-}
-
-/* The number of times needle occurs in hay. */
-static int count(const char *hay, const char *needle)
-{
-	int n = 0;
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		n++;
-	return n;
 }
 
 static void test_chart(void **state)
@@ -200,14 +193,8 @@ static void test_othello_plot(void **state)
 	json_decref(params);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_numbers),
-		cmocka_unit_test(test_chart),
-		cmocka_unit_test(test_narrow_log),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_othello_plot),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_numbers),
+	cmocka_unit_test(test_chart),
+	cmocka_unit_test(test_narrow_log),
+	cmocka_unit_test(test_refused),
+	cmocka_unit_test(test_othello_plot))

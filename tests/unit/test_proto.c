@@ -12,6 +12,7 @@
 #include "gerr.h"
 #include "log.h"
 #include "proto.h"
+#include "unit_main.h"
 
 /* Deterministic PRNG (xorshift64*): the state lives in each test. */
 static uint64_t rng_next(uint64_t *s)
@@ -576,22 +577,15 @@ static void test_log_level_parse(void **state)
 	assert_int_equal(l, GLOG_DEBUG);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),
-		cmocka_unit_test(test_every_type_and_empty_bin),
-		cmocka_unit_test(test_two_frames_in_one_buffer),
-		cmocka_unit_test(test_truncated_every_offset),
-		cmocka_unit_test(test_bad_header_fields),
-		cmocka_unit_test(test_oversized_refused_without_payload),
-		cmocka_unit_test(test_header_limit),
-		cmocka_unit_test(test_bad_json),
-		cmocka_unit_test(test_encode_rejects),
-		cmocka_unit_test(test_get_helpers),
-		cmocka_unit_test(test_fuzz),
-		cmocka_unit_test(test_log_level_parse),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_round_trip),
+	cmocka_unit_test(test_every_type_and_empty_bin),
+	cmocka_unit_test(test_two_frames_in_one_buffer),
+	cmocka_unit_test(test_truncated_every_offset),
+	cmocka_unit_test(test_bad_header_fields),
+	cmocka_unit_test(test_oversized_refused_without_payload),
+	cmocka_unit_test(test_header_limit),
+	cmocka_unit_test(test_bad_json),
+	cmocka_unit_test(test_encode_rejects),
+	cmocka_unit_test(test_get_helpers),
+	cmocka_unit_test(test_fuzz),
+	cmocka_unit_test(test_log_level_parse))

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "published.h"
+#include "unit_main.h"
 
 static const char *note_for(const char *workload, const char *answer,
 			    char *buf, size_t len)
@@ -51,10 +52,4 @@ static void test_notes(void **state)
 			     "\"6670903752021072936960\"}", buf, sizeof(buf)));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_notes),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_notes))

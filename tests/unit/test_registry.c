@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "gerr.h"
+#include "unit_main.h"
 #include "workload.h"
 
 static void test_every_workload_is_complete(void **state)
@@ -230,13 +231,7 @@ static void test_docs_match_the_workloads(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_every_workload_is_complete),
-		cmocka_unit_test(test_json_u64),
-		cmocka_unit_test(test_blob_max_covers_runs),
-		cmocka_unit_test(test_docs_match_the_workloads),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_every_workload_is_complete),
+	cmocka_unit_test(test_json_u64),
+	cmocka_unit_test(test_blob_max_covers_runs),
+	cmocka_unit_test(test_docs_match_the_workloads))

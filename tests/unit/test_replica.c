@@ -21,6 +21,7 @@
 #include "sched_fx.h"
 #include "scheduler.h"
 #include "store.h"
+#include "unit_main.h"
 #include "workload.h"
 
 #define LEASE_UNITS (1u << 20)
@@ -717,20 +718,13 @@ static void test_judge_wait(void **state)
 
 #define TR(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		TR(test_full_two_workers),
-		TR(test_disagreement_third_decides),
-		TR(test_primary_outvoted),
-		TR(test_restart_verifies_again),
-		TR(test_unreadable_result),
-		TR(test_trust_after),
-		TR(test_no_quorum),
-		cmocka_unit_test(test_judge_quorum),
-		cmocka_unit_test(test_judge_again_and_recompute),
-		cmocka_unit_test(test_judge_wait),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(TR(test_full_two_workers),
+	TR(test_disagreement_third_decides),
+	TR(test_primary_outvoted),
+	TR(test_restart_verifies_again),
+	TR(test_unreadable_result),
+	TR(test_trust_after),
+	TR(test_no_quorum),
+	cmocka_unit_test(test_judge_quorum),
+	cmocka_unit_test(test_judge_again_and_recompute),
+	cmocka_unit_test(test_judge_wait))

@@ -22,9 +22,11 @@
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "log_fx.h"
 #include "results.h"
 #include "store.h"
 #include "store_fx.h"
+#include "unit_main.h"
 #include "workload.h"
 
 static mode_t mode_of(const char *path)
@@ -304,35 +306,6 @@ static void test_blob_reader(void **state)
 
 /* ---- a job's end, on a loop and the database thread ---- */
 
-struct cap {
-	int saved;
-	char path[64];
-};
-
-static void cap_start(struct cap *c)
-{
-	int fd;
-
-	snprintf(c->path, sizeof(c->path), "/tmp/test_results_log.XXXXXX");
-	fd = mkstemp(c->path);
-	assert_true(fd >= 0);
-	c->saved = dup(STDERR_FILENO);
-	assert_true(c->saved >= 0);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	close(fd);
-}
-
-static char *cap_end(struct cap *c)
-{
-	char *text;
-
-	dup2(c->saved, STDERR_FILENO);
-	close(c->saved);
-	text = slurp(c->path, NULL);
-	unlink(c->path);
-	return text;
-}
-
 static void on_closed(void *opaque)
 {
 	*(int *)opaque = 1;
@@ -426,17 +399,10 @@ static void test_job_done(void **state)
 	free(log);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		T(test_prepare),
-		T(test_path),
-		T(test_store),
-		T(test_store_refused),
-		T(test_render),
-		T(test_blob_reader),
-		T(test_job_done),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(T(test_prepare),
+	T(test_path),
+	T(test_store),
+	T(test_store_refused),
+	T(test_render),
+	T(test_blob_reader),
+	T(test_job_done))

@@ -17,6 +17,7 @@
 #include "blob.h"
 #include "gerr.h"
 #include "runner.h"
+#include "unit_main.h"
 
 /* ---- the chained workload ---- */
 
@@ -343,14 +344,7 @@ static void test_off(void **state)
 	fix_free(f);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_adopt_and_drop),
-		cmocka_unit_test(test_finished_ahead_waits),
-		cmocka_unit_test(test_adopted_failure),
-		cmocka_unit_test(test_off),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_adopt_and_drop),
+	cmocka_unit_test(test_finished_ahead_waits),
+	cmocka_unit_test(test_adopted_failure),
+	cmocka_unit_test(test_off))

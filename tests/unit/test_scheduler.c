@@ -21,6 +21,7 @@
 #include "sched_fx.h"
 #include "scheduler.h"
 #include "store.h"
+#include "unit_main.h"
 #include "workload.h"
 
 #define LEASE_UNITS (1u << 21)
@@ -836,21 +837,18 @@ static void test_run_failures_fail_the_job(void **state)
 	sched_claim_clear(&c);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_grant_and_carve, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_broken_planner_fails_alone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_claim_queue_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_result_stale_verify_complete, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failed_verification_retries_then_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_early_verification, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_store_beside_decode, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_heartbeat_pause_cancel_expiry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_foreign_refused_alike, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_progress_bounded_and_required, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cap_and_holders, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_failures_fail_the_job, setup, teardown),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+/* A test on a fresh fixture of its own. */
+#define TS(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+UNIT_MAIN(TS(test_grant_and_carve),
+	TS(test_broken_planner_fails_alone),
+	TS(test_claim_queue_order),
+	TS(test_result_stale_verify_complete),
+	TS(test_failed_verification_retries_then_fails),
+	TS(test_early_verification),
+	TS(test_store_beside_decode),
+	TS(test_heartbeat_pause_cancel_expiry),
+	TS(test_foreign_refused_alike),
+	TS(test_progress_bounded_and_required),
+	TS(test_cap_and_holders),
+	TS(test_run_failures_fail_the_job))

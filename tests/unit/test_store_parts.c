@@ -12,22 +12,6 @@
 #include "gerr.h"
 #include "store_fx.h"
 
-/* A lease of job with result "r<id>", verified. */
-static int64_t add_verified(struct store *st, int64_t job, int64_t worker,
-			    uint64_t units)
-{
-	struct store_lease l = add_lease(st, job, worker, units);
-	int64_t id = l.id;
-	char hash[32];
-
-	snprintf(hash, sizeof(hash), "r%lld", (long long)id);
-	assert_int_equal(store_lease_set_result(st, id, l.epoch, hash, units,
-						30.0), 0);
-	assert_int_equal(store_lease_set_verified(st, id, l.epoch, 31.0), 0);
-	store_lease_clear(&l);
-	return id;
-}
-
 static uint64_t part_count(struct store *st, int64_t job)
 {
 	uint64_t n = 12345;
@@ -60,9 +44,9 @@ static void test_parts_add_get(void **state)
 	struct store *st = f->st;
 	int64_t a = add_job(st, "graveler"), b = add_job(st, "graveler");
 	int64_t w = add_worker(st, "w1");
-	int64_t a1 = add_verified(st, a, w, 10);
-	int64_t a2 = add_verified(st, a, w, 20);
-	int64_t b1 = add_verified(st, b, w, 30);
+	int64_t a1 = add_verified_lease(st, a, w, 10);
+	int64_t a2 = add_verified_lease(st, a, w, 20);
+	int64_t b1 = add_verified_lease(st, b, w, 30);
 	struct store_lease a3 = add_lease(st, a, w, 40);
 	struct store_part keep = { .lease_id = -5 };
 
@@ -157,8 +141,8 @@ static void test_parts_tx_extend_cancel(void **state)
 	struct store *st = ((struct fx *)*state)->st;
 	int64_t job = add_job(st, "graveler");
 	int64_t w = add_worker(st, "w1");
-	int64_t l1 = add_verified(st, job, w, 10);
-	int64_t l2 = add_verified(st, job, w, 10);
+	int64_t l1 = add_verified_lease(st, job, w, 10);
+	int64_t l2 = add_verified_lease(st, job, w, 10);
 	int64_t pend = add_pending(st, job, w);
 	struct store_job j;
 
@@ -212,15 +196,15 @@ static void test_parts_migration(void **state)
 	l = add_lease(st, a, w, 11); /* verified last, below */
 	a1 = l.id;
 	store_lease_clear(&l);
-	b1 = add_verified(st, b, w, 12);
+	b1 = add_verified_lease(st, b, w, 12);
 	l = add_lease(st, a, w, 13); /* done, not verified */
 	a2 = l.id;
 	snprintf(hash, sizeof(hash), "r%lld", (long long)a2);
 	assert_int_equal(store_lease_set_result(st, a2, 1, hash, 13, 32.0), 0);
 	store_lease_clear(&l);
-	a3 = add_verified(st, a, w, 14);
-	b2 = add_verified(st, b, w, 15);
-	a4 = add_verified(st, a, w, 16);
+	a3 = add_verified_lease(st, a, w, 14);
+	b2 = add_verified_lease(st, b, w, 15);
+	a4 = add_verified_lease(st, a, w, 16);
 	/* Pending, no result (as a rejected one; a reject itself records its
 	 * producer in migration 007's table, which this schema lacks). */
 	l = add_lease(st, a, w, 17);

@@ -15,25 +15,20 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_fx.h"
 #include "gerr.h"
 #include "log.h"
+#include "unit_main.h"
 #include "woptions.h"
 
 static const struct conf_key *key(const char *name)
 {
-	int i = conf_find(&worker_options, name);
-
-	if (i < 0)
-		fail_msg("no key '%s'", name);
-	return &worker_options.keys[i];
+	return fx_key(&worker_options, name);
 }
 
 static const char *show(const struct worker_settings *s, const char *name)
 {
-	static char buf[CONF_SHOW_MAX];
-
-	conf_show(key(name), s, buf, sizeof(buf));
-	return buf;
+	return fx_show(&worker_options, s, name);
 }
 
 static int online(void)
@@ -97,32 +92,27 @@ static void test_connect(void **state)
 		  "[fe80::1%eth0]:7700" },
 		{ "h:0007", "h", "7", "h:7" },
 	};
-	static const char *const bad[] = {
-		"localhost", ":7700", "host:", "host:0", "host:65536", "host:-1",
-		"host:+1", "host: 1", "host:1x", "::1:7700", "[::1]7700",
-		"[::1:7700", "[]:7700", "a b:1", "a/b:1", "h]:1", "h\x7f:1",
-		"host:99999999999999999999",
-	};
+	static const char refusal[] = "connect wants HOST:PORT ([ADDR]:PORT for "
+				      "IPv6, port 1..65535), got '";
 
 	(void)state;
+	woptions_defaults(&s);
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		woptions_defaults(&s);
-		if (conf_set(key("connect"), &s, good[i].in, err, sizeof(err)))
-			fail_msg("'%s' refused: %s", good[i].in, err);
+		fx_shows(&worker_options, &s, "connect", good[i].in,
+			 good[i].out);
 		assert_string_equal(s.connect.host, good[i].host);
 		assert_string_equal(s.connect.port, good[i].port);
-		assert_string_equal(show(&s, "connect"), good[i].out);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		woptions_defaults(&s);
-		if (conf_set(key("connect"), &s, bad[i], err, sizeof(err)) !=
-		    GERR_INVAL)
-			fail_msg("'%s' taken", bad[i]);
-		if (!strstr(err, "connect wants HOST:PORT ([ADDR]:PORT for IPv6, "
-			    "port 1..65535), got '"))
-			fail_msg("'%s': %s", bad[i], err);
-		assert_string_equal(s.connect.host, "");
-	}
+	woptions_defaults(&s);
+	fx_refused_each(&worker_options, &s, sizeof(s), "connect",
+			fx_bad_addresses, FX_BAD_ADDRESSES, refusal);
+	/* Port 0 is a listener's "any port", no place to connect to; an IPv6
+	 * address wants its brackets. */
+	fx_refused(&worker_options, &s, sizeof(s), "connect", "host:0",
+		   refusal);
+	fx_refused(&worker_options, &s, sizeof(s), "connect", "::1:7700",
+		   refusal);
+	assert_string_equal(s.connect.host, "");
 	/* A host name of WORKER_HOST_MAX bytes fits (DNS's bound), a byte
 	 * more does not. */
 	memset(host, 'h', WORKER_HOST_MAX);
@@ -170,8 +160,7 @@ static void test_device(void **state)
 	assert_string_equal(show(&s, "device"), "cpu");
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		woptions_defaults(&s);
-		if (conf_set(key("device"), &s, good[i].in, err, sizeof(err)))
-			fail_msg("'%s' refused: %s", good[i].in, err);
+		fx_taken(&worker_options, &s, "device", good[i].in);
 		assert_string_equal(s.device.name, good[i].name);
 		assert_int_equal(s.device.kind, good[i].kind);
 		assert_int_equal(s.device.index, good[i].index);
@@ -219,17 +208,9 @@ static void test_plain_keys(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct worker_settings before;
-
 		woptions_defaults(&s);
-		before = s;
-		if (conf_set(key(bad[i].key), &s, bad[i].val, err, sizeof(err)) !=
-		    GERR_INVAL)
-			fail_msg("%s = '%s' taken", bad[i].key, bad[i].val);
-		if (!strstr(err, bad[i].msg))
-			fail_msg("%s = '%s': got '%s', want '%s'", bad[i].key,
-				 bad[i].val, err, bad[i].msg);
-		assert_memory_equal(&s, &before, sizeof(s));
+		fx_refused(&worker_options, &s, sizeof(s), bad[i].key,
+			   bad[i].val, bad[i].msg);
 	}
 	woptions_defaults(&s);
 	assert_int_equal(conf_set(key("checkpoint-interval"), &s, "0.1", err,
@@ -341,16 +322,9 @@ static void test_file_and_args(void **state)
 	assert_non_null(strstr(err, "--connect wants HOST:PORT"));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),
-		cmocka_unit_test(test_connect),
-		cmocka_unit_test(test_device),
-		cmocka_unit_test(test_plain_keys),
-		cmocka_unit_test(test_finish),
-		cmocka_unit_test(test_file_and_args),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_defaults),
+	cmocka_unit_test(test_connect),
+	cmocka_unit_test(test_device),
+	cmocka_unit_test(test_plain_keys),
+	cmocka_unit_test(test_finish),
+	cmocka_unit_test(test_file_and_args))
