@@ -44,24 +44,17 @@ static void test_count(void **state)
 	assert_string_equal(human_rate(-1, buf, sizeof(buf)), "-");
 }
 
-static void duration_is(double s, const char *want)
-{
-	char buf[32];
-
-	assert_string_equal(human_duration(s, buf, sizeof(buf)), want);
-}
-
 static void test_duration(void **state)
 {
 	(void)state;
-	duration_is(0, "0s");
-	duration_is(44.6, "45s");
-	duration_is(59.6, "1m00s");
-	duration_is(725, "12m05s");
-	duration_is(3 * 3600 + 7 * 60 + 10, "3h07m");
-	duration_is(2 * 86400 + 4 * 3600 + 59, "2d04h");
-	duration_is(-3, "-");
-	duration_is(1e12, "-");
+	formats_as(human_duration, 0, "0s");
+	formats_as(human_duration, 44.6, "45s");
+	formats_as(human_duration, 59.6, "1m00s");
+	formats_as(human_duration, 725, "12m05s");
+	formats_as(human_duration, 3 * 3600 + 7 * 60 + 10, "3h07m");
+	formats_as(human_duration, 2 * 86400 + 4 * 3600 + 59, "2d04h");
+	formats_as(human_duration, -3, "-");
+	formats_as(human_duration, 1e12, "-");
 }
 
 static void test_bar_fit_time(void **state)

@@ -16,34 +16,28 @@
 #include "unit_main.h"
 #include "workload.h"
 
-static void num_is(double v, const char *want)
-{
-	char buf[64];
-	assert_string_equal(plot_num(v, buf, sizeof(buf)), want);
-}
-
 static void test_numbers(void **state)
 {
 	(void)state;
-	num_is(0, "0");
-	num_is(7, "7");
-	num_is(999, "999");
-	num_is(1234, "1,234");
-	num_is(9999, "9,999");
-	num_is(-64, "-64");
-	num_is(2.5, "2.5");
-	num_is(0.5, "0.5");
-	num_is(0.05, "0.05");
-	num_is(57.75, "57.8");
-	num_is(10000, "10 k");
-	num_is(54.9e6, "54.9 M");
-	num_is(1e9, "1 G");
-	num_is(1.5e9, "1.5 G");
-	num_is(999999, "1 M");     /* not "1000 k" */
-	num_is(123456789, "123 M");
-	num_is(7.1e19, "71 E");
-	num_is(1e21, "1\u00d710\u00b2\u00b9");
-	num_is(8.1171e46, "8.12\u00d710\u2074\u2076");
+	formats_as(plot_num, 0, "0");
+	formats_as(plot_num, 7, "7");
+	formats_as(plot_num, 999, "999");
+	formats_as(plot_num, 1234, "1,234");
+	formats_as(plot_num, 9999, "9,999");
+	formats_as(plot_num, -64, "-64");
+	formats_as(plot_num, 2.5, "2.5");
+	formats_as(plot_num, 0.5, "0.5");
+	formats_as(plot_num, 0.05, "0.05");
+	formats_as(plot_num, 57.75, "57.8");
+	formats_as(plot_num, 10000, "10 k");
+	formats_as(plot_num, 54.9e6, "54.9 M");
+	formats_as(plot_num, 1e9, "1 G");
+	formats_as(plot_num, 1.5e9, "1.5 G");
+	formats_as(plot_num, 999999, "1 M");     /* not "1000 k" */
+	formats_as(plot_num, 123456789, "123 M");
+	formats_as(plot_num, 7.1e19, "71 E");
+	formats_as(plot_num, 1e21, "1\u00d710\u00b2\u00b9");
+	formats_as(plot_num, 8.1171e46, "8.12\u00d710\u2074\u2076");
 	char ib[32];
 	assert_string_equal(plot_int(1213456, ib, sizeof(ib)), "1,213,456");
 	assert_string_equal(plot_int(0, ib, sizeof(ib)), "0");
