@@ -386,17 +386,16 @@ struct workload {
 		NAME##_cuda_close(cuda);                                      \
 	}
 
-/* The hooks of a workload that names them NAME_wl_HOOK (parse_params, carve,
- * verify, merge, finish, render_text, render_plot, export, cuda_open and
+/* The hooks every workload has, named NAME_wl_HOOK (parse_params, carve,
+ * verify, merge, finish, render_text, render_plot, cuda_open and
  * cuda_close, the last two often from WL_CUDA_HOOKS), for its struct
- * workload's initializer. */
+ * workload's initializer; the others it names itself. */
 #define WL_NAMED_HOOKS(NAME)                                                  \
 	.parse_params = NAME##_wl_parse_params, .carve = NAME##_wl_carve,     \
 	.verify = NAME##_wl_verify, .merge = NAME##_wl_merge,                 \
 	.finish = NAME##_wl_finish, .render_text = NAME##_wl_render_text,     \
 	.render_plot = NAME##_wl_render_plot,                                 \
-	.export_data = NAME##_wl_export, .cuda_open = NAME##_wl_cuda_open,    \
-	.cuda_close = NAME##_wl_cuda_close
+	.cuda_open = NAME##_wl_cuda_open, .cuda_close = NAME##_wl_cuda_close
 
 /* The registry: a NULL-terminated static table. Any thread. */
 const struct workload *const *workload_all(void);

@@ -75,7 +75,7 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 	return 0;
 }
 
-static int gw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
+static int graveler_wl_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 			   uint64_t *ret_total_units, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"battles", "seed", NULL};
@@ -107,7 +107,7 @@ static int gw_parse_params(void *ctx, const json_t *args, json_t **ret_params,
 	return 0;
 }
 
-static int gw_carve(void *ctx, const json_t *params, const json_t *cursor,
+static int graveler_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 		    const json_t *answer, const struct wl_parts *parts,
 		    uint64_t want_units, json_t **ret_spec, uint64_t *ret_units,
 		    json_t **ret_cursor, int *ret_last)
@@ -349,7 +349,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 	return rc;
 }
 
-static int gw_verify(void *ctx, const json_t *params, const json_t *spec,
+static int graveler_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
 {
@@ -416,7 +416,7 @@ static json_t *answer_json(const struct answer *a)
 	return j;
 }
 
-static int gw_merge(void *ctx, const json_t *params, const json_t *answer,
+static int graveler_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
 		    const char *result_hash, json_t **ret_answer, json_t **ret_note)
 {
@@ -461,7 +461,7 @@ static int gw_merge(void *ctx, const json_t *params, const json_t *answer,
 	return 0;
 }
 
-static int gw_finish(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts, char *err,
+static int graveler_wl_finish(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts, char *err,
 		     size_t errlen)
 {
 	uint64_t n, seed, total = 0;
@@ -511,7 +511,7 @@ static int gw_finish(void *ctx, const json_t *params, const json_t *answer, cons
 	return 0;
 }
 
-static char *gw_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
+static char *graveler_wl_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
 {
 	uint64_t n = 0, seed = 0;
 	char err[WL_ERRLEN];
@@ -598,20 +598,12 @@ static const struct wl_param_doc gw_params_doc[] = {
 
 const struct workload graveler_workload = {
 	.name = "graveler",
+	WL_NAMED_HOOKS(graveler),
 	.unit_name = "battles",
-	.parse_params = gw_parse_params,
-	.carve = gw_carve,
 	.run = gw_run,
 	.blob_max = gw_blob_max,
 	.check_checkpoint = gw_check_checkpoint,
-	.verify = gw_verify,
-	.merge = gw_merge,
-	.finish = gw_finish,
-	.render_text = gw_render_text,
-	.render_plot = graveler_wl_render_plot,
 	.plot_name = "graveler-histogram.svg",
-	.cuda_open = graveler_wl_cuda_open,
-	.cuda_close = graveler_wl_cuda_close,
 	/* Segment records are near-random bytes: deflate barely shrinks a
 	 * 5.2 MB result and costs both ends tens of ms. */
 	.result_store_raw = 1,

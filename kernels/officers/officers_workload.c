@@ -239,6 +239,7 @@ static const struct wl_export_doc ofw_exports_doc[] = {
 const struct workload officers_workload = {
 	.name = "officers",
 	WL_NAMED_HOOKS(officers),
+	.export_data = officers_wl_export,
 	.unit_name = "values",
 	.run = ofw_run,
 	.next_lease = officers_wl_next_lease,

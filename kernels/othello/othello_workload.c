@@ -335,6 +335,7 @@ WL_CUDA_HOOKS(othello)
 const struct workload othello_workload = {
 	.name = "othello",
 	WL_NAMED_HOOKS(othello),
+	.export_data = othello_wl_export,
 	.open = otw_open,
 	.unit_name = "positions",
 	.parse_input = othello_wl_parse_input,

@@ -236,6 +236,7 @@ WL_CUDA_HOOKS(sudoku)
 const struct workload sudoku_workload = {
 	.name = "sudoku",
 	WL_NAMED_HOOKS(sudoku),
+	.export_data = sudoku_wl_export,
 	.unit_name = "gangsters",
 	.open = sw_open,
 	.close = sw_close,
