@@ -1,5 +1,5 @@
 /* test_ctl_text.c - gpuctl's escaping of text from workers and gpud
- * (tools/ctl_text.c), and the check report built on it (ctl_check.c). */
+ * (tools/gpuctl/ctl_text.c), and the check report built on it (ctl_check.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,23 +70,27 @@ static void test_escape_json(void **state)
 	json_decref(v);
 }
 
-/* gpuctl check's report names each problem's job, lease and blob. */
+/* gpuctl check's report, from a reply decoded as gpuctl decodes it, names
+ * each problem's job, lease and blob. */
 static void test_check_report(void **state)
 {
-	json_t *r = json_loads("{\"damaged\":true,\"database\":[],"
+	json_t *r = json_loads("{\"ok\":true,\"damaged\":true,\"database\":[],"
 		"\"references\":4,\"blobs_checked\":3,\"problems\":[{\"job\":2,"
 		"\"lease\":7,\"where\":\"result of lease\",\"hash\":\"ab12\","
 		"\"problem\":\"missing\"},{\"job\":3,\"lease\":null,\"where\":"
 		"\"params of job\",\"hash\":\"cd34\",\"problem\":\"corrupt\"}],"
 		"\"problems_total\":2,\"damaged_jobs\":[2,3]}", 0, NULL);
-	char *out = NULL;
+	struct ctlcmd_reply rep;
+	char err[256], *out = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
 	(void)state;
 	assert_non_null(r);
 	assert_non_null(f);
-	ctl_check_print(f, r);
+	assert_int_equal(ctlcmd_reply_decode(&ctlcmd_table[CTLCMD_CHECK], r, &rep,
+					     err, sizeof(err)), 0);
+	ctl_check_print(f, &rep);
 	fclose(f);
 	assert_non_null(strstr(out, "database: ok"));
 	assert_non_null(strstr(out, "blobs: 3 named by 4 references, 2 problem(s)"));
@@ -94,6 +98,7 @@ static void test_check_report(void **state)
 	assert_non_null(strstr(out, "job 3: params of job 3: blob cd34 corrupt"));
 	assert_non_null(strstr(out, "DAMAGED\n"));
 	free(out);
+	ctlcmd_reply_clear(&rep);
 	json_decref(r);
 }
 

@@ -109,7 +109,7 @@ int cmd_check(const struct ctl_target *to, int argc, char **argv)
 	if (as_json)
 		ctl_print_json(ctlcmd_reply_body(reply.json));
 	else
-		ctl_check_print(stdout, reply.json);
+		ctl_check_print(stdout, &reply.f);
 	ctl_reply_free(&reply);
 	return ex;
 }
@@ -165,7 +165,7 @@ int cmd_backup(const struct ctl_target *to, int argc, char **argv)
 	if (as_json)
 		ctl_print_json(ctlcmd_reply_body(reply.json));
 	else
-		ctl_backup_print(stdout, reply.json);
+		ctl_backup_print(stdout, &reply.f);
 	ctl_reply_free(&reply);
 	return ex;
 }
