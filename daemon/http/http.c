@@ -6,8 +6,13 @@
  *               wake the loop (uv_async)
  *   loop:       control_handle(status) -> control_handle(workers) ->
  *               [measure the blobs on the thread pool] -> resume
- *   MHD thread: the handler runs again: render the answer, send it;
+ *   MHD thread: the handler runs again: decode the replies
+ *               (ctlcmd_reply_decode, once), render the answer, send it;
  *               on_completed frees the request
+ *
+ * No reply key is spelled here: the replies are read through ctlcmd.h
+ * (the typed reply, its lists as gpud sent them). The keys this file
+ * writes ("plots", "workers", "now", "version") are the page's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +31,7 @@
 
 #include "clock.h"
 #include "control.h"
+#include "ctlcmd.h"
 #include "dbq.h"
 #include "gerr.h"
 #include "gpud.h"
@@ -222,33 +228,63 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
 			MHD_RESPMEM_MUST_FREE);
 }
 
+/* reply, an ok reply of command id, into *ret (ctlcmd_reply_clear frees
+ * it; it borrows from reply). 0, or GERR_INVAL, logged: gpud's replies
+ * always decode (ctlcmd_reply_encode wrote them), so this is a bug. */
+static int decode_reply(const struct http *h, enum ctlcmd_id id,
+			const json_t *reply, struct ctlcmd_reply *ret)
+{
+	char err[256];
+	int rc = ctlcmd_reply_decode(&ctlcmd_table[id], reply, ret, err, sizeof(err));
+
+	if (rc)
+		LOG_WARN(h->log, "http: gpud's %s reply: %s", ctlcmd_table[id].name, err);
+	return rc;
+}
+
+static enum MHD_Result send_undecoded(struct MHD_Connection *conn)
+{
+	return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			 "gpud's reply does not decode (see gpud's log)\n");
+}
+
 /* /api/status: the status reply, with the workers and each job's plots. */
 static enum MHD_Result send_status(const struct http *h,
 				   struct MHD_Connection *conn, struct http_req *r)
 {
-	json_t *jobs, *j;
-	size_t i;
+	struct ctlcmd_reply st;
+	const json_t *jobs, *workers;
+	const char *error;
 
-	if (!json_is_true(json_object_get(r->status, "ok")))
+	if (!ctlcmd_reply_ok(r->status, &error))
 		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
-	jobs = json_object_get(r->status, "jobs");
-	json_array_foreach(jobs, i, j)
-		json_object_set_new(j, "plots", list_plots(h,
-				    json_integer_value(json_object_get(j, "id"))));
-	json_object_set(r->status, "workers",
-			json_is_array(json_object_get(r->workers, "workers")) ?
-			json_object_get(r->workers, "workers") : json_array());
+	if (decode_reply(h, CTLCMD_STATUS, r->status, &st))
+		return send_undecoded(conn);
+	/* st.jobs[i] is the array's row i. */
+	jobs = ctlcmd_reply_list(CTLCMD_STATUS, r->status);
+	for (size_t i = 0; i < st.n_jobs; i++)
+		json_object_set_new(json_array_get(jobs, i), "plots",
+				    list_plots(h, st.jobs[i].id));
+	ctlcmd_reply_clear(&st);
+	workers = ctlcmd_reply_list(CTLCMD_WORKERS, r->workers);
+	/* r owns both replies: the status takes a reference to the list. */
+	json_object_set_new(r->status, "workers", json_is_array(workers) ?
+			    json_incref((json_t *)workers) : json_array());
 	json_object_set_new(r->status, "now", json_real(gclock_wall()));
 	json_object_set_new(r->status, "version", json_string(GPUD_VERSION));
 	return send_json(conn, MHD_HTTP_OK, r->status);
 }
 
-static enum MHD_Result send_metrics(struct MHD_Connection *conn,
+/* /metrics: the replies decoded, rendered (metrics.h). A workers reply
+ * that is not ok counts no workers. */
+static enum MHD_Result send_metrics(const struct http *h,
+				    struct MHD_Connection *conn,
 				    const struct http_req *r)
 {
+	struct ctlcmd_reply st, wk;
 	struct metrics_input in = {
-		.status = r->status,
-		.workers = r->workers,
+		.status = &st,
+		.workers = NULL,
 		.commits = r->have_commits ? &r->commits : NULL,
 		.verify_failures = r->verify_failures,
 		.blobs_known = r->blobs_known,
@@ -257,12 +293,27 @@ static enum MHD_Result send_metrics(struct MHD_Connection *conn,
 		.now = gclock_wall(),
 		.version = GPUD_VERSION,
 	};
+	const char *error;
 	char *text;
 	size_t len;
+	int rc;
 
-	if (!json_is_true(json_object_get(r->status, "ok")))
+	if (!ctlcmd_reply_ok(r->status, &error))
 		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
-	if (metrics_render(&in, &text, &len))
+	if (decode_reply(h, CTLCMD_STATUS, r->status, &st))
+		return send_undecoded(conn);
+	if (r->workers && ctlcmd_reply_ok(r->workers, &error)) {
+		if (decode_reply(h, CTLCMD_WORKERS, r->workers, &wk)) {
+			ctlcmd_reply_clear(&st);
+			return send_undecoded(conn);
+		}
+		in.workers = &wk;
+	}
+	rc = metrics_render(&in, &text, &len);
+	ctlcmd_reply_clear(&st);
+	if (in.workers)
+		ctlcmd_reply_clear(&wk);
+	if (rc)
 		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	return send_buf(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
 			text, len, MHD_RESPMEM_MUST_FREE);
@@ -289,7 +340,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 			return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 					 "gpud is stopping\n");
 		return r->kind == REQ_STATUS ? send_status(h, conn, r)
-					     : send_metrics(conn, r);
+					     : send_metrics(h, conn, r);
 	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -481,22 +532,23 @@ static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
 static void on_status(void *opaque, json_t *reply, void *bin, size_t bin_len)
 {
 	struct http_req *r = opaque;
+	const struct ctlcmd_req req = { .cmd = CTLCMD_WORKERS };
 
 	(void)bin_len;
 	free(bin);
 	r->status = reply;
-	control_handle(r->h->d, AUTH_ROLE_VIEWER, json_pack("{s:s}", "cmd", "workers"),
-		       NULL, 0, on_workers, r);
+	control_handle(r->h->d, AUTH_ROLE_VIEWER, ctlcmd_encode(&req), NULL, 0,
+		       on_workers, r);
 }
 
 static void start(struct http_req *r)
 {
-	json_t *req = json_pack("{s:s}", "cmd", "status");
-
 	/* Metrics count every job; the page shows what gpuctl status does. */
-	if (r->kind == REQ_METRICS)
-		json_object_set_new(req, "all", json_true());
-	control_handle(r->h->d, AUTH_ROLE_VIEWER, req, NULL, 0, on_status, r);
+	const struct ctlcmd_req req = { .cmd = CTLCMD_STATUS,
+					.all = r->kind == REQ_METRICS };
+
+	control_handle(r->h->d, AUTH_ROLE_VIEWER, ctlcmd_encode(&req), NULL, 0,
+		       on_status, r);
 }
 
 static void on_async(uv_async_t *a)

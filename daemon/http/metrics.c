@@ -1,5 +1,5 @@
-/* metrics.c - Prometheus text from the control API's replies (see
- * metrics.h). Each family is written whole (HELP, TYPE, its samples), as
+/* metrics.c - Prometheus text from the control API's decoded replies
+ * (see metrics.h). Each family is written whole (HELP, TYPE, its samples), as
  * the format requires; label values are escaped (\\, \", \n). */
 #include "metrics.h"
 
@@ -10,13 +10,11 @@
 
 #include "gerr.h"
 
-/* The states every scrape shows, at 0 when no job is in them, so a
- * dashboard's series do not come and go; others seen are added. */
+/* The job states every scrape shows, at 0 when no job is in them, so a
+ * dashboard's series do not come and go; others seen are added. Lease
+ * states are the reply's (ctlcmd_lease_state_name), all shown alike. */
 static const char *const job_states[] = {
 	"queued", "running", "paused", "done", "failed", "cancelled",
-};
-static const char *const lease_states[] = {
-	"pending", "leased", "done", "verified", "failed", "cancelled",
 };
 
 /* A label value, escaped. */
@@ -51,15 +49,9 @@ static void put_value(FILE *f, double v)
 		fprintf(f, " %.15g\n", v); /* no 0.1+0.2 noise */
 }
 
-static const char *str(const json_t *o, const char *key)
+static const char *str(const char *s)
 {
-	const char *s = json_string_value(json_object_get(o, key));
 	return s ? s : "";
-}
-
-static double num(const json_t *o, const char *key)
-{
-	return json_number_value(json_object_get(o, key));
 }
 
 static int finished(const char *state)
@@ -69,11 +61,11 @@ static int finished(const char *state)
 }
 
 /* Whether the job gets series of its own. */
-static int job_shown(const json_t *j, double now)
+static int job_shown(const struct ctlcmd_job *j, double now)
 {
-	double at = num(j, "finished_at");
+	double at = j->finished_at;
 
-	return !finished(str(j, "state")) || at <= 0 ||
+	return !finished(str(j->state)) || at <= 0 ||
 	       now - at < METRICS_FINISHED_KEEP_S;
 }
 
@@ -110,97 +102,126 @@ static void tally_put(FILE *f, const char *metric, const char *label,
 	}
 }
 
-static void job_labels(FILE *f, const char *metric, const json_t *j)
+static void job_labels(FILE *f, const char *metric, const struct ctlcmd_job *j)
 {
-	fprintf(f, "%s{job=\"%" JSON_INTEGER_FORMAT "\",name=", metric,
-		json_integer_value(json_object_get(j, "id")));
-	put_label(f, str(j, "name"));
+	fprintf(f, "%s{job=\"%" PRId64 "\",name=", metric, j->id);
+	put_label(f, j->name);
 	fputs(",workload=", f);
-	put_label(f, str(j, "workload"));
+	put_label(f, j->workload);
 	fputs(",unit=", f);
-	put_label(f, str(j, "unit_name"));
+	put_label(f, j->unit_name);
 	fputc('}', f);
 }
 
-/* One family over the shown jobs: key's number, when the job has it. */
-static void job_family(FILE *f, const json_t *jobs, double now,
-		       const char *metric, const char *type, const char *help,
-		       const char *key)
+/* The per-job values, one family each. */
+enum job_value { JOB_SIZE, JOB_DONE, JOB_VERIFIED, JOB_RATE, JOB_ETA,
+		 JOB_VERIFY_FAILURES };
+
+/* j's value w in *ret; 0 when the job has none (the reply's null or
+ * absence: then no sample). */
+static int job_value(const struct ctlcmd_job *j, enum job_value w, double *ret)
 {
-	size_t i, shown = 0;
-	json_t *j;
+	switch (w) {
+	case JOB_SIZE:
+		*ret = (double)j->total_units;
+		return 1;
+	case JOB_DONE:
+		*ret = (double)j->units_done;
+		return 1;
+	case JOB_VERIFIED:
+		*ret = (double)j->units_verified;
+		return 1;
+	case JOB_RATE:
+		*ret = j->rate;
+		return 1;
+	case JOB_ETA:           /* sent as null when not known */
+		*ret = j->eta_s;
+		return j->eta_s != 0;
+	case JOB_VERIFY_FAILURES: /* not sent by an older gpud */
+		*ret = (double)j->verify_failures;
+		return j->verify_failures >= 0;
+	}
+	return 0;
+}
+
+/* One family over the shown jobs: value w, when the job has it. */
+static void job_family(FILE *f, const struct ctlcmd_reply *st, double now,
+		       const char *metric, const char *type, const char *help,
+		       enum job_value w)
+{
+	size_t shown = 0;
 	int head = 0;
 
-	json_array_foreach(jobs, i, j) {
-		const json_t *v = json_object_get(j, key);
+	for (size_t i = 0; i < st->n_jobs; i++) {
+		const struct ctlcmd_job *j = &st->jobs[i];
+		double v;
+
 		if (!job_shown(j, now))
 			continue;
 		if (++shown > METRICS_JOBS_MAX)
 			break;
-		if (!json_is_number(v))
+		if (!job_value(j, w, &v))
 			continue;
 		if (!head++)
 			family(f, metric, type, help);
 		job_labels(f, metric, j);
-		put_value(f, json_number_value(v));
+		put_value(f, v);
 	}
 }
 
-static void jobs_part(FILE *f, const json_t *jobs, double now)
+static void jobs_part(FILE *f, const struct ctlcmd_reply *st, double now)
 {
 	struct tally states = { .n = 0 }, leases = { .n = 0 };
 	size_t i;
-	json_t *j;
 
 	for (i = 0; i < sizeof(job_states) / sizeof(job_states[0]); i++)
 		tally_add(&states, job_states[i], 0);
-	for (i = 0; i < sizeof(lease_states) / sizeof(lease_states[0]); i++)
-		tally_add(&leases, lease_states[i], 0);
-	json_array_foreach(jobs, i, j) {
-		const char *key;
-		json_t *v;
-
-		tally_add(&states, str(j, "state"), 1);
-		json_object_foreach(json_object_get(j, "leases"), key, v)
-			tally_add(&leases, key, json_number_value(v));
+	for (i = 0; i < CTLCMD_LEASE_STATES; i++)
+		tally_add(&leases, ctlcmd_lease_state_name((int)i), 0);
+	for (i = 0; i < st->n_jobs; i++) {
+		tally_add(&states, str(st->jobs[i].state), 1);
+		for (int s = 0; s < CTLCMD_LEASE_STATES; s++)
+			tally_add(&leases, ctlcmd_lease_state_name(s),
+				  (double)st->jobs[i].leases[s]);
 	}
 	family(f, "gpud_jobs", "gauge", "Jobs by state.");
 	tally_put(f, "gpud_jobs", "state", &states);
 	family(f, "gpud_leases", "gauge", "Leases of every job by state.");
 	tally_put(f, "gpud_leases", "state", &leases);
 
-	job_family(f, jobs, now, "gpud_job_size_units", "gauge",
-		   "The job's size in its workload's unit.", "total_units");
-	job_family(f, jobs, now, "gpud_job_done_units", "gauge",
+	job_family(f, st, now, "gpud_job_size_units", "gauge",
+		   "The job's size in its workload's unit.", JOB_SIZE);
+	job_family(f, st, now, "gpud_job_done_units", "gauge",
 		   "Units computed, checkpoints of unfinished leases included.",
-		   "units_done");
-	job_family(f, jobs, now, "gpud_job_verified_units", "gauge",
-		   "Units whose results gpud verified.", "units_verified");
-	job_family(f, jobs, now, "gpud_job_rate_units_per_second", "gauge",
-		   "The job's recent rate.", "rate");
-	job_family(f, jobs, now, "gpud_job_eta_seconds", "gauge",
+		   JOB_DONE);
+	job_family(f, st, now, "gpud_job_verified_units", "gauge",
+		   "Units whose results gpud verified.", JOB_VERIFIED);
+	job_family(f, st, now, "gpud_job_rate_units_per_second", "gauge",
+		   "The job's recent rate.", JOB_RATE);
+	job_family(f, st, now, "gpud_job_eta_seconds", "gauge",
 		   "Seconds left at the recent rate (absent when unknown).",
-		   "eta_s");
-	job_family(f, jobs, now, "gpud_job_verify_failures_total", "counter",
+		   JOB_ETA);
+	job_family(f, st, now, "gpud_job_verify_failures_total", "counter",
 		   "The job's results refuted by verification.",
-		   "verify_failures");
+		   JOB_VERIFY_FAILURES);
 }
 
-static void workers_part(FILE *f, const json_t *workers)
+/* wk: NULL for none. */
+static void workers_part(FILE *f, const struct ctlcmd_reply *wk)
 {
 	struct tally online = { .n = 0 }, standing = { .n = 0 };
-	size_t i;
-	json_t *w;
+	size_t n = wk ? wk->n_workers : 0;
 
 	tally_add(&standing, "online", 0);
 	tally_add(&standing, "offline", 0);
 	tally_add(&standing, "quarantined", 0);
-	json_array_foreach(workers, i, w) {
-		int on = json_is_true(json_object_get(w, "online"));
-		if (on)
-			tally_add(&online, str(w, "device"), 1);
-		tally_add(&standing, on ? "online" : "offline", 1);
-		if (json_is_true(json_object_get(w, "quarantined")))
+	for (size_t i = 0; i < n; i++) {
+		const struct ctlcmd_worker *w = &wk->workers[i];
+
+		if (w->online)
+			tally_add(&online, str(w->device), 1);
+		tally_add(&standing, w->online ? "online" : "offline", 1);
+		if (w->quarantined)
 			tally_add(&standing, "quarantined", 1);
 	}
 	family(f, "gpud_workers_online", "gauge",
@@ -242,8 +263,8 @@ int metrics_render(const struct metrics_input *in, char **ret_text,
 	fputs("gpud_info{version=", f);
 	put_label(f, in->version);
 	fputs("} 1\n", f);
-	jobs_part(f, json_object_get(in->status, "jobs"), in->now);
-	workers_part(f, json_object_get(in->workers, "workers"));
+	jobs_part(f, in->status, in->now);
+	workers_part(f, in->workers);
 	family(f, "gpud_verify_failures_total", "counter",
 	       "Results refuted by verification since gpud started.");
 	fprintf(f, "gpud_verify_failures_total %" PRIu64 "\n", in->verify_failures);

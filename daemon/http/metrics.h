@@ -1,6 +1,7 @@
 /* metrics.h - the Prometheus text exposition (format 0.0.4) of gpud's
- * state, from the control API's replies (control.h) and a few counters.
- * Plain C on JSON, so unit tests drive it without a gpud.
+ * state, from the control API's replies as ctlcmd_reply_decode gives
+ * them (ctlcmd.h) and a few counters. Plain C on structs, so unit tests
+ * drive it without a gpud.
  *
  * Families: gpud_info; gpud_jobs{state}; per job (unfinished, or finished
  * less than METRICS_FINISHED_KEEP_S ago; at most METRICS_JOBS_MAX of them)
@@ -21,16 +22,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
+#include "ctlcmd.h"
 #include "dbq.h"
 
 #define METRICS_FINISHED_KEEP_S 86400.0
 #define METRICS_JOBS_MAX 1000
 
 struct metrics_input {
-	const json_t *status;   /* {"jobs":[JOB..]}: every job (borrowed) */
-	const json_t *workers;  /* {"workers":[..]} (borrowed; NULL: none) */
+	/* Decoded replies (borrowed): status of every job (CTLCMD_STATUS
+	 * with all), workers (CTLCMD_WORKERS; NULL: none). */
+	const struct ctlcmd_reply *status;
+	const struct ctlcmd_reply *workers;
 	const struct dbq_commit_stats *commits; /* NULL: left out */
 	uint64_t verify_failures;  /* results refuted since gpud started */
 	int blobs_known;           /* the blob store was measured */

@@ -1,4 +1,5 @@
-/* test_metrics.c - the Prometheus text of the control API's replies: jobs
+/* test_metrics.c - the Prometheus text of the control API's replies,
+ * decoded as gpud's server decodes them (ctlcmd_reply_decode): jobs
  * by state with the fixed states at 0, per-job series for unfinished and
  * recently finished jobs only, leases summed over jobs, workers online by
  * device, label values escaped, the commit histogram cumulative with its
@@ -38,30 +39,50 @@ static const char *status_json =
 
 static const char *workers_json =
 	"{\"ok\":true,\"workers\":["
-	"{\"name\":\"a\",\"device\":\"cuda:0\",\"online\":true,\"quarantined\":false},"
-	"{\"name\":\"b\",\"device\":\"cuda:0\",\"online\":true,\"quarantined\":true},"
-	"{\"name\":\"c\",\"device\":\"cpu\\\"x\\\\y\\nz\",\"online\":true,\"quarantined\":false},"
-	"{\"name\":\"d\",\"device\":\"cpu:1\",\"online\":false,\"quarantined\":false}"
+	"{\"id\":1,\"name\":\"a\",\"device\":\"cuda:0\",\"online\":true,\"quarantined\":false},"
+	"{\"id\":2,\"name\":\"b\",\"device\":\"cuda:0\",\"online\":true,\"quarantined\":true},"
+	"{\"id\":3,\"name\":\"c\",\"device\":\"cpu\\\"x\\\\y\\nz\",\"online\":true,\"quarantined\":false},"
+	"{\"id\":4,\"name\":\"d\",\"device\":\"cpu:1\",\"online\":false,\"quarantined\":false}"
 	"]}";
 
-static char *render(struct dbq_commit_stats *c)
+/* text of command id's reply, decoded into *ret. */
+static json_t *decode(enum ctlcmd_id id, const char *text, struct ctlcmd_reply *ret)
 {
-	json_t *st = json_loads(status_json, 0, NULL), *wk = json_loads(workers_json, 0, NULL);
+	json_t *j = json_loads(text, 0, NULL);
+	char err[256] = "";
+
+	assert_non_null(j);
+	if (ctlcmd_reply_decode(&ctlcmd_table[id], j, ret, err, sizeof(err)))
+		fail_msg("%s", err);
+	return j;
+}
+
+/* with_workers 0: no workers reply (gpud's was not ok). */
+static char *render_with(struct dbq_commit_stats *c, int with_workers)
+{
+	struct ctlcmd_reply st, wk;
+	json_t *stj = decode(CTLCMD_STATUS, status_json, &st);
+	json_t *wkj = decode(CTLCMD_WORKERS, workers_json, &wk);
 	struct metrics_input in = {
-		.status = st, .workers = wk, .commits = c, .verify_failures = 7,
+		.status = &st, .workers = with_workers ? &wk : NULL, .commits = c, .verify_failures = 7,
 		.blobs_known = 1, .blob_bytes = 123456789, .blob_files = 12,
 		.now = 200000.0, .version = "0.1.0",
 	};
 	char *text = NULL;
 	size_t len = 0;
 
-	assert_non_null(st);
-	assert_non_null(wk);
 	assert_int_equal(metrics_render(&in, &text, &len), 0);
 	assert_int_equal(strlen(text), len);
-	json_decref(st);
-	json_decref(wk);
+	ctlcmd_reply_clear(&st);
+	ctlcmd_reply_clear(&wk);
+	json_decref(stj);
+	json_decref(wkj);
 	return text;
+}
+
+static char *render(struct dbq_commit_stats *c)
+{
+	return render_with(c, 1);
 }
 
 #define HAS(t, line) assert_non_null(strstr((t), line "\n"))
@@ -112,6 +133,20 @@ static void test_workers(void **state)
 	HAS(t, "gpud_workers{standing=\"online\"} 3");
 	HAS(t, "gpud_workers{standing=\"offline\"} 1");
 	HAS(t, "gpud_workers{standing=\"quarantined\"} 1");
+	free(t);
+}
+
+static void test_no_workers(void **state)
+{
+	char *t = render_with(NULL, 0);
+
+	(void)state;
+	HAS(t, "# TYPE gpud_workers_online gauge");
+	HASNT(t, "gpud_workers_online{");
+	HAS(t, "gpud_workers{standing=\"online\"} 0");
+	HAS(t, "gpud_workers{standing=\"offline\"} 0");
+	HAS(t, "gpud_workers{standing=\"quarantined\"} 0");
+	HAS(t, "gpud_jobs{state=\"running\"} 1");
 	free(t);
 }
 
@@ -169,5 +204,6 @@ static void test_families_whole(void **state)
 
 UNIT_MAIN(cmocka_unit_test(test_jobs),
 	cmocka_unit_test(test_workers),
+	cmocka_unit_test(test_no_workers),
 	cmocka_unit_test(test_histogram),
 	cmocka_unit_test(test_families_whole))
