@@ -9,6 +9,8 @@
 #include "ctl_cmd.h"
 #include "ctl_help.h"
 #include "ctl_text.h"
+#include "fileio.h"
+#include "gerr.h"
 #include "proto.h"
 
 const char *ctl_cmd_name(char **argv)
@@ -163,50 +165,21 @@ bad:
 
 int ctl_read_input(const char *path, uint8_t **ret, size_t *ret_len)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
+	void *buf;
+	int rc = fileio_read_all(path, PROTO_MAX_BIN, &buf, ret_len);
 
-	if (!f) {
-		fprintf(stderr, "gpuctl: cannot open %s: %s\n", path, strerror(errno));
+	if (rc == GERR_TOOBIG)
+		fprintf(stderr, "gpuctl: %s is larger than %u bytes\n", path,
+			PROTO_MAX_BIN);
+	else if (rc == GERR_NOMEM)
+		fprintf(stderr, "gpuctl: out of memory reading %s\n", path);
+	else if (rc)
+		fprintf(stderr, "gpuctl: cannot read %s: %s\n", path,
+			strerror(errno));
+	if (rc)
 		return -1;
-	}
-	for (;;) {
-		if (cap == len) {
-			size_t ncap = cap ? cap * 2 : 1 << 20;
-			uint8_t *nb;
-			if (cap >= (size_t)PROTO_MAX_BIN + 1) {
-				fprintf(stderr, "gpuctl: %s is larger than %u bytes\n",
-					path, PROTO_MAX_BIN);
-				goto fail;
-			}
-			if (ncap > (size_t)PROTO_MAX_BIN + 1)
-				ncap = (size_t)PROTO_MAX_BIN + 1;
-			nb = realloc(buf, ncap);
-			if (!nb) {
-				fprintf(stderr, "gpuctl: out of memory reading %s\n", path);
-				goto fail;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-		if (n == 0)
-			break;
-		len += n;
-	}
-	if (ferror(f)) {
-		fprintf(stderr, "gpuctl: cannot read %s\n", path);
-		goto fail;
-	}
-	fclose(f);
 	*ret = buf;
-	*ret_len = len;
 	return 0;
-fail:
-	free(buf);
-	fclose(f);
-	return -1;
 }
 
 json_t *ctl_shown(json_t *reply)
