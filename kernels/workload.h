@@ -178,6 +178,10 @@ typedef int wl_carve_fn(void *ctx, const json_t *params, const json_t *cursor,
 			uint64_t want_units, json_t **ret_spec,
 			uint64_t *ret_units, json_t **ret_cursor,
 			int *ret_last);
+typedef int wl_split_fn(void *ctx, const json_t *params, const json_t *spec,
+			uint64_t at, json_t **ret_head,
+			uint64_t *ret_head_units, json_t **ret_tail,
+			uint64_t *ret_tail_units);
 typedef int wl_run_fn(void *ctx, const json_t *params, const json_t *spec,
 		      const void *checkpoint, size_t checkpoint_len,
 		      const struct wl_device *dev, const struct wl_run_io *io,
@@ -259,6 +263,20 @@ struct workload {
 	 * when the job has nothing more to lease, GERR_AGAIN when nothing can
 	 * be leased until more results are merged. */
 	wl_carve_fn *carve;
+
+	/* Optional: cut an unfinished lease in two, so that idle workers can
+	 * take over part of a straggler's work (gpud's tail). at is where gpud
+	 * would like the cut, in units from the spec's start; the hook moves
+	 * it up to the next place a lease may end (a chunk, a block) and
+	 * returns *ret_head (starting where spec starts, *ret_head_units
+	 * units) and *ret_tail (the rest, a lease of its own), the two adding
+	 * up to spec's units. GERR_AGAIN when no such place lies inside the
+	 * spec (at 0 is refused too: the head would be empty). The contract
+	 * gpud relies on: a checkpoint of spec whose units_done is at most at
+	 * is a checkpoint of head, and a run of head resumed from it gives
+	 * head's result; the results of head and tail merge to what spec's
+	 * would have. Database thread; cheap. NULL: never cut. */
+	wl_split_fn *split;
 
 	/* Run a lease. checkpoint may be NULL (fresh start) or the bytes of the
 	 * last accepted checkpoint. On success *ret_result is a malloc'ed
