@@ -13,6 +13,7 @@ struct sched_policy gpud_policy(const struct gpud *d)
 {
 	struct sched_policy p = {
 		.lease_target_s = d->cfg.lease_target_s,
+		.lease_min_s = d->cfg.lease_min_s,
 		.lease_units = d->cfg.lease_units,
 		.lease_timeout_s = d->cfg.lease_timeout_s,
 		.max_failures = d->cfg.max_failures,

@@ -85,6 +85,7 @@ struct gpud_config {
 	double heartbeat_s;          /* worker heartbeat interval */
 	double lease_timeout_s;      /* deadline = last heartbeat + this */
 	double lease_target_s;       /* wanted duration of one lease */
+	double lease_min_s;          /* least duration of one lease */
 	uint64_t lease_units;        /* fixed lease size; 0 adapts to rate */
 	double checkpoint_s;         /* told to workers in WELCOME */
 	uint32_t max_failures;       /* verification failures before failed */

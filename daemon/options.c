@@ -111,6 +111,10 @@ static const struct conf_key keys[] = {
 	  NULL, NULL },
 	{ "lease-seconds", CONF_DOUBLE, RT, F(lease_seconds), 0, 0.1, 86400, "SECONDS",
 	  "wanted duration of one lease (default 300)", NULL, NULL },
+	{ "lease-min-seconds", CONF_DOUBLE, RT, F(lease_min_seconds), 0, 0,
+	  86400, "SECONDS", "the least work a lease is cut to, at the worker's measured\n"
+	  "rate, however many workers share what is left (default 5)",
+	  NULL, NULL },
 	{ "lease-units", CONF_INT, RT, F(lease_units), 0, 0, 1e18, "N",
 	  "fixed lease size in the workload's units (default 0: adapt\n"
 	  "to each worker's measured rate)", NULL, NULL },
@@ -170,6 +174,7 @@ void gpud_options_defaults(struct gpud_settings *ret)
 	ret->http.port = 7780;
 	ret->heartbeat = 5;
 	ret->lease_seconds = 300;
+	ret->lease_min_seconds = 5;
 	ret->checkpoint_interval = 60;
 	ret->drain_seconds = 15;
 	ret->max_failures = 3;
@@ -242,6 +247,7 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->heartbeat_s = s->heartbeat;
 	cfg->lease_timeout_s = s->lease_timeout;
 	cfg->lease_target_s = s->lease_seconds;
+	cfg->lease_min_s = s->lease_min_seconds;
 	cfg->lease_units = s->lease_units;
 	cfg->checkpoint_s = s->checkpoint_interval;
 	cfg->max_failures = (uint32_t)s->max_failures;

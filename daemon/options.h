@@ -33,6 +33,7 @@ struct gpud_settings {
 	double heartbeat;
 	double lease_timeout; /* 0: 3 x heartbeat */
 	double lease_seconds;
+	double lease_min_seconds;
 	uint64_t lease_units; /* 0: adapt to each worker's rate */
 	double checkpoint_interval;
 	double drain_seconds;

@@ -34,7 +34,8 @@
 #include "workload.h"
 
 struct sched_policy {
-	double lease_target_s;
+	double lease_target_s;  /* a lease's wanted duration at the worker's rate */
+	double lease_min_s;     /* its least duration, however large the fleet */
 	uint64_t lease_units;   /* fixed lease size; 0 adapts to the rate */
 	double lease_timeout_s;
 	uint32_t max_failures;      /* failed verifications or runs of a lease */
