@@ -1,6 +1,7 @@
 -- 011: leases sized for the fleet. gpud measures each worker's rate itself,
 -- per workload, from its grants: a grant records when it was made and the
--- progress it resumed from.
+-- progress it resumed from. A lease carved for its first holder was granted
+-- when it was created (granted_at 0, granted_units 0).
 ALTER TABLE leases ADD COLUMN granted_at REAL NOT NULL DEFAULT 0;
 ALTER TABLE leases ADD COLUMN granted_units INTEGER NOT NULL DEFAULT 0
 	CHECK (granted_units >= 0);

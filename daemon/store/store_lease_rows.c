@@ -13,8 +13,8 @@
 const char *const sdb_lease_row_sql[S_COUNT] = {
 	[S_LEASE_INSERT] =
 		"INSERT INTO leases (job_id, spec, units, state, epoch, "
-		"worker_id, deadline, attempts, created_at, updated_at, "
-		"granted_at) VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, 1, ?7, ?7, ?7) "
+		"worker_id, deadline, attempts, created_at, updated_at) "
+		"VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, 1, ?7, ?7) "
 		"RETURNING " LEASE_COLS,
 	[S_LEASE_GET] = "SELECT " LEASE_COLS " FROM leases WHERE id = ?1",
 	[S_LEASE_LIST_JOB] = "SELECT " LEASE_COLS " FROM leases "

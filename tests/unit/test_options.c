@@ -89,7 +89,7 @@ static void test_defaults(void **state)
 static void test_table(void **state)
 {
 	static const char *const runtime[] = {
-		"lease-timeout", "lease-seconds", "lease-units",
+		"lease-timeout", "lease-seconds", "lease-min-seconds", "lease-units",
 		"checkpoint-interval", "drain-seconds", "max-failures",
 		"quarantine-after", "max-leases-per-worker", "progress-timeout",
 		"trust-after", "login-timeout", "idle-timeout", "max-connections",
