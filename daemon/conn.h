@@ -102,7 +102,6 @@ struct conn {
 	int64_t worker_id;
 	int64_t lease_id, job_id;
 	uint64_t epoch;
-	double claim_rate;      /* the rate its last CLAIM reported */
 	/* Its rate in its lease's unit, from what its heartbeats report:
 	 * units at rate_ms since the baseline of lease rate_lease. */
 	double rate;

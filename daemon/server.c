@@ -206,6 +206,7 @@ static void on_sample_timer(uv_timer_t *t)
 struct recover_req {
 	struct gpud *d;
 	int at_start;             /* no worker is connected yet */
+	double grace_s;           /* then: leases live at least this long */
 	struct store_lease *done;
 	size_t n;
 };
@@ -214,8 +215,15 @@ static void recover_work(struct store *st, void *arg)
 {
 	struct recover_req *r = arg;
 
-	if (r->at_start)
+	if (r->at_start) {
+		/* Workers that held leases while gpud was down are in their
+		 * reconnect backoff: give them a lease timeout to come back
+		 * and upload what they finished meanwhile. */
+		double now = gclock_wall();
+
 		health_reset(st);
+		store_lease_grace(st, now, now + r->grace_s);
+	}
 	if (store_lease_list_state(st, LEASE_DONE, &r->done, &r->n)) {
 		r->done = NULL;
 		r->n = 0;
@@ -246,6 +254,7 @@ static void recover(struct gpud *d, int at_start)
 		return;
 	r->d = d;
 	r->at_start = at_start;
+	r->grace_s = d->cfg.lease_timeout_s;
 	submit_or_free(d, recover_work, recover_after, r);
 }
 

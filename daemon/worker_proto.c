@@ -190,7 +190,6 @@ static int claim_submit(struct conn *c)
 		return GERR_NOMEM;
 	r->claim.pol = &r->pol;
 	r->claim.worker_id = c->worker_id;
-	r->claim.rate = c->claim_rate;
 	r->claim.workloads_json = strdup(c->workloads_json);
 	if (!r->claim.workloads_json) {
 		free(r);
@@ -216,9 +215,6 @@ int wp_claim(struct conn *c, const json_t *msg)
 	}
 	if (msg_claim_decode(msg, &m, NULL, 0))
 		return GERR_PROTO;
-	c->claim_rate = 0;
-	if (m.rate > 0 && m.rate < 1e15)
-		c->claim_rate = m.rate;
 	c->lease_id = 0;
 	c->job_id = 0;
 	conn_ref(c);

@@ -53,6 +53,60 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
 	return rc;
 }
 
+/* How many units to ask job's planner for (0: its own default). With a
+ * rate r measured for this worker in the job's workload: r x
+ * --lease-seconds, cut to the worker's share of what is left to carve
+ * (the fleet's rates weigh the shares; a worker not measured yet counts
+ * as their mean), never below r x --lease-min-seconds. Before r is
+ * known: an equal share, which carve_job caps at the planner's default
+ * (a probe). Sets *probe then. */
+static int lease_want(struct store *st, const struct sched_claim *c,
+		      const struct store_job *job, double now, uint64_t *ret,
+		      int *probe)
+{
+	const struct sched_policy *pol = c->pol;
+	struct store_fleet fleet = {0};
+	uint64_t total = 0, left = 0;
+	double r = 0, share = 0, want;
+	int rc;
+
+	*ret = pol->lease_units;
+	*probe = 0;
+	if (pol->lease_units)
+		return 0;
+	rc = store_rate_get(st, c->worker_id, job->workload, &r);
+	if (!rc)
+		rc = store_job_units_left(st, job->id, &total, &left);
+	if (!rc)
+		rc = store_rate_fleet(st, job->workload,
+				      now - 2 * pol->lease_timeout_s, &fleet);
+	if (rc)
+		return rc;
+	if (total && fleet.workers > 0) {
+		double mean = fleet.known ? fleet.rate_sum / fleet.known : 0;
+		double sum = fleet.rate_sum + (fleet.workers - fleet.known) * mean;
+
+		share = r > 0 && sum > 0 ? (double)left * r / sum
+					 : (double)left / fleet.workers;
+		if (share < 1)
+			share = 1;
+	}
+	if (r > 0) {
+		want = r * pol->lease_target_s;
+		if (share > 0 && share < want)
+			want = share;
+		/* The floor, never above the wanted length. */
+		if (want < r * pol->lease_min_s && pol->lease_min_s <
+		    pol->lease_target_s)
+			want = r * pol->lease_min_s;
+	} else {
+		want = share;
+		*probe = 1;
+	}
+	*ret = want >= 1e18 ? (uint64_t)1e18 : (uint64_t)want;
+	return 0;
+}
+
 /* Carve a new lease of job for the claim. Inside a transaction.
  * GERR_NOTFOUND when the job gives none now: its planner is done (marked
  * so), must wait for results (GERR_AGAIN: added to skip, so the next job
@@ -67,11 +121,9 @@ static int carve_job(struct store *st, struct sched_claim *c,
 	json_t *spec = NULL, *next = NULL;
 	struct job_parts parts = {0};
 	char *spec_text = NULL, *next_text = NULL;
-	uint64_t units = 0, want = c->pol->lease_units;
-	int last = 0, rc;
+	uint64_t units = 0, want = 0;
+	int last = 0, probe = 0, rc;
 
-	if (!want && c->rate > 0)
-		want = (uint64_t)(c->rate * c->pol->lease_target_s);
 	if (!wl || !params) {
 		rc = store_job_set_state(st, job->id, JOB_FAILED,
 			"job parameters unreadable or workload unknown", now);
@@ -80,8 +132,20 @@ static int carve_job(struct store *st, struct sched_claim *c,
 	rc = job_parts_open(&parts, st, job->id);
 	if (rc)
 		goto out;
+	rc = lease_want(st, c, job, now, &want, &probe);
+	if (rc)
+		goto out;
 	rc = wl->carve(workload_ctx(wl), params, cursor, answer, &parts.pub,
-		       want, &spec, &units, &next, &last);
+		       probe ? 0 : want, &spec, &units, &next, &last);
+	if (rc == 0 && probe && want && units > want) {
+		/* The planner's default is more than an equal share: the
+		 * share, then. */
+		json_decref(spec);
+		json_decref(next);
+		spec = next = NULL;
+		rc = wl->carve(workload_ctx(wl), params, cursor, answer,
+			       &parts.pub, want, &spec, &units, &next, &last);
+	}
 	if (rc == GERR_DONE) {
 		rc = store_job_set_cursor(st, job->id, job->cursor, 1);
 		goto none;
@@ -303,7 +367,9 @@ void sched_claim(struct store *st, struct sched_claim *c)
 	c->rc = store_begin(st);
 	if (c->rc)
 		return;
-	c->rc = claim_in_order(st, c, now);
+	c->rc = store_rate_register(st, c->worker_id, c->workloads_json, now);
+	if (c->rc == 0)
+		c->rc = claim_in_order(st, c, now);
 	if (c->rc == 0 && (!c->workload || !c->params))
 		c->rc = GERR_NOMEM;
 	if (c->rc == 0)

@@ -74,7 +74,6 @@ struct sched_claim {
 	const struct sched_policy *pol;
 	int64_t worker_id;
 	char *workloads_json;   /* owned: ["graveler",..] */
-	double rate;            /* worker's measured units/s, 0 unknown */
 	/* out */
 	int rc;                 /* 0 granted, GERR_NOTFOUND none, else error */
 	struct store_lease lease;

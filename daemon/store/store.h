@@ -336,6 +336,43 @@ int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n);
 int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
 		   struct store_part *ret);
 
+/* ---- what a lease's size is computed from (store_rates.c) ---- */
+/* The workers that may take a workload's leases: online or seen since a
+ * time, not quarantined, and having claimed it at least once. */
+struct store_fleet {
+	uint32_t workers;
+	uint32_t known;     /* of which gpud has measured a rate */
+	double rate_sum;    /* their rates, units/s */
+};
+/* A claim from worker_id for the workloads in workloads_json (a JSON array
+ * of names): a rate row for each one new, and the worker seen at now. */
+int store_rate_register(struct store *st, int64_t worker_id,
+			const char *workloads_json, double now);
+/* A measured rate (units/s) of worker_id in workload, blended into the
+ * one kept with weight in (0, 1]; the first one is kept as it is.
+ * Nonsense (not positive, not finite) is ignored. */
+int store_rate_note(struct store *st, int64_t worker_id, const char *workload,
+		    double rate, double weight, double now);
+/* The rate of lease_id's holder since its grant at epoch, as units_done
+ * reaches gpud at now (a checkpoint or a result), noted for worker_id in
+ * workload (samples over less than half a second are dropped). */
+int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
+		       int64_t worker_id, const char *workload,
+		       uint64_t units_done, double now);
+/* The worker's rate in workload; 0 when not measured yet. */
+int store_rate_get(struct store *st, int64_t worker_id, const char *workload,
+		   double *ret_rate);
+int store_rate_fleet(struct store *st, const char *workload, double seen_since,
+		     struct store_fleet *ret);
+/* A job's total units and those not carved into a lease yet (primary
+ * leases; both 0 when the total is not known in advance). */
+int store_job_units_left(struct store *st, int64_t job_id, uint64_t *ret_total,
+			 uint64_t *ret_left);
+/* At start: leased leases expire no sooner than deadline, and the time
+ * gpud was down does not count as a lease's lack of progress, so that
+ * workers reconnecting can still report and upload. */
+int store_lease_grace(struct store *st, double now, double deadline);
+
 /* ---- workers ---- */
 /* Find or create the worker row for (token) name; marks it online. */
 int store_worker_upsert(struct store *st, const char *name, const char *device,

@@ -131,6 +131,15 @@ enum stmt_id {
 	S_PART_ADD,
 	S_PART_COUNT,
 	S_PART_GET,
+	/* store_rates.c */
+	S_RATE_REGISTER,
+	S_RATE_SEEN,
+	S_RATE_NOTE,
+	S_RATE_GET,
+	S_RATE_FLEET,
+	S_RATE_SAMPLE,
+	S_JOB_UNITS_LEFT,
+	S_LEASE_GRACE,
 	/* store_workers.c */
 	S_WORKER_UPSERT,
 	S_WORKER_ONLINE,
@@ -176,6 +185,7 @@ extern const char *const sdb_worker_sql[S_COUNT];
 extern const char *const sdb_token_sql[S_COUNT];
 extern const char *const sdb_blob_sql[S_COUNT];
 extern const char *const sdb_replica_sql[S_COUNT];
+extern const char *const sdb_rate_sql[S_COUNT];
 
 /* The handle store_open returns; its caller owns it until store_close. */
 struct store {

@@ -1,0 +1,135 @@
+/* store_rates.c - what a lease's size is computed from (migration 011): each
+ * worker's rate per workload as gpud measured it, the fleet that may take a
+ * job's leases, what is left of a job to carve, and the grace that leases
+ * get when gpud starts.
+ */
+#include "store_internal.h"
+
+/* A rate sample over less time than this is mostly latency: dropped. */
+#define RATE_SAMPLE_MIN_S 0.5
+/* A sample over this long replaces the rate kept; a shorter one moves it
+ * in proportion. */
+#define RATE_SAMPLE_FULL_S 10.0
+
+const char *const sdb_rate_sql[S_COUNT] = {
+	/* Every claim says which workloads its worker runs: a row for each
+	 * (rate unknown until measured), and the worker is seen now. */
+	[S_RATE_REGISTER] =
+		"INSERT INTO worker_rates (worker_id, workload, updated_at) "
+		"SELECT ?1, value, ?3 FROM json_each(?2) WHERE true "
+		"ON CONFLICT (worker_id, workload) DO NOTHING",
+	[S_RATE_SEEN] = "UPDATE workers SET last_seen = ?2 WHERE id = ?1",
+	/* A sample over w of the smoothing's weight: short leases, whose
+	 * time is mostly latency, move the rate less. */
+	[S_RATE_NOTE] =
+		"UPDATE worker_rates SET rate = CASE WHEN rate = 0 THEN ?3 "
+		"ELSE rate * (1 - ?4) + ?3 * ?4 END, updated_at = ?5 "
+		"WHERE worker_id = ?1 AND workload = ?2",
+	[S_RATE_GET] = "SELECT rate FROM worker_rates "
+		       "WHERE worker_id = ?1 AND workload = ?2",
+	[S_RATE_FLEET] =
+		"SELECT count(*), coalesce(sum(r.rate > 0), 0), "
+		"coalesce(sum(r.rate), 0) FROM worker_rates AS r "
+		"JOIN workers AS w ON w.id = r.worker_id "
+		"WHERE r.workload = ?1 AND w.quarantined = 0 "
+		"AND (w.online = 1 OR w.last_seen >= ?2)",
+	/* Primary leases only: a replica recomputes its primary's units. */
+	[S_JOB_UNITS_LEFT] =
+		"SELECT j.total_units, (SELECT coalesce(sum(l.units), 0) "
+		"FROM leases AS l WHERE l.job_id = j.id "
+		"AND l.replica_of IS NULL) FROM jobs AS j WHERE j.id = ?1",
+	[S_RATE_SAMPLE] =
+		"SELECT CASE WHEN granted_at > 0 THEN granted_at "
+		"ELSE created_at END, granted_units FROM leases "
+		"WHERE id = ?1 AND epoch = ?2",
+	[S_LEASE_GRACE] =
+		"UPDATE leases SET deadline = max(deadline, ?2), "
+		"progress_at = CASE WHEN progress_at > 0 THEN ?1 ELSE 0 END "
+		"WHERE state = ?3",
+};
+
+int store_rate_register(struct store *st, int64_t worker_id,
+			const char *workloads_json, double now)
+{
+	int r = sdb_exec(st, S_RATE_REGISTER, SDB_ARGS(sa_int(worker_id),
+			 sa_text(workloads_json), sa_dbl(now)),
+			 "store_rate_register");
+
+	return r ? r : sdb_exec(st, S_RATE_SEEN, SDB_ARGS(sa_int(worker_id),
+				sa_dbl(now)), "store_rate_register");
+}
+
+int store_rate_note(struct store *st, int64_t worker_id, const char *workload,
+		    double rate, double weight, double now)
+{
+	if (!(rate > 0) || !(rate < 1e18) || !(weight > 0))
+		return 0;
+	if (weight > 1)
+		weight = 1;
+	return sdb_exec(st, S_RATE_NOTE, SDB_ARGS(sa_int(worker_id),
+			sa_text(workload), sa_dbl(rate), sa_dbl(weight),
+			sa_dbl(now)), "store_rate_note");
+}
+
+int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
+		       int64_t worker_id, const char *workload,
+		       uint64_t units_done, double now)
+{
+	double since = 0, elapsed;
+	uint64_t from = 0;
+	int r = sdb_one(st, S_RATE_SAMPLE, SDB_ARGS(sa_int(lease_id),
+			sa_int((int64_t)epoch)), SDB_COLS(sc_dbl(&since),
+			sc_u64(&from)), "store_rate_measure");
+
+	if (r)
+		return r == GERR_NOTFOUND ? 0 : r;
+	elapsed = now - since;
+	if (units_done <= from || !(elapsed >= RATE_SAMPLE_MIN_S))
+		return 0;
+	return store_rate_note(st, worker_id, workload,
+			       (double)(units_done - from) / elapsed,
+			       elapsed / RATE_SAMPLE_FULL_S, now);
+}
+
+int store_rate_get(struct store *st, int64_t worker_id, const char *workload,
+		   double *ret_rate)
+{
+	int r = sdb_one(st, S_RATE_GET, SDB_ARGS(sa_int(worker_id),
+			sa_text(workload)), SDB_COLS(sc_dbl(ret_rate)),
+			"store_rate_get");
+
+	if (r == GERR_NOTFOUND) {
+		*ret_rate = 0;
+		r = 0;
+	}
+	return r;
+}
+
+int store_rate_fleet(struct store *st, const char *workload, double seen_since,
+		     struct store_fleet *ret)
+{
+	return sdb_one(st, S_RATE_FLEET, SDB_ARGS(sa_text(workload),
+		       sa_dbl(seen_since)), SDB_COLS(sc_u32(&ret->workers),
+		       sc_u32(&ret->known), sc_dbl(&ret->rate_sum)),
+		       "store_rate_fleet");
+}
+
+int store_job_units_left(struct store *st, int64_t job_id, uint64_t *ret_total,
+			 uint64_t *ret_left)
+{
+	uint64_t carved = 0;
+	int r = sdb_one(st, S_JOB_UNITS_LEFT, SDB_ARGS(sa_int(job_id)),
+			SDB_COLS(sc_u64(ret_total), sc_u64(&carved)),
+			"store_job_units_left");
+
+	if (r == 0)
+		*ret_left = *ret_total > carved ? *ret_total - carved : 0;
+	return r;
+}
+
+int store_lease_grace(struct store *st, double now, double deadline)
+{
+	return sdb_exec(st, S_LEASE_GRACE, SDB_ARGS(sa_dbl(now),
+			sa_dbl(deadline), sa_int(LEASE_LEASED)),
+			"store_lease_grace");
+}

@@ -1,0 +1,195 @@
+/* test_lease_size.c - a lease is sized for the fleet (sched_claim.c's
+ * lease_want, store_rates.c): the worker's share of what is left over the
+ * workers that may take it, weighted by the rates gpud measured per
+ * worker and workload, between --lease-min-seconds and --lease-seconds of
+ * the worker's work; an equal share capped by the planner's default
+ * before a rate is known; and the grace leases get when gpud starts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clock.h"
+#include "gerr.h"
+#include "sched_fx.h"
+#include "scheduler.h"
+#include "unit_main.h"
+
+#define BATTLES (1ull << 30)
+
+struct fx {
+	char dir[64];
+	struct store *st;
+	struct sched_policy pol;
+	json_t *params;
+	int64_t job, w1, w2;
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	double now = gclock_wall();
+
+	sched_fx_open(f->dir, "size", &f->st);
+	f->pol = (struct sched_policy){.lease_target_s = 300, .lease_min_s = 5,
+		.lease_timeout_s = 30, .max_failures = 2, .quarantine_after = 5,
+		.data_dir = f->dir};
+	f->job = sched_fx_graveler(f->st, "1073741824", "7", &f->params);
+	assert_int_equal(store_worker_upsert(f->st, "w1", "cpu", now, &f->w1), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", now, &f->w2), 0);
+	assert_int_equal(store_rate_register(f->st, f->w1,
+			 "[\"graveler\",\"officers\"]", now), 0);
+	assert_int_equal(store_rate_register(f->st, f->w2, "[\"graveler\"]",
+					     now), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	sched_fx_close(f->dir, f->st, f->params);
+	free(f);
+	return 0;
+}
+
+/* The units of the lease worker gets (it must get one). */
+static uint64_t claim_units(struct fx *f, int64_t worker)
+{
+	struct sched_claim c = {0};
+	uint64_t units;
+
+	c.pol = &f->pol;
+	c.worker_id = worker;
+	c.workloads_json = strdup("[\"graveler\",\"officers\"]");
+	sched_claim(f->st, &c);
+	assert_int_equal(c.rc, 0);
+	units = c.lease.units;
+	sched_claim_clear(&c);
+	return units;
+}
+
+static void note(struct fx *f, int64_t worker, const char *wl, double rate)
+{
+	assert_int_equal(store_rate_note(f->st, worker, wl, rate, 1,
+					 gclock_wall()), 0);
+}
+
+/* Nobody measured yet: an equal share of the job (the planner's default
+ * of 2^32 battles would be the whole job), then an equal share of what
+ * is left. */
+static void test_probe_is_an_equal_share(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(claim_units(f, f->w1), BATTLES / 2);
+	assert_int_equal(claim_units(f, f->w2), BATTLES / 4);
+}
+
+/* Measured rates weigh the shares: 1 and 3 M battles/s split 2^30 as a
+ * quarter and three quarters of what is left. */
+static void test_share_by_rate(void **state)
+{
+	struct fx *f = *state;
+
+	note(f, f->w1, "graveler", 1e6);
+	note(f, f->w2, "graveler", 3e6);
+	assert_int_equal(claim_units(f, f->w1), BATTLES / 4);
+	assert_int_equal(claim_units(f, f->w2), BATTLES / 4 * 3 / 4 * 3);
+}
+
+/* --lease-seconds caps a fast worker's lease; --lease-min-seconds keeps a
+ * slow one's from shrinking to nothing beside a fast one. */
+static void test_bounds_in_seconds(void **state)
+{
+	struct fx *f = *state;
+	uint64_t u;
+
+	note(f, f->w1, "graveler", 1e6);
+	note(f, f->w2, "graveler", 1e10);
+	u = claim_units(f, f->w1); /* share 1.07e5 < 5 s of work */
+	assert_true(u >= 5000000 && u < 5000000 + 256);
+	f->pol.lease_target_s = 0.01;
+	u = claim_units(f, f->w2); /* 0.01 s of 1e10 battles/s */
+	assert_true(u >= 100000000 && u < 100000000 + 256);
+}
+
+/* A rate measured in one workload never sizes another's lease. */
+static void test_rate_per_workload(void **state)
+{
+	struct fx *f = *state;
+	double r = -1;
+
+	note(f, f->w1, "officers", 1e12);
+	assert_int_equal(store_rate_get(f->st, f->w1, "graveler", &r), 0);
+	assert_true(r == 0);
+	assert_int_equal(claim_units(f, f->w1), BATTLES / 2);
+}
+
+/* Workers that are offline (and not seen lately) or quarantined are not
+ * in the fleet: the one left gets all that is left. */
+static void test_fleet_is_who_can_take_it(void **state)
+{
+	struct fx *f = *state;
+	struct store_fleet fl = {0};
+	double now = gclock_wall();
+
+	assert_int_equal(store_worker_set_online(f->st, f->w2, 0, now - 3600), 0);
+	assert_int_equal(store_rate_fleet(f->st, "graveler", now - 60, &fl), 0);
+	assert_int_equal(fl.workers, 1);
+	assert_int_equal(claim_units(f, f->w1), BATTLES);
+}
+
+/* The rate gpud measures: units since the grant over the time since it,
+ * from the lease's own row, never from what the worker says. */
+static void test_rate_from_the_grant(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease l = {0};
+	double now = gclock_wall(), r = 0;
+
+	assert_int_equal(store_lease_insert_leased(f->st, f->job,
+			 "{\"begin\":0,\"end\":1000000}", 1000000, f->w1,
+			 now + 60, now - 4, &l), 0);
+	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w1,
+					    "graveler", 400000, now), 0);
+	assert_int_equal(store_rate_get(f->st, f->w1, "graveler", &r), 0);
+	assert_true(r > 99000 && r < 101000);
+	/* Too soon after the grant to tell: nothing noted. */
+	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w2,
+					    "graveler", 400000, now - 3.8), 0);
+	assert_int_equal(store_rate_get(f->st, f->w2, "graveler", &r), 0);
+	assert_true(r == 0);
+	store_lease_clear(&l);
+}
+
+/* At start, a held lease lives at least one lease timeout more, and the
+ * time gpud was down is no lack of progress. */
+static void test_grace_at_start(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease l = {0}, got = {0};
+	double now = gclock_wall();
+
+	assert_int_equal(store_lease_insert_leased(f->st, f->job,
+			 "{\"begin\":0,\"end\":1000000}", 1000000, f->w1,
+			 now - 100, now - 200, &l), 0);
+	assert_int_equal(store_lease_grace(f->st, now, now + 30), 0);
+	assert_int_equal(store_lease_get(f->st, l.id, &got), 0);
+	assert_true(got.deadline >= now + 30);
+	assert_int_equal(got.state, LEASE_LEASED);
+	store_lease_clear(&l);
+	store_lease_clear(&got);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+UNIT_MAIN(T(test_probe_is_an_equal_share), T(test_share_by_rate),
+	  T(test_bounds_in_seconds), T(test_rate_per_workload),
+	  T(test_fleet_is_who_can_take_it), T(test_rate_from_the_grant),
+	  T(test_grace_at_start))
