@@ -55,18 +55,19 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
 
 /* How many units to ask job's planner for (0: its own default). With a
  * rate r measured for this worker in the job's workload: r x
- * --lease-seconds, cut to the worker's share of what is left to carve
- * (the fleet's rates weigh the shares; a worker not measured yet counts
- * as their mean), never below r x --lease-min-seconds. Before r is
- * known: an equal share, which carve_job caps at the planner's default
- * (a probe). Sets *probe then. */
+ * --lease-seconds, cut to the worker's share of what is left, never below
+ * r x --lease-min-seconds. What is left counts the holders' unfinished
+ * work too, so that every worker would finish at the same time: the
+ * share is r / (the fleet's rates) of it (a worker not measured yet
+ * counts as their mean). Before r is known: an equal share, which
+ * carve_job caps at the planner's default (a probe). Sets *probe then. */
 static int lease_want(struct store *st, const struct sched_claim *c,
 		      const struct store_job *job, double now, uint64_t *ret,
 		      int *probe)
 {
 	const struct sched_policy *pol = c->pol;
 	struct store_fleet fleet = {0};
-	uint64_t total = 0, left = 0;
+	struct store_units_left left = {0};
 	double r = 0, share = 0, want;
 	int rc;
 
@@ -76,18 +77,20 @@ static int lease_want(struct store *st, const struct sched_claim *c,
 		return 0;
 	rc = store_rate_get(st, c->worker_id, job->workload, &r);
 	if (!rc)
-		rc = store_job_units_left(st, job->id, &total, &left);
+		rc = store_job_units_left(st, job->id, &left);
 	if (!rc)
 		rc = store_rate_fleet(st, job->workload,
 				      now - 2 * pol->lease_timeout_s, &fleet);
 	if (rc)
 		return rc;
-	if (total && fleet.workers > 0) {
+	if (left.total && fleet.workers > 0) {
 		double mean = fleet.known ? fleet.rate_sum / fleet.known : 0;
 		double sum = fleet.rate_sum + (fleet.workers - fleet.known) * mean;
+		double all = (double)left.uncarved + (double)left.pending +
+			     (double)left.held;
 
-		share = r > 0 && sum > 0 ? (double)left * r / sum
-					 : (double)left / fleet.workers;
+		share = r > 0 && sum > 0 ? all * r / sum
+					 : all / fleet.workers;
 		if (share < 1)
 			share = 1;
 	}

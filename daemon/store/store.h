@@ -364,10 +364,16 @@ int store_rate_get(struct store *st, int64_t worker_id, const char *workload,
 		   double *ret_rate);
 int store_rate_fleet(struct store *st, const char *workload, double seen_since,
 		     struct store_fleet *ret);
-/* A job's total units and those not carved into a lease yet (primary
- * leases; both 0 when the total is not known in advance). */
-int store_job_units_left(struct store *st, int64_t job_id, uint64_t *ret_total,
-			 uint64_t *ret_left);
+/* What is left of a job, in units of its primary leases (replicas redo
+ * their primary's work). */
+struct store_units_left {
+	uint64_t total;     /* the job's; 0 when not known in advance */
+	uint64_t uncarved;  /* not in any lease yet */
+	uint64_t pending;   /* in pending leases, past their checkpoints */
+	uint64_t held;      /* in leased ones, past their holders' progress */
+};
+int store_job_units_left(struct store *st, int64_t job_id,
+			 struct store_units_left *ret);
 /* At start: leased leases expire no sooner than deadline, and the time
  * gpud was down does not count as a lease's lack of progress, so that
  * workers reconnecting can still report and upload. */

@@ -33,11 +33,17 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"JOIN workers AS w ON w.id = r.worker_id "
 		"WHERE r.workload = ?1 AND w.quarantined = 0 "
 		"AND (w.online = 1 OR w.last_seen >= ?2)",
-	/* Primary leases only: a replica recomputes its primary's units. */
+	/* Primary leases only: a replica recomputes its primary's units.
+	 * Carved, then of those what waits for a worker (pending) and
+	 * what the holders have still to do. */
 	[S_JOB_UNITS_LEFT] =
-		"SELECT j.total_units, (SELECT coalesce(sum(l.units), 0) "
-		"FROM leases AS l WHERE l.job_id = j.id "
-		"AND l.replica_of IS NULL) FROM jobs AS j WHERE j.id = ?1",
+		"SELECT j.total_units, coalesce(sum(l.units), 0), "
+		"coalesce(sum(CASE WHEN l.state = ?2 THEN l.units - "
+		"min(l.checkpoint_units, l.units) END), 0), "
+		"coalesce(sum(CASE WHEN l.state = ?3 THEN l.units - "
+		"min(max(l.units_done, l.checkpoint_units), l.units) END), 0) "
+		"FROM jobs AS j LEFT JOIN leases AS l ON l.job_id = j.id "
+		"AND l.replica_of IS NULL WHERE j.id = ?1 GROUP BY j.id",
 	[S_RATE_SAMPLE] =
 		"SELECT CASE WHEN granted_at > 0 THEN granted_at "
 		"ELSE created_at END, granted_units FROM leases "
@@ -114,16 +120,18 @@ int store_rate_fleet(struct store *st, const char *workload, double seen_since,
 		       "store_rate_fleet");
 }
 
-int store_job_units_left(struct store *st, int64_t job_id, uint64_t *ret_total,
-			 uint64_t *ret_left)
+int store_job_units_left(struct store *st, int64_t job_id,
+			 struct store_units_left *ret)
 {
 	uint64_t carved = 0;
-	int r = sdb_one(st, S_JOB_UNITS_LEFT, SDB_ARGS(sa_int(job_id)),
-			SDB_COLS(sc_u64(ret_total), sc_u64(&carved)),
+	int r = sdb_one(st, S_JOB_UNITS_LEFT, SDB_ARGS(sa_int(job_id),
+			sa_int(LEASE_PENDING), sa_int(LEASE_LEASED)),
+			SDB_COLS(sc_u64(&ret->total), sc_u64(&carved),
+				 sc_u64(&ret->pending), sc_u64(&ret->held)),
 			"store_job_units_left");
 
 	if (r == 0)
-		*ret_left = *ret_total > carved ? *ret_total - carved : 0;
+		ret->uncarved = ret->total > carved ? ret->total - carved : 0;
 	return r;
 }
 
