@@ -112,7 +112,10 @@ void store_lease_free_array(struct store_lease *a, size_t n);
 
 struct store_worker {
 	int64_t id;
-	char *name;
+	char *name;         /* "CREDENTIAL@INSTANCE" (a row from before
+			     * migration 012: CREDENTIAL) */
+	char *credential;   /* the token it logged in with */
+	char *instance;     /* the process, from its HELLO ("" before 012) */
 	char *device;
 	int online;
 	int quarantined;
@@ -380,9 +383,25 @@ int store_job_units_left(struct store *st, int64_t job_id,
 int store_lease_grace(struct store *st, double now, double deadline);
 
 /* ---- workers ---- */
-/* Find or create the worker row for (token) name; marks it online. */
-int store_worker_upsert(struct store *st, const char *name, const char *device,
-			double now, int64_t *ret_id);
+/* A worker is one process: a row per (credential, instance), named
+ * "CREDENTIAL@INSTANCE". Find or create it; marks it online. credential
+ * is a token name (no '@'); instance passes place_instance_check (or is
+ * "": the credential's row from before migration 012). GERR_INVAL
+ * otherwise. */
+int store_worker_upsert(struct store *st, const char *credential,
+			const char *instance, const char *device, double now,
+			int64_t *ret_id);
+/* Rows unseen since before (gclock_wall time) that nothing needs: offline,
+ * not quarantined, named by no lease and no failure memory, and not the
+ * newest row (ids are never reused). Deletes them and their rates;
+ * *ret_n (may be NULL) gets how many. gpud calls it at start and when a
+ * worker goes offline, with STORE_WORKER_KEEP_S. */
+#define STORE_WORKER_KEEP_S (7.0 * 86400)
+int store_worker_prune(struct store *st, double before, uint64_t *ret_n);
+/* Leases held now by every worker that shares worker id's credential
+ * (itself included): --max-leases-per-credential. */
+int store_worker_credential_held(struct store *st, int64_t id,
+				 uint64_t *ret_n);
 int store_worker_set_online(struct store *st, int64_t id, int online,
 			    double now);
 /* Where worker id runs, from its latest login (place.h; every field

@@ -74,7 +74,7 @@ static int setup(void **state)
 		.data_dir = f->dir};
 	f->wl = workload_find("graveler");
 	f->job = sched_fx_graveler(f->st, "6291456", "11", &f->params);
-	assert_int_equal(store_worker_upsert(f->st, "w1", "cpu", 1000, &f->worker), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w1", "", "cpu", 1000, &f->worker), 0);
 	*state = f;
 	return 0;
 }
@@ -326,7 +326,7 @@ static void test_failed_verification_retries_then_fails(void **state)
 	assert_true(again.lease.id != c.lease.id);
 	sched_claim_clear(&again);
 	/* Another worker's retry is the same lease at the next epoch. */
-	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", 1000,
+	assert_int_equal(store_worker_upsert(f->st, "w2", "", "cpu", 1000,
 					     &f->worker), 0);
 	claim(f, &again);
 	assert_int_equal(again.rc, 0);
@@ -574,7 +574,7 @@ static int64_t add_worker2(struct fx *f, const char *name)
 {
 	int64_t id = 0;
 
-	assert_int_equal(store_worker_upsert(f->st, name, "cpu", 1000, &id), 0);
+	assert_int_equal(store_worker_upsert(f->st, name, "", "cpu", 1000, &id), 0);
 	return id;
 }
 
@@ -819,7 +819,7 @@ static void test_run_failures_fail_the_job(void **state)
 	assert_int_equal(c.rc, 0);
 	assert_true(c.lease.id != id);
 	sched_claim_clear(&c);
-	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", 1000,
+	assert_int_equal(store_worker_upsert(f->st, "w2", "", "cpu", 1000,
 					     &f->worker), 0);
 	claim(f, &c);
 	assert_int_equal(c.lease.id, id);
