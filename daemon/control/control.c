@@ -290,6 +290,8 @@ static void workers_work(struct store *st, void *arg)
 		store_worker_streak(st, ws[i].id, &streak, &confirmed);
 		*w = (struct ctlcmd_worker){
 			.id = ws[i].id, .name = ws[i].name,
+			.credential = ws[i].credential,
+			.instance = ws[i].instance,
 			.device = ws[i].device ? ws[i].device : "",
 			.online = ws[i].online, .quarantined = ws[i].quarantined,
 			.failures = (int64_t)ws[i].failures,
