@@ -187,6 +187,7 @@ static void test_worker_process(void **state)
 	assert_int_equal(again, b);
 	assert_int_equal(store_worker_get(st, legacy, &wk), 0);
 	assert_string_equal(wk.name, "fleet"); /* as before migration 012 */
+	assert_string_equal(wk.credential, "fleet"); /* 012's trigger */
 	assert_string_equal(wk.instance, "");
 	store_worker_clear(&wk);
 
@@ -268,5 +269,36 @@ static void test_worker_prune(void **state)
 	assert_true(gone > newest);
 }
 
+/* Migration 012: a token's row from before is that token's own
+ * (credential = name, instance ''), and its processes get rows of their
+ * own beside it. */
+static void test_worker_migration(void **state)
+{
+	struct fx *f = *state;
+	struct store_worker wk;
+	int64_t old, again = 0, proc = 0;
+
+	open_old(f, 11);
+	old = add_worker(f->st, "fleet");
+	assert_int_equal(store_worker_fail(f->st, old, 1, NULL), 0);
+	reopen(f);
+	assert_int_equal(store_worker_get(f->st, old, &wk), 0);
+	assert_string_equal(wk.name, "fleet");
+	assert_string_equal(wk.credential, "fleet");
+	assert_string_equal(wk.instance, "");
+	assert_int_equal(wk.quarantined, 1);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_upsert(f->st, "fleet", "", "cpu", 9.0,
+					     &again), 0);
+	assert_int_equal(again, old);
+	assert_int_equal(store_worker_upsert(f->st, "fleet", "n1:5", "cpu", 9.0,
+					     &proc), 0);
+	assert_true(proc != old);
+	assert_int_equal(store_worker_get(f->st, proc, &wk), 0);
+	assert_string_equal(wk.name, "fleet@n1:5");
+	assert_int_equal(wk.quarantined, 0);
+	store_worker_clear(&wk);
+}
+
 FX_MAIN(T(test_workers), T(test_worker_place), T(test_worker_process),
-	T(test_worker_prune))
+	T(test_worker_prune), T(test_worker_migration))
