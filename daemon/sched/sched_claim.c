@@ -370,12 +370,15 @@ void sched_claim(struct store *st, struct sched_claim *c)
 	claim_reset(c);
 	if (claim_refused(st, c))
 		return;
-	c->rc = store_begin(st);
-	if (c->rc)
-		return;
+	/* The worker counts in the fleet that shares jobs from its first
+	 * claim, whether that claim gets a lease or not: outside the
+	 * claim's transaction, which a claim without a lease rolls back. */
 	c->rc = store_rate_register(st, c->worker_id, c->workloads_json, now);
 	if (c->rc == 0)
-		c->rc = claim_in_order(st, c, now);
+		c->rc = store_begin(st);
+	if (c->rc)
+		return;
+	c->rc = claim_in_order(st, c, now);
 	if (c->rc == 0 && (!c->workload || !c->params))
 		c->rc = GERR_NOMEM;
 	if (c->rc == 0)
