@@ -5,11 +5,13 @@
  */
 #include "store_internal.h"
 
-/* A rate sample over less time than this is mostly latency: dropped. */
-#define RATE_SAMPLE_MIN_S 0.5
-/* A sample over this long replaces the rate kept; a shorter one moves it
- * in proportion. */
-#define RATE_SAMPLE_FULL_S 10.0
+/* A sample over less time than this tells nothing (a checkpoint sent
+ * right after the grant): dropped. A short lease's sample is kept, latency
+ * and all: a worker whose leases are all latency (a GPU on small jobs)
+ * does that much work per second of the job's wall time. */
+#define RATE_SAMPLE_MIN_S 0.01
+/* How much a new sample moves the rate kept (the first one is kept). */
+#define RATE_SAMPLE_WEIGHT 0.5
 
 const char *const sdb_rate_sql[S_COUNT] = {
 	/* Every claim says which workloads its worker runs: a row for each
@@ -94,7 +96,7 @@ int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
 		return 0;
 	return store_rate_note(st, worker_id, workload,
 			       (double)(units_done - from) / elapsed,
-			       elapsed / RATE_SAMPLE_FULL_S, now);
+			       RATE_SAMPLE_WEIGHT, now);
 }
 
 int store_rate_get(struct store *st, int64_t worker_id, const char *workload,

@@ -186,7 +186,7 @@ static void test_rate_from_the_grant(void **state)
 	assert_true(r > 99000 && r < 101000);
 	/* Too soon after the grant to tell: nothing noted. */
 	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w2,
-					    "graveler", 400000, now - 3.8), 0);
+					    "graveler", 400000, now - 3.995), 0);
 	assert_int_equal(store_rate_get(f->st, f->w2, "graveler", &r), 0);
 	assert_true(r == 0);
 	store_lease_clear(&l);
