@@ -158,7 +158,7 @@ static void test_claim_without_lease_joins_fleet(void **state)
 
 	assert_int_equal(store_job_set_state(f->st, f->job, JOB_CANCELLED,
 					     "test", now), 0);
-	assert_int_equal(store_worker_upsert(f->st, "w3", "cpu", now, &w3), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w3", "", "cpu", now, &w3), 0);
 	c.pol = &f->pol;
 	c.worker_id = w3;
 	c.workloads_json = strdup("[\"graveler\"]");
