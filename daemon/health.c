@@ -20,7 +20,8 @@ static void offline_work(struct store *st, void *arg)
 
 	store_worker_set_online(st, r->worker_id, 0, now);
 	/* Keep the table bounded for fleets that start many processes. */
-	store_worker_prune(st, now - STORE_WORKER_KEEP_S, NULL);
+	store_worker_prune(st, now - STORE_WORKER_KEEP_S - 86400,
+			   now - STORE_WORKER_KEEP_S, NULL);
 }
 
 void health_worker_offline(struct gpud *d, int64_t worker_id)
@@ -41,6 +42,6 @@ int health_reset(struct store *st)
 {
 	int r = store_worker_all_offline(st);
 
-	return r ? r : store_worker_prune(st, gclock_wall() - STORE_WORKER_KEEP_S,
-					  NULL);
+	return r ? r : store_worker_prune(st, 0, gclock_wall() -
+					  STORE_WORKER_KEEP_S, NULL);
 }

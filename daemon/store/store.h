@@ -391,13 +391,17 @@ int store_lease_grace(struct store *st, double now, double deadline);
 int store_worker_upsert(struct store *st, const char *credential,
 			const char *instance, const char *device, double now,
 			int64_t *ret_id);
-/* Rows unseen since before (gclock_wall time) that nothing needs: offline,
- * not quarantined, named by no lease and no failure memory, and not the
- * newest row (ids are never reused). Deletes them and their rates;
- * *ret_n (may be NULL) gets how many. gpud calls it at start and when a
- * worker goes offline, with STORE_WORKER_KEEP_S. */
+/* Rows last seen in [since, before) (gclock_wall times) that nothing
+ * needs: offline, not quarantined, named by no lease and no failure
+ * memory, and not the newest row (ids are never reused). Deletes them and
+ * their rates; *ret_n (may be NULL) gets how many. gpud calls it at start
+ * for every row unseen for STORE_WORKER_KEEP_S, and when a worker goes
+ * offline for the day before that (cheap however many rows the leases
+ * keep). A process that computed leases keeps its row: it is the leases'
+ * producer. */
 #define STORE_WORKER_KEEP_S (7.0 * 86400)
-int store_worker_prune(struct store *st, double before, uint64_t *ret_n);
+int store_worker_prune(struct store *st, double since, double before,
+		       uint64_t *ret_n);
 /* Leases held now by every worker that shares worker id's credential
  * (itself included): --max-leases-per-credential. */
 int store_worker_credential_held(struct store *st, int64_t id,
@@ -424,8 +428,9 @@ enum store_charge { STORE_CHARGE_FOREIGN, STORE_CHARGE_STALL };
 int store_worker_charge(struct store *st, int64_t id, enum store_charge what,
 			uint32_t threshold, int *ret_quarantined);
 int store_worker_get(struct store *st, int64_t id, struct store_worker *ret);
-int store_worker_list(struct store *st, struct store_worker **ret,
-		      size_t *ret_n);
+/* The rows online or last seen at or after since (0: all), by id. */
+int store_worker_list(struct store *st, double since,
+		      struct store_worker **ret, size_t *ret_n);
 
 /* ---- tokens (stored as derived keys, never the secret) ---- */
 int store_token_add(struct store *st, const char *name, const uint8_t key[32],

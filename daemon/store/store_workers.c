@@ -14,11 +14,13 @@
 	"units_done, rate, first_seen, last_seen, foreign_msgs, stalls, "  \
 	"credential, instance, host, slurm_job, slurm_array, pod"
 
-/* A row gone long enough to forget (?1: unseen since): offline, trusted
- * with nothing (not quarantined), named by no lease and no failure
- * memory, and never the newest row (so an id is never used twice). */
+/* A row gone long enough to forget (last seen in [?2, ?1)): offline,
+ * trusted with nothing (not quarantined), named by no lease and no
+ * failure memory, and never the newest row (so an id is never used
+ * twice). */
 #define WORKER_GONE(w)                                                       \
-	w ".online = 0 AND " w ".last_seen < ?1 AND " w ".quarantined = 0 "  \
+	w ".online = 0 AND " w ".last_seen < ?1 AND " w ".last_seen >= ?2 "  \
+	"AND " w ".quarantined = 0 "                                         \
 	"AND " w ".id < (SELECT max(id) FROM workers) "                      \
 	"AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.worker_id = " w      \
 	".id) AND NOT EXISTS (SELECT 1 FROM lease_failures f "               \
@@ -59,7 +61,8 @@ const char *const sdb_worker_sql[S_COUNT] = {
 			   "THEN 1 ELSE quarantined END WHERE id = ?1 "
 			   "RETURNING quarantined",
 	[S_WORKER_GET] = "SELECT " WORKER_COLS " FROM workers WHERE id = ?1",
-	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers ORDER BY id",
+	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers "
+			  "WHERE online = 1 OR last_seen >= ?1 ORDER BY id",
 	[S_WORKER_PRUNE_RATES] = "DELETE FROM worker_rates WHERE worker_id IN "
 				 "(SELECT w.id FROM workers w WHERE "
 				 WORKER_GONE("w") ")",
@@ -231,24 +234,27 @@ int store_worker_get(struct store *st, int64_t id, struct store_worker *ret)
 			   worker_row, worker_clear_v, ret, "store_worker_get");
 }
 
-int store_worker_list(struct store *st, struct store_worker **ret,
-		      size_t *ret_n)
+int store_worker_list(struct store *st, double since,
+		      struct store_worker **ret, size_t *ret_n)
 {
-	return sdb_get_all(st, S_WORKER_LIST, NULL, sizeof(**ret), worker_row,
+	return sdb_get_all(st, S_WORKER_LIST, SDB_ARGS(sa_dbl(since)),
+			   sizeof(**ret), worker_row,
 			   worker_clear_v, ret, ret_n, "store_worker_list");
 }
 
-int store_worker_prune(struct store *st, double before, uint64_t *ret_n)
+int store_worker_prune(struct store *st, double since, double before,
+		       uint64_t *ret_n)
 {
 	static const char what[] = "store_worker_prune";
 	int64_t n = 0;
 	int r = sdb_op_begin(st, what);
 
 	if (r == 0)
-		r = sdb_exec(st, S_WORKER_PRUNE_RATES, SDB_ARGS(sa_dbl(before)),
-			     what);
+		r = sdb_exec(st, S_WORKER_PRUNE_RATES,
+			     SDB_ARGS(sa_dbl(before), sa_dbl(since)), what);
 	if (r == 0)
-		r = sdb_exec(st, S_WORKER_PRUNE, SDB_ARGS(sa_dbl(before)), what);
+		r = sdb_exec(st, S_WORKER_PRUNE,
+			     SDB_ARGS(sa_dbl(before), sa_dbl(since)), what);
 	if (r == 0)
 		n = sdb_changes(st);
 	r = sdb_op_end(st, r, what);

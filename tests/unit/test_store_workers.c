@@ -99,7 +99,7 @@ static void test_workers(void **state)
 	assert_int_equal(store_worker_charge(st, 999, STORE_CHARGE_FOREIGN, 2,
 					     &q), GERR_NOTFOUND);
 
-	assert_int_equal(store_worker_list(st, &a, &n), 0);
+	assert_int_equal(store_worker_list(st, 0, &a, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(a[0].name, "alpha@n1:7");
 	assert_string_equal(a[1].name, "beta@n1:8");
@@ -144,7 +144,7 @@ static void test_worker_place(void **state)
 	memset(&p, 0, sizeof(p));
 	assert_int_equal(place_set(&p, PLACE_POD, "gpuworker-1-abcde"), 0);
 	assert_int_equal(store_worker_set_place(st, id, &p), 0);
-	assert_int_equal(store_worker_list(st, &a, &n), 0);
+	assert_int_equal(store_worker_list(st, 0, &a, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(a[0].place.pod, "gpuworker-1-abcde");
 	assert_string_equal(a[0].place.slurm_job, "");
@@ -254,19 +254,30 @@ static void test_worker_prune(void **state)
 	assert_int_equal(store_worker_all_offline(st), 0);
 	assert_int_equal(store_worker_set_online(st, online, 1, 1.0), 0);
 
-	assert_int_equal(store_worker_prune(st, 10.0, &n), 0);
+	/* A window that misses its last sight leaves it. */
+	assert_int_equal(store_worker_prune(st, 2.0, 10.0, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(store_worker_prune(st, 0, 10.0, &n), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(store_worker_list(st, &a, &nw), 0);
+	assert_int_equal(store_worker_list(st, 0, &a, &nw), 0);
 	assert_int_equal(nw, 5);
 	for (size_t i = 0; i < nw; i++)
 		assert_int_not_equal(a[i].id, gone);
 	store_worker_free_array(a, nw);
 	/* Nothing more to forget; and the name can come back as a new row. */
-	assert_int_equal(store_worker_prune(st, 10.0, &n), 0);
+	assert_int_equal(store_worker_prune(st, 0, 10.0, &n), 0);
 	assert_int_equal(n, 0);
 	assert_int_equal(store_worker_upsert(st, "f", "gone", "cpu", 60.0,
 					     &gone), 0);
 	assert_true(gone > newest);
+	/* The list since a time: rows online or seen since (gone is online
+	 * again, recent was seen at 50). */
+	assert_int_equal(store_worker_set_online(st, online, 0, 1.0), 0);
+	assert_int_equal(store_worker_list(st, 40.0, &a, &nw), 0);
+	assert_int_equal(nw, 2);
+	assert_int_equal(a[0].id, recent);
+	assert_int_equal(a[1].id, gone);
+	store_worker_free_array(a, nw);
 }
 
 /* Migration 012: a token's row from before is that token's own
