@@ -173,7 +173,7 @@ static const char *refusal(const struct auth_req *r)
 
 /* The same worker's older connection, now that c logged in: closed (see
  * the top of this file). c is READY already, so closing the older one
- * does not mark the worker offline (health.c). */
+ * does not mark the worker offline (server.c's on_conn_closed). */
 static void replace_older(struct conn *c)
 {
 	struct conn *o, *next;
