@@ -144,6 +144,12 @@ static void on_error_frame(struct client *cl, const json_t *header)
 	if (e.code == GERR_AUTH)
 		LOG_ERROR(cl->log, "gpud refused worker '%s': %s (check "
 			  "--token-file)", cl->cfg->token->name, e.message);
+	/* gpud keeps one connection per worker (token, instance): a second
+	 * process with our name took it (login.c). */
+	if (e.code == GERR_STATE && strstr(e.message, "replaced"))
+		LOG_WARN(cl->log, "gpud: %s: another process logged in as "
+			 "worker %s@%s (each process needs its own --instance)",
+			 e.message, cl->cfg->token->name, cl->cfg->instance);
 	wconn_close(&cl->conn, "gpud error %lld: %s", (long long)e.code,
 		    e.message);
 }
