@@ -119,7 +119,8 @@ static const struct conf_key keys[] = {
 	  "fixed lease size in the workload's units (default 0: adapt\n"
 	  "to each worker's measured rate)", NULL, NULL },
 	{ "checkpoint-interval", CONF_DOUBLE, RT, F(checkpoint_interval), 0, 0.1,
-	  86400, "SECONDS", "cadence suggested to workers as they log in (default 60)",
+	  86400, "SECONDS", "checkpoint cadence of the workers that log in from\n"
+	  "then on and set none of their own (default 60)",
 	  NULL, NULL },
 	{ "drain-seconds", CONF_DOUBLE, RT, F(drain_seconds), 0, 0, 3600, "SECONDS",
 	  "on SIGTERM, wait this long for workers to checkpoint and\n"

@@ -103,6 +103,11 @@ static int on_welcome(struct client *cl, const json_t *header)
 	if (hb_s > 3600)
 		hb_s = 3600;
 	cl->heartbeat_ms = (uint64_t)(hb_s * 1000);
+	/* gpud's cadence, unless --checkpoint-interval chose one; bounded as
+	 * the option is. */
+	if (!(cl->cfg->checkpoint_interval_s > 0) && m.checkpoint_s >= 0.1 &&
+	    m.checkpoint_s <= 86400)
+		runner_set_checkpoint_interval(&cl->runner, m.checkpoint_s);
 	wconn_set_heartbeat(&cl->conn, cl->heartbeat_ms);
 	wconn_move(&cl->conn, WCONN_READY);
 	LOG_INFO(cl->log, "connected to %s:%s worker=%s@%s worker_id=%" PRIu64

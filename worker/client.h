@@ -44,7 +44,7 @@ struct client_config {
 	enum wl_device_kind device_kind;
 	int device_index;
 	int threads;
-	double checkpoint_interval_s;
+	double checkpoint_interval_s;    /* 0: gpud's, from WELCOME */
 	uint64_t max_leases;             /* 0: no limit */
 	int exit_when_idle;
 	int run_ahead;                   /* runner.h invariant 7 */

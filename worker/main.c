@@ -257,9 +257,10 @@ int main(int argc, char **argv)
 	m.sigterm.data = m.sigint.data = &m;
 
 	LOG_INFO(&lg, "gpuworker %s worker=%s@%s device=%s threads=%d "
-		 "workloads=%d gpud=%s:%s checkpoint_interval_s=%.3g %s",
+		 "workloads=%d gpud=%s:%s checkpoint_interval_s=%.3g%s %s",
 		 GPUD_VERSION, token.name, o.instance, o.device.name, o.device.threads, n,
-		 o.connect.host, o.connect.port, o.checkpoint_interval, where_text);
+		 o.connect.host, o.connect.port, o.checkpoint_interval,
+		 o.checkpoint_interval > 0 ? "" : " (gpud's)", where_text);
 	rc = client_start(&loop, &cfg, &m.cl);
 	if (rc < 0) {
 		fprintf(stderr, "gpuworker: cannot start: %s\n", gerr_str(rc));

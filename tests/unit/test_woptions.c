@@ -51,7 +51,7 @@ static void test_defaults(void **state)
 	assert_string_equal(s.connect.host, "");
 	assert_string_equal(s.token_file, "");
 	assert_string_equal(s.device.name, "");
-	assert_true(s.checkpoint_interval == 60);
+	assert_true(s.checkpoint_interval == 0); /* gpud's */
 	assert_int_equal(s.log_level, GLOG_INFO);
 	assert_true(s.max_leases == 0);
 	assert_int_equal(s.exit_when_idle, 0);
@@ -65,7 +65,7 @@ static void test_defaults(void **state)
 	fclose(f);
 	assert_string_equal(buf, "connect = (unset)\ntoken-file = \n"
 			    "device = (unset)\ninstance = (default)\n"
-			    "checkpoint-interval = 60\n"
+			    "checkpoint-interval = (gpud's)\n"
 			    "log-level = info\nmax-leases = 0\n"
 			    "exit-when-idle = no\nno-run-ahead = no\n");
 	free(buf);
@@ -311,7 +311,7 @@ static void test_file_and_args(void **state)
 	assert_true(out.max_leases == 3 && out.exit_when_idle == 1);
 	assert_int_equal(out.no_run_ahead, 1);
 	assert_int_equal(out.log_level, GLOG_WARN);
-	assert_true(out.checkpoint_interval == 60);
+	assert_true(out.checkpoint_interval == 0);
 	/* A bad device in the file names its line. */
 	f = fopen(path, "w");
 	assert_non_null(f);
