@@ -5,7 +5,8 @@
  *
  * params  {"battles": N (1..1e15), "seed": "S" (decimal uint64 string)}
  * cursor  {"next": n}: battles [0, n) are leased
- * spec    {"begin": b, "end": e}: one lease, b on a chunk boundary
+ * spec    {"begin": b, "end": e}: one lease, b on a chunk boundary; a cut
+ *         (gw_split) ends the head on one too
  * answer  {"battles": n, "max": m, "first": f, "leases": k,
  *          "histogram": [232 integers]}
  */
@@ -164,15 +165,35 @@ static int match_lease(const struct graveler_acc *a, uint64_t seed,
 	return 0;
 }
 
-/* A lease's result or checkpoint (what), decoded by decode into a new
- * accumulator and checked to be of the lease in params and spec: *ret_acc,
- * the caller's to free, also on failure once it is set. A blob that does
- * not decode is refused with bad_rc (0: the decoder's own code). */
+/* The chunks meeting [begin, end). */
+static uint64_t lease_chunks(uint64_t begin, uint64_t end)
+{
+	return (end - 1) / GRAVELER_CHUNK - begin / GRAVELER_CHUNK + 1;
+}
+
+/* A checkpoint of a lease that gw_split cut at end, made the head's: the
+ * same seed and begin, a longer end, nothing done past end, and one chunk
+ * per segment (gw_split cuts only such leases), so its records for
+ * [begin, end) are the head's own and those past them are empty (the
+ * decoder checked). Any other checkpoint is left as it is, for
+ * match_lease to judge. */
+static void ckpt_adopt(struct graveler_acc *a, uint64_t seed, uint64_t begin,
+		       uint64_t end)
+{
+	if (a->seed != seed || a->begin != begin || a->end <= end ||
+	    a->next > end || a->nseg != lease_chunks(a->begin, a->end))
+		return;
+	a->end = end;
+	a->nseg = graveler_nsegments(begin, end);
+}
+
+/* A lease's result or checkpoint (ckpt), decoded into a new accumulator
+ * and checked to be of the lease in params and spec (a checkpoint of the
+ * lease it was cut from is adopted first): *ret_acc, the caller's to
+ * free, also on failure once it is set. A blob that does not decode is
+ * refused with bad_rc (0: the decoder's own code). */
 static int lease_blob(const json_t *params, const json_t *spec,
-		      const void *bytes, size_t len,
-		      int (*decode)(const void *, size_t, struct graveler_acc *,
-				    char *, size_t),
-		      const char *what, int bad_rc,
+		      const void *bytes, size_t len, int ckpt, int bad_rc,
 		      struct graveler_acc **ret_acc, char *err, size_t errlen)
 {
 	uint64_t seed, begin, end;
@@ -183,10 +204,55 @@ static int lease_blob(const json_t *params, const json_t *spec,
 	*ret_acc = malloc(sizeof(**ret_acc));
 	if (!*ret_acc)
 		return GERR_NOMEM;
-	rc = decode(bytes, len, *ret_acc, err, errlen);
+	rc = ckpt ? graveler_ckpt_decode(bytes, len, *ret_acc, err, errlen)
+		  : graveler_result_decode(bytes, len, *ret_acc, err, errlen);
 	if (rc)
 		return bad_rc ? bad_rc : rc;
-	return match_lease(*ret_acc, seed, begin, end, what, err, errlen);
+	if (ckpt)
+		ckpt_adopt(*ret_acc, seed, begin, end);
+	return match_lease(*ret_acc, seed, begin, end,
+			   ckpt ? "checkpoint" : "result", err, errlen);
+}
+
+/* Cut [begin, end) at the first chunk boundary at or after begin + at:
+ * the head [begin, cut) and the tail [cut, end). Only a lease whose
+ * segments are single chunks (at most GRAVELER_SEGMENTS chunks, 2^28
+ * battles) is cut: there a checkpoint's records for the battles before
+ * the cut are exactly the head's (ckpt_adopt); in a longer lease a
+ * segment spans several chunks and the head's segments would not be the
+ * lease's. */
+static int gw_split(void *ctx, const json_t *params, const json_t *spec,
+		    uint64_t at, json_t **ret_head, uint64_t *ret_head_units,
+		    json_t **ret_tail, uint64_t *ret_tail_units)
+{
+	uint64_t seed, begin, end, cut;
+	char err[WL_ERRLEN];
+	json_t *head, *tail;
+
+	(void)ctx;
+	if (get_spec(params, spec, &seed, &begin, &end, err, sizeof(err)))
+		return GERR_INVAL;
+	if (at == 0 || at >= end - begin ||
+	    lease_chunks(begin, end) > GRAVELER_SEGMENTS)
+		return GERR_AGAIN;
+	cut = begin + at;
+	cut += (GRAVELER_CHUNK - cut % GRAVELER_CHUNK) % GRAVELER_CHUNK;
+	if (cut >= end)
+		return GERR_AGAIN;
+	head = json_pack("{s:I, s:I}", "begin", (json_int_t)begin, "end",
+			 (json_int_t)cut);
+	tail = json_pack("{s:I, s:I}", "begin", (json_int_t)cut, "end",
+			 (json_int_t)end);
+	if (!head || !tail) {
+		json_decref(head);
+		json_decref(tail);
+		return GERR_NOMEM;
+	}
+	*ret_head = head;
+	*ret_head_units = cut - begin;
+	*ret_tail = tail;
+	*ret_tail_units = end - cut;
+	return 0;
 }
 
 static int gw_run(void *ctx, const json_t *params, const json_t *spec,
@@ -213,9 +279,11 @@ static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 	if (checkpoint) {
 		rc = graveler_ckpt_decode(checkpoint, checkpoint_len, acc, err,
 					  errlen);
-		if (rc == 0)
+		if (rc == 0) {
+			ckpt_adopt(acc, seed, begin, end);
 			rc = match_lease(acc, seed, begin, end, "checkpoint",
 					 err, errlen);
+		}
 		if (rc)
 			goto out;
 	} else {
@@ -238,8 +306,8 @@ static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 			       size_t errlen)
 {
 	struct graveler_acc *acc = NULL;
-	int rc = lease_blob(params, spec, bytes, len, graveler_ckpt_decode,
-			    "checkpoint", 0, &acc, err, errlen);
+	int rc = lease_blob(params, spec, bytes, len, 1, 0, &acc, err,
+			    errlen);
 
 	free(acc);
 	return rc;
@@ -355,8 +423,8 @@ static int graveler_wl_verify(void *ctx, const json_t *params, const json_t *spe
 {
 	struct graveler_acc *acc = NULL;
 	/* Structure, histogram total, max == top bin, first in the lease. */
-	int rc = lease_blob(params, spec, result, len, graveler_result_decode,
-			    "result", GERR_VERIFY, &acc, err, errlen);
+	int rc = lease_blob(params, spec, result, len, 0, GERR_VERIFY, &acc,
+			    err, errlen);
 
 	if (rc == 0)
 		rc = verify_acc(acc, seed, err, errlen);
@@ -600,6 +668,7 @@ const struct workload graveler_workload = {
 	.name = "graveler",
 	WL_NAMED_HOOKS(graveler),
 	.unit_name = "battles",
+	.split = gw_split,
 	.run = gw_run,
 	.blob_max = gw_blob_max,
 	.check_checkpoint = gw_check_checkpoint,

@@ -380,6 +380,151 @@ static void test_checkpoint_resume(void **state)
 	json_decref(params);
 }
 
+/* One of a cut lease's halves run and verified: its result. */
+static void *run_verified(json_t *params, json_t *spec, const void *ckpt,
+			  size_t ckpt_len, size_t *len)
+{
+	char err[WL_ERRLEN];
+	void *res = NULL;
+
+	run_lease(params, spec, ckpt, ckpt_len, NULL, 2, 0, &res, len);
+	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, *len, 7,
+				   err, sizeof(err)), 0);
+	return res;
+}
+
+static json_t *merged(json_t *params, json_t *answer, json_t *spec,
+		      const void *res, size_t len)
+{
+	json_t *t = NULL;
+
+	assert_int_equal(W->merge(workload_ctx(W), params, answer, spec, res,
+				  len, NULL, &t, NULL), 0);
+	json_decref(answer);
+	return t;
+}
+
+/* split (workload.h): a checkpoint of the lease is one of its head, the
+ * head resumed from it gives a fresh head's bytes, and head and tail
+ * merge to the lease's answer. */
+static void test_split(void **state)
+{
+	(void)state;
+	const uint64_t end = 4500000;
+	json_t *params = params_of(5000000, 17);
+	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
+				 (json_int_t)end);
+	struct graveler_acc *a = malloc(sizeof(*a));
+	struct io_state s = {.stop_after = 2};
+	char err[WL_ERRLEN];
+	void *whole = NULL, *res = NULL;
+	size_t whole_len = 0, len = 0;
+	uint64_t done, mx;
+
+	run_lease(params, spec, NULL, 0, &s, 1, GERR_CANCELLED, &res, &len);
+	assert_non_null(s.ckpt);
+	assert_int_equal(graveler_ckpt_decode(s.ckpt, s.ckpt_len, a, err,
+					      sizeof(err)), 0);
+	done = a->next - a->begin;
+	assert_true(done > 0 && done < end);
+	whole = run_verified(params, spec, NULL, 0, &whole_len);
+
+	/* Cut just past the checkpoint, and exactly at it. */
+	const uint64_t ats[] = { done + 1000, done };
+	for (size_t i = 0; i < sizeof(ats) / sizeof(ats[0]); i++) {
+		json_t *head = NULL, *tail = NULL, *ans = NULL, *all = NULL;
+		uint64_t hu = 0, tu = 0, cut;
+		void *rh, *rf, *rt;
+		size_t lh, lf, lt;
+
+		assert_int_equal(W->split(workload_ctx(W), params, spec, ats[i],
+					  &head, &hu, &tail, &tu), 0);
+		cut = (uint64_t)json_integer_value(json_object_get(head, "end"));
+		assert_int_equal(cut % GRAVELER_CHUNK, 0);
+		assert_true(cut >= ats[i] && cut < ats[i] + GRAVELER_CHUNK);
+		assert_int_equal(hu, cut);
+		assert_int_equal(hu + tu, end);
+		assert_int_equal(json_integer_value(json_object_get(tail,
+			"begin")), cut);
+		assert_int_equal(json_integer_value(json_object_get(tail,
+			"end")), end);
+		/* The lease's checkpoint is one of the head's. */
+		assert_int_equal(W->check_checkpoint(workload_ctx(W), params,
+						     head, s.ckpt, s.ckpt_len,
+						     err, sizeof(err)), 0);
+		assert_int_equal(W->blob_max(workload_ctx(W), params, head, 1,
+					     &mx, err, sizeof(err)), 0);
+		rh = run_verified(params, head, s.ckpt, s.ckpt_len, &lh);
+		rf = run_verified(params, head, NULL, 0, &lf);
+		assert_true(lh <= mx);
+		assert_int_equal(lh, lf);
+		assert_memory_equal(rh, rf, lh);
+		/* The tail is a lease of its own: the head's checkpoint is
+		 * not its. */
+		assert_int_not_equal(W->check_checkpoint(workload_ctx(W),
+			params, tail, s.ckpt, s.ckpt_len, err, sizeof(err)), 0);
+		rt = run_verified(params, tail, NULL, 0, &lt);
+		/* Head and tail merge to the lease's histogram, max and
+		 * first, in either order. */
+		ans = merged(params, merged(params, NULL, head, rh, lh), tail,
+			     rt, lt);
+		all = merged(params, NULL, spec, whole, whole_len);
+		assert_true(json_equal(json_object_get(ans, "histogram"),
+				       json_object_get(all, "histogram")));
+		for (const char *const *k = (const char *const[]){"battles",
+		     "max", "first", NULL}; *k; k++)
+			assert_int_equal(json_integer_value(json_object_get(
+				ans, *k)), json_integer_value(json_object_get(
+				all, *k)));
+		json_decref(all);
+		all = merged(params, merged(params, NULL, tail, rt, lt), head,
+			     rh, lh);
+		assert_true(json_equal(ans, all));
+		json_decref(ans);
+		json_decref(all);
+		free(rh);
+		free(rf);
+		free(rt);
+		json_decref(head);
+		json_decref(tail);
+	}
+
+	/* No cut: at 0, at or past the end, no chunk boundary inside, and
+	 * a lease whose segments span several chunks. */
+	json_t *h = NULL, *t = NULL, *small, *big, *bigp;
+	uint64_t hu = 0, tu = 0;
+	assert_int_equal(W->split(workload_ctx(W), params, spec, 0, &h, &hu, &t,
+				  &tu), GERR_AGAIN);
+	assert_int_equal(W->split(workload_ctx(W), params, spec, end, &h, &hu,
+				  &t, &tu), GERR_AGAIN);
+	assert_int_equal(W->split(workload_ctx(W), params, spec, end + 5, &h,
+				  &hu, &t, &tu), GERR_AGAIN);
+	assert_int_equal(W->split(workload_ctx(W), params, spec,
+				  end - end % GRAVELER_CHUNK + 1, &h, &hu, &t,
+				  &tu), GERR_AGAIN);
+	small = json_pack("{s:I, s:I}", "begin", (json_int_t)256, "end",
+			  (json_int_t)512);
+	assert_int_equal(W->split(workload_ctx(W), params, small, 100, &h, &hu,
+				  &t, &tu), GERR_AGAIN);
+	bigp = params_of(1ull << 30, 17);
+	big = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
+			(json_int_t)((uint64_t)GRAVELER_SEGMENTS *
+				     GRAVELER_CHUNK + GRAVELER_CHUNK));
+	assert_int_equal(W->split(workload_ctx(W), bigp, big, 1u << 20, &h,
+				  &hu, &t, &tu), GERR_AGAIN);
+	assert_null(h);
+	assert_null(t);
+	json_decref(small);
+	json_decref(big);
+	json_decref(bigp);
+	free(s.ckpt);
+	free(res);
+	free(whole);
+	free(a);
+	json_decref(spec);
+	json_decref(params);
+}
+
 static void test_parse_params(void **state)
 {
 	(void)state;
@@ -912,6 +1057,7 @@ UNIT_MAIN(cmocka_unit_test(test_ref_vs_fast_battle),
 	cmocka_unit_test(test_segment_records),
 	cmocka_unit_test(test_binomial_shape),
 	cmocka_unit_test(test_checkpoint_resume),
+	cmocka_unit_test(test_split),
 	cmocka_unit_test(test_parse_params),
 	cmocka_unit_test(test_carve),
 	cmocka_unit_test(test_decoder_invariants),
