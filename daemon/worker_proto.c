@@ -342,7 +342,7 @@ static void hb_after(void *arg)
 			 r->hb.quarantined ? " (worker quarantined)" : "");
 		gpud_wake_parked(d);
 	}
-	if (r->hb.takeback)
+	if (r->hb.takeback && r->hb.why[0]) /* newly marked */
 		LOG_INFO(&d->log, "lease taken back lease=%" PRId64 " epoch=%"
 			 PRIu64 " worker=%s pieces=%u why=\"%s\"",
 			 r->hb.lease_id, r->hb.epoch, c->name, r->hb.takeback,

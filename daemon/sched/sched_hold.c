@@ -184,8 +184,7 @@ static int takeback_decide(struct store *st, struct sched_heartbeat *h,
 	double rate, left_s, span;
 	uint64_t pieces, fit;
 
-	if (!wl || !wl->split || wi < 0 || h->idle[wi] == 0 ||
-	    h->pol->lease_min_s <= 0 || h->units_done >= l->units)
+	if (!wl || !wl->split || wi < 0)
 		return 0;
 	rc = store_lease_grant_get(st, l->id, l->epoch, &g);
 	if (rc)
@@ -195,7 +194,8 @@ static int takeback_decide(struct store *st, struct sched_heartbeat *h,
 		h->action = MSG_HB_GIVE_BACK;
 		return 0;
 	}
-	if (g.grouped)
+	if (g.grouped || h->idle[wi] == 0 || h->pol->lease_min_s <= 0 ||
+	    h->units_done >= l->units)
 		return 0;
 	rc = store_job_get_replicate(st, l->job_id, &replicate);
 	if (rc || replicate)
