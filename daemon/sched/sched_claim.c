@@ -60,10 +60,13 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
  * work too, so that every worker would finish at the same time: the
  * share is r / (the fleet's rates) of it (a worker not measured yet
  * counts as their mean). Before r is known: an equal share, which
- * carve_job caps at the planner's default (a probe). Sets *probe then. */
+ * carve_job caps at the planner's default (a probe). Sets *probe then.
+ * A chain (a workload whose runs chain, next_lease: one lease at a time)
+ * has no share to cut: r x --lease-seconds, steady, as its run ahead
+ * guesses. */
 static int lease_want(struct store *st, const struct sched_claim *c,
-		      const struct store_job *job, double now, uint64_t *ret,
-		      int *probe)
+		      const struct workload *wl, const struct store_job *job,
+		      double now, uint64_t *ret, int *probe)
 {
 	const struct sched_policy *pol = c->pol;
 	struct store_fleet fleet = {0};
@@ -83,7 +86,7 @@ static int lease_want(struct store *st, const struct sched_claim *c,
 				      now - 2 * pol->lease_timeout_s, &fleet);
 	if (rc)
 		return rc;
-	if (left.total && fleet.workers > 0) {
+	if (left.total && fleet.workers > 0 && !wl->next_lease) {
 		double mean = fleet.known ? fleet.rate_sum / fleet.known : 0;
 		double sum = fleet.rate_sum + (fleet.workers - fleet.known) * mean;
 		double all = (double)left.uncarved + (double)left.pending +
@@ -135,7 +138,7 @@ static int carve_job(struct store *st, struct sched_claim *c,
 	rc = job_parts_open(&parts, st, job->id);
 	if (rc)
 		goto out;
-	rc = lease_want(st, c, job, now, &want, &probe);
+	rc = lease_want(st, c, wl, job, now, &want, &probe);
 	if (rc)
 		goto out;
 	rc = wl->carve(workload_ctx(wl), params, cursor, answer, &parts.pub,
@@ -367,12 +370,15 @@ void sched_claim(struct store *st, struct sched_claim *c)
 	claim_reset(c);
 	if (claim_refused(st, c))
 		return;
-	c->rc = store_begin(st);
-	if (c->rc)
-		return;
+	/* The worker counts in the fleet that shares jobs from its first
+	 * claim, whether that claim gets a lease or not: outside the
+	 * claim's transaction, which a claim without a lease rolls back. */
 	c->rc = store_rate_register(st, c->worker_id, c->workloads_json, now);
 	if (c->rc == 0)
-		c->rc = claim_in_order(st, c, now);
+		c->rc = store_begin(st);
+	if (c->rc)
+		return;
+	c->rc = claim_in_order(st, c, now);
 	if (c->rc == 0 && (!c->workload || !c->params))
 		c->rc = GERR_NOMEM;
 	if (c->rc == 0)

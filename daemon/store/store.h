@@ -378,7 +378,7 @@ int store_rate_note(struct store *st, int64_t worker_id, const char *workload,
 		    double rate, double weight, double now);
 /* The rate of lease_id's holder since its grant at epoch, as units_done
  * reaches gpud at now (a checkpoint or a result), noted for worker_id in
- * workload (samples over less than half a second are dropped). */
+ * workload (samples over less than 10 ms are dropped). */
 int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
 		       int64_t worker_id, const char *workload,
 		       uint64_t units_done, double now);

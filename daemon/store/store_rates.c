@@ -5,11 +5,13 @@
  */
 #include "store_internal.h"
 
-/* A rate sample over less time than this is mostly latency: dropped. */
-#define RATE_SAMPLE_MIN_S 0.5
-/* A sample over this long replaces the rate kept; a shorter one moves it
- * in proportion. */
-#define RATE_SAMPLE_FULL_S 10.0
+/* A sample over less time than this tells nothing (a checkpoint sent
+ * right after the grant): dropped. A short lease's sample is kept, latency
+ * and all: a worker whose leases are all latency (a GPU on small jobs)
+ * does that much work per second of the job's wall time. */
+#define RATE_SAMPLE_MIN_S 0.01
+/* How much a new sample moves the rate kept (the first one is kept). */
+#define RATE_SAMPLE_WEIGHT 0.5
 
 const char *const sdb_rate_sql[S_COUNT] = {
 	/* Every claim says which workloads its worker runs: a row for each
@@ -34,16 +36,20 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"WHERE r.workload = ?1 AND w.quarantined = 0 "
 		"AND (w.online = 1 OR w.last_seen >= ?2)",
 	/* Primary leases only: a replica recomputes its primary's units.
-	 * Carved, then of those what waits for a worker (pending) and
+	 * Carved is verified (the job's count) plus the leases still
+	 * moving, so that only those are read (leases_job), however many
+	 * the job has had; of those, what waits for a worker (pending) and
 	 * what the holders have still to do. */
 	[S_JOB_UNITS_LEFT] =
-		"SELECT j.total_units, coalesce(sum(l.units), 0), "
+		"SELECT j.total_units, j.units_verified + "
+		"coalesce(sum(l.units), 0), "
 		"coalesce(sum(CASE WHEN l.state = ?2 THEN l.units - "
 		"min(l.checkpoint_units, l.units) END), 0), "
 		"coalesce(sum(CASE WHEN l.state = ?3 THEN l.units - "
 		"min(max(l.units_done, l.checkpoint_units), l.units) END), 0) "
 		"FROM jobs AS j LEFT JOIN leases AS l ON l.job_id = j.id "
-		"AND l.replica_of IS NULL WHERE j.id = ?1 GROUP BY j.id",
+		"AND l.state IN (?2, ?3, ?4) AND l.replica_of IS NULL "
+		"WHERE j.id = ?1 GROUP BY j.id",
 	[S_RATE_SAMPLE] =
 		"SELECT CASE WHEN granted_at > 0 THEN granted_at "
 		"ELSE created_at END, granted_units FROM leases "
@@ -94,7 +100,7 @@ int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
 		return 0;
 	return store_rate_note(st, worker_id, workload,
 			       (double)(units_done - from) / elapsed,
-			       elapsed / RATE_SAMPLE_FULL_S, now);
+			       RATE_SAMPLE_WEIGHT, now);
 }
 
 int store_rate_get(struct store *st, int64_t worker_id, const char *workload,
@@ -125,7 +131,8 @@ int store_job_units_left(struct store *st, int64_t job_id,
 {
 	uint64_t carved = 0;
 	int r = sdb_one(st, S_JOB_UNITS_LEFT, SDB_ARGS(sa_int(job_id),
-			sa_int(LEASE_PENDING), sa_int(LEASE_LEASED)),
+			sa_int(LEASE_PENDING), sa_int(LEASE_LEASED),
+			sa_int(LEASE_DONE)),
 			SDB_COLS(sc_u64(&ret->total), sc_u64(&carved),
 				 sc_u64(&ret->pending), sc_u64(&ret->held)),
 			"store_job_units_left");

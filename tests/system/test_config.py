@@ -23,6 +23,7 @@ GPUD_VALUES = [
     ("heartbeat", "2.5"),
     ("lease-timeout", "30"),
     ("lease-seconds", "120"),
+    ("lease-min-seconds", "2"),
     ("lease-units", "1048576"),
     ("checkpoint-interval", "45"),
     ("drain-seconds", "0"),

@@ -146,6 +146,29 @@ static void test_fleet_is_who_can_take_it(void **state)
 	assert_int_equal(claim_units(f, f->w1), BATTLES);
 }
 
+/* A worker counts in the fleet from its first claim, even one that got
+ * nothing (no job yet): the job submitted next is shared with it. */
+static void test_claim_without_lease_joins_fleet(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c = {0};
+	struct store_fleet fl = {0};
+	double now = gclock_wall();
+	int64_t w3 = 0;
+
+	assert_int_equal(store_job_set_state(f->st, f->job, JOB_CANCELLED,
+					     "test", now), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w3", "cpu", now, &w3), 0);
+	c.pol = &f->pol;
+	c.worker_id = w3;
+	c.workloads_json = strdup("[\"graveler\"]");
+	sched_claim(f->st, &c);
+	assert_int_equal(c.rc, GERR_NOTFOUND);
+	sched_claim_clear(&c);
+	assert_int_equal(store_rate_fleet(f->st, "graveler", now - 60, &fl), 0);
+	assert_int_equal(fl.workers, 3);
+}
+
 /* The rate gpud measures: units since the grant over the time since it,
  * from the lease's own row, never from what the worker says. */
 static void test_rate_from_the_grant(void **state)
@@ -163,7 +186,7 @@ static void test_rate_from_the_grant(void **state)
 	assert_true(r > 99000 && r < 101000);
 	/* Too soon after the grant to tell: nothing noted. */
 	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w2,
-					    "graveler", 400000, now - 3.8), 0);
+					    "graveler", 400000, now - 3.995), 0);
 	assert_int_equal(store_rate_get(f->st, f->w2, "graveler", &r), 0);
 	assert_true(r == 0);
 	store_lease_clear(&l);
@@ -191,5 +214,6 @@ static void test_grace_at_start(void **state)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 UNIT_MAIN(T(test_probe_is_an_equal_share), T(test_share_by_rate),
 	  T(test_bounds_in_seconds), T(test_rate_per_workload),
-	  T(test_fleet_is_who_can_take_it), T(test_rate_from_the_grant),
+	  T(test_fleet_is_who_can_take_it),
+	  T(test_claim_without_lease_joins_fleet), T(test_rate_from_the_grant),
 	  T(test_grace_at_start))
