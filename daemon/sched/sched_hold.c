@@ -405,10 +405,14 @@ static int takeback_cut(struct store *st, struct sched_release *r,
 	json_t *params = NULL, *spec = NULL;
 	uint64_t share, sum = 0;
 	size_t n = 0;
-	int rc = store_job_get(st, l->job_id, &job), wrc = 0;
+	int rc = store_job_get(st, l->job_id, &job), wrc = 0, replicate = 0;
 
-	if (rc)
+	if (rc == 0)
+		rc = store_job_get_replicate(st, l->job_id, &replicate);
+	if (rc || replicate) {
+		store_job_clear(&job);
 		return rc;
+	}
 	wl = workload_find(job.workload);
 	if (pieces > TAKEBACK_MAX_PIECES)
 		pieces = TAKEBACK_MAX_PIECES;
@@ -498,7 +502,8 @@ void sched_release(struct store *st, struct sched_release *r)
 			rc = store_event(st, now, l.job_id, r->lease_id,
 					 r->epoch, r->worker_id, "release",
 					 NULL);
-		if (!rc && g.takeback >= 2)
+		/* A group made since the mark (a replica) stays whole. */
+		if (!rc && g.takeback >= 2 && !g.grouped)
 			rc = takeback_cut(st, r, &l, g.takeback, now);
 	}
 	if (!rc)

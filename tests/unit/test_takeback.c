@@ -313,7 +313,8 @@ static void test_decide_and_cut(void **state)
 /* What is never taken back: a rest too short at the holder's rate, a
  * replicated job; and marks that must not cut: a grant that expired
  * before its release (the next holder's release keeps the lease whole),
- * one whose holder uploaded its result instead (accepted as usual). */
+ * one whose job became replicated before the release, one whose holder
+ * uploaded its result instead (accepted as usual). */
 static void test_no_takeback(void **state)
 {
 	struct fx *f = *state;
@@ -347,6 +348,17 @@ static void test_no_takeback(void **state)
 	release(f, &r, &c2, f->b);
 	assert_int_equal(r.pieces, 0);
 	assert_int_equal(events(f, "takeback"), 0);
+	sched_claim_clear(&c2);
+	/* Marked, then the job replicated before the release: whole. */
+	claim(f, f->a, &c2);
+	rate_span();
+	heartbeat(f, &h, &c2, f->a, 1000, 1);
+	assert_int_equal(h.action, MSG_HB_GIVE_BACK);
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	release(f, &r, &c2, f->a);
+	assert_int_equal(r.pieces, 0);
+	assert_int_equal(events(f, "takeback"), 0);
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 0), 0);
 	sched_claim_clear(&c2);
 	/* Marked, and the holder finished first: its result is taken. */
 	claim(f, f->a, &c2);
