@@ -51,6 +51,11 @@ def tail_shared(cl):
     check(done == {"wa", "wb"}, "both workers should have computed a verified piece: %s" % done)
     units = query(cl, "SELECT sum(units), count(*) FROM leases WHERE job_id = ? AND replica_of IS NULL", job)[0]
     check(units[0] == battles and units[1] >= 2, "the pieces add up to the job: %s" % (units,))
+    # Its record and history show the job whole, every piece verified.
+    st = cl.status(job)
+    check(st["state"] == "done", "status: %s" % st)
+    rec = cl.ctl("status", str(job)).stdout
+    check("done" in rec and cl.ctl("check").returncode == 0, "status and check: %s" % rec)
     # A alone: the job at the rate the pieces ran at (units past their
     # grant's start over the grant's time to the result, gpud's events):
     # on a shared machine two workers may run slower each than one alone.
