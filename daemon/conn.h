@@ -95,6 +95,7 @@ struct conn {
 	int remote_ctl;         /* TCP: gpuctl (CTL_HELLO), not a worker */
 	char peer[64];
 	char name[AUTH_NAME_MAX + 1];
+	char instance[PLACE_INSTANCE_MAX + 1]; /* a worker's, from its HELLO */
 	char device[64];
 	struct place place;     /* where the worker runs, from its HELLO */
 	char *workloads_json;   /* ["graveler",..] of registered names */

@@ -93,7 +93,8 @@ struct gpud_config {
 	double checkpoint_s;         /* told to workers in WELCOME */
 	uint32_t max_failures;       /* verification failures before failed */
 	uint32_t quarantine_after;   /* worker failures before quarantine */
-	uint32_t max_leases_per_worker; /* leases one token holds; 0 no cap */
+	uint32_t max_leases_per_worker; /* leases one process holds; 0 no cap */
+	uint32_t max_leases_per_credential; /* all of a token's; 0 no cap */
 	double progress_timeout_s;   /* no progress this long: revoked; 0 off */
 	uint32_t trust_after;        /* confirmed results before trust; 0 off */
 	double drain_s;              /* SIGTERM: wait for workers' checkpoints */

@@ -51,6 +51,8 @@ struct client_config {
 	const struct client_workload *workloads;
 	size_t n_workloads;
 	const struct place *place;       /* sent in HELLO; NULL: none */
+	const char *instance;            /* sent in HELLO: this process among
+					  * its token's (place.h's rule) */
 	/* Called once on the loop thread when the client has stopped and
 	 * closed its handles; main closes its own handles there. */
 	void (*on_exit)(void *opaque, int exit_code);

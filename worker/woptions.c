@@ -129,6 +129,25 @@ static void show_device(const void *field, char *buf, size_t len)
 		snprintf(buf, len, "%s", d->name);
 }
 
+/* A name for this process among its credential's (place.h's rule). */
+static int parse_instance(const char *s, void *field, char *err,
+			  size_t errlen)
+{
+	gerr_printf(err, errlen, "1..%d characters of A-Z a-z 0-9 . _ : @ / + -",
+		    PLACE_INSTANCE_MAX);
+	if (place_instance_check(s))
+		return GERR_INVAL;
+	snprintf(field, PLACE_INSTANCE_MAX + 1, "%s", s);
+	return 0;
+}
+
+static void show_instance(const void *field, char *buf, size_t len)
+{
+	const char *v = field;
+
+	snprintf(buf, len, "%s", v[0] ? v : "(default)");
+}
+
 #define F(m) offsetof(struct worker_settings, m)
 
 static const struct conf_key keys[] = {
@@ -141,6 +160,11 @@ static const struct conf_key keys[] = {
 	{ "device", CONF_CUSTOM, 0, F(device), sizeof(struct worker_device), 0, 0,
 	  "DEVICE", "cpu (all online CPUs), cpu:THREADS (1..4096), or\n"
 	  "cuda:N (also cudaN, as in gpuworker@cuda0)", parse_device, show_device },
+	{ "instance", CONF_CUSTOM, 0, F(instance), PLACE_INSTANCE_MAX + 1, 0, 0,
+	  "NAME", "this process's name among the workers of its token\n"
+	  "(default: the pod, HOST/slurmJOB_TASK/DEVICE under Slurm,\n"
+	  "else HOST:PID); gpud shows it as TOKEN@NAME", parse_instance,
+	  show_instance },
 	{ "checkpoint-interval", CONF_DOUBLE, 0, F(checkpoint_interval), 0, 0.1,
 	  86400, "SECONDS", "time between checkpoints (default 60)", NULL, NULL },
 	{ "log-level", CONF_LEVEL, 0, F(log_level), 0, 0, 0, "LEVEL",

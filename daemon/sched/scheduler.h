@@ -40,7 +40,8 @@ struct sched_policy {
 	double lease_timeout_s;
 	uint32_t max_failures;      /* failed verifications or runs of a lease */
 	uint32_t quarantine_after;  /* each of a worker's charges */
-	uint32_t max_leases_per_worker; /* held at once; 0 no cap */
+	uint32_t max_leases_per_worker; /* held at once by one process; 0 no cap */
+	uint32_t max_leases_per_credential; /* by all of one token's; 0 no cap */
 	double progress_timeout_s;  /* no progress for this long: revoked; 0 off */
 	uint32_t trust_after;   /* results confirmed in a row before a worker's
 				 * results merge unreplicated; 0 trusts all */
@@ -66,7 +67,8 @@ struct sched_policy {
  * oldest): its oldest pending lease, or a new one carved; the job's first
  * grant sets its started_at. Refused (rc
  * GERR_STATE, reason) for a quarantined worker and for one that holds
- * pol->max_leases_per_worker leases already (fair share). With nothing to
+ * pol->max_leases_per_worker leases already (fair share), or whose
+ * credential's workers hold pol->max_leases_per_credential together. With nothing to
  * grant (GERR_NOTFOUND) the reason says why, naming who holds what when
  * every lease is held (sched_holders). */
 struct sched_claim {

@@ -112,7 +112,10 @@ void store_lease_free_array(struct store_lease *a, size_t n);
 
 struct store_worker {
 	int64_t id;
-	char *name;
+	char *name;         /* "CREDENTIAL@INSTANCE" (a row from before
+			     * migration 012: CREDENTIAL) */
+	char *credential;   /* the token it logged in with */
+	char *instance;     /* the process, from its HELLO ("" before 012) */
 	char *device;
 	int online;
 	int quarantined;
@@ -310,7 +313,7 @@ struct store_holder {
 int store_lease_holders(struct store *st, int64_t job_id,
 			struct store_holder **ret, size_t *ret_n);
 void store_holder_free_array(struct store_holder *a, size_t n);
-/* The tail (migration 012): what the decision to take a held lease back
+/* The tail (migration 013): what the decision to take a held lease back
  * reads of its grant at epoch; GERR_STALE when the lease is at another. */
 struct store_lease_grant {
 	double granted_at;      /* the grant's time (its creation when 0) */
@@ -403,9 +406,29 @@ int store_job_units_left(struct store *st, int64_t job_id,
 int store_lease_grace(struct store *st, double now, double deadline);
 
 /* ---- workers ---- */
-/* Find or create the worker row for (token) name; marks it online. */
-int store_worker_upsert(struct store *st, const char *name, const char *device,
-			double now, int64_t *ret_id);
+/* A worker is one process: a row per (credential, instance), named
+ * "CREDENTIAL@INSTANCE". Find or create it; marks it online. credential
+ * is a token name (no '@'); instance passes place_instance_check (or is
+ * "": the credential's row from before migration 012). GERR_INVAL
+ * otherwise. */
+int store_worker_upsert(struct store *st, const char *credential,
+			const char *instance, const char *device, double now,
+			int64_t *ret_id);
+/* Rows last seen in [since, before) (gclock_wall times) that nothing
+ * needs: offline, not quarantined, named by no lease and no failure
+ * memory, and not the newest row (ids are never reused). Deletes them and
+ * their rates; *ret_n (may be NULL) gets how many. gpud calls it at start
+ * for every row unseen for STORE_WORKER_KEEP_S, and when a worker goes
+ * offline for the day before that (cheap however many rows the leases
+ * keep). A process that computed leases keeps its row: it is the leases'
+ * producer. */
+#define STORE_WORKER_KEEP_S (7.0 * 86400)
+int store_worker_prune(struct store *st, double since, double before,
+		       uint64_t *ret_n);
+/* Leases held now by every worker that shares worker id's credential
+ * (itself included): --max-leases-per-credential. */
+int store_worker_credential_held(struct store *st, int64_t id,
+				 uint64_t *ret_n);
 int store_worker_set_online(struct store *st, int64_t id, int online,
 			    double now);
 /* Where worker id runs, from its latest login (place.h; every field
@@ -428,8 +451,9 @@ enum store_charge { STORE_CHARGE_FOREIGN, STORE_CHARGE_STALL };
 int store_worker_charge(struct store *st, int64_t id, enum store_charge what,
 			uint32_t threshold, int *ret_quarantined);
 int store_worker_get(struct store *st, int64_t id, struct store_worker *ret);
-int store_worker_list(struct store *st, struct store_worker **ret,
-		      size_t *ret_n);
+/* The rows online or last seen at or after since (0: all), by id. */
+int store_worker_list(struct store *st, double since,
+		      struct store_worker **ret, size_t *ret_n);
 
 /* ---- tokens (stored as derived keys, never the secret) ---- */
 int store_token_add(struct store *st, const char *name, const uint8_t key[32],

@@ -39,7 +39,7 @@ const char *const sdb_lease_row_sql[S_COUNT] = {
 		"WHERE l.state = ?2 AND l.job_id IN (SELECT id FROM jobs "
 		"WHERE (?1 = 0 AND state = ?3) OR id = ?1) "
 		"GROUP BY w.id ORDER BY n DESC, w.name LIMIT " HOLDERS_MAX_SQL,
-	/* The tail (migrations 011 and 012): a grant's start, whether the
+	/* The tail (migrations 011 and 013): a grant's start, whether the
 	 * lease is in a replica group, and its mark for this epoch. */
 	[S_LEASE_GRANT] =
 		"SELECT CASE WHEN granted_at > 0 THEN granted_at "

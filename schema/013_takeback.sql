@@ -1,4 +1,4 @@
--- 012: the tail. A held lease gpud wants back to cut it for idle workers
+-- 013: the tail. A held lease gpud wants back to cut it for idle workers
 -- is marked with the pieces wanted and the epoch of the grant the mark is
 -- for: only a release of that grant cuts it, so a lease that expired,
 -- was revoked or finished instead carries a mark no later grant matches.
