@@ -49,8 +49,8 @@ static int setup(void **state)
 		.quarantine_after = 5, .data_dir = f->dir};
 	f->wl = workload_find("graveler");
 	f->job = sched_fx_graveler(f->st, BATTLES, "3", &f->params);
-	assert_int_equal(store_worker_upsert(f->st, "a", "cpu", 1000, &f->a), 0);
-	assert_int_equal(store_worker_upsert(f->st, "b", "cpu", 1000, &f->b), 0);
+	assert_int_equal(store_worker_upsert(f->st, "a", "", "cpu", 1000, &f->a), 0);
+	assert_int_equal(store_worker_upsert(f->st, "b", "", "cpu", 1000, &f->b), 0);
 	for (f->wi = 0; all[f->wi] != f->wl; f->wi++)
 		assert_non_null(all[f->wi]);
 	*state = f;
