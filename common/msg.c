@@ -94,6 +94,7 @@ static const char *const hb_action_names[] = {
 	[MSG_HB_CONTINUE] = "continue",
 	[MSG_HB_STOP] = "stop",
 	[MSG_HB_RELEASE] = "release",
+	[MSG_HB_GIVE_BACK] = "give_back",
 };
 
 static const char *const ack_what_names[] = {

@@ -82,6 +82,7 @@ enum msg_hb_action {
 	MSG_HB_CONTINUE,
 	MSG_HB_STOP,
 	MSG_HB_RELEASE,
+	MSG_HB_GIVE_BACK, /* checkpoint and release: gpud cuts the rest */
 };
 
 enum msg_ack_what {

@@ -67,6 +67,9 @@
 #include "chan.h"
 #include "log.h"
 
+/* Workloads whose parked claims are counted (= SCHED_WL_MAX). */
+#define GPUD_PARKED_WL 32
+
 struct store;
 struct dbq;
 struct conn;
@@ -151,6 +154,9 @@ struct gpud {
 	/* Work may have appeared: the owner (server.c) installs what re-runs
 	 * the parked claims, so lower modules need not know connections. */
 	void (*wake_parked)(struct gpud *d);
+	/* Parked claims per workload, in registry order (conn_set_parked):
+	 * the idle workers a heartbeat's tail decision counts. */
+	uint32_t parked[GPUD_PARKED_WL];
 };
 
 /* gpud.c: loop thread only. */

@@ -313,6 +313,29 @@ struct store_holder {
 int store_lease_holders(struct store *st, int64_t job_id,
 			struct store_holder **ret, size_t *ret_n);
 void store_holder_free_array(struct store_holder *a, size_t n);
+/* The tail (migration 013): what the decision to take a held lease back
+ * reads of its grant at epoch; GERR_STALE when the lease is at another. */
+struct store_lease_grant {
+	double granted_at;      /* the grant's time (its creation when 0) */
+	uint64_t granted_units; /* the progress it resumed from */
+	int grouped;            /* a replica, or a primary with replicas */
+	uint32_t takeback;      /* pieces marked for at this epoch, or 0 */
+};
+int store_lease_grant_get(struct store *st, int64_t id, uint64_t epoch,
+			  struct store_lease_grant *ret);
+/* leased, same epoch: mark it to be cut into pieces when its holder
+ * releases this grant (GERR_STALE when not held so). */
+int store_lease_mark_takeback(struct store *st, int64_t id, uint64_t epoch,
+			      uint32_t pieces);
+/* pending, same epoch: its spec and units become a cut's head (not below
+ * its checkpoint), its mark cleared; GERR_STALE when not so. */
+int store_lease_respec(struct store *st, int64_t id, uint64_t epoch,
+		       const char *spec, uint64_t units, double now);
+/* A new pending lease of job_id (epoch 0, no attempts): a cut's tail.
+ * *ret_id (may be NULL) receives its id. */
+int store_lease_insert_pending(struct store *st, int64_t job_id,
+			       const char *spec, uint64_t units, double now,
+			       int64_t *ret_id);
 /* Every leased lease whose deadline < now -> pending. Returns the ids moved
  * (malloc'ed array) so the caller can log them. */
 int store_lease_expire(struct store *st, double now, int64_t **ret_ids,

@@ -261,7 +261,7 @@ static void test_lease_traffic(void **state)
 	assert_null(rel2.error);
 	json_decref(h);
 
-	for (int a = MSG_HB_CONTINUE; a <= MSG_HB_RELEASE; a++) {
+	for (int a = MSG_HB_CONTINUE; a <= MSG_HB_GIVE_BACK; a++) {
 		enum msg_hb_action back;
 
 		assert_int_equal(msg_hb_action_parse(msg_hb_action_name(a),
