@@ -354,7 +354,7 @@ class Gpud:
         self.build = build
         want = workers + 512
         cmd = [os.path.join(build, "daemon", "gpud"), "--data", os.path.join(self.dir, "d"),
-               "--listen", "127.0.0.1:0", "--socket", os.path.join(self.dir, "s"),
+               "--listen", "127.0.0.1:0", "--socket", os.path.join(self.dir, "s"), "--http", "off",
                "--max-connections", str(workers + 64), "--max-connections-per-address", str(workers + 64),
                "--log-level", "warn"] + list(args)
         self.cmd = cmd
@@ -374,7 +374,7 @@ class Gpud:
     def ctl(self, *args):
         r = subprocess.run([os.path.join(self.build, "tools", "gpuctl"), "--socket",
                             os.path.join(self.dir, "s")] + list(args), capture_output=True, text=True,
-                           timeout=60)
+                           timeout=120)
         if r.returncode != 0:
             raise RuntimeError("gpuctl %s: %s" % (" ".join(args), r.stderr.strip()))
         return r.stdout
@@ -423,14 +423,28 @@ def parent_main(a):
         status = None
         if a.job:
             deadline = t0 + a.seconds
+            ctl_max = 0
+            last_print = t0
             while True:
                 time.sleep(0.5)
-                status = json.loads(gpud.ctl("status", job, "--json"))[0]
+                t1 = time.monotonic()
+                try:
+                    status = json.loads(gpud.ctl("status", job, "--json"))[0]
+                except subprocess.TimeoutExpired:
+                    status = status or {"state": "unknown"}
+                ctl_max = max(ctl_max, time.monotonic() - t1)
                 if pid:
                     cpu = proc_cpu(pid)
                     samples.append((time.monotonic() - t0, cpu[0], max(cpu[1].values())))
+                if a.progress and time.monotonic() - last_print >= 5:
+                    last_print = time.monotonic()
+                    print("%6.1f s: %s units_done %s verified %s, gpud CPU %.1f s, gpuctl status took %.2f s"
+                          % (last_print - t0, status.get("state"), status.get("units_done"),
+                             status.get("units_verified"), samples[-1][1] - c0[0] if samples else 0,
+                             time.monotonic() - t1 - 0), file=sys.stderr, flush=True)
                 if status["state"] in ("done", "failed", "cancelled") or time.monotonic() > deadline:
                     break
+            out_ctl = round(ctl_max, 2)
             for k in kids:
                 k.stdin.write("done\n")
                 k.stdin.flush()
@@ -465,6 +479,7 @@ def parent_main(a):
                 peak = max((s2[2] - s1[2]) / (s2[0] - s1[0]) for s1, s2 in zip(samples, samples[1:]))
                 out["gpud_busiest_peak_pct"] = round(100 * peak)
         if a.job:
+            out["gpuctl_status_max_s"] = out_ctl
             units = int(status.get("total_units") or 0)
             wall = (status.get("finished_at") or 0) - (status.get("created_at") or 0)
             ideal = units / (a.workers * a.rate) if units else None
@@ -475,7 +490,7 @@ def parent_main(a):
                         "result": gpud.ctl("result", job).strip().splitlines()[:3]
                         if status["state"] == "done" else None})
         if gpud:
-            out["gpud_cmd"] = " ".join(shlex.quote(x) for x in gpud.cmd[:1] + gpud.cmd[9:])
+            out["gpud_cmd"] = " ".join(shlex.quote(x) for x in gpud.cmd[:1] + gpud.cmd[7:])
         out["loadgen_cmd"] = " ".join(shlex.quote(x) for x in sys.argv)
         text = json.dumps(out)
         if a.out:
@@ -527,6 +542,7 @@ def main():
     p.add_argument("--gpud-pid", type=int, help="measure this gpud's CPU and memory")
     p.add_argument("--out", help="append the JSON line to this file")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--progress", action="store_true", help="job mode: a line on stderr every 5 s")
     p.add_argument("--shard", type=int, help=argparse.SUPPRESS)
     p.add_argument("--parent", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
