@@ -1,14 +1,16 @@
 """Many simulated workers (tools/loadgen.py) claim, heartbeat and release
 leases against gpud at full speed: every request is answered correctly and
 the store stays consistent (each lease granted once per epoch, all back to
-pending). The rate is a benchmark figure, not asserted here."""
+pending). Then loadgen's job mode: 20 simulated workers run a whole Othello
+job with exact results (tests/wlrun) through a gpud of its own, and gpud
+verifies and finishes it. The rates are benchmark figures, not asserted."""
 import json
 import os
 import sqlite3
 import subprocess
 import sys
 
-from harness import Cluster, check, run
+from harness import BUILD, Cluster, check, run
 
 LOADGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "loadgen.py")
 
@@ -34,6 +36,15 @@ def test_load(cl: Cluster):
     check(set(states) == {0}, "every lease should be pending again: %s" % states)
     check(grants[0] == grants[1] == epochs, "each (lease, epoch) granted exactly once: %s, epochs %s" % (grants, epochs))
     check(cl.gpud.poll() is None, "gpud died under load")
+
+    r = subprocess.run([sys.executable, LOADGEN, "--start-gpud", BUILD, "--gpud-arg=--lease-units=8",
+                        "--wlrun", os.path.join(BUILD, "tests", "wlrun"), "--workers", "20",
+                        "--job", "othello --random 400 --empties 6", "--rate", "40", "--seconds", "60",
+                        "--json"], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "loadgen job mode failed: %s %s" % (r.stdout, r.stderr))
+    out = json.loads(r.stdout)
+    print("job:", {k: out[k] for k in ("job_wall_s", "ideal_s", "results", "claims", "gpud_cpu_s")})
+    check(out["job_state"] == "done" and out["results"] == 50 and out["errors"] == 0, "job mode: %s" % out)
 
 
 if __name__ == "__main__":
