@@ -540,9 +540,9 @@ static void test_job_split(void **state)
 	free(m.input);
 }
 
-/* --split auto: few deep positions are split to a frontier of at least
- * OTHELLO_SPLIT_TARGET; shallow ones are not; no --split or --split 0
- * never splits. */
+/* --split auto (also the default, no --split): few deep positions are
+ * split to a frontier of at least OTHELLO_SPLIT_TARGET; shallow ones are
+ * not; --split 0 never splits. */
 static void test_auto(void **state)
 {
 	char text[4 * 90 + 1], b[68];
@@ -575,7 +575,8 @@ static void test_auto(void **state)
 	json_decref(p);
 	free(m.input);
 	p = file_params(NULL, text, &m, &total, 0);
-	assert_null(json_object_get(p, "split"));
+	assert_non_null(json_object_get(p, "split"));
+	assert_true(total >= OTHELLO_SPLIT_TARGET);
 	json_decref(p);
 	free(m.input);
 	/* Shallow: not split by auto. */
