@@ -567,6 +567,18 @@ static void test_auto(void **state)
 							    "root_empties")),
 			 22);
 	assert_null(json_object_get(p, "split_request"));
+	{
+		/* a split job's one-position leases are never cut */
+		const struct workload *Wl = &othello_workload;
+		json_t *sp = json_pack("{s:i, s:i}", "begin", 0, "count", 1),
+		       *h = NULL, *t = NULL;
+		uint64_t hu, tu;
+		assert_int_equal(Wl->split(workload_ctx(Wl), p, sp, 1, &h, &hu,
+					   &t, &tu), GERR_AGAIN);
+		assert_int_equal(Wl->split(workload_ctx(Wl), p, sp, 0, &h, &hu,
+					   &t, &tu), GERR_AGAIN);
+		json_decref(sp);
+	}
 	json_decref(p);
 	free(m.input);
 	p = file_params("0", text, &m, &total, 0);
