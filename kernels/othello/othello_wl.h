@@ -93,6 +93,11 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 /* Positions of a lease whose largest position has `empties` empty squares
  * that verify re-solves (othello_verify.c gives the detection formula). */
 unsigned othello_verify_samples(int empties);
+/* Positions verify re-solves in a lease of count positions: the samples
+ * of its depth, at most one in OTHELLO_VERIFY_SHARE (at least 1), so that
+ * gpud's recount stays a few percent of the lease's work. */
+#define OTHELLO_VERIFY_SHARE 32u
+unsigned othello_verify_k(int empties, uint64_t count);
 
 /* ---- subtree leases (othello_split.c) ------------------------------------
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
