@@ -625,10 +625,15 @@ out:
 	return rc;
 }
 
+/* gpud's probe of a file job (no rate known yet): 10 s of one core, so
+ * a small file of deep positions is not all leased to the first worker. */
+#define OTW_PROBE_US 10e6
+
 /* A file job's lease from position next (a block's first) priced by
  * cost: whole blocks while their cost stays within want positions at the
  * job's mean cost (for gpud's probe, want is the default lease of the
- * deepest position, at its cost), at least one block. A block that would
+ * deepest position, at its cost, at most OTW_PROBE_US), at least one
+ * block. A block that would
  * take more than half the budget starts a lease of its own, so a deep
  * position (a block of one in a file of up to 1024) goes alone. Costs are
  * read from params (one sscanf a block, on the database thread: 11,719
@@ -646,6 +651,8 @@ static uint64_t otw_priced_size(const struct othello_job *j, uint64_t next,
 		budget = (double)want * total / (double)j->n;
 	} else {
 		budget = (double)want * othello_cost_us(j->empties);
+		if (budget > OTW_PROBE_US)
+			budget = OTW_PROBE_US;
 	}
 	for (b = b0; b < nb; b++) {
 		double c = otw_block_cost(j, b);

@@ -54,8 +54,9 @@ static inline unsigned sudoku_wl_what(int C)
 int sudoku_cnt_range(const struct sudoku_setup *S, uint32_t from, uint32_t to,
 		     int threads, uint64_t (*v)[2]);
 /* 5x2 verification recounts one gangster in this many of a lease (at
- * least one), drawn with gpud's seed: ~3% of the lease's CPU time. The
- * smaller C == 2 shapes recount every gangster (microseconds each). */
+ * least one), 3x3's one (gangster, piece) unit in this many, drawn with
+ * gpud's seed: ~3% of the lease's CPU time. The smaller C == 2 shapes
+ * recount every gangster (microseconds each). */
 #define SUDOKU_VERIFY_CNT_EVERY 32u
 /* The oriented shape of canonical params. */
 int sudoku_wl_params(const json_t *params, int *R, int *C, char *err,

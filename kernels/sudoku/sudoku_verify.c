@@ -6,7 +6,8 @@
  * up to 4x2 and for a sample of 5x2's (verify_cnt). For C == 3 a result commits to each
  * gangster's SUDOKU_PIECES pieces (sudoku_format.h): every V must be the
  * sum of its pieces, every piece and V even, V under the bound; then
- * pieces are recounted on the CPU: all of them for the small shapes, and
+ * pieces are recounted on the CPU: for 3x3 one (gangster, piece) unit in
+ * SUDOKU_VERIFY_CNT_EVERY of the lease's, drawn with gpud's seed, and
  * for 4x3 (7.2e9 multiply-adds a gangster) SUDOKU_VERIFY_UNITS units
  * (gangster, piece), drawn from the whole lease with gpud's seed, which
  * the worker learns only after its upload: the cost of one gangster.
@@ -17,8 +18,8 @@
  * independently,
  *   P(pass) = (1 - f)^k,  k = SUDOKU_VERIFY_UNITS = 128 (4x3)
  *   f = 1%: 0.28, f = 10%: 1.4e-6, f = 100%: never;
- * the small shapes recount every unit: any fabrication fails. A whole
- * gangster made up is P units, so f is also the fraction of gangsters a
+ * 3x3: k = ceil(n * P / 32) for n gangsters (a 5-gangster lease: k = 20,
+ * f = 10% passes with 0.12). A whole gangster made up is P units, so f is also the fraction of gangsters a
  * worker skipped (before pieces, one gangster was recounted: 1 - f).
  * tests/unit/test_sudoku_detect.c measures the formula.
  */
@@ -192,6 +193,16 @@ static int verify_cnt(const struct sudoku_setup *S, const struct sudoku_res *r,
 	return 0;
 }
 
+/* 3x3: one (gangster, piece) unit in SUDOKU_VERIFY_CNT_EVERY of the
+ * lease's n * P, at least one, so gpud's recount stays a few percent of
+ * the lease (it was every unit: as long as the run). */
+static uint32_t small_units(uint32_t n)
+{
+	uint64_t k = ((uint64_t)n * SUDOKU_PIECES + SUDOKU_VERIFY_CNT_EVERY - 1) /
+		     SUDOKU_VERIFY_CNT_EVERY;
+	return k > 0 ? (uint32_t)k : 1;
+}
+
 int sudoku_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 		     const void *result, size_t len, uint64_t seed, char *err,
 		     size_t errlen)
@@ -224,8 +235,8 @@ int sudoku_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	rc = check_values(S, &r, err, errlen);
 	if (rc == 0)
 		rc = sudoku_verify_units(S, &r, seed,
-					 sudoku_big_shape(R, C) ? SUDOKU_VERIFY_UNITS : 0,
-					 err, errlen);
+					 sudoku_big_shape(R, C) ? SUDOKU_VERIFY_UNITS
+					 : small_units(to - from), err, errlen);
 out:
 	free(r.v);
 	return rc;
