@@ -223,8 +223,8 @@ int othello_spec_window(const struct othello_job *j, const json_t *spec,
 
 /* --split: "auto" (OTHELLO_SPLIT_AUTO, the default: split a job of few
  * deep positions, at most OTHELLO_SPLIT_MAX_ROOTS with one of
- * OTHELLO_SPLIT_AUTO_EMPTIES or more, whose few leases would leave most of
- * a fleet idle for minutes), 0 (never: a split job costs several times the
+ * OTHELLO_SPLIT_AUTO_EMPTIES or more and OTHELLO_SPLIT_AUTO_US of work in
+ * all, whose few leases would leave most of a fleet idle for minutes), 0 (never: a split job costs several times the
  * nodes of one search, see othello_split.c) or the plies
  * 1..OTHELLO_SPLIT_MAX_DEPTH. */
 #define OTHELLO_SPLIT_AUTO 255
@@ -449,8 +449,12 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	for (uint64_t i = 0; i < n; i++)
 		with_exp += pos[i].expected != OTHELLO_NO_SCORE;
 	if (req == OTHELLO_SPLIT_AUTO) {
+		double cost = 0;
+		for (uint64_t i = 0; i < n && n <= OTHELLO_SPLIT_MAX_ROOTS; i++)
+			cost += othello_cost_us(otw_empties(&pos[i]));
 		if (n <= OTHELLO_SPLIT_MAX_ROOTS &&
-		    maxe >= OTHELLO_SPLIT_AUTO_EMPTIES)
+		    maxe >= OTHELLO_SPLIT_AUTO_EMPTIES &&
+		    cost >= OTHELLO_SPLIT_AUTO_US)
 			rc = othello_split_auto_depth(pos, (size_t)n, &depth);
 	} else if (req > 0 && n > OTHELLO_SPLIT_MAX_ROOTS) {
 		gerr_printf(err, errlen, "othello: --split takes at most %d "

@@ -101,8 +101,9 @@ unsigned othello_verify_k(int empties, uint64_t count);
 
 /* ---- subtree leases (othello_split.c) ------------------------------------
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
- * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more: by default, or with
- * --split auto; or --split PLIES; --split 0 never) is
+ * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more, OTHELLO_SPLIT_AUTO_US
+ * of work in all: by default, or with --split auto; or --split PLIES;
+ * --split 0 never) is
  * leased as the distinct frontier positions `depth` plies below its roots
  * (the hardest first), each in the window that alpha-beta over what is
  * known needs (othello_solve_batch_window). gpud rebuilds the tree from
@@ -114,6 +115,12 @@ unsigned othello_verify_k(int empties, uint64_t count);
 #define OTHELLO_SPLIT_MAX_DEPTH 6
 #define OTHELLO_SPLIT_MAX_FRONTIER 1024
 #define OTHELLO_SPLIT_AUTO_EMPTIES 20
+/* ... and auto splits only a job of at least this much work (one core's
+ * microseconds, othello_cost_us): below, the subtree leases' round trips
+ * cost more than they share (FFO #20-#37, 13 s: 11.2 s split on two
+ * one-thread workers against 9.8 s unsplit on one; bench/othello.md).
+ * FFO #20-#39 is about 180 s. */
+#define OTHELLO_SPLIT_AUTO_US 30e6
 /* Frontier positions the auto depth seeks: 2 plies for most positions.
  * 3 plies were no surer a gain (simulated on 4 workers: FFO #24 longer,
  * #25 and random 14-16-empty roots shorter) for 3-4x the leases, each a

@@ -322,8 +322,8 @@ static const struct wl_param_doc otw_params_doc[] = {
 	  "instead of --random" },
 	{ "split", "string", "auto", "with --file: lease the positions' subtrees "
 	  "PLIES (1..6) deep so that many workers share a few deep positions "
-	  "(auto: the plies for 32+ subtrees, if at most 64 positions and one "
-	  "has 20+ empties; 0: never)" },
+	  "(auto: the plies for 32+ subtrees, if at most 64 positions, one "
+	  "has 20+ empties and all cost 30+ s of a core; 0: never)" },
 	{ 0 }, /* the end */
 };
 

@@ -553,7 +553,9 @@ static void test_auto(void **state)
 
 	(void)state;
 	for (int i = 0; i < 2; i++) {
-		struct othello_pos r = gen(9, (uint64_t)i, i ? 22 : 12);
+		/* 12 and 25 empties: 59 s of one core, above
+		 * OTHELLO_SPLIT_AUTO_US */
+		struct othello_pos r = gen(9, (uint64_t)i, i ? 25 : 12);
 		othello_format_board(&r, b);
 		tl += (size_t)sprintf(text + tl, "%s\n", b);
 	}
@@ -565,7 +567,7 @@ static void test_auto(void **state)
 	assert_int_equal(json_integer_value(json_object_get(p, "block")), 1);
 	assert_int_equal(json_integer_value(json_object_get(split,
 							    "root_empties")),
-			 22);
+			 25);
 	assert_null(json_object_get(p, "split_request"));
 	{
 		/* a split job's one-position leases are never cut */
@@ -589,6 +591,19 @@ static void test_auto(void **state)
 	p = file_params(NULL, text, &m, &total, 0);
 	assert_non_null(json_object_get(p, "split"));
 	assert_true(total >= OTHELLO_SPLIT_TARGET);
+	json_decref(p);
+	free(m.input);
+	/* Deep but little work in all (14 and 20 empties, 0.6 s): not
+	 * split. */
+	tl = 0;
+	for (int i = 0; i < 2; i++) {
+		struct othello_pos q = gen(9, (uint64_t)i, i ? 20 : 14);
+		othello_format_board(&q, b);
+		tl += (size_t)sprintf(text + tl, "%s\n", b);
+	}
+	p = file_params(NULL, text, &m, &total, 0);
+	assert_null(json_object_get(p, "split"));
+	assert_int_equal(total, 2);
 	json_decref(p);
 	free(m.input);
 	/* Shallow: not split by auto. */
