@@ -76,13 +76,21 @@ static int otw_empties(const struct othello_pos *pos)
 }
 
 /* Block k's cost from params' costs (-1: none kept). */
+static int otw_hex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	       c - 'a' + 10 : -1;
+}
+
 static double otw_block_cost(const struct othello_job *j, uint64_t k)
 {
-	unsigned c;
+	int hi, lo;
 
-	if (!j->costs || sscanf(j->costs + 2 * k, "%2x", &c) != 1)
+	if (!j->costs)
 		return -1;
-	return othello_cost_of_code(c);
+	hi = otw_hex(j->costs[2 * k]);
+	lo = otw_hex(j->costs[2 * k + 1]);
+	return hi < 0 || lo < 0 ? -1 : othello_cost_of_code((unsigned)(hi * 16 + lo));
 }
 
 int othello_job_get(const json_t *params, struct othello_job *j, char *err,
@@ -640,8 +648,9 @@ out:
  * block. A block that would
  * take more than half the budget starts a lease of its own, so a deep
  * position (a block of one in a file of up to 1024) goes alone. Costs are
- * read from params (one sscanf a block, on the database thread: 11,719
- * blocks at most, microseconds). */
+ * read from params (two hex digits a block, on the database thread:
+ * 11,719 blocks at most, tens of microseconds). A malformed cost (-1)
+ * counts as nothing. */
 static uint64_t otw_priced_size(const struct othello_job *j, uint64_t next,
 				uint64_t want, int by_mean)
 {
@@ -650,8 +659,10 @@ static uint64_t otw_priced_size(const struct othello_job *j, uint64_t next,
 	uint64_t b;
 
 	if (by_mean) {
-		for (b = 0; b < nb; b++)
-			total += otw_block_cost(j, b);
+		for (b = 0; b < nb; b++) {
+			double c = otw_block_cost(j, b);
+			total += c > 0 ? c : 0;
+		}
 		budget = (double)want * total / (double)j->n;
 	} else {
 		budget = (double)want * othello_cost_us(j->empties);
@@ -660,6 +671,7 @@ static uint64_t otw_priced_size(const struct othello_job *j, uint64_t next,
 	}
 	for (b = b0; b < nb; b++) {
 		double c = otw_block_cost(j, b);
+		c = c > 0 ? c : 0;
 		if (b > b0 && (acc + c > budget || c > budget / 2 ||
 			       (b - b0) * j->block >= want * 4))
 			break;
