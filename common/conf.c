@@ -163,6 +163,16 @@ int conf_set(const struct conf_key *k, void *settings, const char *s,
 			 quote(s, q, sizeof(q)));
 }
 
+void conf_show_double(double v, char *buf, size_t len)
+{
+	/* Shortest text that reads back to the same double. */
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+}
+
 void conf_show(const struct conf_key *k, const void *settings, char *buf,
 	       size_t len)
 {
@@ -180,13 +190,12 @@ void conf_show(const struct conf_key *k, const void *settings, char *buf,
 		snprintf(buf, len, "%.*s", (int)(k->size - 1), field);
 		break;
 	case CONF_DOUBLE:
-		memcpy(&v, field, sizeof(v));
-		/* Shortest text that reads back to the same double. */
-		for (int prec = 6; prec <= 17; prec++) {
-			snprintf(buf, len, "%.*g", prec, v);
-			if (strtod(buf, NULL) == v)
-				break;
+		if (k->show) {
+			k->show(field, buf, len);
+			break;
 		}
+		memcpy(&v, field, sizeof(v));
+		conf_show_double(v, buf, len);
 		break;
 	case CONF_INT:
 		memcpy(&u, field, sizeof(u));

@@ -59,7 +59,9 @@ struct conf_key {
 	const char *help;  /* --help text; '\n' starts another line */
 	/* CONF_CUSTOM: store s into field, or return GERR_INVAL with what it
 	 * wants in err ("HOST:PORT"); show writes the value back so that
-	 * parse reads it again to the same field. */
+	 * parse reads it again to the same field. A CONF_DOUBLE may have a
+	 * show too, for a value that means something other than its number
+	 * (0: the peer's). */
 	int (*parse)(const char *s, void *field, char *err, size_t errlen);
 	void (*show)(const void *field, char *buf, size_t len);
 };
@@ -86,6 +88,8 @@ int conf_set(const struct conf_key *k, void *settings, const char *s,
 	     char *err, size_t errlen);
 
 /* Write key k's value from settings into buf (always terminated). */
+/* v as the shortest text that reads back to it. Any thread. */
+void conf_show_double(double v, char *buf, size_t len);
 void conf_show(const struct conf_key *k, const void *settings, char *buf,
 	       size_t len);
 

@@ -134,7 +134,10 @@ struct ctlcmd_job {
 /* One worker of workers. */
 struct ctlcmd_worker {
 	int64_t id;
-	const char *name, *device;
+	const char *name, *device;    /* name: "TOKEN@INSTANCE", one process */
+	const char *credential;       /* its token; NULL: an older gpud */
+	const char *instance;         /* the process ("" for a row from
+				       * before instances); NULL: older gpud */
 	int online, quarantined;
 	int64_t failures, foreign_msgs, stalls, leases_done, units_done;
 	double rate, last_seen;

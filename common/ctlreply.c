@@ -122,6 +122,8 @@ static const struct ctlcmd_rows job_rows = ROWS(J, job_row);
 static const struct ctlcmd_field worker_row[] = {
 	MUST_(W, "id", F_INT, id, .hi = INT64_MAX),
 	MUST_(W, "name", F_STR, name, .hi = INT64_MAX),
+	TEXT_NULL(W, "credential", credential),
+	TEXT_NULL(W, "instance", instance),
 	TEXT(W, "device", device),
 	BOOL(W, "online", online),
 	BOOL(W, "quarantined", quarantined),

@@ -94,6 +94,7 @@ static const char *const hb_action_names[] = {
 	[MSG_HB_CONTINUE] = "continue",
 	[MSG_HB_STOP] = "stop",
 	[MSG_HB_RELEASE] = "release",
+	[MSG_HB_GIVE_BACK] = "give_back",
 };
 
 static const char *const ack_what_names[] = {
@@ -105,6 +106,7 @@ static const char *const ack_what_names[] = {
 static const struct field hello_fields[] = {
 	U64("proto", struct msg_hello, proto, PROTO_VERSION, PROTO_VERSION),
 	STR("worker", struct msg_hello, worker, MSG_WORKER_MAX),
+	STR("instance", struct msg_hello, instance, PLACE_INSTANCE_MAX),
 	STR("device", struct msg_hello, device, MSG_DEVICE_MAX),
 	{ .name = "workloads", .kind = F_STRS,
 	  .off = offsetof(struct msg_hello, workloads),

@@ -8,8 +8,10 @@
  * what msg_*_encode writes, msg_*_decode accepts, and nothing else.
  *
  * Messages ("->" worker to gpud, "<-" gpud to worker; [x] optional):
- *   HELLO      -> proto, worker, device, workloads[], [cuda], [threads],
- *                 [host], [slurm_job], [slurm_array], [pod]  (place.h)
+ *   HELLO      -> proto, worker, instance, device, workloads[], [cuda],
+ *                 [threads], [host], [slurm_job], [slurm_array], [pod]
+ *                 (place.h; instance: this process among those of its
+ *                 credential, place_instance_check's rule)
  *   CHALLENGE  <- nonce (64 hex)
  *   AUTH       -> mac (64 hex)
  *   WELCOME    <- worker_id, heartbeat_s, [checkpoint_s]
@@ -80,6 +82,7 @@ enum msg_hb_action {
 	MSG_HB_CONTINUE,
 	MSG_HB_STOP,
 	MSG_HB_RELEASE,
+	MSG_HB_GIVE_BACK, /* checkpoint and release: gpud cuts the rest */
 };
 
 enum msg_ack_what {
@@ -91,6 +94,7 @@ enum msg_ack_what {
 struct msg_hello {
 	uint64_t proto;                 /* PROTO_VERSION, nothing else */
 	const char *worker;             /* token name, <= MSG_WORKER_MAX */
+	const char *instance;           /* <= PLACE_INSTANCE_MAX, rule by gpud */
 	const char *device;             /* <= MSG_DEVICE_MAX */
 	const char *workloads[MSG_WORKLOADS_MAX]; /* each <= MSG_WORKLOAD_MAX */
 	size_t n_workloads;

@@ -192,3 +192,52 @@ void place_format(const struct place *p, char *buf, size_t len)
 		used += (size_t)n;
 	}
 }
+
+#define INSTANCE_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" \
+		       "0123456789._:@/+-"
+
+int place_instance_check(const char *text)
+{
+	size_t n;
+
+	if (!text)
+		return GERR_INVAL;
+	n = strspn(text, INSTANCE_CHARS);
+	return n > 0 && n <= PLACE_INSTANCE_MAX && text[n] == '\0' ? 0
+								   : GERR_INVAL;
+}
+
+void place_default_instance(char ret[PLACE_INSTANCE_MAX + 1],
+			    const struct place *p, const char *device,
+			    long pid, place_getenv_fn env, void *opaque)
+{
+	/* Every part is bounded by its slot; the sum fits. */
+	char buf[PLACE_POD_MAX + PLACE_HOST_MAX + PLACE_SLURM_MAX + 128];
+	const char *procid = env ? env(opaque, "SLURM_PROCID") : NULL;
+	const char *dev = device && *device ? device : NULL;
+	size_t n, skip;
+
+	if (p && p->pod[0]) {
+		snprintf(buf, sizeof(buf), "%s%s%s", p->pod, dev ? "/" : "",
+			 dev ? dev : "");
+	} else if (p && (p->slurm_array[0] || p->slurm_job[0])) {
+		int proc = procid && slurm_job_ok(procid) && strlen(procid) < 10 &&
+			   strcmp(procid, "0") != 0;
+
+		snprintf(buf, sizeof(buf), "%s%sslurm%s%s%s%s%s",
+			 p->host, p->host[0] ? "/" : "",
+			 p->slurm_array[0] ? p->slurm_array : p->slurm_job,
+			 proc ? "." : "", proc ? procid : "", dev ? "/" : "",
+			 dev ? dev : "");
+	} else if (p && p->host[0]) {
+		snprintf(buf, sizeof(buf), "%s:%ld", p->host, pid);
+	} else {
+		snprintf(buf, sizeof(buf), "pid%ld", pid);
+	}
+	for (char *c = buf; *c; c++)
+		if (!strchr(INSTANCE_CHARS, *c))
+			*c = '_';
+	n = strlen(buf);
+	skip = n > PLACE_INSTANCE_MAX ? n - PLACE_INSTANCE_MAX : 0;
+	snprintf(ret, PLACE_INSTANCE_MAX + 1, "%s", buf + skip);
+}

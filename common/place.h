@@ -17,6 +17,10 @@
  *                [a-z0-9.-], first and last alphanumeric (a DNS subdomain,
  *                as Kubernetes names objects)
  *
+ * A worker's instance names one gpuworker process among those that share
+ * its credential: gpud keys its worker rows by (credential, instance).
+ * Its rule: 1..PLACE_INSTANCE_MAX of [A-Za-z0-9._:@/+-].
+ *
  * Ownership: a struct place holds its text inline; nothing to free.
  * Threads: pure functions; the environment is read only through the
  * getenv callback the caller passes.
@@ -30,6 +34,7 @@
 #define PLACE_SLURM_MAX 41   /* "20 digits_20 digits" */
 #define PLACE_POD_MAX 253    /* a Kubernetes object name */
 #define PLACE_TEXT_MAX 512   /* place_format's longest line, with its NUL */
+#define PLACE_INSTANCE_MAX 64 /* a worker process's instance name */
 
 struct place {
 	char host[PLACE_HOST_MAX + 1];
@@ -75,5 +80,23 @@ void place_from_env(struct place *ret, const char *hostname,
  * known. Writes at most len bytes, NUL included, and only whole fields
  * (PLACE_TEXT_MAX always suffices). */
 void place_format(const struct place *p, char *buf, size_t len);
+
+/* 0 when text is a valid instance name (see above), else GERR_INVAL. */
+int place_instance_check(const char *text);
+
+/* The default instance of a gpuworker process on device (its --device
+ * name, "" or NULL: none) whose process id is pid, unique among the
+ * processes of one credential and stable for the life of the process:
+ *   in a pod                POD/DEVICE
+ *   under Slurm             HOST/slurmARRAYJOB_TASK/DEVICE (or slurmJOB;
+ *                           ".N" after it when SLURM_PROCID is N > 0)
+ *   otherwise               HOST:PID (or pidPID without a host)
+ * Characters outside the rule become '_'; a name longer than
+ * PLACE_INSTANCE_MAX keeps its last PLACE_INSTANCE_MAX characters (the
+ * parts that tell processes apart). Writes a valid name into ret
+ * (PLACE_INSTANCE_MAX + 1 bytes). */
+void place_default_instance(char ret[PLACE_INSTANCE_MAX + 1],
+			    const struct place *p, const char *device,
+			    long pid, place_getenv_fn env, void *opaque);
 
 #endif

@@ -113,7 +113,7 @@ void conn_close(struct conn *c, const char *why)
 	c->closing = 1;
 	if (c->parked) {
 		/* The parked claim holds a reference; give it back. */
-		c->parked = 0;
+		conn_set_parked(c, 0);
 		c->busy = 0;
 		conn_unref(c);
 	}
@@ -616,6 +616,24 @@ const struct conn *conn_find_worker(struct gpud *d, int64_t worker_id)
 		any = any ? any : c;
 	}
 	return any;
+}
+
+void conn_set_parked(struct conn *c, int on)
+{
+	struct gpud *d = c->d;
+
+	on = on != 0;
+	if (c->parked == on)
+		return;
+	c->parked = on;
+	for (unsigned i = 0; i < GPUD_PARKED_WL; i++) {
+		if (!(c->park_mask & (1u << i)))
+			continue;
+		if (on)
+			d->parked[i]++;
+		else if (d->parked[i])
+			d->parked[i]--;
+	}
 }
 
 void conn_wake_parked(struct gpud *d)

@@ -95,6 +95,7 @@ struct conn {
 	int remote_ctl;         /* TCP: gpuctl (CTL_HELLO), not a worker */
 	char peer[64];
 	char name[AUTH_NAME_MAX + 1];
+	char instance[PLACE_INSTANCE_MAX + 1]; /* a worker's, from its HELLO */
 	char device[64];
 	struct place place;     /* where the worker runs, from its HELLO */
 	char *workloads_json;   /* ["graveler",..] of registered names */
@@ -111,7 +112,9 @@ struct conn {
 	const char *job_unit;   /* its lease's unit name (static), or NULL */
 	/* A claim that found nothing waits here (long poll) until work appears
 	 * or park_timer fires, so an idle worker starts new work at once. */
-	int parked;
+	int parked;             /* set and cleared by conn_set_parked */
+	uint32_t park_mask;     /* the workloads it waits for (bit: registry
+				 * index), set before it parks */
 	uv_timer_t park_timer;
 	char park_reason[256];
 	uint64_t opened_ms;     /* uv_now() at accept */
@@ -163,6 +166,9 @@ const struct conn *conn_find_worker(struct gpud *d, int64_t worker_id);
 /* Work may have appeared: hand every parked connection to its wake
  * handler. */
 void conn_wake_parked(struct gpud *d);
+/* Park c's claim (on) or end its parking, keeping d->parked's counts of
+ * c->park_mask's workloads. Loop thread. */
+void conn_set_parked(struct conn *c, int on);
 /* Close every worker connection authenticated with that token name. */
 void conn_close_token(struct gpud *d, const char *name);
 /* Worker connections holding a lease now. */

@@ -19,6 +19,7 @@ struct sched_policy gpud_policy(const struct gpud *d)
 		.max_failures = d->cfg.max_failures,
 		.quarantine_after = d->cfg.quarantine_after,
 		.max_leases_per_worker = d->cfg.max_leases_per_worker,
+		.max_leases_per_credential = d->cfg.max_leases_per_credential,
 		.progress_timeout_s = d->cfg.progress_timeout_s,
 		.trust_after = d->cfg.trust_after,
 		.data_dir = d->cfg.data_dir,

@@ -67,6 +67,9 @@
 #include "chan.h"
 #include "log.h"
 
+/* Workloads whose parked claims are counted (= SCHED_WL_MAX). */
+#define GPUD_PARKED_WL 32
+
 struct store;
 struct dbq;
 struct conn;
@@ -90,7 +93,8 @@ struct gpud_config {
 	double checkpoint_s;         /* told to workers in WELCOME */
 	uint32_t max_failures;       /* verification failures before failed */
 	uint32_t quarantine_after;   /* worker failures before quarantine */
-	uint32_t max_leases_per_worker; /* leases one token holds; 0 no cap */
+	uint32_t max_leases_per_worker; /* leases one process holds; 0 no cap */
+	uint32_t max_leases_per_credential; /* all of a token's; 0 no cap */
 	double progress_timeout_s;   /* no progress this long: revoked; 0 off */
 	uint32_t trust_after;        /* confirmed results before trust; 0 off */
 	double drain_s;              /* SIGTERM: wait for workers' checkpoints */
@@ -150,6 +154,9 @@ struct gpud {
 	/* Work may have appeared: the owner (server.c) installs what re-runs
 	 * the parked claims, so lower modules need not know connections. */
 	void (*wake_parked)(struct gpud *d);
+	/* Parked claims per workload, in registry order (conn_set_parked):
+	 * the idle workers a heartbeat's tail decision counts. */
+	uint32_t parked[GPUD_PARKED_WL];
 };
 
 /* gpud.c: loop thread only. */

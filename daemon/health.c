@@ -16,7 +16,12 @@ struct offline_req {
 static void offline_work(struct store *st, void *arg)
 {
 	struct offline_req *r = arg;
-	store_worker_set_online(st, r->worker_id, 0, gclock_wall());
+	double now = gclock_wall();
+
+	store_worker_set_online(st, r->worker_id, 0, now);
+	/* Keep the table bounded for fleets that start many processes. */
+	store_worker_prune(st, now - STORE_WORKER_KEEP_S - 86400,
+			   now - STORE_WORKER_KEEP_S, NULL);
 }
 
 void health_worker_offline(struct gpud *d, int64_t worker_id)
@@ -35,5 +40,8 @@ void health_worker_offline(struct gpud *d, int64_t worker_id)
 
 int health_reset(struct store *st)
 {
-	return store_worker_all_offline(st);
+	int r = store_worker_all_offline(st);
+
+	return r ? r : store_worker_prune(st, 0, gclock_wall() -
+					  STORE_WORKER_KEEP_S, NULL);
 }

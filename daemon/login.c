@@ -1,6 +1,13 @@
 /* login.c - a TCP connection's login (login.h): HELLO or CTL_HELLO, the
  * token's challenge, WELCOME. The token's key and role are read on the
  * database thread; the proof is checked there too, in constant time.
+ *
+ * A worker is one process: its row is (token, instance), the instance
+ * its HELLO names. A second login of the same (token, instance) while the
+ * first connection is still open replaces it: the older one is closed
+ * (ERROR "replaced by a newer login of the same worker"), so a process
+ * that reconnects before gpud noticed its old connection died is not kept
+ * waiting, and keeps its leases.
  */
 #include "login.h"
 
@@ -73,11 +80,18 @@ int login_hello(struct conn *c, const json_t *msg)
 		json_decref(ok);
 		return GERR_PROTO;
 	}
+	if (place_instance_check(m.instance)) {
+		LOG_WARN(&c->d->log, "HELLO refused: bad instance peer=%s",
+			 c->peer);
+		json_decref(ok);
+		return GERR_PROTO;
+	}
 	for (size_t i = 0; i < m.n_workloads; i++) {
 		if (workload_find(m.workloads[i]))
 			json_array_append_new(ok, json_string(m.workloads[i]));
 	}
 	snprintf(c->name, sizeof(c->name), "%s", m.worker);
+	snprintf(c->instance, sizeof(c->instance), "%s", m.instance);
 	snprintf(c->device, sizeof(c->device), "%s", m.device);
 	c->threads = (uint32_t)m.threads; /* msg.h bounds it to 65535 */
 	c->workloads_json = json_dumps(ok, JSON_COMPACT);
@@ -104,6 +118,7 @@ int login_ctl_hello(struct conn *c, const json_t *msg)
 struct auth_req {
 	struct conn *c;
 	char name[AUTH_NAME_MAX + 1];
+	char instance[PLACE_INSTANCE_MAX + 1];
 	char device[64];
 	struct place place;
 	uint8_t nonce[AUTH_NONCE_LEN];
@@ -127,13 +142,14 @@ static void auth_work(struct store *st, void *arg)
 	    (r->role == AUTH_ROLE_WORKER) == (r->remote_ctl != 0))
 		r->rc = GERR_PERM;
 	if (r->rc == 0 && !r->remote_ctl)
-		r->rc = store_worker_upsert(st, r->name, r->device,
-					    gclock_wall(), &r->worker_id);
+		r->rc = store_worker_upsert(st, r->name, r->instance,
+					    r->device, gclock_wall(),
+					    &r->worker_id);
 	if (r->rc == 0 && !r->remote_ctl)
 		r->rc = store_worker_set_place(st, r->worker_id, &r->place);
 	if (r->rc == 0 && !r->remote_ctl) {
-		/* Each login's place stays in its event (a row shows the
-		 * latest one of its token). */
+		/* Each login's place stays in its event (a row shows its
+		 * latest one). */
 		char detail[sizeof(r->device) + PLACE_TEXT_MAX + 1];
 		char where[PLACE_TEXT_MAX];
 
@@ -153,6 +169,27 @@ static const char *refusal(const struct auth_req *r)
 		return r->remote_ctl ? "a worker token cannot run gpuctl"
 				     : "only a worker token may lease work";
 	return gerr_str(r->rc);
+}
+
+/* The same worker's older connection, now that c logged in: closed (see
+ * the top of this file). c is READY already, so closing the older one
+ * does not mark the worker offline (server.c's on_conn_closed). */
+static void replace_older(struct conn *c)
+{
+	struct conn *o, *next;
+
+	for (o = c->d->conns; o; o = next) {
+		next = o->next;
+		if (o == c || o->is_ctl || o->remote_ctl || o->closing ||
+		    o->state != CONN_READY || o->worker_id != c->worker_id)
+			continue;
+		LOG_WARN(&c->d->log, "worker %s@%s id=%" PRId64 " logged in "
+			 "again from %s: its connection from %s is closed",
+			 c->name, c->instance, c->worker_id, c->peer, o->peer);
+		conn_send_error(o, GERR_STATE, "replaced by a newer login of "
+				"the same worker", 0, 0);
+		conn_close(o, "replaced by a newer login");
+	}
 }
 
 static void auth_after(void *arg)
@@ -183,11 +220,14 @@ static void auth_after(void *arg)
 			LOG_DEBUG(&d->log, "gpuctl online token=%s role=%s "
 				  "peer=%s", c->name, m.role, c->peer);
 		else
-			LOG_INFO(&d->log, "worker online worker=%s id=%" PRId64
-				 " device=%s peer=%s%s%s", c->name, c->worker_id,
-				 c->device, c->peer, where[0] ? " " : "", where);
+			LOG_INFO(&d->log, "worker online worker=%s@%s id=%"
+				 PRId64 " device=%s peer=%s%s%s", c->name,
+				 c->instance, c->worker_id, c->device, c->peer,
+				 where[0] ? " " : "", where);
 		msg_welcome_encode(&m, &h);
 		conn_send(c, PROTO_WELCOME, h, NULL, 0);
+		if (!r->remote_ctl)
+			replace_older(c);
 	}
 	free(r);
 	conn_step_done(c);
@@ -210,6 +250,7 @@ int login_auth(struct conn *c, const json_t *msg)
 	r->c = c;
 	r->remote_ctl = c->remote_ctl;
 	memcpy(r->name, c->name, sizeof(r->name));
+	memcpy(r->instance, c->instance, sizeof(r->instance));
 	memcpy(r->device, c->device, sizeof(r->device));
 	r->place = c->place;
 	memcpy(r->nonce, c->nonce, sizeof(r->nonce));

@@ -119,7 +119,8 @@ static const struct conf_key keys[] = {
 	  "fixed lease size in the workload's units (default 0: adapt\n"
 	  "to each worker's measured rate)", NULL, NULL },
 	{ "checkpoint-interval", CONF_DOUBLE, RT, F(checkpoint_interval), 0, 0.1,
-	  86400, "SECONDS", "cadence suggested to workers as they log in (default 60)",
+	  86400, "SECONDS", "checkpoint cadence of the workers that log in from\n"
+	  "then on and set none of their own (default 60)",
 	  NULL, NULL },
 	{ "drain-seconds", CONF_DOUBLE, RT, F(drain_seconds), 0, 0, 3600, "SECONDS",
 	  "on SIGTERM, wait this long for workers to checkpoint and\n"
@@ -132,8 +133,12 @@ static const struct conf_key keys[] = {
 	  "messages about leases it was not granted, or N leases\n"
 	  "revoked for no progress (default 3)", NULL, NULL },
 	{ "max-leases-per-worker", CONF_INT, RT, F(max_leases_per_worker), 0, 0,
-	  100000, "N", "leases one worker token may hold at once (default 16;\n"
-	  "0 no cap); a token shared by many devices needs more", NULL, NULL },
+	  100000, "N", "leases one worker (one gpuworker process) may hold at\n"
+	  "once (default 16; 0 no cap)", NULL, NULL },
+	{ "max-leases-per-credential", CONF_INT, RT,
+	  F(max_leases_per_credential), 0, 0, 1000000, "N",
+	  "leases all the workers of one token may hold at once\n"
+	  "(default 0: no cap)", NULL, NULL },
 	{ "progress-timeout", CONF_DOUBLE, RT, F(progress_timeout), 0, 0,
 	  30 * 86400, "SECONDS", "revoke a lease whose reported progress has not grown\n"
 	  "for this long (default 600; 0 never)", NULL, NULL },
@@ -253,6 +258,7 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->max_failures = (uint32_t)s->max_failures;
 	cfg->quarantine_after = (uint32_t)s->quarantine_after;
 	cfg->max_leases_per_worker = (uint32_t)s->max_leases_per_worker;
+	cfg->max_leases_per_credential = (uint32_t)s->max_leases_per_credential;
 	cfg->progress_timeout_s = s->progress_timeout;
 	cfg->trust_after = (uint32_t)s->trust_after;
 	cfg->drain_s = s->drain_seconds;

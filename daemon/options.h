@@ -40,6 +40,7 @@ struct gpud_settings {
 	uint64_t max_failures;
 	uint64_t quarantine_after;
 	uint64_t max_leases_per_worker;
+	uint64_t max_leases_per_credential;
 	double progress_timeout;
 	uint64_t trust_after;
 	double login_timeout;

@@ -42,7 +42,9 @@
 
 static void on_conn_closed(struct conn *c)
 {
-	health_worker_offline(c->d, c->worker_id);
+	/* Not when a newer login of the same worker replaced it (login.c). */
+	if (!conn_find_worker(c->d, c->worker_id))
+		health_worker_offline(c->d, c->worker_id);
 }
 
 /* Every connection's frames go here; conn.c knows no handler by name. */

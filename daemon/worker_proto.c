@@ -93,9 +93,28 @@ static void claim_work(struct store *st, void *arg)
 	sched_claim(st, &((struct step *)arg)->claim);
 }
 
+_Static_assert(GPUD_PARKED_WL == SCHED_WL_MAX, "idle counts");
+
+/* The workloads of a claim's ["graveler",..] (registered names, so a
+ * quoted name matches only itself), as bits in registry order. */
+static uint32_t workload_mask(const char *workloads_json)
+{
+	const struct workload *const *all = workload_all();
+	char q[MSG_WORKLOAD_MAX + 3];
+	uint32_t m = 0;
+
+	for (unsigned i = 0; workloads_json && all[i] && i < GPUD_PARKED_WL;
+	     i++) {
+		snprintf(q, sizeof(q), "\"%s\"", all[i]->name);
+		if (strstr(workloads_json, q))
+			m |= 1u << i;
+	}
+	return m;
+}
+
 void wp_unpark(struct conn *c)
 {
-	c->parked = 0;
+	conn_set_parked(c, 0);
 	uv_timer_stop(&c->park_timer);
 	send_nolease(c, 0.2, c->park_reason[0] ? c->park_reason : "no lease");
 	conn_step_done(c);
@@ -164,7 +183,8 @@ static void claim_after(void *arg)
 				uv_timer_init(d->loop, &c->park_timer);
 				c->park_timer.data = c;
 			}
-			c->parked = 1;
+			c->park_mask = workload_mask(c->workloads_json);
+			conn_set_parked(c, 1);
 			uv_timer_start(&c->park_timer, on_park_timeout, PARK_MS, 0);
 			sched_claim_clear(cl);
 			free(r);
@@ -242,7 +262,7 @@ void wp_wake(struct conn *c)
 {
 	struct gpud *d = c->d;
 
-	c->parked = 0;
+	conn_set_parked(c, 0);
 	uv_timer_stop(&c->park_timer);
 	/* The parked claim's busy flag and reference carry over. */
 	if (d->draining || claim_submit(c)) {
@@ -270,6 +290,7 @@ int wp_heartbeat(struct conn *c, const json_t *msg)
 		.worker_id = c->worker_id, .epoch = m.epoch,
 		.units_done = m.units_done,
 	};
+	memcpy(r->hb.idle, c->d->parked, sizeof(r->hb.idle));
 	return submit_step(r, hb_work, hb_after);
 }
 
@@ -321,6 +342,11 @@ static void hb_after(void *arg)
 			 r->hb.quarantined ? " (worker quarantined)" : "");
 		gpud_wake_parked(d);
 	}
+	if (r->hb.takeback && r->hb.why[0]) /* newly marked */
+		LOG_INFO(&d->log, "lease taken back lease=%" PRId64 " epoch=%"
+			 PRIu64 " worker=%s pieces=%u why=\"%s\"",
+			 r->hb.lease_id, r->hb.epoch, c->name, r->hb.takeback,
+			 r->hb.why);
 	if (r->hb.rc == 0 && !r->hb.revoked) {
 		/* A worker that reconnected keeps its lease: remember it. */
 		c->lease_id = r->hb.lease_id;
@@ -410,6 +436,11 @@ static void release_after(void *arg)
 		LOG_INFO(&c->d->log, "lease release lease=%" PRId64 " epoch=%" PRIu64
 			 " worker=%s rc=%d", r->rel.lease_id, r->rel.epoch,
 			 c->name, r->rel.rc);
+		if (r->rel.rc == 0 && r->rel.why[0])
+			LOG_INFO(&c->d->log, "lease cut lease=%" PRId64
+				 " epoch=%" PRIu64 " pieces=%u: %s",
+				 r->rel.lease_id, r->rel.epoch, r->rel.pieces,
+				 r->rel.why);
 		if (c->lease_id == r->rel.lease_id)
 			c->lease_id = 0;
 	}

@@ -86,11 +86,13 @@ async def expect(c, name):
     return msg
 
 
-async def worker(host, port, cred, stop_at, hb_per_lease, st):
+async def worker(host, port, cred, index, stop_at, hb_per_lease, st):
     name, secret, pin = cred
     r = w = await Conn.open(host, port, pin)
+    # Each simulated worker is a worker of its own (one process each).
     await send(w, "HELLO", {"proto": 1, "worker": name, "device": "cpu", "workloads": ["graveler"],
-                            "cuda": False, "threads": 1})
+                            "cuda": False, "threads": 1,
+                            "instance": "loadgen-%d/%d" % (os.getpid(), index)})
     nonce = bytes.fromhex((await expect(r, "CHALLENGE"))["nonce"])
     # proof = client_key XOR HMAC-SHA256(stored_key, nonce || name)
     ck = hashlib.blake2b(b"gpud-token-v1" + secret, digest_size=32).digest()
@@ -137,8 +139,8 @@ async def main_async(a):
     st = Stats()
     t0 = time.monotonic()
     stop_at = t0 + a.seconds
-    await asyncio.gather(*[worker(host, int(port), cred, stop_at, a.heartbeats, st)
-                           for _ in range(a.workers)])
+    await asyncio.gather(*[worker(host, int(port), cred, i, stop_at, a.heartbeats, st)
+                           for i in range(a.workers)])
     dt = time.monotonic() - t0
     st.lat.sort()
     ops = st.claims + st.heartbeats + st.releases

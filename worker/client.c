@@ -35,6 +35,7 @@ static void on_opened(void *opaque)
 	struct msg_hello m = {
 		.proto = PROTO_VERSION,
 		.worker = cl->cfg->token->name,
+		.instance = cl->cfg->instance,
 		.device = cl->cfg->device_name,
 		.cuda = cl->cfg->device_kind == WL_DEVICE_CUDA,
 		.threads = cl->cfg->threads > 0 ? (uint64_t)cl->cfg->threads : 0,
@@ -102,11 +103,16 @@ static int on_welcome(struct client *cl, const json_t *header)
 	if (hb_s > 3600)
 		hb_s = 3600;
 	cl->heartbeat_ms = (uint64_t)(hb_s * 1000);
+	/* gpud's cadence, unless --checkpoint-interval chose one; bounded as
+	 * the option is. */
+	if (!(cl->cfg->checkpoint_interval_s > 0) && m.checkpoint_s >= 0.1 &&
+	    m.checkpoint_s <= 86400)
+		runner_set_checkpoint_interval(&cl->runner, m.checkpoint_s);
 	wconn_set_heartbeat(&cl->conn, cl->heartbeat_ms);
 	wconn_move(&cl->conn, WCONN_READY);
-	LOG_INFO(cl->log, "connected to %s:%s worker=%s worker_id=%" PRIu64
+	LOG_INFO(cl->log, "connected to %s:%s worker=%s@%s worker_id=%" PRIu64
 		 " heartbeat_s=%.3g", cl->cfg->host, cl->cfg->port,
-		 cl->cfg->token->name, cl->worker_id, hb_s);
+		 cl->cfg->token->name, cl->cfg->instance, cl->worker_id, hb_s);
 	uv_timer_start(&cl->heartbeat_timer, on_heartbeat_timer,
 		       cl->heartbeat_ms, cl->heartbeat_ms);
 
@@ -143,6 +149,12 @@ static void on_error_frame(struct client *cl, const json_t *header)
 	if (e.code == GERR_AUTH)
 		LOG_ERROR(cl->log, "gpud refused worker '%s': %s (check "
 			  "--token-file)", cl->cfg->token->name, e.message);
+	/* gpud keeps one connection per worker (token, instance): a second
+	 * process with our name took it (login.c). */
+	if (e.code == GERR_STATE && strstr(e.message, "replaced"))
+		LOG_WARN(cl->log, "gpud: %s: another process logged in as "
+			 "worker %s@%s (each process needs its own --instance)",
+			 e.message, cl->cfg->token->name, cl->cfg->instance);
 	wconn_close(&cl->conn, "gpud error %lld: %s", (long long)e.code,
 		    e.message);
 }

@@ -44,13 +44,15 @@ struct client_config {
 	enum wl_device_kind device_kind;
 	int device_index;
 	int threads;
-	double checkpoint_interval_s;
+	double checkpoint_interval_s;    /* 0: gpud's, from WELCOME */
 	uint64_t max_leases;             /* 0: no limit */
 	int exit_when_idle;
 	int run_ahead;                   /* runner.h invariant 7 */
 	const struct client_workload *workloads;
 	size_t n_workloads;
 	const struct place *place;       /* sent in HELLO; NULL: none */
+	const char *instance;            /* sent in HELLO: this process among
+					  * its token's (place.h's rule) */
 	/* Called once on the loop thread when the client has stopped and
 	 * closed its handles; main closes its own handles there. */
 	void (*on_exit)(void *opaque, int exit_code);

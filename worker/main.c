@@ -219,6 +219,12 @@ int main(int argc, char **argv)
 	if (err[0])
 		LOG_WARN(&lg, "%s", err);
 	place_format(&where, where_text, sizeof(where_text));
+	/* Who this process is among its token's workers: given, or one name
+	 * that stays for the life of the process (a reconnect after a gpud
+	 * restart is the same worker, and keeps its leases). */
+	if (!o.instance[0])
+		place_default_instance(o.instance, &where, o.device.name,
+				       (long)getpid(), process_env, NULL);
 
 	rc = uv_loop_init(&loop);
 	if (rc < 0) {
@@ -242,6 +248,7 @@ int main(int argc, char **argv)
 		.workloads = wls,
 		.n_workloads = (size_t)n,
 		.place = &where,
+		.instance = o.instance,
 		.on_exit = on_client_exit,
 		.on_exit_opaque = &m,
 	};
@@ -249,10 +256,11 @@ int main(int argc, char **argv)
 	uv_signal_init(&loop, &m.sigint);
 	m.sigterm.data = m.sigint.data = &m;
 
-	LOG_INFO(&lg, "gpuworker %s worker=%s device=%s threads=%d "
-		 "workloads=%d gpud=%s:%s checkpoint_interval_s=%.3g %s",
-		 GPUD_VERSION, token.name, o.device.name, o.device.threads, n,
-		 o.connect.host, o.connect.port, o.checkpoint_interval, where_text);
+	LOG_INFO(&lg, "gpuworker %s worker=%s@%s device=%s threads=%d "
+		 "workloads=%d gpud=%s:%s checkpoint_interval_s=%.3g%s %s",
+		 GPUD_VERSION, token.name, o.instance, o.device.name, o.device.threads, n,
+		 o.connect.host, o.connect.port, o.checkpoint_interval,
+		 o.checkpoint_interval > 0 ? "" : " (gpud's)", where_text);
 	rc = client_start(&loop, &cfg, &m.cl);
 	if (rc < 0) {
 		fprintf(stderr, "gpuworker: cannot start: %s\n", gerr_str(rc));

@@ -20,6 +20,8 @@
 #include "runner.h"
 
 #define BIT(s) (1u << (s))
+/* Between checkpoints until gpud's cadence is known (WELCOME). */
+#define RUNNER_CKPT_DEFAULT_S 60.0
 
 static const char *const fetch_names[RUNNER_FETCH_COUNT] = {
 	"idle", "posted", "asked", "answered",
@@ -501,6 +503,8 @@ int runner_init(struct runner *r, uv_loop_t *loop, const struct glog *log,
 	memset(r, 0, sizeof(*r));
 	r->log = log;
 	r->ckpt_interval_ns = (uint64_t)(ckpt_interval_s * 1e9);
+	if (!r->ckpt_interval_ns)
+		r->ckpt_interval_ns = (uint64_t)(RUNNER_CKPT_DEFAULT_S * 1e9);
 	r->run_ahead = run_ahead;
 	r->wake = wake;
 	r->wake_opaque = opaque;
@@ -623,6 +627,15 @@ void runner_stop(struct runner *r)
 		/* A run blocked in a fetch returns at once (invariant 6). */
 		uv_cond_signal(&r->cv);
 	}
+	uv_mutex_unlock(&r->mu);
+}
+
+void runner_set_checkpoint_interval(struct runner *r, double seconds)
+{
+	if (!(seconds > 0))
+		return;
+	uv_mutex_lock(&r->mu);
+	r->ckpt_interval_ns = (uint64_t)(seconds * 1e9);
 	uv_mutex_unlock(&r->mu);
 }
 

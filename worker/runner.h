@@ -151,7 +151,6 @@ struct blobcache;
 struct runner {
 	/* Set by runner_init, then read-only. */
 	const struct glog *log;
-	uint64_t ckpt_interval_ns;
 	runner_wake_fn wake;
 	void *wake_opaque;
 	uv_async_t async;       /* loop thread handle; runner thread sends */
@@ -178,6 +177,7 @@ struct runner {
 	int stop;               /* loop -> runner: stop the current run */
 	int ckpt_requested;     /* loop -> runner: checkpoint now */
 	uint64_t last_ckpt_ns;  /* uv_hrtime of the last checkpoint/start */
+	uint64_t ckpt_interval_ns; /* runner_set_checkpoint_interval */
 	uint64_t units_done;    /* latest progress of the current run */
 	int ahead;              /* the current run is ahead (invariant 7) */
 	char *ahead_key;        /* its next_run_key, malloc'ed */
@@ -197,8 +197,10 @@ struct runner {
 	size_t fetch_blob_len;
 };
 
-/* Start the runner thread, with an empty blob cache of a quarter of the
- * memory (cgroup limit included), at most BLOBCACHE_MAX_CAP. r is
+/* Start the runner thread (checkpoints every ckpt_interval_s; 0: every
+ * 60 s until runner_set_checkpoint_interval), with an empty blob cache of
+ * a quarter of the memory (cgroup limit included), at most
+ * BLOBCACHE_MAX_CAP. r is
  * caller-owned memory that must stay valid until the loop has finished
  * closing the async handle (after runner_close and uv_run returned). wake(opaque) is called on the loop
  * thread whenever a checkpoint or result may be waiting. */
@@ -218,6 +220,10 @@ int runner_start(struct runner *r, struct runner_job *job,
 
 /* Ask the current run to stop; its output will be discarded by the loop. */
 void runner_stop(struct runner *r);
+
+/* The time between checkpoints from now on (seconds, > 0), for the run
+ * going on too: gpud's cadence once it is known at login. */
+void runner_set_checkpoint_interval(struct runner *r, double seconds);
 
 /* Ask the current run for a checkpoint as soon as possible. */
 void runner_request_checkpoint(struct runner *r);

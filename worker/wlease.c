@@ -500,6 +500,10 @@ int wlease_on_hb_ack(struct client *cl, const json_t *header)
 		LOG_INFO(cl->log, "gpud asks for the lease back (job paused) "
 			 LFMT, LARGS(cl));
 		wlease_release(cl, 1);
+	} else if (m.action == MSG_HB_GIVE_BACK && cl->ls == WLEASE_RUNNING) {
+		LOG_INFO(cl->log, "gpud takes the lease back to share its rest "
+			 "with idle workers " LFMT, LARGS(cl));
+		wlease_release(cl, 1);
 	}
 	return 0;
 }

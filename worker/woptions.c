@@ -129,6 +129,37 @@ static void show_device(const void *field, char *buf, size_t len)
 		snprintf(buf, len, "%s", d->name);
 }
 
+/* A name for this process among its credential's (place.h's rule). */
+static int parse_instance(const char *s, void *field, char *err,
+			  size_t errlen)
+{
+	gerr_printf(err, errlen, "1..%d characters of A-Z a-z 0-9 . _ : @ / + -",
+		    PLACE_INSTANCE_MAX);
+	if (place_instance_check(s))
+		return GERR_INVAL;
+	snprintf(field, PLACE_INSTANCE_MAX + 1, "%s", s);
+	return 0;
+}
+
+static void show_instance(const void *field, char *buf, size_t len)
+{
+	const char *v = field;
+
+	snprintf(buf, len, "%s", v[0] ? v : "(default)");
+}
+
+/* 0 is no interval: gpud's, told at login. */
+static void show_interval(const void *field, char *buf, size_t len)
+{
+	double v;
+
+	memcpy(&v, field, sizeof(v));
+	if (v > 0)
+		conf_show_double(v, buf, len);
+	else
+		snprintf(buf, len, "(gpud's)");
+}
+
 #define F(m) offsetof(struct worker_settings, m)
 
 static const struct conf_key keys[] = {
@@ -141,8 +172,15 @@ static const struct conf_key keys[] = {
 	{ "device", CONF_CUSTOM, 0, F(device), sizeof(struct worker_device), 0, 0,
 	  "DEVICE", "cpu (all online CPUs), cpu:THREADS (1..4096), or\n"
 	  "cuda:N (also cudaN, as in gpuworker@cuda0)", parse_device, show_device },
+	{ "instance", CONF_CUSTOM, 0, F(instance), PLACE_INSTANCE_MAX + 1, 0, 0,
+	  "NAME", "this process's name among the workers of its token\n"
+	  "(default: the pod, HOST/slurmJOB_TASK/DEVICE under Slurm,\n"
+	  "else HOST:PID); gpud shows it as TOKEN@NAME", parse_instance,
+	  show_instance },
 	{ "checkpoint-interval", CONF_DOUBLE, 0, F(checkpoint_interval), 0, 0.1,
-	  86400, "SECONDS", "time between checkpoints (default 60)", NULL, NULL },
+	  86400, "SECONDS", "time between checkpoints (default: what gpud's\n"
+	  "--checkpoint-interval says at login, 60 unless set there)",
+	  NULL, show_interval },
 	{ "log-level", CONF_LEVEL, 0, F(log_level), 0, 0, 0, "LEVEL",
 	  "error|warn|info|debug (default info)", NULL, NULL },
 	{ "max-leases", CONF_INT, 0, F(max_leases), 0, 0, 1e9, "N",
@@ -167,7 +205,7 @@ const struct conf_table worker_options = {
 void woptions_defaults(struct worker_settings *ret)
 {
 	memset(ret, 0, sizeof(*ret));
-	ret->checkpoint_interval = 60;
+	ret->checkpoint_interval = 0; /* gpud's */
 	ret->log_level = GLOG_INFO;
 }
 

@@ -14,6 +14,7 @@
 
 #include "conf.h"
 #include "log.h"
+#include "place.h"
 #include "workload.h"
 
 #define WORKER_CONF_PATH "/etc/gpud/gpuworker.conf"
@@ -38,6 +39,7 @@ struct worker_settings {
 	struct worker_connect connect;
 	char token_file[PATH_MAX];
 	struct worker_device device;
+	char instance[PLACE_INSTANCE_MAX + 1]; /* "": place_default_instance */
 	double checkpoint_interval;
 	enum glog_level log_level;
 	uint64_t max_leases; /* 0: no limit */

@@ -271,7 +271,10 @@ static void workers_work(struct store *st, void *arg)
 	struct store_worker *ws = NULL;
 	size_t n = 0;
 
-	if (store_worker_list(st, &ws, &n)) {
+	/* A fleet starts many processes: the ones of the last
+	 * STORE_WORKER_KEEP_S (older rows stay only as leases' producers). */
+	if (store_worker_list(st, gclock_wall() - STORE_WORKER_KEEP_S, &ws,
+			      &n)) {
 		snprintf(r->err, sizeof(r->err), "cannot list workers");
 		return;
 	}
@@ -290,6 +293,8 @@ static void workers_work(struct store *st, void *arg)
 		store_worker_streak(st, ws[i].id, &streak, &confirmed);
 		*w = (struct ctlcmd_worker){
 			.id = ws[i].id, .name = ws[i].name,
+			.credential = ws[i].credential,
+			.instance = ws[i].instance,
 			.device = ws[i].device ? ws[i].device : "",
 			.online = ws[i].online, .quarantined = ws[i].quarantined,
 			.failures = (int64_t)ws[i].failures,

@@ -342,6 +342,7 @@ static int claim_refused(struct store *st, struct sched_claim *c)
 	struct store_worker w = {0};
 	uint64_t held = 0;
 	uint32_t cap = c->pol->max_leases_per_worker;
+	uint32_t cred_cap = c->pol->max_leases_per_credential;
 
 	if (store_worker_get(st, c->worker_id, &w) != 0)
 		return 0;
@@ -358,6 +359,17 @@ static int claim_refused(struct store *st, struct sched_claim *c)
 		snprintf(c->reason, sizeof(c->reason), "worker %s holds %" PRIu64
 			 " leases, the most one worker may hold "
 			 "(--max-leases-per-worker %u)", w.name, held, cap);
+	} else if (cred_cap &&
+		   (c->rc = store_worker_credential_held(st, c->worker_id,
+							 &held)) == 0 &&
+		   held >= cred_cap) {
+		/* Every process of a token counts: a shared credential's
+		 * fleet together. */
+		c->rc = GERR_STATE;
+		snprintf(c->reason, sizeof(c->reason), "the workers of token "
+			 "%s hold %" PRIu64 " leases, the most one token may "
+			 "hold (--max-leases-per-credential %u)", w.credential,
+			 held, cred_cap);
 	}
 	store_worker_clear(&w);
 	return c->rc != 0;

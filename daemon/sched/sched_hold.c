@@ -21,15 +21,29 @@
  *  6. A release that carries an error is a failure of the lease, counted
  *     with failed verifications against max_failures: the lease, then its
  *     job, fails with a reason naming the lease and the last error.
+ *  7. The tail: a lease is cut only at a plain release of the very grant
+ *     that was marked (takeback_epoch), in the transaction that puts it
+ *     back to pending, so its checkpoint and every unit stay with one of
+ *     the pieces: the head keeps the lease and its checkpoint, the pieces
+ *     add up to its units, and the job's cursor is untouched. A grant that
+ *     expires, is revoked or finishes leaves a mark no later grant
+ *     matches.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "clock.h"
 #include "gerr.h"
 #include "scheduler.h"
+
+/* The tail: a grant's rate is read over at least this long. */
+#define TAKEBACK_MIN_S 1.0
+/* The most pieces one cut makes. */
+#define TAKEBACK_MAX_PIECES 64
 
 /* Invariants 1 and 3: 0 with the lease's row in *l when worker_id holds
  * (lease_id, epoch), else GERR_STALE (or a store error) with why for the
@@ -146,6 +160,70 @@ static int check_progress(struct store *st, struct sched_heartbeat *h,
 	return rc;
 }
 
+/* A workload's place in the registry (the idle counts' index), or -1. */
+static int workload_index(const char *name)
+{
+	const struct workload *const *all = workload_all();
+
+	for (int i = 0; all[i] && i < SCHED_WL_MAX; i++)
+		if (strcmp(all[i]->name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* The tail (struct sched_heartbeat): mark l to be cut when worth it, and
+ * ask its holder for it back. Returns 0 or a store error; a lease that is
+ * left alone is no error. */
+static int takeback_decide(struct store *st, struct sched_heartbeat *h,
+			   const struct store_lease *l, const char *workload,
+			   double now)
+{
+	const struct workload *wl = workload_find(workload);
+	int wi = workload_index(workload), replicate = 0, rc;
+	struct store_lease_grant g;
+	double rate, left_s, span;
+	uint64_t pieces, fit;
+
+	if (!wl || !wl->split || wi < 0)
+		return 0;
+	rc = store_lease_grant_get(st, l->id, l->epoch, &g);
+	if (rc)
+		return rc;
+	if (g.takeback >= 2) { /* marked already: still wanted back */
+		h->takeback = g.takeback;
+		h->action = MSG_HB_GIVE_BACK;
+		return 0;
+	}
+	if (g.grouped || h->idle[wi] == 0 || h->pol->lease_min_s <= 0 ||
+	    h->units_done >= l->units)
+		return 0;
+	rc = store_job_get_replicate(st, l->job_id, &replicate);
+	if (rc || replicate)
+		return rc;
+	span = now - g.granted_at;
+	if (span < TAKEBACK_MIN_S || h->units_done <= g.granted_units)
+		return 0;
+	rate = (double)(h->units_done - g.granted_units) / span;
+	left_s = (double)(l->units - h->units_done) / rate;
+	if (left_s <= 2 * h->pol->lease_min_s)
+		return 0;
+	pieces = (uint64_t)h->idle[wi] + 1;
+	fit = (uint64_t)(left_s / h->pol->lease_min_s);
+	if (pieces > fit)
+		pieces = fit;
+	if (pieces > TAKEBACK_MAX_PIECES)
+		pieces = TAKEBACK_MAX_PIECES;
+	rc = store_lease_mark_takeback(st, l->id, l->epoch, (uint32_t)pieces);
+	if (rc)
+		return rc;
+	h->takeback = (uint32_t)pieces;
+	h->action = MSG_HB_GIVE_BACK;
+	snprintf(h->why, sizeof(h->why), "%" PRIu64 " units left, %.0f s at "
+		 "%.0f units/s; %u idle", l->units - h->units_done, left_s,
+		 rate, h->idle[wi]);
+	return 0;
+}
+
 void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 {
 	double now = gclock_wall();
@@ -156,6 +234,7 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 	h->job_id = 0;
 	h->job_progress = 0;
 	h->foreign = h->revoked = h->quarantined = 0;
+	h->takeback = 0;
 	h->err[0] = h->why[0] = '\0';
 	h->rc = lease_held(st, h->lease_id, h->epoch, h->worker_id, &l,
 			   &h->foreign, h->why, sizeof(h->why));
@@ -183,6 +262,8 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 			h->action = MSG_HB_RELEASE;
 		else if (job.state != JOB_ACTIVE)
 			h->action = MSG_HB_STOP;
+		else if (takeback_decide(st, h, &l, job.workload, now))
+			h->takeback = 0; /* the lease stays whole */
 	}
 	store_job_clear(&job);
 	h->job_progress = sched_job_progress(st, l.job_id);
@@ -272,6 +353,121 @@ static int release_failed(struct store *st, struct sched_release *r,
 	return store_job_set_reason(st, l->job_id, reason);
 }
 
+/* The pieces of a cut: specs (owned) and units, the head first. */
+struct cut {
+	json_t *spec[TAKEBACK_MAX_PIECES];
+	uint64_t units[TAKEBACK_MAX_PIECES];
+	uint32_t n;
+};
+
+/* Cut spec (params) with wl into c: the head at `at`, then pieces of
+ * share units while fewer than want, the last one the rest. Returns 0 or
+ * the workload's refusal of the head's cut. */
+static int cut_plan(const struct workload *wl, json_t *params, json_t *spec,
+		    uint64_t at, uint64_t share, uint32_t want,
+		    struct cut *c)
+{
+	json_t *head = NULL, *tail = NULL, *rest = NULL;
+	uint64_t hu = 0, tu = 0, ru = 0;
+	int rc = wl->split(workload_ctx(wl), params, spec, at, &head, &hu,
+			   &tail, &tu);
+
+	if (rc)
+		return rc;
+	c->spec[0] = head;
+	c->units[0] = hu;
+	c->n = 1;
+	while (c->n + 1 < want &&
+	       wl->split(workload_ctx(wl), params, tail, share, &head, &hu,
+			 &rest, &ru) == 0) {
+		json_decref(tail);
+		c->spec[c->n] = head;
+		c->units[c->n++] = hu;
+		tail = rest;
+		tu = ru;
+	}
+	c->spec[c->n] = tail;
+	c->units[c->n++] = tu;
+	return 0;
+}
+
+/* Invariant 7: cut the released lease l (pending again at r->epoch) into
+ * pieces at its checkpoint plus equal shares of the rest. Returns 0 or a
+ * store error; a cut the workload refuses, or one whose pieces do not add
+ * up to the lease, leaves it whole and is no error (why says so). */
+static int takeback_cut(struct store *st, struct sched_release *r,
+			const struct store_lease *l, uint32_t pieces,
+			double now)
+{
+	struct store_job job = {0};
+	struct cut c = {0};
+	const struct workload *wl;
+	json_t *params = NULL, *spec = NULL;
+	uint64_t share, sum = 0;
+	size_t n = 0;
+	int rc = store_job_get(st, l->job_id, &job), wrc = 0, replicate = 0;
+
+	if (rc == 0)
+		rc = store_job_get_replicate(st, l->job_id, &replicate);
+	if (rc || replicate) {
+		store_job_clear(&job);
+		return rc;
+	}
+	wl = workload_find(job.workload);
+	if (pieces > TAKEBACK_MAX_PIECES)
+		pieces = TAKEBACK_MAX_PIECES;
+	share = (l->units - l->checkpoint_units) / pieces;
+	params = json_loads(job.params, 0, NULL);
+	spec = json_loads(l->spec, 0, NULL);
+	if (wl && wl->split && share && params && spec)
+		wrc = cut_plan(wl, params, spec, l->checkpoint_units + share,
+			       share, pieces, &c);
+	for (uint32_t i = 0; i < c.n; i++)
+		sum += c.units[i];
+	if (!wl || !wl->split || !share || !params || !spec || wrc ||
+	    sum != l->units || c.units[0] < l->checkpoint_units) {
+		snprintf(r->why, sizeof(r->why), "not cut: %s",
+			 !wl || !wl->split ? "the workload cannot cut"
+			 : !share	   ? "nothing left to share"
+			 : !params || !spec ? "unreadable params or spec"
+			 : wrc		   ? gerr_str(wrc)
+					   : "pieces do not add up");
+		goto out;
+	}
+	for (uint32_t i = 0; i < c.n && rc == 0; i++) {
+		char *text = json_dumps(c.spec[i], JSON_COMPACT);
+
+		if (!text)
+			rc = GERR_NOMEM;
+		else if (i == 0)
+			rc = store_lease_respec(st, l->id, r->epoch, text,
+						c.units[0], now);
+		else
+			rc = store_lease_insert_pending(st, l->job_id, text,
+							c.units[i], now, NULL);
+		free(text);
+		if (n < sizeof(r->why))
+			n += (size_t)snprintf(r->why + n, sizeof(r->why) - n,
+					      i ? " + %" PRIu64
+						: "%" PRIu64, c.units[i]);
+	}
+	if (n < sizeof(r->why))
+		snprintf(r->why + n, sizeof(r->why) - n, " units (checkpoint "
+			 "at %" PRIu64 ")", l->checkpoint_units);
+	if (rc == 0)
+		rc = store_event(st, now, l->job_id, l->id, r->epoch,
+				 r->worker_id, "takeback", r->why);
+	if (rc == 0)
+		r->pieces = c.n;
+out:
+	for (uint32_t i = 0; i < c.n; i++)
+		json_decref(c.spec[i]);
+	json_decref(params);
+	json_decref(spec);
+	store_job_clear(&job);
+	return rc;
+}
+
 void sched_release(struct store *st, struct sched_release *r)
 {
 	double now = gclock_wall();
@@ -280,6 +476,7 @@ void sched_release(struct store *st, struct sched_release *r)
 
 	r->job_id = 0;
 	r->job_failed = r->foreign = r->quarantined = 0;
+	r->pieces = 0;
 	r->why[0] = '\0';
 	r->rc = lease_held(st, r->lease_id, r->epoch, r->worker_id, &l,
 			   &r->foreign, r->why, sizeof(r->why));
@@ -295,11 +492,19 @@ void sched_release(struct store *st, struct sched_release *r)
 	if (r->error[0]) {
 		rc = release_failed(st, r, &l, now);
 	} else {
-		rc = store_lease_release(st, r->lease_id, r->epoch, now);
+		struct store_lease_grant g = {0};
+
+		rc = store_lease_grant_get(st, r->lease_id, r->epoch, &g);
+		if (!rc)
+			rc = store_lease_release(st, r->lease_id, r->epoch,
+						 now);
 		if (!rc)
 			rc = store_event(st, now, l.job_id, r->lease_id,
 					 r->epoch, r->worker_id, "release",
 					 NULL);
+		/* A group made since the mark (a replica) stays whole. */
+		if (!rc && g.takeback >= 2 && !g.grouped)
+			rc = takeback_cut(st, r, &l, g.takeback, now);
 	}
 	if (!rc)
 		rc = store_commit(st);

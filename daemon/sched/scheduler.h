@@ -40,7 +40,8 @@ struct sched_policy {
 	double lease_timeout_s;
 	uint32_t max_failures;      /* failed verifications or runs of a lease */
 	uint32_t quarantine_after;  /* each of a worker's charges */
-	uint32_t max_leases_per_worker; /* held at once; 0 no cap */
+	uint32_t max_leases_per_worker; /* held at once by one process; 0 no cap */
+	uint32_t max_leases_per_credential; /* by all of one token's; 0 no cap */
 	double progress_timeout_s;  /* no progress for this long: revoked; 0 off */
 	uint32_t trust_after;   /* results confirmed in a row before a worker's
 				 * results merge unreplicated; 0 trusts all */
@@ -66,7 +67,8 @@ struct sched_policy {
  * oldest): its oldest pending lease, or a new one carved; the job's first
  * grant sets its started_at. Refused (rc
  * GERR_STATE, reason) for a quarantined worker and for one that holds
- * pol->max_leases_per_worker leases already (fair share). With nothing to
+ * pol->max_leases_per_worker leases already (fair share), or whose
+ * credential's workers hold pol->max_leases_per_credential together. With nothing to
  * grant (GERR_NOTFOUND) the reason says why, naming who holds what when
  * every lease is held (sched_holders). */
 struct sched_claim {
@@ -91,17 +93,30 @@ void sched_claim_clear(struct sched_claim *c);
  * active job) into buf; "" when nobody holds a lease. Database thread. */
 void sched_holders(struct store *st, int64_t job_id, char *buf, size_t len);
 
+/* Workloads the idle counts of a heartbeat cover, in registry order
+ * (workload_all); a workload past them is never taken back. */
+#define SCHED_WL_MAX 32
+
 /* A heartbeat (sched_hold.c). Units over the lease's are refused
  * (GERR_INVAL, err) and not recorded. With pol->progress_timeout_s, a
  * lease whose reported progress has not grown for that long is revoked:
  * back to pending at its last checkpoint, action MSG_HB_STOP, revoked set,
  * the holder charged with a stall. A lease not held gets MSG_HB_STOP; one
- * whose job is paused MSG_HB_RELEASE, no longer active MSG_HB_STOP. */
+ * whose job is paused MSG_HB_RELEASE, no longer active MSG_HB_STOP.
+ *
+ * The tail: while a claim of a worker that runs the lease's workload waits
+ * with nothing to do (idle), a lease whose workload can cut (split), in no
+ * replica group, whose rest would take its holder more than twice
+ * pol->lease_min_s at the rate it has shown since its grant, is marked to
+ * be cut into idle + 1 pieces (none under lease_min_s of that rate) and
+ * answered MSG_HB_GIVE_BACK: the holder checkpoints and releases, and
+ * sched_release cuts it. takeback says into how many (0: not taken). */
 struct sched_heartbeat {
 	/* in */
 	const struct sched_policy *pol;
 	int64_t lease_id, worker_id;
 	uint64_t epoch, units_done;
+	uint32_t idle[SCHED_WL_MAX]; /* waiting claims per workload */
 	/* out */
 	int rc;
 	enum msg_hb_action action; /* what the holder does next */
@@ -110,6 +125,7 @@ struct sched_heartbeat {
 	int foreign;            /* never the sender's grant: charged */
 	int revoked;            /* taken back for making no progress */
 	int quarantined;        /* the sender is quarantined now */
+	uint32_t takeback;      /* pieces the lease is to be cut into */
 	char err[160];          /* rc's message for the sender */
 	char why[200];          /* for the log: why refused or revoked */
 };
@@ -229,7 +245,13 @@ void sched_verify_clear(struct sched_verify *v);
 /* A release (sched_hold.c). One that carries an error (the holder's run
  * failed) is a failure of the lease: after pol->max_failures of them,
  * failed verifications included, the lease fails and with it the job, its
- * reason naming the lease and the last error. */
+ * reason naming the lease and the last error. A plain release of a grant
+ * marked for the tail (struct sched_heartbeat) puts the lease back to
+ * pending and, in the same transaction, cuts its rest past the checkpoint
+ * into the pieces marked with the workload's split: the head keeps the
+ * lease (id, checkpoint, attempts), each other piece is a new pending
+ * lease of the job, and an event "takeback" says how. A cut the workload
+ * refuses leaves the lease whole. */
 struct sched_release {
 	/* in */
 	const struct sched_policy *pol;
@@ -241,7 +263,8 @@ struct sched_release {
 	int64_t job_id;
 	int job_failed;         /* the run failure failed the job */
 	int foreign, quarantined; /* as struct sched_heartbeat's */
-	char why[200];
+	uint32_t pieces;        /* the tail: leases the rest became (0: none) */
+	char why[200];          /* refused: why; cut: how (for the log) */
 };
 void sched_release(struct store *st, struct sched_release *r);
 

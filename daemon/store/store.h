@@ -112,7 +112,10 @@ void store_lease_free_array(struct store_lease *a, size_t n);
 
 struct store_worker {
 	int64_t id;
-	char *name;
+	char *name;         /* "CREDENTIAL@INSTANCE" (a row from before
+			     * migration 012: CREDENTIAL) */
+	char *credential;   /* the token it logged in with */
+	char *instance;     /* the process, from its HELLO ("" before 012) */
 	char *device;
 	int online;
 	int quarantined;
@@ -310,6 +313,29 @@ struct store_holder {
 int store_lease_holders(struct store *st, int64_t job_id,
 			struct store_holder **ret, size_t *ret_n);
 void store_holder_free_array(struct store_holder *a, size_t n);
+/* The tail (migration 013): what the decision to take a held lease back
+ * reads of its grant at epoch; GERR_STALE when the lease is at another. */
+struct store_lease_grant {
+	double granted_at;      /* the grant's time (its creation when 0) */
+	uint64_t granted_units; /* the progress it resumed from */
+	int grouped;            /* a replica, or a primary with replicas */
+	uint32_t takeback;      /* pieces marked for at this epoch, or 0 */
+};
+int store_lease_grant_get(struct store *st, int64_t id, uint64_t epoch,
+			  struct store_lease_grant *ret);
+/* leased, same epoch: mark it to be cut into pieces when its holder
+ * releases this grant (GERR_STALE when not held so). */
+int store_lease_mark_takeback(struct store *st, int64_t id, uint64_t epoch,
+			      uint32_t pieces);
+/* pending, same epoch: its spec and units become a cut's head (not below
+ * its checkpoint), its mark cleared; GERR_STALE when not so. */
+int store_lease_respec(struct store *st, int64_t id, uint64_t epoch,
+		       const char *spec, uint64_t units, double now);
+/* A new pending lease of job_id (epoch 0, no attempts): a cut's tail.
+ * *ret_id (may be NULL) receives its id. */
+int store_lease_insert_pending(struct store *st, int64_t job_id,
+			       const char *spec, uint64_t units, double now,
+			       int64_t *ret_id);
 /* Every leased lease whose deadline < now -> pending. Returns the ids moved
  * (malloc'ed array) so the caller can log them. */
 int store_lease_expire(struct store *st, double now, int64_t **ret_ids,
@@ -380,9 +406,29 @@ int store_job_units_left(struct store *st, int64_t job_id,
 int store_lease_grace(struct store *st, double now, double deadline);
 
 /* ---- workers ---- */
-/* Find or create the worker row for (token) name; marks it online. */
-int store_worker_upsert(struct store *st, const char *name, const char *device,
-			double now, int64_t *ret_id);
+/* A worker is one process: a row per (credential, instance), named
+ * "CREDENTIAL@INSTANCE". Find or create it; marks it online. credential
+ * is a token name (no '@'); instance passes place_instance_check (or is
+ * "": the credential's row from before migration 012). GERR_INVAL
+ * otherwise. */
+int store_worker_upsert(struct store *st, const char *credential,
+			const char *instance, const char *device, double now,
+			int64_t *ret_id);
+/* Rows last seen in [since, before) (gclock_wall times) that nothing
+ * needs: offline, not quarantined, named by no lease and no failure
+ * memory, and not the newest row (ids are never reused). Deletes them and
+ * their rates; *ret_n (may be NULL) gets how many. gpud calls it at start
+ * for every row unseen for STORE_WORKER_KEEP_S, and when a worker goes
+ * offline for the day before that (cheap however many rows the leases
+ * keep). A process that computed leases keeps its row: it is the leases'
+ * producer. */
+#define STORE_WORKER_KEEP_S (7.0 * 86400)
+int store_worker_prune(struct store *st, double since, double before,
+		       uint64_t *ret_n);
+/* Leases held now by every worker that shares worker id's credential
+ * (itself included): --max-leases-per-credential. */
+int store_worker_credential_held(struct store *st, int64_t id,
+				 uint64_t *ret_n);
 int store_worker_set_online(struct store *st, int64_t id, int online,
 			    double now);
 /* Where worker id runs, from its latest login (place.h; every field
@@ -405,8 +451,9 @@ enum store_charge { STORE_CHARGE_FOREIGN, STORE_CHARGE_STALL };
 int store_worker_charge(struct store *st, int64_t id, enum store_charge what,
 			uint32_t threshold, int *ret_quarantined);
 int store_worker_get(struct store *st, int64_t id, struct store_worker *ret);
-int store_worker_list(struct store *st, struct store_worker **ret,
-		      size_t *ret_n);
+/* The rows online or last seen at or after since (0: all), by id. */
+int store_worker_list(struct store *st, double since,
+		      struct store_worker **ret, size_t *ret_n);
 
 /* ---- tokens (stored as derived keys, never the secret) ---- */
 int store_token_add(struct store *st, const char *name, const uint8_t key[32],

@@ -39,6 +39,27 @@ const char *const sdb_lease_row_sql[S_COUNT] = {
 		"WHERE l.state = ?2 AND l.job_id IN (SELECT id FROM jobs "
 		"WHERE (?1 = 0 AND state = ?3) OR id = ?1) "
 		"GROUP BY w.id ORDER BY n DESC, w.name LIMIT " HOLDERS_MAX_SQL,
+	/* The tail (migrations 011 and 013): a grant's start, whether the
+	 * lease is in a replica group, and its mark for this epoch. */
+	[S_LEASE_GRANT] =
+		"SELECT CASE WHEN granted_at > 0 THEN granted_at "
+		"ELSE created_at END, granted_units, "
+		"replica_of IS NOT NULL OR EXISTS (SELECT 1 FROM leases AS r "
+		"WHERE r.replica_of = l.id), "
+		"CASE WHEN takeback_epoch = ?2 THEN takeback ELSE 0 END "
+		"FROM leases AS l WHERE id = ?1 AND epoch = ?2",
+	[S_LEASE_MARK_TAKEBACK] =
+		"UPDATE leases SET takeback = ?3, takeback_epoch = ?2 "
+		"WHERE id = ?1 AND epoch = ?2 AND state = ?4",
+	/* A cut never takes the head below its checkpoint. */
+	[S_LEASE_RESPEC] =
+		"UPDATE leases SET spec = ?3, units = ?4, takeback = 0, "
+		"updated_at = ?5 WHERE id = ?1 AND epoch = ?2 AND state = ?6 "
+		"AND checkpoint_units <= ?4 AND units_done <= ?4",
+	[S_LEASE_INSERT_PENDING] =
+		"INSERT INTO leases (job_id, spec, units, state, epoch, "
+		"created_at, updated_at) VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5) "
+		"RETURNING id",
 };
 
 const char *lease_state_name(enum lease_state s)
@@ -205,4 +226,85 @@ int store_lease_failed_waiting(struct store *st, int64_t job_id,
 	return sdb_count(st, S_LEASE_FAILED_WAITING,
 			 SDB_ARGS(sa_int(job_id), sa_int(LEASE_PENDING)), ret_n,
 			 "store_lease_failed_waiting");
+}
+
+/* ---- the tail: a held lease taken back and cut ---- */
+
+int store_lease_grant_get(struct store *st, int64_t id, uint64_t epoch,
+			  struct store_lease_grant *ret)
+{
+	static const char what[] = "store_lease_grant_get";
+	struct store_lease_grant g = {0};
+	int r;
+
+	if (!ret)
+		return sdb_err(st, GERR_INVAL, "%s: no ret", what);
+	r = sdb_one(st, S_LEASE_GRANT,
+		    SDB_ARGS(sa_int(id), sa_int((int64_t)(epoch & INT64_MAX))),
+		    SDB_COLS(sc_dbl(&g.granted_at), sc_u64(&g.granted_units),
+			     sc_int(&g.grouped), sc_u32(&g.takeback)),
+		    what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, GERR_STALE, "%s: no lease %lld at epoch "
+			       "%llu", what, (long long)id,
+			       (unsigned long long)epoch);
+	if (r == 0)
+		*ret = g;
+	return r;
+}
+
+int store_lease_mark_takeback(struct store *st, int64_t id, uint64_t epoch,
+			      uint32_t pieces)
+{
+	static const char what[] = "store_lease_mark_takeback";
+	int r = sdb_write(st, S_LEASE_MARK_TAKEBACK,
+			  SDB_ARGS(sa_int(id),
+				   sa_int((int64_t)(epoch & INT64_MAX)),
+				   sa_int(pieces), sa_int(LEASE_LEASED)),
+			  "held lease", id, what);
+
+	return r == GERR_NOTFOUND ? GERR_STALE : r;
+}
+
+int store_lease_respec(struct store *st, int64_t id, uint64_t epoch,
+		       const char *spec, uint64_t units, double now)
+{
+	static const char what[] = "store_lease_respec";
+	int r;
+
+	if (!spec)
+		return sdb_err(st, GERR_INVAL, "%s: no spec", what);
+	if ((r = sdb_check_u63(st, units, what)))
+		return r;
+	r = sdb_write(st, S_LEASE_RESPEC,
+		      SDB_ARGS(sa_int(id), sa_int((int64_t)(epoch & INT64_MAX)),
+			       sa_text(spec), sa_int((int64_t)units),
+			       sa_dbl(now), sa_int(LEASE_PENDING)),
+		      "pending lease", id, what);
+	return r == GERR_NOTFOUND ? GERR_STALE : r;
+}
+
+int store_lease_insert_pending(struct store *st, int64_t job_id,
+			       const char *spec, uint64_t units, double now,
+			       int64_t *ret_id)
+{
+	static const char what[] = "store_lease_insert_pending";
+	int64_t id = 0;
+	int r;
+
+	if (!spec)
+		return sdb_err(st, GERR_INVAL, "%s: no spec", what);
+	if ((r = sdb_check_u63(st, units, what)))
+		return r;
+	r = sdb_write_one(st, S_LEASE_INSERT_PENDING,
+			  SDB_ARGS(sa_int(job_id), sa_text(spec),
+				   sa_int((int64_t)units), sa_int(LEASE_PENDING),
+				   sa_dbl(now)),
+			  SDB_COLS(sc_i64(&id)), what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, r, "%s: no job %lld", what,
+			       (long long)job_id);
+	if (r == 0 && ret_id)
+		*ret_id = id;
+	return r;
 }

@@ -36,16 +36,20 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"WHERE r.workload = ?1 AND w.quarantined = 0 "
 		"AND (w.online = 1 OR w.last_seen >= ?2)",
 	/* Primary leases only: a replica recomputes its primary's units.
-	 * Carved, then of those what waits for a worker (pending) and
+	 * Carved is verified (the job's count) plus the leases still
+	 * moving, so that only those are read (leases_job), however many
+	 * the job has had; of those, what waits for a worker (pending) and
 	 * what the holders have still to do. */
 	[S_JOB_UNITS_LEFT] =
-		"SELECT j.total_units, coalesce(sum(l.units), 0), "
+		"SELECT j.total_units, j.units_verified + "
+		"coalesce(sum(l.units), 0), "
 		"coalesce(sum(CASE WHEN l.state = ?2 THEN l.units - "
 		"min(l.checkpoint_units, l.units) END), 0), "
 		"coalesce(sum(CASE WHEN l.state = ?3 THEN l.units - "
 		"min(max(l.units_done, l.checkpoint_units), l.units) END), 0) "
 		"FROM jobs AS j LEFT JOIN leases AS l ON l.job_id = j.id "
-		"AND l.replica_of IS NULL WHERE j.id = ?1 GROUP BY j.id",
+		"AND l.state IN (?2, ?3, ?4) AND l.replica_of IS NULL "
+		"WHERE j.id = ?1 GROUP BY j.id",
 	[S_RATE_SAMPLE] =
 		"SELECT CASE WHEN granted_at > 0 THEN granted_at "
 		"ELSE created_at END, granted_units FROM leases "
@@ -127,7 +131,8 @@ int store_job_units_left(struct store *st, int64_t job_id,
 {
 	uint64_t carved = 0;
 	int r = sdb_one(st, S_JOB_UNITS_LEFT, SDB_ARGS(sa_int(job_id),
-			sa_int(LEASE_PENDING), sa_int(LEASE_LEASED)),
+			sa_int(LEASE_PENDING), sa_int(LEASE_LEASED),
+			sa_int(LEASE_DONE)),
 			SDB_COLS(sc_u64(&ret->total), sc_u64(&carved),
 				 sc_u64(&ret->pending), sc_u64(&ret->held)),
 			"store_job_units_left");

@@ -1,6 +1,8 @@
-/* store_workers.c - the workers table: one row per worker identity (its
- * token name), its counters (failed verifications, messages about leases
- * never granted to it, leases revoked for no progress) and quarantine.
+/* store_workers.c - the workers table: one row per worker process, keyed
+ * by (credential, instance) and named "CREDENTIAL@INSTANCE"; its counters
+ * (failed verifications, messages about leases never granted to it,
+ * leases revoked for no progress) and quarantine; and the prune that
+ * keeps the table bounded when a fleet starts many processes a day.
  */
 #include "store_internal.h"
 
@@ -10,12 +12,33 @@
 #define WORKER_COLS                                                          \
 	"id, name, device, online, quarantined, failures, leases_done, "     \
 	"units_done, rate, first_seen, last_seen, foreign_msgs, stalls, "  \
-	"host, slurm_job, slurm_array, pod"
+	"credential, instance, host, slurm_job, slurm_array, pod"
+
+/* A row gone long enough to forget (last seen in [?2, ?1)): offline,
+ * trusted with nothing (not quarantined), named by no lease and no
+ * failure memory, and never the newest row (so an id is never used
+ * twice). */
+#define WORKER_GONE(w)                                                       \
+	w ".online = 0 AND " w ".last_seen < ?1 AND " w ".last_seen >= ?2 "  \
+	"AND " w ".quarantined = 0 "                                         \
+	"AND " w ".id < (SELECT max(id) FROM workers) "                      \
+	"AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.worker_id = " w      \
+	".id) AND NOT EXISTS (SELECT 1 FROM lease_failures f "               \
+	"WHERE f.worker_id = " w ".id)"
 
 const char *const sdb_worker_sql[S_COUNT] = {
 	[S_WORKER_UPSERT] =
+		"INSERT INTO workers (name, credential, instance, device, "
+		"online, first_seen, last_seen) VALUES (?1 || '@' || ?2, ?1, "
+		"?2, ?3, 1, ?4, ?4) ON CONFLICT (credential, instance) DO "
+		"UPDATE SET device = excluded.device, online = 1, "
+		"last_seen = excluded.last_seen RETURNING id",
+	/* A credential's own row (instance ''), as before migration 012;
+	 * valid in every schema, so tests can fill older ones. 012's trigger
+	 * sets the credential of a new row. */
+	[S_WORKER_UPSERT_LEGACY] =
 		"INSERT INTO workers (name, device, online, first_seen, "
-		"last_seen) VALUES (?1, ?2, 1, ?3, ?3) "
+		"last_seen) VALUES (?1, ?3, 1, ?4, ?4) "
 		"ON CONFLICT (name) DO UPDATE SET device = excluded.device, "
 		"online = 1, last_seen = excluded.last_seen RETURNING id",
 	[S_WORKER_ONLINE] = "UPDATE workers SET online = ?2, last_seen = ?3 "
@@ -38,13 +61,22 @@ const char *const sdb_worker_sql[S_COUNT] = {
 			   "THEN 1 ELSE quarantined END WHERE id = ?1 "
 			   "RETURNING quarantined",
 	[S_WORKER_GET] = "SELECT " WORKER_COLS " FROM workers WHERE id = ?1",
-	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers ORDER BY id",
+	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers "
+			  "WHERE online = 1 OR last_seen >= ?1 ORDER BY id",
+	[S_WORKER_PRUNE_RATES] = "DELETE FROM worker_rates WHERE worker_id IN "
+				 "(SELECT w.id FROM workers w WHERE "
+				 WORKER_GONE("w") ")",
+	[S_WORKER_PRUNE] = "DELETE FROM workers AS w WHERE " WORKER_GONE("w"),
+	[S_WORKER_CRED_HELD] =
+		"SELECT count(*) FROM leases WHERE state = ?2 AND worker_id IN "
+		"(SELECT id FROM workers WHERE credential = (SELECT credential "
+		"FROM workers WHERE id = ?1))",
 	[S_WORKER_PLACE] = "UPDATE workers SET host = ?2, slurm_job = ?3, "
 			   "slurm_array = ?4, pod = ?5 WHERE id = ?1",
 };
 
-/* Columns 13.. of WORKER_COLS, in place.h's field order. */
-#define PLACE_COL 13
+/* Columns 15.. of WORKER_COLS, in place.h's field order. */
+#define PLACE_COL 15
 
 /* What the first PLACE_COL columns of WORKER_COLS become. */
 #define WORKER_ROW(w)                                                        \
@@ -53,7 +85,8 @@ const char *const sdb_worker_sql[S_COUNT] = {
 		 sc_u32(&(w)->failures), sc_u64(&(w)->leases_done),          \
 		 sc_u64(&(w)->units_done), sc_dbl(&(w)->rate),               \
 		 sc_dbl(&(w)->first_seen), sc_dbl(&(w)->last_seen),          \
-		 sc_u32(&(w)->foreign_msgs), sc_u32(&(w)->stalls))
+		 sc_u32(&(w)->foreign_msgs), sc_u32(&(w)->stalls),           \
+		 sc_text(&(w)->credential), sc_text(&(w)->instance))
 
 static void worker_clear_v(void *e) { store_worker_clear(e); }
 
@@ -83,17 +116,22 @@ void store_worker_free_array(struct store_worker *a, size_t n)
 	sdb_free_array(a, n, sizeof(*a), worker_clear_v);
 }
 
-int store_worker_upsert(struct store *st, const char *name,
-			const char *device, double now, int64_t *ret_id)
+int store_worker_upsert(struct store *st, const char *credential,
+			const char *instance, const char *device, double now,
+			int64_t *ret_id)
 {
 	static const char what[] = "store_worker_upsert";
 	int64_t id = 0;
 	int r;
 
-	if (!name || !device || !ret_id)
+	if (!credential || !*credential || strchr(credential, '@') ||
+	    !instance || !device || !ret_id)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
-	r = sdb_write_one(st, S_WORKER_UPSERT,
-			  SDB_ARGS(sa_text(name), sa_text(device), sa_dbl(now)),
+	if (*instance && place_instance_check(instance))
+		return sdb_err(st, GERR_INVAL, "%s: bad instance", what);
+	r = sdb_write_one(st, *instance ? S_WORKER_UPSERT : S_WORKER_UPSERT_LEGACY,
+			  SDB_ARGS(sa_text(credential), sa_text(instance),
+				   sa_text(device), sa_dbl(now)),
 			  SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
@@ -196,9 +234,39 @@ int store_worker_get(struct store *st, int64_t id, struct store_worker *ret)
 			   worker_row, worker_clear_v, ret, "store_worker_get");
 }
 
-int store_worker_list(struct store *st, struct store_worker **ret,
-		      size_t *ret_n)
+int store_worker_list(struct store *st, double since,
+		      struct store_worker **ret, size_t *ret_n)
 {
-	return sdb_get_all(st, S_WORKER_LIST, NULL, sizeof(**ret), worker_row,
+	return sdb_get_all(st, S_WORKER_LIST, SDB_ARGS(sa_dbl(since)),
+			   sizeof(**ret), worker_row,
 			   worker_clear_v, ret, ret_n, "store_worker_list");
+}
+
+int store_worker_prune(struct store *st, double since, double before,
+		       uint64_t *ret_n)
+{
+	static const char what[] = "store_worker_prune";
+	int64_t n = 0;
+	int r = sdb_op_begin(st, what);
+
+	if (r == 0)
+		r = sdb_exec(st, S_WORKER_PRUNE_RATES,
+			     SDB_ARGS(sa_dbl(before), sa_dbl(since)), what);
+	if (r == 0)
+		r = sdb_exec(st, S_WORKER_PRUNE,
+			     SDB_ARGS(sa_dbl(before), sa_dbl(since)), what);
+	if (r == 0)
+		n = sdb_changes(st);
+	r = sdb_op_end(st, r, what);
+	if (r == 0 && ret_n)
+		*ret_n = n > 0 ? (uint64_t)n : 0;
+	return r;
+}
+
+int store_worker_credential_held(struct store *st, int64_t id,
+				 uint64_t *ret_n)
+{
+	return sdb_count(st, S_WORKER_CRED_HELD,
+			 SDB_ARGS(sa_int(id), sa_int(LEASE_LEASED)), ret_n,
+			 "store_worker_credential_held");
 }

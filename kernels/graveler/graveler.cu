@@ -69,8 +69,8 @@ struct dev_out {
 /* Where a step's chunks sit in the lease's segments. */
 struct seg_map {
 	uint64_t c_lease; /* first chunk of the lease */
-	uint64_t nc;      /* chunks of the lease */
-	uint64_t nseg;    /* segments of the lease */
+	uint64_t nc;      /* chunks of the lease's frame */
+	uint64_t nseg;    /* segments of the lease's frame */
 	uint64_t k0;      /* segment of the step's first chunk */
 };
 
@@ -395,10 +395,11 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 
 	seg_map sm;
 	sm.c_lease = acc->begin / GRAVELER_CHUNK;
-	sm.nc = (acc->end - 1) / GRAVELER_CHUNK - sm.c_lease + 1;
-	sm.nseg = acc->nseg;
-	sm.k0 = graveler_chunk_segment(acc->begin, acc->end, c0);
-	const uint64_t nk = graveler_chunk_segment(acc->begin, acc->end,
+	/* The segments of the lease's frame (graveler.h, "Frames"). */
+	sm.nc = (acc->frame - 1) / GRAVELER_CHUNK - sm.c_lease + 1;
+	sm.nseg = graveler_nsegments(acc->begin, acc->frame);
+	sm.k0 = graveler_chunk_segment(acc->begin, acc->frame, c0);
+	const uint64_t nk = graveler_chunk_segment(acc->begin, acc->frame,
 						   c0 + nchunks - 1) - sm.k0 + 1;
 	const size_t head = offsetof(struct dev_out, seg_max);
 	struct dev_out *d = ctx->d_out;

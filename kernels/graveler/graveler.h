@@ -147,6 +147,19 @@ void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
 			   uint32_t k, uint32_t *ret_max, uint32_t *ret_sum,
 			   uint64_t *ret_first);
 
+/* Frames. The head of a cut lease (its first part, [begin, end) of a
+ * lease [begin, frame)) keeps that lease's segments: those of
+ * [begin, frame) meeting [begin, end), the last one clipped at end, so a
+ * checkpoint of the lease is one of its head. Every other lease is its
+ * own frame (frame == end), and the functions without a frame are these
+ * with frame = end. The frame is the spec's ("frame"), never in a blob. */
+uint32_t graveler_nsegments_framed(uint64_t begin, uint64_t end,
+				   uint64_t frame);
+void graveler_segment_eval_framed(uint64_t seed, uint64_t begin,
+				  uint64_t end, uint64_t frame, uint32_t k,
+				  uint32_t *ret_max, uint32_t *ret_sum,
+				  uint64_t *ret_first);
+
 /* ---- accumulated state of a lease (checkpoint and result) ------------- */
 
 /* The lease [begin, end) is walked in order; [begin, next) is done. max/first
@@ -157,6 +170,7 @@ void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
 #define GRAVELER_NONE UINT64_MAX
 struct graveler_acc {
 	uint64_t seed, begin, end, next;
+	uint64_t frame;           /* the segments' frame (>= end; "Frames") */
 	uint32_t max;
 	uint64_t first;
 	uint64_t hist[GRAVELER_BINS];
@@ -167,6 +181,8 @@ struct graveler_acc {
 
 void graveler_acc_init(struct graveler_acc *acc, uint64_t seed, uint64_t begin,
 		       uint64_t end);
+void graveler_acc_init_framed(struct graveler_acc *acc, uint64_t seed,
+			      uint64_t begin, uint64_t end, uint64_t frame);
 
 /* Fold the chunk maxima and sums of a step (chunks c_lo, c_lo + 1, ...,
  * n of them, all meeting the lease) into the segment records. */
@@ -204,7 +220,8 @@ int graveler_run(struct graveler_acc *acc, int threads, void *cuda,
  *   16  8  u64 begin
  *   24  8  u64 end          (begin < end <= 1e15, end - begin <= 2^40)
  *   32  4  u32 max          (<= 231)
- *   36  4  u32 nseg         (== graveler_nsegments(begin, end))
+ *   36  4  u32 nseg         (== graveler_nsegments_framed(begin, end,
+ *                            frame), frame the lease's)
  *   40  8  u64 first        (begin <= first < end)
  *   48  1856 u64 hist[232]
  *   1904 8 u64 reserved (0)
@@ -241,6 +258,15 @@ int graveler_result_decode(const void *buf, size_t len,
 			   struct graveler_acc *acc, char *err, size_t errlen);
 int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
 			 char *err, size_t errlen);
+/* The same for a lease of frame frame (0: the blob's end), whose records
+ * follow its segments (a blob of [begin, e) decodes under any frame
+ * >= e, its nseg and records checked against that frame's). */
+int graveler_result_decode_framed(const void *buf, size_t len, uint64_t frame,
+				  struct graveler_acc *acc, char *err,
+				  size_t errlen);
+int graveler_ckpt_decode_framed(const void *buf, size_t len, uint64_t frame,
+				struct graveler_acc *acc, char *err,
+				size_t errlen);
 /* Whether buf is a checkpoint of an earlier format version (one written
  * before an upgrade, which a run may drop and start the lease afresh). */
 int graveler_ckpt_outdated(const void *buf, size_t len);

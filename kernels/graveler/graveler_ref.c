@@ -147,6 +147,17 @@ uint32_t graveler_chunk_segment(uint64_t begin, uint64_t end, uint64_t ch)
 			  lease_chunks(begin, end));
 }
 
+uint32_t graveler_nsegments_framed(uint64_t begin, uint64_t end,
+				   uint64_t frame)
+{
+	if (end <= begin)
+		return 0;
+	if (frame <= end)
+		return graveler_nsegments(begin, end);
+	return graveler_chunk_segment(begin, frame,
+				      (end - 1) / GRAVELER_CHUNK) + 1;
+}
+
 /* LANES whole chunks at once on one thread: their MWC chains are
  * independent, so interleaving them hides the multiply latency of a single
  * chain; on x86-64 a POPCNT clone is picked at load time where the CPU has
@@ -198,10 +209,23 @@ void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
 			   uint32_t k, uint32_t *ret_max, uint32_t *ret_sum,
 			   uint64_t *ret_first)
 {
-	uint64_t lo = graveler_segment_chunk(begin, end, k);
-	uint64_t hi = graveler_segment_chunk(begin, end, k + 1);
+	graveler_segment_eval_framed(seed, begin, end, end, k, ret_max, ret_sum,
+				     ret_first);
+}
+
+void graveler_segment_eval_framed(uint64_t seed, uint64_t begin,
+				  uint64_t end, uint64_t frame, uint32_t k,
+				  uint32_t *ret_max, uint32_t *ret_sum,
+				  uint64_t *ret_first)
+{
+	uint64_t fr = frame > end ? frame : end;
+	uint64_t lo = graveler_segment_chunk(begin, fr, k);
+	uint64_t hi = graveler_segment_chunk(begin, fr, k + 1);
 	uint32_t max = 0, sum = 0;
 	uint64_t first = GRAVELER_NONE;
+
+	if (hi > (end - 1) / GRAVELER_CHUNK + 1) /* the frame's, past end */
+		hi = (end - 1) / GRAVELER_CHUNK + 1;
 
 	for (uint64_t ch = lo; ch < hi;) {
 		uint32_t m[LANES], s[LANES];
@@ -235,15 +259,22 @@ void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
 void graveler_acc_init(struct graveler_acc *acc, uint64_t seed, uint64_t begin,
 		       uint64_t end)
 {
+	graveler_acc_init_framed(acc, seed, begin, end, end);
+}
+
+void graveler_acc_init_framed(struct graveler_acc *acc, uint64_t seed,
+			      uint64_t begin, uint64_t end, uint64_t frame)
+{
 	/* Records past nseg are never read: a small lease touches a few
 	 * pages of the 5 MB, not all of them. */
 	memset(acc, 0, offsetof(struct graveler_acc, seg_max));
 	acc->seed = seed;
 	acc->begin = begin;
 	acc->end = end;
+	acc->frame = frame > end ? frame : end;
 	acc->next = begin;
 	acc->first = GRAVELER_NONE;
-	acc->nseg = graveler_nsegments(begin, end);
+	acc->nseg = graveler_nsegments_framed(begin, end, acc->frame);
 	memset(acc->seg_max, 0, acc->nseg);
 	memset(acc->seg_sum, 0, acc->nseg * sizeof(acc->seg_sum[0]));
 }
@@ -258,12 +289,12 @@ void graveler_acc_fold_chunks(struct graveler_acc *acc, uint64_t c_lo,
 	if (n == 0)
 		return;
 	/* Walk the segments alongside the chunks: one division per step. */
-	k = graveler_chunk_segment(acc->begin, acc->end, c_lo);
-	k_end = graveler_segment_chunk(acc->begin, acc->end, k + 1);
+	k = graveler_chunk_segment(acc->begin, acc->frame, c_lo);
+	k_end = graveler_segment_chunk(acc->begin, acc->frame, k + 1);
 	for (uint64_t i = 0; i < n; i++) {
 		while (c_lo + i >= k_end) {
 			k++;
-			k_end = graveler_segment_chunk(acc->begin, acc->end,
+			k_end = graveler_segment_chunk(acc->begin, acc->frame,
 						       k + 1);
 		}
 		if (cmax[i] > acc->seg_max[k])
@@ -363,19 +394,20 @@ static int check_records(const struct graveler_acc *a, const char *what,
 	/* Segment bounds as graveler_segment_chunk, one division each: up to
 	 * 2^20 segments per decode. */
 	const uint64_t c0 = a->begin / GRAVELER_CHUNK;
-	const uint64_t nc = lease_chunks(a->begin, a->end);
+	const uint64_t nc = lease_chunks(a->begin, a->frame);
+	const uint64_t ns = graveler_nsegments(a->begin, a->frame);
 	uint64_t c_next = c0; /* first chunk of segment k */
 
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
 		hsum += (uint64_t)b * a->hist[b];
 	if (any)
-		kf = graveler_chunk_segment(a->begin, a->end,
+		kf = graveler_chunk_segment(a->begin, a->frame,
 					    a->first / GRAVELER_CHUNK);
 	for (uint32_t k = 0; k < a->nseg; k++) {
 		uint64_t lo = c_next * GRAVELER_CHUNK, hi, nb;
 		uint32_t m = a->seg_max[k], s = a->seg_sum[k];
 
-		c_next = c0 + (uint64_t)(k + 1) * nc / a->nseg;
+		c_next = c0 + (uint64_t)(k + 1) * nc / ns;
 		hi = c_next * GRAVELER_CHUNK;
 		if (lo < a->begin)
 			lo = a->begin;
@@ -409,8 +441,8 @@ static int check_records(const struct graveler_acc *a, const char *what,
 }
 
 /* Decodes into *a (allocated by the caller), which holds garbage on
- * error. */
-static int decode(const void *buf, size_t len, int ckpt,
+ * error; frame is the lease's (0: the blob's end). */
+static int decode(const void *buf, size_t len, int ckpt, uint64_t frame,
 		  struct graveler_acc *a, char *err, size_t errlen)
 {
 	const uint8_t *p = buf;
@@ -438,9 +470,14 @@ static int decode(const void *buf, size_t len, int ckpt,
 	    a->end - a->begin > GRAVELER_MAX_LEASE)
 		BAD("graveler %s: bad range [%llu, %llu)", what,
 		    (unsigned long long)a->begin, (unsigned long long)a->end);
-	if (a->nseg != graveler_nsegments(a->begin, a->end))
+	a->frame = frame ? frame : a->end;
+	if (a->frame < a->end || a->frame - a->begin > GRAVELER_MAX_LEASE)
+		BAD("graveler %s: range [%llu, %llu) outside its frame %llu",
+		    what, (unsigned long long)a->begin,
+		    (unsigned long long)a->end, (unsigned long long)a->frame);
+	if (a->nseg != graveler_nsegments_framed(a->begin, a->end, a->frame))
 		BAD("graveler %s: %u segments, expected %u", what, a->nseg,
-		    graveler_nsegments(a->begin, a->end));
+		    graveler_nsegments_framed(a->begin, a->end, a->frame));
 	if (len != GRAVELER_HDR_LEN + (size_t)GRAVELER_RECORD_LEN * a->nseg)
 		BAD("graveler %s: length %zu does not match its %u segments",
 		    what, len, a->nseg);
@@ -484,13 +521,27 @@ static int decode(const void *buf, size_t len, int ckpt,
 int graveler_result_decode(const void *buf, size_t len,
 			   struct graveler_acc *acc, char *err, size_t errlen)
 {
-	return decode(buf, len, 0, acc, err, errlen);
+	return decode(buf, len, 0, 0, acc, err, errlen);
 }
 
 int graveler_ckpt_decode(const void *buf, size_t len, struct graveler_acc *acc,
 			 char *err, size_t errlen)
 {
-	return decode(buf, len, 1, acc, err, errlen);
+	return decode(buf, len, 1, 0, acc, err, errlen);
+}
+
+int graveler_result_decode_framed(const void *buf, size_t len, uint64_t frame,
+				  struct graveler_acc *acc, char *err,
+				  size_t errlen)
+{
+	return decode(buf, len, 0, frame, acc, err, errlen);
+}
+
+int graveler_ckpt_decode_framed(const void *buf, size_t len, uint64_t frame,
+				struct graveler_acc *acc, char *err,
+				size_t errlen)
+{
+	return decode(buf, len, 1, frame, acc, err, errlen);
 }
 
 int graveler_ckpt_outdated(const void *buf, size_t len)

@@ -5,7 +5,9 @@
  *
  * params  {"battles": N (1..1e15), "seed": "S" (decimal uint64 string)}
  * cursor  {"next": n}: battles [0, n) are leased
- * spec    {"begin": b, "end": e}: one lease, b on a chunk boundary
+ * spec    {"begin": b, "end": e}: one lease, b on a chunk boundary; the
+ *         head of a cut (gw_split) ends on one too and keeps its lease's
+ *         segments: {"begin": b, "end": e, "frame": f} (graveler.h)
  * answer  {"battles": n, "max": m, "first": f, "leases": k,
  *          "histogram": [232 integers]}
  */
@@ -55,10 +57,13 @@ static int get_params(const json_t *params, uint64_t *n, uint64_t *seed,
 	return rc;
 }
 
-static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
-		    uint64_t *begin, uint64_t *end, char *err, size_t errlen)
+/* A lease's seed, range and frame (graveler.h, "Frames": the end of the
+ * lease it was cut from, end when none; ret_frame may be NULL). */
+static int get_lease(const json_t *params, const json_t *spec, uint64_t *seed,
+		     uint64_t *begin, uint64_t *end, uint64_t *ret_frame,
+		     char *err, size_t errlen)
 {
-	uint64_t n;
+	uint64_t n, frame;
 	int rc = get_params(params, &n, seed, err, errlen);
 
 	if (rc)
@@ -72,7 +77,25 @@ static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
 		       ") for %" PRIu64 " battles", *begin, *end, n);
 		return GERR_INVAL;
 	}
+	rc = wl_json_u64(spec, "frame", 0, *end, &frame, err, errlen);
+	if (rc)
+		return rc;
+	if (frame < *end || frame > n || frame - *begin > GRAVELER_MAX_LEASE ||
+	    (frame != *end && *end % GRAVELER_CHUNK != 0)) {
+		gerr_printf(err, errlen, "graveler: bad frame %" PRIu64 " for "
+			    "lease [%" PRIu64 ", %" PRIu64 ")", frame, *begin,
+			    *end);
+		return GERR_INVAL;
+	}
+	if (ret_frame)
+		*ret_frame = frame;
 	return 0;
+}
+
+static int get_spec(const json_t *params, const json_t *spec, uint64_t *seed,
+		    uint64_t *begin, uint64_t *end, char *err, size_t errlen)
+{
+	return get_lease(params, spec, seed, begin, end, NULL, err, errlen);
 }
 
 static int graveler_wl_parse_params(void *ctx, const json_t *args, json_t **ret_params,
@@ -164,29 +187,88 @@ static int match_lease(const struct graveler_acc *a, uint64_t seed,
 	return 0;
 }
 
-/* A lease's result or checkpoint (what), decoded by decode into a new
- * accumulator and checked to be of the lease in params and spec: *ret_acc,
- * the caller's to free, also on failure once it is set. A blob that does
- * not decode is refused with bad_rc (0: the decoder's own code). */
+/* A checkpoint of a lease that gw_split cut at end (decoded under the
+ * head's frame, which is that lease's), made the head's: the same seed
+ * and begin, a longer end, nothing done past end. Its records for the
+ * segments meeting [begin, end) are the head's own and those past them
+ * are empty (the decoder checked). Any other checkpoint is left as it
+ * is, for match_lease to judge. */
+static void ckpt_adopt(struct graveler_acc *a, uint64_t seed, uint64_t begin,
+		       uint64_t end)
+{
+	if (a->seed != seed || a->begin != begin || a->end <= end ||
+	    a->next > end)
+		return;
+	a->end = end;
+	a->nseg = graveler_nsegments_framed(begin, end, a->frame);
+}
+
+/* A lease's result or checkpoint (ckpt), decoded into a new accumulator
+ * and checked to be of the lease in params and spec (a checkpoint of the
+ * lease it was cut from is adopted first): *ret_acc, the caller's to
+ * free, also on failure once it is set. A blob that does not decode is
+ * refused with bad_rc (0: the decoder's own code). */
 static int lease_blob(const json_t *params, const json_t *spec,
-		      const void *bytes, size_t len,
-		      int (*decode)(const void *, size_t, struct graveler_acc *,
-				    char *, size_t),
-		      const char *what, int bad_rc,
+		      const void *bytes, size_t len, int ckpt, int bad_rc,
 		      struct graveler_acc **ret_acc, char *err, size_t errlen)
 {
-	uint64_t seed, begin, end;
-	int rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+	uint64_t seed, begin, end, frame;
+	int rc = get_lease(params, spec, &seed, &begin, &end, &frame, err,
+			   errlen);
 
 	if (rc)
 		return rc;
 	*ret_acc = malloc(sizeof(**ret_acc));
 	if (!*ret_acc)
 		return GERR_NOMEM;
-	rc = decode(bytes, len, *ret_acc, err, errlen);
+	rc = ckpt ? graveler_ckpt_decode_framed(bytes, len, frame, *ret_acc,
+						err, errlen)
+		  : graveler_result_decode_framed(bytes, len, frame, *ret_acc,
+						  err, errlen);
 	if (rc)
 		return bad_rc ? bad_rc : rc;
-	return match_lease(*ret_acc, seed, begin, end, what, err, errlen);
+	if (ckpt)
+		ckpt_adopt(*ret_acc, seed, begin, end);
+	return match_lease(*ret_acc, seed, begin, end,
+			   ckpt ? "checkpoint" : "result", err, errlen);
+}
+
+/* Cut [begin, end) at the first chunk boundary at or after begin + at:
+ * the head [begin, cut) keeps the lease's frame, so that its segments
+ * are the lease's and a checkpoint of the lease is its own (ckpt_adopt);
+ * the tail [cut, end) is a lease of its own. */
+static int gw_split(void *ctx, const json_t *params, const json_t *spec,
+		    uint64_t at, json_t **ret_head, uint64_t *ret_head_units,
+		    json_t **ret_tail, uint64_t *ret_tail_units)
+{
+	uint64_t seed, begin, end, frame, cut;
+	char err[WL_ERRLEN];
+	json_t *head, *tail;
+
+	(void)ctx;
+	if (get_lease(params, spec, &seed, &begin, &end, &frame, err,
+		      sizeof(err)))
+		return GERR_INVAL;
+	if (at == 0 || at >= end - begin)
+		return GERR_AGAIN;
+	cut = begin + at;
+	cut += (GRAVELER_CHUNK - cut % GRAVELER_CHUNK) % GRAVELER_CHUNK;
+	if (cut >= end)
+		return GERR_AGAIN;
+	head = json_pack("{s:I, s:I, s:I}", "begin", (json_int_t)begin, "end",
+			 (json_int_t)cut, "frame", (json_int_t)frame);
+	tail = json_pack("{s:I, s:I}", "begin", (json_int_t)cut, "end",
+			 (json_int_t)end);
+	if (!head || !tail) {
+		json_decref(head);
+		json_decref(tail);
+		return GERR_NOMEM;
+	}
+	*ret_head = head;
+	*ret_head_units = cut - begin;
+	*ret_tail = tail;
+	*ret_tail_units = end - cut;
+	return 0;
 }
 
 static int gw_run(void *ctx, const json_t *params, const json_t *spec,
@@ -195,12 +277,12 @@ static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 		  void **ret_result, size_t *ret_result_len, char *err,
 		  size_t errlen)
 {
-	uint64_t seed, begin, end;
+	uint64_t seed, begin, end, frame;
 	struct graveler_acc *acc;
 	void *cuda;
 	int threads, rc;
 
-	rc = get_spec(params, spec, &seed, &begin, &end, err, errlen);
+	rc = get_lease(params, spec, &seed, &begin, &end, &frame, err, errlen);
 	if (rc == 0)
 		rc = wl_device_get(dev, "graveler", &threads, &cuda, err, errlen);
 	if (rc)
@@ -211,15 +293,17 @@ static int gw_run(void *ctx, const json_t *params, const json_t *spec,
 	if (checkpoint && graveler_ckpt_outdated(checkpoint, checkpoint_len))
 		checkpoint = NULL; /* stored before an upgrade: start afresh */
 	if (checkpoint) {
-		rc = graveler_ckpt_decode(checkpoint, checkpoint_len, acc, err,
-					  errlen);
-		if (rc == 0)
+		rc = graveler_ckpt_decode_framed(checkpoint, checkpoint_len,
+						 frame, acc, err, errlen);
+		if (rc == 0) {
+			ckpt_adopt(acc, seed, begin, end);
 			rc = match_lease(acc, seed, begin, end, "checkpoint",
 					 err, errlen);
+		}
 		if (rc)
 			goto out;
 	} else {
-		graveler_acc_init(acc, seed, begin, end);
+		graveler_acc_init_framed(acc, seed, begin, end, frame);
 	}
 	rc = graveler_run(acc, threads, cuda, io, err, errlen);
 	if (rc == 0) {
@@ -238,8 +322,8 @@ static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 			       size_t errlen)
 {
 	struct graveler_acc *acc = NULL;
-	int rc = lease_blob(params, spec, bytes, len, graveler_ckpt_decode,
-			    "checkpoint", 0, &acc, err, errlen);
+	int rc = lease_blob(params, spec, bytes, len, 1, 0, &acc, err,
+			    errlen);
 
 	free(acc);
 	return rc;
@@ -251,8 +335,8 @@ static int check_segment(const struct graveler_acc *a, uint32_t k,
 {
 	uint32_t m, sum;
 
-	graveler_segment_eval(a->seed, a->begin, a->end, k, &m, &sum,
-			      ret_first);
+	graveler_segment_eval_framed(a->seed, a->begin, a->end, a->frame, k, &m,
+				     &sum, ret_first);
 	if (m != a->seg_max[k] || sum != a->seg_sum[k]) {
 		gerr_printf(err, errlen, "graveler verify: segment %u of %u "
 		       "claims max %u sum %u, recomputed max %u sum %u", k,
@@ -313,7 +397,7 @@ static int verify_acc(const struct graveler_acc *a, uint64_t vseed, char *err,
 		return GERR_NOMEM;
 	c->a = a;
 	/* Its segment: the record, and no earlier battle reaching it. */
-	c->k[0] = graveler_chunk_segment(a->begin, a->end,
+	c->k[0] = graveler_chunk_segment(a->begin, a->frame,
 					 a->first / GRAVELER_CHUNK);
 	/* K distinct segments, uniform over all of them. */
 	count = a->nseg < VERIFY_SEGMENTS ? a->nseg : VERIFY_SEGMENTS;
@@ -355,8 +439,8 @@ static int graveler_wl_verify(void *ctx, const json_t *params, const json_t *spe
 {
 	struct graveler_acc *acc = NULL;
 	/* Structure, histogram total, max == top bin, first in the lease. */
-	int rc = lease_blob(params, spec, result, len, graveler_result_decode,
-			    "result", GERR_VERIFY, &acc, err, errlen);
+	int rc = lease_blob(params, spec, result, len, 0, GERR_VERIFY, &acc,
+			    err, errlen);
 
 	if (rc == 0)
 		rc = verify_acc(acc, seed, err, errlen);
@@ -423,11 +507,13 @@ static int graveler_wl_merge(void *ctx, const json_t *params, const json_t *answ
 	char err[WL_ERRLEN];
 	struct graveler_acc *acc;
 	struct answer a;
+	uint64_t seed, begin, end, frame;
 	json_t *out;
 	int rc;
 
-	(void)params;
-	(void)spec;
+	if (get_lease(params, spec, &seed, &begin, &end, &frame, err,
+		      sizeof(err)))
+		return GERR_INVAL;
 	if (answer) {
 		if (answer_read(answer, &a))
 			return GERR_INVAL;
@@ -438,7 +524,8 @@ static int graveler_wl_merge(void *ctx, const json_t *params, const json_t *answ
 	acc = malloc(sizeof(*acc));
 	if (!acc)
 		return GERR_NOMEM;
-	rc = graveler_result_decode(result, len, acc, err, sizeof(err));
+	rc = graveler_result_decode_framed(result, len, frame, acc, err,
+					   sizeof(err));
 	if (rc) {
 		free(acc);
 		return rc;
@@ -600,6 +687,7 @@ const struct workload graveler_workload = {
 	.name = "graveler",
 	WL_NAMED_HOOKS(graveler),
 	.unit_name = "battles",
+	.split = gw_split,
 	.run = gw_run,
 	.blob_max = gw_blob_max,
 	.check_checkpoint = gw_check_checkpoint,

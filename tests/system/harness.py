@@ -332,13 +332,17 @@ def Chan(s, pin=None):
 
 class RawWorker:
     """Speaks the worker protocol by hand (HELLO/AUTH with the HMAC) inside
-    the secure channel."""
+    the secure channel. A worker is one process: (token name, instance);
+    two RawWorkers of one token with the same instance are one worker (the
+    newer login replaces the older connection), with different instances
+    two."""
 
-    def __init__(self, port, name, secret, workloads=("graveler",), pin=None):
+    def __init__(self, port, name, secret, workloads=("graveler",), pin=None, instance="raw"):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.chan = Chan(self.s, pin)
         self.buf = b""
         self.name, self.secret, self.workloads = name, secret, list(workloads)
+        self.instance = instance
 
     def send(self, data):
         self.s.sendall(self.chan.seal(data))
@@ -385,8 +389,9 @@ class RawWorker:
         return self.expect("LEASE", timeout)
 
     def login(self):
-        self.send_msg("HELLO", {"proto": 1, "worker": self.name, "device": "cpu",
-                                "workloads": self.workloads, "cuda": False, "threads": 1})
+        self.send_msg("HELLO", {"proto": 1, "worker": self.name, "instance": self.instance,
+                                "device": "cpu", "workloads": self.workloads, "cuda": False,
+                                "threads": 1})
         msg, _ = self.expect("CHALLENGE")
         # proof = client_key XOR HMAC-SHA256(stored_key, nonce || name)
         ck = hashlib.blake2b(b"gpud-token-v1" + self.secret, digest_size=32).digest()

@@ -51,7 +51,8 @@ def test_bad_frames(cl: Cluster):
         s.close()
     # A frame in plain text, without the channel's handshake.
     s = socket.create_connection(("127.0.0.1", cl.port), timeout=5)
-    s.sendall(frame(T["HELLO"], {"proto": 1, "worker": "w", "device": "cpu", "workloads": []}) * 4)
+    s.sendall(frame(T["HELLO"], {"proto": 1, "worker": "w", "instance": "i", "device": "cpu",
+                                 "workloads": []}) * 4)
     check(closed_by_peer(s), "a plain-text frame: gpud did not close the connection")
     s.close()
     check("secure channel: not gpud's secure channel" in cl.log_text("gpud"),

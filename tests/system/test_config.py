@@ -30,6 +30,7 @@ GPUD_VALUES = [
     ("max-failures", "5"),
     ("quarantine-after", "7"),
     ("max-leases-per-worker", "0"),
+    ("max-leases-per-credential", "64"),
     ("progress-timeout", "0"),
     ("trust-after", "2"),
     ("login-timeout", "3.5"),
@@ -42,6 +43,7 @@ WORKER_VALUES = [
     ("connect", "gpud.example.org:7701"),
     ("token-file", "/etc/gpud/worker.token"),
     ("device", "cpu:3"),
+    ("instance", "node7/gpu3"),
     ("checkpoint-interval", "0.5"),
     ("log-level", "warn"),
     ("max-leases", "12"),
@@ -148,7 +150,7 @@ def test_config(cl: Cluster):
     test_examples(cl, GPUD, "gpud.conf", ["--data", "/x"], ("data", "socket", "results"))
     test_examples(cl, WORKER, "gpuworker.conf",
                   ["--connect", "h:1", "--token-file", "/t", "--device", "cuda:0"],
-                  ("connect", "token-file", "device"))
+                  ("connect", "token-file", "device", "instance"))
     unit = dict(settings(WORKER, "--config", os.path.join(ETC, "gpuworker.conf"), "--device", "cuda0"))
     check(unit["device"] == "cuda:0" and unit["connect"] == "127.0.0.1:7700"
           and unit["token-file"] == "/var/lib/gpud/local-worker.token", "gpuworker@cuda0: %s" % unit)

@@ -89,7 +89,7 @@ def timeouts(cl):
     hello_only = connect(cl.port)
     name, secret = cl.token()
     ch = Chan(hello_only)
-    hello_only.sendall(ch.seal(frame(T["HELLO"], {"proto": 1, "worker": name, "device": "cpu",
+    hello_only.sendall(ch.seal(frame(T["HELLO"], {"proto": 1, "worker": name, "instance": "h", "device": "cpu",
                                                   "workloads": ["graveler"], "cuda": False, "threads": 1})))
     t0 = time.time()
     check(closed_by_peer(silent, 5), "a connection that never logs in must be closed")
@@ -97,7 +97,9 @@ def timeouts(cl):
     check(time.time() - t0 < 4, "the login timeout is 1 s")
     check("no login within 1 s" in cl.log_text("gpud"), "the login timeout should be logged")
     # Logged in and silent: closed; logged in with a parked claim: kept.
-    idle, parked = RawWorker(cl.port, name, secret), RawWorker(cl.port, name, secret)
+    # Two processes of one token: two workers (one instance each).
+    idle = RawWorker(cl.port, name, secret, instance="idle")
+    parked = RawWorker(cl.port, name, secret, instance="parked")
     idle.login()
     parked.login()
     parked.send_msg("CLAIM", {"rate": 0})

@@ -79,7 +79,7 @@ def test_foreign_lease(cl: Cluster):
     check(len(warns) == sent, "%d of %d refusals logged with name and peer" % (len(warns), sent))
     check("lease release lease=%d epoch=%d worker=thief rc=0" % (lease, epoch) not in log,
           "the thief's release was accepted")
-    workers = {w["name"]: w for w in json.loads(cl.ctl("workers", "--json").stdout)}
+    workers = {w["credential"]: w for w in json.loads(cl.ctl("workers", "--json").stdout)}
     check(workers["thief"]["foreign_msgs"] == sent and workers["thief"]["quarantined"],
           "thief's record: %s" % workers["thief"])
     victim = workers[cl.token()[0]]

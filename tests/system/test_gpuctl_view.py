@@ -45,11 +45,13 @@ JOBS = [job(1, "done", name="warmup", total_units=10 ** 9, units_done=10 ** 9, u
             started_at=NOW - 80)] + \
        [job(i, "queued", reason="behind job 2", name="sweep-%02d" % i) for i in range(6, 21)]
 HISTORY = [JOBS[4], JOBS[0]]
-WORKERS = [{"id": 1, "name": "node7-gpu0", "device": "cuda:0 NVIDIA H100", "online": True,
+WORKERS = [{"id": 1, "name": "fleet@node7-gpu0", "credential": "fleet",
+            "instance": "node7-gpu0", "device": "cuda:0 NVIDIA H100", "online": True,
             "quarantined": False, "failures": 0, "foreign_msgs": 0, "stalls": 0, "leases_done": 12,
             "units_done": 123456789, "rate": 5.49e7, "last_seen": NOW - 2, "lease": 40, "job": 2,
             "job_unit": "battles", "threads": 16, "host": "node7", "trust_after": 0, "trusted": True,
             "streak": 0},
+           # An older gpud's row: no credential, shown as "-".
            {"id": 2, "name": "idle-cpu", "device": "cpu", "online": False, "quarantined": False,
             "failures": 0, "foreign_msgs": 0, "stalls": 0, "leases_done": 0, "units_done": 0, "rate": 0,
             "last_seen": NOW - 7200, "lease": None, "job": None, "job_unit": None, "host": "node9",
@@ -155,8 +157,8 @@ def test_gpuctl_view(cl: Cluster):
               "history rows:\n" + r.stdout)
 
         w = ctl("workers").stdout
-        check(re.search(r"node7-gpu0 +online +cuda:0 NVIDIA H100 +16 +40 \(job 2\) +54\.9 M battles/s", w)
-              and re.search(r"idle-cpu +offline .* 2h00m ago +node9$", w, re.M), "workers:\n" + w)
+        check(re.search(r"fleet@node7-gpu0 +fleet +online +cuda:0 NVIDIA H100 +16 +40 \(job 2\) +54\.9 M battles/s", w)
+              and re.search(r"idle-cpu +- +offline .* 2h00m ago +node9$", w, re.M), "workers:\n" + w)
 
         r = ctl("submit", "graveler", "--name", "nightly", "--priority", "-3", "--battles", "1e9",
                 "--check=full")

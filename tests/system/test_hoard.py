@@ -53,7 +53,7 @@ def test_hoard(cl: Cluster):
         check(h.claim()[0] == "LEASE", "the hoarder's first leases")
     t, msg, _ = h.claim()
     check(t == "NOLEASE" and msg["reason"] ==
-          "worker hoarder holds 2 leases, the most one worker may hold (--max-leases-per-worker 2)",
+          "worker hoarder@raw holds 2 leases, the most one worker may hold (--max-leases-per-worker 2)",
           "a claim over the cap: %s %s" % (t, msg))
 
     # Progress is bounded by the lease: 9e18 units are refused, not shown.
@@ -74,7 +74,7 @@ def test_hoard(cl: Cluster):
         h.beat()
         reason = cl.status(job)["reason"] or ""
         time.sleep(0.2)
-    check(reason == "every lease is held: hoarder holds 2", "status reason: %r" % reason)
+    check(reason == "every lease is held: hoarder@raw holds 2", "status reason: %r" % reason)
 
     # With no progress, the hoarder loses both leases within the timeout
     # (plus a heartbeat), and the waiting worker takes them.
@@ -97,7 +97,9 @@ def test_hoard(cl: Cluster):
     except socket.timeout:
         pass
     cl.check_reference(job, 120, battles=3 * units, seed=9)
-    w = {x["name"]: x for x in json.loads(cl.ctl("workers", "--json").stdout)}["hoarder"]
+    # A worker is a process: the hoarder is token hoarder, instance raw.
+    w = {x["name"]: x for x in json.loads(cl.ctl("workers", "--json").stdout)}["hoarder@raw"]
+    check(w["credential"] == "hoarder" and w["instance"] == "raw", "hoarder's names: %s" % w)
     check(w["stalls"] >= CAP and w["leases_done"] == 0, "hoarder's record: %s" % w)
     check(w["quarantined"] == (w["stalls"] >= 3), "quarantine after 3 stalls: %s" % w)
     h.close()

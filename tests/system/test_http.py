@@ -186,7 +186,9 @@ def test_http(cl: Cluster):
         want = 100.0 * j["units_done"] / j["total_units"]
         check(abs(pct - want) < 1.0 or j["id"] == big, "job %d's progress %.1f%%, status %.1f%%" % (j["id"], pct, want))
     check(re.search(r'<tr id="job-%d"[^>]*>.*?class="pct">100\.0%%' % small, dom, re.S), "the done job at 100%")
-    check(re.search(r'<tr id="worker-\d+"><td>local</td><td>%s</td>' % re.escape(device), dom), "the worker's row")
+    # A worker is a process: TOKEN@INSTANCE (the default instance HOST:PID).
+    check(re.search(r'<tr id="worker-\d+"><td>local@[^<]+:\d+</td><td>%s</td>' % re.escape(device), dom),
+          "the worker's row")
     check('src="/results/job-%d/counts.svg"' % small in dom, "the plot on the page")
     shot = os.environ.get("GPUD_SCREENSHOT")
     if shot:

@@ -43,7 +43,7 @@ def lazy_upload(cl, workload, fabricate):
     check("lease verified job=%d lease=%d epoch=%d " % (lease["job"], lid, ep) not in cl.log_text("gpud"),
           "the lazy result was verified")
     workers = json.loads(cl.ctl("workers", "--json").stdout)
-    lazy = [w for w in workers if w["name"] == "lazy"]
+    lazy = [w for w in workers if w["credential"] == "lazy"]
     check(lazy and lazy[0]["failures"] >= 1, "the failure is not charged to the lazy worker: %s" % workers)
     rw.close()
     return lease, m.group(1)
@@ -59,7 +59,7 @@ def redo_and_check(cl, job, workload, **ref):
     check(answer_core(res["answer"], workload) == reference_answer(workload, **ref),
           "answer differs from gpurun's")
     for w in json.loads(cl.ctl("workers", "--json").stdout):
-        check(w["name"] == "lazy" or w["failures"] == 0, "honest worker charged: %s" % w)
+        check(w["credential"] == "lazy" or w["failures"] == 0, "honest worker charged: %s" % w)
 
 
 # -- Officers: values past the middle copied from the first half (rare ones

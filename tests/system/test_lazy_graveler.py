@@ -68,7 +68,7 @@ def test_lazy_graveler(cl: Cluster):
     con = sqlite3.connect("file:%s?mode=ro" % os.path.join(cl.data, "gpud.db"), uri=True)
     try:
         grants = con.execute("SELECT e.lease_id, count(*) FROM events AS e JOIN workers AS w "
-                             "ON w.id = e.worker_id WHERE e.kind = 'grant' AND w.name = ? "
+                             "ON w.id = e.worker_id WHERE e.kind = 'grant' AND w.credential = ? "
                              "GROUP BY e.lease_id", (name,)).fetchall()
     finally:
         con.close()

@@ -14,9 +14,8 @@ LOADGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 
 
 def test_load(cl: Cluster):
-    # One token for every simulated worker: no cap on leases per worker.
-    cl.gpud_args = ["--lease-units", str(1 << 20), "--log-level", "warn",
-                   "--max-leases-per-worker", "0"]
+    # One token for every simulated worker, each a worker of its own.
+    cl.gpud_args = ["--lease-units", str(1 << 20), "--log-level", "warn"]
     cl.start_gpud()
     cl.submit("graveler", battles="1e15")
     r = subprocess.run([sys.executable, LOADGEN, "--connect", "127.0.0.1:%d" % cl.port,

@@ -39,7 +39,7 @@ def test_ops(cl: Cluster):
     wait_for(lambda: "close" in cl.log_text("gpud") and "token revoked" in cl.log_text("gpud"), 10, "the worker cut off")
     wait_for(lambda: "bad token" in cl.log_text("gpud"), 20, "the revoked token refused at login")
     workers = json.loads(cl.ctl("workers", "--json").stdout)
-    check(not any(x["name"] == "box2" and x["online"] for x in workers), "revoked worker still online: %s" % workers)
+    check(not any(x["credential"] == "box2" and x["online"] for x in workers), "revoked worker still online: %s" % workers)
     check("revoked" in cl.ctl("token", "list").stdout, "list should mark the token revoked")
     r = cl.ctl("token", "revoke", "nosuch", check_rc=False)
     check(r.returncode == 1 and "no token named" in r.stderr, "revoking an unknown token: " + r.stderr)

@@ -37,11 +37,25 @@ def rows(cl, sql, *args):
 
 
 def workers(cl):
-    return {w["name"]: w for w in json.loads(cl.ctl("workers", "--json").stdout)}
+    """Each token's record: a worker is a process, so the processes of one
+    token (a restarted gpuworker is a new one) are summed up."""
+    out = {}
+    for w in json.loads(cl.ctl("workers", "--json").stdout):
+        t = out.get(w["credential"])
+        if t is None:
+            out[w["credential"]] = dict(w)
+            continue
+        for k in ("failures", "confirmed", "leases_done"):
+            t[k] += w[k]
+        t["quarantined"] = t["quarantined"] or w["quarantined"]
+        t["trusted"] = t["trusted"] and w["trusted"]
+    return out
 
 
 def worker_id(cl, name):
-    r = rows(cl, "SELECT id FROM workers WHERE name = ?", name)
+    """The worker of token name (one process in the scenarios that ask)."""
+    r = rows(cl, "SELECT id FROM workers WHERE credential = ?", name)
+    check(len(r) <= 1, "token %s has %d workers" % (name, len(r)))
     return r[0][0] if r else None
 
 

@@ -1,7 +1,7 @@
 """Two workers share one job: with gpud's default lease sizes (no
 --lease-units), each gets a lease of it, and the job takes at most 0.65x
 the time one worker alone takes for a job of the same size; both answers
-are exact."""
+are exact. Workers checkpoint at gpud's --checkpoint-interval."""
 import sqlite3
 import time
 
@@ -36,7 +36,7 @@ def timed_job(cl, battles, seed):
 
 
 def test_share(cl: Cluster):
-    cl.gpud_args = ["--heartbeat", "0.5", "--lease-min-seconds", "1"]
+    cl.gpud_args = ["--heartbeat", "0.5", "--lease-min-seconds", "1", "--checkpoint-interval", "1"]
     cl.start_gpud()
     battles = int(cpu_rate() * 6) // 256 * 256
     tok_a, _, _ = cl.add_token("wa")
@@ -44,6 +44,9 @@ def test_share(cl: Cluster):
     cl.start_worker("cpu:1", token_file=tok_a)
     job1, alone = timed_job(cl, battles, 5)
     check(len(granted_to(cl, job1)) == 1, "one worker, one holder")
+    # gpud's --checkpoint-interval reaches a worker that sets none.
+    ckpts = cl.log_text("worker").count("checkpoint stored")
+    check(ckpts >= 3, "a 6 s lease at gpud's 1 s cadence: %d checkpoints" % ckpts)
     cl.start_worker("cpu:1", token_file=tok_b)
     wait_for(lambda: online(cl) >= 2, 20, "two workers online")
     time.sleep(1)  # both claims parked: the job's first grants see the fleet

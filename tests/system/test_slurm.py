@@ -14,12 +14,16 @@ twice (gpud's events: one 'result' per lease); the preempted lease resumed
 from the checkpoint its task uploaded on SIGTERM (gpud's grant line,
 resume_from=); the preempted task's gpuworker exited 0 after releasing; the
 warned task's gpuworker got SIGTERM from its shell and exited 0; the
-requeued task ran again; gpuctl workers shows the Slurm ids. Prints how long
+requeued task ran again; gpuctl workers shows the Slurm ids; the array's
+tasks, sharing one credential, are a worker each (TOKEN@HOST/slurmA_T/cpu,
+the requeued task the same worker again) and more than one got leases of
+the job. Prints how long
 the preempted lease waited between its release and its next grant.
 
 Exit 77 only when Slurm cannot run here at all (not root, or Debian's
 slurmctld, slurmd, slurm-client or munge packages missing).
 """
+import json
 import os
 import re
 import shutil
@@ -293,6 +297,24 @@ def test_slurm(cl: Cluster):
         text = cl.ctl("workers").stdout
         check("WHERE" in text.splitlines()[0] and re.search(r" slurm %s_\d \(job \d+\)" % array, text),
               "gpuctl workers should show the Slurm ids: " + text)
+        # One credential, a worker per array task (a requeued task is the
+        # same worker: its instance names the array task, not the run).
+        token = cl.token()[0]
+        rows = sorted((w for w in json.loads(ws) if w["credential"] == token),
+                      key=lambda w: w["instance"])
+        check(len(rows) == tasks and
+              all(re.search(r"/slurm%s_%d/cpu$" % (array, i), w["instance"]) and
+                  w["name"] == "%s@%s" % (token, w["instance"]) for i, w in enumerate(rows)),
+              "a worker per array task on one credential: %s" % rows)
+        ids = {w["id"] for w in rows}
+        db = sqlite3.connect("file:%s?mode=ro" % os.path.join(cl.data, "gpud.db"), uri=True)
+        try:
+            granted = {r[0] for r in db.execute("SELECT DISTINCT worker_id FROM events "
+                                                "WHERE kind = 'grant' AND job_id = ?", (job,))}
+        finally:
+            db.close()
+        check(len(granted) >= 2 and granted <= ids,
+              "the array's workers should share the job: %s of %s" % (granted, ids))
         print("slurm: job of %d leases done in %.1fs by %d array tasks; the preempted lease %d "
               "waited %.2fs from its release to its next grant and resumed at %s of %d units; "
               "the requeued task started %.1fs after scontrol requeue"

@@ -13,7 +13,7 @@ def test_stale_epoch(cl: Cluster):
     check(lease["epoch"] == 1, "first grant should be epoch 1: %s" % lease)
     # a stops heartbeating; the lease expires and b gets it at epoch 2.
     wait_for(lambda: "lease expired lease=%d" % lease["lease"] in cl.log_text("gpud"), 20, "expiry")
-    b = cl.raw_worker()
+    b = cl.raw_worker(instance="b")  # another process of the token
     lease_b, _ = b.claim_lease()
     check(lease_b["lease"] == lease["lease"] and lease_b["epoch"] == 2,
           "the expired lease should be re-issued at epoch 2: %s" % lease_b)

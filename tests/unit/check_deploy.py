@@ -6,8 +6,13 @@ parses as YAML; gpud is a one-replica StatefulSet with its data directory on
 a volume claim, its control socket in that directory and a readiness probe
 that asks gpud itself (gpuctl status); the worker is an Indexed Job with
 nvidia.com/gpu limits, a grace period long enough for a checkpoint, the
-token from a Secret readable by its owner only, --exit-when-idle, its pod
-name from the downward API, and gpud's Service as its address.
+token from a Secret readable by its owner only (copied by an init container
+into a memory emptyDir, as the Secret's file is group-readable under
+fsGroup), not root (runAsNonRoot, a numeric user and group, no privilege
+escalation, a read-only root file system, writes to an emptyDir),
+--exit-when-idle, its pod name from the downward API (its default instance:
+one worker per pod on one shared credential), and gpud's Service as its
+address.
 
 Slurm: the sbatch script passes bash -n, asks for a job array with
 --requeue and a signal before the time limit, runs gpuworker with
@@ -93,8 +98,30 @@ def check_kubernetes():
     vols = {v["name"]: v for v in wpod["volumes"]}
     wm = {m["mountPath"]: m["name"] for m in wc["volumeMounts"]}
     vol = vols[wm[os.path.dirname(token)]]
-    check("secret" in vol and os.path.basename(token) and (vol["secret"]["defaultMode"] & 0o077) == 0,
-          "the token is a Secret readable by its owner only: %s" % vol)
+    check("emptyDir" in vol and vol["emptyDir"].get("medium") == "Memory",
+          "the token lies in a memory emptyDir: %s" % vol)
+    inits = wpod.get("initContainers", [])
+    filler = [i for i in inits if any(m["name"] == wm[os.path.dirname(token)] and
+                                      m["mountPath"] == os.path.dirname(token) and not m.get("readOnly")
+                                      for m in i.get("volumeMounts", []))]
+    check(len(filler) == 1, "one init container writes the token: %s" % inits)
+    script = " ".join(filler[0]["command"])
+    check("umask 077" in script and token in script, "the token copy is owner-only: %s" % script)
+    secrets = [vols[m["name"]] for m in filler[0]["volumeMounts"] if "secret" in vols[m["name"]]]
+    check(len(secrets) == 1 and (secrets[0]["secret"]["defaultMode"] & 0o077) == 0,
+          "the token comes from a Secret readable by its owner only: %s" % secrets)
+    psc = wpod.get("securityContext", {})
+    check(psc.get("runAsNonRoot") is True and isinstance(psc.get("runAsUser"), int) and
+          psc["runAsUser"] > 0 and isinstance(psc.get("runAsGroup"), int) and psc["runAsGroup"] > 0,
+          "the worker pod runs as a numeric non-root user and group: %s" % psc)
+    for c in [wc] + inits:
+        sc = c.get("securityContext", {})
+        check(sc.get("allowPrivilegeEscalation") is False and sc.get("readOnlyRootFilesystem") is True,
+              "%s: no privilege escalation, a read-only root: %s" % (c["name"], sc))
+        check(sc.get("runAsUser", 1) != 0, "%s runs as root" % c["name"])
+    writable = [m for m in wc["volumeMounts"] if not m.get("readOnly")]
+    check(writable and all("emptyDir" in vols[m["name"]] for m in writable),
+          "the worker writes only to emptyDirs: %s" % writable)
     env = {e["name"]: e for e in wc.get("env", [])}
     check(env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
           == "metadata.name", "POD_NAME from the downward API")

@@ -77,7 +77,7 @@ int64_t add_worker(struct store *st, const char *name)
 {
 	int64_t id = 0;
 
-	assert_int_equal(store_worker_upsert(st, name, "cpu", 5.0, &id), 0);
+	assert_int_equal(store_worker_upsert(st, name, "", "cpu", 5.0, &id), 0);
 	assert_true(id > 0);
 	return id;
 }

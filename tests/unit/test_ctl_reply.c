@@ -135,7 +135,9 @@ static void test_status(void **state)
 static void test_workers(void **state)
 {
 	struct ctlcmd_worker w[2] = {
-		{ .id = 1, .name = "node7-gpu0", .device = "cuda:0", .online = 1,
+		{ .id = 1, .name = "fleet@node7/slurm9_0/cuda:0",
+		  .credential = "fleet", .instance = "node7/slurm9_0/cuda:0",
+		  .device = "cuda:0", .online = 1,
 		  .failures = 2, .rate = 5.5e7, .last_seen = 1700000000,
 		  .place = { "node7", NULL, NULL, "pod-3" }, .lease = 40, .trust_after = 3,
 		  .trusted = 1, .job = 2, .threads = 16, .job_unit = "battles" },
@@ -148,6 +150,10 @@ static void test_workers(void **state)
 	r = round_trip(CTLCMD_WORKERS, &(struct ctlcmd_reply){ .workers = w, .n_workers = 2 },
 		       &out);
 	assert_int_equal(out.n_workers, 2);
+	assert_string_equal(out.workers[0].name, "fleet@node7/slurm9_0/cuda:0");
+	assert_string_equal(out.workers[0].credential, "fleet");
+	assert_string_equal(out.workers[0].instance, "node7/slurm9_0/cuda:0");
+	assert_null(out.workers[1].credential); /* an older gpud's row */
 	assert_string_equal(out.workers[0].place[0], "node7");
 	assert_null(out.workers[0].place[1]);
 	assert_string_equal(out.workers[0].place[3], "pod-3");

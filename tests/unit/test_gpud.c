@@ -38,6 +38,7 @@ static void test_policy(void **state)
 	d->cfg.max_failures = 3;
 	d->cfg.quarantine_after = 4;
 	d->cfg.max_leases_per_worker = 16;
+	d->cfg.max_leases_per_credential = 64;
 	d->cfg.progress_timeout_s = 600;
 	d->cfg.trust_after = 2;
 	d->cfg.data_dir = "/srv/gpud";
@@ -47,6 +48,7 @@ static void test_policy(void **state)
 	assert_int_equal(p.max_failures, 3);
 	assert_int_equal(p.quarantine_after, 4);
 	assert_int_equal(p.max_leases_per_worker, 16);
+	assert_int_equal(p.max_leases_per_credential, 64);
 	assert_int_equal(p.trust_after, 2);
 	assert_ptr_equal(p.data_dir, d->cfg.data_dir); /* d's string */
 	free(d);

@@ -12,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "dbq.h"
+#include "gerr.h"
 #include "gpud.h"
 #include "health.h"
 #include "store_fx.h"
@@ -32,14 +34,22 @@ static int online(struct store *st, int64_t id)
 static void test_reset(void **state)
 {
 	struct fx *f = *state;
+	int64_t old = add_worker(f->st, "old");
 	int64_t a = add_worker(f->st, "a"), b = add_worker(f->st, "b");
+	struct store_worker w;
 
+	/* a and b were seen now; old long ago (store_worker_prune). */
+	assert_int_equal(store_worker_set_online(f->st, a, 1, gclock_wall()), 0);
+	assert_int_equal(store_worker_set_online(f->st, b, 1, gclock_wall()), 0);
+	assert_int_equal(store_worker_set_online(f->st, old, 0, 5.0), 0);
 	/* upsert marks a worker online (its login). */
 	assert_int_equal(online(f->st, a), 1);
 	assert_int_equal(online(f->st, b), 1);
 	assert_int_equal(health_reset(f->st), 0);
 	assert_int_equal(online(f->st, a), 0);
 	assert_int_equal(online(f->st, b), 0);
+	/* gpud's start forgets rows nothing needs. */
+	assert_int_equal(store_worker_get(f->st, old, &w), GERR_NOTFOUND);
 	/* Again, with none online, and on an empty table. */
 	assert_int_equal(health_reset(f->st), 0);
 	assert_int_equal(online(f->st, a), 0);

@@ -40,8 +40,8 @@ static int setup(void **state)
 		.lease_timeout_s = 30, .max_failures = 2, .quarantine_after = 5,
 		.data_dir = f->dir};
 	f->job = sched_fx_graveler(f->st, "1073741824", "7", &f->params);
-	assert_int_equal(store_worker_upsert(f->st, "w1", "cpu", now, &f->w1), 0);
-	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", now, &f->w2), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w1", "", "cpu", now, &f->w1), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w2", "", "cpu", now, &f->w2), 0);
 	assert_int_equal(store_rate_register(f->st, f->w1,
 			 "[\"graveler\",\"officers\"]", now), 0);
 	assert_int_equal(store_rate_register(f->st, f->w2, "[\"graveler\"]",
@@ -158,7 +158,7 @@ static void test_claim_without_lease_joins_fleet(void **state)
 
 	assert_int_equal(store_job_set_state(f->st, f->job, JOB_CANCELLED,
 					     "test", now), 0);
-	assert_int_equal(store_worker_upsert(f->st, "w3", "cpu", now, &w3), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w3", "", "cpu", now, &w3), 0);
 	c.pol = &f->pol;
 	c.worker_id = w3;
 	c.workloads_json = strdup("[\"graveler\"]");

@@ -49,7 +49,8 @@ static json_t *round_trip(enum proto_type type, const void *in, void *out,
 static void test_hello(void **state)
 {
 	struct msg_hello in = {
-		.proto = PROTO_VERSION, .worker = "w-1", .device = "cuda:0",
+		.proto = PROTO_VERSION, .worker = "w-1",
+		.instance = "node7/slurm1234_5/cuda:0", .device = "cuda:0",
 		.workloads = { "graveler", "officers" }, .n_workloads = 2,
 		.cuda = 1, .threads = 16,
 	}, out;
@@ -58,6 +59,7 @@ static void test_hello(void **state)
 	(void)state;
 	assert_int_equal(out.proto, PROTO_VERSION);
 	assert_string_equal(out.worker, "w-1");
+	assert_string_equal(out.instance, "node7/slurm1234_5/cuda:0");
 	assert_string_equal(out.device, "cuda:0");
 	assert_int_equal(out.n_workloads, 2);
 	assert_string_equal(out.workloads[0], "graveler");
@@ -79,6 +81,12 @@ static void test_hello(void **state)
 	assert_null(out.host);
 	assert_null(out.pod);
 	json_decref(h);
+
+	/* The instance is required. */
+	h = json_pack("{s:I, s:s, s:s, s:[]}", "proto", (json_int_t)PROTO_VERSION,
+		      "worker", "w", "device", "cpu", "workloads");
+	assert_int_equal(msg_hello_decode(h, &out, NULL, 0), GERR_PROTO);
+	json_decref(h);
 }
 
 /* Where the worker runs rides in HELLO, and the largest HELLO (every
@@ -87,11 +95,12 @@ static void test_hello_place(void **state)
 {
 	static char names[MSG_WORKLOADS_MAX][MSG_WORKLOAD_MAX + 1];
 	char worker[MSG_WORKER_MAX + 1], device[MSG_DEVICE_MAX + 1];
+	char instance[PLACE_INSTANCE_MAX + 1];
 	char host[PLACE_HOST_MAX + 1], pod[PLACE_POD_MAX + 1];
 	char job[PLACE_SLURM_MAX + 1], array[PLACE_SLURM_MAX + 1];
 	struct msg_hello in = {
-		.proto = PROTO_VERSION, .worker = "w", .device = "cpu",
-		.host = "node7", .slurm_job = "1240", .slurm_array = "1234_0",
+		.proto = PROTO_VERSION, .worker = "w", .instance = "node7:1",
+		.device = "cpu", .host = "node7", .slurm_job = "1240", .slurm_array = "1234_0",
 		.pod = "gpuworker-3-x7k2p",
 	}, out;
 	json_t *h = round_trip(PROTO_HELLO, &in, &out, sizeof(in));
@@ -105,6 +114,7 @@ static void test_hello_place(void **state)
 	json_decref(h);
 
 	in.worker = fill(worker, sizeof(worker), 'w');
+	in.instance = fill(instance, sizeof(instance), 'i');
 	in.device = fill(device, sizeof(device), 'd');
 	in.host = fill(host, sizeof(host), 'h');
 	in.pod = fill(pod, sizeof(pod), 'p');
@@ -130,8 +140,9 @@ static void test_hello_place(void **state)
 	in.pod = fill(longer, sizeof(longer), 'p');
 	assert_int_equal(msg_hello_encode(&in, &h), GERR_INVAL);
 	assert_null(h);
-	h = json_pack("{s:I, s:s, s:s, s:[], s:s}", "proto", (json_int_t)PROTO_VERSION,
-		      "worker", "w", "device", "cpu", "workloads", "host", longer);
+	h = json_pack("{s:I, s:s, s:s, s:s, s:[], s:s}", "proto",
+		      (json_int_t)PROTO_VERSION, "worker", "w", "instance", "i",
+		      "device", "cpu", "workloads", "host", longer);
 	assert_int_equal(msg_hello_decode(h, &out, NULL, 0), GERR_PROTO);
 	json_decref(h);
 }
@@ -250,7 +261,7 @@ static void test_lease_traffic(void **state)
 	assert_null(rel2.error);
 	json_decref(h);
 
-	for (int a = MSG_HB_CONTINUE; a <= MSG_HB_RELEASE; a++) {
+	for (int a = MSG_HB_CONTINUE; a <= MSG_HB_GIVE_BACK; a++) {
 		enum msg_hb_action back;
 
 		assert_int_equal(msg_hb_action_parse(msg_hb_action_name(a),
@@ -355,7 +366,7 @@ static void test_refusals(void **state)
 
 	(void)state;
 	/* Missing required fields. */
-	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"workloads\":[]}",
+	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"workloads\":[]}",
 		"\"device\"");
 	refused(PROTO_HEARTBEAT, "{\"lease\":1,\"epoch\":1}", "\"units_done\"");
 	refused(PROTO_LEASE, "{\"lease\":1,\"epoch\":1,\"job\":1,"
@@ -370,11 +381,11 @@ static void test_refusals(void **state)
 	refused(PROTO_LEASE, "{\"lease\":1,\"epoch\":1,\"job\":1,"
 		"\"workload\":\"g\",\"params\":[],\"spec\":{},\"units\":5}",
 		"\"params\"");
-	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":\"cpu\","
+	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"device\":\"cpu\","
 		"\"workloads\":\"graveler\"}", "\"workloads\"");
-	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":\"cpu\","
+	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"device\":\"cpu\","
 		"\"workloads\":[1]}", "\"workloads\"");
-	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":\"cpu\","
+	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"device\":\"cpu\","
 		"\"workloads\":[],\"cuda\":1}", "\"cuda\"");
 	refused(PROTO_CLAIM, "{\"rate\":\"fast\"}", "\"rate\"");
 	refused(PROTO_WITHDRAW, "{\"reason\":7}", "\"reason\"");
@@ -384,9 +395,9 @@ static void test_refusals(void **state)
 	/* Out of range. */
 	refused(PROTO_HEARTBEAT, "{\"lease\":-1,\"epoch\":1,\"units_done\":1}",
 		"\"lease\"");
-	refused(PROTO_HELLO, "{\"proto\":2,\"worker\":\"w\",\"device\":\"cpu\","
+	refused(PROTO_HELLO, "{\"proto\":2,\"worker\":\"w\",\"instance\":\"i\",\"device\":\"cpu\","
 		"\"workloads\":[]}", "\"proto\"");
-	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":\"cpu\","
+	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"device\":\"cpu\","
 		"\"workloads\":[],\"threads\":70000}", "\"threads\"");
 	refused(PROTO_ERROR, "{\"code\":4294967296,\"message\":\"m\"}",
 		"\"code\"");
@@ -405,17 +416,21 @@ static void test_refusals(void **state)
 	fill(big, sizeof(big), 'x');
 	snprintf(text, sizeof(text), "{\"code\":-1,\"message\":\"%s\"}", big);
 	refused(PROTO_ERROR, text, "\"message\"");
-	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":"
+	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"device\":"
 		"\"0123456789012345678901234567890123456789012345678901234567890123\","
 		"\"workloads\":[]}", "\"device\"");
-	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"device\":\"cpu\","
+	refused(PROTO_HELLO, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"device\":\"cpu\","
 		"\"workloads\":[\"0123456789012345678901234567890123\"]}",
 		"\"workloads\"");
+	snprintf(text, sizeof(text), "{\"proto\":1,\"worker\":\"w\","
+		 "\"instance\":\"%.65s\",\"device\":\"cpu\",\"workloads\":[]}",
+		 big);
+	refused(PROTO_HELLO, text, "\"instance\"");
 	refused(PROTO_LEASE, "{\"lease\":1,\"epoch\":1,\"job\":1,"
 		"\"workload\":\"g\\u0000h\",\"params\":{},\"spec\":{},"
 		"\"units\":5}", "\"workload\"");
 	/* Too many workloads. */
-	strcpy(text, "{\"proto\":1,\"worker\":\"w\",\"device\":\"cpu\","
+	strcpy(text, "{\"proto\":1,\"worker\":\"w\",\"instance\":\"i\",\"device\":\"cpu\","
 	       "\"workloads\":[");
 	for (int i = 0; i <= MSG_WORKLOADS_MAX; i++)
 		strcat(text, i ? ",\"a\"" : "\"a\"");
@@ -437,7 +452,7 @@ static void test_encode_refusals(void **state)
 	struct msg_release rel = { .lease = 1 };
 	struct msg_welcome w = { .heartbeat_s = INFINITY };
 	struct msg_hello hello = { .proto = PROTO_VERSION, .worker = "w",
-				   .device = "cpu",
+				   .instance = "i", .device = "cpu",
 				   .n_workloads = MSG_WORKLOADS_MAX + 1 };
 
 	(void)state;

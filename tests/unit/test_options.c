@@ -63,6 +63,7 @@ static void test_defaults(void **state)
 	assert_true(s.lease_units == 0 && s.trust_after == 0);
 	assert_true(s.max_failures == 3 && s.quarantine_after == 3);
 	assert_true(s.max_leases_per_worker == 16);
+	assert_true(s.max_leases_per_credential == 0);
 	assert_true(s.max_connections == 4096);
 	assert_true(s.max_connections_per_address == 256);
 	assert_int_equal(s.log_level, GLOG_INFO);
@@ -91,7 +92,8 @@ static void test_table(void **state)
 	static const char *const runtime[] = {
 		"lease-timeout", "lease-seconds", "lease-min-seconds", "lease-units",
 		"checkpoint-interval", "drain-seconds", "max-failures",
-		"quarantine-after", "max-leases-per-worker", "progress-timeout",
+		"quarantine-after", "max-leases-per-worker",
+		"max-leases-per-credential", "progress-timeout",
 		"trust-after", "login-timeout", "idle-timeout", "max-connections",
 		"max-connections-per-address", "log-level",
 	};
@@ -207,6 +209,7 @@ static void test_bounds(void **state)
 		{ "max-failures", "1001", "in 1..1000" },
 		{ "quarantine-after", "0", "quarantine-after wants an integer in 1..1000" },
 		{ "max-leases-per-worker", "100001", "in 0..100000" },
+		{ "max-leases-per-credential", "1000001", "in 0..1000000" },
 		{ "progress-timeout", "2592001", "progress-timeout wants SECONDS in 0.." },
 		{ "trust-after", "1000001", "trust-after wants an integer in 0..1000000" },
 		{ "login-timeout", "0", "login-timeout wants SECONDS in 0.1..3600" },
@@ -222,6 +225,7 @@ static void test_bounds(void **state)
 		{ "heartbeat", "0.05" }, { "heartbeat", "3600" },
 		{ "drain-seconds", "0" }, { "progress-timeout", "0" },
 		{ "progress-timeout", "2592000" }, { "max-leases-per-worker", "0" },
+		{ "max-leases-per-credential", "1000000" },
 		{ "lease-units", "1000000000000000000" }, { "trust-after", "1000000" },
 		{ "max-failures", "1" }, { "max-connections", "1000000" },
 	};
@@ -378,6 +382,7 @@ static void test_to_config(void **state)
 	s.lease_units = 1ull << 40;
 	s.trust_after = 4;
 	s.max_leases_per_worker = 0;
+	s.max_leases_per_credential = 40;
 	s.drain_seconds = 0;
 	s.init = 1;
 	assert_int_equal(gpud_options_finish(&s, err, sizeof(err)), 0);
@@ -398,6 +403,7 @@ static void test_to_config(void **state)
 	assert_int_equal(c.max_failures, 3);
 	assert_int_equal(c.quarantine_after, 3);
 	assert_int_equal(c.max_leases_per_worker, 0);
+	assert_int_equal(c.max_leases_per_credential, 40);
 	assert_true(c.progress_timeout_s == 600 && c.drain_s == 0);
 	assert_int_equal(c.trust_after, 4);
 	assert_int_equal(c.init, 1);

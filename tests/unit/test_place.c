@@ -139,7 +139,58 @@ static void test_bad_env(void **state)
 	assert_string_equal(line, "");
 }
 
+static void test_instance(void **state)
+{
+	static const char *const slurm[] = {
+		"SLURM_JOB_ID=1240", "SLURM_ARRAY_JOB_ID=1234",
+		"SLURM_ARRAY_TASK_ID=5", "SLURM_PROCID=0", NULL };
+	static const char *const srun[] = { "SLURM_JOB_ID=77",
+		"SLURM_PROCID=3", NULL };
+	static const char *const pod[] = { "POD_NAME=gpuworker-2-x7k2p", NULL };
+	static const char *const none[] = { NULL };
+	char s[PLACE_INSTANCE_MAX + 2], host[PLACE_HOST_MAX + 1];
+	struct place p;
+
+	(void)state;
+	assert_int_equal(place_instance_check("node7/slurm1234_5/cuda:0"), 0);
+	assert_int_equal(place_instance_check("a@b+c"), 0);
+	assert_int_equal(place_instance_check(""), GERR_INVAL);
+	assert_int_equal(place_instance_check(NULL), GERR_INVAL);
+	assert_int_equal(place_instance_check("a b"), GERR_INVAL);
+	assert_int_equal(place_instance_check("a\x1b"), GERR_INVAL);
+	memset(s, 'i', PLACE_INSTANCE_MAX);
+	s[PLACE_INSTANCE_MAX] = '\0';
+	assert_int_equal(place_instance_check(s), 0);
+	s[PLACE_INSTANCE_MAX] = 'i';
+	s[PLACE_INSTANCE_MAX + 1] = '\0';
+	assert_int_equal(place_instance_check(s), GERR_INVAL);
+
+	place_from_env(&p, "node7", fake_env, (void *)slurm, NULL, 0);
+	place_default_instance(s, &p, "cuda:0", 42, fake_env, (void *)slurm);
+	assert_string_equal(s, "node7/slurm1234_5/cuda:0");
+	place_from_env(&p, "node7", fake_env, (void *)srun, NULL, 0);
+	place_default_instance(s, &p, "cpu", 42, fake_env, (void *)srun);
+	assert_string_equal(s, "node7/slurm77.3/cpu");
+	place_from_env(&p, "node7", fake_env, (void *)pod, NULL, 0);
+	place_default_instance(s, &p, "cuda:1", 42, fake_env, (void *)pod);
+	assert_string_equal(s, "gpuworker-2-x7k2p/cuda:1");
+	place_from_env(&p, "node7", fake_env, (void *)none, NULL, 0);
+	place_default_instance(s, &p, "cpu", 4242, fake_env, (void *)none);
+	assert_string_equal(s, "node7:4242");
+	place_default_instance(s, NULL, NULL, 9, NULL, NULL);
+	assert_string_equal(s, "pid9");
+	/* A long name keeps its tail, where processes differ. */
+	memset(host, 'h', PLACE_HOST_MAX);
+	host[PLACE_HOST_MAX] = '\0';
+	place_from_env(&p, host, fake_env, (void *)none, NULL, 0);
+	place_default_instance(s, &p, "cpu", 123456, fake_env, (void *)none);
+	assert_int_equal(strlen(s), PLACE_INSTANCE_MAX);
+	assert_int_equal(place_instance_check(s), 0);
+	assert_string_equal(s + PLACE_INSTANCE_MAX - 7, ":123456");
+}
+
 UNIT_MAIN(cmocka_unit_test(test_rules),
+	cmocka_unit_test(test_instance),
 	cmocka_unit_test(test_set),
 	cmocka_unit_test(test_slurm_env),
 	cmocka_unit_test(test_kubernetes_env),

@@ -49,7 +49,7 @@ static int setup(void **state)
 	f->job = sched_fx_graveler(f->st, "3145728", "7", &f->params);
 	for (int i = 0; i < 4; i++) {
 		snprintf(name, sizeof(name), "w%d", i);
-		assert_int_equal(store_worker_upsert(f->st, name, "cpu", 1000,
+		assert_int_equal(store_worker_upsert(f->st, name, "", "cpu", 1000,
 						     &f->w[i]), 0);
 	}
 	*state = f;

@@ -74,7 +74,7 @@ static int setup(void **state)
 		.data_dir = f->dir};
 	f->wl = workload_find("graveler");
 	f->job = sched_fx_graveler(f->st, "6291456", "11", &f->params);
-	assert_int_equal(store_worker_upsert(f->st, "w1", "cpu", 1000, &f->worker), 0);
+	assert_int_equal(store_worker_upsert(f->st, "w1", "", "cpu", 1000, &f->worker), 0);
 	*state = f;
 	return 0;
 }
@@ -326,7 +326,7 @@ static void test_failed_verification_retries_then_fails(void **state)
 	assert_true(again.lease.id != c.lease.id);
 	sched_claim_clear(&again);
 	/* Another worker's retry is the same lease at the next epoch. */
-	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", 1000,
+	assert_int_equal(store_worker_upsert(f->st, "w2", "", "cpu", 1000,
 					     &f->worker), 0);
 	claim(f, &again);
 	assert_int_equal(again.rc, 0);
@@ -574,7 +574,7 @@ static int64_t add_worker2(struct fx *f, const char *name)
 {
 	int64_t id = 0;
 
-	assert_int_equal(store_worker_upsert(f->st, name, "cpu", 1000, &id), 0);
+	assert_int_equal(store_worker_upsert(f->st, name, "", "cpu", 1000, &id), 0);
 	return id;
 }
 
@@ -785,6 +785,44 @@ static void test_cap_and_holders(void **state)
 		sched_claim_clear(&c[i]);
 }
 
+/* Processes sharing a token are workers of their own (the per-worker cap
+ * is each one's); --max-leases-per-credential caps them together. */
+static void test_credential_cap(void **state)
+{
+	struct fx *f = *state;
+	int64_t p1 = 0, p2 = 0, solo = 0;
+	struct sched_claim c[4];
+
+	assert_int_equal(store_worker_upsert(f->st, "fleet", "n1:1", "cpu",
+					     1000, &p1), 0);
+	assert_int_equal(store_worker_upsert(f->st, "fleet", "n2:1", "cpu",
+					     1000, &p2), 0);
+	assert_int_equal(store_worker_upsert(f->st, "solo", "n3:1", "cpu",
+					     1000, &solo), 0);
+	f->pol.max_leases_per_worker = 1;
+	f->pol.max_leases_per_credential = 1;
+	f->worker = p1;
+	claim(f, &c[0]);
+	assert_int_equal(c[0].rc, 0);
+	f->worker = p2;
+	claim(f, &c[1]);
+	assert_int_equal(c[1].rc, GERR_STATE);
+	assert_string_equal(c[1].reason, "the workers of token fleet hold 1 "
+			    "leases, the most one token may hold "
+			    "(--max-leases-per-credential 1)");
+	f->worker = solo;
+	claim(f, &c[2]);
+	assert_int_equal(c[2].rc, 0);
+	/* Without the token's cap, each process has its own. */
+	f->pol.max_leases_per_credential = 0;
+	f->worker = p2;
+	claim(f, &c[3]);
+	assert_int_equal(c[3].rc, 0);
+	assert_true(c[3].lease.id != c[0].lease.id);
+	for (int i = 0; i < 4; i++)
+		sched_claim_clear(&c[i]);
+}
+
 /* A release with an error is a failure of the lease: after max_failures
  * (2 here) the job fails naming the lease and the last error. */
 static void test_run_failures_fail_the_job(void **state)
@@ -819,7 +857,7 @@ static void test_run_failures_fail_the_job(void **state)
 	assert_int_equal(c.rc, 0);
 	assert_true(c.lease.id != id);
 	sched_claim_clear(&c);
-	assert_int_equal(store_worker_upsert(f->st, "w2", "cpu", 1000,
+	assert_int_equal(store_worker_upsert(f->st, "w2", "", "cpu", 1000,
 					     &f->worker), 0);
 	claim(f, &c);
 	assert_int_equal(c.lease.id, id);
@@ -851,4 +889,5 @@ UNIT_MAIN(TS(test_grant_and_carve),
 	TS(test_foreign_refused_alike),
 	TS(test_progress_bounded_and_required),
 	TS(test_cap_and_holders),
+	TS(test_credential_cap),
 	TS(test_run_failures_fail_the_job))

@@ -383,7 +383,7 @@ static void test_durable_after_crash(void **state)
 		int64_t job = 0, w = 0;
 
 		if (store_open(f->path, &st, err, sizeof(err)) ||
-		    store_worker_upsert(st, "w", "cpu", 1.0, &w) ||
+		    store_worker_upsert(st, "w", "", "cpu", 1.0, &w) ||
 		    store_job_insert(st, "graveler", "{}", 9, 1.0, &job) ||
 		    store_begin(st) ||
 		    store_lease_insert_leased(st, job, "{}", 9, w, 50.0, 2.0,

@@ -21,16 +21,18 @@ static void test_workers(void **state)
 	size_t n;
 	int q = -1;
 
-	assert_int_equal(store_worker_upsert(st, "alpha", "cuda:0", 10.0, &id),
+	assert_int_equal(store_worker_upsert(st, "alpha", "n1:7", "cuda:0", 10.0, &id),
 			 0);
-	assert_int_equal(store_worker_upsert(st, "beta", "cpu", 11.0, &id2), 0);
+	assert_int_equal(store_worker_upsert(st, "beta", "n1:8", "cpu", 11.0, &id2), 0);
 	assert_int_not_equal(id, id2);
-	assert_int_equal(store_worker_upsert(st, "alpha", "cuda:1", 12.0, &id3),
+	assert_int_equal(store_worker_upsert(st, "alpha", "n1:7", "cuda:1", 12.0, &id3),
 			 0);
 	assert_int_equal(id3, id);
 
 	assert_int_equal(store_worker_get(st, id, &wk), 0);
-	assert_string_equal(wk.name, "alpha");
+	assert_string_equal(wk.name, "alpha@n1:7");
+	assert_string_equal(wk.credential, "alpha");
+	assert_string_equal(wk.instance, "n1:7");
 	assert_string_equal(wk.device, "cuda:1");
 	assert_int_equal(wk.online, 1);
 	assert_true(wk.first_seen == 10.0);
@@ -67,7 +69,7 @@ static void test_workers(void **state)
 	assert_int_equal(wk.quarantined, 1);
 	store_worker_clear(&wk);
 	/* Reconnecting does not lift a quarantine. */
-	assert_int_equal(store_worker_upsert(st, "alpha", "cuda:1", 30.0, &id3),
+	assert_int_equal(store_worker_upsert(st, "alpha", "n1:7", "cuda:1", 30.0, &id3),
 			 0);
 	assert_int_equal(store_worker_get(st, id, &wk), 0);
 	assert_int_equal(wk.quarantined, 1);
@@ -97,10 +99,10 @@ static void test_workers(void **state)
 	assert_int_equal(store_worker_charge(st, 999, STORE_CHARGE_FOREIGN, 2,
 					     &q), GERR_NOTFOUND);
 
-	assert_int_equal(store_worker_list(st, &a, &n), 0);
+	assert_int_equal(store_worker_list(st, 0, &a, &n), 0);
 	assert_int_equal(n, 2);
-	assert_string_equal(a[0].name, "alpha");
-	assert_string_equal(a[1].name, "beta");
+	assert_string_equal(a[0].name, "alpha@n1:7");
+	assert_string_equal(a[1].name, "beta@n1:8");
 	store_worker_free_array(a, n);
 
 	assert_int_equal(store_worker_get(st, 999, &wk), GERR_NOTFOUND);
@@ -121,8 +123,8 @@ static void test_worker_place(void **state)
 	int64_t id = 0, id2 = 0;
 	size_t n;
 
-	assert_int_equal(store_worker_upsert(st, "slurm", "cpu", 1.0, &id), 0);
-	assert_int_equal(store_worker_upsert(st, "plain", "cpu", 1.0, &id2), 0);
+	assert_int_equal(store_worker_upsert(st, "slurm", "n7/slurm1234_0/cpu", "cpu", 1.0, &id), 0);
+	assert_int_equal(store_worker_upsert(st, "plain", "n7:1", "cpu", 1.0, &id2), 0);
 	assert_int_equal(store_worker_get(st, id, &wk), 0);
 	assert_string_equal(wk.place.host, "");
 	store_worker_clear(&wk);
@@ -142,7 +144,7 @@ static void test_worker_place(void **state)
 	memset(&p, 0, sizeof(p));
 	assert_int_equal(place_set(&p, PLACE_POD, "gpuworker-1-abcde"), 0);
 	assert_int_equal(store_worker_set_place(st, id, &p), 0);
-	assert_int_equal(store_worker_list(st, &a, &n), 0);
+	assert_int_equal(store_worker_list(st, 0, &a, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(a[0].place.pod, "gpuworker-1-abcde");
 	assert_string_equal(a[0].place.slurm_job, "");
@@ -160,4 +162,154 @@ static void test_worker_place(void **state)
 	assert_int_equal(store_worker_set_place(st, id, NULL), GERR_INVAL);
 }
 
-FX_MAIN(T(test_workers), T(test_worker_place))
+/* A worker is a process: one credential's instances are rows of their
+ * own (counters, quarantine), its leases counted together for the
+ * per-credential cap. */
+static void test_worker_process(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	struct store_worker wk;
+	int64_t a = 0, b = 0, c = 0, legacy = 0, again = 0, job;
+	uint64_t n = 9;
+	int q = -1;
+
+	assert_int_equal(store_worker_upsert(st, "fleet", "n1/slurm9_0/cpu",
+					     "cpu", 1.0, &a), 0);
+	assert_int_equal(store_worker_upsert(st, "fleet", "n2/slurm9_1/cpu",
+					     "cpu", 1.0, &b), 0);
+	assert_int_equal(store_worker_upsert(st, "other", "n1/slurm9_0/cpu",
+					     "cpu", 1.0, &c), 0);
+	assert_int_equal(store_worker_upsert(st, "fleet", "", "cpu", 1.0,
+					     &legacy), 0);
+	assert_true(a != b && a != c && b != c && legacy != a && legacy != b);
+	assert_int_equal(store_worker_upsert(st, "fleet", "n2/slurm9_1/cpu",
+					     "cpu", 2.0, &again), 0);
+	assert_int_equal(again, b);
+	assert_int_equal(store_worker_get(st, legacy, &wk), 0);
+	assert_string_equal(wk.name, "fleet"); /* as before migration 012 */
+	assert_string_equal(wk.credential, "fleet"); /* 012's trigger */
+	assert_string_equal(wk.instance, "");
+	store_worker_clear(&wk);
+
+	/* Bad names never reach the table. */
+	assert_int_equal(store_worker_upsert(st, "fleet", "a b", "cpu", 1.0,
+					     &again), GERR_INVAL);
+	assert_int_equal(store_worker_upsert(st, "fl@et", "x", "cpu", 1.0,
+					     &again), GERR_INVAL);
+	assert_int_equal(store_worker_upsert(st, "", "x", "cpu", 1.0, &again),
+			 GERR_INVAL);
+	assert_int_equal(store_worker_upsert(st, "fleet", NULL, "cpu", 1.0,
+					     &again), GERR_INVAL);
+
+	/* One process quarantined, the other of its credential not. */
+	assert_int_equal(store_worker_fail(st, a, 1, &q), 0);
+	assert_int_equal(q, 1);
+	assert_int_equal(store_worker_get(st, b, &wk), 0);
+	assert_int_equal(wk.quarantined, 0);
+	assert_int_equal(wk.failures, 0);
+	store_worker_clear(&wk);
+
+	/* Leases held by a credential: all its processes', no other's. */
+	job = add_job(st, "graveler");
+	add_lease(st, job, a, 10);
+	add_lease(st, job, b, 10);
+	add_lease(st, job, c, 10);
+	assert_int_equal(store_worker_credential_held(st, b, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(store_worker_credential_held(st, c, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_lease_held_count(st, b, &n), 0);
+	assert_int_equal(n, 1);
+}
+
+/* Rows nothing needs go after STORE_WORKER_KEEP_S: offline, unseen since
+ * the cut, named by no lease or failure memory, not quarantined, not the
+ * newest. */
+static void test_worker_prune(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	struct store_worker *a;
+	int64_t gone = 0, online = 0, leased = 0, quar = 0, recent = 0;
+	int64_t newest = 0, job;
+	uint64_t n = 9;
+	size_t nw;
+
+	assert_int_equal(store_worker_upsert(st, "f", "gone", "cpu", 1.0,
+					     &gone), 0);
+	assert_int_equal(store_worker_upsert(st, "f", "online", "cpu", 1.0,
+					     &online), 0);
+	assert_int_equal(store_worker_upsert(st, "f", "leased", "cpu", 1.0,
+					     &leased), 0);
+	assert_int_equal(store_worker_upsert(st, "f", "quar", "cpu", 1.0,
+					     &quar), 0);
+	assert_int_equal(store_worker_upsert(st, "f", "recent", "cpu", 50.0,
+					     &recent), 0);
+	assert_int_equal(store_worker_upsert(st, "f", "newest", "cpu", 1.0,
+					     &newest), 0);
+	assert_int_equal(store_rate_register(st, gone, "[\"graveler\"]", 1.0),
+			 0);
+	job = add_job(st, "graveler");
+	add_lease(st, job, leased, 10);
+	assert_int_equal(store_worker_fail(st, quar, 1, NULL), 0);
+	assert_int_equal(store_worker_all_offline(st), 0);
+	assert_int_equal(store_worker_set_online(st, online, 1, 1.0), 0);
+
+	/* A window that misses its last sight leaves it. */
+	assert_int_equal(store_worker_prune(st, 2.0, 10.0, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(store_worker_prune(st, 0, 10.0, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_worker_list(st, 0, &a, &nw), 0);
+	assert_int_equal(nw, 5);
+	for (size_t i = 0; i < nw; i++)
+		assert_int_not_equal(a[i].id, gone);
+	store_worker_free_array(a, nw);
+	/* Nothing more to forget; and the name can come back as a new row. */
+	assert_int_equal(store_worker_prune(st, 0, 10.0, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(store_worker_upsert(st, "f", "gone", "cpu", 60.0,
+					     &gone), 0);
+	assert_true(gone > newest);
+	/* The list since a time: rows online or seen since (gone is online
+	 * again, recent was seen at 50). */
+	assert_int_equal(store_worker_set_online(st, online, 0, 1.0), 0);
+	assert_int_equal(store_worker_list(st, 40.0, &a, &nw), 0);
+	assert_int_equal(nw, 2);
+	assert_int_equal(a[0].id, recent);
+	assert_int_equal(a[1].id, gone);
+	store_worker_free_array(a, nw);
+}
+
+/* Migration 012: a token's row from before is that token's own
+ * (credential = name, instance ''), and its processes get rows of their
+ * own beside it. */
+static void test_worker_migration(void **state)
+{
+	struct fx *f = *state;
+	struct store_worker wk;
+	int64_t old, again = 0, proc = 0;
+
+	open_old(f, 11);
+	old = add_worker(f->st, "fleet");
+	assert_int_equal(store_worker_fail(f->st, old, 1, NULL), 0);
+	reopen(f);
+	assert_int_equal(store_worker_get(f->st, old, &wk), 0);
+	assert_string_equal(wk.name, "fleet");
+	assert_string_equal(wk.credential, "fleet");
+	assert_string_equal(wk.instance, "");
+	assert_int_equal(wk.quarantined, 1);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_upsert(f->st, "fleet", "", "cpu", 9.0,
+					     &again), 0);
+	assert_int_equal(again, old);
+	assert_int_equal(store_worker_upsert(f->st, "fleet", "n1:5", "cpu", 9.0,
+					     &proc), 0);
+	assert_true(proc != old);
+	assert_int_equal(store_worker_get(f->st, proc, &wk), 0);
+	assert_string_equal(wk.name, "fleet@n1:5");
+	assert_int_equal(wk.quarantined, 0);
+	store_worker_clear(&wk);
+}
+
+FX_MAIN(T(test_workers), T(test_worker_place), T(test_worker_process),
+	T(test_worker_prune), T(test_worker_migration))

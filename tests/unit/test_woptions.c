@@ -51,7 +51,7 @@ static void test_defaults(void **state)
 	assert_string_equal(s.connect.host, "");
 	assert_string_equal(s.token_file, "");
 	assert_string_equal(s.device.name, "");
-	assert_true(s.checkpoint_interval == 60);
+	assert_true(s.checkpoint_interval == 0); /* gpud's */
 	assert_int_equal(s.log_level, GLOG_INFO);
 	assert_true(s.max_leases == 0);
 	assert_int_equal(s.exit_when_idle, 0);
@@ -64,14 +64,15 @@ static void test_defaults(void **state)
 	conf_print(&worker_options, &s, f);
 	fclose(f);
 	assert_string_equal(buf, "connect = (unset)\ntoken-file = \n"
-			    "device = (unset)\ncheckpoint-interval = 60\n"
+			    "device = (unset)\ninstance = (default)\n"
+			    "checkpoint-interval = (gpud's)\n"
 			    "log-level = info\nmax-leases = 0\n"
 			    "exit-when-idle = no\nno-run-ahead = no\n");
 	free(buf);
 	assert_string_equal(worker_options.prog, "gpuworker");
 	assert_string_equal(worker_options.default_path,
 			    "/etc/gpud/gpuworker.conf");
-	assert_int_equal(worker_options.n, 8);
+	assert_int_equal(worker_options.n, 9);
 	/* gpuworker reloads nothing and has no actions. */
 	for (size_t i = 0; i < worker_options.n; i++)
 		assert_int_equal(worker_options.keys[i].flags, 0);
@@ -204,6 +205,10 @@ static void test_plain_keys(void **state)
 		{ "log-level", "verbose", "log-level wants error, warn, info or debug" },
 		{ "exit-when-idle", "sometimes", "exit-when-idle wants yes or no" },
 		{ "token-file", "/etc/a\tb", "token-file wants FILE of at most" },
+		{ "instance", "node 7", "instance wants 1..64 characters" },
+		{ "instance", "", "instance wants a value" },
+		{ "instance", "01234567890123456789012345678901234567890123456789"
+		  "012345678901234", "1..64 characters" },
 	};
 
 	(void)state;
@@ -221,6 +226,9 @@ static void test_plain_keys(void **state)
 				  sizeof(err)), 0);
 	assert_true(s.checkpoint_interval == 0.1 && s.max_leases == 1000000000);
 	assert_int_equal(s.no_run_ahead, 1);
+	assert_int_equal(conf_set(key("instance"), &s, "node7/slurm12_3/cuda:0",
+				  err, sizeof(err)), 0);
+	assert_string_equal(s.instance, "node7/slurm12_3/cuda:0");
 	/* token-file holds up to PATH_MAX - 1 bytes. */
 	path = malloc(PATH_MAX + 1);
 	assert_non_null(path);
@@ -303,7 +311,7 @@ static void test_file_and_args(void **state)
 	assert_true(out.max_leases == 3 && out.exit_when_idle == 1);
 	assert_int_equal(out.no_run_ahead, 1);
 	assert_int_equal(out.log_level, GLOG_WARN);
-	assert_true(out.checkpoint_interval == 60);
+	assert_true(out.checkpoint_interval == 0);
 	/* A bad device in the file names its line. */
 	f = fopen(path, "w");
 	assert_non_null(f);

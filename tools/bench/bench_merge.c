@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 	int64_t job, worker;
 	if (store_open(path, &st, err, sizeof(err)) ||
 	    store_job_insert(st, name, ptext, total, 1.0, &job) ||
-	    store_worker_upsert(st, "bench", "cpu", 1.0, &worker)) {
+	    store_worker_upsert(st, "bench", "", "cpu", 1.0, &worker)) {
 		fprintf(stderr, "bench_merge: store: %s\n", err);
 		return 1;
 	}

@@ -59,10 +59,12 @@ static const char *worker_unit(const struct ctlcmd_worker *w,
 static void workers_table(struct ctl_table *t, const struct ctlcmd_reply *workers,
 			  const struct ctlcmd_reply *jobs, double now)
 {
-	static const char *const head[] = { "ID", "NAME", "STATE", "DEVICE", "THREADS",
-		"LEASE", "RATE", "LEASES", "FAILURES", "FOREIGN", "STALLS", "TRUST",
-		"SEEN", "WHERE" };
-	static const int right[] = { 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0 };
+	/* A row is one process (NAME is TOKEN@INSTANCE); TOKEN, whom it
+	 * acts for, is shared by the processes of one credential. */
+	static const char *const head[] = { "ID", "NAME", "TOKEN", "STATE", "DEVICE",
+		"THREADS", "LEASE", "RATE", "LEASES", "FAILURES", "FOREIGN", "STALLS",
+		"TRUST", "SEEN", "WHERE" };
+	static const int right[] = { 1, 0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 0, 1, 0 };
 
 	ctl_table_init(t, sizeof(head) / sizeof(head[0]), head, right);
 	for (size_t i = 0; i < workers->n_workers; i++) {
@@ -99,8 +101,9 @@ static void workers_table(struct ctl_table *t, const struct ctlcmd_reply *worker
 				 now > w->last_seen ? now - w->last_seen : 0, c, sizeof(c)));
 		snprintf(stalls, sizeof(stalls), "%" PRId64, w->stalls);
 		fmt_where(w, where, sizeof(where));
-		const char *row[] = { id, w->name, state, w->device, threads, lease, rate,
-			n[0], n[1], n[2], stalls, trust, seen, where };
+		const char *row[] = { id, w->name, w->credential ? w->credential : "-",
+			state, w->device, threads, lease, rate, n[0], n[1], n[2], stalls,
+			trust, seen, where };
 		ctl_table_row(t, row);
 	}
 }
