@@ -232,9 +232,9 @@ int othello_spec_window(const struct othello_job *j, const json_t *spec,
 /* --split: "auto" (OTHELLO_SPLIT_AUTO, the default: split a job of few
  * deep positions, at most OTHELLO_SPLIT_MAX_ROOTS with one of
  * OTHELLO_SPLIT_AUTO_EMPTIES or more and OTHELLO_SPLIT_AUTO_US of work in
- * all, whose few leases would leave most of a fleet idle for minutes), 0 (never: a split job costs several times the
- * nodes of one search, see othello_split.c) or the plies
- * 1..OTHELLO_SPLIT_MAX_DEPTH. */
+ * all, whose few leases would leave most of a fleet idle for minutes), 0
+ * (never: a split job costs several times the nodes of one search, see
+ * othello_split.c) or the plies 1..OTHELLO_SPLIT_MAX_DEPTH. */
 #define OTHELLO_SPLIT_AUTO 255
 static int otw_split_request(const json_t *args, uint64_t *ret, char *err,
 			     size_t errlen)
@@ -458,10 +458,10 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 		with_exp += pos[i].expected != OTHELLO_NO_SCORE;
 	if (req == OTHELLO_SPLIT_AUTO) {
 		double cost = 0;
-		for (uint64_t i = 0; i < n && n <= OTHELLO_SPLIT_MAX_ROOTS; i++)
-			cost += othello_cost_us(otw_empties(&pos[i]));
-		if (n <= OTHELLO_SPLIT_MAX_ROOTS &&
-		    maxe >= OTHELLO_SPLIT_AUTO_EMPTIES &&
+		if (n <= OTHELLO_SPLIT_MAX_ROOTS)
+			for (uint64_t i = 0; i < n; i++)
+				cost += othello_cost_us(otw_empties(&pos[i]));
+		if (maxe >= OTHELLO_SPLIT_AUTO_EMPTIES &&
 		    cost >= OTHELLO_SPLIT_AUTO_US)
 			rc = othello_split_auto_depth(pos, (size_t)n, &depth);
 	} else if (req > 0 && n > OTHELLO_SPLIT_MAX_ROOTS) {
@@ -645,12 +645,11 @@ out:
  * cost: whole blocks while their cost stays within want positions at the
  * job's mean cost (for gpud's probe, want is the default lease of the
  * deepest position, at its cost, at most OTW_PROBE_US), at least one
- * block. A block that would
- * take more than half the budget starts a lease of its own, so a deep
- * position (a block of one in a file of up to 1024) goes alone. Costs are
- * read from params (two hex digits a block, on the database thread:
- * 11,719 blocks at most, tens of microseconds). A malformed cost (-1)
- * counts as nothing. */
+ * block, at most 4x want positions. A block that would take more than
+ * half the budget starts a lease of its own, so a deep position (a block
+ * of one in a file of up to 1024) goes alone. Costs are read from params
+ * (two hex digits a block, on the database thread: 11,719 blocks at most,
+ * tens of microseconds); a malformed one counts as nothing. */
 static uint64_t otw_priced_size(const struct othello_job *j, uint64_t next,
 				uint64_t want, int by_mean)
 {
