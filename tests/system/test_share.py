@@ -2,28 +2,19 @@
 --lease-units), each gets a lease of it, and the job takes at most 0.65x
 the time one worker alone takes for a job of the same size; both answers
 are exact. Workers checkpoint at gpud's --checkpoint-interval."""
-import sqlite3
 import time
 
 from harness import Cluster, check, cpu_rate, run, wait_for
 
 
-def query(cl, sql, *args):
-    db = sqlite3.connect("file:%s/gpud.db?mode=ro" % cl.data, uri=True)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
-
-
 def granted_to(cl, job):
     """The workers that got a lease of job (gpud's events)."""
-    return {r[0] for r in query(cl, "SELECT DISTINCT worker_id FROM events "
+    return {r[0] for r in cl.db_rows("SELECT DISTINCT worker_id FROM events "
                                 "WHERE kind = 'grant' AND job_id = ?", job)}
 
 
 def online(cl):
-    return query(cl, "SELECT count(*) FROM workers WHERE online = 1")[0][0]
+    return cl.db_rows("SELECT count(*) FROM workers WHERE online = 1")[0][0]
 
 
 def timed_job(cl, battles, seed, exact=True):
