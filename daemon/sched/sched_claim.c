@@ -54,7 +54,7 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
 }
 
 /* How many units to ask job's planner for (0: its own default). With a
- * rate r measured for this worker in the job's workload: r x
+ * rate r measured for this worker in this job: r x
  * --lease-seconds, cut to the worker's share of what is left, never below
  * r x --lease-min-seconds. What is left counts the holders' unfinished
  * work too, so that every worker would finish at the same time: the
@@ -78,11 +78,11 @@ static int lease_want(struct store *st, const struct sched_claim *c,
 	*probe = 0;
 	if (pol->lease_units)
 		return 0;
-	rc = store_rate_get(st, c->worker_id, job->workload, &r);
+	rc = store_rate_get(st, c->worker_id, job->id, &r);
 	if (!rc)
 		rc = store_job_units_left(st, job->id, &left);
 	if (!rc)
-		rc = store_rate_fleet(st, job->workload,
+		rc = store_rate_fleet(st, job->workload, job->id,
 				      now - 2 * pol->lease_timeout_s, &fleet);
 	if (rc)
 		return rc;

@@ -146,7 +146,7 @@ void sched_upload_commit(struct store *st, struct sched_upload *u)
 	/* gpud's own measure of the sender's rate, for its next leases. */
 	if (!u->rc)
 		u->rc = store_rate_measure(st, u->lease_id, u->epoch,
-			u->worker_id, u->workload, u->units_done, now);
+			u->worker_id, u->units_done, now);
 	snprintf(detail, sizeof(detail), "units_done=%" PRIu64 " blob=%.16s",
 		 u->units_done, u->hash);
 	if (!u->rc)

@@ -363,33 +363,32 @@ int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
 		   struct store_part *ret);
 
 /* ---- what a lease's size is computed from (store_rates.c) ---- */
-/* The workers that may take a workload's leases: online or seen since a
- * time, not quarantined, and having claimed it at least once. */
+/* The workers that may take a job's leases: online or seen since a time,
+ * not quarantined, and having claimed its workload at least once. */
 struct store_fleet {
 	uint32_t workers;
-	uint32_t known;     /* of which gpud has measured a rate */
+	uint32_t known;     /* of which gpud has measured a rate in the job */
 	double rate_sum;    /* their rates, units/s */
 };
 /* A claim from worker_id for the workloads in workloads_json (a JSON array
- * of names): a rate row for each one new, and the worker seen at now. */
+ * of names): the worker runs them, and is seen at now. */
 int store_rate_register(struct store *st, int64_t worker_id,
 			const char *workloads_json, double now);
-/* A measured rate (units/s) of worker_id in workload, blended into the
- * one kept with weight in (0, 1]; the first one is kept as it is.
- * Nonsense (not positive, not finite) is ignored. */
-int store_rate_note(struct store *st, int64_t worker_id, const char *workload,
+/* A measured rate (units/s) of worker_id in job_id, blended into the one
+ * kept with weight in (0, 1]; the first one is kept as it is. Nonsense
+ * (not positive, not finite) is ignored. */
+int store_rate_note(struct store *st, int64_t worker_id, int64_t job_id,
 		    double rate, double weight, double now);
 /* The rate of lease_id's holder since its grant at epoch, as units_done
  * reaches gpud at now (a checkpoint or a result), noted for worker_id in
- * workload (samples over less than 10 ms are dropped). */
+ * the lease's job (samples over less than 10 ms are dropped). */
 int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
-		       int64_t worker_id, const char *workload,
-		       uint64_t units_done, double now);
-/* The worker's rate in workload; 0 when not measured yet. */
-int store_rate_get(struct store *st, int64_t worker_id, const char *workload,
+		       int64_t worker_id, uint64_t units_done, double now);
+/* The worker's rate in job_id; 0 when not measured yet. */
+int store_rate_get(struct store *st, int64_t worker_id, int64_t job_id,
 		   double *ret_rate);
-int store_rate_fleet(struct store *st, const char *workload, double seen_since,
-		     struct store_fleet *ret);
+int store_rate_fleet(struct store *st, const char *workload, int64_t job_id,
+		     double seen_since, struct store_fleet *ret);
 /* What is left of a job, in units of its primary leases (replicas redo
  * their primary's work). */
 struct store_units_left {

@@ -142,6 +142,7 @@ enum stmt_id {
 	S_RATE_GET,
 	S_RATE_FLEET,
 	S_RATE_SAMPLE,
+	S_JOB_RATES_FORGET,
 	S_JOB_UNITS_LEFT,
 	S_LEASE_GRACE,
 	/* store_workers.c */
@@ -157,6 +158,7 @@ enum stmt_id {
 	S_WORKER_LIST,
 	S_WORKER_PLACE,
 	S_WORKER_PRUNE_RATES,
+	S_WORKER_PRUNE_JOB_RATES,
 	S_WORKER_PRUNE,
 	S_WORKER_CRED_HELD,
 	/* store_tokens.c */

@@ -189,6 +189,9 @@ int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 	r = sdb_exec(st, S_JOB_SET_STATE,
 		     SDB_ARGS(sa_int(id), sa_int(state), sa_text(reason),
 			      finished), what);
+	/* An ended job's rates size nothing more (store_rates.c). */
+	if (r == 0 && job_terminal(state))
+		r = sdb_exec(st, S_JOB_RATES_FORGET, SDB_ARGS(sa_int(id)), what);
 out:
 	return sdb_op_end(st, r, what);
 }

@@ -1,5 +1,5 @@
 /* store_rates.c - what a lease's size is computed from (migration 011): each
- * worker's rate per workload as gpud measured it, the fleet that may take a
+ * worker's rate in each job as gpud measured it, the fleet that may take a
  * job's leases, what is left of a job to carve, and the grace that leases
  * get when gpud starts.
  */
@@ -14,26 +14,28 @@
 #define RATE_SAMPLE_WEIGHT 0.5
 
 const char *const sdb_rate_sql[S_COUNT] = {
-	/* Every claim says which workloads its worker runs: a row for each
-	 * (rate unknown until measured), and the worker is seen now. */
+	/* Every claim says which workloads its worker runs, and the worker
+	 * is seen now. */
 	[S_RATE_REGISTER] =
-		"INSERT INTO worker_rates (worker_id, workload, updated_at) "
-		"SELECT ?1, value, ?3 FROM json_each(?2) WHERE true "
+		"INSERT INTO worker_workloads (worker_id, workload) "
+		"SELECT ?1, value FROM json_each(?2) WHERE true "
 		"ON CONFLICT (worker_id, workload) DO NOTHING",
 	[S_RATE_SEEN] = "UPDATE workers SET last_seen = ?2 WHERE id = ?1",
-	/* A sample over w of the smoothing's weight: short leases, whose
-	 * time is mostly latency, move the rate less. */
+	/* A sample blended in with weight ?4 (the first one is kept). */
 	[S_RATE_NOTE] =
-		"UPDATE worker_rates SET rate = CASE WHEN rate = 0 THEN ?3 "
-		"ELSE rate * (1 - ?4) + ?3 * ?4 END, updated_at = ?5 "
-		"WHERE worker_id = ?1 AND workload = ?2",
-	[S_RATE_GET] = "SELECT rate FROM worker_rates "
-		       "WHERE worker_id = ?1 AND workload = ?2",
+		"INSERT INTO job_rates (job_id, worker_id, rate, updated_at) "
+		"VALUES (?1, ?2, ?3, ?5) ON CONFLICT (job_id, worker_id) DO "
+		"UPDATE SET rate = rate * (1 - ?4) + excluded.rate * ?4, "
+		"updated_at = excluded.updated_at",
+	[S_RATE_GET] = "SELECT rate FROM job_rates "
+		       "WHERE job_id = ?1 AND worker_id = ?2",
 	[S_RATE_FLEET] =
-		"SELECT count(*), coalesce(sum(r.rate > 0), 0), "
-		"coalesce(sum(r.rate), 0) FROM worker_rates AS r "
-		"JOIN workers AS w ON w.id = r.worker_id "
-		"WHERE r.workload = ?1 AND w.quarantined = 0 "
+		"SELECT count(*), count(r.rate), coalesce(sum(r.rate), 0) "
+		"FROM worker_workloads AS k "
+		"JOIN workers AS w ON w.id = k.worker_id "
+		"LEFT JOIN job_rates AS r ON r.job_id = ?3 "
+		"AND r.worker_id = k.worker_id "
+		"WHERE k.workload = ?1 AND w.quarantined = 0 "
 		"AND (w.online = 1 OR w.last_seen >= ?2)",
 	/* Primary leases only: a replica recomputes its primary's units.
 	 * Carved is verified (the job's count) plus the leases still
@@ -51,9 +53,10 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"AND l.state IN (?2, ?3, ?4) AND l.replica_of IS NULL "
 		"WHERE j.id = ?1 GROUP BY j.id",
 	[S_RATE_SAMPLE] =
-		"SELECT CASE WHEN granted_at > 0 THEN granted_at "
+		"SELECT job_id, CASE WHEN granted_at > 0 THEN granted_at "
 		"ELSE created_at END, granted_units FROM leases "
 		"WHERE id = ?1 AND epoch = ?2",
+	[S_JOB_RATES_FORGET] = "DELETE FROM job_rates WHERE job_id = ?1",
 	[S_LEASE_GRACE] =
 		"UPDATE leases SET deadline = max(deadline, ?2), "
 		"progress_at = CASE WHEN progress_at > 0 THEN ?1 ELSE 0 END "
@@ -64,50 +67,49 @@ int store_rate_register(struct store *st, int64_t worker_id,
 			const char *workloads_json, double now)
 {
 	int r = sdb_exec(st, S_RATE_REGISTER, SDB_ARGS(sa_int(worker_id),
-			 sa_text(workloads_json), sa_dbl(now)),
-			 "store_rate_register");
+			 sa_text(workloads_json)), "store_rate_register");
 
 	return r ? r : sdb_exec(st, S_RATE_SEEN, SDB_ARGS(sa_int(worker_id),
 				sa_dbl(now)), "store_rate_register");
 }
 
-int store_rate_note(struct store *st, int64_t worker_id, const char *workload,
+int store_rate_note(struct store *st, int64_t worker_id, int64_t job_id,
 		    double rate, double weight, double now)
 {
 	if (!(rate > 0) || !(rate < 1e18) || !(weight > 0))
 		return 0;
 	if (weight > 1)
 		weight = 1;
-	return sdb_exec(st, S_RATE_NOTE, SDB_ARGS(sa_int(worker_id),
-			sa_text(workload), sa_dbl(rate), sa_dbl(weight),
+	return sdb_exec(st, S_RATE_NOTE, SDB_ARGS(sa_int(job_id),
+			sa_int(worker_id), sa_dbl(rate), sa_dbl(weight),
 			sa_dbl(now)), "store_rate_note");
 }
 
 int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
-		       int64_t worker_id, const char *workload,
-		       uint64_t units_done, double now)
+		       int64_t worker_id, uint64_t units_done, double now)
 {
 	double since = 0, elapsed;
 	uint64_t from = 0;
+	int64_t job_id = 0;
 	int r = sdb_one(st, S_RATE_SAMPLE, SDB_ARGS(sa_int(lease_id),
-			sa_int((int64_t)epoch)), SDB_COLS(sc_dbl(&since),
-			sc_u64(&from)), "store_rate_measure");
+			sa_int((int64_t)epoch)), SDB_COLS(sc_i64(&job_id),
+			sc_dbl(&since), sc_u64(&from)), "store_rate_measure");
 
 	if (r)
 		return r == GERR_NOTFOUND ? 0 : r;
 	elapsed = now - since;
 	if (units_done <= from || !(elapsed >= RATE_SAMPLE_MIN_S))
 		return 0;
-	return store_rate_note(st, worker_id, workload,
+	return store_rate_note(st, worker_id, job_id,
 			       (double)(units_done - from) / elapsed,
 			       RATE_SAMPLE_WEIGHT, now);
 }
 
-int store_rate_get(struct store *st, int64_t worker_id, const char *workload,
+int store_rate_get(struct store *st, int64_t worker_id, int64_t job_id,
 		   double *ret_rate)
 {
-	int r = sdb_one(st, S_RATE_GET, SDB_ARGS(sa_int(worker_id),
-			sa_text(workload)), SDB_COLS(sc_dbl(ret_rate)),
+	int r = sdb_one(st, S_RATE_GET, SDB_ARGS(sa_int(job_id),
+			sa_int(worker_id)), SDB_COLS(sc_dbl(ret_rate)),
 			"store_rate_get");
 
 	if (r == GERR_NOTFOUND) {
@@ -117,11 +119,11 @@ int store_rate_get(struct store *st, int64_t worker_id, const char *workload,
 	return r;
 }
 
-int store_rate_fleet(struct store *st, const char *workload, double seen_since,
-		     struct store_fleet *ret)
+int store_rate_fleet(struct store *st, const char *workload, int64_t job_id,
+		     double seen_since, struct store_fleet *ret)
 {
 	return sdb_one(st, S_RATE_FLEET, SDB_ARGS(sa_text(workload),
-		       sa_dbl(seen_since)), SDB_COLS(sc_u32(&ret->workers),
+		       sa_dbl(seen_since), sa_int(job_id)), SDB_COLS(sc_u32(&ret->workers),
 		       sc_u32(&ret->known), sc_dbl(&ret->rate_sum)),
 		       "store_rate_fleet");
 }

@@ -63,9 +63,12 @@ const char *const sdb_worker_sql[S_COUNT] = {
 	[S_WORKER_GET] = "SELECT " WORKER_COLS " FROM workers WHERE id = ?1",
 	[S_WORKER_LIST] = "SELECT " WORKER_COLS " FROM workers "
 			  "WHERE online = 1 OR last_seen >= ?1 ORDER BY id",
-	[S_WORKER_PRUNE_RATES] = "DELETE FROM worker_rates WHERE worker_id IN "
+	[S_WORKER_PRUNE_RATES] = "DELETE FROM worker_workloads WHERE worker_id IN "
 				 "(SELECT w.id FROM workers w WHERE "
 				 WORKER_GONE("w") ")",
+	[S_WORKER_PRUNE_JOB_RATES] = "DELETE FROM job_rates WHERE worker_id IN "
+				     "(SELECT w.id FROM workers w WHERE "
+				     WORKER_GONE("w") ")",
 	[S_WORKER_PRUNE] = "DELETE FROM workers AS w WHERE " WORKER_GONE("w"),
 	[S_WORKER_CRED_HELD] =
 		"SELECT count(*) FROM leases WHERE state = ?2 AND worker_id IN "
@@ -251,6 +254,9 @@ int store_worker_prune(struct store *st, double since, double before,
 
 	if (r == 0)
 		r = sdb_exec(st, S_WORKER_PRUNE_RATES,
+			     SDB_ARGS(sa_dbl(before), sa_dbl(since)), what);
+	if (r == 0)
+		r = sdb_exec(st, S_WORKER_PRUNE_JOB_RATES,
 			     SDB_ARGS(sa_dbl(before), sa_dbl(since)), what);
 	if (r == 0)
 		r = sdb_exec(st, S_WORKER_PRUNE,

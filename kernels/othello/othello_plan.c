@@ -4,6 +4,7 @@
  * shapes of params, cursor and spec are in othello_wl.h.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,85 @@
 #include "othello.h"
 #include "othello_cuda.h"
 #include "othello_wl.h"
+
+/* Microseconds of one core (this repository's CPU solver, 2-core x86
+ * machine, one thread) a position of E empties takes, the mean over random
+ * positions (gpurun othello --random N --empties E --device cpu:1; figures
+ * and command in bench/othello.md, "Cost by empties"). Between the
+ * measured even depths the cost is interpolated geometrically; below 8
+ * empties it halves an empty, above 24 it grows 2.5x an empty. */
+static const double otw_cost_table[][2] = {
+	{ 8, 24.3 }, { 10, 110 }, { 12, 567 }, { 14, 2920 }, { 16, 17500 },
+	{ 18, 99800 }, { 20, 565000 }, { 22, 3970000 }, { 24, 23700000 },
+};
+#define OTW_COST_N (sizeof(otw_cost_table) / sizeof(otw_cost_table[0]))
+
+double othello_cost_us(int e)
+{
+	const double (*t)[2] = otw_cost_table;
+
+	if (e < 0)
+		e = 0;
+	if (e > 60)
+		e = 60;
+	if (e <= t[0][0])
+		return t[0][1] / (double)(1u << (int)(t[0][0] - e));
+	if (e >= t[OTW_COST_N - 1][0])
+		return t[OTW_COST_N - 1][1] *
+		       pow(2.5, e - t[OTW_COST_N - 1][0]);
+	for (size_t k = 1; k < OTW_COST_N; k++)
+		if (e <= t[k][0]) {
+			double f = (e - t[k - 1][0]) / (t[k][0] - t[k - 1][0]);
+			return t[k - 1][1] * pow(t[k][1] / t[k - 1][1], f);
+		}
+	return t[OTW_COST_N - 1][1];
+}
+
+unsigned othello_cost_code(double us)
+{
+	double c = ceil(4 * log2(1 + us));
+	return c < 0 ? 0 : c > 255 ? 255 : (unsigned)c;
+}
+
+double othello_cost_of_code(unsigned code)
+{
+	return exp2(code / 4.0) - 1;
+}
+
+uint64_t othello_block_for(uint64_t n)
+{
+	uint64_t b = 1;
+
+	while (b < OTHELLO_BLOCK && b * 1024 < n)
+		b *= 2;
+	return b;
+}
+
+static int otw_empties(const struct othello_pos *pos)
+{
+	uint64_t p, o;
+
+	othello_pos_pov(pos, &p, &o);
+	return oth_popcount(~(p | o));
+}
+
+/* Block k's cost from params' costs (-1: none kept). */
+static int otw_hex(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	       c - 'a' + 10 : -1;
+}
+
+static double otw_block_cost(const struct othello_job *j, uint64_t k)
+{
+	int hi, lo;
+
+	if (!j->costs)
+		return -1;
+	hi = otw_hex(j->costs[2 * k]);
+	lo = otw_hex(j->costs[2 * k + 1]);
+	return hi < 0 || lo < 0 ? -1 : othello_cost_of_code((unsigned)(hi * 16 + lo));
+}
 
 int othello_job_get(const json_t *params, struct othello_job *j, char *err,
 		    size_t errlen)
@@ -49,10 +129,17 @@ int othello_job_get(const json_t *params, struct othello_job *j, char *err,
 			return GERR_INVAL;
 		}
 		j->split = json_object_get(params, "split");
+		j->costs = json_string_value(json_object_get(params, "costs"));
 		if (j->block < 1 || j->block > OTHELLO_BLOCK ||
 		    (j->split && !json_is_object(j->split))) {
 			gerr_printf(err, errlen, "othello: params' block or split "
 				    "is malformed");
+			return GERR_INVAL;
+		}
+		if (j->n > 0 && j->costs && strlen(j->costs) !=
+		    2 * ((j->n + j->block - 1) / j->block)) {
+			gerr_printf(err, errlen, "othello: params' costs do not "
+				    "match %" PRIu64 " positions", j->n);
 			return GERR_INVAL;
 		}
 		if (j->n > 0 && strlen(j->digests) !=
@@ -142,10 +229,12 @@ int othello_spec_window(const struct othello_job *j, const json_t *spec,
 	return 0;
 }
 
-/* --split: 0 (the default: a split job costs several times the nodes of
- * one search, see othello_split.c, so it pays only with many workers),
- * "auto" (OTHELLO_SPLIT_AUTO: split a job of few deep positions) or the
- * plies 1..OTHELLO_SPLIT_MAX_DEPTH. */
+/* --split: "auto" (OTHELLO_SPLIT_AUTO, the default: split a job of few
+ * deep positions, at most OTHELLO_SPLIT_MAX_ROOTS with one of
+ * OTHELLO_SPLIT_AUTO_EMPTIES or more and OTHELLO_SPLIT_AUTO_US of work in
+ * all, whose few leases would leave most of a fleet idle for minutes), 0
+ * (never: a split job costs several times the nodes of one search, see
+ * othello_split.c) or the plies 1..OTHELLO_SPLIT_MAX_DEPTH. */
 #define OTHELLO_SPLIT_AUTO 255
 static int otw_split_request(const json_t *args, uint64_t *ret, char *err,
 			     size_t errlen)
@@ -153,8 +242,8 @@ static int otw_split_request(const json_t *args, uint64_t *ret, char *err,
 	const json_t *v = json_object_get(args, "split");
 	const char *sv = json_string_value(v);
 
-	*ret = sv && strcmp(sv, "auto") == 0 ? OTHELLO_SPLIT_AUTO : 0;
-	if (!v || *ret)
+	*ret = !v || (sv && strcmp(sv, "auto") == 0) ? OTHELLO_SPLIT_AUTO : 0;
+	if (*ret)
 		return 0;
 	if (wl_json_u64(args, "split", 1, 0, ret, err, errlen) ||
 	    *ret > OTHELLO_SPLIT_MAX_DEPTH) {
@@ -345,7 +434,7 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	size_t canon_len = 0;
 	uint64_t n = 0, with_exp = 0, req = 0, block;
 	struct othello_pos *pos = NULL;
-	char *dig = NULL;
+	char *dig = NULL, *costs = NULL;
 	json_t *np = NULL, *split = NULL;
 	int maxe = 0, depth = 0, rc;
 
@@ -368,8 +457,12 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	for (uint64_t i = 0; i < n; i++)
 		with_exp += pos[i].expected != OTHELLO_NO_SCORE;
 	if (req == OTHELLO_SPLIT_AUTO) {
-		if (n <= OTHELLO_SPLIT_MAX_ROOTS &&
-		    maxe >= OTHELLO_SPLIT_AUTO_EMPTIES)
+		double cost = 0;
+		if (n <= OTHELLO_SPLIT_MAX_ROOTS)
+			for (uint64_t i = 0; i < n; i++)
+				cost += othello_cost_us(otw_empties(&pos[i]));
+		if (maxe >= OTHELLO_SPLIT_AUTO_EMPTIES &&
+		    cost >= OTHELLO_SPLIT_AUTO_US)
 			rc = othello_split_auto_depth(pos, (size_t)n, &depth);
 	} else if (req > 0 && n > OTHELLO_SPLIT_MAX_ROOTS) {
 		gerr_printf(err, errlen, "othello: --split takes at most %d "
@@ -384,18 +477,23 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 				     &canon_len, &split, err, errlen);
 	if (rc)
 		goto out;
-	block = split ? 1 : OTHELLO_BLOCK;
+	block = split ? 1 : othello_block_for(n);
 	size_t nb = (n + block - 1) / block;
 	dig = malloc(nb * 16 + 1);
-	if (!dig) {
+	costs = malloc(nb * 2 + 1);
+	if (!dig || !costs) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
 	for (size_t b = 0; b < nb; b++) {
 		uint64_t lo = b * block;
 		uint64_t k = n - lo < block ? n - lo : block;
+		double c = 0;
 		snprintf(dig + 16 * b, 17, "%016" PRIx64,
 			 othello_digest(pos + lo, k));
+		for (uint64_t i = lo; i < lo + k; i++)
+			c += othello_cost_us(otw_empties(&pos[i]));
+		snprintf(costs + 2 * b, 3, "%02x", othello_cost_code(c));
 	}
 	np = json_deep_copy(params);
 	if (!np || (json_object_del(np, "split_request"), 0) ||
@@ -404,8 +502,10 @@ int othello_wl_parse_input(void *ctx, const json_t *params, const void *input,
 	    json_object_set_new(np, "with_expected",
 				json_integer((json_int_t)with_exp)) ||
 	    json_object_set_new(np, "digests", json_string(dig)) ||
-	    (split && (json_object_set_new(np, "block", json_integer(1)) ||
-		       json_object_set(np, "split", split)))) {
+	    (block != OTHELLO_BLOCK &&
+	     json_object_set_new(np, "block", json_integer((json_int_t)block))) ||
+	    (!split && json_object_set_new(np, "costs", json_string(costs))) ||
+	    (split && json_object_set(np, "split", split))) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
@@ -421,6 +521,7 @@ out:
 	free(canon);
 	free(pos);
 	free(dig);
+	free(costs);
 	return rc;
 }
 
@@ -536,6 +637,48 @@ out:
 	return rc;
 }
 
+/* gpud's probe of a file job (no rate known yet): 10 s of one core, so
+ * a small file of deep positions is not all leased to the first worker. */
+#define OTW_PROBE_US 10e6
+
+/* A file job's lease from position next (a block's first) priced by
+ * cost: whole blocks while their cost stays within want positions at the
+ * job's mean cost (for gpud's probe, want is the default lease of the
+ * deepest position, at its cost, at most OTW_PROBE_US), at least one
+ * block, at most 4x want positions. A block that would take more than
+ * half the budget starts a lease of its own, so a deep position (a block
+ * of one in a file of up to 1024) goes alone. Costs are read from params
+ * (two hex digits a block, on the database thread: 11,719 blocks at most,
+ * tens of microseconds); a malformed one counts as nothing. */
+static uint64_t otw_priced_size(const struct othello_job *j, uint64_t next,
+				uint64_t want, int by_mean)
+{
+	uint64_t nb = (j->n + j->block - 1) / j->block, b0 = next / j->block;
+	double total = 0, budget, acc = 0;
+	uint64_t b;
+
+	if (by_mean) {
+		for (b = 0; b < nb; b++) {
+			double c = otw_block_cost(j, b);
+			total += c > 0 ? c : 0;
+		}
+		budget = (double)want * total / (double)j->n;
+	} else {
+		budget = (double)want * othello_cost_us(j->empties);
+		if (budget > OTW_PROBE_US)
+			budget = OTW_PROBE_US;
+	}
+	for (b = b0; b < nb; b++) {
+		double c = otw_block_cost(j, b);
+		c = c > 0 ? c : 0;
+		if (b > b0 && (acc + c > budget || c > budget / 2 ||
+			       (b - b0) * j->block >= want * 4))
+			break;
+		acc += c;
+	}
+	return (b - b0) * j->block;
+}
+
 /* The next lease after the cursor: leases tile [0, n) in order, so the
  * answer and the parts are not needed. */
 int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
@@ -588,7 +731,9 @@ int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	size = want_units ? want_units : otw_default_units(j.empties);
 	if (size > OTHELLO_CUDA_MAX_BATCH)
 		size = OTHELLO_CUDA_MAX_BATCH;
-	if (j.file) /* whole blocks, so verify can check their digests */
+	if (j.file && j.costs)
+		size = otw_priced_size(&j, next, size, want_units != 0);
+	else if (j.file) /* whole blocks, so verify can check their digests */
 		size = (size + j.block - 1) / j.block * j.block;
 	if (size > j.n - next)
 		size = j.n - next;
@@ -604,5 +749,40 @@ int othello_wl_carve(void *ctx, const json_t *params, const json_t *cursor,
 	*ret_units = size;
 	*ret_cursor = cur;
 	*ret_last = next + size == j.n;
+	return 0;
+}
+
+int othello_wl_split(void *ctx, const json_t *params, const json_t *spec,
+		     uint64_t at, json_t **ret_head, uint64_t *ret_head_units,
+		     json_t **ret_tail, uint64_t *ret_tail_units)
+{
+	char err[WL_ERRLEN];
+	struct othello_job j;
+	uint64_t begin, count, cut = at;
+	json_t *head, *tail;
+
+	(void)ctx;
+	if (othello_spec_get(params, spec, &j, &begin, &count, err,
+			     sizeof(err)))
+		return GERR_INVAL;
+	if (j.split)
+		return GERR_AGAIN; /* one position a lease, windowed */
+	if (j.file) /* up to the next block: digests are by block */
+		cut = (at + j.block - 1) / j.block * j.block;
+	if (at == 0 || cut >= count)
+		return GERR_AGAIN;
+	head = json_pack("{s:I, s:I}", "begin", (json_int_t)begin, "count",
+			 (json_int_t)cut);
+	tail = json_pack("{s:I, s:I}", "begin", (json_int_t)(begin + cut),
+			 "count", (json_int_t)(count - cut));
+	if (!head || !tail) {
+		json_decref(head);
+		json_decref(tail);
+		return GERR_NOMEM;
+	}
+	*ret_head = head;
+	*ret_head_units = cut;
+	*ret_tail = tail;
+	*ret_tail_units = count - cut;
 	return 0;
 }

@@ -6,6 +6,9 @@
  *                  "seed": "S"}
  *         file:   {"mode": "file", "positions": N, "max_empties": E,
  *                  "with_expected": k, "digests": "<16 hex per block>",
+ *                  "block": B (othello_block_for; absent: OTHELLO_BLOCK),
+ *                  "costs": "<2 hex per block>" (absent in jobs of
+ *                  before: leases by positions alone),
  *                  "input": "<hash>" (added by gpud), "input_name": ...}
  *         split file: the same over the frontier positions (one a block:
  *                  "block": 1) and a last closing one (a full board),
@@ -18,7 +21,7 @@
  *         leased (a position is leased again with another window only
  *         once its last lease's result is merged)
  * spec    {"begin": b, "count": c}: one lease; in file jobs b is a
- *         multiple of OTHELLO_BLOCK and the lease covers whole blocks
+ *         multiple of the block and the lease covers whole blocks
  *         (the last block of the job may be short); a split job's lease
  *         is one position, with "alpha" and/or "beta" (even) when
  *         windowed: its result is othello_solve_batch_window's
@@ -60,7 +63,24 @@ struct othello_job {
 	uint64_t block; /* positions a digest (file jobs) */
 	const char *digests, *input; /* borrowed from params */
 	const json_t *split; /* params' "split", or NULL */
+	const char *costs; /* file jobs: 2 hex digits a block, or NULL */
 };
+
+/* ---- what positions cost (othello_plan.c) --------------------------------
+ * A position of e empties costs about othello_cost_us(e) microseconds of
+ * one core of the CPU solver (measured: bench/othello.md, "Cost by
+ * empties"); 2.3x to 6x per empty. A file job's params keep each block's
+ * cost as "costs": 2 hex digits a block, OTHELLO_COST_CODE(sum of its
+ * positions' costs), so carve fills a lease by cost without the input. */
+double othello_cost_us(int empties);
+/* ceil(4 log2(1 + us)), at most 255: steps of 19%. */
+unsigned othello_cost_code(double us);
+double othello_cost_of_code(unsigned code);
+/* A file job's block: positions a digest (and a cost), the smallest power
+ * of two that keeps the job within 1024 blocks, at most OTHELLO_BLOCK: a
+ * file of up to 1024 positions is priced, leased and digested one
+ * position at a time, so a deep position goes alone into its lease. */
+uint64_t othello_block_for(uint64_t n);
 
 /* The job that params describe; GERR_INVAL with a reason otherwise. */
 int othello_job_get(const json_t *params, struct othello_job *j, char *err,
@@ -73,10 +93,17 @@ int othello_spec_get(const json_t *params, const json_t *spec,
 /* Positions of a lease whose largest position has `empties` empty squares
  * that verify re-solves (othello_verify.c gives the detection formula). */
 unsigned othello_verify_samples(int empties);
+/* Positions verify re-solves in a lease of count positions: the samples
+ * of its depth, at most one in OTHELLO_VERIFY_SHARE (at least 1), so that
+ * gpud's recount stays a few percent of the lease's work. */
+#define OTHELLO_VERIFY_SHARE 32u
+unsigned othello_verify_k(int empties, uint64_t count);
 
 /* ---- subtree leases (othello_split.c) ------------------------------------
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
- * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more, or --split PLIES) is
+ * deepest with OTHELLO_SPLIT_AUTO_EMPTIES or more, OTHELLO_SPLIT_AUTO_US
+ * of work in all: by default, or with --split auto; or --split PLIES;
+ * --split 0 never) is
  * leased as the distinct frontier positions `depth` plies below its roots
  * (the hardest first), each in the window that alpha-beta over what is
  * known needs (othello_solve_batch_window). gpud rebuilds the tree from
@@ -88,6 +115,12 @@ unsigned othello_verify_samples(int empties);
 #define OTHELLO_SPLIT_MAX_DEPTH 6
 #define OTHELLO_SPLIT_MAX_FRONTIER 1024
 #define OTHELLO_SPLIT_AUTO_EMPTIES 20
+/* ... and auto splits only a job of at least this much work (one core's
+ * microseconds, othello_cost_us): below, the subtree leases' round trips
+ * cost more than they share (FFO #20-#37, 13 s: 11.2 s split on two
+ * one-thread workers against 9.8 s unsplit on one; bench/othello.md).
+ * FFO #20-#39 is about 180 s. */
+#define OTHELLO_SPLIT_AUTO_US 30e6
 /* Frontier positions the auto depth seeks: 2 plies for most positions.
  * 3 plies were no surer a gain (simulated on 4 workers: FFO #24 longer,
  * #25 and random 14-16-empty roots shorter) for 3-4x the leases, each a
@@ -153,6 +186,9 @@ int othello_split_scores(const json_t *answer, uint64_t n, int8_t *lo,
 wl_parse_params_fn othello_wl_parse_params;
 wl_parse_input_fn othello_wl_parse_input;
 wl_carve_fn othello_wl_carve;
+/* Cut a plain or file job's lease at a position (a block boundary in file
+ * jobs); GERR_AGAIN for a split job's one-position leases. */
+wl_split_fn othello_wl_split;
 wl_check_checkpoint_fn othello_wl_check_checkpoint;
 wl_verify_fn othello_wl_verify;
 wl_merge_fn othello_wl_merge;

@@ -205,7 +205,10 @@ static int otw_run(void *ctx, const json_t *params, const json_t *spec,
 					errlen);
 		if (rc)
 			goto out;
-		if (c.begin != begin || c.count != count || c.with_pos != j.file) {
+		/* a checkpoint of a lease split later (othello_wl_split) at
+		 * or after its done is the head's */
+		if (c.begin != begin || c.count < count || c.done > count ||
+		    c.with_pos != j.file) {
 			othello_res_clear(&c);
 			gerr_printf(err, errlen, "othello: checkpoint is for another "
 				    "lease");
@@ -317,10 +320,10 @@ static const struct wl_param_doc otw_params_doc[] = {
 	{ "seed", "integer", "0", "the random positions' seed (with --random)" },
 	{ "file", "file", NULL, "positions to solve, one Edax/OBF line each, "
 	  "instead of --random" },
-	{ "split", "string", "0", "with --file: lease the positions' subtrees "
+	{ "split", "string", "auto", "with --file: lease the positions' subtrees "
 	  "PLIES (1..6) deep so that many workers share a few deep positions "
-	  "(auto: the plies for 32+ subtrees, if at most 64 positions and one "
-	  "has 20+ empties)" },
+	  "(auto: the plies for 32+ subtrees, if at most 64 positions, one "
+	  "has 20+ empties and all cost 30+ s of a core; 0: never)" },
 	{ 0 }, /* the end */
 };
 
@@ -342,6 +345,7 @@ const struct workload othello_workload = {
 	.run = otw_run,
 	.blob_max = otw_blob_max,
 	.check_checkpoint = othello_wl_check_checkpoint,
+	.split = othello_wl_split,
 	.results_agree = othello_wl_results_agree,
 	.plot_name = "othello-scores.svg",
 	.exports = otw_exports,

@@ -121,7 +121,11 @@ int sudoku_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 	for (uint32_t i = 0; i < to - from; i++) {
 		uint32_t g = from + i, s = sudoku_set_of(S, g);
 		struct u256 t;
-		if (sudoku_term(S->members[g], S->cnt[g], r.v[i], C, &t) ||
+		/* C == 2: V is cnt, verified (sudoku_verify.c); the setup
+		 * holds no band counts */
+		uint64_t cnt = C == 2 ? r.v[i][0] : S->cnt[g];
+		if (cnt > UINT32_MAX || (C == 2 && r.v[i][1]) ||
+		    sudoku_term(S->members[g], (uint32_t)cnt, r.v[i], C, &t) ||
 		    u256_add(&lsum, &t) || u256_add(&ssum[s], &t)) {
 			rc = GERR_INVAL;
 			goto out;
@@ -314,7 +318,7 @@ int sudoku_wl_finish(void *ctx, const json_t *params, const json_t *answer,
 
 	if (rc)
 		return rc;
-	rc = sudoku_ctx_setup(ctx, R, C, SUDOKU_BUILD_T, sudoku_wl_threads(),
+	rc = sudoku_ctx_setup(ctx, R, C, sudoku_wl_what(C), sudoku_wl_threads(),
 			      &S, err, errlen);
 	if (rc)
 		return rc;

@@ -116,6 +116,41 @@ static void cnt_one(void *arg, size_t g)
 	S->cnt[g] = (uint32_t)v;
 }
 
+/* ---- the band counts of a range of gangsters (a lease's, C == 2) ----------- */
+
+struct cnt_range_ctx {
+	const struct sudoku_setup *S;
+	uint32_t from;
+	uint64_t (*v)[2];
+};
+
+static void cnt_range_one(void *arg, size_t i)
+{
+	struct cnt_range_ctx *c = arg;
+	const struct sudoku_setup *S = c->S;
+	uint16_t codes[SUDOKU_MAXR];
+
+	codes[0] = 0;
+	memcpy(codes + 1, S->gang_tuple + (c->from + i) * (S->R - 1),
+	       (S->R - 1) * sizeof(uint16_t));
+	c->v[i][0] = sudoku_band_count(S, codes);
+	c->v[i][1] = 0;
+}
+
+int sudoku_cnt_range(const struct sudoku_setup *S, uint32_t from, uint32_t to,
+		     int threads, uint64_t (*v)[2])
+{
+	struct cnt_range_ctx cc = { S, from, v };
+
+	if (from > to || to > S->ngang)
+		return GERR_INVAL;
+	par_run(cnt_range_one, &cc, to - from, (size_t)(threads < 1 ? 1 : threads));
+	for (uint32_t i = 0; i < to - from; i++)
+		if (v[i][0] > UINT32_MAX)
+			return GERR_UNSUPPORTED;
+	return 0;
+}
+
 int sudoku_cnt_fill(struct sudoku_setup *S, int threads, char *err,
 		    size_t errlen)
 {

@@ -34,22 +34,51 @@ int sudoku_T_fill(struct sudoku_setup *S, int threads);
 
 /* CPU threads for setups and recounts on gpud (the cores, at most 16). */
 int sudoku_wl_threads(void);
-/* 4x3 runs in many leases; the smaller shapes in one. */
+/* 4x3: its run may use the GPU, its verification samples pieces. Every
+ * shape is leased in gangster ranges. */
 static inline int sudoku_big_shape(int R, int C)
 {
 	return R == 4 && C == 3;
 }
+/* What a run, verify or merge needs built: T for C == 3; for C == 2 only
+ * the enumeration, since a lease counts its own gangsters' bands
+ * (sudoku_cnt_range): a 5x2 setup with every band count is the whole
+ * job's work (355 gangsters at 1.7 s). */
+static inline unsigned sudoku_wl_what(int C)
+{
+	return C == 3 ? SUDOKU_BUILD_T : 0;
+}
+/* Band counts of gangsters [from, to) into v[i] = (cnt, 0), on threads
+ * threads; needs only the enumeration. GERR_UNSUPPORTED when one exceeds
+ * 32 bits, GERR_INVAL for a bad range. */
+int sudoku_cnt_range(const struct sudoku_setup *S, uint32_t from, uint32_t to,
+		     int threads, uint64_t (*v)[2]);
+/* 5x2 verification recounts one gangster in this many of a lease (at
+ * least one), 3x3's one (gangster, piece) unit in this many, drawn with
+ * gpud's seed: ~3% of the lease's CPU time. The smaller C == 2 shapes
+ * recount every gangster (microseconds each). */
+#define SUDOKU_VERIFY_CNT_EVERY 32u
 /* The oriented shape of canonical params. */
 int sudoku_wl_params(const json_t *params, int *R, int *C, char *err,
 		     size_t errlen);
-/* Shape, setup (from the context, built with `what`) and gangster range
+/* Shape, setup (from the context, built with `what` for C == 3, with
+ * the enumeration alone for C == 2: sudoku_wl_what) and gangster range
  * of a lease's spec, checked against the setup's sets. */
+/* (A spec of the old one-lease form {"set": -1, "from": 0, "to": G} of
+ * the smaller shapes is still accepted: jobs carved before.) */
 int sudoku_wl_spec(void *ctx, const json_t *params, const json_t *spec,
 		   int *R, int *C, const struct sudoku_setup **S, unsigned what,
 		   uint32_t *from, uint32_t *to, char *err, size_t errlen);
 /* GERR_VERIFY unless r is for shape R x C and gangsters [from, to). */
 int sudoku_wl_match(const struct sudoku_res *r, int R, int C, uint32_t from,
 		    uint32_t to, const char *what, char *err, size_t errlen);
+
+/* GERR_VERIFY unless checkpoint r is one of a lease of shape R x C from
+ * gangster from that ends at or after to, with at most to - from done:
+ * the checkpoint of a lease cut later by split (sudoku_wl_split) at or
+ * after its done is the head's. */
+int sudoku_wl_match_ckpt(const struct sudoku_res *r, int R, int C,
+			 uint32_t from, uint32_t to, char *err, size_t errlen);
 
 /* Units (gangster, piece) a 4x3 verification recounts (sudoku_verify.c
  * gives the detection formula): the cost of one gangster. */
@@ -64,6 +93,7 @@ int sudoku_verify_units(const struct sudoku_setup *S,
 /* Hooks of struct workload defined outside sudoku_workload.c. */
 wl_parse_params_fn sudoku_wl_parse_params;
 wl_carve_fn sudoku_wl_carve;
+wl_split_fn sudoku_wl_split;
 wl_verify_fn sudoku_wl_verify;
 wl_merge_fn sudoku_wl_merge;
 wl_finish_fn sudoku_wl_finish;

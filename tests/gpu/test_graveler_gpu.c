@@ -104,6 +104,37 @@ int main(void)
 	}
 	printf("resume: %s\n", gpu_failures ? "FAIL" : "ok");
 
+	/* The head of a cut lease (graveler.h, "Frames"): its segments are
+	 * those of the lease it was cut from, several chunks each past 2^28
+	 * battles; GPU steps == CPU. */
+	for (int r = 0; r < 4; r++) {
+		uint64_t seed = rnd(), begin = rnd() % 1000000000000ull;
+		uint64_t frame, end;
+		begin -= begin % GRAVELER_CHUNK;
+		frame = begin + (1ull << 30) + (uint64_t)r * 4096;
+		end = begin + (1ull << 24) + (uint64_t)r * GRAVELER_CHUNK * 3;
+		graveler_acc_init_framed(c, seed, begin, end, frame);
+		CHECK(graveler_cpu_step(c, c->end, threads) == 0);
+		graveler_acc_init_framed(g, seed, begin, end, frame);
+		while (g->next < g->end)
+			CHECK(graveler_cuda_step(ctx, g, graveler_step_end(g,
+				1 + rnd() % (1u << 23)), NULL, err,
+				sizeof(err)) == 0);
+		CHECK(same(g, c));
+	}
+	{
+		json_t *args = json_pack("{s:s, s:s}", "battles", "3e9", "seed",
+					 "43");
+		json_t *spec = json_pack("{s:I, s:I, s:I}", "begin",
+					 (json_int_t)0, "end",
+					 (json_int_t)(1ull << 25), "frame",
+					 (json_int_t)(3ull << 29));
+		gpu_run_lease(&graveler_workload, args, spec, ctx, 1, threads, 0);
+		json_decref(spec);
+		json_decref(args);
+	}
+	printf("cut leases: %s\n", gpu_failures ? "FAIL" : "ok");
+
 	/* A whole lease through the workload: CUDA bytes == CPU bytes, and
 	 * the coordinator's verify accepts them. */
 	{

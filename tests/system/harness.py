@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -177,6 +178,14 @@ class Cluster:
                 with open(path, "rb") as f:
                     text += f.read().decode(errors="replace")
         return text
+
+    def db_rows(self, sql, *args):
+        """The rows of a read-only query of gpud's database."""
+        db = sqlite3.connect("file:%s/gpud.db?mode=ro" % self.data, uri=True, timeout=10)
+        try:
+            return db.execute(sql, args).fetchall()
+        finally:
+            db.close()
 
     # -- gpuctl --
     def ctl(self, *args, check_rc=True, timeout=60):

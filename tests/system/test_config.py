@@ -150,7 +150,9 @@ def test_config(cl: Cluster):
     test_examples(cl, GPUD, "gpud.conf", ["--data", "/x"], ("data", "socket", "results"))
     test_examples(cl, WORKER, "gpuworker.conf",
                   ["--connect", "h:1", "--token-file", "/t", "--device", "cuda:0"],
-                  ("connect", "token-file", "device", "instance"))
+                  # checkpoint-interval: gpud's by default, which no
+                  # value in the file says.
+                  ("connect", "token-file", "device", "instance", "checkpoint-interval"))
     unit = dict(settings(WORKER, "--config", os.path.join(ETC, "gpuworker.conf"), "--device", "cuda0"))
     check(unit["device"] == "cuda:0" and unit["connect"] == "127.0.0.1:7700"
           and unit["token-file"] == "/var/lib/gpud/local-worker.token", "gpuworker@cuda0: %s" % unit)

@@ -6,7 +6,6 @@ alone would take. Then a holder that finishes before it acts on the
 takeback (a raw worker that uploads its result instead of releasing) has
 its result accepted as usual, and its lease stays whole."""
 import os
-import sqlite3
 import time
 import zlib
 
@@ -15,16 +14,8 @@ from harness import Cluster, RawWorker, blob, check, cpu_rate, run, wait_for
 ALONE_S = 16  # the job's length for one worker of one thread
 
 
-def query(cl, sql, *args):
-    db = sqlite3.connect("file:%s/gpud.db?mode=ro" % cl.data, uri=True)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
-
-
 def events(cl, kind, job):
-    return query(cl, "SELECT e.ts, w.name, e.detail FROM events AS e LEFT JOIN workers AS w "
+    return cl.db_rows("SELECT e.ts, w.name, e.detail FROM events AS e LEFT JOIN workers AS w "
                  "ON w.id = e.worker_id WHERE e.kind = ? AND e.job_id = ? ORDER BY e.id", kind, job)
 
 
@@ -51,10 +42,10 @@ def tail_shared(cl):
     check(token(cuts[0][1]) == "wa", "the takeback was of A's lease: %s" % (cuts,))
     holders = {token(r[1]) for r in events(cl, "grant", job)}
     check(holders == {"wa", "wb"}, "both workers should hold a lease of the job: %s" % holders)
-    done = {token(r[0]) for r in query(cl, "SELECT DISTINCT w.name FROM leases AS l JOIN workers AS w "
+    done = {token(r[0]) for r in cl.db_rows("SELECT DISTINCT w.name FROM leases AS l JOIN workers AS w "
                                 "ON w.id = l.worker_id WHERE l.job_id = ? AND l.state = 3", job)}
     check(done == {"wa", "wb"}, "both workers should have computed a verified piece: %s" % done)
-    units = query(cl, "SELECT sum(units), count(*) FROM leases WHERE job_id = ? AND replica_of IS NULL", job)[0]
+    units = cl.db_rows("SELECT sum(units), count(*) FROM leases WHERE job_id = ? AND replica_of IS NULL", job)[0]
     check(units[0] == battles and units[1] >= 2, "the pieces add up to the job: %s" % (units,))
     # Its record and history show the job whole, every piece verified.
     st = cl.status(job)
@@ -64,13 +55,13 @@ def tail_shared(cl):
     # A alone: the job at the rate the pieces ran at (units past their
     # grant's start over the grant's time to the result, gpud's events):
     # on a shared machine two workers may run slower each than one alone.
-    pieces = query(cl, "SELECT l.units - l.granted_units, "
+    pieces = cl.db_rows("SELECT l.units - l.granted_units, "
                    "(SELECT max(ts) FROM events WHERE kind = 'result' AND lease_id = l.id) - "
                    "(SELECT max(ts) FROM events WHERE kind = 'grant' AND lease_id = l.id) "
                    "FROM leases AS l WHERE l.job_id = ?", job)
     rate = sum(u / t for u, t in pieces) / len(pieces)
     start = events(cl, "grant", job)[0][0]
-    end = query(cl, "SELECT finished_at FROM jobs WHERE id = ?", job)[0][0]
+    end = cl.db_rows("SELECT finished_at FROM jobs WHERE id = ?", job)[0][0]
     alone = battles / rate
     check(end - start < 0.85 * alone, "the job took %.1f s, A alone about %.1f s" % (end - start, alone))
     print("one big lease of %d battles: %.1f s with the takeback (%.1f s with gpuctl), A alone "
@@ -79,7 +70,7 @@ def tail_shared(cl):
 
 def stored_result(cl, job):
     """The decoded bytes of the result stored for a job of one lease."""
-    h = query(cl, "SELECT result FROM leases WHERE job_id = ?", job)[0][0]
+    h = cl.db_rows("SELECT result FROM leases WHERE job_id = ?", job)[0][0]
     data = open(os.path.join(cl.data, "blobs", h[:2], h), "rb").read()
     return zlib.decompress(data[64:])
 
@@ -120,7 +111,7 @@ def finished_first(cl):
     cl.wait_job(job, timeout=60)
     check(cl.result(job)["answer"] == cl.result(first)["answer"], "the answer of the result taken")
     check(not events(cl, "takeback", job), "a finished lease was cut")
-    n = query(cl, "SELECT count(*) FROM leases WHERE job_id = ?", job)[0][0]
+    n = cl.db_rows("SELECT count(*) FROM leases WHERE job_id = ?", job)[0][0]
     check(n == 1, "the lease stays whole: %d leases" % n)
 
 

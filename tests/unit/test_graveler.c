@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "graveler_fx.h"
+
 #include "gerr.h"
 #include "mix.h"
 #include "graveler/graveler.h"
@@ -244,104 +246,34 @@ static void test_binomial_shape(void **state)
 	free(a);
 }
 
-/* ---- io for runs ---------------------------------------------------------- */
-
-struct io_state {
-	int stop_after;  /* steps before should_stop says yes; -1 never */
-	int steps;
-	void *ckpt;
-	size_t ckpt_len;
-	int nckpt;
-	uint64_t last_progress;
-};
-
-static void io_progress(void *o, uint64_t done)
-{
-	struct io_state *s = o;
-	assert_true(done >= s->last_progress);
-	s->last_progress = done;
-	s->steps++;
-}
-
-static int io_due(void *o)
-{
-	(void)o;
-	return 1;
-}
-
-static int io_ckpt(void *o, const void *bytes, size_t len, uint64_t done)
-{
-	struct io_state *s = o;
-	(void)done;
-	free(s->ckpt);
-	s->ckpt = malloc(len);
-	memcpy(s->ckpt, bytes, len);
-	s->ckpt_len = len;
-	s->nckpt++;
-	return 0;
-}
-
-static int io_stop(void *o)
-{
-	struct io_state *s = o;
-	return s->stop_after >= 0 && s->steps >= s->stop_after;
-}
-
-static json_t *params_of(uint64_t n, uint64_t seed)
-{
-	char sb[32];
-	json_t *args, *p = NULL;
-	uint64_t total;
-	char err[WL_ERRLEN];
-	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)seed);
-	args = json_pack("{s:I, s:s}", "battles", (json_int_t)n, "seed", sb);
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err, sizeof(err)), 0);
-	assert_int_equal(total, n);
-	json_decref(args);
-	return p;
-}
-
-static void run_lease(json_t *params, json_t *spec, const void *ckpt,
-		      size_t ckpt_len, struct io_state *ios, int threads,
-		      int expect, void **res, size_t *len)
-{
-	struct wl_run_io io = {ios, io_progress, io_due, io_ckpt, io_stop, NULL};
-	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
-	char err[WL_ERRLEN] = "";
-	int rc = W->run(workload_ctx(W), params, spec, ckpt, ckpt_len, &dev, ios ? &io : NULL,
-			res, len, err, sizeof(err));
-	if (rc != expect)
-		fprintf(stderr, "run: %d %s\n", rc, err);
-	assert_int_equal(rc, expect);
-}
 
 static void test_checkpoint_resume(void **state)
 {
 	(void)state;
-	json_t *params = params_of(5000000, 99);
+	json_t *params = graveler_fx_params(5000000, 99);
 	/* An unaligned lease, as a hand-made spec. */
 	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)1000003,
 				 "end", (json_int_t)4500001);
 	void *r1 = NULL, *r2 = NULL;
 	size_t l1 = 0, l2 = 0;
 	struct io_state s1 = {.stop_after = -1};
-	run_lease(params, spec, NULL, 0, &s1, 1, 0, &r1, &l1);
+	graveler_fx_run(params, spec, NULL, 0, &s1, 1, 0, &r1, &l1);
 	assert_true(s1.nckpt >= 2);
 
 	struct io_state s2 = {.stop_after = 2};
-	run_lease(params, spec, NULL, 0, &s2, 1, GERR_CANCELLED, &r2, &l2);
+	graveler_fx_run(params, spec, NULL, 0, &s2, 1, GERR_CANCELLED, &r2, &l2);
 	assert_non_null(s2.ckpt);
 	char err[WL_ERRLEN];
 	assert_int_equal(W->check_checkpoint(workload_ctx(W), params, spec, s2.ckpt, s2.ckpt_len,
 					     err, sizeof(err)), 0);
 	/* Resume with a different thread count: identical bytes. */
 	struct io_state s3 = {.stop_after = -1};
-	run_lease(params, spec, s2.ckpt, s2.ckpt_len, &s3, 2, 0, &r2, &l2);
+	graveler_fx_run(params, spec, s2.ckpt, s2.ckpt_len, &s3, 2, 0, &r2, &l2);
 	assert_int_equal(l1, l2);
 	assert_memory_equal(r1, r2, l1);
 	/* And no io at all. */
 	free(r2);
-	run_lease(params, spec, NULL, 0, NULL, 2, 0, &r2, &l2);
+	graveler_fx_run(params, spec, NULL, 0, NULL, 2, 0, &r2, &l2);
 	assert_memory_equal(r1, r2, l1);
 	/* A checkpoint of an earlier format (stored before an upgrade) is
 	 * dropped: the run starts afresh and gives the same bytes. */
@@ -351,7 +283,7 @@ static void test_checkpoint_resume(void **state)
 	assert_true(graveler_ckpt_outdated(old, s2.ckpt_len));
 	assert_false(graveler_ckpt_outdated(s2.ckpt, s2.ckpt_len));
 	free(r2);
-	run_lease(params, spec, old, s2.ckpt_len, NULL, 1, 0, &r2, &l2);
+	graveler_fx_run(params, spec, old, s2.ckpt_len, NULL, 1, 0, &r2, &l2);
 	assert_memory_equal(r1, r2, l1);
 	free(old);
 
@@ -425,7 +357,7 @@ static void test_carve(void **state)
 {
 	(void)state;
 	const uint64_t n = (1ull << 22) + 777;
-	json_t *params = params_of(n, 1);
+	json_t *params = graveler_fx_params(n, 1);
 	json_t *cursor = NULL;
 	uint64_t covered = 0, wants[] = {5, (1ull << 20) + 3, 1ull << 21, 0};
 	int leases = 0;
@@ -461,7 +393,7 @@ static void lease_result(json_t *params, uint64_t begin, uint64_t end,
 {
 	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)begin,
 				 "end", (json_int_t)end);
-	run_lease(params, spec, NULL, 0, NULL, 2, 0, res, len);
+	graveler_fx_run(params, spec, NULL, 0, NULL, 2, 0, res, len);
 	*ret_spec = spec;
 }
 
@@ -501,7 +433,7 @@ static void test_decoder_invariants(void **state)
 {
 	(void)state;
 	char err[WL_ERRLEN];
-	json_t *params = params_of(1u << 22, 31);
+	json_t *params = graveler_fx_params(1u << 22, 31);
 	json_t *spec;
 	void *res = NULL;
 	size_t len = 0;
@@ -582,7 +514,7 @@ static void test_verify(void **state)
 {
 	(void)state;
 	char err[WL_ERRLEN];
-	json_t *params = params_of(1u << 22, 2024);
+	json_t *params = graveler_fx_params(1u << 22, 2024);
 	json_t *spec;
 	void *res = NULL;
 	size_t len = 0;
@@ -705,7 +637,7 @@ static void test_detection_rate(void **state)
 	(void)state;
 	const uint32_t K = 32;
 	char err[WL_ERRLEN];
-	json_t *params = params_of(1u << 22, 77);
+	json_t *params = graveler_fx_params(1u << 22, 77);
 	json_t *spec;
 	void *res = NULL, *t = NULL;
 	size_t len = 0, tl;
@@ -778,7 +710,7 @@ static void test_merge_finish_render(void **state)
 {
 	(void)state;
 	const uint64_t n = (1ull << 21) + 12345;
-	json_t *params = params_of(n, 5);
+	json_t *params = graveler_fx_params(n, 5);
 	json_t *specs[4], *cursor = NULL;
 	void *res[4];
 	size_t len[4];
@@ -793,7 +725,7 @@ static void test_merge_finish_render(void **state)
 			break;
 		json_decref(cursor);
 		cursor = nc;
-		run_lease(params, specs[nl], NULL, 0, NULL, 2, 0, &res[nl],
+		graveler_fx_run(params, specs[nl], NULL, 0, NULL, 2, 0, &res[nl],
 			  &len[nl]);
 		assert_int_equal(W->verify(workload_ctx(W), params, specs[nl], res[nl], len[nl],
 					   nl, err, sizeof(err)), 0);

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "graveler_fx.h"
+
 #include "gerr.h"
 #include "graveler/graveler.h"
 #include "unit_main.h"
@@ -20,76 +22,6 @@
 extern const struct workload graveler_workload;
 static const struct workload *W = &graveler_workload;
 
-/* ---- io for runs ---------------------------------------------------------- */
-
-struct io_state {
-	int stop_after;  /* steps before should_stop says yes; -1 never */
-	int steps;
-	void *ckpt;
-	size_t ckpt_len;
-	int nckpt;
-	uint64_t last_progress;
-};
-
-static void io_progress(void *o, uint64_t done)
-{
-	struct io_state *s = o;
-	assert_true(done >= s->last_progress);
-	s->last_progress = done;
-	s->steps++;
-}
-
-static int io_due(void *o)
-{
-	(void)o;
-	return 1;
-}
-
-static int io_ckpt(void *o, const void *bytes, size_t len, uint64_t done)
-{
-	struct io_state *s = o;
-	(void)done;
-	free(s->ckpt);
-	s->ckpt = malloc(len);
-	memcpy(s->ckpt, bytes, len);
-	s->ckpt_len = len;
-	s->nckpt++;
-	return 0;
-}
-
-static int io_stop(void *o)
-{
-	struct io_state *s = o;
-	return s->stop_after >= 0 && s->steps >= s->stop_after;
-}
-
-static json_t *params_of(uint64_t n, uint64_t seed)
-{
-	char sb[32];
-	json_t *args, *p = NULL;
-	uint64_t total;
-	char err[WL_ERRLEN];
-	snprintf(sb, sizeof(sb), "%llu", (unsigned long long)seed);
-	args = json_pack("{s:I, s:s}", "battles", (json_int_t)n, "seed", sb);
-	assert_int_equal(W->parse_params(workload_ctx(W), args, &p, &total, err, sizeof(err)), 0);
-	assert_int_equal(total, n);
-	json_decref(args);
-	return p;
-}
-
-static void run_lease(json_t *params, json_t *spec, const void *ckpt,
-		      size_t ckpt_len, struct io_state *ios, int threads,
-		      int expect, void **res, size_t *len)
-{
-	struct wl_run_io io = {ios, io_progress, io_due, io_ckpt, io_stop, NULL};
-	struct wl_device dev = {WL_DEVICE_CPU, 0, threads, NULL};
-	char err[WL_ERRLEN] = "";
-	int rc = W->run(workload_ctx(W), params, spec, ckpt, ckpt_len, &dev, ios ? &io : NULL,
-			res, len, err, sizeof(err));
-	if (rc != expect)
-		fprintf(stderr, "run: %d %s\n", rc, err);
-	assert_int_equal(rc, expect);
-}
 
 /* One of a cut lease's halves run and verified: its result. */
 static void *run_verified(json_t *params, json_t *spec, const void *ckpt,
@@ -98,7 +30,7 @@ static void *run_verified(json_t *params, json_t *spec, const void *ckpt,
 	char err[WL_ERRLEN];
 	void *res = NULL;
 
-	run_lease(params, spec, ckpt, ckpt_len, NULL, 2, 0, &res, len);
+	graveler_fx_run(params, spec, ckpt, ckpt_len, NULL, 2, 0, &res, len);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, res, *len, 7,
 				   err, sizeof(err)), 0);
 	return res;
@@ -122,7 +54,7 @@ static void test_split(void **state)
 {
 	(void)state;
 	const uint64_t end = 4500000;
-	json_t *params = params_of(5000000, 17);
+	json_t *params = graveler_fx_params(5000000, 17);
 	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
 				 (json_int_t)end);
 	struct graveler_acc *a = malloc(sizeof(*a));
@@ -132,7 +64,7 @@ static void test_split(void **state)
 	size_t whole_len = 0, len = 0;
 	uint64_t done, mx;
 
-	run_lease(params, spec, NULL, 0, &s, 1, GERR_CANCELLED, &res, &len);
+	graveler_fx_run(params, spec, NULL, 0, &s, 1, GERR_CANCELLED, &res, &len);
 	assert_non_null(s.ckpt);
 	assert_int_equal(graveler_ckpt_decode(s.ckpt, s.ckpt_len, a, err,
 					      sizeof(err)), 0);
@@ -247,7 +179,7 @@ static void test_split_framed(void **state)
 {
 	(void)state;
 	const uint64_t end = (1ull << 29) + 12345 * GRAVELER_CHUNK;
-	json_t *params = params_of(end + 77, 23);
+	json_t *params = graveler_fx_params(end + 77, 23);
 	json_t *spec = json_pack("{s:I, s:I}", "begin", (json_int_t)0, "end",
 				 (json_int_t)end);
 	json_t *head = NULL, *tail = NULL, *head2 = NULL, *tail2 = NULL;
@@ -259,7 +191,7 @@ static void test_split_framed(void **state)
 	size_t len = 0;
 
 	assert_true(graveler_nsegments(0, end) < (end - 1) / GRAVELER_CHUNK + 1);
-	run_lease(params, spec, NULL, 0, &s, 1, GERR_CANCELLED, &res, &len);
+	graveler_fx_run(params, spec, NULL, 0, &s, 1, GERR_CANCELLED, &res, &len);
 	assert_int_equal(graveler_ckpt_decode(s.ckpt, s.ckpt_len, a, err,
 					      sizeof(err)), 0);
 	done = a->next - a->begin;

@@ -75,9 +75,10 @@ static uint64_t claim_units(struct fx *f, int64_t worker)
 	return units;
 }
 
-static void note(struct fx *f, int64_t worker, const char *wl, double rate)
+/* gpud measured rate for worker in job. */
+static void note(struct fx *f, int64_t worker, int64_t job, double rate)
 {
-	assert_int_equal(store_rate_note(f->st, worker, wl, rate, 1,
+	assert_int_equal(store_rate_note(f->st, worker, job, rate, 1,
 					 gclock_wall()), 0);
 }
 
@@ -98,8 +99,8 @@ static void test_share_by_rate(void **state)
 {
 	struct fx *f = *state;
 
-	note(f, f->w1, "graveler", 1e6);
-	note(f, f->w2, "graveler", 3e6);
+	note(f, f->w1, f->job, 1e6);
+	note(f, f->w2, f->job, 3e6);
 	assert_int_equal(claim_units(f, f->w1), BATTLES / 4);
 	assert_int_equal(claim_units(f, f->w2), BATTLES / 4 * 3);
 }
@@ -111,8 +112,8 @@ static void test_bounds_in_seconds(void **state)
 	struct fx *f = *state;
 	uint64_t u;
 
-	note(f, f->w1, "graveler", 1e6);
-	note(f, f->w2, "graveler", 1e10);
+	note(f, f->w1, f->job, 1e6);
+	note(f, f->w2, f->job, 1e10);
 	u = claim_units(f, f->w1); /* share 1.07e5 < 5 s of work */
 	assert_true(u >= 5000000 && u < 5000000 + 256);
 	f->pol.lease_target_s = 0.01;
@@ -120,16 +121,25 @@ static void test_bounds_in_seconds(void **state)
 	assert_true(u >= 100000000 && u < 100000000 + 256);
 }
 
-/* A rate measured in one workload never sizes another's lease. */
-static void test_rate_per_workload(void **state)
+/* A rate measured in one job, of this workload or another, never sizes
+ * another job's lease: a workload's units cost what each job makes them
+ * cost. */
+static void test_rate_per_job(void **state)
 {
 	struct fx *f = *state;
+	json_t *other = NULL;
+	int64_t job2 = sched_fx_graveler(f->st, "1024", "8", &other);
+	struct store_job j = {0};
 	double r = -1;
 
-	note(f, f->w1, "officers", 1e12);
-	assert_int_equal(store_rate_get(f->st, f->w1, "graveler", &r), 0);
+	assert_int_equal(store_job_get(f->st, job2, &j), 0);
+	note(f, f->w1, job2, 1e12);
+	assert_int_equal(store_rate_get(f->st, f->w1, f->job, &r), 0);
 	assert_true(r == 0);
+	/* job2 is the later one: claims take f->job first. */
 	assert_int_equal(claim_units(f, f->w1), BATTLES / 2);
+	store_job_clear(&j);
+	json_decref(other);
 }
 
 /* Workers that are offline (and not seen lately) or quarantined are not
@@ -141,7 +151,7 @@ static void test_fleet_is_who_can_take_it(void **state)
 	double now = gclock_wall();
 
 	assert_int_equal(store_worker_set_online(f->st, f->w2, 0, now - 3600), 0);
-	assert_int_equal(store_rate_fleet(f->st, "graveler", now - 60, &fl), 0);
+	assert_int_equal(store_rate_fleet(f->st, "graveler", f->job, now - 60, &fl), 0);
 	assert_int_equal(fl.workers, 1);
 	assert_int_equal(claim_units(f, f->w1), BATTLES);
 }
@@ -165,7 +175,7 @@ static void test_claim_without_lease_joins_fleet(void **state)
 	sched_claim(f->st, &c);
 	assert_int_equal(c.rc, GERR_NOTFOUND);
 	sched_claim_clear(&c);
-	assert_int_equal(store_rate_fleet(f->st, "graveler", now - 60, &fl), 0);
+	assert_int_equal(store_rate_fleet(f->st, "graveler", f->job, now - 60, &fl), 0);
 	assert_int_equal(fl.workers, 3);
 }
 
@@ -181,13 +191,13 @@ static void test_rate_from_the_grant(void **state)
 			 "{\"begin\":0,\"end\":1000000}", 1000000, f->w1,
 			 now + 60, now - 4, &l), 0);
 	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w1,
-					    "graveler", 400000, now), 0);
-	assert_int_equal(store_rate_get(f->st, f->w1, "graveler", &r), 0);
+					    400000, now), 0);
+	assert_int_equal(store_rate_get(f->st, f->w1, f->job, &r), 0);
 	assert_true(r > 99000 && r < 101000);
 	/* Too soon after the grant to tell: nothing noted. */
 	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w2,
-					    "graveler", 400000, now - 3.995), 0);
-	assert_int_equal(store_rate_get(f->st, f->w2, "graveler", &r), 0);
+					    400000, now - 3.995), 0);
+	assert_int_equal(store_rate_get(f->st, f->w2, f->job, &r), 0);
 	assert_true(r == 0);
 	store_lease_clear(&l);
 }
@@ -213,7 +223,7 @@ static void test_grace_at_start(void **state)
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 UNIT_MAIN(T(test_probe_is_an_equal_share), T(test_share_by_rate),
-	  T(test_bounds_in_seconds), T(test_rate_per_workload),
+	  T(test_bounds_in_seconds), T(test_rate_per_job),
 	  T(test_fleet_is_who_can_take_it),
 	  T(test_claim_without_lease_joins_fleet), T(test_rate_from_the_grant),
 	  T(test_grace_at_start))

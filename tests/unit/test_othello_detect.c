@@ -1,7 +1,7 @@
 /* test_othello_detect.c - how often a partly fabricated Othello result
  * passes verification, measured against the formula othello_verify.c
- * states: a real lease of random 6-empty positions (cheap to re-solve, and
- * k(6) = k(10) = 1024) with a fraction f of its scores made up (each one
+ * states: a real lease of random 6-empty positions (cheap to re-solve; k =
+ * min(1024, 4000 / 32) = 125) with a fraction f of its scores made up (each one
  * wrong: the true score +- 2), verified with many seeds.
  * Expected: P(pass) = (1 - m / n)^k, m made-up positions of n. */
 #include <math.h>
@@ -38,7 +38,7 @@ static void measure(struct detect_fx *fx, uint64_t m, unsigned nseeds)
 {
 	const uint8_t *honest = fx->res;
 	uint8_t *bad = malloc(fx->len);
-	unsigned k = othello_verify_samples(EMPTIES);
+	unsigned k = othello_verify_k(EMPTIES, N);
 	uint64_t done = 0;
 	char what[64];
 

@@ -540,9 +540,9 @@ static void test_job_split(void **state)
 	free(m.input);
 }
 
-/* --split auto: few deep positions are split to a frontier of at least
- * OTHELLO_SPLIT_TARGET; shallow ones are not; no --split or --split 0
- * never splits. */
+/* --split auto (also the default, no --split): few deep positions are
+ * split to a frontier of at least OTHELLO_SPLIT_TARGET; shallow ones are
+ * not; --split 0 never splits. */
 static void test_auto(void **state)
 {
 	char text[4 * 90 + 1], b[68];
@@ -553,7 +553,9 @@ static void test_auto(void **state)
 
 	(void)state;
 	for (int i = 0; i < 2; i++) {
-		struct othello_pos r = gen(9, (uint64_t)i, i ? 22 : 12);
+		/* 12 and 25 empties: 59 s of one core, above
+		 * OTHELLO_SPLIT_AUTO_US */
+		struct othello_pos r = gen(9, (uint64_t)i, i ? 25 : 12);
 		othello_format_board(&r, b);
 		tl += (size_t)sprintf(text + tl, "%s\n", b);
 	}
@@ -565,8 +567,20 @@ static void test_auto(void **state)
 	assert_int_equal(json_integer_value(json_object_get(p, "block")), 1);
 	assert_int_equal(json_integer_value(json_object_get(split,
 							    "root_empties")),
-			 22);
+			 25);
 	assert_null(json_object_get(p, "split_request"));
+	{
+		/* a split job's one-position leases are never cut */
+		const struct workload *Wl = &othello_workload;
+		json_t *sp = json_pack("{s:i, s:i}", "begin", 0, "count", 1),
+		       *h = NULL, *t = NULL;
+		uint64_t hu, tu;
+		assert_int_equal(Wl->split(workload_ctx(Wl), p, sp, 1, &h, &hu,
+					   &t, &tu), GERR_AGAIN);
+		assert_int_equal(Wl->split(workload_ctx(Wl), p, sp, 0, &h, &hu,
+					   &t, &tu), GERR_AGAIN);
+		json_decref(sp);
+	}
 	json_decref(p);
 	free(m.input);
 	p = file_params("0", text, &m, &total, 0);
@@ -575,7 +589,21 @@ static void test_auto(void **state)
 	json_decref(p);
 	free(m.input);
 	p = file_params(NULL, text, &m, &total, 0);
+	assert_non_null(json_object_get(p, "split"));
+	assert_true(total >= OTHELLO_SPLIT_TARGET);
+	json_decref(p);
+	free(m.input);
+	/* Deep but little work in all (14 and 20 empties, 0.6 s): not
+	 * split. */
+	tl = 0;
+	for (int i = 0; i < 2; i++) {
+		struct othello_pos q = gen(9, (uint64_t)i, i ? 20 : 14);
+		othello_format_board(&q, b);
+		tl += (size_t)sprintf(text + tl, "%s\n", b);
+	}
+	p = file_params(NULL, text, &m, &total, 0);
 	assert_null(json_object_get(p, "split"));
+	assert_int_equal(total, 2);
 	json_decref(p);
 	free(m.input);
 	/* Shallow: not split by auto. */

@@ -336,7 +336,7 @@ static void test_parse_params(void **state)
 	assert_int_equal(u, 144578);
 	json_decref(p);
 	p = params_of("2x2", &u);
-	assert_int_equal(u, 1);
+	assert_int_equal(u, 2); /* gangsters: 2x2 has 2 */
 	json_decref(p);
 	a = json_pack("{s:s, s:s}", "box", "3x3", "seed", "1");
 	assert_int_equal(W->parse_params(workload_ctx(W), a, &p, &u, err, sizeof(err)), GERR_INVAL);
@@ -424,25 +424,6 @@ static int io_stop(void *o)
 	return 0;
 }
 
-/* Results by hash for export: the tests keep them in memory. */
-struct mem_blobs {
-	const char *hash;
-	const void *bytes;
-	size_t len;
-};
-
-static int mem_fetch(void *o, const char *hash, void **ret, size_t *ret_len)
-{
-	const struct mem_blobs *m = o;
-	if (strcmp(hash, m->hash) != 0)
-		return GERR_NOTFOUND;
-	*ret = malloc(m->len);
-	assert_non_null(*ret);
-	memcpy(*ret, m->bytes, m->len);
-	*ret_len = m->len;
-	return 0;
-}
-
 /* The total recomputed from a counts export: factor * sum of members *
  * cnt * V over its lines, with the workload's own setup. */
 static void total_of_export(const json_t *p, const char *text, uint32_t ngang,
@@ -482,9 +463,33 @@ static void total_of_export(const json_t *p, const char *text, uint32_t ngang,
 	u256_to_dec(&tot, buf);
 }
 
-/* Every small shape through carve, run, verify, merge, finish, render and
- * export, against the published totals (asserted here, not by the
- * workload). */
+/* Results of several leases by hash, for export and plots. */
+#define MEM_MAX 16
+struct mem_set {
+	int n;
+	char hash[MEM_MAX][8];
+	void *bytes[MEM_MAX];
+	size_t len[MEM_MAX];
+};
+
+static int mem_set_fetch(void *o, const char *hash, void **ret,
+			 size_t *ret_len)
+{
+	const struct mem_set *m = o;
+	for (int i = 0; i < m->n; i++)
+		if (strcmp(hash, m->hash[i]) == 0) {
+			*ret = malloc(m->len[i]);
+			assert_non_null(*ret);
+			memcpy(*ret, m->bytes[i], m->len[i]);
+			*ret_len = m->len[i];
+			return 0;
+		}
+	return GERR_NOTFOUND;
+}
+
+/* Every small shape through carve (leases of gangster ranges, one set
+ * each), run, verify, merge, finish, render and export, against the
+ * published totals (asserted here, not by the workload). */
 static void test_workload_small(void **state)
 {
 	static const char *boxes[] = { "2x2", "2x3", "3x2", "2x4", "3x3" };
@@ -495,46 +500,70 @@ static void test_workload_small(void **state)
 	(void)state;
 	for (size_t i = 0; i < 5; i++) {
 		char err[WL_ERRLEN] = "", buf[U256_DECLEN];
-		uint64_t u, units;
+		uint64_t u, units, sum_units = 0;
 		json_t *p = params_of(boxes[i], &u), *spec = NULL, *cur = NULL,
-		       *ans = NULL, *spec2 = NULL, *cur2 = NULL, *note = NULL,
-		       *ans2 = NULL, *args = json_object();
+		       *ans = NULL, *note = NULL, *ans2 = NULL,
+		       *args = json_object(), *first = NULL;
 		struct fake_io fio = { 0, 0 };
 		struct wl_run_io io = { &fio, io_progress, io_due, io_ckpt,
 					io_stop, NULL };
 		struct wl_device dev = { WL_DEVICE_CPU, 0, 2, NULL };
 		struct parts_list parts, none;
-		struct mem_blobs mb;
-		struct wl_blob_reader rd = { &mb, mem_fetch };
-		void *res = NULL, *out = NULL;
-		size_t len, olen;
+		struct mem_set ms = { 0 };
+		struct wl_blob_reader rd = { &ms, mem_set_fetch };
+		void *out = NULL;
+		size_t olen;
 		char *text;
-		int last = 0;
+		int last = 0, rc;
 
 		parts_list_init(&parts);
 		parts_list_init(&none);
-		assert_int_equal(W->carve(workload_ctx(W), p, NULL, NULL, NULL, 0, &spec, &units, &cur, &last), 0);
-		assert_int_equal(units, 1);
+		while ((rc = W->carve(workload_ctx(W), p, cur, ans, NULL, 1u << 20,
+				      &spec, &units, &cur, &last)) == 0) {
+			void *res = NULL;
+			size_t len;
+			assert_true(ms.n < MEM_MAX);
+			assert_false(last && sum_units + units != u);
+			sum_units += units;
+			assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, &dev, &io,
+						&res, &len, err, sizeof(err)), 0);
+			assert_int_equal(fio.last, units); /* progress in gangsters */
+			assert_int_equal(W->verify(workload_ctx(W), p, spec, res, len, 7, err,
+						   sizeof(err)), 0);
+			/* a flipped V is caught (odd, or a recount/band count
+			 * mismatch) */
+			((uint8_t *)res)[SUDOKU_HDR_LEN] ^= 2;
+			assert_int_equal(W->verify(workload_ctx(W), p, spec, res, len, 7, err,
+						   sizeof(err)), GERR_VERIFY);
+			((uint8_t *)res)[SUDOKU_HDR_LEN] ^= 2;
+			assert_int_equal(W->verify(workload_ctx(W), p, spec, res, len - 16, 7,
+						   err, sizeof(err)), GERR_VERIFY);
+			snprintf(ms.hash[ms.n], sizeof(ms.hash[0]), "r%d", ms.n);
+			assert_int_equal(W->merge(workload_ctx(W), p, ans, spec, res, len,
+						  ms.hash[ms.n], &ans2, &note), 0);
+			json_decref(ans);
+			ans = ans2;
+			ans2 = NULL;
+			assert_non_null(note);
+			assert_int_equal(parts_list_add(&parts, spec, units, ms.hash[ms.n],
+							note), 0);
+			json_decref(note);
+			note = NULL;
+			ms.bytes[ms.n] = res;
+			ms.len[ms.n++] = len;
+			if (!first)
+				first = spec;
+			else
+				json_decref(spec);
+			spec = NULL;
+		}
+		assert_int_equal(rc, GERR_DONE);
 		assert_int_equal(last, 1);
-		assert_int_equal(W->carve(workload_ctx(W), p, cur, NULL, NULL, 0, &spec2, &units, &cur2, &carve_last),
-				 GERR_DONE);
-		assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, &dev, &io, &res, &len,
-					err, sizeof(err)), 0);
-		assert_int_equal(fio.last, 1);
-		assert_int_equal(W->verify(workload_ctx(W), p, spec, res, len, 7, err, sizeof(err)), 0);
-		/* a flipped V is caught (odd, or a recount/band count mismatch) */
-		((uint8_t *)res)[SUDOKU_HDR_LEN] ^= 2;
-		assert_int_equal(W->verify(workload_ctx(W), p, spec, res, len, 7, err, sizeof(err)),
-				 GERR_VERIFY);
-		((uint8_t *)res)[SUDOKU_HDR_LEN] ^= 2;
-		assert_int_equal(W->verify(workload_ctx(W), p, spec, res, len - 16, 7, err,
-					   sizeof(err)), GERR_VERIFY);
-		assert_int_equal(W->merge(workload_ctx(W), p, NULL, spec, res, len, "r0", &ans, &note), 0);
-		assert_non_null(note);
-		assert_int_equal(parts_list_add(&parts, spec, units, "r0", note), 0);
-		/* this lease again would count more gangsters than there are */
-		assert_int_equal(W->merge(workload_ctx(W), p, ans, spec, res, len, "r0", &ans2, NULL),
-				 GERR_INVAL);
+		assert_int_equal(sum_units, u);
+		/* the first lease again would count more gangsters than there
+		 * are */
+		assert_int_equal(W->merge(workload_ctx(W), p, ans, first, ms.bytes[0],
+					  ms.len[0], "r0", &ans2, NULL), GERR_INVAL);
 		assert_int_equal(W->finish(workload_ctx(W), p, ans, &parts.pub, err, sizeof(err)), 0);
 		assert_string_equal(json_string_value(json_object_get(ans, "total")),
 				    totals[i]);
@@ -543,7 +572,6 @@ static void test_workload_small(void **state)
 		assert_null(strstr(text, "published"));
 		free(text);
 		/* the counts export gives the total back */
-		mb = (struct mem_blobs){ "r0", res, len };
 		assert_int_equal(W->export_data(workload_ctx(W), p, ans, &parts.pub, "counts",
 						args, &rd, &out, &olen, err, sizeof(err)), 0);
 		out = realloc(out, olen + 1);
@@ -567,7 +595,7 @@ static void test_workload_small(void **state)
 		}
 		assert_int_equal(W->export_data(workload_ctx(W), p, ans, &parts.pub, "values",
 						args, &rd, &out, &olen, err, sizeof(err)), GERR_INVAL);
-		mb.hash = "other";
+		snprintf(ms.hash[0], sizeof(ms.hash[0]), "other");
 		assert_int_equal(W->export_data(workload_ctx(W), p, ans, &parts.pub, "counts",
 						args, &rd, &out, &olen, err, sizeof(err)), GERR_NOTFOUND);
 		/* finish needs every lease in the parts */
@@ -584,19 +612,71 @@ static void test_workload_small(void **state)
 			void *ck;
 			size_t cl;
 			assert_int_equal(sudoku_res_encode(&r, 1, &ck, &cl), 0);
-			assert_int_equal(W->check_checkpoint(workload_ctx(W), p, spec, ck, cl, err,
+			assert_int_equal(W->check_checkpoint(workload_ctx(W), p, first, ck, cl, err,
 							     sizeof(err)), GERR_VERIFY);
 			free(ck);
 		}
 		parts_list_clear(&parts);
-		free(res);
+		for (int k = 0; k < ms.n; k++)
+			free(ms.bytes[k]);
 		json_decref(args);
-		json_decref(note);
 		json_decref(ans);
-		json_decref(spec);
+		json_decref(first);
 		json_decref(cur);
 		json_decref(p);
 	}
+}
+
+/* A whole small job: every lease carved, run and merged into *ret_ans
+ * (parts in *parts), the results kept in *ms; the first lease's first V
+ * raised by bump (even: still a plausible W) before it is merged. Returns
+ * the first lease's spec. */
+static json_t *job_all(const json_t *p, struct mem_set *ms,
+		       struct parts_list *parts, json_t **ret_ans, uint8_t bump)
+{
+	char err[WL_ERRLEN] = "";
+	json_t *spec = NULL, *cur = NULL, *ans = NULL, *a2 = NULL, *note = NULL,
+	       *first = NULL;
+	uint64_t units;
+	int last = 0;
+
+	ms->n = 0;
+	while (W->carve(workload_ctx(W), p, cur, ans, NULL, 1u << 20, &spec,
+			&units, &cur, &last) == 0) {
+		void *res = NULL;
+		size_t len;
+		assert_true(ms->n < MEM_MAX);
+		assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, NULL, NULL,
+					&res, &len, err, sizeof(err)), 0);
+		if (ms->n == 0)
+			((uint8_t *)res)[SUDOKU_HDR_LEN] += bump;
+		snprintf(ms->hash[ms->n], sizeof(ms->hash[0]), "r%d", ms->n);
+		assert_int_equal(W->merge(workload_ctx(W), p, ans, spec, res, len,
+					  ms->hash[ms->n], &a2, &note), 0);
+		json_decref(ans);
+		ans = a2;
+		assert_int_equal(parts_list_add(parts, spec, units, ms->hash[ms->n],
+						note), 0);
+		json_decref(note);
+		note = NULL;
+		ms->bytes[ms->n] = res;
+		ms->len[ms->n++] = len;
+		if (!first)
+			first = spec;
+		else
+			json_decref(spec);
+		spec = NULL;
+	}
+	json_decref(cur);
+	*ret_ans = ans;
+	return first;
+}
+
+static void mem_set_clear(struct mem_set *ms)
+{
+	for (int k = 0; k < ms->n; k++)
+		free(ms->bytes[k]);
+	ms->n = 0;
 }
 
 /* The answer: what does not grow with the leases (an older answer's
@@ -608,49 +688,54 @@ static void test_answer_3x3(void **state)
 	static const char *const keys[] = { "box", "rows", "cols", "gangsters",
 		"done", "leases", "sum", "sets", "total", NULL };
 	char err[WL_ERRLEN] = "";
-	uint64_t u, units;
-	json_t *p = params_of("3x3", &u), *spec = NULL, *cur = NULL,
-	       *ans = NULL, *note = NULL, *old, *a2 = NULL, *bad;
+	uint64_t u;
+	json_t *p = params_of("3x3", &u), *spec = NULL, *ans = NULL, *old,
+	       *a2 = NULL, *bad;
 	struct parts_list parts;
-	void *res = NULL;
-	size_t len;
+	struct mem_set ms = { 0 };
 	char *text, *d1, *d2;
 	struct u256 s, f, t;
 	char buf[U256_DECLEN];
 
 	(void)state;
 	parts_list_init(&parts);
-	assert_int_equal(W->carve(workload_ctx(W), p, NULL, NULL, NULL, 0, &spec, &units, &cur, &carve_last), 0);
-	assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, NULL, NULL, &res, &len, err,
-				sizeof(err)), 0);
-	assert_int_equal(W->merge(workload_ctx(W), p, NULL, spec, res, len, "r0", &ans, &note), 0);
-	assert_int_equal(parts_list_add(&parts, spec, units, "r0", note), 0);
+	spec = job_all(p, &ms, &parts, &ans, 0);
+	assert_true(ms.n > 1); /* 3x3 is cut in leases */
 	assert_int_equal(json_object_size(ans), 9);
 	for (size_t k = 0; keys[k]; k++)
 		assert_non_null(json_object_get(ans, keys[k]));
 	assert_int_equal(json_array_size(json_object_get(ans, "sets")), 5);
 	/* an answer of before, with 1000 leases and their counts merged: the
-	 * merge keeps only the constant-size fields */
-	old = json_deep_copy(ans);
-	json_object_set_new(old, "done", json_integer(0));
-	json_object_set_new(old, "sum", json_string("0"));
-	json_object_del(old, "total");
+	 * merge keeps only the constant-size fields (the last lease merged
+	 * into the answer of all the others) */
 	{
-		json_t *sets = json_object_get(old, "sets"), *so, *counts = json_object();
-		size_t k;
-		json_array_foreach(sets, k, so) {
-			json_object_set_new(so, "done", json_integer(0));
-			json_object_set_new(so, "sum", json_string("0"));
+		json_t *lspec;
+		struct wl_part lp;
+		old = NULL;
+		assert_int_equal(parts.pub.get(parts.pub.opaque, (uint64_t)ms.n - 1, &lp), 0);
+		lspec = json_deep_copy(lp.spec);
+		for (int k = 0; k < ms.n - 1; k++) {
+			assert_int_equal(parts.pub.get(parts.pub.opaque, (uint64_t)k, &lp), 0);
+			assert_int_equal(W->merge(workload_ctx(W), p, old, lp.spec, ms.bytes[k],
+						  ms.len[k], ms.hash[k], &a2, NULL), 0);
+			json_decref(old);
+			old = a2;
 		}
+		json_decref(spec);
+		spec = lspec; /* the lease merged below */
+	}
+	{
+		json_t *counts = json_object();
 		for (int l = 0; l < 1000; l++) {
 			char key[16];
 			snprintf(key, sizeof(key), "%d", l);
 			json_object_set_new(counts, key, json_pack("[s,s]", "12", "34"));
 		}
 		json_object_set_new(old, "counts", counts);
-		json_object_set_new(old, "leases", json_integer(0));
 	}
-	assert_int_equal(W->merge(workload_ctx(W), p, old, spec, res, len, "r0", &a2, NULL), 0);
+	json_object_set_new(old, "leases", json_integer(ms.n - 1));
+	assert_int_equal(W->merge(workload_ctx(W), p, old, spec, ms.bytes[ms.n - 1],
+				  ms.len[ms.n - 1], ms.hash[ms.n - 1], &a2, NULL), 0);
 	assert_null(json_object_get(a2, "counts"));
 	d1 = json_dumps(ans, JSON_SORT_KEYS);
 	d2 = json_dumps(a2, JSON_SORT_KEYS);
@@ -688,14 +773,13 @@ static void test_answer_3x3(void **state)
 	/* a lease whose W was changed (and still even) merges to another
 	 * total; finish's checks hold, so it passes: no published number
 	 * decides. */
-	json_decref(note);
-	note = NULL;
 	parts_list_clear(&parts);
+	parts_list_init(&parts);
 	json_decref(ans);
 	ans = NULL;
-	((uint8_t *)res)[SUDOKU_HDR_LEN] += 2;
-	assert_int_equal(W->merge(workload_ctx(W), p, NULL, spec, res, len, "r0", &ans, &note), 0);
-	assert_int_equal(parts_list_add(&parts, spec, units, "r0", note), 0);
+	mem_set_clear(&ms);
+	json_decref(spec);
+	spec = job_all(p, &ms, &parts, &ans, 2);
 	assert_string_not_equal(json_string_value(json_object_get(ans, "total")),
 				"6670903752021072936960");
 	assert_int_equal(W->finish(workload_ctx(W), p, ans, &parts.pub, err, sizeof(err)), 0);
@@ -703,11 +787,9 @@ static void test_answer_3x3(void **state)
 	assert_non_null(strstr(text, json_string_value(json_object_get(ans, "total"))));
 	free(text);
 	parts_list_clear(&parts);
-	free(res);
-	json_decref(note);
+	mem_set_clear(&ms);
 	json_decref(ans);
 	json_decref(spec);
-	json_decref(cur);
 	json_decref(p);
 }
 
@@ -716,7 +798,8 @@ static void test_bad_spec(void **state)
 	char err[WL_ERRLEN];
 	uint64_t u;
 	json_t *p = params_of("3x3", &u);
-	json_t *spec = json_pack("{s:i, s:i, s:i}", "set", 0, "from", 0, "to", 3);
+	/* a lease across sets */
+	json_t *spec = json_pack("{s:i, s:i, s:i}", "set", 0, "from", 0, "to", 44);
 	void *res = NULL;
 	size_t len;
 
@@ -724,7 +807,7 @@ static void test_bad_spec(void **state)
 	assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, NULL, NULL, &res, &len, err,
 				sizeof(err)), GERR_INVAL);
 	json_decref(spec);
-	spec = json_pack("{s:i, s:i, s:i}", "set", -1, "from", 0, "to", 45);
+	spec = json_pack("{s:i, s:i, s:i}", "set", -1, "from", 0, "to", 43);
 	assert_int_equal(W->run(workload_ctx(W), p, spec, NULL, 0, NULL, NULL, &res, &len, err,
 				sizeof(err)), GERR_INVAL);
 	json_decref(spec);

@@ -4,6 +4,8 @@
 # done; then every root's score and best move against the published ones.
 #   tools/bench/bench_othello_ffo.sh FROM TO DEVICE... [-- SUBMIT_ARGS...]
 # e.g. tools/bench/bench_othello_ffo.sh 40 59 cpu:16 cuda:0
+# gpud splits a file of few deep positions into subtree leases by default;
+# "-- --split 0" leases the positions themselves (priced by empties).
 # Each DEVICE starts one gpuworker (--device DEVICE). LOG_LEVEL as in
 # bench_othello_gpud.sh. Exit 1 when a score or best move differs.
 set -eu
