@@ -27,7 +27,8 @@ raised, --max-connections and --max-connections-per-address sized to
 --workers) and stops it at the end. --procs spreads the workers over that
 many processes (Python's TLS-less secure channel costs CPU per message).
 In lease-ops mode the job to lease from must exist (e.g. gpuctl submit
-graveler --battles 1e15 with gpud --lease-units 1048576).
+graveler --battles 1e15 with gpud --lease-units 1048576); with --start-gpud
+loadgen submits that one.
 """
 import argparse
 import asyncio
@@ -416,6 +417,8 @@ def parent_main(a):
         job = None
         if a.job:
             job = gpud.ctl("submit", *shlex.split(a.job)).strip()
+        elif gpud:  # lease ops need a job of many leases to lease from
+            gpud.ctl("submit", "graveler", "--battles", "1e15")
         for k in kids:
             k.stdin.write("go\n")
             k.stdin.flush()
@@ -555,6 +558,7 @@ def main():
             p.error("bad shard")
         shard_main(a)
         return
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # parent_main's finally stops what it started
     sys.exit(parent_main(a))
 
 
