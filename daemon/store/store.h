@@ -257,7 +257,8 @@ int store_lease_list_state(struct store *st, enum lease_state state,
 int store_lease_counts(struct store *st, int64_t job_id,
 		       uint64_t counts[LEASE_NSTATES]);
 /* A job's progress, live: store_job_stats' units_saved + units_running
- * (replicas never count). */
+ * (replicas never count), its verified part from the job's own count
+ * (store_job_set_answer), so that only the leases still moving are read. */
 int store_job_units_progress(struct store *st, int64_t job_id,
 			     uint64_t *ret_units);
 

@@ -142,6 +142,8 @@ static void test_stats(void **state)
 
 	assert_int_equal(store_lease_set_result(st, v.id, 1, "r1", 10, 30), 0);
 	assert_int_equal(store_lease_set_verified(st, v.id, 1, 31), 0);
+	/* The merge counts its units in the job (sched_merge.c). */
+	assert_int_equal(store_job_set_answer(st, job, "{}", 10), 0);
 	assert_int_equal(store_lease_set_result(st, d.id, 1, "r2", 20, 30), 0);
 	/* p: a checkpoint at 15, progress to 30, released: 15 kept. */
 	assert_int_equal(store_lease_set_checkpoint(st, p.id, 1, "c1", 15, 30, NULL), 0);
