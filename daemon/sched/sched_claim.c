@@ -56,7 +56,7 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
 /* How many units to ask job's planner for (0: its own default). With a
  * rate r measured for this worker in this job: r x
  * --lease-seconds, cut to the worker's share of what is left, never below
- * r x --lease-min-seconds. What is left counts the holders' unfinished
+ * r x --lease-min-seconds while some of the fleet is unmeasured. What is left counts the holders' unfinished
  * work too, so that every worker would finish at the same time: the
  * share is r / (the fleet's rates) of it (a worker not measured yet
  * counts as their mean). Before r is known: an equal share, which
@@ -101,9 +101,15 @@ static int lease_want(struct store *st, const struct sched_claim *c,
 		want = r * pol->lease_target_s;
 		if (share > 0 && share < want)
 			want = share;
-		/* The floor, never above the wanted length. */
+		/* The floor, never above the wanted length, while some of the
+		 * fleet is not measured in the job (counted at the mean, they
+		 * may shrink a fast worker's share to nothing). With every
+		 * rate known the share is what the fleet does meanwhile, and
+		 * below the floor the job is ending: a slow worker's lease
+		 * then ends with the fast ones' rather than after them. */
 		if (want < r * pol->lease_min_s && pol->lease_min_s <
-		    pol->lease_target_s)
+		    pol->lease_target_s &&
+		    (share == 0 || fleet.known < fleet.workers))
 			want = r * pol->lease_min_s;
 	} else {
 		want = share;

@@ -395,6 +395,28 @@ static int cut_plan(const struct workload *wl, json_t *params, json_t *spec,
  * pieces at its checkpoint plus equal shares of the rest. Returns 0 or a
  * store error; a cut the workload refuses, or one whose pieces do not add
  * up to the lease, leaves it whole and is no error (why says so). */
+/* The holder's part of the rest of l when it is cut into pieces: in
+ * proportion to its rate in the job among the others' (their mean stands
+ * for the idle workers', who are not known here), so that a CPU worker
+ * beside an idle GPU keeps a little and the GPU takes the rest; equal
+ * shares when gpud has measured no one else in the job. */
+static uint64_t holder_share(struct store *st, const struct store_lease *l,
+			     int64_t holder, const char *workload,
+			     uint32_t pieces)
+{
+	uint64_t rest = l->units - l->checkpoint_units;
+	struct store_fleet fl = {0};
+	double mine = 0, others, part;
+
+	if (store_rate_get(st, holder, l->job_id, &mine) || !(mine > 0) ||
+	    store_rate_fleet(st, workload, l->job_id, 0, &fl) ||
+	    fl.known < 2 || !(fl.rate_sum > mine))
+		return rest / pieces;
+	others = (fl.rate_sum - mine) / (fl.known - 1);
+	part = (double)rest * mine / (mine + (pieces - 1) * others);
+	return part < 1 ? 1 : (uint64_t)part;
+}
+
 static int takeback_cut(struct store *st, struct sched_release *r,
 			const struct store_lease *l, uint32_t pieces,
 			double now)
@@ -419,9 +441,19 @@ static int takeback_cut(struct store *st, struct sched_release *r,
 	share = (l->units - l->checkpoint_units) / pieces;
 	params = json_loads(job.params, 0, NULL);
 	spec = json_loads(l->spec, 0, NULL);
-	if (wl && wl->split && share && params && spec)
-		wrc = cut_plan(wl, params, spec, l->checkpoint_units + share,
+	if (wl && wl->split && share && params && spec) {
+		uint64_t head = holder_share(st, l, r->worker_id, job.workload,
+					     pieces);
+
+		/* The idle workers' pieces share what the head leaves. */
+		if (head < l->units - l->checkpoint_units && pieces > 1)
+			share = (l->units - l->checkpoint_units - head) /
+				(pieces - 1);
+		if (!share)
+			share = 1;
+		wrc = cut_plan(wl, params, spec, l->checkpoint_units + head,
 			       share, pieces, &c);
+	}
 	for (uint32_t i = 0; i < c.n; i++)
 		sum += c.units[i];
 	if (!wl || !wl->split || !share || !params || !spec || wrc ||

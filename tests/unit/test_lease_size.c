@@ -106,15 +106,25 @@ static void test_share_by_rate(void **state)
 }
 
 /* --lease-seconds caps a fast worker's lease; --lease-min-seconds keeps a
- * slow one's from shrinking to nothing beside a fast one. */
+ * worker's share from shrinking to nothing while some of the fleet is not
+ * measured (counted at the mean); with every rate known a share below it
+ * means the job is ending, and is kept, so that a slow worker beside a
+ * fast one is no tail. */
 static void test_bounds_in_seconds(void **state)
 {
 	struct fx *f = *state;
+	double now = gclock_wall();
+	int64_t w3 = 0;
 	uint64_t u;
 
 	note(f, f->w1, f->job, 1e6);
 	note(f, f->w2, f->job, 1e10);
-	u = claim_units(f, f->w1); /* share 1.07e5 < 5 s of work */
+	u = claim_units(f, f->w1); /* share 1.07e5: the fleet ends in 0.1 s */
+	assert_true(u == 1u << 20); /* the planner's least lease */
+	assert_int_equal(store_worker_upsert(f->st, "w3", "", "cpu", now, &w3), 0);
+	assert_int_equal(store_rate_register(f->st, w3, "[\"graveler\"]", now),
+			 0);
+	u = claim_units(f, f->w1); /* w3 counts at the mean: the floor */
 	assert_true(u >= 5000000 && u < 5000000 + 256);
 	f->pol.lease_target_s = 0.01;
 	u = claim_units(f, f->w2); /* 0.01 s of 1e10 battles/s */
