@@ -59,8 +59,11 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
  * r x --lease-min-seconds while some of the fleet is unmeasured. What is left counts the holders' unfinished
  * work too, so that every worker would finish at the same time: the
  * share is r / (the fleet's rates) of it (a worker not measured yet
- * counts as their mean). Before r is known: an equal share, which
- * carve_job caps at the planner's default (a probe). Sets *probe then.
+ * counts as their mean). Before r is known: a probe, an equal share,
+ * which carve_job caps at the planner's default lease shared by the fleet
+ * (a GPU and CPUs that start together learn their rates on a piece each,
+ * and a CPU's probe does not outlast the GPU's whole job). Sets *probe to
+ * the fleet's size (at least 1) then.
  * A chain (a workload whose runs chain, next_lease: one lease at a time)
  * has no share to cut: r x --lease-seconds, steady, as its run ahead
  * guesses. */
@@ -113,7 +116,7 @@ static int lease_want(struct store *st, const struct sched_claim *c,
 			want = r * pol->lease_min_s;
 	} else {
 		want = share;
-		*probe = 1;
+		*probe = fleet.workers > 1 ? (int)fleet.workers : 1;
 	}
 	*ret = want >= 1e18 ? (uint64_t)1e18 : (uint64_t)want;
 	return 0;
@@ -149,9 +152,13 @@ static int carve_job(struct store *st, struct sched_claim *c,
 		goto out;
 	rc = wl->carve(workload_ctx(wl), params, cursor, answer, &parts.pub,
 		       probe ? 0 : want, &spec, &units, &next, &last);
+	/* The planner's default lease, unless the job's end cut it, is
+	 * shared by the fleet. */
+	if (rc == 0 && probe && !last &&
+	    (!want || want > units / (uint64_t)probe))
+		want = units / (uint64_t)probe;
 	if (rc == 0 && probe && want && units > want) {
-		/* The planner's default is more than an equal share: the
-		 * share, then. */
+		/* The planner's default is more than the probe: cut to it. */
 		json_decref(spec);
 		json_decref(next);
 		spec = next = NULL;

@@ -93,6 +93,21 @@ static void test_probe_is_an_equal_share(void **state)
 	assert_int_equal(claim_units(f, f->w2), BATTLES / 2);
 }
 
+/* A job larger than the planner's default (2^32 battles): the probe is
+ * that default shared by the fleet, so that a CPU's first lease beside a
+ * GPU's is short. */
+static void test_probe_shares_the_default(void **state)
+{
+	struct fx *f = *state;
+	json_t *big = NULL;
+
+	assert_int_equal(store_job_set_state(f->st, f->job, JOB_CANCELLED,
+					     "test", gclock_wall()), 0);
+	(void)sched_fx_graveler(f->st, "1000000000000", "9", &big);
+	assert_int_equal(claim_units(f, f->w1), 1ull << 31);
+	json_decref(big);
+}
+
 /* Measured rates weigh the shares: 1 and 3 M battles/s split 2^30 as a
  * quarter and three quarters. */
 static void test_share_by_rate(void **state)
@@ -232,7 +247,8 @@ static void test_grace_at_start(void **state)
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
-UNIT_MAIN(T(test_probe_is_an_equal_share), T(test_share_by_rate),
+UNIT_MAIN(T(test_probe_is_an_equal_share), T(test_probe_shares_the_default),
+	  T(test_share_by_rate),
 	  T(test_bounds_in_seconds), T(test_rate_per_job),
 	  T(test_fleet_is_who_can_take_it),
 	  T(test_claim_without_lease_joins_fleet), T(test_rate_from_the_grant),
