@@ -36,7 +36,9 @@
 #include "worker_proto.h"
 
 #define EXPIRY_PERIOD_MS 1000
-#define SAMPLE_PERIOD_MS 5000
+/* Jobs' progress for their rates (and systemd's status line): one query
+ * per active job a second, whatever the number of workers. */
+#define SAMPLE_PERIOD_MS 1000
 
 /* ---- connections ---- */
 

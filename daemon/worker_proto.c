@@ -353,8 +353,6 @@ static void hb_after(void *arg)
 		c->epoch = r->hb.epoch;
 		note_rate(c, r->hb.lease_id, r->hb.units_done);
 	}
-	if (r->hb.job_id)
-		gpud_rate_sample(d, r->hb.job_id, r->hb.job_progress, gclock_wall());
 	if (d->draining && r->hb.action == MSG_HB_CONTINUE)
 		r->hb.action = MSG_HB_RELEASE; /* gpud is stopping: checkpoint now */
 	if (!c->closing) {

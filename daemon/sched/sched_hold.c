@@ -231,8 +231,6 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 	struct store_job job = {0};
 
 	h->action = MSG_HB_CONTINUE;
-	h->job_id = 0;
-	h->job_progress = 0;
 	h->foreign = h->revoked = h->quarantined = 0;
 	h->takeback = 0;
 	h->err[0] = h->why[0] = '\0';
@@ -256,7 +254,6 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 				      now + h->pol->lease_timeout_s, now);
 	if (h->rc)
 		goto out;
-	h->job_id = l.job_id;
 	if (store_job_get(st, l.job_id, &job) == 0) {
 		if (job.state == JOB_PAUSED)
 			h->action = MSG_HB_RELEASE;
@@ -266,7 +263,6 @@ void sched_heartbeat(struct store *st, struct sched_heartbeat *h)
 			h->takeback = 0; /* the lease stays whole */
 	}
 	store_job_clear(&job);
-	h->job_progress = sched_job_progress(st, l.job_id);
 out:
 	store_lease_clear(&l);
 }

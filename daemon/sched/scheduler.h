@@ -120,8 +120,6 @@ struct sched_heartbeat {
 	/* out */
 	int rc;
 	enum msg_hb_action action; /* what the holder does next */
-	int64_t job_id;
-	uint64_t job_progress;  /* for rate sampling */
 	int foreign;            /* never the sender's grant: charged */
 	int revoked;            /* taken back for making no progress */
 	int quarantined;        /* the sender is quarantined now */

@@ -40,10 +40,10 @@ FFO = os.path.join(ROOT, "tests", "data", "ffo.obf")
 # name -> (gpuctl submit arguments, FFO lines or None)
 JOBS = {
     "graveler": ("graveler --battles 2e9", None),
-    "sudoku": ("sudoku --box 3x4", None),
+    "sudoku": ("sudoku --box 2x5", None),
     "ffo": ("othello --file {ffo}", (20, 39)),
-    "othello": ("othello --random 100000 --empties 14", None),
-    "officers": ("officers --to 2e7 --check full", None),
+    "othello": ("othello --random 20000 --empties 14", None),
+    "officers": ("officers --to 2000000 --check full", None),
 }
 QUICK = {
     "graveler": ("graveler --battles 3e7", None),
@@ -257,6 +257,7 @@ def main():
     p.add_argument("--job", action="append", default=[], help="NAME='WORKLOAD ARGS' replaces a job's size")
     p.add_argument("--gpu-mix", default="", help="CPU worker counts beside cuda:0, e.g. 0,4,15")
     p.add_argument("--two-gpus", action="store_true")
+    p.add_argument("--gpu-job", default=GPU_JOB, help="the --gpu-mix job (default: %s)" % GPU_JOB)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--timeout", type=float, default=900, help="seconds one job may take")
     p.add_argument("--out", default="bench-scale.json")
@@ -306,7 +307,7 @@ def main():
                          "" if rec["answer_same"] else ", ANSWER MISMATCH") if rec["ok"] else
                       "FAILED: " + rec["error"]), file=sys.stderr, flush=True)
     for k in [int(x) for x in a.gpu_mix.split(",") if x != ""]:
-        rec = run_job(a, "gpu+cpu", GPU_JOB, ["cuda:0"] + ["cpu:1"] * k, "own")
+        rec = run_job(a, "gpu+cpu", a.gpu_job, ["cuda:0"] + ["cpu:1"] * k, "own")
         runs.append(rec)
         bad += not rec["ok"]
     if a.two_gpus:
