@@ -17,32 +17,11 @@
 #include "gerr.h"
 #include "othello/othello.h"
 #include "othello/othello_wl.h"
+#include "first_ckpt.h"
 #include "unit_main.h"
 #include "workload.h"
 
 extern const struct workload othello_workload;
-
-static int io_due(void *o) { (void)o; return 1; }
-
-/* The first checkpoint a run hands over. */
-struct first_ck {
-	void *ck;
-	size_t len;
-	uint64_t units;
-};
-
-static int first_ck_keep(void *o, const void *b, size_t n, uint64_t u)
-{
-	struct first_ck *c = o;
-	if (c->ck)
-		return 0;
-	c->ck = malloc(n);
-	assert_non_null(c->ck);
-	memcpy(c->ck, b, n);
-	c->len = n;
-	c->units = u;
-	return 0;
-}
 
 /* split's contract on a random job: a lease run to a checkpoint (after
  * CPU_STEP positions), cut after it; the head resumed from it answers as a
@@ -58,9 +37,8 @@ static void test_split_random(void **state)
 	json_t *a1 = NULL, *a2 = NULL, *a3 = NULL;
 	uint64_t total, hu, tu;
 	char err[WL_ERRLEN] = "";
-	struct first_ck c = {NULL, 0, 0};
-	struct wl_run_io io = {&c, wl_io_quiet_progress, io_due, first_ck_keep,
-			       wl_io_quiet_never, NULL};
+	struct first_ckpt c = {NULL, 0, 0};
+	struct wl_run_io io = FIRST_CKPT_IO(&c);
 	struct wl_run_io quiet = WL_RUN_IO_QUIET(NULL, NULL);
 	struct wl_device dev = {WL_DEVICE_CPU, 0, 2, NULL};
 	void *rw, *rh, *rh2, *rt;

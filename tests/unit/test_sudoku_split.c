@@ -13,23 +13,12 @@
 
 #include <cmocka.h>
 
+#include "first_ckpt.h"
 #include "gerr.h"
 #include "workload.h"
 
 extern const struct workload sudoku_workload;
 static const struct workload *W = &sudoku_workload;
-
-static int io_due(void *o)
-{
-	(void)o;
-	return 1;
-}
-
-static int io_stop(void *o)
-{
-	(void)o;
-	return 0;
-}
 
 static json_t *params_of(const char *box, uint64_t *units)
 {
@@ -39,26 +28,6 @@ static json_t *params_of(const char *box, uint64_t *units)
 					 sizeof(err)), 0);
 	json_decref(args);
 	return p;
-}
-
-/* Checkpoints kept by the split test: the first one handed over. */
-struct split_io {
-	void *ck;
-	size_t len;
-	uint64_t units;
-};
-
-static int split_ckpt(void *o, const void *b, size_t l, uint64_t u)
-{
-	struct split_io *c = o;
-	if (c->ck)
-		return 0;
-	c->ck = malloc(l);
-	assert_non_null(c->ck);
-	memcpy(c->ck, b, l);
-	c->len = l;
-	c->units = u;
-	return 0;
 }
 
 /* split's contract for a C == 3 (3x3) and a C == 2 (4x2) shape: a lease
@@ -78,9 +47,8 @@ static void test_split_contract(void **state)
 		       *best = NULL, *head = NULL, *tail = NULL, *a1 = NULL,
 		       *a2 = NULL, *a3 = NULL;
 		uint64_t best_units = 0;
-		struct split_io c = { NULL, 0, 0 };
-		struct wl_run_io io = { &c, wl_io_quiet_progress, io_due,
-					split_ckpt, io_stop, NULL };
+		struct first_ckpt c = { NULL, 0, 0 };
+		struct wl_run_io io = FIRST_CKPT_IO(&c);
 		struct wl_run_io quiet = WL_RUN_IO_QUIET(NULL, NULL);
 		struct wl_device dev = { WL_DEVICE_CPU, 0, 2, NULL };
 		void *rs, *rh, *rh2, *rt;
