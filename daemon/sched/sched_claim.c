@@ -54,19 +54,19 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
 }
 
 /* How many units to ask job's planner for (0: its own default). With a
- * rate r measured for this worker in this job: r x
- * --lease-seconds, cut to the worker's share of what is left, never below
- * r x --lease-min-seconds while some of the fleet is unmeasured. What is left counts the holders' unfinished
- * work too, so that every worker would finish at the same time: the
- * share is r / (the fleet's rates) of it (a worker not measured yet
- * counts as their mean). Before r is known: a probe, an equal share,
- * which carve_job caps at the planner's default lease shared by the fleet
- * (a GPU and CPUs that start together learn their rates on a piece each,
- * and a CPU's probe does not outlast the GPU's whole job). Sets *probe to
- * the fleet's size (at least 1) then.
+ * rate r measured for this worker in this job: r x --lease-seconds, cut
+ * to the worker's share of what is left, never below r x
+ * --lease-min-seconds while some of the fleet is unmeasured. What is left
+ * counts the holders' unfinished work too, so that every worker would
+ * finish at the same time: the share is r / (the fleet's rates) of it (a
+ * worker not measured yet counts as their mean). Before r is known: a
+ * probe, an equal share, which carve_job caps at the planner's default
+ * lease shared by the fleet (a GPU and CPUs that start together learn
+ * their rates on a piece each, and a CPU's probe does not outlast the
+ * GPU's whole job). Sets *probe to the fleet's size (at least 1) then.
  * A chain (a workload whose runs chain, next_lease: one lease at a time)
  * has no share to cut: r x --lease-seconds, steady, as its run ahead
- * guesses. */
+ * guesses, and the planner's default as its probe. */
 static int lease_want(struct store *st, const struct sched_claim *c,
 		      const struct workload *wl, const struct store_job *job,
 		      double now, uint64_t *ret, int *probe)
@@ -116,7 +116,8 @@ static int lease_want(struct store *st, const struct sched_claim *c,
 			want = r * pol->lease_min_s;
 	} else {
 		want = share;
-		*probe = fleet.workers > 1 ? (int)fleet.workers : 1;
+		*probe = fleet.workers > 1 && !wl->next_lease ?
+			 (int)fleet.workers : 1;
 	}
 	*ret = want >= 1e18 ? (uint64_t)1e18 : (uint64_t)want;
 	return 0;
