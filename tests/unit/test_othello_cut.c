@@ -169,6 +169,7 @@ static void test_priced_carve(void **state)
 	char *text = obf_of(200, empties_mixed);
 	uint64_t total, units, next = 0, hu, tu;
 	json_t *p = file_job(text, &total), *cur = NULL, *spec = NULL, *h, *t;
+	json_t *nc = NULL;
 	int last = 0, deep_alone = 0;
 	double mean = 0;
 
@@ -180,7 +181,7 @@ static void test_priced_carve(void **state)
 	for (int i = 0; i < 200; i++)
 		mean += othello_cost_us(empties_mixed(i)) / 200;
 	while (W->carve(workload_ctx(W), p, cur, NULL, NULL, 20, &spec, &units,
-			&cur, &last) == 0) {
+			&nc, &last) == 0) {
 		uint64_t b = (uint64_t)json_integer_value(json_object_get(spec,
 								"begin"));
 		double cost = 0;
@@ -201,6 +202,9 @@ static void test_priced_carve(void **state)
 		next += units;
 		json_decref(spec);
 		spec = NULL;
+		json_decref(cur);
+		cur = nc;
+		nc = NULL;
 	}
 	assert_int_equal(next, 200);
 	assert_int_equal(last, 1);

@@ -318,8 +318,7 @@ static void test_failed_verification_retries_then_fails(void **state)
 	store_lease_clear(&l);
 	assert_int_equal(store_worker_get(f->st, f->worker, &w), 0);
 	assert_int_equal(w.failures, 1);
-	free(w.name);
-	free(w.device);
+	store_worker_clear(&w);
 	/* Its producer never gets it again: new work instead. */
 	claim(f, &again);
 	assert_int_equal(again.rc, 0);

@@ -211,9 +211,12 @@ static void test_worker_process(void **state)
 
 	/* Leases held by a credential: all its processes', no other's. */
 	job = add_job(st, "graveler");
-	add_lease(st, job, a, 10);
-	add_lease(st, job, b, 10);
-	add_lease(st, job, c, 10);
+	for (int k = 0; k < 3; k++) {
+		struct store_lease l = add_lease(st, job,
+						 k == 0 ? a : k == 1 ? b : c, 10);
+
+		store_lease_clear(&l);
+	}
 	assert_int_equal(store_worker_credential_held(st, b, &n), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(store_worker_credential_held(st, c, &n), 0);
@@ -231,6 +234,7 @@ static void test_worker_prune(void **state)
 	struct store_worker *a;
 	int64_t gone = 0, online = 0, leased = 0, quar = 0, recent = 0;
 	int64_t newest = 0, job;
+	struct store_lease held;
 	uint64_t n = 9;
 	size_t nw;
 
@@ -249,7 +253,8 @@ static void test_worker_prune(void **state)
 	assert_int_equal(store_rate_register(st, gone, "[\"graveler\"]", 1.0),
 			 0);
 	job = add_job(st, "graveler");
-	add_lease(st, job, leased, 10);
+	held = add_lease(st, job, leased, 10);
+	store_lease_clear(&held);
 	assert_int_equal(store_worker_fail(st, quar, 1, NULL), 0);
 	assert_int_equal(store_worker_all_offline(st), 0);
 	assert_int_equal(store_worker_set_online(st, online, 1, 1.0), 0);

@@ -518,8 +518,13 @@ static void test_workload_small(void **state)
 
 		parts_list_init(&parts);
 		parts_list_init(&none);
+		json_t *nc = NULL;
 		while ((rc = W->carve(workload_ctx(W), p, cur, ans, NULL, 1u << 20,
-				      &spec, &units, &cur, &last)) == 0) {
+				      &spec, &units, &nc, &last)) == 0) {
+			/* the cursor after this lease replaces the one before */
+			json_decref(cur);
+			cur = nc;
+			nc = NULL;
 			void *res = NULL;
 			size_t len;
 			assert_true(ms.n < MEM_MAX);
@@ -641,8 +646,13 @@ static json_t *job_all(const json_t *p, struct mem_set *ms,
 	int last = 0;
 
 	ms->n = 0;
+	json_t *nc = NULL;
 	while (W->carve(workload_ctx(W), p, cur, ans, NULL, 1u << 20, &spec,
-			&units, &cur, &last) == 0) {
+			&units, &nc, &last) == 0) {
+		/* the cursor after this lease replaces the one before */
+		json_decref(cur);
+		cur = nc;
+		nc = NULL;
 		void *res = NULL;
 		size_t len;
 		assert_true(ms->n < MEM_MAX);

@@ -56,8 +56,13 @@ static void test_split_contract(void **state)
 		int last;
 
 		/* the largest lease of the job */
+		json_t *nc = NULL;
 		while (W->carve(workload_ctx(W), p, cur, NULL, NULL, 1u << 20,
-				&spec, &units, &cur, &last) == 0) {
+				&spec, &units, &nc, &last) == 0) {
+			/* the cursor after this lease replaces the one before */
+			json_decref(cur);
+			cur = nc;
+			nc = NULL;
 			if (units > best_units) {
 				json_decref(best);
 				best = spec;
