@@ -40,6 +40,28 @@ int64_t sched_fx_graveler(struct store *st, const char *battles,
 	return job;
 }
 
+int sched_fx_verify(struct store *st, const struct sched_policy *pol,
+		    int64_t lease, uint64_t epoch, int *ret_finished)
+{
+	struct sched_verify v = {0};
+	int passed;
+
+	v.pol = pol;
+	v.lease_id = lease;
+	v.epoch = epoch;
+	v.seed = 42;
+	sched_verify_load(st, &v);
+	assert_int_equal(v.rc, 0);
+	sched_verify_check(&v);
+	sched_verify_commit(st, &v);
+	assert_int_equal(v.rc, 0);
+	passed = v.passed;
+	if (ret_finished)
+		*ret_finished = v.job_finished;
+	sched_verify_clear(&v);
+	return passed;
+}
+
 void sched_fx_close(const char *dir, struct store *st, json_t *params)
 {
 	char cmd[128];

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "scheduler.h"
 #include "store.h"
 #include "workload.h"
 
@@ -19,6 +20,12 @@ void sched_fx_open(char dir[64], const char *tag, struct store **ret_st);
  * its canonical params in *ret_params (a new reference). */
 int64_t sched_fx_graveler(struct store *st, const char *battles,
 			  const char *seed, json_t **ret_params);
+/* Verify the stored result of (lease, epoch) with seed 42 and commit the
+ * verdict (both steps must succeed): 1 when it passed, 0 when refused;
+ * the job's end (sched_verify's job_finished) in *ret_finished unless
+ * NULL. */
+int sched_fx_verify(struct store *st, const struct sched_policy *pol,
+		    int64_t lease, uint64_t epoch, int *ret_finished);
 /* Close st (NULL-safe), drop params, remove dir and all in it. */
 void sched_fx_close(const char *dir, struct store *st, json_t *params);
 

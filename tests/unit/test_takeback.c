@@ -185,25 +185,11 @@ static int run_upload(struct fx *f, const struct sched_claim *c,
 	return rc;
 }
 
+/* The stored result of (lease, epoch) verified: 1 passed, 0 refused. */
 static int verify(struct fx *f, int64_t lease, uint64_t epoch,
 		  int *ret_finished)
 {
-	struct sched_verify v = {0};
-	int passed;
-
-	v.pol = &f->pol;
-	v.lease_id = lease;
-	v.epoch = epoch;
-	v.seed = 42;
-	sched_verify_load(f->st, &v);
-	assert_int_equal(v.rc, 0);
-	sched_verify_check(&v);
-	sched_verify_commit(f->st, &v);
-	assert_int_equal(v.rc, 0);
-	passed = v.passed;
-	*ret_finished = v.job_finished;
-	sched_verify_clear(&v);
-	return passed;
+	return sched_fx_verify(f->st, &f->pol, lease, epoch, ret_finished);
 }
 
 static uint64_t events(struct fx *f, const char *kind)
