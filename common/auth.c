@@ -1,12 +1,10 @@
-/* auth.c - worker tokens and the HMAC challenge (see auth.h).
+/* auth.c - credentials: key pairs, their files, roles (see auth.h).
  *
  * Invariants:
- *  1. The secret exists in memory only while a token is created or parsed,
- *     and is wiped (sodium_memzero) before returning; only the derived key
- *     leaves these functions.
- *  2. MACs are compared in constant time.
- *  3. A token file is read only if no one but its owner can read it, and is
- *     bounded (4 KiB) before it is parsed.
+ *  1. Text that held a secret key is wiped (sodium_memzero) before it is
+ *     freed or goes out of scope.
+ *  2. A credential file is read only if no one but its owner can read it,
+ *     and is bounded (4 KiB) before it is parsed.
  */
 #include "auth.h"
 
@@ -25,11 +23,8 @@
 #include "fileio.h"
 #include "gerr.h"
 
-#define AUTH_SECRET_LEN 32
-#define AUTH_SECRET_HEX (2 * AUTH_SECRET_LEN)
 #define AUTH_FILE_MAX 4096
 #define AUTH_CRED_MAX 512
-#define AUTH_KEY_CONTEXT "gpud-token-v1"
 
 int auth_init(void)
 {
@@ -86,46 +81,18 @@ int auth_name_valid(const char *name)
 	return n > 0 && name[n] == '\0' ? 0 : GERR_INVAL;
 }
 
-static void derive_key(const uint8_t secret[AUTH_SECRET_LEN],
-		       uint8_t key[AUTH_KEY_LEN])
+int auth_token_new(const char *name, struct auth_token *ret_tok)
 {
-	crypto_generichash_state st;
-
-	crypto_generichash_init(&st, NULL, 0, AUTH_KEY_LEN);
-	crypto_generichash_update(&st, (const uint8_t *)AUTH_KEY_CONTEXT,
-				  strlen(AUTH_KEY_CONTEXT));
-	crypto_generichash_update(&st, secret, AUTH_SECRET_LEN);
-	crypto_generichash_final(&st, key, AUTH_KEY_LEN);
-	sodium_memzero(&st, sizeof(st));
-}
-
-int auth_token_new(const char *name, char **ret_text,
-		   struct auth_token *ret_tok)
-{
-	uint8_t secret[AUTH_SECRET_LEN];
+	uint8_t sk[crypto_sign_SECRETKEYBYTES];
 	struct auth_token tok;
-	size_t nlen;
-	char *text;
 
-	if (auth_name_valid(name) < 0 || !ret_text || !ret_tok)
+	if (auth_name_valid(name) < 0 || !ret_tok)
 		return GERR_INVAL;
-	nlen = strlen(name);
-	text = malloc(nlen + 1 + AUTH_SECRET_HEX + 1);
-	if (!text)
-		return GERR_NOMEM;
-
-	randombytes_buf(secret, sizeof(secret));
-	memcpy(text, name, nlen);
-	text[nlen] = ':';
-	sodium_bin2hex(text + nlen + 1, AUTH_SECRET_HEX + 1, secret,
-		       sizeof(secret));
 	memset(&tok, 0, sizeof(tok));
-	memcpy(tok.name, name, nlen + 1);
-	derive_key(secret, tok.key);
-	auth_stored_key(tok.key, tok.stored);
-	sodium_memzero(secret, sizeof(secret));
-
-	*ret_text = text;
+	snprintf(tok.name, sizeof(tok.name), "%s", name);
+	randombytes_buf(tok.seed, sizeof(tok.seed));
+	crypto_sign_seed_keypair(tok.pk, sk, tok.seed);
+	sodium_memzero(sk, sizeof(sk));
 	*ret_tok = tok;
 	sodium_memzero(&tok, sizeof(tok));
 	return 0;
@@ -135,51 +102,6 @@ static int is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
 	       c == '\f';
-}
-
-/* One "NAME:SECRET" value (trailing whitespace allowed). */
-static int parse_token_value(const char *text, struct auth_token *ret_tok)
-{
-	uint8_t secret[AUTH_SECRET_LEN];
-	struct auth_token tok;
-	const char *p;
-	size_t nlen;
-	int r;
-
-	if (!text || !ret_tok)
-		return GERR_INVAL;
-	nlen = name_span(text, ':');
-	if (nlen == 0 || text[nlen] != ':')
-		return GERR_INVAL;
-	p = text + nlen + 1;
-	/* Exactly 64 hex digits: strnlen keeps us inside the string. */
-	if (strnlen(p, AUTH_SECRET_HEX) != AUTH_SECRET_HEX)
-		return GERR_INVAL;
-	for (const char *q = p + AUTH_SECRET_HEX; *q; q++)
-		if (!is_space(*q))
-			return GERR_INVAL;
-
-	{
-		char hex[AUTH_SECRET_HEX + 1];
-
-		memcpy(hex, p, AUTH_SECRET_HEX);
-		hex[AUTH_SECRET_HEX] = '\0';
-		r = auth_unhex(hex, secret, sizeof(secret));
-		sodium_memzero(hex, sizeof(hex));
-	}
-	if (r < 0) {
-		sodium_memzero(secret, sizeof(secret));
-		return GERR_INVAL;
-	}
-	memset(&tok, 0, sizeof(tok));
-	memcpy(tok.name, text, nlen);
-	tok.name[nlen] = '\0';
-	derive_key(secret, tok.key);
-	auth_stored_key(tok.key, tok.stored);
-	sodium_memzero(secret, sizeof(secret));
-	*ret_tok = tok;
-	sodium_memzero(&tok, sizeof(tok));
-	return 0;
 }
 
 /* The value after "KEY" and "=" on a credential line, or NULL. */
@@ -200,11 +122,21 @@ static const char *line_value(const char *line, const char *key)
 	return line;
 }
 
+/* A 64-hex-digit key into out, once (*seen): 0 or GERR_INVAL. */
+static int key_line(const char *v, uint8_t out[AUTH_KEY_LEN], int *seen)
+{
+	int r = *seen || auth_unhex(v, out, AUTH_KEY_LEN) < 0 ? GERR_INVAL : 0;
+
+	*seen = 1;
+	return r;
+}
+
 int auth_token_parse(const char *text, struct auth_token *ret_tok)
 {
+	uint8_t sk[crypto_sign_SECRETKEYBYTES];
 	struct auth_token tok;
 	char line[AUTH_FILE_MAX + 1];
-	int have_token = 0, r = 0;
+	int have_name = 0, have_key = 0, old = 0, r = 0;
 
 	if (!text || !ret_tok)
 		return GERR_INVAL;
@@ -225,70 +157,68 @@ int auth_token_parse(const char *text, struct auth_token *ret_tok)
 			l[e - 1] = '\0';
 		if (*l == '\0' || *l == '#')
 			continue;
-		if ((v = line_value(l, "gpud-key"))) {
-			if (tok.has_gpud_key ||
-			    auth_unhex(v, tok.gpud_key, AUTH_KEY_LEN) < 0)
+		if ((v = line_value(l, "gpud-key")))
+			r = key_line(v, tok.gpud_key, &tok.has_gpud_key);
+		else if ((v = line_value(l, "key")))
+			r = key_line(v, tok.seed, &have_key);
+		else if ((v = line_value(l, "name"))) {
+			if (have_name || auth_name_valid(v) < 0)
 				r = GERR_INVAL;
-			tok.has_gpud_key = 1;
-			continue;
-		}
-		v = line_value(l, "token");
-		if (!v && strchr(l, '='))
-			r = GERR_INVAL; /* an unknown key */
-		else if (have_token)
-			r = GERR_INVAL;
+			else
+				snprintf(tok.name, sizeof(tok.name), "%s", v);
+			have_name = 1;
+		} else if (line_value(l, "token") ||
+			   (!strchr(l, '=') && strchr(l, ':')))
+			old = 1; /* "token = NAME:SECRET" or a bare one */
 		else
-			r = parse_token_value(v ? v : l, &tok);
-		have_token = 1;
+			r = GERR_INVAL; /* an unknown key */
 	}
 	sodium_memzero(line, sizeof(line));
-	if (r == 0 && !have_token)
+	if (old)
+		r = GERR_UNSUPPORTED;
+	else if (r == 0 && (!have_name || !have_key))
 		r = GERR_INVAL;
-	if (r == 0)
+	if (r == 0) {
+		crypto_sign_seed_keypair(tok.pk, sk, tok.seed);
+		sodium_memzero(sk, sizeof(sk));
 		*ret_tok = tok;
+	}
 	sodium_memzero(&tok, sizeof(tok));
 	return r;
 }
 
-char *auth_credential_text(const char *text,
-			   const uint8_t gpud_key[AUTH_KEY_LEN])
+char *auth_credential_text(const struct auth_token *tok,
+			   const uint8_t *gpud_key)
 {
-	char hex[2 * AUTH_KEY_LEN + 1], *out;
-	struct auth_token tok;
-	const char *t = NULL;
-	size_t n = 0;
+	char seed[2 * AUTH_KEY_LEN + 1], pin[2 * AUTH_KEY_LEN + 1] = "";
+	char *out;
 
-	if (!text || !gpud_key || auth_token_parse(text, &tok) < 0)
+	if (!tok || auth_name_valid(tok->name) < 0)
 		return NULL;
-	sodium_memzero(&tok, sizeof(tok));
-	/* The token's line, bare or "token = ", parsed fine above. */
-	for (const char *l = text; *l; l += n + (l[n] == '\n')) {
-		const char *v;
-
-		n = strcspn(l, "\n");
-		while (is_space(*l) && *l != '\n') {
-			l++;
-			n--;
-		}
-		if (*l == '#' || n == 0 || line_value(l, "gpud-key"))
-			continue;
-		v = line_value(l, "token");
-		t = v ? v : l;
-		break;
-	}
-	if (!t)
-		return NULL; /* cannot happen after a successful parse */
-	n = strcspn(t, " \t\r\n");
-	auth_hex(gpud_key, AUTH_KEY_LEN, hex);
+	auth_hex(tok->seed, AUTH_KEY_LEN, seed);
+	if (gpud_key)
+		auth_hex(gpud_key, AUTH_KEY_LEN, pin);
 	out = malloc(AUTH_CRED_MAX);
 	if (out && snprintf(out, AUTH_CRED_MAX,
 			    "# gpud credential: keep it secret (mode 0600)\n"
-			    "token = %.*s\ngpud-key = %s\n", (int)n, t,
-			    hex) >= AUTH_CRED_MAX) {
+			    "name = %s\nkey = %s\n%s%s%s", tok->name, seed,
+			    gpud_key ? "gpud-key = " : "", pin,
+			    gpud_key ? "\n" : "") >= AUTH_CRED_MAX) {
+		sodium_memzero(out, AUTH_CRED_MAX);
 		free(out); /* cannot happen: the name is bounded */
 		out = NULL;
 	}
+	sodium_memzero(seed, sizeof(seed));
 	return out;
+}
+
+void auth_old_kind_message(const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s is a credential of the old kind (token = "
+		 "NAME:SECRET, from before gpud spoke TLS 1.3), which gpud "
+		 "refuses: make a new one with 'gpuctl token add NAME --role "
+		 "ROLE' (or 'gpuctl token keygen NAME' here and 'gpuctl token "
+		 "add NAME --public-key HEX' on gpud's machine)", what);
 }
 
 int auth_secret_read(const char *path, const char *what, char *buf,
@@ -369,16 +299,21 @@ int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 
 	if (!path || !ret_tok)
 		return gerr_fail(GERR_INVAL, err, errlen, "NULL argument");
-	r = auth_secret_read(path, "token file", buf, sizeof(buf), err, errlen);
+	r = auth_secret_read(path, "credential file", buf, sizeof(buf), err,
+			     errlen);
 	if (r < 0)
 		return r;
 	r = auth_token_parse(buf, ret_tok);
 	sodium_memzero(buf, sizeof(buf));
+	if (r == GERR_UNSUPPORTED) {
+		auth_old_kind_message(path, err, errlen);
+		return r;
+	}
 	if (r < 0)
 		return gerr_fail(r, err, errlen,
-			    "token file %s is malformed (want 'token = "
-			    "NAME:SECRET' with a 64-hex-digit secret, and "
-			    "'gpud-key = ' 64 hex digits)", path);
+			    "credential file %s is malformed (want 'name = "
+			    "NAME', 'key = ' 64 hex digits and 'gpud-key = ' "
+			    "64 hex digits)", path);
 	return 0;
 }
 
@@ -425,54 +360,6 @@ void auth_stored_key(const uint8_t client_key[AUTH_KEY_LEN],
 		     uint8_t out[AUTH_KEY_LEN])
 {
 	crypto_generichash(out, AUTH_KEY_LEN, client_key, AUTH_KEY_LEN, NULL, 0);
-}
-
-/* HMAC-SHA256(stored_key, nonce || name). */
-static void client_signature(const uint8_t stored[AUTH_KEY_LEN],
-			     const uint8_t nonce[AUTH_NONCE_LEN],
-			     const char *name, uint8_t out[AUTH_MAC_LEN])
-{
-	crypto_auth_hmacsha256_state st;
-
-	crypto_auth_hmacsha256_init(&st, stored, AUTH_KEY_LEN);
-	crypto_auth_hmacsha256_update(&st, nonce, AUTH_NONCE_LEN);
-	if (name)
-		crypto_auth_hmacsha256_update(&st, (const uint8_t *)name,
-					      strnlen(name, AUTH_NAME_MAX + 1));
-	crypto_auth_hmacsha256_final(&st, out);
-	sodium_memzero(&st, sizeof(st));
-}
-
-void auth_proof(const uint8_t client_key[AUTH_KEY_LEN],
-		const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
-		uint8_t out[AUTH_MAC_LEN])
-{
-	uint8_t stored[AUTH_KEY_LEN], sig[AUTH_MAC_LEN];
-
-	auth_stored_key(client_key, stored);
-	client_signature(stored, nonce, name, sig);
-	for (size_t i = 0; i < AUTH_MAC_LEN; i++)
-		out[i] = client_key[i] ^ sig[i];
-	sodium_memzero(sig, sizeof(sig));
-}
-
-int auth_proof_check(const uint8_t stored_key[AUTH_KEY_LEN],
-		     const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
-		     const uint8_t proof[AUTH_MAC_LEN])
-{
-	uint8_t sig[AUTH_MAC_LEN], client_key[AUTH_KEY_LEN], h[AUTH_KEY_LEN];
-	int r;
-
-	if (!stored_key || !nonce || !proof || auth_name_valid(name) < 0)
-		return GERR_AUTH;
-	client_signature(stored_key, nonce, name, sig);
-	for (size_t i = 0; i < AUTH_MAC_LEN; i++)
-		client_key[i] = proof[i] ^ sig[i];
-	auth_stored_key(client_key, h);
-	r = sodium_memcmp(h, stored_key, AUTH_KEY_LEN) == 0 ? 0 : GERR_AUTH;
-	sodium_memzero(client_key, sizeof(client_key));
-	sodium_memzero(sig, sizeof(sig));
-	return r;
 }
 
 void auth_hex(const uint8_t *bin, size_t len, char *out)

@@ -1,15 +1,17 @@
-/* auth.h - worker tokens and the challenge (in the manner of SCRAM).
+/* auth.h - credentials: each worker and remote gpuctl holds its own
+ * Ed25519 key pair; gpud keeps only public keys (store_tokens.c) and knows
+ * who connected by the key the TLS handshake proved (chan.h). A credential
+ * file, mode 0600:
+ *     # gpud credential: keep it secret (mode 0600)
+ *     name = NAME
+ *     key = 64 hex digits (the Ed25519 secret key's seed)
+ *     gpud-key = 64 hex digits (gpud's public key, pinned)
+ * Nothing gpud holds lets anyone log in as a credential: the secret never
+ * leaves its owner, and a login proves it without showing it.
  *
- * A token is "NAME:SECRET" where SECRET is 64 hex digits (32 random bytes
- * from libsodium). The worker derives client_key = BLAKE2b-256(
- * "gpud-token-v1" || SECRET bytes); gpud stores only stored_key =
- * BLAKE2b-256(client_key), never the secret nor the client key.
- * Authentication: gpud sends a random 32-byte nonce; the worker answers
- * proof = client_key XOR HMAC-SHA256(stored_key, nonce || NAME); gpud
- * computes the same HMAC, recovers client_key from the proof and checks that
- * it hashes to stored_key (constant time). So neither the token nor anything
- * that lets one log in crosses the wire, and a copy of gpud's database alone
- * does not let anyone log in as a worker.
+ * Credentials of the old kind ("token = NAME:SECRET", a shared secret of
+ * the challenge login before TLS) are refused with GERR_UNSUPPORTED and a
+ * message saying how to make a new one.
  *
  * All functions are thread-safe after auth_init() (sodium_init) succeeded.
  */
@@ -21,13 +23,11 @@
 
 #define AUTH_NAME_MAX 64
 #define AUTH_KEY_LEN 32
-#define AUTH_NONCE_LEN 32
-#define AUTH_MAC_LEN 32
 
 struct auth_token {
 	char name[AUTH_NAME_MAX + 1];
-	uint8_t key[AUTH_KEY_LEN];    /* client_key: the worker's, never stored */
-	uint8_t stored[AUTH_KEY_LEN]; /* stored_key: what gpud keeps */
+	uint8_t seed[AUTH_KEY_LEN];   /* the secret key's seed: never sent */
+	uint8_t pk[AUTH_KEY_LEN];     /* its public key: what gpud keeps */
 	/* gpud's public identity key that the credential pins (chan.h) */
 	uint8_t gpud_key[AUTH_KEY_LEN];
 	int has_gpud_key;
@@ -49,24 +49,23 @@ int auth_init(void);
 /* Names: 1..AUTH_NAME_MAX of [A-Za-z0-9._-]. Returns 0 or GERR_INVAL. */
 int auth_name_valid(const char *name);
 
-/* Create a new random token for name: the text "NAME:SECRET" (malloc'ed,
- * caller frees) and its keys (ret_tok->stored is what gpud keeps). */
-int auth_token_new(const char *name, char **ret_text,
-		   struct auth_token *ret_tok);
+/* A new key pair for name (ret_tok->pk is what gpud keeps). Returns 0
+ * or GERR_INVAL (a bad name). */
+int auth_token_new(const char *name, struct auth_token *ret_tok);
 
-/* Parse a credential: either a bare "NAME:SECRET" (trailing whitespace
- * allowed) or the lines of a credential file:
- *     # comment
- *     token = NAME:SECRET
- *     gpud-key = 64 hex digits (gpud's public identity key, optional here)
- * Unknown keys, repeated lines and a missing token are GERR_INVAL. */
+/* Parse a credential file's text (above). Unknown keys, repeated lines, a
+ * missing name or key are GERR_INVAL; a credential of the old kind is
+ * GERR_UNSUPPORTED. The gpud-key line is optional here. */
 int auth_token_parse(const char *text, struct auth_token *ret_tok);
 
-/* The text of a credential file for the token of text (a bare
- * "NAME:SECRET" or a credential) pinning gpud_key: malloc'ed, the caller
- * frees (and should wipe); NULL when text is malformed or memory short. */
-char *auth_credential_text(const char *text,
-			   const uint8_t gpud_key[AUTH_KEY_LEN]);
+/* The text of tok's credential file, pinning gpud_key (no gpud-key line
+ * when NULL): malloc'ed, the caller frees (and should wipe); NULL when
+ * memory is short. */
+char *auth_credential_text(const struct auth_token *tok,
+			   const uint8_t *gpud_key);
+
+/* What to tell the holder of an old-kind credential (from file what). */
+void auth_old_kind_message(const char *what, char *err, size_t errlen);
 
 /* Read a secret file of at most cap - 1 bytes into buf (NUL-terminated).
  * Refuses files readable by group or others with GERR_PERM, files larger
@@ -76,7 +75,9 @@ int auth_secret_read(const char *path, const char *what, char *buf,
 /* Write len bytes to path with mode 0600 (temp + fsync + rename). */
 int auth_secret_write(const char *path, const char *text, size_t len);
 
-/* Read and parse a credential file (at most 4 KiB, auth_secret_read). */
+/* Read and parse a credential file (at most 4 KiB, auth_secret_read):
+ * 0, or GERR_INVAL / GERR_UNSUPPORTED (old kind) / a read error, with a
+ * message for people in err. */
 int auth_token_read_file(const char *path, struct auth_token *ret_tok,
 			 char *err, size_t errlen);
 
@@ -86,20 +87,10 @@ int auth_token_write_file(const char *path, const char *text);
 
 void auth_random(void *buf, size_t len);
 
-/* stored_key = BLAKE2b-256(client_key): what gpud keeps for a token. */
+/* BLAKE2b-256(client_key): how the old challenge login stored a token;
+ * migration 002 still applies it to databases older than that. */
 void auth_stored_key(const uint8_t client_key[AUTH_KEY_LEN],
 		     uint8_t out[AUTH_KEY_LEN]);
-
-/* The worker's answer to a challenge, from its client key. */
-void auth_proof(const uint8_t client_key[AUTH_KEY_LEN],
-		const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
-		uint8_t out[AUTH_MAC_LEN]);
-
-/* gpud's check of an answer against the stored key, in constant time.
- * Returns 0 or GERR_AUTH. */
-int auth_proof_check(const uint8_t stored_key[AUTH_KEY_LEN],
-		     const uint8_t nonce[AUTH_NONCE_LEN], const char *name,
-		     const uint8_t proof[AUTH_MAC_LEN]);
 
 /* Hex helpers: returns 0 or GERR_INVAL (wrong length / non-hex). */
 void auth_hex(const uint8_t *bin, size_t len, char *out /* 2*len+1 */);

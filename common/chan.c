@@ -1,40 +1,46 @@
-/* chan.c - the secure channel's handshake and records (see chan.h).
+/* chan.c - TLS 1.3 on memory buffers with GnuTLS (see chan.h).
  *
  * Invariants:
  *  1. Nothing is delivered from a record that did not authenticate, and a
  *     channel that saw one stays CHAN_FAILED: every later call fails.
- *  2. Ephemeral secrets and session keys are wiped once the handshake no
- *     longer needs them (chan_clear wipes the rest).
- *  3. Every record's length is checked against the caller's bound before
- *     its body is awaited, so a peer cannot make us buffer more.
+ *  2. A client's handshake finishes only when gpud's certificate carries
+ *     the pinned Ed25519 key (checked in the handshake by verify_pin, and
+ *     again when it finishes); TLS 1.3's CertificateVerify proves the key.
+ *  3. The transport functions touch only the buffers of this struct: GnuTLS
+ *     never sees a socket (the pull functions say EAGAIN when the input is
+ *     used up).
+ *  4. Plaintext is appended only within the caller's bound.
  */
 #include "chan.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <sodium.h>
 
 #include "auth.h"
 #include "gerr.h"
 
-#define MAGIC "GPUDSEC1"
-#define MAGIC_LEN 8
-#define CONTEXT "gpud-chan-v1"
-#define SS_HEADER crypto_secretstream_xchacha20poly1305_HEADERBYTES
-#define SS_ABYTES crypto_secretstream_xchacha20poly1305_ABYTES
 #define IDENTITY_TAG "gpud-key-v1 "
-
-_Static_assert(SS_HEADER == CHAN_FINISH_LEN, "secretstream header size");
-_Static_assert(SS_ABYTES == CHAN_ABYTES, "secretstream overhead");
-_Static_assert(CHAN_SERVER_HELLO_LEN ==
-	       MAGIC_LEN + 32 + CHAN_PK_LEN + crypto_sign_BYTES + SS_HEADER,
-	       "server hello layout");
+/* TLS 1.3 only, GnuTLS's usual ciphers and signatures. */
+#define PRIORITY "NORMAL:-VERS-ALL:+VERS-TLS1.3"
 
 /* ---- identity ---- */
 
 void chan_identity_new(struct chan_identity *id)
 {
+	memset(id, 0, sizeof(*id));
 	crypto_sign_keypair(id->pk, id->sk);
+}
+
+void chan_identity_from_seed(struct chan_identity *id,
+			     const uint8_t seed[CHAN_SEED_LEN])
+{
+	memset(id, 0, sizeof(*id));
+	crypto_sign_seed_keypair(id->pk, id->sk, seed);
 }
 
 int chan_identity_read(const char *path, struct chan_identity *id, char *err,
@@ -47,11 +53,13 @@ int chan_identity_read(const char *path, struct chan_identity *id, char *err,
 
 	if (r < 0)
 		return r;
+	memset(id, 0, sizeof(*id));
 	buf[strcspn(buf, "\r\n")] = '\0';
 	if (strncmp(buf, IDENTITY_TAG, tag) != 0 ||
 	    auth_unhex(buf + tag, id->sk, sizeof(id->sk)) < 0 ||
 	    crypto_sign_ed25519_sk_to_pk(id->pk, id->sk) != 0) {
 		sodium_memzero(buf, sizeof(buf));
+		sodium_memzero(id->sk, sizeof(id->sk));
 		return gerr_fail(GERR_INVAL, err, errlen,
 				 "key file %s is malformed (want '%s' and "
 				 "128 hex digits)", path, IDENTITY_TAG);
@@ -78,189 +86,337 @@ int chan_identity_write(const char *path, const struct chan_identity *id,
 	return 0;
 }
 
-/* ---- handshake ---- */
-
-/* T = BLAKE2b(CONTEXT || client hello || gpud ephemeral || gpud static) */
-static void transcript(const uint8_t hello[CHAN_CLIENT_HELLO_LEN],
-		       const uint8_t server_eph[32],
-		       const uint8_t server_static[CHAN_PK_LEN], uint8_t t[32])
+static int tls_fail(int code, char *err, size_t errlen, const char *what,
+		    int g)
 {
-	crypto_generichash_state st;
-
-	crypto_generichash_init(&st, NULL, 0, 32);
-	crypto_generichash_update(&st, (const uint8_t *)CONTEXT,
-				  strlen(CONTEXT));
-	crypto_generichash_update(&st, hello, CHAN_CLIENT_HELLO_LEN);
-	crypto_generichash_update(&st, server_eph, 32);
-	crypto_generichash_update(&st, server_static, CHAN_PK_LEN);
-	crypto_generichash_final(&st, t, 32);
+	return gerr_fail(code, err, errlen, "%s: %s", what, gnutls_strerror(g));
 }
 
-/* Bind both session keys to the transcript. */
-static void bind_keys(struct chan *ch, const uint8_t t[32])
+/* The certificate's fields: X.509 v3, a random positive serial, valid from
+ * a day ago (clock skew) with no well-defined expiry (the key is what is
+ * trusted, not the dates), a leaf that signs only. */
+static int cert_fields(gnutls_x509_crt_t crt, const char *cn)
 {
-	uint8_t k[32];
+	uint8_t serial[16];
+	int g;
 
-	crypto_generichash(k, 32, t, 32, ch->rx_key, 32);
-	memcpy(ch->rx_key, k, 32);
-	crypto_generichash(k, 32, t, 32, ch->tx_key, 32);
-	memcpy(ch->tx_key, k, 32);
-	sodium_memzero(k, sizeof(k));
-}
-
-static void wipe_handshake(struct chan *ch)
-{
-	sodium_memzero(ch->eph_sk, sizeof(ch->eph_sk));
-	sodium_memzero(ch->rx_key, sizeof(ch->rx_key));
-	sodium_memzero(ch->tx_key, sizeof(ch->tx_key));
-}
-
-static int fail(struct chan *ch, char *err, size_t errlen, const char *why)
-{
-	chan_clear(ch);
-	ch->state = CHAN_FAILED;
-	return gerr_fail(GERR_AUTH, err, errlen, "%s", why);
-}
-
-void chan_client_start(struct chan *ch, const uint8_t pin[CHAN_PK_LEN],
-		       uint8_t out[CHAN_CLIENT_HELLO_LEN])
-{
-	memset(ch, 0, sizeof(*ch));
-	crypto_kx_keypair(ch->eph_pk, ch->eph_sk);
-	memcpy(ch->pin, pin, CHAN_PK_LEN);
-	memcpy(ch->hello, MAGIC, MAGIC_LEN);
-	memcpy(ch->hello + MAGIC_LEN, ch->eph_pk, 32);
-	memcpy(out, ch->hello, CHAN_CLIENT_HELLO_LEN);
-	ch->state = CHAN_CLIENT_WAIT;
-}
-
-int chan_client_finish(struct chan *ch, const uint8_t in[CHAN_SERVER_HELLO_LEN],
-		       uint8_t out[CHAN_FINISH_LEN], char *err, size_t errlen)
-{
-	const uint8_t *eph = in + MAGIC_LEN, *stat = eph + 32;
-	const uint8_t *sig = stat + CHAN_PK_LEN, *hdr = sig + crypto_sign_BYTES;
-	uint8_t t[32];
-
-	if (ch->state != CHAN_CLIENT_WAIT)
-		return fail(ch, err, errlen, "handshake out of order");
-	if (memcmp(in, MAGIC, MAGIC_LEN) != 0)
-		return fail(ch, err, errlen, "the peer does not speak gpud's "
-			    "secure channel (wrong handshake magic)");
-	if (sodium_memcmp(stat, ch->pin, CHAN_PK_LEN) != 0) {
-		char got[2 * CHAN_PK_LEN + 1], want[2 * CHAN_PK_LEN + 1];
-		char why[300];
-
-		auth_hex(stat, CHAN_PK_LEN, got);
-		auth_hex(ch->pin, CHAN_PK_LEN, want);
-		snprintf(why, sizeof(why), "gpud's key %.16s... is not the "
-			 "gpud-key %.16s... of the credential: refusing an "
-			 "impostor (or a gpud whose key was replaced)", got,
-			 want);
-		return fail(ch, err, errlen, why);
-	}
-	transcript(ch->hello, eph, stat, t);
-	if (crypto_sign_verify_detached(sig, t, sizeof(t), stat) != 0)
-		return fail(ch, err, errlen, "gpud's handshake signature does "
-			    "not verify");
-	if (crypto_kx_client_session_keys(ch->rx_key, ch->tx_key, ch->eph_pk,
-					  ch->eph_sk, eph) != 0)
-		return fail(ch, err, errlen, "gpud's ephemeral key is invalid");
-	bind_keys(ch, t);
-	if (crypto_secretstream_xchacha20poly1305_init_pull(&ch->rx, hdr,
-							    ch->rx_key) != 0)
-		return fail(ch, err, errlen, "gpud's stream header is invalid");
-	crypto_secretstream_xchacha20poly1305_init_push(&ch->tx, out,
-							ch->tx_key);
-	wipe_handshake(ch);
-	ch->state = CHAN_OPEN;
+	randombytes_buf(serial, sizeof(serial));
+	serial[0] &= 0x7f;
+	serial[0] |= 0x01;
+	if ((g = gnutls_x509_crt_set_version(crt, 3)) < 0 ||
+	    (g = gnutls_x509_crt_set_serial(crt, serial, sizeof(serial))) < 0 ||
+	    (g = gnutls_x509_crt_set_activation_time(crt, time(NULL) - 86400))
+		    < 0 ||
+	    (g = gnutls_x509_crt_set_expiration_time(crt, (time_t)-1)) < 0 ||
+	    (g = gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME,
+					       0, cn, (unsigned)strlen(cn))) < 0 ||
+	    (g = gnutls_x509_crt_set_issuer_dn_by_oid(crt,
+		GNUTLS_OID_X520_COMMON_NAME, 0, cn, (unsigned)strlen(cn))) < 0 ||
+	    (g = gnutls_x509_crt_set_basic_constraints(crt, 0, -1)) < 0 ||
+	    (g = gnutls_x509_crt_set_key_usage(crt,
+		GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0)
+		return g;
 	return 0;
 }
 
-int chan_server_accept(struct chan *ch, const struct chan_identity *id,
-		       const uint8_t in[CHAN_CLIENT_HELLO_LEN],
-		       uint8_t out[CHAN_SERVER_HELLO_LEN], char *err,
+int chan_identity_cert(struct chan_identity *id, const char *cn, char *err,
 		       size_t errlen)
 {
-	uint8_t *eph = out + MAGIC_LEN, *stat = eph + 32;
-	uint8_t *sig = stat + CHAN_PK_LEN, *hdr = sig + crypto_sign_BYTES;
-	uint8_t t[32];
+	gnutls_datum_t x = { id->pk, CHAN_PK_LEN };
+	gnutls_datum_t k = { id->sk, CHAN_SEED_LEN };
+	int g;
 
-	memset(ch, 0, sizeof(*ch));
-	if (memcmp(in, MAGIC, MAGIC_LEN) != 0)
-		return fail(ch, err, errlen, "not gpud's secure channel (wrong "
-			    "handshake magic: a client without encryption?)");
-	crypto_kx_keypair(ch->eph_pk, ch->eph_sk);
-	if (crypto_kx_server_session_keys(ch->rx_key, ch->tx_key, ch->eph_pk,
-					  ch->eph_sk, in + MAGIC_LEN) != 0)
-		return fail(ch, err, errlen, "the client's ephemeral key is "
-			    "invalid");
-	memcpy(out, MAGIC, MAGIC_LEN);
-	memcpy(eph, ch->eph_pk, 32);
-	memcpy(stat, id->pk, CHAN_PK_LEN);
-	transcript(in, eph, stat, t);
-	crypto_sign_detached(sig, NULL, t, sizeof(t), id->sk);
-	bind_keys(ch, t);
-	crypto_secretstream_xchacha20poly1305_init_push(&ch->tx, hdr,
-							ch->tx_key);
-	sodium_memzero(ch->eph_sk, sizeof(ch->eph_sk));
-	ch->state = CHAN_SERVER_WAIT;
+	if (!cn || !*cn || strlen(cn) > 64)
+		return gerr_fail(GERR_INVAL, err, errlen, "bad certificate name");
+	if (id->cred)
+		return 0;
+	if ((g = gnutls_x509_privkey_init(&id->key)) < 0)
+		goto fail;
+	if ((g = gnutls_x509_privkey_import_ecc_raw(id->key,
+		GNUTLS_ECC_CURVE_ED25519, &x, NULL, &k)) < 0)
+		goto fail;
+	if ((g = gnutls_x509_crt_init(&id->crt)) < 0 ||
+	    (g = cert_fields(id->crt, cn)) < 0 ||
+	    (g = gnutls_x509_crt_set_key(id->crt, id->key)) < 0 ||
+	    (g = gnutls_x509_crt_sign2(id->crt, id->crt, id->key,
+				       GNUTLS_DIG_SHA512, 0)) < 0)
+		goto fail;
+	if ((g = gnutls_certificate_allocate_credentials(&id->cred)) < 0)
+		goto fail;
+	/* The credentials keep copies of the certificate and key. */
+	if ((g = gnutls_certificate_set_x509_key(id->cred, &id->crt, 1,
+						 id->key)) < 0)
+		goto fail;
+	return 0;
+fail:
+	chan_identity_free(id);
+	return tls_fail(g == GNUTLS_E_MEMORY_ERROR ? GERR_NOMEM : GERR_INVAL,
+			err, errlen, "cannot make the TLS certificate", g);
+}
+
+static char *datum_text(gnutls_datum_t *d)
+{
+	char *s = malloc(d->size + 1);
+
+	if (s) {
+		memcpy(s, d->data, d->size);
+		s[d->size] = '\0';
+	}
+	sodium_memzero(d->data, d->size);
+	gnutls_free(d->data);
+	return s;
+}
+
+int chan_identity_pem(const struct chan_identity *id, char **ret_cert,
+		      char **ret_key)
+{
+	gnutls_datum_t c = { NULL, 0 }, k = { NULL, 0 };
+	char *cs, *ks;
+
+	if (!id->crt || !id->key)
+		return GERR_STATE;
+	if (gnutls_x509_crt_export2(id->crt, GNUTLS_X509_FMT_PEM, &c) < 0)
+		return GERR_NOMEM;
+	if (gnutls_x509_privkey_export2_pkcs8(id->key, GNUTLS_X509_FMT_PEM,
+					      NULL, GNUTLS_PKCS_PLAIN, &k) < 0) {
+		gnutls_free(c.data);
+		return GERR_NOMEM;
+	}
+	cs = datum_text(&c);
+	ks = datum_text(&k);
+	if (!cs || !ks) {
+		free(cs);
+		free(ks);
+		return GERR_NOMEM;
+	}
+	*ret_cert = cs;
+	*ret_key = ks;
 	return 0;
 }
 
-int chan_server_finish(struct chan *ch, const uint8_t in[CHAN_FINISH_LEN],
-		       char *err, size_t errlen)
+void chan_identity_free(struct chan_identity *id)
 {
-	if (ch->state != CHAN_SERVER_WAIT)
-		return fail(ch, err, errlen, "handshake out of order");
-	if (crypto_secretstream_xchacha20poly1305_init_pull(&ch->rx, in,
-							    ch->rx_key) != 0)
-		return fail(ch, err, errlen, "the client's stream header is "
-			    "invalid");
-	wipe_handshake(ch);
+	if (!id)
+		return;
+	if (id->cred)
+		gnutls_certificate_free_credentials(id->cred);
+	if (id->crt)
+		gnutls_x509_crt_deinit(id->crt);
+	if (id->key)
+		gnutls_x509_privkey_deinit(id->key);
+	sodium_memzero(id, sizeof(*id));
+}
+
+/* ---- transport on memory ---- */
+
+static ssize_t pull(gnutls_transport_ptr_t p, void *data, size_t size)
+{
+	struct chan *ch = p;
+	size_t n = ch->in_len - ch->in_used;
+
+	if (n == 0) {
+		gnutls_transport_set_errno(ch->s, EAGAIN);
+		return -1;
+	}
+	if (n > size)
+		n = size;
+	memcpy(data, ch->in + ch->in_used, n);
+	ch->in_used += n;
+	return (ssize_t)n;
+}
+
+/* Never wait: data is there or it is not (invariant 3). */
+static int pull_timeout(gnutls_transport_ptr_t p, unsigned int ms)
+{
+	struct chan *ch = p;
+
+	(void)ms;
+	if (ch->in_len > ch->in_used)
+		return 1;
+	gnutls_transport_set_errno(ch->s, EAGAIN);
+	return -1;
+}
+
+static ssize_t push(gnutls_transport_ptr_t p, const void *data, size_t size)
+{
+	struct chan *ch = p;
+
+	if (ch->out_cap - ch->out_len < size) {
+		size_t ncap = ch->out_cap ? ch->out_cap : 4096;
+		uint8_t *nb;
+
+		while (ncap - ch->out_len < size)
+			ncap *= 2;
+		nb = realloc(ch->out, ncap);
+		if (!nb) {
+			gnutls_transport_set_errno(ch->s, ENOMEM);
+			return -1;
+		}
+		ch->out = nb;
+		ch->out_cap = ncap;
+	}
+	memcpy(ch->out + ch->out_len, data, size);
+	ch->out_len += size;
+	return (ssize_t)size;
+}
+
+/* ---- handshake ---- */
+
+static int fail(struct chan *ch, int code, char *err, size_t errlen,
+		const char *why)
+{
+	ch->state = CHAN_FAILED;
+	return gerr_fail(code, err, errlen, "%s", why);
+}
+
+/* The Ed25519 key of the peer's first certificate: 0 or GERR_NOTFOUND. */
+static int peer_cert_key(gnutls_session_t s, uint8_t pk[CHAN_PK_LEN])
+{
+	const gnutls_datum_t *certs;
+	unsigned int n = 0;
+	gnutls_x509_crt_t crt;
+	gnutls_ecc_curve_t curve;
+	gnutls_datum_t x = { NULL, 0 }, y = { NULL, 0 };
+	int r = GERR_NOTFOUND;
+
+	if (gnutls_certificate_type_get(s) != GNUTLS_CRT_X509)
+		return GERR_NOTFOUND;
+	certs = gnutls_certificate_get_peers(s, &n);
+	if (!certs || n == 0 || gnutls_x509_crt_init(&crt) < 0)
+		return GERR_NOTFOUND;
+	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) >= 0 &&
+	    gnutls_x509_crt_get_pk_algorithm(crt, NULL) ==
+		    GNUTLS_PK_EDDSA_ED25519 &&
+	    gnutls_x509_crt_get_pk_ecc_raw(crt, &curve, &x, &y) >= 0 &&
+	    curve == GNUTLS_ECC_CURVE_ED25519 && x.size == CHAN_PK_LEN) {
+		memcpy(pk, x.data, CHAN_PK_LEN);
+		r = 0;
+	}
+	gnutls_free(x.data);
+	gnutls_free(y.data);
+	gnutls_x509_crt_deinit(crt);
+	return r;
+}
+
+/* The client's check of gpud's certificate, in the handshake (invariant
+ * 2): nonzero refuses it. */
+static int verify_pin(gnutls_session_t s)
+{
+	struct chan *ch = gnutls_session_get_ptr(s);
+	uint8_t pk[CHAN_PK_LEN];
+
+	if (peer_cert_key(s, pk) != 0) {
+		snprintf(ch->why, sizeof(ch->why), "the peer shows no Ed25519 "
+			 "certificate: not gpud");
+		return -1;
+	}
+	if (sodium_memcmp(pk, ch->pin, CHAN_PK_LEN) != 0) {
+		char got[2 * CHAN_PK_LEN + 1], want[2 * CHAN_PK_LEN + 1];
+
+		auth_hex(pk, CHAN_PK_LEN, got);
+		auth_hex(ch->pin, CHAN_PK_LEN, want);
+		snprintf(ch->why, sizeof(ch->why), "gpud's key %.16s... is not "
+			 "the gpud-key %.16s... of the credential: refusing an "
+			 "impostor (or a gpud whose key was replaced)", got,
+			 want);
+		return -1;
+	}
+	memcpy(ch->peer, pk, CHAN_PK_LEN);
+	ch->has_peer = 1;
+	return 0;
+}
+
+static int session_new(struct chan *ch, const struct chan_identity *id,
+		       int server, char *err, size_t errlen)
+{
+	unsigned flags = (server ? GNUTLS_SERVER : GNUTLS_CLIENT) |
+			 GNUTLS_NONBLOCK | GNUTLS_NO_TICKETS;
+	int g;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->server = server;
+	if (!id || !id->cred)
+		return fail(ch, GERR_STATE, err, errlen,
+			    "no TLS certificate (chan_identity_cert)");
+	if ((g = gnutls_init(&ch->s, flags)) < 0) {
+		ch->s = NULL;
+		return fail(ch, GERR_NOMEM, err, errlen, gnutls_strerror(g));
+	}
+	if ((g = gnutls_priority_set_direct(ch->s, PRIORITY, NULL)) < 0 ||
+	    (g = gnutls_credentials_set(ch->s, GNUTLS_CRD_CERTIFICATE,
+					id->cred)) < 0) {
+		chan_clear(ch);
+		return fail(ch, GERR_INVAL, err, errlen, gnutls_strerror(g));
+	}
+	gnutls_session_set_ptr(ch->s, ch);
+	gnutls_transport_set_ptr(ch->s, ch);
+	gnutls_transport_set_push_function(ch->s, push);
+	gnutls_transport_set_pull_function(ch->s, pull);
+	gnutls_transport_set_pull_timeout_function(ch->s, pull_timeout);
+	gnutls_handshake_set_timeout(ch->s, 0); /* the callers' clocks */
+	ch->state = CHAN_HANDSHAKE;
+	return 0;
+}
+
+/* One step of the handshake: 0 (done or waiting for input) or an error. */
+static int handshake(struct chan *ch, char *err, size_t errlen)
+{
+	int g;
+
+	do {
+		g = gnutls_handshake(ch->s);
+	} while (g == GNUTLS_E_INTERRUPTED);
+	if (g == GNUTLS_E_AGAIN)
+		return 0;
+	if (g < 0) {
+		/* Tell the peer why, when TLS has words for it. */
+		gnutls_alert_send_appropriate(ch->s, g);
+		if (ch->why[0])
+			return fail(ch, GERR_AUTH, err, errlen, ch->why);
+		ch->state = CHAN_FAILED;
+		return gerr_fail(GERR_AUTH, err, errlen, "TLS 1.3 handshake "
+				 "failed: %s", gnutls_strerror(g));
+	}
+	if (ch->server) {
+		ch->has_peer = peer_cert_key(ch->s, ch->peer) == 0;
+	} else {
+		uint8_t pk[CHAN_PK_LEN];
+
+		/* Invariant 2, once more on the finished handshake. */
+		if (peer_cert_key(ch->s, pk) != 0 ||
+		    sodium_memcmp(pk, ch->pin, CHAN_PK_LEN) != 0)
+			return fail(ch, GERR_AUTH, err, errlen,
+				    "gpud's certificate is not the pinned key");
+	}
 	ch->state = CHAN_OPEN;
+	return 0;
+}
+
+int chan_client_start(struct chan *ch, const struct chan_identity *mine,
+		      const uint8_t pin[CHAN_PK_LEN], char *err, size_t errlen)
+{
+	int r = session_new(ch, mine, 0, err, errlen);
+
+	if (r)
+		return r;
+	memcpy(ch->pin, pin, CHAN_PK_LEN);
+	gnutls_session_set_verify_function(ch->s, verify_pin);
+	return handshake(ch, err, errlen);
+}
+
+int chan_server_start(struct chan *ch, const struct chan_identity *id,
+		      char *err, size_t errlen)
+{
+	int r = session_new(ch, id, 1, err, errlen);
+
+	if (r)
+		return r;
+	/* Asked for, not required: see chan.h. */
+	gnutls_certificate_server_set_request(ch->s, GNUTLS_CERT_REQUEST);
 	return 0;
 }
 
 /* ---- records ---- */
-
-size_t chan_sealed_size(size_t len)
-{
-	size_t records = len == 0 ? 1 : (len + CHAN_RECORD_MAX - 1) /
-					CHAN_RECORD_MAX;
-
-	return len + records * (CHAN_LEN_UNIT + SS_ABYTES);
-}
-
-int chan_seal(struct chan *ch, const void *plain, size_t len, uint8_t **ret,
-	      size_t *ret_len)
-{
-	const uint8_t *p = plain;
-	size_t total = chan_sealed_size(len), off = 0;
-	uint8_t *out;
-
-	if (ch->state != CHAN_OPEN)
-		return GERR_STATE;
-	out = malloc(total);
-	if (!out)
-		return GERR_NOMEM;
-	do {
-		size_t n = len > CHAN_RECORD_MAX ? CHAN_RECORD_MAX : len;
-		uint8_t be[4] = { (uint8_t)(n >> 24), (uint8_t)(n >> 16),
-				  (uint8_t)(n >> 8), (uint8_t)n };
-
-		crypto_secretstream_xchacha20poly1305_push(&ch->tx, out + off,
-			NULL, be, sizeof(be), NULL, 0, 0);
-		off += CHAN_LEN_UNIT;
-		crypto_secretstream_xchacha20poly1305_push(&ch->tx, out + off,
-			NULL, p, n, NULL, 0, 0);
-		off += n + SS_ABYTES;
-		p += n;
-		len -= n;
-	} while (len > 0);
-	*ret = out;
-	*ret_len = off;
-	return 0;
-}
 
 static int grow(uint8_t **buf, size_t *bcap, size_t need)
 {
@@ -281,74 +437,127 @@ static int grow(uint8_t **buf, size_t *bcap, size_t need)
 
 int chan_open(struct chan *ch, const uint8_t *in, size_t len,
 	      size_t *ret_used, uint8_t **buf, size_t *blen, size_t *bcap,
-	      size_t max, size_t max_record, char *err, size_t errlen)
+	      size_t max, char *err, size_t errlen)
 {
-	size_t used = 0;
+	uint8_t rec[CHAN_RECORD_MAX];
 	int r = 0;
 
 	*ret_used = 0;
-	if (ch->state != CHAN_OPEN)
-		return gerr_fail(GERR_STATE, err, errlen, "channel not open");
-	for (;;) {
-		unsigned char tag;
+	if (ch->state != CHAN_HANDSHAKE && ch->state != CHAN_OPEN)
+		return gerr_fail(ch->state == CHAN_CLOSED ? GERR_DONE
+				 : GERR_STATE, err, errlen, "channel not open");
+	ch->in = in;
+	ch->in_len = len;
+	ch->in_used = 0;
+	if (ch->state == CHAN_HANDSHAKE)
+		r = handshake(ch, err, errlen);
+	while (r == 0 && ch->state == CHAN_OPEN) {
+		ssize_t n;
 
-		if (ch->body == 0) {
-			uint8_t be[4];
-			size_t n;
-
-			if (len - used < CHAN_LEN_UNIT)
-				break;
-			if (crypto_secretstream_xchacha20poly1305_pull(&ch->rx,
-				be, NULL, &tag, in + used, CHAN_LEN_UNIT, NULL,
-				0) != 0 || tag != 0) {
-				r = fail(ch, err, errlen, "a record length did "
-					 "not authenticate (altered, replayed "
-					 "or out of order)");
-				break;
-			}
-			used += CHAN_LEN_UNIT;
-			n = (size_t)be[0] << 24 | (size_t)be[1] << 16 |
-			    (size_t)be[2] << 8 | be[3];
-			if (n > CHAN_RECORD_MAX || n > max_record) {
-				r = gerr_fail(GERR_TOOBIG, err, errlen,
-					"a record of %zu bytes (at most %zu "
-					"here)", n, max_record < CHAN_RECORD_MAX
-					? max_record : (size_t)CHAN_RECORD_MAX);
-				ch->state = CHAN_FAILED;
-				break;
-			}
-			ch->body = n + SS_ABYTES;
-		}
-		if (len - used < ch->body)
+		n = gnutls_record_recv(ch->s, rec, sizeof(rec));
+		if (n == GNUTLS_E_AGAIN)
 			break;
-		if (*blen + ch->body - SS_ABYTES > max) {
+		if (n == GNUTLS_E_INTERRUPTED)
+			continue;
+		if (n == 0) {
+			ch->state = CHAN_CLOSED;
+			r = gerr_fail(GERR_DONE, err, errlen, "the peer closed "
+				      "the channel");
+			break;
+		}
+		if (n < 0) {
+			ch->state = CHAN_FAILED;
+			r = gerr_fail(GERR_AUTH, err, errlen, "%s",
+				      n == GNUTLS_E_DECRYPTION_FAILED
+				      ? "a record did not authenticate (altered, "
+					"replayed or out of order)"
+				      : gnutls_strerror((int)n));
+			break;
+		}
+		if (*blen + (size_t)n > max) {
+			sodium_memzero(rec, (size_t)n);
+			ch->state = CHAN_FAILED;
 			r = gerr_fail(GERR_TOOBIG, err, errlen, "the peer sent "
 				      "more than %zu bytes unanswered", max);
-			ch->state = CHAN_FAILED;
 			break;
 		}
-		r = grow(buf, bcap, *blen + ch->body);
-		if (r) {
+		if ((r = grow(buf, bcap, *blen + (size_t)n)) != 0) {
 			gerr_fail(r, err, errlen, "out of memory");
 			break;
 		}
-		if (crypto_secretstream_xchacha20poly1305_pull(&ch->rx,
-			*buf + *blen, NULL, &tag, in + used, ch->body, NULL, 0)
-			    != 0 || tag != 0) {
-			r = fail(ch, err, errlen, "a record did not "
-				 "authenticate (altered, replayed or out of "
-				 "order)");
-			break;
-		}
-		*blen += ch->body - SS_ABYTES;
-		used += ch->body;
-		ch->body = 0;
+		memcpy(*buf + *blen, rec, (size_t)n);
+		*blen += (size_t)n;
 	}
-	*ret_used = used;
+	*ret_used = ch->in_used;
+	ch->in = NULL;
+	ch->in_len = ch->in_used = 0;
+	sodium_memzero(rec, sizeof(rec));
 	return r;
+}
+
+int chan_seal(struct chan *ch, const void *plain, size_t len, uint8_t **ret,
+	      size_t *ret_len)
+{
+	const uint8_t *p = plain;
+
+	if (ch->state != CHAN_OPEN)
+		return GERR_STATE;
+	while (len > 0) {
+		size_t n = len > CHAN_RECORD_MAX ? CHAN_RECORD_MAX : len;
+		ssize_t w = gnutls_record_send(ch->s, p, n);
+
+		if (w == GNUTLS_E_INTERRUPTED || w == GNUTLS_E_AGAIN)
+			continue; /* push never blocks: cannot loop */
+		if (w < 0) {
+			ch->state = CHAN_FAILED;
+			return w == GNUTLS_E_MEMORY_ERROR ? GERR_NOMEM
+							  : GERR_STATE;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	chan_take_output(ch, ret, ret_len);
+	if (!*ret) {
+		/* Nothing to send (len 0): an empty buffer, still the
+		 * caller's. */
+		*ret = malloc(1);
+		*ret_len = 0;
+		if (!*ret)
+			return GERR_NOMEM;
+	}
+	return 0;
+}
+
+void chan_take_output(struct chan *ch, uint8_t **ret, size_t *ret_len)
+{
+	*ret = ch->out_len ? ch->out : NULL;
+	*ret_len = ch->out_len;
+	if (ch->out_len) {
+		ch->out = NULL;
+		ch->out_len = ch->out_cap = 0;
+	}
+}
+
+int chan_is_open(const struct chan *ch)
+{
+	return ch->state == CHAN_OPEN;
+}
+
+int chan_peer_key(const struct chan *ch, uint8_t ret_pk[CHAN_PK_LEN])
+{
+	if (ch->state != CHAN_OPEN || !ch->has_peer)
+		return GERR_NOTFOUND;
+	memcpy(ret_pk, ch->peer, CHAN_PK_LEN);
+	return 0;
 }
 
 void chan_clear(struct chan *ch)
 {
+	if (ch->s)
+		gnutls_deinit(ch->s);
+	if (ch->out) {
+		sodium_memzero(ch->out, ch->out_cap);
+		free(ch->out);
+	}
 	sodium_memzero(ch, sizeof(*ch));
 }

@@ -1,36 +1,35 @@
-/* chan.h - the secure channel under every TCP connection (workers and
- * remote gpuctl): a Noise-style handshake on libsodium, then one
- * authenticated, encrypted record stream per direction.
+/* chan.h - TLS 1.3 under every TCP connection (workers, remote gpuctl),
+ * with GnuTLS, as a transform of memory buffers: the callers own the
+ * sockets and pass the bytes they read in and write the bytes it gives
+ * back out (daemon/conn.c, worker/wconn.c, tools/gpuctl/ctl_client.c).
  *
- * gpud has a static Ed25519 identity key (chan_identity, kept in
- * DATA/gpud.key); clients pin its public key, which their credential file
- * carries. The handshake, all on the raw socket:
+ * Keys, no certificate authority:
+ *  - gpud's identity is an Ed25519 key pair kept in DATA/gpud.key. At start
+ *    gpud makes a self-signed X.509 certificate for it in memory
+ *    (chan_identity_cert). A client accepts gpud only when the certificate's
+ *    Ed25519 public key equals the pin of its credential ("gpud-key = HEX");
+ *    TLS 1.3's CertificateVerify proves that gpud holds the matching secret.
+ *  - Each worker and remote gpuctl holds its own Ed25519 key (its
+ *    credential) and presents a self-signed certificate for it. gpud asks
+ *    for one but finishes the handshake without one (so any TLS client,
+ *    openssl s_client say, sees gpud's certificate); chan_peer_key gives the
+ *    key the handshake proved, and the login refuses a connection without
+ *    a known one.
  *
- *   client -> gpud  CLIENT_HELLO  "GPUDSEC1" || client ephemeral X25519 pk
- *   gpud -> client  SERVER_HELLO  "GPUDSEC1" || gpud ephemeral X25519 pk
- *                                 || gpud static Ed25519 pk
- *                                 || Ed25519 signature of the transcript
- *                                 || gpud's secretstream header
- *   client -> gpud  FINISH        the client's secretstream header
+ * Only TLS 1.3 is offered and accepted; no session tickets (no resumption:
+ * every connection proves its key). A record is at most 16 KiB of plaintext
+ * and GnuTLS checks a record header's length before it reads the body;
+ * chan_open also refuses plaintext beyond the caller's bound before it is
+ * appended, so a peer cannot make a caller buffer more than it allows. A
+ * record that does not authenticate (a flipped byte, a replay, a cut)
+ * kills the channel: nothing of it is delivered, and every later call
+ * fails.
  *
- * The transcript hash T = BLAKE2b("gpud-chan-v1" || CLIENT_HELLO || gpud
- * ephemeral pk || gpud static pk) is signed by gpud's static key, so only
- * the holder of the pinned key can complete the handshake. Each direction's
- * key is crypto_kx's session key (X25519 of the two ephemeral keys) hashed
- * with T: fresh per connection (forward secrecy: the static key only signs),
- * so a recorded session decrypts and replays under no other connection.
+ * States: NONE --start--> HANDSHAKE --handshake done--> OPEN; any error
+ * --> FAILED (final); a close_notify from the peer --> CLOSED (final).
  *
- * Records after the handshake, each direction one crypto_secretstream
- * (XChaCha20-Poly1305, messages numbered implicitly, so a record dropped,
- * repeated or reordered fails to open): a sealed 4-byte length (21 bytes),
- * then the sealed body of that length (length + 17 bytes). The length is
- * authenticated before any body is awaited, so a flipped byte anywhere is
- * found at the latest when its record is complete, and the connection
- * closes (GERR_AUTH) with nothing of the record delivered.
- *
- * The module transforms buffers only; sockets belong to the callers
- * (daemon/conn.c, worker/wconn.c, tools/gpuctl/ctl_client.c). A struct chan is
- * used by one thread at a time. Thread-safe otherwise (after auth_init).
+ * A struct chan is used by one thread at a time. An identity with its
+ * certificate may be shared by the sessions of one thread (gpud's loop).
  */
 #ifndef GPUD_CHAN_H
 #define GPUD_CHAN_H
@@ -38,87 +37,114 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sodium.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 
-#define CHAN_PK_LEN 32                  /* a public identity key */
-#define CHAN_CLIENT_HELLO_LEN 40
-#define CHAN_SERVER_HELLO_LEN 160
-#define CHAN_FINISH_LEN 24
-#define CHAN_LEN_UNIT 21                /* sealed record length */
-#define CHAN_ABYTES 17                  /* per sealed message */
-#define CHAN_RECORD_MAX (256u << 10)    /* plaintext bytes per record */
+#define CHAN_PK_LEN 32                  /* an Ed25519 public key */
+#define CHAN_SEED_LEN 32                /* an Ed25519 secret key's seed */
+#define CHAN_RECORD_MAX (16u << 10)     /* plaintext bytes per TLS record */
+/* What one TLS record adds to its plaintext, at most (header, tag, type,
+ * padding GnuTLS might add). */
+#define CHAN_RECORD_OVERHEAD 256u
 
-/* gpud's static identity: an Ed25519 key pair. */
+/* An Ed25519 key pair and, after chan_identity_cert, its self-signed
+ * certificate and GnuTLS credentials (owned; chan_identity_free). */
 struct chan_identity {
 	uint8_t pk[CHAN_PK_LEN];
-	uint8_t sk[64];
+	uint8_t sk[64];                 /* libsodium's: seed || pk */
+	gnutls_x509_crt_t crt;
+	gnutls_x509_privkey_t key;
+	gnutls_certificate_credentials_t cred;
 };
 
 enum chan_state {
 	CHAN_NONE,
-	CHAN_CLIENT_WAIT,     /* client: CLIENT_HELLO sent */
-	CHAN_SERVER_WAIT,     /* gpud: SERVER_HELLO sent, FINISH expected */
+	CHAN_HANDSHAKE,
 	CHAN_OPEN,
 	CHAN_FAILED,
+	CHAN_CLOSED,
 };
 
 struct chan {
 	enum chan_state state;
-	uint8_t eph_pk[32], eph_sk[32];
+	int server;
+	gnutls_session_t s;
 	uint8_t pin[CHAN_PK_LEN];       /* client: the key gpud must have */
-	uint8_t hello[CHAN_CLIENT_HELLO_LEN];
-	uint8_t rx_key[32], tx_key[32];
-	crypto_secretstream_xchacha20poly1305_state tx, rx;
-	size_t body;                    /* the body awaited (sealed size), 0 */
+	uint8_t peer[CHAN_PK_LEN];      /* the key the peer proved */
+	int has_peer;
+	const uint8_t *in;              /* during chan_open: the input */
+	size_t in_len, in_used;
+	uint8_t *out;                   /* bytes to send (push) */
+	size_t out_len, out_cap;
+	char why[240];                  /* the pin check's refusal */
 };
 
-/* Make a new identity, or load/save one as a text file ("gpud-key-v1 HEX"
- * of the secret key, mode 0600, written atomically). Return 0 or a gerr
- * code with a message in err. */
+/* Make a new key pair, or one from a 32-byte seed, or load/save one as a
+ * text file ("gpud-key-v1 HEX" of the secret key, mode 0600, written
+ * atomically). None makes the certificate. Return 0 or a gerr code with a
+ * message in err. */
 void chan_identity_new(struct chan_identity *id);
+void chan_identity_from_seed(struct chan_identity *id,
+			     const uint8_t seed[CHAN_SEED_LEN]);
 int chan_identity_read(const char *path, struct chan_identity *id, char *err,
 		       size_t errlen);
 int chan_identity_write(const char *path, const struct chan_identity *id,
 			char *err, size_t errlen);
 
-/* Client: start a handshake that only the holder of pin can finish;
- * out is the CLIENT_HELLO to send. */
-void chan_client_start(struct chan *ch, const uint8_t pin[CHAN_PK_LEN],
-		       uint8_t out[CHAN_CLIENT_HELLO_LEN]);
-/* Client: check gpud's SERVER_HELLO; out is the FINISH to send. Returns 0
- * (state OPEN) or GERR_AUTH with the reason in err (wrong key, bad
- * signature, malformed). */
-int chan_client_finish(struct chan *ch, const uint8_t in[CHAN_SERVER_HELLO_LEN],
-		       uint8_t out[CHAN_FINISH_LEN], char *err, size_t errlen);
-
-/* gpud: answer a CLIENT_HELLO; out is the SERVER_HELLO to send. */
-int chan_server_accept(struct chan *ch, const struct chan_identity *id,
-		       const uint8_t in[CHAN_CLIENT_HELLO_LEN],
-		       uint8_t out[CHAN_SERVER_HELLO_LEN], char *err,
+/* Make id's self-signed certificate (subject CN=cn) and the credentials a
+ * session uses. Returns 0, or GERR_INVAL/GERR_NOMEM with GnuTLS's reason
+ * in err. */
+int chan_identity_cert(struct chan_identity *id, const char *cn, char *err,
 		       size_t errlen);
-/* gpud: take the client's FINISH; state OPEN. */
-int chan_server_finish(struct chan *ch, const uint8_t in[CHAN_FINISH_LEN],
-		       char *err, size_t errlen);
+/* The certificate and its secret key in PEM (malloc'ed NUL-terminated
+ * text the caller frees, wiping the key): for libmicrohttpd's HTTPS. */
+int chan_identity_pem(const struct chan_identity *id, char **ret_cert,
+		      char **ret_key);
+/* Forget the secret and free the certificate (idempotent; NULL is fine). */
+void chan_identity_free(struct chan_identity *id);
 
-/* Seal len bytes (any size, split into records of CHAN_RECORD_MAX) into a
- * malloc'ed buffer the caller frees. Returns 0, GERR_STATE or GERR_NOMEM. */
-int chan_seal(struct chan *ch, const void *plain, size_t len, uint8_t **ret,
-	      size_t *ret_len);
-/* Bytes that chan_seal makes of len plaintext bytes. */
-size_t chan_sealed_size(size_t len);
+/* Client: start a handshake presenting mine (with its certificate) that
+ * only the holder of pin can finish. The ClientHello waits in the output
+ * (chan_take_output). Returns 0 or a gerr code with the reason in err. */
+int chan_client_start(struct chan *ch, const struct chan_identity *mine,
+		      const uint8_t pin[CHAN_PK_LEN], char *err, size_t errlen);
+/* gpud: accept a handshake with id (with its certificate), asking for the
+ * client's certificate. */
+int chan_server_start(struct chan *ch, const struct chan_identity *id,
+		      char *err, size_t errlen);
 
-/* Open the complete records at the start of in (len bytes), appending
- * their plaintext to *buf (*blen used of *bcap, grown with realloc, never
- * past max bytes). *ret_used is what was consumed; a partial record stays
- * for the next call. A record announcing more than max_record bytes is
- * refused before its body is read. Returns 0, GERR_AUTH (a record that does
- * not authenticate: the channel is dead), GERR_TOOBIG or GERR_NOMEM, with
- * the reason in err. */
+/* Feed the bytes at in (len): the handshake while it runs, then records,
+ * whose plaintext is appended to *buf (*blen used of *bcap, grown with
+ * realloc, never past max bytes). *ret_used is what was consumed (all of
+ * it unless an error stops early: GnuTLS keeps a partial record). Bytes to
+ * send may wait in the output afterwards (handshake messages, alerts).
+ * Returns 0; GERR_AUTH (the handshake failed: wrong pin, not TLS 1.3; or
+ * a record did not authenticate: the channel is dead); GERR_TOOBIG (more
+ * plaintext than max); GERR_DONE (the peer closed the channel cleanly);
+ * GERR_NOMEM; each with the reason in err. */
 int chan_open(struct chan *ch, const uint8_t *in, size_t len,
 	      size_t *ret_used, uint8_t **buf, size_t *blen, size_t *bcap,
-	      size_t max, size_t max_record, char *err, size_t errlen);
+	      size_t max, char *err, size_t errlen);
 
-/* Forget every key (idempotent). */
+/* Seal len bytes (any size, split into records) into a malloc'ed buffer
+ * the caller frees (with any output that waited). Returns 0, GERR_STATE
+ * (not open) or GERR_NOMEM. */
+int chan_seal(struct chan *ch, const void *plain, size_t len, uint8_t **ret,
+	      size_t *ret_len);
+
+/* The bytes waiting to be sent: *ret (malloc'ed, the caller's) and
+ * *ret_len, or NULL and 0 when none wait. */
+void chan_take_output(struct chan *ch, uint8_t **ret, size_t *ret_len);
+
+/* 1 once the handshake finished. */
+int chan_is_open(const struct chan *ch);
+
+/* The Ed25519 public key the peer proved in the handshake: 0, or
+ * GERR_NOTFOUND when it showed none (or not an Ed25519 one). */
+int chan_peer_key(const struct chan *ch, uint8_t ret_pk[CHAN_PK_LEN]);
+
+/* End the session and forget its keys (idempotent; a zeroed struct is
+ * fine). */
 void chan_clear(struct chan *ch);
 
 #endif

@@ -79,6 +79,9 @@ static const struct ctlcmd_field token_add_fields[] = {
 	FLD("name", F_NAME, M(name), 1, 1, AUTH_NAME_MAX, 0,
 	  "token names are 1.." STR(AUTH_NAME_MAX) " characters of A-Z a-z "
 	  "0-9 . _ -"),
+	FLD("public_key", F_STR, M(public_key), 1, 64, 64, 0,
+	  "token_add needs 'public_key': the credential's Ed25519 public key, "
+	  "64 hex digits"),
 };
 
 static const struct ctlcmd_field token_revoke_fields[] = {

@@ -96,6 +96,7 @@ struct ctlcmd_req {
 	const char *what;       /* export */
 	const char *dir;        /* backup: an absolute path */
 	enum auth_role role;    /* token_add; default AUTH_ROLE_WORKER */
+	const char *public_key; /* token_add: the credential's, 64 hex digits */
 	json_t *args;           /* submit, extend, export: borrowed */
 };
 

@@ -7,18 +7,18 @@
  * later frames wait in the buffer. That keeps replies in request order
  * (a checkpoint's ACK never overtakes the result that follows it).
  *
- * A TCP connection first runs the secure channel's handshake (chan.h) on
- * its raw bytes; from then on every byte read is a sealed record whose
- * plaintext is framed here, and every frame written is sealed. A record
- * that does not authenticate closes the connection, and nothing of it
- * reaches a handler.
+ * A TCP connection speaks TLS 1.3 (chan.h): every byte read goes through
+ * the channel (its handshake first, then records whose plaintext is
+ * framed here), and every frame written is sealed. A record that does not
+ * authenticate closes the connection, and nothing of it reaches a handler.
  *
  * TCP connection states and moves:
- *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
+ *   HELLO --HELLO--> AUTH --the key's credential, checked--> READY
+ *   --(CLAIM|HEARTBEAT|CHECKPOINT|
  *   RESULT|RELEASE|FETCH|WITHDRAW)--> READY; anything else closes the
  *   connection, and so does a frame header that the state's limits refuse
  *   (state_limits) before its payload is read. Remote gpuctl: HELLO
- *   --CTL_HELLO--> AUTH --AUTH ok (a viewer or admin token)--> READY
+ *   --CTL_HELLO--> AUTH --checked (a viewer or admin token)--> READY
  *   --CTL_REQ--> READY.
  *
  * Lifetime: a conn is reference counted; every pending asynchronous step
@@ -50,15 +50,17 @@
 	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH) |                  \
 	 PROTO_BIT(PROTO_WITHDRAW))
 
-/* Sealed bytes a TCP connection buffers: a partial record and a read. */
-#define MAX_SEALED ((size_t)CHAN_RECORD_MAX + CHAN_LEN_UNIT + CHAN_ABYTES + \
+/* Sealed bytes a TCP connection buffers: a read (chan_open takes all of
+ * it; GnuTLS keeps at most one partial record). */
+#define MAX_SEALED ((size_t)CHAN_RECORD_MAX + CHAN_RECORD_OVERHEAD + \
 		    READ_CHUNK)
 
 /* What a TCP connection accepts in each state. */
 static const struct proto_limits state_limits[] = {
 	[CONN_HELLO] = { PROTO_BIT(PROTO_HELLO) | PROTO_BIT(PROTO_CTL_HELLO),
 			 PROTO_LOGIN_MAX_JSON, 0, 0 },
-	[CONN_AUTH] = { PROTO_BIT(PROTO_AUTH), PROTO_LOGIN_MAX_JSON, 0, 0 },
+	/* The login is being checked: frames wait (busy); none is taken. */
+	[CONN_AUTH] = { 0, PROTO_LOGIN_MAX_JSON, 0, 0 },
 	[CONN_READY] = { WORKER_SENDS, PROTO_WORKER_MAX_JSON, PROTO_MAX_BIN,
 			 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) },
 };
@@ -283,8 +285,7 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 		return f->type == PROTO_HELLO && h->hello ? h->hello(c, f->json)
 							  : GERR_PROTO;
 	case CONN_AUTH:
-		return f->type == PROTO_AUTH && h->auth ? h->auth(c, f->json)
-							: GERR_PROTO;
+		return GERR_PROTO;
 	case CONN_READY:
 		break;
 	}
@@ -400,63 +401,43 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 		*buf = nb;
 		*cap = ncap;
 	}
-	/* A sealed read takes at most a chunk, so what waits to be opened
-	 * stays under MAX_SEALED (a partial record and one read). */
+	/* A sealed read takes at most a chunk, and chan_open takes it all:
+	 * what waits stays under MAX_SEALED. */
 	*out = uv_buf_init((char *)*buf + *len, (unsigned)(c->is_ctl
 			   ? *cap - *len : chunk));
 }
 
-/* The sealed bytes read so far: the channel's handshake, then the
- * records, whose plaintext joins buf. Returns 0, or closes c. */
+/* The bytes read so far through TLS: the handshake (whose answers are
+ * written here), then records, whose plaintext joins buf. Returns 0, or
+ * closes c. */
 static int unseal(struct conn *c)
 {
-	size_t used = 0, n = 0;
-	char err[200] = "";
+	int in = logged_in(c);
+	size_t used = 0, olen = 0;
+	uint8_t *out = NULL;
+	char err[300] = "";
 	int rc = 0;
 
-	if (c->ch.state == CHAN_NONE) {
-		uint8_t *out;
-
-		if (c->slen < CHAN_CLIENT_HELLO_LEN)
-			return 0;
-		out = malloc(CHAN_SERVER_HELLO_LEN);
-		if (!out) {
-			conn_close(c, "out of memory");
-			return GERR_NOMEM;
-		}
-		rc = chan_server_accept(&c->ch, &c->d->identity, c->sealed, out,
-					err, sizeof(err));
-		if (rc == 0)
-			write_bytes(c, out, CHAN_SERVER_HELLO_LEN);
-		else
-			free(out);
-		used = CHAN_CLIENT_HELLO_LEN;
-	}
-	if (rc == 0 && c->ch.state == CHAN_SERVER_WAIT) {
-		if (c->slen - used < CHAN_FINISH_LEN)
-			goto keep;
-		rc = chan_server_finish(&c->ch, c->sealed + used, err,
-					sizeof(err));
-		used += CHAN_FINISH_LEN;
-	}
-	if (rc == 0 && c->ch.state == CHAN_OPEN) {
-		int in = logged_in(c);
-
-		rc = chan_open(&c->ch, c->sealed + used, c->slen - used, &n,
-			       &c->buf, &c->len, &c->cap,
-			       in ? MAX_BUFFER : LOGIN_BUFFER,
-			       in ? CHAN_RECORD_MAX : LOGIN_BUFFER, err,
-			       sizeof(err));
-		used += n;
-	}
+	if (c->ch.state == CHAN_NONE)
+		rc = chan_server_start(&c->ch, &c->d->identity, err,
+				       sizeof(err));
+	if (rc == 0)
+		rc = chan_open(&c->ch, c->sealed, c->slen, &used, &c->buf,
+			       &c->len, &c->cap, in ? MAX_BUFFER : LOGIN_BUFFER,
+			       err, sizeof(err));
+	/* Handshake messages, or the alert that says why it failed. */
+	chan_take_output(&c->ch, &out, &olen);
+	if (out)
+		write_bytes(c, out, olen);
 	if (rc) {
-		char why[260];
+		char why[340];
 
-		snprintf(why, sizeof(why), "secure channel: %s", err);
-		conn_close(c, why);
+		snprintf(why, sizeof(why), "TLS: %s", err);
+		conn_close(c, rc == GERR_DONE ? "peer closed" : why);
 		return rc;
 	}
-keep:
+	if (c->closing)
+		return GERR_IO;
 	memmove(c->sealed, c->sealed + used, c->slen - used);
 	c->slen -= used;
 	return 0;

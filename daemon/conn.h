@@ -32,6 +32,7 @@ struct conn;
 
 #define MAX_WORKLOADS 32
 
+/* CONN_AUTH: the login is being checked (no frame is taken meanwhile). */
 enum conn_state { CONN_HELLO, CONN_AUTH, CONN_READY };
 
 /* A control request's reply: reply is a new reference, bin (may be NULL)
@@ -46,7 +47,6 @@ typedef void (*conn_reply_fn)(void *opaque, json_t *reply, void *bin,
 struct conn_handlers {
 	int (*hello)(struct conn *c, const json_t *msg);     /* CONN_HELLO */
 	int (*ctl_hello)(struct conn *c, const json_t *msg); /* CONN_HELLO */
-	int (*auth)(struct conn *c, const json_t *msg);      /* CONN_AUTH */
 	int (*claim)(struct conn *c, const json_t *msg);     /* CONN_READY.. */
 	int (*heartbeat)(struct conn *c, const json_t *msg);
 	int (*upload)(struct conn *c, const struct proto_frame *f,
@@ -87,7 +87,7 @@ struct conn {
 	int in_process;         /* conn_process is on the stack */
 	uint8_t *buf;           /* frames (plaintext) */
 	size_t len, cap;
-	struct chan ch;         /* TCP: the secure channel */
+	struct chan ch;         /* TCP: TLS 1.3 (chan.h) */
 	uint8_t *sealed;        /* TCP: bytes read, not yet unsealed */
 	size_t slen, scap;
 	enum conn_state state;
@@ -99,7 +99,6 @@ struct conn {
 	char device[64];
 	struct place place;     /* where the worker runs, from its HELLO */
 	char *workloads_json;   /* ["graveler",..] of registered names */
-	uint8_t nonce[AUTH_NONCE_LEN];
 	int64_t worker_id;
 	int64_t lease_id, job_id;
 	uint64_t epoch;

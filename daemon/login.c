@@ -1,6 +1,7 @@
-/* login.c - a TCP connection's login (login.h): HELLO or CTL_HELLO, the
- * token's challenge, WELCOME. The token's key and role are read on the
- * database thread; the proof is checked there too, in constant time.
+/* login.c - a TCP connection's login (login.h): HELLO or CTL_HELLO, then
+ * WELCOME. Who connected is the credential whose public key the TLS
+ * handshake proved (chan_peer_key); it is looked up, with its role, on the
+ * database thread. The name a HELLO gives must be that credential's.
  *
  * A worker is one process: its row is (token, instance), the instance
  * its HELLO names. A second login of the same (token, instance) while the
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "clock.h"
 #include "dbq.h"
 #include "gerr.h"
@@ -53,20 +55,7 @@ static int hello_place(struct conn *c, const struct msg_hello *m)
 	return 0;
 }
 
-/* The challenge: a fresh nonce, and the state that waits for AUTH. */
-static void send_challenge(struct conn *c)
-{
-	struct msg_challenge ch;
-	char hex[2 * AUTH_NONCE_LEN + 1];
-	json_t *h = NULL;
-
-	auth_random(c->nonce, sizeof(c->nonce));
-	auth_hex(c->nonce, sizeof(c->nonce), hex);
-	ch.nonce = hex;
-	msg_challenge_encode(&ch, &h);
-	conn_send(c, PROTO_CHALLENGE, h, NULL, 0);
-	c->state = CONN_AUTH;
-}
+static int start_check(struct conn *c);
 
 int login_hello(struct conn *c, const json_t *msg)
 {
@@ -98,8 +87,7 @@ int login_hello(struct conn *c, const json_t *msg)
 	json_decref(ok);
 	if (!c->workloads_json)
 		return GERR_NOMEM;
-	send_challenge(c);
-	return 0;
+	return start_check(c);
 }
 
 int login_ctl_hello(struct conn *c, const json_t *msg)
@@ -111,18 +99,19 @@ int login_ctl_hello(struct conn *c, const json_t *msg)
 	snprintf(c->name, sizeof(c->name), "%s", m.name);
 	snprintf(c->device, sizeof(c->device), "gpuctl");
 	c->remote_ctl = 1;
-	send_challenge(c);
-	return 0;
+	return start_check(c);
 }
 
 struct auth_req {
 	struct conn *c;
-	char name[AUTH_NAME_MAX + 1];
+	char name[AUTH_NAME_MAX + 1];       /* the HELLO's */
+	char cred[AUTH_NAME_MAX + 1];       /* the key's credential */
 	char instance[PLACE_INSTANCE_MAX + 1];
 	char device[64];
 	struct place place;
-	uint8_t nonce[AUTH_NONCE_LEN];
-	uint8_t mac[AUTH_MAC_LEN];
+	uint8_t pk[CHAN_PK_LEN];
+	int has_pk;
+	int old_kind;                       /* the name's row has no key */
 	int remote_ctl;
 	int rc;
 	enum auth_role role;
@@ -132,11 +121,20 @@ struct auth_req {
 static void auth_work(struct store *st, void *arg)
 {
 	struct auth_req *r = arg;
-	uint8_t key[AUTH_KEY_LEN];
 
-	r->rc = store_token_get(st, r->name, key, &r->role);
-	if (r->rc == 0)
-		r->rc = auth_proof_check(key, r->nonce, r->name, r->mac);
+	r->rc = r->has_pk ? store_token_by_key(st, r->pk, r->cred, &r->role)
+			  : GERR_NOTFOUND;
+	if (r->rc == GERR_NOTFOUND) {
+		uint8_t pk[CHAN_PK_LEN];
+		int has_key = 1;
+
+		/* Say why when the name is a credential of the old kind. */
+		r->old_kind = store_token_get(st, r->name, pk, &has_key,
+					      NULL) == 0 && !has_key;
+	}
+	/* The name the peer gave is its key's credential's. */
+	if (r->rc == 0 && strcmp(r->cred, r->name) != 0)
+		r->rc = GERR_AUTH;
 	/* A token works for what its role is for, nothing else. */
 	if (r->rc == 0 &&
 	    (r->role == AUTH_ROLE_WORKER) == (r->remote_ctl != 0))
@@ -163,8 +161,18 @@ static void auth_work(struct store *st, void *arg)
 
 static const char *refusal(const struct auth_req *r)
 {
-	if (r->rc == GERR_AUTH || r->rc == GERR_NOTFOUND)
-		return "bad token";
+	if (r->old_kind)
+		return "this credential is of the old kind (token = NAME:SECRET, "
+		       "from before TLS 1.3): make a new one with gpuctl token "
+		       "add NAME --role ROLE";
+	if (r->rc == GERR_NOTFOUND && !r->has_pk)
+		return "no client certificate: a credential's key is needed "
+		       "(gpuctl token add)";
+	if (r->rc == GERR_NOTFOUND)
+		return "unknown key: no live credential has the key this "
+		       "connection proved";
+	if (r->rc == GERR_AUTH)
+		return "the name given is not the name of the key's credential";
 	if (r->rc == GERR_PERM)
 		return r->remote_ctl ? "a worker token cannot run gpuctl"
 				     : "only a worker token may lease work";
@@ -199,8 +207,8 @@ static void auth_after(void *arg)
 	struct gpud *d = c->d;
 
 	if (!c->closing && r->rc) {
-		conn_send_error(c, GERR_AUTH, r->rc == GERR_PERM ? refusal(r)
-					      : "authentication failed", 0, 0);
+		/* The peer proved its key: it may hear why it is refused. */
+		conn_send_error(c, GERR_AUTH, refusal(r), 0, 0);
 		conn_close(c, refusal(r));
 	} else if (!c->closing) {
 		struct msg_welcome m = {
@@ -233,27 +241,22 @@ static void auth_after(void *arg)
 	conn_step_done(c);
 }
 
-int login_auth(struct conn *c, const json_t *msg)
+/* Look up the key the TLS handshake proved; the connection waits
+ * (CONN_AUTH, busy) until auth_after answers. */
+static int start_check(struct conn *c)
 {
-	struct msg_auth m;
-	struct auth_req *r;
+	struct auth_req *r = calloc(1, sizeof(*r));
 
-	if (msg_auth_decode(msg, &m, NULL, 0))
-		return GERR_PROTO;
-	r = calloc(1, sizeof(*r));
 	if (!r)
 		return GERR_NOMEM;
-	if (auth_unhex(m.mac, r->mac, AUTH_MAC_LEN)) {
-		free(r);
-		return GERR_PROTO;
-	}
 	r->c = c;
 	r->remote_ctl = c->remote_ctl;
+	r->has_pk = chan_peer_key(&c->ch, r->pk) == 0;
 	memcpy(r->name, c->name, sizeof(r->name));
 	memcpy(r->instance, c->instance, sizeof(r->instance));
 	memcpy(r->device, c->device, sizeof(r->device));
 	r->place = c->place;
-	memcpy(r->nonce, c->nonce, sizeof(r->nonce));
+	c->state = CONN_AUTH;
 	if (conn_step_db(c, 1, auth_work, auth_after, r)) {
 		free(r);
 		return GERR_STATE;

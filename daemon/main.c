@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "datadir.h"
 #include "gerr.h"
 #include "gpud.h"
@@ -220,6 +221,7 @@ int main(int argc, char **argv)
 	LOG_INFO(&d.log, "gpud %s ready, data %s", GPUD_VERSION, d.cfg.data_dir);
 	uv_run(d.loop, UV_RUN_DEFAULT);
 	uv_loop_close(d.loop);
+	chan_identity_free(&d.identity);
 	workload_close_all();
 	LOG_INFO(&d.log, "stopped");
 	glog_flush(&d.log, 1);

@@ -53,7 +53,6 @@ static void on_conn_closed(struct conn *c)
 static const struct conn_handlers handlers = {
 	.hello = login_hello,
 	.ctl_hello = login_ctl_hello,
-	.auth = login_auth,
 	.claim = wp_claim,
 	.heartbeat = wp_heartbeat,
 	.upload = upload_receive,
@@ -384,14 +383,21 @@ static int load_identity(struct gpud *d)
 		LOG_ERROR(&d->log, "%s", err);
 		return rc;
 	}
+	/* TLS shows this key in a self-signed certificate, made here. */
+	if (rc == 0)
+		rc = chan_identity_cert(&d->identity, "gpud", err, sizeof(err));
+	if (rc) {
+		LOG_ERROR(&d->log, "%s", err);
+		return rc;
+	}
 	auth_hex(d->identity.pk, CHAN_PK_LEN, hex);
 	LOG_INFO(&d->log, "gpud-key %s", hex);
 	return 0;
 }
 
 /* The local worker's credential: DATA/local-worker.token (mode 0600) with
- * the token, registered once, and gpud's key, so a worker on this machine
- * connects with no manual step. */
+ * its key pair, whose public key is registered once, and gpud's key, so a
+ * worker on this machine connects with no manual step. */
 struct token_req {
 	struct auth_token tok;
 	int rc;
@@ -400,22 +406,23 @@ struct token_req {
 static void token_work(struct store *st, void *arg)
 {
 	struct token_req *r = arg;
-	uint8_t key[AUTH_KEY_LEN];
+	uint8_t pk[AUTH_KEY_LEN];
+	int has_key = 0;
 
-	if (store_token_get(st, r->tok.name, key, NULL) == 0 &&
-	    memcmp(key, r->tok.stored, sizeof(key)) == 0) {
+	if (store_token_get(st, r->tok.name, pk, &has_key, NULL) == 0 &&
+	    has_key && memcmp(pk, r->tok.pk, sizeof(pk)) == 0) {
 		r->rc = 0;
 		return;
 	}
-	r->rc = store_token_add(st, r->tok.name, r->tok.stored,
-				AUTH_ROLE_WORKER, gclock_wall());
+	r->rc = store_token_add(st, r->tok.name, r->tok.pk, AUTH_ROLE_WORKER,
+				gclock_wall());
 }
 
-/* Write the credential of tok's token text and gpud's key to path. */
+/* Write tok's credential, pinning gpud's key, to path. */
 static int write_credential(struct gpud *d, const char *path,
-			    const char *token_text)
+			    const struct auth_token *tok)
 {
-	char *cred = auth_credential_text(token_text, d->identity.pk);
+	char *cred = auth_credential_text(tok, d->identity.pk);
 	int rc = cred ? auth_token_write_file(path, cred) : GERR_NOMEM;
 
 	if (cred) {
@@ -429,50 +436,44 @@ static int write_credential(struct gpud *d, const char *path,
 
 static int local_token(struct gpud *d, struct store *st)
 {
-	char path[4096], err[256];
+	char path[4096], err[600];
 	struct token_req r = {0};
-	int rc;
+	int rc = GERR_NOTFOUND, fresh = 1;
 
 	snprintf(path, sizeof(path), "%s/local-worker.token", d->cfg.data_dir);
 	if (access(path, F_OK) == 0) {
-		if (auth_token_read_file(path, &r.tok, err, sizeof(err))) {
+		rc = auth_token_read_file(path, &r.tok, err, sizeof(err));
+		if (rc && rc != GERR_UNSUPPORTED) {
 			LOG_ERROR(&d->log, "local token %s: %s", path, err);
 			return GERR_INVAL;
 		}
-		/* A file from before the channel, or from another key: the
-		 * same token, with this gpud's key. */
-		if (!r.tok.has_gpud_key ||
-		    memcmp(r.tok.gpud_key, d->identity.pk, CHAN_PK_LEN) != 0) {
-			char text[4200];
-
-			rc = auth_secret_read(path, "token file", text,
-					      sizeof(text), err, sizeof(err));
-			if (rc == 0)
-				rc = write_credential(d, path, text);
-			sodium_memzero(text, sizeof(text));
-			if (rc)
-				return GERR_IO;
-		}
-	} else {
-		char *text = NULL;
-		if (auth_token_new("local", &text, &r.tok))
-			return GERR_NOMEM;
-		rc = write_credential(d, path, text);
-		sodium_memzero(text, strlen(text));
-		free(text);
 		if (rc)
+			LOG_WARN(&d->log, "%s was of the old kind: replaced by a "
+				 "key pair", path);
+		fresh = rc != 0;
+	}
+	if (fresh && auth_token_new("local", &r.tok))
+		return GERR_NOMEM;
+	/* New, of the old kind, or pinning another key: (re)written. */
+	if (fresh || !r.tok.has_gpud_key ||
+	    memcmp(r.tok.gpud_key, d->identity.pk, CHAN_PK_LEN) != 0) {
+		rc = write_credential(d, path, &r.tok);
+		if (rc) {
+			sodium_memzero(&r.tok, sizeof(r.tok));
 			return GERR_IO;
+		}
 	}
 	/* Runs before the database thread starts, so calling the store here
 	 * is still single-threaded. */
 	token_work(st, &r);
+	sodium_memzero(&r.tok.seed, sizeof(r.tok.seed));
 	if (r.rc && r.rc != GERR_STATE) {
 		LOG_ERROR(&d->log, "cannot register the local token: %s",
 			  gerr_str(r.rc));
 		return r.rc;
 	}
 	if (r.rc == GERR_STATE)
-		LOG_WARN(&d->log, "a token named '%s' exists with another secret; "
+		LOG_WARN(&d->log, "a token named '%s' exists with another key; "
 			 "%s does not match it", r.tok.name, path);
 	return 0;
 }

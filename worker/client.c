@@ -56,28 +56,9 @@ static void on_opened(void *opaque)
 		m.workloads[m.n_workloads++] = cl->cfg->workloads[i].wl->name;
 	if (msg_hello_encode(&m, &h) < 0)
 		h = NULL; /* wconn_send closes the connection */
-	wconn_send(&cl->conn, PROTO_HELLO, h, NULL, 0);
-}
-
-static int on_challenge(struct client *cl, const json_t *header)
-{
-	struct msg_challenge c;
-	struct msg_auth a;
-	uint8_t nonce[AUTH_NONCE_LEN], mac[AUTH_MAC_LEN];
-	char mac_hex[2 * AUTH_MAC_LEN + 1];
-	json_t *h = NULL;
-
-	if (msg_challenge_decode(header, &c, NULL, 0) < 0 ||
-	    auth_unhex(c.nonce, nonce, sizeof(nonce)) < 0)
-		return GERR_PROTO;
-	auth_proof(cl->cfg->token->key, nonce, cl->cfg->token->name, mac);
-	auth_hex(mac, sizeof(mac), mac_hex);
-	a.mac = mac_hex;
-	if (msg_auth_encode(&a, &h) < 0)
-		h = NULL;
-	if (wconn_send(&cl->conn, PROTO_AUTH, h, NULL, 0) == 0)
+	/* gpud checks the key the TLS handshake proved, then answers. */
+	if (wconn_send(&cl->conn, PROTO_HELLO, h, NULL, 0) == 0)
 		wconn_move(&cl->conn, WCONN_AUTH);
-	return 0;
 }
 
 static void on_heartbeat_timer(uv_timer_t *t)
@@ -170,10 +151,6 @@ static void on_frame(void *opaque, const struct proto_frame *f)
 		return;
 	}
 	switch (cs) {
-	case WCONN_HELLO:
-		if (f->type == PROTO_CHALLENGE)
-			rc = on_challenge(cl, f->json);
-		break;
 	case WCONN_AUTH:
 		if (f->type == PROTO_WELCOME)
 			rc = on_welcome(cl, f->json);
@@ -323,7 +300,7 @@ int client_start(uv_loop_t *loop, const struct client_config *cfg,
 		timers[i]->data = cl;
 	}
 	wconn_init(&cl->conn, loop, cfg->log, cfg->host, cfg->port,
-		   cfg->token->gpud_key, &ops, cl);
+		   cfg->identity, cfg->token->gpud_key, &ops, cl);
 	*ret = cl;
 	wconn_start(&cl->conn);
 	return 0;

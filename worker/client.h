@@ -23,6 +23,7 @@
 #include <uv.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "log.h"
 #include "place.h"
 #include "workload.h"
@@ -40,6 +41,8 @@ struct client_config {
 	const char *host;                /* name or address, no brackets */
 	const char *port;                /* decimal */
 	const struct auth_token *token;
+	/* The token's key with its TLS certificate (chan_identity_cert). */
+	const struct chan_identity *identity;
 	const char *device_name;         /* "cpu" or "cuda:N", sent in HELLO */
 	enum wl_device_kind device_kind;
 	int device_index;

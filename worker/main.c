@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include <sodium.h>
+
 #include "auth.h"
 #include "client.h"
 #include "gerr.h"
@@ -168,12 +170,13 @@ int main(int argc, char **argv)
 	struct glog lg = { .prog = "gpuworker" };
 	struct glog_limit limit; /* repeated lines, summed up */
 	struct auth_token token;
+	struct chan_identity identity;
 	struct client_workload *wls = NULL;
 	struct client_config cfg;
 	struct main_ctx m = { .log = &lg };
 	struct place where;
 	uv_loop_t loop;
-	char err[256] = "", hostname[PLACE_HOST_MAX + 2] = "", where_text[PLACE_TEXT_MAX];
+	char err[600] = "", hostname[PLACE_HOST_MAX + 2] = "", where_text[PLACE_TEXT_MAX];
 	int n, rc, code;
 
 	code = settings(argc, argv, &o);
@@ -202,6 +205,12 @@ int main(int argc, char **argv)
 			"worker cannot tell gpud from an impostor; use the "
 			"credential that 'gpuctl token add' prints (or the "
 			"data directory's local-worker.token)\n", o.token_file);
+		return 1;
+	}
+	/* The key this worker proves in TLS, in a self-signed certificate. */
+	chan_identity_from_seed(&identity, token.seed);
+	if (chan_identity_cert(&identity, token.name, err, sizeof(err))) {
+		fprintf(stderr, "gpuworker: %s\n", err);
 		return 1;
 	}
 	/* A dropped connection must show up as a write error, not kill us. */
@@ -237,6 +246,7 @@ int main(int argc, char **argv)
 		.host = o.connect.host,
 		.port = o.connect.port,
 		.token = &token,
+		.identity = &identity,
 		.device_name = o.device.name,
 		.device_kind = o.device.kind,
 		.device_index = o.device.index,
@@ -280,6 +290,8 @@ int main(int argc, char **argv)
 	if (rc < 0)
 		LOG_WARN(&lg, "loop did not close cleanly: %s", uv_strerror(rc));
 	close_workloads(wls, (size_t)n);
+	chan_identity_free(&identity);
+	sodium_memzero(&token, sizeof(token));
 	glog_flush(&lg, 1);
 	lg.limit = NULL;
 	glog_limit_free(&limit);

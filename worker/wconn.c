@@ -7,10 +7,10 @@
  *     given back after a big frame.
  *  3. Every frame the worker sends expects an answer: the watchdog counts
  *     the silence from the first write since the last frame read.
- *  5. Every byte after the TCP connect is the secure channel's (chan.h):
- *     the handshake first, which only the holder of the pinned gpud key
- *     completes, then sealed records; a record that does not open closes
- *     the connection before any of it reaches a frame.
+ *  5. Every byte after the TCP connect is TLS 1.3's (chan.h): the
+ *     handshake first, which only the holder of the pinned gpud key
+ *     completes, then records; a record that does not open closes the
+ *     connection before any of it reaches a frame.
  *  4. Reconnects wait backoff_s (x0.75..1.25 jitter), which doubles up to
  *     BACKOFF_MAX_S and drops back to BACKOFF_MIN_S with the first frame
  *     other than ERROR read on a READY connection.
@@ -189,8 +189,9 @@ int wconn_send(struct wconn *w, enum proto_type type, json_t *header,
 
 /* ---- reading ---- */
 
-/* Sealed bytes buffered: a partial record and a read. */
-#define SEALED_MAX ((size_t)CHAN_RECORD_MAX + CHAN_LEN_UNIT + CHAN_ABYTES + \
+/* Sealed bytes buffered: a read (chan_open takes all of it; GnuTLS keeps
+ * at most one partial record). */
+#define SEALED_MAX ((size_t)CHAN_RECORD_MAX + CHAN_RECORD_OVERHEAD + \
 		    READ_CHUNK)
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *ret)
@@ -260,48 +261,43 @@ static void parse_frames(struct wconn *w, struct wconn_tcp *t)
 	}
 }
 
-/* The sealed bytes read so far: gpud's handshake answer, then records
- * whose plaintext joins buf. Returns 0, or an error after closing. */
+/* Send what the channel has to send (handshake messages, an alert). */
+static int flush_chan(struct wconn *w, struct wconn_tcp *t)
+{
+	uint8_t *out = NULL;
+	size_t olen = 0;
+
+	chan_take_output(&t->ch, &out, &olen);
+	return out ? write_bytes(w, t, out, olen) : 0;
+}
+
+/* The bytes read so far through TLS: gpud's handshake, then records whose
+ * plaintext joins buf. Returns 0, or an error after closing. */
 static int unseal(struct wconn *w, struct wconn_tcp *t)
 {
-	size_t used = 0, n = 0;
+	size_t used = 0;
 	char err[400] = "";
-	int rc = 0;
+	int rc;
 
-	if (w->state == WCONN_SECURE) {
-		uint8_t *fin;
-
-		if (t->slen < CHAN_SERVER_HELLO_LEN)
-			return 0;
-		fin = malloc(CHAN_FINISH_LEN);
-		rc = fin ? chan_client_finish(&t->ch, t->sealed, fin, err,
-					      sizeof(err)) : GERR_NOMEM;
-		if (rc) {
-			free(fin);
+	rc = chan_open(&t->ch, t->sealed, t->slen, &used, &t->buf, &t->len,
+		       &t->cap, FRAME_MAX, err, sizeof(err));
+	if (flush_chan(w, t))
+		return GERR_IO;
+	if (rc) {
+		if (w->state == WCONN_SECURE)
 			LOG_ERROR(w->log, "refusing gpud at %s:%s: %s",
-				  w->host, w->port, rc == GERR_NOMEM
-				  ? "out of memory" : err);
-			wconn_close(w, "secure channel: %s", err);
-			return rc;
-		}
-		used = CHAN_SERVER_HELLO_LEN;
-		if (write_bytes(w, t, fin, CHAN_FINISH_LEN))
-			return GERR_IO;
+				  w->host, w->port, err);
+		wconn_close(w, "TLS: %s", err);
+		return rc;
+	}
+	memmove(t->sealed, t->sealed + used, t->slen - used);
+	t->slen -= used;
+	if (w->state == WCONN_SECURE && chan_is_open(&t->ch)) {
 		wconn_move(w, WCONN_HELLO);
 		w->ops.opened(w->opaque);
 		if (t->closing)
 			return GERR_STATE;
 	}
-	rc = chan_open(&t->ch, t->sealed + used, t->slen - used, &n, &t->buf,
-		       &t->len, &t->cap, FRAME_MAX, CHAN_RECORD_MAX, err,
-		       sizeof(err));
-	if (rc) {
-		wconn_close(w, "secure channel: %s", err);
-		return rc;
-	}
-	used += n;
-	memmove(t->sealed, t->sealed + used, t->slen - used);
-	t->slen -= used;
 	return 0;
 }
 
@@ -413,7 +409,7 @@ static void on_connected(uv_connect_t *req, int status)
 {
 	struct wconn_tcp *t = req->data;
 	struct wconn *w = t->w;
-	uint8_t *hello;
+	char err[300] = "";
 
 	if (status == UV_ECANCELED || t->closing)
 		return;
@@ -433,14 +429,13 @@ static void on_connected(uv_connect_t *req, int status)
 		wconn_close(w, "read failed: %s", uv_strerror(status));
 		return;
 	}
-	hello = malloc(CHAN_CLIENT_HELLO_LEN);
-	if (!hello) {
-		wconn_close(w, "out of memory");
+	if (chan_client_start(&t->ch, w->mine, w->gpud_key, err,
+			      sizeof(err))) {
+		wconn_close(w, "TLS: %s", err);
 		return;
 	}
-	chan_client_start(&t->ch, w->gpud_key, hello);
 	wconn_move(w, WCONN_SECURE);
-	write_bytes(w, t, hello, CHAN_CLIENT_HELLO_LEN);
+	flush_chan(w, t); /* the ClientHello */
 }
 
 /* Try the next resolved address (IPv6 and IPv4 of "localhost", say). */
@@ -570,10 +565,12 @@ static void on_watchdog_timer(uv_timer_t *t)
 
 void wconn_init(struct wconn *w, uv_loop_t *loop, const struct glog *log,
 		const char *host, const char *port,
+		const struct chan_identity *mine,
 		const uint8_t gpud_key[CHAN_PK_LEN],
 		const struct wconn_ops *ops, void *opaque)
 {
 	memset(w, 0, sizeof(*w));
+	w->mine = mine;
 	memcpy(w->gpud_key, gpud_key, CHAN_PK_LEN);
 	w->loop = loop;
 	w->log = log;

@@ -1,12 +1,13 @@
 /* wconn.h - gpuworker's transport to gpud: one TCP connection at a time,
  * resolved and reconnected with jittered exponential backoff, framed with
- * proto.h inside the secure channel of chan.h (gpud must hold the key the
- * credential pins), with a watchdog for a handshake that never ends and a
- * peer that stops answering.
+ * proto.h inside TLS 1.3 (chan.h: gpud must hold the key the credential
+ * pins; the worker shows its own key's certificate), with a watchdog for a
+ * handshake that never ends and a peer that stops answering.
  *
  * The transport knows frames, not messages: the client (client.c) reads
  * and writes the messages (msg.h) and drives the login part of the
- * connection's states (HELLO -> AUTH -> READY) with wconn_move; the
+ * connection's states (HELLO -> AUTH (HELLO sent, gpud checks the key)
+ * -> READY) with wconn_move; the
  * transport moves through the rest itself.
  *
  * Connection states (wconn_move checks every move against a table):
@@ -69,6 +70,7 @@ struct wconn {
 	uv_loop_t *loop;
 	const struct glog *log;
 	const char *host, *port;       /* borrowed */
+	const struct chan_identity *mine; /* borrowed: our key, certificate */
 	uint8_t gpud_key[CHAN_PK_LEN]; /* gpud must prove it holds this */
 	struct wconn_ops ops;
 	void *opaque;
@@ -89,9 +91,11 @@ struct wconn {
 };
 
 /* Set up the timers; nothing connects before wconn_start. Only a gpud
- * holding gpud_key's secret completes a connection. */
+ * holding gpud_key's secret completes a connection; mine (borrowed, with
+ * its certificate made) is the key the worker proves. */
 void wconn_init(struct wconn *w, uv_loop_t *loop, const struct glog *log,
 		const char *host, const char *port,
+		const struct chan_identity *mine,
 		const uint8_t gpud_key[CHAN_PK_LEN],
 		const struct wconn_ops *ops, void *opaque);
 

@@ -1,10 +1,13 @@
-/* control_tokens.c - gpuctl's token commands: add (with a role, the
- * reply carrying the credential file's text), list, revoke (its
- * connections cut off at once). The requests come checked (ctlcmd.h);
+/* control_tokens.c - gpuctl's token commands: add (a name, a role and the
+ * credential's public key: gpuctl made the key pair and keeps the secret;
+ * the reply carries gpud's key to pin), list, revoke (its connections cut
+ * off at once). The requests come checked (ctlcmd.h);
  * these are the steps of their table rows (control.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 
 #include "auth.h"
 #include "chan.h"
@@ -20,12 +23,12 @@
 static void token_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int rc = store_token_add(st, r->tok.name, r->tok.stored, r->role,
+	int rc = store_token_add(st, r->tok.name, r->tok.pk, r->role,
 				 gclock_wall());
 
 	if (rc == GERR_STATE) {
-		snprintf(r->err, sizeof(r->err), "a token named '%s' already exists",
-			 r->tok.name);
+		snprintf(r->err, sizeof(r->err), "a token named '%s' (or one with "
+			 "this key) already exists", r->tok.name);
 		return;
 	}
 	if (rc) {
@@ -35,25 +38,19 @@ static void token_work(struct store *st, void *arg)
 	r->stored = 1;
 }
 
-/* The credential file's text: the token and gpud's key (chan.h). */
+/* The reply: the name, its role and gpud's key for the credential to pin
+ * (chan.h); gpud never had the secret, so it sends no credential. */
 static void token_after(void *arg)
 {
 	struct ctl_req *r = arg;
 	char hex[2 * CHAN_PK_LEN + 1];
-	char *cred;
 
 	if (r->stored) {
 		auth_hex(r->d->identity.pk, CHAN_PK_LEN, hex);
-		cred = auth_credential_text(r->token_text, r->d->identity.pk);
 		r->reply = ctlcmd_reply_encode(CTLCMD_TOKEN_ADD, &(struct ctlcmd_reply){
-			.token = r->token_text, .role = r->role, .gpud_key = hex,
-			.credential = cred });
+			.token = r->tok.name, .role = r->role, .gpud_key = hex });
 		if (!r->reply)
 			snprintf(r->err, sizeof(r->err), "out of memory");
-		if (cred) {
-			memset(cred, 0, strlen(cred));
-			free(cred);
-		}
 	}
 	ctl_finish(r);
 }
@@ -114,13 +111,17 @@ void ctl_token_revoke_after(void *arg)
 	ctl_finish(r);
 }
 
-/* The token is made here, on the loop thread, and stored on the database
- * thread. */
+/* The public key is checked here, on the loop thread, and stored on the
+ * database thread. */
 void ctl_token_add_start(struct ctl_req *r)
 {
 	r->role = r->in.role;
-	if (auth_token_new(r->in.name, &r->token_text, &r->tok)) {
-		snprintf(r->err, sizeof(r->err), "cannot create a token");
+	memset(&r->tok, 0, sizeof(r->tok));
+	snprintf(r->tok.name, sizeof(r->tok.name), "%s", r->in.name);
+	if (auth_unhex(r->in.public_key, r->tok.pk, sizeof(r->tok.pk)) ||
+	    !crypto_core_ed25519_is_valid_point(r->tok.pk)) {
+		snprintf(r->err, sizeof(r->err), "public_key is not an Ed25519 "
+			 "public key (64 hex digits)");
 		ctl_finish(r);
 		return;
 	}

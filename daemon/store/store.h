@@ -455,18 +455,26 @@ int store_worker_get(struct store *st, int64_t id, struct store_worker *ret);
 int store_worker_list(struct store *st, double since,
 		      struct store_worker **ret, size_t *ret_n);
 
-/* ---- tokens (stored as derived keys, never the secret) ---- */
-int store_token_add(struct store *st, const char *name, const uint8_t key[32],
-		    enum auth_role role, double now); /* GERR_STATE if taken */
-/* GERR_NOTFOUND if absent or revoked; ret_role may be NULL. */
-int store_token_get(struct store *st, const char *name, uint8_t ret_key[32],
-		    enum auth_role *ret_role);
+/* ---- tokens: credentials by their Ed25519 public keys (store_tokens.c) */
+/* GERR_STATE if the name (with a key) or the key is taken; a name whose
+ * row is of the old kind (no key) takes this one. */
+int store_token_add(struct store *st, const char *name, const uint8_t pk[32],
+		    enum auth_role role, double now);
+/* A live token's key (*ret_has_key 0: the old kind, none) and role;
+ * GERR_NOTFOUND if absent or revoked; ret_role may be NULL. */
+int store_token_get(struct store *st, const char *name, uint8_t ret_pk[32],
+		    int *ret_has_key, enum auth_role *ret_role);
+/* The live token whose key is pk: its name and role, or GERR_NOTFOUND. */
+int store_token_by_key(struct store *st, const uint8_t pk[32],
+		       char ret_name[AUTH_NAME_MAX + 1],
+		       enum auth_role *ret_role);
 int store_token_revoke(struct store *st, const char *name);
 struct store_token {
 	char *name;
 	double created_at;
 	int revoked;
 	enum auth_role role;
+	int old_kind;       /* no public key: from before TLS, refused */
 };
 /* All tokens (names and dates only; keys never leave the store). */
 int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n);

@@ -164,6 +164,7 @@ enum stmt_id {
 	/* store_tokens.c */
 	S_TOKEN_ADD,
 	S_TOKEN_GET,
+	S_TOKEN_BY_KEY,
 	S_TOKEN_REVOKE,
 	S_TOKEN_LIST,
 	/* store_blobs.c */

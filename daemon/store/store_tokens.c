@@ -1,43 +1,56 @@
-/* store_tokens.c - the tokens table: tokens and their roles, stored as
- * the derived key only (never the secret).
+/* store_tokens.c - the tokens table: credentials, their roles and their
+ * Ed25519 public keys (migration 014). gpud keeps nothing that lets anyone
+ * log in: a login proves the secret key in the TLS handshake. A row
+ * without a public key is a credential of the old kind, refused.
  */
 #include "store_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char *const sdb_token_sql[S_COUNT] = {
-	[S_TOKEN_ADD] = "INSERT INTO tokens (name, key, created_at, role) "
-			"VALUES (?1, ?2, ?3, ?4)",
-	[S_TOKEN_GET] = "SELECT key, role FROM tokens WHERE name = ?1 AND "
-			"revoked = 0",
+	/* A name whose row is of the old kind (no key) takes the new key. */
+	[S_TOKEN_ADD] = "INSERT INTO tokens (name, public_key, created_at, role) "
+			"VALUES (?1, ?2, ?3, ?4) ON CONFLICT (name) DO UPDATE "
+			"SET public_key = excluded.public_key, created_at = "
+			"excluded.created_at, role = excluded.role, revoked = 0 "
+			"WHERE tokens.public_key IS NULL",
+	[S_TOKEN_GET] = "SELECT public_key, role FROM tokens WHERE name = ?1 "
+			"AND revoked = 0",
+	[S_TOKEN_BY_KEY] = "SELECT name, role FROM tokens WHERE public_key = ?1 "
+			   "AND revoked = 0",
 	[S_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE name = ?1",
-	[S_TOKEN_LIST] = "SELECT name, created_at, revoked, role FROM tokens "
-			 "ORDER BY name",
+	[S_TOKEN_LIST] = "SELECT name, created_at, revoked, role, public_key "
+			 "IS NULL FROM tokens ORDER BY name",
 };
 
-int store_token_add(struct store *st, const char *name, const uint8_t key[32],
+int store_token_add(struct store *st, const char *name, const uint8_t pk[32],
 		    enum auth_role role, double now)
 {
 	static const char what[] = "store_token_add";
 	int r;
 
-	if (!name || !*name || !key || !auth_role_name(role))
+	if (!name || !*name || !pk || !auth_role_name(role))
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
 	if ((r = sdb_op_begin(st, what)))
 		return r;
 	r = sdb_exec(st, S_TOKEN_ADD,
-		     SDB_ARGS(sa_text(name), sa_blob(key, 32), sa_dbl(now),
+		     SDB_ARGS(sa_text(name), sa_blob(pk, 32), sa_dbl(now),
 			      sa_text(auth_role_name(role))), what);
+	if (r == 0 && sdb_changes(st) == 0)
+		r = GERR_STATE;
 	if (r == GERR_STATE)
-		r = sdb_err(st, r, "%s: token %s exists", what, name);
+		r = sdb_err(st, r, "%s: token %s (or its key) exists", what,
+			    name);
 	return sdb_op_end(st, r, what);
 }
 
 struct token_key {
 	const char *name;
-	int found;
-	uint8_t key[32];
+	int found, has_key;
+	uint8_t pk[32];
+	char got_name[AUTH_NAME_MAX + 1];
 	enum auth_role role;
 	const char *what;
 };
@@ -45,24 +58,27 @@ struct token_key {
 static int token_key_row(struct store *st, sqlite3_stmt *s, void *ctx)
 {
 	struct token_key *t = ctx;
+	int n = sqlite3_column_bytes(s, 0);
 
-	if (sqlite3_column_bytes(s, 0) != 32)
+	if (sqlite3_column_type(s, 0) != SQLITE_NULL && n != 32)
 		return sdb_err(st, GERR_CORRUPT, "%s: token %s: key is not "
 			       "32 bytes", t->what, t->name);
-	memcpy(t->key, sqlite3_column_blob(s, 0), 32);
+	t->has_key = n == 32;
+	if (t->has_key)
+		memcpy(t->pk, sqlite3_column_blob(s, 0), 32);
 	t->role = auth_role_parse((const char *)sqlite3_column_text(s, 1));
 	t->found = 1;
 	return 0;
 }
 
-int store_token_get(struct store *st, const char *name, uint8_t ret_key[32],
-		    enum auth_role *ret_role)
+int store_token_get(struct store *st, const char *name, uint8_t ret_pk[32],
+		    int *ret_has_key, enum auth_role *ret_role)
 {
 	static const char what[] = "store_token_get";
 	struct token_key t = {.name = name, .what = what};
 	int r;
 
-	if (!name || !ret_key)
+	if (!name || !ret_pk || !ret_has_key)
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
 	r = sdb_each(st, S_TOKEN_GET, SDB_ARGS(sa_text(name)), token_key_row,
 		     &t, what);
@@ -74,9 +90,49 @@ int store_token_get(struct store *st, const char *name, uint8_t ret_key[32],
 	if (!t.role)
 		return sdb_err(st, GERR_CORRUPT, "%s: token %s: unknown role",
 			       what, name);
-	memcpy(ret_key, t.key, 32);
+	memcpy(ret_pk, t.pk, 32);
+	*ret_has_key = t.has_key;
 	if (ret_role)
 		*ret_role = t.role;
+	return 0;
+}
+
+static int token_name_row(struct store *st, sqlite3_stmt *s, void *ctx)
+{
+	struct token_key *t = ctx;
+	const unsigned char *name = sqlite3_column_text(s, 0);
+
+	if (!name || auth_name_valid((const char *)name) < 0)
+		return sdb_err(st, GERR_CORRUPT, "%s: a token's name is "
+			       "invalid", t->what);
+	snprintf(t->got_name, sizeof(t->got_name), "%s", name);
+	t->role = auth_role_parse((const char *)sqlite3_column_text(s, 1));
+	t->found = 1;
+	return 0;
+}
+
+int store_token_by_key(struct store *st, const uint8_t pk[32],
+		       char ret_name[AUTH_NAME_MAX + 1],
+		       enum auth_role *ret_role)
+{
+	static const char what[] = "store_token_by_key";
+	struct token_key t = {.name = "?", .what = what};
+	int r;
+
+	if (!pk || !ret_name || !ret_role)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	r = sdb_each(st, S_TOKEN_BY_KEY, SDB_ARGS(sa_blob(pk, 32)),
+		     token_name_row, &t, what);
+	if (r)
+		return r;
+	if (!t.found)
+		return sdb_err(st, GERR_NOTFOUND, "%s: no token has this key",
+			       what);
+	if (!t.role)
+		return sdb_err(st, GERR_CORRUPT, "%s: token %s: unknown role",
+			       what, t.got_name);
+	memcpy(ret_name, t.got_name, sizeof(t.got_name));
+	*ret_role = t.role;
 	return 0;
 }
 
@@ -107,6 +163,7 @@ static int token_row(sqlite3_stmt *s, void *elem)
 	t->created_at = sqlite3_column_double(s, 1);
 	t->revoked = sqlite3_column_int(s, 2);
 	t->role = auth_role_parse((const char *)sqlite3_column_text(s, 3));
+	t->old_kind = sqlite3_column_int(s, 4);
 	return 0;
 }
 

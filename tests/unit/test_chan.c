@@ -1,6 +1,6 @@
-/* test_chan.c - unit tests of common/chan.c: the handshake, the pin, the
- * records (tampering, replay, reordering, limits) and the identity file. */
-#define _GNU_SOURCE /* memmem */
+/* test_chan.c - unit tests of common/chan.c: TLS 1.3 between two memory
+ * buffers: the handshake both ways, the pin, the client's key, records
+ * (tampering, replay, bounds) and the identity file. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,276 +18,347 @@
 #include "gerr.h"
 
 struct pair {
-	struct chan_identity id;
+	struct chan_identity gpud, worker;
 	struct chan client, server;
 };
 
-/* A handshake between a client pinning pin and a gpud with p->id. */
-static int handshake(struct pair *p, const uint8_t pin[CHAN_PK_LEN],
-		     char *err, size_t errlen)
+/* Move what one side has to send into the other: the other's chan_open
+ * code (its plaintext into *buf when given). */
+static int pass(struct chan *from, struct chan *to, uint8_t **buf,
+		size_t *blen, size_t *bcap, size_t max, char *err,
+		size_t errlen)
 {
-	uint8_t ch[CHAN_CLIENT_HELLO_LEN], sh[CHAN_SERVER_HELLO_LEN];
-	uint8_t fin[CHAN_FINISH_LEN];
+	uint8_t *out = NULL, *tmp = NULL;
+	size_t olen = 0, used = 0, tlen = 0, tcap = 0;
 	int rc;
 
-	chan_client_start(&p->client, pin, ch);
-	rc = chan_server_accept(&p->server, &p->id, ch, sh, err, errlen);
+	chan_take_output(from, &out, &olen);
+	if (!buf) {
+		buf = &tmp;
+		blen = &tlen;
+		bcap = &tcap;
+	}
+	rc = chan_open(to, out ? out : (uint8_t *)"", olen, &used, buf, blen,
+		       bcap, max, err, errlen);
 	if (rc == 0)
-		rc = chan_client_finish(&p->client, sh, fin, err, errlen);
+		assert_int_equal(used, olen);
+	free(out);
+	free(tmp);
+	return rc;
+}
+
+/* A handshake of a client with key mine pinning pin and gpud: 0, or the
+ * first error (err says which side). */
+static int handshake(struct pair *p, const struct chan_identity *mine,
+		     const uint8_t pin[CHAN_PK_LEN], char *err, size_t errlen)
+{
+	int rc = chan_client_start(&p->client, mine, pin, err, errlen);
+
 	if (rc == 0)
-		rc = chan_server_finish(&p->server, fin, err, errlen);
+		rc = chan_server_start(&p->server, &p->gpud, err, errlen);
+	/* ClientHello; ServerHello..Finished; client Certificate..Finished. */
+	for (int i = 0; rc == 0 && i < 4 && !(chan_is_open(&p->client) &&
+					      chan_is_open(&p->server)); i++)
+		rc = i % 2 == 0
+			? pass(&p->client, &p->server, NULL, NULL, NULL, 1 << 20,
+			       err, errlen)
+			: pass(&p->server, &p->client, NULL, NULL, NULL, 1 << 20,
+			       err, errlen);
+	if (rc == 0 && !(chan_is_open(&p->client) && chan_is_open(&p->server)))
+		rc = GERR_STATE;
 	return rc;
 }
 
 static int setup(void **state)
 {
 	struct pair *p = calloc(1, sizeof(*p));
+	char err[300];
 
 	assert_int_equal(auth_init(), 0);
-	chan_identity_new(&p->id);
+	chan_identity_new(&p->gpud);
+	chan_identity_new(&p->worker);
+	assert_int_equal(chan_identity_cert(&p->gpud, "gpud", err,
+					    sizeof(err)), 0);
+	assert_int_equal(chan_identity_cert(&p->worker, "w1", err,
+					    sizeof(err)), 0);
 	*state = p;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	free(*state);
+	struct pair *p = *state;
+
+	chan_clear(&p->client);
+	chan_clear(&p->server);
+	chan_identity_free(&p->gpud);
+	chan_identity_free(&p->worker);
+	free(p);
 	return 0;
 }
 
-/* Open everything sealed; returns the chan_open code, plaintext in *out. */
-static int open_all(struct chan *ch, const uint8_t *in, size_t len,
-		    uint8_t **out, size_t *olen, size_t max_record)
+/* Seal len bytes on from, open them on to: they arrive whole and equal. */
+static void round_trip(struct chan *from, struct chan *to, size_t len)
 {
-	size_t cap = 0, used = 0;
-	char err[200];
-	int rc;
+	uint8_t *plain = malloc(len + 1), *sealed = NULL, *got = NULL;
+	size_t slen = 0, used = 0, glen = 0, gcap = 0;
+	char err[300];
 
-	*out = NULL;
-	*olen = 0;
-	rc = chan_open(ch, in, len, &used, out, olen, &cap, 1u << 30,
-		       max_record, err, sizeof(err));
-	if (rc == 0)
-		assert_int_equal(used, len);
-	return rc;
+	for (size_t i = 0; i < len; i++)
+		plain[i] = (uint8_t)(i * 7 + 3);
+	assert_int_equal(chan_seal(from, plain, len, &sealed, &slen), 0);
+	assert_true(slen >= len);
+	assert_int_equal(chan_open(to, sealed, slen, &used, &got, &glen, &gcap,
+				   1u << 30, err, sizeof(err)), 0);
+	assert_int_equal(used, slen);
+	assert_int_equal(glen, len);
+	if (len)
+		assert_memory_equal(got, plain, len);
+	free(plain);
+	free(sealed);
+	free(got);
 }
 
 static void test_round_trip(void **state)
 {
 	struct pair *p = *state;
-	char err[300];
+	char err[300] = "";
+	uint8_t pk[CHAN_PK_LEN];
 	size_t sizes[] = { 0, 1, 100, CHAN_RECORD_MAX, CHAN_RECORD_MAX + 1,
-			   3 * CHAN_RECORD_MAX + 7 };
+			   3 * CHAN_RECORD_MAX + 7, 1u << 20 };
 
-	assert_int_equal(handshake(p, p->id.pk, err, sizeof(err)), 0);
+	assert_int_equal(handshake(p, &p->worker, p->gpud.pk, err,
+				   sizeof(err)), 0);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		uint8_t *msg = malloc(sizes[i] + 1), *sealed, *got;
-		size_t slen, glen;
-
-		for (size_t k = 0; k < sizes[i]; k++)
-			msg[k] = (uint8_t)(k * 7 + i);
-		/* Both ways. */
-		assert_int_equal(chan_seal(&p->client, msg, sizes[i], &sealed,
-					   &slen), 0);
-		assert_int_equal(slen, chan_sealed_size(sizes[i]));
-		/* No plaintext in the sealed bytes (for a long enough run). */
-		if (sizes[i] >= 100)
-			assert_null(memmem(sealed, slen, msg + 10, 32));
-		assert_int_equal(open_all(&p->server, sealed, slen, &got, &glen,
-					  CHAN_RECORD_MAX), 0);
-		assert_int_equal(glen, sizes[i]);
-		assert_memory_equal(got, msg, sizes[i]);
-		free(sealed);
-		free(got);
-		assert_int_equal(chan_seal(&p->server, msg, sizes[i], &sealed,
-					   &slen), 0);
-		assert_int_equal(open_all(&p->client, sealed, slen, &got, &glen,
-					  CHAN_RECORD_MAX), 0);
-		assert_memory_equal(got, msg, sizes[i]);
-		free(sealed);
-		free(got);
-		free(msg);
+		round_trip(&p->client, &p->server, sizes[i]);
+		round_trip(&p->server, &p->client, sizes[i]);
 	}
+	/* gpud learns the key the worker proved, and only that one. */
+	assert_int_equal(chan_peer_key(&p->server, pk), 0);
+	assert_memory_equal(pk, p->worker.pk, CHAN_PK_LEN);
+	assert_int_equal(chan_peer_key(&p->client, pk), 0);
+	assert_memory_equal(pk, p->gpud.pk, CHAN_PK_LEN);
 }
 
-/* Bytes arriving one at a time open the same. */
+/* Bytes that arrive one at a time make the same handshake and records. */
 static void test_partial(void **state)
 {
 	struct pair *p = *state;
-	uint8_t msg[1000], *sealed, *buf = NULL;
-	size_t slen, blen = 0, cap = 0, start = 0;
-	char err[300];
+	char err[300] = "";
+	uint8_t *out = NULL, *got = NULL, *junk = NULL;
+	size_t olen = 0, glen = 0, gcap = 0, jlen = 0, jcap = 0;
+	const char msg[] = "one byte at a time";
 
-	assert_int_equal(handshake(p, p->id.pk, err, sizeof(err)), 0);
-	memset(msg, 'x', sizeof(msg));
-	assert_int_equal(chan_seal(&p->client, msg, sizeof(msg), &sealed,
-				   &slen), 0);
-	for (size_t end = 1; end <= slen; end++) {
+	assert_int_equal(chan_client_start(&p->client, &p->worker, p->gpud.pk,
+					   err, sizeof(err)), 0);
+	assert_int_equal(chan_server_start(&p->server, &p->gpud, err,
+					   sizeof(err)), 0);
+	for (int round = 0; round < 4 && !(chan_is_open(&p->client) &&
+					   chan_is_open(&p->server)); round++) {
+		struct chan *from = round % 2 ? &p->server : &p->client;
+		struct chan *to = round % 2 ? &p->client : &p->server;
+
+		chan_take_output(from, &out, &olen);
+		for (size_t i = 0; i < olen; i++) {
+			size_t used = 0;
+
+			assert_int_equal(chan_open(to, out + i, 1, &used, &junk,
+						   &jlen, &jcap, 1 << 20, err,
+						   sizeof(err)), 0);
+			assert_int_equal(used, 1);
+		}
+		free(out);
+	}
+	assert_true(chan_is_open(&p->client) && chan_is_open(&p->server));
+	assert_int_equal(chan_seal(&p->client, msg, sizeof(msg), &out, &olen),
+			 0);
+	for (size_t i = 0; i < olen; i++) {
 		size_t used = 0;
 
-		assert_int_equal(chan_open(&p->server, sealed + start,
-			end - start, &used, &buf, &blen, &cap, 1 << 20,
-			CHAN_RECORD_MAX, err, sizeof(err)), 0);
-		start += used;
+		assert_int_equal(chan_open(&p->server, out + i, 1, &used, &got,
+					   &glen, &gcap, 1 << 20, err,
+					   sizeof(err)), 0);
+		/* Nothing of the record before it is whole. */
+		assert_int_equal(glen, i + 1 < olen ? 0 : sizeof(msg));
 	}
-	assert_int_equal(start, slen);
-	assert_int_equal(blen, sizeof(msg));
-	assert_memory_equal(buf, msg, sizeof(msg));
-	free(sealed);
-	free(buf);
+	assert_memory_equal(got, msg, sizeof(msg));
+	free(out);
+	free(got);
+	free(junk);
 }
 
-/* Another key than the pinned one: refused, with the reason. */
-static void test_impostor(void **state)
+static void test_wrong_pin(void **state)
 {
 	struct pair *p = *state;
-	uint8_t pin[CHAN_PK_LEN];
+	uint8_t wrong[CHAN_PK_LEN];
 	char err[300] = "";
 
-	memcpy(pin, p->id.pk, sizeof(pin));
-	pin[5] ^= 0x20;
-	assert_int_equal(handshake(p, pin, err, sizeof(err)), GERR_AUTH);
-	assert_non_null(strstr(err, "impostor"));
+	memcpy(wrong, p->gpud.pk, sizeof(wrong));
+	wrong[5] ^= 1;
+	assert_int_equal(handshake(p, &p->worker, wrong, err, sizeof(err)),
+			 GERR_AUTH);
+	assert_non_null(strstr(err, "is not the gpud-key"));
+	assert_false(chan_is_open(&p->client));
 	assert_int_equal(p->client.state, CHAN_FAILED);
 }
 
-/* A flipped bit anywhere in the server's hello: the handshake fails. */
-static void test_hello_tampered(void **state)
+/* A fake gpud with another key cannot pass as the pinned one, and a
+ * client with another key is seen as that key (the login refuses it). */
+static void test_other_keys(void **state)
 {
 	struct pair *p = *state;
+	struct chan_identity other;
+	uint8_t pk[CHAN_PK_LEN];
+	char err[300] = "";
 
-	for (size_t at = 0; at < CHAN_SERVER_HELLO_LEN; at += 7) {
-		uint8_t ch[CHAN_CLIENT_HELLO_LEN], sh[CHAN_SERVER_HELLO_LEN];
-		uint8_t fin[CHAN_FINISH_LEN];
-		char err[300];
-		int rc;
+	chan_identity_new(&other);
+	assert_int_equal(chan_identity_cert(&other, "intruder", err,
+					    sizeof(err)), 0);
+	assert_int_equal(handshake(p, &other, p->gpud.pk, err, sizeof(err)),
+			 0);
+	assert_int_equal(chan_peer_key(&p->server, pk), 0);
+	assert_memory_equal(pk, other.pk, CHAN_PK_LEN);
+	assert_memory_not_equal(pk, p->worker.pk, CHAN_PK_LEN);
+	chan_clear(&p->client);
+	chan_clear(&p->server);
 
-		chan_client_start(&p->client, p->id.pk, ch);
-		assert_int_equal(chan_server_accept(&p->server, &p->id, ch, sh,
-						    err, sizeof(err)), 0);
-		sh[at] ^= 1;
-		rc = chan_client_finish(&p->client, sh, fin, err, sizeof(err));
-		if (rc == 0) {
-			/* Only the stream header may change unnoticed here;
-			 * then the first record fails. */
-			uint8_t *sealed, *got;
-			size_t slen, glen;
-
-			assert_true(at >= CHAN_SERVER_HELLO_LEN - CHAN_FINISH_LEN);
-			assert_int_equal(chan_server_finish(&p->server, fin, err,
-							    sizeof(err)), 0);
-			assert_int_equal(chan_seal(&p->server, "abc", 3, &sealed,
-						   &slen), 0);
-			assert_int_equal(open_all(&p->client, sealed, slen, &got,
-						  &glen, CHAN_RECORD_MAX),
-					 GERR_AUTH);
-			free(sealed);
-			free(got);
-		}
-	}
+	/* gpud's place taken by other's key: the client refuses it. */
+	chan_identity_free(&p->gpud);
+	p->gpud = other;
+	assert_int_equal(handshake(p, &p->worker, p->worker.pk, err,
+				   sizeof(err)), GERR_AUTH);
+	assert_non_null(strstr(err, "refusing an impostor"));
 }
 
-/* A flipped bit in any byte of a sealed stream closes the channel, and
- * nothing of the damaged record is delivered. */
+/* A flipped byte anywhere in a record kills the channel: nothing of it is
+ * delivered, and nothing after it either. */
 static void test_records_tampered(void **state)
 {
 	struct pair *p = *state;
-	uint8_t msg[300], *sealed, *got;
-	size_t slen, glen;
-	char err[300];
+	char err[300] = "";
+	const char msg[] = "a result worth protecting";
 
-	memset(msg, 'q', sizeof(msg));
-	for (size_t at = 0; at < chan_sealed_size(sizeof(msg)); at += 5) {
-		assert_int_equal(handshake(p, p->id.pk, err, sizeof(err)), 0);
+	assert_int_equal(handshake(p, &p->worker, p->gpud.pk, err,
+				   sizeof(err)), 0);
+	for (size_t at = 0;; at += 7) {
+		uint8_t *sealed = NULL, *got = NULL;
+		size_t slen = 0, used = 0, glen = 0, gcap = 0;
+		int rc;
+
+		chan_clear(&p->client);
+		chan_clear(&p->server);
+		assert_int_equal(handshake(p, &p->worker, p->gpud.pk, err,
+					   sizeof(err)), 0);
 		assert_int_equal(chan_seal(&p->client, msg, sizeof(msg),
 					   &sealed, &slen), 0);
-		sealed[at] ^= 0x80;
-		assert_int_not_equal(open_all(&p->server, sealed, slen, &got,
-					      &glen, CHAN_RECORD_MAX), 0);
+		if (at >= slen) {
+			free(sealed);
+			break;
+		}
+		sealed[at] ^= 0x20;
+		rc = chan_open(&p->server, sealed, slen, &used, &got, &glen,
+			       &gcap, 1 << 20, err, sizeof(err));
+		assert_int_not_equal(rc, 0);
 		assert_int_equal(glen, 0);
-		/* Dead for good: even a good record is refused now. */
+		assert_int_equal(p->server.state, CHAN_FAILED);
+		/* Dead: the next record, intact, is refused too. */
 		free(sealed);
-		free(got);
-		assert_int_equal(chan_seal(&p->client, msg, 1, &sealed, &slen), 0);
-		assert_int_not_equal(open_all(&p->server, sealed, slen, &got,
-					      &glen, CHAN_RECORD_MAX), 0);
+		assert_int_equal(chan_seal(&p->client, msg, sizeof(msg),
+					   &sealed, &slen), 0);
+		assert_int_not_equal(chan_open(&p->server, sealed, slen, &used,
+					       &got, &glen, &gcap, 1 << 20, err,
+					       sizeof(err)), 0);
+		assert_int_equal(glen, 0);
 		free(sealed);
 		free(got);
 	}
 }
 
-/* A record replayed, or two swapped, do not open. */
+/* A record sent twice (replayed) is refused the second time. */
 static void test_replay(void **state)
 {
 	struct pair *p = *state;
-	uint8_t *a, *b, *got, *two;
-	size_t alen, blen, glen;
-	char err[300];
+	char err[300] = "";
+	uint8_t *sealed = NULL, *got = NULL;
+	size_t slen = 0, used = 0, glen = 0, gcap = 0;
 
-	assert_int_equal(handshake(p, p->id.pk, err, sizeof(err)), 0);
-	assert_int_equal(chan_seal(&p->client, "first", 5, &a, &alen), 0);
-	assert_int_equal(chan_seal(&p->client, "later", 5, &b, &blen), 0);
-	assert_int_equal(open_all(&p->server, a, alen, &got, &glen,
-				  CHAN_RECORD_MAX), 0);
+	assert_int_equal(handshake(p, &p->worker, p->gpud.pk, err,
+				   sizeof(err)), 0);
+	assert_int_equal(chan_seal(&p->client, "claim", 5, &sealed, &slen), 0);
+	assert_int_equal(chan_open(&p->server, sealed, slen, &used, &got, &glen,
+				   &gcap, 1 << 20, err, sizeof(err)), 0);
+	assert_int_equal(glen, 5);
+	assert_int_equal(chan_open(&p->server, sealed, slen, &used, &got, &glen,
+				   &gcap, 1 << 20, err, sizeof(err)), GERR_AUTH);
+	assert_int_equal(glen, 5);
+	free(sealed);
 	free(got);
-	assert_int_equal(open_all(&p->server, a, alen, &got, &glen,
-				  CHAN_RECORD_MAX), GERR_AUTH);
-	free(got);
-
-	/* Swapped: b before a. */
-	assert_int_equal(handshake(p, p->id.pk, err, sizeof(err)), 0);
-	free(a);
-	free(b);
-	assert_int_equal(chan_seal(&p->client, "first", 5, &a, &alen), 0);
-	assert_int_equal(chan_seal(&p->client, "later", 5, &b, &blen), 0);
-	two = malloc(alen + blen);
-	memcpy(two, b, blen);
-	memcpy(two + blen, a, alen);
-	assert_int_equal(open_all(&p->server, two, alen + blen, &got, &glen,
-				  CHAN_RECORD_MAX), GERR_AUTH);
-	free(got);
-	free(two);
-
-	/* A whole recorded session against a new handshake: the keys differ. */
-	assert_int_equal(handshake(p, p->id.pk, err, sizeof(err)), 0);
-	assert_int_equal(open_all(&p->server, a, alen, &got, &glen,
-				  CHAN_RECORD_MAX), GERR_AUTH);
-	free(got);
-	free(a);
-	free(b);
 }
 
-/* A record longer than the receiver allows is refused from its length. */
-static void test_record_limit(void **state)
+/* Plaintext beyond the caller's bound is refused, not appended. */
+static void test_bound(void **state)
 {
 	struct pair *p = *state;
-	uint8_t msg[5000] = {0}, *sealed, *got;
-	size_t slen, glen;
-	char err[300];
+	char err[300] = "";
+	uint8_t *sealed = NULL, *got = NULL, *big = calloc(1, 10000);
+	size_t slen = 0, used = 0, glen = 0, gcap = 0;
 
-	assert_int_equal(handshake(p, p->id.pk, err, sizeof(err)), 0);
-	assert_int_equal(chan_seal(&p->client, msg, sizeof(msg), &sealed,
-				   &slen), 0);
-	/* Only the length unit: refused before the body arrives. */
-	assert_int_equal(open_all(&p->server, sealed, CHAN_LEN_UNIT, &got,
-				  &glen, 4096), GERR_TOOBIG);
-	free(got);
+	assert_int_equal(handshake(p, &p->worker, p->gpud.pk, err,
+				   sizeof(err)), 0);
+	assert_int_equal(chan_seal(&p->client, big, 10000, &sealed, &slen), 0);
+	assert_int_equal(chan_open(&p->server, sealed, slen, &used, &got, &glen,
+				   &gcap, 4096, err, sizeof(err)), GERR_TOOBIG);
+	assert_true(glen <= 4096);
+	assert_int_equal(p->server.state, CHAN_FAILED);
 	free(sealed);
+	free(got);
+	free(big);
+}
+
+/* Bytes that are not TLS end the handshake with a reason. */
+static void test_not_tls(void **state)
+{
+	struct pair *p = *state;
+	char err[300] = "";
+	uint8_t *got = NULL;
+	size_t used = 0, glen = 0, gcap = 0;
+	const char junk[] = "GET / HTTP/1.0\r\n\r\n";
+
+	assert_int_equal(chan_server_start(&p->server, &p->gpud, err,
+					   sizeof(err)), 0);
+	assert_int_equal(chan_open(&p->server, (const uint8_t *)junk,
+				   sizeof(junk) - 1, &used, &got, &glen, &gcap,
+				   1 << 20, err, sizeof(err)), GERR_AUTH);
+	assert_non_null(strstr(err, "handshake failed"));
+	assert_int_equal(glen, 0);
+	free(got);
 }
 
 static void test_identity_file(void **state)
 {
 	struct pair *p = *state;
-	struct chan_identity rd;
+	struct chan_identity rd, seeded;
 	char dir[] = "/tmp/test_chan.XXXXXX", path[64], err[300];
+	char *cert = NULL, *key = NULL;
 	FILE *f;
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/gpud.key", dir);
-	assert_int_equal(chan_identity_write(path, &p->id, err, sizeof(err)), 0);
+	assert_int_equal(chan_identity_write(path, &p->gpud, err, sizeof(err)),
+			 0);
 	assert_int_equal(chan_identity_read(path, &rd, err, sizeof(err)), 0);
-	assert_memory_equal(rd.pk, p->id.pk, CHAN_PK_LEN);
-	assert_memory_equal(rd.sk, p->id.sk, sizeof(rd.sk));
+	assert_memory_equal(rd.pk, p->gpud.pk, CHAN_PK_LEN);
+	assert_memory_equal(rd.sk, p->gpud.sk, sizeof(rd.sk));
+	/* The seed alone gives the same key pair. */
+	chan_identity_from_seed(&seeded, p->gpud.sk);
+	assert_memory_equal(seeded.pk, p->gpud.pk, CHAN_PK_LEN);
+	chan_identity_free(&seeded);
+	/* The PEM of the certificate and key (for HTTPS). */
+	assert_int_equal(chan_identity_pem(&p->gpud, &cert, &key), 0);
+	assert_non_null(strstr(cert, "BEGIN CERTIFICATE"));
+	assert_non_null(strstr(key, "BEGIN PRIVATE KEY"));
+	free(cert);
+	free(key);
 	/* Readable by others: refused. */
 	chmod(path, 0644);
 	assert_int_equal(chan_identity_read(path, &rd, err, sizeof(err)),
@@ -309,11 +380,12 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_round_trip),
 		T(test_partial),
-		T(test_impostor),
-		T(test_hello_tampered),
+		T(test_wrong_pin),
+		T(test_other_keys),
 		T(test_records_tampered),
 		T(test_replay),
-		T(test_record_limit),
+		T(test_bound),
+		T(test_not_tls),
 		T(test_identity_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,9 @@
 
 /* Decode text as a request of its own "cmd"; returns the codec's code and
  * leaves its message in err. */
+/* A token_add request's public key (any 64 hex digits decode). */
+#define PK "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
 static int decode(const char *text, struct ctlcmd_req *out, char *err, size_t n)
 {
 	json_t *req = json_loads(text, JSON_ALLOW_NUL, NULL);
@@ -146,7 +149,8 @@ static void test_defaults(void **state)
 	assert_int_equal(q.cmd, CTLCMD_HISTORY);
 	assert_int_equal(q.limit, CTLCMD_HISTORY_LIMIT_DEFAULT);
 	assert_int_equal(q.all, 0);
-	assert_int_equal(decode("{\"cmd\":\"token_add\",\"name\":\"w1\"}", &q, err,
+	assert_int_equal(decode("{\"cmd\":\"token_add\",\"name\":\"w1\","
+				"\"public_key\":\"" PK "\"}", &q, err,
 				sizeof(err)), 0);
 	assert_int_equal(q.role, AUTH_ROLE_WORKER);
 	/* An optional null reads as absent; unknown keys are ignored. */
@@ -186,8 +190,10 @@ static void round_trip(const struct ctlcmd_req *in)
 		assert_string_equal(out.what, in->what);
 	if (in->cmd == CTLCMD_HISTORY)
 		assert_int_equal(out.limit, in->limit);
-	if (in->cmd == CTLCMD_TOKEN_ADD)
+	if (in->cmd == CTLCMD_TOKEN_ADD) {
 		assert_int_equal(out.role, in->role);
+		assert_string_equal(out.public_key, in->public_key);
+	}
 	json_decref(req);
 }
 
@@ -208,9 +214,9 @@ static void test_round_trip(void **state)
 	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_EXPORT, .job = 3, .what = "plot",
 		   .args = args });
 	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_ADD, .name = "v",
-		   .role = AUTH_ROLE_VIEWER });
+		   .role = AUTH_ROLE_VIEWER, .public_key = PK });
 	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_ADD, .name = "w",
-		   .role = AUTH_ROLE_WORKER });
+		   .role = AUTH_ROLE_WORKER, .public_key = PK });
 	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_BACKUP, .dir = "/b", .copy = 1 });
 	/* The encoded request holds its own reference to args. */
 	assert_int_equal(args->refcount, 1);

@@ -303,7 +303,11 @@ static void test_transactions(void **state)
 		assert_int_equal(g.state, LEASE_DONE);
 		assert_string_equal(g.result, "r");
 		store_lease_clear(&g);
-		assert_int_equal(store_token_get(st, "t", key, &role), 0);
+		int has_key = 0;
+
+		assert_int_equal(store_token_get(st, "t", key, &has_key, &role),
+				 0);
+		assert_true(has_key);
 		assert_memory_equal(key, "0123456789abcdef0123456789abcdef",
 				    32);
 		assert_int_equal(role, AUTH_ROLE_VIEWER);
@@ -350,8 +354,13 @@ static void test_durability(void **state)
 	assert_int_equal(wk.units_done, 9);
 	store_worker_clear(&wk);
 	memset(key, 0, sizeof(key));
-	assert_int_equal(store_token_get(f->st, "w1", key, NULL), 0);
-	assert_int_equal(key[2], 3);
+	{
+		int has_key = 0;
+
+		assert_int_equal(store_token_get(f->st, "w1", key, &has_key,
+						 NULL), 0);
+		assert_int_equal(key[2], 3);
+	}
 	assert_int_equal(store_event_count(f->st, "ckpt", job, &n), 0);
 	assert_int_equal(n, 1);
 	/* The reopened lease still fences by epoch. */

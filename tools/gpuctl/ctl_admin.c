@@ -1,11 +1,13 @@
-/* ctl_admin.c - gpuctl's commands on gpud itself: token add/list/revoke,
- * check and backup (ctl_cmd.h). */
+/* ctl_admin.c - gpuctl's commands on gpud itself: token add/list/revoke
+ * (and keygen, which needs no gpud), check and backup (ctl_cmd.h). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "ctl_check.h"
 #include "ctl_cmd.h"
@@ -30,42 +32,115 @@ static int token_list(const struct ctl_target *to)
 	return 0;
 }
 
-static int token_add(const struct ctl_target *to, const char *name, const char *role)
+/* Print tok's credential, pinning gpud_key (hex) when not NULL. */
+static int print_credential(const struct auth_token *tok, const char *gpud_hex)
 {
-	struct ctl_reply reply;
-	int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_ADD, .name = name,
-		.role = auth_role_parse(role) }, 0, &reply);
+	uint8_t pin[AUTH_KEY_LEN];
+	char *cred;
 
-	if (ex)
-		return ex;
-	const char *cred = reply.f.credential;
+	if (gpud_hex && auth_unhex(gpud_hex, pin, sizeof(pin))) {
+		fprintf(stderr, "gpuctl: gpud sent a malformed key\n");
+		return EXIT_FAIL;
+	}
+	cred = auth_credential_text(tok, gpud_hex ? pin : NULL);
 	if (!cred) {
-		fprintf(stderr, "gpuctl: gpud sent no credential\n");
-		ctl_reply_free(&reply);
+		fprintf(stderr, "gpuctl: out of memory\n");
 		return EXIT_FAIL;
 	}
 	fputs(cred, stdout);
-	fprintf(stderr, "gpuctl: a %s credential pinning gpud-key %s\n"
-		"gpuctl: save the lines above in a file readable only by its user "
-		"(chmod 600) and pass it with %s\n", role, reply.f.gpud_key,
-		strcmp(role, "worker") == 0 ? "gpuworker --token-file" : "gpuctl --credential");
+	sodium_memzero(cred, strlen(cred));
+	free(cred);
+	return fflush(stdout) ? EXIT_FAIL : 0;
+}
+
+/* token add: the key pair is made here (or was elsewhere: public_hex);
+ * gpud gets only the public key, and the secret never leaves this
+ * process but in the credential printed. */
+static int token_add(const struct ctl_target *to, const char *name, const char *role,
+		     const char *public_hex)
+{
+	struct auth_token tok;
+	struct ctl_reply reply;
+	char pk[2 * AUTH_KEY_LEN + 1];
+	int ex;
+
+	if (auth_init() < 0 || auth_token_new(name, &tok)) {
+		fprintf(stderr, "gpuctl: a token name is 1..%d characters of A-Z a-z "
+			"0-9 . _ -\n", AUTH_NAME_MAX);
+		return EXIT_USAGE;
+	}
+	if (public_hex && auth_unhex(public_hex, tok.pk, sizeof(tok.pk))) {
+		fprintf(stderr, "gpuctl: --public-key wants 64 hex digits\n");
+		sodium_memzero(&tok, sizeof(tok));
+		return EXIT_USAGE;
+	}
+	auth_hex(tok.pk, sizeof(tok.pk), pk);
+	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_ADD, .name = name,
+		.role = auth_role_parse(role), .public_key = pk }, 0, &reply);
+	if (ex) {
+		sodium_memzero(&tok, sizeof(tok));
+		return ex;
+	}
+	if (public_hex) {
+		/* The secret is elsewhere: its holder adds the pin. */
+		printf("gpud-key = %s\n", reply.f.gpud_key);
+		fprintf(stderr, "gpuctl: %s is a %s credential now; add the line above "
+			"to its credential file (gpuctl token keygen made it)\n", name, role);
+	} else {
+		ex = print_credential(&tok, reply.f.gpud_key);
+		if (!ex)
+			fprintf(stderr, "gpuctl: a %s credential pinning gpud-key %s\n"
+				"gpuctl: save the lines above in a file readable only by "
+				"its user (chmod 600) and pass it with %s\n", role,
+				reply.f.gpud_key, strcmp(role, "worker") == 0
+				? "gpuworker --token-file" : "gpuctl --credential");
+	}
+	sodium_memzero(&tok, sizeof(tok));
 	ctl_reply_free(&reply);
-	return 0;
+	return ex;
+}
+
+/* token keygen: a key pair made where it will be used; gpud's admin
+ * registers its public key (token add --public-key). Needs no gpud. */
+static int token_keygen(const char *name)
+{
+	struct auth_token tok;
+	char pk[2 * AUTH_KEY_LEN + 1];
+	int ex;
+
+	if (auth_init() < 0 || auth_token_new(name, &tok)) {
+		fprintf(stderr, "gpuctl: a token name is 1..%d characters of A-Z a-z "
+			"0-9 . _ -\n", AUTH_NAME_MAX);
+		return EXIT_USAGE;
+	}
+	auth_hex(tok.pk, sizeof(tok.pk), pk);
+	ex = print_credential(&tok, NULL);
+	sodium_memzero(&tok, sizeof(tok));
+	if (!ex)
+		fprintf(stderr, "gpuctl: save the lines above (chmod 600); on gpud's "
+			"machine run: gpuctl token add %s --role ROLE --public-key %s\n"
+			"gpuctl: then add the 'gpud-key = ' line it prints to the file\n",
+			name, pk);
+	return ex;
 }
 
 int cmd_token(const struct ctl_target *to, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "role", required_argument, NULL, 'r' }, { "help", no_argument, NULL, 'h' },
+		{ "role", required_argument, NULL, 'r' },
+		{ "public-key", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *role = "worker";
+	const char *role = "worker", *public_hex = NULL;
 	int c, ex;
 
 	ctl_opt_reset();
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'r')
 			role = optarg;
+		else if (c == 'p')
+			public_hex = optarg;
 		else if (c == 'h')
 			return ctl_help_cmd(stdout, "token"), 0;
 		else
@@ -73,16 +148,19 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 	}
 	int n = argc - optind;
 	char **a = argv + optind;
-	if (n == 1 && strcmp(a[0], "list") == 0 && strcmp(role, "worker") == 0)
+	int plain = strcmp(role, "worker") == 0 && !public_hex;
+	if (n == 1 && strcmp(a[0], "list") == 0 && plain)
 		return token_list(to);
+	if (n == 2 && strcmp(a[0], "keygen") == 0 && plain)
+		return token_keygen(a[1]);
 	if (n == 2 && strcmp(a[0], "add") == 0) {
 		if (strcmp(role, "worker") && strcmp(role, "viewer") && strcmp(role, "admin")) {
 			fprintf(stderr, "gpuctl: --role is worker, viewer or admin\n");
 			return ctl_usage_error("token");
 		}
-		return token_add(to, a[1], role);
+		return token_add(to, a[1], role, public_hex);
 	}
-	if (n == 2 && strcmp(a[0], "revoke") == 0 && strcmp(role, "worker") == 0) {
+	if (n == 2 && strcmp(a[0], "revoke") == 0 && plain) {
 		struct ctl_reply reply;
 		ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_TOKEN_REVOKE, .name = a[1] },
 			     0, &reply);
@@ -92,8 +170,9 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv)
 		ctl_reply_free(&reply);
 		return 0;
 	}
-	fprintf(stderr, "gpuctl: usage: gpuctl token add NAME [--role worker|viewer|admin], "
-		"gpuctl token revoke NAME, gpuctl token list\n");
+	fprintf(stderr, "gpuctl: usage: gpuctl token add NAME [--role worker|viewer|admin] "
+		"[--public-key HEX], gpuctl token keygen NAME, gpuctl token revoke NAME, "
+		"gpuctl token list\n");
 	return ctl_usage_error("token");
 }
 

@@ -1,7 +1,10 @@
 /* ctl_client.c - gpuctl's transport: one request per connection to gpud's
- * control socket, or to a remote gpud over the secure channel with a
- * credential's login, in proto.h frames (ctl_client.h). */
+ * control socket, or to a remote gpud over TLS 1.3 with a credential's key
+ * (chan.h), in proto.h frames (ctl_client.h). Every wait is bounded by a
+ * deadline (poll on a non-blocking socket). */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +18,40 @@
 
 #include "auth.h"
 #include "chan.h"
+#include "clock.h"
 #include "ctl_client.h"
 #include "ctl_text.h"
 #include "gerr.h"
 #include "msg.h"
 #include "proto.h"
+
+/* Until deadline (gclock_mono seconds), for events on fd: 0 when ready,
+ * -1 with errno ETIMEDOUT when the deadline passed first. */
+static int wait_fd(int fd, short events, double deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		double left = deadline - gclock_mono();
+		int r;
+
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		r = poll(&p, 1, (int)(left * 1000) + 1);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
+}
 
 static int ctl_connect(const char *path)
 {
@@ -34,7 +66,8 @@ static int ctl_connect(const char *path)
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    set_nonblock(fd) != 0) {
 		fprintf(stderr, "gpuctl: cannot reach gpud at %s: %s\n", path,
 			strerror(errno));
 		if (fd >= 0)
@@ -44,12 +77,32 @@ static int ctl_connect(const char *path)
 	return fd;
 }
 
-/* All n bytes through fd, one way: EINTR retried, 0 or -1 (an error or
- * the end of the stream first). */
-static int io_all(int fd, uint8_t *p, size_t n, int out)
+/* All n bytes to fd before deadline (a non-blocking socket; EINTR
+ * retried): 0 or -1 (errno says why; ETIMEDOUT for the deadline). */
+static int write_until(int fd, const uint8_t *p, size_t n, double deadline)
 {
 	while (n > 0) {
-		ssize_t k = out ? write(fd, p, n) : read(fd, p, n);
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (wait_fd(fd, POLLOUT, deadline))
+				return -1;
+			continue;
+		}
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int ctl_write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -61,21 +114,18 @@ static int io_all(int fd, uint8_t *p, size_t n, int out)
 	return 0;
 }
 
-int ctl_write_all(int fd, const uint8_t *p, size_t n)
-{
-	return io_all(fd, (uint8_t *)p, n, 1);
-}
-
-/* One connection to gpud: plain frames on the Unix socket, sealed ones
+/* One connection to gpud: plain frames on the Unix socket, TLS records
  * (chan.h) over TCP. */
 struct ctl_conn {
 	int fd;
 	int sealed;
 	struct chan ch;
-	uint8_t *raw;           /* sealed bytes read, not yet opened */
+	uint8_t *raw;           /* bytes read, not yet through TLS */
 	size_t rlen, rcap;
 	uint8_t *buf;           /* frames read */
 	size_t len, cap;
+	double deadline;        /* of the step under way (gclock_mono) */
+	const char *step;       /* its name, for a timeout's message */
 };
 
 #define FRAME_MAX ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
@@ -87,6 +137,28 @@ static void conn_free(struct ctl_conn *c)
 	chan_clear(&c->ch);
 	free(c->raw);
 	free(c->buf);
+}
+
+/* The next step has seconds (less when the target's deadline is
+ * nearer). */
+static void step(struct ctl_conn *c, const struct ctl_target *to,
+		 const char *what, double seconds)
+{
+	c->deadline = gclock_mono() + seconds;
+	if (to->deadline > 0 && to->deadline < c->deadline)
+		c->deadline = to->deadline;
+	c->step = what;
+}
+
+static void say_io(const struct ctl_conn *c, const char *doing)
+{
+	if (errno == ETIMEDOUT)
+		fprintf(stderr, "gpuctl: gpud did not answer in time (%s)\n",
+			c->step ? c->step : doing);
+	else
+		fprintf(stderr, "gpuctl: cannot %s: %s\n", doing,
+			errno == EPIPE || errno == ECONNRESET
+				? "gpud closed the connection" : strerror(errno));
 }
 
 /* Grow *buf to hold room more bytes after len (at most limit in all). */
@@ -112,6 +184,23 @@ static int room(uint8_t **buf, size_t len, size_t *cap, size_t more,
 	return 0;
 }
 
+/* What TLS has to send (handshake messages, records): 0 or -1 (said). */
+static int flush_chan(struct ctl_conn *c)
+{
+	uint8_t *out = NULL;
+	size_t olen = 0;
+	int rc;
+
+	chan_take_output(&c->ch, &out, &olen);
+	if (!out)
+		return 0;
+	rc = write_until(c->fd, out, olen, c->deadline);
+	free(out);
+	if (rc)
+		say_io(c, "send to gpud");
+	return rc;
+}
+
 static int send_frame(struct ctl_conn *c, enum proto_type type,
 		      const json_t *msg, const void *bin, size_t bin_len)
 {
@@ -135,13 +224,65 @@ static int send_frame(struct ctl_conn *c, enum proto_type type,
 		out = sealed;
 		outlen = slen;
 	}
-	rc = ctl_write_all(c->fd, out, outlen);
+	rc = write_until(c->fd, out, outlen, c->deadline);
 	free(out);
 	if (rc)
-		fprintf(stderr, "gpuctl: cannot send the request to gpud: %s\n",
-			errno == EPIPE || errno == ECONNRESET
-				? "gpud closed the connection" : strerror(errno));
+		say_io(c, "send the request to gpud");
 	return rc;
+}
+
+/* Read what has come (waiting until the step's deadline for something);
+ * over TCP through TLS into buf. 0 or -1 (said). */
+static int read_more(struct ctl_conn *c)
+{
+	uint8_t **into = c->sealed ? &c->raw : &c->buf;
+	size_t *ilen = c->sealed ? &c->rlen : &c->len;
+	size_t *icap = c->sealed ? &c->rcap : &c->cap;
+	char err[400] = "";
+	ssize_t r;
+
+	if (room(into, *ilen, icap, 65536, FRAME_MAX + 131072)) {
+		fprintf(stderr, "gpuctl: reply too large\n");
+		return -1;
+	}
+	for (;;) {
+		r = read(c->fd, *into + *ilen, *icap - *ilen);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (wait_fd(c->fd, POLLIN, c->deadline)) {
+				say_io(c, "read gpud's reply");
+				return -1;
+			}
+			continue;
+		}
+		break;
+	}
+	if (r <= 0) {
+		fprintf(stderr, "gpuctl: gpud closed the connection%s%s\n",
+			c->step ? " in the " : "", c->step ? c->step : "");
+		return -1;
+	}
+	*ilen += (size_t)r;
+	if (c->sealed) {
+		size_t n = 0;
+		int rc = chan_open(&c->ch, c->raw, c->rlen, &n, &c->buf,
+				   &c->len, &c->cap, FRAME_MAX, err,
+				   sizeof(err));
+
+		if (rc == 0)
+			rc = flush_chan(c);
+		else
+			flush_chan(c); /* the alert that says why */
+		if (rc) {
+			if (err[0])
+				fprintf(stderr, "gpuctl: TLS: %s\n", err);
+			return -1;
+		}
+		memmove(c->raw, c->raw + n, c->rlen - n);
+		c->rlen -= n;
+	}
+	return 0;
 }
 
 /* Read until one frame is whole; *f borrows c->buf until consume(used). */
@@ -154,10 +295,6 @@ static int recv_frame(struct ctl_conn *c, struct proto_frame *f,
 		int rc = c->len ? proto_frame_parse(c->buf, c->len, f, used,
 						    &need, err, sizeof(err))
 				: GERR_AGAIN;
-		uint8_t **into = c->sealed ? &c->raw : &c->buf;
-		size_t *ilen = c->sealed ? &c->rlen : &c->len;
-		size_t *icap = c->sealed ? &c->rcap : &c->cap;
-		ssize_t r;
 
 		if (rc == 0)
 			return 0;
@@ -165,32 +302,8 @@ static int recv_frame(struct ctl_conn *c, struct proto_frame *f,
 			fprintf(stderr, "gpuctl: bad reply from gpud: %s\n", err);
 			return -1;
 		}
-		if (room(into, *ilen, icap, 65536, FRAME_MAX + 131072)) {
-			fprintf(stderr, "gpuctl: reply too large\n");
+		if (read_more(c))
 			return -1;
-		}
-		r = read(c->fd, *into + *ilen, *icap - *ilen);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			fprintf(stderr, "gpuctl: gpud closed the connection\n");
-			return -1;
-		}
-		*ilen += (size_t)r;
-		if (c->sealed) {
-			size_t n = 0;
-
-			rc = chan_open(&c->ch, c->raw, c->rlen, &n, &c->buf,
-				       &c->len, &c->cap, FRAME_MAX,
-				       CHAN_RECORD_MAX, err, sizeof(err));
-			if (rc) {
-				fprintf(stderr, "gpuctl: secure channel: %s\n",
-					err);
-				return -1;
-			}
-			memmove(c->raw, c->raw + n, c->rlen - n);
-			c->rlen -= n;
-		}
 	}
 }
 
@@ -260,13 +373,9 @@ static int expect(struct ctl_conn *c, enum proto_type want, json_t **ret)
 	return 0;
 }
 
-static int read_exact(int fd, uint8_t *p, size_t n)
-{
-	return io_all(fd, p, n, 0);
-}
-
-/* TCP to host:port, the first address that answers. */
-static int tcp_connect(const char *host, const char *port)
+/* TCP to host:port, the first address that answers before the step's
+ * deadline; the socket stays non-blocking. */
+static int tcp_connect(struct ctl_conn *c, const char *host, const char *port)
 {
 	struct addrinfo hints = { 0 }, *res = NULL;
 	int fd = -1, rc, e = 0;
@@ -280,10 +389,23 @@ static int tcp_connect(const char *host, const char *port)
 		return -1;
 	}
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
-			    ai->ai_protocol);
-		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+		socklen_t elen = sizeof(e);
+
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC |
+			    SOCK_NONBLOCK, ai->ai_protocol);
+		if (fd < 0) {
 			e = errno;
+			continue;
+		}
+		e = 0;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+			e = errno;
+			if (e == EINPROGRESS)
+				e = wait_fd(fd, POLLOUT, c->deadline) ? errno
+					: getsockopt(fd, SOL_SOCKET, SO_ERROR,
+						     &e, &elen) ? errno : e;
+		}
+		if (e) {
 			close(fd);
 			fd = -1;
 		}
@@ -291,44 +413,45 @@ static int tcp_connect(const char *host, const char *port)
 	freeaddrinfo(res);
 	if (fd < 0)
 		fprintf(stderr, "gpuctl: cannot reach gpud at %s:%s: %s\n",
-			host, port, strerror(e ? e : errno));
+			host, port, e == ETIMEDOUT ? "no answer to the connect "
+			"in time" : strerror(e ? e : errno));
 	return fd;
 }
 
-/* The secure channel and the credential's login. 0, or -1 (printed);
+/* TLS with the credential's key, then its login. 0, or -1 (printed);
  * *ret_exit says which kind. */
 static int remote_open(struct ctl_conn *c, const struct ctl_target *to,
 		       int *ret_exit)
 {
-	uint8_t hello[CHAN_CLIENT_HELLO_LEN], sh[CHAN_SERVER_HELLO_LEN];
-	uint8_t fin[CHAN_FINISH_LEN], proof[AUTH_MAC_LEN];
-	uint8_t nonce[AUTH_NONCE_LEN];
-	char err[400] = "", mac[2 * AUTH_MAC_LEN + 1];
+	char err[400] = "";
 	struct msg_ctl_hello h = { .proto = PROTO_VERSION,
 				   .name = to->cred.name };
-	struct msg_challenge ch;
-	struct msg_auth au = { .mac = mac };
 	json_t *j = NULL;
 
 	*ret_exit = EXIT_UNREACHABLE;
-	c->fd = tcp_connect(to->host, to->port);
+	step(c, to, "connect", CTL_CONNECT_TIMEOUT_S);
+	c->fd = tcp_connect(c, to->host, to->port);
 	if (c->fd < 0)
 		return -1;
-	chan_client_start(&c->ch, to->cred.gpud_key, hello);
-	if (ctl_write_all(c->fd, hello, sizeof(hello)) ||
-	    read_exact(c->fd, sh, sizeof(sh))) {
-		fprintf(stderr, "gpuctl: %s:%s closed the connection in the "
-			"handshake\n", to->host, to->port);
-		return -1;
-	}
-	if (chan_client_finish(&c->ch, sh, fin, err, sizeof(err))) {
-		fprintf(stderr, "gpuctl: refusing gpud at %s:%s: %s\n",
-			to->host, to->port, err);
+	step(c, to, "TLS handshake", CTL_LOGIN_TIMEOUT_S);
+	if (chan_client_start(&c->ch, &to->id, to->cred.gpud_key, err,
+			      sizeof(err))) {
+		fprintf(stderr, "gpuctl: TLS: %s\n", err);
 		return -1;
 	}
 	c->sealed = 1;
-	if (ctl_write_all(c->fd, fin, sizeof(fin)) ||
-	    msg_ctl_hello_encode(&h, &j) ||
+	if (flush_chan(c))
+		return -1;
+	while (!chan_is_open(&c->ch)) {
+		if (read_more(c)) {
+			if (c->ch.state == CHAN_FAILED)
+				fprintf(stderr, "gpuctl: refusing gpud at "
+					"%s:%s\n", to->host, to->port);
+			return -1;
+		}
+	}
+	step(c, to, "login", CTL_LOGIN_TIMEOUT_S);
+	if (msg_ctl_hello_encode(&h, &j) ||
 	    send_frame(c, PROTO_CTL_HELLO, j, NULL, 0)) {
 		json_decref(j);
 		return -1;
@@ -336,22 +459,6 @@ static int remote_open(struct ctl_conn *c, const struct ctl_target *to,
 	json_decref(j);
 	j = NULL;
 	*ret_exit = EXIT_FAIL;
-	if (expect(c, PROTO_CHALLENGE, &j) ||
-	    msg_challenge_decode(j, &ch, err, sizeof(err)) ||
-	    auth_unhex(ch.nonce, nonce, sizeof(nonce))) {
-		json_decref(j);
-		return -1;
-	}
-	json_decref(j);
-	j = NULL;
-	auth_proof(to->cred.key, nonce, to->cred.name, proof);
-	auth_hex(proof, sizeof(proof), mac);
-	if (msg_auth_encode(&au, &j) || send_frame(c, PROTO_AUTH, j, NULL, 0)) {
-		json_decref(j);
-		return -1;
-	}
-	json_decref(j);
-	j = NULL;
 	if (expect(c, PROTO_WELCOME, &j))
 		return -1;
 	json_decref(j);
@@ -403,6 +510,7 @@ json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q
 		json_decref(req);
 		return NULL;
 	}
+	step(&c, to, "reply", CTL_REPLY_TIMEOUT_S);
 	reply = ctl_call_full(&c, req, bin, bin_len, ret_out, ret_out_len);
 	conn_free(&c);
 	json_decref(req);
@@ -481,7 +589,7 @@ json_t *ctl_request(const struct ctl_target *to, const struct ctlcmd_req *req,
 int ctl_target_remote(struct ctl_target *to, const char *hostport,
 		      const char *cred_file)
 {
-	char err[600] = "";
+	char err[800] = "";
 	const char *colon = strrchr(hostport, ':');
 	size_t hl;
 
@@ -517,6 +625,12 @@ int ctl_target_remote(struct ctl_target *to, const char *hostport,
 	if (!to->cred.has_gpud_key) {
 		fprintf(stderr, "gpuctl: %s has no 'gpud-key = ' line: gpuctl "
 			"cannot tell gpud from an impostor\n", cred_file);
+		return EXIT_USAGE;
+	}
+	/* The key gpuctl proves in TLS, in a self-signed certificate. */
+	chan_identity_from_seed(&to->id, to->cred.seed);
+	if (chan_identity_cert(&to->id, to->cred.name, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: %s\n", err);
 		return EXIT_USAGE;
 	}
 	return 0;

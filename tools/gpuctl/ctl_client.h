@@ -1,6 +1,11 @@
 /* ctl_client.h - gpuctl's transport to gpud (ctl_client.c): its Unix
- * socket, or a remote gpud over the secure channel (chan.h) with a viewer
- * or admin credential; one request, one reply, on a fresh connection.
+ * socket, or a remote gpud over TLS 1.3 (chan.h) with a viewer or admin
+ * credential; one request, one reply, on a fresh connection.
+ *
+ * Nothing waits forever: connecting has CTL_CONNECT_TIMEOUT_S, the TLS
+ * handshake and the login CTL_LOGIN_TIMEOUT_S, and a reply
+ * CTL_REPLY_TIMEOUT_S of silence (or less: the target's deadline); a peer
+ * that accepts and never answers ends with EXIT_UNREACHABLE.
  *
  * Errors are printed to stderr here (gpud's own error text escaped,
  * ctl_text.h); callers only turn *ret_exit into gpuctl's exit status.
@@ -15,7 +20,14 @@
 #include <jansson.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "ctlcmd.h"
+
+#define CTL_CONNECT_TIMEOUT_S 10.0
+#define CTL_LOGIN_TIMEOUT_S 10.0
+/* gpud's slowest replies (check, backup of a large directory) send
+ * nothing until done. */
+#define CTL_REPLY_TIMEOUT_S 300.0
 
 /* gpuctl's exit codes (documented in gpuctl help and gpuctl(1)). */
 #define EXIT_FAIL 1        /* the request was refused or failed */
@@ -30,7 +42,10 @@ struct ctl_target {
 	const char *socket;            /* when host is NULL */
 	const char *host, *port;       /* --connect */
 	struct auth_token cred;        /* --credential */
+	struct chan_identity id;       /* its key, with its certificate */
 	char hostbuf[256], portbuf[8];
+	double deadline;               /* gclock_mono() bound on every
+					* request; 0: none (wait --timeout) */
 };
 
 /* Fill to for --connect HOST:PORT and --credential FILE; 0 or EXIT_USAGE

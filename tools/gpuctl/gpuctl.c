@@ -99,11 +99,15 @@ static const struct ctl_command commands[] = {
   "  --json            gpud's records as JSON\n" },
 { "workloads", cmd_workloads, "workloads [--json]",
   "the workloads gpud runs: units, parameters, exports", "" },
-{ "token", cmd_token, "token add NAME [--role worker|viewer|admin] | token list |\n"
-  "                     token revoke NAME",
-  "credentials: add (printed once), list, revoke",
+{ "token", cmd_token, "token add NAME [--role worker|viewer|admin] [--public-key HEX] |\n"
+  "                     token keygen NAME | token list | token revoke NAME",
+  "credentials: add (printed once), keygen, list, revoke",
   "  add               a credential for a worker (default), a viewer (status,\n"
-  "                    history, result, export, workers, workloads) or an admin\n"
+  "                    history, result, export, workers, workloads) or an admin:\n"
+  "                    its key pair is made here, gpud keeps the public key\n"
+  "  --public-key HEX  register a key made elsewhere (token keygen); prints\n"
+  "                    the gpud-key line to add to that credential\n"
+  "  keygen            print a new credential (no gpud-key line yet) without gpud\n"
   "  revoke            its workers are cut off at once\n" },
 { "check", cmd_check, "check [--json]",
   "the database's integrity and every stored blob; exit 1 when damaged", "" },
