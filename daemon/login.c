@@ -169,8 +169,8 @@ static const char *refusal(const struct auth_req *r)
 		return "no client certificate: a credential's key is needed "
 		       "(gpuctl token add)";
 	if (r->rc == GERR_NOTFOUND)
-		return "unknown key: no live credential has the key this "
-		       "connection proved";
+		return "bad token: no live credential has the key this "
+		       "connection proved (unknown or revoked)";
 	if (r->rc == GERR_AUTH)
 		return "the name given is not the name of the key's credential";
 	if (r->rc == GERR_PERM)

@@ -1,84 +1,146 @@
-"""The client side of gpud's secure channel (common/chan.h) in Python, for
-the test harness and the load generator: no sockets here, bytes in and out.
+"""The client side of gpud's TLS 1.3 (common/chan.h) in Python, for the test
+harness and the load generator: no sockets here, bytes in and out.
 
-    ch = Chan(pin)                 # pin: gpud's 32-byte key, or None (tests)
-    send(ch.hello)                 # 40 bytes
-    send(ch.finish(recv(160)))     # checks gpud's signature (and the pin)
+    ch = Chan(pin, key, name)      # pin: gpud's 32-byte key, or None (tests);
+                                   # key: the credential's 32-byte Ed25519
+                                   # seed, or None (no client certificate)
+    send(ch.start())               # the ClientHello
+    while not ch.done:             # the handshake
+        send(ch.feed(recv()))      # checks gpud's key against the pin
     send(ch.seal(frame_bytes))     # records
     plain = ch.open(received)      # plaintext of the complete records
+
+gpud's certificate is self-signed: what is checked is its Ed25519 key, as
+gpuworker and gpuctl check it. A client certificate is made here for key.
 """
-import hashlib
-import struct
+import os
+import ssl
 import sys
+import tempfile
 
 try:
-    from nacl import bindings as nb
-except ImportError:  # Debian's python3-nacl, when python3 is not Debian's
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+except ImportError:  # Debian's python3-cryptography, when python3 is not Debian's
     sys.path.append("/usr/lib/python3/dist-packages")
-    from nacl import bindings as nb
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-SS = "crypto_secretstream_xchacha20poly1305_"
-RECORD_MAX = 256 << 10
-SERVER_HELLO_LEN = 160
-
-
-def _ss(name):
-    return getattr(nb, SS + name)
+RECORD_MAX = 16 << 10
+_contexts = {}
 
 
 class ChannelError(Exception):
     pass
 
 
+def public_key(seed):
+    """The Ed25519 public key (32 bytes) of a 32-byte seed."""
+    return Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(
+        serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def cert_key(der):
+    """The Ed25519 key (32 bytes) of a DER certificate, or None."""
+    try:
+        k = x509.load_der_x509_certificate(der).public_key()
+        return k.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    except Exception:
+        return None
+
+
+def _self_signed(seed, name):
+    """PEM certificate and key for seed, self-signed (as chan.c makes them)."""
+    import datetime
+    key = Ed25519PrivateKey.from_private_bytes(seed)
+    cn = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(cn).issuer_name(cn)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=3650))
+            .sign(key, None))
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()))
+
+
+def _context(seed, name):
+    """One SSLContext per client key (made once: a flood opens many)."""
+    k = (seed, name)
+    if k not in _contexts:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE  # the pin is checked instead
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_3
+        if seed is not None:
+            cert, pem = _self_signed(seed, name)
+            with tempfile.TemporaryDirectory() as d:
+                cp, kp = os.path.join(d, "c.pem"), os.path.join(d, "k.pem")
+                with open(cp, "wb") as f:
+                    f.write(cert)
+                with open(kp, "wb") as f:
+                    f.write(pem)
+                ctx.load_cert_chain(cp, kp)
+        _contexts[k] = ctx
+    return _contexts[k]
+
+
 class Chan:
-    def __init__(self, pin=None):
-        self.pk, self._sk = nb.crypto_kx_keypair()
-        self.hello = b"GPUDSEC1" + self.pk
+    def __init__(self, pin=None, key=None, name="gpud-client"):
         self.pin = pin
-        self.raw = b""
-        self.body = 0
+        self.incoming, self.outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.obj = _context(key, name).wrap_bio(self.incoming, self.outgoing)
+        self.done = False
         self.server_key = None
 
-    def finish(self, sh):
-        """gpud's SERVER_HELLO -> the FINISH bytes to send."""
-        eph, stat, sig, hdr = sh[8:40], sh[40:72], sh[72:136], sh[136:160]
-        if len(sh) != SERVER_HELLO_LEN or sh[:8] != b"GPUDSEC1":
-            raise ChannelError("gpud did not answer the handshake")
-        if self.pin is not None and stat != self.pin:
-            raise ChannelError("gpud's key is not the pinned one")
-        t = hashlib.blake2b(b"gpud-chan-v1" + self.hello + eph + stat, digest_size=32).digest()
+    def _out(self):
+        return self.outgoing.read()
+
+    def start(self):
+        """The first bytes to send (the ClientHello)."""
+        self._step()
+        return self._out()
+
+    def _step(self):
         try:
-            nb.crypto_sign_open(sig + t, stat)
-        except Exception as e:
-            raise ChannelError("gpud's signature does not verify") from e
-        rx, tx = nb.crypto_kx_client_session_keys(self.pk, self._sk, eph)
-        rx = hashlib.blake2b(t, key=rx, digest_size=32).digest()
-        tx = hashlib.blake2b(t, key=tx, digest_size=32).digest()
-        self.rx = _ss("state")()
-        _ss("init_pull")(self.rx, hdr, rx)
-        self.tx = _ss("state")()
-        self.server_key = stat
-        return _ss("init_push")(self.tx, tx)
+            self.obj.do_handshake()
+        except ssl.SSLWantReadError:
+            return
+        except ssl.SSLError as e:
+            raise ChannelError("TLS handshake failed: %s" % e) from e
+        self.server_key = cert_key(self.obj.getpeercert(binary_form=True) or b"")
+        if self.pin is not None and self.server_key != self.pin:
+            raise ChannelError("gpud's key is not the pinned one")
+        self.done = True
+
+    def feed(self, raw):
+        """Handshake bytes from gpud -> the bytes to send back."""
+        self.incoming.write(raw)
+        self._step()
+        return self._out()
 
     def seal(self, data, record=RECORD_MAX):
-        out = []
-        for i in range(0, max(len(data), 1), record):
-            part = data[i:i + record]
-            out += [_ss("push")(self.tx, struct.pack(">I", len(part))), _ss("push")(self.tx, part)]
-        return b"".join(out)
+        for i in range(0, len(data), record):
+            self.obj.write(data[i:i + record])
+        return self._out()
 
     def open(self, raw):
         """Plaintext of the complete records in what came so far."""
-        self.raw += raw
+        self.incoming.write(raw)
         out = []
         while True:
-            if not self.body:
-                if len(self.raw) < 21:
-                    break
-                n = struct.unpack(">I", _ss("pull")(self.rx, self.raw[:21])[0])[0]
-                self.raw, self.body = self.raw[21:], n + 17
-            if len(self.raw) < self.body:
+            try:
+                out.append(self.obj.read(1 << 20))
+            except ssl.SSLWantReadError:
                 break
-            out.append(_ss("pull")(self.rx, self.raw[:self.body])[0])
-            self.raw, self.body = self.raw[self.body:], 0
+            except ssl.SSLZeroReturnError:
+                break
+            except ssl.SSLError as e:
+                raise ChannelError("a record did not open: %s" % e) from e
+            if not out[-1]:
+                break
         return b"".join(out)

@@ -5,8 +5,6 @@ Every test gets a fresh temporary data directory, lets gpud pick a free port
 it started when it ends, pass or fail. Binaries come from $GPUD_BUILD (the
 meson build directory).
 """
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -234,7 +232,7 @@ class Cluster:
 
     def raw_worker(self, cls=None, name=None, secret=None, **kw):
         """A RawWorker (or cls) logged in to gpud, with the local token
-        unless name and secret are given."""
+        unless name and secret (the credential's 32-byte key) are given."""
         if name is None:
             name, secret = self.token()
         w = (cls or RawWorker)(self.port, name, secret, **kw)
@@ -243,7 +241,7 @@ class Cluster:
 
     def add_token(self, name, role="worker"):
         """A new credential (gpuctl token add) in a file of its own:
-        (file, name, secret)."""
+        (file, name, secret: the 32-byte seed of its Ed25519 key)."""
         text = self.ctl("token", "add", name, "--role", role).stdout
         path = os.path.join(self.dir, name + ".token")
         with open(path, "w") as f:
@@ -295,14 +293,14 @@ def credential_field(text, key):
     for line in text.splitlines():
         k, _, v = line.partition("=")
         if k.strip() == key:
-            return bytes.fromhex(v.strip()) if key == "gpud-key" else v.strip()
+            return bytes.fromhex(v.strip()) if key in ("gpud-key", "key") else v.strip()
     raise TestFailure("no %s in the credential" % key)
 
 
 def credential_token(text):
-    """(name, secret bytes) of a credential file's token line."""
-    name, secret = credential_field(text, "token").split(":", 1)
-    return name, bytes.fromhex(secret)
+    """(name, secret) of a credential file: its name and its key (the
+    32-byte seed of its Ed25519 key pair)."""
+    return credential_field(text, "name"), credential_field(text, "key")
 
 
 # -- a raw protocol client, for fault tests --
@@ -331,24 +329,31 @@ def recv_exact(s, n):
     return data
 
 
-def Chan(s, pin=None):
-    """The secure channel's handshake on socket s (gpudchan.py)."""
-    ch = gpudchan.Chan(pin)
-    s.sendall(ch.hello)
-    s.sendall(ch.finish(recv_exact(s, gpudchan.SERVER_HELLO_LEN)))
+def Chan(s, pin=None, key=None, name="gpud-client"):
+    """The TLS 1.3 handshake on socket s (gpudchan.py), showing the
+    credential key's certificate when key (a 32-byte seed) is given."""
+    ch = gpudchan.Chan(pin, key, name)
+    s.sendall(ch.start())
+    while not ch.done:
+        data = s.recv(65536)
+        if not data:
+            raise ConnectionError("closed in the handshake")
+        out = ch.feed(data)
+        if out:
+            s.sendall(out)
     return ch
 
 
 class RawWorker:
-    """Speaks the worker protocol by hand (HELLO/AUTH with the HMAC) inside
-    the secure channel. A worker is one process: (token name, instance);
+    """Speaks the worker protocol by hand (HELLO, WELCOME) inside TLS with
+    the credential's key. A worker is one process: (token name, instance);
     two RawWorkers of one token with the same instance are one worker (the
     newer login replaces the older connection), with different instances
     two."""
 
     def __init__(self, port, name, secret, workloads=("graveler",), pin=None, instance="raw"):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.chan = Chan(self.s, pin)
+        self.chan = Chan(self.s, pin, secret, name)
         self.buf = b""
         self.name, self.secret, self.workloads = name, secret, list(workloads)
         self.instance = instance
@@ -383,7 +388,10 @@ class RawWorker:
                 return None
             if not chunk:
                 return None
-            self.buf += self.chan.open(chunk)
+            try:
+                self.buf += self.chan.open(chunk)
+            except gpudchan.ChannelError:
+                return None  # gpud's alert: the connection is dead
 
     def expect(self, tname, timeout=10):
         f = self.recv(timeout)
@@ -401,12 +409,7 @@ class RawWorker:
         self.send_msg("HELLO", {"proto": 1, "worker": self.name, "instance": self.instance,
                                 "device": "cpu", "workloads": self.workloads, "cuda": False,
                                 "threads": 1})
-        msg, _ = self.expect("CHALLENGE")
-        # proof = client_key XOR HMAC-SHA256(stored_key, nonce || name)
-        ck = hashlib.blake2b(b"gpud-token-v1" + self.secret, digest_size=32).digest()
-        stored = hashlib.blake2b(ck, digest_size=32).digest()
-        sig = hmac.new(stored, bytes.fromhex(msg["nonce"]) + self.name.encode(), hashlib.sha256).digest()
-        self.send_msg("AUTH", {"mac": bytes(a ^ b for a, b in zip(ck, sig)).hex()})
+        # gpud knows the credential by the key the TLS handshake proved.
         return self.expect("WELCOME")[0]
 
     def closed(self, timeout=5):

@@ -1,11 +1,16 @@
-"""Remote gpuctl over the secure channel, with roles (issue 21): a viewer
-credential reads (status, result, workers, export) and cannot submit,
-cancel or add tokens; an admin credential can; a revoked admin is refused
-at once; a worker token cannot run gpuctl and a viewer token cannot lease
-work; a credential pinning another key refuses gpud."""
+"""Remote gpuctl over TLS 1.3 with its own key, with roles (issues 21, 34):
+a viewer credential reads (status, result, workers, export) and cannot
+submit, cancel or add tokens; an admin credential can; a revoked admin is
+refused at once; a worker token cannot run gpuctl and a viewer token cannot
+lease work; a credential pinning another key refuses gpud; a key made
+elsewhere (token keygen) is registered by its public key alone; a peer that
+accepts and never answers cannot hold gpuctl (connect, handshake and reply
+timeouts: wait --timeout 3 ends in about 3 s)."""
 import json
 import os
+import socket
 import subprocess
+import time
 
 from harness import GPUCTL, Cluster, check, run, wait_for
 
@@ -74,6 +79,47 @@ def test_remote_ctl(cl: Cluster):
     r = subprocess.run([GPUCTL, "--connect", "nowhere", "--credential", viewer, "status"], capture_output=True,
                        text=True)
     check(r.returncode == 2 and "HOST:PORT" in r.stderr, "bad address: " + r.stderr)
+
+    # A key pair made where it is used: gpud gets the public key only.
+    r = cl.ctl("token", "keygen", "far-viewer")
+    check("gpud-key" not in r.stdout and "--public-key" in r.stderr, "keygen: " + r.stdout + r.stderr)
+    pub = r.stderr.split("--public-key ")[1].split()[0]
+    far = os.path.join(cl.dir, "far.cred")
+    with open(far, "w") as f:
+        f.write(r.stdout)
+    os.chmod(far, 0o600)
+    r2 = cl.ctl("token", "add", "far-viewer", "--role", "viewer", "--public-key", pub)
+    check(r2.stdout.startswith("gpud-key = ") and len(r2.stdout.splitlines()) == 1,
+          "add --public-key prints only the pin: " + r2.stdout)
+    with open(far, "a") as f:
+        f.write(r2.stdout)
+    r = remote(cl, far, "status", str(job), "--json")
+    check(r.returncode == 0 and json.loads(r.stdout)[0]["state"] == "done", "keygen'd viewer: " + r.stderr)
+    r = cl.ctl("token", "add", "far-2", "--public-key", "00" * 32, check_rc=False)
+    check(r.returncode == 1 and "not an Ed25519 public key" in r.stderr, "a bad public key: " + r.stderr)
+
+    # A peer that accepts and never answers: gpuctl gives up in time.
+    mute = socket.socket()
+    mute.bind(("127.0.0.1", 0))
+    mute.listen(8)
+    t0 = time.monotonic()
+    r = subprocess.run([GPUCTL, "--connect", "127.0.0.1:%d" % mute.getsockname()[1], "--credential", viewer,
+                        "wait", str(job), "--timeout", "3"], capture_output=True, text=True, timeout=60)
+    took = time.monotonic() - t0
+    check(r.returncode == 3 and "did not answer in time" in r.stderr and took < 6,
+          "a mute TCP peer: rc %d in %.1f s: %s" % (r.returncode, took, r.stderr))
+    mute.close()
+    mpath = os.path.join(cl.dir, "mute.sock")
+    mute = socket.socket(socket.AF_UNIX)
+    mute.bind(mpath)
+    mute.listen(8)
+    t0 = time.monotonic()
+    r = subprocess.run([GPUCTL, "--socket", mpath, "wait", str(job), "--timeout", "3"], capture_output=True,
+                       text=True, timeout=60)
+    took = time.monotonic() - t0
+    check(r.returncode == 3 and "did not answer in time (reply)" in r.stderr and took < 6,
+          "a mute control socket: rc %d in %.1f s: %s" % (r.returncode, took, r.stderr))
+    mute.close()
     check(cl.gpud.poll() is None, "gpud died")
 
 

@@ -276,10 +276,14 @@ int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 	}
 	if (optind + 1 != argc || ctl_parse_job(argv[optind], &job))
 		return ctl_usage_error("wait");
+	/* A gpud that stops answering cannot hold wait past --timeout. */
+	struct ctl_target bounded = *to;
+	if (timeout > 0)
+		bounded.deadline = t0 + timeout;
 	for (;;) {
 		struct ctl_reply reply;
-		int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job }, 1,
-				 &reply);
+		int ex = ctl_ask(&bounded, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job },
+				 1, &reply);
 		if (ex) {
 			if (tty && last_line > -1e9)
 				fprintf(stderr, "\n");
