@@ -1,35 +1,38 @@
-"""The secure channel on every TCP connection (issue 21).
+"""TLS 1.3 on every TCP connection (issues 21, 34).
 
 A proxy between the worker and gpud records the traffic and flips one byte
-in it after the handshake, one connection at a time: in the worker's CLAIM,
-in a checkpoint upload, in a result upload (worker to gpud), and in the
-LEASE and a later reply (gpud to worker). Each time the connection drops
-with a logged reason, nothing of the altered record is acted on, the worker
-reconnects, and the job still ends with the exact answer. No message field
-appears in plain text anywhere in the recording. A second gpud, with a key
-of its own, is refused by a worker whose credential pins the first."""
-import os
+in the middle of a TLS record after the handshake, one connection at a
+time: in an early worker message and in a checkpoint upload (worker to
+gpud), in an early and a later reply (gpud to worker), then in a result
+upload. Each time the connection drops with a logged reason, nothing of the
+altered record is acted on, the worker reconnects, and the job still ends
+with the exact answer. No message field appears in plain text anywhere in
+the recording. A second gpud, with a key of its own, is refused by a worker
+whose credential pins the first."""
 import socket
+import struct
 import threading
-import time
 
 from harness import (Cluster, answer_core, check, reference_answer, run,
                      wait_for)
 
-C2S_HANDSHAKE = 40 + 24     # CLIENT_HELLO + FINISH
-S2C_HANDSHAKE = 160         # SERVER_HELLO
-BIG = 4000                  # a read this large is an upload (a blob)
+BIG = 4000                  # a record this large is an upload (a blob)
 
-# One entry per connection, in order: (direction, which read, what it is).
-# Reads are counted after the handshake bytes; the worker sends HELLO, AUTH,
-# then CLAIM, each after an answer, so they arrive as reads 1, 2, 3; gpud
-# sends CHALLENGE, WELCOME, then LEASE.
+# One entry per connection, in order: (direction, which TLS record, what it
+# is). Records are counted from the first, handshake included: a TLS 1.3
+# client sends at most 5 before its first message (ClientHello, a
+# compatibility ChangeCipherSpec, Certificate, CertificateVerify,
+# Finished), gpud at most 7 (ServerHello, ChangeCipherSpec,
+# EncryptedExtensions, CertificateRequest, Certificate, CertificateVerify,
+# Finished); so record 8 from the worker and 9 from gpud carry messages.
+# "big": the first record of BIG bytes or more after the handshake.
 PLAN = [
-    ("c2s", 3, "claim"),
+    ("c2s", 8, "an early worker message"),
     ("c2s", "big", "checkpoint"),
-    ("s2c", 3, "lease"),
-    ("s2c", 6, "an answer to a heartbeat or checkpoint"),
+    ("s2c", 9, "an early reply"),
+    ("s2c", 14, "a later reply"),
 ]
+TLS_APPDATA = 23
 
 
 class Proxy:
@@ -57,12 +60,19 @@ class Proxy:
                 n = self.conns
                 self.conns += 1
                 step = self.plan[n] if n < len(self.plan) else None
-            for direction, src, dst, skip in (("c2s", c, u, C2S_HANDSHAKE), ("s2c", u, c, S2C_HANDSHAKE)):
+            for direction, src, dst in (("c2s", c, u), ("s2c", u, c)):
                 flip = step if step and step[0] == direction else None
-                threading.Thread(target=self.pump, args=(n, src, dst, skip, flip), daemon=True).start()
+                threading.Thread(target=self.pump, args=(n, src, dst, flip), daemon=True).start()
 
-    def pump(self, n, src, dst, skip, flip):
-        reads, seen = 0, 0
+    def hit(self, flip, index, rec):
+        if flip[1] == "big":
+            return index > 5 and rec[0] == TLS_APPDATA and len(rec) >= BIG
+        return index == flip[1]
+
+    def pump(self, n, src, dst, flip):
+        """Forward whole TLS records (5-byte header: type, version, length),
+        altering the planned one."""
+        buf, index = b"", 0
         try:
             while True:
                 data = src.recv(65536)
@@ -70,20 +80,22 @@ class Proxy:
                     break
                 with self.lock:
                     self.record.append(data)
-                before = seen
-                seen += len(data)
-                if flip and seen > skip:
-                    body = data[max(0, skip - before):]
-                    reads += 1
-                    hit = flip[1] == reads if flip[1] != "big" else len(body) >= BIG
-                    if hit:
-                        b = bytearray(data)
-                        b[len(data) - len(body) // 2 - 1] ^= 0x04
-                        data = bytes(b)
+                buf += data
+                out = bytearray()
+                while len(buf) >= 5:
+                    size = 5 + struct.unpack(">H", buf[3:5])[0]
+                    if len(buf) < size:
+                        break
+                    rec, buf = bytearray(buf[:size]), buf[size:]
+                    index += 1
+                    if flip and self.hit(flip, index, rec):
+                        rec[5 + (size - 5) // 2] ^= 0x04
                         with self.lock:
                             self.flipped.append((n, flip[2]))
                         flip = None
-                dst.sendall(data)
+                    out += rec
+                if out:
+                    dst.sendall(bytes(out))
         except OSError:
             pass
         for s in (src, dst):
@@ -116,10 +128,10 @@ def test_channel(cl: Cluster):
     ref = reference_answer("graveler", battles=battles, seed=2112)
     check(answer_core(cl.result(job)["answer"]) == ref, "answer differs from the reference")
     glog, wlog = cl.log_text("gpud"), cl.log_text("worker")
-    c2s = sum(1 for _, what in proxy.flipped if what in ("claim", "checkpoint", "result"))
-    refused = glog.count("secure channel: a record")
+    c2s = sum(1 for _, what in proxy.flipped if what in ("an early worker message", "checkpoint", "result"))
+    refused = glog.count("TLS: a record did not authenticate")
     check(refused >= c2s, "gpud logged %d refused records for %d flips to it" % (refused, c2s))
-    check(wlog.count("secure channel: a record") >= len(proxy.flipped) - c2s,
+    check(wlog.count("TLS: a record did not authenticate") >= len(proxy.flipped) - c2s,
           "the worker should log the records gpud's side altered")
     # Nothing of an altered record reached a handler: none was parsed as a
     # frame (it would have been "bad frame" or an invalid message).
@@ -127,7 +139,7 @@ def test_channel(cl: Cluster):
           "an altered record reached the frame parser")
     traffic = b"".join(proxy.record)
     check(len(traffic) > battles // 1000, "the proxy saw the traffic")
-    for field in (b'"epoch"', b'"lease"', b'"units_done"', b'"nonce"', b'"workloads"', b"GPBL",
+    for field in (b'"epoch"', b'"lease"', b'"units_done"', b'"worker"', b'"workloads"', b"GPBL",
                   b'"graveler"'):
         check(field not in traffic, "%r appears in plain text on the wire" % field)
     print("flipped: %s" % proxy.flipped)
