@@ -373,6 +373,11 @@ static int handshake(struct chan *ch, char *err, size_t errlen)
 		gnutls_alert_send_appropriate(ch->s, g);
 		if (ch->why[0])
 			return fail(ch, GERR_AUTH, err, errlen, ch->why);
+		/* A TLS peer starts with a handshake record (type 22). */
+		if (ch->server && ch->first >= 0 && ch->first != 22)
+			return fail(ch, GERR_AUTH, err, errlen, "not TLS: the peer "
+				    "does not speak TLS 1.3 (a client without "
+				    "encryption?)");
 		ch->state = CHAN_FAILED;
 		return gerr_fail(GERR_AUTH, err, errlen, "TLS 1.3 handshake "
 				 "failed: %s", gnutls_strerror(g));
@@ -413,6 +418,7 @@ int chan_server_start(struct chan *ch, const struct chan_identity *id,
 		return r;
 	/* Asked for, not required: see chan.h. */
 	gnutls_certificate_server_set_request(ch->s, GNUTLS_CERT_REQUEST);
+	ch->first = -1;
 	return 0;
 }
 
@@ -449,6 +455,8 @@ int chan_open(struct chan *ch, const uint8_t *in, size_t len,
 	ch->in = in;
 	ch->in_len = len;
 	ch->in_used = 0;
+	if (ch->server && ch->first < 0 && len > 0)
+		ch->first = in[0];
 	if (ch->state == CHAN_HANDSHAKE)
 		r = handshake(ch, err, errlen);
 	while (r == 0 && ch->state == CHAN_OPEN) {

@@ -72,6 +72,7 @@ struct chan {
 	uint8_t pin[CHAN_PK_LEN];       /* client: the key gpud must have */
 	uint8_t peer[CHAN_PK_LEN];      /* the key the peer proved */
 	int has_peer;
+	int first;                      /* gpud: the peer's first byte, or -1 */
 	const uint8_t *in;              /* during chan_open: the input */
 	size_t in_len, in_used;
 	uint8_t *out;                   /* bytes to send (push) */

@@ -322,8 +322,8 @@ static int listen_http(struct gpud *d)
 	snprintf(text, sizeof(text), strchr(host, ':') ? "[%s]:%d\n" : "%s:%d\n",
 		 host, port);
 	fileio_write_atomic(path, text, strlen(text), 0644);
-	LOG_INFO(&d->log, "status page and metrics on http://%.*s/",
-		 (int)strlen(text) - 1, text);
+	LOG_INFO(&d->log, "status page and metrics on %s://%.*s/",
+		 http_is_tls(d) ? "https" : "http", (int)strlen(text) - 1, text);
 	return 0;
 }
 

@@ -7,8 +7,13 @@ set -eu
 # the Kubernetes manifests' YAML check (python3-yaml).
 pkgs="meson ninja-build pkg-config gcc python3 libuv1-dev libsqlite3-dev zlib1g-dev
       libjansson-dev libsodium-dev libcmocka-dev clang libclang-rt-14-dev systemd
-      python3-nacl slurmctld slurmd slurm-client munge iproute2 nftables python3-yaml
+      slurmctld slurmd slurm-client munge iproute2 nftables python3-yaml
       libmicrohttpd-dev prometheus chromium"
+# TLS 1.3 on every TCP port (common/chan.c): GnuTLS, the field's standard,
+# already linked through libmicrohttpd. The system tests' TLS client makes
+# certificates for credential keys (python3-cryptography) and test_tls runs
+# openssl s_client against gpud.
+pkgs="$pkgs libgnutls28-dev python3-cryptography openssl"
 # The man pages' check (groff).
 pkgs="$pkgs groff-base"
 # The Othello evaluation's training script (tools/othello_train.py).

@@ -32,8 +32,6 @@ loadgen submits that one.
 """
 import argparse
 import asyncio
-import hashlib
-import hmac
 import json
 import os
 import resource
@@ -47,7 +45,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpudchan import SERVER_HELLO_LEN, Chan  # noqa: E402
+from gpudchan import Chan  # noqa: E402
 
 MAGIC = 0x47505544
 T = {"HELLO": 1, "CHALLENGE": 2, "AUTH": 3, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
@@ -72,17 +70,23 @@ class Stats:
 
 
 class Conn:
-    """Frames over the secure channel on an asyncio stream."""
+    """Frames over TLS 1.3 (with the credential's key) on an asyncio stream."""
 
     def __init__(self, r, w, ch):
         self.r, self.w, self.ch, self.buf = r, w, ch, b""
 
     @classmethod
-    async def open(cls, host, port, pin):
+    async def open(cls, host, port, pin, key, name):
         r, w = await asyncio.open_connection(host, port)
-        ch = Chan(pin)
-        w.write(ch.hello)
-        w.write(ch.finish(await r.readexactly(SERVER_HELLO_LEN)))
+        ch = Chan(pin, key, name)
+        w.write(ch.start())
+        while not ch.done:
+            data = await r.read(65536)
+            if not data:
+                raise RuntimeError("gpud closed the connection in the TLS handshake")
+            out = ch.feed(data)
+            if out:
+                w.write(out)
         return cls(r, w, ch)
 
     async def read(self, n):
@@ -131,15 +135,10 @@ def blob(workload, lease, epoch, raw):
 async def login(host, port, cred, instance, workloads, gate):
     name, secret, pin = cred
     async with gate:  # gpud's listen backlog and --login-timeout: a few handshakes at a time
-        c = await Conn.open(host, port, pin)
+        c = await Conn.open(host, port, pin, secret, name)
+        # gpud knows the credential by the key the TLS handshake proved.
         await send(c, "HELLO", {"proto": 1, "worker": name, "device": "cpu", "workloads": workloads,
                                 "cuda": False, "threads": 1, "instance": instance})
-        nonce = bytes.fromhex((await expect(c, "CHALLENGE"))["nonce"])
-        # proof = client_key XOR HMAC-SHA256(stored_key, nonce || name)
-        ck = hashlib.blake2b(b"gpud-token-v1" + secret, digest_size=32).digest()
-        sig = hmac.new(hashlib.blake2b(ck, digest_size=32).digest(), nonce + name.encode(),
-                       hashlib.sha256).digest()
-        await send(c, "AUTH", {"mac": bytes(a ^ b for a, b in zip(ck, sig)).hex()})
         welcome = await expect(c, "WELCOME")
     return c, welcome
 
@@ -249,8 +248,9 @@ def load_cred(path):
     fields = dict(line.split("=", 1) for line in open(path).read().splitlines()
                   if "=" in line and not line.startswith("#"))
     fields = {k.strip(): v.strip() for k, v in fields.items()}
-    name, secret = fields["token"].split(":", 1)
-    return (name, bytes.fromhex(secret), bytes.fromhex(fields["gpud-key"]))
+    if "token" in fields:
+        sys.exit("loadgen: %s is a credential of the old kind: make a new one (gpuctl token add)" % path)
+    return (fields["name"], bytes.fromhex(fields["key"]), bytes.fromhex(fields["gpud-key"]))
 
 
 def raise_nofile(want):

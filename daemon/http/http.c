@@ -37,6 +37,7 @@
 #include "gpud.h"
 #include "gpud_config.h"
 #include "http.h"
+#include "http_tls.h"
 #include "metrics.h"
 
 /* page.html, embedded by embed_file.py (page_html.c). */
@@ -79,6 +80,7 @@ struct http {
 	/* Set at start, then only read. */
 	char results[4200];       /* cfg.results_dir (MHD's thread) */
 	char blobs[4200];         /* DATA/blobs (the thread pool) */
+	struct http_tls tls;      /* HTTPS beyond loopback (http_tls.h) */
 };
 
 /* ---- MHD's thread: answers ---- */
@@ -572,6 +574,7 @@ static void on_async_closed(uv_handle_t *hd)
 	struct http *h = hd->data;
 
 	uv_mutex_destroy(&h->mu);
+	http_tls_clear(&h->tls);
 	free(h);
 }
 
@@ -648,7 +651,14 @@ int http_start(struct gpud *d, int *ret_port)
 		return GERR_NOMEM;
 	}
 	h->async.data = h;
-	h->mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
+	if (http_tls_setup(&h->tls, &d->identity, (struct sockaddr *)&ss,
+			   &d->log)) {
+		h->closed = 1;
+		uv_close((uv_handle_t *)&h->async, on_async_closed);
+		return GERR_UNSUPPORTED;
+	}
+	h->mhd = MHD_start_daemon(flags | h->tls.flags, (uint16_t)port, NULL,
+		NULL, on_request, h,
 		/* First, so that every message of MHD's goes to our log. */
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
 		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
@@ -657,6 +667,7 @@ int http_start(struct gpud *d, int *ret_port)
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEM,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_ARRAY, h->tls.opts,
 		MHD_OPTION_END);
 	if (!h->mhd) {
 		LOG_ERROR(&d->log, strchr(host, ':') ? "cannot serve http on "
@@ -670,4 +681,9 @@ int http_start(struct gpud *d, int *ret_port)
 	*ret_port = info && info->port ? info->port : port;
 	d->http = h;
 	return 0;
+}
+
+int http_is_tls(const struct gpud *d)
+{
+	return d->http && d->http->tls.on;
 }

@@ -44,4 +44,7 @@ int http_start(struct gpud *d, int *ret_port);
  * answered, and free. Idempotent; NULL d->http is a no-op. */
 void http_stop(struct gpud *d);
 
+/* 1 when the page is served over TLS (beyond loopback: http_tls.h). */
+int http_is_tls(const struct gpud *d);
+
 #endif

@@ -8,6 +8,8 @@ item 7 and "TLS 1.3 on every TCP port").
   a reason; so is a credential of the old kind (a file with "token =
   NAME:SECRET", a database row without a public key), saying how to make a
   new one.
+- The status page and /metrics beyond loopback are HTTPS with gpud's
+  certificate (TLS 1.3); plain HTTP gets nothing there.
 - Item 7: with a copy of gpud's directory (a backup: database and
   gpud.key) an attacker runs a fake gpud on it. A real worker, whose
   credential pins gpud's key, logs in to the fake (it holds the key), and
@@ -19,8 +21,10 @@ import os
 import re
 import socket
 import sqlite3
+import ssl
 import subprocess
 import threading
+import urllib.request
 
 from harness import GPUCTL, WORKER, Cluster, RawWorker, check, run, wait_for
 from cryptography import x509
@@ -204,6 +208,30 @@ def test_tls(cl: Cluster):
     finally:
         fake.cleanup()
     check(cl.gpud.poll() is None, "gpud died")
+
+    # The page beyond loopback: HTTPS with gpud's certificate, TLS 1.3.
+    web = Cluster("tls-web")
+    try:
+        web.start_gpud(extra=["--http", "0.0.0.0:0"])
+        port = int(web.http.rsplit(":", 1)[1])
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            with ctx.wrap_socket(s) as t:
+                check(t.version() == "TLSv1.3", "the page speaks %s" % t.version())
+                key = x509.load_der_x509_certificate(t.getpeercert(binary_form=True)).public_key()
+                check(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+                      == web.gpud_key(), "the page's certificate is not gpud's key")
+        with urllib.request.urlopen("https://127.0.0.1:%d/metrics" % port, context=ctx, timeout=10) as r:
+            check(r.status == 200 and b"gpud_" in r.read(), "metrics over HTTPS")
+        try:
+            urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5).read()
+            check(False, "plain HTTP answered beyond loopback")
+        except (OSError, ValueError):
+            pass
+        check("https://" in web.log_text("gpud"), "gpud logs the page's https address")
+    finally:
+        web.cleanup()
 
 
 if __name__ == "__main__":

@@ -65,9 +65,9 @@ static int token_add(const struct ctl_target *to, const char *name, const char *
 	int ex;
 
 	if (auth_init() < 0 || auth_token_new(name, &tok)) {
-		fprintf(stderr, "gpuctl: a token name is 1..%d characters of A-Z a-z "
+		fprintf(stderr, "gpuctl: token names are 1..%d characters of A-Z a-z "
 			"0-9 . _ -\n", AUTH_NAME_MAX);
-		return EXIT_USAGE;
+		return EXIT_FAIL;
 	}
 	if (public_hex && auth_unhex(public_hex, tok.pk, sizeof(tok.pk))) {
 		fprintf(stderr, "gpuctl: --public-key wants 64 hex digits\n");
@@ -109,9 +109,9 @@ static int token_keygen(const char *name)
 	int ex;
 
 	if (auth_init() < 0 || auth_token_new(name, &tok)) {
-		fprintf(stderr, "gpuctl: a token name is 1..%d characters of A-Z a-z "
+		fprintf(stderr, "gpuctl: token names are 1..%d characters of A-Z a-z "
 			"0-9 . _ -\n", AUTH_NAME_MAX);
-		return EXIT_USAGE;
+		return EXIT_FAIL;
 	}
 	auth_hex(tok.pk, sizeof(tok.pk), pk);
 	ex = print_credential(&tok, NULL);

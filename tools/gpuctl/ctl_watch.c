@@ -276,10 +276,11 @@ int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 	}
 	if (optind + 1 != argc || ctl_parse_job(argv[optind], &job))
 		return ctl_usage_error("wait");
-	/* A gpud that stops answering cannot hold wait past --timeout. */
+	/* A gpud that stops answering cannot hold wait past --timeout (and a
+	 * second, so that a request begun just before it still ends). */
 	struct ctl_target bounded = *to;
 	if (timeout > 0)
-		bounded.deadline = t0 + timeout;
+		bounded.deadline = t0 + timeout + 1.0;
 	for (;;) {
 		struct ctl_reply reply;
 		int ex = ctl_ask(&bounded, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job },
