@@ -418,6 +418,9 @@ int chan_server_start(struct chan *ch, const struct chan_identity *id,
 		return r;
 	/* Asked for, not required: see chan.h. */
 	gnutls_certificate_server_set_request(ch->s, GNUTLS_CERT_REQUEST);
+	/* A client's handshake messages are small (a hello, one short
+	 * certificate): bound what GnuTLS buffers for one before login. */
+	gnutls_handshake_set_max_packet_length(ch->s, CHAN_HANDSHAKE_MAX);
 	ch->first = -1;
 	return 0;
 }

@@ -46,6 +46,8 @@
 /* What one TLS record adds to its plaintext, at most (header, tag, type,
  * padding GnuTLS might add). */
 #define CHAN_RECORD_OVERHEAD 256u
+/* gpud: the largest handshake message it takes from a client (bytes). */
+#define CHAN_HANDSHAKE_MAX (16u << 10)
 
 /* An Ed25519 key pair and, after chan_identity_cert, its self-signed
  * certificate and GnuTLS credentials (owned; chan_identity_free). */

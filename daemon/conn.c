@@ -41,7 +41,7 @@
 #define READ_CHUNK (64u * 1024)
 #define LOGIN_CHUNK (4u * 1024)
 #define MAX_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
-/* One login frame: a peer cannot send AUTH before it has the challenge. */
+/* One login frame: a peer sends nothing more before WELCOME. */
 #define LOGIN_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_LOGIN_MAX_JSON)
 
 #define WORKER_SENDS                                                          \

@@ -14,7 +14,7 @@
  *   listeners.c     the listening sockets: accepting by hand, connection
  *                   caps, descriptor shortage, the connections' timeouts
  *   login.c         a TCP connection's login: worker or remote gpuctl,
- *                   the token's challenge and role
+ *                   the credential of the key TLS proved, its role
  *   upload.c        a checkpoint's or result's way, thread by thread:
  *                   receive, bound, store, verify, merge, answer
  *   worker_proto.c  the other worker messages: claim, heartbeat,

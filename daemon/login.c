@@ -207,7 +207,8 @@ static void auth_after(void *arg)
 	struct gpud *d = c->d;
 
 	if (!c->closing && r->rc) {
-		/* The peer proved its key: it may hear why it is refused. */
+		/* The reason tells the peer only what it knows: which key
+		 * it showed, and which name it gave. */
 		conn_send_error(c, GERR_AUTH, refusal(r), 0, 0);
 		conn_close(c, refusal(r));
 	} else if (!c->closing) {

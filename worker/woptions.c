@@ -168,7 +168,7 @@ static const struct conf_key keys[] = {
 	  parse_connect, show_connect },
 	{ "token-file", CONF_STR, 0, F(token_file),
 	  sizeof(((struct worker_settings *)0)->token_file), 0, 0, "FILE",
-	  "this worker's token (NAME:SECRET, mode 0600)", NULL, NULL },
+	  "this worker's credential (name, key, gpud-key; mode 0600)", NULL, NULL },
 	{ "device", CONF_CUSTOM, 0, F(device), sizeof(struct worker_device), 0, 0,
 	  "DEVICE", "cpu (all online CPUs), cpu:THREADS (1..4096), or\n"
 	  "cuda:N (also cudaN, as in gpuworker@cuda0)", parse_device, show_device },

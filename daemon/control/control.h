@@ -54,9 +54,10 @@
  *        progress),"leases_done","units_done","rate" (in
  *        job_unit),"last_seen","lease" (id or null),"job" (id or null),
  *        "job_unit" (or null),"threads" (from its HELLO, or null),"host",..}]}
- *   {"cmd":"token_add","name":N[,"role":"worker|viewer|admin"]} ->
- *       {"token":"N:SECRET","role","gpud_key":hex,"credential":the text
- *       of a credential file (auth.h): the token and gpud's key}
+ *   {"cmd":"token_add","name":N,"public_key":hex[,"role":"worker|viewer|
+ *       admin"]} -> {"token":N,"role","gpud_key":hex} (gpuctl made the
+ *       key pair and writes the credential file, auth.h; gpud keeps the
+ *       public key)
  *   {"cmd":"token_list"} -> {"tokens":[{"name","created_at","revoked",
  *       "role"}]}
  *   {"cmd":"token_revoke","name":N} -> {"revoked":N}; its workers are
