@@ -25,8 +25,12 @@
 #ifndef GPUD_HTTP_H
 #define GPUD_HTTP_H
 
-#define HTTP_CONN_MAX 64
+/* libmicrohttpd refuses connections beyond these; the guard
+ * (http_guard.h) makes room well before, closing the oldest. */
+#define HTTP_CONN_MAX 128
 #define HTTP_CONN_PER_IP 16
+#define HTTP_ROOM_MAX 64
+#define HTTP_ROOM_PER_IP 8
 #define HTTP_MEM (32 * 1024)
 #define HTTP_TIMEOUT_S 10
 #define HTTP_QUEUE_MAX 32
