@@ -314,7 +314,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (h->open && kind == REQ_PLOT)
 		return http_send_plot(h->results, conn, url + 9);
 	if (h->open && kind == REQ_LOGIN)
-		return http_send_text(conn, MHD_HTTP_NOT_FOUND, "no links: the page is open\n");
+		return http_auth_to_page(conn);
 	key = h->open ? 0 : http_auth_key(conn, kind == REQ_LOGIN, hash);
 	if (!h->open && key <= 0)
 		return http_auth_refuse(conn, key < 0);

@@ -49,6 +49,8 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned code,
 					"Bearer realm=\"gpud\"");
 	if (cookie)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+	if (code == MHD_HTTP_SEE_OTHER)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, "/");
 	ok = MHD_queue_response(conn, code, resp);
 	MHD_destroy_response(resp);
 	return ok;
@@ -83,4 +85,10 @@ enum MHD_Result http_auth_login(struct MHD_Connection *conn, double seconds_left
 		      "<meta http-equiv=\"refresh\" content=\"0;url=/\">"
 		      "<title>gpud</title></head><body><a href=\"/\">gpud's status "
 		      "page</a></body></html>\n", cookie);
+}
+
+enum MHD_Result http_auth_to_page(struct MHD_Connection *conn)
+{
+	return answer(conn, MHD_HTTP_SEE_OTHER, "text/plain; charset=utf-8",
+		      "the page is open: /\n", NULL);
 }

@@ -34,5 +34,7 @@ enum MHD_Result http_auth_refuse(struct MHD_Connection *conn, int ended);
  * sent back as given: the key itself), Secure when tls. */
 enum MHD_Result http_auth_login(struct MHD_Connection *conn, double seconds_left,
 				int tls);
+/* /login when the page is open (--http-open): 303 to "/", no cookie. */
+enum MHD_Result http_auth_to_page(struct MHD_Connection *conn);
 
 #endif

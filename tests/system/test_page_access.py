@@ -107,6 +107,10 @@ def test_page_access(cl: Cluster):
     for path in PATHS:
         code, _, _ = http_get_key(cl, path, None)
         check(code == 200, "--http-open %s: %d" % (path, code))
+    # A link made before still leads to the page (no cookie needed).
+    code, headers, body = http_get_key(cl, "/login" + url.split("/login", 1)[1], None)
+    check(code == 200 and b"<html" in body.lower() and "Set-Cookie" not in headers,
+          "/login on an open page: %d %s" % (code, headers))
 
 
 if __name__ == "__main__":
