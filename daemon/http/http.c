@@ -74,6 +74,7 @@ struct http_req {
 	uint64_t verify_failures;
 	int blobs_known;
 	uint64_t blob_bytes, blob_files;
+	uint64_t http_late, http_evicted;
 	uv_work_t scan;           /* the blob store's measure */
 	struct http_req *next;
 };
@@ -177,6 +178,8 @@ static enum MHD_Result send_metrics(const struct http *h,
 		.blobs_known = r->blobs_known,
 		.blob_bytes = r->blob_bytes,
 		.blob_files = r->blob_files,
+		.http_late = r->http_late,
+		.http_evicted = r->http_evicted,
 		.now = gclock_wall(),
 		.version = GPUD_VERSION,
 	};
@@ -454,6 +457,7 @@ static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
 		return;
 	}
 	r->verify_failures = d->verify_failures;
+	http_guard_counts(h->guard, &r->http_late, &r->http_evicted);
 	if (d->dbq) {
 		dbq_commit_stats(d->dbq, &r->commits);
 		r->have_commits = 1;

@@ -59,8 +59,8 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned code,
 enum MHD_Result http_auth_refuse(struct MHD_Connection *conn, int ended)
 {
 	return answer(conn, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", ended ?
-		"This page link has expired or was revoked: `gpuctl page-link` "
-		"makes a new one.\n" :
+		"This page link has expired or was revoked (or is no page key): "
+		"`gpuctl page-link` makes a new one.\n" :
 		"gpud's status page needs a page link: run `gpuctl page-link` "
 		"(a viewer's or an admin's credential) and open the address it "
 		"prints. /api/status and /metrics also take "

@@ -6,7 +6,9 @@ when gpud closes them: 24 from the ordinary client's own address
 far past libmicrohttpd's caps. While they run, 4 of 4 ordinary requests
 (/api/status with a page link's key) are answered, each within 2 s. A lone
 dripper with the page to itself is closed by the request deadline
-(HTTP_REQUEST_S, 5 s), not left open."""
+(HTTP_REQUEST_S, 5 s), not left open. /metrics counts both kinds of
+closing (gpud_http_closed_total{why="deadline"|"room"})."""
+import re
 import selectors
 import socket
 import threading
@@ -130,6 +132,10 @@ def test_http_slow(cl: Cluster):
         attack.stop.set()
         attack.thread.join(10)
     check(cl.gpud.poll() is None, "gpud runs on")
+    code, _, body = http_get_key(cl, "/metrics", key)
+    closed = dict(re.findall(r'^gpud_http_closed_total\{why="(\w+)"\} (\d+)$', body.decode(), re.M))
+    check(code == 200 and int(closed.get("deadline", 0)) >= 1 and int(closed.get("room", 0)) >= 1,
+          "the closings counted: %s" % closed)
 
 
 if __name__ == "__main__":
