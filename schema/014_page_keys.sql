@@ -1,5 +1,4 @@
--- 014 (given 016 for issue 34; numbered on after the migrations merged
--- before it): the status page's keys (gpuctl page-link). A key is 32
+-- 014: the status page's keys (gpuctl page-link). A key is 32
 -- random bytes that only its holder has; gpud keeps its BLAKE2b-256 hash,
 -- the role that made it and when it ends, so a copy of the database lets
 -- nobody in.
