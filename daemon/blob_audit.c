@@ -1,5 +1,5 @@
-/* blob_audit.c - the start-up sweep and gpuctl check's blob pass (see
- * blob_audit.h). */
+/* blob_audit.c - the start-up sweep, gpuctl check's blob pass and the
+ * start-up check of the digests (see blob_audit.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -225,4 +225,39 @@ int audit_blobs(const char *data_dir, const struct store_blob_ref *refs,
 	*ret_n = np;
 	*ret_checked = checked;
 	return 0;
+}
+
+/* Damaged answers and parts logged one by one up to this many. */
+#define AUDIT_DIGESTS_LOGGED 32
+
+size_t audit_digests(struct store *st, const struct glog *log)
+{
+	struct store_digest_bad *bad = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+
+	if (store_digest_audit(st, AUDIT_DIGESTS_LOGGED, &bad, &n, &total)) {
+		LOG_WARN(log, "digest check skipped: %s", store_errmsg(st));
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (bad[i].seq < 0)
+			LOG_ERROR(log, "digest check: job %" PRId64 ": its stored "
+				  "answer does not match its digest (damaged): "
+				  "gpuctl result refuses it", bad[i].job_id);
+		else
+			LOG_ERROR(log, "digest check: job %" PRId64 ": part %"
+				  PRId64 " (lease %" PRId64 ") does not match its "
+				  "digest (damaged): gpuctl result refuses the "
+				  "job", bad[i].job_id, bad[i].seq,
+				  bad[i].lease_id);
+	}
+	if (total)
+		LOG_ERROR(log, "digest check: %" PRIu64 " stored answer(s) or "
+			  "part(s) were changed outside gpud or damaged; the "
+			  "rest is sound. Restore the database from a backup "
+			  "(gpuctl backup) to get them back; gpuctl check lists "
+			  "them", total);
+	free(bad);
+	return total > SIZE_MAX ? SIZE_MAX : (size_t)total;
 }
