@@ -230,27 +230,59 @@ int audit_blobs(const char *data_dir, const struct store_blob_ref *refs,
 /* Damaged answers and parts logged one by one up to this many. */
 #define AUDIT_DIGESTS_LOGGED 32
 
+void audit_digest_text(const struct store_digest_bad *b, char *out, size_t n)
+{
+	if (b->seq < 0)
+		snprintf(out, n, "job %" PRId64 ": its stored answer does not "
+			 "match its digest (damaged)", b->job_id);
+	else
+		snprintf(out, n, "job %" PRId64 ": part %" PRId64 " (lease %"
+			 PRId64 ") does not match its digest (damaged)",
+			 b->job_id, b->seq, b->lease_id);
+}
+
+int audit_digest_lines(const struct store_digest_bad *bad, size_t nbad,
+		       uint64_t total, char ***lines, size_t *n)
+{
+	char text[200], **na;
+
+	if (nbad == 0 && total == 0)
+		return 0;
+	na = realloc(*lines, (*n + nbad + 2) * sizeof(*na));
+	if (!na)
+		return GERR_NOMEM;
+	*lines = na;
+	for (size_t i = 0; i <= nbad; i++) {
+		if (i < nbad)
+			audit_digest_text(&bad[i], text, sizeof(text));
+		else if (total > nbad)
+			snprintf(text, sizeof(text), "and %" PRIu64 " more "
+				 "answer(s) or part(s) that do not match their "
+				 "digests", total - nbad);
+		else
+			break;
+		if (!(na[*n] = strdup(text)))
+			return GERR_NOMEM;
+		(*n)++;
+	}
+	return 0;
+}
+
 size_t audit_digests(struct store *st, const struct glog *log)
 {
 	struct store_digest_bad *bad = NULL;
 	uint64_t total = 0;
 	size_t n = 0;
+	char text[200];
 
 	if (store_digest_audit(st, AUDIT_DIGESTS_LOGGED, &bad, &n, &total)) {
 		LOG_WARN(log, "digest check skipped: %s", store_errmsg(st));
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (bad[i].seq < 0)
-			LOG_ERROR(log, "digest check: job %" PRId64 ": its stored "
-				  "answer does not match its digest (damaged): "
-				  "gpuctl result refuses it", bad[i].job_id);
-		else
-			LOG_ERROR(log, "digest check: job %" PRId64 ": part %"
-				  PRId64 " (lease %" PRId64 ") does not match its "
-				  "digest (damaged): gpuctl result refuses the "
-				  "job", bad[i].job_id, bad[i].seq,
-				  bad[i].lease_id);
+		audit_digest_text(&bad[i], text, sizeof(text));
+		LOG_ERROR(log, "digest check: %s: gpuctl result refuses job %"
+			  PRId64, text, bad[i].job_id);
 	}
 	if (total)
 		LOG_ERROR(log, "digest check: %" PRIu64 " stored answer(s) or "

@@ -58,5 +58,14 @@ const char *audit_problem_name(int rc);
  * restored. Returns how many are damaged (0 also when the check itself
  * failed, which is logged as a warning). */
 size_t audit_digests(struct store *st, const struct glog *log);
+/* One damaged answer or part in words ("job 3: part 0 (lease 7) does not
+ * match its digest (damaged)"), into out. */
+void audit_digest_text(const struct store_digest_bad *b, char *out, size_t n);
+/* store_digest_audit's findings (bad, nbad of total) in words appended to
+ * *lines (*n of them, malloc'ed strings, as store_integrity's), and a
+ * line counting those not listed. 0 or GERR_NOMEM (*lines, *n then hold
+ * what was appended so far). */
+int audit_digest_lines(const struct store_digest_bad *bad, size_t nbad,
+		       uint64_t total, char ***lines, size_t *n);
 
 #endif

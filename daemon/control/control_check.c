@@ -79,17 +79,6 @@ static void problem_text(const struct audit_problem *p, char *out, size_t n)
 			 f->job_id, f->hash, audit_problem_name(p->rc));
 }
 
-static void digest_text(const struct store_digest_bad *b, char *out, size_t n)
-{
-	if (b->seq < 0)
-		snprintf(out, n, "job %" PRId64 ": its stored answer does not "
-			 "match its digest (damaged)", b->job_id);
-	else
-		snprintf(out, n, "job %" PRId64 ": part %" PRId64 " (lease %"
-			 PRId64 ") does not match its digest (damaged)",
-			 b->job_id, b->seq, b->lease_id);
-}
-
 static int ref_cmp(const void *key, const void *elem)
 {
 	return strcmp(key, ((const struct store_blob_ref *)elem)->hash);
@@ -139,7 +128,7 @@ static void mark_work(struct store *st, void *arg)
 			dmg[k].problems++;
 			continue;
 		}
-		digest_text(&c->bad[i], why[nd], sizeof(why[nd]));
+		audit_digest_text(&c->bad[i], why[nd], sizeof(why[nd]));
 		dmg[nd].job_id = job;
 		dmg[nd].reason = why[nd];
 		dmg[nd].problems = 1;
@@ -235,33 +224,6 @@ static void blobs_after(uv_work_t *w, int status)
 		check_fail(c, "gpud is shutting down");
 }
 
-/* The digests' findings as lines after the integrity check's. */
-static int digest_lines(struct check *c)
-{
-	char **na = realloc(c->lines, (c->nlines + c->nbad + 2) *
-			    sizeof(*na));
-	char text[200];
-
-	if (!na)
-		return GERR_NOMEM;
-	c->lines = na;
-	for (size_t i = 0; i < c->nbad; i++) {
-		digest_text(&c->bad[i], text, sizeof(text));
-		if (!(c->lines[c->nlines] = strdup(text)))
-			return GERR_NOMEM;
-		c->nlines++;
-	}
-	if (c->bad_total > c->nbad) {
-		snprintf(text, sizeof(text), "and %" PRIu64 " more answer(s) "
-			 "or part(s) that do not match their digests",
-			 c->bad_total - c->nbad);
-		if (!(c->lines[c->nlines] = strdup(text)))
-			return GERR_NOMEM;
-		c->nlines++;
-	}
-	return 0;
-}
-
 /* Database thread: SQLite's own check, the digests, then the references. */
 static void list_work(struct store *st, void *arg)
 {
@@ -273,7 +235,9 @@ static void list_work(struct store *st, void *arg)
 	if (!c->rc && c->nlines == 0)
 		c->rc = store_digest_audit(st, CHECK_MAX_DIGESTS, &c->bad,
 					   &c->nbad, &c->bad_total);
-	if (!c->rc && (c->rc = digest_lines(c)) != 0) {
+	if (!c->rc && (c->rc = audit_digest_lines(c->bad, c->nbad,
+						  c->bad_total, &c->lines,
+						  &c->nlines)) != 0) {
 		snprintf(c->msg, sizeof(c->msg), "out of memory");
 		return;
 	}
