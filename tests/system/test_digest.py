@@ -5,12 +5,15 @@ structure, so SQLite's integrity check passes; the digests written with
 them catch both. gpuctl check names each and exits 1, status marks the
 jobs damaged, gpuctl result refuses both with a clear error, a restarted
 gpud logs both at start; the third job, every row and every other answer
-are as they were, and putting the digit back makes all sound again."""
+are as they were, and putting the digit back makes all sound again. A
+running job whose answer is damaged between two merges is never merged
+over (the next lease's merge is refused, the job does not finish on the
+damaged answer); repaired, a restarted gpud finishes it exactly."""
 import json
 import os
 import subprocess
 
-from harness import Cluster, check, lease_units_for, run
+from harness import Cluster, check, lease_units_for, run, wait_for
 
 
 def sql(cl, text):
@@ -102,6 +105,26 @@ def test_digest(cl: Cluster):
     check(cl.ctl("check").returncode == 0, "sound again")
     for j in jobs:
         check(cl.result(j) == before[j], "job %d's answer is exact" % j)
+
+    # A running job: one lease merged, its answer damaged, the next merge
+    # refused rather than built on the damage.
+    run_job = cl.submit("graveler", battles=units * 2, seed=6)
+    w = cl.start_worker("cpu:1", ["--max-leases", "1"])
+    wait_for(lambda: cl.status(run_job)["leases"]["verified"] == 1, 120, "the first lease merged")
+    check(w.wait(60) == 0, "the one-lease worker exits")
+    answer = cl.db_rows("SELECT answer FROM jobs WHERE id = ?", run_job)[0][0]
+    sql(cl, "UPDATE jobs SET answer = %s WHERE id = %d;\n" % (quote(one_digit_changed(answer)), run_job))
+    cl.start_worker("cpu:1", ["--max-leases", "1"])
+    wait_for(lambda: "verification of lease=" in cl.log_text("gpud") and
+             "could not complete: corrupt" in cl.log_text("gpud"), 120, "the merge refused")
+    st = cl.status(run_job)
+    check(st["state"] not in ("done", "failed") and st["leases"]["verified"] == 1,
+          "not merged over the damage: %s %s" % (st["state"], st["leases"]))
+    # Repaired, and gpud restarted: the held result verifies and merges.
+    sql(cl, "UPDATE jobs SET answer = %s WHERE id = %d;\n" % (quote(answer), run_job))
+    cl.stop_gpud()
+    cl.start_gpud()
+    cl.check_reference(run_job, 120, battles=units * 2, seed=6)
 
 
 if __name__ == "__main__":
