@@ -61,6 +61,20 @@ static int part_row(sqlite3_stmt *s, void *elem)
 
 static void part_clear_v(void *e) { store_part_clear(e); }
 
+/* The digest of lease_id's part, of its row and its lease's as they are
+ * now. Every write that changes a part (its seq, its note) or its lease's
+ * spec, units or result calls it in the same transaction; otherwise the
+ * part reads as damaged. A schema older than 015 (store_open_version,
+ * tests) has none to write. */
+static int part_digest_write(struct store *st, int64_t lease_id,
+			     const char *what)
+{
+	if (!st->stmt[S_PART_DIGEST_SET])
+		return 0;
+	return sdb_exec(st, S_PART_DIGEST_SET, SDB_ARGS(sa_int(lease_id)),
+			what);
+}
+
 /* Nothing was inserted: say why (the lease is missing, of another job, or
  * not verified). */
 static int part_refused(struct store *st, int64_t job_id, int64_t lease_id,
@@ -102,10 +116,8 @@ int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
 			    (long long)lease_id);
 	else if (r == 0 && sdb_changes(st) == 0)
 		r = part_refused(st, job_id, lease_id, what);
-	/* A schema older than 015 (store_open_version, tests) has none. */
-	if (r == 0 && st->stmt[S_PART_DIGEST_SET])
-		r = sdb_exec(st, S_PART_DIGEST_SET, SDB_ARGS(sa_int(lease_id)),
-			     what);
+	if (r == 0)
+		r = part_digest_write(st, lease_id, what);
 	return sdb_op_end(st, r, what);
 }
 
