@@ -1,4 +1,4 @@
--- 014: the status page's keys (gpuctl page-link). A key is 32
+-- 016: the status page's keys (gpuctl page-link). A key is 32
 -- random bytes that only its holder has; gpud keeps its BLAKE2b-256 hash,
 -- the role that made it and when it ends, so a copy of the database lets
 -- nobody in.
