@@ -38,7 +38,6 @@ int http_tls_setup(struct http_tls *t, const struct chan_identity *id,
 		LOG_ERROR(log, "cannot make the page's TLS certificate");
 		return GERR_NOMEM;
 	}
-	t->on = 1;
 	t->flags = MHD_USE_TLS;
 	t->opts[0] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0,
 					      t->cert };

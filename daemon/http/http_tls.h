@@ -18,7 +18,6 @@
 #include "log.h"
 
 struct http_tls {
-	int on;                     /* beyond loopback: HTTPS */
 	unsigned int flags;         /* MHD_USE_TLS when on */
 	char *cert, *key;           /* PEM, owned */
 	struct MHD_OptionItem opts[4];

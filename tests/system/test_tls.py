@@ -212,7 +212,7 @@ def test_tls(cl: Cluster):
     # The page beyond loopback: HTTPS with gpud's certificate, TLS 1.3.
     web = Cluster("tls-web")
     try:
-        web.start_gpud(extra=["--http", "0.0.0.0:0"])
+        web.start_gpud(extra=["--http", "0.0.0.0:0", "--http-open"])
         port = int(web.http.rsplit(":", 1)[1])
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
