@@ -383,7 +383,11 @@ static int handshake(struct chan *ch, char *err, size_t errlen)
 				 "failed: %s", gnutls_strerror(g));
 	}
 	if (ch->server) {
+		unsigned int n = 0;
+
 		ch->has_peer = peer_cert_key(ch->s, ch->peer) == 0;
+		ch->peer_other = !ch->has_peer &&
+				 gnutls_certificate_get_peers(ch->s, &n) && n > 0;
 	} else {
 		uint8_t pk[CHAN_PK_LEN];
 
@@ -557,7 +561,8 @@ int chan_is_open(const struct chan *ch)
 int chan_peer_key(const struct chan *ch, uint8_t ret_pk[CHAN_PK_LEN])
 {
 	if (ch->state != CHAN_OPEN || !ch->has_peer)
-		return GERR_NOTFOUND;
+		return ch->state == CHAN_OPEN && ch->peer_other ? GERR_UNSUPPORTED
+							       : GERR_NOTFOUND;
 	memcpy(ret_pk, ch->peer, CHAN_PK_LEN);
 	return 0;
 }

@@ -74,6 +74,7 @@ struct chan {
 	uint8_t pin[CHAN_PK_LEN];       /* client: the key gpud must have */
 	uint8_t peer[CHAN_PK_LEN];      /* the key the peer proved */
 	int has_peer;
+	int peer_other;                 /* gpud: a certificate, not Ed25519 */
 	int first;                      /* gpud: the peer's first byte, or -1 */
 	const uint8_t *in;              /* during chan_open: the input */
 	size_t in_len, in_used;
@@ -142,8 +143,9 @@ void chan_take_output(struct chan *ch, uint8_t **ret, size_t *ret_len);
 /* 1 once the handshake finished. */
 int chan_is_open(const struct chan *ch);
 
-/* The Ed25519 public key the peer proved in the handshake: 0, or
- * GERR_NOTFOUND when it showed none (or not an Ed25519 one). */
+/* The Ed25519 public key the peer proved in the handshake: 0,
+ * GERR_NOTFOUND when it showed no certificate, GERR_UNSUPPORTED when its
+ * certificate's key is not an Ed25519 one. */
 int chan_peer_key(const struct chan *ch, uint8_t ret_pk[CHAN_PK_LEN]);
 
 /* End the session and forget its keys (idempotent; a zeroed struct is

@@ -111,6 +111,7 @@ struct auth_req {
 	struct place place;
 	uint8_t pk[CHAN_PK_LEN];
 	int has_pk;
+	int other_key;                      /* a certificate, not Ed25519 */
 	int old_kind;                       /* the name's row has no key */
 	int remote_ctl;
 	int rc;
@@ -165,6 +166,9 @@ static const char *refusal(const struct auth_req *r)
 		return "this credential is of the old kind (token = NAME:SECRET, "
 		       "from before TLS 1.3): make a new one with gpuctl token "
 		       "add NAME --role ROLE";
+	if (r->rc == GERR_NOTFOUND && r->other_key)
+		return "the client certificate's key is not an Ed25519 one: a "
+		       "credential's key is needed (gpuctl token add)";
 	if (r->rc == GERR_NOTFOUND && !r->has_pk)
 		return "no client certificate: a credential's key is needed "
 		       "(gpuctl token add)";
@@ -247,12 +251,15 @@ static void auth_after(void *arg)
 static int start_check(struct conn *c)
 {
 	struct auth_req *r = calloc(1, sizeof(*r));
+	int rc;
 
 	if (!r)
 		return GERR_NOMEM;
 	r->c = c;
 	r->remote_ctl = c->remote_ctl;
-	r->has_pk = chan_peer_key(&c->ch, r->pk) == 0;
+	rc = chan_peer_key(&c->ch, r->pk);
+	r->has_pk = rc == 0;
+	r->other_key = rc == GERR_UNSUPPORTED;
 	memcpy(r->name, c->name, sizeof(r->name));
 	memcpy(r->instance, c->instance, sizeof(r->instance));
 	memcpy(r->device, c->device, sizeof(r->device));

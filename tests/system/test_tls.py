@@ -26,9 +26,10 @@ import subprocess
 import threading
 import urllib.request
 
-from harness import GPUCTL, WORKER, Cluster, RawWorker, check, run, wait_for
+from harness import GPUCTL, MAGIC, T, WORKER, Cluster, RawWorker, check, frame, run, wait_for
 from cryptography import x509
-from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 
 def write_cred(path, text):
@@ -54,6 +55,42 @@ def refused_login(port, name, key, want):
           "login as %s: want ERROR %r, got %s" % (name, want, f))
     check(w.closed(5), "gpud closes a refused login")
     w.close()
+
+
+def ec_client_refused(port, tmp):
+    """A client certificate whose key is not Ed25519 (P-256): the
+    handshake completes, the login is refused saying so."""
+    import datetime
+    key = ec.generate_private_key(ec.SECP256R1())
+    cn = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, "p256")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(cn).issuer_name(cn).public_key(key.public_key())
+            .serial_number(1).not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    cp, kp = os.path.join(tmp, "p256.crt"), os.path.join(tmp, "p256.key")
+    with open(cp, "wb") as f:
+        f.write(cert.public_bytes(serialization.Encoding.PEM))
+    with open(kp, "wb") as f:
+        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()))
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+    ctx.load_cert_chain(cp, kp)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        with ctx.wrap_socket(s) as t:
+            t.sendall(frame(T["HELLO"], {"proto": 1, "worker": "local", "instance": "raw", "device": "cpu",
+                                         "workloads": ["graveler"], "cuda": False, "threads": 1}))
+            data = b""
+            try:
+                while True:
+                    chunk = t.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+            except (OSError, ssl.SSLError):
+                pass
+    check(data[:4] == MAGIC.to_bytes(4, "big") and b"not an Ed25519" in data,
+          "a P-256 client certificate: %r" % data[:300])
 
 
 class Recorder:
@@ -133,6 +170,7 @@ def test_tls(cl: Cluster):
     # An unknown key, no key: refused at login, with the reason.
     refused_login(cl.port, "local", os.urandom(32), "bad token")
     refused_login(cl.port, "local", None, "no client certificate")
+    ec_client_refused(cl.port, cl.dir)
     r = cl.ctl("token", "keygen", "stranger")
     stranger = write_cred(os.path.join(cl.dir, "stranger.cred"),
                           r.stdout + "gpud-key = %s\n" % pin.hex())
