@@ -23,6 +23,9 @@
 
 #define AUTH_NAME_MAX 64
 #define AUTH_KEY_LEN 32
+/* The credential gpud writes for a worker on its own machine
+ * (DATA/local-worker.token): it logs in from a loopback address only. */
+#define AUTH_LOCAL_NAME "local"
 
 struct auth_token {
 	char name[AUTH_NAME_MAX + 1];

@@ -110,6 +110,7 @@ struct auth_req {
 	char device[64];
 	struct place place;
 	uint8_t pk[CHAN_PK_LEN];
+	int loopback;                       /* the peer is this machine */
 	int has_pk;
 	int other_key;                      /* a certificate, not Ed25519 */
 	int old_kind;                       /* the name's row has no key */
@@ -136,6 +137,10 @@ static void auth_work(struct store *st, void *arg)
 	/* The name the peer gave is its key's credential's. */
 	if (r->rc == 0 && strcmp(r->cred, r->name) != 0)
 		r->rc = GERR_AUTH;
+	/* The one secret in gpud's directory (and its backups) is the local
+	 * worker's: it is no key from another machine. */
+	if (r->rc == 0 && !r->loopback && strcmp(r->cred, AUTH_LOCAL_NAME) == 0)
+		r->rc = GERR_PERM;
 	/* A token works for what its role is for, nothing else. */
 	if (r->rc == 0 &&
 	    (r->role == AUTH_ROLE_WORKER) == (r->remote_ctl != 0))
@@ -177,6 +182,10 @@ static const char *refusal(const struct auth_req *r)
 		       "connection proved (unknown or revoked)";
 	if (r->rc == GERR_AUTH)
 		return "the name given is not the name of the key's credential";
+	if (r->rc == GERR_PERM && !r->loopback &&
+	    strcmp(r->cred, AUTH_LOCAL_NAME) == 0)
+		return "the local worker's credential logs in from this machine "
+		       "only: give a worker elsewhere its own (gpuctl token add)";
 	if (r->rc == GERR_PERM)
 		return r->remote_ctl ? "a worker token cannot run gpuctl"
 				     : "only a worker token may lease work";
@@ -260,6 +269,9 @@ static int start_check(struct conn *c)
 	rc = chan_peer_key(&c->ch, r->pk);
 	r->has_pk = rc == 0;
 	r->other_key = rc == GERR_UNSUPPORTED;
+	r->loopback = strncmp(c->peer, "127.", 4) == 0 ||
+		      strcmp(c->peer, "::1") == 0 ||
+		      strncmp(c->peer, "::ffff:127.", 11) == 0;
 	memcpy(r->name, c->name, sizeof(r->name));
 	memcpy(r->instance, c->instance, sizeof(r->instance));
 	memcpy(r->device, c->device, sizeof(r->device));

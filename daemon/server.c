@@ -452,7 +452,7 @@ static int local_token(struct gpud *d, struct store *st)
 				 "key pair", path);
 		fresh = rc != 0;
 	}
-	if (fresh && auth_token_new("local", &r.tok))
+	if (fresh && auth_token_new(AUTH_LOCAL_NAME, &r.tok))
 		return GERR_NOMEM;
 	/* New, of the old kind, or pinning another key: (re)written. */
 	if (fresh || !r.tok.has_gpud_key ||

@@ -8,6 +8,8 @@ item 7 and "TLS 1.3 on every TCP port").
   a reason; so is a credential of the old kind (a file with "token =
   NAME:SECRET", a database row without a public key), saying how to make a
   new one.
+- The local worker's credential (the one secret gpud writes into its own
+  directory, and so into its backups) logs in from this machine only.
 - The status page and /metrics beyond loopback are HTTPS with gpud's
   certificate (TLS 1.3); plain HTTP gets nothing there.
 - Item 7: with a copy of gpud's directory (a backup: database and
@@ -17,6 +19,7 @@ item 7 and "TLS 1.3 on every TCP port").
   to the real gpud as that worker: the recording replayed is refused, gpud's
   own key is no credential, and the worker's secret is nowhere in the copy.
 """
+import json
 import os
 import re
 import socket
@@ -26,7 +29,7 @@ import subprocess
 import threading
 import urllib.request
 
-from harness import GPUCTL, MAGIC, T, WORKER, Cluster, RawWorker, check, frame, run, wait_for
+from harness import GPUCTL, MAGIC, T, WORKER, Chan, Cluster, RawWorker, check, frame, run, wait_for
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -91,6 +94,48 @@ def ec_client_refused(port, tmp):
                 pass
     check(data[:4] == MAGIC.to_bytes(4, "big") and b"not an Ed25519" in data,
           "a P-256 client certificate: %r" % data[:300])
+
+
+def outside_address():
+    """This machine's address on a network (not loopback), or None."""
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=10).stdout
+    except OSError:
+        return None
+    for a in out.split():
+        if "." in a and not a.startswith("127."):
+            return a
+    return None
+
+
+def local_only(web):
+    """The local worker's credential: welcome from 127.0.0.1, refused from
+    this machine's network address."""
+    name, key = web.token()
+    ok = RawWorker(web.port, name, key)
+    ok.login()
+    ok.close()
+    addr = outside_address()
+    if addr is None:
+        print("no network address here: the local credential's check from afar is skipped")
+        return
+    s = socket.create_connection((addr, web.port), timeout=10)
+    ch = Chan(s, None, key, name)
+    s.sendall(ch.seal(frame(T["HELLO"], {"proto": 1, "worker": name, "instance": "far", "device": "cpu",
+                                         "workloads": ["graveler"], "cuda": False, "threads": 1})))
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += ch.open(chunk)
+    except Exception:
+        pass
+    s.close()
+    check(b"from this machine only" in data, "the local credential from %s: %r" % (addr, data[:300]))
+    msg = json.loads(data[16:16 + int.from_bytes(data[8:12], "big")])
+    print("local credential from %s: %s" % (addr, msg.get("message")))
 
 
 class Recorder:
@@ -250,7 +295,8 @@ def test_tls(cl: Cluster):
     # The page beyond loopback: HTTPS with gpud's certificate, TLS 1.3.
     web = Cluster("tls-web")
     try:
-        web.start_gpud(extra=["--http", "0.0.0.0:0", "--http-open"])
+        web.start_gpud(extra=["--http", "0.0.0.0:0", "--http-open"], host="0.0.0.0")
+        local_only(web)
         port = int(web.http.rsplit(":", 1)[1])
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
