@@ -379,6 +379,11 @@ static int handshake(struct chan *ch, char *err, size_t errlen)
 				    "does not speak TLS 1.3 (a client without "
 				    "encryption?)");
 		ch->state = CHAN_FAILED;
+		if (g == GNUTLS_E_FATAL_ALERT_RECEIVED)
+			return gerr_fail(GERR_AUTH, err, errlen, "TLS 1.3 "
+					 "handshake refused by the peer (alert: "
+					 "%s)", gnutls_alert_get_name(
+						 gnutls_alert_get(ch->s)));
 		return gerr_fail(GERR_AUTH, err, errlen, "TLS 1.3 handshake "
 				 "failed: %s", gnutls_strerror(g));
 	}
