@@ -13,7 +13,14 @@
  * AUTH frame (proto.h's login limits, checked from the frame header) and
  * is closed when it has not logged in within cfg.login_timeout_s; after
  * login it is closed when silent for cfg.idle_timeout_s while gpud owes
- * it nothing (no step under way, no parked claim, no reply unsent).
+ * it nothing (no step under way, no parked claim, no reply unsent, no
+ * read paused by gpud). After login each frame is held to its type's
+ * bounds from its header; a CHECKPOINT's or RESULT's attachment, bounded
+ * by its lease (or its workloads' largest), streams to an unnamed file in
+ * the data directory as it arrives (struct conn_spool), never to memory.
+ * The bytes TCP connections buffer are charged to d->frame_mem; a read
+ * that would take it past cfg.frame_mem_max waits (the connection's reads
+ * pause) until others free theirs.
  */
 #ifndef GPUD_CONN_H
 #define GPUD_CONN_H
@@ -34,6 +41,23 @@ struct conn;
 
 enum conn_state { CONN_HELLO, CONN_AUTH, CONN_READY };
 
+/* An upload's attachment, streamed as it arrives to an unnamed file of
+ * the data directory: len bytes from offset 0 of fd. The handler given
+ * one owns it; conn_spool_read and conn_spool_free may run on any
+ * thread. */
+struct conn_spool {
+	int fd;
+	uint64_t len;      /* the attachment's length, from the header */
+	uint64_t written;  /* bytes in the file so far */
+};
+
+/* Read the whole attachment into a malloc'ed buffer (*ret_buf, sp->len
+ * bytes). 0, GERR_NOMEM or GERR_IO (a short file: reason in err). */
+int conn_spool_read(const struct conn_spool *sp, uint8_t **ret_buf, char *err,
+		    size_t errlen);
+/* Close the file (its bytes go with it) and free sp. NULL-safe. */
+void conn_spool_free(struct conn_spool *sp);
+
 /* A control request's reply: reply is a new reference, bin (may be NULL)
  * passes to the callee. Same shape as control.h's control_done_fn. */
 typedef void (*conn_reply_fn)(void *opaque, json_t *reply, void *bin,
@@ -49,8 +73,10 @@ struct conn_handlers {
 	int (*auth)(struct conn *c, const json_t *msg);      /* CONN_AUTH */
 	int (*claim)(struct conn *c, const json_t *msg);     /* CONN_READY.. */
 	int (*heartbeat)(struct conn *c, const json_t *msg);
+	/* CHECKPOINT, RESULT: f's JSON, its attachment in sp (taken, in
+	 * every case; f->bin is NULL). */
 	int (*upload)(struct conn *c, const struct proto_frame *f,
-		      int is_result);                        /* CHECKPOINT, RESULT */
+		      int is_result, struct conn_spool *sp);
 	int (*release)(struct conn *c, const json_t *msg);
 	int (*fetch)(struct conn *c, const json_t *msg);
 	int (*withdraw)(struct conn *c, const json_t *msg);
@@ -117,6 +143,16 @@ struct conn {
 				 * index), set before it parks */
 	uv_timer_t park_timer;
 	char park_reason[256];
+	/* An upload's frame whose attachment streams to a file: its JSON,
+	 * the file, and whether a write is under way (spool_inflight bytes). */
+	struct proto_frame spool_frame;
+	struct conn_spool *spool;
+	size_t spool_inflight;
+	/* The most bytes an upload of lease_id may take (the worker protocol
+	 * sets it at the grant: workload_upload_bound), 0 when not known. */
+	uint64_t lease_upload_max;
+	size_t mem;             /* bytes charged to d->frame_mem */
+	int read_paused;        /* reads stopped until memory frees up */
 	uint64_t opened_ms;     /* uv_now() at accept */
 	uint64_t active_ms;     /* uv_now() when the peer last sent bytes */
 	struct conn *next, *prev;
@@ -155,6 +191,37 @@ int conn_step_db(struct conn *c, int batch, dbq_work_fn work,
 void conn_close_all(struct gpud *d);
 /* Close the worker connections past their login or idle timeout. */
 void conn_sweep(struct gpud *d);
+/* conn.c's own, for conn_list.c and spool.c: whether c's reads wait for
+ * its frames to be handled; pause and resume c's reads (counted in
+ * d->frame_paused); charge c's buffers again after they changed; resume
+ * every paused connection that has room; the largest upload c's
+ * workloads can send (workload_upload_bound). */
+int conn_held_back(const struct conn *c);
+void conn_pause_reads(struct conn *c);
+void conn_resume_reads(struct conn *c);
+void conn_mem_update(struct conn *c);
+void conn_resume_paused(struct gpud *d);
+uint64_t conn_workloads_upload_max(const struct conn *c);
+/* A logged-in worker's upload frame f, its JSON read: its attachment held
+ * to its lease's bound (or its workloads'), and its file opened
+ * (c->spool). 0, or GERR_TOOBIG (or the file's error) with a reason. */
+int conn_spool_begin(struct conn *c, const struct proto_frame *f, char *err,
+		     size_t errlen);
+
+/* Charge n more bytes (may be negative) of buffered uploads to
+ * d->frame_mem; freeing resumes connections whose reads wait. */
+void conn_mem_charge(struct gpud *d, int64_t n);
+/* Whether n more bytes fit in d's budget now. */
+int conn_mem_fits(const struct gpud *d, uint64_t n);
+/* Connections not logged in yet: in all (the return value), and from
+ * peer in *ret_peer. */
+int conn_count_prelogin(struct gpud *d, const char *peer, int *ret_peer);
+/* Close the oldest connection not logged in yet of the address that has
+ * the most of them (at least min), saying why. Returns 1 when one closed. */
+int conn_shed_prelogin(struct gpud *d, int min, const char *why);
+/* Logged-in connections of token name (workers and remote gpuctl), but
+ * those of worker_id (which a new login of that worker replaces). */
+int conn_count_token(struct gpud *d, const char *name, int64_t worker_id);
 /* Open worker connections: in all (the return value), and from peer in
  * *ret_peer (peer may be NULL). */
 int conn_count_tcp(struct gpud *d, const char *peer, int *ret_peer);

@@ -1,0 +1,251 @@
+/* conn_list.c - the open connections as a whole (conn.h): the memory
+ * budget they share, counting them for the caps (listeners.c, login.c),
+ * shedding one not logged in, the timeouts' sweep, finding a worker's,
+ * and waking the parked ones. Every
+ * function walks gpud->conns, newest first. Loop thread only.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "conn.h"
+#include "gerr.h"
+#include "gpud.h"
+
+/* ---- the budget for what connections buffer (conn.h) ---- */
+
+void conn_resume_paused(struct gpud *d)
+{
+	struct conn *c, *next;
+
+	if (!d->frame_paused || d->frame_mem >= d->cfg.frame_mem_max)
+		return;
+	for (c = d->conns; c && d->frame_paused; c = next) {
+		next = c->next;
+		if (c->read_paused && !conn_held_back(c))
+			conn_resume_reads(c);
+	}
+}
+
+void conn_mem_update(struct conn *c)
+{
+	struct gpud *d = c->d;
+	size_t now = c->is_ctl ? 0 : c->cap + c->scap + c->spool_inflight;
+	int freed = now < c->mem;
+
+	d->frame_mem = d->frame_mem - c->mem + now;
+	c->mem = now;
+	if (freed)
+		conn_resume_paused(d);
+}
+
+void conn_mem_charge(struct gpud *d, int64_t n)
+{
+	d->frame_mem = (uint64_t)((int64_t)d->frame_mem + n);
+	if (n < 0)
+		conn_resume_paused(d);
+}
+
+int conn_mem_fits(const struct gpud *d, uint64_t n)
+{
+	return d->frame_mem + n <= d->cfg.frame_mem_max;
+}
+
+void conn_close_all(struct gpud *d)
+{
+	while (d->conns)
+		conn_close(d->conns, "shutting down");
+}
+
+void conn_sweep(struct gpud *d)
+{
+	uint64_t now = uv_now(d->loop);
+	uint64_t login_ms = (uint64_t)(d->cfg.login_timeout_s * 1000);
+	uint64_t idle_ms = (uint64_t)(d->cfg.idle_timeout_s * 1000);
+	struct conn *c, *next;
+	char why[96];
+
+	for (c = d->conns; c; c = next) {
+		next = c->next; /* c may close */
+		if (c->is_ctl || c->closing)
+			continue;
+		if (c->state != CONN_READY && now - c->opened_ms > login_ms) {
+			snprintf(why, sizeof(why), "no login within %.3g s "
+				 "(--login-timeout)", d->cfg.login_timeout_s);
+			conn_close(c, why);
+		} else if (c->state == CONN_READY && idle_ms && !c->busy &&
+			   !c->read_paused && !c->spool_inflight &&
+			   uv_stream_get_write_queue_size(&c->u.s) == 0 &&
+			   now - c->active_ms > idle_ms) {
+			snprintf(why, sizeof(why), "idle: no message for %.3g s "
+				 "(--idle-timeout)", d->cfg.idle_timeout_s);
+			conn_close(c, why);
+		}
+	}
+}
+
+int conn_count_tcp(struct gpud *d, const char *peer, int *ret_peer)
+{
+	int all = 0, same = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (c->is_ctl || c->closing)
+			continue;
+		all++;
+		same += peer && strcmp(c->peer, peer) == 0;
+	}
+	if (ret_peer)
+		*ret_peer = same;
+	return all;
+}
+
+int conn_count_prelogin(struct gpud *d, const char *peer, int *ret_peer)
+{
+	int all = 0, same = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (c->is_ctl || c->closing || c->state == CONN_READY)
+			continue;
+		all++;
+		same += peer && strcmp(c->peer, peer) == 0;
+	}
+	if (ret_peer)
+		*ret_peer = same;
+	return all;
+}
+
+int conn_shed_prelogin(struct gpud *d, int min, const char *why)
+{
+	struct conn *c, *victim = NULL;
+	int most = 0;
+
+	/* O(n^2) in the connections not logged in, which a cap bounds, and
+	 * only when that cap is reached. */
+	for (c = d->conns; c; c = c->next) {
+		int n = 0;
+
+		if (c->is_ctl || c->closing || c->state == CONN_READY)
+			continue;
+		conn_count_prelogin(d, c->peer, &n);
+		/* The list is newest first: a later one of as many is older. */
+		if (n >= most && n >= min) {
+			if (n > most || !victim || strcmp(victim->peer, c->peer) == 0)
+				victim = c;
+			most = n;
+		}
+	}
+	if (!victim)
+		return 0;
+	conn_close(victim, why);
+	return 1;
+}
+
+int conn_count_token(struct gpud *d, const char *name, int64_t worker_id)
+{
+	int n = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next)
+		n += !c->is_ctl && !c->closing && c->state == CONN_READY &&
+		     strcmp(c->name, name) == 0 &&
+		     (c->remote_ctl || c->worker_id != worker_id);
+	return n;
+}
+
+int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job)
+{
+	for (struct conn *c = d->conns; c; c = c->next) {
+		if (!c->is_ctl && c->worker_id == worker_id && c->lease_id) {
+			*ret_job = c->job_id;
+			return c->lease_id;
+		}
+	}
+	return 0;
+}
+
+const struct conn *conn_find_worker(struct gpud *d, int64_t worker_id)
+{
+	const struct conn *any = NULL;
+
+	for (const struct conn *c = d->conns; c; c = c->next) {
+		if (c->is_ctl || c->closing || c->state != CONN_READY ||
+		    c->worker_id != worker_id)
+			continue;
+		if (c->lease_id)
+			return c;
+		any = any ? any : c;
+	}
+	return any;
+}
+
+void conn_set_parked(struct conn *c, int on)
+{
+	struct gpud *d = c->d;
+
+	on = on != 0;
+	if (c->parked == on)
+		return;
+	c->parked = on;
+	for (unsigned i = 0; i < GPUD_PARKED_WL; i++) {
+		if (!(c->park_mask & (1u << i)))
+			continue;
+		if (on)
+			d->parked[i]++;
+		else if (d->parked[i])
+			d->parked[i]--;
+	}
+}
+
+void conn_wake_parked(struct gpud *d)
+{
+	struct conn *c, *next;
+
+	for (c = d->conns; c; c = next) {
+		next = c->next; /* c may close while it is answered */
+		if (c->parked && !c->closing && c->ops->wake)
+			c->ops->wake(c);
+	}
+}
+
+void conn_close_token(struct gpud *d, const char *name)
+{
+	struct conn *c = d->conns, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (!c->is_ctl && c->state != CONN_HELLO && strcmp(c->name, name) == 0) {
+			conn_send_error(c, GERR_AUTH, "token revoked", 0, 0);
+			conn_close(c, "token revoked");
+		}
+	}
+}
+
+int conn_count_leases(struct gpud *d)
+{
+	int n = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next)
+		n += !c->is_ctl && c->state == CONN_READY && !c->closing && c->lease_id;
+	return n;
+}
+
+int conn_count_workers(struct gpud *d)
+{
+	int n = 0;
+
+	for (struct conn *c = d->conns; c; c = c->next)
+		n += !c->is_ctl && !c->remote_ctl && c->state == CONN_READY &&
+		     !c->closing;
+	return n;
+}
+
+int conn_workload_served(struct gpud *d, const char *workload)
+{
+	char quoted[80];
+
+	snprintf(quoted, sizeof(quoted), "\"%s\"", workload);
+	for (struct conn *c = d->conns; c; c = c->next)
+		if (!c->is_ctl && c->state == CONN_READY && c->workloads_json &&
+		    strstr(c->workloads_json, quoted))
+			return 1;
+	return 0;
+}
