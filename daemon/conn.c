@@ -24,22 +24,8 @@
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
  * simply skip the reply.
- *
- * Memory (invariants):
- *  1. A logged-in worker's frame is held to its type's bounds from its
- *     header (proto_header_limit); a CHECKPOINT's or RESULT's attachment
- *     to its lease's upload bound (c->lease_upload_max) or, for another
- *     lease, to the largest of its workloads' (workload_upload_bound), as
- *     soon as its JSON is read, and then streams to an unnamed file
- *     (struct conn_spool), one write at a time: the plaintext buffer holds
- *     at most a frame's header and JSON, a record and a read.
- *  2. Every byte a TCP connection buffers (its buffers' capacity, the
- *     write under way) is charged to d->frame_mem, and a read that would
- *     grow a buffer past cfg.frame_mem_max is not made: the connection's
- *     reads pause (read_paused) until memory is freed, when every paused
- *     connection reads again. Remote gpuctl with an admin's token is
- *     exempt (its input files are the operator's).
- *  3. A connection that holds nothing between frames holds no buffer.
+
+ * Memory: conn.h's invariants M1-M3.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,6 +101,9 @@ void conn_unref(struct conn *c)
 {
 	if (--c->refs > 0)
 		return;
+	c->cap = c->scap = c->spool_inflight = 0; /* its charge goes back */
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
 	free(c->buf);
 	free(c->sealed);
 	proto_frame_clear(&c->spool_frame);
@@ -229,7 +218,8 @@ static void on_spool_written(uv_fs_t *req)
 	uv_fs_req_cleanup(req);
 	free(w->buf);
 	c->spool_inflight = 0;
-	conn_mem_update(c);
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
 	if (rc >= 0 && (size_t)rc == w->len && c->spool) {
 		c->spool->written += w->len;
 	} else if (!c->closing) {
@@ -274,8 +264,22 @@ static int spool_write(struct conn *c, const uint8_t *buf, size_t len)
 	}
 	conn_ref(c);
 	c->spool_inflight = len;
-	conn_mem_update(c);
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
 	return 0;
+}
+
+void conn_resume_paused(struct gpud *d)
+{
+	struct conn *c, *next;
+
+	if (!d->frame_paused || d->frame_mem >= d->cfg.frame_mem_max)
+		return;
+	for (c = d->conns; c && d->frame_paused; c = next) {
+		next = c->next;
+		if (c->read_paused && !conn_held_back(c))
+			conn_resume_reads(c);
+	}
 }
 
 /* ---- writing ---- */
@@ -359,23 +363,6 @@ void conn_send_error(struct conn *c, int code, const char *msg,
 	}
 	msg_error_encode(&e, &j); /* j stays NULL when it fails */
 	conn_send(c, PROTO_ERROR, j, NULL, 0);
-}
-
-/* Finish an asynchronous step: resume frame processing, drop the ref. */
-int conn_step_db(struct conn *c, int batch, dbq_work_fn work,
-		 dbq_after_fn after, void *arg)
-{
-	int rc;
-
-	conn_ref(c);
-	c->busy = 1;
-	rc = batch ? dbq_submit_batch(c->d->dbq, work, after, arg)
-		   : dbq_submit(c->d->dbq, work, after, arg);
-	if (rc == 0)
-		return 0;
-	c->busy = 0;
-	conn_unref(c);
-	return GERR_STATE;
 }
 
 void conn_step_done(struct conn *c)
@@ -604,7 +591,8 @@ static void conn_process(struct conn *c)
 			c->cap = 2 * READ_CHUNK;
 		}
 	}
-	conn_mem_update(c);
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
 	if (c->read_paused && !conn_held_back(c) &&
 	    c->d->frame_mem < c->d->cfg.frame_mem_max)
 		conn_resume_reads(c);

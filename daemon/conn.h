@@ -20,7 +20,22 @@
  * the data directory as it arrives (struct conn_spool), never to memory.
  * The bytes TCP connections buffer are charged to d->frame_mem; a read
  * that would take it past cfg.frame_mem_max waits (the connection's reads
- * pause) until others free theirs.
+ * pause) until others free theirs. *
+ * Memory (invariants):
+ *  M1. A logged-in worker's frame is held to its type's bounds from its
+ *     header (proto_header_limit); a CHECKPOINT's or RESULT's attachment
+ *     to its lease's upload bound (c->lease_upload_max) or, for another
+ *     lease, to the largest of its workloads' (workload_upload_bound), as
+ *     soon as its JSON is read, and then streams to an unnamed file
+ *     (struct conn_spool), one write at a time: the plaintext buffer holds
+ *     at most a frame's header and JSON, a record and a read.
+ *  M2. Every byte a TCP connection buffers (its buffers' capacity, the
+ *     write under way) is charged to d->frame_mem, and a read that would
+ *     grow a buffer past cfg.frame_mem_max is not made: the connection's
+ *     reads pause (read_paused) until memory is freed, when every paused
+ *     connection reads again. Remote gpuctl with an admin's token is
+ *     exempt (its input files are the operator's).
+ *  M3. A connection that holds nothing between frames holds no buffer.
  */
 #ifndef GPUD_CONN_H
 #define GPUD_CONN_H
@@ -199,7 +214,7 @@ void conn_sweep(struct gpud *d);
 int conn_held_back(const struct conn *c);
 void conn_pause_reads(struct conn *c);
 void conn_resume_reads(struct conn *c);
-void conn_mem_update(struct conn *c);
+int conn_mem_update(struct conn *c); /* non-zero: c freed some */
 void conn_resume_paused(struct gpud *d);
 uint64_t conn_workloads_upload_max(const struct conn *c);
 /* A logged-in worker's upload frame f, its JSON read: its attachment held
@@ -209,7 +224,8 @@ int conn_spool_begin(struct conn *c, const struct proto_frame *f, char *err,
 		     size_t errlen);
 
 /* Charge n more bytes (may be negative) of buffered uploads to
- * d->frame_mem; freeing resumes connections whose reads wait. */
+ * d->frame_mem; after freeing, conn_resume_paused lets connections whose
+ * reads wait read again. */
 void conn_mem_charge(struct gpud *d, int64_t n);
 /* Whether n more bytes fit in d's budget now. */
 int conn_mem_fits(const struct gpud *d, uint64_t n);

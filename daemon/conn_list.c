@@ -12,43 +12,20 @@
 #include "gerr.h"
 #include "gpud.h"
 
-/* ---- the budget for what connections buffer (conn.h) ---- */
-
-void conn_resume_paused(struct gpud *d)
+int conn_step_db(struct conn *c, int batch, dbq_work_fn work,
+		 dbq_after_fn after, void *arg)
 {
-	struct conn *c, *next;
+	int rc;
 
-	if (!d->frame_paused || d->frame_mem >= d->cfg.frame_mem_max)
-		return;
-	for (c = d->conns; c && d->frame_paused; c = next) {
-		next = c->next;
-		if (c->read_paused && !conn_held_back(c))
-			conn_resume_reads(c);
-	}
-}
-
-void conn_mem_update(struct conn *c)
-{
-	struct gpud *d = c->d;
-	size_t now = c->is_ctl ? 0 : c->cap + c->scap + c->spool_inflight;
-	int freed = now < c->mem;
-
-	d->frame_mem = d->frame_mem - c->mem + now;
-	c->mem = now;
-	if (freed)
-		conn_resume_paused(d);
-}
-
-void conn_mem_charge(struct gpud *d, int64_t n)
-{
-	d->frame_mem = (uint64_t)((int64_t)d->frame_mem + n);
-	if (n < 0)
-		conn_resume_paused(d);
-}
-
-int conn_mem_fits(const struct gpud *d, uint64_t n)
-{
-	return d->frame_mem + n <= d->cfg.frame_mem_max;
+	conn_ref(c);
+	c->busy = 1;
+	rc = batch ? dbq_submit_batch(c->d->dbq, work, after, arg)
+		   : dbq_submit(c->d->dbq, work, after, arg);
+	if (rc == 0)
+		return 0;
+	c->busy = 0;
+	conn_unref(c);
+	return GERR_STATE;
 }
 
 void conn_close_all(struct gpud *d)
@@ -175,24 +152,6 @@ const struct conn *conn_find_worker(struct gpud *d, int64_t worker_id)
 		any = any ? any : c;
 	}
 	return any;
-}
-
-void conn_set_parked(struct conn *c, int on)
-{
-	struct gpud *d = c->d;
-
-	on = on != 0;
-	if (c->parked == on)
-		return;
-	c->parked = on;
-	for (unsigned i = 0; i < GPUD_PARKED_WL; i++) {
-		if (!(c->park_mask & (1u << i)))
-			continue;
-		if (on)
-			d->parked[i]++;
-		else if (d->parked[i])
-			d->parked[i]--;
-	}
 }
 
 void conn_wake_parked(struct gpud *d)

@@ -1,6 +1,9 @@
-/* spool.c - an upload's attachment in a file (conn.h's struct
- * conn_spool): conn.c writes it as it arrives, upload.c reads it back;
- * and the bound conn.c holds an upload frame to from its header.
+/* spool.c - what connections hold (conn.h): an upload's attachment in a
+ * file (struct conn_spool: conn.c writes it as it arrives, upload.c reads
+ * it back), the bound conn.c holds an upload frame to from its header,
+ * the memory budget's count, and the parked claims' counts. Calls
+ * nothing in conn.c. Loop thread, but conn_spool_read and
+ * conn_spool_free (any thread).
  */
 #define _GNU_SOURCE /* mkostemp */
 #include <errno.h>
@@ -119,4 +122,45 @@ int conn_spool_begin(struct conn *c, const struct proto_frame *f, char *err,
 				 "bytes exceeds %s (%" PRIu64 " bytes)",
 				 proto_type_name(f->type), f->bin_len, what, max);
 	return spool_open(c, f->bin_len, err, errlen);
+}
+
+/* ---- the budget for what connections buffer ---- */
+
+int conn_mem_update(struct conn *c)
+{
+	struct gpud *d = c->d;
+	size_t now = c->is_ctl ? 0 : c->cap + c->scap + c->spool_inflight;
+	int freed = now < c->mem;
+
+	d->frame_mem = d->frame_mem - c->mem + now;
+	c->mem = now;
+	return freed;
+}
+
+void conn_mem_charge(struct gpud *d, int64_t n)
+{
+	d->frame_mem = (uint64_t)((int64_t)d->frame_mem + n);
+}
+
+int conn_mem_fits(const struct gpud *d, uint64_t n)
+{
+	return d->frame_mem + n <= d->cfg.frame_mem_max;
+}
+
+void conn_set_parked(struct conn *c, int on)
+{
+	struct gpud *d = c->d;
+
+	on = on != 0;
+	if (c->parked == on)
+		return;
+	c->parked = on;
+	for (unsigned i = 0; i < GPUD_PARKED_WL; i++) {
+		if (!(c->park_mask & (1u << i)))
+			continue;
+		if (on)
+			d->parked[i]++;
+		else if (d->parked[i])
+			d->parked[i]--;
+	}
 }

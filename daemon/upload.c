@@ -114,6 +114,7 @@ static void upload_free(struct upload_req *r)
 	if (r->charged) {
 		d->uploads_in_mem--;
 		conn_mem_charge(d, -(int64_t)r->up.blob_len);
+		conn_resume_paused(d);
 	}
 	free(r);
 	/* Room may have freed for the uploads waiting to be read. */
