@@ -220,15 +220,11 @@ static void on_spool_written(uv_fs_t *req)
 	c->spool_inflight = 0;
 	if (conn_mem_update(c))
 		conn_resume_paused(c->d);
-	if (rc >= 0 && (size_t)rc == w->len && c->spool) {
+	if (c->spool) {
 		c->spool->written += w->len;
-	} else if (!c->closing) {
-		char why[200];
-
-		snprintf(why, sizeof(why), "cannot write the upload to %s: %s",
-			 c->d->cfg.data_dir, rc < 0 ? uv_strerror((int)rc)
-			 : "short write");
-		conn_close(c, why);
+		if ((rc < 0 || (size_t)rc != w->len) && !c->spool->rc)
+			c->spool->rc = rc < 0 ? gerr_from_errno((int)-rc)
+					      : GERR_NOSPACE;
 	}
 	free(w);
 	if (!c->closing && !c->in_process)
@@ -511,6 +507,10 @@ static size_t spool_feed(struct conn *c, const uint8_t *buf, size_t n)
 	}
 	if (n > left)
 		n = (size_t)left;
+	if (sp->rc) { /* the file failed: the bytes are dropped */
+		sp->written += n;
+		return n;
+	}
 	if (n > SPOOL_WRITE_MAX)
 		n = SPOOL_WRITE_MAX;
 	if (n == 0 || spool_write(c, buf, n))
@@ -575,6 +575,7 @@ static void conn_process(struct conn *c)
 			break;
 	}
 	if (off > 0 && !c->closing) {
+		c->progress_ms = uv_now(c->d->loop);
 		memmove(c->buf, c->buf + off, c->len - off);
 		c->len -= off;
 	}
@@ -709,7 +710,11 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	if (n == 0)
 		return;
 	c->active_ms = uv_now(c->d->loop);
+	if (c->len == 0 && c->slen == 0)
+		c->progress_ms = c->active_ms; /* a new frame starts */
 	if (!c->is_ctl) {
+		size_t had = c->len;
+
 		c->slen += (size_t)n;
 		if (c->slen > MAX_SEALED) {
 			conn_close(c, "peer sent more than a record");
@@ -717,6 +722,8 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 		}
 		if (unseal(c))
 			return;
+		if (c->len > had) /* a record opened */
+			c->progress_ms = c->active_ms;
 		if (c->slen == 0) { /* nothing sealed waits: no buffer */
 			free(c->sealed);
 			c->sealed = NULL;
@@ -774,7 +781,7 @@ int conn_open_fd(struct gpud *d, int fd, int is_ctl, const char *peer,
 	if (rc)
 		close(fd); /* the handle did not take it; it closes alone */
 	snprintf(c->peer, sizeof(c->peer), "%s", is_ctl ? "control" : peer);
-	c->opened_ms = c->active_ms = uv_now(d->loop);
+	c->opened_ms = c->active_ms = c->progress_ms = uv_now(d->loop);
 	if (rc == 0)
 		rc = uv_read_start(&c->u.s, on_alloc, on_read);
 	c->next = d->conns;

@@ -14,7 +14,8 @@
  * is closed when it has not logged in within cfg.login_timeout_s; after
  * login it is closed when silent for cfg.idle_timeout_s while gpud owes
  * it nothing (no step under way, no parked claim, no reply unsent, no
- * read paused by gpud). After login each frame is held to its type's
+ * read paused by gpud), and when it holds part of a frame or record that
+ * has not grown into a whole one for as long (paused or not). After login each frame is held to its type's
  * bounds from its header; a CHECKPOINT's or RESULT's attachment, bounded
  * by its lease (or its workloads' largest), streams to an unnamed file in
  * the data directory as it arrives (struct conn_spool), never to memory.
@@ -63,7 +64,9 @@ enum conn_state { CONN_HELLO, CONN_AUTH, CONN_READY };
 struct conn_spool {
 	int fd;
 	uint64_t len;      /* the attachment's length, from the header */
-	uint64_t written;  /* bytes in the file so far */
+	uint64_t written;  /* bytes in the file (or dropped) so far */
+	int rc;            /* 0, or why the file failed (GERR_NOSPACE...):
+			    * the rest of the bytes are dropped */
 };
 
 /* Read the whole attachment into a malloc'ed buffer (*ret_buf, sp->len
@@ -170,6 +173,8 @@ struct conn {
 	int read_paused;        /* reads stopped until memory frees up */
 	uint64_t opened_ms;     /* uv_now() at accept */
 	uint64_t active_ms;     /* uv_now() when the peer last sent bytes */
+	uint64_t progress_ms;   /* uv_now() when a record or frame last
+				 * completed (conn_sweep's stall rule) */
 	struct conn *next, *prev;
 };
 

@@ -51,6 +51,16 @@ void conn_sweep(struct gpud *d)
 				 "(--login-timeout)", d->cfg.login_timeout_s);
 			conn_close(c, why);
 		} else if (c->state == CONN_READY && idle_ms && !c->busy &&
+			   !c->spool_inflight && (c->len || c->slen) &&
+			   now - c->progress_ms > idle_ms) {
+			/* Its buffers count against --frame-memory: a partial
+			 * frame or record that stops growing (paused or dripped)
+			 * may not hold them for ever. */
+			snprintf(why, sizeof(why), "stalled: %zu bytes of a frame "
+				 "without progress for %.3g s (--idle-timeout)",
+				 c->len + c->slen, d->cfg.idle_timeout_s);
+			conn_close(c, why);
+		} else if (c->state == CONN_READY && idle_ms && !c->busy &&
 			   !c->read_paused && !c->spool_inflight &&
 			   uv_stream_get_write_queue_size(&c->u.s) == 0 &&
 			   now - c->active_ms > idle_ms) {

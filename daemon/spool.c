@@ -66,15 +66,13 @@ static int spool_open(struct conn *c, uint64_t len, char *err, size_t errlen)
 		return gerr_fail(GERR_NOMEM, err, errlen, "out of memory");
 	snprintf(path, sizeof(path), "%s/.upload-XXXXXX", c->d->cfg.data_dir);
 	sp->fd = mkostemp(path, O_CLOEXEC);
-	if (sp->fd < 0) {
-		int e = errno;
-
-		free(sp);
-		return gerr_fail(gerr_from_errno(e), err, errlen,
-				 "cannot make a file for the upload in %s: %s",
-				 c->d->cfg.data_dir, strerror(e));
-	}
-	unlink(path);
+	/* A file gpud cannot make (a full disk) fails the upload, not the
+	 * connection: its bytes are read and dropped, and the upload path
+	 * answers with the storage error. */
+	if (sp->fd < 0)
+		sp->rc = gerr_from_errno(errno);
+	else
+		unlink(path);
 	sp->len = len;
 	c->spool = sp;
 	return 0;

@@ -187,6 +187,11 @@ static void bound_load_after(void *arg)
 	struct upload_req *r = arg;
 	struct gpud *d = r->c->d;
 
+	if (r->up.rc == 0 && r->sp->rc) { /* its file could not be written */
+		r->up.rc = r->sp->rc;
+		snprintf(r->up.err, sizeof(r->up.err), "cannot write the upload "
+			 "to %s: %s", d->cfg.data_dir, gerr_str(r->sp->rc));
+	}
 	if (r->up.rc == 0 && bound_size(r) == 0) {
 		/* Read back once the budget has room (or nothing else is in
 		 * memory: an upload larger than the budget goes alone). */
