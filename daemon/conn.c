@@ -713,8 +713,6 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	if (c->len == 0 && c->slen == 0)
 		c->progress_ms = c->active_ms; /* a new frame starts */
 	if (!c->is_ctl) {
-		size_t had = c->len;
-
 		c->slen += (size_t)n;
 		if (c->slen > MAX_SEALED) {
 			conn_close(c, "peer sent more than a record");
@@ -722,8 +720,6 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 		}
 		if (unseal(c))
 			return;
-		if (c->len > had) /* a record opened */
-			c->progress_ms = c->active_ms;
 		if (c->slen == 0) { /* nothing sealed waits: no buffer */
 			free(c->sealed);
 			c->sealed = NULL;

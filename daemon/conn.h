@@ -14,8 +14,8 @@
  * is closed when it has not logged in within cfg.login_timeout_s; after
  * login it is closed when silent for cfg.idle_timeout_s while gpud owes
  * it nothing (no step under way, no parked claim, no reply unsent, no
- * read paused by gpud), and when it holds part of a frame or record that
- * has not grown into a whole one for as long (paused or not). After login each frame is held to its type's
+ * read paused by gpud), and when it holds part of a frame or record of
+ * which nothing was handled for as long (paused or trickled). After login each frame is held to its type's
  * bounds from its header; a CHECKPOINT's or RESULT's attachment, bounded
  * by its lease (or its workloads' largest), streams to an unnamed file in
  * the data directory as it arrives (struct conn_spool), never to memory.
@@ -173,8 +173,8 @@ struct conn {
 	int read_paused;        /* reads stopped until memory frees up */
 	uint64_t opened_ms;     /* uv_now() at accept */
 	uint64_t active_ms;     /* uv_now() when the peer last sent bytes */
-	uint64_t progress_ms;   /* uv_now() when a record or frame last
-				 * completed (conn_sweep's stall rule) */
+	uint64_t progress_ms;   /* uv_now() when bytes last went to a frame
+				 * or an upload's file (the stall rule) */
 	struct conn *next, *prev;
 };
 

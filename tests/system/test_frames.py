@@ -68,7 +68,8 @@ def refusal(rw, timeout=60):
 
 
 def memory(cl):
-    cl.gpud_args = ["--frame-memory", str(BUDGET_MIB), "--quarantine-after", "1000"]
+    cl.gpud_args = ["--frame-memory", str(BUDGET_MIB), "--quarantine-after", "1000",
+                    "--heartbeat", "1", "--idle-timeout", "3"]
     cl.start_gpud()
     name, secret = cl.token()
     time.sleep(0.5)
@@ -95,6 +96,25 @@ def memory(cl):
     check("RESULT: attachment of 268435456 bytes exceeds its workloads' largest upload" in msg,
           "unclear refusal: " + msg)
     check(rw.closed(5), "an oversized RESULT closes the connection")
+
+    # A frame that stops halfway holds its bytes no longer than the idle
+    # timeout, even while it trickles (a byte a second).
+    stall = cl.raw_worker(name=name, secret=secret, instance="stall")
+    half = frame(T["HEARTBEAT"], {"lease": 1, "epoch": 1, "units_done": 1})
+    stall.send(half[:20])
+    t0 = time.time()
+
+    def trickle():
+        for b in half[20:-1]:
+            try:
+                stall.send(bytes([b]))
+            except OSError:
+                return
+            time.sleep(1)
+    threading.Thread(target=trickle, daemon=True).start()
+    check(stall.closed(10), "a stalled frame closes its connection")
+    check(time.time() - t0 < 8, "within the idle timeout (3 s) and a sweep")
+    check("stalled: " in cl.log_text("gpud"), "the stall is logged: " + cl.tail("gpud", 5))
 
     # Eight connections send 5 MB results at once (40 MB in all, ten times
     # the budget), one of them slowly: each streams to a file, reads pause
