@@ -144,6 +144,7 @@ int upload_receive(struct conn *c, const struct proto_frame *f, int is_result,
 		conn_spool_free(sp);
 		return GERR_NOMEM;
 	}
+	r->c = c;
 	r->sp = sp;
 	if ((is_result ? msg_result_decode(f->json, &m, NULL, 0)
 		       : msg_checkpoint_decode(f->json, &ck, NULL, 0)) || !sp ||
@@ -155,7 +156,6 @@ int upload_receive(struct conn *c, const struct proto_frame *f, int is_result,
 		m = (struct msg_result){ .lease = ck.lease, .epoch = ck.epoch,
 					 .units_done = ck.units_done };
 	lease = m.lease;
-	r->c = c;
 	r->pol = gpud_policy(c->d);
 	r->up.pol = &r->pol;
 	r->up.is_result = is_result;
