@@ -24,7 +24,7 @@
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
  * simply skip the reply.
-
+ *
  * Memory: conn.h's invariants M1-M3.
  */
 #include <errno.h>
@@ -159,7 +159,6 @@ void conn_close(struct conn *c, const char *why)
 }
 
 /* ---- memory: the budget for what connections buffer ---- */
-
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out);
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b);

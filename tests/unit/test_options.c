@@ -100,7 +100,7 @@ static void test_table(void **state)
 		"log-level",
 	};
 	static const char *const restart[] = { "data", "results", "listen",
-					       "http", "socket", "heartbeat" };
+					       "http", "http-open", "socket", "heartbeat" };
 	size_t nrt = sizeof(runtime) / sizeof(runtime[0]);
 	size_t nrs = sizeof(restart) / sizeof(restart[0]);
 
