@@ -238,7 +238,9 @@ int conn_mem_fits(const struct gpud *d, uint64_t n);
  * peer in *ret_peer. */
 int conn_count_prelogin(struct gpud *d, const char *peer, int *ret_peer);
 /* Close the oldest connection not logged in yet of the address that has
- * the most of them (at least min), saying why. Returns 1 when one closed. */
+ * the most of them (at least min), or, when no address has two, the
+ * oldest of all; saying why (NULL: no log line). Returns 1 when one
+ * closed. O(connections). */
 int conn_shed_prelogin(struct gpud *d, int min, const char *why);
 /* Logged-in connections of token name (workers and remote gpuctl), but
  * those of worker_id (which a new login of that worker replaces). */

@@ -101,29 +101,49 @@ int conn_count_prelogin(struct gpud *d, const char *peer, int *ret_peer)
 	return all;
 }
 
+/* Addresses conn_shed_prelogin tells apart: one pass over the
+ * connections, a short table (a flood from more addresses than this is
+ * met by shedding the oldest). */
+#define SHED_PEERS 64
+
+struct shed_peer {
+	const char *peer;
+	int n;                  /* its connections not logged in */
+	struct conn *oldest;
+};
+
 int conn_shed_prelogin(struct gpud *d, int min, const char *why)
 {
-	struct conn *c, *victim = NULL;
-	int most = 0;
+	struct shed_peer t[SHED_PEERS];
+	size_t used = 0, best = 0;
+	struct conn *c, *oldest = NULL;
 
-	/* O(n^2) in the connections not logged in, which a cap bounds, and
-	 * only when that cap is reached. */
+	/* The list is newest first: each later one is older. */
 	for (c = d->conns; c; c = c->next) {
-		int n = 0;
+		size_t i;
 
 		if (c->is_ctl || c->closing || c->state == CONN_READY)
 			continue;
-		conn_count_prelogin(d, c->peer, &n);
-		/* The list is newest first: a later one of as many is older. */
-		if (n >= most && n >= min) {
-			if (n > most || !victim || strcmp(victim->peer, c->peer) == 0)
-				victim = c;
-			most = n;
+		oldest = c;
+		for (i = 0; i < used && strcmp(t[i].peer, c->peer) != 0; i++)
+			;
+		if (i == used && used < SHED_PEERS)
+			t[used++] = (struct shed_peer){ c->peer, 0, NULL };
+		if (i < used) {
+			t[i].n++;
+			t[i].oldest = c;
 		}
 	}
-	if (!victim)
+	for (size_t i = 1; i < used; i++)
+		if (t[i].n > t[best].n)
+			best = i;
+	if (used && t[best].n >= min && t[best].n > 1)
+		c = t[best].oldest;
+	else
+		c = oldest && min <= 1 ? oldest : NULL;
+	if (!c)
 		return 0;
-	conn_close(victim, why);
+	conn_close(c, why);
 	return 1;
 }
 

@@ -182,7 +182,7 @@ static void refused(struct listeners *ls, struct rate_log *rl,
  * Connections not logged in yet get only part of the slots
  * (--max-prelogin, --max-prelogin-per-address): when they are full, or
  * every slot is, a new one sheds the oldest not logged in of the address
- * that has the most, so a flood from many addresses never keeps a fresh
+ * that has the most (or the oldest of all), so a flood from many addresses never keeps a fresh
  * login, whose handshake takes milliseconds, out. */
 static void take_tcp(struct listeners *ls, int fd,
 		     const struct sockaddr_storage *ss)

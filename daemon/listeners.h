@@ -10,8 +10,8 @@
  *      it, is accepted and closed at once, with a log line at most every
  *      10 s per cause. Past --max-prelogin connections not logged in, or
  *      --max-connections in all, a new one sheds the oldest not logged
- *      in of the address with the most (closed only when every
- *      connection is logged in).
+ *      in of the address with the most, or the oldest of all when
+ *      none has two (closed only when every connection is logged in).
  *   2. One spare descriptor is held back. When accept() fails for want of
  *      descriptors (EMFILE, ENFILE), gpud logs it (rate-limited), records
  *      it for gpuctl status (gpud->fd_msg), and frees the spare to take
