@@ -605,8 +605,11 @@ static void conn_process(struct conn *c)
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 {
 	struct conn *c = h->data;
-	/* Before login a read is small: one login frame is all it may hold. */
-	size_t chunk = logged_in(c) ? READ_CHUNK : LOGIN_CHUNK;
+	/* Before login a read is small: one login frame is all it may hold;
+	 * so is a frame's first (most frames are small). */
+	int first = c->len == 0 && c->slen == 0;
+	size_t chunk = logged_in(c) && (c->is_ctl || !first) ? READ_CHUNK
+							    : LOGIN_CHUNK;
 	/* TCP reads sealed bytes; their plaintext goes to buf (unseal). */
 	uint8_t **buf = c->is_ctl ? &c->buf : &c->sealed;
 	size_t *len = c->is_ctl ? &c->len : &c->slen;
@@ -624,7 +627,8 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 			ncap *= 2;
 		/* The sealed bytes and the plaintext they open: both count. */
 		if (budgeted(c) &&
-		    !conn_mem_fits(c->d, 2 * (ncap - *cap)))
+		    !conn_mem_fits(c->d, 2 * (ncap - *cap), first
+				   ? CONN_MEM_ALL : CONN_MEM_MIDFRAME))
 			return;
 		nb = realloc(*buf, ncap);
 		if (!nb)

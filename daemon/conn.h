@@ -34,7 +34,9 @@
  *     write under way) is charged to d->frame_mem, and a read that would
  *     grow a buffer past cfg.frame_mem_max is not made: the connection's
  *     reads pause (read_paused) until memory is freed, when every paused
- *     connection reads again. Remote gpuctl with an admin's token is
+ *     connection reads again. A frame's first read is small (4 KiB) and
+ *     may use the whole budget; the reads after it 7/8 of it; uploads
+ *     read back half (upload.c). Remote gpuctl with an admin's token is
  *     exempt (its input files are the operator's).
  *  M3. A connection that holds nothing between frames holds no buffer.
  */
@@ -232,8 +234,14 @@ int conn_spool_begin(struct conn *c, const struct proto_frame *f, char *err,
  * d->frame_mem; after freeing, conn_resume_paused lets connections whose
  * reads wait read again. */
 void conn_mem_charge(struct gpud *d, int64_t n);
-/* Whether n more bytes fit in d's budget now. */
-int conn_mem_fits(const struct gpud *d, uint64_t n);
+/* Whether n more bytes fit in eighths/8 of d's budget now. The budget's
+ * shares (M2): uploads read back take at most half of it (but one alone),
+ * a read in the middle of a frame at most 7/8, so that the first small
+ * read of a frame (a heartbeat, a claim) always finds room. */
+#define CONN_MEM_UPLOADS 4
+#define CONN_MEM_MIDFRAME 7
+#define CONN_MEM_ALL 8
+int conn_mem_fits(const struct gpud *d, uint64_t n, unsigned eighths);
 /* Connections not logged in yet: in all (the return value), and from
  * peer in *ret_peer. */
 int conn_count_prelogin(struct gpud *d, const char *peer, int *ret_peer);

@@ -140,9 +140,9 @@ void conn_mem_charge(struct gpud *d, int64_t n)
 	d->frame_mem = (uint64_t)((int64_t)d->frame_mem + n);
 }
 
-int conn_mem_fits(const struct gpud *d, uint64_t n)
+int conn_mem_fits(const struct gpud *d, uint64_t n, unsigned eighths)
 {
-	return d->frame_mem + n <= d->cfg.frame_mem_max;
+	return d->frame_mem + n <= d->cfg.frame_mem_max / 8 * eighths;
 }
 
 void conn_set_parked(struct conn *c, int on)

@@ -10,8 +10,8 @@
  *                          epoch), units_done within the lease; job loaded
  *              (loop)      bound_size: no longer than the lease's largest
  *                          blob compressed (workload_upload_bound); then
- *                          it waits until gpud's budget for buffered
- *                          uploads (--frame-memory) has room for it
+ *                          it waits until half of gpud's budget for
+ *                          what workers send (--frame-memory) has room
  *              (pool)      bound_read: the file read; no longer than
  *                          zlib's bound for the size its header declares
  *                          (a padded blob is refused here, never stored)
@@ -120,7 +120,8 @@ static void upload_free(struct upload_req *r)
 	/* Room may have freed for the uploads waiting to be read. */
 	while (d->upload_wait &&
 	       (!d->uploads_in_mem ||
-		conn_mem_fits(d, d->upload_wait->up.blob_len))) {
+		conn_mem_fits(d, d->upload_wait->up.blob_len,
+			      CONN_MEM_UPLOADS))) {
 		struct upload_req *w = d->upload_wait;
 
 		d->upload_wait = w->next_wait;
@@ -195,7 +196,8 @@ static void bound_load_after(void *arg)
 	if (r->up.rc == 0 && bound_size(r) == 0) {
 		/* Read back once the budget has room (or nothing else is in
 		 * memory: an upload larger than the budget goes alone). */
-		if (d->uploads_in_mem && !conn_mem_fits(d, r->up.blob_len)) {
+		if (d->uploads_in_mem &&
+		    !conn_mem_fits(d, r->up.blob_len, CONN_MEM_UPLOADS)) {
 			LOG_DEBUG(&d->log, "upload lease=%" PRId64 " bytes=%zu waits"
 				  " for --frame-memory", r->up.lease_id,
 				  r->up.blob_len);

@@ -138,11 +138,24 @@ def memory(cl):
         else:
             upload(rw, "RESULT", 900000 + i, 1, data)
         answers[i] = refusal(rw, timeout=120)
+    live = cl.raw_worker(name=name, secret=secret, instance="live")
     threads = [threading.Thread(target=send, args=(i,)) for i in range(len(senders))]
     for t in threads:
         t.start()
+    # Meanwhile another worker's small messages are answered: a frame's
+    # first read always finds room in the budget.
+    waits = []
+    for _ in range(10):
+        t0 = time.time()
+        live.send_msg("FETCH", {"hash": os.urandom(32).hex()})
+        f = live.recv(10)
+        check(f is not None and f[0] == "ERROR", "a FETCH during the flood: %s" % (f,))
+        waits.append(time.time() - t0)
+        time.sleep(0.05)
     for t in threads:
         t.join(180)
+    print("memory: a FETCH during the flood answered in at most %.3f s" % max(waits))
+    check(max(waits) < 2, "small messages wait %.2f s while the budget is spent" % max(waits))
     sampler.stop.set()
     sampler.join()
     for i, a in enumerate(answers):
