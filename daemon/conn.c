@@ -17,7 +17,7 @@
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
  *   RESULT|RELEASE|FETCH|WITHDRAW)--> READY; anything else closes the
  *   connection, and so does a frame header that the state's limits refuse
- *   (state_limits) before its payload is read. Remote gpuctl: HELLO
+ *   (conn_frame_limits) before its payload is read. Remote gpuctl: HELLO
  *   --CTL_HELLO--> AUTH --AUTH ok (a viewer or admin token)--> READY
  *   --CTL_REQ--> READY.
  *
@@ -50,38 +50,16 @@
  * attachment streams to a file) and what one read of sealed bytes opens. */
 #define WORKER_PLAIN ((size_t)PROTO_HEADER_LEN + PROTO_WORKER_MAX_JSON)
 #define SPOOL_WRITE_MAX (1u << 20) /* bytes one write takes to the file */
+/* Replies a worker has not read: past this its frames wait (and its reads
+ * pause) until it reads them, so a peer that never reads cannot make gpud
+ * queue reply after reply. */
+#define WRITE_QUEUE_MAX (4u << 20)
 /* One login frame: a peer cannot send AUTH before it has the challenge. */
 #define LOGIN_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_LOGIN_MAX_JSON)
-
-#define WORKER_SENDS                                                          \
-	(PROTO_BIT(PROTO_CLAIM) | PROTO_BIT(PROTO_HEARTBEAT) |                \
-	 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) |              \
-	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH) |                  \
-	 PROTO_BIT(PROTO_WITHDRAW))
 
 /* Sealed bytes a TCP connection buffers: a partial record and a read. */
 #define MAX_SEALED ((size_t)CHAN_RECORD_MAX + CHAN_LEN_UNIT + CHAN_ABYTES + \
 		    READ_CHUNK)
-
-/* What a TCP connection accepts in each state. */
-static const struct proto_limits state_limits[] = {
-	[CONN_HELLO] = { PROTO_BIT(PROTO_HELLO) | PROTO_BIT(PROTO_CTL_HELLO),
-			 PROTO_LOGIN_MAX_JSON, 0, 0 },
-	[CONN_AUTH] = { PROTO_BIT(PROTO_AUTH), PROTO_LOGIN_MAX_JSON, 0, 0 },
-	[CONN_READY] = { WORKER_SENDS, PROTO_WORKER_MAX_JSON, PROTO_MAX_BIN,
-			 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) },
-};
-
-/* A viewer's remote gpuctl sends requests, never an input file. */
-static const struct proto_limits viewer_ctl_limits = {
-	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, 0, 0
-};
-
-/* What remote gpuctl sends once logged in: requests, an input file. */
-static const struct proto_limits remote_ctl_limits = {
-	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, PROTO_MAX_BIN,
-	PROTO_BIT(PROTO_CTL_REQ)
-};
 
 struct write_req {
 	uv_write_t req;
@@ -170,10 +148,17 @@ static int budgeted(const struct conn *c)
 			       c->role == AUTH_ROLE_ADMIN);
 }
 
+static int replies_unread(const struct conn *c)
+{
+	return !c->is_ctl &&
+	       uv_stream_get_write_queue_size(&c->u.s) > WRITE_QUEUE_MAX;
+}
+
 int conn_held_back(const struct conn *c)
 {
 	return budgeted(c) && c->state == CONN_READY &&
-	       (c->len >= WORKER_PLAIN || (c->busy && c->len >= READ_CHUNK));
+	       (c->len >= WORKER_PLAIN || (c->busy && c->len >= READ_CHUNK) ||
+		replies_unread(c));
 }
 
 void conn_pause_reads(struct conn *c)
@@ -282,14 +267,25 @@ void conn_resume_paused(struct gpud *d)
 static void on_written(uv_write_t *req, int status)
 {
 	struct write_req *w = (struct write_req *)req;
+	struct conn *c = req->handle->data;
+
+	(void)status;
 	free(w->buf);
 	free(w);
+	c->written_ms = uv_now(c->d->loop);
+	/* The peer reads its replies again: its waiting frames go on. */
+	if (!c->closing && !c->in_process && !c->busy && !c->spool_inflight &&
+	    (c->len || c->read_paused) && !replies_unread(c))
+		conn_process(c);
 }
 
 /* Queue len bytes (buf: malloc'ed, taken). */
 static void write_bytes(struct conn *c, uint8_t *buf, size_t len)
 {
 	struct write_req *w = malloc(sizeof(*w));
+
+	if (uv_stream_get_write_queue_size(&c->u.s) == 0)
+		c->written_ms = uv_now(c->d->loop);
 
 	if (!w) {
 		free(buf);
@@ -472,21 +468,6 @@ static int handle(struct conn *c, struct proto_frame *f)
 	return rc;
 }
 
-static const struct proto_limits *limits_now(const struct conn *c)
-{
-	if (c->remote_ctl && c->state == CONN_READY)
-		return c->role == AUTH_ROLE_ADMIN ? &remote_ctl_limits
-						  : &viewer_ctl_limits;
-	return &state_limits[c->state];
-}
-
-/* A logged-in worker's upload: its attachment streams to a file. */
-static int streams(const struct conn *c, const uint8_t *p, size_t n)
-{
-	return !c->is_ctl && !c->remote_ctl && c->state == CONN_READY &&
-	       n >= 6 && (p[5] == PROTO_CHECKPOINT || p[5] == PROTO_RESULT);
-}
-
 /* The bytes of an upload's attachment at buf (n of them) go to its file,
  * a write at a time; once all are written its frame is handled. Returns
  * the bytes taken. */
@@ -525,7 +506,7 @@ static void conn_process(struct conn *c)
 	c->in_process = 1;
 	if (c->parked && !c->closing && c->len > 0 && c->ops->unpark)
 		c->ops->unpark(c);
-	while (!c->busy && !c->closing &&
+	while (!c->busy && !c->closing && !replies_unread(c) &&
 	       (off < c->len || (c->spool && !c->spool_inflight &&
 				 c->spool->written == c->spool->len))) {
 		struct proto_frame f;
@@ -544,8 +525,8 @@ static void conn_process(struct conn *c)
 		}
 		/* gpuctl's socket is its owner's: the frame limits suffice. */
 		rc = c->is_ctl ? 0 : proto_header_limit(c->buf + off,
-			c->len - off, limits_now(c), err, sizeof(err));
-		stream = streams(c, c->buf + off, c->len - off);
+			c->len - off, conn_frame_limits(c), err, sizeof(err));
+		stream = conn_streams(c, c->buf + off, c->len - off);
 		if (!rc && stream)
 			rc = proto_frame_parse_head(c->buf + off, c->len - off,
 						    &f, &used, &need, err,
@@ -780,7 +761,8 @@ int conn_open_fd(struct gpud *d, int fd, int is_ctl, const char *peer,
 	if (rc)
 		close(fd); /* the handle did not take it; it closes alone */
 	snprintf(c->peer, sizeof(c->peer), "%s", is_ctl ? "control" : peer);
-	c->opened_ms = c->active_ms = c->progress_ms = uv_now(d->loop);
+	c->opened_ms = c->active_ms = c->progress_ms = c->written_ms =
+		uv_now(d->loop);
 	if (rc == 0)
 		rc = uv_read_start(&c->u.s, on_alloc, on_read);
 	c->next = d->conns;

@@ -14,8 +14,10 @@
  * is closed when it has not logged in within cfg.login_timeout_s; after
  * login it is closed when silent for cfg.idle_timeout_s while gpud owes
  * it nothing (no step under way, no parked claim, no reply unsent, no
- * read paused by gpud), and when it holds part of a frame or record of
- * which nothing was handled for as long (paused or trickled). After login each frame is held to its type's
+ * read paused by gpud), when it holds part of a frame or record of which
+ * nothing was handled for as long (paused or trickled), and when its
+ * replies wait unread for as long. While more than 4 MiB of replies wait
+ * unread, its frames wait too. After login each frame is held to its type's
  * bounds from its header; a CHECKPOINT's or RESULT's attachment, bounded
  * by its lease (or its workloads' largest), streams to an unnamed file in
  * the data directory as it arrives (struct conn_spool), never to memory.
@@ -175,6 +177,8 @@ struct conn {
 	int read_paused;        /* reads stopped until memory frees up */
 	uint64_t opened_ms;     /* uv_now() at accept */
 	uint64_t active_ms;     /* uv_now() when the peer last sent bytes */
+	uint64_t written_ms;    /* uv_now() when a reply was last written
+				 * (or queued on an empty queue) */
 	uint64_t progress_ms;   /* uv_now() when bytes last went to a frame
 				 * or an upload's file (the stall rule) */
 	struct conn *next, *prev;
@@ -219,6 +223,11 @@ void conn_sweep(struct gpud *d);
  * every paused connection that has room; the largest upload c's
  * workloads can send (workload_upload_bound). */
 int conn_held_back(const struct conn *c);
+/* What c accepts now (proto.h's limits, by its state and role), and
+ * whether the frame starting at p (n bytes) is a worker's upload whose
+ * attachment streams to a file. */
+const struct proto_limits *conn_frame_limits(const struct conn *c);
+int conn_streams(const struct conn *c, const uint8_t *p, size_t n);
 void conn_pause_reads(struct conn *c);
 void conn_resume_reads(struct conn *c);
 int conn_mem_update(struct conn *c); /* non-zero: c freed some */

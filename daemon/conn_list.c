@@ -50,6 +50,12 @@ void conn_sweep(struct gpud *d)
 			snprintf(why, sizeof(why), "no login within %.3g s "
 				 "(--login-timeout)", d->cfg.login_timeout_s);
 			conn_close(c, why);
+		} else if (c->state == CONN_READY && idle_ms &&
+			   uv_stream_get_write_queue_size(&c->u.s) > 0 &&
+			   now - c->written_ms > idle_ms) {
+			snprintf(why, sizeof(why), "its replies unread for %.3g s "
+				 "(--idle-timeout)", d->cfg.idle_timeout_s);
+			conn_close(c, why);
 		} else if (c->state == CONN_READY && idle_ms && !c->busy &&
 			   !c->spool_inflight && (c->len || c->slen) &&
 			   now - c->progress_ms > idle_ms) {

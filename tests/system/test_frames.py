@@ -172,6 +172,31 @@ def memory(cl):
           "no upload file is left in the data directory")
     for rw in senders:
         rw.close()
+
+    # A worker that asks and asks (FETCH) and never reads the answers:
+    # past 4 MiB of unread replies its frames wait and its reads pause;
+    # unread for the idle timeout, it is closed. gpud stays small.
+    before = vm_kib(cl.gpud.pid, "VmHWM")
+    deaf = cl.raw_worker(name=name, secret=secret, instance="deaf")
+    batch = b"".join(frame(T["FETCH"], {"hash": "%064x" % i}) for i in range(2000))
+    sent = [0]
+
+    def ask():
+        try:
+            for _ in range(100):
+                deaf.send(batch)
+                sent[0] += 2000
+        except OSError:
+            pass
+    t = threading.Thread(target=ask, daemon=True)
+    t.start()
+    wait_for(lambda: "its replies unread" in cl.log_text("gpud"), 30, "the deaf worker to be closed")
+    t.join(15)
+    grown = vm_kib(cl.gpud.pid, "VmHWM") - before
+    print("memory: a worker that never reads sent %d FETCHes; gpud's peak grew by %d KiB" % (sent[0], grown))
+    check(sent[0] < 200000, "gpud stopped reading a worker that does not read its replies")
+    check(grown < 16 * 1024, "gpud grew by %d KiB on unread replies" % grown)
+    deaf.close()
     # Still serving, answers exact.
     job = cl.submit("graveler", battles=1 << 22, seed=5)
     cl.start_worker("cpu:1")
