@@ -254,7 +254,8 @@ static void bound_admit(struct upload_req *r)
 
 /* The file read, and its length held to zlib's bound for the decoded
  * size its header declares: a blob padded with empty blocks (or any
- * bytes) past what its content can compress to is refused unread. */
+ * bytes) past what its content can compress to is refused before it is
+ * inflated or stored. */
 static void bound_read_work(uv_work_t *w)
 {
 	struct upload_req *r = w->data;
