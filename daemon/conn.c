@@ -17,7 +17,7 @@
  *   HELLO --HELLO--> AUTH --AUTH ok--> READY --(CLAIM|HEARTBEAT|CHECKPOINT|
  *   RESULT|RELEASE|FETCH|WITHDRAW)--> READY; anything else closes the
  *   connection, and so does a frame header that the state's limits refuse
- *   (conn_frame_limits) before its payload is read. Remote gpuctl: HELLO
+ *   (state_limits) before its payload is read. Remote gpuctl: HELLO
  *   --CTL_HELLO--> AUTH --AUTH ok (a viewer or admin token)--> READY
  *   --CTL_REQ--> READY.
  *
@@ -43,23 +43,42 @@
 #include "proto.h"
 #include "workload.h"
 
-#define READ_CHUNK (64u * 1024)
+#define READ_CHUNK CONN_READ_CHUNK
 #define LOGIN_CHUNK (4u * 1024)
 #define MAX_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
-/* A logged-in worker's plaintext: a frame's header and JSON (its
- * attachment streams to a file) and what one read of sealed bytes opens. */
-#define WORKER_PLAIN ((size_t)PROTO_HEADER_LEN + PROTO_WORKER_MAX_JSON)
 #define SPOOL_WRITE_MAX (1u << 20) /* bytes one write takes to the file */
-/* Replies a worker has not read: past this its frames wait (and its reads
- * pause) until it reads them, so a peer that never reads cannot make gpud
- * queue reply after reply. */
-#define WRITE_QUEUE_MAX (4u << 20)
 /* One login frame: a peer cannot send AUTH before it has the challenge. */
 #define LOGIN_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_LOGIN_MAX_JSON)
+
+#define WORKER_SENDS                                                          \
+	(PROTO_BIT(PROTO_CLAIM) | PROTO_BIT(PROTO_HEARTBEAT) |                \
+	 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) |              \
+	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH) |                  \
+	 PROTO_BIT(PROTO_WITHDRAW))
 
 /* Sealed bytes a TCP connection buffers: a partial record and a read. */
 #define MAX_SEALED ((size_t)CHAN_RECORD_MAX + CHAN_LEN_UNIT + CHAN_ABYTES + \
 		    READ_CHUNK)
+
+/* What a TCP connection accepts in each state. */
+static const struct proto_limits state_limits[] = {
+	[CONN_HELLO] = { PROTO_BIT(PROTO_HELLO) | PROTO_BIT(PROTO_CTL_HELLO),
+			 PROTO_LOGIN_MAX_JSON, 0, 0 },
+	[CONN_AUTH] = { PROTO_BIT(PROTO_AUTH), PROTO_LOGIN_MAX_JSON, 0, 0 },
+	[CONN_READY] = { WORKER_SENDS, PROTO_WORKER_MAX_JSON, PROTO_MAX_BIN,
+			 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) },
+};
+
+/* A viewer's remote gpuctl sends requests, never an input file. */
+static const struct proto_limits viewer_ctl_limits = {
+	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, 0, 0
+};
+
+/* What remote gpuctl sends once logged in: requests, an input file. */
+static const struct proto_limits remote_ctl_limits = {
+	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, PROTO_MAX_BIN,
+	PROTO_BIT(PROTO_CTL_REQ)
+};
 
 struct write_req {
 	uv_write_t req;
@@ -141,27 +160,7 @@ void conn_close(struct conn *c, const char *why)
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out);
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b);
 
-/* Budgeted: every TCP connection but an admin's remote gpuctl. */
-static int budgeted(const struct conn *c)
-{
-	return !c->is_ctl && !(c->remote_ctl && c->state == CONN_READY &&
-			       c->role == AUTH_ROLE_ADMIN);
-}
-
-static int replies_unread(const struct conn *c)
-{
-	return !c->is_ctl &&
-	       uv_stream_get_write_queue_size(&c->u.s) > WRITE_QUEUE_MAX;
-}
-
-int conn_held_back(const struct conn *c)
-{
-	return budgeted(c) && c->state == CONN_READY &&
-	       (c->len >= WORKER_PLAIN || (c->busy && c->len >= READ_CHUNK) ||
-		replies_unread(c));
-}
-
-void conn_pause_reads(struct conn *c)
+static void pause_reads(struct conn *c)
 {
 	if (c->read_paused || c->closing)
 		return;
@@ -174,7 +173,7 @@ void conn_pause_reads(struct conn *c)
 		  c->d->cfg.frame_mem_max);
 }
 
-void conn_resume_reads(struct conn *c)
+static void resume_reads(struct conn *c)
 {
 	if (!c->read_paused || c->closing)
 		return;
@@ -258,7 +257,7 @@ void conn_resume_paused(struct gpud *d)
 	for (c = d->conns; c && d->frame_paused; c = next) {
 		next = c->next;
 		if (c->read_paused && !conn_held_back(c))
-			conn_resume_reads(c);
+			resume_reads(c);
 	}
 }
 
@@ -275,7 +274,7 @@ static void on_written(uv_write_t *req, int status)
 	c->written_ms = uv_now(c->d->loop);
 	/* The peer reads its replies again: its waiting frames go on. */
 	if (!c->closing && !c->in_process && !c->busy && !c->spool_inflight &&
-	    (c->len || c->read_paused) && !replies_unread(c))
+	    (c->len || c->read_paused) && !conn_replies_unread(c))
 		conn_process(c);
 }
 
@@ -468,6 +467,21 @@ static int handle(struct conn *c, struct proto_frame *f)
 	return rc;
 }
 
+static const struct proto_limits *limits_now(const struct conn *c)
+{
+	if (c->remote_ctl && c->state == CONN_READY)
+		return c->role == AUTH_ROLE_ADMIN ? &remote_ctl_limits
+						  : &viewer_ctl_limits;
+	return &state_limits[c->state];
+}
+
+/* A logged-in worker's upload: its attachment streams to a file. */
+static int streams(const struct conn *c, const uint8_t *p, size_t n)
+{
+	return !c->is_ctl && !c->remote_ctl && c->state == CONN_READY &&
+	       n >= 6 && (p[5] == PROTO_CHECKPOINT || p[5] == PROTO_RESULT);
+}
+
 /* The bytes of an upload's attachment at buf (n of them) go to its file,
  * a write at a time; once all are written its frame is handled. Returns
  * the bytes taken. */
@@ -506,7 +520,7 @@ static void conn_process(struct conn *c)
 	c->in_process = 1;
 	if (c->parked && !c->closing && c->len > 0 && c->ops->unpark)
 		c->ops->unpark(c);
-	while (!c->busy && !c->closing && !replies_unread(c) &&
+	while (!c->busy && !c->closing && !conn_replies_unread(c) &&
 	       (off < c->len || (c->spool && !c->spool_inflight &&
 				 c->spool->written == c->spool->len))) {
 		struct proto_frame f;
@@ -525,8 +539,8 @@ static void conn_process(struct conn *c)
 		}
 		/* gpuctl's socket is its owner's: the frame limits suffice. */
 		rc = c->is_ctl ? 0 : proto_header_limit(c->buf + off,
-			c->len - off, conn_frame_limits(c), err, sizeof(err));
-		stream = conn_streams(c, c->buf + off, c->len - off);
+			c->len - off, limits_now(c), err, sizeof(err));
+		stream = streams(c, c->buf + off, c->len - off);
 		if (!rc && stream)
 			rc = proto_frame_parse_head(c->buf + off, c->len - off,
 						    &f, &used, &need, err,
@@ -576,7 +590,7 @@ static void conn_process(struct conn *c)
 		conn_resume_paused(c->d);
 	if (c->read_paused && !conn_held_back(c) &&
 	    c->d->frame_mem < c->d->cfg.frame_mem_max)
-		conn_resume_reads(c);
+		resume_reads(c);
 	c->in_process = 0;
 	conn_unref(c);
 }
@@ -607,7 +621,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 		while (ncap - *len < chunk)
 			ncap *= 2;
 		/* The sealed bytes and the plaintext they open: both count. */
-		if (budgeted(c) &&
+		if (conn_budgeted(c) &&
 		    !conn_mem_fits(c->d, 2 * (ncap - *cap), first
 				   ? CONN_MEM_ALL : CONN_MEM_MIDFRAME))
 			return;
@@ -684,7 +698,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	struct conn *c = s->data;
 
 	if (n == UV_ENOBUFS) { /* on_alloc found no room: wait for it */
-		conn_pause_reads(c);
+		pause_reads(c);
 		return;
 	}
 	if (n < 0) {

@@ -217,19 +217,20 @@ int conn_step_db(struct conn *c, int batch, dbq_work_fn work,
 void conn_close_all(struct gpud *d);
 /* Close the worker connections past their login or idle timeout. */
 void conn_sweep(struct gpud *d);
-/* conn.c's own, for conn_list.c and spool.c: whether c's reads wait for
- * its frames to be handled; pause and resume c's reads (counted in
- * d->frame_paused); charge c's buffers again after they changed; resume
- * every paused connection that has room; the largest upload c's
- * workloads can send (workload_upload_bound). */
+/* M1's bounds: a read; a logged-in worker's plaintext (a frame's header
+ * and JSON: its attachment streams to a file); the replies a worker may
+ * leave unread before its frames wait and its reads pause. */
+#define CONN_READ_CHUNK (64u * 1024)
+#define CONN_WORKER_PLAIN ((size_t)PROTO_HEADER_LEN + PROTO_WORKER_MAX_JSON)
+#define CONN_WRITE_QUEUE_MAX (4u << 20)
+
+/* conn.c's and spool.c's own: whether c's reads wait for its frames to
+ * be handled (or its replies to be read); charge c's buffers again after
+ * they changed; resume every paused connection that has room; the
+ * largest upload c's workloads can send (workload_upload_bound). */
 int conn_held_back(const struct conn *c);
-/* What c accepts now (proto.h's limits, by its state and role), and
- * whether the frame starting at p (n bytes) is a worker's upload whose
- * attachment streams to a file. */
-const struct proto_limits *conn_frame_limits(const struct conn *c);
-int conn_streams(const struct conn *c, const uint8_t *p, size_t n);
-void conn_pause_reads(struct conn *c);
-void conn_resume_reads(struct conn *c);
+int conn_budgeted(const struct conn *c);    /* reads under --frame-memory */
+int conn_replies_unread(const struct conn *c); /* past CONN_WRITE_QUEUE_MAX */
 int conn_mem_update(struct conn *c); /* non-zero: c freed some */
 void conn_resume_paused(struct gpud *d);
 uint64_t conn_workloads_upload_max(const struct conn *c);

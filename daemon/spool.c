@@ -1,8 +1,8 @@
-/* spool.c - what connections accept and hold (conn.h): the frames each
- * state takes, an upload's attachment in a file (struct conn_spool:
- * conn.c writes it as it arrives, upload.c reads it back), the bound
- * conn.c holds an upload frame to from its header, the memory budget's
- * count, and the parked claims' counts. Calls
+/* spool.c - what connections hold (conn.h): an upload's attachment in a
+ * file (struct conn_spool: conn.c writes it as it arrives, upload.c reads
+ * it back), the bound conn.c holds an upload frame to from its header,
+ * the memory budget's count and what holds a connection's reads back,
+ * and the parked claims' counts. Calls
  * nothing in conn.c. Loop thread, but conn_spool_read and
  * conn_spool_free (any thread).
  */
@@ -21,49 +21,6 @@
 #include "msg.h"
 #include "proto.h"
 #include "workload.h"
-
-/* ---- what a connection accepts ---- */
-
-#define WORKER_SENDS                                                          \
-	(PROTO_BIT(PROTO_CLAIM) | PROTO_BIT(PROTO_HEARTBEAT) |                \
-	 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) |              \
-	 PROTO_BIT(PROTO_RELEASE) | PROTO_BIT(PROTO_FETCH) |                  \
-	 PROTO_BIT(PROTO_WITHDRAW))
-
-/* What a TCP connection accepts in each state. */
-static const struct proto_limits state_limits[] = {
-	[CONN_HELLO] = { PROTO_BIT(PROTO_HELLO) | PROTO_BIT(PROTO_CTL_HELLO),
-			 PROTO_LOGIN_MAX_JSON, 0, 0 },
-	[CONN_AUTH] = { PROTO_BIT(PROTO_AUTH), PROTO_LOGIN_MAX_JSON, 0, 0 },
-	[CONN_READY] = { WORKER_SENDS, PROTO_WORKER_MAX_JSON, PROTO_MAX_BIN,
-			 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) },
-};
-
-/* A viewer's remote gpuctl sends requests, never an input file. */
-static const struct proto_limits viewer_ctl_limits = {
-	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, 0, 0
-};
-
-/* What remote gpuctl sends once logged in: requests, an input file. */
-static const struct proto_limits remote_ctl_limits = {
-	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, PROTO_MAX_BIN,
-	PROTO_BIT(PROTO_CTL_REQ)
-};
-
-const struct proto_limits *conn_frame_limits(const struct conn *c)
-{
-	if (c->remote_ctl && c->state == CONN_READY)
-		return c->role == AUTH_ROLE_ADMIN ? &remote_ctl_limits
-						  : &viewer_ctl_limits;
-	return &state_limits[c->state];
-}
-
-/* A logged-in worker's upload: its attachment streams to a file. */
-int conn_streams(const struct conn *c, const uint8_t *p, size_t n)
-{
-	return !c->is_ctl && !c->remote_ctl && c->state == CONN_READY &&
-	       n >= 6 && (p[5] == PROTO_CHECKPOINT || p[5] == PROTO_RESULT);
-}
 
 /* ---- an upload's attachment in a file ---- */
 
@@ -169,6 +126,26 @@ int conn_spool_begin(struct conn *c, const struct proto_frame *f, char *err,
 }
 
 /* ---- the budget for what connections buffer ---- */
+
+/* Budgeted: every TCP connection but an admin's remote gpuctl. */
+int conn_budgeted(const struct conn *c)
+{
+	return !c->is_ctl && !(c->remote_ctl && c->state == CONN_READY &&
+			       c->role == AUTH_ROLE_ADMIN);
+}
+
+int conn_replies_unread(const struct conn *c)
+{
+	return !c->is_ctl &&
+	       uv_stream_get_write_queue_size(&c->u.s) > CONN_WRITE_QUEUE_MAX;
+}
+
+int conn_held_back(const struct conn *c)
+{
+	return conn_budgeted(c) && c->state == CONN_READY &&
+	       (c->len >= CONN_WORKER_PLAIN || (c->busy && c->len >= CONN_READ_CHUNK) ||
+		conn_replies_unread(c));
+}
 
 int conn_mem_update(struct conn *c)
 {
