@@ -333,14 +333,18 @@ static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 static int check_segment(const struct graveler_acc *a, uint32_t k,
 			 uint64_t *ret_first, char *err, size_t errlen)
 {
-	uint32_t m, sum;
+	struct graveler_rec r;
 
-	graveler_segment_eval_framed(a->seed, a->begin, a->end, a->frame, k, &m,
-				     &sum, ret_first);
-	if (m != a->seg_max[k] || sum != a->seg_sum[k]) {
+	graveler_segment_eval_framed(a->seed, a->begin, a->end, a->frame, k,
+				     &r);
+	if (ret_first)
+		*ret_first = r.first;
+	if (r.max != a->seg_max[k] || r.sum != a->seg_sum[k] ||
+	    r.sketch != a->seg_sk[k]) {
 		gerr_printf(err, errlen, "graveler verify: segment %u of %u "
-		       "claims max %u sum %u, recomputed max %u sum %u", k,
-		       a->nseg, a->seg_max[k], a->seg_sum[k], m, sum);
+		       "claims max %u sum %u sketch %08x, recomputed max %u "
+		       "sum %u sketch %08x", k, a->nseg, a->seg_max[k],
+		       a->seg_sum[k], a->seg_sk[k], r.max, r.sum, r.sketch);
 		return GERR_VERIFY;
 	}
 	return 0;
