@@ -227,6 +227,9 @@ struct sched_verify {
 	struct replica_check rep;
 	int64_t checked_id;     /* the lease verified (lease_id may change) */
 	int again, waiting, quorum;
+	int outdated;           /* result of a format before an upgrade */
+	char *blamed_result;    /* a lease the final check blamed: its
+				   result file, removed after the commit */
 };
 /* Database thread. rc: 0, GERR_STALE (not done at epoch) or a store
  * error; fills lease, rep and (unless early) workload and params. */

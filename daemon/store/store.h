@@ -22,6 +22,9 @@
  *                                a result unreadable for its comparison
  *        done     -> failed      verification failed (attempts >= max),
  *                                or a replica outvoted by its group
+ *        verified -> pending     blamed by the job's final check
+ *                                (failures < max), started afresh
+ *        verified -> failed      blamed, failures >= max
  *        pending|leased|done -> cancelled   job cancelled
  *  4. The schema is created and migrated by numbered migrations compiled in
  *     from schema/ (PRAGMA user_version is the number applied).
@@ -284,6 +287,14 @@ int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
 int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, uint32_t max_failures, double now,
 		       enum lease_state *ret_state);
+/* verified, same epoch -> pending (failures+1), or failed when failures
+ * reaches max_failures: the job's final check blamed it (a workload's
+ * blame hook). As store_lease_reject, and its checkpoint dropped (the
+ * next run starts afresh). The caller removes its part
+ * (store_part_remove) in the same transaction. */
+int store_lease_unverify(struct store *st, int64_t id, uint64_t epoch,
+			 const char *reason, uint32_t max_failures, double now,
+			 enum lease_state *ret_state);
 /* leased, same epoch -> pending (worker gives it back). */
 int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
 			double now);
@@ -357,6 +368,10 @@ void store_part_clear(struct store_part *p);
  * workload's note (JSON text or NULL). GERR_STATE if it is a part already. */
 int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
 		   const char *note);
+/* Remove the lease's part (one the job's final check blamed): the job's
+ * last part takes its seq, so seqs stay 0..n-1 (merge order changes only
+ * for that one). GERR_NOTFOUND when the lease is no part of job_id. */
+int store_part_remove(struct store *st, int64_t job_id, int64_t lease_id);
 /* Number of parts of a job. */
 int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n);
 /* The job's part number seq (0 first). GERR_NOTFOUND past the end. */

@@ -442,9 +442,20 @@ static int graveler_wl_verify(void *ctx, const json_t *params, const json_t *spe
 		     size_t errlen)
 {
 	struct graveler_acc *acc = NULL;
-	/* Structure, histogram total, max == top bin, first in the lease. */
-	int rc = lease_blob(params, spec, result, len, 0, GERR_VERIFY, &acc,
-			    err, errlen);
+	int rc;
+
+	/* Made before an upgrade (a result in flight then): computed again,
+	 * charged to no one (workload.h, verify). */
+	if (graveler_result_outdated(result, len)) {
+		gerr_printf(err, errlen, "graveler: result of an earlier format "
+			    "(before format %u): computed again",
+			    GRAVELER_FMT_VERSION);
+		return GERR_UNSUPPORTED;
+	}
+	/* Structure, histogram total, max == top bin, first in the lease,
+	 * the records' sums and sketches adding up to the histogram's. */
+	rc = lease_blob(params, spec, result, len, 0, GERR_VERIFY, &acc, err,
+			errlen);
 
 	if (rc == 0)
 		rc = verify_acc(acc, seed, err, errlen);
@@ -602,6 +613,118 @@ static int graveler_wl_finish(void *ctx, const json_t *params, const json_t *ans
 	return 0;
 }
 
+/* How far one lease's result is from its own expectation: the larger of
+ * its histogram's chi-square normal score and the implausibility of its
+ * max for its size, in the units of FINISH_Z_LIMIT (a max as unlikely as
+ * FINISH_LOG10_P scores the limit). */
+static double lease_score(const struct graveler_acc *a)
+{
+	double z = 0, lge, lle, s;
+	int df;
+
+	graveler_chi2(a->hist, &df, &z);
+	if (df < 1)
+		z = 0;
+	graveler_max_tails(a->end - a->begin, a->max, &lge, &lle);
+	s = (lge < lle ? lge : lle) / FINISH_LOG10_P * FINISH_Z_LIMIT;
+	return s > z ? s : z;
+}
+
+/* Each part's result judged alone (its battles are a Binomial(231, 1/4)
+ * sample of their own): the one furthest past the finish limits is
+ * blamed, and the answer is rebuilt from the others. Reads every part's
+ * result once. */
+static int gw_blame(void *ctx, const json_t *params, const json_t *answer,
+		    const struct wl_parts *parts,
+		    const struct wl_blob_reader *rd, uint64_t *ret_index,
+		    json_t **ret_answer, char *err, size_t errlen)
+{
+	struct graveler_acc *acc = malloc(sizeof(*acc));
+	struct answer *sum = calloc(1, sizeof(*sum));
+	uint32_t *pmax = calloc(parts->n ? parts->n : 1, sizeof(*pmax));
+	uint64_t *pfirst = calloc(parts->n ? parts->n : 1, sizeof(*pfirst));
+	uint64_t bad = UINT64_MAX, bad_n = 0;
+	uint64_t bad_hist[GRAVELER_BINS];
+	double worst = FINISH_Z_LIMIT;
+	int rc = 0;
+
+	(void)ctx, (void)answer;
+	if (!acc || !sum || !pmax || !pfirst || !rd || !rd->fetch) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	for (uint64_t k = 0; k < parts->n && rc == 0; k++) {
+		struct wl_part p;
+		void *buf = NULL;
+		size_t len = 0;
+		uint64_t seed, begin, end, frame;
+		rc = parts->get(parts->opaque, k, &p);
+		if (rc == 0)
+			rc = get_lease(params, p.spec, &seed, &begin, &end, &frame,
+				       err, errlen);
+		if (rc == 0)
+			rc = rd->fetch(rd->opaque, p.result_hash, &buf, &len);
+		if (rc == 0)
+			rc = graveler_result_decode_framed(buf, len, frame, acc,
+							   err, errlen);
+		free(buf);
+		if (rc) {
+			gerr_printf(err, errlen, "graveler blame: part %" PRIu64
+				    " unreadable: %s", k, gerr_str(rc));
+			rc = GERR_NOTFOUND;
+			break;
+		}
+		double sc = lease_score(acc);
+		if (sc > worst) {
+			worst = sc;
+			bad = k;
+			bad_n = acc->end - acc->begin;
+			memcpy(bad_hist, acc->hist, sizeof(bad_hist));
+		}
+		for (unsigned b = 0; b < GRAVELER_BINS; b++)
+			sum->hist[b] += acc->hist[b];
+		sum->battles += acc->end - acc->begin;
+		pmax[k] = acc->max;
+		pfirst[k] = acc->first;
+	}
+	if (rc)
+		goto out;
+	if (bad == UINT64_MAX) {
+		gerr_printf(err, errlen, "graveler blame: every one of %" PRIu64
+			    " leases fits on its own", parts->n);
+		rc = GERR_NOTFOUND;
+		goto out;
+	}
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		sum->hist[b] -= bad_hist[b];
+	sum->battles -= bad_n;
+	sum->leases = parts->n - 1;
+	sum->first = GRAVELER_NONE;
+	for (uint64_t k = 0; k < parts->n; k++)
+		if (k != bad && (sum->first == GRAVELER_NONE || pmax[k] > sum->max ||
+				 (pmax[k] == sum->max && pfirst[k] < sum->first))) {
+			sum->max = pmax[k];
+			sum->first = pfirst[k];
+		}
+	if (sum->first == GRAVELER_NONE)
+		sum->first = 0; /* no lease left: answer_json needs a number */
+	*ret_answer = answer_json(sum);
+	if (!*ret_answer) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	*ret_index = bad;
+	gerr_printf(err, errlen, "lease of %" PRIu64 " battles does not fit "
+		    "Binomial(231, 1/4) on its own (score %.1f, limit %.1f)",
+		    bad_n, worst, FINISH_Z_LIMIT);
+out:
+	free(acc);
+	free(sum);
+	free(pmax);
+	free(pfirst);
+	return rc;
+}
+
 static char *graveler_wl_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
 {
 	uint64_t n = 0, seed = 0;
@@ -695,6 +818,7 @@ const struct workload graveler_workload = {
 	.run = gw_run,
 	.blob_max = gw_blob_max,
 	.check_checkpoint = gw_check_checkpoint,
+	.blame = gw_blame,
 	.plot_name = "graveler-histogram.svg",
 	/* Segment records are near-random bytes: deflate barely shrinks a
 	 * 5.2 MB result and costs both ends tens of ms. */
