@@ -42,8 +42,9 @@
  *
  * Threads (gpud): parse_params, parse_input, check_checkpoint, verify,
  * render_text, render_plot and export_data run on gpud's thread pool;
- * carve, merge, finish and extend run on its database thread (keep them
- * cheap: every lease operation waits for that thread). gpuworker: cuda_open
+ * carve, merge, finish, blame and extend run on its database thread (keep
+ * them cheap: every lease operation waits for that thread; blame runs only
+ * when finish failed). gpuworker: cuda_open
  * and cuda_close on its main thread, run and next_lease on its runner
  * thread. Any hook may run on several threads at once for different jobs.
  *

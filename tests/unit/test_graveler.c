@@ -290,6 +290,20 @@ static void test_checkpoint_resume(void **state)
 	old[4] = 1; /* version 1, little-endian */
 	assert_true(graveler_ckpt_outdated(old, s2.ckpt_len));
 	assert_false(graveler_ckpt_outdated(s2.ckpt, s2.ckpt_len));
+	/* A result of an earlier format (in flight at an upgrade) is
+	 * computed again, charged to no one: verify says GERR_UNSUPPORTED. */
+	{
+		uint8_t *oldr = malloc(l1);
+		memcpy(oldr, r1, l1);
+		oldr[4] = 2;
+		assert_true(graveler_result_outdated(oldr, l1));
+		assert_false(graveler_result_outdated(r1, l1));
+		assert_int_equal(W->verify(workload_ctx(W), params, spec, oldr,
+					   l1, 1, err, sizeof(err)),
+				 GERR_UNSUPPORTED);
+		assert_non_null(strstr(err, "earlier format"));
+		free(oldr);
+	}
 	free(r2);
 	graveler_fx_run(params, spec, old, s2.ckpt_len, NULL, 1, 0, &r2, &l2);
 	assert_memory_equal(r1, r2, l1);
