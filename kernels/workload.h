@@ -344,8 +344,10 @@ struct workload {
 	 * checkpoint), counts the failure against the worker that computed
 	 * it (quarantine as for a failed verification) and has it computed
 	 * again, instead of failing the job. The hook judges each part on its
-	 * own, reading its stored result through rd (Graveler: each lease's
-	 * histogram against its own expectation). Returns 0 with *ret_index
+	 * own, from the note merge kept or its stored result read through rd
+	 * (Graveler: each lease's histogram against its own expectation, a
+	 * score merge notes; only the blamed lease's result is read). Returns
+	 * 0 with *ret_index
 	 * (the part's index in parts) and *ret_answer, the answer merged from
 	 * every other part, as if that lease had never been merged; err says
 	 * why it was blamed. GERR_NOTFOUND (err says why) when no part alone

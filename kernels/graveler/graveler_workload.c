@@ -515,6 +515,24 @@ static json_t *answer_json(const struct answer *a)
 	return j;
 }
 
+/* How far one lease's result is from its own expectation: the larger of
+ * its histogram's chi-square normal score and the implausibility of its
+ * max for its size, in the units of FINISH_Z_LIMIT (a max as unlikely as
+ * FINISH_LOG10_P scores the limit). */
+static double lease_score(const struct graveler_acc *a)
+{
+	double z = 0, lge, lle, s;
+	int df;
+
+	graveler_chi2(a->hist, &df, &z);
+	if (df < 1)
+		z = 0;
+	graveler_max_tails(a->end - a->begin, a->max, &lge, &lle);
+	s = (lge < lle ? lge : lle) / FINISH_LOG10_P * FINISH_Z_LIMIT;
+	s = s > z ? s : z;
+	return isnan(s) || s > 1e9 ? 1e9 : s; /* a JSON number */
+}
+
 static int graveler_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
 		    const char *result_hash, json_t **ret_answer, json_t **ret_note)
@@ -555,11 +573,22 @@ static int graveler_wl_merge(void *ctx, const json_t *params, const json_t *answ
 		a.max = acc->max;
 		a.first = acc->first;
 	}
+	/* What blame reads of this lease without its result. */
+	json_t *note = ret_note ? json_pack("{s:f, s:i, s:I}", "score",
+					    lease_score(acc), "max",
+					    (int)acc->max, "first",
+					    (json_int_t)acc->first)
+				: NULL;
 	free(acc);
 	out = answer_json(&a);
-	if (!out)
+	if (!out || (ret_note && !note)) {
+		json_decref(out);
+		json_decref(note);
 		return GERR_NOMEM;
+	}
 	*ret_answer = out;
+	if (ret_note)
+		*ret_note = note;
 	return 0;
 }
 
@@ -613,102 +642,133 @@ static int graveler_wl_finish(void *ctx, const json_t *params, const json_t *ans
 	return 0;
 }
 
-/* How far one lease's result is from its own expectation: the larger of
- * its histogram's chi-square normal score and the implausibility of its
- * max for its size, in the units of FINISH_Z_LIMIT (a max as unlikely as
- * FINISH_LOG10_P scores the limit). */
-static double lease_score(const struct graveler_acc *a)
-{
-	double z = 0, lge, lle, s;
-	int df;
+/* What blame reads of one lease: its score (lease_score), max and first,
+ * from merge's note, else from its stored result. */
+struct part_view {
+	double score;
+	uint32_t max;
+	uint64_t first, battles;
+};
 
-	graveler_chi2(a->hist, &df, &z);
-	if (df < 1)
-		z = 0;
-	graveler_max_tails(a->end - a->begin, a->max, &lge, &lle);
-	s = (lge < lle ? lge : lle) / FINISH_LOG10_P * FINISH_Z_LIMIT;
-	return s > z ? s : z;
+static int note_view(const json_t *note, uint64_t battles,
+		     struct part_view *v)
+{
+	const json_t *s = json_object_get(note, "score");
+	const json_t *m = json_object_get(note, "max");
+	const json_t *f = json_object_get(note, "first");
+
+	if (!json_is_number(s) || !json_is_integer(m) || !json_is_integer(f) ||
+	    json_integer_value(m) < 0 || json_integer_value(m) > GRAVELER_TURNS ||
+	    json_integer_value(f) < 0)
+		return GERR_NOTFOUND;
+	v->score = json_number_value(s);
+	v->max = (uint32_t)json_integer_value(m);
+	v->first = (uint64_t)json_integer_value(f);
+	v->battles = battles;
+	return 0;
 }
 
-/* Each part's result judged alone (its battles are a Binomial(231, 1/4)
- * sample of their own): the one furthest past the finish limits is
- * blamed, and the answer is rebuilt from the others. Reads every part's
- * result once. */
+/* Part p's result, decoded into acc (fetched through rd). */
+static int part_acc(const json_t *params, const struct wl_part *p,
+		    const struct wl_blob_reader *rd, struct graveler_acc *acc,
+		    char *err, size_t errlen)
+{
+	uint64_t seed, begin, end, frame;
+	void *buf = NULL;
+	size_t len = 0;
+	int rc = get_lease(params, p->spec, &seed, &begin, &end, &frame, err,
+			   errlen);
+
+	if (rc == 0)
+		rc = rd->fetch(rd->opaque, p->result_hash, &buf, &len);
+	if (rc == 0)
+		rc = graveler_result_decode_framed(buf, len, frame, acc, err,
+						   errlen);
+	free(buf);
+	return rc;
+}
+
+/* Each part judged alone (its battles are a Binomial(231, 1/4) sample of
+ * their own) by the score merge noted: the one furthest past the finish
+ * limits is blamed, and the answer rebuilt without it: its histogram (its
+ * result, the only one read) taken off, max and first those of the
+ * others. Parts merged without a note are read from their results. */
 static int gw_blame(void *ctx, const json_t *params, const json_t *answer,
 		    const struct wl_parts *parts,
 		    const struct wl_blob_reader *rd, uint64_t *ret_index,
 		    json_t **ret_answer, char *err, size_t errlen)
 {
 	struct graveler_acc *acc = malloc(sizeof(*acc));
-	struct answer *sum = calloc(1, sizeof(*sum));
-	uint32_t *pmax = calloc(parts->n ? parts->n : 1, sizeof(*pmax));
-	uint64_t *pfirst = calloc(parts->n ? parts->n : 1, sizeof(*pfirst));
-	uint64_t bad = UINT64_MAX, bad_n = 0;
-	uint64_t bad_hist[GRAVELER_BINS];
+	struct part_view *v = calloc(parts->n ? parts->n : 1, sizeof(*v));
+	struct answer *a = calloc(1, sizeof(*a));
+	uint64_t bad = UINT64_MAX;
 	double worst = FINISH_Z_LIMIT;
+	struct wl_part p;
 	int rc = 0;
 
-	(void)ctx, (void)answer;
-	if (!acc || !sum || !pmax || !pfirst || !rd || !rd->fetch) {
+	(void)ctx;
+	if (!acc || !v || !a || !rd || !rd->fetch) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
-	for (uint64_t k = 0; k < parts->n && rc == 0; k++) {
-		struct wl_part p;
-		void *buf = NULL;
-		size_t len = 0;
-		uint64_t seed, begin, end, frame;
+	if (!answer || answer_read(answer, a)) {
+		gerr_printf(err, errlen, "graveler blame: malformed answer");
+		rc = GERR_NOTFOUND;
+		goto out;
+	}
+	for (uint64_t k = 0; k < parts->n; k++) {
 		rc = parts->get(parts->opaque, k, &p);
-		if (rc == 0)
-			rc = get_lease(params, p.spec, &seed, &begin, &end, &frame,
-				       err, errlen);
-		if (rc == 0)
-			rc = rd->fetch(rd->opaque, p.result_hash, &buf, &len);
-		if (rc == 0)
-			rc = graveler_result_decode_framed(buf, len, frame, acc,
-							   err, errlen);
-		free(buf);
+		if (rc == 0 && note_view(p.note, p.units, &v[k]) != 0) {
+			rc = part_acc(params, &p, rd, acc, err, errlen);
+			if (rc == 0)
+				v[k] = (struct part_view){lease_score(acc),
+					acc->max, acc->first,
+					acc->end - acc->begin};
+		}
 		if (rc) {
 			gerr_printf(err, errlen, "graveler blame: part %" PRIu64
 				    " unreadable: %s", k, gerr_str(rc));
 			rc = GERR_NOTFOUND;
-			break;
+			goto out;
 		}
-		double sc = lease_score(acc);
-		if (sc > worst) {
-			worst = sc;
+		if (v[k].score > worst) {
+			worst = v[k].score;
 			bad = k;
-			bad_n = acc->end - acc->begin;
-			memcpy(bad_hist, acc->hist, sizeof(bad_hist));
 		}
-		for (unsigned b = 0; b < GRAVELER_BINS; b++)
-			sum->hist[b] += acc->hist[b];
-		sum->battles += acc->end - acc->begin;
-		pmax[k] = acc->max;
-		pfirst[k] = acc->first;
 	}
-	if (rc)
-		goto out;
 	if (bad == UINT64_MAX) {
 		gerr_printf(err, errlen, "graveler blame: every one of %" PRIu64
 			    " leases fits on its own", parts->n);
 		rc = GERR_NOTFOUND;
 		goto out;
 	}
+	rc = parts->get(parts->opaque, bad, &p);
+	if (rc == 0)
+		rc = part_acc(params, &p, rd, acc, err, errlen);
+	for (unsigned b = 0; rc == 0 && b < GRAVELER_BINS; b++)
+		if (a->hist[b] < acc->hist[b])
+			rc = GERR_CORRUPT; /* not a part of this answer */
+	if (rc || a->battles < v[bad].battles || a->leases < 1) {
+		gerr_printf(err, errlen, "graveler blame: part %" PRIu64
+			    " cannot be taken off the answer", bad);
+		rc = GERR_NOTFOUND;
+		goto out;
+	}
 	for (unsigned b = 0; b < GRAVELER_BINS; b++)
-		sum->hist[b] -= bad_hist[b];
-	sum->battles -= bad_n;
-	sum->leases = parts->n - 1;
-	sum->first = GRAVELER_NONE;
+		a->hist[b] -= acc->hist[b];
+	a->battles -= v[bad].battles;
+	a->leases--;
+	a->max = 0;
+	a->first = GRAVELER_NONE;
 	for (uint64_t k = 0; k < parts->n; k++)
-		if (k != bad && (sum->first == GRAVELER_NONE || pmax[k] > sum->max ||
-				 (pmax[k] == sum->max && pfirst[k] < sum->first))) {
-			sum->max = pmax[k];
-			sum->first = pfirst[k];
+		if (k != bad && (a->first == GRAVELER_NONE || v[k].max > a->max ||
+				 (v[k].max == a->max && v[k].first < a->first))) {
+			a->max = v[k].max;
+			a->first = v[k].first;
 		}
-	if (sum->first == GRAVELER_NONE)
-		sum->first = 0; /* no lease left: answer_json needs a number */
-	*ret_answer = answer_json(sum);
+	if (a->first == GRAVELER_NONE)
+		a->first = 0; /* no lease left: answer_json needs a number */
+	*ret_answer = answer_json(a);
 	if (!*ret_answer) {
 		rc = GERR_NOMEM;
 		goto out;
@@ -716,12 +776,11 @@ static int gw_blame(void *ctx, const json_t *params, const json_t *answer,
 	*ret_index = bad;
 	gerr_printf(err, errlen, "lease of %" PRIu64 " battles does not fit "
 		    "Binomial(231, 1/4) on its own (score %.1f, limit %.1f)",
-		    bad_n, worst, FINISH_Z_LIMIT);
+		    v[bad].battles, worst, FINISH_Z_LIMIT);
 out:
 	free(acc);
-	free(sum);
-	free(pmax);
-	free(pfirst);
+	free(v);
+	free(a);
 	return rc;
 }
 

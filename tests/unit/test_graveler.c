@@ -742,7 +742,8 @@ static void test_detection_rate(void **state)
 /* Three leases' results as parts (in memory) and their blobs, for the
  * blame hook. */
 struct blame_fx {
-	json_t *spec[3];
+	json_t *spec[3], *note[3];
+	int notes; /* give merge's notes (else none: blame reads results) */
 	void *res[3];
 	size_t len[3];
 	char hash[3][65];
@@ -754,7 +755,8 @@ static int blame_get(void *o, uint64_t k, struct wl_part *ret)
 
 	if (k >= 3)
 		return GERR_NOTFOUND;
-	*ret = (struct wl_part){f->spec[k], 1u << 20, f->hash[k], NULL};
+	*ret = (struct wl_part){f->spec[k], 1u << 20, f->hash[k],
+				f->notes ? f->note[k] : NULL};
 	return 0;
 }
 
@@ -780,7 +782,7 @@ static void test_blame(void **state)
 {
 	(void)state;
 	json_t *params = graveler_fx_params(3u << 20, 88);
-	struct blame_fx f;
+	struct blame_fx f = {0};
 	struct wl_parts parts = {&f, 3, blame_get};
 	struct wl_blob_reader rd = {&f, blame_fetch};
 	json_t *answer = NULL, *t, *rebuilt = NULL, *two = NULL;
@@ -793,10 +795,20 @@ static void test_blame(void **state)
 			     &f.spec[i], &f.res[i], &f.len[i]);
 		snprintf(f.hash[i], sizeof(f.hash[i]), "%064d", i);
 	}
-	assert_int_equal(W->blame(workload_ctx(W), params, NULL, &parts, &rd,
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(W->merge(workload_ctx(W), params, answer,
+					  f.spec[i], f.res[i], f.len[i], NULL, &t,
+					  NULL), 0);
+		json_decref(answer);
+		answer = t;
+	}
+	assert_int_equal(W->blame(workload_ctx(W), params, answer, &parts, &rd,
 				  &k, &rebuilt, err, sizeof(err)),
 			 GERR_NOTFOUND);
 	assert_int_equal(k, 99);
+	assert_non_null(strstr(err, "fits on its own"));
+	json_decref(answer);
+	answer = NULL;
 	assert_int_equal(graveler_result_decode(f.res[1], f.len[1], a, err,
 						sizeof(err)), 0);
 	for (uint32_t s = 0; s < a->nseg; s++) {
@@ -810,7 +822,8 @@ static void test_blame(void **state)
 					   sizeof(err)), i == 1 ? GERR_VERIFY : 0);
 		assert_int_equal(W->merge(workload_ctx(W), params, answer,
 					  f.spec[i], f.res[i], f.len[i], NULL, &t,
-					  NULL), 0);
+					  &f.note[i]), 0);
+		assert_non_null(json_object_get(f.note[i], "score"));
 		json_decref(answer);
 		answer = t;
 		if (i != 1) {
@@ -823,17 +836,23 @@ static void test_blame(void **state)
 	}
 	assert_int_not_equal(W->finish(workload_ctx(W), params, answer, &parts,
 				       err, sizeof(err)), 0);
-	assert_int_equal(W->blame(workload_ctx(W), params, answer, &parts, &rd,
-				  &k, &rebuilt, err, sizeof(err)), 0);
-	assert_int_equal(k, 1);
-	assert_non_null(strstr(err, "Binomial"));
-	assert_true(json_equal(rebuilt, two));
-	json_decref(rebuilt);
+	/* From the results, then from merge's notes: the same verdict. */
+	for (f.notes = 0; f.notes < 2; f.notes++) {
+		k = 99;
+		assert_int_equal(W->blame(workload_ctx(W), params, answer,
+					  &parts, &rd, &k, &rebuilt, err,
+					  sizeof(err)), 0);
+		assert_int_equal(k, 1);
+		assert_non_null(strstr(err, "Binomial"));
+		assert_true(json_equal(rebuilt, two));
+		json_decref(rebuilt);
+	}
 	json_decref(two);
 	json_decref(answer);
 	for (int i = 0; i < 3; i++) {
 		free(f.res[i]);
 		json_decref(f.spec[i]);
+		json_decref(f.note[i]);
 	}
 	free(a);
 	json_decref(params);
