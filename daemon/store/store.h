@@ -487,6 +487,21 @@ struct store_token {
 int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n);
 void store_token_free_array(struct store_token *a, size_t n);
 
+/* ---- the status page's keys (store_pagekeys.c): hashes only ---- */
+#define STORE_PAGEKEY_HASH 32
+/* A key's hash, made by owner ("viewer" or "admin"), valid until
+ * expires_at (> now); expired keys are pruned first. */
+int store_pagekey_add(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
+		      const char *owner, double now, double expires_at);
+/* GERR_NOTFOUND (no message) unless the key is stored and not expired at
+ * now; *ret_expires_at (may be NULL): when it ends. */
+int store_pagekey_find(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
+		       double now, double *ret_expires_at);
+/* Delete owner's keys (NULL: every key); *ret_n (may be NULL): how many. */
+int store_pagekey_revoke(struct store *st, const char *owner, int64_t *ret_n);
+/* Keys not expired at now. */
+int store_pagekey_count(struct store *st, double now, int64_t *ret_n);
+
 /* ---- blobs the rows name, integrity, damage (store_blobs.c) ---- */
 struct store_blob_ref {
 	char hash[65];      /* a column's value may be no hash (check says so) */
@@ -522,6 +537,26 @@ int store_damage_set(struct store *st, const struct store_damage *a,
 		     size_t n, double now);
 /* *ret_reason: the job's damage (malloc'ed), or NULL when it has none. */
 int store_damage_get(struct store *st, int64_t job_id, char **ret_reason);
+/* Digests (migration 015): a stored answer or part whose values no longer
+ * match the digest written with them. seq is -1 for a job's answer (lease
+ * 0), else the part's number and its lease. */
+struct store_digest_bad {
+	int64_t job_id;
+	int64_t lease_id;
+	int64_t seq;
+};
+/* Every job and part recomputed: the damaged ones in *ret (malloc'ed,
+ * free(); at most max, 1..1000000, answers first, then parts by job and
+ * seq), their number in *ret_n; *ret_total (may be NULL) counts them all.
+ * Reads every job and part row once. */
+int store_digest_audit(struct store *st, size_t max,
+		       struct store_digest_bad **ret, size_t *ret_n,
+		       uint64_t *ret_total);
+/* 0 when job id's answer, params and verified units match their digest;
+ * GERR_CORRUPT (the message names the job and says what to do) when not.
+ * store_job_set_answer and store_job_extend check it before they write;
+ * store_part_get checks each part's. */
+int store_job_digest_check(struct store *st, int64_t id);
 
 /* ---- a copy of the live database (store_backup.c) ----
  * Copy the database at src_path, as one commit left it, into the new file

@@ -11,6 +11,7 @@
  *   store_lease_rows.c lease rows: insert, get, list, counts
  *   store_workers.c    workers
  *   store_tokens.c     tokens
+ *   store_pagekeys.c   the status page's keys (hashes)
  *   store_blobs.c      the blobs rows name, integrity checks, damage
  *   store_queue.c      the queue: names, priorities, start times, the
  *                      lists status and history show, a job's figures
@@ -64,6 +65,18 @@
 	"attempts, failures, units_done, checkpoint, checkpoint_units, "     \
 	"result, updated_at, last_error"
 
+/* The digests of migration 015: BLAKE2b-256 (gpud_digest, store_open.c)
+ * of what a job's answer is read with (its id, params, answer and
+ * verified units), and of everything a part gives a reader (its job, seq,
+ * lease, and the lease's spec, units and result, and its note). In a
+ * statement on jobs, and on parts with its lease as l. */
+#define JOB_DIGEST                                                           \
+	"gpud_digest('job', jobs.id, jobs.params, jobs.answer, "              \
+	"jobs.units_verified)"
+#define PART_DIGEST                                                          \
+	"gpud_digest('part', parts.job_id, parts.seq, parts.lease_id, "       \
+	"l.spec, l.units, l.result, parts.note)"
+
 enum stmt_id {
 	/* store_tx.c */
 	S_BEGIN,
@@ -95,6 +108,8 @@ enum stmt_id {
 	S_JOB_SET_PRIORITY,
 	S_JOB_STARTED,
 	S_JOB_STATS,
+	S_JOB_DIGEST_SET,
+	S_JOB_DIGEST_OK,
 	S_EVENT_ADD,
 	S_EVENT_COUNT,
 	/* store_lease_rows.c */
@@ -136,6 +151,8 @@ enum stmt_id {
 	S_PART_ADD,
 	S_PART_COUNT,
 	S_PART_GET,
+	S_PART_DIGEST_SET,
+	S_PART_DIGEST_OK,
 	S_PART_REMOVE,
 	S_PART_FILL,
 	/* store_rates.c */
@@ -174,6 +191,8 @@ enum stmt_id {
 	S_DAMAGE_CLEAR,
 	S_DAMAGE_ADD,
 	S_DAMAGE_GET,
+	S_DIGEST_BAD_JOBS,
+	S_DIGEST_BAD_PARTS,
 	/* store_replica.c */
 	S_REPLICA_INFO,
 	S_REPLICA_GROUP,
@@ -184,6 +203,12 @@ enum stmt_id {
 	S_JOB_REPLICATE_GET,
 	S_WORKER_CONFIRM,
 	S_WORKER_STREAK,
+	/* store_pagekeys.c */
+	S_PAGEKEY_PRUNE,
+	S_PAGEKEY_ADD,
+	S_PAGEKEY_FIND,
+	S_PAGEKEY_REVOKE,
+	S_PAGEKEY_COUNT,
 	S_COUNT
 };
 
@@ -199,6 +224,7 @@ extern const char *const sdb_token_sql[S_COUNT];
 extern const char *const sdb_blob_sql[S_COUNT];
 extern const char *const sdb_replica_sql[S_COUNT];
 extern const char *const sdb_rate_sql[S_COUNT];
+extern const char *const sdb_pagekey_sql[S_COUNT];
 
 /* The handle store_open returns; its caller owns it until store_close. */
 struct store {
