@@ -15,9 +15,17 @@
  *     re-issued since) is not.
  *  4. No report over the lease's units is recorded (heartbeat, checkpoint,
  *     result): progress shown is bounded by the lease size.
- *  5. With a progress timeout, a held lease whose reported progress has not
- *     grown for that long goes back to pending at its last checkpoint, and
- *     its holder is charged with a stall.
+ *  5. With a progress timeout T, a held lease is a stall when its reported
+ *     progress has not grown for T, or when over a window of T (from its
+ *     grant, then from each heartbeat that closed a window) it grew by less
+ *     than PROGRESS_FRACTION of what its holder's verified rate in the job
+ *     predicts (a holder not verified in the job yet: the job's slowest
+ *     verified rate over UNMEASURED_SLACK; nobody verified: growth only),
+ *     never more than is left of the lease. A stall goes back to pending
+ *     at its last checkpoint, and its holder is charged with it. A trickle
+ *     (a unit per heartbeat) is a stall; a liar who reports progress it
+ *     did not make holds a lease at most 1 / PROGRESS_FRACTION times as
+ *     long as its verified rate needs, and its result is verified.
  *  6. A release that carries an error is a failure of the lease, counted
  *     with failed verifications against max_failures: the lease, then its
  *     job, fails with a reason naming the lease and the last error.
@@ -44,6 +52,17 @@
 #define TAKEBACK_MIN_S 1.0
 /* The most pieces one cut makes. */
 #define TAKEBACK_MAX_PIECES 64
+/* Invariant 5: the share of the progress a holder's verified rate predicts
+ * that it must show per window; a rate measured over whole leases (fetch,
+ * upload and all) is below the rate of the run itself, so an honest worker
+ * slowed tenfold still passes. */
+#define PROGRESS_FRACTION 0.1
+/* Invariant 5: a holder not verified in the job yet owes the job's slowest
+ * verified rate over this: a CPU thread beside a GPU measured alone runs
+ * at about 1e-4 of it (bench/graveler.md: 2.5e7 and 2.3e11 battles/s), so
+ * the floor (1e-5 of the GPU with PROGRESS_FRACTION) lets it through ten
+ * times over while a trickle of a unit per heartbeat is a stall. */
+#define UNMEASURED_SLACK 1e4
 
 /* Invariants 1 and 3: 0 with the lease's row in *l when worker_id holds
  * (lease_id, epoch), else GERR_STALE (or a store error) with why for the
@@ -120,25 +139,13 @@ static int units_over(uint64_t units_done, const struct store_lease *l,
 
 /* ---- heartbeat ---- */
 
-/* Invariant 5: revoke l when its progress has not grown for the timeout.
- * Returns 0 (h->revoked says whether it was) or a store error. */
-static int check_progress(struct store *st, struct sched_heartbeat *h,
-			  const struct store_lease *l, double now)
+/* Invariant 5: take l back from its holder, charged with a stall for
+ * h->why. Returns 0 (h->revoked set) or a store error. */
+static int stall(struct store *st, struct sched_heartbeat *h,
+		 const struct store_lease *l, double now)
 {
-	uint64_t best = 0;
-	double at = 0;
-	int rc = store_lease_progress(st, l->id, &best, &at);
+	int rc = store_begin(st);
 
-	if (rc)
-		return rc;
-	/* at == 0: no report yet under this grant (the clock starts now). */
-	if (at == 0 || h->units_done > best ||
-	    now - at < h->pol->progress_timeout_s)
-		return 0;
-	snprintf(h->why, sizeof(h->why), "no progress for %.0f s "
-		 "(--progress-timeout %.0f): %" PRIu64 " of %" PRIu64 " units",
-		 now - at, h->pol->progress_timeout_s, best, l->units);
-	rc = store_begin(st);
 	if (rc)
 		return rc;
 	rc = store_lease_revoke(st, l->id, l->epoch, h->why, now);
@@ -158,6 +165,80 @@ static int check_progress(struct store *st, struct sched_heartbeat *h,
 		h->action = MSG_HB_STOP;
 	}
 	return rc;
+}
+
+/* Invariant 5, the window: 0 with *ret_owed the units l's holder owed
+ * since the window's start w->at (never more than is left of l), *ret_rate
+ * the rate they were owed at (0: none known) and *ret_own whether it is
+ * the holder's own verified rate. */
+static int progress_owed(struct store *st, const struct sched_heartbeat *h,
+			 const struct store_lease *l,
+			 const struct store_window *w, double now,
+			 double *ret_owed, double *ret_rate, int *ret_own)
+{
+	double own = 0, slowest = 0, left;
+	int rc = store_rate_expect(st, h->worker_id, l->job_id, &own, &slowest);
+
+	if (rc)
+		return rc;
+	*ret_own = own > 0;
+	*ret_rate = own > 0 ? own : slowest / UNMEASURED_SLACK;
+	*ret_owed = PROGRESS_FRACTION * *ret_rate * (now - w->at);
+	left = l->units > w->units ? (double)(l->units - w->units) : 0;
+	if (*ret_owed > left)
+		*ret_owed = left;
+	return 0;
+}
+
+/* Invariant 5: revoke l when its progress has not grown for the timeout,
+ * or grew over the window by less than it owed; else close the window
+ * when it is over. Returns 0 (h->revoked says whether it was) or a store
+ * error. */
+static int check_progress(struct store *st, struct sched_heartbeat *h,
+			  const struct store_lease *l, double now)
+{
+	double T = h->pol->progress_timeout_s, owed = 0, rate = 0;
+	struct store_window w = {0};
+	uint64_t best = 0, made;
+	double at = 0;
+	int own = 0;
+	int rc = store_lease_progress(st, l->id, &best, &at);
+
+	if (rc)
+		return rc;
+	/* at == 0: no report yet under this grant (the clock starts now). */
+	if (at != 0 && h->units_done <= best && now - at >= T) {
+		snprintf(h->why, sizeof(h->why), "no progress for %.0f s "
+			 "(--progress-timeout %.0f): %" PRIu64 " of %" PRIu64
+			 " units", now - at, T, best, l->units);
+		return stall(st, h, l, now);
+	}
+	rc = store_lease_window(st, l->id, l->epoch, &w);
+	if (rc || now - w.at < T)
+		return rc == GERR_NOTFOUND ? 0 : rc;
+	if (h->units_done > w.best)
+		w.best = h->units_done;
+	made = w.best > w.units ? w.best - w.units : 0;
+	rc = progress_owed(st, h, l, &w, now, &owed, &rate, &own);
+	if (rc)
+		return rc;
+	if ((double)made + 0.5 < owed) {
+		char basis[96];
+
+		if (own)
+			snprintf(basis, sizeof(basis), "its verified rate in "
+				 "the job");
+		else
+			snprintf(basis, sizeof(basis), "not verified in the "
+				 "job: its slowest verified rate / %g",
+				 UNMEASURED_SLACK);
+		snprintf(h->why, sizeof(h->why), "too little progress: %" PRIu64
+			 " units in %.0f s, %.0f owed at %g of %.4g units/s "
+			 "(%s; --progress-timeout %.0f)", made, now - w.at,
+			 owed, PROGRESS_FRACTION, rate, basis, T);
+		return stall(st, h, l, now);
+	}
+	return store_lease_window_move(st, l->id, l->epoch, now, w.best);
 }
 
 /* A workload's place in the registry (the idle counts' index), or -1. */

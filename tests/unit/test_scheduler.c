@@ -863,6 +863,67 @@ static void test_run_failures_fail_the_job(void **state)
 /* A test on a fresh fixture of its own. */
 #define TS(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
+/* Progress at the measured rate (sched_hold.c invariant 5): over each
+ * window of the timeout a holder verified at 1000 units/s owes a tenth of
+ * what that predicts; a trickle of a unit per heartbeat is a stall like
+ * no progress at all, charged alike, and an honest holder's window moves
+ * on. A holder not verified in the job owes the job's slowest verified
+ * rate over 1e4; with no verified rate at all, growth is enough. */
+static void test_trickle_is_a_stall(void **state)
+{
+	struct fx *f = *state;
+	int64_t other = add_worker2(f, "w2");
+	struct sched_claim c, c2;
+	struct sched_heartbeat h;
+	struct store_worker w;
+
+	f->pol.progress_timeout_s = 0.2;
+	claim(f, &c);
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 1);
+	usleep(250000);
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 2); /* nobody measured */
+	assert_false(h.revoked);
+	assert_int_equal(store_rate_note(f->st, f->worker, f->job, 1000, 1,
+					 gclock_wall()), 0);
+	usleep(250000);
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 200); /* 198 >= ~25 */
+	assert_false(h.revoked);
+	usleep(250000);
+	heartbeat(f, &h, f->worker, c.lease.id, 1, 201); /* 1 < ~25 */
+	assert_int_equal(h.rc, 0);
+	assert_true(h.revoked);
+	assert_int_equal(h.action, MSG_HB_STOP);
+	assert_non_null(strstr(h.why, "too little progress"));
+	assert_non_null(strstr(h.why, "its verified rate in the job"));
+	w = get_worker(f, f->worker);
+	assert_int_equal(w.stalls, 1);
+	store_worker_clear(&w);
+
+	/* The unmeasured: 1e8 units/s verified for w1 is the floor's base,
+	 * 1e8 / 1e4 x 0.1 = 1000 units/s owed. */
+	assert_int_equal(store_rate_note(f->st, f->worker, f->job, 1e8, 1,
+					 gclock_wall()), 0);
+	memset(&c2, 0, sizeof(c2));
+	c2.pol = &f->pol;
+	c2.worker_id = other;
+	c2.workloads_json = strdup("[\"graveler\"]");
+	sched_claim(f->st, &c2);
+	assert_int_equal(c2.rc, 0);
+	heartbeat(f, &h, other, c2.lease.id, c2.lease.epoch,
+		  c2.lease.units_done + 1);
+	usleep(250000);
+	heartbeat(f, &h, other, c2.lease.id, c2.lease.epoch,
+		  c2.lease.units_done + 2000);
+	assert_false(h.revoked);
+	usleep(250000);
+	heartbeat(f, &h, other, c2.lease.id, c2.lease.epoch,
+		  c2.lease.units_done + 2010);
+	assert_true(h.revoked);
+	assert_non_null(strstr(h.why, "not verified in the job"));
+	sched_claim_clear(&c);
+	sched_claim_clear(&c2);
+}
+
 UNIT_MAIN(TS(test_grant_and_carve),
 	TS(test_broken_planner_fails_alone),
 	TS(test_claim_queue_order),
@@ -875,4 +936,5 @@ UNIT_MAIN(TS(test_grant_and_carve),
 	TS(test_progress_bounded_and_required),
 	TS(test_cap_and_holders),
 	TS(test_credential_cap),
-	TS(test_run_failures_fail_the_job))
+	TS(test_run_failures_fail_the_job),
+	TS(test_trickle_is_a_stall))
