@@ -274,8 +274,7 @@ int store_lease_set_checkpoint(struct store *st, int64_t id, uint64_t epoch,
 /* leased, same epoch -> done with the result blob. */
 int store_lease_set_result(struct store *st, int64_t id, uint64_t epoch,
 			   const char *hash, uint64_t units_done, double now);
-/* done, same epoch -> verified; its result's rate is noted for its
- * producer (store_rate_verified). */
+/* done, same epoch -> verified. */
 int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
 			     double now);
 /* done, same epoch -> pending (failures+1) or failed when failures reaches
@@ -389,13 +388,10 @@ int store_rate_note(struct store *st, int64_t worker_id, int64_t job_id,
 int store_rate_checkpoint(struct store *st, int64_t lease_id, uint64_t epoch,
 			  int64_t worker_id, uint64_t units_done, double now);
 /* A result of lease_id at epoch reaching gpud at now with units_done: its
- * rate since the grant is kept on the lease, for store_rate_verified. */
+ * rate since the grant is kept on the lease, and noted for its producer
+ * when the lease is verified (migration 017's trigger). */
 int store_rate_result(struct store *st, int64_t lease_id, uint64_t epoch,
 		      uint64_t units_done, double now);
-/* lease_id at epoch was verified (inside its transaction): its result's
- * rate is noted for its producer (store_rate_note). */
-int store_rate_verified(struct store *st, int64_t lease_id, uint64_t epoch,
-			double now);
 /* What progress a holder owes (sched_hold.c): worker_id's verified rate
  * in job_id, and the slowest verified rate of anyone in it; 0 for none. */
 int store_rate_expect(struct store *st, int64_t worker_id, int64_t job_id,

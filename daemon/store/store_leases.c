@@ -385,12 +385,9 @@ int store_lease_set_result(struct store *st, int64_t id, uint64_t epoch,
 int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
 			     double now)
 {
-	int r = move_one(st, S_LEASE_VERIFIED, id, epoch, LEASE_DONE,
-			 LEASE_VERIFIED, SDB_ARGS(sa_dbl(now)),
-			 "store_lease_set_verified");
-
-	/* Rates come only from verified work (store_rates.c). */
-	return r ? r : store_rate_verified(st, id, epoch, now);
+	return move_one(st, S_LEASE_VERIFIED, id, epoch, LEASE_DONE,
+			LEASE_VERIFIED, SDB_ARGS(sa_dbl(now)),
+			"store_lease_set_verified");
 }
 
 /* A failure of lease (id, epoch) in state `from` (a result that failed

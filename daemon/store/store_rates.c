@@ -6,8 +6,10 @@
  * Invariants
  *  1. A rate comes only from work gpud verified: a result's rate (its
  *     units past the grant over the time from the grant to its arrival)
- *     is kept on the lease and noted for its worker when the lease is
- *     verified (store_rate_verified), never before.
+ *     is kept on the lease (store_rate_result) and noted for its worker
+ *     when the lease is verified, never before: by the trigger of
+ *     migration 017, in the transaction that verifies it, wherever that
+ *     is (the merge, a replica group's quorum).
  *  2. A checkpoint, which nothing checks, may lower the rate that sizes a
  *     worker's leases but never raise it above the worker's verified rate
  *     in the job; before any verified rate it notes nothing. So no number
@@ -21,7 +23,8 @@
  * and all: a worker whose leases are all latency (a GPU on small jobs)
  * does that much work per second of the job's wall time. */
 #define RATE_SAMPLE_MIN_S 0.01
-/* How much a new sample moves the rate kept (the first one is kept). */
+/* How much a new sample moves the rate kept (the first one is kept); the
+ * trigger of migration 017 blends a verified result's by the same half. */
 #define RATE_SAMPLE_WEIGHT 0.5
 
 const char *const sdb_rate_sql[S_COUNT] = {
@@ -50,11 +53,6 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"WHERE job_id = ?1 AND worker_id = ?2 AND verified > 0",
 	[S_RATE_RESULT] = "UPDATE leases SET result_rate = ?3 "
 			  "WHERE id = ?1 AND epoch = ?2",
-	/* The producer's sample of a lease just verified. */
-	[S_RATE_VERIFIED] =
-		"SELECT job_id, worker_id, result_rate FROM leases "
-		"WHERE id = ?1 AND epoch = ?2 AND worker_id IS NOT NULL "
-		"AND result_rate > 0",
 	/* The worker's verified rate in the job and the slowest verified
 	 * rate of anyone in it (0 when none). */
 	[S_RATE_EXPECT] =
@@ -187,22 +185,6 @@ int store_rate_result(struct store *st, int64_t lease_id, uint64_t epoch,
 	return sdb_exec(st, S_RATE_RESULT, SDB_ARGS(sa_int(lease_id),
 			sa_int((int64_t)epoch), sa_dbl(rate)),
 			"store_rate_result");
-}
-
-int store_rate_verified(struct store *st, int64_t lease_id, uint64_t epoch,
-			double now)
-{
-	int64_t job_id = 0, worker_id = 0;
-	double rate = 0;
-	int r = sdb_one(st, S_RATE_VERIFIED, SDB_ARGS(sa_int(lease_id),
-			sa_int((int64_t)epoch)), SDB_COLS(sc_i64(&job_id),
-			sc_i64(&worker_id), sc_dbl(&rate)),
-			"store_rate_verified");
-
-	if (r)
-		return r == GERR_NOTFOUND ? 0 : r;
-	return store_rate_note(st, worker_id, job_id, rate, RATE_SAMPLE_WEIGHT,
-			       now);
 }
 
 int store_rate_expect(struct store *st, int64_t worker_id, int64_t job_id,
