@@ -222,6 +222,12 @@ static int check_progress(struct store *st, struct sched_heartbeat *h,
 	rc = progress_owed(st, h, l, &w, now, &owed, &rate, &own);
 	if (rc)
 		return rc;
+	if (made == 0 && owed > 0) {
+		snprintf(h->why, sizeof(h->why), "no progress for %.0f s "
+			 "(--progress-timeout %.0f): %" PRIu64 " of %" PRIu64
+			 " units", now - w.at, T, w.best, l->units);
+		return stall(st, h, l, now);
+	}
 	if ((double)made + 0.5 < owed) {
 		char basis[96];
 
