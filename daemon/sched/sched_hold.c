@@ -28,7 +28,12 @@
  *     long as its verified rate needs, and its result is verified.
  *  6. A release that carries an error is a failure of the lease, counted
  *     with failed verifications against max_failures: the lease, then its
- *     job, fails with a reason naming the lease and the last error.
+ *     job, fails with a reason naming the lease and the last error;
+ *     unless a blob of gpud's that the lease's job names (params' input,
+ *     a spec's earlier result) is damaged or missing in gpud's own store:
+ *     then the failure is gpud's, nobody is charged (the lease goes back
+ *     as released, its worker may take it again), and the job is paused
+ *     with a reason naming the blob, until the operator restores it.
  *  7. The tail: a lease is cut only at a plain release of the very grant
  *     that was marked (takeback_epoch), in the transaction that puts it
  *     back to pending, so its checkpoint and every unit stay with one of
@@ -44,6 +49,7 @@
 
 #include <jansson.h>
 
+#include "blob.h"
 #include "clock.h"
 #include "gerr.h"
 #include "scheduler.h"
@@ -436,6 +442,84 @@ static int release_failed(struct store *st, struct sched_release *r,
 	return store_job_set_reason(st, l->job_id, reason);
 }
 
+/* Whether s is a blob's name: 64 lowercase hex digits. */
+static int blob_name(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n == BLOB_HASH_HEX - 1 && s[n] == '\0';
+}
+
+/* Invariant 6: the first blob of gpud's named by a top-level string of
+ * params or spec (JSON texts) that gpud cannot read back whole, with why
+ * it is gpud's fault in why; 0 when every one is whole. Each named blob
+ * is read (bounded by the store's limit) on this thread: only for a
+ * release that carries an error. */
+static int own_blob_damaged(const struct sched_policy *pol,
+			    const char *params, const char *spec, char *why,
+			    size_t whylen)
+{
+	const char *text[2] = { params, spec }, *where[2] = { "params",
+							      "spec" };
+	int found = 0;
+
+	for (int i = 0; i < 2 && !found; i++) {
+		json_t *j = text[i] ? json_loads(text[i], 0, NULL) : NULL;
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(j, key, v) {
+			const char *h = json_string_value(v);
+			uint8_t *blob = NULL;
+			size_t len = 0;
+			int rc;
+
+			if (!h || !blob_name(h))
+				continue;
+			rc = blob_store_get(pol->data_dir, h, &blob, &len);
+			free(blob);
+			if (rc != GERR_CORRUPT && rc != GERR_NOTFOUND)
+				continue;
+			snprintf(why, whylen, "blob %.16s (the job's %s \"%.32s\") "
+				 "is %s in gpud's own store", h, where[i], key,
+				 rc == GERR_CORRUPT ? "damaged" : "missing");
+			found = 1;
+			break;
+		}
+		json_decref(j);
+	}
+	return found;
+}
+
+/* Invariant 6, gpud's fault: l goes back as released, charged to no one,
+ * and its job is paused with a reason naming the blob (r->why, set by
+ * own_blob_damaged). Inside the release's transaction. */
+static int release_damaged(struct store *st, struct sched_release *r,
+			   const struct store_lease *l,
+			   const struct store_job *job, double now)
+{
+	char reason[400];
+	int rc = store_lease_release(st, r->lease_id, r->epoch, now);
+
+	snprintf(reason, sizeof(reason), "paused by gpud: %.200s, so lease %"
+		 PRId64 " cannot run (no worker is charged); restore it from a "
+		 "backup (gpuctl check names it), then gpuctl resume %" PRId64,
+		 r->why, r->lease_id, l->job_id);
+	if (!rc)
+		rc = store_event(st, now, l->job_id, r->lease_id, r->epoch,
+				 r->worker_id, "blob_damaged", reason);
+	if (!rc && job->state == JOB_ACTIVE)
+		rc = store_job_set_state(st, l->job_id, JOB_PAUSED, reason,
+					 now);
+	else if (!rc)
+		rc = store_job_set_reason(st, l->job_id, reason);
+	if (!rc) {
+		snprintf(r->why, sizeof(r->why), "%s", reason);
+		r->damaged = 1;
+	}
+	return rc;
+}
+
 /* The pieces of a cut: specs (owned) and units, the head first. */
 struct cut {
 	json_t *spec[TAKEBACK_MAX_PIECES];
@@ -590,7 +674,7 @@ void sched_release(struct store *st, struct sched_release *r)
 	int rc;
 
 	r->job_id = 0;
-	r->job_failed = r->foreign = r->quarantined = 0;
+	r->job_failed = r->foreign = r->quarantined = r->damaged = 0;
 	r->pieces = 0;
 	r->why[0] = '\0';
 	r->rc = lease_held(st, r->lease_id, r->epoch, r->worker_id, &l,
@@ -605,7 +689,15 @@ void sched_release(struct store *st, struct sched_release *r)
 	if (rc)
 		goto out;
 	if (r->error[0]) {
-		rc = release_failed(st, r, &l, now);
+		struct store_job job = {0};
+
+		rc = store_job_get(st, l.job_id, &job);
+		if (!rc && own_blob_damaged(r->pol, job.params, l.spec, r->why,
+					    sizeof(r->why)))
+			rc = release_damaged(st, r, &l, &job, now);
+		else if (!rc)
+			rc = release_failed(st, r, &l, now);
+		store_job_clear(&job);
 	} else {
 		struct store_lease_grant g = {0};
 

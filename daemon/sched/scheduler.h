@@ -243,7 +243,12 @@ void sched_verify_clear(struct sched_verify *v);
 /* A release (sched_hold.c). One that carries an error (the holder's run
  * failed) is a failure of the lease: after pol->max_failures of them,
  * failed verifications included, the lease fails and with it the job, its
- * reason naming the lease and the last error. A plain release of a grant
+ * reason naming the lease and the last error; unless a blob gpud stores
+ * and the job names (its input, a spec's earlier result) is damaged or
+ * missing: then nobody is charged, the lease is released, the job paused
+ * with a reason naming the blob, and an event "blob_damaged" says so
+ * (damaged set). Runs on the database thread, reading those blobs back
+ * for an error release only. A plain release of a grant
  * marked for the tail (struct sched_heartbeat) puts the lease back to
  * pending and, in the same transaction, cuts its rest past the checkpoint
  * into the pieces marked with the workload's split: the head keeps the
@@ -262,7 +267,10 @@ struct sched_release {
 	int job_failed;         /* the run failure failed the job */
 	int foreign, quarantined; /* as struct sched_heartbeat's */
 	uint32_t pieces;        /* the tail: leases the rest became (0: none) */
-	char why[200];          /* refused: why; cut: how (for the log) */
+	int damaged;            /* the run failed on gpud's own damaged blob:
+				 * nobody charged, the job paused (why) */
+	char why[400];          /* refused: why; cut: how; damaged: the job's
+				 * reason (for the log) */
 };
 void sched_release(struct store *st, struct sched_release *r);
 
