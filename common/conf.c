@@ -290,6 +290,27 @@ int conf_parse_args(const struct conf_table *t, int argc, char **argv,
 	return 0;
 }
 
+static int is_dev_null(const struct stat *sb)
+{
+	struct stat null;
+
+	return S_ISCHR(sb->st_mode) && stat("/dev/null", &null) == 0 &&
+	       S_ISCHR(null.st_mode) && null.st_rdev == sb->st_rdev;
+}
+
+static const char *file_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "a device";
+	return "not a file";
+}
+
 /* The whole file, NUL-terminated, at most CONF_FILE_MAX bytes. */
 static int read_bounded(const char *path, char **ret, size_t *ret_len,
 			char *err, size_t errlen)
@@ -299,15 +320,26 @@ static int read_bounded(const char *path, char **ret, size_t *ret_len,
 	size_t len = 0;
 	int fd, rc = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO for reading would wait for a writer,
+	 * freezing gpud's loop at SIGHUP; the type is checked before any
+	 * read. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		rc = gerr_from_errno(errno);
 		gerr_printf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	/* A character device lets --config /dev/null stand for "no file". */
-	if (fstat(fd, &sb) || !(S_ISREG(sb.st_mode) || S_ISCHR(sb.st_mode))) {
-		rc = gerr_fail(GERR_INVAL, err, errlen, "%s: not a regular file", path);
+	if (fstat(fd, &sb) != 0) {
+		rc = gerr_fail(gerr_from_errno(errno), err, errlen, "%s: %s",
+			       path, strerror(errno));
+		goto out;
+	}
+	/* Regular files only, and /dev/null standing for "no file": a
+	 * FIFO, a socket, a terminal or another device could block a read
+	 * or never end. */
+	if (!S_ISREG(sb.st_mode) && !is_dev_null(&sb)) {
+		rc = gerr_fail(GERR_INVAL, err, errlen, "%s: not a regular file "
+			       "(%s)", path, file_kind(sb.st_mode));
 		goto out;
 	}
 	buf = malloc(CONF_FILE_MAX + 2);

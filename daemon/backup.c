@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/fs.h> /* FICLONE */
 #include <jansson.h>
 #include <sodium.h>
 
@@ -162,10 +164,14 @@ fail:
 
 struct copy {
 	int in;
+	int clone;          /* try a reflink first */
+	int cloned;         /* it was one */
 	uint64_t total;
 };
 
-/* fileio_fill_fn: the rest of c->in, counted. */
+/* fileio_fill_fn: the rest of c->in, counted: shared copy-on-write when
+ * asked and the filesystem can (a reflink: later damage to either file
+ * stays in that file), else read and written. */
 static int copy_fill(int out, void *arg)
 {
 	struct copy *c = arg;
@@ -173,6 +179,15 @@ static int copy_fill(int out, void *arg)
 	ssize_t n;
 	int r;
 
+	if (c->clone && ioctl(out, FICLONE, c->in) == 0) {
+		struct stat sb;
+
+		if (fstat(out, &sb) != 0)
+			return gerr_from_errno(errno);
+		c->cloned = 1;
+		c->total = (uint64_t)sb.st_size;
+		return 0;
+	}
 	while ((n = read(c->in, buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -185,11 +200,14 @@ static int copy_fill(int out, void *arg)
 	return 0;
 }
 
-/* Copy src to the new file dst (mode 0600), durably. GERR_NOTFOUND when
- * src is absent. */
-static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
+/* Copy src to the new file dst (mode 0600), durably; a reflink when clone
+ * and the filesystem can (*ret_cloned, may be NULL, says so). GERR_NOTFOUND
+ * when src is absent. */
+static int copy_file_as(const char *src, const char *dst, int clone,
+			uint64_t *ret_bytes, int *ret_cloned)
 {
-	struct copy c = { .in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) };
+	struct copy c = { .in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW),
+			  .clone = clone };
 	int r;
 
 	if (c.in < 0)
@@ -198,7 +216,14 @@ static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
 	close(c.in);
 	if (!r && ret_bytes)
 		*ret_bytes = c.total;
+	if (!r && ret_cloned)
+		*ret_cloned = c.cloned;
 	return r;
+}
+
+static int copy_file(const char *src, const char *dst, uint64_t *ret_bytes)
+{
+	return copy_file_as(src, dst, 0, ret_bytes, NULL);
 }
 
 /* Where a blob goes, its directory made. */
@@ -222,41 +247,35 @@ static int blob_paths(const char *data_dir, const char *stage,
 }
 
 struct placing {
-	int copy;           /* copy from now on: asked, or links fail here */
-	size_t linked, copied;
+	int copy;           /* never reflink: asked, or reflinks fail here */
+	size_t linked, copied; /* reflinked, copied byte by byte */
 	char (*missing)[BLOB_HASH_HEX];  /* this snapshot's, sorted */
 	size_t nmissing;
 };
 
-/* Hard-link (or copy) one named blob into the stage; GERR_NOTFOUND when
- * the live store has it no more. One placed by an earlier snapshot stays. */
+/* Copy (a reflink where the filesystem can) one named blob into the stage;
+ * GERR_NOTFOUND when the live store has it no more. Never a hard link: it
+ * would share the file, and damage to the live blob would be the backup's
+ * too. One placed by an earlier snapshot stays. */
 static int place_blob(const char *data_dir, const char *stage,
 		      const char *hash, struct placing *p)
 {
 	char src[PATH_MAX], dst[PATH_MAX];
 	struct stat sb;
-	int r;
+	int r, cloned = 0;
 
 	if ((r = blob_paths(data_dir, stage, hash, src, dst)))
 		return r;
 	if (lstat(dst, &sb) == 0)
 		return 0;
-	if (!p->copy) {
-		if (link(src, dst) == 0) {
-			p->linked++;
-			return 0;
-		}
-		if (errno == ENOENT)
-			return GERR_NOTFOUND;
-		/* Another filesystem, or one without hard links. */
-		if (errno != EXDEV && errno != EPERM && errno != EMLINK &&
-		    errno != ENOTSUP)
-			return gerr_from_errno(errno);
-		p->copy = 1;
-	}
-	if ((r = copy_file(src, dst, NULL)))
+	if ((r = copy_file_as(src, dst, !p->copy, NULL, &cloned)))
 		return r;
-	p->copied++;
+	if (cloned) {
+		p->linked++;
+	} else {
+		p->copied++;
+		p->copy = 1; /* no reflinks here: not asked again */
+	}
 	return 0;
 }
 
@@ -583,6 +602,23 @@ static int finish(const char *data_dir, const char *dest, const char *stage,
 				 &rep->nintegrity)))
 		r = gerr_fail(r, err, errlen, "cannot check the copy: %s",
 			      store_errmsg(copy));
+	/* The answers and parts against their digests, as gpuctl check
+	 * does: a backup of a damaged answer says so. */
+	if (!r && rep->nintegrity == 0) {
+		struct store_digest_bad *bad = NULL;
+		uint64_t total = 0;
+		size_t nbad = 0;
+
+		if ((r = store_digest_audit(copy, BACKUP_MAX_LINES, &bad, &nbad,
+					    &total)))
+			r = gerr_fail(r, err, errlen, "cannot check the copy's "
+				      "digests: %s", store_errmsg(copy));
+		else if ((r = audit_digest_lines(bad, nbad, total,
+						 &rep->integrity,
+						 &rep->nintegrity)))
+			r = gerr_fail(r, err, errlen, "out of memory");
+		free(bad);
+	}
 close:
 	store_close(copy);
 	if (r)

@@ -5,10 +5,10 @@
  * What a backup holds, and why it is consistent:
  *  1. gpud.db: one snapshot of the database (store_snapshot), taken while
  *     gpud goes on writing.
- *  2. blobs/xx/HASH: every blob that snapshot's rows name, hard-linked
- *     from the live store when both are on one filesystem (blobs are
- *     immutable and content-addressed, and gpud only ever unlinks or
- *     renames over a name, never writes a file in place), else copied.
+ *  2. blobs/xx/HASH: every blob that snapshot's rows name, a file of the
+ *     backup's own: a reflink (copy-on-write) where the filesystem can,
+ *     else copied; never a hard link, which would share the live file,
+ *     so that damage to a live blob would be the backup's too.
  *     gpud unlinks a checkpoint once a newer one is committed: a named
  *     blob found missing means the snapshot is older than the store, so
  *     a new snapshot is taken, until every blob a snapshot names is
@@ -21,7 +21,8 @@
  *     backup. Everything is written under DIR/.partial, moved up, then the
  *     manifest; a failed backup removes what it wrote.
  * The copy is then checked as `gpuctl check` checks a live store: SQLite's
- * integrity_check and every named blob read back against its hash.
+ * integrity_check, every answer and part against its digest, and every
+ * named blob read back against its hash.
  *
  * Threads: any thread but the loop's (it takes seconds to minutes); no
  * state is kept between calls. Strings are borrowed.
@@ -39,7 +40,7 @@
 #define BACKUP_PATH_MAX 3800
 
 struct backup_opts {
-	int copy;           /* copy every blob, never hard-link */
+	int copy;           /* copy every blob byte by byte, never reflink */
 	double now;         /* time of the copy's lease releases (seconds) */
 	/* Fault injection for tests (NULL in gpud): called after snapshot n
 	 * (1, 2, ...) is taken, before its blobs are placed. */
@@ -53,12 +54,13 @@ struct backup_report {
 	char db_hash[65];        /* BLAKE2b-256 hex of gpud.db, as in the manifest */
 	size_t blobs;            /* distinct blobs in the backup */
 	uint64_t blob_bytes;
-	size_t linked, copied;   /* how they were placed */
+	size_t linked, copied;   /* how they were placed: reflinked, copied */
 	size_t files;            /* identity files copied */
 	size_t released;         /* leases granted at the snapshot */
 	unsigned snapshots;      /* taken (more than one: blobs moved on) */
 	double seconds;
-	/* The check of the copy: integrity_check's problems, and the named
+	/* The check of the copy: integrity_check's problems (or, when it
+	 * has none, the answers and parts unlike their digests), and the named
 	 * blobs that are not in the backup as they should be (probs point
 	 * into refs). Both empty when the backup is sound. */
 	char **integrity;

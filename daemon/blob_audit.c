@@ -1,5 +1,5 @@
-/* blob_audit.c - the start-up sweep and gpuctl check's blob pass (see
- * blob_audit.h). */
+/* blob_audit.c - the start-up sweep, gpuctl check's blob pass and the
+ * start-up check of the digests (see blob_audit.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -225,4 +225,71 @@ int audit_blobs(const char *data_dir, const struct store_blob_ref *refs,
 	*ret_n = np;
 	*ret_checked = checked;
 	return 0;
+}
+
+/* Damaged answers and parts logged one by one up to this many. */
+#define AUDIT_DIGESTS_LOGGED 32
+
+void audit_digest_text(const struct store_digest_bad *b, char *out, size_t n)
+{
+	if (b->seq < 0)
+		snprintf(out, n, "job %" PRId64 ": its stored answer does not "
+			 "match its digest (damaged)", b->job_id);
+	else
+		snprintf(out, n, "job %" PRId64 ": part %" PRId64 " (lease %"
+			 PRId64 ") does not match its digest (damaged)",
+			 b->job_id, b->seq, b->lease_id);
+}
+
+int audit_digest_lines(const struct store_digest_bad *bad, size_t nbad,
+		       uint64_t total, char ***lines, size_t *n)
+{
+	char text[200], **na;
+
+	if (nbad == 0 && total == 0)
+		return 0;
+	na = realloc(*lines, (*n + nbad + 2) * sizeof(*na));
+	if (!na)
+		return GERR_NOMEM;
+	*lines = na;
+	for (size_t i = 0; i <= nbad; i++) {
+		if (i < nbad)
+			audit_digest_text(&bad[i], text, sizeof(text));
+		else if (total > nbad)
+			snprintf(text, sizeof(text), "and %" PRIu64 " more "
+				 "answer(s) or part(s) that do not match their "
+				 "digests", total - nbad);
+		else
+			break;
+		if (!(na[*n] = strdup(text)))
+			return GERR_NOMEM;
+		(*n)++;
+	}
+	return 0;
+}
+
+size_t audit_digests(struct store *st, const struct glog *log)
+{
+	struct store_digest_bad *bad = NULL;
+	uint64_t total = 0;
+	size_t n = 0;
+	char text[200];
+
+	if (store_digest_audit(st, AUDIT_DIGESTS_LOGGED, &bad, &n, &total)) {
+		LOG_WARN(log, "digest check skipped: %s", store_errmsg(st));
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		audit_digest_text(&bad[i], text, sizeof(text));
+		LOG_ERROR(log, "digest check: %s: gpuctl result refuses job %"
+			  PRId64, text, bad[i].job_id);
+	}
+	if (total)
+		LOG_ERROR(log, "digest check: %" PRIu64 " stored answer(s) or "
+			  "part(s) were changed outside gpud or damaged; the "
+			  "rest is sound. Restore the database from a backup "
+			  "(gpuctl backup) to get them back; gpuctl check lists "
+			  "them", total);
+	free(bad);
+	return total > SIZE_MAX ? SIZE_MAX : (size_t)total;
 }

@@ -36,43 +36,92 @@ int datadir_check_mode(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* The holder's PID from DIR/gpud.lock, or 0 (absent, or not a PID). */
+static long lock_holder(const char *path)
+{
+	char text[32];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	ssize_t got = fd >= 0 ? pread(fd, text, sizeof(text) - 1, 0) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (got <= 0)
+		return 0;
+	text[got] = '\0';
+	return strtol(text, NULL, 10);
+}
+
+static int refused(const char *dir, const char *path, char *err, size_t errlen)
+{
+	long pid = lock_holder(path);
+
+	if (pid > 0)
+		return gerr_fail(GERR_STATE, err, errlen,
+				 "another gpud (pid %ld) is using %s; stop it "
+				 "first (one gpud per data directory)", pid, dir);
+	return gerr_fail(GERR_STATE, err, errlen,
+			 "another gpud is using %s (it holds the lock on the "
+			 "directory; %s, which names it, is gone); stop it "
+			 "first (one gpud per data directory)", dir, path);
+}
+
+/* Lock an open descriptor, saying why not: GERR_STATE when held. */
+static int lock_fd(int fd, const char *dir, const char *path, char *err,
+		   size_t errlen)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return refused(dir, path, err, errlen);
+	return gerr_fail(gerr_from_errno(errno), err, errlen,
+			 "cannot lock %s: %s", dir, strerror(errno));
+}
+
+/* The lock is on the directory's own descriptor: deleting or replacing
+ * gpud.lock cannot free it, only the holder's exit can. A filesystem that
+ * cannot lock a directory (some network ones) gets the lock on gpud.lock
+ * itself, as before. gpud.lock names the holder for the message. */
 int datadir_lock(const char *dir, int *ret_fd, char *err, size_t errlen)
 {
 	char path[PATH_LEN], text[32];
-	int fd, n;
+	int dfd, fd, n, r = 0;
 
 	snprintf(path, sizeof(path), "%s/gpud.lock", dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
 		return gerr_fail(gerr_from_errno(errno), err, errlen,
-				 "cannot open %s: %s", path, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+				 "cannot open %s: %s", dir, strerror(errno));
+	if (flock(dfd, LOCK_EX | LOCK_NB) != 0) {
 		int e = errno;
-		ssize_t got = e == EWOULDBLOCK ? pread(fd, text, sizeof(text) - 1, 0) : -1;
-		long pid = 0;
 
-		close(fd);
-		if (e != EWOULDBLOCK)
-			return gerr_fail(gerr_from_errno(e), err, errlen,
-					 "cannot lock %s: %s", path, strerror(e));
-		if (got > 0) {
-			text[got] = '\0';
-			pid = strtol(text, NULL, 10);
-		}
-		if (pid > 0)
-			return gerr_fail(GERR_STATE, err, errlen,
-					 "another gpud (pid %ld) is using %s; stop it "
-					 "first (one gpud per data directory)", pid, dir);
-		return gerr_fail(GERR_STATE, err, errlen,
-				 "another gpud is using %s (it holds %s); stop it "
-				 "first (one gpud per data directory)", dir, path);
+		close(dfd);
+		dfd = -1;
+		if (e == EWOULDBLOCK) /* read, never created, by the refused */
+			return refused(dir, path, err, errlen);
 	}
-	n = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)n, 0) != n) {
-		int e = errno;
-		close(fd);
-		return gerr_fail(gerr_from_errno(e), err, errlen,
-				 "cannot write %s: %s", path, strerror(e));
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+		  0600);
+	if (fd < 0)
+		r = gerr_fail(gerr_from_errno(errno), err, errlen,
+			      "cannot open %s: %s", path, strerror(errno));
+	else if (dfd < 0)
+		r = lock_fd(fd, dir, path, err, errlen);
+	if (r == 0) {
+		n = snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+		if (ftruncate(fd, 0) != 0 || pwrite(fd, text, (size_t)n, 0) != n)
+			r = gerr_fail(gerr_from_errno(errno), err, errlen,
+				      "cannot write %s: %s", path,
+				      strerror(errno));
+	}
+	if (r || dfd >= 0) {
+		if (fd >= 0)
+			close(fd);
+		fd = dfd; /* held by the directory: the file only says who */
+	}
+	if (r) {
+		if (dfd >= 0)
+			close(dfd);
+		return r;
 	}
 	*ret_fd = fd;
 	return 0;
@@ -133,9 +182,11 @@ static int move_aside(const char *path, const char *suffix,
 int datadir_check_fresh(const char *dir, int init, const struct glog *log,
 			char *err, size_t errlen)
 {
-	char db[PATH_LEN], wal[PATH_LEN], blobs[PATH_LEN], suffix[64];
+	char db[PATH_LEN], wal[PATH_LEN], blobs[PATH_LEN], key[PATH_LEN];
+	char suffix[64];
 	off_t db_size, wal_size;
 	size_t nblobs;
+	int has_key;
 	time_t now = time(NULL);
 	struct tm tm;
 	int r;
@@ -151,8 +202,26 @@ int datadir_check_fresh(const char *dir, int init, const struct glog *log,
 	}
 	nblobs = count_blobs(dir);
 	wal_size = file_size(wal);
-	if (nblobs == 0 && wal_size <= 0)
+	snprintf(key, sizeof(key), "%s/gpud.key", dir);
+	has_key = access(key, F_OK) == 0;
+	if (nblobs == 0 && wal_size <= 0 && !has_key)
 		return 0; /* a first start */
+	/* The identity key is made at the first start, with the database:
+	 * alone, it says a database (its tokens at least) was lost, even
+	 * before any blob was stored. */
+	if (!init && nblobs == 0 && wal_size <= 0)
+		return gerr_fail(GERR_STATE, err, errlen,
+				 "%s is %s, but %s (gpud's identity, made with "
+				 "the database at the first start) is there: the "
+				 "database was lost, and with it every job and "
+				 "credential (gpuctl token add). gpud will not start "
+				 "a fresh one silently. If it was lost, restore "
+				 "gpud.db (and its -wal file) from a backup. To start "
+				 "afresh on purpose, run gpud once with --init (the "
+				 "identity key is kept: credentials must be added "
+				 "again, and they pin the same key), or remove %s "
+				 "(a new identity: every credential is made anew)",
+				 db, db_size == 0 ? "empty" : "missing", key, key);
 	if (!init)
 		return gerr_fail(GERR_STATE, err, errlen,
 				 "%s is %s, but %s holds %zu stored blob(s)%s of an "

@@ -18,14 +18,19 @@
  * the database, a blob or the lock. */
 int datadir_check_mode(const char *dir, char *err, size_t errlen);
 
-/* Take DIR/gpud.lock (flock, held while *ret_fd stays open; the file says
- * the holder's PID). GERR_STATE when another gpud holds it, naming it. */
+/* Lock DIR for this process: flock on the directory's own descriptor
+ * (*ret_fd, held while it stays open), so that deleting DIR/gpud.lock
+ * frees nothing; on a filesystem that cannot lock a directory, on
+ * gpud.lock. DIR/gpud.lock says the holder's PID. GERR_STATE when another
+ * gpud holds it, naming it. */
 int datadir_lock(const char *dir, int *ret_fd, char *err, size_t errlen);
 
 /* Before the database opens: a missing or empty DIR/gpud.db beside the
- * blobs or WAL of an earlier one is refused (GERR_STATE) unless init, when
- * those are moved aside (logged) and a fresh database starts. The first
- * start in an empty directory passes. */
+ * blobs or WAL of an earlier one, or beside gpud's identity key (made with
+ * the database: tokens were lost even when no blob was stored), is refused
+ * (GERR_STATE, saying how to go on) unless init, when blobs and WAL are
+ * moved aside (logged), the key kept, and a fresh database starts. The
+ * first start in an empty directory passes. */
 int datadir_check_fresh(const char *dir, int init, const struct glog *log,
 			char *err, size_t errlen);
 

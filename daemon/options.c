@@ -92,8 +92,8 @@ static const struct conf_key keys[] = {
 	  0, 0, "DIR", "where finished jobs' plots go, job-N/ in it (default\n"
 	  "DATA/results); made 0755, files 0644, for every user to read", NULL, NULL },
 	{ "init", CONF_BOOL, CONF_CLI_ONLY, F(init), 0, 0, 0, NULL,
-	  "start a fresh database even though DIR holds the blobs\n"
-	  "of an earlier one (they are moved aside, not deleted)", NULL, NULL },
+	  "start a fresh database even though DIR holds the blobs or\n"
+	  "the key of an earlier one (blobs moved aside, the key kept)", NULL, NULL },
 	{ "listen", CONF_CUSTOM, 0, F(listen), sizeof(struct gpud_listen), 0, 0,
 	  "HOST:PORT", "worker listener (default 127.0.0.1:7700; port 0 picks one,\n"
 	  "written to DIR/gpud.addr)", parse_listen, show_listen },

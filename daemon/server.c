@@ -554,6 +554,7 @@ int server_start(struct gpud *d)
 	if (rc)
 		return rc;
 	sweep_blobs(d);
+	audit_digests(d->store, &d->log);
 	rc = dbq_open(d->loop, d->store, &d->dbq);
 	if (rc)
 		return rc;

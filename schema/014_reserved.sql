@@ -1,4 +1,4 @@
--- 014: reserved. This branch (rates) was given migration 017; other
--- branches of the same round add the real 014. This no-op only keeps the
+-- 014: reserved. This branch (store) was given migration 015; another
+-- branch of the same round adds the real 014. This no-op only keeps the
 -- numbers without a gap until the merge, which drops this file.
 SELECT 1;

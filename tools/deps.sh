@@ -13,6 +13,8 @@ pkgs="meson ninja-build pkg-config gcc python3 libuv1-dev libsqlite3-dev zlib1g-
 pkgs="$pkgs groff-base"
 # The Othello evaluation's training script (tools/othello_train.py).
 pkgs="$pkgs python3-numpy"
+# The digests' tests change a stored answer as an operator could (sqlite3).
+pkgs="$pkgs sqlite3"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

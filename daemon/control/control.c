@@ -243,7 +243,8 @@ static void extend_work(struct store *st, void *arg)
 		store_rollback(st);
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "cannot extend job %" PRId64 ": %s",
-			 r->in.job, rc == GERR_STATE ? store_errmsg(st) : gerr_str(rc));
+			 r->in.job, rc == GERR_STATE || rc == GERR_CORRUPT ? store_errmsg(st)
+							      : gerr_str(rc));
 		goto out;
 	}
 	/* Extended, it runs on (a paused job stays paused). */

@@ -3,6 +3,10 @@
  * workload's bulk output, or "plot": the job's plot as it stands). The job and its parts are read on the database
  * thread; the workload renders on the thread pool, so a large answer never
  * holds up the database thread.
+ *
+ * Neither prints what is not as gpud wrote it: the job's answer is
+ * checked against its digest, and each part is as it is read
+ * (store_part_get), so a damaged one is refused, named, instead of shown.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,21 +27,34 @@ static void pool_after(uv_work_t *w, int status)
 
 /* ---- result ---- */
 
+/* Database thread: the job's answer and its parts as they were written
+ * (their digests), or r->err saying what is damaged. */
+static int answer_check(struct ctl_req *r, struct store *st)
+{
+	int rc = store_job_digest_check(st, r->in.job);
+
+	if (rc == 0)
+		rc = job_parts_load(&r->parts, st, r->in.job);
+	if (rc == GERR_CORRUPT)
+		snprintf(r->err, sizeof(r->err), "refused: %s (gpuctl check "
+			 "lists every damaged answer and part)", store_errmsg(st));
+	else if (rc)
+		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
+			 r->in.job, gerr_str(rc));
+	return rc;
+}
+
 /* Database thread: the job and its parts, for result_render. */
 void ctl_result_load_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
-	int rc;
 
 	if (store_job_get(st, r->in.job, &r->jobrow)) {
 		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
 		return;
 	}
 	r->wl = workload_find(r->jobrow.workload);
-	rc = job_parts_load(&r->parts, st, r->in.job);
-	if (rc)
-		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
-			 r->in.job, gerr_str(rc));
+	answer_check(r, st);
 }
 
 /* A finished job's plot, written at its finish; written now when missing
@@ -128,7 +145,6 @@ void ctl_export_load_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	struct store_job j = {0};
-	int rc;
 
 	if (store_job_get(st, r->in.job, &j)) {
 		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
@@ -139,10 +155,7 @@ void ctl_export_load_work(struct store *st, void *arg)
 	r->job_answer = j.answer;
 	j.params = j.answer = NULL;
 	store_job_clear(&j);
-	rc = job_parts_load(&r->parts, st, r->in.job);
-	if (rc)
-		snprintf(r->err, sizeof(r->err), "job %" PRId64 ": its parts: %s",
-			 r->in.job, gerr_str(rc));
+	answer_check(r, st);
 }
 
 static void export_work(uv_work_t *w)

@@ -1,7 +1,9 @@
 /* control_check.c - `gpuctl check` (control.h): SQLite's full integrity
- * check and every blob a row names, present with the right hash; jobs whose
- * blobs are missing or damaged are marked (store_damage_set) so status
- * shows them.
+ * check, every stored answer and part against its digest (migration 015:
+ * a value changed in place, which the integrity check cannot see), and
+ * every blob a row names, present with the right hash; jobs whose answers,
+ * parts or blobs are damaged are marked (store_damage_set) so status shows
+ * them. The digests' findings are lines of the database's verdict.
  *
  * Steps, none on the loop for long: list (database thread: integrity check
  * and the references), read and hash every blob (thread pool), confirm and
@@ -28,6 +30,8 @@
  * bound however much is lost. */
 #define CHECK_MAX_LINES 100
 #define CHECK_MAX_LISTED 1000
+/* Digest findings kept (all are counted): each is a line and a mark. */
+#define CHECK_MAX_DIGESTS 100
 
 struct check {
 	struct ctl_req *r;
@@ -38,6 +42,9 @@ struct check {
 	size_t nrefs;
 	struct audit_problem *probs;
 	size_t nprobs, checked;
+	struct store_digest_bad *bad; /* answers and parts not as written */
+	size_t nbad;
+	uint64_t bad_total;
 	int rc;                  /* the first step that failed */
 	char msg[256];
 };
@@ -47,6 +54,7 @@ static void check_free(struct check *c)
 	store_lines_free(c->lines, c->nlines);
 	free(c->refs);
 	free(c->probs);
+	free(c->bad);
 	free(c);
 }
 
@@ -101,14 +109,31 @@ static void mark_work(struct store *st, void *arg)
 		c->probs[kept++] = *p;
 	}
 	c->nprobs = kept;
-	dmg = calloc(kept + 1, sizeof(*dmg));
-	why = calloc(kept + 1, sizeof(*why));
+	dmg = calloc(kept + c->nbad + 1, sizeof(*dmg));
+	why = calloc(kept + c->nbad + 1, sizeof(*why));
 	if (!dmg || !why) {
 		c->rc = GERR_NOMEM;
 		snprintf(c->msg, sizeof(c->msg), "out of memory");
 		goto out;
 	}
-	/* One mark per job: its first problem, and how many it has. */
+	/* One mark per job: its first problem, and how many it has; a
+	 * damaged answer or part first, then its blobs. */
+	for (size_t i = 0; i < c->nbad; i++) {
+		int64_t job = c->bad[i].job_id;
+		size_t k = 0;
+
+		while (k < nd && dmg[k].job_id != job)
+			k++;
+		if (k < nd) {
+			dmg[k].problems++;
+			continue;
+		}
+		audit_digest_text(&c->bad[i], why[nd], sizeof(why[nd]));
+		dmg[nd].job_id = job;
+		dmg[nd].reason = why[nd];
+		dmg[nd].problems = 1;
+		nd++;
+	}
 	for (size_t i = 0; i < kept; i++) {
 		int64_t job = c->probs[i].ref->job_id;
 		size_t k = 0;
@@ -147,10 +172,11 @@ static void mark_after(void *arg)
 		return;
 	}
 	rows = ctl_problem_rows(c->probs, c->nprobs, CHECK_MAX_LISTED, &nrows);
-	jobs = calloc(c->nprobs ? c->nprobs : 1, sizeof(*jobs));
+	jobs = calloc(c->nprobs + c->nbad + 1, sizeof(*jobs));
 	/* Each damaged job once, in the order first found. */
-	for (size_t i = 0; jobs && i < c->nprobs; i++) {
-		int64_t job = c->probs[i].ref->job_id;
+	for (size_t i = 0; jobs && i < c->nbad + c->nprobs; i++) {
+		int64_t job = i < c->nbad ? c->bad[i].job_id
+					  : c->probs[i - c->nbad].ref->job_id;
 		size_t k = 0;
 
 		while (k < njobs && jobs[k] != job)
@@ -198,12 +224,23 @@ static void blobs_after(uv_work_t *w, int status)
 		check_fail(c, "gpud is shutting down");
 }
 
-/* Database thread: SQLite's own check, then the references. */
+/* Database thread: SQLite's own check, the digests, then the references. */
 static void list_work(struct store *st, void *arg)
 {
 	struct check *c = arg;
 
 	c->rc = store_integrity(st, 0, CHECK_MAX_LINES, &c->lines, &c->nlines);
+	/* A page SQLite cannot walk would fail every digest too: the
+	 * integrity check's lines say it first. */
+	if (!c->rc && c->nlines == 0)
+		c->rc = store_digest_audit(st, CHECK_MAX_DIGESTS, &c->bad,
+					   &c->nbad, &c->bad_total);
+	if (!c->rc && (c->rc = audit_digest_lines(c->bad, c->nbad,
+						  c->bad_total, &c->lines,
+						  &c->nlines)) != 0) {
+		snprintf(c->msg, sizeof(c->msg), "out of memory");
+		return;
+	}
 	if (!c->rc)
 		c->rc = store_blob_refs(st, 0, &c->refs, &c->nrefs);
 	if (c->rc)

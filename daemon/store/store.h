@@ -531,6 +531,26 @@ int store_damage_set(struct store *st, const struct store_damage *a,
 		     size_t n, double now);
 /* *ret_reason: the job's damage (malloc'ed), or NULL when it has none. */
 int store_damage_get(struct store *st, int64_t job_id, char **ret_reason);
+/* Digests (migration 015): a stored answer or part whose values no longer
+ * match the digest written with them. seq is -1 for a job's answer (lease
+ * 0), else the part's number and its lease. */
+struct store_digest_bad {
+	int64_t job_id;
+	int64_t lease_id;
+	int64_t seq;
+};
+/* Every job and part recomputed: the damaged ones in *ret (malloc'ed,
+ * free(); at most max, 1..1000000, answers first, then parts by job and
+ * seq), their number in *ret_n; *ret_total (may be NULL) counts them all.
+ * Reads every job and part row once. */
+int store_digest_audit(struct store *st, size_t max,
+		       struct store_digest_bad **ret, size_t *ret_n,
+		       uint64_t *ret_total);
+/* 0 when job id's answer, params and verified units match their digest;
+ * GERR_CORRUPT (the message names the job and says what to do) when not.
+ * store_job_set_answer and store_job_extend check it before they write;
+ * store_part_get checks each part's. */
+int store_job_digest_check(struct store *st, int64_t id);
 
 /* ---- a copy of the live database (store_backup.c) ----
  * Copy the database at src_path, as one commit left it, into the new file

@@ -7,6 +7,10 @@
  * lease each belongs to; a table that comes to hold blob hashes belongs in
  * it. For the sweep, refs_everywhere adds every 64-hex text in any table,
  * so a name S_BLOB_REFS misses is kept rather than deleted.
+ *
+ * The digests of migration 015 are checked here too, for every row at
+ * once (store_digest_audit): the answers and parts whose values no longer
+ * match their digests, for `gpuctl check` and the start-up check.
  */
 #include "store_internal.h"
 
@@ -43,6 +47,12 @@ const char *const sdb_blob_sql[S_COUNT] = {
 	[S_DAMAGE_ADD] = "INSERT INTO damage (job_id, reason, problems, "
 			 "found_at) VALUES (?1, ?2, ?3, ?4)",
 	[S_DAMAGE_GET] = "SELECT reason FROM damage WHERE job_id = ?1",
+	[S_DIGEST_BAD_JOBS] = "SELECT id, 0, -1 FROM jobs "
+			      "WHERE digest IS NOT " JOB_DIGEST " ORDER BY id",
+	[S_DIGEST_BAD_PARTS] = "SELECT parts.job_id, parts.lease_id, "
+			       "parts.seq FROM parts LEFT JOIN leases AS l "
+			       "ON l.id = parts.lease_id WHERE parts.digest "
+			       "IS NOT " PART_DIGEST " ORDER BY 1, 3",
 };
 
 /* Indexed by the query's last column. */
@@ -272,4 +282,52 @@ int store_damage_get(struct store *st, int64_t job_id, char **ret_reason)
 	if (r == 0)
 		*ret_reason = reason;
 	return r;
+}
+
+struct bad_list {
+	struct store_digest_bad *a;
+	size_t n, max;
+	uint64_t total;
+};
+
+/* A row (job, lease, seq) into the bad_list ctx: counted, kept up to max. */
+static int bad_row(struct store *st, sqlite3_stmt *s, void *ctx)
+{
+	struct bad_list *l = ctx;
+
+	(void)st;
+	l->total++;
+	if (l->n == l->max)
+		return 0;
+	l->a[l->n].job_id = sqlite3_column_int64(s, 0);
+	l->a[l->n].lease_id = sqlite3_column_int64(s, 1);
+	l->a[l->n].seq = sqlite3_column_int64(s, 2);
+	l->n++;
+	return 0;
+}
+
+int store_digest_audit(struct store *st, size_t max,
+		       struct store_digest_bad **ret, size_t *ret_n,
+		       uint64_t *ret_total)
+{
+	static const char what[] = "store_digest_audit";
+	struct bad_list l = {.max = max};
+	int r;
+
+	if (!ret || !ret_n || max == 0 || max > 1000000)
+		return sdb_err(st, GERR_INVAL, "%s: bad argument", what);
+	if (!(l.a = calloc(max, sizeof(*l.a))))
+		return sdb_err(st, GERR_NOMEM, "%s: out of memory", what);
+	r = sdb_each(st, S_DIGEST_BAD_JOBS, NULL, bad_row, &l, what);
+	if (r == 0)
+		r = sdb_each(st, S_DIGEST_BAD_PARTS, NULL, bad_row, &l, what);
+	if (r) {
+		free(l.a);
+		return r;
+	}
+	*ret = l.a;
+	*ret_n = l.n;
+	if (ret_total)
+		*ret_total = l.total;
+	return 0;
 }

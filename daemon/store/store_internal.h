@@ -64,6 +64,18 @@
 	"attempts, failures, units_done, checkpoint, checkpoint_units, "     \
 	"result, updated_at, last_error"
 
+/* The digests of migration 015: BLAKE2b-256 (gpud_digest, store_open.c)
+ * of what a job's answer is read with (its id, params, answer and
+ * verified units), and of everything a part gives a reader (its job, seq,
+ * lease, and the lease's spec, units and result, and its note). In a
+ * statement on jobs, and on parts with its lease as l. */
+#define JOB_DIGEST                                                           \
+	"gpud_digest('job', jobs.id, jobs.params, jobs.answer, "              \
+	"jobs.units_verified)"
+#define PART_DIGEST                                                          \
+	"gpud_digest('part', parts.job_id, parts.seq, parts.lease_id, "       \
+	"l.spec, l.units, l.result, parts.note)"
+
 enum stmt_id {
 	/* store_tx.c */
 	S_BEGIN,
@@ -95,6 +107,8 @@ enum stmt_id {
 	S_JOB_SET_PRIORITY,
 	S_JOB_STARTED,
 	S_JOB_STATS,
+	S_JOB_DIGEST_SET,
+	S_JOB_DIGEST_OK,
 	S_EVENT_ADD,
 	S_EVENT_COUNT,
 	/* store_lease_rows.c */
@@ -135,6 +149,8 @@ enum stmt_id {
 	S_PART_ADD,
 	S_PART_COUNT,
 	S_PART_GET,
+	S_PART_DIGEST_SET,
+	S_PART_DIGEST_OK,
 	/* store_rates.c */
 	S_RATE_REGISTER,
 	S_RATE_SEEN,
@@ -176,6 +192,8 @@ enum stmt_id {
 	S_DAMAGE_CLEAR,
 	S_DAMAGE_ADD,
 	S_DAMAGE_GET,
+	S_DIGEST_BAD_JOBS,
+	S_DIGEST_BAD_PARTS,
 	/* store_replica.c */
 	S_REPLICA_INFO,
 	S_REPLICA_GROUP,

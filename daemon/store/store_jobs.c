@@ -3,6 +3,13 @@
  * append-only event log of what happened to which job, lease, worker. The
  * queue's columns (name, priority, started_at) and the lists status and
  * history show are in store_queue.c.
+ *
+ * Digests (migration 015). What a job's answer is read with (params,
+ * answer, units_verified) carries a BLAKE2b digest, rewritten in the
+ * transaction of every write that changes it; a write that builds on the
+ * old values (a merge's answer, an extension's params) first checks the
+ * digest, so damage is refused instead of merged over and sealed by a
+ * fresh digest. store_job_digest_check is the readers' check.
  */
 #include "store_internal.h"
 
@@ -47,6 +54,13 @@ const char *const sdb_job_sql[S_COUNT] = {
 		"FROM jobs AS j LEFT JOIN leases AS l ON l.job_id = j.id "
 		"AND l.state IN (?2, ?3, ?4) AND l.replica_of IS NULL "
 		"WHERE j.id = ?1 GROUP BY j.id",
+
+	/* Migration 015: written with every change of what it covers, in
+	 * the same transaction; checked before a change builds on it. */
+	[S_JOB_DIGEST_SET] = "UPDATE jobs SET digest = " JOB_DIGEST
+			     " WHERE id = ?1",
+	[S_JOB_DIGEST_OK] = "SELECT digest IS " JOB_DIGEST " FROM jobs "
+			    "WHERE id = ?1",
 
 	[S_EVENT_ADD] = "INSERT INTO events (ts, job_id, lease_id, epoch, "
 			"worker_id, kind, detail) "
@@ -95,6 +109,36 @@ void store_job_free_array(struct store_job *a, size_t n)
 	sdb_free_array(a, n, sizeof(*a), sdb_job_clear_v);
 }
 
+/* Job id's digest, of its row as it is now. A schema older than 015 (only
+ * store_open_version, tests) has none to write. */
+static int job_digest_write(struct store *st, int64_t id, const char *what)
+{
+	if (!st->stmt[S_JOB_DIGEST_SET])
+		return 0;
+	return sdb_exec(st, S_JOB_DIGEST_SET, SDB_ARGS(sa_int(id)), what);
+}
+
+int store_job_digest_check(struct store *st, int64_t id)
+{
+	static const char what[] = "store_job_digest_check";
+	int ok = 0;
+	int r;
+
+	if (!st->stmt[S_JOB_DIGEST_OK])
+		return 0;
+	r = sdb_one(st, S_JOB_DIGEST_OK, SDB_ARGS(sa_int(id)),
+		    SDB_COLS(sc_int(&ok)), what);
+	if (r == GERR_NOTFOUND)
+		return sdb_err(st, r, "%s: no job %lld", what, (long long)id);
+	if (r == 0 && !ok)
+		r = sdb_err(st, GERR_CORRUPT, "job %lld: its stored answer "
+			    "(answer, params or verified units) does not match "
+			    "its digest: the database was changed outside "
+			    "gpud or damaged; restore it from a backup",
+			    (long long)id);
+	return r;
+}
+
 int store_job_insert(struct store *st, const char *workload,
 		     const char *params, uint64_t total_units, double now,
 		     int64_t *ret_id)
@@ -107,12 +151,17 @@ int store_job_insert(struct store *st, const char *workload,
 		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
 	if ((r = sdb_check_u63(st, total_units, what)))
 		return r;
-	r = sdb_write_one(st, S_JOB_INSERT,
-			  SDB_ARGS(sa_text(workload), sa_text(params),
-				   sa_int((int64_t)total_units), sa_dbl(now)),
-			  SDB_COLS(sc_i64(&id)), what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	r = sdb_one(st, S_JOB_INSERT,
+		    SDB_ARGS(sa_text(workload), sa_text(params),
+			     sa_int((int64_t)total_units), sa_dbl(now)),
+		    SDB_COLS(sc_i64(&id)), what);
 	if (r == GERR_NOTFOUND)
 		r = sdb_err(st, GERR_DB, "%s: no id returned", what);
+	if (r == 0)
+		r = job_digest_write(st, id, what);
+	r = sdb_op_end(st, r, what);
 	if (r == 0)
 		*ret_id = id;
 	return r;
@@ -219,11 +268,15 @@ int store_job_extend(struct store *st, int64_t id, const char *params,
 			    "extended", what, (long long)id, job_state_name(from));
 		goto out;
 	}
+	if ((r = store_job_digest_check(st, id)))
+		goto out;
 	r = sdb_exec(st, S_JOB_EXTEND,
 		     SDB_ARGS(sa_int(id), sa_text(params),
 			      sa_int((int64_t)total_units),
 			      sa_int(from == JOB_PAUSED ? JOB_PAUSED
 							: JOB_ACTIVE)), what);
+	if (r == 0)
+		r = job_digest_write(st, id, what);
 out:
 	return sdb_op_end(st, r, what);
 }
@@ -250,12 +303,21 @@ int store_job_set_answer(struct store *st, int64_t id, const char *answer,
 	static const char what[] = "store_job_set_answer";
 	int r = sdb_check_u63(st, units_verified, what);
 
-	if (r)
+	if (r || (r = sdb_op_begin(st, what)))
 		return r;
-	return sdb_write(st, S_JOB_SET_ANSWER,
-			 SDB_ARGS(sa_int(id), sa_text(answer),
-				  sa_int((int64_t)units_verified)), "job", id,
-			 what);
+	/* The new answer was merged from the one stored: never over damage. */
+	if ((r = store_job_digest_check(st, id)))
+		goto out;
+	r = sdb_exec(st, S_JOB_SET_ANSWER,
+		     SDB_ARGS(sa_int(id), sa_text(answer),
+			      sa_int((int64_t)units_verified)), what);
+	if (r == 0 && sdb_changes(st) == 0)
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no job %lld", what,
+			    (long long)id);
+	if (r == 0)
+		r = job_digest_write(st, id, what);
+out:
+	return sdb_op_end(st, r, what);
 }
 
 /* workloads_json must be a JSON array (json_each of a scalar or object

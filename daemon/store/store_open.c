@@ -18,7 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "auth.h"
+#include "le.h"
 #include "schema.h"
 #include "store_test.h"
 
@@ -178,6 +181,58 @@ static void sql_token_stored_key(sqlite3_context *ctx, int argc,
 	sqlite3_result_blob(ctx, out, sizeof(out), SQLITE_TRANSIENT);
 }
 
+/* gpud_digest(tag, v1, v2, ...): BLAKE2b-256 of its arguments, each as
+ * its type, its length and its bytes (an integer as 8 bytes little-endian,
+ * text and blobs as they are, a real as its 8 bytes, NULL as nothing), so
+ * that no two lists of values share an encoding. The digests of migration
+ * 015 (JOB_DIGEST, PART_DIGEST in store_internal.h); computed in the
+ * statement that writes them, from the values stored. */
+static void sql_digest(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	crypto_generichash_state hs;
+	uint8_t out[32];
+
+	crypto_generichash_init(&hs, (const uint8_t *)"gpud-digest-1", 13,
+				sizeof(out));
+	for (int i = 0; i < argc; i++) {
+		uint8_t head[9], num[8];
+		const void *p = NULL;
+		uint64_t n = 0;
+		int t = sqlite3_value_type(argv[i]);
+
+		if (t == SQLITE_INTEGER) {
+			le_put64(num, (uint64_t)sqlite3_value_int64(argv[i]));
+			p = num;
+			n = 8;
+		} else if (t == SQLITE_FLOAT) {
+			double d = sqlite3_value_double(argv[i]);
+			uint64_t u;
+
+			memcpy(&u, &d, sizeof(u));
+			le_put64(num, u);
+			p = num;
+			n = 8;
+		} else if (t == SQLITE_TEXT) {
+			p = sqlite3_value_text(argv[i]);
+			n = (uint64_t)sqlite3_value_bytes(argv[i]);
+		} else if (t == SQLITE_BLOB) {
+			p = sqlite3_value_blob(argv[i]);
+			n = (uint64_t)sqlite3_value_bytes(argv[i]);
+		}
+		if (n && !p) {
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+		head[0] = (uint8_t)t;
+		le_put64(head + 1, n);
+		crypto_generichash_update(&hs, head, sizeof(head));
+		if (n)
+			crypto_generichash_update(&hs, p, n);
+	}
+	crypto_generichash_final(&hs, out, sizeof(out));
+	sqlite3_result_blob(ctx, out, sizeof(out), SQLITE_TRANSIENT);
+}
+
 /* Apply the migrations this database lacks up to number target (all of
  * them but in tests), each in its own IMMEDIATE transaction together with
  * its user_version, so a crash leaves either the old or the new version,
@@ -267,6 +322,12 @@ static int setup(struct store *st, int target)
 					SQLITE_UTF8 | SQLITE_DETERMINISTIC |
 					SQLITE_DIRECTONLY, NULL,
 					sql_token_stored_key, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(st->db, "gpud_digest", -1,
+						SQLITE_UTF8 |
+						SQLITE_DETERMINISTIC |
+						SQLITE_DIRECTONLY, NULL,
+						sql_digest, NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sdb_fail(st, rc, "create function");
 	if ((r = check_identity(st)) || (r = quick_check(st)) ||

@@ -8,6 +8,12 @@
  * the primary key instead of counting the rows. A part names its lease;
  * spec, units and result are read from the lease, whose result a verified
  * lease keeps (only a rejection clears it, and verified is final).
+ *
+ * Digests (migration 015): a part's digest covers everything a reader
+ * gets of it (PART_DIGEST, store_internal.h), its lease's columns too; it
+ * is written in the transaction that adds the part, and store_part_get
+ * refuses a part that no longer matches it (GERR_CORRUPT, naming it), so
+ * a render, an export or a job's final check never uses a damaged part.
  */
 #include "store_internal.h"
 
@@ -24,6 +30,13 @@ const char *const sdb_part_sql[S_COUNT] = {
 		"WHERE id = ?2 AND job_id = ?1 AND state = ?4",
 	[S_PART_COUNT] = "SELECT coalesce(max(seq) + 1, 0) FROM parts "
 			 "WHERE job_id = ?1",
+	[S_PART_DIGEST_SET] = "UPDATE parts SET digest = (SELECT " PART_DIGEST
+			      " FROM leases AS l WHERE l.id = parts.lease_id) "
+			      "WHERE lease_id = ?1",
+	[S_PART_DIGEST_OK] = "SELECT parts.digest IS " PART_DIGEST
+			     " FROM parts LEFT JOIN leases AS l "
+			     "ON l.id = parts.lease_id "
+			     "WHERE parts.job_id = ?1 AND parts.seq = ?2",
 	[S_PART_GET] = "SELECT p.lease_id, l.spec, l.units, l.result, p.note "
 		       "FROM parts AS p JOIN leases AS l ON l.id = p.lease_id "
 		       "WHERE p.job_id = ?1 AND p.seq = ?2",
@@ -47,6 +60,20 @@ static int part_row(sqlite3_stmt *s, void *elem)
 }
 
 static void part_clear_v(void *e) { store_part_clear(e); }
+
+/* The digest of lease_id's part, of its row and its lease's as they are
+ * now. Every write that changes a part (its seq, its note) or its lease's
+ * spec, units or result calls it in the same transaction; otherwise the
+ * part reads as damaged. A schema older than 015 (store_open_version,
+ * tests) has none to write. */
+static int part_digest_write(struct store *st, int64_t lease_id,
+			     const char *what)
+{
+	if (!st->stmt[S_PART_DIGEST_SET])
+		return 0;
+	return sdb_exec(st, S_PART_DIGEST_SET, SDB_ARGS(sa_int(lease_id)),
+			what);
+}
 
 /* Nothing was inserted: say why (the lease is missing, of another job, or
  * not verified). */
@@ -89,6 +116,8 @@ int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
 			    (long long)lease_id);
 	else if (r == 0 && sdb_changes(st) == 0)
 		r = part_refused(st, job_id, lease_id, what);
+	if (r == 0)
+		r = part_digest_write(st, lease_id, what);
 	return sdb_op_end(st, r, what);
 }
 
@@ -124,6 +153,29 @@ int store_part_get(struct store *st, int64_t job_id, uint64_t seq,
 			       (long long)job_id, (unsigned long long)seq);
 	if (r)
 		return r;
+	if (st->stmt[S_PART_DIGEST_OK]) {
+		int ok = 0;
+
+		r = sdb_one(st, S_PART_DIGEST_OK,
+			    SDB_ARGS(sa_int(job_id), sa_int((int64_t)seq)),
+			    SDB_COLS(sc_int(&ok)), what);
+		if (r == 0 && !ok)
+			r = sdb_err(st, GERR_CORRUPT, "job %lld part %llu "
+				    "(lease %lld): the stored part does not "
+				    "match its digest: the database was changed "
+				    "outside gpud or damaged; restore it from a "
+				    "backup", (long long)job_id,
+				    (unsigned long long)seq,
+				    (long long)p.lease_id);
+		if (r == GERR_NOTFOUND) /* read a moment ago */
+			r = sdb_err(st, GERR_DB, "%s: job %lld part %llu "
+				    "vanished", what, (long long)job_id,
+				    (unsigned long long)seq);
+		if (r) {
+			store_part_clear(&p);
+			return r;
+		}
+	}
 	if (!p.result) {
 		r = sdb_err(st, GERR_CORRUPT, "%s: job %lld part %llu: lease "
 			    "%lld has no result", what, (long long)job_id,

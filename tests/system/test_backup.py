@@ -2,8 +2,8 @@
 into a new data directory: a new gpud there, with a worker, finishes both
 jobs to the same answers as the original. The backup is of the middle of
 the jobs (its database has leases not yet verified), its granted leases are
-pending in it, its blobs are hard links, and a second backup into the same
-directory is refused."""
+pending in it, its blobs are files of its own (never hard links to the
+live ones), and a second backup into the same directory is refused."""
 import hashlib
 import json
 import os
@@ -70,7 +70,10 @@ def test_backup(cl: Cluster):
           "backup not verified: %s" % rep)
     check(rep["path"] == dest and rep["blobs"] >= 2 and rep["bytes"] > rep["database_bytes"],
           "backup reply: %s" % rep)
-    check(rep["linked"] >= 1 and rep["copied"] == 0, "blobs not hard-linked: %s" % rep)
+    check(rep["linked"] + rep["copied"] == rep["blobs"], "every blob reflinked or copied: %s" % rep)
+    for sub, _, files in os.walk(os.path.join(dest, "blobs")):
+        for f in files:
+            check(os.stat(os.path.join(sub, f)).st_nlink == 1, "a blob shares its file: %s" % f)
     check(stat.S_IMODE(os.stat(dest).st_mode) == 0o700, "backup directory not private")
     names = set(os.listdir(dest))
     check({"backup.json", "blobs", "gpud.db", "local-worker.token"} <= names

@@ -1,5 +1,7 @@
 /* test_backup.c - daemon/backup.c: a backup holds the database, every blob
- * its rows name (hard-linked, or copied with copy) and gpud's identity
+ * its rows name (files of its own: reflinked where the filesystem can,
+ * else copied; copied always with copy; never hard links, so damage to a
+ * live blob stays out of the backup) and gpud's identity
  * files, with the leases granted at the snapshot pending in the copy only;
  * it is refused for a directory that is not new or empty, a relative path
  * or one inside the data directory, leaving nothing behind; a checkpoint
@@ -111,17 +113,30 @@ static void backup_whole(void **state)
 	world_make(f, &w);
 	assert_int_equal(world_backup(f, &w, w.dest), 0);
 	assert_int_equal(w.rep.blobs, 2);
-	assert_int_equal(w.rep.linked, 2);
-	assert_int_equal(w.rep.copied, 0);
+	assert_int_equal(w.rep.linked + w.rep.copied, 2);
 	assert_int_equal(w.rep.files, 1);
 	assert_int_equal(w.rep.released, 1);
 	assert_int_equal(w.rep.snapshots, 1);
 	assert_int_equal(w.rep.nintegrity, 0);
 	assert_int_equal(w.rep.nprobs, 0);
 	assert_int_equal(w.rep.bytes, w.rep.db_bytes + 10 + 7 + 9);
-	/* Hard links: the same files, not copies. */
-	assert_true(inode(w.dest, w.ckpt) == inode(f->dir, w.ckpt));
-	assert_true(inode(w.dest, w.result) == inode(f->dir, w.result));
+	/* Files of its own, never the live ones: damage to a live blob
+	 * leaves the backup's as it was. */
+	assert_true(inode(w.dest, w.ckpt) != inode(f->dir, w.ckpt));
+	assert_true(inode(w.dest, w.result) != inode(f->dir, w.result));
+	{
+		char live[300];
+		FILE *fp;
+
+		snprintf(live, sizeof(live), "%s/blobs/%.2s/%s", f->dir,
+			 w.result, w.result);
+		assert_non_null(fp = fopen(live, "r+b"));
+		assert_int_equal(fputc('!', fp), '!');
+		assert_int_equal(fclose(fp), 0);
+		assert_int_equal(blob_store_check(f->dir, w.result),
+				 GERR_CORRUPT);
+		assert_int_equal(blob_store_check(w.dest, w.result), 0);
+	}
 	assert_int_equal(stat(w.dest, &sb), 0);
 	assert_int_equal(sb.st_mode & 0777, 0700);
 	assert_false(present(w.dest, ".partial"));

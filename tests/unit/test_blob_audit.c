@@ -1,7 +1,7 @@
 /* test_blob_audit.c - daemon/blob_audit.c: the start-up sweep removes
  * temporary files and blobs no reference names (and nothing else), and the
  * check pass finds missing, corrupt and misnamed blobs, once per
- * reference. */
+ * reference; the digests' findings in words, after lines already there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -175,5 +175,31 @@ static void test_audit(void **state)
 	free(refs);
 }
 
+static void test_digest_lines(void **state)
+{
+	const struct store_digest_bad bad[] = {
+		{ .job_id = 3, .lease_id = 0, .seq = -1 },
+		{ .job_id = 4, .lease_id = 9, .seq = 2 },
+	};
+	char **lines = calloc(1, sizeof(*lines));
+	size_t n = 1;
+
+	(void)state;
+	assert_non_null(lines);
+	assert_non_null(lines[0] = strdup("row 1 missing from index"));
+	assert_int_equal(audit_digest_lines(bad, 0, 0, &lines, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(audit_digest_lines(bad, 2, 7, &lines, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(lines[0], "row 1 missing from index");
+	assert_string_equal(lines[1], "job 3: its stored answer does not match "
+			    "its digest (damaged)");
+	assert_string_equal(lines[2], "job 4: part 2 (lease 9) does not match "
+			    "its digest (damaged)");
+	assert_non_null(strstr(lines[3], "and 5 more"));
+	store_lines_free(lines, n);
+}
+
 UNIT_MAIN(cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
-	cmocka_unit_test_setup_teardown(test_audit, setup, teardown))
+	cmocka_unit_test_setup_teardown(test_audit, setup, teardown),
+	cmocka_unit_test(test_digest_lines))

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -268,6 +269,27 @@ static void test_file_bounds(void **state)
 	/* A directory is not a configuration file. */
 	assert_int_equal(conf_load_file(&table, "/tmp", &a, err, sizeof(err)),
 			 GERR_INVAL);
+	assert_non_null(strstr(err, "not a regular file (a directory)"));
+	/* Nor a FIFO: refused at once, never waiting for a writer. */
+	{
+		char dir[40] = "/tmp/test_conf.XXXXXX";
+
+		assert_non_null(mkdtemp(dir));
+		snprintf(path, sizeof(path), "%s/fifo.conf", dir);
+		assert_int_equal(mkfifo(path, 0600), 0);
+		assert_int_equal(conf_load_file(&table, path, &a, err,
+						sizeof(err)), GERR_INVAL);
+		assert_non_null(strstr(err, "not a regular file (a FIFO)"));
+		unlink(path);
+		rmdir(dir);
+	}
+	/* /dev/null stands for no file; another device does not. */
+	defaults(&a);
+	assert_int_equal(conf_load_file(&table, "/dev/null", &a, err,
+					sizeof(err)), 0);
+	assert_int_equal(conf_load_file(&table, "/dev/zero", &a, err,
+					sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "(a device)"));
 }
 
 static void test_args_over_file(void **state)

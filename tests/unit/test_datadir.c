@@ -1,7 +1,7 @@
-/* test_datadir.c - daemon/datadir.c: the lock names its holder, a
- * world-writable directory is refused, a missing or empty database beside
- * old blobs is refused unless init (which moves them aside), the write
- * probe. */
+/* test_datadir.c - daemon/datadir.c: the lock names its holder and holds
+ * with gpud.lock deleted, a world-writable directory is refused, a missing
+ * or empty database beside old blobs or beside gpud.key is refused unless
+ * init (which moves the blobs aside and keeps the key), the write probe. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,9 +76,49 @@ static void test_lock(void **state)
 	}
 	assert_int_equal(waitpid(child, &st, 0), child);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* The lock is the directory's: gpud.lock deleted frees nothing, and
+	 * the refused one does not make it again. */
+	snprintf(want, sizeof(want), "%s/gpud.lock", dir);
+	assert_int_equal(unlink(want), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int r = datadir_lock(dir, &fd2, err, sizeof(err));
+		_exit(r == GERR_STATE && strstr(err, "another gpud") &&
+		      access(want, F_OK) != 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(child, &st, 0), child);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	close(fd);
 	assert_int_equal(datadir_lock(dir, &fd2, err, sizeof(err)), 0);
+	assert_int_equal(access(want, F_OK), 0); /* names the new holder */
 	close(fd2);
+}
+
+/* gpud.key without a database: the database was lost, tokens and all. */
+static void test_fresh_key(void **state)
+{
+	const char *dir = *state;
+	char err[1024], key[128], db[128];
+	FILE *f;
+
+	snprintf(key, sizeof(key), "%s/gpud.key", dir);
+	snprintf(db, sizeof(db), "%s/gpud.db", dir);
+	assert_non_null(f = fopen(key, "w"));
+	fclose(f);
+	assert_int_equal(datadir_check_fresh(dir, 0, &quiet, err, sizeof(err)),
+			 GERR_STATE);
+	assert_non_null(strstr(err, "gpud.db is missing"));
+	assert_non_null(strstr(err, "gpud.key"));
+	assert_non_null(strstr(err, "--init"));
+	assert_non_null(strstr(err, "backup"));
+	assert_int_not_equal(access(db, F_OK), 0);
+	/* On purpose: init keeps the key. */
+	assert_int_equal(datadir_check_fresh(dir, 1, &quiet, err, sizeof(err)), 0);
+	assert_int_equal(access(key, F_OK), 0);
+	/* Or the key removed: a first start. */
+	assert_int_equal(unlink(key), 0);
+	assert_int_equal(datadir_check_fresh(dir, 0, &quiet, err, sizeof(err)), 0);
 }
 
 static void test_fresh(void **state)
@@ -146,4 +186,5 @@ static void test_probe(void **state)
 UNIT_MAIN(DIR_TEST(test_mode),
 	DIR_TEST(test_lock),
 	DIR_TEST(test_fresh),
+	DIR_TEST(test_fresh_key),
 	DIR_TEST(test_probe))

@@ -9,7 +9,7 @@ static void database_print(FILE *f, const char *label,
 			   const struct ctlcmd_reply *r)
 {
 	if (r->n_database == 0)
-		fprintf(f, "%s: ok (integrity_check)\n", label);
+		fprintf(f, "%s: ok (integrity_check, digests)\n", label);
 	for (size_t i = 0; i < r->n_database; i++)
 		fprintf(f, "%s: %s\n", label, r->database[i]);
 }
@@ -38,7 +38,7 @@ void ctl_backup_print(FILE *f, const struct ctlcmd_reply *r)
 {
 	fprintf(f, "backup written to %s\n", r->path);
 	fprintf(f, "  %" PRId64 " bytes in %.1f s: database %" PRId64 " bytes, %"
-		PRId64 " blob(s) of %" PRId64 " bytes (%" PRId64 " hard-linked, %"
+		PRId64 " blob(s) of %" PRId64 " bytes (%" PRId64 " reflinked, %"
 		PRId64 " copied), %" PRId64 " identity file(s)\n", r->bytes,
 		r->seconds, r->database_bytes, r->blobs, r->blob_bytes,
 		r->linked, r->copied, r->ident_files);
@@ -66,7 +66,7 @@ void ctl_check_print(FILE *f, const struct ctlcmd_reply *r)
 	problems_print(f, r);
 	if (r->n_damaged_jobs)
 		fprintf(f, "the jobs above show as damaged in gpuctl status; restore "
-			"their blobs (DATA/blobs/XX/HASH) from a backup and run gpuctl "
+			"their blobs (DATA/blobs/XX/HASH) or the database from a backup and run gpuctl "
 			"check again to clear the mark\n");
 	if (r->n_database)
 		fprintf(f, "the database itself is damaged: stop gpud, which will "

@@ -106,11 +106,11 @@ static const struct ctl_command commands[] = {
   "                    history, result, export, workers, workloads) or an admin\n"
   "  revoke            its workers are cut off at once\n" },
 { "check", cmd_check, "check [--json]",
-  "the database's integrity and every stored blob; exit 1 when damaged", "" },
+  "the database's integrity, the answers' digests and every stored blob; exit 1 when damaged", "" },
 { "backup", cmd_backup, "backup DIR [--copy] [--json]",
   "a consistent backup while jobs run; exit 1 when unsound",
-  "  DIR is new or empty, on gpud's host; blobs are hard-linked unless --copy\n"
-  "  or DIR is on another filesystem.\n" },
+  "  DIR is new or empty, on gpud's host; blobs are copied, reflinked where the\n"
+  "  filesystem can (never hard-linked); --copy never reflinks.\n" },
 { "help", NULL, "help [COMMAND]", "this list, or one command's page", "" },
 };
 
