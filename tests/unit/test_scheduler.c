@@ -860,6 +860,72 @@ static void test_run_failures_fail_the_job(void **state)
 	sched_claim_clear(&c);
 }
 
+/* gpud's own damage is no one's failure (sched_hold.c invariant 6): a job
+ * whose params name a blob that gpud's store holds damaged pauses at the
+ * first error release, naming the blob; the lease goes back uncounted and
+ * its worker may take it again. With the blob sound again, an error
+ * release counts as before. */
+static void test_own_damage_charges_nobody(void **state)
+{
+	struct fx *f = *state;
+	struct sched_claim c;
+	struct sched_release r;
+	struct store_lease l;
+	struct store_job job = {0};
+	char hash[BLOB_HASH_HEX], path[256], *text;
+	json_t *params = json_deep_copy(f->params);
+	int64_t id;
+	FILE *fp;
+
+	assert_int_equal(blob_store_put(f->dir, "input", 5, hash), 0);
+	json_object_set_new(params, "input", json_string(hash));
+	text = json_dumps(params, JSON_COMPACT);
+	assert_int_equal(store_job_insert(f->st, "graveler", text, 6291456,
+					  1001, &id), 0);
+	assert_int_equal(store_job_set_priority(f->st, id, 3), 0);
+	free(text);
+	json_decref(params);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", f->dir, hash, hash);
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	fputs("inptt", fp);
+	fclose(fp);
+
+	claim(f, &c);
+	assert_int_equal(c.lease.job_id, id);
+	release(f, &r, f->worker, c.lease.id, c.lease.epoch, "fetch: corrupt");
+	assert_int_equal(r.rc, 0);
+	assert_true(r.damaged);
+	assert_false(r.job_failed);
+	assert_non_null(strstr(r.why, "damaged in gpud's own store"));
+	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_int_equal(l.failures, 0);
+	store_lease_clear(&l);
+	assert_int_equal(store_job_get(f->st, id, &job), 0);
+	assert_int_equal(job.state, JOB_PAUSED);
+	assert_non_null(strstr(job.reason, "no worker is charged"));
+	assert_non_null(strstr(job.reason, "params \"input\""));
+	store_job_clear(&job);
+	sched_claim_clear(&c);
+
+	/* Restored and resumed: the same worker gets the lease back, and an
+	 * error of its own counts. */
+	unlink(path);
+	assert_int_equal(blob_store_put(f->dir, "input", 5, hash), 0);
+	assert_int_equal(store_job_set_state(f->st, id, JOB_ACTIVE, NULL,
+					     gclock_wall()), 0);
+	claim(f, &c);
+	assert_int_equal(c.lease.job_id, id);
+	release(f, &r, f->worker, c.lease.id, c.lease.epoch, "cuda: lost");
+	assert_int_equal(r.rc, 0);
+	assert_false(r.damaged);
+	assert_int_equal(store_lease_get(f->st, c.lease.id, &l), 0);
+	assert_int_equal(l.failures, 1);
+	store_lease_clear(&l);
+	sched_claim_clear(&c);
+}
+
 /* A test on a fresh fixture of its own. */
 #define TS(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
@@ -937,4 +1003,5 @@ UNIT_MAIN(TS(test_grant_and_carve),
 	TS(test_cap_and_holders),
 	TS(test_credential_cap),
 	TS(test_run_failures_fail_the_job),
-	TS(test_trickle_is_a_stall))
+	TS(test_trickle_is_a_stall),
+	TS(test_own_damage_charges_nobody))
