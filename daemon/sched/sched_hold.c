@@ -501,7 +501,7 @@ static int release_damaged(struct store *st, struct sched_release *r,
 	char reason[400];
 	int rc = store_lease_release(st, r->lease_id, r->epoch, now);
 
-	snprintf(reason, sizeof(reason), "paused by gpud: %.200s, so lease %"
+	snprintf(reason, sizeof(reason), SCHED_PAUSED_BY_GPUD "%.200s, so lease %"
 		 PRId64 " cannot run (no worker is charged); restore it from a "
 		 "backup (gpuctl check names it), then gpuctl resume %" PRId64,
 		 r->why, r->lease_id, l->job_id);

@@ -52,6 +52,9 @@ struct sched_policy {
  * whether the lease is unknown, at another epoch or someone else's: the
  * same bytes, so that the reply tells nothing about other workers' leases. */
 #define SCHED_NOT_HELD "stale: lease not held by this worker"
+/* How the reason of a job gpud paused itself begins (sched_release, for
+ * its own damaged blob): status shows that reason, not the user's pause. */
+#define SCHED_PAUSED_BY_GPUD "paused by gpud: "
 
 /* Holders (sched_hold.c). A message about a lease is acted on only when
  * its sender holds the grant: leases.worker_id is the sender, the lease is

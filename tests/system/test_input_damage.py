@@ -43,6 +43,7 @@ def test_input_damage(cl: Cluster):
     reason = cl.db_rows("SELECT reason FROM jobs WHERE id = ?", job)[0][0] or ""
     check(h[:16] in reason and "damaged in gpud's own store" in reason and "no worker is charged" in reason
           and "gpuctl resume %d" % job in reason, "the job's reason: %s" % reason)
+    check(st["reason"] == reason, "gpuctl status shows gpud's reason: %s" % st["reason"])
     check("job paused job=%d" % job in cl.log_text("gpud"), "gpud's log names the pause")
     ev = cl.db_rows("SELECT count(*) FROM events WHERE job_id = ? AND kind = 'blob_damaged'", job)[0][0]
     check(ev >= 1, "no blob_damaged event")
