@@ -141,7 +141,8 @@ static const struct conf_key keys[] = {
 	  "(default 0: no cap)", NULL, NULL },
 	{ "progress-timeout", CONF_DOUBLE, RT, F(progress_timeout), 0, 0,
 	  30 * 86400, "SECONDS", "revoke a lease whose reported progress has not grown\n"
-	  "for this long (default 600; 0 never)", NULL, NULL },
+	  "for this long, or grew by less than a tenth of what its\n"
+	  "holder's verified rate predicts (default 600; 0 never)", NULL, NULL },
 	{ "trust-after", CONF_INT, RT, F(trust_after), 0, 0, 1000000, "N",
 	  "replicate a worker's results on another worker until N of\n"
 	  "them in a row agree, and again after any failure (default\n"
