@@ -93,6 +93,12 @@ static const struct ctlcmd_field backup_fields[] = {
 	FLD("copy", F_BOOL, M(copy), 0, 0, 1, 0, "backup's 'copy' is true or false"),
 };
 
+static const struct ctlcmd_field page_link_fields[] = {
+	FLD("valid", F_INT, M(valid), 0, CTLCMD_PAGE_VALID_MIN, CTLCMD_PAGE_VALID_MAX,
+	  CTLCMD_PAGE_VALID_DEFAULT, "a page link is valid for 1 minute to 90 days"),
+	FLD("revoke", F_BOOL, M(revoke), 0, 0, 1, 0, "page_link's 'revoke' is true or false"),
+};
+
 #define ROW(id, n, role, flags, f) [id] = { n, AUTH_ROLE_##role, flags, f, N(f), \
 					      &ctlreply_rows[id] }
 #define BARE(id, n, role, flags) [id] = { n, AUTH_ROLE_##role, flags, NULL, 0, \
@@ -120,6 +126,8 @@ const struct ctlcmd ctlcmd_table[CTLCMD_COUNT] = {
 	/* check marks damaged jobs in the database. */
 	BARE(CTLCMD_CHECK, "check", ADMIN, 0),
 	ROW(CTLCMD_BACKUP, "backup", ADMIN, RO, backup_fields),
+	/* A viewer may see the page: a link to it (and end viewers' links). */
+	ROW(CTLCMD_PAGE_LINK, "page_link", VIEWER, 0, page_link_fields),
 };
 
 const struct ctlcmd *ctlcmd_find(const char *name)

@@ -55,6 +55,9 @@
 #define CTLCMD_WHAT_MAX 32        /* an export's name */
 #define CTLCMD_PATH_MAX 3800      /* = BACKUP_PATH_MAX */
 #define CTLCMD_WORKLOAD_MAX 255   /* longer is unknown all the same */
+#define CTLCMD_PAGE_VALID_MIN 60              /* page_link's "valid", s */
+#define CTLCMD_PAGE_VALID_MAX (90 * 86400)
+#define CTLCMD_PAGE_VALID_DEFAULT (7 * 86400)
 
 enum ctlcmd_id {
 	CTLCMD_PING,
@@ -75,6 +78,7 @@ enum ctlcmd_id {
 	CTLCMD_TOKEN_REVOKE,
 	CTLCMD_CHECK,
 	CTLCMD_BACKUP,
+	CTLCMD_PAGE_LINK,
 	CTLCMD_COUNT
 };
 
@@ -96,6 +100,8 @@ struct ctlcmd_req {
 	const char *what;       /* export */
 	const char *dir;        /* backup: an absolute path */
 	enum auth_role role;    /* token_add; default AUTH_ROLE_WORKER */
+	int64_t valid;          /* page_link: seconds; CTLCMD_PAGE_VALID_DEFAULT */
+	int revoke;             /* page_link: end links instead */
 	json_t *args;           /* submit, extend, export: borrowed */
 };
 
@@ -238,6 +244,10 @@ struct ctlcmd_reply {
 	int64_t database_bytes, blobs, blob_bytes, linked, copied, ident_files,
 		leases_released, snapshots;
 	double seconds;
+	/* page_link */
+	const char *url, *key;  /* NULL: none made (--revoke) */
+	double expires_at;      /* 0: none made */
+	int64_t revoked_links;
 };
 
 struct ctlcmd_field;

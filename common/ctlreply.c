@@ -263,6 +263,12 @@ static const struct ctlcmd_field backup_reply[] = {
 	TEXTS(Y, "database", database, n_database),
 	PROBLEMS,
 };
+static const struct ctlcmd_field page_link_reply[] = {
+	TEXT_NULL(Y, "url", url),
+	TEXT_NULL(Y, "key", key),
+	NUM_NULL(Y, "expires_at", expires_at),
+	COUNT(Y, "revoked_links", revoked_links),
+};
 #undef Y
 
 /* The replies, indexed by command. */
@@ -286,6 +292,7 @@ const struct ctlcmd_rows ctlreply_rows[CTLCMD_COUNT] = {
 	REPLY(CTLCMD_TOKEN_REVOKE, token_revoke_reply),
 	REPLY(CTLCMD_CHECK, check_reply),
 	REPLY(CTLCMD_BACKUP, backup_reply),
+	REPLY(CTLCMD_PAGE_LINK, page_link_reply),
 };
 
 /* What a reply's value of f must be, for messages ("an integer from 0 to 9"). */

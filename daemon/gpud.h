@@ -85,6 +85,7 @@ struct gpud_config {
 	const char *socket_path;     /* DATA/gpud.sock by default */
 	const char *http_host;       /* the page and /metrics (http.c) */
 	int http_port;               /* -1: off; 0 picks one (DATA/gpud.http) */
+	int http_open;               /* the page needs no page link (http.c) */
 	double heartbeat_s;          /* worker heartbeat interval */
 	double lease_timeout_s;      /* deadline = last heartbeat + this */
 	double lease_target_s;       /* wanted duration of one lease */
@@ -124,6 +125,8 @@ struct gpud {
 	struct dbq *dbq;
 	struct listeners *listeners; /* listeners.c */
 	struct http *http;        /* http.c; NULL when off */
+	char http_url[320];       /* the page's address, set by http_start
+				   * ("": none), for page links */
 	uint64_t verify_failures; /* results refuted since start (metrics) */
 	uv_timer_t expiry_timer;
 	uv_timer_t sample_timer;

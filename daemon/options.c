@@ -101,6 +101,10 @@ static const struct conf_key keys[] = {
 	  "HOST:PORT", "the status page, /metrics and /api/status, read-only\n"
 	  "(default 127.0.0.1:7780; off: none; port 0 picks one,\n"
 	  "written to DIR/gpud.http)", parse_http, show_http },
+	{ "http-open", CONF_BOOL, 0, F(http_open), 0, 0, 0, NULL,
+	  "serve the page, /api/status and /metrics to anyone who reaches\n"
+	  "them, without a page link (gpuctl page-link): for a page behind\n"
+	  "a proxy of the operator's that authenticates", NULL, NULL },
 	{ "socket", CONF_STR, 0, F(socket), sizeof(((struct gpud_settings *)0)->socket),
 	  0, 0, "PATH", "control socket for gpuctl (default DIR/gpud.sock, mode 0600)",
 	  NULL, NULL },
@@ -250,6 +254,7 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->socket_path = s->socket;
 	cfg->http_host = s->http.host;
 	cfg->http_port = s->http.port;
+	cfg->http_open = s->http_open;
 	cfg->heartbeat_s = s->heartbeat;
 	cfg->lease_timeout_s = s->lease_timeout;
 	cfg->lease_target_s = s->lease_seconds;

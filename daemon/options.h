@@ -29,6 +29,7 @@ struct gpud_settings {
 	char results[3001]; /* "" is DATA/results */
 	struct gpud_listen listen;
 	struct gpud_listen http; /* port -1: off */
+	int http_open; /* the page without a page link (http.c) */
 	char socket[100]; /* sun_path's bound; "" is DATA/gpud.sock */
 	double heartbeat;
 	double lease_timeout; /* 0: 3 x heartbeat */

@@ -36,6 +36,7 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && \
 	battles=${1:-1e11}
 fi
 echo "gpud listening on $addr; starting one worker on $device"
+echo "status page: $($ctl page-link --valid 1d 2>/dev/null || echo 'none (--http off)')"
 ./build/worker/gpuworker --connect "$addr" --token-file "$data/local-worker.token" \
 	--device "$device" --log-level warn &
 worker_pid=$!

@@ -398,6 +398,7 @@ static const struct control_cmd commands[CTLCMD_COUNT] = {
 	[CTLCMD_TOKEN_REVOKE] = { RUN_DB, STEPS(ctl_token_revoke_work, ctl_token_revoke_after) },
 	[CTLCMD_CHECK]        = { RUN_DB | RUN_POOL, START(ctl_check_start) },
 	[CTLCMD_BACKUP]       = { RUN_POOL, START(ctl_backup_start) },
+	[CTLCMD_PAGE_LINK]    = { RUN_DB, START(ctl_page_link_start) },
 };
 
 static void generic_after(void *arg)
@@ -501,6 +502,7 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 	r->req = req;
 	r->done = done;
 	r->opaque = opaque;
+	r->caller = role;
 	r->cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!r->cmd) {
 		snprintf(r->err, sizeof(r->err), "request has no 'cmd'");

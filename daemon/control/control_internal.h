@@ -8,7 +8,8 @@
  * helpers the commands share: the error reply, a check's problem rows), control_jobs.c (status, history,
  * priority), control_answer.c (result, export), control_tokens.c
  * (token_add, token_list, token_revoke), control_workloads.c (the
- * workloads reply), control_check.c (check), control_backup.c (backup).
+ * workloads reply), control_check.c (check), control_backup.c (backup),
+ * control_page.c (page_link).
  *
  * Ownership: a request is owned by whoever runs its current step (one at
  * a time; a step hands it on by queueing the next); ctl_finish (loop
@@ -36,6 +37,7 @@ struct ctl_req {
 	struct gpud *d;
 	json_t *req;            /* owned */
 	const char *cmd;        /* the request's "cmd", borrowed from req */
+	enum auth_role caller;  /* the rights it was asked with */
 	struct ctlcmd_req in;   /* its checked fields, borrowed from req */
 	control_done_fn done;
 	void *opaque;
@@ -70,6 +72,8 @@ struct ctl_req {
 	struct store_worker *ws;
 	size_t n_ws;
 	struct ctlcmd_worker *wrows;
+	/* page_link: the key and its hash between steps, owned */
+	struct page_step *page;
 };
 
 /* control_req.c. {"ok":false,"error":msg}, a new reference. */
@@ -120,5 +124,8 @@ json_t *ctl_workloads_reply(void);
 void ctl_check_start(struct ctl_req *r);
 /* control_backup.c: backup, from start to ctl_finish (thread pool). */
 void ctl_backup_start(struct ctl_req *r);
+/* control_page.c: page_link, from start to ctl_finish (the key made on
+ * the loop, its hash stored on the database thread). */
+void ctl_page_link_start(struct ctl_req *r);
 
 #endif

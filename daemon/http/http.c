@@ -37,26 +37,44 @@
 #include "gpud.h"
 #include "gpud_config.h"
 #include "http.h"
+#include "http_auth.h"
+#include "http_files.h"
+#include "http_guard.h"
 #include "metrics.h"
+#include "store.h"
 
 /* page.html, embedded by embed_file.py (page_html.c). */
 extern const unsigned char http_page[];
 extern const size_t http_page_len;
 
-enum req_kind { REQ_STATUS, REQ_METRICS };
+enum req_kind { REQ_STATUS, REQ_METRICS, REQ_PAGE, REQ_PLOT, REQ_LOGIN };
+
+/* What the loop found, read by MHD's thread once resumed. */
+enum verdict {
+	V_NONE,    /* not looked at: gpud stops */
+	V_OK,      /* the key is good (or the page is open) */
+	V_ENDED,   /* a key gpud does not hold (expired, revoked, never) */
+	V_ERROR,   /* the store could not say */
+};
 
 struct http_req {
 	struct http *h;
 	struct MHD_Connection *conn;
 	enum req_kind kind;
+	uint8_t key_hash[PAGEKEY_HASH]; /* the key presented; set when need_key */
+	int need_key;
 	/* Written by the loop thread before it resumes the connection, read
 	 * by MHD's thread after (the resume orders them). */
+	enum verdict verdict;
+	double key_until;         /* the key's end (wall clock) */
+	int key_rc;               /* database thread: store_pagekey_find's */
 	json_t *status, *workers; /* the control replies, owned; NULL: none */
 	struct dbq_commit_stats commits;
 	int have_commits;
 	uint64_t verify_failures;
 	int blobs_known;
 	uint64_t blob_bytes, blob_files;
+	uint64_t http_late, http_evicted;
 	uv_work_t scan;           /* the blob store's measure */
 	struct http_req *next;
 };
@@ -66,6 +84,11 @@ struct http {
 	const struct glog *log;   /* any thread (glog is thread-safe) */
 	struct MHD_Daemon *mhd;
 	uv_async_t async;
+	uv_timer_t sweep;         /* the guard's deadlines, every second */
+	unsigned open_handles;    /* async and sweep until both closed */
+	struct http_guard *guard; /* MHD's thread and the loop (its mutex) */
+	int open;                 /* --http-open: no key asked */
+	int tls;                  /* served over TLS: the cookie is Secure */
 	uv_mutex_t mu;
 	struct http_req *head, *tail; /* guarded by mu: waiting for the loop */
 	unsigned queued;              /* guarded by mu: waiting or in flight */
@@ -81,141 +104,6 @@ struct http {
 	char blobs[4200];         /* DATA/blobs (the thread pool) */
 };
 
-/* ---- MHD's thread: answers ---- */
-
-/* resp answered on conn with the headers every answer has, and csp when
- * not NULL; our reference to resp is dropped. */
-static enum MHD_Result queue(struct MHD_Connection *conn, unsigned code,
-			     struct MHD_Response *resp, const char *type,
-			     const char *cache, const char *csp)
-{
-	enum MHD_Result ok;
-
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, cache);
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	if (csp)
-		MHD_add_response_header(resp, "Content-Security-Policy", csp);
-	ok = MHD_queue_response(conn, code, resp);
-	MHD_destroy_response(resp);
-	return ok;
-}
-
-static enum MHD_Result send_buf(struct MHD_Connection *conn, unsigned code,
-				const char *type, void *body, size_t len,
-				enum MHD_ResponseMemoryMode mode)
-{
-	struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, mode);
-
-	if (!resp) {
-		if (mode == MHD_RESPMEM_MUST_FREE)
-			free(body);
-		return MHD_NO;
-	}
-	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	return queue(conn, code, resp, type, "no-store",
-		     strncmp(type, "text/html", 9) != 0 ? NULL :
-		     "default-src 'none'; script-src 'unsafe-inline'; "
-		     "style-src 'unsafe-inline'; img-src 'self'; "
-		     "connect-src 'self'; base-uri 'none'; form-action 'none'");
-}
-
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned code,
-				 const char *text)
-{
-	return send_buf(conn, code, "text/plain; charset=utf-8", (void *)text,
-			strlen(text), MHD_RESPMEM_PERSISTENT);
-}
-
-/* A plot's file name: [A-Za-z0-9._-], not hidden, ending in .svg. */
-static int plot_name_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	if (n < 5 || n > 64 || s[0] == '.' || strcmp(s + n - 4, ".svg") != 0)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-		      (s[i] >= '0' && s[i] <= '9') || s[i] == '.' || s[i] == '_' ||
-		      s[i] == '-'))
-			return 0;
-	return 1;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The URLs of the SVG files in RESULTS/job-ID, sorted (the first
- * HTTP_PLOTS_MAX), as a new JSON array. */
-static json_t *list_plots(const struct http *h, json_int_t id)
-{
-	char dir[4300], *names[HTTP_PLOTS_MAX];
-	size_t n = 0;
-	json_t *out = json_array();
-	struct dirent *e;
-	DIR *dp;
-
-	snprintf(dir, sizeof(dir), "%s/job-%" JSON_INTEGER_FORMAT, h->results, id);
-	dp = opendir(dir);
-	if (!dp)
-		return out;
-	while (n < HTTP_PLOTS_MAX && (e = readdir(dp))) {
-		struct stat st;
-		/* As send_plot: regular files only, never a link. */
-		if (plot_name_ok(e->d_name) &&
-		    fstatat(dirfd(dp), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && (names[n] = strdup(e->d_name)))
-			n++;
-	}
-	closedir(dp);
-	qsort(names, n, sizeof(names[0]), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		json_array_append_new(out, json_sprintf("/results/job-%"
-				      JSON_INTEGER_FORMAT "/%s", id, names[i]));
-		free(names[i]);
-	}
-	return out;
-}
-
-/* GET /results/job-N/NAME.svg (rest: after "/results/"). */
-static enum MHD_Result send_plot(const struct http *h,
-				 struct MHD_Connection *conn, const char *rest)
-{
-	char path[4400], num[24];
-	const char *slash;
-	struct MHD_Response *resp;
-	struct stat st;
-	size_t nd;
-	int fd;
-
-	if (strncmp(rest, "job-", 4) != 0 || !(slash = strchr(rest + 4, '/')))
-		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
-	nd = (size_t)(slash - rest - 4);
-	if (nd < 1 || nd > 18 || strspn(rest + 4, "0123456789") != nd ||
-	    rest[4] == '0' || !plot_name_ok(slash + 1))
-		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
-	memcpy(num, rest + 4, nd);
-	num[nd] = '\0';
-	snprintf(path, sizeof(path), "%s/job-%s/%s", h->results, num, slash + 1);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > HTTP_FILE_MAX) {
-		close(fd);
-		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
-	}
-	resp = MHD_create_response_from_fd((size_t)st.st_size, fd); /* takes fd */
-	if (!resp) {
-		close(fd);
-		return MHD_NO;
-	}
-	/* Opened on its own, an SVG could run script: none allowed. */
-	return queue(conn, MHD_HTTP_OK, resp, "image/svg+xml", "no-cache",
-		     "default-src 'none'; style-src 'unsafe-inline'");
-}
 
 static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
 				 const json_t *j)
@@ -223,8 +111,8 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
 	char *text = json_dumps(j, JSON_COMPACT);
 
 	if (!text)
-		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return send_buf(conn, code, "application/json", text, strlen(text),
+		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return http_send_buf(conn, code, "application/json", text, strlen(text),
 			MHD_RESPMEM_MUST_FREE);
 }
 
@@ -244,7 +132,7 @@ static int decode_reply(const struct http *h, enum ctlcmd_id id,
 
 static enum MHD_Result send_undecoded(struct MHD_Connection *conn)
 {
-	return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+	return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			 "gpud's reply does not decode (see gpud's log)\n");
 }
 
@@ -264,7 +152,7 @@ static enum MHD_Result send_status(const struct http *h,
 	jobs = ctlcmd_reply_list(CTLCMD_STATUS, r->status);
 	for (size_t i = 0; i < st.n_jobs; i++)
 		json_object_set_new(json_array_get(jobs, i), "plots",
-				    list_plots(h, st.jobs[i].id));
+				    http_list_plots(h->results, st.jobs[i].id));
 	ctlcmd_reply_clear(&st);
 	workers = ctlcmd_reply_list(CTLCMD_WORKERS, r->workers);
 	/* r owns both replies: the status takes a reference to the list. */
@@ -290,6 +178,8 @@ static enum MHD_Result send_metrics(const struct http *h,
 		.blobs_known = r->blobs_known,
 		.blob_bytes = r->blob_bytes,
 		.blob_files = r->blob_files,
+		.http_late = r->http_late,
+		.http_evicted = r->http_evicted,
 		.now = gclock_wall(),
 		.version = GPUD_VERSION,
 	};
@@ -314,57 +204,55 @@ static enum MHD_Result send_metrics(const struct http *h,
 	if (in.workers)
 		ctlcmd_reply_clear(&wk);
 	if (rc)
-		return send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return send_buf(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	return http_send_buf(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
 			text, len, MHD_RESPMEM_MUST_FREE);
 }
 
 /* ---- MHD's thread: requests ---- */
 
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
-				  const char *url, const char *method,
-				  const char *version, const char *upload_data,
-				  size_t *upload_size, void **req_cls)
+static enum MHD_Result send_page(struct MHD_Connection *conn)
 {
-	struct http *h = cls;
-	struct http_req *r = *req_cls;
-	enum req_kind kind;
+	return http_send_buf(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
+			(void *)http_page, http_page_len, MHD_RESPMEM_PERSISTENT);
+}
+
+/* A request back from the loop: its verdict, then its answer. */
+static enum MHD_Result on_resumed(struct http *h, struct MHD_Connection *conn,
+				  const char *url, struct http_req *r)
+{
+	http_guard_request(h->guard, conn, 0);
+	if (r->verdict == V_ENDED)
+		return http_auth_refuse(conn, 1);
+	if (r->verdict == V_ERROR)
+		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+				 "gpud cannot check the page link now (see its log)\n");
+	if (r->verdict != V_OK)
+		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "gpud is stopping\n");
+	switch (r->kind) {
+	case REQ_PAGE:
+		return send_page(conn);
+	case REQ_PLOT:
+		return http_send_plot(h->results, conn, url + 9);
+	case REQ_LOGIN:
+		return http_auth_login(conn, r->key_until - gclock_wall(), h->tls);
+	default:
+		break;
+	}
+	/* No status: gpud stops. */
+	if (!r->status)
+		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "gpud is stopping\n");
+	return r->kind == REQ_STATUS ? send_status(h, conn, r)
+				     : send_metrics(h, conn, r);
+}
+
+/* Queue r for the loop, suspending its connection; 503 when too many
+ * wait or gpud stops. */
+static enum MHD_Result wait_for_loop(struct http *h, struct MHD_Connection *conn,
+				     struct http_req *r, void **req_cls)
+{
 	int refused;
 
-	(void)version;
-	(void)upload_data;
-	(void)upload_size;
-	if (r) {
-		/* Resumed: the loop has answered (no status: gpud stops). */
-		if (!r->status)
-			return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
-					 "gpud is stopping\n");
-		return r->kind == REQ_STATUS ? send_status(h, conn, r)
-					     : send_metrics(h, conn, r);
-	}
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
-	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-		return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-				 "read-only: GET and HEAD only\n");
-	if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
-		return send_buf(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
-				(void *)http_page, http_page_len,
-				MHD_RESPMEM_PERSISTENT);
-	if (strncmp(url, "/results/", 9) == 0)
-		return send_plot(h, conn, url + 9);
-	if (strcmp(url, "/api/status") == 0)
-		kind = REQ_STATUS;
-	else if (strcmp(url, "/metrics") == 0)
-		kind = REQ_METRICS;
-	else
-		return send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
-
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
-	r->h = h;
-	r->conn = conn;
-	r->kind = kind;
 	uv_mutex_lock(&h->mu);
 	refused = h->stopping || h->queued >= HTTP_QUEUE_MAX;
 	if (!refused) {
@@ -375,27 +263,85 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		h->tail = r;
 		h->queued++;
 		/* Under mu: the loop cannot resume it before it is suspended. */
+		http_guard_request(h->guard, conn, 1);
 		MHD_suspend_connection(conn);
 		*req_cls = r;
 	}
 	uv_mutex_unlock(&h->mu);
 	if (refused) {
 		free(r);
-		return send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
 				 "busy: too many requests wait for gpud\n");
 	}
 	uv_async_send(&h->async);
 	return MHD_YES;
 }
 
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_size, void **req_cls)
+{
+	struct http *h = cls;
+	struct http_req *r = *req_cls;
+	uint8_t hash[PAGEKEY_HASH];
+	enum req_kind kind;
+	int key;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_size;
+	if (r)
+		return on_resumed(h, conn, url, r);
+	http_guard_request(h->guard, conn, 0);
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return http_send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				 "read-only: GET and HEAD only\n");
+	if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
+		kind = REQ_PAGE;
+	else if (strcmp(url, "/login") == 0)
+		kind = REQ_LOGIN;
+	else if (strncmp(url, "/results/", 9) == 0)
+		kind = REQ_PLOT;
+	else if (strcmp(url, "/api/status") == 0)
+		kind = REQ_STATUS;
+	else if (strcmp(url, "/metrics") == 0)
+		kind = REQ_METRICS;
+	else
+		return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
+
+	/* Open (--http-open): what was always served on this thread still is. */
+	if (h->open && kind == REQ_PAGE)
+		return send_page(conn);
+	if (h->open && kind == REQ_PLOT)
+		return http_send_plot(h->results, conn, url + 9);
+	if (h->open && kind == REQ_LOGIN)
+		return http_auth_to_page(conn);
+	key = h->open ? 0 : http_auth_key(conn, kind == REQ_LOGIN, hash);
+	if (!h->open && key <= 0)
+		return http_auth_refuse(conn, key < 0);
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory\n");
+	r->h = h;
+	r->conn = conn;
+	r->kind = kind;
+	r->need_key = key > 0;
+	if (r->need_key)
+		memcpy(r->key_hash, hash, sizeof(hash));
+	return wait_for_loop(h, conn, r, req_cls);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn,
 			 void **req_cls, enum MHD_RequestTerminationCode why)
 {
+	struct http *h = cls;
 	struct http_req *r = *req_cls;
 
-	(void)cls;
-	(void)conn;
 	(void)why;
+	http_guard_answered(h->guard, conn);
 	if (!r)
 		return;
 	json_decref(r->status);
@@ -511,6 +457,7 @@ static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
 		return;
 	}
 	r->verify_failures = d->verify_failures;
+	http_guard_counts(h->guard, &r->http_late, &r->http_evicted);
 	if (d->dbq) {
 		dbq_commit_stats(d->dbq, &r->commits);
 		r->have_commits = 1;
@@ -541,7 +488,8 @@ static void on_status(void *opaque, json_t *reply, void *bin, size_t bin_len)
 		       on_workers, r);
 }
 
-static void start(struct http_req *r)
+/* /api/status and /metrics: the control API's replies. */
+static void ask_control(struct http_req *r)
 {
 	/* Metrics count every job; the page shows what gpuctl status does. */
 	const struct ctlcmd_req req = { .cmd = CTLCMD_STATUS,
@@ -549,6 +497,49 @@ static void start(struct http_req *r)
 
 	control_handle(r->h->d, AUTH_ROLE_VIEWER, ctlcmd_encode(&req), NULL, 0,
 		       on_status, r);
+}
+
+/* Database thread: is the key presented one gpud holds? */
+static void key_work(struct store *st, void *arg)
+{
+	struct http_req *r = arg;
+
+	r->key_rc = store_pagekey_find(st, r->key_hash, gclock_wall(), &r->key_until);
+}
+
+static void key_after(void *arg)
+{
+	struct http_req *r = arg;
+
+	if (r->key_rc == GERR_NOTFOUND) {
+		r->verdict = V_ENDED;
+	} else if (r->key_rc) {
+		LOG_WARN(r->h->log, "http: cannot look up a page key: %s",
+			 gerr_str(r->key_rc));
+		r->verdict = V_ERROR;
+	} else {
+		r->verdict = V_OK;
+		if (r->kind == REQ_STATUS || r->kind == REQ_METRICS) {
+			ask_control(r);
+			return;
+		}
+	}
+	finish(r);
+}
+
+static void start(struct http_req *r)
+{
+	if (r->need_key) {
+		/* Refused (gpud stops): no verdict, answered 503. */
+		if (dbq_submit(r->h->d->dbq, key_work, key_after, r))
+			finish(r);
+		return;
+	}
+	r->verdict = V_OK;
+	if (r->kind == REQ_STATUS || r->kind == REQ_METRICS)
+		ask_control(r);
+	else
+		finish(r);
 }
 
 static void on_async(uv_async_t *a)
@@ -567,12 +558,53 @@ static void on_async(uv_async_t *a)
 	}
 }
 
-static void on_async_closed(uv_handle_t *hd)
+static void on_handle_closed(uv_handle_t *hd)
 {
 	struct http *h = hd->data;
 
+	if (--h->open_handles)
+		return;
+	/* MHD stopped (close_now): no connection is left to guard. */
+	http_guard_free(h->guard);
 	uv_mutex_destroy(&h->mu);
 	free(h);
+}
+
+static void close_handles(struct http *h)
+{
+	h->open_handles = 2;
+	uv_close((uv_handle_t *)&h->async, on_handle_closed);
+	uv_close((uv_handle_t *)&h->sweep, on_handle_closed);
+}
+
+/* Every second: the connections past their deadline are closed. */
+static void on_sweep(uv_timer_t *t)
+{
+	struct http *h = t->data;
+	unsigned n = http_guard_sweep(h->guard, gclock_mono());
+
+	if (n)
+		LOG_DEBUG(h->log, "http: %u connection%s closed: no request within "
+			  "%.0f s, or no answer taken within %.0f s", n,
+			  n == 1 ? "" : "s", HTTP_REQUEST_S, HTTP_ANSWER_S);
+}
+
+/* The page's address for page links, in d->http_url: the host it
+ * listens on (this machine's name when it listens on every address). */
+static void set_url(struct gpud *d, const struct http *h, int port)
+{
+	const char *host = d->cfg.http_host;
+	const char *scheme = h->tls ? "https" : "http";
+	char name[256];
+
+	if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0) {
+		if (gethostname(name, sizeof(name)) == 0) {
+			name[sizeof(name) - 1] = '\0';
+			host = name;
+		}
+	}
+	snprintf(d->http_url, sizeof(d->http_url), strchr(host, ':') ?
+		 "%s://[%s]:%d" : "%s://%s:%d", scheme, host, port);
 }
 
 static void close_now(struct http *h)
@@ -584,7 +616,7 @@ static void close_now(struct http *h)
 	if (h->mhd)
 		MHD_stop_daemon(h->mhd);
 	h->mhd = NULL;
-	uv_close((uv_handle_t *)&h->async, on_async_closed);
+	close_handles(h);
 }
 
 void http_stop(struct gpud *d)
@@ -595,6 +627,7 @@ void http_stop(struct gpud *d)
 	if (!h)
 		return;
 	d->http = NULL;
+	d->http_url[0] = '\0';
 	uv_mutex_lock(&h->mu);
 	h->stopping = 1;
 	r = h->head;
@@ -636,18 +669,27 @@ int http_start(struct gpud *d, int *ret_port)
 		return GERR_NOMEM;
 	h->d = d;
 	h->log = &d->log;
+	h->open = d->cfg.http_open;
 	snprintf(h->results, sizeof(h->results), "%s", d->cfg.results_dir);
 	snprintf(h->blobs, sizeof(h->blobs), "%s/blobs", d->cfg.data_dir);
+	if (http_guard_new(HTTP_ROOM_PER_IP, HTTP_ROOM_MAX, &h->guard)) {
+		free(h);
+		return GERR_NOMEM;
+	}
 	if (uv_mutex_init(&h->mu)) {
+		http_guard_free(h->guard);
 		free(h);
 		return GERR_NOMEM;
 	}
 	if (uv_async_init(d->loop, &h->async, on_async)) {
 		uv_mutex_destroy(&h->mu);
+		http_guard_free(h->guard);
 		free(h);
 		return GERR_NOMEM;
 	}
 	h->async.data = h;
+	uv_timer_init(d->loop, &h->sweep);
+	h->sweep.data = h;
 	h->mhd = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request, h,
 		/* First, so that every message of MHD's goes to our log. */
 		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
@@ -657,17 +699,22 @@ int http_start(struct gpud *d, int *ret_port)
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEM,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+		MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, h->guard,
 		MHD_OPTION_END);
 	if (!h->mhd) {
 		LOG_ERROR(&d->log, strchr(host, ':') ? "cannot serve http on "
 			  "[%s]:%d (--http; off turns it off)" : "cannot serve "
 			  "http on %s:%d (--http; off turns it off)", host, port);
 		h->closed = 1;
-		uv_close((uv_handle_t *)&h->async, on_async_closed);
+		close_handles(h);
 		return GERR_IO;
 	}
 	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	*ret_port = info && info->port ? info->port : port;
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_FLAGS);
+	h->tls = info && (info->flags & MHD_USE_TLS);
+	uv_timer_start(&h->sweep, on_sweep, 1000, 1000);
+	set_url(d, h, *ret_port);
 	d->http = h;
 	return 0;
 }

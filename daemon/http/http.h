@@ -2,31 +2,47 @@
  *
  *   GET /             the status page (page.html): jobs, progress, ETAs,
  *                     workers, plots; it fetches /api/status every 2 s
+ *   GET /login?key=K  a page link (gpuctl page-link): the key as a cookie,
+ *                     then on to / (http_auth.h)
  *   GET /api/status   the control API's status and workers replies as one
  *                     JSON object, each job with "plots" (its SVG files'
  *                     URLs), with a viewer's rights
  *   GET /metrics      the Prometheus text (metrics.h)
  *   GET /results/job-N/NAME.svg   a job's plot, from DATA/results
  *
- * Threads: MHD runs its own thread and never touches struct gpud. A request
- * that needs gpud's state is suspended and queued; a uv_async wakes the
- * loop thread, which asks control_handle (AUTH_ROLE_VIEWER), keeps the
- * replies in the request and resumes it; MHD's thread then writes the
- * answer. Page and plots are served on MHD's thread (constant text, files).
+ * Access: every path but /login needs a page key that gpud holds (the
+ * cookie, or `Authorization: Bearer KEY`), else 401; --http-open
+ * (cfg.http_open) serves all without one.
  *
- * Bounds: HTTP_CONN_MAX connections (HTTP_CONN_PER_IP from one address),
- * HTTP_MEM bytes of request (line and headers) each, HTTP_TIMEOUT_S of
- * silence, HTTP_QUEUE_MAX requests waiting for the loop (more: 503), GET
- * and HEAD only (405), plots up to HTTP_FILE_MAX bytes.
+ * Threads: MHD runs its own thread and never touches struct gpud. A request
+ * that needs gpud's state or a key's check is suspended and queued; a
+ * uv_async wakes the loop thread, which looks the key's hash up on the
+ * database thread (store_pagekey_find), asks control_handle
+ * (AUTH_ROLE_VIEWER) when the answer needs it, keeps the verdict and the
+ * replies in the request and resumes it; MHD's thread then writes the
+ * answer. The page and plots are made on MHD's thread (constant text,
+ * files).
+ *
+ * Bounds: HTTP_MEM bytes of request (line and headers) each,
+ * HTTP_TIMEOUT_S of silence, HTTP_QUEUE_MAX requests waiting for the loop
+ * (more: 503), GET and HEAD only (405), plots up to HTTP_FILE_MAX bytes;
+ * connections: the guard's deadlines and room (http_guard.h) within
+ * libmicrohttpd's caps (HTTP_CONN_MAX, HTTP_CONN_PER_IP from one address).
  *
  * Ownership: struct http belongs to gpud (d->http); http_stop frees it
- * once the requests in flight are answered. Loop thread only.
+ * once the requests in flight are answered. http_start writes the page's
+ * address to d->http_url (for page links), http_stop clears it. Loop
+ * thread only.
  */
 #ifndef GPUD_HTTP_H
 #define GPUD_HTTP_H
 
-#define HTTP_CONN_MAX 64
+/* libmicrohttpd refuses connections beyond these; the guard
+ * (http_guard.h) makes room well before, closing the oldest. */
+#define HTTP_CONN_MAX 128
 #define HTTP_CONN_PER_IP 16
+#define HTTP_ROOM_MAX 64
+#define HTTP_ROOM_PER_IP 8
 #define HTTP_MEM (32 * 1024)
 #define HTTP_TIMEOUT_S 10
 #define HTTP_QUEUE_MAX 32

@@ -268,6 +268,11 @@ int metrics_render(const struct metrics_input *in, char **ret_text,
 	family(f, "gpud_verify_failures_total", "counter",
 	       "Results refuted by verification since gpud started.");
 	fprintf(f, "gpud_verify_failures_total %" PRIu64 "\n", in->verify_failures);
+	family(f, "gpud_http_closed_total", "counter", "The page's connections "
+	       "gpud closed: no request or answer by its deadline, or room made.");
+	fprintf(f, "gpud_http_closed_total{why=\"deadline\"} %" PRIu64 "\n"
+		"gpud_http_closed_total{why=\"room\"} %" PRIu64 "\n",
+		in->http_late, in->http_evicted);
 	if (in->commits)
 		commits_part(f, in->commits);
 	if (in->blobs_known) {

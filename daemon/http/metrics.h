@@ -11,7 +11,8 @@
  * job, name, workload, unit; gpud_leases{state}; gpud_workers_online
  * {device}; gpud_workers{standing}; gpud_verify_failures_total;
  * gpud_db_commit_seconds (histogram); gpud_blob_stored_bytes and
- * gpud_blob_files.
+ * gpud_blob_files; gpud_http_closed_total{why} (the page's connections
+ * closed by their deadline, or to make room: http_guard.h).
  *
  * Ownership: nothing in the input is kept; the text is the caller's to
  * free(). Threads: any (no state).
@@ -37,6 +38,7 @@ struct metrics_input {
 	uint64_t verify_failures;  /* results refuted since gpud started */
 	int blobs_known;           /* the blob store was measured */
 	uint64_t blob_bytes, blob_files;
+	uint64_t http_late, http_evicted; /* the page's connections closed */
 	double now;                /* Unix seconds */
 	const char *version;
 };

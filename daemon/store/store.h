@@ -496,6 +496,21 @@ struct store_token {
 int store_token_list(struct store *st, struct store_token **ret, size_t *ret_n);
 void store_token_free_array(struct store_token *a, size_t n);
 
+/* ---- the status page's keys (store_pagekeys.c): hashes only ---- */
+#define STORE_PAGEKEY_HASH 32
+/* A key's hash, made by owner ("viewer" or "admin"), valid until
+ * expires_at (> now); expired keys are pruned first. */
+int store_pagekey_add(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
+		      const char *owner, double now, double expires_at);
+/* GERR_NOTFOUND (no message) unless the key is stored and not expired at
+ * now; *ret_expires_at (may be NULL): when it ends. */
+int store_pagekey_find(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
+		       double now, double *ret_expires_at);
+/* Delete owner's keys (NULL: every key); *ret_n (may be NULL): how many. */
+int store_pagekey_revoke(struct store *st, const char *owner, int64_t *ret_n);
+/* Keys not expired at now. */
+int store_pagekey_count(struct store *st, double now, int64_t *ret_n);
+
 /* ---- blobs the rows name, integrity, damage (store_blobs.c) ---- */
 struct store_blob_ref {
 	char hash[65];      /* a column's value may be no hash (check says so) */

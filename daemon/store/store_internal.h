@@ -11,6 +11,7 @@
  *   store_lease_rows.c lease rows: insert, get, list, counts
  *   store_workers.c    workers
  *   store_tokens.c     tokens
+ *   store_pagekeys.c   the status page's keys (hashes)
  *   store_blobs.c      the blobs rows name, integrity checks, damage
  *   store_queue.c      the queue: names, priorities, start times, the
  *                      lists status and history show, a job's figures
@@ -204,6 +205,12 @@ enum stmt_id {
 	S_JOB_REPLICATE_GET,
 	S_WORKER_CONFIRM,
 	S_WORKER_STREAK,
+	/* store_pagekeys.c */
+	S_PAGEKEY_PRUNE,
+	S_PAGEKEY_ADD,
+	S_PAGEKEY_FIND,
+	S_PAGEKEY_REVOKE,
+	S_PAGEKEY_COUNT,
 	S_COUNT
 };
 
@@ -219,6 +226,7 @@ extern const char *const sdb_token_sql[S_COUNT];
 extern const char *const sdb_blob_sql[S_COUNT];
 extern const char *const sdb_replica_sql[S_COUNT];
 extern const char *const sdb_rate_sql[S_COUNT];
+extern const char *const sdb_pagekey_sql[S_COUNT];
 
 /* The handle store_open returns; its caller owns it until store_close. */
 struct store {

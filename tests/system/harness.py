@@ -474,3 +474,26 @@ def lease_units_for(seconds):
     while units * 2 <= want:
         units *= 2
     return units
+
+
+def page_link(cl, *args):
+    """`gpuctl page-link --json` on cl's gpud (issue 34): (url, key)."""
+    import json
+    out = json.loads(cl.ctl("page-link", "--json", *args).stdout)
+    return out["url"], out["key"]
+
+
+def http_get_key(cl, path, key, timeout=10, headers=None):
+    """GET http://ADDR/path from gpud's --http with `Authorization: Bearer
+    key` (none when key is None): (status, headers, body bytes)."""
+    import urllib.error
+    import urllib.request
+    check(cl.http, "gpud serves no --http")
+    req = urllib.request.Request("http://%s%s" % (cl.http, path), headers=dict(headers or {}))
+    if key is not None:
+        req.add_header("Authorization", "Bearer " + key)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()

@@ -19,6 +19,7 @@ GPUD_VALUES = [
     ("results", "/srv/gpud-results"),
     ("listen", "[::1]:7711"),
     ("http", "127.0.0.2:7781"),
+    ("http-open", "yes"),
     ("socket", "/run/gpud-test.sock"),
     ("heartbeat", "2.5"),
     ("lease-timeout", "30"),

@@ -211,6 +211,19 @@ static void test_others(void **state)
 		json_object_get(r, "problems"), 0), "lease")));
 	ctlcmd_reply_clear(&out);
 	json_decref(r);
+	r = round_trip(CTLCMD_PAGE_LINK, &(struct ctlcmd_reply){
+		.url = "http://127.0.0.1:7780/login?key=ab", .key = "ab",
+		.expires_at = 1e9, .revoked_links = 0 }, &out);
+	assert_string_equal(out.url, "http://127.0.0.1:7780/login?key=ab");
+	assert_string_equal(out.key, "ab");
+	assert_true(out.expires_at == 1e9);
+	json_decref(r);
+	ctlcmd_reply_clear(&out);
+	r = round_trip(CTLCMD_PAGE_LINK, &(struct ctlcmd_reply){ .revoked_links = 3 }, &out);
+	assert_null(out.url);
+	assert_int_equal(out.revoked_links, 3);
+	json_decref(r);
+	ctlcmd_reply_clear(&out);
 	r = round_trip(CTLCMD_BACKUP, &(struct ctlcmd_reply){ .path = "/b", .bytes = 9,
 		       .database_blake2b = "cd", .ident_files = 2, .seconds = 1.5,
 		       .verified = 1, .problems_total = 0 }, &out);

@@ -66,7 +66,7 @@ static char *render_with(struct dbq_commit_stats *c, int with_workers)
 	struct metrics_input in = {
 		.status = &st, .workers = with_workers ? &wk : NULL, .commits = c, .verify_failures = 7,
 		.blobs_known = 1, .blob_bytes = 123456789, .blob_files = 12,
-		.now = 200000.0, .version = "0.1.0",
+		.http_late = 3, .http_evicted = 40, .now = 200000.0, .version = "0.1.0",
 	};
 	char *text = NULL;
 	size_t len = 0;
@@ -118,6 +118,9 @@ static void test_jobs(void **state)
 	HAS(t, "gpud_verify_failures_total 7");
 	HAS(t, "gpud_blob_stored_bytes 123456789");
 	HAS(t, "gpud_blob_files 12");
+	HAS(t, "# TYPE gpud_http_closed_total counter");
+	HAS(t, "gpud_http_closed_total{why=\"deadline\"} 3");
+	HAS(t, "gpud_http_closed_total{why=\"room\"} 40");
 	HASNT(t, "gpud_db_commit_seconds");
 	free(t);
 }

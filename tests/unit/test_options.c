@@ -98,7 +98,7 @@ static void test_table(void **state)
 		"max-connections-per-address", "log-level",
 	};
 	static const char *const restart[] = { "data", "results", "listen",
-					       "http", "socket", "heartbeat" };
+					       "http", "http-open", "socket", "heartbeat" };
 	size_t nrt = sizeof(runtime) / sizeof(runtime[0]);
 	size_t nrs = sizeof(restart) / sizeof(restart[0]);
 

@@ -111,6 +111,16 @@ static const struct ctl_command commands[] = {
   "a consistent backup while jobs run; exit 1 when unsound",
   "  DIR is new or empty, on gpud's host; blobs are copied, reflinked where the\n"
   "  filesystem can (never hard-linked); --copy never reflinks.\n" },
+{ "page-link", cmd_page_link, "page-link [--valid DURATION] [--json] | page-link --revoke",
+  "an address of the status page for a browser, with a new key",
+  "  gpud keeps only the key's hash; the address is printed once. Open it in a\n"
+  "  browser: it keeps a cookie. Scrapers of /metrics send\n"
+  "  \"Authorization: Bearer KEY\" (the key is printed on stderr and in --json).\n"
+  "  A viewer's or an admin's credential.\n"
+  "  --valid DURATION  how long the key works: 1m to 90d, e.g. 12h (default 7d)\n"
+  "  --revoke          end the links: a viewer's the viewers' links, an admin's\n"
+  "                    every link\n"
+  "  --json            gpud's reply as JSON (url, key, expires_at)\n" },
 { "help", NULL, "help [COMMAND]", "this list, or one command's page", "" },
 };
 
