@@ -163,6 +163,9 @@ static void claim_after(void *arg)
 			c->job_id = cl->lease.job_id;
 			const struct workload *wl = workload_find(cl->workload);
 			c->job_unit = wl ? wl->unit_name : NULL;
+			/* conn.c bounds this lease's uploads from their header. */
+			c->lease_upload_max = workload_upload_bound(wl, cl->params,
+								    cl->lease.spec);
 			LOG_INFO(&d->log, "lease grant job=%" PRId64 " lease=%" PRId64
 				 " epoch=%" PRIu64 " worker=%s units=%" PRIu64
 				 " resume_from=%" PRIu64,
@@ -434,7 +437,12 @@ static void release_after(void *arg)
 		LOG_INFO(&c->d->log, "lease release lease=%" PRId64 " epoch=%" PRIu64
 			 " worker=%s rc=%d", r->rel.lease_id, r->rel.epoch,
 			 c->name, r->rel.rc);
-		if (r->rel.rc == 0 && r->rel.why[0])
+		if (r->rel.rc == 0 && r->rel.damaged)
+			LOG_ERROR(&c->d->log, "job paused job=%" PRId64
+				  " lease=%" PRId64 " worker=%s: %s",
+				  r->rel.job_id, r->rel.lease_id, c->name,
+				  r->rel.why);
+		else if (r->rel.rc == 0 && r->rel.why[0])
 			LOG_INFO(&c->d->log, "lease cut lease=%" PRId64
 				 " epoch=%" PRIu64 " pieces=%u: %s",
 				 r->rel.lease_id, r->rel.epoch, r->rel.pieces,

@@ -42,8 +42,9 @@
  *
  * Threads (gpud): parse_params, parse_input, check_checkpoint, verify,
  * render_text, render_plot and export_data run on gpud's thread pool;
- * carve, merge, finish and extend run on its database thread (keep them
- * cheap: every lease operation waits for that thread). gpuworker: cuda_open
+ * carve, merge, finish, blame and extend run on its database thread (keep
+ * them cheap: every lease operation waits for that thread; blame runs only
+ * when finish failed). gpuworker: cuda_open
  * and cuda_close on its main thread, run and next_lease on its runner
  * thread. Any hook may run on several threads at once for different jobs.
  *
@@ -210,6 +211,10 @@ typedef int wl_merge_fn(void *ctx, const json_t *params, const json_t *answer,
 typedef int wl_finish_fn(void *ctx, const json_t *params,
 			 const json_t *answer, const struct wl_parts *parts,
 			 char *err, size_t errlen);
+typedef int wl_blame_fn(void *ctx, const json_t *params,
+			const json_t *answer, const struct wl_parts *parts,
+			const struct wl_blob_reader *rd, uint64_t *ret_index,
+			json_t **ret_answer, char *err, size_t errlen);
 typedef char *wl_render_text_fn(void *ctx, const json_t *params,
 				const json_t *answer,
 				const struct wl_parts *parts);
@@ -304,12 +309,21 @@ struct workload {
 	 * a spec it cannot bound; the upload is then refused. */
 	wl_blob_max_fn *blob_max;
 
+	/* The most decoded bytes a blob of any lease of this workload can
+	 * hold (blob_max's largest answer), at most BLOB_MAX_RAW: gpud holds
+	 * every upload's frame to its compressed bound
+	 * (workload_upload_bound) from the frame's header, before a byte of
+	 * its attachment is read. */
+	uint64_t blob_raw_max;
+
 	/* Check a checkpoint before it replaces the previous one (structure,
 	 * bounds, consistency with the spec). */
 	wl_check_checkpoint_fn *check_checkpoint;
 
 	/* Verify a result on the coordinator. seed drives the random sample
-	 * (injected so tests are deterministic). */
+	 * (injected so tests are deterministic). GERR_UNSUPPORTED: a result
+	 * of a format this build no longer reads (made before an upgrade):
+	 * gpud has the lease computed again, charging no one. */
 	wl_verify_fn *verify;
 
 	/* Optional: 1 when two results of the same lease (params, spec) say
@@ -331,6 +345,24 @@ struct workload {
 	/* Check the finished answer as a whole (e.g. histogram sums to the
 	 * job's units, statistics). Called once when every lease is merged. */
 	wl_finish_fn *finish;
+
+	/* Optional: finish failed; name the verified lease at fault, so
+	 * that gpud returns only that lease to pending (dropping its
+	 * checkpoint), counts the failure against the worker that computed
+	 * it (quarantine as for a failed verification) and has it computed
+	 * again, instead of failing the job. The hook judges each part on its
+	 * own, from the note merge kept or its stored result read through rd
+	 * (Graveler: each lease's histogram against its own expectation, a
+	 * score merge notes; only the blamed lease's result is read). Returns
+	 * 0 with *ret_index
+	 * (the part's index in parts) and *ret_answer, the answer merged from
+	 * every other part, as if that lease had never been merged; err says
+	 * why it was blamed. GERR_NOTFOUND (err says why) when no part alone
+	 * is at fault: the job then fails. Database thread, in the
+	 * transaction that would have ended the job; it runs only when finish
+	 * failed, and may read every part's result. NULL: a failed finish
+	 * fails the job. */
+	wl_blame_fn *blame;
 
 	/* Human-readable answer (malloc'ed, caller frees). answer may be
 	 * NULL (nothing merged yet). */
@@ -427,6 +459,19 @@ void workload_close_all(void);
 /* The context workload_open_all built for wl (NULL for a workload without
  * open, or before workload_open_all). Any thread. */
 void *workload_ctx(const struct workload *wl);
+
+/* The most bytes a blob (header and zlib stream, either version of
+ * blob.h) holding raw_len decoded bytes can take: zlib's bound for the
+ * stream, the chunk index and a sync flush per 64 KiB chunk. A longer blob
+ * is padded, whatever it inflates to. Any thread. */
+uint64_t workload_comp_bound(uint64_t raw_len);
+/* The most bytes one upload (checkpoint or result) of a lease can take:
+ * workload_comp_bound of wl->blob_max for (params, spec), or, with params
+ * or spec NULL, of wl->blob_raw_max. 0 when the lease cannot be bounded
+ * (its params or spec do not parse or blob_max refuses them). Any
+ * thread. */
+uint64_t workload_upload_bound(const struct workload *wl, const char *params,
+			       const char *spec);
 
 /* wl->blob_max for params and spec given as JSON text (as gpud stores
  * them): GERR_CORRUPT when either does not parse. Any thread. */

@@ -146,7 +146,7 @@ async def login(host, port, cred, instance, workloads, gate):
 async def lease_ops(c, stop_at, hb_per_lease, st):
     while time.monotonic() < stop_at:
         t0 = time.monotonic()
-        await send(c, "CLAIM", {"rate": 0})
+        await send(c, "CLAIM", {})
         got, msg = await recv(c)
         if got == "NOLEASE":
             st.noleases += 1
@@ -193,7 +193,7 @@ async def job_worker(a, c, welcome, st, done, sem, tmp):
     hb = float(welcome["heartbeat_s"])
     while not done.is_set():
         t0 = time.monotonic()
-        await send(c, "CLAIM", {"rate": a.rate})
+        await send(c, "CLAIM", {})
         got, msg = await recv(c)
         if got == "NOLEASE":
             st.noleases += 1
@@ -357,7 +357,8 @@ class Gpud:
         cmd = [os.path.join(build, "daemon", "gpud"), "--data", os.path.join(self.dir, "d"),
                "--listen", "127.0.0.1:0", "--socket", os.path.join(self.dir, "s"), "--http", "off",
                "--max-connections", str(workers + 64), "--max-connections-per-address", str(workers + 64),
-               "--log-level", "warn"] + list(args)
+               "--max-connections-per-credential", str(workers + 64), "--max-prelogin", str(workers + 64),
+               "--max-prelogin-per-address", str(workers + 64), "--log-level", "warn"] + list(args)
         self.cmd = cmd
         self.log = open(os.path.join(self.dir, "gpud.log"), "w")
         self.p = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
