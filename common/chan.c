@@ -550,6 +550,16 @@ int chan_seal(struct chan *ch, const void *plain, size_t len, uint8_t **ret,
 
 void chan_take_output(struct chan *ch, uint8_t **ret, size_t *ret_len)
 {
+	/* The caller may keep it long (a write queue a slow peer does not
+	 * drain): no more memory than its bytes. */
+	if (ch->out_len && ch->out_cap > ch->out_len) {
+		uint8_t *nb = realloc(ch->out, ch->out_len);
+
+		if (nb) {
+			ch->out = nb;
+			ch->out_cap = ch->out_len;
+		}
+	}
 	*ret = ch->out_len ? ch->out : NULL;
 	*ret_len = ch->out_len;
 	if (ch->out_len) {
