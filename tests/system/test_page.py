@@ -1,0 +1,207 @@
+"""The status page as a person sees it (issue 35): headless Chromium loads
+the page and a job's page with scripts disabled (what the server rendered:
+a screenshot before any script runs) and enabled (the script refreshes it
+from the same address), and what they show is checked against gpud's state
+(gpuctl status, workers, result): every job's row (id, name, state,
+progress), the summary strip's figures (jobs by state, workers online,
+quarantined), server health (uptime, the database's and blobs' sizes, the
+last check and backup, with absolute times), the throughput chart's count
+of verified results, thumbnails of only the most recent finished jobs
+linking to their page and a link to the rest (/plots lists them all, as
+links, never a wall of images); a job's page: its record (state, submitted,
+started and ended as absolute UTC times, units, leases by state), its
+answer's summary, its plot at full size and its events. The page's text is
+never smaller than 12 px.
+Exits 77 only when chromium is not installed (tools/deps.sh).
+GPUD_SCREENSHOTS=DIR saves page.png, job.png and plots.png there (what
+doc/screenshots/ holds)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from harness import Cluster, check, http_get_key, lease_units_for, run, wait_for
+
+RECENT = 4  # PAGE_RECENT_PLOTS
+
+
+def chromium(url, *extra, scripts=True, budget=1000):
+    """Headless Chromium on url: stdout (the DOM with --dump-dom)."""
+    with tempfile.TemporaryDirectory(prefix="gpud-chromium-") as profile:
+        args = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--no-first-run", "--user-data-dir=" + profile, "--hide-scrollbars",
+                "--virtual-time-budget=%d" % budget, "--window-size=1400,1800"]
+        if not scripts:
+            args.append("--blink-settings=scriptEnabled=false")
+        r = subprocess.run(args + list(extra) + [url], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, "chromium: %d %s" % (r.returncode, r.stderr[-2000:]))
+    return r.stdout
+
+
+def cells(row):
+    """The text of each <td> of a row's HTML, tags removed."""
+    return [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+
+
+def utc(t):
+    import time
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(int(t)))
+
+
+def figure(dom, name):
+    m = re.search(r'id="fig-%s" data-value="(\d+)"><b>(\d+)</b>' % name, dom)
+    check(m and m.group(1) == m.group(2), "the strip's %s: %s" % (name, m and m.group(0)))
+    return int(m.group(1))
+
+
+def check_main(cl, dom, jobs, workers, finished_with_plots):
+    check('id="content"' in dom and 'data-page="main"' in dom, "the main page: %s" % dom[:400])
+    for j in jobs:
+        m = re.search(r'<tr id="job-%d" data-state="([a-z]+)" data-done="(\d+)" data-total="(\d+)">(.*?)</tr>'
+                      % j["id"], dom, re.S)
+        check(m, "job %d's row: %s" % (j["id"], dom[-2000:]))
+        check(m.group(1) == j["state"], "job %d's state %s, gpuctl %s" % (j["id"], m.group(1), j["state"]))
+        c = cells(m.group(4))
+        check(c[0] == str(j["id"]) and c[1] == (j.get("name") or "–") and c[2] == j["workload"],
+              "job %d's id, name, workload: %s" % (j["id"], c[:3]))
+        check(('href="/job/%d"' % j["id"]) in m.group(4), "job %d's row links to its page" % j["id"])
+        pct = float(re.search(r"([\d.]+)%", c[4]).group(1))
+        done, total = int(m.group(2)), int(m.group(3))
+        check(total == j["total_units"] and abs(pct - 100.0 * done / total) < 0.06,
+              "job %d's progress %s of %d/%d" % (j["id"], c[4], done, total))
+        # Absolute beside relative: "YYYY-MM-DD HH:MM:SS UTC (.. ago)".
+        check(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(.* ago\)", c[6]), "job %d submitted: %s" % (j["id"], c[6]))
+    for state in ("running", "queued", "paused", "done", "failed", "cancelled"):
+        want = sum(j["state"] == state for j in jobs)
+        check(figure(dom, state) == want, "the strip's %s: gpuctl counts %d" % (state, want))
+    check(figure(dom, "online") == sum(w["online"] for w in workers), "workers online")
+    check(figure(dom, "quarantined") == sum(bool(w["quarantined"]) for w in workers), "quarantined")
+    for w in workers:
+        check(re.search(r'<tr id="worker-%d" data-state="%s"' % (w["id"], "online" if w["online"] else "offline"), dom),
+              "worker %d's row" % w["id"])
+    # Thumbnails: the most recent finished jobs' first plots, each a link
+    # to its job's page; the rest behind one link.
+    thumbs = re.findall(r'<figure><a href="/job/(\d+)"><img src="/results/job-(\d+)/([^"]+)"', dom)
+    newest = sorted(finished_with_plots, key=lambda j: -j["finished_at"])[:RECENT]
+    check([int(a) for a, _, _ in thumbs] == [j["id"] for j in newest] and all(a == b for a, b, _ in thumbs),
+          "thumbnails of the %d newest finished jobs: %s, want %s" % (RECENT, thumbs, [j["id"] for j in newest]))
+    check('href="/plots"' in dom, "the link to every finished job's plots")
+    for key in ("uptime", "db", "blobs", "backup", "check", "storage"):
+        check('id="health-%s"' % key in dom, "server health: %s" % key)
+    check(re.search(r'id="health-check"><time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>', dom),
+          "the last check's absolute time")
+    check(re.search(r'id="health-backup"><time', dom), "the last backup's time")
+    check(re.search(r'id="health-blobs">[\d.]+ [KMG]?i?B in \d+ files', dom), "blob sizes")
+    return thumbs
+
+
+def test_page(cl: Cluster):
+    if not shutil.which("chromium"):
+        print("SKIP: chromium is not installed (sh tools/deps.sh)")
+        sys.exit(77)
+    # The page open (--http-open): Chromium needs no cookie between runs.
+    cl.gpud_args = ["--heartbeat", "0.5", "--lease-units", str(lease_units_for(0.5)), "--http-open"]
+    cl.start_gpud()
+    base = "http://%s" % cl.http
+    cl.start_worker("cpu:1")
+    # Six small jobs finish, each with its plot: the page shows four.
+    small = []
+    for i in range(6):
+        out = cl.ctl("submit", "graveler", "--battles", str(1 << 18), "--seed", str(i + 1),
+                     "--name", "small-%d" % i).stdout
+        small.append(int(out.strip().split()[-1]))
+        cl.wait_job(small[-1], timeout=60)
+    for j in small:
+        wait_for(lambda: os.path.exists(os.path.join(cl.data, "results", "job-%d" % j, "graveler-histogram.svg")),
+                 20, "job %d's plot" % j)
+    big = int(cl.ctl("submit", "graveler", "--battles", str(1 << 40), "--seed", "9", "--name",
+                     "long-run").stdout.strip().split()[-1])
+    wait_for(lambda: cl.status(big)["units_done"] > 0, 30, "progress on the long job")
+    held = int(cl.ctl("submit", "graveler", "--battles", str(1 << 30), "--name", "on-hold").stdout.strip().split()[-1])
+    cl.ctl("pause", str(held))
+    gone = int(cl.ctl("submit", "graveler", "--battles", str(1 << 30), "--name", "dropped").stdout.strip().split()[-1])
+    cl.ctl("cancel", str(gone))
+    cl.ctl("check")
+    cl.ctl("backup", os.path.join(cl.dir, "backup-1"))
+
+    # Scripts disabled: what the server rendered, compared with gpud's
+    # state taken just before and after (the long job moves).
+    jobs = json.loads(cl.ctl("status", "--json").stdout)
+    workers = json.loads(cl.ctl("workers", "--json").stdout)
+    dom = chromium(base + "/", "--dump-dom", scripts=False)
+    after = {j["id"]: j for j in json.loads(cl.ctl("status", "--json").stdout)}
+    check("data-loaded" not in dom, "scripts were off")
+    for j in jobs:
+        if j["id"] == big:
+            j["units_done"] = after[big]["units_done"]
+    finished = [j for j in jobs if j["state"] in ("done", "failed", "cancelled")
+                and os.path.isdir(os.path.join(cl.data, "results", "job-%d" % j["id"]))]
+    # The long job's progress moves between the two snapshots: its row
+    # is checked against the later one within what moved.
+    m = re.search(r'<tr id="job-%d"[^>]*data-done="(\d+)"' % big, dom)
+    check(m and 0 < int(m.group(1)) <= after[big]["units_done"], "the long job's progress")
+    check_main(cl, dom, [j for j in jobs if j["id"] != big], workers, finished)
+    check(re.search(r'<svg id="chart"[^>]*data-verified="(\d+)"', dom), "the throughput chart")
+    verified = int(re.search(r'<svg id="chart"[^>]*data-verified="(\d+)"', dom).group(1))
+    check(verified >= len(small), "the chart counts the verified results: %d" % verified)
+    check(re.search(r'id="fig-rate"><b>[\d.]+ [kMG]? ?battles/s', dom), "the total rate in battles/s")
+
+    # Readable: no font size under 12 px in the page's style (the body's
+    # is 15 px; the chart's ticks 12 px).
+    code, _, html = http_get_key(cl, "/", None)
+    sizes = [int(x) for x in re.findall(rb"font-size:\s*(\d+)px", html)]
+    check(code == 200 and sizes and min(sizes) >= 12, "font sizes: %s" % sizes)
+
+    # Scripts enabled: the script refreshes the page from the same address
+    # (data-refreshed counts the swaps), and the rows stay.
+    dom2 = chromium(base + "/", "--dump-dom", budget=12000)
+    check(re.search(r'data-refreshed="[1-9]', dom2), "the script refreshed the page: %s" % dom2[:300])
+    for j in jobs:
+        check('<tr id="job-%d"' % j["id"] in dom2, "job %d after a refresh" % j["id"])
+
+    # /plots: every finished job with plots, as links, no images.
+    pl = chromium(base + "/plots", "--dump-dom", scripts=False)
+    listed = [int(x) for x in re.findall(r'<tr id="plots-(\d+)">', pl)]
+    check(sorted(listed) == sorted(j["id"] for j in finished if os.listdir(
+        os.path.join(cl.data, "results", "job-%d" % j["id"]))), "/plots lists: %s" % listed)
+    check("<img" not in pl, "/plots shows no images")
+
+    # A job's page, scripts off.
+    j = cl.status(small[-1])
+    res = cl.ctl("result", str(small[-1])).stdout
+    page = chromium(base + "/job/%d" % small[-1], "--dump-dom", scripts=False)
+    rec = dict(re.findall(r'<tr id="rec-([a-z]+)"><th>[^<]*</th><td>(.*?)</td></tr>', page, re.S))
+    check(j["state"] in rec.get("state", ""), "the record's state: %s" % rec.get("state"))
+    for key, at in (("submitted", j["submitted_at"]), ("started", j["started_at"]), ("ended", j["finished_at"])):
+        check(utc(at) in rec.get(key, ""), "%s %s: %s" % (key, utc(at), rec.get(key)))
+    check("%d exactly" % j["units_verified"] in rec["units"], "units: %s" % rec["units"])
+    for state, n in j["leases"].items():
+        check('<span data-state="%s">%s %d</span>' % (state, state, n) in rec["leases"],
+              "leases %s %d: %s" % (state, n, rec["leases"]))
+    check("battles" in rec["params"] and str(1 << 18) in rec["params"], "params: %s" % rec["params"])
+    first = res.splitlines()[0]
+    check(re.search(r'<pre id="answer">' + re.escape(first), page), "the answer's summary: %s" % first)
+    check('<img src="/results/job-%d/graveler-histogram.svg"' % small[-1] in page, "the full-size plot")
+    kinds = re.findall(r'<tr><td class="num">\d+</td><td class="when">.*?</td><td>([a-z_]+)</td>', page, re.S)
+    for kind in ("submit", "grant", "result", "verified", "job_done"):
+        check(kind in kinds, "event %s on the job's page: %s" % (kind, kinds))
+    code, _, _ = http_get_key(cl, "/job/999999", None)
+    check(code == 404, "no such job: %d" % code)
+
+    shots = os.environ.get("GPUD_SCREENSHOTS")
+    if shots:
+        os.makedirs(shots, exist_ok=True)
+        for name, path, size in (("page", "/", "1400,1500"), ("job", "/job/%d" % small[-1], "1400,1500"),
+                                 ("plots", "/plots", "1400,600")):
+            out = os.path.abspath(os.path.join(shots, name + ".png"))
+            chromium(base + path, "--screenshot=" + out, "--window-size=" + size, scripts=False)
+            check(os.path.getsize(out) > 10000, "screenshot %s" % out)
+    cl.ctl("cancel", str(big))
+    cl.ctl("cancel", str(held))
+
+
+if __name__ == "__main__":
+    run(test_page)
