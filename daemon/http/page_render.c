@@ -478,7 +478,7 @@ static void jobs_table(FILE *f, const struct page_input *in)
 		put_text(f, j->workload);
 		fputs("</td><td>", f);
 		put_state(f, str(j->state));
-		fputs("</td><td>", f);
+		fputs("</td><td class=\"progress\">", f);
 		put_progress(f, j);
 		fputs("</td><td class=\"num\">", f);
 		put_rate(f, fin ? j->avg_rate : j->rate, j->unit_name);
@@ -789,7 +789,25 @@ static void job_page(FILE *f, const struct page_input *in)
 		put_text(f, j->damaged);
 		fputs("</span></td></tr>\n", f);
 	}
-	fputs("</table>\n<h2>Answer</h2>\n", f);
+	fputs("</table>\n", f);
+	n = list_plots(in->results_dir, j->id, names);
+	if (n) {
+		fputs("<h2>Plots</h2>\n<div id=\"job-plots\">", f);
+		for (size_t i = 0; i < n; i++) {
+			fprintf(f, "<figure class=\"full\"><a href=\"/results/job-%" PRId64
+				"/", j->id);
+			put_text(f, names[i]);
+			fprintf(f, "\"><img src=\"/results/job-%" PRId64 "/", j->id);
+			put_text(f, names[i]);
+			fputs("\" alt=\"", f);
+			put_text(f, names[i]);
+			fputs("\"></a><figcaption>", f);
+			put_text(f, names[i]);
+			fputs("</figcaption></figure>", f);
+		}
+		fputs("</div>\n", f);
+	}
+	fputs("<h2>Answer</h2>\n", f);
 	if (in->answer) {
 		size_t len = strlen(in->answer);
 
@@ -808,23 +826,6 @@ static void job_page(FILE *f, const struct page_input *in)
 		fputs("<p class=\"empty\" id=\"answer\">", f);
 		put_text(f, in->answer_error ? in->answer_error : "No answer yet.");
 		fputs("</p>\n", f);
-	}
-	n = list_plots(in->results_dir, j->id, names);
-	if (n) {
-		fputs("<h2>Plots</h2>\n<div id=\"job-plots\">", f);
-		for (size_t i = 0; i < n; i++) {
-			fprintf(f, "<figure class=\"full\"><a href=\"/results/job-%" PRId64
-				"/", j->id);
-			put_text(f, names[i]);
-			fprintf(f, "\"><img src=\"/results/job-%" PRId64 "/", j->id);
-			put_text(f, names[i]);
-			fputs("\" alt=\"", f);
-			put_text(f, names[i]);
-			fputs("\"></a><figcaption>", f);
-			put_text(f, names[i]);
-			fputs("</figcaption></figure>", f);
-		}
-		fputs("</div>\n", f);
 	}
 	fprintf(f, "<h2>Events <span class=\"count\">the newest %zu</span></h2>\n"
 		"<table id=\"events\"><thead><tr><th>#</th><th>Time</th><th>Event</th>"
