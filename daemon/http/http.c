@@ -9,13 +9,9 @@
  *               [pages and /metrics: the event log's news, the last
  *               check and backup, the database's size (database thread)]
  *               -> [measure the blobs on the thread pool] -> resume
- *   MHD thread: the handler runs again: decode the replies
- *               (ctlcmd_reply_decode, once), render the answer, send it;
- *               on_completed frees the request
- *
- * No reply key is spelled here: the replies are read through ctlcmd.h
- * (the typed reply, its lists as gpud sent them). The keys this file
- * writes ("plots", "workers", "now", "version") are the page's.
+ *   MHD thread: the handler runs again: the answer (http_answer.c)
+ *               decodes the replies, renders and sends; on_completed
+ *               frees the request
  */
 #include <dirent.h>
 #include <errno.h>
@@ -44,287 +40,11 @@
 #include "http_auth.h"
 #include "http_files.h"
 #include "http_guard.h"
+#include "http_internal.h"
 #include "metrics.h"
 #include "page_render.h"
-#include "procstat.h"
 #include "store.h"
 #include "store_events.h"
-
-/* page.html, embedded by embed_file.py (page_html.c). */
-extern const unsigned char http_page[];
-extern const size_t http_page_len;
-
-enum req_kind { REQ_STATUS, REQ_METRICS, REQ_PAGE, REQ_JOB, REQ_PLOTS,
-		REQ_PLOT, REQ_LOGIN };
-
-/* What the database thread reads for a page or a scrape. */
-struct http_db {
-	struct store_event_tally tally; /* a copy of the loop's, advanced */
-	int64_t from_id;                /* the copy's last_id before */
-	int rc;                         /* store_event_since's */
-	double check_at, backup_at;     /* 0: none */
-	char *check_detail, *backup_detail;
-	int db_known;
-	uint64_t db_bytes;
-	struct store_event_row *events; /* a job's page */
-	size_t n_events;
-};
-
-/* What the loop found, read by MHD's thread once resumed. */
-enum verdict {
-	V_NONE,    /* not looked at: gpud stops */
-	V_OK,      /* the key is good (or the page is open) */
-	V_ENDED,   /* a key gpud does not hold (expired, revoked, never) */
-	V_ERROR,   /* the store could not say */
-};
-
-struct http_req {
-	struct http *h;
-	struct MHD_Connection *conn;
-	enum req_kind kind;
-	int64_t job;              /* REQ_JOB: its id */
-	uint8_t key_hash[PAGEKEY_HASH]; /* the key presented; set when need_key */
-	int need_key;
-	/* Written by the loop thread before it resumes the connection, read
-	 * by MHD's thread after (the resume orders them). */
-	enum verdict verdict;
-	double key_until;         /* the key's end (wall clock) */
-	int key_rc;               /* database thread: store_pagekey_find's */
-	json_t *status, *workers; /* the control replies, owned; NULL: none */
-	json_t *result;           /* REQ_JOB: the result reply, owned */
-	struct http_db *db;       /* pages and /metrics; NULL: none read */
-	char storage_msg[200];    /* gpud's storage trouble ("": none) */
-	struct dbq_commit_stats commits;
-	int have_commits;
-	uint64_t verify_failures;
-	int blobs_known;
-	uint64_t blob_bytes, blob_files;
-	uint64_t http_late, http_evicted;
-	uv_work_t scan;           /* the blob store's measure */
-	struct http_req *next;
-};
-
-struct http {
-	struct gpud *d;           /* loop thread only */
-	const struct glog *log;   /* any thread (glog is thread-safe) */
-	struct MHD_Daemon *mhd;
-	uv_async_t async;
-	uv_timer_t sweep;         /* the guard's deadlines, every second */
-	unsigned open_handles;    /* async and sweep until both closed */
-	struct http_guard *guard; /* MHD's thread and the loop (its mutex) */
-	int open;                 /* --http-open: no key asked */
-	int tls;                  /* served over TLS: the cookie is Secure */
-	uv_mutex_t mu;
-	struct http_req *head, *tail; /* guarded by mu: waiting for the loop */
-	unsigned queued;              /* guarded by mu: waiting or in flight */
-	int stopping;                 /* guarded by mu */
-	/* Loop thread. */
-	unsigned inflight;
-	int stop_asked, closed;
-	int scanning, blobs_known;
-	uint64_t blob_bytes, blob_files;
-	uint64_t blobs_at_ms;
-	/* The event log as read so far: counts by kind, the throughput's
-	 * buckets (store_events.h), kinds from metrics_counters. */
-	struct store_event_tally hist;
-	const char *kinds[METRICS_COUNTERS];
-	/* Set at start, then only read. */
-	char results[4200];       /* cfg.results_dir (MHD's thread) */
-	char blobs[4200];         /* DATA/blobs (the thread pool) */
-	char db_path[4200];       /* DATA/gpud.db (the database thread) */
-};
-
-
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
-				 const json_t *j)
-{
-	char *text = json_dumps(j, JSON_COMPACT);
-
-	if (!text)
-		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return http_send_buf(conn, code, "application/json", text, strlen(text),
-			MHD_RESPMEM_MUST_FREE);
-}
-
-/* reply, an ok reply of command id, into *ret (ctlcmd_reply_clear frees
- * it; it borrows from reply). 0, or GERR_INVAL, logged: gpud's replies
- * always decode (ctlcmd_reply_encode wrote them), so this is a bug. */
-static int decode_reply(const struct http *h, enum ctlcmd_id id,
-			const json_t *reply, struct ctlcmd_reply *ret)
-{
-	char err[256];
-	int rc = ctlcmd_reply_decode(&ctlcmd_table[id], reply, ret, err, sizeof(err));
-
-	if (rc)
-		LOG_WARN(h->log, "http: gpud's %s reply: %s", ctlcmd_table[id].name, err);
-	return rc;
-}
-
-static enum MHD_Result send_undecoded(struct MHD_Connection *conn)
-{
-	return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			 "gpud's reply does not decode (see gpud's log)\n");
-}
-
-/* /api/status: the status reply, with the workers and each job's plots. */
-static enum MHD_Result send_status(const struct http *h,
-				   struct MHD_Connection *conn, struct http_req *r)
-{
-	struct ctlcmd_reply st;
-	const json_t *jobs, *workers;
-	const char *error;
-
-	if (!ctlcmd_reply_ok(r->status, &error))
-		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
-	if (decode_reply(h, CTLCMD_STATUS, r->status, &st))
-		return send_undecoded(conn);
-	/* st.jobs[i] is the array's row i. */
-	jobs = ctlcmd_reply_list(CTLCMD_STATUS, r->status);
-	for (size_t i = 0; i < st.n_jobs; i++)
-		json_object_set_new(json_array_get(jobs, i), "plots",
-				    http_list_plots(h->results, st.jobs[i].id));
-	ctlcmd_reply_clear(&st);
-	workers = ctlcmd_reply_list(CTLCMD_WORKERS, r->workers);
-	/* r owns both replies: the status takes a reference to the list. */
-	json_object_set_new(r->status, "workers", json_is_array(workers) ?
-			    json_incref((json_t *)workers) : json_array());
-	json_object_set_new(r->status, "now", json_real(gclock_wall()));
-	json_object_set_new(r->status, "version", json_string(GPUD_VERSION));
-	return send_json(conn, MHD_HTTP_OK, r->status);
-}
-
-/* /metrics: the replies decoded, rendered (metrics.h). A workers reply
- * that is not ok counts no workers. */
-static enum MHD_Result send_metrics(const struct http *h,
-				    struct MHD_Connection *conn,
-				    const struct http_req *r)
-{
-	struct ctlcmd_reply st, wk;
-	struct procstat ps;
-	const struct http_db *db = r->db;
-	struct metrics_input in = {
-		.status = &st,
-		.workers = NULL,
-		.commits = r->have_commits ? &r->commits : NULL,
-		.verify_failures = r->verify_failures,
-		.blobs_known = r->blobs_known,
-		.blob_bytes = r->blob_bytes,
-		.blob_files = r->blob_files,
-		.http_late = r->http_late,
-		.http_evicted = r->http_evicted,
-		/* Counts from a read that failed would go back: left out. */
-		.event_counts = db && db->rc == 0 ? db->tally.counts : NULL,
-		.proc = procstat_read(&ps) == 0 ? &ps : NULL,
-		.last_check = db ? db->check_at : 0,
-		.last_backup = db ? db->backup_at : 0,
-		.db_known = db && db->db_known,
-		.db_bytes = db ? db->db_bytes : 0,
-		.storage_error = r->storage_msg[0] != '\0',
-		.now = gclock_wall(),
-		.version = GPUD_VERSION,
-	};
-	const char *error;
-	char *text;
-	size_t len;
-	int rc;
-
-	if (!ctlcmd_reply_ok(r->status, &error))
-		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
-	if (decode_reply(h, CTLCMD_STATUS, r->status, &st))
-		return send_undecoded(conn);
-	if (r->workers && ctlcmd_reply_ok(r->workers, &error)) {
-		if (decode_reply(h, CTLCMD_WORKERS, r->workers, &wk)) {
-			ctlcmd_reply_clear(&st);
-			return send_undecoded(conn);
-		}
-		in.workers = &wk;
-	}
-	rc = metrics_render(&in, &text, &len);
-	ctlcmd_reply_clear(&st);
-	if (in.workers)
-		ctlcmd_reply_clear(&wk);
-	if (rc)
-		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return http_send_buf(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-			text, len, MHD_RESPMEM_MUST_FREE);
-}
-
-/* ---- MHD's thread: requests ---- */
-
-/* A page (main, a job's, the plots' list) rendered with its data
- * (page_render.h). */
-static enum MHD_Result send_page(const struct http *h,
-				 struct MHD_Connection *conn,
-				 const struct http_req *r)
-{
-	struct ctlcmd_reply st, wk, res;
-	struct procstat ps;
-	const struct http_db *db = r->db;
-	struct page_health health = {
-		.start_time = procstat_read(&ps) == 0 ? ps.start_time : 0,
-		.db_known = db && db->db_known,
-		.db_bytes = db ? db->db_bytes : 0,
-		.blobs_known = r->blobs_known,
-		.blob_bytes = r->blob_bytes,
-		.blob_files = r->blob_files,
-		.check_at = db ? db->check_at : 0,
-		.backup_at = db ? db->backup_at : 0,
-		.check_detail = db ? db->check_detail : NULL,
-		.backup_detail = db ? db->backup_detail : NULL,
-		.storage_msg = r->storage_msg[0] ? r->storage_msg : NULL,
-	};
-	struct page_input in = {
-		.kind = r->kind == REQ_JOB ? PAGE_JOB :
-			r->kind == REQ_PLOTS ? PAGE_PLOTS : PAGE_MAIN,
-		.status = &st,
-		.status_json = r->status,
-		.job = r->job,
-		.events = db ? db->events : NULL,
-		.n_events = db ? db->n_events : 0,
-		.tally = db && db->rc == 0 && r->kind == REQ_PAGE ? &db->tally : NULL,
-		.health = &health,
-		.results_dir = h->results,
-		.now = gclock_wall(),
-		.version = GPUD_VERSION,
-	};
-	const char *error;
-	char *text;
-	size_t len;
-	int rc, have_res = 0;
-
-	if (!ctlcmd_reply_ok(r->status, &error)) {
-		if (r->kind == REQ_JOB && error && strncmp(error, "no job", 6) == 0)
-			return http_send_text(conn, MHD_HTTP_NOT_FOUND, "no such job\n");
-		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
-	}
-	if (decode_reply(h, CTLCMD_STATUS, r->status, &st))
-		return send_undecoded(conn);
-	if (r->workers && ctlcmd_reply_ok(r->workers, &error) &&
-	    decode_reply(h, CTLCMD_WORKERS, r->workers, &wk) == 0)
-		in.workers = &wk;
-	if (r->result && ctlcmd_reply_ok(r->result, &error)) {
-		if (decode_reply(h, CTLCMD_RESULT, r->result, &res) == 0) {
-			have_res = 1;
-			in.answer = res.text;
-			if (!in.answer)
-				in.answer_error = "The answer has no text summary: "
-						  "gpuctl result prints it.";
-		}
-	} else if (r->result) {
-		in.answer_error = error;
-	}
-	rc = page_render(&in, (const char *)http_page, http_page_len, &text, &len);
-	ctlcmd_reply_clear(&st);
-	if (in.workers)
-		ctlcmd_reply_clear(&wk);
-	if (have_res)
-		ctlcmd_reply_clear(&res);
-	if (rc)
-		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				 "cannot render the page (out of memory)\n");
-	return http_send_buf(conn, MHD_HTTP_OK, "text/html; charset=utf-8", text,
-			len, MHD_RESPMEM_MUST_FREE);
-}
 
 /* A request back from the loop: its verdict, then its answer. */
 static enum MHD_Result on_resumed(struct http *h, struct MHD_Connection *conn,
@@ -350,10 +70,10 @@ static enum MHD_Result on_resumed(struct http *h, struct MHD_Connection *conn,
 	if (!r->status)
 		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "gpud is stopping\n");
 	if (r->kind == REQ_STATUS)
-		return send_status(h, conn, r);
+		return http_answer_status(h, conn, r);
 	if (r->kind == REQ_METRICS)
-		return send_metrics(h, conn, r);
-	return send_page(h, conn, r);
+		return http_answer_metrics(h, conn, r);
+	return http_answer_page(h, conn, r);
 }
 
 /* Queue r for the loop, suspending its connection; 503 when too many
