@@ -289,7 +289,10 @@ static void scan_after(uv_work_t *w, int status)
 	struct http_req *r = w->data;
 	struct http *h = r->h;
 
+	struct http_req *wait = h->scan_waiters, *next;
+
 	h->scanning = 0;
+	h->scan_waiters = NULL;
 	if (status == 0 && r->blobs_known) {
 		h->blobs_known = 1;
 		h->blob_bytes = r->blob_bytes;
@@ -297,6 +300,10 @@ static void scan_after(uv_work_t *w, int status)
 		h->blobs_at_ms = uv_now(h->d->loop);
 	}
 	finish_measured(r);
+	for (; wait; wait = next) {
+		next = wait->scan_next;
+		finish_measured(wait);
+	}
 }
 
 /* The blob store's measure and gpud's counters, then the answer. */
@@ -316,7 +323,12 @@ static void measure(struct http_req *r)
 	}
 	/* Walking the blob store costs a stat per blob: at most every
 	 * HTTP_BLOBS_EVERY_S, on the thread pool; the requests between get
-	 * the last measure. */
+	 * the last measure, and those before the first wait for it. */
+	if (h->scanning && !h->blobs_known) {
+		r->scan_next = h->scan_waiters;
+		h->scan_waiters = r;
+		return;
+	}
 	if (!h->scanning && !h->stop_asked && (!h->blobs_known ||
 	    uv_now(d->loop) - h->blobs_at_ms >= HTTP_BLOBS_EVERY_S * 1000)) {
 		r->scan.data = r;

@@ -72,6 +72,7 @@ struct http_req {
 	uint64_t blob_bytes, blob_files;
 	uint64_t http_late, http_evicted;
 	uv_work_t scan;           /* the blob store's measure */
+	struct http_req *scan_next; /* loop: waiting for the first measure */
 	struct http_req *next;
 };
 
@@ -93,6 +94,7 @@ struct http {
 	unsigned inflight;
 	int stop_asked, closed;
 	int scanning, blobs_known;
+	struct http_req *scan_waiters;  /* for the first measure (scan_next) */
 	uint64_t blob_bytes, blob_files;
 	uint64_t blobs_at_ms;
 	/* The event log as read so far: counts by kind, the throughput's

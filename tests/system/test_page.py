@@ -90,7 +90,8 @@ def check_main(cl, dom, jobs, workers, finished_with_plots):
     check(re.search(r'id="health-check"><time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>', dom),
           "the last check's absolute time")
     check(re.search(r'id="health-backup"><time', dom), "the last backup's time")
-    check(re.search(r'id="health-blobs">[\d.]+ [KMG]?i?B in \d+ files', dom), "blob sizes")
+    check(re.search(r'id="health-blobs">[\d.]+ [KMG]?i?B in \d+ files', dom), "blob sizes: %s"
+          % re.search(r'id="health-blobs">[^<]*', dom).group(0))
     return thumbs
 
 
@@ -115,7 +116,8 @@ def test_page(cl: Cluster):
                  20, "job %d's plot" % j)
     big = int(cl.ctl("submit", "graveler", "--battles", str(1 << 40), "--seed", "9", "--name",
                      "long-run").stdout.strip().split()[-1])
-    wait_for(lambda: cl.status(big)["units_done"] > 0, 30, "progress on the long job")
+    wait_for(lambda: cl.status(big)["units_done"] > 0 and (cl.status(big)["rate"] or 0) > 0, 30,
+             "progress and a rate on the long job")
     held = int(cl.ctl("submit", "graveler", "--battles", str(1 << 30), "--name", "on-hold").stdout.strip().split()[-1])
     cl.ctl("pause", str(held))
     gone = int(cl.ctl("submit", "graveler", "--battles", str(1 << 30), "--name", "dropped").stdout.strip().split()[-1])
@@ -142,12 +144,21 @@ def browse(cl, br, base, small, big, held):
     m = re.search(r'<tr id="job-%d"[^>]*data-done="(\d+)"' % big, dom)
     check(m and 0 < int(m.group(1)) <= after[big]["units_done"], "the long job's progress: %s" % (m and m.group(0)))
     check_main(cl, dom, [j for j in jobs if j["id"] != big], workers, finished)
+    # The strip counts the rows it was rendered with; those are gpud's
+    # states (the long job moves between running and queued as its
+    # leases end and start: either).
+    rows = dict((int(a), b) for a, b in re.findall(r'<tr id="job-(\d+)" data-state="([a-z]+)"', dom))
+    check(rows.get(big) in ("running", "queued"), "the long job's state: %s" % rows.get(big))
+    check(len(rows) == len(jobs), "a row per job: %s" % rows)
     for state in ("running", "queued", "paused", "done", "failed", "cancelled"):
-        want = sum(j["state"] == state for j in jobs)
-        check(figure(dom, state) == want, "the strip's %s: gpuctl counts %d" % (state, want))
+        want = sum(st == state for st in rows.values())
+        check(figure(dom, state) == want, "the strip's %s: %d rows" % (state, want))
+        check(want == sum(j["state"] == state for j in jobs if j["id"] != big) + (rows[big] == state),
+              "the rows' %s: gpuctl's" % state)
     verified = int(re.search(r'<svg id="chart"[^>]*data-verified="(\d+)"', dom).group(1))
     check(verified >= len(small), "the chart counts the verified results: %d" % verified)
-    check(re.search(r'id="fig-rate"><b>[\d.]+ [kMG]? ?battles/s', dom), "the total rate in battles/s")
+    check(re.search(r'id="fig-rate"><b>[\d.]+ [kMG]? ?battles/s', dom), "the total rate in battles/s: %s"
+          % re.search(r'id="fig-rate">.*?</div>', dom).group(0))
     # Readable: no text under 12 px as laid out; thumbnails at two thirds
     # of their plot's size at least (the plots' 12 px labels: 8 px).
     check(br.evaluate(MIN_FONT) >= 12, "the smallest text: %s px" % br.evaluate(MIN_FONT))
