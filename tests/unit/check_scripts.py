@@ -8,7 +8,9 @@ built or tested for real:
   .ci/run for the second, and .ci/run runs the README's test command;
 - tools/test.sh runs every stage when one fails, lists each failure at the
   end and exits 1; exits 0 with "all tests passed" when none fails; scales
-  time limits (meson's --timeout-multiplier), more in the sanitizer builds.
+  time limits (meson's --timeout-multiplier), more in the sanitizer builds;
+- the README's "How it works" points to doc/DESIGN.md, and every Markdown
+  file the README names is in the repository.
 
 Usage: check_scripts.py  (exit 0 passed, 1 failed)
 """
@@ -155,11 +157,26 @@ def test_sh(tmp):
           "all tests passed" not in out, "the failures, listed at the end:\n" + out)
 
 
+def readme_links():
+    """The README's "How it works" points to the design in the repository,
+    and every Markdown file it names is one of the repository's."""
+    import re
+    text = script("README.md")
+    section = text[text.find("## How it works"):]
+    section = section[:section.find("\n## ", 4)]
+    check("`doc/DESIGN.md`" in section, "How it works does not name doc/DESIGN.md")
+    for name in sorted(set(re.findall(r"`([^`\s]+\.md)`", text))):
+        path = os.path.normpath(os.path.join(ROOT, name))
+        check(path.startswith(os.path.normpath(ROOT) + os.sep) and os.path.isfile(path),
+              "README.md names %s, which is not a file of the repository" % name)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="check-scripts-")
     try:
         deps(tmp)
         test_sh(tmp)
+        readme_links()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     for f in failures:
