@@ -140,10 +140,6 @@ static const struct field welcome_fields[] = {
 	STR_OPT("role", struct msg_welcome, role, MSG_WORKLOAD_MAX),
 };
 
-static const struct field claim_fields[] = {
-	NUM_OPT("rate", struct msg_claim, rate, 0),
-};
-
 static const struct field lease_fields[] = {
 	LEASE_EPOCH(struct msg_lease),
 	U64("job", struct msg_lease, job, 0, I64MAX),
@@ -215,6 +211,8 @@ static const struct field error_fields[] = {
 #define MTYPE(T, nm, s, f, bin) \
 	[T] = { .name = nm, .size = sizeof(s), .fields = f, .n_fields = N(f), \
 		.bin_required = bin }
+/* A message without fields: its header is an empty object. */
+#define MTYPE_EMPTY(T, nm, s) [T] = { .name = nm, .size = sizeof(s) }
 
 static const struct mtype mtypes[PROTO_TYPE_MAX + 1] = {
 	MTYPE(PROTO_HELLO, "HELLO", struct msg_hello, hello_fields, 0),
@@ -222,7 +220,9 @@ static const struct mtype mtypes[PROTO_TYPE_MAX + 1] = {
 	      challenge_fields, 0),
 	MTYPE(PROTO_AUTH, "AUTH", struct msg_auth, auth_fields, 0),
 	MTYPE(PROTO_WELCOME, "WELCOME", struct msg_welcome, welcome_fields, 0),
-	MTYPE(PROTO_CLAIM, "CLAIM", struct msg_claim, claim_fields, 0),
+	/* No field: leases are sized by what gpud measured, never by a
+	 * rate a worker states (a "rate" sent anyway is ignored). */
+	MTYPE_EMPTY(PROTO_CLAIM, "CLAIM", struct msg_claim),
 	MTYPE(PROTO_LEASE, "LEASE", struct msg_lease, lease_fields, 0),
 	MTYPE(PROTO_NOLEASE, "NOLEASE", struct msg_nolease, nolease_fields, 0),
 	MTYPE(PROTO_HEARTBEAT, "HEARTBEAT", struct msg_heartbeat,
@@ -244,7 +244,7 @@ static const struct mtype mtypes[PROTO_TYPE_MAX + 1] = {
 
 static const struct mtype *mtype_of(int type)
 {
-	if (type < 1 || type > PROTO_TYPE_MAX || !mtypes[type].fields)
+	if (type < 1 || type > PROTO_TYPE_MAX || !mtypes[type].name)
 		return NULL;
 	return &mtypes[type];
 }

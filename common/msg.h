@@ -15,7 +15,8 @@
  *   CHALLENGE  <- nonce (64 hex)
  *   AUTH       -> mac (64 hex)
  *   WELCOME    <- worker_id, heartbeat_s, [checkpoint_s]
- *   CLAIM      -> [rate]
+ *   CLAIM      -> (no field: gpud sizes leases by the rates it measured
+ *                 on verified work, never by one a worker states)
  *   LEASE      <- lease, epoch, job, workload, params{}, spec{}, units,
  *                 [deadline_s], [units_done]       bin: checkpoint or none
  *   NOLEASE    <- [retry_s], [reason]
@@ -130,7 +131,7 @@ struct msg_welcome {
 };
 
 struct msg_claim {
-	double rate;                    /* [units/s; 0 unknown] */
+	char none;                      /* C wants a member; never sent */
 };
 
 struct msg_lease {

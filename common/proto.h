@@ -38,7 +38,8 @@
  *   CTL_HELLO  -> {"proto":1,"name":token name}  remote gpuctl's login
  *                 instead of HELLO (then CHALLENGE, AUTH, WELCOME; then
  *                 CTL_REQ/CTL_REPLY as on the Unix socket, by role)
- *   CLAIM      -> {"rate":units_per_s (0 unknown)}
+ *   CLAIM      -> {}   (leases are sized by the rates gpud measures on
+ *                 verified work; a worker states none)
  *   LEASE      <- {"lease":id,"epoch":e,"job":id,"workload":name,
  *                  "params":{..},"spec":{..},"units":n,"deadline_s":n,
  *                  "units_done":n}  bin = last checkpoint blob or empty

@@ -180,7 +180,8 @@ static const struct conf_key keys[] = {
 	  "(default 0: no cap)", NULL, NULL },
 	{ "progress-timeout", CONF_DOUBLE, RT, F(progress_timeout), 0, 0,
 	  30 * 86400, "SECONDS", "revoke a lease whose reported progress has not grown\n"
-	  "for this long (default 600; 0 never)", NULL, NULL },
+	  "for this long, or grew by less than a tenth of what its\n"
+	  "holder's verified rate predicts (default 600; 0 never)", NULL, NULL },
 	{ "trust-after", CONF_INT, RT, F(trust_after), 0, 0, 1000000, "N",
 	  "replicate a worker's results on another worker until N of\n"
 	  "them in a row agree, and again after any failure (default\n"
@@ -310,6 +311,35 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->max_conns_per_addr = (int)s->max_connections_per_address;
 }
 
+/* The keys a reload cannot change (not CONF_RUNTIME) that next changes
+ * from live: 0 when none, else GERR_INVAL naming each with both values. */
+static int restart_keys(const struct gpud_settings *live,
+			const struct gpud_settings *next, char *err,
+			size_t errlen)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < gpud_options.n && n + 1 < errlen; i++) {
+		const struct conf_key *k = &keys[i];
+		char was[CONF_SHOW_MAX], now[CONF_SHOW_MAX];
+
+		if ((k->flags & (CONF_CLI_ONLY | CONF_RUNTIME)) ||
+		    conf_same(k, live, next))
+			continue;
+		conf_show(k, live, was, sizeof(was));
+		conf_show(k, next, now, sizeof(now));
+		n += (size_t)snprintf(err + n, errlen - n, "%s%s = %s (running "
+				      "%s)", n ? ", " : "", k->name, now, was);
+	}
+	if (n == 0)
+		return 0;
+	if (n + 1 < errlen)
+		snprintf(err + n, errlen - n, ": needs a restart, and a reload "
+			 "is applied whole or not at all (restart gpud, or set "
+			 "it back)");
+	return GERR_INVAL;
+}
+
 int gpud_options_reload(const struct conf_args *args,
 			const struct gpud_settings *cli,
 			struct gpud_settings *live, struct glog *log,
@@ -331,20 +361,18 @@ int gpud_options_reload(const struct conf_args *args,
 		rc = gpud_options_finish(next, err, errlen);
 	if (rc)
 		goto out;
+	/* Whole or not at all: a key the running gpud cannot take refuses
+	 * the reload, since the values derived from it (lease-timeout and
+	 * idle-timeout from heartbeat) would be applied without it. With
+	 * every such key as it runs, merged is next, whose checks held. */
+	rc = restart_keys(live, next, err, errlen);
+	if (rc)
+		goto out;
 	*merged = *live;
 	for (size_t i = 0; i < gpud_options.n; i++) {
 		const struct conf_key *k = &keys[i];
 		if (!(k->flags & CONF_CLI_ONLY) && (k->flags & CONF_RUNTIME))
 			conf_copy(k, merged, next);
-	}
-	/* A change the running gpud cannot take would make the rest unsafe
-	 * (a shorter lease-timeout beside the heartbeat it keeps). */
-	rc = check(merged, err, errlen);
-	if (rc) {
-		size_t n = strlen(err);
-		gerr_printf(err + n, errlen - n, " with the running heartbeat; "
-			    "restart gpud to change both");
-		goto out;
 	}
 	/* The lines below follow the new level. */
 	GLOG_SET_LEVEL(log, merged->log_level);
@@ -352,12 +380,9 @@ int gpud_options_reload(const struct conf_args *args,
 		const struct conf_key *k = &keys[i];
 		char was[CONF_SHOW_MAX], now[CONF_SHOW_MAX];
 
-		if ((k->flags & CONF_CLI_ONLY) || conf_same(k, live, next))
+		if ((k->flags & CONF_CLI_ONLY) || !(k->flags & CONF_RUNTIME) ||
+		    conf_same(k, live, next))
 			continue;
-		if (!(k->flags & CONF_RUNTIME)) {
-			LOG_WARN(log, "reload: %s changed: needs a restart", k->name);
-			continue;
-		}
 		conf_show(k, live, was, sizeof(was));
 		conf_show(k, merged, now, sizeof(now));
 		LOG_INFO(log, "reload: %s = %s (was %s)", k->name, now, was);

@@ -68,9 +68,12 @@ void gpud_options_to_config(const struct gpud_settings *s,
 
 /* SIGHUP: read the file again (plus the command line's keys, which still
  * win) and copy into live each changed key that can change at run time;
- * log each change, and "KEY changed: needs a restart" for the others.
- * A bad file, or settings that do not hold together, leave live as it is
- * and return GERR_INVAL with the reason ("FILE:LINE: ...") in err.
+ * log each change. Whole or not at all: a bad file, settings that do not
+ * hold together, or a changed key that needs a restart (whose derived
+ * values, lease-timeout and idle-timeout from heartbeat, would otherwise
+ * be applied without it) leave live as it is and return GERR_INVAL with
+ * the reason ("FILE:LINE: ...", or each such key with both values) in
+ * err.
  * Returns the number of keys applied otherwise; log's level is then
  * live's. */
 int gpud_options_reload(const struct conf_args *args,

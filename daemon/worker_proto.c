@@ -434,7 +434,12 @@ static void release_after(void *arg)
 		LOG_INFO(&c->d->log, "lease release lease=%" PRId64 " epoch=%" PRIu64
 			 " worker=%s rc=%d", r->rel.lease_id, r->rel.epoch,
 			 c->name, r->rel.rc);
-		if (r->rel.rc == 0 && r->rel.why[0])
+		if (r->rel.rc == 0 && r->rel.damaged)
+			LOG_ERROR(&c->d->log, "job paused job=%" PRId64
+				  " lease=%" PRId64 " worker=%s: %s",
+				  r->rel.job_id, r->rel.lease_id, c->name,
+				  r->rel.why);
+		else if (r->rel.rc == 0 && r->rel.why[0])
 			LOG_INFO(&c->d->log, "lease cut lease=%" PRId64
 				 " epoch=%" PRIu64 " pieces=%u: %s",
 				 r->rel.lease_id, r->rel.epoch, r->rel.pieces,

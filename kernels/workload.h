@@ -42,8 +42,9 @@
  *
  * Threads (gpud): parse_params, parse_input, check_checkpoint, verify,
  * render_text, render_plot and export_data run on gpud's thread pool;
- * carve, merge, finish and extend run on its database thread (keep them
- * cheap: every lease operation waits for that thread). gpuworker: cuda_open
+ * carve, merge, finish, blame and extend run on its database thread (keep
+ * them cheap: every lease operation waits for that thread; blame runs only
+ * when finish failed). gpuworker: cuda_open
  * and cuda_close on its main thread, run and next_lease on its runner
  * thread. Any hook may run on several threads at once for different jobs.
  *
@@ -210,6 +211,10 @@ typedef int wl_merge_fn(void *ctx, const json_t *params, const json_t *answer,
 typedef int wl_finish_fn(void *ctx, const json_t *params,
 			 const json_t *answer, const struct wl_parts *parts,
 			 char *err, size_t errlen);
+typedef int wl_blame_fn(void *ctx, const json_t *params,
+			const json_t *answer, const struct wl_parts *parts,
+			const struct wl_blob_reader *rd, uint64_t *ret_index,
+			json_t **ret_answer, char *err, size_t errlen);
 typedef char *wl_render_text_fn(void *ctx, const json_t *params,
 				const json_t *answer,
 				const struct wl_parts *parts);
@@ -309,7 +314,9 @@ struct workload {
 	wl_check_checkpoint_fn *check_checkpoint;
 
 	/* Verify a result on the coordinator. seed drives the random sample
-	 * (injected so tests are deterministic). */
+	 * (injected so tests are deterministic). GERR_UNSUPPORTED: a result
+	 * of a format this build no longer reads (made before an upgrade):
+	 * gpud has the lease computed again, charging no one. */
 	wl_verify_fn *verify;
 
 	/* Optional: 1 when two results of the same lease (params, spec) say
@@ -331,6 +338,24 @@ struct workload {
 	/* Check the finished answer as a whole (e.g. histogram sums to the
 	 * job's units, statistics). Called once when every lease is merged. */
 	wl_finish_fn *finish;
+
+	/* Optional: finish failed; name the verified lease at fault, so
+	 * that gpud returns only that lease to pending (dropping its
+	 * checkpoint), counts the failure against the worker that computed
+	 * it (quarantine as for a failed verification) and has it computed
+	 * again, instead of failing the job. The hook judges each part on its
+	 * own, from the note merge kept or its stored result read through rd
+	 * (Graveler: each lease's histogram against its own expectation, a
+	 * score merge notes; only the blamed lease's result is read). Returns
+	 * 0 with *ret_index
+	 * (the part's index in parts) and *ret_answer, the answer merged from
+	 * every other part, as if that lease had never been merged; err says
+	 * why it was blamed. GERR_NOTFOUND (err says why) when no part alone
+	 * is at fault: the job then fails. Database thread, in the
+	 * transaction that would have ended the job; it runs only when finish
+	 * failed, and may read every part's result. NULL: a failed finish
+	 * fails the job. */
+	wl_blame_fn *blame;
 
 	/* Human-readable answer (malloc'ed, caller frees). answer may be
 	 * NULL (nothing merged yet). */

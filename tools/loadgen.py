@@ -147,7 +147,7 @@ async def login(host, port, cred, instance, workloads, gate):
 async def lease_ops(c, stop_at, hb_per_lease, st):
     while time.monotonic() < stop_at:
         t0 = time.monotonic()
-        await send(c, "CLAIM", {"rate": 0})
+        await send(c, "CLAIM", {})
         got, msg = await recv(c)
         if got == "NOLEASE":
             st.noleases += 1
@@ -194,7 +194,7 @@ async def job_worker(a, c, welcome, st, done, sem, tmp):
     hb = float(welcome["heartbeat_s"])
     while not done.is_set():
         t0 = time.monotonic()
-        await send(c, "CLAIM", {"rate": a.rate})
+        await send(c, "CLAIM", {})
         got, msg = await recv(c)
         if got == "NOLEASE":
             st.noleases += 1

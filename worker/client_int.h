@@ -99,7 +99,6 @@ struct client {
 	int result_sent;
 	int retry_after_fail;       /* pause before the next CLAIM */
 	char rel_error[RELEASE_ERROR_MAX + 1]; /* why, or "" (wlease.c #8) */
-	double last_rate;
 	uint64_t leases_done;
 
 	/* Fetch (wfetch.c). */

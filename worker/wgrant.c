@@ -165,11 +165,10 @@ static void on_run_finished(struct client *cl, struct runner_result *res)
 		cl->rel_want_ckpt = 0;
 		cl->result = *res;
 		cl->result_sent = 0;
-		if (res->seconds > 0)
-			cl->last_rate = (double)res->units_run / res->seconds;
 		LOG_INFO(cl->log, "run done " LFMT " units=%" PRIu64
 			 " seconds=%.3f rate=%.4g/s", LARGS(cl), res->units_done,
-			 res->seconds, cl->last_rate);
+			 res->seconds, res->seconds > 0 ?
+			 (double)res->units_run / res->seconds : 0.0);
 		wlease_move(cl, WLEASE_RESULT);
 		return;
 	}

@@ -152,11 +152,11 @@ void wlease_send_heartbeat(struct client *cl)
 
 static void send_claim(struct client *cl)
 {
-	struct msg_claim m = { .rate = cl->last_rate };
+	struct msg_claim m = {0}; /* no field: gpud measures the rate */
 	json_t *h = NULL;
 	int rc = msg_claim_encode(&m, &h);
 
-	LOG_DEBUG(cl->log, "claim rate=%.3g", cl->last_rate);
+	LOG_DEBUG(cl->log, "claim");
 	send_msg(cl, PROTO_CLAIM, rc, h, NULL, 0);
 }
 

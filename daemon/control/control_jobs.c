@@ -439,7 +439,9 @@ static void job_live(struct gpud *d, struct ctlcmd_job *j, struct job_extra *x,
 
 	j->rate = rate;
 	j->eta_s = rate > 0 && total > live ? (double)(total - live) / rate : 0;
-	if (strcmp(j->state, "paused") == 0)
+	if (strcmp(j->state, "paused") == 0 && !(j->reason &&
+	    strncmp(j->reason, SCHED_PAUSED_BY_GPUD,
+		    sizeof(SCHED_PAUSED_BY_GPUD) - 1) == 0))
 		j->reason = "held: paused by the user (gpuctl resume to continue)";
 	else if (queued)
 		j->reason = queued_reason(d, j, x, js);

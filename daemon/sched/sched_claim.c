@@ -54,7 +54,10 @@ static int claim_job_info(struct store *st, struct sched_claim *c)
 }
 
 /* How many units to ask job's planner for (0: its own default). With a
- * rate r measured for this worker in this job: r x --lease-seconds, cut
+ * rate r measured for this worker in this job (on verified work only,
+ * store_rates.c: nothing the worker states, neither its claim, which
+ * carries no field, nor its checkpoints' progress, raises r above what
+ * its verified results showed): r x --lease-seconds, cut
  * to the worker's share of what is left, never below r x
  * --lease-min-seconds while some of the fleet is unmeasured. What is left
  * counts the holders' unfinished work too, so that every worker would

@@ -15,12 +15,25 @@
  *     re-issued since) is not.
  *  4. No report over the lease's units is recorded (heartbeat, checkpoint,
  *     result): progress shown is bounded by the lease size.
- *  5. With a progress timeout, a held lease whose reported progress has not
- *     grown for that long goes back to pending at its last checkpoint, and
- *     its holder is charged with a stall.
+ *  5. With a progress timeout T, a held lease is a stall when its reported
+ *     progress has not grown for T, or when over a window of T (from its
+ *     grant, then from each heartbeat that closed a window) it grew by less
+ *     than PROGRESS_FRACTION of what its holder's verified rate in the job
+ *     predicts (a holder not verified in the job yet: the job's slowest
+ *     verified rate over UNMEASURED_SLACK; nobody verified: growth only),
+ *     never more than is left of the lease. A stall goes back to pending
+ *     at its last checkpoint, and its holder is charged with it. A trickle
+ *     (a unit per heartbeat) is a stall; a liar who reports progress it
+ *     did not make holds a lease at most 1 / PROGRESS_FRACTION times as
+ *     long as its verified rate needs, and its result is verified.
  *  6. A release that carries an error is a failure of the lease, counted
  *     with failed verifications against max_failures: the lease, then its
- *     job, fails with a reason naming the lease and the last error.
+ *     job, fails with a reason naming the lease and the last error;
+ *     unless a blob of gpud's that the lease's job names (params' input,
+ *     a spec's earlier result) is damaged or missing in gpud's own store:
+ *     then the failure is gpud's, nobody is charged (the lease goes back
+ *     as released, its worker may take it again), and the job is paused
+ *     with a reason naming the blob, until the operator restores it.
  *  7. The tail: a lease is cut only at a plain release of the very grant
  *     that was marked (takeback_epoch), in the transaction that puts it
  *     back to pending, so its checkpoint and every unit stay with one of
@@ -36,6 +49,7 @@
 
 #include <jansson.h>
 
+#include "blob.h"
 #include "clock.h"
 #include "gerr.h"
 #include "scheduler.h"
@@ -44,6 +58,17 @@
 #define TAKEBACK_MIN_S 1.0
 /* The most pieces one cut makes. */
 #define TAKEBACK_MAX_PIECES 64
+/* Invariant 5: the share of the progress a holder's verified rate predicts
+ * that it must show per window; a rate measured over whole leases (fetch,
+ * upload and all) is below the rate of the run itself, so an honest worker
+ * slowed tenfold still passes. */
+#define PROGRESS_FRACTION 0.1
+/* Invariant 5: a holder not verified in the job yet owes the job's slowest
+ * verified rate over this: a CPU thread beside a GPU measured alone runs
+ * at about 1e-4 of it (bench/graveler.md: 2.5e7 and 2.3e11 battles/s), so
+ * the floor (1e-5 of the GPU with PROGRESS_FRACTION) lets it through ten
+ * times over while a trickle of a unit per heartbeat is a stall. */
+#define UNMEASURED_SLACK 1e4
 
 /* Invariants 1 and 3: 0 with the lease's row in *l when worker_id holds
  * (lease_id, epoch), else GERR_STALE (or a store error) with why for the
@@ -120,25 +145,13 @@ static int units_over(uint64_t units_done, const struct store_lease *l,
 
 /* ---- heartbeat ---- */
 
-/* Invariant 5: revoke l when its progress has not grown for the timeout.
- * Returns 0 (h->revoked says whether it was) or a store error. */
-static int check_progress(struct store *st, struct sched_heartbeat *h,
-			  const struct store_lease *l, double now)
+/* Invariant 5: take l back from its holder, charged with a stall for
+ * h->why. Returns 0 (h->revoked set) or a store error. */
+static int stall(struct store *st, struct sched_heartbeat *h,
+		 const struct store_lease *l, double now)
 {
-	uint64_t best = 0;
-	double at = 0;
-	int rc = store_lease_progress(st, l->id, &best, &at);
+	int rc = store_begin(st);
 
-	if (rc)
-		return rc;
-	/* at == 0: no report yet under this grant (the clock starts now). */
-	if (at == 0 || h->units_done > best ||
-	    now - at < h->pol->progress_timeout_s)
-		return 0;
-	snprintf(h->why, sizeof(h->why), "no progress for %.0f s "
-		 "(--progress-timeout %.0f): %" PRIu64 " of %" PRIu64 " units",
-		 now - at, h->pol->progress_timeout_s, best, l->units);
-	rc = store_begin(st);
 	if (rc)
 		return rc;
 	rc = store_lease_revoke(st, l->id, l->epoch, h->why, now);
@@ -158,6 +171,86 @@ static int check_progress(struct store *st, struct sched_heartbeat *h,
 		h->action = MSG_HB_STOP;
 	}
 	return rc;
+}
+
+/* Invariant 5, the window: 0 with *ret_owed the units l's holder owed
+ * since the window's start w->at (never more than is left of l), *ret_rate
+ * the rate they were owed at (0: none known) and *ret_own whether it is
+ * the holder's own verified rate. */
+static int progress_owed(struct store *st, const struct sched_heartbeat *h,
+			 const struct store_lease *l,
+			 const struct store_window *w, double now,
+			 double *ret_owed, double *ret_rate, int *ret_own)
+{
+	double own = 0, slowest = 0, left;
+	int rc = store_rate_expect(st, h->worker_id, l->job_id, &own, &slowest);
+
+	if (rc)
+		return rc;
+	*ret_own = own > 0;
+	*ret_rate = own > 0 ? own : slowest / UNMEASURED_SLACK;
+	*ret_owed = PROGRESS_FRACTION * *ret_rate * (now - w->at);
+	left = l->units > w->units ? (double)(l->units - w->units) : 0;
+	if (*ret_owed > left)
+		*ret_owed = left;
+	return 0;
+}
+
+/* Invariant 5: revoke l when its progress has not grown for the timeout,
+ * or grew over the window by less than it owed; else close the window
+ * when it is over. Returns 0 (h->revoked says whether it was) or a store
+ * error. */
+static int check_progress(struct store *st, struct sched_heartbeat *h,
+			  const struct store_lease *l, double now)
+{
+	double T = h->pol->progress_timeout_s, owed = 0, rate = 0;
+	struct store_window w = {0};
+	uint64_t best = 0, made;
+	double at = 0;
+	int own = 0;
+	int rc = store_lease_progress(st, l->id, &best, &at);
+
+	if (rc)
+		return rc;
+	/* at == 0: no report yet under this grant (the clock starts now). */
+	if (at != 0 && h->units_done <= best && now - at >= T) {
+		snprintf(h->why, sizeof(h->why), "no progress for %.0f s "
+			 "(--progress-timeout %.0f): %" PRIu64 " of %" PRIu64
+			 " units", now - at, T, best, l->units);
+		return stall(st, h, l, now);
+	}
+	rc = store_lease_window(st, l->id, l->epoch, &w);
+	if (rc || now - w.at < T)
+		return rc == GERR_NOTFOUND ? 0 : rc;
+	if (h->units_done > w.best)
+		w.best = h->units_done;
+	made = w.best > w.units ? w.best - w.units : 0;
+	rc = progress_owed(st, h, l, &w, now, &owed, &rate, &own);
+	if (rc)
+		return rc;
+	if (made == 0 && owed > 0) {
+		snprintf(h->why, sizeof(h->why), "no progress for %.0f s "
+			 "(--progress-timeout %.0f): %" PRIu64 " of %" PRIu64
+			 " units", now - w.at, T, w.best, l->units);
+		return stall(st, h, l, now);
+	}
+	if ((double)made + 0.5 < owed) {
+		char basis[96];
+
+		if (own)
+			snprintf(basis, sizeof(basis), "its verified rate in "
+				 "the job");
+		else
+			snprintf(basis, sizeof(basis), "not verified in the "
+				 "job: its slowest verified rate / %g",
+				 UNMEASURED_SLACK);
+		snprintf(h->why, sizeof(h->why), "too little progress: %" PRIu64
+			 " units in %.0f s, %.0f owed at %g of %.4g units/s "
+			 "(%s; --progress-timeout %.0f)", made, now - w.at,
+			 owed, PROGRESS_FRACTION, rate, basis, T);
+		return stall(st, h, l, now);
+	}
+	return store_lease_window_move(st, l->id, l->epoch, now, w.best);
 }
 
 /* A workload's place in the registry (the idle counts' index), or -1. */
@@ -349,6 +442,84 @@ static int release_failed(struct store *st, struct sched_release *r,
 	return store_job_set_reason(st, l->job_id, reason);
 }
 
+/* Whether s is a blob's name: 64 lowercase hex digits. */
+static int blob_name(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return n == BLOB_HASH_HEX - 1 && s[n] == '\0';
+}
+
+/* Invariant 6: the first blob of gpud's named by a top-level string of
+ * params or spec (JSON texts) that gpud cannot read back whole, with why
+ * it is gpud's fault in why; 0 when every one is whole. Each named blob
+ * is read (bounded by the store's limit) on this thread: only for a
+ * release that carries an error. */
+static int own_blob_damaged(const struct sched_policy *pol,
+			    const char *params, const char *spec, char *why,
+			    size_t whylen)
+{
+	const char *text[2] = { params, spec }, *where[2] = { "params",
+							      "spec" };
+	int found = 0;
+
+	for (int i = 0; i < 2 && !found; i++) {
+		json_t *j = text[i] ? json_loads(text[i], 0, NULL) : NULL;
+		const char *key;
+		json_t *v;
+
+		json_object_foreach(j, key, v) {
+			const char *h = json_string_value(v);
+			uint8_t *blob = NULL;
+			size_t len = 0;
+			int rc;
+
+			if (!h || !blob_name(h))
+				continue;
+			rc = blob_store_get(pol->data_dir, h, &blob, &len);
+			free(blob);
+			if (rc != GERR_CORRUPT && rc != GERR_NOTFOUND)
+				continue;
+			snprintf(why, whylen, "blob %.16s (the job's %s \"%.32s\") "
+				 "is %s in gpud's own store", h, where[i], key,
+				 rc == GERR_CORRUPT ? "damaged" : "missing");
+			found = 1;
+			break;
+		}
+		json_decref(j);
+	}
+	return found;
+}
+
+/* Invariant 6, gpud's fault: l goes back as released, charged to no one,
+ * and its job is paused with a reason naming the blob (r->why, set by
+ * own_blob_damaged). Inside the release's transaction. */
+static int release_damaged(struct store *st, struct sched_release *r,
+			   const struct store_lease *l,
+			   const struct store_job *job, double now)
+{
+	char reason[400];
+	int rc = store_lease_release(st, r->lease_id, r->epoch, now);
+
+	snprintf(reason, sizeof(reason), SCHED_PAUSED_BY_GPUD "%.200s, so lease %"
+		 PRId64 " cannot run (no worker is charged); restore it from a "
+		 "backup (gpuctl check names it), then gpuctl resume %" PRId64,
+		 r->why, r->lease_id, l->job_id);
+	if (!rc)
+		rc = store_event(st, now, l->job_id, r->lease_id, r->epoch,
+				 r->worker_id, "blob_damaged", reason);
+	if (!rc && job->state == JOB_ACTIVE)
+		rc = store_job_set_state(st, l->job_id, JOB_PAUSED, reason,
+					 now);
+	else if (!rc)
+		rc = store_job_set_reason(st, l->job_id, reason);
+	if (!rc) {
+		snprintf(r->why, sizeof(r->why), "%s", reason);
+		r->damaged = 1;
+	}
+	return rc;
+}
+
 /* The pieces of a cut: specs (owned) and units, the head first. */
 struct cut {
 	json_t *spec[TAKEBACK_MAX_PIECES];
@@ -503,7 +674,7 @@ void sched_release(struct store *st, struct sched_release *r)
 	int rc;
 
 	r->job_id = 0;
-	r->job_failed = r->foreign = r->quarantined = 0;
+	r->job_failed = r->foreign = r->quarantined = r->damaged = 0;
 	r->pieces = 0;
 	r->why[0] = '\0';
 	r->rc = lease_held(st, r->lease_id, r->epoch, r->worker_id, &l,
@@ -518,7 +689,15 @@ void sched_release(struct store *st, struct sched_release *r)
 	if (rc)
 		goto out;
 	if (r->error[0]) {
-		rc = release_failed(st, r, &l, now);
+		struct store_job job = {0};
+
+		rc = store_job_get(st, l.job_id, &job);
+		if (!rc && own_blob_damaged(r->pol, job.params, l.spec, r->why,
+					    sizeof(r->why)))
+			rc = release_damaged(st, r, &l, &job, now);
+		else if (!rc)
+			rc = release_failed(st, r, &l, now);
+		store_job_clear(&job);
 	} else {
 		struct store_lease_grant g = {0};
 

@@ -3,6 +3,12 @@
  * (pool), the verdict committed with the merge into the job's answer and,
  * when it was the last lease, the job's end (database). scheduler.h.
  *
+ * A job whose final check (the workload's finish) fails is not failed at
+ * once when the workload can blame one lease (its blame hook): that lease
+ * alone goes back to pending with its part removed and the answer rebuilt
+ * without it, its worker is charged as for a failed verification, and the
+ * job goes on; it fails only when no lease can be blamed.
+ *
  * Why load / check / commit: SQLite work stays on the database thread,
  * while inflating and verifying blobs (CPU heavy, possibly large) runs on
  * the thread pool, so neither blocks the event loop nor holds the database
@@ -98,6 +104,9 @@ void sched_verify_check(struct sched_verify *v)
 	rc = v->rep.checked ? 0 : wl->verify(workload_ctx(wl), params, spec,
 		v->raw, v->raw_len, v->seed, v->err, sizeof(v->err));
 	v->passed = rc == 0;
+	/* A format this gpud no longer reads (made before an upgrade): computed
+	 * again, charged to no one. */
+	v->outdated = rc == GERR_UNSUPPORTED;
 	if (v->passed && v->rep.npeer)
 		replica_compare(&v->rep, v->pol->data_dir, wl, params, spec,
 				v->raw, v->raw_len, v->err, sizeof(v->err));
@@ -106,6 +115,102 @@ out:
 	json_decref(params);
 	json_decref(spec);
 	free(blob);
+}
+
+/* The stored result blobs, for a blame hook (struct wl_blob_reader). */
+static int fetch_result(void *opaque, const char *hash, void **ret,
+			size_t *ret_len)
+{
+	uint8_t *blob = NULL, *raw = NULL;
+	size_t len = 0, raw_len = 0;
+	struct blob_info info;
+	char err[256];
+	int rc = blob_store_get(opaque, hash, &blob, &len);
+
+	if (rc == 0)
+		rc = blob_decode(blob, len, &info, &raw, &raw_len, err,
+				 sizeof(err));
+	free(blob);
+	if (rc == 0) {
+		*ret = raw;
+		*ret_len = raw_len;
+	}
+	return rc;
+}
+
+/* finish failed with ferr: the lease the workload blames goes back to
+ * pending, its part removed and the answer rebuilt without it, its worker
+ * charged. GERR_NOTFOUND (why added to ferr) when none can be blamed and
+ * nothing was changed; another error is the store's (roll back). */
+static int blame_lease(struct store *st, struct sched_verify *v,
+		       const struct workload *wl, const json_t *params,
+		       const json_t *answer, const struct store_job *job,
+		       char *ferr, size_t ferrlen, double now)
+{
+	struct wl_blob_reader rd = { (void *)v->pol->data_dir, fetch_result };
+	struct job_parts parts;
+	struct store_part part = {0};
+	struct store_lease l = {0};
+	json_t *rebuilt = NULL;
+	char *text = NULL, why[WL_ERRLEN] = "", reason[2 * WL_ERRLEN + 64];
+	enum lease_state ns = LEASE_PENDING;
+	uint64_t k = 0;
+	int quarantined = 0;
+	int rc = job_parts_open(&parts, st, job->id);
+
+	if (rc == 0)
+		rc = wl->blame(workload_ctx(wl), params, answer, &parts.pub, &rd,
+			       &k, &rebuilt, why, sizeof(why));
+	job_parts_clear(&parts);
+	if (rc) { /* nothing changed yet: the job fails, saying why */
+		size_t n = strlen(ferr);
+		snprintf(ferr + n, ferrlen - n, "; %s",
+			 why[0] ? why : gerr_str(rc));
+		return GERR_NOTFOUND;
+	}
+	rc = store_part_get(st, job->id, k, &part);
+	if (rc == 0)
+		rc = store_lease_get(st, part.lease_id, &l);
+	if (rc == 0)
+		rc = (text = json_text(rebuilt)) ? 0 : GERR_NOMEM;
+	snprintf(reason, sizeof(reason), "final check failed (%s): %s", ferr,
+		 why);
+	if (rc == 0)
+		rc = store_part_remove(st, job->id, l.id);
+	if (rc == 0)
+		rc = store_lease_unverify(st, l.id, l.epoch, reason,
+					  v->pol->max_failures, now, &ns);
+	if (rc == 0)
+		rc = store_job_set_answer(st, job->id, text,
+			job->units_verified >= l.units ?
+				job->units_verified - l.units : 0);
+	if (rc == 0 && l.worker_id)
+		rc = store_worker_fail(st, l.worker_id, v->pol->quarantine_after,
+				       &quarantined);
+	if (rc == 0)
+		rc = store_event(st, now, job->id, l.id, l.epoch, l.worker_id,
+				 "final_check_blamed", reason);
+	if (rc == 0 && ns == LEASE_FAILED) {
+		char jr[1024];
+		snprintf(jr, sizeof(jr), "lease %" PRId64 " failed %u times; "
+			 "last: %s", l.id, l.failures + 1, reason);
+		rc = store_job_set_state(st, job->id, JOB_FAILED, jr, now);
+		v->job_finished = -1;
+	} else if (rc == 0) {
+		char jr[1024];
+		snprintf(jr, sizeof(jr), "lease %" PRId64 " computed again: %s",
+			 l.id, reason);
+		rc = store_job_set_reason(st, job->id, jr);
+	}
+	if (rc == 0 && l.result) {
+		free(v->blamed_result);
+		v->blamed_result = strdup(l.result);
+	}
+	free(text);
+	json_decref(rebuilt);
+	store_lease_clear(&l);
+	store_part_clear(&part);
+	return rc;
 }
 
 /* Finish the job when every lease is verified and nothing is left to carve. */
@@ -141,6 +246,15 @@ static int maybe_finish(struct store *st, struct sched_verify *v,
 	else
 		snprintf(err, sizeof(err), "parts unreadable: %s", gerr_str(frc));
 	job_parts_clear(&parts);
+	if (frc && frc != GERR_IO && frc != GERR_NOMEM && wl->blame) {
+		/* One lease blamed: the job goes on without it. */
+		int brc = blame_lease(st, v, wl, params, answer, &job, err,
+				      sizeof(err), now);
+		if (brc != GERR_NOTFOUND) {
+			store_job_clear(&job);
+			return brc;
+		}
+	}
 	if (frc == 0) {
 		rc = store_job_set_state(st, job.id, JOB_DONE, NULL, now);
 		v->job_finished = 1;
@@ -280,7 +394,10 @@ void sched_verify_commit(struct store *st, struct sched_verify *v)
 		v->rc = rc;
 		return;
 	}
-	rc = v->passed ? commit_checked(st, v, now) : commit_fail(st, v, now);
+	rc = v->passed	  ? commit_checked(st, v, now)
+	     : v->outdated ? store_lease_recompute(st, v->lease_id, v->epoch,
+						  v->err, now)
+			   : commit_fail(st, v, now);
 	if (!rc)
 		rc = store_commit(st);
 	else
@@ -290,6 +407,9 @@ void sched_verify_commit(struct store *st, struct sched_verify *v)
 	 * the commit above. */
 	if (!rc && !v->passed && v->lease.result)
 		blob_store_remove(v->pol->data_dir, v->lease.result);
+	/* A blamed lease's, likewise (its row let go of it). */
+	if (!rc && v->blamed_result)
+		blob_store_remove(v->pol->data_dir, v->blamed_result);
 	v->rc = rc;
 	v->commit_s = gclock_mono() - t0;
 }
@@ -302,6 +422,8 @@ void sched_verify_clear(struct sched_verify *v)
 	free(v->params);
 	free(v->spec);
 	free(v->raw);
+	free(v->blamed_result);
+	v->blamed_result = NULL;
 	v->workload = v->params = v->spec = NULL;
 	v->raw = NULL;
 }

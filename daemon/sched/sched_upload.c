@@ -143,10 +143,15 @@ void sched_upload_commit(struct store *st, struct sched_upload *u)
 	else
 		u->rc = store_lease_set_checkpoint(st, u->lease_id, u->epoch,
 			u->hash, u->units_done, now, &old);
-	/* gpud's own measure of the sender's rate, for its next leases. */
-	if (!u->rc)
-		u->rc = store_rate_measure(st, u->lease_id, u->epoch,
-			u->worker_id, u->units_done, now);
+	/* gpud's own measure of the sender's rate, for its next leases: a
+	 * result's counts once the lease is verified; a checkpoint's, which
+	 * nothing checks, may only lower the verified one (store_rates.c). */
+	if (!u->rc && u->is_result)
+		u->rc = store_rate_result(st, u->lease_id, u->epoch,
+					  u->units_done, now);
+	else if (!u->rc)
+		u->rc = store_rate_checkpoint(st, u->lease_id, u->epoch,
+					      u->worker_id, u->units_done, now);
 	snprintf(detail, sizeof(detail), "units_done=%" PRIu64 " blob=%.16s",
 		 u->units_done, u->hash);
 	if (!u->rc)

@@ -52,6 +52,9 @@ struct sched_policy {
  * whether the lease is unknown, at another epoch or someone else's: the
  * same bytes, so that the reply tells nothing about other workers' leases. */
 #define SCHED_NOT_HELD "stale: lease not held by this worker"
+/* How the reason of a job gpud paused itself begins (sched_release, for
+ * its own damaged blob): status shows that reason, not the user's pause. */
+#define SCHED_PAUSED_BY_GPUD "paused by gpud: "
 
 /* Holders (sched_hold.c). A message about a lease is acted on only when
  * its sender holds the grant: leases.worker_id is the sender, the lease is
@@ -227,6 +230,9 @@ struct sched_verify {
 	struct replica_check rep;
 	int64_t checked_id;     /* the lease verified (lease_id may change) */
 	int again, waiting, quorum;
+	int outdated;           /* result of a format before an upgrade */
+	char *blamed_result;    /* a lease the final check blamed: its
+				   result file, removed after the commit */
 };
 /* Database thread. rc: 0, GERR_STALE (not done at epoch) or a store
  * error; fills lease, rep and (unless early) workload and params. */
@@ -243,7 +249,12 @@ void sched_verify_clear(struct sched_verify *v);
 /* A release (sched_hold.c). One that carries an error (the holder's run
  * failed) is a failure of the lease: after pol->max_failures of them,
  * failed verifications included, the lease fails and with it the job, its
- * reason naming the lease and the last error. A plain release of a grant
+ * reason naming the lease and the last error; unless a blob gpud stores
+ * and the job names (its input, a spec's earlier result) is damaged or
+ * missing: then nobody is charged, the lease is released, the job paused
+ * with a reason naming the blob, and an event "blob_damaged" says so
+ * (damaged set). Runs on the database thread, reading those blobs back
+ * for an error release only. A plain release of a grant
  * marked for the tail (struct sched_heartbeat) puts the lease back to
  * pending and, in the same transaction, cuts its rest past the checkpoint
  * into the pieces marked with the workload's split: the head keeps the
@@ -262,7 +273,10 @@ struct sched_release {
 	int job_failed;         /* the run failure failed the job */
 	int foreign, quarantined; /* as struct sched_heartbeat's */
 	uint32_t pieces;        /* the tail: leases the rest became (0: none) */
-	char why[200];          /* refused: why; cut: how (for the log) */
+	int damaged;            /* the run failed on gpud's own damaged blob:
+				 * nobody charged, the job paused (why) */
+	char why[400];          /* refused: why; cut: how; damaged: the job's
+				 * reason (for the log) */
 };
 void sched_release(struct store *st, struct sched_release *r);
 

@@ -22,6 +22,9 @@
  *                                a result unreadable for its comparison
  *        done     -> failed      verification failed (attempts >= max),
  *                                or a replica outvoted by its group
+ *        verified -> pending     blamed by the job's final check
+ *                                (failures < max), started afresh
+ *        verified -> failed      blamed, failures >= max
  *        pending|leased|done -> cancelled   job cancelled
  *  4. The schema is created and migrated by numbered migrations compiled in
  *     from schema/ (PRAGMA user_version is the number applied).
@@ -284,6 +287,14 @@ int store_lease_set_verified(struct store *st, int64_t id, uint64_t epoch,
 int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
 		       const char *reason, uint32_t max_failures, double now,
 		       enum lease_state *ret_state);
+/* verified, same epoch -> pending (failures+1), or failed when failures
+ * reaches max_failures: the job's final check blamed it (a workload's
+ * blame hook). As store_lease_reject, and its checkpoint dropped (the
+ * next run starts afresh). The caller removes its part
+ * (store_part_remove) in the same transaction. */
+int store_lease_unverify(struct store *st, int64_t id, uint64_t epoch,
+			 const char *reason, uint32_t max_failures, double now,
+			 enum lease_state *ret_state);
 /* leased, same epoch -> pending (worker gives it back). */
 int store_lease_release(struct store *st, int64_t id, uint64_t epoch,
 			double now);
@@ -357,6 +368,10 @@ void store_part_clear(struct store_part *p);
  * workload's note (JSON text or NULL). GERR_STATE if it is a part already. */
 int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
 		   const char *note);
+/* Remove the lease's part (one the job's final check blamed): the job's
+ * last part takes its seq, so seqs stay 0..n-1 (merge order changes only
+ * for that one). GERR_NOTFOUND when the lease is no part of job_id. */
+int store_part_remove(struct store *st, int64_t job_id, int64_t lease_id);
 /* Number of parts of a job. */
 int store_part_count(struct store *st, int64_t job_id, uint64_t *ret_n);
 /* The job's part number seq (0 first). GERR_NOTFOUND past the end. */
@@ -375,16 +390,39 @@ struct store_fleet {
  * of names): the worker runs them, and is seen at now. */
 int store_rate_register(struct store *st, int64_t worker_id,
 			const char *workloads_json, double now);
-/* A measured rate (units/s) of worker_id in job_id, blended into the one
- * kept with weight in (0, 1]; the first one is kept as it is. Nonsense
- * (not positive, not finite) is ignored. */
+/* A verified rate (units/s) of worker_id in job_id, blended into the one
+ * kept with weight in (0, 1] (the first one is kept as it is); the rate
+ * that sizes its leases starts again from it. Nonsense (not positive, not
+ * finite) is ignored. */
 int store_rate_note(struct store *st, int64_t worker_id, int64_t job_id,
 		    double rate, double weight, double now);
-/* The rate of lease_id's holder since its grant at epoch, as units_done
- * reaches gpud at now (a checkpoint or a result), noted for worker_id in
- * the lease's job (samples over less than 10 ms are dropped). */
-int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
-		       int64_t worker_id, uint64_t units_done, double now);
+/* A checkpoint of lease_id at epoch reaching gpud at now with units_done:
+ * its rate since the grant may lower worker_id's rate in the lease's job,
+ * never raise it above the verified one; nothing before a verified rate
+ * (store_rates.c invariant 2). Samples over less than 10 ms are dropped. */
+int store_rate_checkpoint(struct store *st, int64_t lease_id, uint64_t epoch,
+			  int64_t worker_id, uint64_t units_done, double now);
+/* A result of lease_id at epoch reaching gpud at now with units_done: its
+ * rate since the grant is kept on the lease, and noted for its producer
+ * when the lease is verified (migration 017's trigger). */
+int store_rate_result(struct store *st, int64_t lease_id, uint64_t epoch,
+		      uint64_t units_done, double now);
+/* What progress a holder owes (sched_hold.c): worker_id's verified rate
+ * in job_id, and the slowest verified rate of anyone in it; 0 for none. */
+int store_rate_expect(struct store *st, int64_t worker_id, int64_t job_id,
+		      double *ret_own, double *ret_slowest);
+/* The progress requirement's window of a grant: its start (the grant's, or
+ * where a heartbeat moved it), the progress then, and the best progress
+ * reported under the grant since. GERR_NOTFOUND: no such grant. */
+struct store_window {
+	double at;
+	uint64_t units;
+	uint64_t best;
+};
+int store_lease_window(struct store *st, int64_t lease_id, uint64_t epoch,
+		       struct store_window *ret);
+int store_lease_window_move(struct store *st, int64_t lease_id,
+			    uint64_t epoch, double at, uint64_t units);
 /* The worker's rate in job_id; 0 when not measured yet. */
 int store_rate_get(struct store *st, int64_t worker_id, int64_t job_id,
 		   double *ret_rate);
@@ -401,7 +439,8 @@ struct store_units_left {
 int store_job_units_left(struct store *st, int64_t job_id,
 			 struct store_units_left *ret);
 /* At start: leased leases expire no sooner than deadline, and the time
- * gpud was down does not count as a lease's lack of progress, so that
+ * gpud was down does not count as a lease's lack of progress (nor in its
+ * window), so that
  * workers reconnecting can still report and upload. */
 int store_lease_grace(struct store *st, double now, double deadline);
 

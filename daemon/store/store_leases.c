@@ -121,6 +121,16 @@ const char *const sdb_lease_sql[S_COUNT] = {
 		"last_error = ?5, updated_at = ?6, deadline = 0, "
 		"units_done = checkpoint_units, worker_id = NULL"
 		LEASE_WHERE_ONE,
+	/* A verified lease the job's final check blamed (sched_merge.c): as
+	 * S_LEASE_REJECT, and its checkpoint (the same producer's) dropped,
+	 * so the next run starts afresh. */
+	[S_LEASE_UNVERIFY] =
+		"UPDATE leases SET state = ?4, failures = failures + 1, "
+		"result = NULL, checkpoint = NULL, checkpoint_units = 0, "
+		"last_error = ?5, updated_at = ?6, deadline = 0, units_done = 0, "
+		"checked = 0, "
+		"worker_id = CASE WHEN ?4 = ?7 THEN NULL ELSE worker_id END"
+		LEASE_WHERE_ONE,
 	[S_LEASE_CANCEL_REPLICAS] =
 		"UPDATE leases SET state = ?4, deadline = 0, updated_at = ?5 "
 		"WHERE replica_of = ?6 AND state = ?3 AND checked = 0",
@@ -151,7 +161,11 @@ static const unsigned char lease_moves[LEASE_NSTATES][LEASE_NSTATES] = {
 					* a replica outvoted */
 		[LEASE_CANCELLED] = 1,
 	},
-	/* verified, failed and cancelled are final */
+	[LEASE_VERIFIED] = {
+		[LEASE_PENDING] = 1,   /* blamed by the final check */
+		[LEASE_FAILED] = 1,    /* blamed, failures >= max */
+	},
+	/* failed and cancelled are final */
 };
 
 int store_lease_move_allowed(enum lease_state from, enum lease_state to)
@@ -435,6 +449,15 @@ int store_lease_reject(struct store *st, int64_t id, uint64_t epoch,
 {
 	return lease_fail(st, S_LEASE_REJECT, LEASE_DONE, id, epoch, reason,
 			  max_failures, now, ret_state, "store_lease_reject");
+}
+
+int store_lease_unverify(struct store *st, int64_t id, uint64_t epoch,
+			 const char *reason, uint32_t max_failures, double now,
+			 enum lease_state *ret_state)
+{
+	return lease_fail(st, S_LEASE_UNVERIFY, LEASE_VERIFIED, id, epoch,
+			  reason, max_failures, now, ret_state,
+			  "store_lease_unverify");
 }
 
 int store_lease_run_failed(struct store *st, int64_t id, uint64_t epoch,

@@ -2,12 +2,13 @@
  * lease's share of its job's answer, numbered 0, 1, ... per job in merge
  * order.
  *
- * A job's parts are only ever appended: gpud never deletes or renumbers
- * one (extending or cancelling a job leaves them alone), so a job's seqs
- * are 0..n-1 without gaps and the next seq is max(seq) + 1, found through
- * the primary key instead of counting the rows. A part names its lease;
- * spec, units and result are read from the lease, whose result a verified
- * lease keeps (only a rejection clears it, and verified is final).
+ * A job's parts are appended; only a part the job's final check blamed is
+ * removed, and the last part takes its seq (extending or cancelling a job
+ * leaves them alone), so a job's seqs are 0..n-1 without gaps and the next
+ * seq is max(seq) + 1, found through the primary key instead of counting
+ * the rows. A part names its lease; spec, units and result are read from
+ * the lease, whose result a verified lease keeps (only a rejection, or a
+ * blame that removes its part first, clears it).
  *
  * Digests (migration 015): a part's digest covers everything a reader
  * gets of it (PART_DIGEST, store_internal.h), its lease's columns too; it
@@ -40,6 +41,12 @@ const char *const sdb_part_sql[S_COUNT] = {
 	[S_PART_GET] = "SELECT p.lease_id, l.spec, l.units, l.result, p.note "
 		       "FROM parts AS p JOIN leases AS l ON l.id = p.lease_id "
 		       "WHERE p.job_id = ?1 AND p.seq = ?2",
+	[S_PART_REMOVE] = "DELETE FROM parts WHERE job_id = ?1 AND lease_id = ?2 "
+			  "RETURNING seq",
+	/* The last part into the hole ?2 (none when the hole was last). */
+	[S_PART_FILL] = "UPDATE parts SET seq = ?2 WHERE job_id = ?1 AND seq = "
+			"(SELECT max(seq) FROM parts WHERE job_id = ?1) "
+			"AND seq > ?2 RETURNING lease_id",
 };
 
 /* What an S_PART_GET row becomes. */
@@ -118,6 +125,31 @@ int store_part_add(struct store *st, int64_t job_id, int64_t lease_id,
 		r = part_refused(st, job_id, lease_id, what);
 	if (r == 0)
 		r = part_digest_write(st, lease_id, what);
+	return sdb_op_end(st, r, what);
+}
+
+int store_part_remove(struct store *st, int64_t job_id, int64_t lease_id)
+{
+	static const char what[] = "store_part_remove";
+	int64_t seq = -1;
+	int r;
+
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	r = sdb_one(st, S_PART_REMOVE, SDB_ARGS(sa_int(job_id), sa_int(lease_id)),
+		    SDB_COLS(sc_i64(&seq)), what);
+	if (r == GERR_NOTFOUND)
+		r = sdb_err(st, r, "%s: lease %lld is no part of job %lld", what,
+			    (long long)lease_id, (long long)job_id);
+	if (r == 0) {
+		int64_t moved = 0;
+		r = sdb_one(st, S_PART_FILL, SDB_ARGS(sa_int(job_id), sa_int(seq)),
+			    SDB_COLS(sc_i64(&moved)), what);
+		if (r == 0) /* its seq is in its digest */
+			r = part_digest_write(st, moved, what);
+		else if (r == GERR_NOTFOUND) /* the hole was the last part */
+			r = 0;
+	}
 	return sdb_op_end(st, r, what);
 }
 

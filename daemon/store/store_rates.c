@@ -1,7 +1,20 @@
-/* store_rates.c - what a lease's size is computed from (migration 011): each
- * worker's rate in each job as gpud measured it, the fleet that may take a
- * job's leases, what is left of a job to carve, and the grace that leases
- * get when gpud starts.
+/* store_rates.c - what a lease's size is computed from (migrations 011 and
+ * 017): each worker's rate in each job as gpud measured it, the fleet that
+ * may take a job's leases, what is left of a job to carve, the progress
+ * requirement's window, and the grace that leases get when gpud starts.
+ *
+ * Invariants
+ *  1. A rate comes only from work gpud verified: a result's rate (its
+ *     units past the grant over the time from the grant to its arrival)
+ *     is kept on the lease (store_rate_result) and noted for its worker
+ *     when the lease is verified, never before: by the trigger of
+ *     migration 017, in the transaction that verifies it, wherever that
+ *     is (the merge, a replica group's quorum).
+ *  2. A checkpoint, which nothing checks, may lower the rate that sizes a
+ *     worker's leases but never raise it above the worker's verified rate
+ *     in the job; before any verified rate it notes nothing. So no number
+ *     a worker states (a claim, a checkpoint's or heartbeat's progress)
+ *     makes its leases larger than its verified work showed.
  */
 #include "store_internal.h"
 
@@ -10,7 +23,8 @@
  * and all: a worker whose leases are all latency (a GPU on small jobs)
  * does that much work per second of the job's wall time. */
 #define RATE_SAMPLE_MIN_S 0.01
-/* How much a new sample moves the rate kept (the first one is kept). */
+/* How much a new sample moves the rate kept (the first one is kept); the
+ * trigger of migration 017 blends a verified result's by the same half. */
 #define RATE_SAMPLE_WEIGHT 0.5
 
 const char *const sdb_rate_sql[S_COUNT] = {
@@ -21,12 +35,44 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"SELECT ?1, value FROM json_each(?2) WHERE true "
 		"ON CONFLICT (worker_id, workload) DO NOTHING",
 	[S_RATE_SEEN] = "UPDATE workers SET last_seen = ?2 WHERE id = ?1",
-	/* A sample blended in with weight ?4 (the first one is kept). */
+	/* A verified sample blended in with weight ?4 (the first one is
+	 * kept); the rate that sizes leases starts again from it. */
 	[S_RATE_NOTE] =
-		"INSERT INTO job_rates (job_id, worker_id, rate, updated_at) "
-		"VALUES (?1, ?2, ?3, ?5) ON CONFLICT (job_id, worker_id) DO "
-		"UPDATE SET rate = rate * (1 - ?4) + excluded.rate * ?4, "
+		"INSERT INTO job_rates (job_id, worker_id, rate, verified, "
+		"updated_at) VALUES (?1, ?2, ?3, ?3, ?5) "
+		"ON CONFLICT (job_id, worker_id) DO UPDATE SET "
+		"verified = CASE WHEN verified > 0 THEN verified * (1 - ?4) + "
+		"excluded.verified * ?4 ELSE excluded.verified END, "
+		"rate = CASE WHEN verified > 0 THEN verified * (1 - ?4) + "
+		"excluded.verified * ?4 ELSE excluded.verified END, "
 		"updated_at = excluded.updated_at",
+	/* Invariant 2: a checkpoint's sample, never above the verified. */
+	[S_RATE_CHECKPOINT] =
+		"UPDATE job_rates SET rate = min(rate * (1 - ?4) + ?3 * ?4, "
+		"verified), updated_at = ?5 "
+		"WHERE job_id = ?1 AND worker_id = ?2 AND verified > 0",
+	[S_RATE_RESULT] = "UPDATE leases SET result_rate = ?3 "
+			  "WHERE id = ?1 AND epoch = ?2",
+	/* The worker's verified rate in the job and the slowest verified
+	 * rate of anyone in it (0 when none). */
+	[S_RATE_EXPECT] =
+		"SELECT coalesce((SELECT verified FROM job_rates "
+		"WHERE job_id = ?1 AND worker_id = ?2), 0), "
+		"coalesce((SELECT min(verified) FROM job_rates "
+		"WHERE job_id = ?1 AND verified > 0), 0)",
+	/* The window's mark: where the grant started, until a heartbeat
+	 * moved it (a mark older than the grant is an earlier grant's). */
+	[S_LEASE_WINDOW_GET] =
+		"SELECT CASE WHEN window_at > 0 AND window_at >= g "
+		"THEN window_at ELSE g END, "
+		"CASE WHEN window_at > 0 AND window_at >= g "
+		"THEN window_units ELSE granted_units END, progress_units "
+		"FROM (SELECT window_at, window_units, granted_units, "
+		"progress_units, CASE WHEN granted_at > 0 THEN granted_at "
+		"ELSE created_at END AS g FROM leases "
+		"WHERE id = ?1 AND epoch = ?2)",
+	[S_LEASE_WINDOW_SET] = "UPDATE leases SET window_at = ?3, "
+			       "window_units = ?4 WHERE id = ?1 AND epoch = ?2",
 	[S_RATE_GET] = "SELECT rate FROM job_rates "
 		       "WHERE job_id = ?1 AND worker_id = ?2",
 	[S_RATE_FLEET] =
@@ -59,7 +105,8 @@ const char *const sdb_rate_sql[S_COUNT] = {
 	[S_JOB_RATES_FORGET] = "DELETE FROM job_rates WHERE job_id = ?1",
 	[S_LEASE_GRACE] =
 		"UPDATE leases SET deadline = max(deadline, ?2), "
-		"progress_at = CASE WHEN progress_at > 0 THEN ?1 ELSE 0 END "
+		"progress_at = CASE WHEN progress_at > 0 THEN ?1 ELSE 0 END, "
+		"window_at = ?1, window_units = progress_units "
 		"WHERE state = ?3",
 };
 
@@ -85,24 +132,84 @@ int store_rate_note(struct store *st, int64_t worker_id, int64_t job_id,
 			sa_dbl(now)), "store_rate_note");
 }
 
-int store_rate_measure(struct store *st, int64_t lease_id, uint64_t epoch,
-		       int64_t worker_id, uint64_t units_done, double now)
+/* The rate of lease_id's holder since its grant at epoch, as units_done
+ * reaches gpud at now; 0 in *ret when there is none to tell (no units
+ * past the grant, too soon after it, no such grant). */
+static int rate_sample(struct store *st, int64_t lease_id, uint64_t epoch,
+		       uint64_t units_done, double now, int64_t *ret_job,
+		       double *ret)
 {
 	double since = 0, elapsed;
 	uint64_t from = 0;
-	int64_t job_id = 0;
 	int r = sdb_one(st, S_RATE_SAMPLE, SDB_ARGS(sa_int(lease_id),
-			sa_int((int64_t)epoch)), SDB_COLS(sc_i64(&job_id),
-			sc_dbl(&since), sc_u64(&from)), "store_rate_measure");
+			sa_int((int64_t)epoch)), SDB_COLS(sc_i64(ret_job),
+			sc_dbl(&since), sc_u64(&from)), "rate_sample");
 
+	*ret = 0;
 	if (r)
 		return r == GERR_NOTFOUND ? 0 : r;
 	elapsed = now - since;
-	if (units_done <= from || !(elapsed >= RATE_SAMPLE_MIN_S))
-		return 0;
-	return store_rate_note(st, worker_id, job_id,
-			       (double)(units_done - from) / elapsed,
-			       RATE_SAMPLE_WEIGHT, now);
+	if (units_done > from && elapsed >= RATE_SAMPLE_MIN_S)
+		*ret = (double)(units_done - from) / elapsed;
+	return 0;
+}
+
+int store_rate_checkpoint(struct store *st, int64_t lease_id, uint64_t epoch,
+			  int64_t worker_id, uint64_t units_done, double now)
+{
+	int64_t job_id = 0;
+	double rate = 0;
+	int r = rate_sample(st, lease_id, epoch, units_done, now, &job_id,
+			    &rate);
+
+	if (r || !(rate > 0) || !(rate < 1e18))
+		return r;
+	return sdb_exec(st, S_RATE_CHECKPOINT, SDB_ARGS(sa_int(job_id),
+			sa_int(worker_id), sa_dbl(rate),
+			sa_dbl(RATE_SAMPLE_WEIGHT), sa_dbl(now)),
+			"store_rate_checkpoint");
+}
+
+int store_rate_result(struct store *st, int64_t lease_id, uint64_t epoch,
+		      uint64_t units_done, double now)
+{
+	int64_t job_id = 0;
+	double rate = 0;
+	int r = rate_sample(st, lease_id, epoch, units_done, now, &job_id,
+			    &rate);
+
+	if (r)
+		return r;
+	if (!(rate < 1e18))
+		rate = 0;
+	return sdb_exec(st, S_RATE_RESULT, SDB_ARGS(sa_int(lease_id),
+			sa_int((int64_t)epoch), sa_dbl(rate)),
+			"store_rate_result");
+}
+
+int store_rate_expect(struct store *st, int64_t worker_id, int64_t job_id,
+		      double *ret_own, double *ret_slowest)
+{
+	return sdb_one(st, S_RATE_EXPECT, SDB_ARGS(sa_int(job_id),
+		       sa_int(worker_id)), SDB_COLS(sc_dbl(ret_own),
+		       sc_dbl(ret_slowest)), "store_rate_expect");
+}
+
+int store_lease_window(struct store *st, int64_t lease_id, uint64_t epoch,
+		       struct store_window *ret)
+{
+	return sdb_one(st, S_LEASE_WINDOW_GET, SDB_ARGS(sa_int(lease_id),
+		       sa_int((int64_t)epoch)), SDB_COLS(sc_dbl(&ret->at),
+		       sc_u64(&ret->units), sc_u64(&ret->best)),
+		       "store_lease_window");
+}
+
+int store_lease_window_move(struct store *st, int64_t lease_id,
+			    uint64_t epoch, double at, uint64_t units)
+{
+	return sdb_exec(st, S_LEASE_WINDOW_SET, SDB_ARGS(sa_int(lease_id),
+			sa_int((int64_t)epoch), sa_dbl(at),
+			sa_int((int64_t)units)), "store_lease_window_move");
 }
 
 int store_rate_get(struct store *st, int64_t worker_id, int64_t job_id,

@@ -9,7 +9,8 @@
  * histogram increment and one max.
  *
  * Histogram. Each thread owns a column of a [128 bins][128 threads] array
- * of 16-bit counters in shared memory (32 KB per block, 6 blocks per SM), so
+ * of 16-bit counters in shared memory (32 KB per block, 33 KB with
+ * the sketch words, 6 blocks per SM), so
  * there are no atomics, laid out so that a warp's 32 increments hit 32
  * different banks whatever the counts. With 128 bins, counts >= 128
  * (probability about 1e-30 per battle) would alias bin n & 127; a chunk
@@ -30,9 +31,12 @@
  * compare the SASS before and after any change here.
  *
  * Segment records. Each thread also sums its chunk's counts (one IADD per
- * battle, on the ALU pipe) and after each chunk adds the chunk's max and
- * sum to its lease segment's record with one atomicMax and one atomicAdd
- * (32-bit, per 256 battles); the host folds the step's records into acc.
+ * battle, on the ALU pipe) and their sketch words (graveler.h: one shared
+ * load from the block's 232-word table, which the block fills at start,
+ * and one IADD per battle) and after each chunk adds the chunk's max, sum
+ * and sketch to its lease segment's record with one atomicMax and two
+ * atomicAdd (32-bit, per 256 battles: no global traffic per battle); the
+ * host folds the step's records into acc.
  *
  * Max and first index. Each thread keeps the max of each chunk and the
  * first chunk in which its running max rose; a warp reduction and one 64-bit atomicMax per warp of
@@ -64,6 +68,7 @@ struct dev_out {
 	 * the ones it meets are cleared and copied back). */
 	unsigned int seg_max[GRAVELER_SEGMENTS];
 	unsigned int seg_sum[GRAVELER_SEGMENTS];
+	unsigned int seg_sk[GRAVELER_SEGMENTS];
 };
 
 /* Where a step's chunks sit in the lease's segments. */
@@ -139,7 +144,11 @@ __device__ __forceinline__ unsigned battle_plain(uint32_t &x, uint32_t &c)
  * thread never counts more than GRAV16_MAX_CHUNKS * 256 < 65536 battles
  * (the launch grid guarantees it), so no counter can wrap. */
 #define GRAV16_MAX_CHUNKS 255u
-#define SHMEM (SH_BINS * BLOCK * (int)sizeof(uint16_t))
+#define SH_HIST (SH_BINS * BLOCK * (int)sizeof(uint16_t))
+/* The sketch words after the histogram (33 KB in all: still 6 blocks an
+ * SM). */
+#define SH_WORDS 256
+#define SHMEM (SH_HIST + SH_WORDS * (int)sizeof(uint32_t))
 
 __device__ __forceinline__ void hist_add(uint16_t *my, unsigned n)
 {
@@ -184,6 +193,7 @@ __device__ __forceinline__ void chunk_seed(uint64_t smix, uint64_t ch,
  * record, and the first chunk where the thread's max rose. Chunks arrive
  * in increasing order. */
 __device__ __forceinline__ void chunk_done(unsigned cm, uint32_t cs,
+					   uint32_t ck,
 					   uint32_t x0, uint32_t c0, uint64_t r,
 					   uint64_t ch, uint64_t base,
 					   uint64_t from, uint64_t to,
@@ -191,7 +201,8 @@ __device__ __forceinline__ void chunk_done(unsigned cm, uint32_t cs,
 					   unsigned long long *g_hist,
 					   const seg_map &sm,
 					   unsigned int *seg_max,
-					   unsigned int *seg_sum, int &best,
+					   unsigned int *seg_sum,
+					   unsigned int *seg_sk, int &best,
 					   uint64_t &bestc)
 {
 	if (cm >= SH_BINS)
@@ -209,21 +220,24 @@ __device__ __forceinline__ void chunk_done(unsigned cm, uint32_t cs,
 	const uint64_t k = q - sm.k0;
 	atomicMax(&seg_max[k], cm);
 	atomicAdd(&seg_sum[k], cs);
+	atomicAdd(&seg_sk[k], ck);
 	if ((int)cm > best) {
 		best = (int)cm;
 		bestc = r;
 	}
 }
 
-/* One chunk, whole or clipped to [from, to): its max, and its count sum
- * in cs. */
+/* One chunk, whole or clipped to [from, to): its max, its count sum in
+ * cs and its sketch in ck (words: the block's table). */
 __device__ __forceinline__ unsigned run_chunk(uint32_t x, uint32_t c,
 					      uint64_t base, uint64_t from,
 					      uint64_t to, uint16_t *my,
-					      uint32_t &cs)
+					      const uint32_t *words,
+					      uint32_t &cs, uint32_t &ck)
 {
 	unsigned cm = 0;
 	cs = 0;
+	ck = 0;
 	if (base >= from && base + GRAVELER_CHUNK <= to) {
 #pragma unroll 4
 		for (int j = 0; j < (int)GRAVELER_CHUNK; j++) {
@@ -231,6 +245,7 @@ __device__ __forceinline__ unsigned run_chunk(uint32_t x, uint32_t c,
 			hist_add(my, n);
 			cm = max(cm, n);
 			cs += n;
+			ck += words[n];
 		}
 	} else {
 		/* Clipped chunk (at most two per launch): kept rolled. */
@@ -245,6 +260,7 @@ __device__ __forceinline__ unsigned run_chunk(uint32_t x, uint32_t c,
 			hist_add(my, n);
 			cm = max(cm, n);
 			cs += n;
+			ck += words[n];
 		}
 	}
 	return cm;
@@ -254,11 +270,12 @@ __global__ void __launch_bounds__(BLOCK)
 grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 	    uint64_t nchunks, seg_map sm, unsigned long long *g_hist,
 	    unsigned long long *g_key, unsigned int *seg_max,
-	    unsigned int *seg_sum)
+	    unsigned int *seg_sum, unsigned int *seg_sk)
 {
 	extern __shared__ uint32_t sh[];
 	const unsigned tid = threadIdx.x;
 	uint16_t *const sh16 = (uint16_t *)sh;
+	uint32_t *const words = sh + SH_HIST / (int)sizeof(uint32_t);
 	uint16_t *const my = sh16 + 2 * (tid % 64) + tid / 64;
 	const uint64_t stride = (uint64_t)gridDim.x * BLOCK;
 	const uint64_t smix = mix64(seed ^ GRAVELER_SEED_SALT);
@@ -268,17 +285,22 @@ grav_kernel(uint64_t seed, uint64_t from, uint64_t to, uint64_t c0,
 
 	for (int b = 0; b < SH_BINS; b++)
 		my[b * BLOCK] = 0;
+	/* Counts never reach SH_WORDS (231 at most). */
+	for (unsigned b = tid; b < SH_WORDS; b += BLOCK)
+		words[b] = b < GRAVELER_BINS ? graveler_sketch_word(b) : 0;
+	__syncthreads();
 
 	for (; r < nchunks; r += stride) {
 		const uint64_t base = (c0 + r) * GRAVELER_CHUNK;
 		uint32_t x, c;
 		chunk_seed(smix, c0 + r, x, c);
-		uint32_t cs;
-		unsigned cm = run_chunk(x, c, base, from, to, my, cs);
+		uint32_t cs, ck;
+		unsigned cm = run_chunk(x, c, base, from, to, my, words, cs,
+					ck);
 		uint32_t x0, cc0;
 		chunk_seed(smix, c0 + r, x0, cc0);
-		chunk_done(cm, cs, x0, cc0, r, c0 + r, base, from, to, my,
-			   g_hist, sm, seg_max, seg_sum, best, bestc);
+		chunk_done(cm, cs, ck, x0, cc0, r, c0 + r, base, from, to, my,
+			   g_hist, sm, seg_max, seg_sum, seg_sk, best, bestc);
 	}
 
 	unsigned long long key =
@@ -409,6 +431,7 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 	CK(cudaMemsetAsync(d, 0, head, ctx->stream), "memset");
 	CK(cudaMemsetAsync(d->seg_max, 0, nk * 4, ctx->stream), "memset");
 	CK(cudaMemsetAsync(d->seg_sum, 0, nk * 4, ctx->stream), "memset");
+	CK(cudaMemsetAsync(d->seg_sk, 0, nk * 4, ctx->stream), "memset");
 	CK(cudaEventRecord(ctx->ev0, ctx->stream), "event");
 	uint64_t grid = (uint64_t)ctx->grid;
 	/* 16-bit counters: no thread may take more than GRAV16_MAX_CHUNKS
@@ -419,7 +442,7 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 		grid = need;
 	grav_kernel<<<(unsigned)grid, BLOCK, SHMEM, ctx->stream>>>(
 		acc->seed, from, to, c0, nchunks, sm, d->hist, &d->key,
-		d->seg_max, d->seg_sum);
+		d->seg_max, d->seg_sum, d->seg_sk);
 	CK(cudaGetLastError(), "kernel launch");
 	CK(cudaEventRecord(ctx->ev1, ctx->stream), "event");
 	CK(cudaMemcpyAsync(o, d, head, cudaMemcpyDeviceToHost, ctx->stream),
@@ -428,13 +451,15 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
 	CK(cudaMemcpyAsync(o->seg_sum, d->seg_sum, nk * 4,
 			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
+	CK(cudaMemcpyAsync(o->seg_sk, d->seg_sk, nk * 4,
+			   cudaMemcpyDeviceToHost, ctx->stream), "copy back");
 	CK(cudaStreamSynchronize(ctx->stream), "kernel");
 	CK(cudaEventElapsedTime(&ms, ctx->ev0, ctx->ev1), "event time");
 
 	/* Check the kernel's output before folding it in: totals, max, and
 	 * the records against the histogram. */
 	uint64_t total = 0, hsum = 0;
-	uint32_t rsum = 0, rmax = 0;
+	uint32_t rsum = 0, rmax = 0, rsk = 0;
 	int top = -1;
 	for (unsigned b = 0; b < GRAVELER_BINS; b++) {
 		total += o->hist[b];
@@ -444,6 +469,7 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 	}
 	for (uint64_t i = 0; i < nk; i++) {
 		rsum += o->seg_sum[i];
+		rsk += o->seg_sk[i];
 		if (o->seg_max[i] > rmax)
 			rmax = o->seg_max[i];
 	}
@@ -452,7 +478,7 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 	uint64_t kch = c0 + (KEY_MASK - (key & KEY_MASK));
 	if (total != to - from || key == 0 || kmax != top ||
 	    kch >= c0 + nchunks || (int)rmax != kmax ||
-	    rsum != (uint32_t)hsum) {
+	    rsum != (uint32_t)hsum || rsk != graveler_hist_sketch((const uint64_t *)o->hist)) {
 		ctx->poisoned = 1;
 		snprintf(err, errlen, "graveler cuda: inconsistent kernel "
 			 "output (total %llu of %llu, max %d, top bin %d, "
@@ -477,6 +503,7 @@ extern "C" int graveler_cuda_step(struct graveler_cuda *ctx,
 		if (o->seg_max[i] > acc->seg_max[k])
 			acc->seg_max[k] = (uint8_t)o->seg_max[i];
 		acc->seg_sum[k] += o->seg_sum[i];
+		acc->seg_sk[k] += o->seg_sk[i];
 	}
 	acc->next = to;
 	if (ret_kernel_ms)

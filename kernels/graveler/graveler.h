@@ -80,9 +80,11 @@ extern "C" {
  * formats take. Verification recomputes K + 1 segments whatever the lease
  * size, so segments of at most 2^20 (+ 256) battles keep it near a second
  * of one CPU core per lease, and a segment's sum (< 231 * (2^20 + 256))
- * fits its u32 record; 2^20 segments of 5 bytes make a 5.2 MB result. */
+ * fits its u32 record; 2^20 segments of 9 bytes make a 9.4 MB result. */
 #define GRAVELER_SEGMENTS (1u << 20)
 #define GRAVELER_MAX_LEASE (1ull << 40)
+/* The sketch's words (see "Segments"): one pseudo-random u32 per count. */
+#define GRAVELER_SKETCH_SALT 0x736b657463680001ull
 
 /* ---- the generator ---------------------------------------------------- */
 
@@ -112,6 +114,15 @@ GRAVELER_HD uint32_t graveler_mwc_next(uint32_t *x, uint32_t *c)
 	return *x ^ *c;
 }
 
+/* The sketch word of a battle with count n (n < GRAVELER_BINS): the top
+ * half of mix64(salt + n), public and fixed. A segment's sketch is the sum
+ * of its battles' words mod 2^32, so a histogram's is the sum over bins of
+ * hist[b] * word(b): linear in the histogram (graveler_hist_sketch). */
+GRAVELER_HD uint32_t graveler_sketch_word(unsigned n)
+{
+	return (uint32_t)(mix64(GRAVELER_SKETCH_SALT + n) >> 32);
+}
+
 /* ---- counting ------------------------------------------------------------ */
 
 /* Paralysed turns of the reference definition, turn by turn. Slow and
@@ -132,20 +143,27 @@ unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
  * S = min(GRAVELER_SEGMENTS, nchunks) contiguous runs spread evenly:
  * segment k holds chunks c0 + k * nc / S .. c0 + (k + 1) * nc / S - 1
  * (c0 = begin / 256, nc the chunk count). A result commits to each
- * segment's max count and the sum of its battles' counts (mod 2^32, which
- * never wraps for a lease <= GRAVELER_MAX_LEASE), so the coordinator can
- * recompute segments it picks after the upload and compare exactly. */
+ * segment's max count, the sum of its battles' counts (mod 2^32, which
+ * never wraps for a lease <= GRAVELER_MAX_LEASE) and the sum of their
+ * sketch words (mod 2^32), so the coordinator can recompute segments it
+ * picks after the upload and compare exactly, and the decoder ties the
+ * histogram to the records: the segments' sketches add up to the
+ * histogram's (README, Security: what this does and does not bind). */
 uint32_t graveler_nsegments(uint64_t begin, uint64_t end);
 /* First chunk of segment k (k <= S; k == S gives one past the last). */
 uint64_t graveler_segment_chunk(uint64_t begin, uint64_t end, uint32_t k);
 /* The segment holding chunk ch (a chunk meeting the lease). */
 uint32_t graveler_chunk_segment(uint64_t begin, uint64_t end, uint64_t ch);
 
-/* Recompute segment k of the lease [begin, end) on one thread: its max,
- * sum mod 2^32 and the first battle reaching the max. */
+/* One segment's record, as recomputed. */
+struct graveler_rec {
+	uint32_t max, sum, sketch;
+	uint64_t first; /* the first battle reaching max */
+};
+
+/* Recompute segment k of the lease [begin, end) on one thread. */
 void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
-			   uint32_t k, uint32_t *ret_max, uint32_t *ret_sum,
-			   uint64_t *ret_first);
+			   uint32_t k, struct graveler_rec *ret);
 
 /* Frames. The head of a cut lease (its first part, [begin, end) of a
  * lease [begin, frame)) keeps that lease's segments: those of
@@ -157,16 +175,18 @@ uint32_t graveler_nsegments_framed(uint64_t begin, uint64_t end,
 				   uint64_t frame);
 void graveler_segment_eval_framed(uint64_t seed, uint64_t begin,
 				  uint64_t end, uint64_t frame, uint32_t k,
-				  uint32_t *ret_max, uint32_t *ret_sum,
-				  uint64_t *ret_first);
+				  struct graveler_rec *ret);
+
+/* The sketch of a histogram: sum of hist[b] * word(b) mod 2^32. */
+uint32_t graveler_hist_sketch(const uint64_t *hist);
 
 /* ---- accumulated state of a lease (checkpoint and result) ------------- */
 
 /* The lease [begin, end) is walked in order; [begin, next) is done. max/first
  * describe the done part (first == GRAVELER_NONE while nothing is done).
- * seg_max[k] / seg_sum[k] cover the done battles of segment k < nseg (0
- * before any); entries from nseg on are undefined. About 5 MB: allocate
- * it, never put it on a stack. */
+ * seg_max[k] / seg_sum[k] / seg_sk[k] cover the done battles of segment
+ * k < nseg (0 before any); entries from nseg on are undefined. About 9 MB:
+ * allocate it, never put it on a stack. */
 #define GRAVELER_NONE UINT64_MAX
 struct graveler_acc {
 	uint64_t seed, begin, end, next;
@@ -177,6 +197,7 @@ struct graveler_acc {
 	uint32_t nseg;
 	uint8_t seg_max[GRAVELER_SEGMENTS];
 	uint32_t seg_sum[GRAVELER_SEGMENTS];
+	uint32_t seg_sk[GRAVELER_SEGMENTS];
 };
 
 void graveler_acc_init(struct graveler_acc *acc, uint64_t seed, uint64_t begin,
@@ -184,11 +205,12 @@ void graveler_acc_init(struct graveler_acc *acc, uint64_t seed, uint64_t begin,
 void graveler_acc_init_framed(struct graveler_acc *acc, uint64_t seed,
 			      uint64_t begin, uint64_t end, uint64_t frame);
 
-/* Fold the chunk maxima and sums of a step (chunks c_lo, c_lo + 1, ...,
- * n of them, all meeting the lease) into the segment records. */
+/* Fold the chunk maxima, sums and sketches of a step (chunks c_lo,
+ * c_lo + 1, ..., n of them, all meeting the lease) into the segment
+ * records. */
 void graveler_acc_fold_chunks(struct graveler_acc *acc, uint64_t c_lo,
 			      uint64_t n, const uint8_t *cmax,
-			      const uint32_t *csum);
+			      const uint32_t *csum, const uint32_t *csk);
 
 /* The end of the next step from acc->next: at most `want` battles, ending on
  * a chunk boundary or at the lease end, so a chunk never spans two steps. */
@@ -213,7 +235,7 @@ int graveler_run(struct graveler_acc *acc, int threads, void *cuda,
 /* ---- binary formats ------------------------------------------------------
  * All integers little-endian, no padding beyond what is listed.
  *
- * Result (version 2), 1912 + 5 * nseg bytes:
+ * Result (version 3), 1912 + 9 * nseg bytes:
  *   0   4  magic "GRVR"
  *   4   4  u32 version = 2
  *   8   8  u64 seed
@@ -227,8 +249,12 @@ int graveler_run(struct graveler_acc *acc, int threads, void *cuda,
  *   1904 8 u64 reserved (0)
  *   1912 nseg u8 segment maxima
  *   1912 + nseg, 4 * nseg u32 segment sums
+ *   1912 + 5 * nseg, 4 * nseg u32 segment sketches
  *
- * Checkpoint (version 2): magic "GRVC", same layout with `next` at
+ * Version 2 (before the sketches, 5 bytes a segment) is refused by the
+ * decoders; graveler_ckpt_outdated and graveler_result_outdated name it.
+ *
+ * Checkpoint (version 3): magic "GRVC", same layout with `next` at
  * offset 1904 in place of reserved (begin <= next <= end, next a chunk
  * boundary or begin or end), first = UINT64_MAX when next == begin; the
  * records cover the done battles (0 for segments not started).
@@ -236,12 +262,13 @@ int graveler_run(struct graveler_acc *acc, int threads, void *cuda,
  * Decoders check magic, version, exact length, bounds and internal
  * consistency: histogram total == next - begin, max == top nonzero bin ==
  * the largest segment max, sum of the segment sums == sum of b * hist[b],
+ * sum of the segment sketches == graveler_hist_sketch(hist) (mod 2^32),
  * each segment's max and sum possible for its done battles, first inside
  * the first segment whose max is max; they never trust a length field.
  */
-#define GRAVELER_FMT_VERSION 2u
+#define GRAVELER_FMT_VERSION 3u
 #define GRAVELER_HDR_LEN 1912u
-#define GRAVELER_RECORD_LEN 5u
+#define GRAVELER_RECORD_LEN 9u
 #define GRAVELER_RESULT_MAXLEN \
 	(GRAVELER_HDR_LEN + GRAVELER_RECORD_LEN * GRAVELER_SEGMENTS)
 #define GRAVELER_CKPT_MAXLEN GRAVELER_RESULT_MAXLEN
@@ -270,6 +297,9 @@ int graveler_ckpt_decode_framed(const void *buf, size_t len, uint64_t frame,
 /* Whether buf is a checkpoint of an earlier format version (one written
  * before an upgrade, which a run may drop and start the lease afresh). */
 int graveler_ckpt_outdated(const void *buf, size_t len);
+/* The same for a result (one uploaded or stored before an upgrade: gpud
+ * has it computed again, charging no one). */
+int graveler_result_outdated(const void *buf, size_t len);
 
 /* ---- statistics ------------------------------------------------------- */
 

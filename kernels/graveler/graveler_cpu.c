@@ -2,8 +2,8 @@
  * shared by the CPU and CUDA paths.
  *
  * A step [next, to) is split into contiguous runs of whole chunks, one per
- * thread; each thread keeps its own histogram, max/first and the max and
- * count sum of every chunk (for the segment records), and the calling
+ * thread; each thread keeps its own histogram, max/first and the max,
+ * count sum and sketch of every chunk (for the segment records), and the calling
  * thread folds them in order, so the result does not depend on the number
  * of threads. */
 #include <pthread.h>
@@ -22,7 +22,8 @@ struct part {
 	uint64_t c_lo, c_hi;   /* this part's chunks [c_lo, c_hi) */
 	uint64_t c_step;       /* first chunk of the step (cmax index base) */
 	uint8_t *cmax;
-	uint32_t *csum;
+	uint32_t *csum, *csk;
+	uint32_t word[GRAVELER_BINS]; /* graveler_sketch_word */
 	uint64_t hist[GRAVELER_BINS];
 	uint32_t max;
 	uint64_t first;
@@ -56,11 +57,13 @@ static void *part_main(void *arg)
 	uint64_t seed = p->acc->seed;
 
 	memset(p->hist, 0, sizeof(p->hist));
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		p->word[b] = graveler_sketch_word(b);
 	p->max = 0;
 	p->first = GRAVELER_NONE;
 	for (uint64_t ch = p->c_lo; ch < p->c_hi; ch++) {
 		uint64_t base = ch * GRAVELER_CHUNK;
-		uint32_t x, c, cs = 0;
+		uint32_t x, c, cs = 0, ck = 0;
 		unsigned cm = 0;
 		graveler_chunk_seed(seed, ch, &x, &c);
 		if (base >= p->from && base + GRAVELER_CHUNK <= p->to) {
@@ -69,6 +72,7 @@ static void *part_main(void *arg)
 				unsigned n = battle(&x, &c);
 				p->hist[n]++;
 				cs += n;
+				ck += p->word[n];
 				if (n > cm) {
 					cm = n;
 					if (n > p->max ||
@@ -94,6 +98,7 @@ static void *part_main(void *arg)
 					continue;
 				p->hist[n]++;
 				cs += n;
+				ck += p->word[n];
 				if (!any || n > cm)
 					cm = n;
 				any = 1;
@@ -105,6 +110,7 @@ static void *part_main(void *arg)
 		}
 		p->cmax[ch - p->c_step] = (uint8_t)cm;
 		p->csum[ch - p->c_step] = cs;
+		p->csk[ch - p->c_step] = ck;
 	}
 	return NULL;
 }
@@ -118,7 +124,7 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 	struct part *parts;
 	pthread_t *tids;
 	uint8_t *cmax;
-	uint32_t *csum;
+	uint32_t *csum, *csk;
 	int rc = 0, started = 0;
 
 	if (to <= from)
@@ -131,7 +137,8 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 	tids = calloc((size_t)threads, sizeof(*tids));
 	cmax = malloc(nc);
 	csum = malloc(nc * sizeof(*csum));
-	if (!parts || !tids || !cmax || !csum) {
+	csk = malloc(nc * sizeof(*csk));
+	if (!parts || !tids || !cmax || !csum || !csk) {
 		rc = GERR_NOMEM;
 		goto out;
 	}
@@ -145,6 +152,7 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 		p->c_hi = c_lo + nc * (uint64_t)(t + 1) / (uint64_t)threads;
 		p->cmax = cmax;
 		p->csum = csum;
+		p->csk = csk;
 	}
 	/* Part 0 runs on the calling thread. */
 	for (int t = 1; t < threads; t++) {
@@ -164,13 +172,14 @@ int graveler_cpu_step(struct graveler_acc *acc, uint64_t to, int threads)
 			acc->hist[b] += parts[t].hist[b];
 		graveler_acc_take_max(acc, parts[t].max, parts[t].first);
 	}
-	graveler_acc_fold_chunks(acc, c_lo, nc, cmax, csum);
+	graveler_acc_fold_chunks(acc, c_lo, nc, cmax, csum, csk);
 	acc->next = to;
 out:
 	free(parts);
 	free(tids);
 	free(cmax);
 	free(csum);
+	free(csk);
 	return rc;
 }
 

@@ -77,10 +77,11 @@ unsigned graveler_battle_count(uint64_t seed, uint64_t battle)
 __attribute__((target_clones("popcnt", "default")))
 #endif
 static unsigned chunk_eval(uint64_t seed, uint64_t chunk, uint64_t begin,
-			   uint64_t end, uint32_t *ret_sum, uint64_t *ret_first)
+			   uint64_t end, uint32_t *ret_sum, uint32_t *ret_sk,
+			   uint64_t *ret_first)
 {
 	uint64_t base = chunk * GRAVELER_CHUNK;
-	uint32_t x, c, sum = 0;
+	uint32_t x, c, sum = 0, sk = 0;
 	unsigned best = 0;
 	uint64_t first = GRAVELER_NONE;
 
@@ -94,6 +95,7 @@ static unsigned chunk_eval(uint64_t seed, uint64_t chunk, uint64_t begin,
 		if (i < begin)
 			continue;
 		sum += n;
+		sk += graveler_sketch_word(n);
 		if (first == GRAVELER_NONE || n > best) {
 			best = n;
 			first = i;
@@ -101,6 +103,8 @@ static unsigned chunk_eval(uint64_t seed, uint64_t chunk, uint64_t begin,
 	}
 	if (ret_sum)
 		*ret_sum = sum;
+	if (ret_sk)
+		*ret_sk = sk;
 	if (ret_first)
 		*ret_first = first;
 	return best;
@@ -109,7 +113,7 @@ static unsigned chunk_eval(uint64_t seed, uint64_t chunk, uint64_t begin,
 unsigned graveler_chunk_max(uint64_t seed, uint64_t chunk, uint64_t begin,
 			    uint64_t end, uint64_t *ret_first)
 {
-	return chunk_eval(seed, chunk, begin, end, NULL, ret_first);
+	return chunk_eval(seed, chunk, begin, end, NULL, NULL, ret_first);
 }
 
 /* ---- segments ------------------------------------------------------------ */
@@ -167,10 +171,12 @@ uint32_t graveler_nsegments_framed(uint64_t begin, uint64_t end,
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
-static void chunks_eval(uint64_t seed, uint64_t ch, uint32_t *max,
-			uint32_t *sum, uint64_t *first)
+static void chunks_eval(uint64_t seed, uint64_t ch, const uint32_t *word,
+			uint32_t *max, uint32_t *sum, uint32_t *sk,
+			uint64_t *first)
 {
 	uint32_t x[LANES], c[LANES], m[LANES] = {0}, s[LANES] = {0};
+	uint32_t k[LANES] = {0};
 	unsigned at[LANES] = {0};
 
 	for (int l = 0; l < LANES; l++)
@@ -192,6 +198,7 @@ static void chunks_eval(uint64_t seed, uint64_t ch, uint32_t *max,
 							     (o[14] >> 16) &
 							     0x7fu);
 			s[l] += n;
+			k[l] += word[n];
 			if (n > m[l]) {
 				m[l] = n;
 				at[l] = j;
@@ -201,45 +208,48 @@ static void chunks_eval(uint64_t seed, uint64_t ch, uint32_t *max,
 	for (int l = 0; l < LANES; l++) {
 		max[l] = m[l];
 		sum[l] = s[l];
+		sk[l] = k[l];
 		first[l] = (ch + (uint64_t)l) * GRAVELER_CHUNK + at[l];
 	}
 }
 
 void graveler_segment_eval(uint64_t seed, uint64_t begin, uint64_t end,
-			   uint32_t k, uint32_t *ret_max, uint32_t *ret_sum,
-			   uint64_t *ret_first)
+			   uint32_t k, struct graveler_rec *ret)
 {
-	graveler_segment_eval_framed(seed, begin, end, end, k, ret_max, ret_sum,
-				     ret_first);
+	graveler_segment_eval_framed(seed, begin, end, end, k, ret);
 }
 
 void graveler_segment_eval_framed(uint64_t seed, uint64_t begin,
 				  uint64_t end, uint64_t frame, uint32_t k,
-				  uint32_t *ret_max, uint32_t *ret_sum,
-				  uint64_t *ret_first)
+				  struct graveler_rec *ret)
 {
 	uint64_t fr = frame > end ? frame : end;
 	uint64_t lo = graveler_segment_chunk(begin, fr, k);
 	uint64_t hi = graveler_segment_chunk(begin, fr, k + 1);
-	uint32_t max = 0, sum = 0;
+	uint32_t max = 0, sum = 0, sketch = 0;
 	uint64_t first = GRAVELER_NONE;
+	uint32_t word[GRAVELER_BINS];
 
 	if (hi > (end - 1) / GRAVELER_CHUNK + 1) /* the frame's, past end */
 		hi = (end - 1) / GRAVELER_CHUNK + 1;
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		word[b] = graveler_sketch_word(b);
 
 	for (uint64_t ch = lo; ch < hi;) {
-		uint32_t m[LANES], s[LANES];
+		uint32_t m[LANES], s[LANES], kk[LANES];
 		uint64_t f[LANES];
 		int n = 1;
 		if (ch * GRAVELER_CHUNK >= begin && hi - ch >= LANES &&
 		    (ch + LANES) * GRAVELER_CHUNK <= end) {
-			chunks_eval(seed, ch, m, s, f);
+			chunks_eval(seed, ch, word, m, s, kk, f);
 			n = LANES;
 		} else {
-			m[0] = chunk_eval(seed, ch, begin, end, &s[0], &f[0]);
+			m[0] = chunk_eval(seed, ch, begin, end, &s[0], &kk[0],
+					  &f[0]);
 		}
 		for (int l = 0; l < n; l++) {
 			sum += s[l];
+			sketch += kk[l];
 			if (f[l] != GRAVELER_NONE &&
 			    (first == GRAVELER_NONE || m[l] > max)) {
 				max = m[l];
@@ -248,10 +258,19 @@ void graveler_segment_eval_framed(uint64_t seed, uint64_t begin,
 		}
 		ch += (uint64_t)n;
 	}
-	*ret_max = max;
-	*ret_sum = sum;
-	if (ret_first)
-		*ret_first = first;
+	ret->max = max;
+	ret->sum = sum;
+	ret->sketch = sketch;
+	ret->first = first;
+}
+
+uint32_t graveler_hist_sketch(const uint64_t *hist)
+{
+	uint32_t s = 0;
+
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		s += (uint32_t)hist[b] * graveler_sketch_word(b);
+	return s;
 }
 
 /* ---- accumulator ----------------------------------------------------- */
@@ -266,7 +285,7 @@ void graveler_acc_init_framed(struct graveler_acc *acc, uint64_t seed,
 			      uint64_t begin, uint64_t end, uint64_t frame)
 {
 	/* Records past nseg are never read: a small lease touches a few
-	 * pages of the 5 MB, not all of them. */
+	 * pages of the 9 MB, not all of them. */
 	memset(acc, 0, offsetof(struct graveler_acc, seg_max));
 	acc->seed = seed;
 	acc->begin = begin;
@@ -277,11 +296,12 @@ void graveler_acc_init_framed(struct graveler_acc *acc, uint64_t seed,
 	acc->nseg = graveler_nsegments_framed(begin, end, acc->frame);
 	memset(acc->seg_max, 0, acc->nseg);
 	memset(acc->seg_sum, 0, acc->nseg * sizeof(acc->seg_sum[0]));
+	memset(acc->seg_sk, 0, acc->nseg * sizeof(acc->seg_sk[0]));
 }
 
 void graveler_acc_fold_chunks(struct graveler_acc *acc, uint64_t c_lo,
 			      uint64_t n, const uint8_t *cmax,
-			      const uint32_t *csum)
+			      const uint32_t *csum, const uint32_t *csk)
 {
 	uint32_t k;
 	uint64_t k_end;
@@ -300,6 +320,7 @@ void graveler_acc_fold_chunks(struct graveler_acc *acc, uint64_t c_lo,
 		if (cmax[i] > acc->seg_max[k])
 			acc->seg_max[k] = cmax[i];
 		acc->seg_sum[k] += csum[i];
+		acc->seg_sk[k] += csk[i];
 	}
 }
 
@@ -357,8 +378,10 @@ static int encode(const struct graveler_acc *acc, int ckpt, void **ret,
 		le_put64(p + 48 + 8 * b, acc->hist[b]);
 	le_put64(p + 1904, ckpt ? acc->next : 0);
 	memcpy(p + GRAVELER_HDR_LEN, acc->seg_max, ns);
-	for (size_t k = 0; k < ns; k++)
+	for (size_t k = 0; k < ns; k++) {
 		le_put32(p + GRAVELER_HDR_LEN + ns + 4 * k, acc->seg_sum[k]);
+		le_put32(p + GRAVELER_HDR_LEN + 5 * ns + 4 * k, acc->seg_sk[k]);
+	}
 	*ret = p;
 	*ret_len = len;
 	return 0;
@@ -389,7 +412,7 @@ static int check_records(const struct graveler_acc *a, const char *what,
 			 char *err, size_t errlen)
 {
 	uint64_t hsum = 0, rsum = 0;
-	uint32_t top = 0, kf = 0;
+	uint32_t top = 0, kf = 0, rsk = 0;
 	int any = a->next > a->begin;
 	/* Segment bounds as graveler_segment_chunk, one division each: up to
 	 * 2^20 segments per decode. */
@@ -429,6 +452,7 @@ static int check_records(const struct graveler_acc *a, const char *what,
 		if (m > top)
 			top = m;
 		rsum += s;
+		rsk += a->seg_sk[k];
 	}
 	if (any && (top != a->max || a->seg_max[kf] != a->max))
 		BAD("graveler %s: segment maxima (top %u, first's segment %u) "
@@ -437,6 +461,10 @@ static int check_records(const struct graveler_acc *a, const char *what,
 		BAD("graveler %s: segment sums add up to %llu, histogram to "
 		    "%llu", what, (unsigned long long)rsum,
 		    (unsigned long long)hsum);
+	if (rsk != graveler_hist_sketch(a->hist))
+		BAD("graveler %s: segment sketches add up to %08x, the "
+		    "histogram's is %08x", what, rsk,
+		    graveler_hist_sketch(a->hist));
 	return 0;
 }
 
@@ -513,8 +541,11 @@ static int decode(const void *buf, size_t len, int ckpt, uint64_t frame,
 			    what, (unsigned long long)a->first);
 	}
 	memcpy(a->seg_max, p + GRAVELER_HDR_LEN, a->nseg);
-	for (uint32_t k = 0; k < a->nseg; k++)
+	for (uint32_t k = 0; k < a->nseg; k++) {
 		a->seg_sum[k] = le_get32(p + GRAVELER_HDR_LEN + a->nseg + 4 * k);
+		a->seg_sk[k] = le_get32(p + GRAVELER_HDR_LEN +
+					5 * (size_t)a->nseg + 4 * k);
+	}
 	return check_records(a, what, err, errlen);
 }
 
@@ -549,6 +580,14 @@ int graveler_ckpt_outdated(const void *buf, size_t len)
 	const uint8_t *p = buf;
 
 	return buf && len >= 8 && memcmp(p, "GRVC", 4) == 0 &&
+	       le_get32(p + 4) < GRAVELER_FMT_VERSION;
+}
+
+int graveler_result_outdated(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	return buf && len >= 8 && memcmp(p, "GRVR", 4) == 0 &&
 	       le_get32(p + 4) < GRAVELER_FMT_VERSION;
 }
 

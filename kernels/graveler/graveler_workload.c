@@ -333,14 +333,18 @@ static int gw_check_checkpoint(void *ctx, const json_t *params, const json_t *sp
 static int check_segment(const struct graveler_acc *a, uint32_t k,
 			 uint64_t *ret_first, char *err, size_t errlen)
 {
-	uint32_t m, sum;
+	struct graveler_rec r;
 
-	graveler_segment_eval_framed(a->seed, a->begin, a->end, a->frame, k, &m,
-				     &sum, ret_first);
-	if (m != a->seg_max[k] || sum != a->seg_sum[k]) {
+	graveler_segment_eval_framed(a->seed, a->begin, a->end, a->frame, k,
+				     &r);
+	if (ret_first)
+		*ret_first = r.first;
+	if (r.max != a->seg_max[k] || r.sum != a->seg_sum[k] ||
+	    r.sketch != a->seg_sk[k]) {
 		gerr_printf(err, errlen, "graveler verify: segment %u of %u "
-		       "claims max %u sum %u, recomputed max %u sum %u", k,
-		       a->nseg, a->seg_max[k], a->seg_sum[k], m, sum);
+		       "claims max %u sum %u sketch %08x, recomputed max %u "
+		       "sum %u sketch %08x", k, a->nseg, a->seg_max[k],
+		       a->seg_sum[k], a->seg_sk[k], r.max, r.sum, r.sketch);
 		return GERR_VERIFY;
 	}
 	return 0;
@@ -438,9 +442,20 @@ static int graveler_wl_verify(void *ctx, const json_t *params, const json_t *spe
 		     size_t errlen)
 {
 	struct graveler_acc *acc = NULL;
-	/* Structure, histogram total, max == top bin, first in the lease. */
-	int rc = lease_blob(params, spec, result, len, 0, GERR_VERIFY, &acc,
-			    err, errlen);
+	int rc;
+
+	/* Made before an upgrade (a result in flight then): computed again,
+	 * charged to no one (workload.h, verify). */
+	if (graveler_result_outdated(result, len)) {
+		gerr_printf(err, errlen, "graveler: result of an earlier format "
+			    "(before format %u): computed again",
+			    GRAVELER_FMT_VERSION);
+		return GERR_UNSUPPORTED;
+	}
+	/* Structure, histogram total, max == top bin, first in the lease,
+	 * the records' sums and sketches adding up to the histogram's. */
+	rc = lease_blob(params, spec, result, len, 0, GERR_VERIFY, &acc, err,
+			errlen);
 
 	if (rc == 0)
 		rc = verify_acc(acc, seed, err, errlen);
@@ -500,6 +515,24 @@ static json_t *answer_json(const struct answer *a)
 	return j;
 }
 
+/* How far one lease's result is from its own expectation: the larger of
+ * its histogram's chi-square normal score and the implausibility of its
+ * max for its size, in the units of FINISH_Z_LIMIT (a max as unlikely as
+ * FINISH_LOG10_P scores the limit). */
+static double lease_score(const struct graveler_acc *a)
+{
+	double z = 0, lge, lle, s;
+	int df;
+
+	graveler_chi2(a->hist, &df, &z);
+	if (df < 1)
+		z = 0;
+	graveler_max_tails(a->end - a->begin, a->max, &lge, &lle);
+	s = (lge < lle ? lge : lle) / FINISH_LOG10_P * FINISH_Z_LIMIT;
+	s = s > z ? s : z;
+	return isnan(s) || s > 1e9 ? 1e9 : s; /* a JSON number */
+}
+
 static int graveler_wl_merge(void *ctx, const json_t *params, const json_t *answer,
 		    const json_t *spec, const void *result, size_t len,
 		    const char *result_hash, json_t **ret_answer, json_t **ret_note)
@@ -540,11 +573,22 @@ static int graveler_wl_merge(void *ctx, const json_t *params, const json_t *answ
 		a.max = acc->max;
 		a.first = acc->first;
 	}
+	/* What blame reads of this lease without its result. */
+	json_t *note = ret_note ? json_pack("{s:f, s:i, s:I}", "score",
+					    lease_score(acc), "max",
+					    (int)acc->max, "first",
+					    (json_int_t)acc->first)
+				: NULL;
 	free(acc);
 	out = answer_json(&a);
-	if (!out)
+	if (!out || (ret_note && !note)) {
+		json_decref(out);
+		json_decref(note);
 		return GERR_NOMEM;
+	}
 	*ret_answer = out;
+	if (ret_note)
+		*ret_note = note;
 	return 0;
 }
 
@@ -596,6 +640,148 @@ static int graveler_wl_finish(void *ctx, const json_t *params, const json_t *ans
 		return GERR_VERIFY;
 	}
 	return 0;
+}
+
+/* What blame reads of one lease: its score (lease_score), max and first,
+ * from merge's note, else from its stored result. */
+struct part_view {
+	double score;
+	uint32_t max;
+	uint64_t first, battles;
+};
+
+static int note_view(const json_t *note, uint64_t battles,
+		     struct part_view *v)
+{
+	const json_t *s = json_object_get(note, "score");
+	const json_t *m = json_object_get(note, "max");
+	const json_t *f = json_object_get(note, "first");
+
+	if (!json_is_number(s) || !json_is_integer(m) || !json_is_integer(f) ||
+	    json_integer_value(m) < 0 || json_integer_value(m) > GRAVELER_TURNS ||
+	    json_integer_value(f) < 0)
+		return GERR_NOTFOUND;
+	v->score = json_number_value(s);
+	v->max = (uint32_t)json_integer_value(m);
+	v->first = (uint64_t)json_integer_value(f);
+	v->battles = battles;
+	return 0;
+}
+
+/* Part p's result, decoded into acc (fetched through rd). */
+static int part_acc(const json_t *params, const struct wl_part *p,
+		    const struct wl_blob_reader *rd, struct graveler_acc *acc,
+		    char *err, size_t errlen)
+{
+	uint64_t seed, begin, end, frame;
+	void *buf = NULL;
+	size_t len = 0;
+	int rc = get_lease(params, p->spec, &seed, &begin, &end, &frame, err,
+			   errlen);
+
+	if (rc == 0)
+		rc = rd->fetch(rd->opaque, p->result_hash, &buf, &len);
+	if (rc == 0)
+		rc = graveler_result_decode_framed(buf, len, frame, acc, err,
+						   errlen);
+	free(buf);
+	return rc;
+}
+
+/* Each part judged alone (its battles are a Binomial(231, 1/4) sample of
+ * their own) by the score merge noted: the one furthest past the finish
+ * limits is blamed, and the answer rebuilt without it: its histogram (its
+ * result, the only one read) taken off, max and first those of the
+ * others. Parts merged without a note are read from their results. */
+static int gw_blame(void *ctx, const json_t *params, const json_t *answer,
+		    const struct wl_parts *parts,
+		    const struct wl_blob_reader *rd, uint64_t *ret_index,
+		    json_t **ret_answer, char *err, size_t errlen)
+{
+	struct graveler_acc *acc = malloc(sizeof(*acc));
+	struct part_view *v = calloc(parts->n ? parts->n : 1, sizeof(*v));
+	struct answer *a = calloc(1, sizeof(*a));
+	uint64_t bad = UINT64_MAX;
+	double worst = FINISH_Z_LIMIT;
+	struct wl_part p;
+	int rc = 0;
+
+	(void)ctx;
+	if (!acc || !v || !a || !rd || !rd->fetch) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	if (!answer || answer_read(answer, a)) {
+		gerr_printf(err, errlen, "graveler blame: malformed answer");
+		rc = GERR_NOTFOUND;
+		goto out;
+	}
+	for (uint64_t k = 0; k < parts->n; k++) {
+		rc = parts->get(parts->opaque, k, &p);
+		if (rc == 0 && note_view(p.note, p.units, &v[k]) != 0) {
+			rc = part_acc(params, &p, rd, acc, err, errlen);
+			if (rc == 0)
+				v[k] = (struct part_view){lease_score(acc),
+					acc->max, acc->first,
+					acc->end - acc->begin};
+		}
+		if (rc) {
+			gerr_printf(err, errlen, "graveler blame: part %" PRIu64
+				    " unreadable: %s", k, gerr_str(rc));
+			rc = GERR_NOTFOUND;
+			goto out;
+		}
+		if (v[k].score > worst) {
+			worst = v[k].score;
+			bad = k;
+		}
+	}
+	if (bad == UINT64_MAX) {
+		gerr_printf(err, errlen, "graveler blame: every one of %" PRIu64
+			    " leases fits on its own", parts->n);
+		rc = GERR_NOTFOUND;
+		goto out;
+	}
+	rc = parts->get(parts->opaque, bad, &p);
+	if (rc == 0)
+		rc = part_acc(params, &p, rd, acc, err, errlen);
+	for (unsigned b = 0; rc == 0 && b < GRAVELER_BINS; b++)
+		if (a->hist[b] < acc->hist[b])
+			rc = GERR_CORRUPT; /* not a part of this answer */
+	if (rc || a->battles < v[bad].battles || a->leases < 1) {
+		gerr_printf(err, errlen, "graveler blame: part %" PRIu64
+			    " cannot be taken off the answer", bad);
+		rc = GERR_NOTFOUND;
+		goto out;
+	}
+	for (unsigned b = 0; b < GRAVELER_BINS; b++)
+		a->hist[b] -= acc->hist[b];
+	a->battles -= v[bad].battles;
+	a->leases--;
+	a->max = 0;
+	a->first = GRAVELER_NONE;
+	for (uint64_t k = 0; k < parts->n; k++)
+		if (k != bad && (a->first == GRAVELER_NONE || v[k].max > a->max ||
+				 (v[k].max == a->max && v[k].first < a->first))) {
+			a->max = v[k].max;
+			a->first = v[k].first;
+		}
+	if (a->first == GRAVELER_NONE)
+		a->first = 0; /* no lease left: answer_json needs a number */
+	*ret_answer = answer_json(a);
+	if (!*ret_answer) {
+		rc = GERR_NOMEM;
+		goto out;
+	}
+	*ret_index = bad;
+	gerr_printf(err, errlen, "lease of %" PRIu64 " battles does not fit "
+		    "Binomial(231, 1/4) on its own (score %.1f, limit %.1f)",
+		    v[bad].battles, worst, FINISH_Z_LIMIT);
+out:
+	free(acc);
+	free(v);
+	free(a);
+	return rc;
 }
 
 static char *graveler_wl_render_text(void *ctx, const json_t *params, const json_t *answer, const struct wl_parts *parts)
@@ -691,6 +877,7 @@ const struct workload graveler_workload = {
 	.run = gw_run,
 	.blob_max = gw_blob_max,
 	.check_checkpoint = gw_check_checkpoint,
+	.blame = gw_blame,
 	.plot_name = "graveler-histogram.svg",
 	/* Segment records are near-random bytes: deflate barely shrinks a
 	 * 5.2 MB result and costs both ends tens of ms. */

@@ -27,14 +27,24 @@
  *   E <= 22: k = 4;    above: k = 1
  * and f = 100% never passes (unless every made-up answer is right). The
  * sample shrinks as a position's cost grows (about 4x per two empties: a
- * 22-empty position costs the coordinator seconds). gpud must not redo a
- * worker's whole lease on its own cores, so a drawn position of more than
- * OTHELLO_VERIFY_MAX_EMPTIES is not re-solved, and in a lease of deep
- * positions (more than OTHELLO_VERIFY_ALL_EMPTIES) at most half are (a
- * split job leases one at a time: none). What is not re-solved is left to
- * replication on other workers (--check full), which compares every score;
- * the digests still bind every result to the input's positions.
- * tests/unit/test_othello_detect.c measures the formula.
+ * 22-empty position costs the coordinator seconds).
+ *
+ * Deep leases (positions of more than OTHELLO_VERIFY_ALL_EMPTIES) are
+ * checked by default too, at one position in OTHELLO_VERIFY_SHARE on
+ * average whatever the lease's size: k = floor(n / 32), plus one with
+ * probability (n mod 32) / 32 drawn with gpud's seed (othello_verify_k_
+ * drawn), at most the samples above. So a lease of n >= 32 positions made
+ * up at f passes with (1 - f)^k as above (k >= 1), and a lease of n < 32
+ * (a split job's, one position) is re-solved with probability n / 32 and
+ * made up whole passes with 1 - n / 32, which the worker cannot predict:
+ * a worker that makes up F such leases passes all with (1 - n/32)^F, and
+ * the first it is caught on charges it (quarantine after 3). The time
+ * budget: a drawn position of more than OTHELLO_VERIFY_MAX_EMPTIES is not
+ * re-solved (left to --check full), so one verification costs gpud at
+ * most 4 positions of 22 empties or 1 of 24 (bench/verify.md: seconds of
+ * one core, against the 32 positions of the worker's run it stands for).
+ * The digests still bind every result to the input's positions.
+ * tests/unit/test_othello_detect.c measures the formulas.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,8 +83,9 @@ int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 	return rc;
 }
 
-/* A position of 18 empties is ~10 ms of one core; 20 is ~10x that. */
-#define OTHELLO_VERIFY_MAX_EMPTIES 18
+/* A position of 18 empties is ~10 ms of one core; 20 is ~10x that, 24
+ * some seconds (bench/verify.md). */
+#define OTHELLO_VERIFY_MAX_EMPTIES 22
 #define OTHELLO_VERIFY_ALL_EMPTIES 14
 
 unsigned othello_verify_k(int empties, uint64_t count)
@@ -84,6 +95,20 @@ unsigned othello_verify_k(int empties, uint64_t count)
 	unsigned want = othello_verify_samples(empties);
 
 	return share < want ? (unsigned)share : want;
+}
+
+unsigned othello_verify_k_drawn(int empties, uint64_t count, uint64_t seed)
+{
+	uint64_t k = count / OTHELLO_VERIFY_SHARE;
+	unsigned want = othello_verify_samples(empties);
+
+	if (empties <= OTHELLO_VERIFY_ALL_EMPTIES)
+		return othello_verify_k(empties, count);
+	/* The rest of n / 32 as a chance, drawn apart from the sample. */
+	if (mix64(seed ^ 0x6465657000000000ull) % OTHELLO_VERIFY_SHARE <
+	    count % OTHELLO_VERIFY_SHARE)
+		k++;
+	return k < want ? (unsigned)k : want;
 }
 
 unsigned othello_verify_samples(int empties)
@@ -180,10 +205,8 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 	}
 	/* The sample is solved on several threads: verification is on the
 	 * job's critical path (a 10-empty sample of 1024 is ~0.3 s on one). */
-	unsigned k = othello_verify_k(j.empties, count);
+	unsigned k = othello_verify_k_drawn(j.empties, count, seed);
 	int every = k >= count;
-	if (j.empties > OTHELLO_VERIFY_ALL_EMPTIES && every)
-		k = (unsigned)(count / 2);
 	size_t ka = k ? k : 1; /* malloc(0) may be NULL */
 	uint64_t *idx = malloc(3 * sizeof(uint64_t) * ka), *P = idx + ka,
 		 *O = P + ka, nodes;

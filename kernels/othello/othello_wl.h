@@ -98,6 +98,10 @@ unsigned othello_verify_samples(int empties);
  * gpud's recount stays a few percent of the lease's work. */
 #define OTHELLO_VERIFY_SHARE 32u
 unsigned othello_verify_k(int empties, uint64_t count);
+/* What verify re-solves with its seed: othello_verify_k, but for deep
+ * positions (more than 14 empties) one in OTHELLO_VERIFY_SHARE on average
+ * (the remainder drawn with seed; othello_verify.c). */
+unsigned othello_verify_k_drawn(int empties, uint64_t count, uint64_t seed);
 
 /* ---- subtree leases (othello_split.c) ------------------------------------
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the

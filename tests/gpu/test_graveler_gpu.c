@@ -31,7 +31,9 @@ static int same(const struct graveler_acc *a, const struct graveler_acc *b)
 	       a->nseg == b->nseg &&
 	       memcmp(a->seg_max, b->seg_max, a->nseg) == 0 &&
 	       memcmp(a->seg_sum, b->seg_sum,
-		      a->nseg * sizeof(a->seg_sum[0])) == 0;
+		      a->nseg * sizeof(a->seg_sum[0])) == 0 &&
+	       memcmp(a->seg_sk, b->seg_sk,
+		      a->nseg * sizeof(a->seg_sk[0])) == 0;
 }
 
 int main(void)
@@ -166,10 +168,10 @@ int main(void)
 		}
 		for (int t = 0; t < 12; t++) {
 			uint32_t k = t == 0 ? 0 : (uint32_t)(rnd() % g->nseg);
-			uint32_t m, sum;
-			graveler_segment_eval(5, g->begin, g->end, k, &m, &sum,
-					      NULL);
-			CHECK(m == g->seg_max[k] && sum == g->seg_sum[k]);
+			struct graveler_rec r;
+			graveler_segment_eval(5, g->begin, g->end, k, &r);
+			CHECK(r.max == g->seg_max[k] && r.sum == g->seg_sum[k] &&
+			      r.sketch == g->seg_sk[k]);
 		}
 		void *buf;
 		size_t len;

@@ -1,6 +1,15 @@
-/* graveler_forge.c - a lazy Graveler worker's result, for system tests.
+/* graveler_forge.c - a lazy or lying Graveler worker's result, for system
+ * tests.
  *
  * usage: graveler_forge SEED BEGIN END KEEP OUT
+ *        graveler_forge SEED BEGIN END move300 OUT
+ *        graveler_forge SEED BEGIN END reshape:B0:MULT:D0,D1,... OUT
+ *
+ * move300: the lease computed honestly, then 300 battles moved from bin 57
+ * into 56 and 58 (count and count sum kept; the records unchanged).
+ * reshape: computed honestly, then MULT * (D0, D1, ...) added to bins
+ * B0, B0 + 1, ... (a vector of the sketch's kernel: tests/system/
+ * sketch_lattice.py), records unchanged.
  *
  * Computes KEEP (a fraction in (0, 1]) of the lease's segments honestly,
  * chosen at random, and fabricates the rest consistently: every fabricated
@@ -17,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gerr.h"
 #include "mix.h"
 #include "graveler/graveler.h"
 
@@ -82,6 +92,66 @@ static int fake_hist(struct graveler_acc *a, uint64_t target)
 	return 0;
 }
 
+static int write_out(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
+		fprintf(stderr, "graveler_forge: cannot write %s\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* move300 and reshape: an honest run, then the histogram alone changed;
+ * the result must still decode (only the sketch may refuse it). */
+static int lie(char **argv)
+{
+	uint64_t seed, begin, end, b0, mult;
+	struct graveler_acc *a = malloc(sizeof(*a));
+	char err[256], *p;
+	void *buf;
+	size_t len;
+	int rc;
+
+	if (!a || parse_u64(argv[1], &seed) || parse_u64(argv[2], &begin) ||
+	    parse_u64(argv[3], &end) || begin >= end ||
+	    end - begin > GRAVELER_MAX_LEASE)
+		return 2;
+	graveler_acc_init(a, seed, begin, end);
+	if (graveler_cpu_step(a, end, 2) != 0)
+		return 1;
+	if (strcmp(argv[4], "move300") == 0) {
+		if (a->hist[57] < 300)
+			return 1;
+		a->hist[57] -= 300;
+		a->hist[56] += 150;
+		a->hist[58] += 150;
+	} else {
+		b0 = strtoull(argv[4] + 8, &p, 10);
+		if (*p != ':')
+			return 2;
+		mult = strtoull(p + 1, &p, 10);
+		if (*p != ':')
+			return 2;
+		for (uint64_t b = b0; *p && b < GRAVELER_BINS; b++) {
+			long long d = strtoll(p + 1, &p, 10);
+			int64_t nv = (int64_t)a->hist[b] + d * (int64_t)mult;
+			if (nv < 0 || (*p && *p != ','))
+				return 2;
+			a->hist[b] = (uint64_t)nv;
+		}
+	}
+	rc = graveler_result_encode(a, &buf, &len);
+	if (rc == 0)
+		rc = graveler_result_decode(buf, len, a, err, sizeof(err));
+	printf("%s\n", rc == 0 ? "decodes" : err);
+	if (rc == 0 || rc == GERR_CORRUPT)
+		rc = write_out(argv[5], buf, len);
+	free(a);
+	return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed, begin, end, rng = 0x6c617a79;
@@ -91,8 +161,10 @@ int main(int argc, char **argv)
 	uint64_t target = 0;
 	void *buf;
 	size_t len;
-	FILE *f;
 
+	if (argc == 6 && (strcmp(argv[4], "move300") == 0 ||
+			  strncmp(argv[4], "reshape:", 8) == 0))
+		return lie(argv);
 	if (argc != 6 || parse_u64(argv[1], &seed) ||
 	    parse_u64(argv[2], &begin) || parse_u64(argv[3], &end) ||
 	    (keep = atof(argv[4])) <= 0 || keep > 1 || begin >= end ||
@@ -112,16 +184,16 @@ int main(int argc, char **argv)
 		rng += MIX_GOLDEN;
 		uint32_t k = want == a->nseg ? have
 					     : (uint32_t)(mix64(rng) % a->nseg);
-		uint32_t m, s;
-		uint64_t first;
+		struct graveler_rec r;
 		if (honest[k])
 			continue;
 		honest[k] = 1;
 		have++;
-		graveler_segment_eval(seed, begin, end, k, &m, &s, &first);
-		a->seg_max[k] = (uint8_t)m;
-		a->seg_sum[k] = s;
-		graveler_acc_take_max(a, m, first);
+		graveler_segment_eval(seed, begin, end, k, &r);
+		a->seg_max[k] = (uint8_t)r.max;
+		a->seg_sum[k] = r.sum;
+		a->seg_sk[k] = r.sketch;
+		graveler_acc_take_max(a, r.max, r.first);
 	}
 	/* The rest: below the honest max, average sums. */
 	for (uint32_t k = 0; k < a->nseg; k++) {
@@ -137,6 +209,7 @@ int main(int argc, char **argv)
 				s = (uint64_t)m * nb;
 			a->seg_max[k] = (uint8_t)m;
 			a->seg_sum[k] = (uint32_t)s;
+			a->seg_sk[k] = (uint32_t)nb * graveler_sketch_word(57);
 		}
 		target += a->seg_sum[k];
 	}
@@ -144,6 +217,17 @@ int main(int argc, char **argv)
 	if (fake_hist(a, target) != 0) {
 		fprintf(stderr, "graveler_forge: lease too small to fake\n");
 		return 1;
+	}
+	/* The sketches add up: the first fabricated segment absorbs it. */
+	{
+		uint32_t rsk = 0, k0 = UINT32_MAX;
+		for (uint32_t k = 0; k < a->nseg; k++) {
+			rsk += a->seg_sk[k];
+			if (!honest[k] && k0 == UINT32_MAX)
+				k0 = k;
+		}
+		if (k0 != UINT32_MAX)
+			a->seg_sk[k0] += graveler_hist_sketch(a->hist) - rsk;
 	}
 	if (graveler_result_encode(a, &buf, &len) != 0)
 		return 1;
@@ -154,11 +238,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "graveler_forge: %s\n", err);
 		return 1;
 	}
-	f = fopen(argv[5], "wb");
-	if (!f || fwrite(buf, 1, len, f) != len || fclose(f) != 0) {
-		fprintf(stderr, "graveler_forge: cannot write %s\n", argv[5]);
+	if (write_out(argv[5], buf, len))
 		return 1;
-	}
 	printf("%u of %u segments honest, max %u first %" PRIu64 "\n", have,
 	       a->nseg, a->max, a->first);
 	free(buf);

@@ -392,9 +392,9 @@ class RawWorker:
         return f[1], f[2]
 
     def claim_lease(self, timeout=10):
-        """CLAIM (no measured rate) and the LEASE that answers it: the
+        """CLAIM (it carries no field) and the LEASE that answers it: the
         message and its binary part (the checkpoint to resume from)."""
-        self.send_msg("CLAIM", {"rate": 0})
+        self.send_msg("CLAIM", {})
         return self.expect("LEASE", timeout)
 
     def login(self):

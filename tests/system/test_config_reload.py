@@ -1,8 +1,10 @@
-"""SIGHUP reloads gpud.conf (issue 21): a changed lease-units sizes the next
-lease granted, a changed max-failures is logged as applied, a changed
-heartbeat is logged as needing a restart, a key given on the command line
-(--log-level, from the harness) keeps its flag's value, and a bad file is
-refused with its line number while gpud keeps its running settings."""
+"""SIGHUP reloads gpud.conf (issue 21), whole or not at all (issue 34): a
+changed lease-units sizes the next lease granted, a changed max-failures is
+logged as applied, a key given on the command line (--log-level, from the
+harness) keeps its flag's value; a file that changes heartbeat, which needs
+a restart, is refused whole, so neither its other keys nor the timeouts
+derived from the new heartbeat are applied; a bad file is refused with its
+line number while gpud keeps its running settings."""
 import os
 import re
 import signal
@@ -48,17 +50,29 @@ def test_config_reload(cl: Cluster):
     job = cl.submit("graveler", battles=16 * A, seed=7)
     check(one_lease(cl, job, 1) == A, "the first lease has the file's size")
 
+    # A new heartbeat needs a restart: the whole file is refused, the
+    # lease-timeout and idle-timeout derived from it (no lease-timeout in
+    # the file: 3 x 4 s) above all.
+    write(conf, "# changed\nlease-units = %d\nmax-failures = 4\nheartbeat = 4\n" % B)
+    sighup(cl, "the reload with a new heartbeat")
+    msg = ("reload: heartbeat = 4 (running 5): needs a restart, and a reload is applied whole "
+           "or not at all (restart gpud, or set it back); the running settings stay")
+    wait_for(lambda: msg in cl.log_text("gpud"), 20, "the refusal")
+    log = cl.log_text("gpud").split("SIGHUP: reading")[-1]
+    check("reload: lease-timeout" not in log and "reload: idle-timeout" not in log
+          and "settings applied" not in log, "applied from a refused reload:\n" + log)
+    check(one_lease(cl, job, 2) == A, "a refused reload changes no lease size")
+
     write(conf, "# changed\nlease-units = %d\nlease-timeout = 600\nmax-failures = 4\n"
-          "heartbeat = 4\nlog-level = error\n" % B)
+          "log-level = error\n" % B)
     sighup(cl, "the reload")
     log = wait_for(lambda: "setting" in cl.log_text("gpud").split("SIGHUP: reading")[-1]
                    and cl.log_text("gpud").split("SIGHUP: reading")[-1], 20, "the reload's lines")
     check("reload: lease-units = %d (was %d)" % (B, A) in log, "lease-units applied:\n" + log)
     check("reload: max-failures = 4 (was 3)" in log, "max-failures applied:\n" + log)
-    check("reload: heartbeat changed: needs a restart" in log, "heartbeat needs a restart:\n" + log)
     check("log-level" not in log, "--log-level on the command line wins over the file:\n" + log)
     check("reload: 2 settings applied" in log, "two settings applied:\n" + log)
-    check(one_lease(cl, job, 2) == B, "the lease after the reload has the new size")
+    check(one_lease(cl, job, 3) == B, "the lease after the reload has the new size")
     # Still debug (the flag's level): a debug line after the reload.
     check("debug" in "\n".join(cl.log_text("gpud").split("SIGHUP: reading")[-1].splitlines()[-20:]),
           "debug lines go on")
@@ -68,14 +82,14 @@ def test_config_reload(cl: Cluster):
     msg = "reload: %s:2: unknown key 'bogus'; the running settings stay" % conf
     wait_for(lambda: msg in cl.log_text("gpud"), 20, "the bad file's error")
     check(cl.gpud.poll() is None and cl.ctl_ok("status"), "gpud keeps running")
-    check(one_lease(cl, job, 3) == B, "a bad file changes nothing")
+    check(one_lease(cl, job, 4) == B, "a bad file changes nothing")
 
-    # A restart-only key that does not hold: refused whole, nothing applied.
+    # Settings that do not hold together: refused whole, nothing applied.
     write(conf, "lease-units = %d\nlease-timeout = 3\n" % A)
     sighup(cl, "the inconsistent reload")
     wait_for(lambda: "lease-timeout (3) must be longer than heartbeat (5)" in cl.log_text("gpud"),
              20, "the inconsistent file's error")
-    check(one_lease(cl, job, 4) == B, "an inconsistent file changes nothing")
+    check(one_lease(cl, job, 5) == B, "an inconsistent file changes nothing")
 
 
 if __name__ == "__main__":

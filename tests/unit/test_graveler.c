@@ -54,6 +54,7 @@ static void brute(uint64_t seed, uint64_t begin, uint64_t end,
 		if (n > acc->seg_max[k])
 			acc->seg_max[k] = (uint8_t)n;
 		acc->seg_sum[k] += n;
+		acc->seg_sk[k] += graveler_sketch_word(n);
 	}
 }
 
@@ -68,6 +69,8 @@ static void assert_acc_equal(const struct graveler_acc *a,
 	assert_memory_equal(a->seg_max, b->seg_max, a->nseg);
 	assert_memory_equal(a->seg_sum, b->seg_sum,
 			    a->nseg * sizeof(a->seg_sum[0]));
+	assert_memory_equal(a->seg_sk, b->seg_sk,
+			    a->nseg * sizeof(a->seg_sk[0]));
 }
 
 static void test_ref_vs_fast_battle(void **state)
@@ -184,10 +187,11 @@ static void test_segment_records(void **state)
 	for (int t = 0; t < 300; t++) {
 		uint32_t k = t < 2 ? (t ? done - 1 : 0)
 				   : (uint32_t)(rnd() % done);
-		uint32_t m, sum;
-		graveler_segment_eval(11, begin, end, k, &m, &sum, NULL);
-		assert_int_equal(m, a->seg_max[k]);
-		assert_int_equal(sum, a->seg_sum[k]);
+		struct graveler_rec r;
+		graveler_segment_eval(11, begin, end, k, &r);
+		assert_int_equal(r.max, a->seg_max[k]);
+		assert_int_equal(r.sum, a->seg_sum[k]);
+		assert_int_equal(r.sketch, a->seg_sk[k]);
 	}
 	assert_int_equal(a->seg_max[done + 1], 0);
 	assert_int_equal(graveler_ckpt_encode(a, &buf, &len), 0);
@@ -207,6 +211,7 @@ static void test_segment_records(void **state)
 	for (uint32_t k = 0; k < b->nseg; k++) {
 		b->seg_max[k] = 57;
 		b->seg_sum[k] = 57u << 20;
+		b->seg_sk[k] = graveler_sketch_word(57) << 20;
 	}
 	assert_int_equal(graveler_result_encode(b, &buf, &len), 0);
 	assert_int_equal(len, GRAVELER_RESULT_MAXLEN);
@@ -218,6 +223,9 @@ static void test_segment_records(void **state)
 	b->next = b->end;
 	b->first = 0;
 	b->hist[0] = b->end;
+	for (uint32_t k = 0; k < b->nseg; k++) /* one segment per 2^20 + 256 */
+		b->seg_sk[k] = 0;
+	b->seg_sk[0] = (uint32_t)b->end * graveler_sketch_word(0);
 	assert_int_equal(graveler_result_encode(b, &buf, &len), 0);
 	assert_int_equal(graveler_result_decode(buf, len, a, err, sizeof(err)),
 			 GERR_CORRUPT);
@@ -282,6 +290,20 @@ static void test_checkpoint_resume(void **state)
 	old[4] = 1; /* version 1, little-endian */
 	assert_true(graveler_ckpt_outdated(old, s2.ckpt_len));
 	assert_false(graveler_ckpt_outdated(s2.ckpt, s2.ckpt_len));
+	/* A result of an earlier format (in flight at an upgrade) is
+	 * computed again, charged to no one: verify says GERR_UNSUPPORTED. */
+	{
+		uint8_t *oldr = malloc(l1);
+		memcpy(oldr, r1, l1);
+		oldr[4] = 2;
+		assert_true(graveler_result_outdated(oldr, l1));
+		assert_false(graveler_result_outdated(r1, l1));
+		assert_int_equal(W->verify(workload_ctx(W), params, spec, oldr,
+					   l1, 1, err, sizeof(err)),
+				 GERR_UNSUPPORTED);
+		assert_non_null(strstr(err, "earlier format"));
+		free(oldr);
+	}
 	free(r2);
 	graveler_fx_run(params, spec, old, s2.ckpt_len, NULL, 1, 0, &r2, &l2);
 	assert_memory_equal(r1, r2, l1);
@@ -421,12 +443,16 @@ static void assert_refused(const struct graveler_acc *a, const char *what)
 	free(d);
 }
 
-/* Move d battles one bin up (adds d to the count sum): 57 -> 58. */
-static void hist_shift(struct graveler_acc *a, uint32_t d)
+/* Move d battles one bin up (adds d to the count sum): 57 -> 58, with
+ * the sketch of segment k (whose sum the caller raised by d) moved to
+ * match, so that only recomputation can refuse it. */
+static void hist_shift(struct graveler_acc *a, uint32_t k, uint32_t d)
 {
 	assert_true(a->hist[57] >= d && a->max > 58);
 	a->hist[57] -= d;
 	a->hist[58] += d;
+	a->seg_sk[k] += d * (graveler_sketch_word(58) -
+			     graveler_sketch_word(57));
 }
 
 static void test_decoder_invariants(void **state)
@@ -451,8 +477,15 @@ static void test_decoder_invariants(void **state)
 	*a = *good;
 	a->seg_sum[kl]++;
 	assert_refused(a, "add up");
-	/* Changed with the histogram it decodes (verify must catch it). */
-	hist_shift(a, 1);
+	/* The histogram changed to match, but not the sketches. */
+	a->hist[57]--;
+	a->hist[58]++;
+	assert_refused(a, "sketches");
+	/* Changed with the histogram and the sketch it decodes (verify must
+	 * catch it). */
+	a->hist[57]++;
+	a->hist[58]--;
+	hist_shift(a, kl, 1);
 	void *t;
 	size_t tl;
 	assert_int_equal(graveler_result_encode(a, &t, &tl), 0);
@@ -567,7 +600,7 @@ static void test_verify(void **state)
 	/* The first maximum's segment is always recomputed. */
 	*a = *good;
 	a->seg_sum[kf]++;
-	hist_shift(a, 1);
+	hist_shift(a, kf, 1);
 	reencode(a, &t, &tl);
 	for (uint64_t vs = 0; vs < 4; vs++)
 		assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl,
@@ -577,7 +610,7 @@ static void test_verify(void **state)
 	for (uint32_t k = 0; k < a->nseg; k++)
 		if (k != kf) {
 			a->seg_sum[k]++;
-			hist_shift(a, 1);
+			hist_shift(a, k, 1);
 		}
 	reencode(a, &t, &tl);
 	assert_int_equal(W->verify(workload_ctx(W), params, spec, t, tl, 7, err, sizeof(err)),
@@ -603,7 +636,7 @@ static void test_verify(void **state)
 	assert_int_equal(graveler_result_decode(res, len, a, err, sizeof(err)), 0);
 	kf = graveler_chunk_segment(a->begin, a->end, a->first / GRAVELER_CHUNK);
 	a->seg_sum[kf == 17 ? 18 : 17] += 2;
-	hist_shift(a, 2);
+	hist_shift(a, kf == 17 ? 18 : 17, 2);
 	t = NULL;
 	reencode(a, &t, &tl);
 	for (uint64_t vs = 0; vs < 8; vs++)
@@ -668,7 +701,7 @@ static void test_detection_rate(void **state)
 			fab[k] = 1;
 			uint32_t delta = 1 + k % 3;
 			a->seg_sum[k] += delta;
-			hist_shift(a, delta);
+			hist_shift(a, k, delta);
 			done++;
 		}
 		reencode(a, &t, &tl);

@@ -3,7 +3,8 @@
  * workers that may take it, weighted by the rates gpud measured per
  * worker and workload, between --lease-min-seconds and --lease-seconds of
  * the worker's work; an equal share capped by the planner's default
- * before a rate is known; and the grace leases get when gpud starts.
+ * before a rate is known; rates from verified work only; and the grace
+ * leases get when gpud starts.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,7 +206,8 @@ static void test_claim_without_lease_joins_fleet(void **state)
 }
 
 /* The rate gpud measures: units since the grant over the time since it,
- * from the lease's own row, never from what the worker says. */
+ * from the lease's own row, never from what the worker says; noted only
+ * when the lease is verified (store_rates.c invariant 1). */
 static void test_rate_from_the_grant(void **state)
 {
 	struct fx *f = *state;
@@ -215,15 +217,75 @@ static void test_rate_from_the_grant(void **state)
 	assert_int_equal(store_lease_insert_leased(f->st, f->job,
 			 "{\"begin\":0,\"end\":1000000}", 1000000, f->w1,
 			 now + 60, now - 4, &l), 0);
-	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w1,
-					    400000, now), 0);
+	assert_int_equal(store_lease_set_result(f->st, l.id, l.epoch,
+			 "00", 1000000, now - 2), 0);
+	assert_int_equal(store_rate_result(f->st, l.id, l.epoch, 400000,
+					   now), 0);
+	/* A result not verified yet sizes nothing. */
+	assert_int_equal(store_rate_get(f->st, f->w1, f->job, &r), 0);
+	assert_true(r == 0);
+	assert_int_equal(store_lease_set_verified(f->st, l.id, l.epoch, now),
+			 0);
 	assert_int_equal(store_rate_get(f->st, f->w1, f->job, &r), 0);
 	assert_true(r > 99000 && r < 101000);
-	/* Too soon after the grant to tell: nothing noted. */
-	assert_int_equal(store_rate_measure(f->st, l.id, l.epoch, f->w2,
-					    400000, now - 3.995), 0);
+	store_lease_clear(&l);
+}
+
+/* A result too soon after its grant to tell notes nothing, verified or
+ * not. */
+static void test_rate_too_soon(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease l = {0};
+	double now = gclock_wall(), r = 0;
+
+	assert_int_equal(store_lease_insert_leased(f->st, f->job,
+			 "{\"begin\":0,\"end\":1000}", 1000, f->w2,
+			 now + 60, now, &l), 0);
+	assert_int_equal(store_lease_set_result(f->st, l.id, l.epoch, "00",
+						1000, now + 0.005), 0);
+	assert_int_equal(store_rate_result(f->st, l.id, l.epoch, 1000,
+					   now + 0.005), 0);
+	assert_int_equal(store_lease_set_verified(f->st, l.id, l.epoch, now),
+			 0);
 	assert_int_equal(store_rate_get(f->st, f->w2, f->job, &r), 0);
 	assert_true(r == 0);
+	store_lease_clear(&l);
+}
+
+/* A checkpoint's progress, which nothing checks, notes nothing before a
+ * verified rate, may lower the rate and never raises it above the
+ * verified one (invariant 2): an inflated checkpoint sizes nothing. */
+static void test_checkpoint_never_raises(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease l = {0};
+	double now = gclock_wall(), r = 0, own = 0, slowest = 0;
+
+	assert_int_equal(store_lease_insert_leased(f->st, f->job,
+			 "{\"begin\":0,\"end\":1000000}", 1000000, f->w1,
+			 now + 60, now - 1, &l), 0);
+	/* 1e6 units in a second claimed: nothing noted. */
+	assert_int_equal(store_rate_checkpoint(f->st, l.id, l.epoch, f->w1,
+					       1000000, now), 0);
+	assert_int_equal(store_rate_get(f->st, f->w1, f->job, &r), 0);
+	assert_true(r == 0);
+	note(f, f->w1, f->job, 1000);
+	assert_int_equal(store_rate_checkpoint(f->st, l.id, l.epoch, f->w1,
+					       1000000, now), 0);
+	assert_int_equal(store_rate_get(f->st, f->w1, f->job, &r), 0);
+	assert_true(r == 1000);
+	/* A slow one lowers it: 100 units/s blended in by half. */
+	assert_int_equal(store_rate_checkpoint(f->st, l.id, l.epoch, f->w1,
+					       100, now), 0);
+	assert_int_equal(store_rate_get(f->st, f->w1, f->job, &r), 0);
+	assert_true(r > 549 && r < 551);
+	assert_int_equal(store_rate_expect(f->st, f->w1, f->job, &own,
+					   &slowest), 0);
+	assert_true(own == 1000 && slowest == 1000);
+	assert_int_equal(store_rate_expect(f->st, f->w2, f->job, &own,
+					   &slowest), 0);
+	assert_true(own == 0 && slowest == 1000);
 	store_lease_clear(&l);
 }
 
@@ -252,4 +314,5 @@ UNIT_MAIN(T(test_probe_is_an_equal_share), T(test_probe_shares_the_default),
 	  T(test_bounds_in_seconds), T(test_rate_per_job),
 	  T(test_fleet_is_who_can_take_it),
 	  T(test_claim_without_lease_joins_fleet), T(test_rate_from_the_grant),
+	  T(test_rate_too_soon), T(test_checkpoint_never_raises),
 	  T(test_grace_at_start))

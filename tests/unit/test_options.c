@@ -518,32 +518,38 @@ static void test_reload_applies(void **state)
 	assert_memory_equal(&r->live, &before, sizeof(before));
 
 	write_conf(r, "data = /srv/gpud\nlease-seconds = 120\nmax-failures = 5\n"
-		   "listen = 0.0.0.0:7701\nheartbeat = 6\nlog-level = debug\n");
-	assert_int_equal(reload(r, &log), 5);
-	/* Applied: the runtime keys, heartbeat's derived ones among them
-	 * (lease-timeout 18, idle-timeout 72). */
+		   "log-level = debug\n");
+	assert_int_equal(reload(r, &log), 3);
 	assert_true(r->live.lease_seconds == 120);
 	assert_true(r->live.max_failures == 5);
 	assert_int_equal(r->live.log_level, GLOG_DEBUG);
 	assert_int_equal(r->log.level, GLOG_DEBUG);
-	assert_true(r->live.lease_timeout == 18 && r->live.idle_timeout == 72);
-	/* Kept until a restart. */
-	assert_true(r->live.heartbeat == 5);
-	assert_string_equal(show(&r->live, "listen"), "127.0.0.1:7700");
 	assert_non_null(strstr(log, "<6>reload: lease-seconds = 120 (was 300)\n"));
 	assert_non_null(strstr(log, "<6>reload: max-failures = 5 (was 3)\n"));
 	assert_non_null(strstr(log, "<6>reload: log-level = debug (was info)\n"));
-	assert_non_null(strstr(log, "<6>reload: lease-timeout = 18 (was 15)\n"));
-	assert_non_null(strstr(log, "<6>reload: idle-timeout = 72 (was 60)\n"));
-	assert_non_null(strstr(log, "<4>reload: listen changed: needs a restart\n"));
-	assert_non_null(strstr(log, "<4>reload: heartbeat changed: needs a restart\n"));
 	assert_null(strstr(log, "data"));
+	free(log);
+
+	/* Whole or not at all: keys that need a restart refuse the reload,
+	 * and nothing else of it is applied; above all not lease-timeout
+	 * and idle-timeout derived from the refused heartbeat (18 and 72). */
+	before = r->live;
+	write_conf(r, "data = /srv/gpud\nlease-seconds = 60\n"
+		   "listen = 0.0.0.0:7701\nheartbeat = 6\nlog-level = debug\n");
+	assert_int_equal(reload(r, &log), GERR_INVAL);
+	assert_string_equal(r->err, "listen = 0.0.0.0:7701 (running "
+			    "127.0.0.1:7700), heartbeat = 6 (running 5): needs "
+			    "a restart, and a reload is applied whole or not at "
+			    "all (restart gpud, or set it back)");
+	assert_memory_equal(&r->live, &before, sizeof(before));
+	assert_true(r->live.lease_timeout == 15 && r->live.idle_timeout == 60);
+	assert_string_equal(log, "");
 	free(log);
 
 	/* The file's values go back to the defaults: applied again, and the
 	 * quieter level already silences the info lines. */
 	write_conf(r, "data = /srv/gpud\nlog-level = warn\n");
-	assert_int_equal(reload(r, &log), 5);
+	assert_int_equal(reload(r, &log), 3);
 	assert_true(r->live.lease_seconds == 300 && r->live.max_failures == 3);
 	assert_true(r->live.lease_timeout == 15 && r->live.idle_timeout == 60);
 	assert_int_equal(r->log.level, GLOG_WARN);
@@ -552,13 +558,15 @@ static void test_reload_applies(void **state)
 
 	/* A different data directory needs a restart; socket and results,
 	 * derived from it, too. */
+	before = r->live;
 	write_conf(r, "data = /srv/other\nlog-level = warn\n");
-	assert_int_equal(reload(r, &log), 0);
+	assert_int_equal(reload(r, &log), GERR_INVAL);
+	assert_memory_equal(&r->live, &before, sizeof(before));
 	assert_string_equal(r->live.data, "/srv/gpud");
 	assert_string_equal(r->live.socket, "/srv/gpud/gpud.sock");
-	assert_non_null(strstr(log, "reload: data changed: needs a restart"));
-	assert_non_null(strstr(log, "reload: socket changed: needs a restart"));
-	assert_non_null(strstr(log, "reload: results changed: needs a restart"));
+	assert_non_null(strstr(r->err, "data = /srv/other (running /srv/gpud)"));
+	assert_non_null(strstr(r->err, "socket = /srv/other/gpud.sock"));
+	assert_non_null(strstr(r->err, "results = /srv/other/results"));
 	free(log);
 }
 
@@ -619,12 +627,12 @@ static void test_reload_refused(void **state)
 	assert_non_null(strstr(r->err, "--data DIR"));
 	assert_memory_equal(&r->live, &before, sizeof(before));
 	free(log);
-	/* A file that fits a new heartbeat but not the running one. */
+	/* A file that fits a new heartbeat but not the running one: the
+	 * heartbeat needs a restart, so none of it is applied. */
 	write_conf(r, "data = /srv/gpud\nheartbeat = 1\nlease-timeout = 3\n");
 	assert_int_equal(reload(r, &log), GERR_INVAL);
-	assert_string_equal(r->err, "lease-timeout (3) must be longer than "
-			    "heartbeat (5) with the running heartbeat; restart "
-			    "gpud to change both");
+	assert_non_null(strstr(r->err, "heartbeat = 1 (running 5): needs a "
+			       "restart"));
 	assert_memory_equal(&r->live, &before, sizeof(before));
 	assert_string_equal(log, ""); /* refused before anything is logged */
 	free(log);

@@ -253,7 +253,7 @@ static void test_transition_table(void **state)
 		[LEASE_PENDING] = { 0, 1, 0, 0, 0, 1 },
 		[LEASE_LEASED] = { 1, 1, 1, 0, 1, 1 },
 		[LEASE_DONE] = { 1, 0, 1, 1, 1, 1 }, /* done -> done: replication */
-		[LEASE_VERIFIED] = { 0 },
+		[LEASE_VERIFIED] = { 1, 0, 0, 0, 1, 0 }, /* blamed at finish */
 		[LEASE_FAILED] = { 0 },
 		[LEASE_CANCELLED] = { 0 },
 	};

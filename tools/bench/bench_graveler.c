@@ -124,9 +124,9 @@ int main(int argc, char **argv)
 
 	/* The coordinator's verification of a largest lease recomputes
 	 * 33 of its segments on one thread (graveler_workload.c). */
-	uint32_t m, sum;
+	struct graveler_rec rec;
 	t0 = gclock_mono();
-	graveler_segment_eval(seed, 0, GRAVELER_MAX_LEASE, 0, &m, &sum, NULL);
+	graveler_segment_eval(seed, 0, GRAVELER_MAX_LEASE, 0, &rec);
 	dt = gclock_mono() - t0;
 	printf("verify: one segment of a %llu-battle lease (%llu battles) "
 	       "%.3f s on one thread; 33 segments %.2f s\n",

@@ -60,6 +60,7 @@ static int graveler_result(const char *spec, uint64_t seed, void **ret,
 		hi = hi > end ? end : hi;
 		acc.seg_max[k] = 57;
 		acc.seg_sum[k] = (uint32_t)(57 * (hi - lo));
+		acc.seg_sk[k] = (uint32_t)(hi - lo) * graveler_sketch_word(57);
 	}
 	return graveler_result_encode(&acc, ret, ret_len);
 }
