@@ -95,6 +95,9 @@ def port_taken(cl, inside):
     check(not os.path.exists(os.path.join(cl.data, "gpud.http")), "no page, no DATA/gpud.http")
     check(" gpud error " not in log, "no error:\n" + log)
     check(cl.ctl("status").returncode == 0, "gpuctl answers")
+    r = cl.ctl("page-link", check_rc=False)
+    check(r.returncode == 1 and "127.0.0.1:7780 was taken when it started" in r.stderr,
+          "page-link without the page: %d %r" % (r.returncode, r.stderr))
     check(cl.stop_gpud() == 0, "gpud stops cleanly")
 
     # Asked for and taken: an error naming it, gpud exits 1.
