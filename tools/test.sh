@@ -8,9 +8,10 @@
 #
 # Every stage runs, whatever the ones before it did: a failure is
 # remembered, and the end lists them all and exits 1 (0 when none failed).
-# Time limits are meson's multiplied by TEST_TIMEOUT_SCALE (default 1),
-# and in the sanitizer builds by SANITIZER_TIMEOUT_SCALE more (default 4:
-# their tests run several times slower, more so on a busy machine).
+# Time limits are meson's multiplied by TEST_TIMEOUT_SCALE (an integer,
+# default 1), and in the sanitizer builds by SANITIZER_TIMEOUT_SCALE more
+# (default 4: their tests run several times slower, more so on a busy
+# 2-core machine, where ASan's test_officers took 92 s alone).
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
