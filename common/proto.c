@@ -42,6 +42,27 @@ static const char *const type_names[PROTO_TYPE_MAX + 1] = {
 	[PROTO_WITHDRAW] = "WITHDRAW",
 };
 
+/* What each worker message needs (proto.h); 0: PROTO_MAX_JSON. */
+static const uint32_t type_max_json[PROTO_TYPE_MAX + 1] = {
+	[PROTO_HELLO] = PROTO_LOGIN_MAX_JSON,
+	[PROTO_AUTH] = PROTO_SMALL_MAX_JSON,
+	[PROTO_CTL_HELLO] = PROTO_SMALL_MAX_JSON,
+	[PROTO_CLAIM] = PROTO_SMALL_MAX_JSON,
+	[PROTO_HEARTBEAT] = PROTO_SMALL_MAX_JSON,
+	[PROTO_CHECKPOINT] = PROTO_SMALL_MAX_JSON,
+	[PROTO_RESULT] = PROTO_SMALL_MAX_JSON,
+	[PROTO_FETCH] = PROTO_SMALL_MAX_JSON,
+	[PROTO_RELEASE] = PROTO_TEXT_MAX_JSON,
+	[PROTO_WITHDRAW] = PROTO_TEXT_MAX_JSON,
+};
+
+uint32_t proto_type_max_json(int type)
+{
+	if (type < 1 || type > PROTO_TYPE_MAX)
+		return 0;
+	return type_max_json[type] ? type_max_json[type] : PROTO_MAX_JSON;
+}
+
 const char *proto_type_name(int type)
 {
 	if (type < 1 || type > PROTO_TYPE_MAX || !type_names[type])
@@ -122,11 +143,17 @@ int proto_header_limit(const uint8_t *buf, size_t len,
 	    !(lim->types & PROTO_BIT(buf[5])))
 		return gerr_fail(GERR_PROTO, err, errlen,
 			    "%s is not accepted now", proto_type_name(buf[5]));
-	if (len >= 12 && get_be32(buf + 8) > lim->max_json)
-		return gerr_fail(GERR_TOOBIG, err, errlen,
-			    "%s: JSON header of %u bytes exceeds %u",
-			    proto_type_name(buf[5]), (unsigned)get_be32(buf + 8),
-			    (unsigned)lim->max_json);
+	if (len >= 12) {
+		uint32_t max = proto_type_max_json(buf[5]);
+
+		if (lim->max_json < max)
+			max = lim->max_json;
+		if (get_be32(buf + 8) > max)
+			return gerr_fail(GERR_TOOBIG, err, errlen,
+				    "%s: JSON header of %u bytes exceeds %u",
+				    proto_type_name(buf[5]),
+				    (unsigned)get_be32(buf + 8), (unsigned)max);
+	}
 	if (len >= 16 && get_be32(buf + 12) > 0 && buf[5] <= PROTO_TYPE_MAX &&
 	    !(lim->bin_types & PROTO_BIT(buf[5])))
 		return gerr_fail(GERR_PROTO, err, errlen,
@@ -140,9 +167,11 @@ int proto_header_limit(const uint8_t *buf, size_t len,
 	return 0;
 }
 
-int proto_frame_parse(const uint8_t *buf, size_t len,
-		      struct proto_frame *ret_frame, size_t *ret_consumed,
-		      size_t *ret_need, char *err, size_t errlen)
+/* Parse the header and JSON; the attachment's bytes are needed in buf
+ * too when whole is set. */
+static int parse(const uint8_t *buf, size_t len, int whole,
+		 struct proto_frame *ret_frame, size_t *ret_consumed,
+		 size_t *ret_need, char *err, size_t errlen)
 {
 	uint32_t json_len, bin_len;
 	size_t total;
@@ -169,7 +198,7 @@ int proto_frame_parse(const uint8_t *buf, size_t len,
 	json_len = get_be32(buf + 8);
 	bin_len = get_be32(buf + 12);
 	/* Cannot overflow: both are bounded by check_header (< 2^29 total). */
-	total = (size_t)PROTO_HEADER_LEN + json_len + bin_len;
+	total = (size_t)PROTO_HEADER_LEN + json_len + (whole ? bin_len : 0);
 	if (len < total) {
 		if (ret_need)
 			*ret_need = total;
@@ -192,10 +221,27 @@ int proto_frame_parse(const uint8_t *buf, size_t len,
 
 	ret_frame->type = (enum proto_type)buf[5];
 	ret_frame->json = json;
-	ret_frame->bin = bin_len ? buf + PROTO_HEADER_LEN + json_len : NULL;
+	ret_frame->bin = whole && bin_len ? buf + PROTO_HEADER_LEN + json_len
+					  : NULL;
 	ret_frame->bin_len = bin_len;
 	*ret_consumed = total;
 	return 0;
+}
+
+int proto_frame_parse(const uint8_t *buf, size_t len,
+		      struct proto_frame *ret_frame, size_t *ret_consumed,
+		      size_t *ret_need, char *err, size_t errlen)
+{
+	return parse(buf, len, 1, ret_frame, ret_consumed, ret_need, err,
+		     errlen);
+}
+
+int proto_frame_parse_head(const uint8_t *buf, size_t len,
+			   struct proto_frame *ret_frame, size_t *ret_consumed,
+			   size_t *ret_need, char *err, size_t errlen)
+{
+	return parse(buf, len, 0, ret_frame, ret_consumed, ret_need, err,
+		     errlen);
 }
 
 void proto_frame_clear(struct proto_frame *f)

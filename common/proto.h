@@ -22,7 +22,13 @@
  * alone): before login a worker may send only the message its state
  * expects, HELLO or AUTH, of at most PROTO_LOGIN_MAX_JSON bytes and with
  * nothing attached; after login its JSON is at most PROTO_WORKER_MAX_JSON
- * and only CHECKPOINT and RESULT carry an attachment.
+ * and only CHECKPOINT and RESULT carry an attachment. Each message type
+ * has its own JSON bound besides (proto_type_max_json: its fields' bounds
+ * with room to spare), applied by proto_header_limit whatever the state:
+ * a HEARTBEAT announcing 60 KiB is refused from its header. An attachment
+ * need not be buffered: proto_frame_parse_head returns a frame's JSON as
+ * soon as it is present, and the caller reads the attachment's bytes
+ * itself (gpud streams uploads to a file: conn.c).
  *
  * Messages (type: JSON fields; "->" worker to gpud, "<-" gpud to worker;
  * the worker messages' typed structs and field rules are in msg.h):
@@ -84,6 +90,13 @@
  * every character escaped twice over. */
 #define PROTO_LOGIN_MAX_JSON 8192u
 #define PROTO_WORKER_MAX_JSON (64u << 10) /* a RELEASE's error text fits */
+/* The JSON of a message with a few numbers and short names (CLAIM,
+ * HEARTBEAT, CHECKPOINT, RESULT, FETCH, AUTH, CTL_HELLO): under 300 bytes
+ * in practice. */
+#define PROTO_SMALL_MAX_JSON 2048u
+/* A message with one text of MSG_TEXT_MAX characters (RELEASE, WITHDRAW):
+ * 1024 characters escaped as \uXXXX are 6 KiB. */
+#define PROTO_TEXT_MAX_JSON 8192u
 
 enum proto_type {
 	PROTO_HELLO = 1,
@@ -130,6 +143,12 @@ struct proto_limits {
 /* Name of a message type ("HELLO"), or "?" */
 const char *proto_type_name(int type);
 
+/* The most JSON bytes a frame of that type may carry: PROTO_LOGIN_MAX_JSON
+ * for HELLO, PROTO_SMALL_MAX_JSON or PROTO_TEXT_MAX_JSON for the other
+ * worker messages, PROTO_MAX_JSON for gpud's messages and gpuctl's; 0 for
+ * a type that does not exist. */
+uint32_t proto_type_max_json(int type);
+
 /* Parse one frame from the start of buf.
  * Returns 0 and fills *ret_frame and *ret_consumed when a whole frame is
  * present; GERR_AGAIN when more bytes are needed (*ret_need, if non-NULL,
@@ -141,9 +160,19 @@ int proto_frame_parse(const uint8_t *buf, size_t len,
 		      struct proto_frame *ret_frame, size_t *ret_consumed,
 		      size_t *ret_need, char *err, size_t errlen);
 
+/* Parse a frame's header and JSON from the start of buf, not its
+ * attachment: as proto_frame_parse, except that the frame is returned once
+ * its JSON is present, with bin NULL and bin_len the attachment's announced
+ * length, and *ret_consumed covers the header and the JSON only (the
+ * attachment's bytes follow in the stream). */
+int proto_frame_parse_head(const uint8_t *buf, size_t len,
+			   struct proto_frame *ret_frame, size_t *ret_consumed,
+			   size_t *ret_need, char *err, size_t errlen);
+
 /* Check the header at the start of buf[0..len) against lim, each field as
  * soon as it is present, so a frame the connection may not take is refused
- * before its payload is buffered. Returns 0 (acceptable so far, or buf
+ * before its payload is buffered; the JSON is also held to its type's
+ * bound (proto_type_max_json). Returns 0 (acceptable so far, or buf
  * holds less than a header) or GERR_PROTO (a type not allowed now) or
  * GERR_TOOBIG (lengths over lim), with a reason in err. */
 int proto_header_limit(const uint8_t *buf, size_t len,

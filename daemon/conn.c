@@ -24,7 +24,11 @@
  * Lifetime: a conn is reference counted; every pending asynchronous step
  * holds a reference, so after-callbacks may run after the socket closed and
  * simply skip the reply.
+ *
+ * Memory: conn.h's invariants M1-M3.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,10 +41,12 @@
 #include "gpud.h"
 #include "msg.h"
 #include "proto.h"
+#include "workload.h"
 
-#define READ_CHUNK (64u * 1024)
+#define READ_CHUNK CONN_READ_CHUNK
 #define LOGIN_CHUNK (4u * 1024)
 #define MAX_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
+#define SPOOL_WRITE_MAX (1u << 20) /* bytes one write takes to the file */
 /* One login frame: a peer cannot send AUTH before it has the challenge. */
 #define LOGIN_BUFFER ((size_t)PROTO_HEADER_LEN + PROTO_LOGIN_MAX_JSON)
 
@@ -61,6 +67,11 @@ static const struct proto_limits state_limits[] = {
 	[CONN_AUTH] = { PROTO_BIT(PROTO_AUTH), PROTO_LOGIN_MAX_JSON, 0, 0 },
 	[CONN_READY] = { WORKER_SENDS, PROTO_WORKER_MAX_JSON, PROTO_MAX_BIN,
 			 PROTO_BIT(PROTO_CHECKPOINT) | PROTO_BIT(PROTO_RESULT) },
+};
+
+/* A viewer's remote gpuctl sends requests, never an input file. */
+static const struct proto_limits viewer_ctl_limits = {
+	PROTO_BIT(PROTO_CTL_REQ), PROTO_MAX_JSON, 0, 0
 };
 
 /* What remote gpuctl sends once logged in: requests, an input file. */
@@ -87,8 +98,13 @@ void conn_unref(struct conn *c)
 {
 	if (--c->refs > 0)
 		return;
+	c->cap = c->scap = c->spool_inflight = 0; /* its charge goes back */
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
 	free(c->buf);
 	free(c->sealed);
+	proto_frame_clear(&c->spool_frame);
+	conn_spool_free(c->spool);
 	chan_clear(&c->ch);
 	free(c->workloads_json);
 	free(c);
@@ -139,19 +155,136 @@ void conn_close(struct conn *c, const char *why)
 	uv_close(&c->u.h, on_closed);
 }
 
+/* ---- memory: the budget for what connections buffer ---- */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out);
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b);
+
+static void pause_reads(struct conn *c)
+{
+	if (c->read_paused || c->closing)
+		return;
+	uv_read_stop(&c->u.s);
+	c->read_paused = 1;
+	c->d->frame_paused++;
+	LOG_DEBUG(&c->d->log, "reads paused %s %s: %" PRIu64 " of %" PRIu64
+		  " bytes of frames buffered (--frame-memory)", c->peer,
+		  c->name[0] ? c->name : "-", c->d->frame_mem,
+		  c->d->cfg.frame_mem_max);
+}
+
+static void resume_reads(struct conn *c)
+{
+	if (!c->read_paused || c->closing)
+		return;
+	c->read_paused = 0;
+	c->d->frame_paused--;
+	if (uv_read_start(&c->u.s, on_alloc, on_read) != 0)
+		conn_close(c, "cannot read again");
+}
+
+/* ---- an upload's attachment, streamed to a file ---- */
+
+struct spool_write {
+	uv_fs_t req;
+	struct conn *c;
+	uint8_t *buf;
+	size_t len;
+};
+
+static void on_spool_written(uv_fs_t *req)
+{
+	struct spool_write *w = req->data;
+	struct conn *c = w->c;
+	ssize_t rc = req->result;
+
+	uv_fs_req_cleanup(req);
+	free(w->buf);
+	c->spool_inflight = 0;
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
+	if (c->spool) {
+		c->spool->written += w->len;
+		if ((rc < 0 || (size_t)rc != w->len) && !c->spool->rc)
+			c->spool->rc = rc < 0 ? gerr_from_errno((int)-rc)
+					      : GERR_NOSPACE;
+	}
+	free(w);
+	if (!c->closing && !c->in_process)
+		conn_process(c);
+	conn_unref(c);
+}
+
+/* Write len bytes at buf to the file (copied; one write at a time).
+ * Returns 0 or closes c. */
+static int spool_write(struct conn *c, const uint8_t *buf, size_t len)
+{
+	struct spool_write *w = malloc(sizeof(*w));
+	uv_buf_t b;
+
+	if (w)
+		w->buf = malloc(len);
+	if (!w || !w->buf) {
+		free(w);
+		conn_close(c, "out of memory");
+		return GERR_NOMEM;
+	}
+	memcpy(w->buf, buf, len);
+	w->c = c;
+	w->len = len;
+	w->req.data = w;
+	b = uv_buf_init((char *)w->buf, (unsigned)len);
+	if (uv_fs_write(c->d->loop, &w->req, c->spool->fd, &b, 1,
+			(int64_t)c->spool->written, on_spool_written) != 0) {
+		free(w->buf);
+		free(w);
+		conn_close(c, "cannot write the upload");
+		return GERR_IO;
+	}
+	conn_ref(c);
+	c->spool_inflight = len;
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
+	return 0;
+}
+
+void conn_resume_paused(struct gpud *d)
+{
+	struct conn *c, *next;
+
+	if (!d->frame_paused || d->frame_mem >= d->cfg.frame_mem_max)
+		return;
+	for (c = d->conns; c && d->frame_paused; c = next) {
+		next = c->next;
+		if (c->read_paused && !conn_held_back(c))
+			resume_reads(c);
+	}
+}
+
 /* ---- writing ---- */
 
 static void on_written(uv_write_t *req, int status)
 {
 	struct write_req *w = (struct write_req *)req;
+	struct conn *c = req->handle->data;
+
+	(void)status;
 	free(w->buf);
 	free(w);
+	c->written_ms = uv_now(c->d->loop);
+	/* The peer reads its replies again: its waiting frames go on. */
+	if (!c->closing && !c->in_process && !c->busy && !c->spool_inflight &&
+	    (c->len || c->read_paused) && !conn_replies_unread(c))
+		conn_process(c);
 }
 
 /* Queue len bytes (buf: malloc'ed, taken). */
 static void write_bytes(struct conn *c, uint8_t *buf, size_t len)
 {
 	struct write_req *w = malloc(sizeof(*w));
+
+	if (uv_stream_get_write_queue_size(&c->u.s) == 0)
+		c->written_ms = uv_now(c->d->loop);
 
 	if (!w) {
 		free(buf);
@@ -222,23 +355,6 @@ void conn_send_error(struct conn *c, int code, const char *msg,
 	conn_send(c, PROTO_ERROR, j, NULL, 0);
 }
 
-/* Finish an asynchronous step: resume frame processing, drop the ref. */
-int conn_step_db(struct conn *c, int batch, dbq_work_fn work,
-		 dbq_after_fn after, void *arg)
-{
-	int rc;
-
-	conn_ref(c);
-	c->busy = 1;
-	rc = batch ? dbq_submit_batch(c->d->dbq, work, after, arg)
-		   : dbq_submit(c->d->dbq, work, after, arg);
-	if (rc == 0)
-		return 0;
-	c->busy = 0;
-	conn_unref(c);
-	return GERR_STATE;
-}
-
 void conn_step_done(struct conn *c)
 {
 	c->busy = 0;
@@ -294,9 +410,16 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 	case PROTO_HEARTBEAT:
 		return h->heartbeat ? h->heartbeat(c, f->json) : GERR_PROTO;
 	case PROTO_CHECKPOINT:
-		return h->upload ? h->upload(c, f, 0) : GERR_PROTO;
-	case PROTO_RESULT:
-		return h->upload ? h->upload(c, f, 1) : GERR_PROTO;
+	case PROTO_RESULT: {
+		struct conn_spool *sp = c->spool;
+
+		c->spool = NULL;
+		if (!h->upload) {
+			conn_spool_free(sp);
+			return GERR_PROTO;
+		}
+		return h->upload(c, f, f->type == PROTO_RESULT, sp);
+	}
 	case PROTO_RELEASE:
 		return h->release ? h->release(c, f->json) : GERR_PROTO;
 	case PROTO_FETCH:
@@ -313,6 +436,82 @@ static int logged_in(const struct conn *c)
 	return c->is_ctl || c->state == CONN_READY;
 }
 
+/* Close c for a frame its limits refuse (or that does not parse). */
+static void bad_frame(struct conn *c, int rc, const char *err)
+{
+	char why[260];
+
+	snprintf(why, sizeof(why), "bad frame: %s", err[0] ? err : gerr_str(rc));
+	if (rc == GERR_TOOBIG)
+		conn_send_error(c, rc, why, 0, 0);
+	conn_close(c, why);
+}
+
+/* Hand a frame to its handler; 0, or c is closed. */
+static int handle(struct conn *c, struct proto_frame *f)
+{
+	int type = f->type;
+	int rc = dispatch(c, f);
+
+	proto_frame_clear(f);
+	if (rc) {
+		char why[160];
+		snprintf(why, sizeof(why), "%s (%s in state %d)",
+			 rc == GERR_PROTO ? "unexpected or invalid message"
+					  : gerr_str(rc),
+			 proto_type_name(type), (int)c->state);
+		if (rc == GERR_PROTO)
+			conn_send_error(c, GERR_PROTO, why, 0, 0);
+		conn_close(c, why);
+	}
+	return rc;
+}
+
+static const struct proto_limits *limits_now(const struct conn *c)
+{
+	if (c->remote_ctl && c->state == CONN_READY)
+		return c->role == AUTH_ROLE_ADMIN ? &remote_ctl_limits
+						  : &viewer_ctl_limits;
+	return &state_limits[c->state];
+}
+
+/* A logged-in worker's upload: its attachment streams to a file. */
+static int streams(const struct conn *c, const uint8_t *p, size_t n)
+{
+	return !c->is_ctl && !c->remote_ctl && c->state == CONN_READY &&
+	       n >= 6 && (p[5] == PROTO_CHECKPOINT || p[5] == PROTO_RESULT);
+}
+
+/* The bytes of an upload's attachment at buf (n of them) go to its file,
+ * a write at a time; once all are written its frame is handled. Returns
+ * the bytes taken. */
+static size_t spool_feed(struct conn *c, const uint8_t *buf, size_t n)
+{
+	struct conn_spool *sp = c->spool;
+	uint64_t left = sp->len - sp->written - c->spool_inflight;
+
+	if (c->spool_inflight)
+		return 0;
+	if (left == 0) {
+		struct proto_frame f = c->spool_frame;
+
+		c->spool_frame = (struct proto_frame){ 0 };
+		handle(c, &f);
+		return 0;
+	}
+	if (n > left)
+		n = (size_t)left;
+	if (sp->rc) { /* the file failed: the bytes are dropped */
+		sp->written += n;
+		return n;
+	}
+	if (n > SPOOL_WRITE_MAX)
+		n = SPOOL_WRITE_MAX;
+	if (n == 0 || spool_write(c, buf, n))
+		return 0;
+	return n;
+}
+
 static void conn_process(struct conn *c)
 {
 	size_t off = 0;
@@ -321,56 +520,77 @@ static void conn_process(struct conn *c)
 	c->in_process = 1;
 	if (c->parked && !c->closing && c->len > 0 && c->ops->unpark)
 		c->ops->unpark(c);
-	while (!c->busy && !c->closing && off < c->len) {
+	while (!c->busy && !c->closing && !conn_replies_unread(c) &&
+	       (off < c->len || (c->spool && !c->spool_inflight &&
+				 c->spool->written == c->spool->len))) {
 		struct proto_frame f;
 		size_t used = 0, need = 0;
 		char err[200] = "";
+		int rc, stream;
+
+		if (c->spool) {
+			size_t n = spool_feed(c, c->buf ? c->buf + off : NULL,
+					      c->len - off);
+
+			if (n == 0 && c->spool)
+				break; /* a write is under way */
+			off += n;
+			continue;
+		}
 		/* gpuctl's socket is its owner's: the frame limits suffice. */
-		const struct proto_limits *lim =
-			c->remote_ctl && c->state == CONN_READY
-			? &remote_ctl_limits : &state_limits[c->state];
-		int rc = c->is_ctl ? 0 : proto_header_limit(c->buf + off,
-			c->len - off, lim, err, sizeof(err));
-		if (!rc)
+		rc = c->is_ctl ? 0 : proto_header_limit(c->buf + off,
+			c->len - off, limits_now(c), err, sizeof(err));
+		stream = streams(c, c->buf + off, c->len - off);
+		if (!rc && stream)
+			rc = proto_frame_parse_head(c->buf + off, c->len - off,
+						    &f, &used, &need, err,
+						    sizeof(err));
+		else if (!rc)
 			rc = proto_frame_parse(c->buf + off, c->len - off, &f,
 					       &used, &need, err, sizeof(err));
 		if (rc == GERR_AGAIN)
 			break;
 		if (rc) {
-			char why[260];
-			snprintf(why, sizeof(why), "bad frame: %s", err[0] ? err : gerr_str(rc));
-			conn_close(c, why);
+			bad_frame(c, rc, err);
 			break;
 		}
-		int type = f.type;
-		rc = dispatch(c, &f);
-		proto_frame_clear(&f);
 		off += used;
-		if (rc) {
-			char why[160];
-			snprintf(why, sizeof(why), "%s (%s in state %d)",
-				 rc == GERR_PROTO ? "unexpected or invalid message"
-						  : gerr_str(rc),
-				 proto_type_name(type), (int)c->state);
-			if (rc == GERR_PROTO)
-				conn_send_error(c, GERR_PROTO, why, 0, 0);
-			conn_close(c, why);
-			break;
+		if (stream && f.bin_len > 0) {
+			rc = conn_spool_begin(c, &f, err, sizeof(err));
+			if (rc) {
+				proto_frame_clear(&f);
+				bad_frame(c, rc, err);
+				break;
+			}
+			c->spool_frame = f;
+			continue;
 		}
+		if (handle(c, &f))
+			break;
 	}
 	if (off > 0 && !c->closing) {
+		c->progress_ms = uv_now(c->d->loop);
 		memmove(c->buf, c->buf + off, c->len - off);
 		c->len -= off;
-		/* A big upload's buffer goes back once it is handled: an idle
-		 * worker connection keeps kilobytes, not its last blob. */
-		if (c->cap > 4 * READ_CHUNK && c->len <= READ_CHUNK) {
-			uint8_t *nb = realloc(c->buf, 2 * READ_CHUNK);
-			if (nb) {
-				c->buf = nb;
-				c->cap = 2 * READ_CHUNK;
-			}
+	}
+	/* A buffer goes back once it is handled: a connection between
+	 * frames holds nothing (invariant 3), one mid-frame little. */
+	if (c->len == 0 && c->buf) {
+		free(c->buf);
+		c->buf = NULL;
+		c->cap = 0;
+	} else if (c->cap > 4 * READ_CHUNK && c->len <= READ_CHUNK) {
+		uint8_t *nb = realloc(c->buf, 2 * READ_CHUNK);
+		if (nb) {
+			c->buf = nb;
+			c->cap = 2 * READ_CHUNK;
 		}
 	}
+	if (conn_mem_update(c))
+		conn_resume_paused(c->d);
+	if (c->read_paused && !conn_held_back(c) &&
+	    c->d->frame_mem < c->d->cfg.frame_mem_max)
+		resume_reads(c);
 	c->in_process = 0;
 	conn_unref(c);
 }
@@ -380,23 +600,34 @@ static void conn_process(struct conn *c)
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *out)
 {
 	struct conn *c = h->data;
-	/* Before login a read is small: one login frame is all it may hold. */
-	size_t chunk = logged_in(c) ? READ_CHUNK : LOGIN_CHUNK;
+	/* Before login a read is small: one login frame is all it may hold;
+	 * so is a frame's first (most frames are small). */
+	int first = c->len == 0 && c->slen == 0;
+	size_t chunk = logged_in(c) && (c->is_ctl || !first) ? READ_CHUNK
+							    : LOGIN_CHUNK;
 	/* TCP reads sealed bytes; their plaintext goes to buf (unseal). */
 	uint8_t **buf = c->is_ctl ? &c->buf : &c->sealed;
 	size_t *len = c->is_ctl ? &c->len : &c->slen;
 	size_t *cap = c->is_ctl ? &c->cap : &c->scap;
 
+	(void)suggested;
+	*out = uv_buf_init(NULL, 0); /* no read now: on_read pauses */
+	if (conn_held_back(c))
+		return;
 	if (*cap - *len < chunk) {
-		size_t ncap = *cap ? *cap * 2 : 2 * chunk;
+		size_t ncap = c->is_ctl ? (*cap ? *cap * 2 : 2 * chunk)
+					: *len + chunk;
 		uint8_t *nb;
 		while (ncap - *len < chunk)
 			ncap *= 2;
-		nb = realloc(*buf, ncap);
-		if (!nb) {
-			*out = uv_buf_init(NULL, 0);
+		/* The sealed bytes and the plaintext they open: both count. */
+		if (conn_budgeted(c) &&
+		    !conn_mem_fits(c->d, 2 * (ncap - *cap), first
+				   ? CONN_MEM_ALL : CONN_MEM_MIDFRAME))
 			return;
-		}
+		nb = realloc(*buf, ncap);
+		if (!nb)
+			return;
 		*buf = nb;
 		*cap = ncap;
 	}
@@ -466,6 +697,10 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
 	struct conn *c = s->data;
 
+	if (n == UV_ENOBUFS) { /* on_alloc found no room: wait for it */
+		pause_reads(c);
+		return;
+	}
 	if (n < 0) {
 		conn_close(c, n == UV_EOF ? "peer closed" : uv_strerror((int)n));
 		return;
@@ -473,6 +708,8 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 	if (n == 0)
 		return;
 	c->active_ms = uv_now(c->d->loop);
+	if (c->len == 0 && c->slen == 0)
+		c->progress_ms = c->active_ms; /* a new frame starts */
 	if (!c->is_ctl) {
 		c->slen += (size_t)n;
 		if (c->slen > MAX_SEALED) {
@@ -481,6 +718,11 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 		}
 		if (unseal(c))
 			return;
+		if (c->slen == 0) { /* nothing sealed waits: no buffer */
+			free(c->sealed);
+			c->sealed = NULL;
+			c->scap = 0;
+		}
 	} else {
 		c->len += (size_t)n;
 	}
@@ -533,7 +775,8 @@ int conn_open_fd(struct gpud *d, int fd, int is_ctl, const char *peer,
 	if (rc)
 		close(fd); /* the handle did not take it; it closes alone */
 	snprintf(c->peer, sizeof(c->peer), "%s", is_ctl ? "control" : peer);
-	c->opened_ms = c->active_ms = uv_now(d->loop);
+	c->opened_ms = c->active_ms = c->progress_ms = c->written_ms =
+		uv_now(d->loop);
 	if (rc == 0)
 		rc = uv_read_start(&c->u.s, on_alloc, on_read);
 	c->next = d->conns;
@@ -543,150 +786,4 @@ int conn_open_fd(struct gpud *d, int fd, int is_ctl, const char *peer,
 	if (rc)
 		conn_close(c, uv_strerror(rc));
 	return rc;
-}
-
-void conn_close_all(struct gpud *d)
-{
-	while (d->conns)
-		conn_close(d->conns, "shutting down");
-}
-
-void conn_sweep(struct gpud *d)
-{
-	uint64_t now = uv_now(d->loop);
-	uint64_t login_ms = (uint64_t)(d->cfg.login_timeout_s * 1000);
-	uint64_t idle_ms = (uint64_t)(d->cfg.idle_timeout_s * 1000);
-	struct conn *c, *next;
-	char why[96];
-
-	for (c = d->conns; c; c = next) {
-		next = c->next; /* c may close */
-		if (c->is_ctl || c->closing)
-			continue;
-		if (c->state != CONN_READY && now - c->opened_ms > login_ms) {
-			snprintf(why, sizeof(why), "no login within %.3g s "
-				 "(--login-timeout)", d->cfg.login_timeout_s);
-			conn_close(c, why);
-		} else if (c->state == CONN_READY && idle_ms && !c->busy &&
-			   uv_stream_get_write_queue_size(&c->u.s) == 0 &&
-			   now - c->active_ms > idle_ms) {
-			snprintf(why, sizeof(why), "idle: no message for %.3g s "
-				 "(--idle-timeout)", d->cfg.idle_timeout_s);
-			conn_close(c, why);
-		}
-	}
-}
-
-int conn_count_tcp(struct gpud *d, const char *peer, int *ret_peer)
-{
-	int all = 0, same = 0;
-
-	for (struct conn *c = d->conns; c; c = c->next) {
-		if (c->is_ctl || c->closing)
-			continue;
-		all++;
-		same += peer && strcmp(c->peer, peer) == 0;
-	}
-	if (ret_peer)
-		*ret_peer = same;
-	return all;
-}
-
-int64_t conn_worker_lease(struct gpud *d, int64_t worker_id, int64_t *ret_job)
-{
-	for (struct conn *c = d->conns; c; c = c->next) {
-		if (!c->is_ctl && c->worker_id == worker_id && c->lease_id) {
-			*ret_job = c->job_id;
-			return c->lease_id;
-		}
-	}
-	return 0;
-}
-
-const struct conn *conn_find_worker(struct gpud *d, int64_t worker_id)
-{
-	const struct conn *any = NULL;
-
-	for (const struct conn *c = d->conns; c; c = c->next) {
-		if (c->is_ctl || c->closing || c->state != CONN_READY ||
-		    c->worker_id != worker_id)
-			continue;
-		if (c->lease_id)
-			return c;
-		any = any ? any : c;
-	}
-	return any;
-}
-
-void conn_set_parked(struct conn *c, int on)
-{
-	struct gpud *d = c->d;
-
-	on = on != 0;
-	if (c->parked == on)
-		return;
-	c->parked = on;
-	for (unsigned i = 0; i < GPUD_PARKED_WL; i++) {
-		if (!(c->park_mask & (1u << i)))
-			continue;
-		if (on)
-			d->parked[i]++;
-		else if (d->parked[i])
-			d->parked[i]--;
-	}
-}
-
-void conn_wake_parked(struct gpud *d)
-{
-	struct conn *c, *next;
-
-	for (c = d->conns; c; c = next) {
-		next = c->next; /* c may close while it is answered */
-		if (c->parked && !c->closing && c->ops->wake)
-			c->ops->wake(c);
-	}
-}
-
-void conn_close_token(struct gpud *d, const char *name)
-{
-	struct conn *c = d->conns, *next;
-
-	for (; c; c = next) {
-		next = c->next;
-		if (!c->is_ctl && c->state != CONN_HELLO && strcmp(c->name, name) == 0) {
-			conn_send_error(c, GERR_AUTH, "token revoked", 0, 0);
-			conn_close(c, "token revoked");
-		}
-	}
-}
-
-int conn_count_leases(struct gpud *d)
-{
-	int n = 0;
-
-	for (struct conn *c = d->conns; c; c = c->next)
-		n += !c->is_ctl && c->state == CONN_READY && !c->closing && c->lease_id;
-	return n;
-}
-
-int conn_count_workers(struct gpud *d)
-{
-	int n = 0;
-
-	for (struct conn *c = d->conns; c; c = c->next)
-		n += !c->is_ctl && !c->remote_ctl && c->state == CONN_READY &&
-		     !c->closing;
-	return n;
-}
-
-int conn_workload_served(struct gpud *d, const char *workload)
-{
-	char quoted[80];
-
-	snprintf(quoted, sizeof(quoted), "\"%s\"", workload);
-	for (struct conn *c = d->conns; c; c = c->next)
-		if (!c->is_ctl && c->state == CONN_READY && c->workloads_json &&
-		    strstr(c->workloads_json, quoted))
-			return 1;
-	return 0;
 }

@@ -76,6 +76,7 @@ struct conn;
 struct sched_policy;
 struct listeners;
 struct http;
+struct upload_req;
 
 struct gpud_config {
 	const char *data_dir;
@@ -107,6 +108,10 @@ struct gpud_config {
 	double idle_timeout_s;       /* a silent worker connection closes */
 	int max_conns;               /* worker connections in all */
 	int max_conns_per_addr;      /* worker connections from one address */
+	int max_conns_per_cred;      /* logged-in connections of one token */
+	int max_prelogin;            /* connections not logged in, in all */
+	int max_prelogin_per_addr;   /* ... from one address */
+	uint64_t frame_mem_max;      /* bytes of frames and uploads buffered */
 };
 
 /* Progress samples of one job, for rate and ETA (loop thread). */
@@ -163,6 +168,13 @@ struct gpud {
 	/* Parked claims per workload, in registry order (conn_set_parked):
 	 * the idle workers a heartbeat's tail decision counts. */
 	uint32_t parked[GPUD_PARKED_WL];
+	/* Bytes buffered for frames and uploads (conn.c, upload.c), held
+	 * under cfg.frame_mem_max; connections whose reads wait for it, and
+	 * uploads waiting to be read back (upload.c's queue). */
+	uint64_t frame_mem;
+	int frame_paused;
+	struct upload_req *upload_wait, *upload_wait_tail;
+	unsigned uploads_in_mem;  /* uploads read back, charged to frame_mem */
 };
 
 /* gpud.c: loop thread only. */

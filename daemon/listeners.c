@@ -57,7 +57,7 @@ struct listeners {
 	int spare;          /* held back for shedding; -1 while in use */
 	int handles;        /* libuv handles not yet closed */
 	int stopping;
-	struct rate_log rl_total, rl_addr, rl_err;
+	struct rate_log rl_total, rl_addr, rl_err, rl_pre_addr, rl_shed;
 };
 
 /* Non-zero when a line may be logged now; *ret_held: lines held back
@@ -161,38 +161,77 @@ static int fd_shortage(struct listener *l, int e)
 	return fd >= 0;
 }
 
-/* A worker's connection: within the caps it is served, else closed. */
+/* Log (rate-limited by cause) why a connection from host was refused or
+ * one was shed. */
+static void refused(struct listeners *ls, struct rate_log *rl,
+		    const char *host, const char *fmt, int n, int max)
+{
+	char held[64], what[200];
+	unsigned h;
+
+	if (!rate_ok(rl, uv_now(ls->d->loop), &h))
+		return;
+	held_note(held, sizeof(held), h);
+	snprintf(what, sizeof(what), fmt, n, max);
+	LOG_WARN(&ls->d->log, "%s %s: %s%s", rl == &ls->rl_shed ? "for a "
+		 "connection from" : "refused a connection from", host, what,
+		 held);
+}
+
+/* A worker's connection: within the caps it is served, else closed.
+ * Connections not logged in yet get only part of the slots
+ * (--max-prelogin, --max-prelogin-per-address): when they are full, or
+ * every slot is, a new one sheds the oldest not logged in of the address
+ * that has the most (or the oldest of all), so a flood from many addresses never keeps a fresh
+ * login, whose handshake takes milliseconds, out. */
 static void take_tcp(struct listeners *ls, int fd,
 		     const struct sockaddr_storage *ss)
 {
 	struct gpud *d = ls->d;
-	char host[64] = "?", held[64];
-	int from_peer = 0, all;
-	unsigned n;
+	const struct gpud_config *cfg = &d->cfg;
+	char host[64] = "?";
+	int from_peer = 0, all, pre_peer = 0, pre;
 
 	if (ss->ss_family == AF_INET)
 		uv_ip4_name((const struct sockaddr_in *)ss, host, sizeof(host));
 	else if (ss->ss_family == AF_INET6)
 		uv_ip6_name((const struct sockaddr_in6 *)ss, host, sizeof(host));
 	all = conn_count_tcp(d, host, &from_peer);
-	if (all < d->cfg.max_conns && from_peer < d->cfg.max_conns_per_addr) {
-		conn_open_fd(d, fd, 0, host, ls->ops);
+	pre = conn_count_prelogin(d, host, &pre_peer);
+	if (from_peer >= cfg->max_conns_per_addr) {
+		close(fd);
+		refused(ls, &ls->rl_addr, host, "%d connections open from that "
+			"address (--max-connections-per-address %d)", from_peer,
+			cfg->max_conns_per_addr);
 		return;
 	}
-	close(fd);
-	if (all >= d->cfg.max_conns) {
-		if (rate_ok(&ls->rl_total, uv_now(d->loop), &n)) {
-			held_note(held, sizeof(held), n);
-			LOG_WARN(&d->log, "refused a connection from %s: %d "
-				 "worker connections open (--max-connections "
-				 "%d)%s", host, all, d->cfg.max_conns, held);
-		}
-	} else if (rate_ok(&ls->rl_addr, uv_now(d->loop), &n)) {
-		held_note(held, sizeof(held), n);
-		LOG_WARN(&d->log, "refused a connection from %s: %d connections "
-			 "open from that address (--max-connections-per-address "
-			 "%d)%s", host, from_peer, d->cfg.max_conns_per_addr, held);
+	if (pre_peer >= cfg->max_prelogin_per_addr) {
+		close(fd);
+		refused(ls, &ls->rl_pre_addr, host, "%d connections not logged in "
+			"from that address (--max-prelogin-per-address %d)",
+			pre_peer, cfg->max_prelogin_per_addr);
+		return;
 	}
+	if (pre >= cfg->max_prelogin || all >= cfg->max_conns) {
+		if (!conn_shed_prelogin(d, 1, NULL)) {
+			close(fd);
+			refused(ls, &ls->rl_total, host, "%d worker connections "
+				"open, all logged in (--max-connections %d)", all,
+				cfg->max_conns);
+			return;
+		}
+		if (all >= cfg->max_conns)
+			refused(ls, &ls->rl_shed, host, "the oldest connection not "
+				"logged in of the address with the most was closed "
+				"(%d open, --max-connections %d)", all,
+				cfg->max_conns);
+		else
+			refused(ls, &ls->rl_shed, host, "the oldest connection not "
+				"logged in of the address with the most was closed "
+				"(%d not logged in, --max-prelogin %d)", pre,
+				cfg->max_prelogin);
+	}
+	conn_open_fd(d, fd, 0, host, ls->ops);
 }
 
 /* Say (rate-limited) why l failed, "WHAT WHY", and pause it until the

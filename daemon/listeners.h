@@ -5,9 +5,13 @@
  * gpud accepts by hand rather than through uv_listen: when descriptors run
  * out, libuv sheds the waiting connections without a word (gpuctl's among
  * them), where gpud must say so and keep serving gpuctl. So:
- *   1. A worker connection over --max-connections, or over
- *      --max-connections-per-address from its address, is accepted and
- *      closed at once, with a log line at most every 10 s per cause.
+ *   1. A worker connection over --max-connections-per-address from its
+ *      address, or over --max-prelogin-per-address not logged in from
+ *      it, is accepted and closed at once, with a log line at most every
+ *      10 s per cause. Past --max-prelogin connections not logged in, or
+ *      --max-connections in all, a new one sheds the oldest not logged
+ *      in of the address with the most, or the oldest of all when
+ *      none has two (closed only when every connection is logged in).
  *   2. One spare descriptor is held back. When accept() fails for want of
  *      descriptors (EMFILE, ENFILE), gpud logs it (rate-limited), records
  *      it for gpuctl status (gpud->fd_msg), and frees the spare to take

@@ -198,10 +198,22 @@ static void auth_after(void *arg)
 	struct conn *c = r->c;
 	struct gpud *d = c->d;
 
+	int held = r->rc || c->closing ? 0
+		   : conn_count_token(d, c->name, r->worker_id);
+
 	if (!c->closing && r->rc) {
 		conn_send_error(c, GERR_AUTH, r->rc == GERR_PERM ? refusal(r)
 					      : "authentication failed", 0, 0);
 		conn_close(c, refusal(r));
+	} else if (!c->closing && held >= d->cfg.max_conns_per_cred) {
+		/* One token may not hold every slot (listeners.h). */
+		char why[160];
+
+		snprintf(why, sizeof(why), "token %s already has %d connections "
+			 "(--max-connections-per-credential %d)", c->name, held,
+			 d->cfg.max_conns_per_cred);
+		conn_send_error(c, GERR_AGAIN, why, 0, 0);
+		conn_close(c, why);
 	} else if (!c->closing) {
 		struct msg_welcome m = {
 			.worker_id = (uint64_t)r->worker_id,

@@ -198,6 +198,19 @@ static const struct conf_key keys[] = {
 	{ "max-connections-per-address", CONF_INT, RT, F(max_connections_per_address),
 	  0, 1, 1000000, "N", "worker connections from one address (default 256)",
 	  NULL, NULL },
+	{ "max-connections-per-credential", CONF_INT, RT,
+	  F(max_connections_per_credential), 0, 1, 1000000, "N",
+	  "logged-in connections of one token, workers and gpuctl\n"
+	  "(default 1024); a login past it is refused", NULL, NULL },
+	{ "max-prelogin", CONF_INT, RT, F(max_prelogin), 0, 1, 1000000, "N",
+	  "connections not logged in yet, in all (default 1024): past it\n"
+	  "a new one sheds the oldest of the address with the most", NULL, NULL },
+	{ "max-prelogin-per-address", CONF_INT, RT, F(max_prelogin_per_address),
+	  0, 1, 1000000, "N", "connections not logged in yet from one address\n"
+	  "(default 64); more are closed", NULL, NULL },
+	{ "frame-memory", CONF_INT, RT, F(frame_memory), 0, 1, 1 << 20, "MIB",
+	  "memory for the frames and uploads workers send, in MiB\n"
+	  "(default 256): reads wait while it is spent", NULL, NULL },
 	{ "log-level", CONF_LEVEL, RT, F(log_level), 0, 0, 0, "LEVEL",
 	  "error|warn|info|debug (default info)", NULL, NULL },
 };
@@ -232,6 +245,10 @@ void gpud_options_defaults(struct gpud_settings *ret)
 	ret->login_timeout = 10;
 	ret->max_connections = 4096;
 	ret->max_connections_per_address = 256;
+	ret->max_connections_per_credential = 1024;
+	ret->max_prelogin = 1024;
+	ret->max_prelogin_per_address = 64;
+	ret->frame_memory = 256;
 	ret->log_level = GLOG_INFO;
 }
 
@@ -309,6 +326,10 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->idle_timeout_s = s->idle_timeout;
 	cfg->max_conns = (int)s->max_connections;
 	cfg->max_conns_per_addr = (int)s->max_connections_per_address;
+	cfg->max_conns_per_cred = (int)s->max_connections_per_credential;
+	cfg->max_prelogin = (int)s->max_prelogin;
+	cfg->max_prelogin_per_addr = (int)s->max_prelogin_per_address;
+	cfg->frame_mem_max = s->frame_memory << 20;
 }
 
 /* The keys a reload cannot change (not CONF_RUNTIME) that next changes

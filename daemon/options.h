@@ -49,6 +49,10 @@ struct gpud_settings {
 	double idle_timeout; /* 0: 12 x heartbeat, at least 60 */
 	uint64_t max_connections;
 	uint64_t max_connections_per_address;
+	uint64_t max_connections_per_credential;
+	uint64_t max_prelogin;
+	uint64_t max_prelogin_per_address;
+	uint64_t frame_memory; /* MiB */
 	enum glog_level log_level;
 	int init;
 };

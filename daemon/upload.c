@@ -3,9 +3,18 @@
  * the policy's (scheduler.h), this file only carries the request between
  * threads and speaks to the worker and the log.
  *
- *   1. receive (loop)      upload_receive: the frame decoded, the blob copied
+ *   1. receive (loop)      upload_receive: the frame decoded, the blob's
+ *                          file taken (conn.c streamed it there, bounded
+ *                          by the lease or its workload from the header)
  *   2. bound   (database)  sched_upload_load: the sender holds (lease,
  *                          epoch), units_done within the lease; job loaded
+ *              (loop)      bound_size: no longer than the lease's largest
+ *                          blob compressed (workload_upload_bound); then
+ *                          it waits until half of gpud's budget for
+ *                          what workers send (--frame-memory) has room
+ *              (pool)      bound_read: the file read; no longer than
+ *                          zlib's bound for the size its header declares
+ *                          (a padded blob is refused here, never stored)
  *              (pool)      sched_upload_decode: no more inflated than the
  *                          workload's bound; the header names this upload;
  *                          a checkpoint's content checked
@@ -38,6 +47,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "blob.h"
 #include "conn.h"
 #include "dbq.h"
 #include "gerr.h"
@@ -48,9 +58,13 @@
 #include "scheduler.h"
 #include "upload.h"
 #include "worker_proto.h"
+#include "workload.h"
 
 struct upload_req {
 	uv_work_t work;
+	struct conn_spool *sp;    /* the blob's file, until it is read */
+	int charged;              /* blob_len charged to d->frame_mem */
+	struct upload_req *next_wait;
 	uv_work_t store_work;     /* a result's file, written beside its decode */
 	unsigned running;         /* pool steps not back yet */
 	struct conn *c;
@@ -72,6 +86,10 @@ struct verify_req {
 /* The steps, in the order an upload takes them. */
 static void bound_load_work(struct store *st, void *arg);
 static void bound_load_after(void *arg);
+static int bound_size(struct upload_req *r);
+static void bound_admit(struct upload_req *r);
+static void bound_read_work(uv_work_t *w);
+static void bound_read_after(uv_work_t *w, int status);
 static void bound_decode_work(uv_work_t *w);
 static void bound_decode_after(uv_work_t *w, int status);
 static void store_file(struct upload_req *r);
@@ -89,32 +107,56 @@ static void verify_done(void *arg);
 
 static void upload_free(struct upload_req *r)
 {
+	struct gpud *d = r->c->d;
+
+	conn_spool_free(r->sp);
 	sched_upload_clear(&r->up);
+	if (r->charged) {
+		d->uploads_in_mem--;
+		conn_mem_charge(d, -(int64_t)r->up.blob_len);
+		conn_resume_paused(d);
+	}
 	free(r);
+	/* Room may have freed for the uploads waiting to be read. */
+	while (d->upload_wait &&
+	       (!d->uploads_in_mem ||
+		conn_mem_fits(d, d->upload_wait->up.blob_len,
+			      CONN_MEM_UPLOADS))) {
+		struct upload_req *w = d->upload_wait;
+
+		d->upload_wait = w->next_wait;
+		if (!d->upload_wait)
+			d->upload_wait_tail = NULL;
+		bound_admit(w);
+	}
 }
 
 /* ---- 1. receive (loop) ---- */
 
-int upload_receive(struct conn *c, const struct proto_frame *f, int is_result)
+int upload_receive(struct conn *c, const struct proto_frame *f, int is_result,
+		   struct conn_spool *sp)
 {
 	struct upload_req *r = calloc(1, sizeof(*r));
 	struct msg_result m = { 0 }; /* a checkpoint: the same, no seconds */
 	struct msg_checkpoint ck;
 	uint64_t lease;
 
-	if (!r)
+	if (!r) {
+		conn_spool_free(sp);
 		return GERR_NOMEM;
+	}
+	r->c = c;
+	r->sp = sp;
 	if ((is_result ? msg_result_decode(f->json, &m, NULL, 0)
-		       : msg_checkpoint_decode(f->json, &ck, NULL, 0)) ||
-	    msg_check_bin(f->type, f->bin_len, NULL, 0)) {
-		free(r);
+		       : msg_checkpoint_decode(f->json, &ck, NULL, 0)) || !sp ||
+	    msg_check_bin(f->type, sp->len, NULL, 0)) {
+		upload_free(r);
 		return GERR_PROTO;
 	}
 	if (!is_result)
 		m = (struct msg_result){ .lease = ck.lease, .epoch = ck.epoch,
 					 .units_done = ck.units_done };
 	lease = m.lease;
-	r->c = c;
 	r->pol = gpud_policy(c->d);
 	r->up.pol = &r->pol;
 	r->up.is_result = is_result;
@@ -123,15 +165,10 @@ int upload_receive(struct conn *c, const struct proto_frame *f, int is_result)
 	r->up.units_done = m.units_done;
 	r->up.worker_id = c->worker_id;
 	r->up.seconds = m.seconds;
-	r->up.blob = malloc(f->bin_len);
-	if (!r->up.blob) {
-		free(r);
-		return GERR_NOMEM;
-	}
-	memcpy(r->up.blob, f->bin, f->bin_len);
-	r->up.blob_len = f->bin_len;
+	r->up.blob_len = (size_t)sp->len;
 	LOG_DEBUG(&c->d->log, "%s received lease=%" PRIu64 " bytes=%zu worker=%s",
-		  is_result ? "result" : "checkpoint", lease, f->bin_len, c->name);
+		  is_result ? "result" : "checkpoint", lease, r->up.blob_len,
+		  c->name);
 	if (conn_step_db(c, 0, bound_load_work, bound_load_after, r)) {
 		upload_free(r);
 		return GERR_STATE;
@@ -149,7 +186,103 @@ static void bound_load_work(struct store *st, void *arg)
 static void bound_load_after(void *arg)
 {
 	struct upload_req *r = arg;
+	struct gpud *d = r->c->d;
 
+	if (r->up.rc == 0 && r->sp->rc) { /* its file could not be written */
+		r->up.rc = r->sp->rc;
+		snprintf(r->up.err, sizeof(r->up.err), "cannot write the upload "
+			 "to %s: %s", d->cfg.data_dir, gerr_str(r->sp->rc));
+	}
+	if (r->up.rc == 0 && bound_size(r) == 0) {
+		/* Read back once the budget has room (or nothing else is in
+		 * memory: an upload larger than the budget goes alone). */
+		if (d->uploads_in_mem &&
+		    !conn_mem_fits(d, r->up.blob_len, CONN_MEM_UPLOADS)) {
+			LOG_DEBUG(&d->log, "upload lease=%" PRId64 " bytes=%zu waits"
+				  " for --frame-memory", r->up.lease_id,
+				  r->up.blob_len);
+			if (d->upload_wait_tail)
+				d->upload_wait_tail->next_wait = r;
+			else
+				d->upload_wait = r;
+			d->upload_wait_tail = r;
+			return;
+		}
+		bound_admit(r);
+		return;
+	}
+	upload_answer(r);
+}
+
+/* The lease's own bound on its blob's length: its largest decoded blob
+ * (the workload's blob_max) compressed at worst. Sets rc and err. */
+static int bound_size(struct upload_req *r)
+{
+	struct sched_upload *u = &r->up;
+	uint64_t max = workload_upload_bound(workload_find(u->workload),
+					     u->params, u->spec);
+
+	if (max == 0) {
+		u->rc = GERR_CORRUPT;
+		snprintf(u->err, sizeof(u->err), "%.31s: the lease's size cannot"
+			 " be bounded", u->workload);
+	} else if (u->blob_len > max) {
+		u->rc = GERR_TOOBIG;
+		snprintf(u->err, sizeof(u->err), "%.31s %s of %zu bytes exceeds "
+			 "the %" PRIu64 " bytes its lease can take compressed "
+			 "(padded?)", u->workload, u->is_result ? "result" :
+			 "checkpoint", u->blob_len, max);
+	}
+	return u->rc;
+}
+
+/* Charge the blob to the budget and read its file (pool). */
+static void bound_admit(struct upload_req *r)
+{
+	struct gpud *d = r->c->d;
+
+	r->charged = 1;
+	d->uploads_in_mem++;
+	conn_mem_charge(d, (int64_t)r->up.blob_len);
+	r->work.data = r;
+	if (uv_queue_work(d->loop, &r->work, bound_read_work,
+			  bound_read_after) == 0)
+		return;
+	r->up.rc = GERR_STATE;
+	upload_answer(r);
+}
+
+/* The file read, and its length held to zlib's bound for the decoded
+ * size its header declares: a blob padded with empty blocks (or any
+ * bytes) past what its content can compress to is refused before it is
+ * inflated or stored. */
+static void bound_read_work(uv_work_t *w)
+{
+	struct upload_req *r = w->data;
+	struct sched_upload *u = &r->up;
+	struct blob_info info;
+
+	u->rc = conn_spool_read(r->sp, &u->blob, u->err, sizeof(u->err));
+	conn_spool_free(r->sp);
+	r->sp = NULL;
+	if (u->rc)
+		return;
+	u->rc = blob_peek(u->blob, u->blob_len, &info, u->err, sizeof(u->err));
+	if (u->rc == 0 && u->blob_len > workload_comp_bound(info.raw_len)) {
+		u->rc = GERR_TOOBIG;
+		snprintf(u->err, sizeof(u->err), "%.31s %s of %zu bytes is longer "
+			 "than %" PRIu64 " bytes of data can compress to (padded)",
+			 u->workload, u->is_result ? "result" : "checkpoint",
+			 u->blob_len, info.raw_len);
+	}
+}
+
+static void bound_read_after(uv_work_t *w, int status)
+{
+	struct upload_req *r = w->data;
+
+	if (status && r->up.rc == 0)
+		r->up.rc = GERR_STATE;
 	if (r->up.rc == 0) {
 		r->work.data = r;
 		r->running = 1;

@@ -9,6 +9,11 @@
  * which closes the connection; GERR_NOMEM or GERR_STATE when the step
  * could not start.
  *
+ * An upload's blob is read back from its file only once gpud's budget
+ * for buffered frames and uploads (cfg.frame_mem_max, d->frame_mem) has
+ * room for it, or when no other upload is read back (one larger than the
+ * whole budget goes alone); until then its connection waits (busy).
+ *
  * A verification holds no connection: its row is loaded and its verdict
  * (and merge) committed on the database thread, the workload's check runs
  * on the thread pool, and the verdict is durable before it is logged. One
@@ -24,7 +29,9 @@
 
 struct gpud;
 
-int upload_receive(struct conn *c, const struct proto_frame *f, int is_result);
+/* Takes sp (the blob's file, conn.c) in every case. */
+int upload_receive(struct conn *c, const struct proto_frame *f, int is_result,
+		   struct conn_spool *sp);
 
 /* Start verification of a lease whose result is stored (state done) at
  * epoch. Nothing is returned, nothing is kept of the caller's: the outcome

@@ -163,6 +163,9 @@ static void claim_after(void *arg)
 			c->job_id = cl->lease.job_id;
 			const struct workload *wl = workload_find(cl->workload);
 			c->job_unit = wl ? wl->unit_name : NULL;
+			/* conn.c bounds this lease's uploads from their header. */
+			c->lease_upload_max = workload_upload_bound(wl, cl->params,
+								    cl->lease.spec);
 			LOG_INFO(&d->log, "lease grant job=%" PRId64 " lease=%" PRId64
 				 " epoch=%" PRIu64 " worker=%s units=%" PRIu64
 				 " resume_from=%" PRIu64,

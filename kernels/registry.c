@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blob.h"
 #include "gerr.h"
 #include "workload.h"
 
@@ -92,4 +93,35 @@ int workload_blob_max(const struct workload *wl, const char *params,
 	json_decref(p);
 	json_decref(s);
 	return rc;
+}
+
+/* zlib's compressBound, in 64 bits, plus blob.h's version-2 overheads:
+ * per chunk (at least 64 KiB raw each) a 4-byte length, a sync flush's
+ * empty stored block (5 bytes) and a deflate block header's share (13),
+ * and the index's 8 bytes, the zlib header and trailer. */
+uint64_t workload_comp_bound(uint64_t raw_len)
+{
+	uint64_t chunks = raw_len / (64u << 10) + 1;
+
+	return BLOB_HEADER_LEN + raw_len + (raw_len >> 12) + (raw_len >> 14) +
+	       (raw_len >> 25) + 13 + 22 * chunks + 14;
+}
+
+uint64_t workload_upload_bound(const struct workload *wl, const char *params,
+			       const char *spec)
+{
+	uint64_t ck = 0, res = 0;
+	char err[WL_ERRLEN];
+
+	if (!wl)
+		return 0;
+	if (!params || !spec)
+		return workload_comp_bound(wl->blob_raw_max < BLOB_MAX_RAW
+					   ? wl->blob_raw_max : BLOB_MAX_RAW);
+	if (workload_blob_max(wl, params, spec, 0, &ck, err, sizeof(err)) ||
+	    workload_blob_max(wl, params, spec, 1, &res, err, sizeof(err)))
+		return 0;
+	if (res > ck)
+		ck = res;
+	return workload_comp_bound(ck < BLOB_MAX_RAW ? ck : BLOB_MAX_RAW);
 }

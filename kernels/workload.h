@@ -309,6 +309,13 @@ struct workload {
 	 * a spec it cannot bound; the upload is then refused. */
 	wl_blob_max_fn *blob_max;
 
+	/* The most decoded bytes a blob of any lease of this workload can
+	 * hold (blob_max's largest answer), at most BLOB_MAX_RAW: gpud holds
+	 * every upload's frame to its compressed bound
+	 * (workload_upload_bound) from the frame's header, before a byte of
+	 * its attachment is read. */
+	uint64_t blob_raw_max;
+
 	/* Check a checkpoint before it replaces the previous one (structure,
 	 * bounds, consistency with the spec). */
 	wl_check_checkpoint_fn *check_checkpoint;
@@ -452,6 +459,19 @@ void workload_close_all(void);
 /* The context workload_open_all built for wl (NULL for a workload without
  * open, or before workload_open_all). Any thread. */
 void *workload_ctx(const struct workload *wl);
+
+/* The most bytes a blob (header and zlib stream, either version of
+ * blob.h) holding raw_len decoded bytes can take: zlib's bound for the
+ * stream, the chunk index and a sync flush per 64 KiB chunk. A longer blob
+ * is padded, whatever it inflates to. Any thread. */
+uint64_t workload_comp_bound(uint64_t raw_len);
+/* The most bytes one upload (checkpoint or result) of a lease can take:
+ * workload_comp_bound of wl->blob_max for (params, spec), or, with params
+ * or spec NULL, of wl->blob_raw_max. 0 when the lease cannot be bounded
+ * (its params or spec do not parse or blob_max refuses them). Any
+ * thread. */
+uint64_t workload_upload_bound(const struct workload *wl, const char *params,
+			       const char *spec);
 
 /* wl->blob_max for params and spec given as JSON text (as gpud stores
  * them): GERR_CORRUPT when either does not parse. Any thread. */

@@ -357,7 +357,8 @@ class Gpud:
         cmd = [os.path.join(build, "daemon", "gpud"), "--data", os.path.join(self.dir, "d"),
                "--listen", "127.0.0.1:0", "--socket", os.path.join(self.dir, "s"), "--http", "off",
                "--max-connections", str(workers + 64), "--max-connections-per-address", str(workers + 64),
-               "--log-level", "warn"] + list(args)
+               "--max-connections-per-credential", str(workers + 64), "--max-prelogin", str(workers + 64),
+               "--max-prelogin-per-address", str(workers + 64), "--log-level", "warn"] + list(args)
         self.cmd = cmd
         self.log = open(os.path.join(self.dir, "gpud.log"), "w")
         self.p = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,

@@ -12,6 +12,7 @@
 #include "backup.h"
 #include "clock.h"
 #include "control_internal.h"
+#include "event_note.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "scheduler.h"
@@ -82,6 +83,7 @@ static void backup_after(uv_work_t *w, int status)
 		 "blob(s), %zu granted lease(s) pending in the copy, %.1f s, %s",
 		 b->dir, rep->bytes, rep->blobs, rep->released, rep->seconds,
 		 sound ? "verified" : "PROBLEMS FOUND (gpuctl backup lists them)");
+	event_note(r->d->dbq, "backup", sound ? "verified" : "problems found");
 	job_free(b);
 	ctl_finish(r);
 }

@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "control_internal.h"
 #include "dbq.h"
+#include "event_note.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "scheduler.h"
@@ -196,6 +197,7 @@ static void mark_after(void *arg)
 		snprintf(r->err, sizeof(r->err), "out of memory");
 	free(rows);
 	free(jobs);
+	event_note(r->d->dbq, "check", c->nlines || c->nprobs ? "problems found" : "sound");
 	check_free(c);
 	ctl_finish(r);
 }

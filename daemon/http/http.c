@@ -2,22 +2,22 @@
  * side, the loop thread on the other, and a queue under a mutex between
  * them. A request's life:
  *
- *   MHD thread: parse, route; /api/status or /metrics: suspend, queue,
- *               wake the loop (uv_async)
+ *   MHD thread: parse, route; a page, /api/status or /metrics: suspend,
+ *               queue, wake the loop (uv_async)
  *   loop:       control_handle(status) -> control_handle(workers) ->
- *               [measure the blobs on the thread pool] -> resume
- *   MHD thread: the handler runs again: decode the replies
- *               (ctlcmd_reply_decode, once), render the answer, send it;
- *               on_completed frees the request
- *
- * No reply key is spelled here: the replies are read through ctlcmd.h
- * (the typed reply, its lists as gpud sent them). The keys this file
- * writes ("plots", "workers", "now", "version") are the page's.
+ *               [a job's page: control_handle(result)] ->
+ *               [pages and /metrics: the event log's news, the last
+ *               check and backup, the database's size (database thread)]
+ *               -> [measure the blobs on the thread pool] -> resume
+ *   MHD thread: the handler runs again: the answer (http_answer.c)
+ *               decodes the replies, renders and sends; on_completed
+ *               frees the request
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,182 +40,11 @@
 #include "http_auth.h"
 #include "http_files.h"
 #include "http_guard.h"
+#include "http_internal.h"
 #include "metrics.h"
+#include "page_render.h"
 #include "store.h"
-
-/* page.html, embedded by embed_file.py (page_html.c). */
-extern const unsigned char http_page[];
-extern const size_t http_page_len;
-
-enum req_kind { REQ_STATUS, REQ_METRICS, REQ_PAGE, REQ_PLOT, REQ_LOGIN };
-
-/* What the loop found, read by MHD's thread once resumed. */
-enum verdict {
-	V_NONE,    /* not looked at: gpud stops */
-	V_OK,      /* the key is good (or the page is open) */
-	V_ENDED,   /* a key gpud does not hold (expired, revoked, never) */
-	V_ERROR,   /* the store could not say */
-};
-
-struct http_req {
-	struct http *h;
-	struct MHD_Connection *conn;
-	enum req_kind kind;
-	uint8_t key_hash[PAGEKEY_HASH]; /* the key presented; set when need_key */
-	int need_key;
-	/* Written by the loop thread before it resumes the connection, read
-	 * by MHD's thread after (the resume orders them). */
-	enum verdict verdict;
-	double key_until;         /* the key's end (wall clock) */
-	int key_rc;               /* database thread: store_pagekey_find's */
-	json_t *status, *workers; /* the control replies, owned; NULL: none */
-	struct dbq_commit_stats commits;
-	int have_commits;
-	uint64_t verify_failures;
-	int blobs_known;
-	uint64_t blob_bytes, blob_files;
-	uint64_t http_late, http_evicted;
-	uv_work_t scan;           /* the blob store's measure */
-	struct http_req *next;
-};
-
-struct http {
-	struct gpud *d;           /* loop thread only */
-	const struct glog *log;   /* any thread (glog is thread-safe) */
-	struct MHD_Daemon *mhd;
-	uv_async_t async;
-	uv_timer_t sweep;         /* the guard's deadlines, every second */
-	unsigned open_handles;    /* async and sweep until both closed */
-	struct http_guard *guard; /* MHD's thread and the loop (its mutex) */
-	int open;                 /* --http-open: no key asked */
-	int tls;                  /* served over TLS: the cookie is Secure */
-	uv_mutex_t mu;
-	struct http_req *head, *tail; /* guarded by mu: waiting for the loop */
-	unsigned queued;              /* guarded by mu: waiting or in flight */
-	int stopping;                 /* guarded by mu */
-	/* Loop thread. */
-	unsigned inflight;
-	int stop_asked, closed;
-	int scanning, blobs_known;
-	uint64_t blob_bytes, blob_files;
-	uint64_t blobs_at_ms;
-	/* Set at start, then only read. */
-	char results[4200];       /* cfg.results_dir (MHD's thread) */
-	char blobs[4200];         /* DATA/blobs (the thread pool) */
-};
-
-
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned code,
-				 const json_t *j)
-{
-	char *text = json_dumps(j, JSON_COMPACT);
-
-	if (!text)
-		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return http_send_buf(conn, code, "application/json", text, strlen(text),
-			MHD_RESPMEM_MUST_FREE);
-}
-
-/* reply, an ok reply of command id, into *ret (ctlcmd_reply_clear frees
- * it; it borrows from reply). 0, or GERR_INVAL, logged: gpud's replies
- * always decode (ctlcmd_reply_encode wrote them), so this is a bug. */
-static int decode_reply(const struct http *h, enum ctlcmd_id id,
-			const json_t *reply, struct ctlcmd_reply *ret)
-{
-	char err[256];
-	int rc = ctlcmd_reply_decode(&ctlcmd_table[id], reply, ret, err, sizeof(err));
-
-	if (rc)
-		LOG_WARN(h->log, "http: gpud's %s reply: %s", ctlcmd_table[id].name, err);
-	return rc;
-}
-
-static enum MHD_Result send_undecoded(struct MHD_Connection *conn)
-{
-	return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			 "gpud's reply does not decode (see gpud's log)\n");
-}
-
-/* /api/status: the status reply, with the workers and each job's plots. */
-static enum MHD_Result send_status(const struct http *h,
-				   struct MHD_Connection *conn, struct http_req *r)
-{
-	struct ctlcmd_reply st;
-	const json_t *jobs, *workers;
-	const char *error;
-
-	if (!ctlcmd_reply_ok(r->status, &error))
-		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
-	if (decode_reply(h, CTLCMD_STATUS, r->status, &st))
-		return send_undecoded(conn);
-	/* st.jobs[i] is the array's row i. */
-	jobs = ctlcmd_reply_list(CTLCMD_STATUS, r->status);
-	for (size_t i = 0; i < st.n_jobs; i++)
-		json_object_set_new(json_array_get(jobs, i), "plots",
-				    http_list_plots(h->results, st.jobs[i].id));
-	ctlcmd_reply_clear(&st);
-	workers = ctlcmd_reply_list(CTLCMD_WORKERS, r->workers);
-	/* r owns both replies: the status takes a reference to the list. */
-	json_object_set_new(r->status, "workers", json_is_array(workers) ?
-			    json_incref((json_t *)workers) : json_array());
-	json_object_set_new(r->status, "now", json_real(gclock_wall()));
-	json_object_set_new(r->status, "version", json_string(GPUD_VERSION));
-	return send_json(conn, MHD_HTTP_OK, r->status);
-}
-
-/* /metrics: the replies decoded, rendered (metrics.h). A workers reply
- * that is not ok counts no workers. */
-static enum MHD_Result send_metrics(const struct http *h,
-				    struct MHD_Connection *conn,
-				    const struct http_req *r)
-{
-	struct ctlcmd_reply st, wk;
-	struct metrics_input in = {
-		.status = &st,
-		.workers = NULL,
-		.commits = r->have_commits ? &r->commits : NULL,
-		.verify_failures = r->verify_failures,
-		.blobs_known = r->blobs_known,
-		.blob_bytes = r->blob_bytes,
-		.blob_files = r->blob_files,
-		.http_late = r->http_late,
-		.http_evicted = r->http_evicted,
-		.now = gclock_wall(),
-		.version = GPUD_VERSION,
-	};
-	const char *error;
-	char *text;
-	size_t len;
-	int rc;
-
-	if (!ctlcmd_reply_ok(r->status, &error))
-		return send_json(conn, MHD_HTTP_SERVICE_UNAVAILABLE, r->status);
-	if (decode_reply(h, CTLCMD_STATUS, r->status, &st))
-		return send_undecoded(conn);
-	if (r->workers && ctlcmd_reply_ok(r->workers, &error)) {
-		if (decode_reply(h, CTLCMD_WORKERS, r->workers, &wk)) {
-			ctlcmd_reply_clear(&st);
-			return send_undecoded(conn);
-		}
-		in.workers = &wk;
-	}
-	rc = metrics_render(&in, &text, &len);
-	ctlcmd_reply_clear(&st);
-	if (in.workers)
-		ctlcmd_reply_clear(&wk);
-	if (rc)
-		return http_send_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return http_send_buf(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-			text, len, MHD_RESPMEM_MUST_FREE);
-}
-
-/* ---- MHD's thread: requests ---- */
-
-static enum MHD_Result send_page(struct MHD_Connection *conn)
-{
-	return http_send_buf(conn, MHD_HTTP_OK, "text/html; charset=utf-8",
-			(void *)http_page, http_page_len, MHD_RESPMEM_PERSISTENT);
-}
+#include "store_events.h"
 
 /* A request back from the loop: its verdict, then its answer. */
 static enum MHD_Result on_resumed(struct http *h, struct MHD_Connection *conn,
@@ -230,8 +59,6 @@ static enum MHD_Result on_resumed(struct http *h, struct MHD_Connection *conn,
 	if (r->verdict != V_OK)
 		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "gpud is stopping\n");
 	switch (r->kind) {
-	case REQ_PAGE:
-		return send_page(conn);
 	case REQ_PLOT:
 		return http_send_plot(h->results, conn, url + 9);
 	case REQ_LOGIN:
@@ -242,8 +69,11 @@ static enum MHD_Result on_resumed(struct http *h, struct MHD_Connection *conn,
 	/* No status: gpud stops. */
 	if (!r->status)
 		return http_send_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "gpud is stopping\n");
-	return r->kind == REQ_STATUS ? send_status(h, conn, r)
-				     : send_metrics(h, conn, r);
+	if (r->kind == REQ_STATUS)
+		return http_answer_status(h, conn, r);
+	if (r->kind == REQ_METRICS)
+		return http_answer_metrics(h, conn, r);
+	return http_answer_page(h, conn, r);
 }
 
 /* Queue r for the loop, suspending its connection; 503 when too many
@@ -277,6 +107,16 @@ static enum MHD_Result wait_for_loop(struct http *h, struct MHD_Connection *conn
 	return MHD_YES;
 }
 
+/* "N" of /job/N: 1 to 18 digits, no leading 0; 0 when not one. */
+static int64_t job_id(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (n < 1 || n > 18 || s[n] != '\0' || s[0] == '0')
+		return 0;
+	return strtoll(s, NULL, 10);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
@@ -286,6 +126,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct http_req *r = *req_cls;
 	uint8_t hash[PAGEKEY_HASH];
 	enum req_kind kind;
+	int64_t job = 0;
 	int key;
 
 	(void)version;
@@ -300,6 +141,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				 "read-only: GET and HEAD only\n");
 	if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0)
 		kind = REQ_PAGE;
+	else if (strncmp(url, "/job/", 5) == 0 && (job = job_id(url + 5)) > 0)
+		kind = REQ_JOB;
+	else if (strcmp(url, "/plots") == 0)
+		kind = REQ_PLOTS;
 	else if (strcmp(url, "/login") == 0)
 		kind = REQ_LOGIN;
 	else if (strncmp(url, "/results/", 9) == 0)
@@ -311,9 +156,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	else
 		return http_send_text(conn, MHD_HTTP_NOT_FOUND, "not found\n");
 
-	/* Open (--http-open): what was always served on this thread still is. */
-	if (h->open && kind == REQ_PAGE)
-		return send_page(conn);
+	/* Open (--http-open): what is served on this thread still is. */
 	if (h->open && kind == REQ_PLOT)
 		return http_send_plot(h->results, conn, url + 9);
 	if (h->open && kind == REQ_LOGIN)
@@ -328,10 +171,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	r->h = h;
 	r->conn = conn;
 	r->kind = kind;
+	r->job = job;
 	r->need_key = key > 0;
 	if (r->need_key)
 		memcpy(r->key_hash, hash, sizeof(hash));
 	return wait_for_loop(h, conn, r, req_cls);
+}
+
+static void db_free(struct http_db *db)
+{
+	if (!db)
+		return;
+	free(db->check_detail);
+	free(db->backup_detail);
+	store_event_rows_free(db->events, db->n_events);
+	free(db);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn,
@@ -346,6 +200,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 		return;
 	json_decref(r->status);
 	json_decref(r->workers);
+	json_decref(r->result);
+	db_free(r->db);
 	free(r);
 	*req_cls = NULL;
 }
@@ -433,7 +289,10 @@ static void scan_after(uv_work_t *w, int status)
 	struct http_req *r = w->data;
 	struct http *h = r->h;
 
+	struct http_req *wait = h->scan_waiters, *next;
+
 	h->scanning = 0;
+	h->scan_waiters = NULL;
 	if (status == 0 && r->blobs_known) {
 		h->blobs_known = 1;
 		h->blob_bytes = r->blob_bytes;
@@ -441,30 +300,35 @@ static void scan_after(uv_work_t *w, int status)
 		h->blobs_at_ms = uv_now(h->d->loop);
 	}
 	finish_measured(r);
+	for (; wait; wait = next) {
+		next = wait->scan_next;
+		finish_measured(wait);
+	}
 }
 
-static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
+/* The blob store's measure and gpud's counters, then the answer. */
+static void measure(struct http_req *r)
 {
-	struct http_req *r = opaque;
 	struct http *h = r->h;
 	struct gpud *d = h->d;
 
-	(void)bin_len;
-	free(bin);
-	r->workers = reply;
-	if (r->kind != REQ_METRICS) {
-		finish(r);
-		return;
-	}
 	r->verify_failures = d->verify_failures;
 	http_guard_counts(h->guard, &r->http_late, &r->http_evicted);
+	if (d->storage_error)
+		snprintf(r->storage_msg, sizeof(r->storage_msg), "%s",
+			 d->storage_msg[0] ? d->storage_msg : "the data directory refuses writes");
 	if (d->dbq) {
 		dbq_commit_stats(d->dbq, &r->commits);
 		r->have_commits = 1;
 	}
 	/* Walking the blob store costs a stat per blob: at most every
-	 * HTTP_BLOBS_EVERY_S, on the thread pool; the scrapes between get
-	 * the last measure. */
+	 * HTTP_BLOBS_EVERY_S, on the thread pool; the requests between get
+	 * the last measure, and those before the first wait for it. */
+	if (h->scanning && !h->blobs_known) {
+		r->scan_next = h->scan_waiters;
+		h->scan_waiters = r;
+		return;
+	}
 	if (!h->scanning && !h->stop_asked && (!h->blobs_known ||
 	    uv_now(d->loop) - h->blobs_at_ms >= HTTP_BLOBS_EVERY_S * 1000)) {
 		r->scan.data = r;
@@ -474,6 +338,122 @@ static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
 		}
 	}
 	finish_measured(r);
+}
+
+/* The loop's tally moved to the window ending now: buckets that left it
+ * dropped, new ones zero (counts by kind are kept). */
+static void hist_align(struct store_event_tally *t, double now)
+{
+	double since = (floor(now / PAGE_BUCKET_S) - (PAGE_BUCKETS - 1)) * PAGE_BUCKET_S;
+	double shift = (since - t->since) / PAGE_BUCKET_S;
+	size_t n = PAGE_BUCKETS, k;
+
+	if (t->since == since)
+		return;
+	k = shift > 0 && shift < (double)n ? (size_t)shift : n;
+	if (!(shift > 0))
+		k = n;  /* the clock went back: start the window afresh */
+	memmove(t->verified, t->verified + k, (n - k) * sizeof(t->verified[0]));
+	memset(t->verified + (n - k), 0, k * sizeof(t->verified[0]));
+	memmove(t->refuted, t->refuted + k, (n - k) * sizeof(t->refuted[0]));
+	memset(t->refuted + (n - k), 0, k * sizeof(t->refuted[0]));
+	for (size_t w = 0; w < t->n_wl; w++) {
+		memmove(t->units[w], t->units[w] + k, (n - k) * sizeof(t->units[w][0]));
+		memset(t->units[w] + (n - k), 0, k * sizeof(t->units[w][0]));
+	}
+	t->since = since;
+}
+
+/* Database thread: the log's news after the loop's last read, the last
+ * check and backup, a job's events, the database's size. */
+static void db_work(struct store *st, void *arg)
+{
+	struct http_req *r = arg;
+	struct http_db *db = r->db;
+	char wal[4300];
+	struct stat sb;
+
+	db->rc = store_event_since(st, &db->tally);
+	if (store_event_last(st, "check", &db->check_at, &db->check_detail))
+		db->check_at = 0;
+	if (store_event_last(st, "backup", &db->backup_at, &db->backup_detail))
+		db->backup_at = 0;
+	if (r->kind == REQ_JOB &&
+	    store_event_list(st, r->job, PAGE_EVENTS_MAX, &db->events, &db->n_events))
+		db->n_events = 0;
+	if (stat(r->h->db_path, &sb) == 0) {
+		db->db_known = 1;
+		db->db_bytes = (uint64_t)sb.st_size;
+		snprintf(wal, sizeof(wal), "%s-wal", r->h->db_path);
+		if (stat(wal, &sb) == 0)
+			db->db_bytes += (uint64_t)sb.st_size;
+	}
+}
+
+static void db_after(void *arg)
+{
+	struct http_req *r = arg;
+	struct http *h = r->h;
+	struct http_db *db = r->db;
+
+	if (db->rc == 0 && h->hist.last_id == db->from_id)
+		h->hist = db->tally;
+	else if (db->rc)
+		LOG_WARN(h->log, "http: cannot read the event log (see the "
+			 "database's messages)");
+	measure(r);
+}
+
+/* Pages and /metrics: what the database thread adds. */
+static void read_db(struct http_req *r)
+{
+	struct http *h = r->h;
+	struct http_db *db = calloc(1, sizeof(*db));
+
+	if (!db) {
+		measure(r);
+		return;
+	}
+	hist_align(&h->hist, gclock_wall());
+	db->tally = h->hist;
+	db->from_id = h->hist.last_id;
+	r->db = db;
+	if (dbq_submit(h->d->dbq, db_work, db_after, r)) {
+		db->rc = GERR_STATE;
+		measure(r);
+	}
+}
+
+static void on_result(void *opaque, json_t *reply, void *bin, size_t bin_len)
+{
+	struct http_req *r = opaque;
+
+	(void)bin_len;
+	free(bin);
+	r->result = reply;
+	read_db(r);
+}
+
+static void on_workers(void *opaque, json_t *reply, void *bin, size_t bin_len)
+{
+	struct http_req *r = opaque;
+	const struct ctlcmd_req req = { .cmd = CTLCMD_RESULT, .job = r->job };
+	const char *error;
+
+	(void)bin_len;
+	free(bin);
+	r->workers = reply;
+	if (r->kind == REQ_STATUS) {
+		finish(r);
+		return;
+	}
+	/* A job's page: its answer's summary, once the job exists. */
+	if (r->kind == REQ_JOB && ctlcmd_reply_ok(r->status, &error)) {
+		control_handle(r->h->d, AUTH_ROLE_VIEWER, ctlcmd_encode(&req), NULL,
+			       0, on_result, r);
+		return;
+	}
+	read_db(r);
 }
 
 static void on_status(void *opaque, json_t *reply, void *bin, size_t bin_len)
@@ -488,12 +468,14 @@ static void on_status(void *opaque, json_t *reply, void *bin, size_t bin_len)
 		       on_workers, r);
 }
 
-/* /api/status and /metrics: the control API's replies. */
+/* Everything but a plot and /login: the control API's replies. */
 static void ask_control(struct http_req *r)
 {
-	/* Metrics count every job; the page shows what gpuctl status does. */
+	/* Metrics and the plots' list count every job; the page shows what
+	 * gpuctl status does; a job's page its job. */
 	const struct ctlcmd_req req = { .cmd = CTLCMD_STATUS,
-					.all = r->kind == REQ_METRICS };
+		.all = r->kind == REQ_METRICS || r->kind == REQ_PLOTS,
+		.job = r->kind == REQ_JOB ? r->job : 0 };
 
 	control_handle(r->h->d, AUTH_ROLE_VIEWER, ctlcmd_encode(&req), NULL, 0,
 		       on_status, r);
@@ -519,7 +501,7 @@ static void key_after(void *arg)
 		r->verdict = V_ERROR;
 	} else {
 		r->verdict = V_OK;
-		if (r->kind == REQ_STATUS || r->kind == REQ_METRICS) {
+		if (r->kind != REQ_PLOT && r->kind != REQ_LOGIN) {
 			ask_control(r);
 			return;
 		}
@@ -536,7 +518,7 @@ static void start(struct http_req *r)
 		return;
 	}
 	r->verdict = V_OK;
-	if (r->kind == REQ_STATUS || r->kind == REQ_METRICS)
+	if (r->kind != REQ_PLOT && r->kind != REQ_LOGIN)
 		ask_control(r);
 	else
 		finish(r);
@@ -672,6 +654,13 @@ int http_start(struct gpud *d, int *ret_port)
 	h->open = d->cfg.http_open;
 	snprintf(h->results, sizeof(h->results), "%s", d->cfg.results_dir);
 	snprintf(h->blobs, sizeof(h->blobs), "%s/blobs", d->cfg.data_dir);
+	snprintf(h->db_path, sizeof(h->db_path), "%s/gpud.db", d->cfg.data_dir);
+	for (size_t i = 0; i < METRICS_COUNTERS; i++)
+		h->kinds[i] = metrics_counters[i].kind;
+	h->hist.kinds = h->kinds;
+	h->hist.n_kinds = METRICS_COUNTERS;
+	h->hist.bucket_s = PAGE_BUCKET_S;
+	h->hist.n_buckets = PAGE_BUCKETS;
 	if (http_guard_new(HTTP_ROOM_PER_IP, HTTP_ROOM_MAX, &h->guard)) {
 		free(h);
 		return GERR_NOMEM;

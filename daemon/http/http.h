@@ -1,7 +1,11 @@
 /* http.h - gpud's read-only HTTP server (libmicrohttpd), `--http ADDR:PORT`:
  *
- *   GET /             the status page (page.html): jobs, progress, ETAs,
- *                     workers, plots; it fetches /api/status every 2 s
+ *   GET /             the status page, rendered with its data
+ *                     (page_render.h): strip, health, throughput, jobs,
+ *                     workers, the newest finished jobs' plots; its script
+ *                     fetches the same address every 5 s
+ *   GET /job/N        a job's page: record, plots, answer, events
+ *   GET /plots        every listed finished job's plots, as links
  *   GET /login?key=K  a page link (gpuctl page-link): the key as a cookie,
  *                     then on to / (http_auth.h)
  *   GET /api/status   the control API's status and workers replies as one
@@ -20,8 +24,9 @@
  * database thread (store_pagekey_find), asks control_handle
  * (AUTH_ROLE_VIEWER) when the answer needs it, keeps the verdict and the
  * replies in the request and resumes it; MHD's thread then writes the
- * answer. The page and plots are made on MHD's thread (constant text,
- * files).
+ * answer. A page also reads the event log's news (store_events.h) on the
+ * database thread and the blob store's size on the thread pool; plots
+ * are served on MHD's thread (files).
  *
  * Bounds: HTTP_MEM bytes of request (line and headers) each,
  * HTTP_TIMEOUT_S of silence, HTTP_QUEUE_MAX requests waiting for the loop

@@ -17,6 +17,40 @@ static const char *const job_states[] = {
 	"queued", "running", "paused", "done", "failed", "cancelled",
 };
 
+const struct metrics_counter metrics_counters[METRICS_COUNTERS] = {
+	{ "grant", "gpud_leases_granted_total", NULL,
+	  "Leases granted to workers (the event log's grant)." },
+	{ "result", "gpud_leases_completed_total", NULL,
+	  "Leases whose result was uploaded and stored (before verification)." },
+	{ "expire", "gpud_leases_expired_total", NULL,
+	  "Leases whose deadline passed: back to pending." },
+	{ "revoked", "gpud_leases_revoked_total", NULL,
+	  "Leases taken from their holder (no progress, or refused)." },
+	{ "release", "gpud_leases_released_total", NULL,
+	  "Leases a worker gave back (drain, take-back)." },
+	{ "foreign", "gpud_leases_refused_total", NULL,
+	  "Messages about a lease refused: the sender does not hold that grant." },
+	{ "run_failed", "gpud_lease_run_failures_total", NULL,
+	  "Leases whose run failed on the worker." },
+	{ "takeback", "gpud_lease_takebacks_total", NULL,
+	  "Leases split at the tail: their holder asked to give part back." },
+	{ "checkpoint", "gpud_checkpoints_total", NULL,
+	  "Checkpoints stored." },
+	{ "verified", "gpud_results_verified_total", NULL,
+	  "Results that passed verification and were merged." },
+	{ "verify_failed", "gpud_results_rejected_total", "why=\"verification\"",
+	  "Results rejected: refuted by verification, or by their replica." },
+	{ "refuted", "gpud_results_rejected_total", "why=\"replica\"", NULL },
+	{ "submit", "gpud_jobs_submitted_total", NULL, "Jobs submitted." },
+	{ "job_done", "gpud_jobs_finished_total", "state=\"done\"",
+	  "Jobs that ended, by how." },
+	{ "job_failed", "gpud_jobs_finished_total", "state=\"failed\"", NULL },
+	{ "cancel", "gpud_jobs_finished_total", "state=\"cancelled\"", NULL },
+	{ "connect", "gpud_worker_logins_total", NULL, "Worker logins." },
+	{ "check", "gpud_checks_total", NULL,
+	  "Store checks run (gpuctl check)." },
+};
+
 /* A label value, escaped. */
 static void put_label(FILE *f, const char *s)
 {
@@ -250,6 +284,69 @@ static void commits_part(FILE *f, const struct dbq_commit_stats *c)
 	put_value(f, (double)c->count);
 }
 
+static void counters_part(FILE *f, const uint64_t *counts)
+{
+	for (size_t i = 0; i < METRICS_COUNTERS; i++) {
+		const struct metrics_counter *c = &metrics_counters[i];
+
+		if (i == 0 || strcmp(c->metric, metrics_counters[i - 1].metric) != 0)
+			family(f, c->metric, "counter", c->help);
+		fputs(c->metric, f);
+		if (c->label)
+			fprintf(f, "{%s}", c->label);
+		put_value(f, (double)counts[i]);
+	}
+}
+
+static void process_part(FILE *f, const struct procstat *p)
+{
+	family(f, "process_start_time_seconds", "gauge",
+	       "Start time of the process since unix epoch in seconds.");
+	fputs("process_start_time_seconds", f);
+	put_value(f, p->start_time);
+	family(f, "process_cpu_seconds_total", "counter",
+	       "Total user and system CPU time spent in seconds.");
+	fputs("process_cpu_seconds_total", f);
+	put_value(f, p->cpu_seconds);
+	family(f, "process_resident_memory_bytes", "gauge",
+	       "Resident memory size in bytes.");
+	fprintf(f, "process_resident_memory_bytes %" PRIu64 "\n", p->resident_bytes);
+	family(f, "process_virtual_memory_bytes", "gauge",
+	       "Virtual memory size in bytes.");
+	fprintf(f, "process_virtual_memory_bytes %" PRIu64 "\n", p->virtual_bytes);
+	family(f, "process_open_fds", "gauge", "Number of open file descriptors.");
+	fprintf(f, "process_open_fds %" PRIu64 "\n", p->open_fds);
+	if (p->max_fds) {
+		family(f, "process_max_fds", "gauge",
+		       "Maximum number of open file descriptors.");
+		fprintf(f, "process_max_fds %" PRIu64 "\n", p->max_fds);
+	}
+}
+
+static void health_part(FILE *f, const struct metrics_input *in)
+{
+	if (in->last_check > 0) {
+		family(f, "gpud_last_check_timestamp_seconds", "gauge",
+		       "When the last store check (gpuctl check) ended.");
+		fputs("gpud_last_check_timestamp_seconds", f);
+		put_value(f, in->last_check);
+	}
+	if (in->last_backup > 0) {
+		family(f, "gpud_last_backup_timestamp_seconds", "gauge",
+		       "When the last backup (gpuctl backup) ended.");
+		fputs("gpud_last_backup_timestamp_seconds", f);
+		put_value(f, in->last_backup);
+	}
+	if (in->db_known) {
+		family(f, "gpud_db_bytes", "gauge",
+		       "Bytes of the database (gpud.db and its write-ahead log).");
+		fprintf(f, "gpud_db_bytes %" PRIu64 "\n", in->db_bytes);
+	}
+	family(f, "gpud_storage_error", "gauge", "1 while the data directory "
+	       "refuses writes (disk full, permissions, I/O): new work stops.");
+	fprintf(f, "gpud_storage_error %d\n", in->storage_error ? 1 : 0);
+}
+
 int metrics_render(const struct metrics_input *in, char **ret_text,
 		   size_t *ret_len)
 {
@@ -282,6 +379,11 @@ int metrics_render(const struct metrics_input *in, char **ret_text,
 		family(f, "gpud_blob_files", "gauge", "Stored blobs.");
 		fprintf(f, "gpud_blob_files %" PRIu64 "\n", in->blob_files);
 	}
+	if (in->event_counts)
+		counters_part(f, in->event_counts);
+	health_part(f, in);
+	if (in->proc)
+		process_part(f, in->proc);
 	if (fclose(f)) {
 		free(text);
 		return GERR_NOMEM;

@@ -14,6 +14,17 @@
  * gpud_blob_files; gpud_http_closed_total{why} (the page's connections
  * closed by their deadline, or to make room: http_guard.h).
  *
+ * Counters to take a rate of, from the event log (append-only, so they
+ * count since the data directory was made and never go back, across
+ * gpud's restarts): one family or label per row of metrics_counters
+ * (leases granted, completed, expired, revoked, released, refused; results
+ * verified and rejected; jobs submitted and finished; ...). gpud's own
+ * health: gpud_last_check_timestamp_seconds, gpud_last_backup_timestamp_
+ * seconds (when one is recorded), gpud_db_bytes, gpud_storage_error. And
+ * what every Prometheus client library exports: process_start_time_seconds,
+ * process_cpu_seconds_total, process_resident_memory_bytes,
+ * process_virtual_memory_bytes, process_open_fds, process_max_fds.
+ *
  * Ownership: nothing in the input is kept; the text is the caller's to
  * free(). Threads: any (no state).
  */
@@ -25,9 +36,18 @@
 
 #include "ctlcmd.h"
 #include "dbq.h"
+#include "procstat.h"
 
 #define METRICS_FINISHED_KEEP_S 86400.0
 #define METRICS_JOBS_MAX 1000
+
+/* An event kind of the log and the counter it is: metric{label} (label
+ * NULL: none, else "name=\"value\""). Rows of one metric are adjacent. */
+struct metrics_counter {
+	const char *kind, *metric, *label, *help;
+};
+#define METRICS_COUNTERS 18
+extern const struct metrics_counter metrics_counters[METRICS_COUNTERS];
 
 struct metrics_input {
 	/* Decoded replies (borrowed): status of every job (CTLCMD_STATUS
@@ -39,6 +59,13 @@ struct metrics_input {
 	int blobs_known;           /* the blob store was measured */
 	uint64_t blob_bytes, blob_files;
 	uint64_t http_late, http_evicted; /* the page's connections closed */
+	/* Counts of metrics_counters[i].kind in the log; NULL: left out. */
+	const uint64_t *event_counts;
+	const struct procstat *proc;  /* NULL: left out */
+	double last_check, last_backup; /* Unix seconds; 0: none recorded */
+	int db_known;
+	uint64_t db_bytes;         /* gpud.db and its WAL */
+	int storage_error;         /* the data directory refuses writes */
 	double now;                /* Unix seconds */
 	const char *version;
 };

@@ -12,6 +12,7 @@
  *   store_workers.c    workers
  *   store_tokens.c     tokens
  *   store_pagekeys.c   the status page's keys (hashes)
+ *   store_events.c     reading the event log (store_events.h)
  *   store_blobs.c      the blobs rows name, integrity checks, damage
  *   store_queue.c      the queue: names, priorities, start times, the
  *                      lists status and history show, a job's figures
@@ -112,6 +113,12 @@ enum stmt_id {
 	S_JOB_DIGEST_OK,
 	S_EVENT_ADD,
 	S_EVENT_COUNT,
+	/* store_events.c: reading the event log */
+	S_EVENT_MAX_ID,
+	S_EVENT_KIND_COUNTS,
+	S_EVENT_RESULTS,
+	S_EVENT_JOB_LIST,
+	S_EVENT_LAST,
 	/* store_lease_rows.c */
 	S_LEASE_INSERT,
 	S_LEASE_GET,
@@ -230,6 +237,7 @@ extern const char *const sdb_blob_sql[S_COUNT];
 extern const char *const sdb_replica_sql[S_COUNT];
 extern const char *const sdb_rate_sql[S_COUNT];
 extern const char *const sdb_pagekey_sql[S_COUNT];
+extern const char *const sdb_event_read_sql[S_COUNT];
 
 /* The handle store_open returns; its caller owns it until store_close. */
 struct store {

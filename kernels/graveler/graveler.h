@@ -237,7 +237,7 @@ int graveler_run(struct graveler_acc *acc, int threads, void *cuda,
  *
  * Result (version 3), 1912 + 9 * nseg bytes:
  *   0   4  magic "GRVR"
- *   4   4  u32 version = 2
+ *   4   4  u32 version = 3
  *   8   8  u64 seed
  *   16  8  u64 begin
  *   24  8  u64 end          (begin < end <= 1e15, end - begin <= 2^40)

@@ -876,6 +876,9 @@ const struct workload graveler_workload = {
 	.split = gw_split,
 	.run = gw_run,
 	.blob_max = gw_blob_max,
+	/* A result or checkpoint of the largest lease: every segment. */
+	.blob_raw_max = GRAVELER_HDR_LEN +
+			(uint64_t)GRAVELER_RECORD_LEN * GRAVELER_SEGMENTS,
 	.check_checkpoint = gw_check_checkpoint,
 	.blame = gw_blame,
 	.plot_name = "graveler-histogram.svg",

@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blob.h"
 #include "gerr.h"
 #include "officers.h"
 #include "officers_cuda.h"
@@ -244,6 +245,8 @@ const struct workload officers_workload = {
 	.run = ofw_run,
 	.next_lease = officers_wl_next_lease,
 	.blob_max = ofw_blob_max,
+	/* A lease's values grow with its range: only the format bounds it. */
+	.blob_raw_max = BLOB_MAX_RAW,
 	.check_checkpoint = officers_wl_check_checkpoint,
 	.results_agree = officers_wl_results_agree,
 	.plot_name = "officers-values.svg",

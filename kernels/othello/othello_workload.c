@@ -344,6 +344,9 @@ const struct workload othello_workload = {
 	.parse_input = othello_wl_parse_input,
 	.run = otw_run,
 	.blob_max = otw_blob_max,
+	/* A lease of every position a job may hold, each with its line. */
+	.blob_raw_max = OTHELLO_RES_HDR +
+			OTHELLO_MAX_POSITIONS * (2 + OTHELLO_RES_POS),
 	.check_checkpoint = othello_wl_check_checkpoint,
 	.split = othello_wl_split,
 	.results_agree = othello_wl_results_agree,

@@ -248,6 +248,9 @@ const struct workload sudoku_workload = {
 	.close = sw_close,
 	.run = sw_run,
 	.blob_max = sw_blob_max,
+	/* A lease of every gangster. */
+	.blob_raw_max = SUDOKU_HDR_LEN +
+			16ull * SUDOKU_MAX_GANG * (1 + SUDOKU_PIECES),
 	.check_checkpoint = sw_check_checkpoint,
 	.split = sudoku_wl_split,
 	.plot_name = "sudoku-gangsters.svg",

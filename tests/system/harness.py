@@ -497,3 +497,131 @@ def http_get_key(cl, path, key, timeout=10, headers=None):
             return r.status, dict(r.headers), r.read()
     except urllib.error.HTTPError as e:
         return e.code, dict(e.headers), e.read()
+
+
+class Chromium:
+    """Headless Chromium driven over the DevTools protocol on a pipe
+    (--remote-debugging-pipe: fd 3 in, fd 4 out, NUL-ended JSON), so that
+    a page can be loaded with its scripts disabled (what the server sent,
+    as a person sees it before any script runs), its DOM read, an
+    expression evaluated and a screenshot taken. Use as a context manager."""
+
+    def __init__(self, width=1400, height=1000):
+        import tempfile
+        self.profile = tempfile.mkdtemp(prefix="gpud-chromium-")
+        to_child_r, self._w = os.pipe()
+        self._r, from_child_w = os.pipe()
+
+        def fds():
+            import fcntl
+            # Above 4 first: a pipe's end may itself be 3 or 4.
+            a = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
+            b = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+        self.proc = subprocess.Popen(
+            ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--no-first-run", "--hide-scrollbars", "--user-data-dir=" + self.profile,
+             "--remote-debugging-pipe", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=fds, close_fds=False)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._buf = b""
+        self._id = 0
+        self._events = []
+        self.width, self.height = width, height
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        try:
+            self.call("Browser.close", timeout=10)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        for fd in (self._r, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def _read(self, deadline):
+        import json
+        import select
+        while b"\0" not in self._buf:
+            left = deadline - time.time()
+            check(left > 0, "chromium did not answer in time")
+            ready, _, _ = select.select([self._r], [], [], left)
+            if ready:
+                chunk = os.read(self._r, 1 << 20)
+                check(chunk, "chromium exited")
+                self._buf += chunk
+        msg, self._buf = self._buf.split(b"\0", 1)
+        return json.loads(msg)
+
+    def call(self, method, session=None, timeout=60, **params):
+        """One command; its result (events seen meanwhile are dropped
+        unless wait_event asked for them)."""
+        import json
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._w, json.dumps(msg).encode() + b"\0")
+        deadline = time.time() + timeout
+        while True:
+            m = self._read(deadline)
+            if m.get("id") == self._id:
+                check("error" not in m, "chromium %s: %s" % (method, m.get("error")))
+                return m.get("result", {})
+            self._events.append(m)
+
+    def load(self, url, scripts=True, timeout=60):
+        """Open url in the page (scripts disabled when asked) and wait for
+        its load event."""
+        s = self.session
+        self._events = []
+        self.call("Page.enable", session=s)
+        self.call("Emulation.setScriptExecutionDisabled", session=s, value=not scripts)
+        self.call("Emulation.setDeviceMetricsOverride", session=s, width=self.width, height=self.height,
+                  deviceScaleFactor=1, mobile=False)
+        self.call("Page.navigate", session=s, url=url)
+        deadline = time.time() + timeout
+        while not any(e.get("method") == "Page.loadEventFired" for e in self._events):
+            self._events.append(self._read(deadline))
+        self._events = []
+
+    def html(self):
+        """The document as it is now (DOM.getOuterHTML: runs no script)."""
+        root = self.call("DOM.getDocument", session=self.session, depth=-1)["root"]
+        return self.call("DOM.getOuterHTML", session=self.session, nodeId=root["nodeId"])["outerHTML"]
+
+    def evaluate(self, expression):
+        """expression's value, by value (DevTools' own evaluation: it runs
+        when the page's scripts are disabled)."""
+        r = self.call("Runtime.evaluate", session=self.session, expression=expression, returnByValue=True)
+        check("exceptionDetails" not in r, "evaluate %s: %s" % (expression, r.get("exceptionDetails")))
+        return r["result"].get("value")
+
+    def screenshot(self, path, full=True):
+        import base64
+        params = {"format": "png"}
+        if full:
+            size = self.evaluate("[document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+            params["clip"] = {"x": 0, "y": 0, "width": size[0], "height": size[1], "scale": 1}
+            params["captureBeyondViewport"] = True
+        data = self.call("Page.captureScreenshot", session=self.session, **params)["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))

@@ -24,9 +24,9 @@ def empty_checkpoint(seed, begin, end):
     valid, so gpud accepts it, whatever units_done its message states."""
     nc = (end - 1) // 256 - begin // 256 + 1
     nseg = min(1 << 20, nc)
-    head = b"GRVC" + struct.pack("<IQQQIIQ", 2, seed, begin, end, 0, nseg, 2 ** 64 - 1)
+    head = b"GRVC" + struct.pack("<IQQQIIQ", 3, seed, begin, end, 0, nseg, 2 ** 64 - 1)
     head += b"\0" * (232 * 8) + struct.pack("<Q", begin)
-    return head + b"\0" * (5 * nseg)
+    return head + b"\0" * (9 * nseg)
 
 
 def beat(liar, held):

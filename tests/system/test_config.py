@@ -38,6 +38,10 @@ GPUD_VALUES = [
     ("idle-timeout", "90"),
     ("max-connections", "100"),
     ("max-connections-per-address", "10"),
+    ("max-connections-per-credential", "12"),
+    ("max-prelogin", "300"),
+    ("max-prelogin-per-address", "5"),
+    ("frame-memory", "64"),
     ("log-level", "debug"),
 ]
 WORKER_VALUES = [

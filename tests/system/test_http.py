@@ -190,9 +190,9 @@ def test_http(cl: Cluster):
     dom = chromium(url, "--dump-dom")
     check('data-loaded="1"' in dom, "the page's script rendered: %s" % dom[:500])
     for j in ctl_jobs:
-        row = re.search(r'<tr id="job-%d" data-state="%s">(.*?)</tr>' % (j["id"], j["state"]), dom, re.S)
+        row = re.search(r'<tr id="job-%d" data-state="%s"[^>]*>(.*?)</tr>' % (j["id"], j["state"]), dom, re.S)
         check(row, "job %d's row with state %s: %s" % (j["id"], j["state"], dom[-3000:]))
-        cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
+        cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
         check(cells[0] == str(j["id"]) and cells[1] == (j.get("name") or "–") and cells[2] == "graveler",
               "job %d's id, name, workload: %s" % (j["id"], cells[:3]))
         pct = float(re.search(r'class="pct">([\d.]+)%', row.group(1)).group(1))
@@ -200,9 +200,10 @@ def test_http(cl: Cluster):
         check(abs(pct - want) < 1.0 or j["id"] == big, "job %d's progress %.1f%%, status %.1f%%" % (j["id"], pct, want))
     check(re.search(r'<tr id="job-%d"[^>]*>.*?class="pct">100\.0%%' % small, dom, re.S), "the done job at 100%")
     # A worker is a process: TOKEN@INSTANCE (the default instance HOST:PID).
-    check(re.search(r'<tr id="worker-\d+"><td>local@[^<]+:\d+</td><td>%s</td>' % re.escape(device), dom),
+    check(re.search(r'<tr id="worker-\d+" data-state="online"><td>local@[^<]+:\d+</td><td>%s</td>' % re.escape(device), dom),
           "the worker's row")
-    check('src="/results/job-%d/counts.svg"' % small in dom, "the plot on the page")
+    # The finished job's first plot, as a thumbnail linking to its page.
+    check('<a href="/job/%d"><img src="/results/job-%d/counts.svg"' % (small, small) in dom, "the plot on the page")
     shot = os.environ.get("GPUD_SCREENSHOT")
     if shot:
         chromium(url, "--screenshot=" + os.path.abspath(shot), "--hide-scrollbars")

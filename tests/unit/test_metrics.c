@@ -3,13 +3,17 @@
  * by state with the fixed states at 0, per-job series for unfinished and
  * recently finished jobs only, leases summed over jobs, workers online by
  * device, label values escaped, the commit histogram cumulative with its
- * +Inf bucket equal to the count, and families written whole. */
+ * +Inf bucket equal to the count, and families written whole; the event
+ * log's counters (one family per metric, labels for its rows), gpud's
+ * health and the process's figures as client libraries name them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -83,6 +87,35 @@ static char *render_with(struct dbq_commit_stats *c, int with_workers)
 static char *render(struct dbq_commit_stats *c)
 {
 	return render_with(c, 1);
+}
+
+static uint64_t counts[METRICS_COUNTERS];
+static const struct procstat proc = {
+	.start_time = 1700000000.5, .cpu_seconds = 12.25,
+	.resident_bytes = 4096 * 100, .virtual_bytes = 1 << 30,
+	.open_fds = 17, .max_fds = 1024,
+};
+
+/* Everything optional given: counters, health, the process. */
+static char *render_full(void)
+{
+	struct ctlcmd_reply st;
+	json_t *stj = decode(CTLCMD_STATUS, status_json, &st);
+	struct metrics_input in = {
+		.status = &st, .event_counts = counts, .proc = &proc,
+		.last_check = 199000.0, .last_backup = 0, .db_known = 1,
+		.db_bytes = 5000, .storage_error = 1, .now = 200000.0,
+		.version = "0.1.0",
+	};
+	char *text = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; i < METRICS_COUNTERS; i++)
+		counts[i] = 10 + i;
+	assert_int_equal(metrics_render(&in, &text, &len), 0);
+	ctlcmd_reply_clear(&st);
+	json_decref(stj);
+	return text;
 }
 
 #define HAS(t, line) assert_non_null(strstr((t), line "\n"))
@@ -179,6 +212,74 @@ static void test_histogram(void **state)
 	free(t);
 }
 
+static void test_counters(void **state)
+{
+	char *t = render_full(), line[160];
+
+	(void)state;
+	/* Each row its sample; a metric's HELP and TYPE once. */
+	for (size_t i = 0; i < METRICS_COUNTERS; i++) {
+		const struct metrics_counter *c = &metrics_counters[i];
+
+		snprintf(line, sizeof(line), "%s%s%s%s %zu\n", c->metric,
+			 c->label ? "{" : "", c->label ? c->label : "",
+			 c->label ? "}" : "", 10 + i);
+		assert_non_null(strstr(t, line));
+		snprintf(line, sizeof(line), "# TYPE %s counter\n", c->metric);
+		assert_non_null(strstr(t, line));
+		assert_null(strstr(strstr(t, line) + 1, line));
+		assert_true(strlen(c->metric) > 6 &&
+			    strcmp(c->metric + strlen(c->metric) - 6, "_total") == 0);
+	}
+	HAS(t, "gpud_results_verified_total 19");
+	HAS(t, "gpud_results_rejected_total{why=\"verification\"} 20");
+	HAS(t, "gpud_last_check_timestamp_seconds 199000");
+	HASNT(t, "gpud_last_backup_timestamp_seconds");
+	HAS(t, "gpud_db_bytes 5000");
+	HAS(t, "gpud_storage_error 1");
+	free(t);
+}
+
+static void test_process(void **state)
+{
+	struct dbq_commit_stats c = { .count = 0 };
+	char *t = render_full(), *u = render(&c);
+
+	(void)state;
+	HAS(t, "# TYPE process_start_time_seconds gauge");
+	HAS(t, "process_start_time_seconds 1700000000.5");
+	HAS(t, "# TYPE process_cpu_seconds_total counter");
+	HAS(t, "process_cpu_seconds_total 12.25");
+	HAS(t, "process_resident_memory_bytes 409600");
+	HAS(t, "process_virtual_memory_bytes 1073741824");
+	HAS(t, "process_open_fds 17");
+	HAS(t, "process_max_fds 1024");
+	/* Left out when not read; the storage gauge is always there. */
+	HASNT(u, "process_");
+	HASNT(u, "gpud_leases_granted_total");
+	HAS(u, "gpud_storage_error 0");
+	free(t);
+	free(u);
+}
+
+/* This process's own figures, read from /proc. */
+static void test_procstat_self(void **state)
+{
+	struct procstat p;
+	char *big = malloc(8 << 20);
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 1, 8 << 20);  /* resident */
+	assert_int_equal(procstat_read(&p), 0);
+	assert_true(p.start_time > 1.5e9 && p.start_time <= (double)time(NULL) + 1);
+	assert_true(p.cpu_seconds >= 0);
+	assert_true(p.resident_bytes >= 8u << 20);
+	assert_true(p.virtual_bytes >= p.resident_bytes);
+	assert_true(p.open_fds >= 3);
+	free(big);
+}
+
 /* Each family's samples follow its own TYPE line, none elsewhere. */
 static void test_families_whole(void **state)
 {
@@ -209,4 +310,7 @@ UNIT_MAIN(cmocka_unit_test(test_jobs),
 	cmocka_unit_test(test_workers),
 	cmocka_unit_test(test_no_workers),
 	cmocka_unit_test(test_histogram),
+	cmocka_unit_test(test_counters),
+	cmocka_unit_test(test_process),
+	cmocka_unit_test(test_procstat_self),
 	cmocka_unit_test(test_families_whole))

@@ -95,7 +95,9 @@ static void test_table(void **state)
 		"quarantine-after", "max-leases-per-worker",
 		"max-leases-per-credential", "progress-timeout",
 		"trust-after", "login-timeout", "idle-timeout", "max-connections",
-		"max-connections-per-address", "log-level",
+		"max-connections-per-address", "max-connections-per-credential",
+		"max-prelogin", "max-prelogin-per-address", "frame-memory",
+		"log-level",
 	};
 	static const char *const restart[] = { "data", "results", "listen",
 					       "http", "http-open", "socket", "heartbeat" };

@@ -354,6 +354,74 @@ static void test_header_limit(void **state)
 	assert_int_equal(proto_header_limit(NULL, 0, &ready, err, sizeof(err)), GERR_INVAL);
 }
 
+/* Each worker message's JSON is held to its type's bound from the header,
+ * whatever the connection allows; gpud's and gpuctl's to the frame's. */
+static void test_type_max_json(void **state)
+{
+	const struct proto_limits ready = {
+		.types = PROTO_BIT(PROTO_HEARTBEAT) | PROTO_BIT(PROTO_RELEASE),
+		.max_json = PROTO_WORKER_MAX_JSON,
+	};
+	uint8_t h[16];
+	char err[160];
+
+	(void)state;
+	assert_int_equal(proto_type_max_json(PROTO_HELLO), PROTO_LOGIN_MAX_JSON);
+	assert_int_equal(proto_type_max_json(PROTO_HEARTBEAT), PROTO_SMALL_MAX_JSON);
+	assert_int_equal(proto_type_max_json(PROTO_RESULT), PROTO_SMALL_MAX_JSON);
+	assert_int_equal(proto_type_max_json(PROTO_RELEASE), PROTO_TEXT_MAX_JSON);
+	assert_int_equal(proto_type_max_json(PROTO_LEASE), PROTO_MAX_JSON);
+	assert_int_equal(proto_type_max_json(PROTO_CTL_REQ), PROTO_MAX_JSON);
+	assert_int_equal(proto_type_max_json(0), 0);
+	assert_int_equal(proto_type_max_json(PROTO_TYPE_MAX + 1), 0);
+	good_header(h, PROTO_SMALL_MAX_JSON, 0);
+	h[5] = PROTO_HEARTBEAT;
+	assert_int_equal(proto_header_limit(h, 16, &ready, err, sizeof(err)), 0);
+	put_be32(h + 8, 60000);
+	assert_int_equal(proto_header_limit(h, 12, &ready, err, sizeof(err)), GERR_TOOBIG);
+	assert_non_null(strstr(err, "HEARTBEAT: JSON header of 60000 bytes exceeds 2048"));
+	/* A RELEASE's text fits; its type's bound is below the state's. */
+	h[5] = PROTO_RELEASE;
+	put_be32(h + 8, PROTO_TEXT_MAX_JSON);
+	assert_int_equal(proto_header_limit(h, 12, &ready, err, sizeof(err)), 0);
+	put_be32(h + 8, PROTO_TEXT_MAX_JSON + 1);
+	assert_int_equal(proto_header_limit(h, 12, &ready, err, sizeof(err)), GERR_TOOBIG);
+}
+
+/* The header and JSON of a frame, without its attachment: returned as soon
+ * as the JSON is there, the attachment's length announced. */
+static void test_parse_head(void **state)
+{
+	size_t len = 0, jl = 0, used = 0, need = 0;
+	uint8_t *buf = sample_frame(&len, &jl);
+	struct proto_frame f, g;
+	char err[160];
+
+	(void)state;
+	for (size_t n = 0; n < 16 + jl; n++) {
+		assert_int_equal(proto_frame_parse_head(buf, n, &f, &used, &need,
+							err, sizeof(err)), GERR_AGAIN);
+		assert_int_equal(need, n < 16 ? 16 : 16 + jl);
+	}
+	assert_int_equal(proto_frame_parse_head(buf, 16 + jl, &f, &used, &need,
+						err, sizeof(err)), 0);
+	assert_int_equal(used, 16 + jl);
+	assert_null(f.bin);
+	assert_int_equal(f.bin_len, len - 16 - jl);
+	assert_int_equal(proto_frame_parse(buf, len, &g, &used, &need, err,
+					   sizeof(err)), 0);
+	assert_int_equal(used, len);
+	assert_true(json_equal(f.json, g.json));
+	assert_int_equal(f.type, g.type);
+	proto_frame_clear(&f);
+	proto_frame_clear(&g);
+	/* Bad JSON is refused as by the whole parse. */
+	buf[16] = '[';
+	assert_int_equal(proto_frame_parse_head(buf, 16 + jl, &f, &used, &need,
+						err, sizeof(err)), GERR_PROTO);
+	free(buf);
+}
+
 static void test_bad_json(void **state)
 {
 	static const char *const bad[] = {
@@ -584,6 +652,8 @@ UNIT_MAIN(cmocka_unit_test(test_round_trip),
 	cmocka_unit_test(test_bad_header_fields),
 	cmocka_unit_test(test_oversized_refused_without_payload),
 	cmocka_unit_test(test_header_limit),
+	cmocka_unit_test(test_type_max_json),
+	cmocka_unit_test(test_parse_head),
 	cmocka_unit_test(test_bad_json),
 	cmocka_unit_test(test_encode_rejects),
 	cmocka_unit_test(test_get_helpers),
