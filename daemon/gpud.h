@@ -86,6 +86,9 @@ struct gpud_config {
 	const char *socket_path;     /* DATA/gpud.sock by default */
 	const char *http_host;       /* the page and /metrics (http.c) */
 	int http_port;               /* -1: off; 0 picks one (DATA/gpud.http) */
+	int http_asked;              /* --http or http = given: failing to bind
+				      * it fails the start; the default's
+				      * does not */
 	int http_open;               /* the page needs no page link (http.c) */
 	double heartbeat_s;          /* worker heartbeat interval */
 	double lease_timeout_s;      /* deadline = last heartbeat + this */

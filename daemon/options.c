@@ -2,23 +2,48 @@
  * options.h). */
 #include "options.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gerr.h"
 
-/* "HOST:PORT", "[IPV6]:PORT"; port 0..65535. */
-static int parse_listen(const char *s, void *field, char *err, size_t errlen)
+/* Whether host (hl bytes) is a numeric IPv4 or IPv6 address, an IPv6
+ * one perhaps with its %SCOPE: gpud binds addresses and resolves no
+ * names, so that what --check-config accepts is what gpud can bind. */
+static int numeric_host(const char *host, size_t hl)
 {
-	struct gpud_listen *l = field;
+	char a[sizeof(((struct gpud_listen *)0)->host)];
+	unsigned char bin[sizeof(struct in6_addr)];
+	char *pct;
+
+	memcpy(a, host, hl);
+	a[hl] = '\0';
+	if (inet_pton(AF_INET, a, bin) == 1)
+		return 1;
+	pct = strchr(a, '%');
+	if (pct) {
+		if (pct[1] == '\0')
+			return 0;
+		*pct = '\0';
+	}
+	return inet_pton(AF_INET6, a, bin) == 1;
+}
+
+/* "ADDR:PORT", "[IPV6]:PORT"; port 0..65535; ADDR numeric. what: what
+ * the key takes, for the message. */
+static int parse_addr(const char *s, struct gpud_listen *l, const char *what,
+		      char *err, size_t errlen)
+{
 	const char *colon = strrchr(s, ':');
 	size_t hl;
 	char *end;
 	long p;
 
-	gerr_printf(err, errlen, "HOST:PORT ([ADDR]:PORT for IPv6, port 0..65535)");
+	gerr_printf(err, errlen, "%s", what);
 	if (!colon || colon == s)
 		return GERR_INVAL;
 	hl = (size_t)(colon - s);
@@ -39,10 +64,21 @@ static int parse_listen(const char *s, void *field, char *err, size_t errlen)
 	p = strtol(colon + 1, &end, 10);
 	if (errno || *end || p < 0 || p > 65535)
 		return GERR_INVAL;
+	if (!numeric_host(s, hl))
+		return gerr_fail(GERR_INVAL, err, errlen, "a numeric address, "
+				 "not a name (127.0.0.1:PORT for localhost, "
+				 "[::1]:PORT, 0.0.0.0:PORT for every address)");
 	memcpy(l->host, s, hl);
 	l->host[hl] = '\0';
 	l->port = (int)p;
+	l->asked = 1;
 	return 0;
+}
+
+static int parse_listen(const char *s, void *field, char *err, size_t errlen)
+{
+	return parse_addr(s, field, "HOST:PORT ([ADDR]:PORT for IPv6, port "
+			  "0..65535)", err, errlen);
 }
 
 static void show_listen(const void *field, char *buf, size_t len)
@@ -57,18 +93,15 @@ static void show_listen(const void *field, char *buf, size_t len)
 static int parse_http(const char *s, void *field, char *err, size_t errlen)
 {
 	struct gpud_listen *l = field;
-	int rc;
 
 	if (strcmp(s, "off") == 0) {
 		l->host[0] = '\0';
 		l->port = -1;
+		l->asked = 1;
 		return 0;
 	}
-	rc = parse_listen(s, field, err, errlen);
-	if (rc)
-		gerr_printf(err, errlen, "HOST:PORT ([ADDR]:PORT for IPv6, port "
-			    "0..65535) or off");
-	return rc;
+	return parse_addr(s, l, "HOST:PORT ([ADDR]:PORT for IPv6, port "
+			  "0..65535) or off", err, errlen);
 }
 
 static void show_http(const void *field, char *buf, size_t len)
@@ -95,12 +128,14 @@ static const struct conf_key keys[] = {
 	  "start a fresh database even though DIR holds the blobs or\n"
 	  "the key of an earlier one (blobs moved aside, the key kept)", NULL, NULL },
 	{ "listen", CONF_CUSTOM, 0, F(listen), sizeof(struct gpud_listen), 0, 0,
-	  "HOST:PORT", "worker listener (default 127.0.0.1:7700; port 0 picks one,\n"
-	  "written to DIR/gpud.addr)", parse_listen, show_listen },
+	  "HOST:PORT", "worker listener on a numeric address, not a name\n"
+	  "(default 127.0.0.1:7700; port 0 picks one, written to\n"
+	  "DIR/gpud.addr)", parse_listen, show_listen },
 	{ "http", CONF_CUSTOM, 0, F(http), sizeof(struct gpud_listen), 0, 0,
 	  "HOST:PORT", "the status page, /metrics and /api/status, read-only\n"
-	  "(default 127.0.0.1:7780; off: none; port 0 picks one,\n"
-	  "written to DIR/gpud.http)", parse_http, show_http },
+	  "(default 127.0.0.1:7780, skipped with a warning when taken;\n"
+	  "off: none; port 0 picks one, written to DIR/gpud.http)",
+	  parse_http, show_http },
 	{ "http-open", CONF_BOOL, 0, F(http_open), 0, 0, 0, NULL,
 	  "serve the page, /api/status and /metrics to anyone who reaches\n"
 	  "them, without a page link (gpuctl page-link): for a page behind\n"
@@ -271,6 +306,7 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->socket_path = s->socket;
 	cfg->http_host = s->http.host;
 	cfg->http_port = s->http.port;
+	cfg->http_asked = s->http.asked;
 	cfg->http_open = s->http_open;
 	cfg->heartbeat_s = s->heartbeat;
 	cfg->lease_timeout_s = s->lease_timeout;

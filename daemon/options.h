@@ -20,8 +20,9 @@
 #define GPUD_CONF_PATH "/etc/gpud/gpud.conf"
 
 struct gpud_listen {
-	char host[256];
+	char host[256]; /* a numeric IPv4 or IPv6 address, never a name */
 	int port; /* 0 picks one */
+	int asked; /* set by an option or a key, not by the defaults */
 };
 
 struct gpud_settings {

@@ -317,6 +317,8 @@ static int listen_http(struct gpud *d)
 	if (d->cfg.http_port < 0)
 		return 0;
 	rc = http_start(d, &port);
+	if (rc == GERR_IO && !d->cfg.http_asked)
+		return 0; /* the default address taken: no page (logged) */
 	if (rc)
 		return rc;
 	snprintf(text, sizeof(text), strchr(host, ':') ? "[%s]:%d\n" : "%s:%d\n",
@@ -361,6 +363,27 @@ static int listen_pipe(struct gpud *d)
 	return 0;
 }
 
+/* A new identity key at path. Credentials made before it (any but the
+ * local worker's, rewritten with it) pin the old key: a warning then; a
+ * brand-new directory has none to warn about. */
+static void say_new_identity(struct gpud *d, const char *path)
+{
+	struct store_token *toks = NULL;
+	size_t n = 0, others = 0;
+
+	if (store_token_list(d->store, &toks, &n) == 0)
+		for (size_t i = 0; i < n; i++)
+			others += !toks[i].revoked &&
+				  strcmp(toks[i].name, "local") != 0;
+	store_token_free_array(toks, n);
+	if (others)
+		LOG_WARN(&d->log, "made a new identity key %s: the %zu "
+			 "credential(s) made before (gpuctl token add) pin "
+			 "another key and are refused", path, others);
+	else
+		LOG_INFO(&d->log, "made the identity key %s", path);
+}
+
 /* gpud's identity: DATA/gpud.key, made at the first start. Workers pin its
  * public key, so a new one (the file lost) needs new credentials. */
 static int load_identity(struct gpud *d)
@@ -375,9 +398,7 @@ static int load_identity(struct gpud *d)
 		chan_identity_new(&d->identity);
 		rc = chan_identity_write(path, &d->identity, err, sizeof(err));
 		if (rc == 0)
-			LOG_WARN(&d->log, "made a new identity key %s: "
-				 "credentials made before (gpuctl token add) "
-				 "pin another key and are refused", path);
+			say_new_identity(d, path);
 	}
 	if (rc) {
 		LOG_ERROR(&d->log, "%s", err);

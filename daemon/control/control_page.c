@@ -83,8 +83,14 @@ void ctl_page_link_start(struct ctl_req *r)
 	struct page_step *p;
 
 	if (!r->in.revoke && !r->d->http_url[0]) {
-		snprintf(r->err, sizeof(r->err), "gpud serves no status page "
-			 "(--http off)");
+		if (r->d->cfg.http_port < 0)
+			snprintf(r->err, sizeof(r->err), "gpud serves no status "
+				 "page (--http off)");
+		else /* the default address was taken (server.c) */
+			snprintf(r->err, sizeof(r->err), "gpud serves no status "
+				 "page: %s:%d was taken when it started (--http "
+				 "HOST:PORT picks another)", r->d->cfg.http_host,
+				 r->d->cfg.http_port);
 		ctl_finish(r);
 		return;
 	}

@@ -700,9 +700,16 @@ int http_start(struct gpud *d, int *ret_port)
 		MHD_OPTION_ARRAY, h->https.opts,
 		MHD_OPTION_END);
 	if (!h->mhd) {
-		LOG_ERROR(&d->log, strchr(host, ':') ? "cannot serve http on "
-			  "[%s]:%d (--http; off turns it off)" : "cannot serve "
-			  "http on %s:%d (--http; off turns it off)", host, port);
+		/* The default address taken (another gpud's page) costs the
+		 * page only; an address asked for fails the start. */
+		if (d->cfg.http_asked)
+			LOG_ERROR(&d->log, strchr(host, ':') ? "cannot serve http on "
+				  "[%s]:%d (--http; off turns it off)" : "cannot serve "
+				  "http on %s:%d (--http; off turns it off)", host, port);
+		else
+			LOG_WARN(&d->log, "no status page: its default address "
+				 "%s:%d is taken (--http HOST:PORT picks another, "
+				 "--http off says none)", host, port);
 		h->closed = 1;
 		close_handles(h);
 		return GERR_IO;

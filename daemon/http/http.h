@@ -59,7 +59,8 @@ struct gpud;
 
 /* Listen on d->cfg.http_host:http_port and serve. *ret_port is the port
  * bound (the one asked for, or the one port 0 picked). Returns 0,
- * GERR_INVAL (a bad address) or GERR_IO (cannot bind), logged. */
+ * GERR_INVAL (a bad address) or GERR_IO (cannot bind), logged: as an
+ * error when the address was asked for (cfg.http_asked), else a warning. */
 int http_start(struct gpud *d, int *ret_port);
 /* Answer what waits with 503, stop MHD once the requests in flight are
  * answered, and free. Idempotent; NULL d->http is a no-op. */

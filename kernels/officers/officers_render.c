@@ -194,8 +194,8 @@ int officers_wl_export(void *ctx, const json_t *params, const json_t *answer,
 		return GERR_INVAL;
 	}
 	if (ofw_parse_range(args, &a, &b) || a >= b) {
-		gerr_printf(err, errlen, "officers: --values wants FROM:TO with "
-			    "FROM < TO");
+		gerr_printf(err, errlen, "officers: export values wants --range "
+			    "FROM:TO (result: --values FROM:TO) with FROM < TO");
 		return GERR_INVAL;
 	}
 	if (b > n) {

@@ -232,8 +232,8 @@ static const struct wl_param_doc sw_params_doc[] = {
 };
 
 static const struct wl_export_doc sw_exports_doc[] = {
-	{ "counts", "each gangster's count of completions, one \"INDEX W\" "
-	  "line each after a # header" },
+	{ "counts", "each gangster's count of completions as CSV: the "
+	  "header index,count, then an INDEX,COUNT line per gangster" },
 	{ 0 }, /* the end */
 };
 

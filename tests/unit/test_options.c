@@ -135,11 +135,21 @@ static void test_listen(void **state)
 		int port;
 	} good[] = {
 		{ "0.0.0.0:0", "0.0.0.0", "0.0.0.0:0", 0 },
-		{ "localhost:65535", "localhost", "localhost:65535", 65535 },
+		{ "127.0.0.1:65535", "127.0.0.1", "127.0.0.1:65535", 65535 },
 		{ "[::1]:7700", "::1", "[::1]:7700", 7700 },
 		{ "[fe80::1%eth0]:1", "fe80::1%eth0", "[fe80::1%eth0]:1", 1 },
-		{ "gpud.example.org:007", "gpud.example.org", "gpud.example.org:7", 7 },
+		{ "10.0.0.7:007", "10.0.0.7", "10.0.0.7:7", 7 },
 	};
+	/* Names: gpud binds addresses, so --check-config refuses what gpud
+	 * could not bind (localhost among them). */
+	static const char *const names[] = {
+		"localhost:7700", "gpud.example.org:7700", "[localhost]:1",
+		"127.1:7700", "[fe80::1%]:1", "1.2.3.4.5:1", "[::g]:1",
+	};
+	static const char named[] = "listen wants a numeric address, not a "
+				    "name (127.0.0.1:PORT for localhost, "
+				    "[::1]:PORT, 0.0.0.0:PORT for every address), "
+				    "got '";
 	static const char refusal[] = "listen wants HOST:PORT ([ADDR]:PORT for "
 				      "IPv6, port 0..65535), got '";
 
@@ -153,15 +163,25 @@ static void test_listen(void **state)
 	gpud_options_defaults(&s);
 	fx_refused_each(&gpud_options, &s, sizeof(s), "listen",
 			fx_bad_addresses, FX_BAD_ADDRESSES, refusal);
+	fx_refused_each(&gpud_options, &s, sizeof(s), "listen", names,
+			sizeof(names) / sizeof(names[0]), named);
+	assert_int_equal(conf_set(key("http"), &s, "localhost:7780", err,
+				  sizeof(err)), GERR_INVAL);
+	assert_non_null(strstr(err, "http wants a numeric address"));
 	/* Refused: the field is as it was. */
 	assert_string_equal(show(&s, "listen"), "127.0.0.1:7700");
-	/* The host's bound: 255 bytes fit, 256 do not. */
-	memset(longhost, 'h', 255);
-	snprintf(longhost + 255, sizeof(longhost) - 255, ":1");
+	assert_false(s.listen.asked);
+	/* The host's bound: 255 bytes fit, 256 do not (an IPv6 address
+	 * with a long scope). */
+	memcpy(longhost, "[fe80::1%", 9);
+	memset(longhost + 9, 'e', 247);
+	snprintf(longhost + 256, sizeof(longhost) - 256, "]:1");
 	assert_int_equal(conf_set(key("listen"), &s, longhost, err, sizeof(err)), 0);
 	assert_int_equal(strlen(s.listen.host), 255);
-	memset(longhost, 'h', 256);
-	snprintf(longhost + 256, sizeof(longhost) - 256, ":2");
+	assert_true(s.listen.asked);
+	memcpy(longhost, "[fe80::1%", 9);
+	memset(longhost + 9, 'e', 248);
+	snprintf(longhost + 257, sizeof(longhost) - 257, "]:2");
 	assert_int_equal(conf_set(key("listen"), &s, longhost, err, sizeof(err)),
 			 GERR_INVAL);
 	assert_int_equal(s.listen.port, 1);
@@ -173,6 +193,12 @@ static void test_http(void **state)
 	char err[512];
 
 	(void)state;
+	gpud_options_defaults(&s);
+	/* The default is not asked for: gpud starts without it when its
+	 * port is taken (server.c), but not without one given. */
+	assert_false(s.http.asked);
+	assert_int_equal(conf_set(key("http"), &s, "127.0.0.1:7780", err, sizeof(err)), 0);
+	assert_true(s.http.asked);
 	gpud_options_defaults(&s);
 	assert_int_equal(conf_set(key("http"), &s, "off", err, sizeof(err)), 0);
 	assert_int_equal(s.http.port, -1);

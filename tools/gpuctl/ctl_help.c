@@ -25,7 +25,8 @@ static const char global_text[] =
 "                    admin's do everything\n"
 "  --version         gpuctl's version\n"
 "  -h, --help        this help\n"
-"exit status: 0 ok, 1 request refused or failed (check: damaged), 2 usage,\n"
+"exit status: 0 ok (also when a reader stops early: | head), 1 request\n"
+"  refused or failed (check: damaged), 2 usage (binary to a terminal too),\n"
 "  3 cannot connect or gpud hung up, 4 no such job, 5 job failed or\n"
 "  cancelled (wait), 6 timed out (wait)\n";
 

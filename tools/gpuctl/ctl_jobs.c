@@ -287,7 +287,18 @@ int cmd_extend(const struct ctl_target *to, int argc, char **argv)
 	return ex;
 }
 
-/* Ask for a job's bulk output and write it to stdout. */
+/* Whether p[0..n) is text a terminal shows as it is: printable ASCII,
+ * tab, newline, carriage return, and UTF-8's bytes. */
+static int printable(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || p[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* Ask for a job's bulk output and write it to stdout; a terminal gets no
+ * binary. */
 static int do_export(const struct ctl_target *to, json_int_t job, const char *what, json_t *args)
 {
 	int ex;
@@ -300,9 +311,18 @@ static int do_export(const struct ctl_target *to, json_int_t job, const char *wh
 
 	if (!reply)
 		return ex;
-	ex = ctl_write_all(STDOUT_FILENO, bin, bin_len) ? EXIT_FAIL : 0;
-	if (ex)
-		fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
+	if (isatty(STDOUT_FILENO) && !printable(bin, bin_len)) {
+		fprintf(stderr, "gpuctl: job %" JSON_INTEGER_FORMAT "'s export is binary "
+			"(%zu bytes); redirect it to a file or a pipe: ... > FILE\n", job,
+			bin_len);
+		ex = EXIT_USAGE;
+	} else if (ctl_write_all(STDOUT_FILENO, bin, bin_len)) {
+		/* A reader that stopped (gpuctl export ... | head) wanted no
+		 * more: no error. */
+		ex = errno == EPIPE ? 0 : EXIT_FAIL;
+		if (ex)
+			fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
+	}
 	free(bin);
 	json_decref(reply);
 	return ex;
@@ -415,6 +435,14 @@ int cmd_result(const struct ctl_target *to, int argc, char **argv)
 	}
 	if (optind + 1 != argc || ctl_parse_job(argv[optind], &job) || (values && as_json))
 		return ctl_usage_error("result");
+	/* 16-bit values would scramble a terminal: ask for a file first,
+	 * before gpud reads them. */
+	if (values && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "gpuctl: --values writes binary (16-bit little-endian "
+			"values); redirect it: gpuctl result %" JSON_INTEGER_FORMAT
+			" --values %s > FILE\n", job, values);
+		return EXIT_USAGE;
+	}
 	if (values)
 		return do_export(to, job, "values", json_pack("{s:s}", "range", values));
 	uint8_t *abin = NULL;

@@ -1,6 +1,7 @@
 /* ctl_watch.c - gpuctl's live views and the workers: watch (jobs and
  * workers redrawn, fitted to the terminal), wait (one progress line until
  * the job ends) and workers. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -154,11 +155,42 @@ static void term_size(size_t *rows, size_t *cols)
 	}
 }
 
-/* One screen: a title, the jobs, the workers; on a terminal of rows x
- * cols, every line cut to cols and the lists to what fits, workers
- * getting at least a third of the room when both overflow. */
-static void draw(const struct ctlcmd_reply *jobs, const struct ctlcmd_reply *workers,
-		 double interval, int tty)
+/* Where a job comes in watch: running, queued, paused, then the finished
+ * ones, so that a list cut to a small terminal keeps what moves. */
+static int live_rank(const struct ctlcmd_job *j)
+{
+	const char *s = ctl_job_state(j);
+
+	if (strcmp(s, "running") == 0)
+		return 0;
+	if (strcmp(s, "queued") == 0)
+		return 1;
+	return ctl_job_finished(j) ? 3 : 2;
+}
+
+/* jobs[0..n) in live_rank's order, each rank in gpud's order, as a new
+ * array of shallow copies (its strings are still the reply's); NULL when
+ * out of memory. */
+static struct ctlcmd_job *live_first(const struct ctlcmd_job *jobs, size_t n)
+{
+	struct ctlcmd_job *out = malloc((n ? n : 1) * sizeof(*out));
+	size_t k = 0;
+
+	if (!out)
+		return NULL;
+	for (int rank = 0; rank <= 3; rank++)
+		for (size_t i = 0; i < n; i++)
+			if (live_rank(&jobs[i]) == rank)
+				out[k++] = jobs[i];
+	return out;
+}
+
+/* One screen: a title, the jobs (running and queued first), the workers;
+ * on a terminal of rows x cols, every line cut to cols and the lists to
+ * what fits, workers getting at least a third of the room when both
+ * overflow. Returns fflush's result: EOF when stdout is gone. */
+static int draw(const struct ctlcmd_reply *jobs, const struct ctlcmd_reply *workers,
+		double interval, int tty)
 {
 	double now = gclock_wall();
 	size_t rows, cols, jrows = 0, wrows = 0;
@@ -175,7 +207,9 @@ static void draw(const struct ctlcmd_reply *jobs, const struct ctlcmd_reply *wor
 	if (tty)
 		printf("\033[H\033[2J"); /* home, clear */
 	printf("%.*s\n\n", (int)(cols ? human_fit(title, cols) : strlen(title)), title);
-	ctl_jobs_table(&jt, CTL_STATUS_COLS, jobs->jobs, jobs->n_jobs, now);
+	struct ctlcmd_job *order = live_first(jobs->jobs, jobs->n_jobs);
+	ctl_jobs_table(&jt, CTL_STATUS_COLS, order ? order : jobs->jobs, jobs->n_jobs, now);
+	free(order);
 	workers_table(&wt, workers, jobs, now);
 	if (rows) {
 		/* Title, blank, blank between, and the cursor's last line. */
@@ -205,7 +239,7 @@ static void draw(const struct ctlcmd_reply *jobs, const struct ctlcmd_reply *wor
 		printf("no workers\n");
 	ctl_table_free(&jt);
 	ctl_table_free(&wt);
-	fflush(stdout);
+	return fflush(stdout);
 }
 
 int cmd_watch(const struct ctl_target *to, int argc, char **argv)
@@ -246,9 +280,12 @@ int cmd_watch(const struct ctl_target *to, int argc, char **argv)
 			ctl_reply_free(&jobs);
 			return ex;
 		}
-		draw(&jobs.f, &workers.f, interval, tty);
+		int gone = draw(&jobs.f, &workers.f, interval, tty) == EOF;
 		ctl_reply_free(&jobs);
 		ctl_reply_free(&workers);
+		/* Nobody reads any more (gpuctl watch | head): done. */
+		if (gone)
+			return errno == EPIPE ? 0 : EXIT_FAIL;
 		if (count == 0 || n + 1 < count)
 			poll(NULL, 0, (int)(interval * 1000));
 	}

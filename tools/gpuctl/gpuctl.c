@@ -8,6 +8,7 @@
  * with its control characters escaped (ctl_text.h); --json output is JSON
  * with everything outside ASCII escaped.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -71,18 +72,22 @@ static const struct ctl_command commands[] = {
 { "watch", cmd_watch, "watch [JOB] [--interval S] [--count N] [--all]",
   "a live view of the jobs and workers, fitted to the terminal",
   "  Redraws every --interval seconds (default 2) until Ctrl-C, or --count\n"
-  "  times. On a terminal, lists that do not fit end in \"+N more\".\n"
+  "  times. Running and queued jobs first, then paused, then finished ones;\n"
+  "  on a terminal, lists that do not fit end in \"+N more\".\n"
   "  -a, --all         also jobs that finished more than a day ago\n" },
 { "result", cmd_result, "result JOB [--json] | result JOB --values FROM:TO",
   "the job's answer (bulk results to stdout)",
   "  The answer as text, with the path of its results directory (plots);\n"
   "  merged so far when the job is not finished.\n"
   "  --json            the answer as JSON\n"
-  "  --values FROM:TO  a range of Officers values (as export JOB values)\n" },
+  "  --values FROM:TO  Officers values G(FROM..TO-1), 16-bit little-endian,\n"
+  "                    as export JOB values --range FROM:TO; never to a\n"
+  "                    terminal: redirect it (> FILE)\n" },
 { "export", cmd_export, "export JOB [WHAT [--KEY VALUE...]] > FILE",
   "a job's bulk output to stdout; without WHAT, what it can export",
   "  e.g. gpuctl export 3 values --range 0:1000000 > values.bin\n"
-  "       gpuctl export 5 counts > counts.txt\n" },
+  "       gpuctl export 5 counts > counts.csv   (CSV: index,count)\n"
+  "  Binary output is not written to a terminal (exit 2).\n" },
 { "extend", cmd_extend, "extend JOB --KEY VALUE...",
   "take a job further (e.g. officers --to N)", "" },
 { "cancel", cmd_simple, "cancel JOB", "cancel a job (its leases are revoked)", "" },
@@ -210,6 +215,12 @@ int main(int argc, char **argv)
 		}
 		int rc = commands[i].run(&target, n, av);
 		free(av);
+		/* What stdio still holds: a reader that stopped (| head)
+		 * wanted no more; a full disk is an error. */
+		if (fflush(stdout) == EOF && errno != EPIPE) {
+			fprintf(stderr, "gpuctl: cannot write the output: %s\n", strerror(errno));
+			return rc ? rc : EXIT_FAIL;
+		}
 		return rc;
 	}
 	fprintf(stderr, "gpuctl: unknown command '%s'\n", cmd);
