@@ -125,14 +125,6 @@ static const struct field ctl_hello_fields[] = {
 	STR("name", struct msg_ctl_hello, name, MSG_WORKER_MAX),
 };
 
-static const struct field challenge_fields[] = {
-	HEX("nonce", struct msg_challenge, nonce),
-};
-
-static const struct field auth_fields[] = {
-	HEX("mac", struct msg_auth, mac),
-};
-
 static const struct field welcome_fields[] = {
 	U64("worker_id", struct msg_welcome, worker_id, 0, I64MAX),
 	NUM("heartbeat_s", struct msg_welcome, heartbeat_s),
@@ -216,9 +208,6 @@ static const struct field error_fields[] = {
 
 static const struct mtype mtypes[PROTO_TYPE_MAX + 1] = {
 	MTYPE(PROTO_HELLO, "HELLO", struct msg_hello, hello_fields, 0),
-	MTYPE(PROTO_CHALLENGE, "CHALLENGE", struct msg_challenge,
-	      challenge_fields, 0),
-	MTYPE(PROTO_AUTH, "AUTH", struct msg_auth, auth_fields, 0),
 	MTYPE(PROTO_WELCOME, "WELCOME", struct msg_welcome, welcome_fields, 0),
 	/* No field: leases are sized by what gpud measured, never by a
 	 * rate a worker states (a "rate" sent anyway is ignored). */

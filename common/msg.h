@@ -12,8 +12,6 @@
  *                 [threads], [host], [slurm_job], [slurm_array], [pod]
  *                 (place.h; instance: this process among those of its
  *                 credential, place_instance_check's rule)
- *   CHALLENGE  <- nonce (64 hex)
- *   AUTH       -> mac (64 hex)
  *   WELCOME    <- worker_id, heartbeat_s, [checkpoint_s]
  *   CLAIM      -> (no field: gpud sizes leases by the rates it measured
  *                 on verified work, never by one a worker states)
@@ -109,18 +107,10 @@ struct msg_hello {
 	const char *pod;                /* [<= PLACE_POD_MAX] */
 };
 
-/* Remote gpuctl's login: then CHALLENGE and AUTH as a worker's. */
+/* Remote gpuctl's login: then WELCOME, as a worker's. */
 struct msg_ctl_hello {
 	uint64_t proto;                 /* PROTO_VERSION, nothing else */
 	const char *name;               /* token name, <= MSG_WORKER_MAX */
-};
-
-struct msg_challenge {
-	const char *nonce;              /* hex */
-};
-
-struct msg_auth {
-	const char *mac;                /* hex, auth.h's proof */
 };
 
 struct msg_welcome {
@@ -235,8 +225,6 @@ const char *msg_ack_what_name(enum msg_ack_what w);
 	}
 
 MSG_CODEC(hello, PROTO_HELLO)
-MSG_CODEC(challenge, PROTO_CHALLENGE)
-MSG_CODEC(auth, PROTO_AUTH)
 MSG_CODEC(welcome, PROTO_WELCOME)
 MSG_CODEC(claim, PROTO_CLAIM)
 MSG_CODEC(lease, PROTO_LEASE)

@@ -21,8 +21,6 @@
 
 static const char *const type_names[PROTO_TYPE_MAX + 1] = {
 	[PROTO_HELLO] = "HELLO",
-	[PROTO_CHALLENGE] = "CHALLENGE",
-	[PROTO_AUTH] = "AUTH",
 	[PROTO_WELCOME] = "WELCOME",
 	[PROTO_CLAIM] = "CLAIM",
 	[PROTO_LEASE] = "LEASE",
@@ -45,7 +43,6 @@ static const char *const type_names[PROTO_TYPE_MAX + 1] = {
 /* What each worker message needs (proto.h); 0: PROTO_MAX_JSON. */
 static const uint32_t type_max_json[PROTO_TYPE_MAX + 1] = {
 	[PROTO_HELLO] = PROTO_LOGIN_MAX_JSON,
-	[PROTO_AUTH] = PROTO_SMALL_MAX_JSON,
 	[PROTO_CTL_HELLO] = PROTO_SMALL_MAX_JSON,
 	[PROTO_CLAIM] = PROTO_SMALL_MAX_JSON,
 	[PROTO_HEARTBEAT] = PROTO_SMALL_MAX_JSON,
@@ -63,9 +60,15 @@ uint32_t proto_type_max_json(int type)
 	return type_max_json[type] ? type_max_json[type] : PROTO_MAX_JSON;
 }
 
+/* A type of proto.h's table (not 0, not retired, not past the last). */
+static int type_known(int type)
+{
+	return type >= 1 && type <= PROTO_TYPE_MAX && type_names[type];
+}
+
 const char *proto_type_name(int type)
 {
-	if (type < 1 || type > PROTO_TYPE_MAX || !type_names[type])
+	if (!type_known(type))
 		return "?";
 	return type_names[type];
 }
@@ -107,7 +110,7 @@ static int check_header(const uint8_t *buf, size_t len, char *err,
 		return gerr_fail(GERR_PROTO, err, errlen,
 			    "unsupported protocol version %u (want %u)",
 			    (unsigned)buf[4], (unsigned)PROTO_VERSION);
-	if (len >= 6 && (buf[5] == 0 || buf[5] > PROTO_TYPE_MAX))
+	if (len >= 6 && !type_known(buf[5]))
 		return gerr_fail(GERR_PROTO, err, errlen, "bad message type %u",
 			    (unsigned)buf[5]);
 	if (len >= 8 && get_be16(buf + 6) != 0)
@@ -262,7 +265,7 @@ int proto_frame_encode(enum proto_type type, const json_t *json,
 	size_t json_len, total;
 	uint8_t *out;
 
-	if ((int)type < 1 || (int)type > PROTO_TYPE_MAX)
+	if (!type_known((int)type))
 		return GERR_INVAL;
 	if (!json || !json_is_object(json) || !ret_buf || !ret_len)
 		return GERR_INVAL;

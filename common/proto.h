@@ -36,13 +36,10 @@
  *                  "workloads":[names],"cuda":bool,"threads":n,
  *                  "host":name,"slurm_job":"N","slurm_array":"A_T",
  *                  "pod":name}  (where it runs, each optional: place.h)
- *   CHALLENGE  <- {"nonce":hex64}
- *   AUTH       -> {"mac":hex64}   the proof of auth.h: client_key XOR
- *                 HMAC-SHA256(stored_key, nonce_bytes || worker)
  *   WELCOME    <- {"worker_id":n,"heartbeat_s":n,"checkpoint_s":n,
  *                  "role":"worker|viewer|admin"}
  *   CTL_HELLO  -> {"proto":1,"name":token name}  remote gpuctl's login
- *                 instead of HELLO (then CHALLENGE, AUTH, WELCOME; then
+ *                 instead of HELLO (then WELCOME; then
  *                 CTL_REQ/CTL_REPLY as on the Unix socket, by role)
  *   CLAIM      -> {}   (leases are sized by the rates gpud measures on
  *                 verified work; a worker states none)
@@ -100,8 +97,7 @@
 
 enum proto_type {
 	PROTO_HELLO = 1,
-	PROTO_CHALLENGE = 2,
-	PROTO_AUTH = 3,
+	/* 2 and 3: retired (the token challenge before TLS); refused */
 	PROTO_WELCOME = 4,
 	PROTO_CLAIM = 5,
 	PROTO_LEASE = 6,

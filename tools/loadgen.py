@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpudchan import Chan  # noqa: E402
 
 MAGIC = 0x47505544
-T = {"HELLO": 1, "CHALLENGE": 2, "AUTH": 3, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
+T = {"HELLO": 1, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
      "NOLEASE": 7, "HEARTBEAT": 8, "HB_ACK": 9, "CHECKPOINT": 10, "RESULT": 11, "ACK": 12,
      "RELEASE": 13, "ERROR": 14}
 N = {v: k for k, v in T.items()}

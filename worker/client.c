@@ -1,10 +1,10 @@
 /* client.c - gpuworker's client: its life (start, shutdown, exit), the
- * login (HELLO / CHALLENGE / AUTH / WELCOME), the dispatch of gpud's frames
+ * login (HELLO / WELCOME), the dispatch of gpud's frames
  * to the modules of client_int.h, and the heartbeat timer.
  *
  * Invariants:
- *  1. Before WELCOME only HELLO and AUTH are sent, and only CHALLENGE and
- *     WELCOME are accepted (an ERROR always is); after it, the lease
+ *  1. Before WELCOME only HELLO is sent, and only WELCOME is accepted
+ *     (an ERROR always is); after it, the lease
  *     protocol's messages (wlease.c) and BLOB (wfetch.c).
  *  2. Every frame the client reads goes through msg.h's decoder; one that
  *     does not decode, or comes in the wrong state, closes the connection

@@ -1,7 +1,7 @@
 /* client.h - gpuworker's connection to gpud and the lease protocol.
  *
  * The client owns: the connection to gpud (wconn.h: TCP, reconnecting with
- * backoff), the login (HELLO / CHALLENGE / AUTH / WELCOME), the lease
+ * backoff), the login (HELLO / WELCOME), the lease
  * state machine (CLAIM, heartbeats, checkpoint and result uploads, RELEASE
  * with the run's error when it failed), the FETCH of the blobs a run reads,
  * and the runner thread that executes leases (runner.h). main.c owns the

@@ -25,8 +25,6 @@ static size_t msg_size(int type)
 {
 	switch (type) {
 	case PROTO_HELLO: return sizeof(struct msg_hello);
-	case PROTO_CHALLENGE: return sizeof(struct msg_challenge);
-	case PROTO_AUTH: return sizeof(struct msg_auth);
 	case PROTO_WELCOME: return sizeof(struct msg_welcome);
 	case PROTO_CLAIM: return sizeof(struct msg_claim);
 	case PROTO_LEASE: return sizeof(struct msg_lease);

@@ -29,7 +29,7 @@ GPUCTL = os.path.join(BUILD, "tools", "gpuctl")
 GPURUN = os.path.join(BUILD, "tools", "gpurun")
 
 MAGIC = 0x47505544
-T = {"HELLO": 1, "CHALLENGE": 2, "AUTH": 3, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
+T = {"HELLO": 1, "WELCOME": 4, "CLAIM": 5, "LEASE": 6,
      "NOLEASE": 7, "HEARTBEAT": 8, "HB_ACK": 9, "CHECKPOINT": 10, "RESULT": 11,
      "ACK": 12, "RELEASE": 13, "ERROR": 14, "CTL_REQ": 15, "CTL_REPLY": 16,
      "FETCH": 17, "BLOB": 18, "CTL_HELLO": 19, "WITHDRAW": 20}

@@ -149,19 +149,11 @@ static void test_hello_place(void **state)
 
 static void test_handshake(void **state)
 {
-	struct msg_challenge c = { .nonce = HEX_A }, c2;
-	struct msg_auth a = { .mac = HEX_B }, a2;
 	struct msg_welcome w = { .worker_id = 7, .heartbeat_s = 2.5,
 				 .checkpoint_s = 60 }, w2;
 	json_t *h;
 
 	(void)state;
-	h = round_trip(PROTO_CHALLENGE, &c, &c2, sizeof(c));
-	assert_string_equal(c2.nonce, HEX_A);
-	json_decref(h);
-	h = round_trip(PROTO_AUTH, &a, &a2, sizeof(a));
-	assert_string_equal(a2.mac, HEX_B);
-	json_decref(h);
 	h = round_trip(PROTO_WELCOME, &w, &w2, sizeof(w));
 	assert_int_equal(w2.worker_id, 7);
 	assert_true(w2.heartbeat_s == 2.5);
@@ -344,7 +336,6 @@ static void refused(enum proto_type type, const char *text, const char *field)
 		: type == PROTO_WELCOME ? sizeof(struct msg_welcome)
 		: type == PROTO_CLAIM ? sizeof(struct msg_claim)
 		: type == PROTO_RELEASE ? sizeof(struct msg_release)
-		: type == PROTO_AUTH ? sizeof(struct msg_auth)
 		: type == PROTO_WITHDRAW ? sizeof(struct msg_withdraw)
 		: 0;
 	json_error_t jerr;
@@ -414,8 +405,8 @@ static void test_refusals(void **state)
 	refused(PROTO_FETCH, "{\"hash\":\"" HEX_A "0\"}", "\"hash\"");
 	snprintf(text, sizeof(text), "{\"hash\":\"%.63sA\"}", HEX_A);
 	refused(PROTO_FETCH, text, "\"hash\"");
-	snprintf(text, sizeof(text), "{\"mac\":\"%.63sg\"}", HEX_A);
-	refused(PROTO_AUTH, text, "\"mac\"");
+	snprintf(text, sizeof(text), "{\"hash\":\"%.63sg\"}", HEX_A);
+	refused(PROTO_FETCH, text, "\"hash\"");
 	/* Overlong strings; a NUL inside one. */
 	fill(big, sizeof(big), 'x');
 	snprintf(text, sizeof(text), "{\"code\":-1,\"message\":\"%s\"}", big);
