@@ -33,10 +33,12 @@
 #define BACKUP_MAX_LINES 100
 
 /* What a backup holds besides its manifest, in the order it is moved into
- * place: the database, the blobs, then gpud's identity files (from
- * IDENTITY_FIRST on), copied when present. */
+ * place: the database, the blobs, then gpud's identity key (from
+ * IDENTITY_FIRST on), copied when present. Never local-worker.token: a
+ * credential's secret key; the restored gpud makes its local worker a new
+ * one. */
 static const char *const held[] = {
-	"gpud.db", "blobs", "gpud.key", "local-worker.token",
+	"gpud.db", "blobs", "gpud.key",
 };
 #define HELD_N (sizeof(held) / sizeof(*held))
 #define IDENTITY_FIRST 2

@@ -421,6 +421,7 @@ static int load_identity(struct gpud *d)
  * worker on this machine connects with no manual step. */
 struct token_req {
 	struct auth_token tok;
+	int fresh;      /* a key pair made now: it replaces the stored one */
 	int rc;
 };
 
@@ -437,6 +438,11 @@ static void token_work(struct store *st, void *arg)
 	}
 	r->rc = store_token_add(st, r->tok.name, r->tok.pk, AUTH_ROLE_WORKER,
 				gclock_wall());
+	/* The file is gone (a restored backup holds none): gpud's own
+	 * credential takes the new key; a revoked one stays revoked. */
+	if (r->rc == GERR_STATE && r->fresh && has_key)
+		r->rc = store_token_rekey(st, r->tok.name, r->tok.pk,
+					  gclock_wall());
 }
 
 /* Write tok's credential, pinning gpud's key, to path. */
@@ -475,6 +481,7 @@ static int local_token(struct gpud *d, struct store *st)
 	}
 	if (fresh && auth_token_new(AUTH_LOCAL_NAME, &r.tok))
 		return GERR_NOMEM;
+	r.fresh = fresh;
 	/* New, of the old kind, or pinning another key: (re)written. */
 	if (fresh || !r.tok.has_gpud_key ||
 	    memcmp(r.tok.gpud_key, d->identity.pk, CHAN_PK_LEN) != 0) {

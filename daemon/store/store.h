@@ -508,6 +508,11 @@ int store_token_by_key(struct store *st, const uint8_t pk[32],
 		       char ret_name[AUTH_NAME_MAX + 1],
 		       enum auth_role *ret_role);
 int store_token_revoke(struct store *st, const char *name);
+/* A live token's new key (gpud's own local credential, made again when
+ * its file is gone); GERR_NOTFOUND if absent or revoked, GERR_STATE if
+ * another token has the key. */
+int store_token_rekey(struct store *st, const char *name, const uint8_t pk[32],
+		      double now);
 struct store_token {
 	char *name;
 	double created_at;

@@ -198,6 +198,7 @@ enum stmt_id {
 	S_TOKEN_GET,
 	S_TOKEN_BY_KEY,
 	S_TOKEN_REVOKE,
+	S_TOKEN_REKEY,
 	S_TOKEN_LIST,
 	/* store_blobs.c */
 	S_BLOB_REFS,

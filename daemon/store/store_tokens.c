@@ -21,6 +21,8 @@ const char *const sdb_token_sql[S_COUNT] = {
 	[S_TOKEN_BY_KEY] = "SELECT name, role FROM tokens WHERE public_key = ?1 "
 			   "AND revoked = 0",
 	[S_TOKEN_REVOKE] = "UPDATE tokens SET revoked = 1 WHERE name = ?1",
+	[S_TOKEN_REKEY] = "UPDATE tokens SET public_key = ?2, created_at = ?3 "
+			  "WHERE name = ?1 AND revoked = 0",
 	[S_TOKEN_LIST] = "SELECT name, created_at, revoked, role, public_key "
 			 "IS NULL FROM tokens ORDER BY name",
 };
@@ -137,6 +139,24 @@ int store_token_by_key(struct store *st, const uint8_t pk[32],
 }
 
 /* Revoking a revoked token is not an error. GERR_NOTFOUND if absent. */
+int store_token_rekey(struct store *st, const char *name, const uint8_t pk[32],
+		      double now)
+{
+	static const char what[] = "store_token_rekey";
+	int r;
+
+	if (!name || !pk)
+		return sdb_err(st, GERR_INVAL, "%s: missing argument", what);
+	if ((r = sdb_op_begin(st, what)))
+		return r;
+	r = sdb_exec(st, S_TOKEN_REKEY,
+		     SDB_ARGS(sa_text(name), sa_blob(pk, 32), sa_dbl(now)), what);
+	if (r == 0 && sdb_changes(st) == 0)
+		r = sdb_err(st, GERR_NOTFOUND, "%s: no live token %s", what,
+			    name);
+	return sdb_op_end(st, r, what);
+}
+
 int store_token_revoke(struct store *st, const char *name)
 {
 	static const char what[] = "store_token_revoke";

@@ -61,6 +61,17 @@ static void test_tokens(void **state)
 	/* A revoked name stays taken. */
 	assert_int_equal(store_token_add(st, "w1", k3, AUTH_ROLE_VIEWER, 3.0),
 			 GERR_STATE);
+	/* A new key for a live token (gpud's local credential made again):
+	 * the old key finds nothing, the role stays; never for a revoked
+	 * token, nor with another token's key. */
+	assert_int_equal(store_token_rekey(st, "w2", k3, 4.0), 0);
+	assert_int_equal(store_token_by_key(st, k2, name, &role), GERR_NOTFOUND);
+	assert_int_equal(store_token_by_key(st, k3, name, &role), 0);
+	assert_string_equal(name, "w2");
+	assert_int_equal(role, AUTH_ROLE_ADMIN);
+	assert_int_equal(store_token_rekey(st, "w1", k2, 4.0), GERR_NOTFOUND);
+	assert_int_equal(store_token_rekey(st, "nobody", k2, 4.0), GERR_NOTFOUND);
+	assert_int_not_equal(store_token_rekey(st, "w2", k1, 4.0), 0);
 }
 
 /* Migration 002 then 014: a database from before them holds a token's
