@@ -85,6 +85,21 @@ static int ref_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const struct store_blob_ref *)elem)->hash);
 }
 
+/* The mark of job among dmg's nd: a further problem counted (NULL), or a
+ * new mark whose reason the caller writes into the text returned. */
+static char *damage_slot(struct store_damage *dmg, size_t *nd,
+			 char (*why)[200], int64_t job)
+{
+	for (size_t k = 0; k < *nd; k++)
+		if (dmg[k].job_id == job) {
+			dmg[k].problems++;
+			return NULL;
+		}
+	dmg[*nd] = (struct store_damage){ .job_id = job, .reason = why[*nd],
+					  .problems = 1 };
+	return why[(*nd)++];
+}
+
 /* Database thread: keep the problems that are still true now that nothing
  * can move between the look and the verdict, and mark their jobs. */
 static void mark_work(struct store *st, void *arg)
@@ -120,36 +135,16 @@ static void mark_work(struct store *st, void *arg)
 	/* One mark per job: its first problem, and how many it has; a
 	 * damaged answer or part first, then its blobs. */
 	for (size_t i = 0; i < c->nbad; i++) {
-		int64_t job = c->bad[i].job_id;
-		size_t k = 0;
+		char *w = damage_slot(dmg, &nd, why, c->bad[i].job_id);
 
-		while (k < nd && dmg[k].job_id != job)
-			k++;
-		if (k < nd) {
-			dmg[k].problems++;
-			continue;
-		}
-		audit_digest_text(&c->bad[i], why[nd], sizeof(why[nd]));
-		dmg[nd].job_id = job;
-		dmg[nd].reason = why[nd];
-		dmg[nd].problems = 1;
-		nd++;
+		if (w)
+			audit_digest_text(&c->bad[i], w, sizeof(*why));
 	}
 	for (size_t i = 0; i < kept; i++) {
-		int64_t job = c->probs[i].ref->job_id;
-		size_t k = 0;
+		char *w = damage_slot(dmg, &nd, why, c->probs[i].ref->job_id);
 
-		while (k < nd && dmg[k].job_id != job)
-			k++;
-		if (k < nd) {
-			dmg[k].problems++;
-			continue;
-		}
-		problem_text(&c->probs[i], why[nd], sizeof(why[nd]));
-		dmg[nd].job_id = job;
-		dmg[nd].reason = why[nd];
-		dmg[nd].problems = 1;
-		nd++;
+		if (w)
+			problem_text(&c->probs[i], w, sizeof(*why));
 	}
 	if ((c->rc = store_damage_set(st, dmg, nd, gclock_wall())))
 		snprintf(c->msg, sizeof(c->msg), "cannot mark the damaged jobs: %s",

@@ -53,6 +53,17 @@ static int print_credential(const struct auth_token *tok, const char *gpud_hex)
 	return fflush(stdout) ? EXIT_FAIL : 0;
 }
 
+/* A new key pair for name; 0, or a message and nonzero (a bad name). */
+static int new_pair(const char *name, struct auth_token *tok)
+{
+	if (auth_init() < 0 || auth_token_new(name, tok)) {
+		fprintf(stderr, "gpuctl: token names are 1..%d characters of A-Z a-z "
+			"0-9 . _ -\n", AUTH_NAME_MAX);
+		return -1;
+	}
+	return 0;
+}
+
 /* token add: the key pair is made here (or was elsewhere: public_hex);
  * gpud gets only the public key, and the secret never leaves this
  * process but in the credential printed. */
@@ -64,11 +75,8 @@ static int token_add(const struct ctl_target *to, const char *name, const char *
 	char pk[2 * AUTH_KEY_LEN + 1];
 	int ex;
 
-	if (auth_init() < 0 || auth_token_new(name, &tok)) {
-		fprintf(stderr, "gpuctl: token names are 1..%d characters of A-Z a-z "
-			"0-9 . _ -\n", AUTH_NAME_MAX);
+	if (new_pair(name, &tok))
 		return EXIT_FAIL;
-	}
 	if (public_hex && auth_unhex(public_hex, tok.pk, sizeof(tok.pk))) {
 		fprintf(stderr, "gpuctl: --public-key wants 64 hex digits\n");
 		sodium_memzero(&tok, sizeof(tok));
@@ -108,11 +116,8 @@ static int token_keygen(const char *name)
 	char pk[2 * AUTH_KEY_LEN + 1];
 	int ex;
 
-	if (auth_init() < 0 || auth_token_new(name, &tok)) {
-		fprintf(stderr, "gpuctl: token names are 1..%d characters of A-Z a-z "
-			"0-9 . _ -\n", AUTH_NAME_MAX);
+	if (new_pair(name, &tok))
 		return EXIT_FAIL;
-	}
 	auth_hex(tok.pk, sizeof(tok.pk), pk);
 	ex = print_credential(&tok, NULL);
 	sodium_memzero(&tok, sizeof(tok));
