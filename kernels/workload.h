@@ -64,6 +64,15 @@
 
 #define WL_ERRLEN 256
 
+/* verify's one positive answer: every check it made passed, and the lease
+ * holds items too costly to recompute on gpud, one of which was drawn with
+ * gpud's secret seed: gpud asks another worker for its result of the lease
+ * and merges only once the two agree (replica.h), unless no worker of
+ * another credential could ever answer (then it merges and says so in an
+ * event, "spot_skipped"). A workload returns it with the probability its
+ * own detection formula states, never instead of a failure. */
+#define WL_VERIFY_SPOT 1
+
 /* One parameter parse_params takes (gpuctl submit W --NAME VALUE), as
  * gpuctl workloads and gpuctl submit W --help show it. */
 struct wl_param_doc {
@@ -323,7 +332,9 @@ struct workload {
 	/* Verify a result on the coordinator. seed drives the random sample
 	 * (injected so tests are deterministic). GERR_UNSUPPORTED: a result
 	 * of a format this build no longer reads (made before an upgrade):
-	 * gpud has the lease computed again, charging no one. */
+	 * gpud has the lease computed again, charging no one. WL_VERIFY_SPOT
+	 * (positive): passed, and another worker's result of the lease is
+	 * wanted (above). */
 	wl_verify_fn *verify;
 
 	/* Optional: 1 when two results of the same lease (params, spec) say

@@ -140,11 +140,34 @@ static const struct replica_peer *find_peer(const struct replica_check *rc,
 	return NULL;
 }
 
+/* A spot replica wanted by l's verification: asked for unless no worker
+ * of another credential could ever answer it; then l merges as it is and
+ * an event says so. */
+static int spot_replica(struct store *st, const struct replica_policy *pol,
+			const struct store_lease *l, double now, int *ret)
+{
+	uint32_t others = 0;
+	int r;
+
+	*ret = 1;
+	if (!pol->workload)
+		return GERR_INVAL;
+	if ((r = store_fleet_others(st, pol->workload, l->worker_id,
+				    pol->fleet_since, &others)))
+		return r;
+	if (others)
+		return 0;
+	*ret = 0;
+	return store_event(st, now, l->job_id, l->id, l->epoch, l->worker_id,
+			   "spot_skipped", "a spot replica was drawn, but no "
+			   "worker of another credential runs this workload");
+}
+
 /* Does l's result need another worker's before it merges? */
 static int needs_replica(struct store *st, const struct replica_policy *pol,
 			 const struct store_lease *l,
 			 const struct replica_check *rc, size_t group_n,
-			 int *ret)
+			 double now, int *ret)
 {
 	uint32_t streak = 0;
 	uint64_t confirmed = 0;
@@ -164,6 +187,8 @@ static int needs_replica(struct store *st, const struct replica_policy *pol,
 		if (streak < pol->trust_after)
 			return 0;
 	}
+	if (rc->spot)
+		return spot_replica(st, pol, l, now, ret);
 	*ret = 0;
 	return 0;
 }
@@ -305,7 +330,7 @@ int replica_decide(struct store *st, const struct replica_policy *pol,
 		r = GERR_STALE;
 		goto out;
 	}
-	if ((r = needs_replica(st, pol, l, rc, n, &need)))
+	if ((r = needs_replica(st, pol, l, rc, n, now, &need)))
 		goto out;
 	if (!need) {
 		*ret = REPLICA_MERGE;

@@ -1,7 +1,11 @@
 /* replica.h - replication of results, in BOINC's manner: a result merges
  * only once another worker's result of the same lease agrees with it when
- * the job asks for it (--check full) or its worker is not yet trusted
- * (gpud --trust-after N: N results in a row confirmed by other workers);
+ * the job asks for it (--check full), its worker is not yet trusted
+ * (gpud --trust-after N: N results in a row confirmed by other workers)
+ * or its workload's verification drew a spot replica (WL_VERIFY_SPOT,
+ * workload.h: items too costly for gpud to recompute) and a worker of
+ * another credential is in the workload's fleet (else it merges, event
+ * "spot_skipped", so a lone worker never waits forever);
  * two results that disagree get a further replica, and the first two that
  * agree decide: every result of the group that differs is charged to its
  * worker as a failed verification.
@@ -47,6 +51,8 @@ struct replica_check {
 	int is_replica;
 	int checked;            /* the lease passed verification before */
 	int loaded, compared;
+	int spot;               /* verify answered WL_VERIFY_SPOT (set by the
+				   caller after replica_load) */
 	struct replica_peer *peer;  /* checked, done leases of the group */
 	size_t npeer;
 	uint8_t *primary_raw;   /* the primary's result when it is a peer */
@@ -57,6 +63,10 @@ struct replica_policy {
 	uint32_t trust_after;       /* 0: trust every worker */
 	uint32_t quarantine_after;
 	uint32_t max_results;       /* results of one lease before the job fails */
+	/* For a spot replica: the job's workload (borrowed) and the fleet's
+	 * horizon (workers seen since then count, store_fleet_others). */
+	const char *workload;
+	double fleet_since;
 };
 
 enum replica_verdict {
@@ -77,7 +87,8 @@ int replica_compare(struct replica_check *rc, const char *data_dir,
 		    const json_t *spec, const uint8_t *raw, size_t len,
 		    char *err, size_t errlen);
 /* Database thread, inside the verdict's transaction, for a lease l whose
- * result passed verification. On REPLICA_QUORUM, *ret_primary is the
+ * result passed verification (a skipped spot replica's event is written
+ * in it). On REPLICA_QUORUM, *ret_primary is the
  * primary's row (as it is now: its result may be an agreeing replica's)
  * and *ret_from_peer 1 when the result to merge is rc->primary_raw, 0 when
  * it is the lease's own (raw as given to replica_compare). */

@@ -103,7 +103,9 @@ void sched_verify_check(struct sched_verify *v)
 	 * compared again. */
 	rc = v->rep.checked ? 0 : wl->verify(workload_ctx(wl), params, spec,
 		v->raw, v->raw_len, v->seed, v->err, sizeof(v->err));
-	v->passed = rc == 0;
+	v->passed = rc == 0 || rc == WL_VERIFY_SPOT;
+	/* Passed, and another worker's result is wanted (replica.h). */
+	v->rep.spot = rc == WL_VERIFY_SPOT;
 	/* A format this gpud no longer reads (made before an upgrade): computed
 	 * again, charged to no one. */
 	v->outdated = rc == GERR_UNSUPPORTED;
@@ -357,7 +359,8 @@ static int commit_fail(struct store *st, struct sched_verify *v, double now)
 static int commit_checked(struct store *st, struct sched_verify *v, double now)
 {
 	struct replica_policy rp = { v->pol->trust_after, v->pol->quarantine_after,
-				     v->pol->max_failures + 2 };
+				     v->pol->max_failures + 2, v->workload,
+				     now - 2 * v->pol->lease_timeout_s };
 	struct store_lease primary = {0};
 	enum replica_verdict vd = REPLICA_MERGE;
 	int from_peer = 0;

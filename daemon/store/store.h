@@ -428,6 +428,11 @@ int store_rate_get(struct store *st, int64_t worker_id, int64_t job_id,
 		   double *ret_rate);
 int store_rate_fleet(struct store *st, const char *workload, int64_t job_id,
 		     double seen_since, struct store_fleet *ret);
+/* Workers of the fleet (as store_rate_fleet counts it) whose credential
+ * is not worker_id's: who could answer a replica of worker_id's lease. */
+int store_fleet_others(struct store *st, const char *workload,
+		       int64_t worker_id, double seen_since,
+		       uint32_t *ret_count);
 /* What is left of a job, in units of its primary leases (replicas redo
  * their primary's work). */
 struct store_units_left {

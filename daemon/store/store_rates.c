@@ -1,7 +1,8 @@
 /* store_rates.c - what a lease's size is computed from (migrations 011 and
  * 017): each worker's rate in each job as gpud measured it, the fleet that
  * may take a job's leases, what is left of a job to carve, the progress
- * requirement's window, and the grace that leases get when gpud starts.
+ * requirement's window, the grace that leases get when gpud starts, and
+ * who could answer a spot replica (replica.c).
  *
  * Invariants
  *  1. A rate comes only from work gpud verified: a result's rate (its
@@ -103,6 +104,15 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"ELSE created_at END, granted_units FROM leases "
 		"WHERE id = ?1 AND epoch = ?2",
 	[S_JOB_RATES_FORGET] = "DELETE FROM job_rates WHERE job_id = ?1",
+	/* A spot replica's possible answerers (replica.c): the fleet less
+	 * the lease's own credential. */
+	[S_FLEET_OTHERS] =
+		"SELECT count(*) FROM worker_workloads AS k "
+		"JOIN workers AS w ON w.id = k.worker_id "
+		"WHERE k.workload = ?1 AND w.quarantined = 0 "
+		"AND (w.online = 1 OR w.last_seen >= ?2) "
+		"AND w.credential IS NOT (SELECT credential FROM workers "
+		"WHERE id = ?3)",
 	[S_LEASE_GRACE] =
 		"UPDATE leases SET deadline = max(deadline, ?2), "
 		"progress_at = CASE WHEN progress_at > 0 THEN ?1 ELSE 0 END, "
@@ -233,6 +243,15 @@ int store_rate_fleet(struct store *st, const char *workload, int64_t job_id,
 		       sa_dbl(seen_since), sa_int(job_id)), SDB_COLS(sc_u32(&ret->workers),
 		       sc_u32(&ret->known), sc_dbl(&ret->rate_sum)),
 		       "store_rate_fleet");
+}
+
+int store_fleet_others(struct store *st, const char *workload,
+		       int64_t worker_id, double seen_since,
+		       uint32_t *ret_count)
+{
+	return sdb_one(st, S_FLEET_OTHERS, SDB_ARGS(sa_text(workload),
+		       sa_dbl(seen_since), sa_int(worker_id)),
+		       SDB_COLS(sc_u32(ret_count)), "store_fleet_others");
 }
 
 int store_job_units_left(struct store *st, int64_t job_id,

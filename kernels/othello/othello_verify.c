@@ -39,12 +39,24 @@
  * made up whole passes with 1 - n / 32, which the worker cannot predict:
  * a worker that makes up F such leases passes all with (1 - n/32)^F, and
  * the first it is caught on charges it (quarantine after 3). The time
- * budget: a drawn position of more than OTHELLO_VERIFY_MAX_EMPTIES is not
- * re-solved (left to --check full), so one verification costs gpud at
- * most 4 positions of 22 empties or 1 of 24 (bench/verify.md: seconds of
- * one core, against the 32 positions of the worker's run it stands for).
- * The digests still bind every result to the input's positions.
- * tests/unit/test_othello_detect.c measures the formulas.
+ * budget: a drawn position of more than OTHELLO_VERIFY_MAX_EMPTIES (22)
+ * is not re-solved, so one verification costs gpud at most 4 positions
+ * of 22 empties (bench/verify.md: seconds of one core, against the 32
+ * positions of the worker's run it stands for).
+ *
+ * Positions above 22 empties (minutes of a core each) are spot-checked by
+ * another worker instead: once everything else passed, a lease holding d
+ * of them answers WL_VERIFY_SPOT with probability min(1, d / 32), drawn
+ * with the seed apart from the sample (othello_verify_spot), and gpud
+ * merges it only once another worker's result of the lease agrees
+ * (replica.c). So a lease whose deep answers are made up (any of them
+ * wrong) passes unreplicated with 1 - min(1, d / 32): never for d >= 32,
+ * (1 - d/32)^F for F such leases of d < 32; a replica that disagrees is
+ * decided by a third result and the liar charged. Where no worker of
+ * another credential is in the fleet, gpud merges it unreplicated (event
+ * spot_skipped). The digests still bind every result to the input's
+ * positions. tests/unit/test_othello_detect.c, test_othello_deep_detect.c
+ * and test_othello_spot.c measure the formulas.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -84,8 +96,8 @@ int othello_wl_check_checkpoint(void *ctx, const json_t *params,
 }
 
 /* A position of 18 empties is ~10 ms of one core; 20 is ~10x that, 24
- * some seconds (bench/verify.md). */
-#define OTHELLO_VERIFY_MAX_EMPTIES 22
+ * some seconds (bench/verify.md): OTHELLO_VERIFY_MAX_EMPTIES is in
+ * othello_wl.h. */
 #define OTHELLO_VERIFY_ALL_EMPTIES 14
 
 unsigned othello_verify_k(int empties, uint64_t count)
@@ -109,6 +121,29 @@ unsigned othello_verify_k_drawn(int empties, uint64_t count, uint64_t seed)
 	    count % OTHELLO_VERIFY_SHARE)
 		k++;
 	return k < want ? (unsigned)k : want;
+}
+
+int othello_verify_spot(uint64_t deep, uint64_t seed)
+{
+	/* Its own stream of the seed: apart from the sample and its rest. */
+	return deep >= OTHELLO_VERIFY_SHARE ||
+	       mix64(seed ^ 0x73706f7400000000ull) % OTHELLO_VERIFY_SHARE < deep;
+}
+
+/* Positions of the lease above OTHELLO_VERIFY_MAX_EMPTIES. */
+static uint64_t otw_deep_count(const struct othello_job *j,
+			       const struct othello_res *r)
+{
+	uint64_t deep = 0;
+
+	if (!j->file)
+		return j->empties > OTHELLO_VERIFY_MAX_EMPTIES ? r->count : 0;
+	for (uint64_t i = 0; i < r->count; i++) {
+		uint64_t P, O;
+		othello_pos_pov(&r->pos[i], &P, &O);
+		deep += oth_popcount(~(P | O)) > OTHELLO_VERIFY_MAX_EMPTIES;
+	}
+	return deep;
 }
 
 unsigned othello_verify_samples(int empties)
@@ -252,6 +287,17 @@ int othello_wl_verify(void *ctx, const json_t *params, const json_t *spec,
 				    " re-solves to %+d (move %d), result claims %+d "
 				    "(move %d)", begin + i, sc[t], mv[t], score, move);
 			rc = GERR_VERIFY;
+		}
+	}
+	/* Everything checked passed: the positions too deep for gpud are
+	 * spot-checked by another worker's result, drawn with the seed. */
+	if (rc == 0) {
+		uint64_t deep = otw_deep_count(&j, &r);
+		if (deep && othello_verify_spot(deep, seed)) {
+			gerr_printf(err, errlen, "othello verify: %" PRIu64
+				    " positions above %d empties: spot replica "
+				    "drawn", deep, OTHELLO_VERIFY_MAX_EMPTIES);
+			rc = WL_VERIFY_SPOT;
 		}
 	}
 out_sample:

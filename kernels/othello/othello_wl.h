@@ -102,6 +102,15 @@ unsigned othello_verify_k(int empties, uint64_t count);
  * positions (more than 14 empties) one in OTHELLO_VERIFY_SHARE on average
  * (the remainder drawn with seed; othello_verify.c). */
 unsigned othello_verify_k_drawn(int empties, uint64_t count, uint64_t seed);
+/* Positions of more empties are never re-solved on gpud (seconds to
+ * minutes of a core each): verify spot-checks them through another
+ * worker's result instead. */
+#define OTHELLO_VERIFY_MAX_EMPTIES 22
+/* 1 when verify, for a lease holding `deep` positions above
+ * OTHELLO_VERIFY_MAX_EMPTIES, asks for a spot replica (WL_VERIFY_SPOT,
+ * workload.h): with probability min(1, deep / OTHELLO_VERIFY_SHARE),
+ * drawn from seed apart from the sample. Solves nothing; any thread. */
+int othello_verify_spot(uint64_t deep, uint64_t seed);
 
 /* ---- subtree leases (othello_split.c) ------------------------------------
  * A job of few deep positions (at most OTHELLO_SPLIT_MAX_ROOTS, the
