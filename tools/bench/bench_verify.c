@@ -99,6 +99,8 @@ int main(int argc, char **argv)
 		c0 = cpu_s();
 		rc = wl->verify(ctx, params, spec, res, len, 0x9e37 + s * 7919,
 				err, sizeof(err));
+		if (rc == WL_VERIFY_SPOT) /* passed; a replica is asked for */
+			rc = 0;
 		ver_w += gclock_mono() - w0;
 		ver_c += cpu_s() - c0;
 	}
