@@ -2,8 +2,9 @@
  * on a real store and the Graveler workload, without sockets: --check full
  * with two workers, a disagreement decided by a third result, an outvoted
  * primary taking the agreeing result, verification repeated after a
- * restart, adaptive replication (--trust-after) and a group without a
- * quorum; and replica_judge alone, on rows made by hand (no store). */
+ * restart, adaptive replication (--trust-after), a spot replica drawn by
+ * verification (WL_VERIFY_SPOT) and a group without a quorum; and
+ * replica_judge alone, on rows made by hand (no store). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,10 +122,12 @@ static void lie(uint8_t *raw)
 }
 
 /* Run lease l (held by worker w), upload its result (a lie if asked),
- * verify it. Returns the verification's outcome in *v (cleared by the
- * caller with sched_verify_clear). */
-static void compute(struct fx *f, int w, const struct store_lease *l,
-		    int liar, struct sched_verify *v)
+ * verify it, its verification flagged for a spot replica when spot is
+ * set (as WL_VERIFY_SPOT does; Graveler never answers it). Returns the
+ * verification's outcome in *v (cleared by the caller with
+ * sched_verify_clear). */
+static void compute_spot(struct fx *f, int w, const struct store_lease *l,
+			 int liar, int spot, struct sched_verify *v)
 {
 	struct wl_device dev = {.kind = WL_DEVICE_CPU, .threads = 1};
 	struct sched_upload u = {0};
@@ -164,8 +167,16 @@ static void compute(struct fx *f, int w, const struct store_lease *l,
 	assert_int_equal(v->rc, 0);
 	sched_verify_check(v);
 	assert_true(v->passed);
+	assert_false(v->rep.spot);
+	v->rep.spot = spot;
 	sched_verify_commit(f->st, v);
 	assert_int_equal(v->rc, 0);
+}
+
+static void compute(struct fx *f, int w, const struct store_lease *l,
+		    int liar, struct sched_verify *v)
+{
+	compute_spot(f, w, l, liar, 0, v);
 }
 
 /* Free up to three leases' rows (NULL: none). */
@@ -488,6 +499,72 @@ static void test_trust_after(void **state)
 	store_lease_clear(&l);
 }
 
+static uint64_t events(struct fx *f, const char *kind)
+{
+	uint64_t n = 0;
+
+	assert_int_equal(store_event_count(f->st, kind, f->job, &n), 0);
+	return n;
+}
+
+/* A spot replica drawn (WL_VERIFY_SPOT): merged as it is while no worker
+ * of another credential has claimed the workload (another process of the
+ * same credential does not count), with an event; asked for, as
+ * --trust-after asks, once one has; a lie in it is then outvoted. */
+static void test_spot_replica(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease l = {0}, r = {0}, r2 = {0};
+	struct store_instance *g;
+	struct sched_verify v;
+	int64_t twin;
+	size_t n;
+
+	/* w0 alone, and a second process of w0's credential. */
+	assert_int_equal(store_worker_upsert(f->st, "w0", "twin", "cpu", 1000,
+					     &twin), 0);
+	assert_int_equal(store_rate_register(f->st, twin, "[\"graveler\"]",
+					     1000), 0);
+	assert_true(claim(f, 0, &l) > 0);
+	compute_spot(f, 0, &l, 0, 1, &v);
+	assert_false(v.waiting || v.quorum);
+	sched_verify_clear(&v);
+	assert_int_equal(events(f, "spot_skipped"), 1);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	g = group(f, l.id, &n);
+	assert_int_equal(n, 1);
+	store_instance_free_array(g, n);
+	store_lease_clear(&l);
+
+	/* w1 (another credential) claims the workload: w0's next spot-drawn
+	 * lease waits for another result, and w0's lie in it is outvoted by
+	 * w1's and w2's. */
+	assert_int_equal(store_rate_register(f->st, f->w[1], "[\"graveler\"]",
+					     1000), 0);
+	assert_true(claim(f, 0, &l) > 0);
+	compute_spot(f, 0, &l, 1, 1, &v);
+	assert_true(v.waiting);
+	sched_verify_clear(&v);
+	assert_int_equal(events(f, "spot_skipped"), 1);
+	assert_int_equal(verified_units(f), LEASE_UNITS);
+	assert_int_equal(claim(f, 1, &r), l.id + 1);
+	settle(f, 1, &r, 0, WAITS); /* disagrees: a third decides */
+	assert_int_equal(claim(f, 2, &r2), l.id + 2);
+	settle(f, 2, &r2, 0, QUORUM);
+	g = group(f, l.id, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(g[0].l.state, LEASE_VERIFIED);
+	assert_int_equal(g[0].l.worker_id, 0); /* took the agreed result */
+	assert_string_equal(g[0].l.result, g[2].l.result);
+	assert_int_equal(g[1].l.state, LEASE_VERIFIED);
+	assert_int_equal(g[2].l.state, LEASE_VERIFIED);
+	store_instance_free_array(g, n);
+	assert_int_equal(failures(f, 0), 1);
+	assert_int_equal(failures(f, 1), 0);
+	assert_int_equal(verified_units(f), 2 * LEASE_UNITS);
+	leases_clear(&l, &r, &r2);
+}
+
 /* max_failures + 2 results, no two alike: the job fails. */
 static void test_no_quorum(void **state)
 {
@@ -736,6 +813,7 @@ UNIT_MAIN(TR(test_full_two_workers),
 	TR(test_restart_verifies_again),
 	TR(test_unreadable_result),
 	TR(test_trust_after),
+	TR(test_spot_replica),
 	TR(test_no_quorum),
 	cmocka_unit_test(test_judge_quorum),
 	cmocka_unit_test(test_judge_again_and_recompute),
