@@ -52,7 +52,7 @@ struct replica_check {
 	int checked;            /* the lease passed verification before */
 	int loaded, compared;
 	int spot;               /* verify answered WL_VERIFY_SPOT (set by the
-				   caller after replica_load) */
+				   caller before replica_decide) */
 	struct replica_peer *peer;  /* checked, done leases of the group */
 	size_t npeer;
 	uint8_t *primary_raw;   /* the primary's result when it is a peer */

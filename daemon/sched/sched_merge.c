@@ -104,8 +104,9 @@ void sched_verify_check(struct sched_verify *v)
 	rc = v->rep.checked ? 0 : wl->verify(workload_ctx(wl), params, spec,
 		v->raw, v->raw_len, v->seed, v->err, sizeof(v->err));
 	v->passed = rc == 0 || rc == WL_VERIFY_SPOT;
-	/* Passed, and another worker's result is wanted (replica.h). */
-	v->rep.spot = rc == WL_VERIFY_SPOT;
+	/* Passed, and another worker's result is wanted (replica.h); kept
+	 * apart from rep, which an early check loads only after this. */
+	v->spot = rc == WL_VERIFY_SPOT;
 	/* A format this gpud no longer reads (made before an upgrade): computed
 	 * again, charged to no one. */
 	v->outdated = rc == GERR_UNSUPPORTED;
@@ -364,8 +365,11 @@ static int commit_checked(struct store *st, struct sched_verify *v, double now)
 	struct store_lease primary = {0};
 	enum replica_verdict vd = REPLICA_MERGE;
 	int from_peer = 0;
-	int rc = replica_decide(st, &rp, &v->lease, &v->rep, now, &vd, &primary,
-				&from_peer);
+	int rc;
+
+	v->rep.spot = v->spot;
+	rc = replica_decide(st, &rp, &v->lease, &v->rep, now, &vd, &primary,
+			    &from_peer);
 
 	if (rc)
 		return rc;

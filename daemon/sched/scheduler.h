@@ -231,6 +231,7 @@ struct sched_verify {
 	int64_t checked_id;     /* the lease verified (lease_id may change) */
 	int again, waiting, quorum;
 	int outdated;           /* result of a format before an upgrade */
+	int spot;               /* verify answered WL_VERIFY_SPOT */
 	char *blamed_result;    /* a lease the final check blamed: its
 				   result file, removed after the commit */
 };

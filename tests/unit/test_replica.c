@@ -167,8 +167,8 @@ static void compute_spot(struct fx *f, int w, const struct store_lease *l,
 	assert_int_equal(v->rc, 0);
 	sched_verify_check(v);
 	assert_true(v->passed);
-	assert_false(v->rep.spot);
-	v->rep.spot = spot;
+	assert_false(v->spot);
+	v->spot = spot;
 	sched_verify_commit(f->st, v);
 	assert_int_equal(v->rc, 0);
 }
