@@ -26,6 +26,11 @@
 	"THEN " t " ELSE progress_at END, "                                  \
 	"progress_units = max(progress_units, " u ")"
 
+/* The processes (worker rows) of worker w's credential, w among them. */
+#define SAME_CREDENTIAL(w)                                                   \
+	"(SELECT id FROM workers WHERE credential = "                        \
+	"(SELECT credential FROM workers WHERE id = " w "))"
+
 const char *const sdb_lease_sql[S_COUNT] = {
 	/* A pending lease of an active job of a wanted workload, of the
 	 * first such job in queue order (priority, then age; only jobs
@@ -33,10 +38,11 @@ const char *const sdb_lease_sql[S_COUNT] = {
 	 * granted in the same statement (CROSS JOIN keeps jobs outside: their
 	 * queue index and each job's leases give the order, with no sort of
 	 * every pending lease); never one whose group (a primary
-	 * and its replicas) has another lease this worker holds or computed
-	 * (a result is confirmed only by another worker's), never one this
-	 * worker failed (lease_failures: one try per worker, so a lazy worker
-	 * gets one verification seed per lease, not one per failure). */
+	 * and its replicas) has another lease a process of this worker's
+	 * credential holds or computed (a result is confirmed only by
+	 * another credential's), never one such a process failed
+	 * (lease_failures: one try per credential, so a lazy one gets one
+	 * verification seed per lease, not one per failure or process). */
 	[S_LEASE_CLAIM] =
 		"UPDATE leases SET state = ?4, epoch = epoch + 1, "
 		"attempts = attempts + 1, worker_id = ?5, deadline = ?6, "
@@ -48,11 +54,13 @@ const char *const sdb_lease_sql[S_COUNT] = {
 		"WHERE l.state = ?3 AND j.state = ?8 "
 		"AND j.workload IN (SELECT value FROM json_each(?9)) "
 		"AND NOT EXISTS (SELECT 1 FROM leases AS o "
-		"WHERE o.worker_id = ?5 AND o.id != l.id "
+		"WHERE o.id != l.id "
 		"AND (o.id = coalesce(l.replica_of, l.id) "
-		"OR o.replica_of = coalesce(l.replica_of, l.id))) "
+		"OR o.replica_of = coalesce(l.replica_of, l.id)) "
+		"AND o.worker_id IN " SAME_CREDENTIAL("?5") ") "
 		"AND NOT EXISTS (SELECT 1 FROM lease_failures AS f "
-		"WHERE f.lease_id = l.id AND f.worker_id = ?5) "
+		"WHERE f.lease_id = l.id AND f.worker_id IN "
+		SAME_CREDENTIAL("?5") ") "
 		"AND (?10 IS NULL OR j.priority > ?10 "
 		"OR (j.priority = ?10 AND j.id <= ?11)) "
 		"ORDER BY j.priority DESC, j.id, l.id LIMIT 1) RETURNING "

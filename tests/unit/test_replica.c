@@ -265,6 +265,24 @@ static uint64_t verified_units(struct fx *f)
 
 /* --check full: the replica is pending as soon as the lease is carved,
  * never for the same worker; the two results merge once. */
+/* Nor may another process of the same credential confirm a result: the
+ * twin of w0 gets a new lease, w1 (another credential) the replica. */
+static void test_full_other_credential(void **state)
+{
+	struct fx *f = *state;
+	struct store_lease p = {0};
+	int64_t w2 = f->w[2];
+
+	assert_int_equal(store_job_set_replicate(f->st, f->job, 1), 0);
+	assert_true(claim(f, 0, &p) > 0);
+	assert_int_equal(store_worker_upsert(f->st, "w0", "twin", "cpu", 1000,
+					     &f->w[2]), 0);
+	assert_int_equal(claim(f, 2, NULL), p.id + 2);
+	f->w[2] = w2;
+	assert_int_equal(claim(f, 1, NULL), p.id + 1);
+	store_lease_clear(&p);
+}
+
 static void test_full_two_workers(void **state)
 {
 	struct fx *f = *state;
@@ -807,7 +825,8 @@ static void test_judge_wait(void **state)
 
 #define TR(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
-UNIT_MAIN(TR(test_full_two_workers),
+UNIT_MAIN(TR(test_full_other_credential),
+	TR(test_full_two_workers),
 	TR(test_disagreement_third_decides),
 	TR(test_primary_outvoted),
 	TR(test_restart_verifies_again),
