@@ -130,6 +130,7 @@ struct store_worker {
 	double rate;        /* units/s, last measured */
 	double first_seen, last_seen;
 	struct place place; /* its latest login's (migration 009) */
+	int drained;        /* the operator's: granted nothing (018) */
 };
 void store_worker_clear(struct store_worker *w);
 void store_worker_free_array(struct store_worker *a, size_t n);
@@ -495,6 +496,17 @@ enum store_charge { STORE_CHARGE_FOREIGN, STORE_CHARGE_STALL };
 int store_worker_charge(struct store *st, int64_t id, enum store_charge what,
 			uint32_t threshold, int *ret_quarantined);
 int store_worker_get(struct store *st, int64_t id, struct store_worker *ret);
+/* The longest name store_worker_drain / _forgive take. */
+#define STORE_WORKER_NAME_MAX 320
+/* Drain (drained 1: granted no more leases) or resume (0) the worker
+ * named name (CREDENTIAL@INSTANCE), or every row of the credential name
+ * (a name without '@'). *ret_n: the rows changed; GERR_NOTFOUND when
+ * none is named so. */
+int store_worker_drain(struct store *st, const char *name, int drained,
+		       uint64_t *ret_n);
+/* Out of quarantine, its failures, foreign messages and stalls reset to
+ * 0: the worker(s) named as for store_worker_drain. */
+int store_worker_forgive(struct store *st, const char *name, uint64_t *ret_n);
 /* The rows online or last seen at or after since (0: all), by id. */
 int store_worker_list(struct store *st, double since,
 		      struct store_worker **ret, size_t *ret_n);

@@ -12,15 +12,15 @@
 #define WORKER_COLS                                                          \
 	"id, name, device, online, quarantined, failures, leases_done, "     \
 	"units_done, rate, first_seen, last_seen, foreign_msgs, stalls, "  \
-	"credential, instance, host, slurm_job, slurm_array, pod"
+	"credential, instance, drained, host, slurm_job, slurm_array, pod"
 
 /* A row gone long enough to forget (last seen in [?2, ?1)): offline,
- * trusted with nothing (not quarantined), named by no lease and no
+ * trusted with nothing (not quarantined), not drained, named by no lease and no
  * failure memory, and never the newest row (so an id is never used
  * twice). */
 #define WORKER_GONE(w)                                                       \
 	w ".online = 0 AND " w ".last_seen < ?1 AND " w ".last_seen >= ?2 "  \
-	"AND " w ".quarantined = 0 "                                         \
+	"AND " w ".quarantined = 0 AND " w ".drained = 0 "                   \
 	"AND " w ".id < (SELECT max(id) FROM workers) "                      \
 	"AND NOT EXISTS (SELECT 1 FROM leases l WHERE l.worker_id = " w      \
 	".id) AND NOT EXISTS (SELECT 1 FROM lease_failures f "               \
@@ -74,12 +74,20 @@ const char *const sdb_worker_sql[S_COUNT] = {
 		"SELECT count(*) FROM leases WHERE state = ?2 AND worker_id IN "
 		"(SELECT id FROM workers WHERE credential = (SELECT credential "
 		"FROM workers WHERE id = ?1))",
+	/* ?1 a row's name (CRED@INSTANCE) or a credential (every row of
+	 * it); ?2 drained or not. */
+	[S_WORKER_DRAIN] = "UPDATE workers SET drained = ?2 WHERE name = ?1 "
+			   "OR (instr(?1, '@') = 0 AND credential = ?1)",
+	/* Out of quarantine, its failure counts from zero again. */
+	[S_WORKER_FORGIVE] = "UPDATE workers SET quarantined = 0, failures = 0, "
+			     "foreign_msgs = 0, stalls = 0 WHERE name = ?1 "
+			     "OR (instr(?1, '@') = 0 AND credential = ?1)",
 	[S_WORKER_PLACE] = "UPDATE workers SET host = ?2, slurm_job = ?3, "
 			   "slurm_array = ?4, pod = ?5 WHERE id = ?1",
 };
 
-/* Columns 15.. of WORKER_COLS, in place.h's field order. */
-#define PLACE_COL 15
+/* Columns 16.. of WORKER_COLS, in place.h's field order. */
+#define PLACE_COL 16
 
 /* What the first PLACE_COL columns of WORKER_COLS become. */
 #define WORKER_ROW(w)                                                        \
@@ -89,7 +97,8 @@ const char *const sdb_worker_sql[S_COUNT] = {
 		 sc_u64(&(w)->units_done), sc_dbl(&(w)->rate),               \
 		 sc_dbl(&(w)->first_seen), sc_dbl(&(w)->last_seen),          \
 		 sc_u32(&(w)->foreign_msgs), sc_u32(&(w)->stalls),           \
-		 sc_text(&(w)->credential), sc_text(&(w)->instance))
+		 sc_text(&(w)->credential), sc_text(&(w)->instance),         \
+		 sc_int(&(w)->drained))
 
 static void worker_clear_v(void *e) { store_worker_clear(e); }
 
@@ -275,4 +284,53 @@ int store_worker_credential_held(struct store *st, int64_t id,
 	return sdb_count(st, S_WORKER_CRED_HELD,
 			 SDB_ARGS(sa_int(id), sa_int(LEASE_LEASED)), ret_n,
 			 "store_worker_credential_held");
+}
+
+/* A name gpuctl may give: a credential, or CREDENTIAL@INSTANCE. */
+static int worker_name_ok(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n < 1 || n > STORE_WORKER_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] < 0x21 || (unsigned char)name[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+int store_worker_drain(struct store *st, const char *name, int drained,
+		       uint64_t *ret_n)
+{
+	static const char what[] = "store_worker_drain";
+	int r;
+
+	if (!worker_name_ok(name))
+		return sdb_err(st, GERR_INVAL, "%s: bad name", what);
+	r = sdb_exec(st, S_WORKER_DRAIN,
+		     SDB_ARGS(sa_text(name), sa_int(drained ? 1 : 0)), what);
+	if (r)
+		return r;
+	if (sdb_changes(st) <= 0)
+		return GERR_NOTFOUND;
+	if (ret_n)
+		*ret_n = (uint64_t)sdb_changes(st);
+	return 0;
+}
+
+int store_worker_forgive(struct store *st, const char *name, uint64_t *ret_n)
+{
+	static const char what[] = "store_worker_forgive";
+	int r;
+
+	if (!worker_name_ok(name))
+		return sdb_err(st, GERR_INVAL, "%s: bad name", what);
+	r = sdb_exec(st, S_WORKER_FORGIVE, SDB_ARGS(sa_text(name)), what);
+	if (r)
+		return r;
+	if (sdb_changes(st) <= 0)
+		return GERR_NOTFOUND;
+	if (ret_n)
+		*ret_n = (uint64_t)sdb_changes(st);
+	return 0;
 }

@@ -316,5 +316,71 @@ static void test_worker_migration(void **state)
 	store_worker_clear(&wk);
 }
 
+/* drained and quarantined, by a process's name or by its credential's;
+ * forgive resets the counts; other rows untouched. */
+static void test_worker_drain_forgive(void **state)
+{
+	struct store *st = ((struct fx *)*state)->st;
+	struct store_worker wk;
+	int64_t a = 0, b = 0, c = 0;
+	uint64_t n = 0;
+	int q = 0;
+
+	assert_int_equal(store_worker_upsert(st, "fleet", "n1:1", "cpu", 1.0, &a), 0);
+	assert_int_equal(store_worker_upsert(st, "fleet", "n1:2", "cpu", 1.0, &b), 0);
+	assert_int_equal(store_worker_upsert(st, "other", "n2:1", "cpu", 1.0, &c), 0);
+	assert_int_equal(store_worker_drain(st, "fleet@n1:2", 1, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_worker_get(st, b, &wk), 0);
+	assert_int_equal(wk.drained, 1);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_get(st, a, &wk), 0);
+	assert_int_equal(wk.drained, 0);
+	store_worker_clear(&wk);
+	/* A credential: every process of it. */
+	assert_int_equal(store_worker_drain(st, "fleet", 1, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(store_worker_get(st, a, &wk), 0);
+	assert_int_equal(wk.drained, 1);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_get(st, c, &wk), 0);
+	assert_int_equal(wk.drained, 0);
+	store_worker_clear(&wk);
+	/* A drained row survives a new login of its process. */
+	assert_int_equal(store_worker_upsert(st, "fleet", "n1:1", "cpu", 2.0, &a), 0);
+	assert_int_equal(store_worker_get(st, a, &wk), 0);
+	assert_int_equal(wk.drained, 1);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_drain(st, "fleet@n1:1", 0, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_worker_get(st, a, &wk), 0);
+	assert_int_equal(wk.drained, 0);
+	store_worker_clear(&wk);
+	assert_int_equal(store_worker_drain(st, "nobody", 1, &n), GERR_NOTFOUND);
+	assert_int_equal(store_worker_drain(st, "fleet@n9:9", 1, &n), GERR_NOTFOUND);
+	assert_int_equal(store_worker_drain(st, "", 1, &n), GERR_INVAL);
+	assert_int_equal(store_worker_drain(st, "a b", 1, &n), GERR_INVAL);
+	assert_int_equal(store_worker_drain(st, NULL, 1, &n), GERR_INVAL);
+
+	/* Quarantined by failures, stalls and foreign messages; forgiven. */
+	assert_int_equal(store_worker_fail(st, c, 2, &q), 0);
+	assert_int_equal(store_worker_charge(st, c, STORE_CHARGE_STALL, 2, &q), 0);
+	assert_int_equal(store_worker_charge(st, c, STORE_CHARGE_FOREIGN, 2, &q), 0);
+	assert_int_equal(store_worker_fail(st, c, 2, &q), 0);
+	assert_int_equal(q, 1);
+	assert_int_equal(store_worker_forgive(st, "other@n2:1", &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_worker_get(st, c, &wk), 0);
+	assert_int_equal(wk.quarantined, 0);
+	assert_int_equal(wk.failures, 0);
+	assert_int_equal(wk.stalls, 0);
+	assert_int_equal(wk.foreign_msgs, 0);
+	store_worker_clear(&wk);
+	/* It counts from zero again: one failure does not quarantine. */
+	assert_int_equal(store_worker_fail(st, c, 2, &q), 0);
+	assert_int_equal(q, 0);
+	assert_int_equal(store_worker_forgive(st, "nobody@x", &n), GERR_NOTFOUND);
+}
+
 FX_MAIN(T(test_workers), T(test_worker_place), T(test_worker_process),
-	T(test_worker_prune), T(test_worker_migration))
+	T(test_worker_prune), T(test_worker_migration), T(test_worker_drain_forgive))
