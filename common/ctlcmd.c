@@ -89,6 +89,12 @@ static const struct ctlcmd_field token_revoke_fields[] = {
 	  "token_revoke needs a valid token name"),
 };
 
+static const struct ctlcmd_field worker_fields[] = {
+	FLD("name", F_STR, M(name), 1, 1, CTLCMD_WORKER_NAME_MAX, 0,
+	  "a worker is named CREDENTIAL@INSTANCE (gpuctl workers), or by its "
+	  "credential for all its processes"),
+};
+
 static const struct ctlcmd_field backup_fields[] = {
 	FLD("dir", F_PATH, M(dir), 1, 1, CTLCMD_PATH_MAX, 0,
 	  "backup needs 'dir': an absolute path of at most "
@@ -131,6 +137,10 @@ const struct ctlcmd ctlcmd_table[CTLCMD_COUNT] = {
 	ROW(CTLCMD_BACKUP, "backup", ADMIN, RO, backup_fields),
 	/* A viewer may see the page: a link to it (and end viewers' links). */
 	ROW(CTLCMD_PAGE_LINK, "page_link", VIEWER, 0, page_link_fields),
+	/* The operator's hold on workers: drain, resume, forgive. */
+	ROW(CTLCMD_WORKER_DRAIN, "worker_drain", ADMIN, 0, worker_fields),
+	ROW(CTLCMD_WORKER_RESUME, "worker_resume", ADMIN, 0, worker_fields),
+	ROW(CTLCMD_WORKER_FORGIVE, "worker_forgive", ADMIN, 0, worker_fields),
 };
 
 const struct ctlcmd *ctlcmd_find(const char *name)

@@ -58,6 +58,9 @@
 #define CTLCMD_PAGE_VALID_MIN 60              /* page_link's "valid", s */
 #define CTLCMD_PAGE_VALID_MAX (90 * 86400)
 #define CTLCMD_PAGE_VALID_DEFAULT (7 * 86400)
+/* worker_*'s name: a credential, or CREDENTIAL@INSTANCE (place.h's
+ * PLACE_INSTANCE_MAX of 64). */
+#define CTLCMD_WORKER_NAME_MAX (AUTH_NAME_MAX + 1 + 64)
 
 enum ctlcmd_id {
 	CTLCMD_PING,
@@ -79,6 +82,9 @@ enum ctlcmd_id {
 	CTLCMD_CHECK,
 	CTLCMD_BACKUP,
 	CTLCMD_PAGE_LINK,
+	CTLCMD_WORKER_DRAIN,
+	CTLCMD_WORKER_RESUME,
+	CTLCMD_WORKER_FORGIVE,
 	CTLCMD_COUNT
 };
 
@@ -96,7 +102,8 @@ struct ctlcmd_req {
 	int all;                /* status, history */
 	int copy;               /* backup */
 	const char *workload;   /* submit */
-	const char *name;       /* submit: the job's name; token_*: the token's */
+	const char *name;       /* submit: the job's name; token_*: the token's;
+				 * worker_*: a worker's or its credential's */
 	const char *what;       /* export */
 	const char *dir;        /* backup: an absolute path */
 	enum auth_role role;    /* token_add; default AUTH_ROLE_WORKER */
@@ -146,6 +153,7 @@ struct ctlcmd_worker {
 	const char *instance;         /* the process ("" for a row from
 				       * before instances); NULL: older gpud */
 	int online, quarantined;
+	int drained;                  /* the operator's: granted nothing */
 	int64_t failures, foreign_msgs, stalls, leases_done, units_done;
 	double rate, last_seen;
 	int64_t streak, confirmed;
@@ -205,6 +213,8 @@ struct ctlcmd_reply {
 	const char *state;      /* the job's state as gpuctl status shows it */
 	const char *version;    /* ping: gpud's */
 	const char *revoked;    /* token_revoke: the token's name */
+	const char *worker;     /* worker_*: the name asked for */
+	int64_t changed;        /* worker_*: the worker rows it named */
 	/* status, history */
 	struct ctlcmd_job *jobs;
 	size_t n_jobs;

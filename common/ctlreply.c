@@ -50,6 +50,10 @@ static const struct ctlcmd_field export_reply[] = {
 static const struct ctlcmd_field token_revoke_reply[] = {
 	FLD("revoked", F_NAME, R(revoked), 1, 1, AUTH_NAME_MAX, 0, NULL),
 };
+static const struct ctlcmd_field worker_reply[] = {
+	FLD("worker", F_STR, R(worker), 1, 1, CTLCMD_WORKER_NAME_MAX, 0, NULL),
+	FLD("changed", F_INT, R(changed), 1, 0, INT64_MAX, 0, NULL),
+};
 
 /* The fields of the lists' rows and of the larger replies, by kind: S is
  * the row's struct, k the key, m the member. Free text (reasons, paths,
@@ -127,6 +131,7 @@ static const struct ctlcmd_field worker_row[] = {
 	TEXT(W, "device", device),
 	BOOL(W, "online", online),
 	BOOL(W, "quarantined", quarantined),
+	BOOL(W, "drained", drained),
 	COUNT(W, "failures", failures),
 	COUNT(W, "foreign_msgs", foreign_msgs),
 	COUNT(W, "stalls", stalls),
@@ -293,6 +298,9 @@ const struct ctlcmd_rows ctlreply_rows[CTLCMD_COUNT] = {
 	REPLY(CTLCMD_CHECK, check_reply),
 	REPLY(CTLCMD_BACKUP, backup_reply),
 	REPLY(CTLCMD_PAGE_LINK, page_link_reply),
+	REPLY(CTLCMD_WORKER_DRAIN, worker_reply),
+	REPLY(CTLCMD_WORKER_RESUME, worker_reply),
+	REPLY(CTLCMD_WORKER_FORGIVE, worker_reply),
 };
 
 /* What a reply's value of f must be, for messages ("an integer from 0 to 9"). */

@@ -298,6 +298,7 @@ static void workers_work(struct store *st, void *arg)
 			.instance = ws[i].instance,
 			.device = ws[i].device ? ws[i].device : "",
 			.online = ws[i].online, .quarantined = ws[i].quarantined,
+			.drained = ws[i].drained,
 			.failures = (int64_t)ws[i].failures,
 			.foreign_msgs = (int64_t)ws[i].foreign_msgs,
 			.stalls = (int64_t)ws[i].stalls,
@@ -399,6 +400,9 @@ static const struct control_cmd commands[CTLCMD_COUNT] = {
 	[CTLCMD_CHECK]        = { RUN_DB | RUN_POOL, START(ctl_check_start) },
 	[CTLCMD_BACKUP]       = { RUN_POOL, START(ctl_backup_start) },
 	[CTLCMD_PAGE_LINK]    = { RUN_DB, START(ctl_page_link_start) },
+	[CTLCMD_WORKER_DRAIN] = { RUN_DB, STEPS(ctl_worker_work, NULL) },
+	[CTLCMD_WORKER_RESUME] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
+	[CTLCMD_WORKER_FORGIVE] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
 };
 
 static void generic_after(void *arg)

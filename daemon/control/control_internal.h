@@ -9,7 +9,8 @@
  * priority), control_answer.c (result, export), control_tokens.c
  * (token_add, token_list, token_revoke), control_workloads.c (the
  * workloads reply), control_check.c (check), control_backup.c (backup),
- * control_page.c (page_link).
+ * control_page.c (page_link), control_workers.c (worker_drain,
+ * worker_resume, worker_forgive).
  *
  * Ownership: a request is owned by whoever runs its current step (one at
  * a time; a step hands it on by queueing the next); ctl_finish (loop
@@ -127,5 +128,9 @@ void ctl_backup_start(struct ctl_req *r);
 /* control_page.c: page_link, from start to ctl_finish (the key made on
  * the loop, its hash stored on the database thread). */
 void ctl_page_link_start(struct ctl_req *r);
+/* control_workers.c: worker_drain, worker_resume and worker_forgive, one
+ * database step (the generic after step replies; resume and forgive wake
+ * parked claims). */
+void ctl_worker_work(struct store *st, void *arg);
 
 #endif

@@ -352,7 +352,7 @@ static void claim_reset(struct sched_claim *c)
 	c->rc = 0;
 }
 
-/* A quarantined worker, or one holding its share of leases already (fair
+/* A drained or quarantined worker, or one holding its share of leases already (fair
  * share: one token cannot take every lease), gets nothing more. */
 static int claim_refused(struct store *st, struct sched_claim *c)
 {
@@ -363,7 +363,11 @@ static int claim_refused(struct store *st, struct sched_claim *c)
 
 	if (store_worker_get(st, c->worker_id, &w) != 0)
 		return 0;
-	if (w.quarantined) {
+	if (w.drained) {
+		c->rc = GERR_STATE;
+		snprintf(c->reason, sizeof(c->reason), "worker %s is drained by "
+			 "the operator (gpuctl worker resume %s)", w.name, w.name);
+	} else if (w.quarantined) {
 		c->rc = GERR_STATE;
 		snprintf(c->reason, sizeof(c->reason), "worker %s is quarantined "
 			 "(%u failed verifications, %u messages about leases it "

@@ -130,6 +130,10 @@ static void test_missing(void **state)
 {
 	(void)state;
 	refused("{\"cmd\":\"pause\"}", "'pause' needs a job id (a positive integer)");
+	refused("{\"cmd\":\"worker_drain\"}", "a worker is named CREDENTIAL@INSTANCE "
+		"(gpuctl workers), or by its credential for all its processes");
+	refused("{\"cmd\":\"worker_forgive\",\"name\":\"\"}", "a worker is named "
+		"CREDENTIAL@INSTANCE (gpuctl workers), or by its credential for all its processes");
 	/* null is absent: a required field still missing. */
 	refused("{\"cmd\":\"resume\",\"job\":null}",
 		"'resume' needs a job id (a positive integer)");
@@ -226,6 +230,10 @@ static void test_round_trip(void **state)
 	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_PAGE_LINK, .valid = 3600 });
 	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_PAGE_LINK, .revoke = 1,
 		   .valid = CTLCMD_PAGE_VALID_DEFAULT });
+	/* A worker by its process's name (with '@' and ':'), or a credential. */
+	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_WORKER_DRAIN, .name = "fleet@n1:7" });
+	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_WORKER_RESUME, .name = "fleet" });
+	round_trip(&(struct ctlcmd_req){ .cmd = CTLCMD_WORKER_FORGIVE, .name = "a@b" });
 	/* The encoded request holds its own reference to args. */
 	assert_int_equal(args->refcount, 1);
 	json_decref(args);

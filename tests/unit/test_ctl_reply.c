@@ -219,6 +219,12 @@ static void test_others(void **state)
 	assert_true(out.expires_at == 1e9);
 	json_decref(r);
 	ctlcmd_reply_clear(&out);
+	r = round_trip(CTLCMD_WORKER_DRAIN, &(struct ctlcmd_reply){ .worker = "fleet@n1:7",
+		       .changed = 1 }, &out);
+	assert_string_equal(out.worker, "fleet@n1:7");
+	assert_int_equal(out.changed, 1);
+	json_decref(r);
+	ctlcmd_reply_clear(&out);
 	r = round_trip(CTLCMD_PAGE_LINK, &(struct ctlcmd_reply){ .revoked_links = 3 }, &out);
 	assert_null(out.url);
 	assert_int_equal(out.revoked_links, 3);
