@@ -290,6 +290,7 @@ static void workers_table(FILE *f, const struct page_input *in)
 	for (size_t i = 0; i < n; i++) {
 		const struct ctlcmd_worker *w = &in->workers->workers[i];
 		const char *state = w->quarantined ? "quarantined" :
+				    w->drained ? "drained" :
 				    w->online ? "online" : "offline";
 
 		fprintf(f, "<tr id=\"worker-%" PRId64 "\" data-state=\"%s\"%s><td>",

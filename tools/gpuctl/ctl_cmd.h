@@ -3,7 +3,8 @@
  * gpuctl's exit status (ctl_client.h). Files: ctl_jobs.c (submit,
  * extend, export, result, cancel/pause/resume, priority, workloads),
  * ctl_status.c (status, history), ctl_watch.c (watch, wait, workers),
- * ctl_admin.c (token, check, backup), ctl_page.c (page-link); ctl_args.c
+ * ctl_admin.c (token, check, backup), ctl_page.c (page-link),
+ * ctl_workers.c (worker drain|resume|forgive); ctl_args.c
  * the shared parsing.
  *
  * Single-threaded (gpuctl's main); keeps nothing between calls.
@@ -38,6 +39,7 @@ int cmd_token(const struct ctl_target *to, int argc, char **argv);
 int cmd_check(const struct ctl_target *to, int argc, char **argv);
 int cmd_backup(const struct ctl_target *to, int argc, char **argv);
 int cmd_page_link(const struct ctl_target *to, int argc, char **argv);
+int cmd_worker(const struct ctl_target *to, int argc, char **argv);
 
 /* ---- ctl_args.c ---- */
 

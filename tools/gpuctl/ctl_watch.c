@@ -72,8 +72,8 @@ static void workers_table(struct ctl_table *t, const struct ctlcmd_reply *worker
 		const struct ctlcmd_worker *w = &workers->workers[i];
 		char id[24], threads[24] = "-", lease[64] = "-", rate[64] = "-", n[3][24];
 		char trust[48] = "-", seen[32] = "-", where[640], c[32], stalls[24];
-		const char *state = w->quarantined ? "quarantined" : w->online ? "online"
-										 : "offline";
+		const char *state = w->quarantined ? "quarantined" : w->drained ? "drained"
+						   : w->online ? "online" : "offline";
 		const char *unit = worker_unit(w, jobs);
 
 		snprintf(id, sizeof(id), "%" PRId64, w->id);

@@ -100,8 +100,19 @@ static const struct ctl_command commands[] = {
   "connected and known workers",
   "  ID NAME STATE DEVICE THREADS LEASE RATE (in its job's unit) LEASES\n"
   "  FAILURES FOREIGN (messages about leases it was not granted) STALLS\n"
-  "  (leases revoked for no progress) TRUST SEEN WHERE (host, Slurm job, pod)\n"
+  "  (leases revoked for no progress) TRUST SEEN WHERE (host, Slurm job, pod).\n"
+  "  STATE: online, offline, drained (gpuctl worker drain) or quarantined.\n"
   "  --json            gpud's records as JSON\n" },
+{ "worker", cmd_worker, "worker drain|resume|forgive NAME",
+  "hold a worker: drain it, resume it, let it out of quarantine (admin)",
+  "  NAME is a row of gpuctl workers (CREDENTIAL@INSTANCE), or a credential for\n"
+  "  every process of it.\n"
+  "  drain             it finishes the lease it holds and is granted no more\n"
+  "                    (its claims answered \"drained by the operator\")\n"
+  "  resume            undo drain: it is granted leases again\n"
+  "  forgive           out of quarantine; its failures, foreign messages and\n"
+  "                    stalls counted from zero again\n"
+  "  Both last across gpud restarts; each is logged in gpud's events.\n" },
 { "workloads", cmd_workloads, "workloads [--json]",
   "the workloads gpud runs: units, parameters, exports", "" },
 { "token", cmd_token, "token add NAME [--role worker|viewer|admin] [--public-key HEX] |\n"
