@@ -225,7 +225,12 @@ static void auth_after(void *arg)
 	if (!c->closing && r->rc) {
 		/* The reason tells the peer only what it knows: which key
 		 * it showed, and which name it gave. */
-		conn_send_error(c, GERR_AUTH, refusal(r), 0, 0);
+		/* GERR_AUTH: the credential itself is refused, and the
+		 * worker stops retrying (gpuworker's exit 6); a failure of
+		 * gpud's own (the database) may pass. */
+		int cred = r->rc == GERR_NOTFOUND || r->rc == GERR_AUTH ||
+			   r->rc == GERR_PERM;
+		conn_send_error(c, cred ? GERR_AUTH : GERR_AGAIN, refusal(r), 0, 0);
 		conn_close(c, refusal(r));
 	} else if (!c->closing && held >= d->cfg.max_conns_per_cred) {
 		/* One token may not hold every slot (listeners.h). */

@@ -127,9 +127,21 @@ static void on_error_frame(struct client *cl, const json_t *header)
 		wlease_on_error(cl, &e);
 		return;
 	}
-	if (e.code == GERR_AUTH)
-		LOG_ERROR(cl->log, "gpud refused worker '%s': %s (check "
-			  "--token-file)", cl->cfg->token->name, e.message);
+	/* gpud refuses the credential itself (login.c, a revoked token's
+	 * connections): no retry can succeed, so the worker exits at once
+	 * with a status of its own, which the unit does not restart. */
+	if (e.code == GERR_AUTH) {
+		LOG_ERROR(cl->log, "gpud refused credential '%s' (%s): %s. "
+			  "Not retrying: ask gpud's operator for a new credential "
+			  "(gpuctl token add %s), put it in %s and start "
+			  "gpuworker again (exit status %d)", cl->cfg->token->name,
+			  cl->cfg->token_file ? cl->cfg->token_file : "--token-file",
+			  e.message, cl->cfg->token->name,
+			  cl->cfg->token_file ? cl->cfg->token_file : "--token-file",
+			  cl->cfg->refused_exit);
+		client_finish(cl, cl->cfg->refused_exit);
+		return;
+	}
 	/* gpud keeps one connection per worker (token, instance): a second
 	 * process with our name took it (login.c). */
 	if (e.code == GERR_STATE && strstr(e.message, "replaced"))

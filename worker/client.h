@@ -41,6 +41,10 @@ struct client_config {
 	const char *host;                /* name or address, no brackets */
 	const char *port;                /* decimal */
 	const struct auth_token *token;
+	const char *token_file;          /* where token came from: messages */
+	/* The exit code when gpud refuses the credential (unknown, revoked,
+	 * of the old kind or the wrong role): no retry can succeed. */
+	int refused_exit;
 	/* The token's key with its TLS certificate (chan_identity_cert). */
 	const struct chan_identity *identity;
 	const char *device_name;         /* "cpu" or "cuda:N", sent in HELLO */
@@ -73,7 +77,8 @@ int client_start(uv_loop_t *loop, const struct client_config *cfg,
  * it, then exit 0; bounded to about 10 seconds. Idempotent. */
 void client_shutdown(struct client *cl);
 
-/* The exit code decided by the client (0, or 1 after a device error). */
+/* The exit code decided by the client (0, 1 after a device error, or
+ * cfg->refused_exit when gpud refused the credential). */
 int client_exit_code(const struct client *cl);
 
 /* NULL-safe. Only after the loop has run to completion. */

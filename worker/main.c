@@ -2,8 +2,11 @@
  *
  * Owns the loop, the signal handles, the token and the device contexts;
  * the client (client.h) owns everything about gpud and leases. Exit codes:
- * 0 done or stopped cleanly, 1 runtime failure (device, token, ...), 2
- * usage error.
+ * 0 done or stopped cleanly, 1 runtime failure (device, token file, ...),
+ * 2 usage error, WORKER_EXIT_REFUSED gpud refused the credential (unknown,
+ * revoked, of the old kind or the wrong role: retrying cannot help, and
+ * systemd/gpuworker@.service does not restart on it). Anything else gpud
+ * or the network does (gpud down, refused connections) is retried.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +25,9 @@
 #include "woptions.h"
 #include "place.h"
 #include "workload.h"
+
+/* gpuworker(8) documents it. */
+#define WORKER_EXIT_REFUSED 6
 
 /* What the signal callbacks need (lives in main's frame). */
 struct main_ctx {
@@ -246,6 +252,8 @@ int main(int argc, char **argv)
 		.host = o.connect.host,
 		.port = o.connect.port,
 		.token = &token,
+		.token_file = o.token_file,
+		.refused_exit = WORKER_EXIT_REFUSED,
 		.identity = &identity,
 		.device_name = o.device.name,
 		.device_kind = o.device.kind,
