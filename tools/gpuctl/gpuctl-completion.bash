@@ -78,6 +78,14 @@ _gpuctl()
 		fi ;;
 	token) [ $pos -eq 1 ] && COMPREPLY=($(compgen -W "$(gpuctl help token 2>/dev/null |
 		grep -o 'token [a-z]*' | cut -d' ' -f2)" -- "$cur")) ;;
+	worker)
+		if [ $pos -eq 1 ]; then
+			COMPREPLY=($(compgen -W "drain resume forgive" -- "$cur"))
+		elif [ $pos -eq 2 ]; then
+			# NAME: a row of gpuctl workers (TOKEN@INSTANCE) or its TOKEN.
+			COMPREPLY=($(compgen -W "$(gpuctl "${conn[@]}" workers 2>/dev/null |
+				awk 'NR > 1 { print $2; print $3 }' | sort -u)" -- "$cur"))
+		fi ;;
 	backup) COMPREPLY=($(compgen -d -- "$cur")) ;;
 	*)
 		COMPREPLY=($(compgen -W "$(_gpuctl_options "$cmd")" -- "$cur")) ;;
