@@ -37,7 +37,12 @@ def test_ops(cl: Cluster):
     check("box2" in listing and "local" in listing and "revoked" not in listing, "token list: " + listing)
     cl.ctl("token", "revoke", "box2")
     wait_for(lambda: "close" in cl.log_text("gpud") and "token revoked" in cl.log_text("gpud"), 10, "the worker cut off")
+    # Cut off, it exits with gpuworker's status for a refused credential
+    # (6) rather than retrying; started again, it is refused at login.
+    check(w.wait(15) == 6, "a revoked worker should exit 6, not %s" % w.returncode)
+    w = cl.start_worker("cpu:1", token_file=tf)
     wait_for(lambda: "bad token" in cl.log_text("gpud"), 20, "the revoked token refused at login")
+    check(w.wait(15) == 6, "a worker with a revoked token should exit 6, not %s" % w.returncode)
     workers = json.loads(cl.ctl("workers", "--json").stdout)
     check(not any(x["credential"] == "box2" and x["online"] for x in workers), "revoked worker still online: %s" % workers)
     check("revoked" in cl.ctl("token", "list").stdout, "list should mark the token revoked")
