@@ -82,7 +82,7 @@ const char *const sdb_rate_sql[S_COUNT] = {
 		"JOIN workers AS w ON w.id = k.worker_id "
 		"LEFT JOIN job_rates AS r ON r.job_id = ?3 "
 		"AND r.worker_id = k.worker_id "
-		"WHERE k.workload = ?1 AND w.quarantined = 0 "
+		"WHERE k.workload = ?1 AND w.quarantined = 0 AND w.drained = 0 "
 		"AND (w.online = 1 OR w.last_seen >= ?2)",
 	/* Primary leases only: a replica recomputes its primary's units.
 	 * Carved is verified (the job's count) plus the leases still
@@ -109,7 +109,7 @@ const char *const sdb_rate_sql[S_COUNT] = {
 	[S_FLEET_OTHERS] =
 		"SELECT count(*) FROM worker_workloads AS k "
 		"JOIN workers AS w ON w.id = k.worker_id "
-		"WHERE k.workload = ?1 AND w.quarantined = 0 "
+		"WHERE k.workload = ?1 AND w.quarantined = 0 AND w.drained = 0 "
 		"AND (w.online = 1 OR w.last_seen >= ?2) "
 		"AND w.credential IS NOT (SELECT credential FROM workers "
 		"WHERE id = ?3)",
