@@ -131,14 +131,14 @@ static void on_error_frame(struct client *cl, const json_t *header)
 	 * connections): no retry can succeed, so the worker exits at once
 	 * with a status of its own, which the unit does not restart. */
 	if (e.code == GERR_AUTH) {
+		const char *file = cl->cfg->token_file ? cl->cfg->token_file
+						       : "--token-file";
+
 		LOG_ERROR(cl->log, "gpud refused credential '%s' (%s): %s. "
 			  "Not retrying: ask gpud's operator for a new credential "
-			  "(gpuctl token add %s), put it in %s and start "
+			  "(gpuctl token add NAME), put it in %s and start "
 			  "gpuworker again (exit status %d)", cl->cfg->token->name,
-			  cl->cfg->token_file ? cl->cfg->token_file : "--token-file",
-			  e.message, cl->cfg->token->name,
-			  cl->cfg->token_file ? cl->cfg->token_file : "--token-file",
-			  cl->cfg->refused_exit);
+			  file, e.message, file, cl->cfg->refused_exit);
 		client_finish(cl, cl->cfg->refused_exit);
 		return;
 	}

@@ -126,7 +126,7 @@ def revoked(cl):
     check(time.time() - t0 < 10, "a revoked worker took %.1f s to exit" % (time.time() - t0))
     text = open(log).read()
     check("gpud refused credential 'gamma'" in text and "Not retrying" in text
-          and "gpuctl token add gamma" in text, "message:\n" + text[-1500:])
+          and "gpuctl token add NAME" in text, "message:\n" + text[-1500:])
     p = cl.start_worker("cpu:1", ["--instance", "g2"], token_file=path)
     rc = p.wait(15)
     text = open(cl.logs[-1]).read()
