@@ -15,9 +15,9 @@
 	"credential, instance, drained, host, slurm_job, slurm_array, pod"
 
 /* A row gone long enough to forget (last seen in [?2, ?1)): offline,
- * trusted with nothing (not quarantined), not drained, named by no lease and no
- * failure memory, and never the newest row (so an id is never used
- * twice). */
+ * trusted with nothing (not quarantined), not drained, named by no lease
+ * and no failure memory, and never the newest row (so an id is never
+ * used twice). */
 #define WORKER_GONE(w)                                                       \
 	w ".online = 0 AND " w ".last_seen < ?1 AND " w ".last_seen >= ?2 "  \
 	"AND " w ".quarantined = 0 AND " w ".drained = 0 "                   \

@@ -112,7 +112,7 @@ static const struct ctl_command commands[] = {
   "  resume            undo drain: it is granted leases again\n"
   "  forgive           out of quarantine; its failures, foreign messages and\n"
   "                    stalls counted from zero again\n"
-  "  Both last across gpud restarts; each is logged in gpud's events.\n" },
+  "  What they change lasts across gpud restarts; each is logged in gpud's events.\n" },
 { "workloads", cmd_workloads, "workloads [--json]",
   "the workloads gpud runs: units, parameters, exports", "" },
 { "token", cmd_token, "token add NAME [--role worker|viewer|admin] [--public-key HEX] |\n"
