@@ -99,14 +99,16 @@ def test_ride_restart(cl: Cluster):
     wait_for(lambda: all(os.path.getsize(e) > 0 for e in errs), 30, "both waits' first line")
     wait_for(lambda: verified(cl, job) >= 3, 120, "three verified leases")
     restart(cl)
-    wait_for(lambda: verified(cl, job) >= leases - 4 or cl.status(job)["state"] == "done", 120,
+    wait_for(lambda: verified(cl, job) >= leases - 6 or cl.status(job)["state"] == "done", 120,
              "the job nearly done")
+    # A fast machine may finish it first: then the waits saw one outage.
+    outages = 1 if cl.status(job)["state"] == "done" else 2
     restart(cl)
     for p, e in zip(waits, errs):
         rc = p.wait(150)
         err = open(e).read()
         check(rc == 0, "wait over a gpud restart: exit %d\n%s" % (rc, err))
-        check(err.count(RETRY) == 2 and "retrying" in err and err.count("gpud answers again") == 2,
+        check(err.count(RETRY) == outages and "retrying" in err and err.count("gpud answers again") == outages,
               "wait says once per outage that gpud is away, and that it is back:\n" + err)
     ref = reference_answer("graveler", battles=battles, seed=41)
     check(answer_core(cl.result(job)["answer"]) == ref, "answer after two restarts differs from the reference")
