@@ -44,9 +44,11 @@ def test_backup_own(cl: Cluster):
     answer = cl.db_rows("SELECT answer FROM jobs WHERE id = ?", job)[0][0]
     i = next(k for k in range(1, len(answer)) if answer[k].isdigit() and answer[k - 1].isdigit())
     bad = answer[:i] + str((int(answer[i]) + 1) % 10) + answer[i + 1:]
-    subprocess.run(["sqlite3", os.path.join(cl.data, "gpud.db")], check=True, timeout=30,
-                   input="UPDATE jobs SET answer = '%s' WHERE id = %d;" % (bad.replace("'", "''"), job),
-                   text=True)
+    # (sqlite3 waits up to 10 s for gpud's write transactions: gpud runs.)
+    r = subprocess.run(["sqlite3", os.path.join(cl.data, "gpud.db")], timeout=30, capture_output=True,
+                       input=".timeout 10000\nUPDATE jobs SET answer = '%s' WHERE id = %d;"
+                       % (bad.replace("'", "''"), job), text=True)
+    check(r.returncode == 0, "sqlite3 failed: %s" % r.stderr)
     r = cl.ctl("backup", os.path.join(cl.dir, "backup2"), check_rc=False, timeout=120)
     check(r.returncode == 1 and ("job %d: its stored answer does not match its digest" % job) in r.stdout
           and "NOT SOUND" in r.stdout, "a backup of a damaged answer says so:\n" + r.stdout)

@@ -17,8 +17,9 @@ from harness import Cluster, check, lease_units_for, run, wait_for
 
 
 def sql(cl, text):
-    """Run text with the sqlite3 command-line tool on gpud's database."""
-    r = subprocess.run(["sqlite3", os.path.join(cl.data, "gpud.db")], input=text,
+    """Run text with the sqlite3 command-line tool on gpud's database
+    (waiting up to 10 s for gpud's write transactions, as gpud runs)."""
+    r = subprocess.run(["sqlite3", os.path.join(cl.data, "gpud.db")], input=".timeout 10000\n" + text,
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 0, "sqlite3 failed: %s" % r.stderr)
     return r.stdout

@@ -33,6 +33,13 @@ def test_journald(cl: Cluster):
     job = cl.submit("graveler", battles=1 << 20, seed=3)
     cl.start_worker("cpu:1")
     cl.wait_job(job, timeout=60)
+    # A warning: the same worker process logging in twice (the newer login
+    # closes the older connection).
+    twice = [cl.raw_worker(instance="twice") for _ in range(2)]
+    wait_for(lambda: "<4>worker local@twice" in cl.log_text("gpud"), 10, "the warning line")
+    for w in twice:
+        w.close()
+    wait_for(lambda: "reason=peer closed" in cl.log_text("gpud"), 10, "the raw worker's close")
 
     before = lines(cl.log_text("gpud"))
     for line in before:

@@ -3,6 +3,7 @@
 connection usable, and a worker stopped with SIGTERM while it waits for
 work withdraws its claim and exits at once instead of after the park."""
 import signal
+import re
 import socket
 import time
 
@@ -42,7 +43,7 @@ def test_withdraw(cl: Cluster):
 
     # A real worker, idle, stopped with SIGTERM: out at once.
     w = cl.start_worker("cpu:1")
-    wait_for(lambda: "claim rate=" in cl.log_text("worker"), 20, "the worker's claim")
+    wait_for(lambda: re.search(r"debug claim$", cl.log_text("worker"), re.M), 20, "the worker's claim")
     time.sleep(1.0)  # parked by now (gpud holds it up to 10 s)
     t0 = time.time()
     w.send_signal(signal.SIGTERM)

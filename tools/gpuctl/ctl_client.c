@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,35 @@ static int wait_fd(int fd, short events, double deadline)
 	}
 }
 
+/* An error for people: to stderr, or kept in q (ctl_client.h) with its
+ * class, the failure's being that of its last line. */
+__attribute__((format(printf, 3, 4)))
+static void say(struct ctl_quiet *q, int transient, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (!q) {
+		fputs("gpuctl: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+	} else {
+		size_t used = strlen(q->why), cap = sizeof(q->why);
+
+		/* Room for "gpuctl: ", a few characters and "\n". */
+		if (used + 16 < cap) {
+			int n = snprintf(q->why + used, cap - used - 1, "gpuctl: ");
+			used += (size_t)n;
+			vsnprintf(q->why + used, cap - used - 1, fmt, ap);
+			used = strlen(q->why);
+			q->why[used] = '\n';
+			q->why[used + 1] = '\0';
+		}
+		q->transient = transient;
+	}
+	va_end(ap);
+}
+
 static int set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -53,13 +83,20 @@ static int set_nonblock(int fd)
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
 }
 
-static int ctl_connect(const char *path)
+/* A local connect's failures that a gpud restart explains: no socket
+ * yet, nobody listening, a full backlog. */
+static int local_transient(int e)
+{
+	return e == ENOENT || e == ECONNREFUSED || e == EAGAIN || e == ETIMEDOUT;
+}
+
+static int ctl_connect(const char *path, struct ctl_quiet *q)
 {
 	struct sockaddr_un sa;
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "gpuctl: socket path too long: %s\n", path);
+		say(q, 0, "socket path too long: %s", path);
 		return -1;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -68,8 +105,10 @@ static int ctl_connect(const char *path)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 	    set_nonblock(fd) != 0) {
-		fprintf(stderr, "gpuctl: cannot reach gpud at %s: %s\n", path,
-			strerror(errno));
+		int e = errno;
+
+		say(q, local_transient(e), "cannot reach gpud at %s: %s", path,
+		    strerror(e));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -126,6 +165,7 @@ struct ctl_conn {
 	size_t len, cap;
 	double deadline;        /* of the step under way (gclock_mono) */
 	const char *step;       /* its name, for a timeout's message */
+	struct ctl_quiet *quiet; /* the target's: errors kept, not printed */
 };
 
 #define FRAME_MAX ((size_t)PROTO_HEADER_LEN + PROTO_MAX_JSON + PROTO_MAX_BIN)
@@ -150,15 +190,16 @@ static void step(struct ctl_conn *c, const struct ctl_target *to,
 	c->step = what;
 }
 
+/* A socket's failure (a timeout, a reset, a closed pipe): transient. */
 static void say_io(const struct ctl_conn *c, const char *doing)
 {
 	if (errno == ETIMEDOUT)
-		fprintf(stderr, "gpuctl: gpud did not answer in time (%s)\n",
-			c->step ? c->step : doing);
+		say(c->quiet, 1, "gpud did not answer in time (%s)",
+		    c->step ? c->step : doing);
 	else
-		fprintf(stderr, "gpuctl: cannot %s: %s\n", doing,
-			errno == EPIPE || errno == ECONNRESET
-				? "gpud closed the connection" : strerror(errno));
+		say(c->quiet, 1, "cannot %s: %s", doing,
+		    errno == EPIPE || errno == ECONNRESET
+			? "gpud closed the connection" : strerror(errno));
 }
 
 /* Grow *buf to hold room more bytes after len (at most limit in all). */
@@ -210,7 +251,7 @@ static int send_frame(struct ctl_conn *c, enum proto_type type,
 
 	if (proto_frame_encode(type, (json_t *)msg, bin, bin_len, &out,
 			       &outlen)) {
-		fprintf(stderr, "gpuctl: cannot encode the request\n");
+		say(c->quiet, 0, "cannot encode the request");
 		free(out);
 		return -1;
 	}
@@ -218,7 +259,7 @@ static int send_frame(struct ctl_conn *c, enum proto_type type,
 		rc = chan_seal(&c->ch, out, outlen, &sealed, &slen);
 		free(out);
 		if (rc) {
-			fprintf(stderr, "gpuctl: cannot seal the request\n");
+			say(c->quiet, 0, "cannot seal the request");
 			return -1;
 		}
 		out = sealed;
@@ -242,7 +283,7 @@ static int read_more(struct ctl_conn *c)
 	ssize_t r;
 
 	if (room(into, *ilen, icap, 65536, FRAME_MAX + 131072)) {
-		fprintf(stderr, "gpuctl: reply too large\n");
+		say(c->quiet, 0, "reply too large");
 		return -1;
 	}
 	for (;;) {
@@ -259,8 +300,8 @@ static int read_more(struct ctl_conn *c)
 		break;
 	}
 	if (r <= 0) {
-		fprintf(stderr, "gpuctl: gpud closed the connection%s%s\n",
-			c->step ? " in the " : "", c->step ? c->step : "");
+		say(c->quiet, 1, "gpud closed the connection%s%s",
+		    c->step ? " in the " : "", c->step ? c->step : "");
 		return -1;
 	}
 	*ilen += (size_t)r;
@@ -276,7 +317,7 @@ static int read_more(struct ctl_conn *c)
 			flush_chan(c); /* the alert that says why */
 		if (rc) {
 			if (err[0])
-				fprintf(stderr, "gpuctl: TLS: %s\n", err);
+				say(c->quiet, 0, "TLS: %s", err);
 			return -1;
 		}
 		memmove(c->raw, c->raw + n, c->rlen - n);
@@ -299,7 +340,7 @@ static int recv_frame(struct ctl_conn *c, struct proto_frame *f,
 		if (rc == 0)
 			return 0;
 		if (rc != GERR_AGAIN) {
-			fprintf(stderr, "gpuctl: bad reply from gpud: %s\n", err);
+			say(c->quiet, 0, "bad reply from gpud: %s", err);
 			return -1;
 		}
 		if (read_more(c))
@@ -340,9 +381,8 @@ static json_t *ctl_call_full(struct ctl_conn *c, json_t *req, const void *bin,
 								  "message"));
 		char *esc = ctl_text_escape(m ? m : "", 0);
 
-		fprintf(stderr, "gpuctl: unexpected reply %s%s%s\n",
-			proto_type_name(f.type), m ? ": " : "",
-			esc ? esc : "");
+		say(c->quiet, 0, "unexpected reply %s%s%s",
+		    proto_type_name(f.type), m ? ": " : "", esc ? esc : "");
 		free(esc);
 	}
 	consume(c, &f, used);
@@ -362,8 +402,8 @@ static int expect(struct ctl_conn *c, enum proto_type want, json_t **ret)
 								  "message"));
 		char *esc = ctl_text_escape(m ? m : proto_type_name(f.type), 0);
 
-		fprintf(stderr, "gpuctl: gpud refused the credential: %s\n",
-			esc ? esc : "?");
+		say(c->quiet, 0, "gpud refused the credential: %s",
+		    esc ? esc : "?");
 		free(esc);
 		consume(c, &f, used);
 		return -1;
@@ -384,8 +424,8 @@ static int tcp_connect(struct ctl_conn *c, const char *host, const char *port)
 	hints.ai_socktype = SOCK_STREAM;
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc) {
-		fprintf(stderr, "gpuctl: cannot resolve %s: %s\n", host,
-			gai_strerror(rc));
+		say(c->quiet, rc == EAI_AGAIN, "cannot resolve %s: %s", host,
+		    gai_strerror(rc));
 		return -1;
 	}
 	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
@@ -412,9 +452,9 @@ static int tcp_connect(struct ctl_conn *c, const char *host, const char *port)
 	}
 	freeaddrinfo(res);
 	if (fd < 0)
-		fprintf(stderr, "gpuctl: cannot reach gpud at %s:%s: %s\n",
-			host, port, e == ETIMEDOUT ? "no answer to the connect "
-			"in time" : strerror(e ? e : errno));
+		say(c->quiet, 1, "cannot reach gpud at %s:%s: %s", host, port,
+		    e == ETIMEDOUT ? "no answer to the connect in time"
+		    : strerror(e ? e : errno));
 	return fd;
 }
 
@@ -436,7 +476,7 @@ static int remote_open(struct ctl_conn *c, const struct ctl_target *to,
 	step(c, to, "TLS handshake", CTL_LOGIN_TIMEOUT_S);
 	if (chan_client_start(&c->ch, &to->id, to->cred.gpud_key, err,
 			      sizeof(err))) {
-		fprintf(stderr, "gpuctl: TLS: %s\n", err);
+		say(c->quiet, 0, "TLS: %s", err);
 		return -1;
 	}
 	c->sealed = 1;
@@ -445,8 +485,8 @@ static int remote_open(struct ctl_conn *c, const struct ctl_target *to,
 	while (!chan_is_open(&c->ch)) {
 		if (read_more(c)) {
 			if (c->ch.state == CHAN_FAILED)
-				fprintf(stderr, "gpuctl: refusing gpud at "
-					"%s:%s\n", to->host, to->port);
+				say(c->quiet, 0, "refusing gpud at %s:%s",
+				    to->host, to->port);
 			return -1;
 		}
 	}
@@ -471,10 +511,11 @@ static int ctl_open(struct ctl_conn *c, const struct ctl_target *to,
 {
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
+	c->quiet = to->quiet;
 	if (to->host)
 		return remote_open(c, to, ret_exit);
 	*ret_exit = EXIT_UNREACHABLE;
-	c->fd = ctl_connect(to->socket);
+	c->fd = ctl_connect(to->socket, to->quiet);
 	return c->fd < 0 ? -1 : 0;
 }
 
@@ -496,12 +537,17 @@ json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q
 			 size_t *ret_out_len, int *ret_exit)
 {
 	struct ctl_conn c;
-	json_t *reply, *req = ctlcmd_encode(q);
+	json_t *reply, *req;
 
+	if (to->quiet) {
+		to->quiet->why[0] = '\0';
+		to->quiet->transient = 0;
+	}
+	req = ctlcmd_encode(q);
 	if (!req) {
 		/* Out of memory, or text that is not UTF-8 (JSON's). */
-		fprintf(stderr, "gpuctl: cannot encode the request: out of memory or "
-			"text that is not UTF-8\n");
+		say(to->quiet, 0, "cannot encode the request: out of memory or "
+		    "text that is not UTF-8");
 		*ret_exit = EXIT_FAIL;
 		return NULL;
 	}
@@ -522,7 +568,7 @@ json_t *ctl_request_full(const struct ctl_target *to, const struct ctlcmd_req *q
 	if (!ctlcmd_reply_ok(reply, &e)) {
 		char *shown = ctl_text_escape(e ? e : "request failed", 0);
 		int missing = not_found(e);
-		fprintf(stderr, "gpuctl: %s\n", shown ? shown : "request failed");
+		say(to->quiet, 0, "%s", shown ? shown : "request failed");
 		free(shown);
 		json_decref(reply);
 		if (ret_out) {

@@ -8,7 +8,9 @@
  * that accepts and never answers ends with EXIT_UNREACHABLE.
  *
  * Errors are printed to stderr here (gpud's own error text escaped,
- * ctl_text.h); callers only turn *ret_exit into gpuctl's exit status.
+ * ctl_text.h), or kept in the target's ctl_quiet for a caller that may
+ * try again (wait and watch ride over a gpud restart); callers only turn
+ * *ret_exit into gpuctl's exit status.
  * Single-threaded (gpuctl); keeps nothing between calls.
  */
 #ifndef GPUD_CTL_CLIENT_H
@@ -37,6 +39,17 @@
 #define EXIT_JOB_FAILED 5  /* wait: the job failed or was cancelled */
 #define EXIT_TIMEOUT 6     /* wait: --timeout passed first */
 
+/* A request's errors, kept instead of printed: the lines stderr would
+ * have had ("gpuctl: ...\n" each, cut to fit), and whether the failure is
+ * one a gpud restart explains (the socket missing or refusing, a reset, a
+ * connection closed, a step timed out) rather than an answer (gpud's
+ * error reply, a credential refused, a TLS failure, a malformed reply).
+ * ctl_request_full clears it first. */
+struct ctl_quiet {
+	char why[768];
+	int transient;
+};
+
 /* Where requests go: the Unix socket, or host:port with a credential. */
 struct ctl_target {
 	const char *socket;            /* when host is NULL */
@@ -46,6 +59,7 @@ struct ctl_target {
 	char hostbuf[256], portbuf[8];
 	double deadline;               /* gclock_mono() bound on every
 					* request; 0: none (wait --timeout) */
+	struct ctl_quiet *quiet;       /* NULL: errors to stderr */
 };
 
 /* Fill to for --connect HOST:PORT and --credential FILE; 0 or EXIT_USAGE

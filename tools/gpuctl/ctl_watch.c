@@ -1,6 +1,8 @@
 /* ctl_watch.c - gpuctl's live views and the workers: watch (jobs and
  * workers redrawn, fitted to the terminal), wait (one progress line until
- * the job ends) and workers. */
+ * the job ends) and workers. watch and wait ride over a gpud restart: once
+ * gpud has answered, a lost or refused connection is tried again until
+ * the command's own end. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -143,6 +145,79 @@ int cmd_workers(const struct ctl_target *to, int argc, char **argv)
 	return 0;
 }
 
+/* Riding over a gpud restart: once gpud has answered, a failure that a
+ * restart explains (ctl_quiet's transient) is tried again after a pause
+ * of RIDE_PAUSE_MIN s, doubling to RIDE_PAUSE_MAX s. Any other failure,
+ * or one before gpud ever answered (a wrong --socket), ends the command
+ * with its exit status as before. */
+#define RIDE_PAUSE_MIN 0.2
+#define RIDE_PAUSE_MAX 2.0
+
+struct ride {
+	struct ctl_quiet q;     /* the target's: each request's errors */
+	int reached;            /* gpud answered once */
+	double down_since;      /* gclock_mono of the outage's first failure; < 0: none */
+	double pause;           /* the next pause, seconds */
+};
+
+/* to with r's error sink, into *out (to itself is only read). */
+static void ride_init(struct ride *r, const struct ctl_target *to, struct ctl_target *out)
+{
+	memset(r, 0, sizeof(*r));
+	r->down_since = -1;
+	r->pause = RIDE_PAUSE_MIN;
+	*out = *to;
+	out->quiet = &r->q;
+}
+
+/* After a request that failed: 1 when it is to be tried again (an outage
+ * begins or goes on), 0 when the failure ends the command (its errors
+ * then printed). */
+static int ride_failed(struct ride *r)
+{
+	if (!r->reached || !r->q.transient) {
+		fputs(r->q.why, stderr);
+		return 0;
+	}
+	if (r->down_since < 0)
+		r->down_since = gclock_mono();
+	return 1;
+}
+
+/* After a request that succeeded: how long the outage it ends lasted (s),
+ * or -1 when there was none; the pause starts over. */
+static double ride_back(struct ride *r)
+{
+	double down = r->down_since < 0 ? -1 : gclock_mono() - r->down_since;
+
+	r->reached = 1;
+	r->down_since = -1;
+	r->pause = RIDE_PAUSE_MIN;
+	return down;
+}
+
+/* The last failure's first line, without "gpuctl: ". */
+static void ride_reason(const struct ride *r, char *buf, size_t len)
+{
+	const char *s = r->q.why;
+	size_t n;
+
+	if (strncmp(s, "gpuctl: ", 8) == 0)
+		s += 8;
+	n = strcspn(s, "\n");
+	snprintf(buf, len, "%.*s", (int)n, s);
+}
+
+/* The pause before the next try, at most limit seconds (limit <= 0: no
+ * bound); the next one twice as long, to RIDE_PAUSE_MAX. */
+static void ride_pause(struct ride *r, double limit)
+{
+	double p = limit > 0 && limit < r->pause ? limit : r->pause;
+
+	poll(NULL, 0, (int)(p * 1000) + 1);
+	r->pause = r->pause * 2 < RIDE_PAUSE_MAX ? r->pause * 2 : RIDE_PAUSE_MAX;
+}
+
 /* The terminal's size, or 0 x 0 when stdout is none. */
 static void term_size(size_t *rows, size_t *cols)
 {
@@ -185,6 +260,47 @@ static struct ctlcmd_job *live_first(const struct ctlcmd_job *jobs, size_t n)
 	return out;
 }
 
+/* watch's title line, cut to cols (0: not cut). */
+static void title_line(double now, double interval, size_t cols)
+{
+	char when[32], title[128];
+	time_t t = (time_t)now;
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
+	snprintf(title, sizeof(title), "gpud %s   (every %.1fs, Ctrl-C to quit)", when, interval);
+	printf("%.*s\n\n", (int)(cols ? human_fit(title, cols) : strlen(title)), title);
+}
+
+/* One line cut to cols (0: not cut). */
+static void fitted(const char *line, size_t cols)
+{
+	printf("%.*s\n", (int)(cols ? human_fit(line, cols) : strlen(line)), line);
+}
+
+/* The screen while gpud does not answer: the title, that it is retried,
+ * the last failure and since when. Returns fflush's result. */
+static int draw_down(const struct ride *r, double interval, int tty)
+{
+	double now = gclock_wall();
+	size_t rows, cols;
+	char line[1024], why[800], since[32], c[32];
+
+	term_size(&rows, &cols);
+	if (!tty)
+		rows = cols = 0;
+	if (tty)
+		printf("\033[H\033[2J"); /* home, clear */
+	title_line(now, interval, cols);
+	fitted("gpud is not answering; retrying", cols);
+	ride_reason(r, why, sizeof(why));
+	human_time(now - (gclock_mono() - r->down_since), now, since, sizeof(since));
+	snprintf(line, sizeof(line), "  since %s (%s): %s", since,
+		 human_duration(gclock_mono() - r->down_since, c, sizeof(c)), why);
+	fitted(line, cols);
+	return fflush(stdout);
+}
+
 /* One screen: a title, the jobs (running and queued first), the workers;
  * on a terminal of rows x cols, every line cut to cols and the lists to
  * what fits, workers getting at least a third of the room when both
@@ -195,18 +311,13 @@ static int draw(const struct ctlcmd_reply *jobs, const struct ctlcmd_reply *work
 	double now = gclock_wall();
 	size_t rows, cols, jrows = 0, wrows = 0;
 	struct ctl_table jt, wt;
-	char when[32], title[128];
-	time_t t = (time_t)now;
-	struct tm tm;
 
 	term_size(&rows, &cols);
 	if (!tty)
 		rows = cols = 0;
-	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&t, &tm));
-	snprintf(title, sizeof(title), "gpud %s   (every %.1fs, Ctrl-C to quit)", when, interval);
 	if (tty)
 		printf("\033[H\033[2J"); /* home, clear */
-	printf("%.*s\n\n", (int)(cols ? human_fit(title, cols) : strlen(title)), title);
+	title_line(now, interval, cols);
 	struct ctlcmd_job *order = live_first(jobs->jobs, jobs->n_jobs);
 	ctl_jobs_table(&jt, CTL_STATUS_COLS, order ? order : jobs->jobs, jobs->n_jobs, now);
 	free(order);
@@ -269,24 +380,40 @@ int cmd_watch(const struct ctl_target *to, int argc, char **argv)
 	}
 	if (optind + 1 < argc || (optind < argc && ctl_parse_job(argv[optind], &job)))
 		return ctl_usage_error("watch");
-	for (long n = 0; count == 0 || n < count; n++) {
+	struct ride ride;
+	struct ctl_target rt;
+
+	ride_init(&ride, to, &rt);
+	/* n counts the screens of gpud's answers; an outage's screens are
+	 * redrawn at each try (once when stdout is no terminal). */
+	for (long n = 0; count == 0 || n < count;) {
 		struct ctl_reply jobs, workers;
-		int ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job,
-			.all = all }, 1, &jobs);
-		if (ex)
-			return ex;
-		ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, 1, &workers);
-		if (ex) {
-			ctl_reply_free(&jobs);
-			return ex;
+		int gone, ex = ctl_ask(&rt, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS,
+			.job = job, .all = all }, 1, &jobs);
+		if (!ex) {
+			ex = ctl_ask(&rt, &(struct ctlcmd_req){ .cmd = CTLCMD_WORKERS }, 1,
+				     &workers);
+			if (ex)
+				ctl_reply_free(&jobs);
 		}
-		int gone = draw(&jobs.f, &workers.f, interval, tty) == EOF;
+		if (ex) {
+			int first = ride.down_since < 0;
+			if (!ride_failed(&ride))
+				return ex;
+			gone = (tty || first) && draw_down(&ride, interval, tty) == EOF;
+			if (gone)
+				return errno == EPIPE ? 0 : EXIT_FAIL;
+			ride_pause(&ride, 0);
+			continue;
+		}
+		ride_back(&ride);
+		gone = draw(&jobs.f, &workers.f, interval, tty) == EOF;
 		ctl_reply_free(&jobs);
 		ctl_reply_free(&workers);
 		/* Nobody reads any more (gpuctl watch | head): done. */
 		if (gone)
 			return errno == EPIPE ? 0 : EXIT_FAIL;
-		if (count == 0 || n + 1 < count)
+		if (count == 0 || ++n < count)
 			poll(NULL, 0, (int)(interval * 1000));
 	}
 	return 0;
@@ -314,19 +441,44 @@ int cmd_wait(const struct ctl_target *to, int argc, char **argv)
 	if (optind + 1 != argc || ctl_parse_job(argv[optind], &job))
 		return ctl_usage_error("wait");
 	/* A gpud that stops answering cannot hold wait past --timeout (and a
-	 * second, so that a request begun just before it still ends). */
-	struct ctl_target bounded = *to;
+	 * second, so that a request begun just before it still ends); one
+	 * that went away is tried again until then (ride). */
+	struct ride ride;
+	struct ctl_target bounded;
+	ride_init(&ride, to, &bounded);
 	if (timeout > 0)
 		bounded.deadline = t0 + timeout + 1.0;
 	for (;;) {
 		struct ctl_reply reply;
+		int first = ride.down_since < 0;
 		int ex = ctl_ask(&bounded, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job },
 				 1, &reply);
-		if (ex) {
-			if (tty && last_line > -1e9)
-				fprintf(stderr, "\n");
+		/* The progress line ends before any other line (reset below
+		 * while gpud does not answer). */
+		if (ex && tty && last_line > -1e9)
+			fprintf(stderr, "\n");
+		if (ex && !ride_failed(&ride))
 			return ex;
+		if (ex) {
+			double left = timeout > 0 ? t0 + timeout - gclock_mono() : 0;
+			if (first) {
+				char why[800];
+				ride_reason(&ride, why, sizeof(why));
+				fprintf(stderr, "gpuctl: gpud is not answering (%s); retrying\n", why);
+				/* Redrawn afresh when gpud is back. */
+				last_line = -1e9;
+			}
+			if (timeout > 0 && left <= 0) {
+				fprintf(stderr, "gpuctl: timed out waiting for job %" JSON_INTEGER_FORMAT
+					"\n", job);
+				return EXIT_TIMEOUT;
+			}
+			ride_pause(&ride, left);
+			continue;
 		}
+		double down = ride_back(&ride);
+		if (down >= 0)
+			fprintf(stderr, "gpuctl: gpud answers again (after %.1f s)\n", down);
 		/* gpud answers an unknown job with an error: one job here. */
 		const struct ctlcmd_job *j = reply.f.n_jobs ? &reply.f.jobs[0] : NULL;
 		double elapsed = gclock_mono() - t0;

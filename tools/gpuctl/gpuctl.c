@@ -67,13 +67,15 @@ static const struct ctl_command commands[] = {
   "block until the job ends; exit 0 when done and verified",
   "  Shows a progress line (redrawn in place on a terminal, one line every 5 s\n"
   "  otherwise) on stderr. Exit 0: done; 5: failed or cancelled; 6: timed out;\n"
-  "  4: no such job.\n"
+  "  4: no such job. Once gpud has answered, a gpud restart is ridden over\n"
+  "  (tried again until --timeout).\n"
   "  --timeout SECONDS give up after this long\n" },
 { "watch", cmd_watch, "watch [JOB] [--interval S] [--count N] [--all]",
   "a live view of the jobs and workers, fitted to the terminal",
   "  Redraws every --interval seconds (default 2) until Ctrl-C, or --count\n"
   "  times. Running and queued jobs first, then paused, then finished ones;\n"
-  "  on a terminal, lists that do not fit end in \"+N more\".\n"
+  "  on a terminal, lists that do not fit end in \"+N more\". A gpud restart\n"
+  "  is ridden over: \"gpud is not answering; retrying\" until it is back.\n"
   "  -a, --all         also jobs that finished more than a day ago\n" },
 { "result", cmd_result, "result JOB [--json] | result JOB --values FROM:TO",
   "the job's answer (bulk results to stdout)",
