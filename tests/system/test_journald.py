@@ -39,7 +39,7 @@ def test_journald(cl: Cluster):
     wait_for(lambda: "<4>worker local@twice" in cl.log_text("gpud"), 10, "the warning line")
     for w in twice:
         w.close()
-    wait_for(lambda: "reason=peer closed" in cl.log_text("gpud"), 10, "the raw worker's close")
+    wait_for(lambda: "worker=local reason=peer closed" in cl.log_text("gpud"), 10, "the raw worker's close")
 
     before = lines(cl.log_text("gpud"))
     for line in before:
