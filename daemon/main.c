@@ -205,6 +205,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		server_stop(&d);
 		uv_run(d.loop, UV_RUN_DEFAULT);
+		chan_identity_free(&d.identity);
 		workload_close_all();
 		LOG_ERROR(&d.log, "start failed: %s", gerr_str(rc));
 		close(lock_fd);

@@ -110,7 +110,7 @@ static int lie(char **argv)
 	uint64_t seed, begin, end, b0, mult;
 	struct graveler_acc *a = malloc(sizeof(*a));
 	char err[256], *p;
-	void *buf;
+	void *buf = NULL;
 	size_t len;
 	int rc;
 
@@ -148,6 +148,7 @@ static int lie(char **argv)
 	printf("%s\n", rc == 0 ? "decodes" : err);
 	if (rc == 0 || rc == GERR_CORRUPT)
 		rc = write_out(argv[5], buf, len);
+	free(buf);
 	free(a);
 	return rc ? 1 : 0;
 }

@@ -34,6 +34,13 @@ def vm_kib(pid, key="VmRSS"):
     raise AssertionError("no %s for pid %d" % (key, pid))
 
 
+def sanitized(pid):
+    """Whether gpud runs under a sanitizer, whose allocator keeps freed
+    memory (ASan's quarantine): its VmRSS then says nothing of gpud's."""
+    with open("/proc/%d/maps" % pid) as f:
+        return any(lib in f.read() for lib in ("libasan", "libtsan"))
+
+
 class Sampler(threading.Thread):
     """gpud's VmRSS every 10 ms until stopped: the largest seen."""
 
@@ -166,8 +173,8 @@ def memory(cl):
     grown = sampler.peak - base
     print("memory: VmRSS %d KiB at rest, peak %d KiB (+%d KiB) with 40 MB in flight, budget %d MiB"
           % (base, sampler.peak, grown, BUDGET_MIB))
-    check(grown < (BUDGET_MIB + 6) * 1024, "gpud grew by %d KiB, over its budget of %d MiB"
-          % (grown, BUDGET_MIB))
+    check(grown < (BUDGET_MIB + 6) * 1024 or sanitized(cl.gpud.pid),
+          "gpud grew by %d KiB, over its budget of %d MiB" % (grown, BUDGET_MIB))
     check(not [f for f in os.listdir(cl.data) if f.startswith(".upload-")],
           "no upload file is left in the data directory")
     for rw in senders:
@@ -195,7 +202,7 @@ def memory(cl):
     grown = vm_kib(cl.gpud.pid, "VmHWM") - before
     print("memory: a worker that never reads sent %d FETCHes; gpud's peak grew by %d KiB" % (sent[0], grown))
     check(sent[0] < 200000, "gpud stopped reading a worker that does not read its replies")
-    check(grown < 16 * 1024, "gpud grew by %d KiB on unread replies" % grown)
+    check(grown < 16 * 1024 or sanitized(cl.gpud.pid), "gpud grew by %d KiB on unread replies" % grown)
     deaf.close()
     # Still serving, answers exact.
     job = cl.submit("graveler", battles=1 << 22, seed=5)
