@@ -7,6 +7,8 @@
  *
  *   e <= 4            othello_last.h: no move generation, parity order
  *   5 .. SHALLOW_MAX  nws_shallow: parity order, stability cutoff
+ *   .. OTH_LOCAL_MAX  nws_local: nws's ordering on the thread's own small
+ *                     table (othello_deep.h), no ETC, no fork
  *   above             nws: the table (bounds and best move), stability
  *                     cutoff, enhanced transposition cutoff (children
  *                     probed in the table first) from ETC_MIN, moves sorted
@@ -516,11 +518,92 @@ static int fork_pv(struct oth_search *s, int e, struct mv *list, int i, int n,
 static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 	       int e, int passed);
 
+/* ---- null-window search with the thread's own table (7..10 empties) ----- */
+
+/* The pair of entries (position, then replacement) of (P, O). */
+static inline struct oth_local_entry *local_pair(struct oth_search *s,
+						 uint64_t P, uint64_t O)
+{
+	uint64_t h = (P ^ (O * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+
+	return s->local[h >> (64 - OTH_LOCAL_BITS)];
+}
+
+/* nws below OTH_LOCAL_MAX + 1 empties: no shared table, no ETC, no fork,
+ * no abort check (a subtree this small ends within a millisecond; the
+ * caller checks), so every value returned is exact or a true bound. */
+static int nws_local(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
+		     int e, int passed)
+{
+	struct mv list[MAX_MOVES];
+	struct oth_local_entry *t;
+	uint64_t moves;
+	int hint = -1, best = -66, bm = 255, v, n;
+
+	s->nodes++;
+	if (stability_cut(P, O, alpha, e, &v))
+		return v;
+	t = local_pair(s, P, O);
+	if (t[1].P == P && t[1].O == O)
+		t++;
+	if (t->P == P && t->O == O) {
+		if (t->lo > alpha)
+			return t->lo;
+		if (t->hi <= alpha)
+			return t->hi;
+		hint = t->move;
+	}
+	moves = oth_moves(P, O);
+	if (!moves) {
+		if (passed)
+			return oth_final_score(P, O);
+		return -nws_local(s, O, P, -alpha - 1, e, 1);
+	}
+	n = list_moves(s, P, O, moves, hint, -1, 0, list);
+	for (int i = 0; i < n; i++) {
+		pick(list, i, n);
+		if (e - 1 <= SHALLOW_MAX)
+			v = -nws_shallow(s, list[i].P, list[i].O, -alpha - 1,
+					 e - 1, 0);
+		else
+			v = -nws_local(s, list[i].P, list[i].O, -alpha - 1,
+				       e - 1, 0);
+		if (v > best) {
+			best = v;
+			bm = list[i].sq;
+			if (v > alpha)
+				break;
+		}
+	}
+	/* The same position: its bounds narrowed; else the first entry
+	 * when it has no more empties, else the second, replaced. */
+	if (t->P != P || t->O != O) {
+		if (t->e > e)
+			t++;
+		t->P = P;
+		t->e = (uint8_t)e;
+		t->O = O;
+		t->lo = -64;
+		t->hi = 64;
+		t->move = 255;
+	}
+	if (best > alpha) {
+		if (best > t->lo)
+			t->lo = (int8_t)best;
+		t->move = (uint8_t)bm;
+	} else if (best < t->hi) {
+		t->hi = (int8_t)best;
+	}
+	return best;
+}
+
 static int nws_child(struct oth_search *s, const struct mv *x, int alpha,
 		     int e)
 {
 	if (e - 1 <= SHALLOW_MAX)
 		return -nws_shallow(s, x->P, x->O, -alpha - 1, e - 1, 0);
+	if (e - 1 <= OTH_LOCAL_MAX)
+		return -nws_local(s, x->P, x->O, -alpha - 1, e - 1, 0);
 	return -nws(s, x->P, x->O, -alpha - 1, e - 1, 0);
 }
 
@@ -549,7 +632,7 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		return -nws(s, O, P, -alpha - 1, e, 1);
 	}
 	n = list_moves(s, P, O, moves, hint, sort_depth(e),
-		       e - 1 > SHALLOW_MAX, list);
+		       e - 1 > OTH_LOCAL_MAX, list);
 	if (e >= ETC_MIN) {
 		for (int i = 0; i < n; i++) {
 			int cm;
