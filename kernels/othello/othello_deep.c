@@ -42,9 +42,9 @@
 
 #define SHALLOW_MAX 6  /* no table at or below: it costs more than it saves */
 #define ETC_MIN 12
-#define EVAL_MIN 16
+#define EVAL_MIN 14
 #define MAX_MOVES 34
-#define W_EVAL 9       /* the evaluation's weight against mobility */
+#define W_EVAL 10      /* the evaluation's weight against mobility */
 
 #define CORNERS 0x8100000000000081ull
 #define XC_SQ 0x42c300000000c342ull /* X and C squares */
@@ -283,9 +283,11 @@ static inline void pick(struct mv *list, int i, int n)
 	}
 }
 
+/* Plies of the evaluation search that orders a node's moves (-1: none):
+ * 0 at 14-17 empties, 1 at 18-20, 2 at 21-23, ... (Edax's steps). */
 static inline int sort_depth(int e)
 {
-	return e < EVAL_MIN ? -1 : (e - EVAL_MIN) / 4;
+	return e < EVAL_MIN ? -1 : e < 18 ? 0 : (e - 15) / 3;
 }
 
 /* ---- young brothers wait: a node's moves shared with idle threads --------
