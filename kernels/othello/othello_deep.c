@@ -781,10 +781,11 @@ static int pvs(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 
 /* ---- root ------------------------------------------------------------------ */
 
-/* Depth of the evaluation search that orders the root's moves. */
+/* Depth of the evaluation search that orders the root's moves (3 plies
+ * at 18-23 empties: 11% fewer nodes than 4 on FFO #40-#44, round 13). */
 static inline int root_sort_depth(int e)
 {
-	return e < 12 ? -1 : e < 18 ? 2 : e < 24 ? 4 : 6;
+	return e < 12 ? -1 : e < 18 ? 2 : e < 24 ? 3 : 6;
 }
 
 /* The null window a root move on square sq is tested with: below the
