@@ -6,7 +6,8 @@
  * the window; nearly every node is a null-window node. By empties e:
  *
  *   e <= 4            othello_last.h: no move generation, parity order
- *   5 .. SHALLOW_MAX  nws_shallow: parity order, stability cutoff
+ *   5 .. SHALLOW_MAX  nws_shallow: parity order, stability cutoff (also
+ *                     of its 4-empty children)
  *   .. OTH_LOCAL_MAX  nws_local: nws's ordering on the thread's own small
  *                     table (othello_deep.h), no ETC, no fork
  *   above             nws: the table (bounds and best move), stability
@@ -153,7 +154,11 @@ static int nws_shallow(struct oth_search *s, uint64_t P, uint64_t O,
 			if (!f)
 				continue;
 			uint64_t np = O & ~f, no = P | f | (1ull << sq);
-			if (e == 5)
+			/* The stability cutoff at 4 empties too (Edax's):
+			 * FFO #40-#44 5% fewer nodes, the same time. */
+			if (e == 5 && stability_cut(np, no, -alpha - 1, 4, &v))
+				v = -v, s->nodes++; /* a node of 4 empties */
+			else if (e == 5)
 				v = -oth_solve4(np, no, -alpha - 1, &s->nodes);
 			else
 				v = -nws_shallow(s, np, no, -alpha - 1, e - 1,
