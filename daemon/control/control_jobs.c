@@ -49,6 +49,7 @@ struct job_extra {
 	size_t n_holders;
 	json_t *params;         /* owned */
 	char *why;              /* the reason the loop gives, owned */
+	enum job_state after_state; /* of the job it runs after (lifecycle) */
 };
 
 /* An active job in queue order, for the reasons of queued jobs. */
@@ -181,6 +182,14 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 		.verify_failures = (int64_t)fig.verify_failures,
 		.damaged = x->damaged,
 	};
+	/* submit --after, --time-limit (control_lifecycle.c). */
+	struct store_lifecycle lc;
+	if (store_job_lifecycle_get(st, j->id, &lc) == 0) {
+		row->after_job = lc.after_job;
+		row->time_limit_s = lc.time_limit;
+		row->ran_s = lc.ran_s;
+		x->after_state = lc.after_state;
+	}
 	for (int s = 0; s < LEASE_NSTATES; s++) {
 		row->leases[s] = (int64_t)counts[s];
 		row->replicas[s] = (int64_t)rcounts[s];
@@ -393,6 +402,15 @@ static void queue_why(const struct gpud *d, const struct ctlcmd_job *j,
 
 	if (d->storage_error) {
 		snprintf(why, len, "%s", d->storage_msg);
+	} else if (j->after_job && x->after_state != JOB_DONE) {
+		/* Granted nothing until that job is done (store_lifecycle.c). */
+		const char *as = x->after_state < JOB_NSTATES ?
+				 job_state_name(x->after_state) : "gone";
+		/* As status shows it (running or queued) when it is listed. */
+		for (size_t i = 0; i < js->n_rows; i++)
+			if (js->rows[i].id == j->after_job)
+				as = js->rows[i].state;
+		snprintf(why, len, "after job %" PRId64 " (%s)", j->after_job, as);
 	} else if (waiting > 0 && waiting == pending + rpending) {
 		waiting_reason(w, sizeof(w), waiting, j->failed_waiting);
 		/* The job's own reason (the last failure) stays. */
