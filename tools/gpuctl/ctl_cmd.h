@@ -40,6 +40,15 @@ int cmd_check(const struct ctl_target *to, int argc, char **argv);
 int cmd_backup(const struct ctl_target *to, int argc, char **argv);
 int cmd_page_link(const struct ctl_target *to, int argc, char **argv);
 int cmd_worker(const struct ctl_target *to, int argc, char **argv);
+int cmd_requeue(const struct ctl_target *to, int argc, char **argv);
+
+/* ---- ctl_lifecycle.c ---- */
+
+/* submit's --after JOB (opt "after") or --time-limit DURATION (opt
+ * "time-limit") value into *after or *time_limit (seconds); a second
+ * --after is refused. -1 after printing why. */
+int ctl_submit_lifecycle_opt(const char *opt, const char *val,
+			     json_int_t *after, double *time_limit);
 
 /* ---- ctl_args.c ---- */
 
