@@ -65,6 +65,7 @@ struct tick_req {
 	struct store_job_end *ends;
 	size_t n_ends;
 	uint64_t dependents;
+	char msg[256];          /* the store's message when rc */
 };
 
 static void maybe_free(struct lifecycle *lc)
@@ -347,6 +348,8 @@ static void tick_work(struct store *st, void *arg)
 			r->dependents += n;
 	}
 	r->rc = store_lifecycle_tick(st, r->now, r->ran, r->stopped, &r->n_stopped);
+	if (r->rc)
+		snprintf(r->msg, sizeof(r->msg), "%s", store_errmsg(st));
 	if (store_job_ends(st, r->last_event, 64, &r->ends, &r->n_ends))
 		return;
 	for (size_t i = 0; i < r->n_ends; i++) {
@@ -370,7 +373,7 @@ static void tick_after(void *arg)
 	if (r->last_event >= 0)
 		lc->last_event = r->last_event;
 	if (r->rc)
-		LOG_WARN(&d->log, "lifecycle tick: %s", gerr_str(r->rc));
+		LOG_WARN(&d->log, "lifecycle tick: %s: %s", gerr_str(r->rc), r->msg);
 	for (size_t i = 0; i < r->n_stopped; i++)
 		LOG_WARN(&d->log, "job=%" PRId64 " stopped: its time limit is "
 			 "reached (gpuctl requeue continues it)", r->stopped[i]);

@@ -50,6 +50,7 @@ struct job_extra {
 	json_t *params;         /* owned */
 	char *why;              /* the reason the loop gives, owned */
 	enum job_state after_state; /* of the job it runs after (lifecycle) */
+	const char *after_shown;    /* that job's state as status shows it */
 };
 
 /* An active job in queue order, for the reasons of queued jobs. */
@@ -189,6 +190,12 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 		row->time_limit_s = lc.time_limit;
 		row->ran_s = lc.ran_s;
 		x->after_state = lc.after_state;
+		x->after_shown = "gone";
+		if (lc.after_job && lc.after_state < JOB_NSTATES) {
+			uint64_t ac[LEASE_NSTATES] = {0};
+			store_lease_counts(st, lc.after_job, ac);
+			x->after_shown = shown_state(lc.after_state, ac[LEASE_LEASED]);
+		}
 	}
 	for (int s = 0; s < LEASE_NSTATES; s++) {
 		row->leases[s] = (int64_t)counts[s];
@@ -404,13 +411,8 @@ static void queue_why(const struct gpud *d, const struct ctlcmd_job *j,
 		snprintf(why, len, "%s", d->storage_msg);
 	} else if (j->after_job && x->after_state != JOB_DONE) {
 		/* Granted nothing until that job is done (store_lifecycle.c). */
-		const char *as = x->after_state < JOB_NSTATES ?
-				 job_state_name(x->after_state) : "gone";
-		/* As status shows it (running or queued) when it is listed. */
-		for (size_t i = 0; i < js->n_rows; i++)
-			if (js->rows[i].id == j->after_job)
-				as = js->rows[i].state;
-		snprintf(why, len, "after job %" PRId64 " (%s)", j->after_job, as);
+		snprintf(why, len, "after job %" PRId64 " (%s)", j->after_job,
+			 x->after_shown ? x->after_shown : "gone");
 	} else if (waiting > 0 && waiting == pending + rpending) {
 		waiting_reason(w, sizeof(w), waiting, j->failed_waiting);
 		/* The job's own reason (the last failure) stays. */

@@ -113,9 +113,8 @@ int store_job_set_lifecycle(struct store *st, int64_t id, int64_t after,
 	if (time_limit != 0 && !(time_limit >= STORE_TIME_LIMIT_MIN &&
 				 time_limit <= STORE_TIME_LIMIT_MAX))
 		return sdb_err(st, GERR_INVAL, "a time limit is 1s to 366d");
-	if (after < 0 || (after && after >= id))
-		return sdb_err(st, GERR_INVAL, "job %lld can wait only for an "
-			       "earlier job", (long long)id);
+	if (after < 0)
+		return sdb_err(st, GERR_INVAL, "no job %lld", (long long)after);
 	if (after) {
 		r = sdb_one(st, S_LIFE_JOB_ID, SDB_ARGS(sa_int(after)),
 			    SDB_COLS(sc_i64(&found)), what);
@@ -124,6 +123,10 @@ int store_job_set_lifecycle(struct store *st, int64_t id, int64_t after,
 				       "after", (long long)after);
 		if (r)
 			return r;
+		/* The schema's CHECK says the same: no cycle can form. */
+		if (after >= id)
+			return sdb_err(st, GERR_INVAL, "job %lld can wait only "
+				       "for an earlier job", (long long)id);
 	}
 	return sdb_write(st, S_LIFE_SET,
 			 SDB_ARGS(sa_int(id), sa_ref(after),
@@ -232,7 +235,11 @@ int store_lifecycle_tick(struct store *st, double now, double ran,
 
 	if (!ret_n || !(ran >= 0))
 		return sdb_err(st, GERR_INVAL, "%s: bad arguments", what);
-	if ((r = sdb_op_begin(st, what)))
+	/* One transaction of its own (or the caller's): the calls below are
+	 * write calls, which nest only inside an explicit one. */
+	int own = !st->in_tx;
+
+	if (own && (r = store_begin(st)))
 		return r;
 	if (ran > 0)
 		r = sdb_exec(st, S_LIFE_RAN, SDB_ARGS(sa_dbl(ran), sa_int(JOB_ACTIVE)),
@@ -254,7 +261,10 @@ int store_lifecycle_tick(struct store *st, double now, double ran,
 		if (!r)
 			r = store_event(st, now, o.ids[i], 0, 0, 0, "time_limit", reason);
 	}
-	r = sdb_op_end(st, r, what);
+	if (own && !r)
+		r = store_commit(st);
+	else if (own)
+		store_rollback(st);
 	if (r)
 		return r;
 	for (size_t i = 0; i < o.n; i++)
