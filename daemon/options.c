@@ -213,7 +213,7 @@ static const struct conf_key keys[] = {
 	{ "frame-memory", CONF_INT, RT, F(frame_memory), 0, 1, 1 << 20, "MIB",
 	  "memory for the frames and uploads workers send, in MiB\n"
 	  "(default 256): reads wait while it is spent", NULL, NULL },
-	{ "end-hook", CONF_STR, 0, F(end_hook), sizeof(((struct gpud_settings *)0)->end_hook),
+	{ "end-hook", CONF_STR, RT, F(end_hook), sizeof(((struct gpud_settings *)0)->end_hook),
 	  0, 0, "PATH", "a command run when a job ends (done, failed, cancelled):\n"
 	  "PATH JOB STATE RESULT WORKLOAD NAME, without a shell, also in\n"
 	  "GPUD_JOB_* variables; an absolute path of an executable file", NULL, NULL },
