@@ -209,6 +209,19 @@ static void result_path(const struct gpud *d, const struct hook_job *j,
 	snprintf(buf, len, "%s/job-%" PRId64, d->cfg.results_dir, j->job);
 }
 
+/* gpud's own variables a hook does not inherit: systemd's channels to
+ * gpud (a hook must not speak for it) and the job's, which it is given. */
+static int private_env(const char *e)
+{
+	static const char *const prefixes[] = { "NOTIFY_SOCKET=", "WATCHDOG_",
+						"LISTEN_", "GPUD_JOB_" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(e, prefixes[i], strlen(prefixes[i])) == 0)
+			return 1;
+	return 0;
+}
+
 static int hook_spawn(struct lifecycle *lc, const struct hook_job *j)
 {
 	struct gpud *d = lc->d;
@@ -237,7 +250,7 @@ static int hook_spawn(struct lifecycle *lc, const struct hook_job *j)
 	snprintf(e_name, sizeof(e_name), "GPUD_JOB_NAME=%s", j->name);
 	size_t k = 0;
 	for (size_t i = 0; i < n_env; i++)
-		if (strncmp(environ[i], "GPUD_JOB_", 9) != 0)
+		if (!private_env(environ[i]))
 			env[k++] = environ[i];
 	env[k++] = e_id;
 	env[k++] = e_state;

@@ -39,7 +39,9 @@ def time_limit_and_requeue(cl, units):
           "leases still live after the time limit")
     check(cl.db_rows("SELECT count(*) FROM events WHERE job_id = ? AND kind = 'time_limit'", job) == [(1,)],
           "no time_limit event")
-    check("time limit 3s reached" in cl.ctl("status", str(job)).stdout, "gpuctl status shows no reason")
+    out = cl.ctl("status", str(job)).stdout
+    check("time limit 3s reached" in out and re.search(r"time limit 3s \(ran \d+s\)", out),
+          "gpuctl status shows no reason or limit: " + out)
     rounds = 0
     kept = {}
     while state(cl, job) != "done":
@@ -76,6 +78,7 @@ def after(cl, units):
     s = cl.status(b)
     check(s["state"] == "queued" and s.get("after_job") == a, "job %d: %s" % (b, s))
     check("after job %d (running)" % a in s["reason"], "reason: %s" % s["reason"])
+    check("after job %d" % a in cl.ctl("status", str(b)).stdout, "gpuctl status %d" % b)
     cl.check_reference(b, 120, battles=units * 2, seed=42)
     fa, sb = cl.status(a)["finished_at"], cl.status(b)["started_at"]
     check(state(cl, a) == "done" and sb >= fa, "job %d started at %s, before job %d ended at %s" % (b, sb, a, fa))
@@ -98,6 +101,16 @@ def after(cl, units):
     check("after job %d" % c in cl.status(d)["reason"], "d's reason: %s" % cl.status(d)["reason"])
     cl.ctl("cancel", str(c))
     wait_for(lambda: state(cl, d) == "failed", 20, "job %d to fail again" % d)
+
+    # Nothing else to do: an idle worker's claim is told why.
+    p = cl.submit("graveler", battles=units * 40, seed=45)
+    cl.ctl("pause", str(p))
+    q = int(cl.ctl("submit", "graveler", "--battles", "1000", "--after", str(p)).stdout)
+    check("after job %d (paused)" % p in cl.status(q)["reason"], "q's reason: %s" % cl.status(q)["reason"])
+    wait_for(lambda: "the queued jobs wait for other jobs to be done" in cl.log_text("worker"), 30,
+             "the worker to be told that the queue waits for --after")
+    cl.ctl("cancel", str(p))
+    wait_for(lambda: state(cl, q) == "failed", 20, "job %d to fail after job %d's cancel" % (q, p))
 
     # Refused at submit: an unknown job, a bad limit.
     r = cl.ctl("submit", "graveler", "--battles", "1000", "--after", "999", check_rc=False)

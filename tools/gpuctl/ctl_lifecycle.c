@@ -29,6 +29,22 @@ int ctl_submit_lifecycle_opt(const char *opt, const char *val,
 	return 0;
 }
 
+void ctl_lifecycle_line(FILE *f, const struct ctlcmd_job *job)
+{
+	char lim[DURATION_TEXT_MAX], ran[DURATION_TEXT_MAX];
+
+	if (!job->after_job && !(job->time_limit_s > 0))
+		return;
+	fprintf(f, "   ");
+	if (job->after_job)
+		fprintf(f, " after job %" PRId64, job->after_job);
+	if (job->time_limit_s > 0)
+		fprintf(f, " %stime limit %s (ran %s)", job->after_job ? " " : "",
+			duration_format(job->time_limit_s, lim, sizeof(lim)),
+			duration_format(job->ran_s, ran, sizeof(ran)));
+	fprintf(f, "\n");
+}
+
 int cmd_requeue(const struct ctl_target *to, int argc, char **argv)
 {
 	struct ctlcmd_reply rep;
