@@ -116,6 +116,31 @@ static void show_http(const void *field, char *buf, size_t len)
 		show_listen(field, buf, len);
 }
 
+/* The end hook's path, or "none" (""): checked as a file by check(). */
+static int parse_hook(const char *s, void *field, char *err, size_t errlen)
+{
+	char *f = field;
+	size_t n = strlen(s);
+
+	if (strcmp(s, "none") == 0) {
+		f[0] = '\0';
+		return 0;
+	}
+	if (n == 0 || n >= sizeof(((struct gpud_settings *)0)->end_hook))
+		return gerr_fail(GERR_INVAL, err, errlen, "an absolute path of at "
+				 "most %zu bytes, or none",
+				 sizeof(((struct gpud_settings *)0)->end_hook) - 1);
+	memcpy(f, s, n + 1);
+	return 0;
+}
+
+static void show_hook(const void *field, char *buf, size_t len)
+{
+	const char *f = field;
+
+	snprintf(buf, len, "%s", f[0] ? f : "none");
+}
+
 #define F(m) offsetof(struct gpud_settings, m)
 #define RT CONF_RUNTIME
 
@@ -213,10 +238,11 @@ static const struct conf_key keys[] = {
 	{ "frame-memory", CONF_INT, RT, F(frame_memory), 0, 1, 1 << 20, "MIB",
 	  "memory for the frames and uploads workers send, in MiB\n"
 	  "(default 256): reads wait while it is spent", NULL, NULL },
-	{ "end-hook", CONF_STR, RT, F(end_hook), sizeof(((struct gpud_settings *)0)->end_hook),
+	{ "end-hook", CONF_CUSTOM, RT, F(end_hook), sizeof(((struct gpud_settings *)0)->end_hook),
 	  0, 0, "PATH", "a command run when a job ends (done, failed, cancelled):\n"
 	  "PATH JOB STATE RESULT WORKLOAD NAME, without a shell, also in\n"
-	  "GPUD_JOB_* variables; an absolute path of an executable file", NULL, NULL },
+	  "GPUD_JOB_* variables; an absolute path of an executable file\n"
+	  "(default none)", parse_hook, show_hook },
 	{ "end-hook-timeout", CONF_DOUBLE, RT, F(end_hook_timeout), 0, 0.1, 3600,
 	  "SECONDS", "an end hook still running after this long is killed\n"
 	  "(default 30)", NULL, NULL },
