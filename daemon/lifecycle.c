@@ -16,6 +16,8 @@
 
 extern char **environ;
 
+#define KILLED_STOPPING 2
+
 /* One end waiting for its hook. */
 struct hook_job {
 	int64_t job;
@@ -33,7 +35,7 @@ struct hook_run {
 	uv_timer_t timer;
 	int64_t job;
 	int open;               /* handles not closed yet */
-	int killed;
+	int killed;             /* 1: at its timeout; KILLED_STOPPING */
 	size_t logged;          /* output bytes logged */
 	char line[2][256];      /* a line being read, per pipe */
 	char rbuf[4096];        /* what a read lands in */
@@ -168,7 +170,10 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 	struct lifecycle *lc = hr->lc;
 	struct gpud *d = lc->d;
 
-	if (hr->killed)
+	if (hr->killed == KILLED_STOPPING)
+		LOG_WARN(&d->log, "end hook job=%" PRId64 " killed: gpud stops",
+			 hr->job);
+	else if (hr->killed)
 		LOG_WARN(&d->log, "end hook job=%" PRId64 " killed after %.0f s "
 			 "(end-hook-timeout)", hr->job, d->cfg.end_hook_timeout_s);
 	else if (sig)
@@ -480,7 +485,7 @@ void lifecycle_stop(struct gpud *d)
 	/* Hooks still running are killed: shutdown waits for no hook. */
 	for (struct hook_run *hr = lc->running; hr; hr = hr->next)
 		if (!uv_is_closing((uv_handle_t *)&hr->proc) && hr->proc.pid > 0) {
-			hr->killed = 1;
+			hr->killed = KILLED_STOPPING;
 			uv_kill(-hr->proc.pid, SIGKILL);
 		}
 	uv_close((uv_handle_t *)&lc->tick, tick_closed);

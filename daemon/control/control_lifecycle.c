@@ -28,7 +28,21 @@ int ctl_submit_lifecycle(struct store *st, struct ctl_req *r, int64_t id)
 	/* The operator's mistake, not the disk's: said as the store says it. */
 	if (rc == GERR_NOTFOUND || rc == GERR_INVAL)
 		snprintf(r->err, sizeof(r->err), "%s", store_errmsg(st));
-	return rc;
+	if (rc || !r->in.after)
+		return rc;
+	/* A predecessor that already failed would leave it waiting forever
+	 * (the tick fails only the dependents of ends still to come). */
+	struct store_lifecycle lc;
+	if ((rc = store_job_lifecycle_get(st, id, &lc)))
+		return rc;
+	if (lc.after_state == JOB_FAILED || lc.after_state == JOB_CANCELLED) {
+		snprintf(r->err, sizeof(r->err), "job %" PRId64 " is %s: it will "
+			 "never be done (gpuctl requeue %" PRId64 " first, or "
+			 "submit without --after)", r->in.after,
+			 job_state_name(lc.after_state), r->in.after);
+		return GERR_STATE;
+	}
+	return 0;
 }
 
 void ctl_requeue_work(struct store *st, void *arg)

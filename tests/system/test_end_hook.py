@@ -102,6 +102,7 @@ def test_end_hook(cl: Cluster):
     t0 = time.time()
     check(cl.stop_gpud() == 0, "gpud did not stop cleanly with a hook running")
     check(time.time() - t0 < 10, "gpud's shutdown took %.1f s with a hook running" % (time.time() - t0))
+    check("end hook job=%d killed: gpud stops" % sleeper2 in cl.log_text("gpud"), "no word of the kill")
 
 
 if __name__ == "__main__":

@@ -112,7 +112,10 @@ def after(cl, units):
     cl.ctl("cancel", str(p))
     wait_for(lambda: state(cl, q) == "failed", 20, "job %d to fail after job %d's cancel" % (q, p))
 
-    # Refused at submit: an unknown job, a bad limit.
+    # Refused at submit: an unknown job, a failed one, a bad limit.
+    r = cl.ctl("submit", "graveler", "--battles", "1000", "--after", str(p), check_rc=False)
+    check(r.returncode == 1 and "job %d is cancelled: it will never be done" % p in r.stderr,
+          "--after a cancelled job: " + r.stderr)
     r = cl.ctl("submit", "graveler", "--battles", "1000", "--after", "999", check_rc=False)
     check(r.returncode == 1 and "no job 999 to run after" in r.stderr, "unknown --after: " + r.stderr)
     for bad in ("0s", "90", "5x", "367d", "1m2h"):
