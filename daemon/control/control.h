@@ -40,8 +40,16 @@
  *        (first grant, or null),"finished_at" (or null),"elapsed_s",
  *        "avg_rate" (units_done / elapsed_s),"attempts" (grants),
  *        "verify_failures" (results refuted)}
- *   {"cmd":"history"[,"all":true][,"limit":n]} -> {"jobs":[JOB..]}:
- *       finished jobs, newest first; without "all" the last 30 days
+ *   {"cmd":"history"[,"all":true][,"limit":n][,"since":T][,"until":T]
+ *    [,"state":S][,"workload":W][,"user":U]} -> {"jobs":[JOB..]}:
+ *       finished jobs, newest first; without "all" or "since" the last
+ *       30 days; T in Unix seconds (finished at or after since, before
+ *       until), S done, failed or cancelled, U an owner; the filters
+ *       hold together, in the store's query
+ *   JOB's "owner" (status and history): who submitted it, the remote
+ *       gpuctl's credential or the local Unix user ("uid N" without a
+ *       name), null for jobs from before owners; status's "user":U
+ *       shows only U's jobs
  *   {"cmd":"priority","job":id,"priority":P} -> {"job":id,"priority":P}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
  *        "text":"..."|null,"files":[paths of a done job's plot in the
@@ -82,6 +90,14 @@
  *   {"cmd":"workloads"} -> {"workloads":[{"name","unit_name",
  *        "description","params":[{"name","type","default" (or null),
  *        "help"}],"exports":[{"name","help"}],"extend":bool}]}
+ *   {"cmd":"events","job":id[,"since":T][,"after":E][,"limit":n]} ->
+ *       {"job":id,"state":S (the store's: active, paused, done, ..),
+ *        "events":[{"id","ts","kind","detail" (or null),"lease" (or
+ *        null),"epoch","worker" (its name, or null)}],"last_event":E}:
+ *       the job's events and its leases' (an expiry names only its
+ *       lease), oldest first: the newest n (default 1000, at most
+ *       100000) with ts >= T and id > E (gpuctl events --follow asks
+ *       again after the last one); a viewer's, as history
  *   {"cmd":"ping"} -> {"version":V}
  */
 #ifndef GPUD_CONTROL_H
@@ -102,5 +118,12 @@ typedef void (*control_done_fn)(void *opaque, json_t *reply, void *bin,
 void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		    const void *bin, size_t bin_len, control_done_fn done,
 		    void *opaque);
+/* The same from caller: the credential's name of a remote gpuctl, the
+ * Unix user of a local one (peer_user.h), NULL when not known (the page).
+ * A job it submits is caller's (its "owner"); a page link it makes is
+ * recorded as made by caller. Copied: no reference is kept. */
+void control_handle_by(struct gpud *d, enum auth_role role, const char *caller,
+		       json_t *req, const void *bin, size_t bin_len,
+		       control_done_fn done, void *opaque);
 
 #endif

@@ -89,6 +89,7 @@ struct store_job {
 	char *name;         /* the submitter's name for it, or NULL (010) */
 	int priority;       /* STORE_PRIORITY_MIN..MAX; higher runs first */
 	double started_at;  /* its first grant; 0 before */
+	char *owner;        /* who submitted it, or NULL (019) */
 };
 void store_job_clear(struct store_job *j);
 
@@ -183,6 +184,24 @@ int store_job_list_recent(struct store *st, double since,
  * newest first, at most limit (>= 1). */
 int store_job_history(struct store *st, double since, uint32_t limit,
 		      struct store_job **ret, size_t *ret_n);
+/* history's filters (gpuctl history): all of them hold. */
+struct store_history_filter {
+	double since;           /* finished at or after (0: any) */
+	double until;           /* finished before (0: no bound) */
+	int state;              /* JOB_DONE, JOB_FAILED or JOB_CANCELLED; -1: any */
+	const char *workload;   /* NULL: any */
+	const char *owner;      /* NULL: any */
+	uint32_t limit;         /* >= 1 */
+};
+/* Finished jobs that pass f, newest first (by finished_at), at most
+ * f->limit. GERR_INVAL for a bad filter (a negative time, another state,
+ * limit 0). */
+int store_job_history_filter(struct store *st, const struct store_history_filter *f,
+			     struct store_job **ret, size_t *ret_n);
+/* Who submitted job id: a credential's name or a Unix user, 1 to
+ * STORE_OWNER_MAX bytes; NULL: none. */
+#define STORE_OWNER_MAX 64
+int store_job_set_owner(struct store *st, int64_t id, const char *owner);
 /* name may be NULL (none); GERR_INVAL unless store_job_name_valid. */
 int store_job_set_name(struct store *st, int64_t id, const char *name);
 /* GERR_INVAL outside STORE_PRIORITY_MIN..MAX. */
@@ -543,10 +562,12 @@ void store_token_free_array(struct store_token *a, size_t n);
 
 /* ---- the status page's keys (store_pagekeys.c): hashes only ---- */
 #define STORE_PAGEKEY_HASH 32
-/* A key's hash, made by owner ("viewer" or "admin"), valid until
+/* A key's hash, made with the role owner ("viewer" or "admin") by
+ * made_by (who asked: 1..STORE_OWNER_MAX bytes, or NULL), valid until
  * expires_at (> now); expired keys are pruned first. */
 int store_pagekey_add(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
-		      const char *owner, double now, double expires_at);
+		      const char *owner, const char *made_by, double now,
+		      double expires_at);
 /* GERR_NOTFOUND (no message) unless the key is stored and not expired at
  * now; *ret_expires_at (may be NULL): when it ends. */
 int store_pagekey_find(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
