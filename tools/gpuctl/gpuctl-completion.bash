@@ -39,7 +39,7 @@ _gpuctl()
 	case $prev in
 	--socket|--credential|--file)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--connect|--name|--interval|--count|--timeout|--limit|--values|--format)
+	--connect|--name|--interval|--count|--timeout|--limit|--values|--format|--since|--until|--user)
 		COMPREPLY=(); return ;;
 	--check) COMPREPLY=($(compgen -W "sample full" -- "$cur")); return ;;
 	--role) COMPREPLY=($(compgen -W "worker viewer admin" -- "$cur")); return ;;
@@ -69,7 +69,7 @@ _gpuctl()
 				$(gpuctl "${conn[@]}" submit "$wl" --help 2>/dev/null |
 				sed -n 's/^    \(--[a-z0-9_-]*\) .*/\1/p')" -- "$cur"))
 		fi ;;
-	status|watch|wait|result|export|extend|cancel|pause|resume|priority)
+	status|watch|wait|result|export|extend|cancel|pause|resume|priority|events)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$(_gpuctl_options "$cmd")" -- "$cur"))
 		elif [ $pos -eq 1 ]; then
