@@ -63,7 +63,7 @@
 #define CTLCMD_OWNER_MAX 64
 /* history's "since" and "until", events' "since": Unix seconds, up to
  * the year 2100. */
-#define CTLCMD_TIME_MAX 4102444800LL
+#define CTLCMD_TIME_MAX 4102444800
 #define CTLCMD_EVENTS_LIMIT_DEFAULT 1000
 #define CTLCMD_EVENTS_LIMIT_MAX 100000
 /* worker_*'s name: a credential, or CREDENTIAL@INSTANCE (place.h's
