@@ -1,7 +1,7 @@
 /* control.h - gpuctl's control API, served on gpud's Unix socket (with
  * an admin's rights) and to remote gpuctl over the secure channel (with
- * its token's role: a viewer may ping, status, history, result, export,
- * workers and workloads; an admin everything).
+ * its token's role: a viewer may ping, status, history, events, result,
+ * export, workers and workloads; an admin everything).
  *
  * The command table (common/ctlcmd.h) holds each command's name, role,
  * request fields and reply fields with their types and bounds; every
