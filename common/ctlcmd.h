@@ -289,6 +289,8 @@ struct ctlcmd_reply {
 	struct ctlcmd_event *events;
 	size_t n_events;
 	int64_t last_event;     /* the newest event's id; 0: none */
+	int64_t left_out;       /* older events of the window not sent, as
+				 * the reply would not fit in a frame */
 };
 
 struct ctlcmd_field;

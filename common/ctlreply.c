@@ -292,6 +292,7 @@ static const struct ctlcmd_field events_reply[] = {
 	R_JOB, R_STATE,
 	LIST(Y, "events", events, n_events, event_rows),
 	COUNT(Y, "last_event", last_event),
+	COUNT(Y, "left_out", left_out),
 };
 #undef Y
 

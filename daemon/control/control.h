@@ -93,11 +93,12 @@
  *   {"cmd":"events","job":id[,"since":T][,"after":E][,"limit":n]} ->
  *       {"job":id,"state":S (the store's: active, paused, done, ..),
  *        "events":[{"id","ts","kind","detail" (or null),"lease" (or
- *        null),"epoch","worker" (its name, or null)}],"last_event":E}:
- *       the job's events and its leases' (an expiry names only its
- *       lease), oldest first: the newest n (default 1000, at most
- *       100000) with ts >= T and id > E (gpuctl events --follow asks
- *       again after the last one); a viewer's, as history
+ *        null),"epoch","worker" (its name, or null)}],"last_event":E,
+ *        "left_out":k}: the job's events and its leases' (an expiry
+ *       names only its lease), oldest first: the newest n (default 1000,
+ *       at most 100000) with ts >= T and id > E (gpuctl events --follow
+ *       asks again after the last one), less the k oldest of them when
+ *       all would not fit in one reply frame; a viewer's, as history
  *   {"cmd":"ping"} -> {"version":V}
  */
 #ifndef GPUD_CONTROL_H

@@ -102,6 +102,10 @@ int cmd_events(const struct ctl_target *to, int argc, char **argv)
 			print_head();
 		if (first && !reply.f.n_events && !follow && !no_header)
 			printf("no events\n");
+		if (reply.f.left_out > 0)
+			fprintf(stderr, "gpuctl: %" PRId64 " older event%s not shown (more "
+				"than one reply holds): --since or --limit\n",
+				reply.f.left_out, reply.f.left_out == 1 ? "" : "s");
 		for (size_t i = 0; i < reply.f.n_events; i++)
 			print_event(&reply.f.events[i]);
 		fflush(stdout);
