@@ -503,6 +503,10 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 			if (ctl_parse_time(c == 'S' ? "--since" : "--until", optarg,
 					   c == 'S' ? &req.since : &req.until))
 				return ctl_usage_error("history");
+			/* 0 would read as no bound (the last 30 days): 1 keeps
+			 * the same jobs. */
+			if (c == 'S' && req.since == 0)
+				req.since = 1;
 			break;
 		case 's':
 			if (strcmp(optarg, "done") && strcmp(optarg, "failed") &&
