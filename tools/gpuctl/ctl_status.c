@@ -507,6 +507,10 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 			 * the same jobs. */
 			if (c == 'S' && req.since == 0)
 				req.since = 1;
+			if (c == 'U' && req.until == 0) {
+				fprintf(stderr, "gpuctl: --until: no job finished before 1970\n");
+				return ctl_usage_error("history");
+			}
 			break;
 		case 's':
 			if (strcmp(optarg, "done") && strcmp(optarg, "failed") &&
