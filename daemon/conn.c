@@ -37,10 +37,10 @@
 
 #include "chan.h"
 #include "conn.h"
-#include "peer_user.h"
 #include "gerr.h"
 #include "gpud.h"
 #include "msg.h"
+#include "peer_user.h"
 #include "proto.h"
 #include "workload.h"
 
