@@ -3,8 +3,6 @@
 -- socket. Jobs from before have none (NULL, shown "-").
 ALTER TABLE jobs ADD COLUMN owner TEXT
 	CHECK (owner IS NULL OR length(owner) BETWEEN 1 AND 64);
--- history's filter by owner (by finish time: 010's jobs_finished).
-CREATE INDEX jobs_owner ON jobs (owner, finished_at) WHERE owner IS NOT NULL;
 -- Who made a page link (page_keys.owner stays the role, which --revoke
 -- reads).
 ALTER TABLE page_keys ADD COLUMN made_by TEXT;

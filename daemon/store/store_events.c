@@ -28,16 +28,23 @@ const char *const sdb_event_read_sql[S_COUNT] = {
 			     "kind, detail FROM events WHERE job_id = ?1 "
 			     "ORDER BY id DESC LIMIT ?2",
 	/* gpuctl events: the job's rows and its leases' rows that name no
-	 * job (events_lease), after ?2 and at or after ?3, the newest ?4 of
-	 * them in time order; with the worker's name. */
+	 * job, after ?2 and at or after ?3, the newest ?4 of them in time
+	 * order, with the worker's name. Two walks merged in id order: the
+	 * job's (events_job, newest first, so LIMIT stops early) and its
+	 * leases' (events_lease, migration 019). */
 	[S_EVENT_JOB_READ] =
-		"SELECT * FROM (SELECT e.id, e.job_id, e.lease_id, e.epoch, "
-		"e.worker_id, e.ts, e.kind, e.detail, w.name FROM events AS e "
-		"LEFT JOIN workers AS w ON w.id = e.worker_id "
-		"WHERE e.id > ?2 AND e.ts >= ?3 AND (e.job_id = ?1 OR "
-		"(e.job_id = 0 AND e.lease_id > 0 AND e.lease_id IN "
-		"(SELECT id FROM leases WHERE job_id = ?1))) "
-		"ORDER BY e.id DESC LIMIT ?4) ORDER BY id",
+		"SELECT x.id, x.job_id, x.lease_id, x.epoch, x.worker_id, x.ts, "
+		"x.kind, x.detail, w.name FROM ("
+		"SELECT id, job_id, lease_id, epoch, worker_id, ts, kind, detail "
+		"FROM events WHERE job_id = ?1 AND id > ?2 AND ts >= ?3 "
+		"UNION ALL "
+		"SELECT e.id, e.job_id, e.lease_id, e.epoch, e.worker_id, e.ts, "
+		"e.kind, e.detail FROM leases AS l "
+		"JOIN events AS e INDEXED BY events_lease ON e.lease_id = l.id "
+		"AND e.job_id = 0 AND e.lease_id > 0 "
+		"WHERE l.job_id = ?1 AND e.id > ?2 AND e.ts >= ?3 "
+		"ORDER BY id DESC LIMIT ?4) AS x "
+		"LEFT JOIN workers AS w ON w.id = x.worker_id ORDER BY x.id",
 	[S_EVENT_LAST] = "SELECT ts, detail FROM events WHERE kind = ?1 "
 			 "AND job_id = 0 ORDER BY id DESC LIMIT 1",
 };
