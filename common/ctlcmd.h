@@ -58,6 +58,14 @@
 #define CTLCMD_PAGE_VALID_MIN 60              /* page_link's "valid", s */
 #define CTLCMD_PAGE_VALID_MAX (90 * 86400)
 #define CTLCMD_PAGE_VALID_DEFAULT (7 * 86400)
+/* A job's owner (status and history's "owner", their "user" filter):
+ * a credential's name or a Unix user ("uid N" when it has no name). */
+#define CTLCMD_OWNER_MAX 64
+/* history's "since" and "until", events' "since": Unix seconds, up to
+ * the year 2100. */
+#define CTLCMD_TIME_MAX 4102444800
+#define CTLCMD_EVENTS_LIMIT_DEFAULT 1000
+#define CTLCMD_EVENTS_LIMIT_MAX 100000
 /* worker_*'s name: a credential, or CREDENTIAL@INSTANCE (place.h's
  * PLACE_INSTANCE_MAX of 64). */
 #define CTLCMD_WORKER_NAME_MAX (AUTH_NAME_MAX + 1 + 64)
@@ -88,6 +96,7 @@ enum ctlcmd_id {
 	CTLCMD_WORKER_DRAIN,
 	CTLCMD_WORKER_RESUME,
 	CTLCMD_WORKER_FORGIVE,
+	CTLCMD_EVENTS,
 	CTLCMD_REQUEUE,
 	CTLCMD_COUNT
 };
@@ -115,7 +124,13 @@ struct ctlcmd_req {
 	int64_t valid;          /* page_link: seconds; CTLCMD_PAGE_VALID_DEFAULT */
 	int revoke;             /* page_link: end links instead */
 	json_t *args;           /* submit, extend, export: borrowed */
-	int64_t after;          /* submit: the job it runs after; 0 none */
+	/* history's filters (workload above too), status's user; events'
+	 * since and after (an event id) */
+	int64_t since, until;   /* Unix seconds; 0: no bound */
+	const char *state;      /* done, failed or cancelled */
+	const char *user;       /* a job's owner */
+	int64_t after;          /* events: an event id; submit: the job it
+				 * runs after (0 none) */
 	int64_t time_limit;     /* submit: seconds it may run; 0 none */
 };
 
@@ -151,6 +166,17 @@ struct ctlcmd_job {
 	double rate, eta_s;           /* eta_s 0: not known */
 	int64_t after_job;            /* the job it runs after; 0: none */
 	double time_limit_s, ran_s;   /* its limit (0: none), time run */
+	const char *owner;            /* who submitted it, or NULL */
+};
+
+/* One event of events. */
+struct ctlcmd_event {
+	int64_t id;
+	double ts;
+	const char *kind;
+	const char *detail;           /* or NULL */
+	int64_t lease, epoch;         /* lease 0: none */
+	const char *worker;           /* its name, or NULL */
 };
 
 /* One worker of workers. */
@@ -268,6 +294,12 @@ struct ctlcmd_reply {
 	const char *url, *key;  /* NULL: none made (--revoke) */
 	double expires_at;      /* 0: none made */
 	int64_t revoked_links;
+	/* events (and job, state above) */
+	struct ctlcmd_event *events;
+	size_t n_events;
+	int64_t last_event;     /* the newest event's id; 0: none */
+	int64_t left_out;       /* older events of the window not sent, as
+				 * the reply would not fit in a frame */
 };
 
 struct ctlcmd_field;

@@ -12,6 +12,7 @@
 #include "gerr.h"
 #include "results.h"
 #include "store.h"
+#include "store_lifecycle.h"
 #include "workload.h"
 
 extern char **environ;

@@ -63,7 +63,7 @@ static const struct conn_handlers handlers = {
 	.wake = wp_wake,
 	.unpark = wp_unpark,
 	.closed = on_conn_closed,
-	.control = control_handle,
+	.control = control_handle_by,
 };
 
 /* ---- timers ---- */

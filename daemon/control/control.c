@@ -109,6 +109,8 @@ static void submit_work(struct store *st, void *arg)
 		rc = store_job_set_priority(st, id, (int)r->in.priority);
 	if (!rc && r->replicate)
 		rc = store_job_set_replicate(st, id, 1);
+	if (!rc && r->caller_name[0])
+		rc = store_job_set_owner(st, id, r->caller_name);
 	if (!rc)
 		rc = ctl_submit_lifecycle(st, r, id);
 	if (!rc)
@@ -407,6 +409,7 @@ static const struct control_cmd commands[CTLCMD_COUNT] = {
 	[CTLCMD_WORKER_DRAIN] = { RUN_DB, STEPS(ctl_worker_work, NULL) },
 	[CTLCMD_WORKER_RESUME] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
 	[CTLCMD_WORKER_FORGIVE] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
+	[CTLCMD_EVENTS]       = { RUN_DB, STEPS(ctl_events_work, NULL) },
 	[CTLCMD_REQUEUE]      = { RUN_DB | RUN_WAKES, STEPS(ctl_requeue_work, NULL) },
 };
 
@@ -498,6 +501,13 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		    const void *bin, size_t bin_len, control_done_fn done,
 		    void *opaque)
 {
+	control_handle_by(d, role, NULL, req, bin, bin_len, done, opaque);
+}
+
+void control_handle_by(struct gpud *d, enum auth_role role, const char *caller,
+		       json_t *req, const void *bin, size_t bin_len,
+		       control_done_fn done, void *opaque)
+{
 	struct ctl_req *r = calloc(1, sizeof(*r));
 	const struct ctlcmd *row;
 	const struct control_cmd *c;
@@ -512,6 +522,9 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 	r->done = done;
 	r->opaque = opaque;
 	r->caller = role;
+	/* Longer than an owner may be: not known, rather than cut. */
+	if (caller && strlen(caller) < sizeof(r->caller_name))
+		memcpy(r->caller_name, caller, strlen(caller) + 1);
 	r->cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!r->cmd) {
 		snprintf(r->err, sizeof(r->err), "request has no 'cmd'");

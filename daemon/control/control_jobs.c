@@ -1,6 +1,6 @@
 /* control_jobs.c - the queue's commands: status (jobs with their state,
- * reason, progress and figures), history (finished jobs, newest first)
- * and priority (control.h has the shapes).
+ * reason, progress and figures), history (finished jobs, newest first,
+ * filtered by the store's query) and priority (control.h has the shapes).
  *
  * The requests come checked (ctlcmd.h); these are the steps of their
  * table rows (control.c).
@@ -26,6 +26,7 @@
 #include "gpud.h"
 #include "scheduler.h"
 #include "store.h"
+#include "store_lifecycle.h"
 #include "workload.h"
 
 #define DAY_S 86400.0
@@ -182,6 +183,7 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 		.attempts = (int64_t)fig.attempts,
 		.verify_failures = (int64_t)fig.verify_failures,
 		.damaged = x->damaged,
+		.owner = j->owner,
 	};
 	/* submit --after, --time-limit (control_lifecycle.c). */
 	struct store_lifecycle lc;
@@ -213,9 +215,10 @@ static int rank_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Rows for the jobs of js->list that want (all, or job's), and the queue;
- * 0 or -1 when out of memory. */
-static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job, double now)
+/* Rows for the jobs of js->list that want (all, or job's; user's only
+ * when user is not NULL), and the queue; 0 or -1 when out of memory. */
+static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job,
+		      const char *user, double now)
 {
 	js->rows = calloc(js->n ? js->n : 1, sizeof(*js->rows));
 	js->extra = calloc(js->n ? js->n : 1, sizeof(*js->extra));
@@ -226,7 +229,8 @@ static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job, double
 		const struct store_job *j = &js->list[i];
 		uint64_t c[LEASE_NSTATES] = {0}, rc[LEASE_NSTATES] = {0};
 
-		if (!job || j->id == job) {
+		if ((!job || j->id == job) &&
+		    (!user || (j->owner && strcmp(j->owner, user) == 0))) {
 			job_row(st, j, now, &js->rows[js->n_rows], &js->extra[js->n_rows]);
 			js->n_rows++;
 		}
@@ -259,7 +263,7 @@ void ctl_status_work(struct store *st, void *arg)
 		return;
 	}
 	r->jobs = js;
-	if (jobs_build(st, js, r->in.job, now))
+	if (jobs_build(st, js, r->in.job, r->in.user, now))
 		snprintf(r->err, sizeof(r->err), "out of memory");
 	else if (r->in.job && js->n_rows == 0)
 		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
@@ -267,21 +271,51 @@ void ctl_status_work(struct store *st, void *arg)
 		js->hidden = 0;
 }
 
+/* history's "state": a finished one's, into *ret (-1 when absent); -1
+ * when it names another. */
+static int history_state(const char *name, int *ret)
+{
+	static const enum job_state finished[] = { JOB_DONE, JOB_FAILED, JOB_CANCELLED };
+
+	*ret = -1;
+	for (size_t i = 0; name && i < sizeof(finished) / sizeof(finished[0]); i++)
+		if (strcmp(name, job_state_name(finished[i])) == 0)
+			*ret = (int)finished[i];
+	return name && *ret < 0 ? -1 : 0;
+}
+
 void ctl_history_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	double now = gclock_wall();
-	struct ctl_jobs *js = calloc(1, sizeof(*js));
+	struct ctl_jobs *js;
+	struct store_history_filter f = {
+		/* Without a window, the last HISTORY_KEEP_S. */
+		.since = r->in.since ? (double)r->in.since :
+			 r->in.all || r->in.until ? 0 : now - HISTORY_KEEP_S,
+		.until = (double)r->in.until, .state = -1,
+		.workload = r->in.workload, .owner = r->in.user,
+		.limit = (uint32_t)r->in.limit };
 
-	if (!js || store_job_history(st, r->in.all ? 0 : now - HISTORY_KEEP_S,
-				     (uint32_t)r->in.limit, &js->list, &js->n)) {
+	if (history_state(r->in.state, &f.state)) {
+		snprintf(r->err, sizeof(r->err), "a finished job's state is done, "
+			 "failed or cancelled, not '%.32s'", r->in.state);
+		return;
+	}
+	if (r->in.until && r->in.since >= r->in.until) {
+		snprintf(r->err, sizeof(r->err), "history's 'since' must be before "
+			 "its 'until'");
+		return;
+	}
+	js = calloc(1, sizeof(*js));
+	if (!js || store_job_history_filter(st, &f, &js->list, &js->n)) {
 		snprintf(r->err, sizeof(r->err), "cannot list jobs: %s",
 			 js ? store_errmsg(st) : "out of memory");
 		free(js);
 		return;
 	}
 	r->jobs = js;
-	if (jobs_build(st, js, 0, now))
+	if (jobs_build(st, js, 0, NULL, now))
 		snprintf(r->err, sizeof(r->err), "out of memory");
 }
 

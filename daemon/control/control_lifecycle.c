@@ -13,6 +13,7 @@
 #include "control_internal.h"
 #include "gerr.h"
 #include "store.h"
+#include "store_lifecycle.h"
 
 _Static_assert(CTLCMD_TIME_LIMIT_MIN == STORE_TIME_LIMIT_MIN &&
 	       CTLCMD_TIME_LIMIT_MAX == STORE_TIME_LIMIT_MAX,

@@ -228,10 +228,10 @@ static void jobs_table(FILE *f, const struct page_input *in)
 			"(gpuctl history)", st->hidden);
 	fputs("</span></h2>\n<table id=\"jobs\"><thead><tr><th>ID</th><th>Name</th>"
 	      "<th>Workload</th><th>State</th><th>Progress</th><th>Rate</th>"
-	      "<th>Submitted</th><th>Elapsed</th><th>ETA</th><th>Reason</th>"
+	      "<th>Submitted</th><th>Elapsed</th><th>ETA</th><th>Reason</th><th>User</th>"
 	      "</tr></thead><tbody>\n", f);
 	if (!st->n_jobs)
-		fputs("<tr><td colspan=\"10\" class=\"empty\">No jobs. Submit one "
+		fputs("<tr><td colspan=\"11\" class=\"empty\">No jobs. Submit one "
 		      "with gpuctl submit.</td></tr>\n", f);
 	for (size_t i = 0; i < st->n_jobs; i++) {
 		const struct ctlcmd_job *j = &st->jobs[i];
@@ -267,6 +267,8 @@ static void jobs_table(FILE *f, const struct page_input *in)
 		}
 		fputs("</td><td class=\"reason\">", f);
 		page_text(f, j->reason);
+		fputs("</td><td class=\"user\">", f);
+		page_text(f, j->owner ? j->owner : "–");
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);

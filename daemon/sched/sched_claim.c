@@ -15,6 +15,7 @@
 #include "gerr.h"
 #include "job_parts.h"
 #include "scheduler.h"
+#include "store_lifecycle.h"
 
 /* Passes of the claim over jobs whose planner waits for results. */
 #define CARVE_TRIES 16

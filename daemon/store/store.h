@@ -94,6 +94,7 @@ struct store_job {
 	char *name;         /* the submitter's name for it, or NULL (010) */
 	int priority;       /* STORE_PRIORITY_MIN..MAX; higher runs first */
 	double started_at;  /* its first grant; 0 before */
+	char *owner;        /* who submitted it, or NULL (019) */
 };
 void store_job_clear(struct store_job *j);
 
@@ -188,6 +189,24 @@ int store_job_list_recent(struct store *st, double since,
  * newest first, at most limit (>= 1). */
 int store_job_history(struct store *st, double since, uint32_t limit,
 		      struct store_job **ret, size_t *ret_n);
+/* history's filters (gpuctl history): all of them hold. */
+struct store_history_filter {
+	double since;           /* finished at or after (0: any) */
+	double until;           /* finished before (0: no bound) */
+	int state;              /* JOB_DONE, JOB_FAILED or JOB_CANCELLED; -1: any */
+	const char *workload;   /* NULL: any */
+	const char *owner;      /* NULL: any */
+	uint32_t limit;         /* >= 1 */
+};
+/* Finished jobs that pass f, newest first (by finished_at), at most
+ * f->limit. GERR_INVAL for a bad filter (a negative time, another state,
+ * limit 0). */
+int store_job_history_filter(struct store *st, const struct store_history_filter *f,
+			     struct store_job **ret, size_t *ret_n);
+/* Who submitted job id: a credential's name or a Unix user, 1 to
+ * STORE_OWNER_MAX bytes; NULL: none. */
+#define STORE_OWNER_MAX 64
+int store_job_set_owner(struct store *st, int64_t id, const char *owner);
 /* name may be NULL (none); GERR_INVAL unless store_job_name_valid. */
 int store_job_set_name(struct store *st, int64_t id, const char *name);
 /* GERR_INVAL outside STORE_PRIORITY_MIN..MAX. */
@@ -548,10 +567,12 @@ void store_token_free_array(struct store_token *a, size_t n);
 
 /* ---- the status page's keys (store_pagekeys.c): hashes only ---- */
 #define STORE_PAGEKEY_HASH 32
-/* A key's hash, made by owner ("viewer" or "admin"), valid until
+/* A key's hash, made with the role owner ("viewer" or "admin") by
+ * made_by (who asked: 1..STORE_OWNER_MAX bytes, or NULL), valid until
  * expires_at (> now); expired keys are pruned first. */
 int store_pagekey_add(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
-		      const char *owner, double now, double expires_at);
+		      const char *owner, const char *made_by, double now,
+		      double expires_at);
 /* GERR_NOTFOUND (no message) unless the key is stored and not expired at
  * now; *ret_expires_at (may be NULL): when it ends. */
 int store_pagekey_find(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
@@ -727,65 +748,7 @@ int store_worker_confirm(struct store *st, int64_t id);
 int store_worker_streak(struct store *st, int64_t id, uint32_t *ret_streak,
 			uint64_t *ret_confirmed);
 
-/* ---- lifecycles (store_lifecycle.c, migration 020) ----
- * A job may wait for an earlier one (granted nothing until that job is
- * done; failed when it fails or is cancelled), have a time limit on the
- * time it runs, and be requeued when failed or cancelled. */
-#define STORE_TIME_LIMIT_MIN 1.0
-#define STORE_TIME_LIMIT_MAX (366.0 * 86400)
-struct store_lifecycle {
-	int64_t after_job;          /* 0: waits for no job */
-	enum job_state after_state; /* after_job's; JOB_NSTATES when none */
-	double time_limit;          /* seconds; 0: none */
-	double ran_s;               /* active since its first grant, so far */
-};
-/* GERR_NOTFOUND (message) when there is no job id. */
-int store_job_lifecycle_get(struct store *st, int64_t id,
-			    struct store_lifecycle *ret);
-/* At submit: job id waits for after (0: none), an earlier job that must
- * exist (GERR_NOTFOUND "no job N to run after"), and may run time_limit
- * seconds (0: no limit; else STORE_TIME_LIMIT_MIN..MAX, GERR_INVAL). */
-int store_job_set_lifecycle(struct store *st, int64_t id, int64_t after,
-			    double time_limit);
-/* A failed or cancelled job back to active, keeping every verified lease,
- * its part and the job's answer: its other primary leases become pending
- * (their checkpoints kept, results not verified dropped, failures and the
- * workers that failed them forgotten), its undecided replicas cancelled,
- * its time run back to 0. GERR_STATE with the reason when it is done,
- * active or paused, when the job it runs after is failed or cancelled, or
- * when every lease is verified (its final check failed). *ret_leases (may
- * be NULL): the leases that will run again. One write call. */
-int store_job_requeue(struct store *st, int64_t id, double now,
-		      uint64_t *ret_leases);
-/* The lifecycle tick (gpud's loop, about once a second): every active,
- * started job with a time limit ran ran_s more; each that reached its
- * limit fails ("time limit 30m reached"), its pending, held and done
- * leases cancelled (verified ones kept for a requeue), event "time_limit".
- * Their ids in ret_stopped (at most STORE_TICK_MAX a tick; the rest the
- * next tick), their number in *ret_n. One write call. */
-#define STORE_TICK_MAX 64
-int store_lifecycle_tick(struct store *st, double now, double ran_s,
-			 int64_t ret_stopped[STORE_TICK_MAX], size_t *ret_n);
-/* A job's end, as the schema's trigger records each (a 'job_end' event in
- * the transaction that ends it). Strings malloc'ed; name may be NULL. */
-struct store_job_end {
-	int64_t event_id, job_id;
-	char *state;                /* done, failed or cancelled */
-	char *workload, *name;
-};
-/* The ends recorded after event after_event, oldest first, at most max
- * (1..100000). Free with store_job_end_free_array. */
-int store_job_ends(struct store *st, int64_t after_event, size_t max,
-		   struct store_job_end **ret, size_t *ret_n);
-void store_job_end_free_array(struct store_job_end *a, size_t n);
-/* The newest event's id (0: none). */
-int store_event_last_id(struct store *st, int64_t *ret_id);
-/* Jobs never granted anything that wait for job_id (0: for any job) while
- * it is failed or cancelled fail too, with the reason; *ret_n (may be
- * NULL): how many. Their own ends are 'job_end' events, so a chain fails
- * link by link. One write call. */
-int store_job_fail_dependents(struct store *st, int64_t job_id, double now,
-			      uint64_t *ret_n);
+/* Lifecycles (requeue, --after, time limits, jobs' ends): store_lifecycle.h. */
 
 /* ---- event log ---- */
 int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,

@@ -59,7 +59,7 @@
 #define JOB_COLS                                                             \
 	"id, workload, params, state, total_units, cursor, carve_done, "     \
 	"answer, units_verified, created_at, finished_at, reason, name, "    \
-	"priority, started_at"
+	"priority, started_at, owner"
 
 /* Migration 020: job j (an alias of jobs) may be granted work: it waits
  * for no job, or the job it waits for is done (2 = JOB_DONE). */
@@ -113,6 +113,7 @@ enum stmt_id {
 	S_JOB_COUNT_OLD,
 	S_JOB_HISTORY,
 	S_JOB_SET_NAME,
+	S_JOB_SET_OWNER,
 	S_JOB_SET_PRIORITY,
 	S_JOB_STARTED,
 	S_JOB_STATS,
@@ -125,6 +126,7 @@ enum stmt_id {
 	S_EVENT_KIND_COUNTS,
 	S_EVENT_RESULTS,
 	S_EVENT_JOB_LIST,
+	S_EVENT_JOB_READ,
 	S_EVENT_LAST,
 	/* store_lease_rows.c */
 	S_LEASE_INSERT,

@@ -87,7 +87,8 @@ const char *job_state_name(enum job_state s)
 		 sc_text(&(j)->answer), sc_u64(&(j)->units_verified),        \
 		 sc_dbl(&(j)->created_at), sc_dbl(&(j)->finished_at),        \
 		 sc_text(&(j)->reason), sc_text(&(j)->name),                 \
-		 sc_int(&(j)->priority), sc_dbl(&(j)->started_at))
+		 sc_int(&(j)->priority), sc_dbl(&(j)->started_at),         \
+		 sc_text(&(j)->owner))
 
 void store_job_clear(struct store_job *j)
 {

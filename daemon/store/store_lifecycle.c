@@ -16,6 +16,7 @@
  *     the caller's tick (queued, paused and gpud's down time never count).
  */
 #include "store_internal.h"
+#include "store_lifecycle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

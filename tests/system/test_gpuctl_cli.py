@@ -125,7 +125,7 @@ def test_gpuctl_cli(cl: Cluster):
     # The table: one line per job, columns aligned from job 1 to job 13,
     # numbers for people.
     out = cl.ctl("status").stdout.rstrip("\n").split("\n")
-    check(len(out) == 14 and out[0].split() == ["ID", "NAME", "WORKLOAD", "STATE", "PROGRESS", "RATE",
+    check(len(out) == 14 and out[0].split() == ["ID", "NAME", "USER", "WORKLOAD", "STATE", "PROGRESS", "RATE",
                                                 "ELAPSED", "ETA", "REASON"], "status:\n" + "\n".join(out))
     for col in ("WORKLOAD", "STATE", "REASON"):
         at = out[0].index(col)

@@ -122,9 +122,9 @@ def test_gpuctl_view(cl: Cluster):
         out = r.stdout.rstrip("\n").split("\n")
         check(r.returncode == 0 and len(out) == 22, "status: %d lines\n%s%s" % (len(out), r.stdout, r.stderr))
         rows = {int(line.split()[0]): line for line in out[1:21]}
-        check(re.search(r"warmup +graveler +done +100\.0% of 1\.00 G battles +16\.0 M/s avg +1m02s +-",
+        check(re.search(r"warmup +- +graveler +done +100\.0% of 1\.00 G battles +16\.0 M/s avg +1m02s +-",
                         rows[1]), "a finished job: elapsed and average rate: " + rows[1])
-        check(re.search(r"big-run +graveler +running +43\.0% of 1\.00 G battles +54\.9 M/s +1m40s +10m00s",
+        check(re.search(r"big-run +- +graveler +running +43\.0% of 1\.00 G battles +54\.9 M/s +1m40s +10m00s",
                         rows[2]), "a running job: rate and ETA: " + rows[2])
         check(re.search(r"paused +0\.0% of 100 M battles +- +- +- +held$", rows[3]), "paused: " + rows[3])
         check(re.search(r"sudoku +queued .* no eligible worker$", rows[4]), "queued: " + rows[4])
@@ -150,7 +150,7 @@ def test_gpuctl_view(cl: Cluster):
         r = ctl("history", "--limit", "5")
         check(fake.requests[-1] == {"cmd": "history", "limit": 5}, "history request: %s" % fake.requests[-1])
         h = r.stdout.split("\n")
-        check(h[0].split() == ["ID", "NAME", "WORKLOAD", "STATE", "SUBMITTED", "STARTED", "FINISHED",
+        check(h[0].split() == ["ID", "NAME", "USER", "WORKLOAD", "STATE", "SUBMITTED", "STARTED", "FINISHED",
                                "ELAPSED", "UNITS", "AVG_RATE", "ATTEMPTS", "VFAIL"], "history head: " + h[0])
         check(re.search(r"^ 5 .* failed .* 30s .* 0 battles .* 0 +0$", h[1]) and
               re.search(r"^ 1 +warmup .* done .* 1m02s +1\.00 G battles +16\.0 M/s +5 +1$", h[2]),

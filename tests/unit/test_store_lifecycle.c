@@ -15,6 +15,7 @@
 
 #include "gerr.h"
 #include "store_fx.h"
+#include "store_lifecycle.h"
 
 static enum job_state job_state(struct store *st, int64_t id, char **reason)
 {

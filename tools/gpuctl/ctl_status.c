@@ -101,7 +101,7 @@ static void job_int(int64_t v, int64_t lo, char *out, size_t n)
 
 enum col { C_ID, C_NAME, C_WORKLOAD, C_STATE, C_PRIORITY, C_PROGRESS, C_UNITS,
 	   C_RATE, C_AVG_RATE, C_ELAPSED, C_ETA, C_SUBMITTED, C_STARTED,
-	   C_FINISHED, C_ATTEMPTS, C_VFAIL, C_REASON };
+	   C_FINISHED, C_ATTEMPTS, C_VFAIL, C_REASON, C_USER };
 
 static const struct {
 	const char *name, *head;
@@ -124,6 +124,7 @@ static const struct {
 	[C_ATTEMPTS] = { "attempts", "ATTEMPTS", 1 },
 	[C_VFAIL] = { "vfail", "VFAIL", 1 },
 	[C_REASON] = { "reason", "REASON", 0 },
+	[C_USER] = { "user", "USER", 0 },
 };
 
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
@@ -156,6 +157,7 @@ static void cell(enum col c, const struct ctlcmd_job *job, double now, char *out
 	case C_ATTEMPTS: job_int(job->attempts, 0, out, n); break;
 	case C_VFAIL: job_int(job->verify_failures, 0, out, n); break;
 	case C_REASON: snprintf(out, n, "%s", job->reason ? job->reason : ""); break;
+	case C_USER: snprintf(out, n, "%s", job->owner ? job->owner : "-"); break;
 	}
 }
 
@@ -260,6 +262,7 @@ void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 		human_time(when(job->finished_at), now, t3, sizeof(t3)));
 	if (job->priority >= CTLCMD_PRIORITY_MIN)
 		fprintf(f, "  priority %" PRId64, job->priority);
+	fprintf(f, "  user %s", job->owner ? job->owner : "-");
 	if (job->attempts >= 0)
 		fprintf(f, "  attempts %" PRId64, job->attempts);
 	if (job->verify_failures >= 0)
@@ -403,11 +406,12 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' }, { "format", required_argument, NULL, 'f' },
 		{ "state", required_argument, NULL, 's' },
 		{ "workload", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "no-header", no_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int as_json = 0, lng = 0, all = 0, no_header = 0, fmt_given = 0, c, ex;
-	const char *cols = CTL_STATUS_COLS, *states = NULL, *workload = NULL;
+	const char *cols = CTL_STATUS_COLS, *states = NULL, *workload = NULL, *user = NULL;
 	json_int_t job = 0;
 
 	ctl_opt_reset();
@@ -419,6 +423,11 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 		case 'f': cols = optarg; fmt_given = 1; break;
 		case 's': states = optarg; break;
 		case 'w': workload = optarg; break;
+		case 'u':
+			if (ctl_check_user(optarg))
+				return ctl_usage_error("status");
+			user = optarg;
+			break;
 		case 'H': no_header = 1; break;
 		case 'h': ctl_help_cmd(stdout, "status"); return 0;
 		default: return ctl_usage_error("status");
@@ -428,8 +437,8 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 	    (states && check_states(states)) || check_cols(cols))
 		return ctl_usage_error("status");
 	struct ctl_reply reply;
-	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job, .all = all },
-		     !as_json, &reply);
+	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job, .all = all,
+		     .user = user }, !as_json, &reply);
 	if (ex)
 		return ex;
 	/* gpud's own trouble (e.g. out of descriptors); --json keeps stdout
@@ -466,13 +475,19 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' }, { "all", no_argument, NULL, 'a' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "state", required_argument, NULL, 's' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "no-header", no_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int as_json = 0, all = 0, no_header = 0, c, ex;
 	long limit = 0;
-	const char *cols = "id,name,workload,state,submitted,started,finished,elapsed,"
-			   "units,avg_rate,attempts,vfail";
+	const char *cols = "id,name,user,workload,state,submitted,started,finished,"
+			   "elapsed,units,avg_rate,attempts,vfail";
+	struct ctlcmd_req req = { .cmd = CTLCMD_HISTORY };
 
 	ctl_opt_reset();
 	while ((c = getopt_long(argc, argv, "ah", opts, NULL)) != -1) {
@@ -480,27 +495,63 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 		case 'j': as_json = 1; break;
 		case 'a': all = 1; break;
 		case 'n':
-			if (ctl_parse_int("--limit", optarg, 1, 1000000, &limit))
+			if (ctl_parse_int("--limit", optarg, 1, CTLCMD_HISTORY_LIMIT_MAX, &limit))
 				return ctl_usage_error("history");
 			break;
 		case 'f': cols = optarg; break;
+		case 'S':
+		case 'U':
+			if (ctl_parse_time(c == 'S' ? "--since" : "--until", optarg,
+					   c == 'S' ? &req.since : &req.until))
+				return ctl_usage_error("history");
+			/* 0 would read as no bound (the last 30 days): 1 keeps
+			 * the same jobs. */
+			if (c == 'S' && req.since == 0)
+				req.since = 1;
+			if (c == 'U' && req.until == 0) {
+				fprintf(stderr, "gpuctl: --until: no job finished before 1970\n");
+				return ctl_usage_error("history");
+			}
+			break;
+		case 's':
+			if (strcmp(optarg, "done") && strcmp(optarg, "failed") &&
+			    strcmp(optarg, "cancelled")) {
+				fprintf(stderr, "gpuctl: --state: a finished job is done, "
+					"failed or cancelled, not '%.64s'\n", optarg);
+				return ctl_usage_error("history");
+			}
+			req.state = optarg;
+			break;
+		case 'w': req.workload = optarg; break;
+		case 'u':
+			if (ctl_check_user(optarg))
+				return ctl_usage_error("history");
+			req.user = optarg;
+			break;
 		case 'H': no_header = 1; break;
 		case 'h': ctl_help_cmd(stdout, "history"); return 0;
 		default: return ctl_usage_error("history");
 		}
 	}
+	if (req.since && req.until && req.since >= req.until) {
+		fprintf(stderr, "gpuctl: --since must be before --until\n");
+		return ctl_usage_error("history");
+	}
 	if (optind < argc || check_cols(cols))
 		return ctl_usage_error("history");
 	struct ctl_reply reply;
-	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_HISTORY, .all = all,
-		.limit = limit ? limit : CTLCMD_HISTORY_LIMIT_DEFAULT }, !as_json, &reply);
+	req.all = all;
+	req.limit = limit ? limit : CTLCMD_HISTORY_LIMIT_DEFAULT;
+	ex = ctl_ask(to, &req, !as_json, &reply);
 	if (ex)
 		return ex;
 	if (as_json)
 		ctl_print_json(ctlcmd_reply_list(CTLCMD_HISTORY, reply.json));
 	else
 		ex = print_jobs(&reply.f, 0, cols, no_header, NULL, NULL,
-				all ? "no finished jobs" : "no jobs finished in the last 30 days");
+				all || req.since || req.until || req.state ||
+				req.workload || req.user ? "no finished jobs match" :
+				"no jobs finished in the last 30 days");
 	ctl_reply_free(&reply);
 	return ex;
 }

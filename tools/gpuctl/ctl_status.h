@@ -16,7 +16,7 @@
 #include "ctlcmd.h"
 
 /* The default columns of gpuctl status and watch. */
-#define CTL_STATUS_COLS "id,name,workload,state,progress,rate,elapsed,eta,reason"
+#define CTL_STATUS_COLS "id,name,user,workload,state,progress,rate,elapsed,eta,reason"
 
 /* The columns of cols (comma-separated names) into t, with its rows from
  * jobs. -1 after printing which name is unknown. now: time(NULL). */

@@ -39,7 +39,7 @@ _gpuctl()
 	case $prev in
 	--socket|--credential|--file)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--connect|--name|--interval|--count|--timeout|--limit|--values|--format|--time-limit)
+	--connect|--name|--interval|--count|--timeout|--limit|--values|--format|--since|--until|--user|--time-limit)
 		COMPREPLY=(); return ;;
 	--check) COMPREPLY=($(compgen -W "sample full" -- "$cur")); return ;;
 	--after)
@@ -72,7 +72,7 @@ _gpuctl()
 				$(gpuctl "${conn[@]}" submit "$wl" --help 2>/dev/null |
 				sed -n 's/^    \(--[a-z0-9_-]*\) .*/\1/p')" -- "$cur"))
 		fi ;;
-	status|watch|wait|result|export|extend|cancel|pause|resume|priority|requeue)
+	status|watch|wait|result|export|extend|cancel|pause|resume|priority|events|requeue)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$(_gpuctl_options "$cmd")" -- "$cur"))
 		elif [ $pos -eq 1 ]; then
