@@ -43,14 +43,15 @@ const char *const sdb_life_sql[S_COUNT] = {
 	[S_LIFE_FORGET_FAILURES] =
 		"DELETE FROM lease_failures WHERE lease_id IN (SELECT id FROM "
 		"leases WHERE job_id = ?1 AND replica_of IS NULL AND state != ?2)",
-	/* ?1 job, ?2 verified, ?3 pending, ?4 now. */
+	/* ?1 job, ?2 verified, ?3 pending, ?4 now: every primary not
+	 * verified, pending ones too (their failure counts reset). */
 	[S_LIFE_REQUEUE_LEASES] =
 		"UPDATE leases SET state = ?3, worker_id = NULL, result = NULL, "
 		"checked = 0, deadline = 0, failures = 0, "
 		"units_done = checkpoint_units, progress_units = checkpoint_units, "
 		"progress_at = 0, takeback = 0, last_error = 'requeued', "
 		"updated_at = ?4 WHERE job_id = ?1 AND replica_of IS NULL "
-		"AND state != ?2 AND state != ?3",
+		"AND state != ?2",
 	/* ?1 job, ?2 cancelled, ?3 now; pending, leased, done. */
 	[S_LIFE_CANCEL_REPLICAS] =
 		"UPDATE leases SET state = ?2, deadline = 0, updated_at = ?3 "

@@ -212,6 +212,22 @@ static void test_requeue(void **state)
 	store_lease_clear(&before);
 	store_lease_clear(&held);
 
+	/* A failed job's pending lease: its failures and failers forgotten. */
+	int64_t g = add_job(st, "graveler");
+	struct store_lease gl = add_lease(st, g, w, 10);
+	enum lease_state ls;
+	assert_int_equal(store_lease_run_failed(st, gl.id, gl.epoch, "boom", 5, 61, &ls), 0);
+	assert_int_equal(ls, LEASE_PENDING);
+	assert_int_equal(store_job_set_state(st, g, JOB_FAILED, "failed", 62), 0);
+	assert_int_equal(store_job_requeue(st, g, 63, &n), 0);
+	assert_int_equal(n, 1);
+	get_lease(st, gl.id, &l);
+	assert_int_equal(l.state, LEASE_PENDING);
+	assert_int_equal(l.failures, 0);
+	store_lease_clear(&l);
+	assert_int_equal(claim_id(st, w, NULL), gl.id); /* its failer may again */
+	store_lease_clear(&gl);
+
 	/* Done: refused. Every lease verified and carved: refused. */
 	int64_t d = add_job(st, "graveler");
 	assert_int_equal(store_job_set_state(st, d, JOB_DONE, NULL, 70), 0);
