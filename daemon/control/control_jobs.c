@@ -438,7 +438,9 @@ static void job_live(struct gpud *d, struct ctlcmd_job *j, struct job_extra *x,
 	double rate = running || queued ? gpud_rate_get(d, j->id) : 0;
 
 	j->rate = rate;
-	j->eta_s = rate > 0 && total > live ? (double)(total - live) / rate : 0;
+	/* None (null) until the smoothed rate is steady (rate_smooth.h). */
+	j->eta_s = rate > 0 && total > live ?
+		   gpud_rate_eta(d, j->id, total - live, gclock_wall()) : 0;
 	if (strcmp(j->state, "paused") == 0 && !(j->reason &&
 	    strncmp(j->reason, SCHED_PAUSED_BY_GPUD,
 		    sizeof(SCHED_PAUSED_BY_GPUD) - 1) == 0))
