@@ -1,0 +1,124 @@
+"""Progress and numbers as an operator sees them (issue 35): a Graveler job
+whose worker never checkpoints on its own (--checkpoint-interval 3600)
+shows progress from heartbeats at once, marked as not yet saved, in
+gpuctl status, /metrics and the page, with no ETA in its first seconds;
+a heartbeating worker's SEEN is seconds old; a pause does not count in
+ELAPSED; Sudoku jobs count their own gangsters (3x3: 44 in status,
+/metrics and the page; 2x5: 355, and it moves); after the switch to the
+2x5 job the worker's RATE is in gangsters (or "-"), never the Graveler
+job's rate."""
+import json
+import re
+import time
+
+from harness import Cluster, check, lease_units_for, run, wait_for
+
+
+def row_of(text, job):
+    """The line of gpuctl status for job."""
+    for line in text.splitlines():
+        if re.match(r"\s*%d\s" % job, line):
+            return line
+    raise AssertionError("no row for job %d in:\n%s" % (job, text))
+
+
+def metric(text, name, job):
+    m = re.search(r'^%s\{job="%d",[^}]*\} ([0-9.e+]+)$' % (name, job), text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def workers(cl):
+    return json.loads(cl.ctl("workers", "--json").stdout)
+
+
+def test_progress_live(cl: Cluster):
+    units = lease_units_for(6)
+    cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.5"]
+    cl.start_gpud()
+    g = cl.submit("graveler", battles=3 * units, seed=35)
+    cl.start_worker("cpu:1", ["--checkpoint-interval", "3600"])
+
+    # 1. Progress before any checkpoint: running units, shown and marked.
+    st = wait_for(lambda: (lambda s: s if s["units_running"] > 0 else None)(cl.status(g)),
+                  60, "progress from heartbeats")
+    t_moved = time.time()
+    check(st["units_done"] == 0, "a checkpoint came: %s" % st)
+    row = row_of(cl.ctl("status").stdout, g)
+    pct = float(re.search(r"([0-9.]+)% of", row).group(1))
+    check(pct > 0 and "saved)" in row, "status shows no live progress: %r" % row)
+    # 3. No ETA in the first seconds (the rate is not steady yet).
+    check(st["eta_s"] is None and time.time() - t_moved < 5, "an early ETA: %s" % st)
+    check(re.search(r"\s-\s*$", row.split("saved)")[1]) or row.rstrip().endswith("-"),
+          "ETA shown early: %r" % row)
+    _, _, body = cl.http_get("/metrics")
+    text = body.decode()
+    check((metric(text, "gpud_job_running_units", g) or 0) > 0,
+          "/metrics has no running units for job %d" % g)
+    check(metric(text, "gpud_job_done_units", g) == 0, "done units before a checkpoint")
+    _, _, page = cl.http_get("/")
+    m = re.search(r'<tr id="job-%d".*?</tr>' % g, page.decode(), re.S)
+    check(m and "saved)" in m.group(0) and "unsaved" in m.group(0),
+          "the page's row is not marked: %s" % (m.group(0) if m else None))
+
+    # 4. SEEN follows the heartbeats (every 0.5 s), not the login.
+    time.sleep(4)
+    w = workers(cl)[0]
+    check(time.time() - w["last_seen"] < 2.5, "last_seen %.1f s ago" % (time.time() - w["last_seen"]))
+    check(re.search(r"\b[0-2]s ago", cl.ctl("workers").stdout), "SEEN: %s" % cl.ctl("workers").stdout)
+
+    # 5. ELAPSED does not count a pause.
+    cl.ctl("pause", str(g))
+    wait_for(lambda: cl.status(g)["leases"]["leased"] == 0, 30, "the release on pause")
+    e1 = cl.status(g)["elapsed_s"]
+    time.sleep(5)
+    e2 = cl.status(g)["elapsed_s"]
+    check(abs(e2 - e1) < 0.01, "elapsed moved while paused: %.2f -> %.2f" % (e1, e2))
+    cl.ctl("resume", str(g))
+
+    # 2. Sudoku's own units; queued behind the Graveler job.
+    s33 = cl.submit("sudoku", box="3x3")
+    s25 = cl.submit("sudoku", box="2x5")
+    check(cl.status(s33)["total_units"] == 44, "3x3: %s" % cl.status(s33))
+    check(cl.status(s25)["total_units"] == 355, "2x5: %s" % cl.status(s25))
+    cl.wait_job(g, timeout=240)
+    st = cl.status(g)
+    ran = st["finished_at"] - st["started_at"]
+    check(st["elapsed_s"] <= ran - 4.5, "elapsed %.1f s counts the pause (%.1f s from start to end)"
+          % (st["elapsed_s"], ran))
+    check(abs(st["avg_rate"] - st["units_done"] / st["elapsed_s"]) < 1e-6 * st["avg_rate"],
+          "avg_rate is not over elapsed: %s" % st)
+    cl.wait_job(s33, timeout=120)
+    check(re.search(r"100\.0% of 44 gangsters", row_of(cl.ctl("status").stdout, s33)),
+          "3x3 row: %s" % row_of(cl.ctl("status").stdout, s33))
+    check("44 of 44 gangsters" in cl.ctl("result", str(s33)).stdout, "3x3 result")
+    _, _, body = cl.http_get("/metrics")
+    check(metric(body.decode(), "gpud_job_size_units", s33) == 44, "/metrics size of the 3x3 job")
+    _, _, page = cl.http_get("/job/%d" % s33)
+    check(re.search(r"44 / 44 gangsters", page.decode()), "the 3x3 job's page")
+
+    # 4. The switch to the 2x5 job: RATE in gangsters or "-", then it moves.
+    wait_for(lambda: workers(cl)[0]["job"] == s25, 60, "the worker on the 2x5 job")
+    seen = []
+    t0 = time.time()
+    while time.time() - t0 < 8:
+        w = workers(cl)[0]
+        text = cl.ctl("workers").stdout
+        if w["job"] == s25:
+            check(w["rate"] < 100, "RATE on the 2x5 job is another job's: %s" % w)
+            check("battles/s" not in text and ("gangsters/s" in text or " - " in text),
+                  "RATE column: %s" % text)
+            seen.append(w["rate"])
+        time.sleep(0.5)
+    check(seen, "the worker left the 2x5 job")
+    wait_for(lambda: (lambda s: s["units_done"] + s["units_running"] >= 2)(cl.status(s25)),
+             60, "the 2x5 job to move")
+    row = row_of(cl.ctl("status").stdout, s25)
+    check(re.search(r"[1-9][0-9.]*% of 355 gangsters|0\.[1-9]% of 355 gangsters", row),
+          "2x5 row: %r" % row)
+    cl.ctl("cancel", str(s25))
+    print("running at first: %d of %d; elapsed %.1f s of %.1f; 2x5 rates %s"
+          % (0, 3 * units, st["elapsed_s"], ran, seen[:4]))
+
+
+if __name__ == "__main__":
+    run(test_progress_live)
