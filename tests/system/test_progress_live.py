@@ -11,7 +11,7 @@ import json
 import re
 import time
 
-from harness import Cluster, check, lease_units_for, run, wait_for
+from harness import Cluster, check, http_get_key, lease_units_for, page_link, run, wait_for
 
 
 def row_of(text, job):
@@ -25,6 +25,15 @@ def row_of(text, job):
 def metric(text, name, job):
     m = re.search(r'^%s\{job="%d",[^}]*\} ([0-9.e+]+)$' % (name, job), text, re.M)
     return float(m.group(1)) if m else None
+
+
+def get(cl, path):
+    """The body of path on gpud's page, with a page key (made once)."""
+    if not hasattr(cl, "page_key"):
+        cl.page_key = page_link(cl)[1]
+    code, _, body = http_get_key(cl, path, cl.page_key)
+    check(code == 200, "GET %s: %d" % (path, code))
+    return body.decode()
 
 
 def workers(cl):
@@ -50,13 +59,13 @@ def test_progress_live(cl: Cluster):
     check(st["eta_s"] is None and time.time() - t_moved < 5, "an early ETA: %s" % st)
     check(re.search(r"\s-\s*$", row.split("saved)")[1]) or row.rstrip().endswith("-"),
           "ETA shown early: %r" % row)
-    _, _, body = cl.http_get("/metrics")
-    text = body.decode()
+    text = get(cl, "/metrics")
     check((metric(text, "gpud_job_running_units", g) or 0) > 0,
-          "/metrics has no running units for job %d" % g)
+          "/metrics has no running units for job %d: %s" % (g, "\n".join(
+              x for x in text.splitlines() if "gpud_job_" in x)))
     check(metric(text, "gpud_job_done_units", g) == 0, "done units before a checkpoint")
-    _, _, page = cl.http_get("/")
-    m = re.search(r'<tr id="job-%d".*?</tr>' % g, page.decode(), re.S)
+    page = get(cl, "/")
+    m = re.search(r'<tr id="job-%d".*?</tr>' % g, page, re.S)
     check(m and "saved)" in m.group(0) and "unsaved" in m.group(0),
           "the page's row is not marked: %s" % (m.group(0) if m else None))
 
@@ -91,10 +100,9 @@ def test_progress_live(cl: Cluster):
     check(re.search(r"100\.0% of 44 gangsters", row_of(cl.ctl("status").stdout, s33)),
           "3x3 row: %s" % row_of(cl.ctl("status").stdout, s33))
     check("44 of 44 gangsters" in cl.ctl("result", str(s33)).stdout, "3x3 result")
-    _, _, body = cl.http_get("/metrics")
-    check(metric(body.decode(), "gpud_job_size_units", s33) == 44, "/metrics size of the 3x3 job")
-    _, _, page = cl.http_get("/job/%d" % s33)
-    check(re.search(r"44 / 44 gangsters", page.decode()), "the 3x3 job's page")
+    check(metric(get(cl, "/metrics"), "gpud_job_size_units", s33) == 44,
+          "/metrics size of the 3x3 job")
+    check(re.search(r"44 / 44 gangsters", get(cl, "/job/%d" % s33)), "the 3x3 job's page")
 
     # 4. The switch to the 2x5 job: RATE in gangsters or "-", then it moves.
     wait_for(lambda: workers(cl)[0]["job"] == s25, 60, "the worker on the 2x5 job")
