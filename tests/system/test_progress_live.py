@@ -6,7 +6,9 @@ a heartbeating worker's SEEN is seconds old; a pause does not count in
 ELAPSED; Sudoku jobs count their own gangsters (3x3: 44 in status,
 /metrics and the page; 2x5: 355, and it moves); after the switch to the
 2x5 job the worker's RATE is in gangsters (or "-"), never the Graveler
-job's rate."""
+job's rate; Officers, Othello and Graveler jobs count values, positions
+and battles; an ETA comes once the rate is steady; an extended job's
+ELAPSED leaves out the time it sat done."""
 import json
 import re
 import time
@@ -44,6 +46,14 @@ def test_progress_live(cl: Cluster):
     units = lease_units_for(6)
     cl.gpud_args = ["--lease-units", str(units), "--heartbeat", "0.5"]
     cl.start_gpud()
+    # 2. Each workload counts its own units.
+    for wl, kw, unit, total in (("officers", {"to": 5000}, "values", 5000),
+                                ("othello", {"random": 8, "empties": 10, "seed": 1}, "positions", 8),
+                                ("graveler", {"battles": 1 << 20, "seed": 1}, "battles", 1 << 20)):
+        j = cl.submit(wl, **kw)
+        st = cl.status(j)
+        check(st["total_units"] == total and st["unit_name"] == unit, "%s's units: %s" % (wl, st))
+        cl.ctl("cancel", str(j))
     g = cl.submit("graveler", battles=3 * units, seed=35)
     cl.start_worker("cpu:1", ["--checkpoint-interval", "3600"])
 
@@ -118,14 +128,35 @@ def test_progress_live(cl: Cluster):
             seen.append(w["rate"])
         time.sleep(0.5)
     check(seen, "the worker left the 2x5 job")
+    # Measured there: in gangsters.
+    wait_for(lambda: (lambda w: w["job"] == s25 and w["rate"] > 0)(workers(cl)[0]), 60,
+             "the worker's rate in the 2x5 job")
+    check(re.search(r"[0-9.]+ gangsters/s", cl.ctl("workers").stdout), "RATE in gangsters: %s"
+          % cl.ctl("workers").stdout)
     wait_for(lambda: (lambda s: s["units_done"] + s["units_running"] >= 2)(cl.status(s25)),
              60, "the 2x5 job to move")
     row = row_of(cl.ctl("status").stdout, s25)
     check(re.search(r"[1-9][0-9.]*% of 355 gangsters|0\.[1-9]% of 355 gangsters", row),
           "2x5 row: %r" % row)
+    # 3. Once the rate is steady, an ETA: the units left at that rate.
+    st = wait_for(lambda: (lambda s: s if s["eta_s"] is not None else None)(cl.status(s25)),
+                  90, "an ETA once the rate is steady")
+    left = st["total_units"] - st["units_done"] - st["units_running"]
+    check(st["rate"] > 0 and abs(st["eta_s"] - left / st["rate"]) <= 0.05 * st["eta_s"] + 2,
+          "ETA is not the units left at the rate: %s" % st)
     cl.ctl("cancel", str(s25))
-    print("running at first: %d of %d; elapsed %.1f s of %.1f; 2x5 rates %s"
-          % (0, 3 * units, st["elapsed_s"], ran, seen[:4]))
+
+    # 5. An extended job's ELAPSED leaves out the time it sat finished.
+    o = cl.submit("officers", to=100000)
+    cl.wait_job(o, timeout=120)
+    time.sleep(4)
+    cl.ctl("extend", str(o), "--to", "200000")
+    cl.wait_job(o, timeout=120)
+    st = cl.status(o)
+    ran = st["finished_at"] - st["started_at"]
+    check(st["elapsed_s"] <= ran - 3.5, "elapsed %.1f s counts the time it sat done (%.1f s from "
+          "start to end)" % (st["elapsed_s"], ran))
+    print("2x5 rates %s; extended job: elapsed %.1f s of %.1f" % (seen[:4], st["elapsed_s"], ran))
 
 
 if __name__ == "__main__":
