@@ -79,6 +79,12 @@ def test_progress_live(cl: Cluster):
     check(m and "saved)" in m.group(0) and "unsaved" in m.group(0),
           "the page's row is not marked: %s" % (m.group(0) if m else None))
 
+    # The job's page says why there is no ETA yet.
+    wait_for(lambda: cl.status(g)["rate"] > 0, 20, "a rate")
+    jp = get(cl, "/job/%d" % g)
+    check("ETA when the rate is steady" in jp or cl.status(g)["eta_s"] is not None,
+          "the job page while the rate settles: %s" % re.search(r'id="rec-rate".*?</tr>', jp, re.S))
+
     # 4. SEEN follows the heartbeats (every 0.5 s), not the login.
     time.sleep(4)
     w = workers(cl)[0]
