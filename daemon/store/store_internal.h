@@ -58,7 +58,7 @@
 #define JOB_COLS                                                             \
 	"id, workload, params, state, total_units, cursor, carve_done, "     \
 	"answer, units_verified, created_at, finished_at, reason, name, "    \
-	"priority, started_at, owner"
+	"priority, started_at, owner, run_s, run_since"
 
 /* The columns sdb_lease_row reads, in its order. */
 #define LEASE_COLS                                                           \
@@ -96,6 +96,7 @@ enum stmt_id {
 	S_JOB_LIST,
 	S_JOB_STATE,
 	S_JOB_SET_STATE,
+	S_JOB_RUN_CLOSE,
 	S_JOB_EXTEND,
 	S_JOB_SET_REASON,
 	S_JOB_SET_CURSOR,
