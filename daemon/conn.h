@@ -157,6 +157,7 @@ struct conn {
 	double rate;
 	int64_t rate_lease;
 	uint64_t rate_units, rate_ms;
+	int64_t rate_job;       /* the job rate was measured in */
 	uint32_t threads;       /* from its HELLO; 0 when not known */
 	const char *job_unit;   /* its lease's unit name (static), or NULL */
 	/* A claim that found nothing waits here (long poll) until work appears

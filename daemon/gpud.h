@@ -68,6 +68,7 @@
 
 #include "chan.h"
 #include "log.h"
+#include "rate_smooth.h"
 
 /* Workloads whose parked claims are counted (= SCHED_WL_MAX). */
 #define GPUD_PARKED_WL 32
@@ -121,12 +122,9 @@ struct gpud_config {
 };
 
 /* Progress samples of one job, for rate and ETA (loop thread). */
-#define GPUD_RATE_SAMPLES 24
 struct job_rate {
 	int64_t job_id;
-	unsigned n, head;
-	double t[GPUD_RATE_SAMPLES];
-	uint64_t units[GPUD_RATE_SAMPLES];
+	struct rate_smooth sm;  /* rate_smooth.h: the rule */
 	struct job_rate *next;
 };
 
@@ -194,6 +192,9 @@ double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
 			double now);
 /* The job's recent rate (units/s), or 0 when unknown. */
 double gpud_rate_get(struct gpud *d, int64_t job_id);
+/* Seconds to do left units at the job's smoothed rate, or 0 while its
+ * rate is not steady (rate_smooth.h's rule). */
+double gpud_rate_eta(struct gpud *d, int64_t job_id, uint64_t left, double now);
 /* Forget every job's samples (at shutdown). */
 void gpud_rate_clear(struct gpud *d);
 /* Note the outcome of a write to the data directory: errors that mean the

@@ -339,9 +339,20 @@ static void workers_after(void *arg)
 		w->job = lease ? job : 0;
 		w->threads = c && c->threads ? c->threads : 0;
 		w->job_unit = lease && c && c->job_unit ? c->job_unit : NULL;
-		/* Connected: its live rate (the stored one is its last lease's). */
-		if (lease && c && c->rate > 0)
-			w->rate = c->rate;
+		/* Holding a lease: its live rate in that lease's job, or 0
+		 * until measured (the stored one is its last lease's, maybe
+		 * of another job and unit). */
+		if (lease)
+			w->rate = c && c->rate_job == job ? c->rate : 0;
+		/* Connected: seen when it last sent anything (heartbeats),
+		 * from the loop; the row's is its login. */
+		if (c && w->online) {
+			uint64_t ago = uv_now(r->d->loop) - c->active_ms;
+			double seen = gclock_wall() - (double)ago / 1000;
+
+			if (seen > w->last_seen)
+				w->last_seen = seen;
+		}
 	}
 	if (!r->err[0]) {
 		r->reply = ctlcmd_reply_encode(CTLCMD_WORKERS, &(struct ctlcmd_reply){

@@ -135,7 +135,7 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 	struct store_job_stats fig = {0};
 	int full = 0;
 	const struct workload *wl = workload_find(j->workload);
-	double end, elapsed = 0;
+	double elapsed;
 
 	store_lease_counts(st, j->id, counts);
 	store_damage_get(st, j->id, &x->damaged);
@@ -156,9 +156,9 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 		holders_get(st, j->id, x);
 	x->carve_done = j->carve_done;
 	x->params = ctl_json_from_text(j->params);
-	end = j->finished_at > 0 ? j->finished_at : now;
-	if (j->started_at > 0 && end > j->started_at)
-		elapsed = end - j->started_at;
+	/* The time it ran: no paused spans, nor the time it sat finished
+	 * before an extend (019). */
+	elapsed = store_job_run_seconds(j, now);
 	*row = (struct ctlcmd_job){
 		.id = j->id, .name = j->name, .workload = j->workload,
 		.unit_name = wl ? wl->unit_name : "units",
@@ -492,7 +492,9 @@ static void job_live(struct gpud *d, struct ctlcmd_job *j, struct job_extra *x,
 	double rate = running || queued ? gpud_rate_get(d, j->id) : 0;
 
 	j->rate = rate;
-	j->eta_s = rate > 0 && total > live ? (double)(total - live) / rate : 0;
+	/* None (null) until the smoothed rate is steady (rate_smooth.h). */
+	j->eta_s = rate > 0 && total > live ?
+		   gpud_rate_eta(d, j->id, total - live, gclock_wall()) : 0;
 	if (strcmp(j->state, "paused") == 0 && !(j->reason &&
 	    strncmp(j->reason, SCHED_PAUSED_BY_GPUD,
 		    sizeof(SCHED_PAUSED_BY_GPUD) - 1) == 0))

@@ -93,6 +93,9 @@ void page_job(FILE *f, const struct page_input *in)
 		page_duration(f, j->eta_s);
 		fputs(", ", f);
 		page_when(f, in->now + j->eta_s, in->now);
+	} else if (strcmp(page_str(j->state), "running") == 0 && j->rate > 0) {
+		/* gpud sends none until its smoothed rate is steady. */
+		fputs("; ETA when the rate is steady", f);
 	}
 	fputs("</td></tr>\n", f);
 	rec_start(f, "leases", "Leases");

@@ -239,8 +239,9 @@ static void jobs_table(FILE *f, const struct page_input *in)
 
 		fprintf(f, "<tr id=\"job-%" PRId64 "\" data-state=\"", j->id);
 		page_text(f, j->state);
-		fprintf(f, "\" data-done=\"%" PRId64 "\" data-total=\"%" PRId64
-			"\"><td class=\"num\">", j->units_done, j->total_units);
+		fprintf(f, "\" data-done=\"%" PRId64 "\" data-running=\"%" PRId64
+			"\" data-total=\"%" PRId64 "\"><td class=\"num\">",
+			j->units_done, j->units_running, j->total_units);
 		page_job_link(f, j->id, NULL);
 		fputs("</td><td>", f);
 		page_job_link(f, j->id, j->name ? j->name : "–");

@@ -95,7 +95,12 @@ struct store_job {
 	int priority;       /* STORE_PRIORITY_MIN..MAX; higher runs first */
 	double started_at;  /* its first grant; 0 before */
 	char *owner;        /* who submitted it, or NULL (019) */
+	double run_s;       /* seconds it ran in closed spans (020) */
+	double run_since;   /* start of the span it runs in; 0: none */
 };
+/* Seconds job j ran by now: its closed spans and the open one (a span
+ * opens at a grant and closes at a pause or the end: 020). */
+double store_job_run_seconds(const struct store_job *j, double now);
 void store_job_clear(struct store_job *j);
 
 struct store_lease {
@@ -211,7 +216,8 @@ int store_job_set_owner(struct store *st, int64_t id, const char *owner);
 int store_job_set_name(struct store *st, int64_t id, const char *name);
 /* GERR_INVAL outside STORE_PRIORITY_MIN..MAX. */
 int store_job_set_priority(struct store *st, int64_t id, int priority);
-/* The job's first grant: sets started_at unless it is set already. */
+/* A grant of the job: sets started_at unless it is set already, and
+ * opens a run span (020) unless one is open. */
 int store_job_mark_started(struct store *st, int64_t id, double now);
 /* What status and history show of a job, from its leases and events. */
 struct store_job_stats {
@@ -225,7 +231,8 @@ struct store_job_stats {
 };
 int store_job_stats(struct store *st, int64_t job_id,
 		    struct store_job_stats *ret);
-/* reason may be NULL. Sets finished_at when moving to done/failed/cancelled. */
+/* reason may be NULL. Sets finished_at when moving to done/failed/cancelled;
+ * closes the job's run span when it leaves active. */
 int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 			const char *reason, double now);
 int store_job_set_reason(struct store *st, int64_t id, const char *reason);

@@ -59,9 +59,9 @@
 #define JOB_COLS                                                             \
 	"id, workload, params, state, total_units, cursor, carve_done, "     \
 	"answer, units_verified, created_at, finished_at, reason, name, "    \
-	"priority, started_at, owner"
+	"priority, started_at, owner, run_s, run_since"
 
-/* Migration 020: job j (an alias of jobs) may be granted work: it waits
+/* Migration 021: job j (an alias of jobs) may be granted work: it waits
  * for no job, or the job it waits for is done (2 = JOB_DONE). */
 #define JOB_AFTER_READY(j)                                                   \
 	"(" j ".after_job IS NULL OR EXISTS (SELECT 1 FROM jobs AS pre "      \
@@ -103,6 +103,7 @@ enum stmt_id {
 	S_JOB_LIST,
 	S_JOB_STATE,
 	S_JOB_SET_STATE,
+	S_JOB_RUN_CLOSE,
 	S_JOB_EXTEND,
 	S_JOB_SET_REASON,
 	S_JOB_SET_CURSOR,

@@ -1,4 +1,4 @@
-/* store_lifecycle.c - lifecycles the operator steers (migration 020): a
+/* store_lifecycle.c - lifecycles the operator steers (migration 021): a
  * job that waits for another (submit --after), a job's time limit and the
  * time it has run, requeueing a failed or cancelled job, and the jobs'
  * ends as the 'job_end' events of the schema's trigger record them.

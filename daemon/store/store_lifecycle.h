@@ -1,5 +1,5 @@
 /* store_lifecycle.h - the store's side of the lifecycles the operator
- * steers (store_lifecycle.c, migration 020): a job that waits for an
+ * steers (store_lifecycle.c, migration 021): a job that waits for an
  * earlier one (submit --after), a job's time limit and the time it ran,
  * requeueing a failed or cancelled job, and the jobs' ends as 'job_end'
  * events.

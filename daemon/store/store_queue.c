@@ -30,8 +30,10 @@ const char *const sdb_queue_sql[S_COUNT] = {
 	[S_JOB_SET_NAME] = "UPDATE jobs SET name = ?2 WHERE id = ?1",
 	[S_JOB_SET_OWNER] = "UPDATE jobs SET owner = ?2 WHERE id = ?1",
 	[S_JOB_SET_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
-	[S_JOB_STARTED] = "UPDATE jobs SET started_at = ?2 "
-			  "WHERE id = ?1 AND started_at IS NULL",
+	/* The first grant, and a grant that opens a run span (020). */
+	[S_JOB_STARTED] = "UPDATE jobs SET started_at = coalesce(started_at, ?2), "
+			  "run_since = ?2 WHERE id = ?1 AND (started_at IS NULL "
+			  "OR run_since = 0)",
 	/* Primary leases only: replicas recompute what their primary
 	 * counts. Every grant counts as an attempt, replicas' too. */
 	[S_JOB_STATS] =

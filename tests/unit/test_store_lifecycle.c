@@ -1,5 +1,5 @@
 /* test_store_lifecycle.c - unit tests of daemon/store/store_lifecycle.c
- * (migration 020): a job that waits for another (the claim and the carve
+ * (migration 021): a job that waits for another (the claim and the carve
  * skip it; it fails with its predecessor), the time-limit tick, the
  * 'job_end' events of the schema's trigger, and requeue keeping what was
  * verified (fixture: store_fx.h). */

@@ -51,14 +51,37 @@ static double job_elapsed(const struct ctlcmd_job *job, double now)
 	return (fin > 0 ? fin : now) > created ? (fin > 0 ? fin : now) - created : 0;
 }
 
+/* What a job's progress shows: its checkpointed units (units_done,
+ * which never goes back) plus what its held leases did since their
+ * checkpoints (units_running, from heartbeats), capped at the total. A
+ * landing checkpoint moves units from running to done: the sum stays. */
+double ctl_job_shown_units(const struct ctlcmd_job *job)
+{
+	double total = (double)job->total_units;
+	double v = (double)job->units_done + (double)job->units_running;
+
+	return total > 0 && v > total ? total : v;
+}
+
+/* "12.3% of 44 gangsters", and while part of it is not yet checkpointed
+ * (held leases' heartbeats) " (4.1% saved)": the part a worker's loss
+ * would not take back. */
 static void job_progress(const struct ctlcmd_job *job, char *out, size_t n)
 {
 	double total = (double)job->total_units, done = (double)job->units_done;
-	char a[48];
+	double shown = ctl_job_shown_units(job);
+	char a[48], b[48];
 
-	if (total > 0)
-		snprintf(out, n, "%5.1f%% of %s", 100 * (done < total ? done : total) / total,
+	if (total > 0 && job->units_running > 0)
+		snprintf(out, n, "%5.1f%% of %s (%.1f%% saved)", 100 * shown / total,
+			 human_units(total, job->unit_name, a, sizeof(a)),
+			 100 * (done < total ? done : total) / total);
+	else if (total > 0)
+		snprintf(out, n, "%5.1f%% of %s", 100 * shown / total,
 			 human_units(total, job->unit_name, a, sizeof(a)));
+	else if (job->units_running > 0)
+		snprintf(out, n, "%s (%s saved)", human_units(shown, job->unit_name, a,
+			 sizeof(a)), human_count(done, b, sizeof(b)));
 	else
 		snprintf(out, n, "%s", human_units(done, job->unit_name, a, sizeof(a)));
 }
@@ -141,7 +164,7 @@ static void cell(enum col c, const struct ctlcmd_job *job, double now, char *out
 		break;
 	case C_PRIORITY: job_int(job->priority, CTLCMD_PRIORITY_MIN, out, n); break;
 	case C_PROGRESS: job_progress(job, out, n); break;
-	case C_UNITS: human_units((double)job->units_done, job->unit_name, out, n); break;
+	case C_UNITS: human_units(ctl_job_shown_units(job), job->unit_name, out, n); break;
 	case C_RATE: job_rate(job, out, n); break;
 	case C_AVG_RATE:
 		if (job->avg_rate >= 0)
@@ -209,7 +232,7 @@ int ctl_jobs_table(struct ctl_table *t, const char *cols,
 
 void ctl_job_line(char *out, size_t n, const struct ctlcmd_job *job)
 {
-	double total = (double)job->total_units, done = (double)job->units_done;
+	double total = (double)job->total_units, done = ctl_job_shown_units(job);
 	char bar[40], prog[96], rate[48], eta[32];
 
 	human_bar(total > 0 ? done / total : 0, 20, bar);
@@ -235,8 +258,9 @@ static void counts_line(FILE *f, const char *what, const int64_t *counts,
 void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 {
 	const char *unit = job->unit_name, *name = job->name;
-	double total = (double)job->total_units, done = (double)job->units_done;
+	double total = (double)job->total_units, done = ctl_job_shown_units(job);
 	char bar[40], a[48], b[48], c[48], r[32], e[32], t1[32], t2[32], t3[32];
+	char saved[48];
 	static const int lk[] = { L_PENDING, L_LEASED, L_DONE, L_VERIFIED, L_FAILED };
 	static const char *const ln[] = { "pending", "leased", "done", "verified", "failed" };
 	static const int rk[] = { L_PENDING, L_LEASED, L_VERIFIED, L_FAILED };
@@ -244,12 +268,17 @@ void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 	const int64_t *rl = job->replicas;
 
 	human_bar(total > 0 ? done / total : 0, 30, bar);
-	fprintf(f, "job %" PRId64 "%s%s%s  %s  %s %s %5.1f%%  %s of %s (verified %s)\n",
+	/* Past the checkpoints: shown, and what of it is saved. */
+	saved[0] = '\0';
+	if (job->units_running > 0)
+		snprintf(saved, sizeof(saved), ", saved %s",
+			 human_count((double)job->units_done, a, sizeof(a)));
+	fprintf(f, "job %" PRId64 "%s%s%s  %s  %s %s %5.1f%%  %s of %s (verified %s%s)\n",
 		job->id, name ? " \"" : "", name ? name : "", name ? "\"" : "", job->workload,
 		job->damaged ? "damaged" : ctl_job_state(job), bar,
 		total > 0 ? 100 * (done < total ? done : total) / total : 0,
 		human_count(done, a, sizeof(a)), human_units(total, unit, b, sizeof(b)),
-		human_count((double)job->units_verified, c, sizeof(c)));
+		human_count((double)job->units_verified, c, sizeof(c)), saved);
 	job_rate(job, r, sizeof(r));
 	job_eta(job, e, sizeof(e));
 	fprintf(f, "    rate %s  ETA %s  elapsed %s", r, e,

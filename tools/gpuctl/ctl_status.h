@@ -29,6 +29,9 @@ void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now);
 const char *ctl_job_state(const struct ctlcmd_job *job);
 /* 1 when the job's state is done, failed or cancelled. */
 int ctl_job_finished(const struct ctlcmd_job *job);
+/* The units a job's progress shows: units_done + units_running (held
+ * leases' progress past their checkpoints), at most the total. */
+double ctl_job_shown_units(const struct ctlcmd_job *job);
 /* One line of progress for wait: state, bar, percent, units, rate, ETA. */
 void ctl_job_line(char *out, size_t n, const struct ctlcmd_job *job);
 

@@ -1,4 +1,4 @@
--- 020: lifecycles the operator steers (gpuctl requeue, submit --after,
+-- 021: lifecycles the operator steers (gpuctl requeue, submit --after,
 -- submit --time-limit, gpud's end hook).
 -- after_job: the job this one waits for; it is granted nothing until that
 -- job is done, and fails when that job fails or is cancelled. Only an
