@@ -35,6 +35,8 @@ const char *const sdb_life_sql[S_COUNT] = {
 	/* ?1 the tick's seconds; ?2 active. */
 	[S_LIFE_RAN] = "UPDATE jobs SET ran_s = ran_s + ?1 WHERE state = ?2 "
 		       "AND time_limit IS NOT NULL AND started_at IS NOT NULL",
+	[S_LIFE_ANY] = "SELECT EXISTS (SELECT 1 FROM jobs WHERE state = ?1 "
+		       "AND time_limit IS NOT NULL)",
 	[S_LIFE_OVER] = "SELECT id, time_limit FROM jobs WHERE state = ?1 "
 			"AND time_limit IS NOT NULL AND ran_s >= time_limit "
 			"ORDER BY id",
@@ -237,6 +239,14 @@ int store_lifecycle_tick(struct store *st, double now, double ran,
 
 	if (!ret_n || !(ran >= 0))
 		return sdb_err(st, GERR_INVAL, "%s: bad arguments", what);
+	/* Most ticks: no job has a limit, and nothing is written. */
+	uint64_t any = 0;
+	if ((r = sdb_count(st, S_LIFE_ANY, SDB_ARGS(sa_int(JOB_ACTIVE)), &any, what)))
+		return r;
+	if (!any) {
+		*ret_n = 0;
+		return 0;
+	}
 	/* One transaction of its own (or the caller's): the calls below are
 	 * write calls, which nest only inside an explicit one. */
 	int own = !st->in_tx;
