@@ -18,6 +18,8 @@
 extern char **environ;
 
 #define KILLED_STOPPING 2
+/* After a hook exits, how long its pipes may still bring output. */
+#define HOOK_DRAIN_MS 1000
 
 /* One end waiting for its hook. */
 struct hook_job {
@@ -37,6 +39,7 @@ struct hook_run {
 	int64_t job;
 	int open;               /* handles not closed yet */
 	int killed;             /* 1: at its timeout; KILLED_STOPPING */
+	int exited;             /* its exit seen; the pipes drain */
 	size_t logged;          /* output bytes logged */
 	char line[2][256];      /* a line being read, per pipe */
 	char rbuf[4096];        /* what a read lands in */
@@ -107,6 +110,7 @@ static void run_close(struct hook_run *hr)
 }
 
 static void hook_next(struct lifecycle *lc);
+static void on_hook_timeout(uv_timer_t *t);
 
 /* A line of the hook's output into gpud's log, within the bound. */
 static void log_line(struct hook_run *hr, const char *s, size_t n)
@@ -146,10 +150,12 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	int k = (uv_pipe_t *)s == &hr->out[0] ? 0 : 1;
 
 	if (nread < 0) {
+		/* The end of its output (every holder of the pipe gone). */
 		if (hr->line_n[k])
 			log_line(hr, hr->line[k], hr->line_n[k]);
 		hr->line_n[k] = 0;
-		uv_read_stop(s);
+		if (!uv_is_closing((uv_handle_t *)s))
+			uv_close((uv_handle_t *)s, run_close_cb);
 		return;
 	}
 	for (ssize_t i = 0; i < nread; i++) {
@@ -186,10 +192,14 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 	else
 		LOG_INFO(&d->log, "end hook job=%" PRId64 " done", hr->job);
 	/* Whatever its children still hold open, it is over: the group is
-	 * killed and the pipes closed with it. */
+	 * killed (its pid cannot be reused while the group lives). What it
+	 * wrote last is read until the pipes end, for at most HOOK_DRAIN_MS. */
 	uv_kill(-p->pid, SIGKILL);
 	lc->n_running--;
-	run_close(hr);
+	hr->exited = 1;
+	uv_close((uv_handle_t *)&hr->proc, run_close_cb);
+	uv_timer_stop(&hr->timer);
+	uv_timer_start(&hr->timer, on_hook_timeout, HOOK_DRAIN_MS, 0);
 	hook_next(lc);
 }
 
@@ -197,6 +207,10 @@ static void on_hook_timeout(uv_timer_t *t)
 {
 	struct hook_run *hr = t->data;
 
+	if (hr->exited) {
+		run_close(hr); /* pipes a child that left the group holds */
+		return;
+	}
 	hr->killed = 1;
 	/* Its process group: a hook's own children go with it. */
 	uv_kill(-hr->proc.pid, SIGKILL);
@@ -485,7 +499,8 @@ void lifecycle_stop(struct gpud *d)
 	lc->q_n = 0;
 	/* Hooks still running are killed: shutdown waits for no hook. */
 	for (struct hook_run *hr = lc->running; hr; hr = hr->next)
-		if (!uv_is_closing((uv_handle_t *)&hr->proc) && hr->proc.pid > 0) {
+		if (!hr->exited && !uv_is_closing((uv_handle_t *)&hr->proc) &&
+		    hr->proc.pid > 0) {
 			hr->killed = KILLED_STOPPING;
 			uv_kill(-hr->proc.pid, SIGKILL);
 		}
