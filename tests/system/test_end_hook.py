@@ -95,6 +95,15 @@ def test_end_hook(cl: Cluster):
     cl.wait_job(after, 60)
     check_hook(cl, after, "done", "after")
 
+    # A hook gone from its path: logged, and gpud goes on.
+    os.rename(hook, hook + ".away")
+    gone = int(cl.ctl("submit", "graveler", "--battles", "100000000000", "--name", "gone").stdout)
+    cl.ctl("cancel", str(gone))
+    wait_for(lambda: "end hook job=%d: cannot run %s" % (gone, hook) in cl.log_text("gpud"), 20,
+             "the missing hook to be logged")
+    os.rename(hook + ".away", hook)
+    check(cl.ctl_ok("status"), "gpud does not answer after a hook could not run")
+
     # Shutdown does not wait for a hook.
     sleeper2 = int(cl.ctl("submit", "graveler", "--battles", "100000000000", "--name", "sleeper").stdout)
     cl.ctl("cancel", str(sleeper2))
