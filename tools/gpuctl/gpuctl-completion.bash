@@ -47,7 +47,12 @@ _gpuctl()
 		return ;;
 	--role) COMPREPLY=($(compgen -W "worker viewer admin" -- "$cur")); return ;;
 	--state)
-		COMPREPLY=($(compgen -W "queued running paused done failed cancelled" -- "$cur"))
+		# history keeps only finished jobs; status shows every state.
+		if [ "$cmd" = history ]; then
+			COMPREPLY=($(compgen -W "done failed cancelled" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "queued running paused done failed cancelled" -- "$cur"))
+		fi
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then
