@@ -95,6 +95,24 @@ def test_end_hook(cl: Cluster):
     cl.wait_job(after, 60)
     check_hook(cl, after, "done", "after")
 
+    # --end-hook-max 2: a third hook waits until one of two running ends
+    # (here: is killed at its timeout).
+    three = [int(cl.ctl("submit", "graveler", "--battles", "100000000000", "--name", "sleeper").stdout)
+             for _ in range(3)]
+    for j in three:
+        cl.ctl("cancel", str(j))
+    started = lambda: [j for j in three if os.path.exists(os.path.join(cl.dir, "hook-%d.txt" % j))]
+    wait_for(lambda: len(started()) >= 2, 20, "two hooks to start")
+    time.sleep(1)
+    check(len(started()) == 2, "hooks running beyond --end-hook-max 2: %s" % started())
+    last = [j for j in three if j not in started()][0]
+    hook_lines(cl, last)
+    check(any("end hook job=%d killed after 2 s" % j in cl.log_text("gpud") for j in started() if j != last),
+          "the third hook started before one of the first two ended")
+    for j in three:
+        wait_for(lambda: "end hook job=%d killed after 2 s" % j in cl.log_text("gpud"), 20,
+                 "the hook of job %d to be killed" % j)
+
     # A hook gone from its path: logged, and gpud goes on.
     os.rename(hook, hook + ".away")
     gone = int(cl.ctl("submit", "graveler", "--battles", "100000000000", "--name", "gone").stdout)
