@@ -47,14 +47,42 @@ static const struct ctlcmd_field submit_fields[] = {
 	  CTLCMD_PRIORITY_MAX, 0, "a job's priority is an integer from "
 	  STR(CTLCMD_PRIORITY_MIN) " to " STR(CTLCMD_PRIORITY_MAX)
 	  " (higher runs first)"),
+	FLD("after", F_JOB, M(after), 0, 1, INT64_MAX, 0,
+	  "'after' is a job id (a positive integer)"),
+	FLD("time_limit", F_INT, M(time_limit), 0, CTLCMD_TIME_LIMIT_MIN,
+	  CTLCMD_TIME_LIMIT_MAX, 0, "a time limit is 1 second to 366 days"),
 };
 
-static const struct ctlcmd_field status_fields[] = { JOB_OPT, ALL_OPT };
+static const struct ctlcmd_field status_fields[] = { JOB_OPT, ALL_OPT,
+	FLD("user", F_STR, M(user), 0, 1, CTLCMD_OWNER_MAX, 0,
+	  "a user is 1 to " STR(CTLCMD_OWNER_MAX) " bytes: a credential's name or a "
+	  "Unix user") };
+
+#define USER_OPT FLD("user", F_STR, M(user), 0, 1, CTLCMD_OWNER_MAX, 0, \
+	"a user is 1 to " STR(CTLCMD_OWNER_MAX) " bytes: a credential's name or a " \
+	"Unix user")
+#define TIME_OPT(k, m) FLD(k, F_INT, M(m), 0, 0, CTLCMD_TIME_MAX, 0, \
+	"'" k "' is a time in Unix seconds, from 0 to " STR(CTLCMD_TIME_MAX))
 
 static const struct ctlcmd_field history_fields[] = {
 	ALL_OPT,
 	FLD("limit", F_INT, M(limit), 0, 1, CTLCMD_HISTORY_LIMIT_MAX,
 	  CTLCMD_HISTORY_LIMIT_DEFAULT, NULL),
+	TIME_OPT("since", since),
+	TIME_OPT("until", until),
+	FLD("state", F_STR, M(state), 0, 1, 16, 0,
+	  "a finished job's state is done, failed or cancelled"),
+	FLD("workload", F_STR, M(workload), 0, 1, CTLCMD_WORKLOAD_MAX, 0, NULL),
+	USER_OPT,
+};
+
+static const struct ctlcmd_field events_fields[] = {
+	JOB,
+	TIME_OPT("since", since),
+	FLD("after", F_INT, M(after), 0, 0, INT64_MAX, 0,
+	  "'after' is an event id, an integer >= 0"),
+	FLD("limit", F_INT, M(limit), 0, 1, CTLCMD_EVENTS_LIMIT_MAX,
+	  CTLCMD_EVENTS_LIMIT_DEFAULT, NULL),
 };
 
 static const struct ctlcmd_field priority_fields[] = {
@@ -141,6 +169,10 @@ const struct ctlcmd ctlcmd_table[CTLCMD_COUNT] = {
 	ROW(CTLCMD_WORKER_DRAIN, "worker_drain", ADMIN, 0, worker_fields),
 	ROW(CTLCMD_WORKER_RESUME, "worker_resume", ADMIN, 0, worker_fields),
 	ROW(CTLCMD_WORKER_FORGIVE, "worker_forgive", ADMIN, 0, worker_fields),
+	/* A job's event log, as history a viewer's. */
+	ROW(CTLCMD_EVENTS, "events", VIEWER, RO, events_fields),
+	/* A failed or cancelled job back to the queue, its verified work kept. */
+	ROW(CTLCMD_REQUEUE, "requeue", ADMIN, 0, job_fields),
 };
 
 const struct ctlcmd *ctlcmd_find(const char *name)

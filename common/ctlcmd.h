@@ -58,9 +58,20 @@
 #define CTLCMD_PAGE_VALID_MIN 60              /* page_link's "valid", s */
 #define CTLCMD_PAGE_VALID_MAX (90 * 86400)
 #define CTLCMD_PAGE_VALID_DEFAULT (7 * 86400)
+/* A job's owner (status and history's "owner", their "user" filter):
+ * a credential's name or a Unix user ("uid N" when it has no name). */
+#define CTLCMD_OWNER_MAX 64
+/* history's "since" and "until", events' "since": Unix seconds, up to
+ * the year 2100. */
+#define CTLCMD_TIME_MAX 4102444800
+#define CTLCMD_EVENTS_LIMIT_DEFAULT 1000
+#define CTLCMD_EVENTS_LIMIT_MAX 100000
 /* worker_*'s name: a credential, or CREDENTIAL@INSTANCE (place.h's
  * PLACE_INSTANCE_MAX of 64). */
 #define CTLCMD_WORKER_NAME_MAX (AUTH_NAME_MAX + 1 + 64)
+/* submit's time_limit, seconds (= the store's STORE_TIME_LIMIT_MIN/MAX). */
+#define CTLCMD_TIME_LIMIT_MIN 1
+#define CTLCMD_TIME_LIMIT_MAX (366 * 86400)
 
 enum ctlcmd_id {
 	CTLCMD_PING,
@@ -85,6 +96,8 @@ enum ctlcmd_id {
 	CTLCMD_WORKER_DRAIN,
 	CTLCMD_WORKER_RESUME,
 	CTLCMD_WORKER_FORGIVE,
+	CTLCMD_EVENTS,
+	CTLCMD_REQUEUE,
 	CTLCMD_COUNT
 };
 
@@ -111,6 +124,14 @@ struct ctlcmd_req {
 	int64_t valid;          /* page_link: seconds; CTLCMD_PAGE_VALID_DEFAULT */
 	int revoke;             /* page_link: end links instead */
 	json_t *args;           /* submit, extend, export: borrowed */
+	/* history's filters (workload above too), status's user; events'
+	 * since and after (an event id) */
+	int64_t since, until;   /* Unix seconds; 0: no bound */
+	const char *state;      /* done, failed or cancelled */
+	const char *user;       /* a job's owner */
+	int64_t after;          /* events: an event id; submit: the job it
+				 * runs after (0 none) */
+	int64_t time_limit;     /* submit: seconds it may run; 0 none */
 };
 
 /* The replies' rows and lists. Numbers that a reply may send as null
@@ -143,6 +164,19 @@ struct ctlcmd_job {
 	int64_t attempts, verify_failures;  /* < 0: not sent */
 	const char *damaged;          /* or NULL */
 	double rate, eta_s;           /* eta_s 0: not known */
+	int64_t after_job;            /* the job it runs after; 0: none */
+	double time_limit_s, ran_s;   /* its limit (0: none), time run */
+	const char *owner;            /* who submitted it, or NULL */
+};
+
+/* One event of events. */
+struct ctlcmd_event {
+	int64_t id;
+	double ts;
+	const char *kind;
+	const char *detail;           /* or NULL */
+	int64_t lease, epoch;         /* lease 0: none */
+	const char *worker;           /* its name, or NULL */
 };
 
 /* One worker of workers. */
@@ -215,6 +249,7 @@ struct ctlcmd_reply {
 	const char *revoked;    /* token_revoke: the token's name */
 	const char *worker;     /* worker_*: the name asked for */
 	int64_t changed;        /* worker_*: the worker rows it named */
+	int64_t requeued;       /* requeue: the leases that run again */
 	/* status, history */
 	struct ctlcmd_job *jobs;
 	size_t n_jobs;
@@ -259,6 +294,12 @@ struct ctlcmd_reply {
 	const char *url, *key;  /* NULL: none made (--revoke) */
 	double expires_at;      /* 0: none made */
 	int64_t revoked_links;
+	/* events (and job, state above) */
+	struct ctlcmd_event *events;
+	size_t n_events;
+	int64_t last_event;     /* the newest event's id; 0: none */
+	int64_t left_out;       /* older events of the window not sent, as
+				 * the reply would not fit in a frame */
 };
 
 struct ctlcmd_field;

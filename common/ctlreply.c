@@ -40,6 +40,10 @@ static const struct ctlcmd_field priority_reply[] = {
 	  CTLCMD_PRIORITY_MAX, 0, NULL),
 };
 static const struct ctlcmd_field state_reply[] = { R_JOB, R_STATE };
+static const struct ctlcmd_field requeue_reply[] = {
+	R_JOB, R_STATE,
+	FLD("requeued", F_INT, R(requeued), 1, 0, INT64_MAX, 0, NULL),
+};
 static const struct ctlcmd_field extend_reply[] = {
 	R_JOB, R_STATE,
 	FLD("total_units", F_INT, R(total_units), 1, 0, INT64_MAX, 0, NULL),
@@ -118,9 +122,26 @@ static const struct ctlcmd_field job_row[] = {
 	TEXT_NULL(J, "damaged", damaged),
 	NUM(J, "rate", rate),
 	NUM_NULL(J, "eta_s", eta_s),
+	TEXT_NULL(J, "owner", owner),
+	OPT_(J, "after_job", F_INT, after_job, .hi = INT64_MAX),
+	OPT_(J, "time_limit_s", F_NUM, time_limit_s),
+	OPT_(J, "ran_s", F_NUM, ran_s),
 };
 static const struct ctlcmd_rows job_rows = ROWS(J, job_row);
 #undef J
+
+#define E struct ctlcmd_event
+static const struct ctlcmd_field event_row[] = {
+	MUST_(E, "id", F_JOB, id, .lo = 1, .hi = INT64_MAX),
+	NUM(E, "ts", ts),
+	MUST_(E, "kind", F_STR, kind, .lo = 1, .hi = INT64_MAX),
+	TEXT_NULL(E, "detail", detail),
+	ID_NULL(E, "lease", lease),
+	COUNT(E, "epoch", epoch),
+	TEXT_NULL(E, "worker", worker),
+};
+static const struct ctlcmd_rows event_rows = ROWS(E, event_row);
+#undef E
 
 #define W struct ctlcmd_worker
 static const struct ctlcmd_field worker_row[] = {
@@ -274,6 +295,12 @@ static const struct ctlcmd_field page_link_reply[] = {
 	NUM_NULL(Y, "expires_at", expires_at),
 	COUNT(Y, "revoked_links", revoked_links),
 };
+static const struct ctlcmd_field events_reply[] = {
+	R_JOB, R_STATE,
+	LIST(Y, "events", events, n_events, event_rows),
+	COUNT(Y, "last_event", last_event),
+	COUNT(Y, "left_out", left_out),
+};
 #undef Y
 
 /* The replies, indexed by command. */
@@ -301,6 +328,8 @@ const struct ctlcmd_rows ctlreply_rows[CTLCMD_COUNT] = {
 	REPLY(CTLCMD_WORKER_DRAIN, worker_reply),
 	REPLY(CTLCMD_WORKER_RESUME, worker_reply),
 	REPLY(CTLCMD_WORKER_FORGIVE, worker_reply),
+	REPLY(CTLCMD_EVENTS, events_reply),
+	REPLY(CTLCMD_REQUEUE, requeue_reply),
 };
 
 /* What a reply's value of f must be, for messages ("an integer from 0 to 9"). */

@@ -40,8 +40,11 @@
 #include "gerr.h"
 #include "gpud.h"
 #include "msg.h"
+#include "peer_user.h"
 #include "proto.h"
 #include "workload.h"
+
+_Static_assert(AUTH_NAME_MAX + 1 >= PEER_USER_MAX, "a local user fits c->name");
 
 #define READ_CHUNK CONN_READ_CHUNK
 #define LOGIN_CHUNK (4u * 1024)
@@ -390,8 +393,8 @@ static int dispatch(struct conn *c, const struct proto_frame *f)
 		conn_ref(c);
 		c->busy = 1;
 		json_incref(f->json);
-		h->control(c->d, c->role, f->json, f->bin, f->bin_len,
-			   control_done, c);
+		h->control(c->d, c->role, c->name[0] ? c->name : NULL, f->json,
+			   f->bin, f->bin_len, control_done, c);
 		return 0;
 	}
 	switch (c->state) {
@@ -745,6 +748,9 @@ int conn_open_fd(struct gpud *d, int fd, int is_ctl, const char *peer,
 		return GERR_NOMEM;
 	}
 	if (is_ctl) {
+		/* The jobs it submits are its Unix user's. */
+		if (peer_user_of_fd(fd, c->name, sizeof(c->name)))
+			c->name[0] = '\0';
 		uv_pipe_init(d->loop, &c->u.pipe, 0);
 		rc = uv_pipe_open(&c->u.pipe, fd);
 	} else {

@@ -112,11 +112,12 @@ struct conn_handlers {
 	void (*unpark)(struct conn *c);
 	/* The connection closes (called once, before the socket closes). */
 	void (*closed)(struct conn *c);
-	/* gpuctl's request with the rights of role: takes req; calls done
-	 * exactly once, maybe later. */
-	void (*control)(struct gpud *d, enum auth_role role, json_t *req,
-			const void *bin, size_t bin_len, conn_reply_fn done,
-			void *opaque);
+	/* gpuctl's request with the rights of role, from caller (its
+	 * credential's name, or the local Unix user; NULL: not known):
+	 * takes req; calls done exactly once, maybe later. */
+	void (*control)(struct gpud *d, enum auth_role role, const char *caller,
+			json_t *req, const void *bin, size_t bin_len,
+			conn_reply_fn done, void *opaque);
 };
 
 struct conn {
@@ -142,7 +143,8 @@ struct conn {
 	enum auth_role role;    /* logged in as (ADMIN on the Unix socket) */
 	int remote_ctl;         /* TCP: gpuctl (CTL_HELLO), not a worker */
 	char peer[64];
-	char name[AUTH_NAME_MAX + 1];
+	char name[AUTH_NAME_MAX + 1];  /* the credential; on the Unix socket
+				       * the peer's Unix user (peer_user.h) */
 	char instance[PLACE_INSTANCE_MAX + 1]; /* a worker's, from its HELLO */
 	char device[64];
 	struct place place;     /* where the worker runs, from its HELLO */
@@ -155,6 +157,7 @@ struct conn {
 	double rate;
 	int64_t rate_lease;
 	uint64_t rate_units, rate_ms;
+	int64_t rate_job;       /* the job rate was measured in */
 	uint32_t threads;       /* from its HELLO; 0 when not known */
 	const char *job_unit;   /* its lease's unit name (static), or NULL */
 	/* A claim that found nothing waits here (long poll) until work appears

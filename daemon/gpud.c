@@ -7,6 +7,7 @@
 #include "datadir.h"
 #include "gerr.h"
 #include "gpud.h"
+#include "rate_smooth.h"
 #include "scheduler.h"
 
 struct sched_policy gpud_policy(const struct gpud *d)
@@ -47,18 +48,6 @@ static struct job_rate *rate_find(struct gpud *d, int64_t job_id, int create)
 	return r;
 }
 
-static double rate_of(const struct job_rate *r)
-{
-	if (!r || r->n < 2)
-		return 0;
-	unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
-	unsigned first = (r->head + GPUD_RATE_SAMPLES - r->n) % GPUD_RATE_SAMPLES;
-	double dt = r->t[last] - r->t[first];
-	if (dt <= 0 || r->units[last] < r->units[first])
-		return 0;
-	return (double)(r->units[last] - r->units[first]) / dt;
-}
-
 double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
 			double now)
 {
@@ -66,26 +55,22 @@ double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
 
 	if (!r)
 		return 0;
-	/* Samples closer than a second apart add noise, not information. */
-	if (r->n > 0) {
-		unsigned last = (r->head + GPUD_RATE_SAMPLES - 1) % GPUD_RATE_SAMPLES;
-		if (now - r->t[last] < 1.0) {
-			if (units > r->units[last])
-				r->units[last] = units;
-			return rate_of(r);
-		}
-	}
-	r->t[r->head] = now;
-	r->units[r->head] = units;
-	r->head = (r->head + 1) % GPUD_RATE_SAMPLES;
-	if (r->n < GPUD_RATE_SAMPLES)
-		r->n++;
-	return rate_of(r);
+	rate_smooth_add(&r->sm, now, units);
+	return rate_smooth_rate(&r->sm);
 }
 
 double gpud_rate_get(struct gpud *d, int64_t job_id)
 {
-	return rate_of(rate_find(d, job_id, 0));
+	struct job_rate *r = rate_find(d, job_id, 0);
+
+	return r ? rate_smooth_rate(&r->sm) : 0;
+}
+
+double gpud_rate_eta(struct gpud *d, int64_t job_id, uint64_t left, double now)
+{
+	struct job_rate *r = rate_find(d, job_id, 0);
+
+	return r ? rate_smooth_eta(&r->sm, now, left) : 0;
 }
 
 void gpud_rate_clear(struct gpud *d)

@@ -32,6 +32,8 @@
  *                   missing beside old blobs (--init), the write probe
  *   dbq.c           the database thread
  *   notify.c        systemd notifications
+ *   lifecycle.c     the lifecycle tick: time limits, jobs whose
+ *                   predecessor failed, the end hook's processes
  *   control/        gpuctl's control API: control.c (the command table,
  *                   dispatch by role, submit, state changes, workers),
  *                   control_jobs.c (status, history, priority),
@@ -66,6 +68,7 @@
 
 #include "chan.h"
 #include "log.h"
+#include "rate_smooth.h"
 
 /* Workloads whose parked claims are counted (= SCHED_WL_MAX). */
 #define GPUD_PARKED_WL 32
@@ -77,6 +80,7 @@ struct sched_policy;
 struct listeners;
 struct http;
 struct upload_req;
+struct lifecycle;
 
 struct gpud_config {
 	const char *data_dir;
@@ -112,15 +116,15 @@ struct gpud_config {
 	int max_prelogin;            /* connections not logged in, in all */
 	int max_prelogin_per_addr;   /* ... from one address */
 	uint64_t frame_mem_max;      /* bytes of frames and uploads buffered */
+	const char *end_hook;        /* run at a job's end (lifecycle.c); NULL none */
+	double end_hook_timeout_s;   /* killed after this long */
+	uint32_t end_hook_max;       /* running at once */
 };
 
 /* Progress samples of one job, for rate and ETA (loop thread). */
-#define GPUD_RATE_SAMPLES 24
 struct job_rate {
 	int64_t job_id;
-	unsigned n, head;
-	double t[GPUD_RATE_SAMPLES];
-	uint64_t units[GPUD_RATE_SAMPLES];
+	struct rate_smooth sm;  /* rate_smooth.h: the rule */
 	struct job_rate *next;
 };
 
@@ -175,6 +179,8 @@ struct gpud {
 	int frame_paused;
 	struct upload_req *upload_wait, *upload_wait_tail;
 	unsigned uploads_in_mem;  /* uploads read back, charged to frame_mem */
+	/* lifecycle.c: time limits, jobs waiting for others, the end hook */
+	struct lifecycle *lifecycle;
 };
 
 /* gpud.c: loop thread only. */
@@ -186,6 +192,9 @@ double gpud_rate_sample(struct gpud *d, int64_t job_id, uint64_t units,
 			double now);
 /* The job's recent rate (units/s), or 0 when unknown. */
 double gpud_rate_get(struct gpud *d, int64_t job_id);
+/* Seconds to do left units at the job's smoothed rate, or 0 while its
+ * rate is not steady (rate_smooth.h's rule). */
+double gpud_rate_eta(struct gpud *d, int64_t job_id, uint64_t left, double now);
 /* Forget every job's samples (at shutdown). */
 void gpud_rate_clear(struct gpud *d);
 /* Note the outcome of a write to the data directory: errors that mean the

@@ -161,6 +161,12 @@ static void claim_after(void *arg)
 			c->lease_id = cl->lease.id;
 			c->epoch = cl->lease.epoch;
 			c->job_id = cl->lease.job_id;
+			/* Another job's rate is in another unit: none until
+			 * this job's heartbeats measure one. */
+			if (c->rate_job != cl->lease.job_id) {
+				c->rate = 0;
+				c->rate_job = cl->lease.job_id;
+			}
 			const struct workload *wl = workload_find(cl->workload);
 			c->job_unit = wl ? wl->unit_name : NULL;
 			/* conn.c bounds this lease's uploads from their header. */

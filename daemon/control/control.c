@@ -109,12 +109,18 @@ static void submit_work(struct store *st, void *arg)
 		rc = store_job_set_priority(st, id, (int)r->in.priority);
 	if (!rc && r->replicate)
 		rc = store_job_set_replicate(st, id, 1);
+	if (!rc && r->caller_name[0])
+		rc = store_job_set_owner(st, id, r->caller_name);
+	if (!rc)
+		rc = ctl_submit_lifecycle(st, r, id);
 	if (!rc)
 		rc = store_event(st, now, id, 0, 0, 0, "submit", r->params);
 	if (!rc)
 		rc = store_commit(st);
 	else
 		store_rollback(st);
+	if (rc && r->err[0])
+		return;  /* refused: --after or --time-limit */
 	r->storage_rc = rc;
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "cannot store the job: %s%s%s",
@@ -333,9 +339,20 @@ static void workers_after(void *arg)
 		w->job = lease ? job : 0;
 		w->threads = c && c->threads ? c->threads : 0;
 		w->job_unit = lease && c && c->job_unit ? c->job_unit : NULL;
-		/* Connected: its live rate (the stored one is its last lease's). */
-		if (lease && c && c->rate > 0)
-			w->rate = c->rate;
+		/* Holding a lease: its live rate in that lease's job, or 0
+		 * until measured (the stored one is its last lease's, maybe
+		 * of another job and unit). */
+		if (lease)
+			w->rate = c && c->rate_job == job ? c->rate : 0;
+		/* Connected: seen when it last sent anything (heartbeats),
+		 * from the loop; the row's is its login. */
+		if (c && w->online) {
+			uint64_t ago = uv_now(r->d->loop) - c->active_ms;
+			double seen = gclock_wall() - (double)ago / 1000;
+
+			if (seen > w->last_seen)
+				w->last_seen = seen;
+		}
 	}
 	if (!r->err[0]) {
 		r->reply = ctlcmd_reply_encode(CTLCMD_WORKERS, &(struct ctlcmd_reply){
@@ -403,6 +420,8 @@ static const struct control_cmd commands[CTLCMD_COUNT] = {
 	[CTLCMD_WORKER_DRAIN] = { RUN_DB, STEPS(ctl_worker_work, NULL) },
 	[CTLCMD_WORKER_RESUME] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
 	[CTLCMD_WORKER_FORGIVE] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
+	[CTLCMD_EVENTS]       = { RUN_DB, STEPS(ctl_events_work, NULL) },
+	[CTLCMD_REQUEUE]      = { RUN_DB | RUN_WAKES, STEPS(ctl_requeue_work, NULL) },
 };
 
 static void generic_after(void *arg)
@@ -493,6 +512,13 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		    const void *bin, size_t bin_len, control_done_fn done,
 		    void *opaque)
 {
+	control_handle_by(d, role, NULL, req, bin, bin_len, done, opaque);
+}
+
+void control_handle_by(struct gpud *d, enum auth_role role, const char *caller,
+		       json_t *req, const void *bin, size_t bin_len,
+		       control_done_fn done, void *opaque)
+{
 	struct ctl_req *r = calloc(1, sizeof(*r));
 	const struct ctlcmd *row;
 	const struct control_cmd *c;
@@ -507,6 +533,9 @@ void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 	r->done = done;
 	r->opaque = opaque;
 	r->caller = role;
+	/* Longer than an owner may be: not known, rather than cut. */
+	if (caller && strlen(caller) < sizeof(r->caller_name))
+		memcpy(r->caller_name, caller, strlen(caller) + 1);
 	r->cmd = json_string_value(json_object_get(req, "cmd"));
 	if (!r->cmd) {
 		snprintf(r->err, sizeof(r->err), "request has no 'cmd'");

@@ -1,7 +1,7 @@
 /* control.h - gpuctl's control API, served on gpud's Unix socket (with
  * an admin's rights) and to remote gpuctl over the secure channel (with
- * its token's role: a viewer may ping, status, history, result, export,
- * workers and workloads; an admin everything).
+ * its token's role: a viewer may ping, status, history, events, result,
+ * export, workers and workloads; an admin everything).
  *
  * The command table (common/ctlcmd.h) holds each command's name, role,
  * request fields and reply fields with their types and bounds; every
@@ -40,8 +40,16 @@
  *        (first grant, or null),"finished_at" (or null),"elapsed_s",
  *        "avg_rate" (units_done / elapsed_s),"attempts" (grants),
  *        "verify_failures" (results refuted)}
- *   {"cmd":"history"[,"all":true][,"limit":n]} -> {"jobs":[JOB..]}:
- *       finished jobs, newest first; without "all" the last 30 days
+ *   {"cmd":"history"[,"all":true][,"limit":n][,"since":T][,"until":T]
+ *    [,"state":S][,"workload":W][,"user":U]} -> {"jobs":[JOB..]}:
+ *       finished jobs, newest first; without "all" or "since" the last
+ *       30 days; T in Unix seconds (finished at or after since, before
+ *       until), S done, failed or cancelled, U an owner; the filters
+ *       hold together, in the store's query
+ *   JOB's "owner" (status and history): who submitted it, the remote
+ *       gpuctl's credential or the local Unix user ("uid N" without a
+ *       name), null for jobs from before owners; status's "user":U
+ *       shows only U's jobs
  *   {"cmd":"priority","job":id,"priority":P} -> {"job":id,"priority":P}
  *   {"cmd":"result","job":id} -> {"job":id,"state":S,"answer_bytes":n,
  *        "text":"..."|null,"files":[paths of a done job's plot in the
@@ -82,7 +90,28 @@
  *   {"cmd":"workloads"} -> {"workloads":[{"name","unit_name",
  *        "description","params":[{"name","type","default" (or null),
  *        "help"}],"exports":[{"name","help"}],"extend":bool}]}
+ *   {"cmd":"events","job":id[,"since":T][,"after":E][,"limit":n]} ->
+ *       {"job":id,"state":S (the store's: active, paused, done, ..),
+ *        "events":[{"id","ts","kind","detail" (or null),"lease" (or
+ *        null),"epoch","worker" (its name, or null)}],"last_event":E,
+ *        "left_out":k}: the job's events and its leases' (an expiry
+ *       names only its lease), oldest first: the newest n (default 1000,
+ *       at most 100000) with ts >= T and id > E (gpuctl events --follow
+ *       asks again after the last one), less the k oldest of them when
+ *       all would not fit in one reply frame; a viewer's, as history
  *   {"cmd":"ping"} -> {"version":V}
+ *   submit's lifecycle fields (control_lifecycle.c): [,"after":id]: the
+ *       job is granted nothing until job id (an existing, earlier job) is
+ *       done, and fails when it fails or is cancelled; [,"time_limit":s]
+ *       (1..31622400): it fails, its leases revoked, once it has run s
+ *       seconds. A JOB of status and history then has "after_job",
+ *       "time_limit_s" and "ran_s" (left out when 0), and a queued one
+ *       waiting the reason "after job N (running)".
+ *   {"cmd":"requeue","job":id} (admin) -> {"job":id,"state":"queued",
+ *       "requeued":n}: a failed or cancelled job back to the queue, every
+ *       verified lease kept, its n other leases pending again (refused,
+ *       with the reason, for a done, active or paused job, one whose
+ *       "after" job is failed or cancelled, one with every lease verified)
  */
 #ifndef GPUD_CONTROL_H
 #define GPUD_CONTROL_H
@@ -102,5 +131,12 @@ typedef void (*control_done_fn)(void *opaque, json_t *reply, void *bin,
 void control_handle(struct gpud *d, enum auth_role role, json_t *req,
 		    const void *bin, size_t bin_len, control_done_fn done,
 		    void *opaque);
+/* The same from caller: the credential's name of a remote gpuctl, the
+ * Unix user of a local one (peer_user.h), NULL when not known (the page).
+ * A job it submits is caller's (its "owner"); a page link it makes is
+ * recorded as made by caller. Copied: no reference is kept. */
+void control_handle_by(struct gpud *d, enum auth_role role, const char *caller,
+		       json_t *req, const void *bin, size_t bin_len,
+		       control_done_fn done, void *opaque);
 
 #endif

@@ -10,7 +10,8 @@
  * (token_add, token_list, token_revoke), control_workloads.c (the
  * workloads reply), control_check.c (check), control_backup.c (backup),
  * control_page.c (page_link), control_workers.c (worker_drain,
- * worker_resume, worker_forgive).
+ * worker_resume, worker_forgive), control_events.c (events),
+ * control_lifecycle.c (requeue, submit's --after and --time-limit).
  *
  * Ownership: a request is owned by whoever runs its current step (one at
  * a time; a step hands it on by queueing the next); ctl_finish (loop
@@ -39,6 +40,7 @@ struct ctl_req {
 	json_t *req;            /* owned */
 	const char *cmd;        /* the request's "cmd", borrowed from req */
 	enum auth_role caller;  /* the rights it was asked with */
+	char caller_name[CTLCMD_OWNER_MAX + 1]; /* who asked; "" not known */
 	struct ctlcmd_req in;   /* its checked fields, borrowed from req */
 	control_done_fn done;
 	void *opaque;
@@ -128,9 +130,18 @@ void ctl_backup_start(struct ctl_req *r);
 /* control_page.c: page_link, from start to ctl_finish (the key made on
  * the loop, its hash stored on the database thread). */
 void ctl_page_link_start(struct ctl_req *r);
+/* control_events.c: events, one database step (the job's state and
+ * its events) and the generic after step. */
+void ctl_events_work(struct store *st, void *arg);
 /* control_workers.c: worker_drain, worker_resume and worker_forgive, one
  * database step (the generic after step replies; resume and forgive wake
  * parked claims). */
 void ctl_worker_work(struct store *st, void *arg);
+/* control_lifecycle.c: requeue, one database step (the generic after
+ * step replies and wakes parked claims); and submit's --after and
+ * --time-limit, stored in submit's transaction for job id: 0, or the
+ * store's code (with r->err set when the request is at fault). */
+void ctl_requeue_work(struct store *st, void *arg);
+int ctl_submit_lifecycle(struct store *st, struct ctl_req *r, int64_t id);
 
 #endif

@@ -1,6 +1,6 @@
 /* control_jobs.c - the queue's commands: status (jobs with their state,
- * reason, progress and figures), history (finished jobs, newest first)
- * and priority (control.h has the shapes).
+ * reason, progress and figures), history (finished jobs, newest first,
+ * filtered by the store's query) and priority (control.h has the shapes).
  *
  * The requests come checked (ctlcmd.h); these are the steps of their
  * table rows (control.c).
@@ -26,6 +26,7 @@
 #include "gpud.h"
 #include "scheduler.h"
 #include "store.h"
+#include "store_lifecycle.h"
 #include "workload.h"
 
 #define DAY_S 86400.0
@@ -49,6 +50,8 @@ struct job_extra {
 	size_t n_holders;
 	json_t *params;         /* owned */
 	char *why;              /* the reason the loop gives, owned */
+	enum job_state after_state; /* of the job it runs after (lifecycle) */
+	const char *after_shown;    /* that job's state as status shows it */
 };
 
 /* An active job in queue order, for the reasons of queued jobs. */
@@ -132,7 +135,7 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 	struct store_job_stats fig = {0};
 	int full = 0;
 	const struct workload *wl = workload_find(j->workload);
-	double end, elapsed = 0;
+	double elapsed;
 
 	store_lease_counts(st, j->id, counts);
 	store_damage_get(st, j->id, &x->damaged);
@@ -153,9 +156,9 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 		holders_get(st, j->id, x);
 	x->carve_done = j->carve_done;
 	x->params = ctl_json_from_text(j->params);
-	end = j->finished_at > 0 ? j->finished_at : now;
-	if (j->started_at > 0 && end > j->started_at)
-		elapsed = end - j->started_at;
+	/* The time it ran: no paused spans, nor the time it sat finished
+	 * before an extend (019). */
+	elapsed = store_job_run_seconds(j, now);
 	*row = (struct ctlcmd_job){
 		.id = j->id, .name = j->name, .workload = j->workload,
 		.unit_name = wl ? wl->unit_name : "units",
@@ -180,7 +183,22 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 		.attempts = (int64_t)fig.attempts,
 		.verify_failures = (int64_t)fig.verify_failures,
 		.damaged = x->damaged,
+		.owner = j->owner,
 	};
+	/* submit --after, --time-limit (control_lifecycle.c). */
+	struct store_lifecycle lc;
+	if (store_job_lifecycle_get(st, j->id, &lc) == 0) {
+		row->after_job = lc.after_job;
+		row->time_limit_s = lc.time_limit;
+		row->ran_s = lc.ran_s;
+		x->after_state = lc.after_state;
+		x->after_shown = "gone";
+		if (lc.after_job && lc.after_state < JOB_NSTATES) {
+			uint64_t ac[LEASE_NSTATES] = {0};
+			store_lease_counts(st, lc.after_job, ac);
+			x->after_shown = shown_state(lc.after_state, ac[LEASE_LEASED]);
+		}
+	}
 	for (int s = 0; s < LEASE_NSTATES; s++) {
 		row->leases[s] = (int64_t)counts[s];
 		row->replicas[s] = (int64_t)rcounts[s];
@@ -197,9 +215,10 @@ static int rank_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Rows for the jobs of js->list that want (all, or job's), and the queue;
- * 0 or -1 when out of memory. */
-static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job, double now)
+/* Rows for the jobs of js->list that want (all, or job's; user's only
+ * when user is not NULL), and the queue; 0 or -1 when out of memory. */
+static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job,
+		      const char *user, double now)
 {
 	js->rows = calloc(js->n ? js->n : 1, sizeof(*js->rows));
 	js->extra = calloc(js->n ? js->n : 1, sizeof(*js->extra));
@@ -210,7 +229,8 @@ static int jobs_build(struct store *st, struct ctl_jobs *js, int64_t job, double
 		const struct store_job *j = &js->list[i];
 		uint64_t c[LEASE_NSTATES] = {0}, rc[LEASE_NSTATES] = {0};
 
-		if (!job || j->id == job) {
+		if ((!job || j->id == job) &&
+		    (!user || (j->owner && strcmp(j->owner, user) == 0))) {
 			job_row(st, j, now, &js->rows[js->n_rows], &js->extra[js->n_rows]);
 			js->n_rows++;
 		}
@@ -243,7 +263,7 @@ void ctl_status_work(struct store *st, void *arg)
 		return;
 	}
 	r->jobs = js;
-	if (jobs_build(st, js, r->in.job, now))
+	if (jobs_build(st, js, r->in.job, r->in.user, now))
 		snprintf(r->err, sizeof(r->err), "out of memory");
 	else if (r->in.job && js->n_rows == 0)
 		snprintf(r->err, sizeof(r->err), "no job %" PRId64, r->in.job);
@@ -251,21 +271,51 @@ void ctl_status_work(struct store *st, void *arg)
 		js->hidden = 0;
 }
 
+/* history's "state": a finished one's, into *ret (-1 when absent); -1
+ * when it names another. */
+static int history_state(const char *name, int *ret)
+{
+	static const enum job_state finished[] = { JOB_DONE, JOB_FAILED, JOB_CANCELLED };
+
+	*ret = -1;
+	for (size_t i = 0; name && i < sizeof(finished) / sizeof(finished[0]); i++)
+		if (strcmp(name, job_state_name(finished[i])) == 0)
+			*ret = (int)finished[i];
+	return name && *ret < 0 ? -1 : 0;
+}
+
 void ctl_history_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	double now = gclock_wall();
-	struct ctl_jobs *js = calloc(1, sizeof(*js));
+	struct ctl_jobs *js;
+	struct store_history_filter f = {
+		/* Without a window, the last HISTORY_KEEP_S. */
+		.since = r->in.since ? (double)r->in.since :
+			 r->in.all || r->in.until ? 0 : now - HISTORY_KEEP_S,
+		.until = (double)r->in.until, .state = -1,
+		.workload = r->in.workload, .owner = r->in.user,
+		.limit = (uint32_t)r->in.limit };
 
-	if (!js || store_job_history(st, r->in.all ? 0 : now - HISTORY_KEEP_S,
-				     (uint32_t)r->in.limit, &js->list, &js->n)) {
+	if (history_state(r->in.state, &f.state)) {
+		snprintf(r->err, sizeof(r->err), "a finished job's state is done, "
+			 "failed or cancelled, not '%.32s'", r->in.state);
+		return;
+	}
+	if (r->in.until && r->in.since >= r->in.until) {
+		snprintf(r->err, sizeof(r->err), "history's 'since' must be before "
+			 "its 'until'");
+		return;
+	}
+	js = calloc(1, sizeof(*js));
+	if (!js || store_job_history_filter(st, &f, &js->list, &js->n)) {
 		snprintf(r->err, sizeof(r->err), "cannot list jobs: %s",
 			 js ? store_errmsg(st) : "out of memory");
 		free(js);
 		return;
 	}
 	r->jobs = js;
-	if (jobs_build(st, js, 0, now))
+	if (jobs_build(st, js, 0, NULL, now))
 		snprintf(r->err, sizeof(r->err), "out of memory");
 }
 
@@ -393,6 +443,10 @@ static void queue_why(const struct gpud *d, const struct ctlcmd_job *j,
 
 	if (d->storage_error) {
 		snprintf(why, len, "%s", d->storage_msg);
+	} else if (j->after_job && x->after_state != JOB_DONE) {
+		/* Granted nothing until that job is done (store_lifecycle.c). */
+		snprintf(why, len, "after job %" PRId64 " (%s)", j->after_job,
+			 x->after_shown ? x->after_shown : "gone");
 	} else if (waiting > 0 && waiting == pending + rpending) {
 		waiting_reason(w, sizeof(w), waiting, j->failed_waiting);
 		/* The job's own reason (the last failure) stays. */
@@ -438,7 +492,9 @@ static void job_live(struct gpud *d, struct ctlcmd_job *j, struct job_extra *x,
 	double rate = running || queued ? gpud_rate_get(d, j->id) : 0;
 
 	j->rate = rate;
-	j->eta_s = rate > 0 && total > live ? (double)(total - live) / rate : 0;
+	/* None (null) until the smoothed rate is steady (rate_smooth.h). */
+	j->eta_s = rate > 0 && total > live ?
+		   gpud_rate_eta(d, j->id, total - live, gclock_wall()) : 0;
 	if (strcmp(j->state, "paused") == 0 && !(j->reason &&
 	    strncmp(j->reason, SCHED_PAUSED_BY_GPUD,
 		    sizeof(SCHED_PAUSED_BY_GPUD) - 1) == 0))

@@ -5,7 +5,8 @@
  * the key, which gpud keeps nowhere. With "revoke": the links end
  * instead, a viewer's the viewers' links, an admin's every link.
  *
- * The caller's role is the owner: control_handle knows no caller's name.
+ * The row keeps the caller's role (what --revoke goes by) and the
+ * caller's name (made_by: the credential's, or the local Unix user).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,17 +40,22 @@ static void page_work(struct store *st, void *arg)
 {
 	struct ctl_req *r = arg;
 	struct page_step *p = r->page;
+	char by[CTLCMD_OWNER_MAX + 32] = "";
 	int rc;
 
+	if (r->caller_name[0])
+		snprintf(by, sizeof(by), "%s by %s", owner_name(r->caller),
+			 r->caller_name);
 	if (r->in.revoke) {
 		rc = store_pagekey_revoke(st, r->caller == AUTH_ROLE_ADMIN ? NULL :
 					  owner_name(r->caller), &p->revoked);
 		if (!rc)
 			store_event(st, p->now, 0, 0, 0, 0, "page_link_revoke",
-				    owner_name(r->caller));
+				    by[0] ? by : owner_name(r->caller));
 	} else {
-		rc = store_pagekey_add(st, p->hash, owner_name(r->caller), p->now,
-				       p->until);
+		rc = store_pagekey_add(st, p->hash, owner_name(r->caller),
+				       r->caller_name[0] ? r->caller_name : NULL,
+				       p->now, p->until);
 	}
 	r->storage_rc = rc;
 	if (rc)

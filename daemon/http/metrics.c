@@ -149,7 +149,7 @@ static void job_labels(FILE *f, const char *metric, const struct ctlcmd_job *j)
 
 /* The per-job values, one family each. */
 enum job_value { JOB_SIZE, JOB_DONE, JOB_VERIFIED, JOB_RATE, JOB_ETA,
-		 JOB_VERIFY_FAILURES };
+		 JOB_VERIFY_FAILURES, JOB_RUNNING };
 
 /* j's value w in *ret; 0 when the job has none (the reply's null or
  * absence: then no sample). */
@@ -164,6 +164,9 @@ static int job_value(const struct ctlcmd_job *j, enum job_value w, double *ret)
 		return 1;
 	case JOB_VERIFIED:
 		*ret = (double)j->units_verified;
+		return 1;
+	case JOB_RUNNING:       /* not yet checkpointed; may be lost */
+		*ret = (double)j->units_running;
 		return 1;
 	case JOB_RATE:
 		*ret = j->rate;
@@ -228,6 +231,10 @@ static void jobs_part(FILE *f, const struct ctlcmd_reply *st, double now)
 	job_family(f, st, now, "gpud_job_done_units", "gauge",
 		   "Units computed, checkpoints of unfinished leases included.",
 		   JOB_DONE);
+	job_family(f, st, now, "gpud_job_running_units", "gauge",
+		   "Units held leases computed past their checkpoints (from "
+		   "heartbeats; not yet saved): done + running is the progress "
+		   "shown.", JOB_RUNNING);
 	job_family(f, st, now, "gpud_job_verified_units", "gauge",
 		   "Units whose results gpud verified.", JOB_VERIFIED);
 	job_family(f, st, now, "gpud_job_rate_units_per_second", "gauge",

@@ -17,17 +17,12 @@ static void rec_start(FILE *f, const char *id, const char *label)
 	fprintf(f, "<tr id=\"rec-%s\"><th>%s</th><td>", id, label);
 }
 
-static void put_owner(FILE *f, const struct page_input *in)
+/* Who submitted it ("–": a job from before gpud kept it). */
+static void put_owner(FILE *f, const struct ctlcmd_job *j)
 {
-	const json_t *list = ctlcmd_reply_list(CTLCMD_STATUS, in->status_json);
-	const json_t *o = json_is_array(list) ?
-		json_object_get(json_array_get(list, 0), "owner") : NULL;
-
-	if (json_is_string(o)) {
-		rec_start(f, "owner", "Owner");
-		page_text(f, json_string_value(o));
-		fputs("</td></tr>\n", f);
-	}
+	rec_start(f, "owner", "Owner");
+	page_text(f, j->owner ? j->owner : "–");
+	fputs("</td></tr>\n", f);
 }
 
 void page_job(FILE *f, const struct page_input *in)
@@ -62,7 +57,7 @@ void page_job(FILE *f, const struct page_input *in)
 		fputs("</span>", f);
 	}
 	fputs("</td></tr>\n", f);
-	put_owner(f, in);
+	put_owner(f, j);
 	if (j->params && (params = json_dumps(j->params, JSON_COMPACT | JSON_SORT_KEYS))) {
 		rec_start(f, "params", "Parameters");
 		fputs("<code>", f);
@@ -98,6 +93,9 @@ void page_job(FILE *f, const struct page_input *in)
 		page_duration(f, j->eta_s);
 		fputs(", ", f);
 		page_when(f, in->now + j->eta_s, in->now);
+	} else if (strcmp(page_str(j->state), "running") == 0 && j->rate > 0) {
+		/* gpud sends none until its smoothed rate is steady. */
+		fputs("; ETA when the rate is steady", f);
 	}
 	fputs("</td></tr>\n", f);
 	rec_start(f, "leases", "Leases");

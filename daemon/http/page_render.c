@@ -227,11 +227,11 @@ static void jobs_table(FILE *f, const struct page_input *in)
 		fprintf(f, "; %" PRId64 " finished more than a day ago not shown "
 			"(gpuctl history)", st->hidden);
 	fputs("</span></h2>\n<table id=\"jobs\"><thead><tr><th>ID</th><th>Name</th>"
-	      "<th>Workload</th><th>State</th><th>Progress</th><th>Rate</th>"
+	      "<th>User</th><th>Workload</th><th>State</th><th>Progress</th><th>Rate</th>"
 	      "<th>Submitted</th><th>Elapsed</th><th>ETA</th><th>Reason</th>"
 	      "</tr></thead><tbody>\n", f);
 	if (!st->n_jobs)
-		fputs("<tr><td colspan=\"10\" class=\"empty\">No jobs. Submit one "
+		fputs("<tr><td colspan=\"11\" class=\"empty\">No jobs. Submit one "
 		      "with gpuctl submit.</td></tr>\n", f);
 	for (size_t i = 0; i < st->n_jobs; i++) {
 		const struct ctlcmd_job *j = &st->jobs[i];
@@ -239,11 +239,14 @@ static void jobs_table(FILE *f, const struct page_input *in)
 
 		fprintf(f, "<tr id=\"job-%" PRId64 "\" data-state=\"", j->id);
 		page_text(f, j->state);
-		fprintf(f, "\" data-done=\"%" PRId64 "\" data-total=\"%" PRId64
-			"\"><td class=\"num\">", j->units_done, j->total_units);
+		fprintf(f, "\" data-done=\"%" PRId64 "\" data-running=\"%" PRId64
+			"\" data-total=\"%" PRId64 "\"><td class=\"num\">",
+			j->units_done, j->units_running, j->total_units);
 		page_job_link(f, j->id, NULL);
 		fputs("</td><td>", f);
 		page_job_link(f, j->id, j->name ? j->name : "–");
+		fputs("</td><td class=\"user\">", f);
+		page_text(f, j->owner ? j->owner : "–");
 		fputs("</td><td>", f);
 		page_text(f, j->workload);
 		fputs("</td><td>", f);

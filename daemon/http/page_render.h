@@ -51,7 +51,7 @@ struct page_input {
 	enum page_kind kind;
 	/* Decoded replies (borrowed): status (the job page's: of its job),
 	 * workers (NULL: none), and the raw status reply for what an older
-	 * or newer gpud sends beyond the table (a job's owner). */
+	 * or newer gpud sends beyond the table. */
 	const struct ctlcmd_reply *status, *workers;
 	const void *status_json;        /* json_t *, or NULL */
 	/* The job page: the result's text (NULL: none) or why not. */

@@ -185,29 +185,51 @@ void page_job_link(FILE *f, int64_t id, const char *text)
 	fputs("</a>", f);
 }
 
-static double pct_of(const struct ctlcmd_job *j)
+/* Units shown: checkpointed (units_done, never back) plus held leases'
+ * progress past their checkpoints (units_running, from heartbeats), at
+ * most the total; as gpuctl status shows them. */
+static double shown_units(const struct ctlcmd_job *j)
+{
+	double v = (double)j->units_done + (double)j->units_running;
+
+	return j->total_units > 0 && v > (double)j->total_units ? (double)j->total_units : v;
+}
+
+static double pct_of(const struct ctlcmd_job *j, double units)
 {
 	if (j->total_units <= 0)
 		return page_finished(page_str(j->state)) && strcmp(page_str(j->state), "done") == 0 ? 100 : 0;
-	return fmin(100.0, 100.0 * (double)j->units_done / (double)j->total_units);
+	return fmin(100.0, 100.0 * units / (double)j->total_units);
 }
 
 void page_progress(FILE *f, const struct ctlcmd_job *j)
 {
-	double pct = pct_of(j);
+	double pct = pct_of(j, shown_units(j));
+	double saved = pct_of(j, (double)j->units_done);
 
+	/* The saved part solid, the part not yet checkpointed pale. */
 	fprintf(f, "<span class=\"pct\">%.1f%%</span><span class=\"bar\">"
-		"<span class=\"%s\" style=\"width:%.1f%%\"></span></span>"
-		"<span class=\"units\">", pct, page_str(j->state), pct);
-	page_human(f, (double)j->units_done);
+		"<span class=\"%s\" style=\"width:%.1f%%;float:left\"></span>",
+		pct, page_str(j->state), saved);
+	if (pct > saved)
+		fprintf(f, "<span class=\"%s unsaved\" title=\"not yet "
+			"checkpointed\" style=\"width:%.1f%%;float:left;"
+			"opacity:.45\"></span>", page_str(j->state), pct - saved);
+	fputs("</span><span class=\"units\">", f);
+	page_human(f, shown_units(j));
 	fputs(" / ", f);
 	page_human(f, (double)j->total_units);
 	fputc(' ', f);
 	page_text(f, j->unit_name ? j->unit_name : "units");
+	/* On a line of its own, so the column stays narrow. */
 	if (j->units_running > 0) {
-		fputs(" (+", f);
-		page_human(f, (double)j->units_running);
-		fputs(" running)", f);
+		if (j->total_units > 0) {
+			fprintf(f, "<span class=\"saved\">(%.1f%% saved)</span>", saved);
+		} else {
+			fputs("<span class=\"saved\">(", f);
+			page_human(f, (double)j->units_done);
+			fputs(" saved)</span>", f);
+		}
 	}
 	fputs("</span>", f);
 }

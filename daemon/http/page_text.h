@@ -40,7 +40,9 @@ size_t page_list_plots(const char *results, int64_t job,
 void page_state(FILE *f, const char *state);
 /* <a href="/job/ID">text</a> (the id when text is NULL). */
 void page_job_link(FILE *f, int64_t id, const char *text);
-/* The percentage, its bar and the units done of the total. */
+/* The percentage, its bar and the units of the total: checkpointed plus
+ * held leases' progress, with "(P% saved)" while some is not yet
+ * checkpointed. */
 void page_progress(FILE *f, const struct ctlcmd_job *j);
 /* Seconds from start (or creation) to the end or now; < 0: unknown. */
 double page_job_elapsed(const struct ctlcmd_job *j, double now);

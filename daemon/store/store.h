@@ -25,7 +25,12 @@
  *        verified -> pending     blamed by the job's final check
  *                                (failures < max), started afresh
  *        verified -> failed      blamed, failures >= max
- *        pending|leased|done -> cancelled   job cancelled
+ *        pending|leased|done -> cancelled   job cancelled (or its
+ *                                time limit reached)
+ *     and, for a job that is not active (failed or cancelled), one bulk
+ *     move outside that function: its primaries leased|done|failed|
+ *     cancelled -> pending when it is requeued (store_job_requeue,
+ *     store_lifecycle.c)
  *  4. The schema is created and migrated by numbered migrations compiled in
  *     from schema/ (PRAGMA user_version is the number applied).
  *
@@ -89,7 +94,13 @@ struct store_job {
 	char *name;         /* the submitter's name for it, or NULL (010) */
 	int priority;       /* STORE_PRIORITY_MIN..MAX; higher runs first */
 	double started_at;  /* its first grant; 0 before */
+	char *owner;        /* who submitted it, or NULL (019) */
+	double run_s;       /* seconds it ran in closed spans (020) */
+	double run_since;   /* start of the span it runs in; 0: none */
 };
+/* Seconds job j ran by now: its closed spans and the open one (a span
+ * opens at a grant and closes at a pause or the end: 020). */
+double store_job_run_seconds(const struct store_job *j, double now);
 void store_job_clear(struct store_job *j);
 
 struct store_lease {
@@ -183,11 +194,30 @@ int store_job_list_recent(struct store *st, double since,
  * newest first, at most limit (>= 1). */
 int store_job_history(struct store *st, double since, uint32_t limit,
 		      struct store_job **ret, size_t *ret_n);
+/* history's filters (gpuctl history): all of them hold. */
+struct store_history_filter {
+	double since;           /* finished at or after (0: any) */
+	double until;           /* finished before (0: no bound) */
+	int state;              /* JOB_DONE, JOB_FAILED or JOB_CANCELLED; -1: any */
+	const char *workload;   /* NULL: any */
+	const char *owner;      /* NULL: any */
+	uint32_t limit;         /* >= 1 */
+};
+/* Finished jobs that pass f, newest first (by finished_at), at most
+ * f->limit. GERR_INVAL for a bad filter (a negative time, another state,
+ * limit 0). */
+int store_job_history_filter(struct store *st, const struct store_history_filter *f,
+			     struct store_job **ret, size_t *ret_n);
+/* Who submitted job id: a credential's name or a Unix user, 1 to
+ * STORE_OWNER_MAX bytes; NULL: none. */
+#define STORE_OWNER_MAX 64
+int store_job_set_owner(struct store *st, int64_t id, const char *owner);
 /* name may be NULL (none); GERR_INVAL unless store_job_name_valid. */
 int store_job_set_name(struct store *st, int64_t id, const char *name);
 /* GERR_INVAL outside STORE_PRIORITY_MIN..MAX. */
 int store_job_set_priority(struct store *st, int64_t id, int priority);
-/* The job's first grant: sets started_at unless it is set already. */
+/* A grant of the job: sets started_at unless it is set already, and
+ * opens a run span (020) unless one is open. */
 int store_job_mark_started(struct store *st, int64_t id, double now);
 /* What status and history show of a job, from its leases and events. */
 struct store_job_stats {
@@ -201,7 +231,8 @@ struct store_job_stats {
 };
 int store_job_stats(struct store *st, int64_t job_id,
 		    struct store_job_stats *ret);
-/* reason may be NULL. Sets finished_at when moving to done/failed/cancelled. */
+/* reason may be NULL. Sets finished_at when moving to done/failed/cancelled;
+ * closes the job's run span when it leaves active. */
 int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 			const char *reason, double now);
 int store_job_set_reason(struct store *st, int64_t id, const char *reason);
@@ -543,10 +574,12 @@ void store_token_free_array(struct store_token *a, size_t n);
 
 /* ---- the status page's keys (store_pagekeys.c): hashes only ---- */
 #define STORE_PAGEKEY_HASH 32
-/* A key's hash, made by owner ("viewer" or "admin"), valid until
+/* A key's hash, made with the role owner ("viewer" or "admin") by
+ * made_by (who asked: 1..STORE_OWNER_MAX bytes, or NULL), valid until
  * expires_at (> now); expired keys are pruned first. */
 int store_pagekey_add(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
-		      const char *owner, double now, double expires_at);
+		      const char *owner, const char *made_by, double now,
+		      double expires_at);
 /* GERR_NOTFOUND (no message) unless the key is stored and not expired at
  * now; *ret_expires_at (may be NULL): when it ends. */
 int store_pagekey_find(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
@@ -721,6 +754,8 @@ int store_replica_apply(struct store *st,
 int store_worker_confirm(struct store *st, int64_t id);
 int store_worker_streak(struct store *st, int64_t id, uint32_t *ret_streak,
 			uint64_t *ret_confirmed);
+
+/* Lifecycles (requeue, --after, time limits, jobs' ends): store_lifecycle.h. */
 
 /* ---- event log ---- */
 int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,

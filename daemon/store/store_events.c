@@ -1,7 +1,8 @@
 /* store_events.c - reading the append-only event log (store_events.h):
  * counts by kind and the verified results per time bucket, read from the
- * rows after the last one the caller saw; a job's newest events; the
- * newest of gpud's own events (check, backup).
+ * rows after the last one the caller saw; a job's newest events, and
+ * its events in time order for gpuctl events; the newest of gpud's own
+ * events (check, backup).
  */
 #include "store_internal.h"
 #include "store_events.h"
@@ -26,6 +27,24 @@ const char *const sdb_event_read_sql[S_COUNT] = {
 	[S_EVENT_JOB_LIST] = "SELECT id, job_id, lease_id, epoch, worker_id, ts, "
 			     "kind, detail FROM events WHERE job_id = ?1 "
 			     "ORDER BY id DESC LIMIT ?2",
+	/* gpuctl events: the job's rows and its leases' rows that name no
+	 * job, after ?2 and at or after ?3, the newest ?4 of them in time
+	 * order, with the worker's name. Two walks merged in id order: the
+	 * job's (events_job, newest first, so LIMIT stops early) and its
+	 * leases' (events_lease, migration 019). */
+	[S_EVENT_JOB_READ] =
+		"SELECT x.id, x.job_id, x.lease_id, x.epoch, x.worker_id, x.ts, "
+		"x.kind, x.detail, w.name FROM ("
+		"SELECT id, job_id, lease_id, epoch, worker_id, ts, kind, detail "
+		"FROM events WHERE job_id = ?1 AND id > ?2 AND ts >= ?3 "
+		"UNION ALL "
+		"SELECT e.id, e.job_id, e.lease_id, e.epoch, e.worker_id, e.ts, "
+		"e.kind, e.detail FROM leases AS l "
+		"JOIN events AS e INDEXED BY events_lease ON e.lease_id = l.id "
+		"AND e.job_id = 0 AND e.lease_id > 0 "
+		"WHERE l.job_id = ?1 AND e.id > ?2 AND e.ts >= ?3 "
+		"ORDER BY id DESC LIMIT ?4) AS x "
+		"LEFT JOIN workers AS w ON w.id = x.worker_id ORDER BY x.id",
 	[S_EVENT_LAST] = "SELECT ts, detail FROM events WHERE kind = ?1 "
 			 "AND job_id = 0 ORDER BY id DESC LIMIT 1",
 };
@@ -130,6 +149,7 @@ static void event_clear(void *elem)
 
 	free(e->kind);
 	free(e->detail);
+	free(e->worker);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -145,6 +165,31 @@ int store_event_list(struct store *st, int64_t job_id, size_t max,
 void store_event_rows_free(struct store_event_row *rows, size_t n)
 {
 	sdb_free_array(rows, n, sizeof(*rows), event_clear);
+}
+
+static int job_event_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_event_row *e = elem;
+
+	return sdb_cols(s, SDB_COLS(sc_i64(&e->id), sc_i64(&e->job_id),
+			sc_i64(&e->lease_id), sc_i64(&e->epoch),
+			sc_i64(&e->worker_id), sc_dbl(&e->ts), sc_text(&e->kind),
+			sc_text(&e->detail), sc_text(&e->worker)));
+}
+
+int store_event_job(struct store *st, int64_t job_id, int64_t after_id,
+		    double since, size_t max, struct store_event_row **ret,
+		    size_t *ret_n)
+{
+	static const char what[] = "store_event_job";
+
+	if (job_id <= 0 || after_id < 0 || !(since >= 0) || max == 0 ||
+	    max > STORE_EVENTS_JOB_MAX || !ret || !ret_n)
+		return sdb_err(st, GERR_INVAL, "%s: bad arguments", what);
+	return sdb_get_all(st, S_EVENT_JOB_READ, SDB_ARGS(sa_int(job_id),
+			   sa_int(after_id), sa_dbl(since), sa_int((int64_t)max)),
+			   sizeof(**ret), job_event_row, event_clear, ret, ret_n,
+			   what);
 }
 
 int store_event_last(struct store *st, const char *kind, double *ret_ts,

@@ -24,6 +24,7 @@ struct store_event_row {
 	int64_t id, job_id, lease_id, epoch, worker_id;
 	double ts;
 	char *kind, *detail;  /* detail: NULL when none */
+	char *worker;         /* store_event_job: the worker's name, or NULL */
 };
 
 /* What store_event_since adds up: a count per kind (fixed names the
@@ -62,6 +63,16 @@ int store_event_since(struct store *st, struct store_event_tally *t);
 int store_event_list(struct store *st, int64_t job_id, size_t max,
 		     struct store_event_row **ret, size_t *ret_n);
 void store_event_rows_free(struct store_event_row *rows, size_t n);
+
+/* gpuctl events: job_id's events and those of its leases that name no
+ * job (an expiry, a foreign message), with id > after_id and ts >= since,
+ * the newest max (1..STORE_EVENTS_JOB_MAX) of them, oldest first, in a
+ * malloc'ed array (store_event_rows_free). GERR_INVAL for bad arguments;
+ * nothing is returned on error. */
+#define STORE_EVENTS_JOB_MAX 100000
+int store_event_job(struct store *st, int64_t job_id, int64_t after_id,
+		    double since, size_t max, struct store_event_row **ret,
+		    size_t *ret_n);
 
 /* The newest event of kind about no job (gpud's own: check, backup): its
  * time and detail (malloc'ed, or NULL). GERR_NOTFOUND when there is none. */

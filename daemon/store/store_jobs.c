@@ -29,6 +29,9 @@ const char *const sdb_job_sql[S_COUNT] = {
 	[S_JOB_SET_STATE] = "UPDATE jobs SET state = ?2, reason = ?3, "
 			    "finished_at = coalesce(?4, finished_at) "
 			    "WHERE id = ?1",
+	/* The run span closes (020): run_s takes it. */
+	[S_JOB_RUN_CLOSE] = "UPDATE jobs SET run_s = run_s + max(?2 - run_since, 0), "
+			    "run_since = 0 WHERE id = ?1 AND run_since > 0",
 	[S_JOB_EXTEND] = "UPDATE jobs SET params = ?2, total_units = ?3, "
 			 "state = ?4, carve_done = 0, finished_at = 0, "
 			 "reason = NULL WHERE id = ?1",
@@ -41,6 +44,7 @@ const char *const sdb_job_sql[S_COUNT] = {
 		"SELECT id FROM jobs WHERE state = ?1 AND carve_done = 0 "
 		"AND workload IN (SELECT value FROM json_each(?2)) "
 		"AND id NOT IN (SELECT value FROM json_each(?3)) "
+		"AND " JOB_AFTER_READY("jobs") " "
 		"ORDER BY priority DESC, id LIMIT 1",
 	/* A lease counts its checkpoint once it has none of its own
 	 * progress: the work it resumes from is not lost. */
@@ -86,7 +90,9 @@ const char *job_state_name(enum job_state s)
 		 sc_text(&(j)->answer), sc_u64(&(j)->units_verified),        \
 		 sc_dbl(&(j)->created_at), sc_dbl(&(j)->finished_at),        \
 		 sc_text(&(j)->reason), sc_text(&(j)->name),                 \
-		 sc_int(&(j)->priority), sc_dbl(&(j)->started_at))
+		 sc_int(&(j)->priority), sc_dbl(&(j)->started_at),         \
+		 sc_text(&(j)->owner), sc_dbl(&(j)->run_s),                \
+		 sc_dbl(&(j)->run_since))
 
 void store_job_clear(struct store_job *j)
 {
@@ -183,6 +189,13 @@ int sdb_job_list(struct store *st, enum stmt_id id,
 			   sdb_job_clear_v, ret, ret_n, what);
 }
 
+double store_job_run_seconds(const struct store_job *j, double now)
+{
+	double open = j->run_since > 0 && now > j->run_since ? now - j->run_since : 0;
+
+	return j->run_s + open;
+}
+
 int store_job_list(struct store *st, struct store_job **ret, size_t *ret_n)
 {
 	return sdb_job_list(st, S_JOB_LIST, NULL, ret, ret_n, "store_job_list");
@@ -243,6 +256,9 @@ int store_job_set_state(struct store *st, int64_t id, enum job_state state,
 	r = sdb_exec(st, S_JOB_SET_STATE,
 		     SDB_ARGS(sa_int(id), sa_int(state), sa_text(reason),
 			      finished), what);
+	if (r == 0 && state != JOB_ACTIVE && from != state)
+		r = sdb_exec(st, S_JOB_RUN_CLOSE, SDB_ARGS(sa_int(id), sa_dbl(now)),
+			     what);
 	/* An ended job's rates size nothing more (store_rates.c). */
 	if (r == 0 && job_terminal(state))
 		r = sdb_exec(st, S_JOB_RATES_FORGET, SDB_ARGS(sa_int(id)), what);

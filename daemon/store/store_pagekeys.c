@@ -1,6 +1,6 @@
 /* store_pagekeys.c - the page_keys table: the status page's keys
  * (gpuctl page-link), stored as their BLAKE2b-256 hash only, with the
- * role that made each and when it ends. Expired rows are pruned when a
+ * role that made each, who (019) and when it ends. Expired rows are pruned when a
  * new key is added.
  */
 #include "store_internal.h"
@@ -10,7 +10,7 @@
 const char *const sdb_pagekey_sql[S_COUNT] = {
 	[S_PAGEKEY_PRUNE] = "DELETE FROM page_keys WHERE expires_at <= ?1",
 	[S_PAGEKEY_ADD] = "INSERT INTO page_keys (hash, owner, created_at, "
-			  "expires_at) VALUES (?1, ?2, ?3, ?4)",
+			  "expires_at, made_by) VALUES (?1, ?2, ?3, ?4, ?5)",
 	[S_PAGEKEY_FIND] = "SELECT expires_at FROM page_keys WHERE hash = ?1 "
 			   "AND expires_at > ?2",
 	[S_PAGEKEY_REVOKE] = "DELETE FROM page_keys WHERE owner = ?1 OR ?1 IS NULL",
@@ -23,19 +23,22 @@ static int owner_ok(const char *owner)
 }
 
 int store_pagekey_add(struct store *st, const uint8_t hash[STORE_PAGEKEY_HASH],
-		      const char *owner, double now, double expires_at)
+		      const char *owner, const char *made_by, double now,
+		      double expires_at)
 {
 	static const char what[] = "store_pagekey_add";
 	int r;
 
-	if (!hash || !owner_ok(owner) || !(expires_at > now))
+	if (!hash || !owner_ok(owner) || !(expires_at > now) ||
+	    (made_by && (!*made_by || strlen(made_by) > STORE_OWNER_MAX)))
 		return sdb_err(st, GERR_INVAL, "%s: bad argument", what);
 	if ((r = sdb_op_begin(st, what)))
 		return r;
 	r = sdb_exec(st, S_PAGEKEY_PRUNE, SDB_ARGS(sa_dbl(now)), what);
 	if (!r)
 		r = sdb_exec(st, S_PAGEKEY_ADD, SDB_ARGS(sa_blob(hash, STORE_PAGEKEY_HASH),
-			     sa_text(owner), sa_dbl(now), sa_dbl(expires_at)), what);
+			     sa_text(owner), sa_dbl(now), sa_dbl(expires_at),
+			     sa_text(made_by)), what);
 	return sdb_op_end(st, r, what);
 }
 

@@ -17,13 +17,23 @@ const char *const sdb_queue_sql[S_COUNT] = {
 			      "ORDER BY id",
 	[S_JOB_COUNT_OLD] = "SELECT count(*) FROM jobs "
 			    "WHERE finished_at != 0 AND finished_at < ?1",
+	/* The filters (store_history_filter) are parameters: ?6 until (0:
+	 * none), ?7 one state (-1: any of the three), ?8 workload and ?9
+	 * owner (NULL: any). */
 	[S_JOB_HISTORY] = "SELECT " JOB_COLS " FROM jobs "
 			  "WHERE state IN (?2, ?3, ?4) AND finished_at >= ?1 "
+			  "AND finished_at > 0 AND (?6 = 0 OR finished_at < ?6) "
+			  "AND (?7 < 0 OR state = ?7) "
+			  "AND (?8 IS NULL OR workload = ?8) "
+			  "AND (?9 IS NULL OR owner = ?9) "
 			  "ORDER BY finished_at DESC, id DESC LIMIT ?5",
 	[S_JOB_SET_NAME] = "UPDATE jobs SET name = ?2 WHERE id = ?1",
+	[S_JOB_SET_OWNER] = "UPDATE jobs SET owner = ?2 WHERE id = ?1",
 	[S_JOB_SET_PRIORITY] = "UPDATE jobs SET priority = ?2 WHERE id = ?1",
-	[S_JOB_STARTED] = "UPDATE jobs SET started_at = ?2 "
-			  "WHERE id = ?1 AND started_at IS NULL",
+	/* The first grant, and a grant that opens a run span (020). */
+	[S_JOB_STARTED] = "UPDATE jobs SET started_at = coalesce(started_at, ?2), "
+			  "run_since = ?2 WHERE id = ?1 AND (started_at IS NULL "
+			  "OR run_since = 0)",
 	/* Primary leases only: replicas recompute what their primary
 	 * counts. Every grant counts as an attempt, replicas' too. */
 	[S_JOB_STATS] =
@@ -90,14 +100,37 @@ int store_job_list_recent(struct store *st, double since,
 int store_job_history(struct store *st, double since, uint32_t limit,
 		      struct store_job **ret, size_t *ret_n)
 {
+	return store_job_history_filter(st, &(struct store_history_filter){
+		.since = since, .state = -1, .limit = limit }, ret, ret_n);
+}
+
+int store_job_history_filter(struct store *st, const struct store_history_filter *f,
+			     struct store_job **ret, size_t *ret_n)
+{
 	static const char what[] = "store_job_history";
 
-	if (!ret || !ret_n || limit == 0)
+	if (!f || !ret || !ret_n || f->limit == 0 || !(f->since >= 0) ||
+	    !(f->until >= 0) || (f->state != -1 && f->state != JOB_DONE &&
+	    f->state != JOB_FAILED && f->state != JOB_CANCELLED))
 		return sdb_err(st, GERR_INVAL, "%s: bad arguments", what);
 	return sdb_job_list(st, S_JOB_HISTORY,
-			    SDB_ARGS(sa_dbl(since), sa_int(JOB_DONE),
+			    SDB_ARGS(sa_dbl(f->since), sa_int(JOB_DONE),
 				     sa_int(JOB_FAILED), sa_int(JOB_CANCELLED),
-				     sa_int(limit)), ret, ret_n, what);
+				     sa_int(f->limit), sa_dbl(f->until),
+				     sa_int(f->state), sa_text(f->workload),
+				     sa_text(f->owner)), ret, ret_n, what);
+}
+
+int store_job_set_owner(struct store *st, int64_t id, const char *owner)
+{
+	static const char what[] = "store_job_set_owner";
+	size_t n = owner ? strlen(owner) : 0;
+
+	if (owner && (n < 1 || n > STORE_OWNER_MAX))
+		return sdb_err(st, GERR_INVAL, "%s: an owner is 1 to %d bytes",
+			       what, STORE_OWNER_MAX);
+	return sdb_write(st, S_JOB_SET_OWNER,
+			 SDB_ARGS(sa_int(id), sa_text(owner)), "job", id, what);
 }
 
 int store_job_set_name(struct store *st, int64_t id, const char *name)

@@ -29,7 +29,7 @@ def test_complete(cl: Cluster):
     workers = cl.ctl("workers").stdout
     check("local" in workers, "workers list: " + workers)
     watch = cl.ctl("watch", "--count", "2", "--interval", "0.1").stdout
-    rows = re.findall(r"^ *%d +- +graveler +done " % job, watch, re.M)
+    rows = re.findall(r"^ *%d +- +\S+ +graveler +done " % job, watch, re.M)
     check(len(rows) == 2 and "local" in watch, "watch: " + watch)
     check(cl.stop_gpud() == 0, "gpud should exit 0 on SIGTERM")
 

@@ -125,7 +125,7 @@ def test_gpuctl_cli(cl: Cluster):
     # The table: one line per job, columns aligned from job 1 to job 13,
     # numbers for people.
     out = cl.ctl("status").stdout.rstrip("\n").split("\n")
-    check(len(out) == 14 and out[0].split() == ["ID", "NAME", "WORKLOAD", "STATE", "PROGRESS", "RATE",
+    check(len(out) == 14 and out[0].split() == ["ID", "NAME", "USER", "WORKLOAD", "STATE", "PROGRESS", "RATE",
                                                 "ELAPSED", "ETA", "REASON"], "status:\n" + "\n".join(out))
     for col in ("WORKLOAD", "STATE", "REASON"):
         at = out[0].index(col)
@@ -165,6 +165,9 @@ def test_gpuctl_cli(cl: Cluster):
     check(complete("cancel", "1") == ["1", "10", "11", "12", "13"], "job ids: %s" % complete("cancel", "1"))
     check(complete("submit", "o") == ["officers", "othello"], "workloads: %s" % complete("submit", "o"))
     check(complete("submit", "graveler", "--b") == ["--battles"], "params: %s" % complete("submit", "graveler", "--b"))
+    check(complete("history", "--state", "") == ["done", "failed", "cancelled"],
+          "history states: %s" % complete("history", "--state", ""))
+    check("running" in complete("status", "--state", "r"), "status states: %s" % complete("status", "--state", "r"))
     print("gpuctl cli: %.1fs" % (time.time() - t0))
     check(cl.gpud.poll() is None, "gpud died")
 

@@ -35,8 +35,8 @@ def job(i, state, **kw):
 JOBS = [job(1, "done", name="warmup", total_units=10 ** 9, units_done=10 ** 9, units_verified=10 ** 9,
             started_at=NOW - 3000, finished_at=NOW - 2938, elapsed_s=62.0, avg_rate=1.6e7, attempts=5,
             verify_failures=1),
-        job(2, "running", name="big-run", priority=10, total_units=10 ** 9, units_done=43 * 10 ** 7,
-            rate=5.49e7, eta_s=600.0, started_at=NOW - 100, elapsed_s=100.0, avg_rate=4.3e6,
+        job(2, "running", name="big-run", priority=10, total_units=10 ** 9, units_done=382 * 10 ** 6,
+            units_running=48 * 10 ** 6, rate=5.49e7, eta_s=600.0, started_at=NOW - 100, elapsed_s=100.0, avg_rate=4.3e6,
             attempts=2, leases={"pending": 3, "leased": 1, "done": 0, "verified": 2, "failed": 0},
             workers=["node7-gpu0"]),
         job(3, "paused", reason="held"),
@@ -122,10 +122,11 @@ def test_gpuctl_view(cl: Cluster):
         out = r.stdout.rstrip("\n").split("\n")
         check(r.returncode == 0 and len(out) == 22, "status: %d lines\n%s%s" % (len(out), r.stdout, r.stderr))
         rows = {int(line.split()[0]): line for line in out[1:21]}
-        check(re.search(r"warmup +graveler +done +100\.0% of 1\.00 G battles +16\.0 M/s avg +1m02s +-",
+        check(re.search(r"warmup +- +graveler +done +100\.0% of 1\.00 G battles +16\.0 M/s avg +1m02s +-",
                         rows[1]), "a finished job: elapsed and average rate: " + rows[1])
-        check(re.search(r"big-run +graveler +running +43\.0% of 1\.00 G battles +54\.9 M/s +1m40s +10m00s",
-                        rows[2]), "a running job: rate and ETA: " + rows[2])
+        # Progress from heartbeats, and the part of it that is saved.
+        check(re.search(r"big-run +- +graveler +running +43\.0% of 1\.00 G battles \(38\.2% saved\) +54\.9 M/s "
+                        r"+1m40s +10m00s", rows[2]), "a running job: progress, rate and ETA: " + rows[2])
         check(re.search(r"paused +0\.0% of 100 M battles +- +- +- +held$", rows[3]), "paused: " + rows[3])
         check(re.search(r"sudoku +queued .* no eligible worker$", rows[4]), "queued: " + rows[4])
         check(all(re.search(r"sweep-%02d .* queued .* behind job 2$" % i, rows[i]) for i in range(6, 21)),
@@ -150,7 +151,7 @@ def test_gpuctl_view(cl: Cluster):
         r = ctl("history", "--limit", "5")
         check(fake.requests[-1] == {"cmd": "history", "limit": 5}, "history request: %s" % fake.requests[-1])
         h = r.stdout.split("\n")
-        check(h[0].split() == ["ID", "NAME", "WORKLOAD", "STATE", "SUBMITTED", "STARTED", "FINISHED",
+        check(h[0].split() == ["ID", "NAME", "USER", "WORKLOAD", "STATE", "SUBMITTED", "STARTED", "FINISHED",
                                "ELAPSED", "UNITS", "AVG_RATE", "ATTEMPTS", "VFAIL"], "history head: " + h[0])
         check(re.search(r"^ 5 .* failed .* 30s .* 0 battles .* 0 +0$", h[1]) and
               re.search(r"^ 1 +warmup .* done .* 1m02s +1\.00 G battles +16\.0 M/s +5 +1$", h[2]),

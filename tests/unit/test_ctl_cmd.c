@@ -275,10 +275,59 @@ static void test_replies(void **state)
 		assert_non_null(ctlcmd_table[i].reply);
 }
 
+/* history's filters, status's user and events (issue 35): decoded with
+ * their bounds, refused with gpud's messages, and back as encoded. */
+static void test_filters(void **state)
+{
+	struct ctlcmd_req out, in = { .cmd = CTLCMD_HISTORY, .limit = 9,
+		.since = 1795910400, .until = 1795996800, .state = "done",
+		.workload = "sudoku", .user = "uid 1000" };
+	char err[512];
+	json_t *req;
+
+	(void)state;
+	req = ctlcmd_encode(&in);
+	assert_non_null(req);
+	assert_int_equal(ctlcmd_decode(&ctlcmd_table[CTLCMD_HISTORY], req, &out, err,
+				       sizeof(err)), 0);
+	assert_true(out.since == in.since && out.until == in.until && out.limit == 9);
+	assert_string_equal(out.state, "done");
+	assert_string_equal(out.workload, "sudoku");
+	assert_string_equal(out.user, "uid 1000");
+	json_decref(req);
+	assert_int_equal(decode("{\"cmd\":\"events\",\"job\":3}", &out, err,
+				sizeof(err)), 0);
+	assert_true(out.job == 3 && out.limit == CTLCMD_EVENTS_LIMIT_DEFAULT &&
+		    out.since == 0 && out.after == 0);
+	req = json_pack("{s:s, s:s}", "cmd", "status", "user", "ann");
+	assert_int_equal(ctlcmd_decode(&ctlcmd_table[CTLCMD_STATUS], req, &out, err,
+				       sizeof(err)), 0);
+	assert_string_equal(out.user, "ann");
+	json_decref(req);
+	assert_int_equal(ctlcmd_find("events")->role, AUTH_ROLE_VIEWER);
+
+	refused("{\"cmd\":\"history\",\"since\":-1}",
+		"'since' is a time in Unix seconds, from 0 to 4102444800");
+	refused("{\"cmd\":\"history\",\"until\":4102444801}",
+		"'until' is a time in Unix seconds, from 0 to 4102444800");
+	refused("{\"cmd\":\"history\",\"since\":\"2h\"}",
+		"'since' is a time in Unix seconds, from 0 to 4102444800");
+	refused("{\"cmd\":\"history\",\"user\":\"\"}",
+		"a user is 1 to 64 bytes: a credential's name or a Unix user");
+	refused("{\"cmd\":\"history\",\"state\":7}",
+		"a finished job's state is done, failed or cancelled");
+	refused("{\"cmd\":\"events\"}", "'events' needs a job id (a positive integer)");
+	refused("{\"cmd\":\"events\",\"job\":1,\"limit\":100001}",
+		"'events' needs 'limit': an integer from 1 to 100000");
+	refused("{\"cmd\":\"events\",\"job\":1,\"after\":-1}",
+		"'after' is an event id, an integer >= 0");
+}
+
 UNIT_MAIN(cmocka_unit_test(test_table),
 	cmocka_unit_test(test_bad_types),
 	cmocka_unit_test(test_out_of_bounds),
 	cmocka_unit_test(test_missing),
 	cmocka_unit_test(test_defaults),
 	cmocka_unit_test(test_round_trip),
-	cmocka_unit_test(test_replies))
+	cmocka_unit_test(test_replies),
+	cmocka_unit_test(test_filters))

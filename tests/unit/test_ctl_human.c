@@ -41,6 +41,10 @@ static void test_count(void **state)
 	assert_string_equal(human_units(12, NULL, buf, sizeof(buf)), "12 units");
 	assert_string_equal(human_rate(54.9e6, buf, sizeof(buf)), "54.9 M/s");
 	assert_string_equal(human_rate(0, buf, sizeof(buf)), "0/s");
+	/* A slow job (a Sudoku 5x2 gangster takes 1.7 s): not "0/s". */
+	assert_string_equal(human_rate(0.42, buf, sizeof(buf)), "0.42/s");
+	assert_string_equal(human_rate(9.5, buf, sizeof(buf)), "9.50/s");
+	assert_string_equal(human_rate(12, buf, sizeof(buf)), "12/s");
 	assert_string_equal(human_rate(-1, buf, sizeof(buf)), "-");
 }
 

@@ -117,7 +117,8 @@ static void test_status(void **state)
 	assert_true(json_is_integer(json_object_get(j, "attempts")));
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "leases"),
 							    "cancelled")), 0);
-	assert_int_equal(json_object_size(j), 29);
+	assert_true(json_is_null(json_object_get(j, "owner")));
+	assert_int_equal(json_object_size(j), 30);
 	/* The first key and the last, as gpud has always written them. */
 	assert_string_equal(json_object_iter_key(json_object_iter(j)), "id");
 	assert_ptr_equal(ctlcmd_reply_list(CTLCMD_STATUS, r), json_object_get(r, "jobs"));
@@ -347,9 +348,48 @@ static void test_envelope(void **state)
 	assert_null(ctlcmd_reply_list(CTLCMD_PING, r));
 }
 
+/* events: a job's rows, and a job's owner in status (issue 35). */
+static void test_events(void **state)
+{
+	struct ctlcmd_event ev[2] = {
+		{ .id = 4, .ts = 1795910400.5, .kind = "submit", .detail = "{}" },
+		{ .id = 9, .ts = 1795910401.0, .kind = "grant", .lease = 2, .epoch = 1,
+		  .worker = "fleet@n1" },
+	};
+	struct ctlcmd_job job = sample_job(5);
+	struct ctlcmd_reply out = {0};
+	json_t *r;
+
+	(void)state;
+	r = round_trip(CTLCMD_EVENTS, &(struct ctlcmd_reply){ .job = 5, .state = "active",
+		       .events = ev, .n_events = 2, .last_event = 9 }, &out);
+	assert_int_equal(out.n_events, 2);
+	assert_int_equal(out.last_event, 9);
+	assert_string_equal(out.state, "active");
+	assert_true(out.events[0].ts == ev[0].ts && out.events[1].ts == ev[1].ts);
+	assert_string_equal(out.events[0].detail, "{}");
+	assert_null(out.events[0].worker);
+	assert_true(json_is_null(json_object_get(json_array_get(
+		json_object_get(r, "events"), 0), "lease")));
+	assert_int_equal(out.events[1].lease, 2);
+	assert_string_equal(out.events[1].worker, "fleet@n1");
+	ctlcmd_reply_clear(&out);
+	json_decref(r);
+	refused(CTLCMD_EVENTS, "{\"ok\":true,\"job\":5,\"state\":\"done\",\"events\":"
+		"[{\"ts\":1,\"kind\":\"x\"}],\"last_event\":1}",
+		"events[0].id: missing, wants a positive integer");
+
+	job.owner = "ops-admin";
+	r = round_trip(CTLCMD_STATUS, &(struct ctlcmd_reply){ .jobs = &job, .n_jobs = 1 }, &out);
+	assert_string_equal(out.jobs[0].owner, "ops-admin");
+	ctlcmd_reply_clear(&out);
+	json_decref(r);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_status),
 	cmocka_unit_test(test_workers),
 	cmocka_unit_test(test_others),
 	cmocka_unit_test(test_malformed),
 	cmocka_unit_test(test_lenient),
-	cmocka_unit_test(test_envelope))
+	cmocka_unit_test(test_envelope),
+	cmocka_unit_test(test_events))

@@ -1,7 +1,6 @@
 /* test_gpud.c - daemon/gpud.c, what every module does to the shared state:
- * the lease policy from the configuration; job rate samples (a second
- * apart at least, a ring of GPUD_RATE_SAMPLES, 0 while unknown or going
- * backwards); the data directory's standing (storage errors stop new work
+ * the lease policy from the configuration; job rate samples (kept per
+ * job, smoothed by rate_smooth.c, which test_rate_smooth.c tests); the data directory's standing (storage errors stop new work
  * with a reason, other errors do not, a success starts the write probe,
  * which clears the reason and wakes the parked claims only once the
  * directory takes writes); and the wake hook. stderr is redirected to a
@@ -15,6 +14,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <math.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,41 +61,25 @@ static void test_rates(void **state)
 
 	(void)state;
 	assert_non_null(d);
-	/* Unknown job, then one sample: no rate yet. */
+	/* Unknown job, then one sample, then the origin: no rate yet. */
 	assert_true(gpud_rate_get(d, 1) == 0);
 	assert_true(gpud_rate_sample(d, 1, 0, 100.0) == 0);
-	assert_true(gpud_rate_get(d, 1) == 0);
-	/* 1000 units in 10 s. */
-	assert_true(gpud_rate_sample(d, 1, 1000, 110.0) == 100);
-	assert_true(gpud_rate_get(d, 1) == 100);
-	/* Less than a second later: the last sample grows, none is added. */
-	assert_true(gpud_rate_sample(d, 1, 1100, 110.5) == 110);
-	/* ... but never shrinks. */
-	assert_true(gpud_rate_sample(d, 1, 900, 110.9) == 110);
+	assert_true(gpud_rate_sample(d, 1, 500, 101.0) == 0);
+	/* 100 units a second from there (rate_smooth.h's rule). */
+	for (int i = 1; i <= 5; i++)
+		gpud_rate_sample(d, 1, 500 + 100 * (uint64_t)i, 101.0 + i);
+	assert_true(fabs(gpud_rate_get(d, 1) - 100) < 1e-9);
 	/* Jobs are apart. */
-	assert_true(gpud_rate_sample(d, 2, 50, 110.0) == 0);
-	assert_true(gpud_rate_sample(d, 2, 150, 112.0) == 50);
-	assert_true(gpud_rate_get(d, 1) == 110);
-	/* Fewer units than before (the count went back): no rate. */
-	assert_true(gpud_rate_sample(d, 2, 10, 120.0) == 0);
+	assert_true(gpud_rate_get(d, 2) == 0);
+	assert_true(gpud_rate_eta(d, 2, 100, 106.0) == 0);
+	/* Not steady after 5 s: no ETA. */
+	assert_true(gpud_rate_eta(d, 1, 1000, 106.0) == 0);
+	for (int i = 6; i <= 20; i++)
+		gpud_rate_sample(d, 1, 500 + 100 * (uint64_t)i, 101.0 + i);
+	assert_true(fabs(gpud_rate_eta(d, 1, 1000, 121.0) - 10) < 1e-6);
 	gpud_rate_clear(d);
 	assert_null(d->rates);
-	assert_true(gpud_rate_get(d, 1) == 0 && gpud_rate_get(d, 2) == 0);
-	/* The ring: only the last GPUD_RATE_SAMPLES count. 10 units/s for
-	 * a while, then 100 units/s for longer than the ring holds. */
-	uint64_t u = 0;
-	double t = 0;
-	for (int i = 0; i < 10; i++, t += 1, u += 10)
-		gpud_rate_sample(d, 3, u, t);
-	assert_true(gpud_rate_get(d, 3) == 10);
-	for (int i = 0; i < GPUD_RATE_SAMPLES; i++, t += 1, u += 100)
-		gpud_rate_sample(d, 3, u, t);
-	assert_true(gpud_rate_get(d, 3) == 100);
-	assert_int_equal(d->rates->n, GPUD_RATE_SAMPLES);
-	/* The same time twice a second apart or not: no division by zero. */
-	assert_true(gpud_rate_sample(d, 4, 5, 50.0) == 0);
-	assert_true(gpud_rate_sample(d, 4, 5, 50.0) == 0);
-	gpud_rate_clear(d);
+	assert_true(gpud_rate_get(d, 1) == 0);
 	gpud_rate_clear(d); /* nothing left: a no-op */
 	free(d);
 }

@@ -24,8 +24,8 @@ static const char *tmpl = "<html><body><!--gpud:main--><script></script></body><
 
 static const char *status_json =
 	"{\"ok\":true,\"jobs\":["
-	"{\"id\":1,\"name\":\"job-one\",\"reason\":\"<b>x</b>&\\\"'\",\"workload\":\"graveler\",\"unit_name\":\"battles\","
-	" \"state\":\"running\",\"total_units\":1000,\"units_done\":250,\"units_verified\":200,"
+	"{\"id\":1,\"name\":\"job-one\",\"owner\":\"<ann>\",\"reason\":\"<b>x</b>&\\\"'\",\"workload\":\"graveler\",\"unit_name\":\"battles\","
+	" \"state\":\"running\",\"total_units\":1000,\"units_done\":250,\"units_running\":50,\"units_verified\":200,"
 	" \"rate\":1500.0,\"eta_s\":30,\"submitted_at\":1700000000.0,\"created_at\":1700000000.0,"
 	" \"finished_at\":null,\"leases\":{\"pending\":3,\"leased\":1,\"verified\":2}},"
 	"{\"id\":2,\"name\":null,\"workload\":\"othello\",\"unit_name\":\"positions\","
@@ -144,6 +144,10 @@ static void test_main(void **state)
 	HAS(t, "&lt;b&gt;x&lt;/b&gt;&amp;&quot;&#39;");
 	HASNT(t, "<b>x</b>");
 	HAS(t, "w&lt;1&gt;");
+	/* Who submitted each job; "–" for one from before owners. */
+	HAS(t, "<th>Name</th><th>User</th><th>Workload</th>");
+	HAS(t, "<td class=\"user\">&lt;ann&gt;</td>");
+	HAS(t, "<td class=\"user\">–</td>");
 	/* The strip. */
 	HAS(t, "id=\"fig-running\" data-value=\"2\"");
 	HAS(t, "id=\"fig-done\" data-value=\"5\"");
@@ -152,10 +156,13 @@ static void test_main(void **state)
 	HAS(t, "id=\"fig-quarantined\" data-value=\"1\"");
 	HAS(t, "1.5 k battles/s · 2 positions/s</b>");
 	/* Rows, links, times absolute and relative. */
-	HAS(t, "<tr id=\"job-1\" data-state=\"running\" data-done=\"250\" data-total=\"1000\">");
+	HAS(t, "<tr id=\"job-1\" data-state=\"running\" data-done=\"250\" data-running=\"50\" data-total=\"1000\">");
 	HAS(t, "<a href=\"/job/1\">");
 	HAS(t, "2023-11-14 22:13:20 UTC</time> <span class=\"rel\">(16m 40s ago)</span>");
-	HAS(t, "<span class=\"pct\">25.0%</span>");
+	/* Saved and running: 30% shown, 25% of it saved, the rest pale. */
+	HAS(t, "<span class=\"pct\">30.0%</span>");
+	HAS(t, "(25.0% saved)");
+	HAS(t, "class=\"running unsaved\"");
 	HAS(t, "<tr id=\"worker-3\" data-state=\"offline\" class=\"off\">");
 	/* Thumbnails: the 4 newest finished jobs with plots, newest first. */
 	{
@@ -196,6 +203,7 @@ static void test_job(void **state)
 	HAS(t, "<h2 id=\"job-title\" data-job=\"1\">Job 1 · job-one</h2>");
 	HAS(t, "<span class=\"reason\">&lt;b&gt;x&lt;/b&gt;&amp;&quot;&#39;</span>");
 	HAS(t, "<tr id=\"rec-state\"><th>State</th><td><span class=\"state running\">running</span>");
+	HAS(t, "<tr id=\"rec-owner\"><th>Owner</th><td>&lt;ann&gt;</td></tr>");
 	HAS(t, "<span data-state=\"pending\">pending 3</span> · <span data-state=\"leased\">leased 1</span>");
 	HAS(t, "<pre id=\"answer\">answer &lt;1&gt;</pre>");
 	HAS(t, "<td>verified</td><td class=\"num\">4</td><td class=\"num\">2</td>");

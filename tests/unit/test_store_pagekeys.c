@@ -53,13 +53,13 @@ static void test_keys(void **state)
 	pagekey_new(text, a);
 	pagekey_new(text, b);
 	pagekey_new(text, c);
-	assert_int_equal(store_pagekey_add(st, a, "admin", 100.0, 200.0), 0);
-	assert_int_equal(store_pagekey_add(st, b, "viewer", 100.0, 300.0), 0);
+	assert_int_equal(store_pagekey_add(st, a, "admin", "root", 100.0, 200.0), 0);
+	assert_int_equal(store_pagekey_add(st, b, "viewer", "ann", 100.0, 300.0), 0);
 	/* Bad arguments: an owner that is no role, an end before now. */
-	assert_int_equal(store_pagekey_add(st, c, "worker", 100.0, 300.0), GERR_INVAL);
-	assert_int_equal(store_pagekey_add(st, c, "viewer", 100.0, 100.0), GERR_INVAL);
+	assert_int_equal(store_pagekey_add(st, c, "worker", NULL, 100.0, 300.0), GERR_INVAL);
+	assert_int_equal(store_pagekey_add(st, c, "viewer", NULL, 100.0, 100.0), GERR_INVAL);
 	/* The same hash twice is refused (UNIQUE). */
-	assert_int_not_equal(store_pagekey_add(st, a, "admin", 100.0, 200.0), 0);
+	assert_int_not_equal(store_pagekey_add(st, a, "admin", "root", 100.0, 200.0), 0);
 	assert_int_equal(store_pagekey_find(st, a, 150.0, &until), 0);
 	assert_true(until == 200.0);
 	assert_int_equal(store_pagekey_find(st, c, 150.0, NULL), GERR_NOTFOUND);
@@ -68,7 +68,7 @@ static void test_keys(void **state)
 	assert_int_equal(store_pagekey_find(st, b, 200.0, NULL), 0);
 	assert_int_equal(store_pagekey_count(st, 0.0, &n), 0);
 	assert_int_equal(n, 2);
-	assert_int_equal(store_pagekey_add(st, c, "admin", 250.0, 400.0), 0);
+	assert_int_equal(store_pagekey_add(st, c, "admin", "uid 1000", 250.0, 400.0), 0);
 	assert_int_equal(store_pagekey_count(st, 0.0, &n), 0);
 	assert_int_equal(n, 2);
 	/* A viewer's revoke ends the viewers' keys, an admin's (NULL) all. */

@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctl_cmd.h"
 #include "ctl_help.h"
 #include "ctl_text.h"
+#include "ctl_time.h"
 #include "fileio.h"
 #include "gerr.h"
 #include "proto.h"
@@ -204,4 +206,27 @@ void ctl_print_warnings(const struct ctlcmd_reply *rep, FILE *f)
 		fprintf(f, "warning: %s\n", e ? e : "?");
 		free(e);
 	}
+}
+
+int ctl_parse_time(const char *opt, const char *s, int64_t *ret)
+{
+	char err[256];
+
+	if (ctl_time_parse(s, (int64_t)time(NULL), ret, err, sizeof(err))) {
+		fprintf(stderr, "gpuctl: %s: %s\n", opt, err);
+		return -1;
+	}
+	return 0;
+}
+
+int ctl_check_user(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > CTLCMD_OWNER_MAX) {
+		fprintf(stderr, "gpuctl: --user: a user is 1 to %d bytes: a "
+			"credential's name or a Unix user\n", CTLCMD_OWNER_MAX);
+		return -1;
+	}
+	return 0;
 }

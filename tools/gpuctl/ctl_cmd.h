@@ -4,7 +4,8 @@
  * extend, export, result, cancel/pause/resume, priority, workloads),
  * ctl_status.c (status, history), ctl_watch.c (watch, wait, workers),
  * ctl_admin.c (token, check, backup), ctl_page.c (page-link),
- * ctl_workers.c (worker drain|resume|forgive); ctl_args.c
+ * ctl_workers.c (worker drain|resume|forgive), ctl_events.c (events);
+ * ctl_args.c
  * the shared parsing.
  *
  * Single-threaded (gpuctl's main); keeps nothing between calls.
@@ -40,6 +41,19 @@ int cmd_check(const struct ctl_target *to, int argc, char **argv);
 int cmd_backup(const struct ctl_target *to, int argc, char **argv);
 int cmd_page_link(const struct ctl_target *to, int argc, char **argv);
 int cmd_worker(const struct ctl_target *to, int argc, char **argv);
+int cmd_events(const struct ctl_target *to, int argc, char **argv);
+int cmd_requeue(const struct ctl_target *to, int argc, char **argv);
+
+/* ---- ctl_lifecycle.c ---- */
+
+/* submit's --after JOB (opt "after") or --time-limit DURATION (opt
+ * "time-limit") value into *after or *time_limit (seconds); a second
+ * --after is refused. -1 after printing why. */
+int ctl_submit_lifecycle_opt(const char *opt, const char *val,
+			     json_int_t *after, double *time_limit);
+/* status's long view: "    after job N  time limit 30m (ran 12m5s)\n"
+ * when job has either, else nothing. */
+void ctl_lifecycle_line(FILE *f, const struct ctlcmd_job *job);
 
 /* ---- ctl_args.c ---- */
 
@@ -64,6 +78,12 @@ int ctl_parse_int(const char *opt, const char *s, long lo, long hi, long *ret);
 /* A number of seconds in lo..hi for option opt. -1 after printing why. */
 int ctl_parse_seconds(const char *opt, const char *s, double lo, double hi,
 		      double *ret);
+/* A time for option opt (ctl_time.h: a date, or 2h for two hours ago)
+ * as Unix seconds. -1 after printing why. */
+int ctl_parse_time(const char *opt, const char *s, int64_t *ret);
+/* A job owner to filter by (--user): 1..CTLCMD_OWNER_MAX bytes. -1 after
+ * printing why. */
+int ctl_check_user(const char *s);
 /* --KEY VALUE or --KEY=VALUE pairs into a JSON object of strings (dashes
  * in keys become underscores); NULL after printing why. */
 json_t *ctl_parse_kv(int argc, char **argv);

@@ -41,6 +41,8 @@ char *human_rate(double per_s, char *out, size_t n)
 
 	if (!(per_s >= 0))
 		snprintf(out, n, "-");
+	else if (per_s > 0 && per_s < 9.995) /* a slow job: 0.42/s, not 0/s */
+		snprintf(out, n, "%.2f/s", per_s);
 	else
 		snprintf(out, n, "%s/s", human_count(per_s, c, sizeof(c)));
 	return out;

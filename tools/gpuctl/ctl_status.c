@@ -51,14 +51,37 @@ static double job_elapsed(const struct ctlcmd_job *job, double now)
 	return (fin > 0 ? fin : now) > created ? (fin > 0 ? fin : now) - created : 0;
 }
 
+/* What a job's progress shows: its checkpointed units (units_done,
+ * which never goes back) plus what its held leases did since their
+ * checkpoints (units_running, from heartbeats), capped at the total. A
+ * landing checkpoint moves units from running to done: the sum stays. */
+double ctl_job_shown_units(const struct ctlcmd_job *job)
+{
+	double total = (double)job->total_units;
+	double v = (double)job->units_done + (double)job->units_running;
+
+	return total > 0 && v > total ? total : v;
+}
+
+/* "12.3% of 44 gangsters", and while part of it is not yet checkpointed
+ * (held leases' heartbeats) " (4.1% saved)": the part a worker's loss
+ * would not take back. */
 static void job_progress(const struct ctlcmd_job *job, char *out, size_t n)
 {
 	double total = (double)job->total_units, done = (double)job->units_done;
-	char a[48];
+	double shown = ctl_job_shown_units(job);
+	char a[48], b[48];
 
-	if (total > 0)
-		snprintf(out, n, "%5.1f%% of %s", 100 * (done < total ? done : total) / total,
+	if (total > 0 && job->units_running > 0)
+		snprintf(out, n, "%5.1f%% of %s (%.1f%% saved)", 100 * shown / total,
+			 human_units(total, job->unit_name, a, sizeof(a)),
+			 100 * (done < total ? done : total) / total);
+	else if (total > 0)
+		snprintf(out, n, "%5.1f%% of %s", 100 * shown / total,
 			 human_units(total, job->unit_name, a, sizeof(a)));
+	else if (job->units_running > 0)
+		snprintf(out, n, "%s (%s saved)", human_units(shown, job->unit_name, a,
+			 sizeof(a)), human_count(done, b, sizeof(b)));
 	else
 		snprintf(out, n, "%s", human_units(done, job->unit_name, a, sizeof(a)));
 }
@@ -101,7 +124,7 @@ static void job_int(int64_t v, int64_t lo, char *out, size_t n)
 
 enum col { C_ID, C_NAME, C_WORKLOAD, C_STATE, C_PRIORITY, C_PROGRESS, C_UNITS,
 	   C_RATE, C_AVG_RATE, C_ELAPSED, C_ETA, C_SUBMITTED, C_STARTED,
-	   C_FINISHED, C_ATTEMPTS, C_VFAIL, C_REASON };
+	   C_FINISHED, C_ATTEMPTS, C_VFAIL, C_REASON, C_USER };
 
 static const struct {
 	const char *name, *head;
@@ -124,6 +147,7 @@ static const struct {
 	[C_ATTEMPTS] = { "attempts", "ATTEMPTS", 1 },
 	[C_VFAIL] = { "vfail", "VFAIL", 1 },
 	[C_REASON] = { "reason", "REASON", 0 },
+	[C_USER] = { "user", "USER", 0 },
 };
 
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
@@ -140,7 +164,7 @@ static void cell(enum col c, const struct ctlcmd_job *job, double now, char *out
 		break;
 	case C_PRIORITY: job_int(job->priority, CTLCMD_PRIORITY_MIN, out, n); break;
 	case C_PROGRESS: job_progress(job, out, n); break;
-	case C_UNITS: human_units((double)job->units_done, job->unit_name, out, n); break;
+	case C_UNITS: human_units(ctl_job_shown_units(job), job->unit_name, out, n); break;
 	case C_RATE: job_rate(job, out, n); break;
 	case C_AVG_RATE:
 		if (job->avg_rate >= 0)
@@ -156,6 +180,7 @@ static void cell(enum col c, const struct ctlcmd_job *job, double now, char *out
 	case C_ATTEMPTS: job_int(job->attempts, 0, out, n); break;
 	case C_VFAIL: job_int(job->verify_failures, 0, out, n); break;
 	case C_REASON: snprintf(out, n, "%s", job->reason ? job->reason : ""); break;
+	case C_USER: snprintf(out, n, "%s", job->owner ? job->owner : "-"); break;
 	}
 }
 
@@ -207,7 +232,7 @@ int ctl_jobs_table(struct ctl_table *t, const char *cols,
 
 void ctl_job_line(char *out, size_t n, const struct ctlcmd_job *job)
 {
-	double total = (double)job->total_units, done = (double)job->units_done;
+	double total = (double)job->total_units, done = ctl_job_shown_units(job);
 	char bar[40], prog[96], rate[48], eta[32];
 
 	human_bar(total > 0 ? done / total : 0, 20, bar);
@@ -233,8 +258,9 @@ static void counts_line(FILE *f, const char *what, const int64_t *counts,
 void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 {
 	const char *unit = job->unit_name, *name = job->name;
-	double total = (double)job->total_units, done = (double)job->units_done;
+	double total = (double)job->total_units, done = ctl_job_shown_units(job);
 	char bar[40], a[48], b[48], c[48], r[32], e[32], t1[32], t2[32], t3[32];
+	char saved[48];
 	static const int lk[] = { L_PENDING, L_LEASED, L_DONE, L_VERIFIED, L_FAILED };
 	static const char *const ln[] = { "pending", "leased", "done", "verified", "failed" };
 	static const int rk[] = { L_PENDING, L_LEASED, L_VERIFIED, L_FAILED };
@@ -242,12 +268,17 @@ void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 	const int64_t *rl = job->replicas;
 
 	human_bar(total > 0 ? done / total : 0, 30, bar);
-	fprintf(f, "job %" PRId64 "%s%s%s  %s  %s %s %5.1f%%  %s of %s (verified %s)\n",
+	/* Past the checkpoints: shown, and what of it is saved. */
+	saved[0] = '\0';
+	if (job->units_running > 0)
+		snprintf(saved, sizeof(saved), ", saved %s",
+			 human_count((double)job->units_done, a, sizeof(a)));
+	fprintf(f, "job %" PRId64 "%s%s%s  %s  %s %s %5.1f%%  %s of %s (verified %s%s)\n",
 		job->id, name ? " \"" : "", name ? name : "", name ? "\"" : "", job->workload,
 		job->damaged ? "damaged" : ctl_job_state(job), bar,
 		total > 0 ? 100 * (done < total ? done : total) / total : 0,
 		human_count(done, a, sizeof(a)), human_units(total, unit, b, sizeof(b)),
-		human_count((double)job->units_verified, c, sizeof(c)));
+		human_count((double)job->units_verified, c, sizeof(c)), saved);
 	job_rate(job, r, sizeof(r));
 	job_eta(job, e, sizeof(e));
 	fprintf(f, "    rate %s  ETA %s  elapsed %s", r, e,
@@ -260,11 +291,13 @@ void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 		human_time(when(job->finished_at), now, t3, sizeof(t3)));
 	if (job->priority >= CTLCMD_PRIORITY_MIN)
 		fprintf(f, "  priority %" PRId64, job->priority);
+	fprintf(f, "  user %s", job->owner ? job->owner : "-");
 	if (job->attempts >= 0)
 		fprintf(f, "  attempts %" PRId64, job->attempts);
 	if (job->verify_failures >= 0)
 		fprintf(f, "  verify failures %" PRId64, job->verify_failures);
 	fprintf(f, "\n");
+	ctl_lifecycle_line(f, job);
 	counts_line(f, "leases", job->leases, lk, ln, 5);
 	if (rl[L_PENDING] + rl[L_LEASED] + rl[L_VERIFIED] + rl[L_FAILED] > 0 ||
 	    (job->check && strcmp(job->check, "full") == 0)) {
@@ -402,11 +435,12 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 		{ "all", no_argument, NULL, 'a' }, { "format", required_argument, NULL, 'f' },
 		{ "state", required_argument, NULL, 's' },
 		{ "workload", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "no-header", no_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int as_json = 0, lng = 0, all = 0, no_header = 0, fmt_given = 0, c, ex;
-	const char *cols = CTL_STATUS_COLS, *states = NULL, *workload = NULL;
+	const char *cols = CTL_STATUS_COLS, *states = NULL, *workload = NULL, *user = NULL;
 	json_int_t job = 0;
 
 	ctl_opt_reset();
@@ -418,6 +452,11 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 		case 'f': cols = optarg; fmt_given = 1; break;
 		case 's': states = optarg; break;
 		case 'w': workload = optarg; break;
+		case 'u':
+			if (ctl_check_user(optarg))
+				return ctl_usage_error("status");
+			user = optarg;
+			break;
 		case 'H': no_header = 1; break;
 		case 'h': ctl_help_cmd(stdout, "status"); return 0;
 		default: return ctl_usage_error("status");
@@ -427,8 +466,8 @@ int cmd_status(const struct ctl_target *to, int argc, char **argv)
 	    (states && check_states(states)) || check_cols(cols))
 		return ctl_usage_error("status");
 	struct ctl_reply reply;
-	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job, .all = all },
-		     !as_json, &reply);
+	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_STATUS, .job = job, .all = all,
+		     .user = user }, !as_json, &reply);
 	if (ex)
 		return ex;
 	/* gpud's own trouble (e.g. out of descriptors); --json keeps stdout
@@ -465,13 +504,19 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' }, { "all", no_argument, NULL, 'a' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "state", required_argument, NULL, 's' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "no-header", no_argument, NULL, 'H' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int as_json = 0, all = 0, no_header = 0, c, ex;
 	long limit = 0;
-	const char *cols = "id,name,workload,state,submitted,started,finished,elapsed,"
-			   "units,avg_rate,attempts,vfail";
+	const char *cols = "id,name,user,workload,state,submitted,started,finished,"
+			   "elapsed,units,avg_rate,attempts,vfail";
+	struct ctlcmd_req req = { .cmd = CTLCMD_HISTORY };
 
 	ctl_opt_reset();
 	while ((c = getopt_long(argc, argv, "ah", opts, NULL)) != -1) {
@@ -479,27 +524,63 @@ int cmd_history(const struct ctl_target *to, int argc, char **argv)
 		case 'j': as_json = 1; break;
 		case 'a': all = 1; break;
 		case 'n':
-			if (ctl_parse_int("--limit", optarg, 1, 1000000, &limit))
+			if (ctl_parse_int("--limit", optarg, 1, CTLCMD_HISTORY_LIMIT_MAX, &limit))
 				return ctl_usage_error("history");
 			break;
 		case 'f': cols = optarg; break;
+		case 'S':
+		case 'U':
+			if (ctl_parse_time(c == 'S' ? "--since" : "--until", optarg,
+					   c == 'S' ? &req.since : &req.until))
+				return ctl_usage_error("history");
+			/* 0 would read as no bound (the last 30 days): 1 keeps
+			 * the same jobs. */
+			if (c == 'S' && req.since == 0)
+				req.since = 1;
+			if (c == 'U' && req.until == 0) {
+				fprintf(stderr, "gpuctl: --until: no job finished before 1970\n");
+				return ctl_usage_error("history");
+			}
+			break;
+		case 's':
+			if (strcmp(optarg, "done") && strcmp(optarg, "failed") &&
+			    strcmp(optarg, "cancelled")) {
+				fprintf(stderr, "gpuctl: --state: a finished job is done, "
+					"failed or cancelled, not '%.64s'\n", optarg);
+				return ctl_usage_error("history");
+			}
+			req.state = optarg;
+			break;
+		case 'w': req.workload = optarg; break;
+		case 'u':
+			if (ctl_check_user(optarg))
+				return ctl_usage_error("history");
+			req.user = optarg;
+			break;
 		case 'H': no_header = 1; break;
 		case 'h': ctl_help_cmd(stdout, "history"); return 0;
 		default: return ctl_usage_error("history");
 		}
 	}
+	if (req.since && req.until && req.since >= req.until) {
+		fprintf(stderr, "gpuctl: --since must be before --until\n");
+		return ctl_usage_error("history");
+	}
 	if (optind < argc || check_cols(cols))
 		return ctl_usage_error("history");
 	struct ctl_reply reply;
-	ex = ctl_ask(to, &(struct ctlcmd_req){ .cmd = CTLCMD_HISTORY, .all = all,
-		.limit = limit ? limit : CTLCMD_HISTORY_LIMIT_DEFAULT }, !as_json, &reply);
+	req.all = all;
+	req.limit = limit ? limit : CTLCMD_HISTORY_LIMIT_DEFAULT;
+	ex = ctl_ask(to, &req, !as_json, &reply);
 	if (ex)
 		return ex;
 	if (as_json)
 		ctl_print_json(ctlcmd_reply_list(CTLCMD_HISTORY, reply.json));
 	else
 		ex = print_jobs(&reply.f, 0, cols, no_header, NULL, NULL,
-				all ? "no finished jobs" : "no jobs finished in the last 30 days");
+				all || req.since || req.until || req.state ||
+				req.workload || req.user ? "no finished jobs match" :
+				"no jobs finished in the last 30 days");
 	ctl_reply_free(&reply);
 	return ex;
 }

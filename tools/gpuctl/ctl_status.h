@@ -16,7 +16,7 @@
 #include "ctlcmd.h"
 
 /* The default columns of gpuctl status and watch. */
-#define CTL_STATUS_COLS "id,name,workload,state,progress,rate,elapsed,eta,reason"
+#define CTL_STATUS_COLS "id,name,user,workload,state,progress,rate,elapsed,eta,reason"
 
 /* The columns of cols (comma-separated names) into t, with its rows from
  * jobs. -1 after printing which name is unknown. now: time(NULL). */
@@ -29,6 +29,9 @@ void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now);
 const char *ctl_job_state(const struct ctlcmd_job *job);
 /* 1 when the job's state is done, failed or cancelled. */
 int ctl_job_finished(const struct ctlcmd_job *job);
+/* The units a job's progress shows: units_done + units_running (held
+ * leases' progress past their checkpoints), at most the total. */
+double ctl_job_shown_units(const struct ctlcmd_job *job);
 /* One line of progress for wait: state, bar, percent, units, rate, ETA. */
 void ctl_job_line(char *out, size_t n, const struct ctlcmd_job *job);
 

@@ -86,8 +86,14 @@ static void workers_table(struct ctl_table *t, const struct ctlcmd_reply *worker
 				 w->lease, w->job);
 			/* Its rate in its own job's unit: battles and values
 			 * never add up. */
-			snprintf(rate, sizeof(rate), "%s %s/s",
-				 human_count(w->rate, c, sizeof(c)), unit ? unit : "units");
+			if (w->rate > 0 && w->rate < 9.995)
+				snprintf(rate, sizeof(rate), "%.2f %s/s", w->rate,
+					 unit ? unit : "units");
+			else if (w->rate > 0)
+				snprintf(rate, sizeof(rate), "%s %s/s",
+					 human_count(w->rate, c, sizeof(c)),
+					 unit ? unit : "units");
+			/* else "-": not measured yet in this job */
 		}
 		snprintf(n[0], sizeof(n[0]), "%" PRId64, w->leases_done);
 		snprintf(n[1], sizeof(n[1]), "%" PRId64, w->failures);

@@ -25,41 +25,58 @@
  * options and what it prints). The order is gpuctl help's. */
 static const struct ctl_command commands[] = {
 { "submit", cmd_submit, "submit WORKLOAD [--name N] [--priority P] [--check full|sample]\n"
-  "                     [--file F] --KEY VALUE...",
+  "                     [--file F] [--after JOB] [--time-limit D] --KEY VALUE...",
   "queue a job, print its id",
   "  --name N          a name for the job: 1..64 of A-Z a-z 0-9 . _ -\n"
   "  --priority P      -1000..1000 (default 0); higher runs first, ties by age\n"
   "  --check full      every lease computed again by another worker, merged\n"
   "                    when both agree (default sample: gpud verifies a sample)\n"
   "  --file F          send F as the job's input (e.g. othello positions)\n"
+  "  --after JOB       granted nothing until job JOB is done (status: \"after\n"
+  "                    job JOB (running)\"); fails if JOB fails or is cancelled\n"
+  "  --time-limit D    stop the job once it has run D (90s, 30m, 2h, 1d, 1h30m;\n"
+  "                    1s..366d; queued and paused time not counted): it fails\n"
+  "                    with \"time limit D reached\", gpuctl requeue continues it\n"
   "  --KEY VALUE       the workload's parameters (also --KEY=VALUE), e.g.\n"
   "                    gpuctl submit graveler --battles 1e9 --seed 7\n"
   "gpuctl submit WORKLOAD --help lists WORKLOAD's parameters (gpuctl workloads\n"
   "lists them all).\n" },
 { "status", cmd_status, "status [JOB] [--long] [--all] [--state S[,S]] [--workload W]\n"
-  "                     [--format COLS] [--no-header] [--json]",
+  "                     [--user U] [--format COLS] [--no-header] [--json]",
   "jobs, one line each (like squeue); JOB: its whole record",
-  "  one aligned line per job: ID NAME WORKLOAD STATE PROGRESS RATE ELAPSED\n"
-  "  ETA REASON. States: queued (REASON says why: no eligible worker, behind\n"
-  "  job N, every lease is held), running, paused, done, failed, cancelled.\n"
+  "  one aligned line per job: ID NAME USER WORKLOAD STATE PROGRESS RATE\n"
+  "  ELAPSED ETA REASON; USER: who submitted it. States: queued (REASON says\n"
+  "  why: no eligible worker, behind job N, every lease is held), running,\n"
+  "  paused, done, failed, cancelled.\n"
   "  Finished jobs show their elapsed time and average rate.\n"
   "  -l, --long        every job's whole record (leases, workers, check, times);\n"
   "                    the default for gpuctl status JOB without --format\n"
   "  -a, --all         also jobs that finished more than a day ago\n"
   "  --state S[,S]     only jobs in these states\n"
   "  --workload W      only jobs of workload W\n"
-  "  --format COLS     columns, comma-separated, of: id name workload state\n"
+  "  --user U          only jobs U submitted\n"
+  "  --format COLS     columns, comma-separated, of: id name user workload state\n"
   "                    priority progress units rate avg_rate elapsed eta\n"
   "                    submitted started finished attempts vfail reason\n"
   "  --no-header       no header line\n"
   "  --json            gpud's records as JSON (exact numbers), filtered alike\n" },
-{ "history", cmd_history, "history [--all] [--limit N] [--format COLS] [--no-header]\n"
-  "                     [--json]",
+{ "history", cmd_history, "history [--all] [--since T] [--until T] [--state S]\n"
+  "                     [--workload W] [--user U] [--limit N] [--format COLS]\n"
+  "                     [--no-header] [--json]",
   "finished jobs, newest first (like sacct)",
-  "  ID NAME WORKLOAD STATE SUBMITTED STARTED FINISHED ELAPSED UNITS AVG_RATE\n"
-  "  ATTEMPTS VFAIL (results refuted by verification).\n"
+  "  ID NAME USER WORKLOAD STATE SUBMITTED STARTED FINISHED ELAPSED UNITS\n"
+  "  AVG_RATE ATTEMPTS VFAIL (results refuted by verification). USER: who\n"
+  "  submitted it (a credential's name, or the local Unix user).\n"
   "  -a, --all         every finished job (default: the last 30 days)\n"
-  "  --limit N         at most N jobs\n"
+  "  --since T         finished at or after T: a date (2026-11-29,\n"
+  "                    2026-11-29T13:00 local, 2026-11-29T13:00Z UTC) or a\n"
+  "                    time ago (90s, 30m, 2h, 3d, 1w)\n"
+  "  --until T         finished before T (as --since)\n"
+  "  --state S         done, failed or cancelled\n"
+  "  --workload W      only jobs of workload W\n"
+  "  --user U          only jobs U submitted\n"
+  "                    (the filters hold together)\n"
+  "  --limit N         at most N jobs (1..100000; default 1000)\n"
   "  --format COLS     columns, as gpuctl status --format\n"
   "  --no-header       no header line\n"
   "  --json            gpud's records as JSON\n" },
@@ -93,6 +110,12 @@ static const struct ctl_command commands[] = {
 { "extend", cmd_extend, "extend JOB --KEY VALUE...",
   "take a job further (e.g. officers --to N)", "" },
 { "cancel", cmd_simple, "cancel JOB", "cancel a job (its leases are revoked)", "" },
+{ "requeue", cmd_requeue, "requeue JOB",
+  "a failed or cancelled job back to the queue, its verified work kept (admin)",
+  "  Verified leases stay verified and merged; the others run again from their\n"
+  "  checkpoints, their failure counts reset; the time limit counts afresh. A\n"
+  "  done job is refused (gpuctl extend takes a job further), and so is a job\n"
+  "  whose --after job failed (requeue that one first).\n" },
 { "pause", cmd_simple, "pause JOB",
   "hold a job: workers checkpoint and release its leases", "" },
 { "resume", cmd_simple, "resume JOB", "let a paused job run again, from its checkpoints", "" },
@@ -143,6 +166,18 @@ static const struct ctl_command commands[] = {
   "  --revoke          end the links: a viewer's the viewers' links, an admin's\n"
   "                    every link\n"
   "  --json            gpud's reply as JSON (url, key, expires_at)\n" },
+{ "events", cmd_events, "events JOB [--since T] [--limit N] [--follow] [--json]\n"
+  "                     [--no-header]",
+  "what happened to a job: submit, grants, results, verification, done",
+  "  TIME (local) KIND LEASE (lease/epoch) WORKER DETAIL, oldest first: the\n"
+  "  job's events and its leases' (an expiry). A viewer's credential may ask.\n"
+  "  --since T         events from T on: a date (2026-11-29, 2026-11-29T13:00,\n"
+  "                    2026-11-29T13:00Z for UTC) or a time ago (30m, 2h, 3d)\n"
+  "  --limit N         the newest N events (default 1000, at most 100000)\n"
+  "  -f, --follow      then print new events as they come (every 2 s) until\n"
+  "                    the job ends\n"
+  "  --no-header       no header line\n"
+  "  --json            gpud's records as JSON (ts in Unix seconds)\n" },
 { "help", NULL, "help [COMMAND]", "this list, or one command's page", "" },
 };
 
