@@ -92,7 +92,7 @@ OTH_HD uint64_t oth_highbit(uint64_t x)
  * by shifting, 6 steps (the longest run); columns A and H are masked out
  * of the runs for directions with a horizontal component so that shifts
  * never wrap from one row into the next. */
-OTH_HD uint64_t oth_moves(uint64_t P, uint64_t O)
+OTH_HD uint64_t oth_moves_plain(uint64_t P, uint64_t O)
 {
 	const uint64_t inner = O & 0x7e7e7e7e7e7e7e7eull;
 	uint64_t moves = 0, t;
@@ -136,7 +136,7 @@ OTH_HD uint64_t oth_flips_line(uint64_t P, uint64_t om, int sq, uint64_t up,
 	return f;
 }
 
-OTH_HD uint64_t oth_flips(uint64_t P, uint64_t O, int sq)
+OTH_HD uint64_t oth_flips_plain(uint64_t P, uint64_t O, int sq)
 {
 	const uint64_t inner = O & 0x7e7e7e7e7e7e7e7eull;
 
@@ -148,6 +148,32 @@ OTH_HD uint64_t oth_flips(uint64_t P, uint64_t O, int sq)
 			      0x0040201008040201ull) |
 	       oth_flips_line(P, inner, sq, 0x0002040810204080ull,
 			      0x0102040810204000ull);
+}
+
+/* The versions the solvers call: the AVX2 ones (othello_vec.h) in code
+ * built for AVX2 on the host, the plain ones elsewhere (CUDA, baseline
+ * x86-64, other CPUs); both give the same bitboards. */
+#if defined(__AVX2__) && !defined(__CUDACC__)
+#define OTH_HAVE_VEC 1
+#include "othello_vec.h"
+#endif
+
+OTH_HD uint64_t oth_moves(uint64_t P, uint64_t O)
+{
+#ifdef OTH_HAVE_VEC
+	return oth_moves_vec(P, O);
+#else
+	return oth_moves_plain(P, O);
+#endif
+}
+
+OTH_HD uint64_t oth_flips(uint64_t P, uint64_t O, int sq)
+{
+#ifdef OTH_HAVE_VEC
+	return oth_flips_vec(P, O, sq);
+#else
+	return oth_flips_plain(P, O, sq);
+#endif
 }
 
 /* Score of a finished game (neither side can move, or the board is full),

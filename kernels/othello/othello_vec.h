@@ -1,0 +1,111 @@
+/* othello_vec.h - AVX2 move generation and flips for the CPU solvers,
+ * included by othello.h when the translation unit is built for AVX2
+ * (the exact search's library: meson's cpu_level, x86-64-v3) and not by
+ * CUDA; everything else keeps the plain 64-bit versions, which give the
+ * same bitboards (tests/unit/test_othello_vec.c checks both against a
+ * square-by-square reference).
+ *
+ * The four line directions (1: row, 8: column, 9 and 7: diagonals) sit
+ * in the four 64-bit lanes of one register, so each step handles all
+ * four at once; the opposite directions are a second register shifted
+ * the other way. Columns A and H are masked out of the opponent's runs
+ * in the lanes with a horizontal component, as in the plain versions.
+ *
+ * Threads: pure functions of their arguments.
+ */
+#ifndef GPUD_OTHELLO_VEC_H
+#define GPUD_OTHELLO_VEC_H
+
+#include <immintrin.h>
+#include <stdint.h>
+
+/* Shift of each lane, and the opponent mask of each lane. */
+static inline __m256i oth_vec_shifts(void)
+{
+	return _mm256_set_epi64x(7, 9, 8, 1);
+}
+
+static inline __m256i oth_vec_runs(uint64_t O)
+{
+	const uint64_t in = O & 0x7e7e7e7e7e7e7e7eull;
+
+	return _mm256_set_epi64x((long long)in, (long long)in, (long long)O,
+				 (long long)in);
+}
+
+/* OR of the four lanes. */
+static inline uint64_t oth_vec_or4(__m256i v)
+{
+	__m128i h = _mm_or_si128(_mm256_castsi256_si128(v),
+				 _mm256_extracti128_si256(v, 1));
+	return (uint64_t)_mm_cvtsi128_si64(h) |
+	       (uint64_t)_mm_extract_epi64(h, 1);
+}
+
+/* Legal moves: each direction's run from P grown 6 steps through O (the
+ * longest run), then one step onto the square beyond it. */
+static inline uint64_t oth_moves_vec(uint64_t P, uint64_t O)
+{
+	const __m256i sh = oth_vec_shifts(), m = oth_vec_runs(O);
+	const __m256i p = _mm256_set1_epi64x((long long)P);
+	__m256i u, d;
+
+	u = _mm256_and_si256(m, _mm256_sllv_epi64(p, sh));
+	d = _mm256_and_si256(m, _mm256_srlv_epi64(p, sh));
+	for (int i = 0; i < 5; i++) {
+		u = _mm256_or_si256(u, _mm256_and_si256(
+					       m, _mm256_sllv_epi64(u, sh)));
+		d = _mm256_or_si256(d, _mm256_and_si256(
+					       m, _mm256_srlv_epi64(d, sh)));
+	}
+	u = _mm256_or_si256(_mm256_sllv_epi64(u, sh),
+			    _mm256_srlv_epi64(d, sh));
+	return oth_vec_or4(u) & ~(P | O);
+}
+
+/* Flips of P on sq (empty), the plain oth_flips_line in four lanes. The
+ * line masks run past the board and wrap, harmless for the reason
+ * othello.h gives. Above sq: the first non-opponent square by a carry.
+ * Below sq: the highest non-opponent square, found by smearing the
+ * non-opponent squares down the line (1, 2, 4 steps) and keeping the
+ * square whose next one up is not set. */
+static inline uint64_t oth_flips_vec(uint64_t P, uint64_t O, int sq)
+{
+	const __m256i sh = oth_vec_shifts(), om = oth_vec_runs(O);
+	const __m256i p = _mm256_set1_epi64x((long long)P);
+	const __m256i one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256();
+	const __m256i up = _mm256_sllv_epi64(
+		_mm256_set_epi64x((long long)0x0002040810204080ull, (long long)0x8040201008040200ull,
+				  (long long)0x0101010101010100ull, (long long)0x00000000000000feull),
+		_mm256_set1_epi64x(sq));
+	const __m256i down = _mm256_srlv_epi64(
+		_mm256_set_epi64x((long long)0x0102040810204000ull, (long long)0x0040201008040201ull,
+				  (long long)0x0080808080808080ull, (long long)0x7f00000000000000ull),
+		_mm256_set1_epi64x(63 - sq));
+	__m256i out, f, e, t;
+
+	/* above: out = up & ((om | ~up) + 1) & P */
+	out = _mm256_add_epi64(_mm256_or_si256(om, _mm256_xor_si256(
+				       up, _mm256_set1_epi64x(-1))), one);
+	out = _mm256_and_si256(_mm256_and_si256(out, up), p);
+	f = _mm256_andnot_si256(_mm256_cmpeq_epi64(out, zero),
+				_mm256_and_si256(_mm256_sub_epi64(out, one),
+						 up));
+	/* below */
+	e = _mm256_andnot_si256(om, down);
+	e = _mm256_or_si256(e, _mm256_srlv_epi64(e, sh));
+	t = _mm256_add_epi64(sh, sh);
+	e = _mm256_or_si256(e, _mm256_srlv_epi64(e, t));
+	t = _mm256_add_epi64(t, t);
+	e = _mm256_or_si256(e, _mm256_srlv_epi64(e, t));
+	out = _mm256_and_si256(_mm256_andnot_si256(
+				       _mm256_srlv_epi64(e, sh), e), p);
+	out = _mm256_and_si256(out, down);
+	f = _mm256_or_si256(f, _mm256_and_si256(
+				       _mm256_sub_epi64(zero, _mm256_add_epi64(
+							       out, out)),
+				       down));
+	return oth_vec_or4(f);
+}
+
+#endif
