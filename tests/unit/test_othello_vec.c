@@ -3,7 +3,10 @@
  * oth_flips are the AVX2 versions of othello_vec.h where the build has
  * AVX2): against a square-by-square walk on every empty square of 1,000,000
  * random boards, and against the plain 64-bit versions on 4,000,000 more
- * (every density from near-empty to full, edges and corners included).
+ * (every density from near-empty to full, edges and corners included);
+ * the stable discs (othello_stable.h) of both versions, and of the
+ * library's oth_stable, bit for bit on random boards and on game
+ * positions at 1-30 empties.
  * The solver's scores built on them are checked against minimax and the
  * shallow reference in test_othello_deep. */
 #include <setjmp.h>
@@ -14,6 +17,8 @@
 #include <cmocka.h>
 
 #include "othello/othello.h"
+#include "othello/othello_deep.h"
+#include "othello/othello_stable.h"
 #include "unit_main.h"
 
 struct rng {
@@ -128,5 +133,29 @@ static void test_edges(void **state)
 	}
 }
 
+static void test_stable(void **state)
+{
+	struct rng r = {13};
+	uint64_t some = 0;
+
+	(void)state;
+	for (int t = 0; t < 1000000; t++) {
+		uint64_t P, O;
+		if (t & 1) {
+			int black;
+			oth_generate(13, (uint64_t)t, 1 + t % 30, &P, &O,
+				     &black);
+		} else {
+			board(&r, &P, &O);
+		}
+		uint64_t s = oth_stable_plain(P, O);
+		assert_true(oth_stable_inline(P, O) == s);
+		assert_true(oth_stable(P, O) == s);
+		assert_true((s & ~P) == 0);
+		some += s != 0;
+	}
+	assert_true(some > 100000); /* boards with stable discs were met */
+}
+
 UNIT_MAIN(cmocka_unit_test(test_edges), cmocka_unit_test(test_vs_walk),
-	  cmocka_unit_test(test_vs_plain))
+	  cmocka_unit_test(test_vs_plain), cmocka_unit_test(test_stable))
