@@ -176,6 +176,25 @@ OTH_HD uint64_t oth_flips(uint64_t P, uint64_t O, int sq)
 #endif
 }
 
+#ifndef __CUDACC__
+/* Legal moves of P, and in *ret_pot its potential mobility: the empty
+ * squares next to an opponent disc (CPU solvers' move ordering). */
+static inline uint64_t oth_moves_pot(uint64_t P, uint64_t O,
+				     uint64_t *ret_pot)
+{
+#ifdef OTH_HAVE_VEC
+	return oth_moves_pot_vec(P, O, ret_pot);
+#else
+	const uint64_t l = 0xfefefefefefefefeull, r = 0x7f7f7f7f7f7f7f7full;
+
+	*ret_pot = (((O << 1) & l) | ((O >> 1) & r) | (O << 8) | (O >> 8) |
+		    ((O << 9) & l) | ((O >> 9) & r) | ((O << 7) & r) |
+		    ((O >> 7) & l)) & ~(P | O);
+	return oth_moves_plain(P, O);
+#endif
+}
+#endif
+
 /* Score of a finished game (neither side can move, or the board is full),
  * from P's side. */
 OTH_HD int oth_final_score(uint64_t P, uint64_t O)

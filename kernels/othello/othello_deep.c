@@ -215,15 +215,6 @@ static int eval_search(struct oth_search *s, uint64_t P, uint64_t O,
 	return best;
 }
 
-static inline uint64_t neighbours(uint64_t b)
-{
-	const uint64_t l = 0xfefefefefefefefeull, r = 0x7f7f7f7f7f7f7f7full;
-
-	return ((b << 1) & l) | ((b >> 1) & r) | (b << 8) | (b >> 8) |
-	       ((b << 9) & l) | ((b >> 9) & r) | ((b << 7) & r) |
-	       ((b >> 7) & l);
-}
-
 /* P's corners and the edge squares next to a corner of P. */
 static inline int corner_stability(uint64_t P)
 {
@@ -259,13 +250,11 @@ static int list_moves(struct oth_search *s, uint64_t P, uint64_t O,
 		} else if (!x->P) {
 			x->key = 1 << 29;
 		} else {
-			uint64_t om = oth_moves(x->P, x->O);
-			uint64_t E = ~(x->P | x->O);
+			uint64_t pot, om = oth_moves_pot(x->P, x->O, &pot);
 			x->key = ((36 - oth_popcount(om) -
 				   oth_popcount(om & CORNERS)) << 15) +
 				 (corner_stability(x->O) << 11) +
-				 ((36 - oth_popcount(neighbours(x->O) & E))
-				  << 5);
+				 ((36 - oth_popcount(pot)) << 5);
 			if (eval_depth >= 0) {
 				int v = eval_search(s, x->P, x->O, -100000,
 						    100000, eval_depth, 0);

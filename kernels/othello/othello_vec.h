@@ -63,6 +63,47 @@ static inline uint64_t oth_moves_vec(uint64_t P, uint64_t O)
 	return oth_vec_or4(u) & ~(P | O);
 }
 
+/* oth_moves_vec, and in *ret_pot the empty squares next to an opponent
+ * disc (P's potential mobility), from the same registers. */
+static inline uint64_t oth_moves_pot_vec(uint64_t P, uint64_t O,
+					 uint64_t *ret_pot)
+{
+	const __m256i sh = oth_vec_shifts(), m = oth_vec_runs(O);
+	const __m256i p = _mm256_set1_epi64x((long long)P);
+	const __m256i o = _mm256_set1_epi64x((long long)O);
+	/* Squares a one-step shift up (down) reaches without wrapping. */
+	const __m256i um = _mm256_set_epi64x(
+		(long long)0x7f7f7f7f7f7f7f7full, (long long)0xfefefefefefefefeull,
+		-1, (long long)0xfefefefefefefefeull);
+	const __m256i dm = _mm256_set_epi64x(
+		(long long)0xfefefefefefefefeull, (long long)0x7f7f7f7f7f7f7f7full,
+		-1, (long long)0x7f7f7f7f7f7f7f7full);
+	__m256i u, d, q;
+
+	u = _mm256_and_si256(m, _mm256_sllv_epi64(p, sh));
+	d = _mm256_and_si256(m, _mm256_srlv_epi64(p, sh));
+	q = _mm256_or_si256(_mm256_and_si256(um, _mm256_sllv_epi64(o, sh)),
+			    _mm256_and_si256(dm, _mm256_srlv_epi64(o, sh)));
+	for (int i = 0; i < 5; i++) {
+		u = _mm256_or_si256(u, _mm256_and_si256(
+					       m, _mm256_sllv_epi64(u, sh)));
+		d = _mm256_or_si256(d, _mm256_and_si256(
+					       m, _mm256_srlv_epi64(d, sh)));
+	}
+	u = _mm256_or_si256(_mm256_sllv_epi64(u, sh),
+			    _mm256_srlv_epi64(d, sh));
+	/* Both ORs of four lanes at once: moves in lane 0, potential in 1. */
+	__m128i a = _mm_or_si128(_mm256_castsi256_si128(u),
+				 _mm256_extracti128_si256(u, 1));
+	__m128i b = _mm_or_si128(_mm256_castsi256_si128(q),
+				 _mm256_extracti128_si256(q, 1));
+	__m128i r = _mm_or_si128(_mm_unpacklo_epi64(a, b),
+				 _mm_unpackhi_epi64(a, b));
+	const uint64_t E = ~(P | O);
+	*ret_pot = (uint64_t)_mm_extract_epi64(r, 1) & E;
+	return (uint64_t)_mm_cvtsi128_si64(r) & E;
+}
+
 /* Flips of P on sq (empty), the plain oth_flips_line in four lanes. The
  * line masks run past the board and wrap, harmless for the reason
  * othello.h gives. Above sq: the first non-opponent square by a carry.

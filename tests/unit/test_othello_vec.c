@@ -1,14 +1,13 @@
 /* Unit tests of the move generation and flips the exact solver is built
- * with (compiled here for the solver's cpu_level, so oth_moves and
- * oth_flips are the AVX2 versions of othello_vec.h where the build has
- * AVX2): against a square-by-square walk on every empty square of 1,000,000
- * random boards, and against the plain 64-bit versions on 4,000,000 more
- * (every density from near-empty to full, edges and corners included);
- * the stable discs (othello_stable.h) of both versions, and of the
- * library's oth_stable, bit for bit on random boards and on game
- * positions at 1-30 empties.
- * The solver's scores built on them are checked against minimax and the
- * shallow reference in test_othello_deep. */
+ * with (compiled here for the solver's cpu_level, so oth_moves, oth_flips
+ * and oth_moves_pot are the AVX2 versions of othello_vec.h where the
+ * build has AVX2): against a square-by-square walk on every empty square
+ * of 1,000,000 random boards, and against the plain 64-bit versions on
+ * 4,000,000 more (every density from near-empty to full); the stable
+ * discs (othello_stable.h) of both versions, and of the library's
+ * oth_stable, bit for bit on random boards and on game positions at 1-30
+ * empties. The solver's scores built on them are checked against minimax
+ * and the shallow reference in test_othello_deep. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -89,6 +88,21 @@ static void test_vs_walk(void **state)
 		}
 		assert_true(oth_moves(P, O) == moves);
 		legal += (uint64_t)oth_popcount(moves);
+		/* Potential mobility: empty squares with an opponent disc
+		 * among their up to 8 neighbours, square by square. */
+		uint64_t pot = 0, got;
+		for (int sq = 0; sq < 64; sq++) {
+			int r0 = sq / 8, c0 = sq % 8;
+			if ((P | O) >> sq & 1)
+				continue;
+			for (int r1 = r0 - 1; r1 <= r0 + 1; r1++)
+				for (int c1 = c0 - 1; c1 <= c0 + 1; c1++)
+					if (r1 >= 0 && r1 < 8 && c1 >= 0 &&
+					    c1 < 8 && (O >> (8 * r1 + c1) & 1))
+						pot |= 1ull << sq;
+		}
+		assert_true(oth_moves_pot(P, O, &got) == moves);
+		assert_true(got == pot);
 	}
 	assert_true(legal > 1000000); /* the boards had moves to check */
 }
