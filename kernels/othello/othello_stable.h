@@ -8,9 +8,10 @@
  * So a disc is stable when each of its 4 lines is full or has such a
  * neighbour; the set grows from the edges and corners to a fixpoint.
  *
- * Two versions with the same result: plain 64-bit, and AVX2 with the four
- * directions in the four lanes of a register (built where the translation
- * unit has AVX2: the exact solver's cpu_level). The search's node counts
+ * Two versions with the same result: plain 64-bit, and one that finds
+ * the full lines with the four directions in the four lanes of an AVX2
+ * register (built where the translation unit has AVX2: the exact
+ * solver's cpu_level). The search's node counts
  * depend on the exact set, so both must agree bit for bit
  * (tests/unit/test_othello_vec.c).
  *
@@ -53,19 +54,11 @@ static inline uint64_t oth_open_lines(uint64_t E, int sh, uint64_t up_mask,
 	return u | d;
 }
 
-static inline uint64_t oth_stable_plain(uint64_t P, uint64_t O)
+/* The fixpoint from no stable disc, given per direction the squares
+ * whose line is full or that touch the edge across it. */
+static inline uint64_t oth_stable_grow(uint64_t P, uint64_t h, uint64_t v,
+				       uint64_t d9, uint64_t d7)
 {
-	uint64_t E = ~(P | O);
-	/* Per direction: the full lines and the squares with a neighbour
-	 * off the board. */
-	uint64_t h = ~oth_open_lines(E, 1, ~OTH_FILE_A, ~OTH_FILE_H) |
-		     OTH_FILE_A | OTH_FILE_H;
-	uint64_t v = ~oth_open_lines(E, 8, ~0ull, ~0ull) | OTH_RANK_1 |
-		     OTH_RANK_8;
-	uint64_t d9 = ~oth_open_lines(E, 9, ~OTH_FILE_A, ~OTH_FILE_H) |
-		      OTH_BORDER;
-	uint64_t d7 = ~oth_open_lines(E, 7, ~OTH_FILE_H, ~OTH_FILE_A) |
-		      OTH_BORDER;
 	uint64_t s = 0, old;
 
 	do {
@@ -82,10 +75,31 @@ static inline uint64_t oth_stable_plain(uint64_t P, uint64_t O)
 	return s;
 }
 
+static inline uint64_t oth_stable_plain(uint64_t P, uint64_t O)
+{
+	uint64_t E = ~(P | O);
+	/* Per direction: the full lines and the squares with a neighbour
+	 * off the board. */
+	uint64_t h = ~oth_open_lines(E, 1, ~OTH_FILE_A, ~OTH_FILE_H) |
+		     OTH_FILE_A | OTH_FILE_H;
+	uint64_t v = ~oth_open_lines(E, 8, ~0ull, ~0ull) | OTH_RANK_1 |
+		     OTH_RANK_8;
+	uint64_t d9 = ~oth_open_lines(E, 9, ~OTH_FILE_A, ~OTH_FILE_H) |
+		      OTH_BORDER;
+	uint64_t d7 = ~oth_open_lines(E, 7, ~OTH_FILE_H, ~OTH_FILE_A) |
+		      OTH_BORDER;
+
+	return oth_stable_grow(P, h, v, d9, d7);
+}
+
 #ifdef __AVX2__
 #define OTH_LL(x) ((long long)(x))
 
-/* The same, lanes (row, column, diagonal 9, diagonal 7). */
+/* The same: the full lines of the four directions in the lanes (row,
+ * column, diagonal 9, diagonal 7) of one register, then the fixpoint in
+ * 64-bit registers (its steps depend on each other: a lane shuffle per
+ * step costs more than it saves; FFO #40-#44, bench/othello.md round
+ * 14). */
 static inline uint64_t oth_stable_vec(uint64_t P, uint64_t O)
 {
 	const __m256i sh1 = _mm256_set_epi64x(7, 9, 8, 1);
@@ -102,7 +116,6 @@ static inline uint64_t oth_stable_vec(uint64_t P, uint64_t O)
 		OTH_LL(OTH_RANK_1 | OTH_RANK_8), OTH_LL(OTH_FILE_A | OTH_FILE_H));
 	const __m256i e = _mm256_set1_epi64x(OTH_LL(~(P | O)));
 	__m256i u = e, d = e, pu = um, pd = dm, full;
-	uint64_t s = 0, old;
 
 	u = _mm256_or_si256(u, _mm256_and_si256(pu, _mm256_sllv_epi64(u, sh1)));
 	d = _mm256_or_si256(d, _mm256_and_si256(pd, _mm256_srlv_epi64(d, sh1)));
@@ -118,21 +131,10 @@ static inline uint64_t oth_stable_vec(uint64_t P, uint64_t O)
 	full = _mm256_or_si256(_mm256_andnot_si256(_mm256_or_si256(u, d),
 						   _mm256_set1_epi64x(-1)),
 			       edge);
-	do {
-		old = s;
-		__m256i v = _mm256_set1_epi64x(OTH_LL(s));
-		v = _mm256_or_si256(
-			full,
-			_mm256_or_si256(
-				_mm256_and_si256(um, _mm256_sllv_epi64(v, sh1)),
-				_mm256_and_si256(dm,
-						 _mm256_srlv_epi64(v, sh1))));
-		__m128i h = _mm_and_si128(_mm256_castsi256_si128(v),
-					  _mm256_extracti128_si256(v, 1));
-		s = P & (uint64_t)_mm_cvtsi128_si64(h) &
-		    (uint64_t)_mm_extract_epi64(h, 1);
-	} while (s != old);
-	return s;
+	uint64_t f[4];
+
+	_mm256_storeu_si256((__m256i *)f, full);
+	return oth_stable_grow(P, f[0], f[1], f[2], f[3]);
 }
 #endif
 
