@@ -105,7 +105,11 @@ static inline int aborted(const struct oth_search *s)
 static inline int stability_cut(uint64_t P, uint64_t O, int alpha, int e,
 				int *v)
 {
+	/* Stable discs are a subset of the side's discs: when all of them
+	 * could not cut, skip the count. */
 	if (alpha >= STAB_MIN[e]) {
+		if (64 - 2 * oth_popcount(O) > alpha)
+			return 0;
 		int ub = 64 - 2 * oth_popcount(oth_stable(O, P));
 		if (ub > alpha)
 			return 0;
@@ -115,6 +119,8 @@ static inline int stability_cut(uint64_t P, uint64_t O, int alpha, int e,
 	/* Mirrored: P's own stable discs keep it above a very low alpha
 	 * (a search of whether P escapes a wipe-out). */
 	if (alpha <= -STAB_MIN[e]) {
+		if (2 * oth_popcount(P) - 64 <= alpha)
+			return 0;
 		int lb = 2 * oth_popcount(oth_stable(P, O)) - 64;
 		if (lb <= alpha)
 			return 0;
