@@ -42,24 +42,41 @@ static inline uint64_t oth_vec_or4(__m256i v)
 	       (uint64_t)_mm_extract_epi64(h, 1);
 }
 
-/* Legal moves: each direction's run from P grown 6 steps through O (the
- * longest run), then one step onto the square beyond it. */
+/* The squares one step beyond each opponent run (m) that starts next to
+ * a disc of p, up and down each lane's line, OR'ed. The runs grow by
+ * doubling: 1 square, then 1, 2 and 4 more (a run is at most 6); pu and
+ * pd mark the squares whose 1 (then 3) predecessors on the line are
+ * opponent discs too. */
+static inline __m256i oth_vec_beyond(__m256i p, __m256i m, __m256i sh)
+{
+	const __m256i sh2 = _mm256_add_epi64(sh, sh);
+	const __m256i sh4 = _mm256_add_epi64(sh2, sh2);
+	__m256i u, d, pu, pd;
+
+	u = _mm256_and_si256(m, _mm256_sllv_epi64(p, sh));
+	d = _mm256_and_si256(m, _mm256_srlv_epi64(p, sh));
+	pu = _mm256_and_si256(m, _mm256_sllv_epi64(m, sh));
+	pd = _mm256_and_si256(m, _mm256_srlv_epi64(m, sh));
+	u = _mm256_or_si256(u, _mm256_and_si256(m, _mm256_sllv_epi64(u, sh)));
+	d = _mm256_or_si256(d, _mm256_and_si256(m, _mm256_srlv_epi64(d, sh)));
+	u = _mm256_or_si256(u, _mm256_and_si256(pu, _mm256_sllv_epi64(u, sh2)));
+	d = _mm256_or_si256(d, _mm256_and_si256(pd, _mm256_srlv_epi64(d, sh2)));
+	pu = _mm256_and_si256(pu, _mm256_sllv_epi64(pu, sh2));
+	pd = _mm256_and_si256(pd, _mm256_srlv_epi64(pd, sh2));
+	u = _mm256_or_si256(u, _mm256_and_si256(pu, _mm256_sllv_epi64(u, sh4)));
+	d = _mm256_or_si256(d, _mm256_and_si256(pd, _mm256_srlv_epi64(d, sh4)));
+	return _mm256_or_si256(_mm256_sllv_epi64(u, sh),
+			       _mm256_srlv_epi64(d, sh));
+}
+
+/* Legal moves: the empty squares beyond a run of O next to P. */
 static inline uint64_t oth_moves_vec(uint64_t P, uint64_t O)
 {
 	const __m256i sh = oth_vec_shifts(), m = oth_vec_runs(O);
 	const __m256i p = _mm256_set1_epi64x((long long)P);
-	__m256i u, d;
+	__m256i u;
 
-	u = _mm256_and_si256(m, _mm256_sllv_epi64(p, sh));
-	d = _mm256_and_si256(m, _mm256_srlv_epi64(p, sh));
-	for (int i = 0; i < 5; i++) {
-		u = _mm256_or_si256(u, _mm256_and_si256(
-					       m, _mm256_sllv_epi64(u, sh)));
-		d = _mm256_or_si256(d, _mm256_and_si256(
-					       m, _mm256_srlv_epi64(d, sh)));
-	}
-	u = _mm256_or_si256(_mm256_sllv_epi64(u, sh),
-			    _mm256_srlv_epi64(d, sh));
+	u = oth_vec_beyond(p, m, sh);
 	return oth_vec_or4(u) & ~(P | O);
 }
 
@@ -78,20 +95,11 @@ static inline uint64_t oth_moves_pot_vec(uint64_t P, uint64_t O,
 	const __m256i dm = _mm256_set_epi64x(
 		(long long)0xfefefefefefefefeull, (long long)0x7f7f7f7f7f7f7f7full,
 		-1, (long long)0x7f7f7f7f7f7f7f7full);
-	__m256i u, d, q;
+	__m256i u, q;
 
-	u = _mm256_and_si256(m, _mm256_sllv_epi64(p, sh));
-	d = _mm256_and_si256(m, _mm256_srlv_epi64(p, sh));
+	u = oth_vec_beyond(p, m, sh);
 	q = _mm256_or_si256(_mm256_and_si256(um, _mm256_sllv_epi64(o, sh)),
 			    _mm256_and_si256(dm, _mm256_srlv_epi64(o, sh)));
-	for (int i = 0; i < 5; i++) {
-		u = _mm256_or_si256(u, _mm256_and_si256(
-					       m, _mm256_sllv_epi64(u, sh)));
-		d = _mm256_or_si256(d, _mm256_and_si256(
-					       m, _mm256_srlv_epi64(d, sh)));
-	}
-	u = _mm256_or_si256(_mm256_sllv_epi64(u, sh),
-			    _mm256_srlv_epi64(d, sh));
 	/* Both ORs of four lanes at once: moves in lane 0, potential in 1. */
 	__m128i a = _mm_or_si128(_mm256_castsi256_si128(u),
 				 _mm256_extracti128_si256(u, 1));
