@@ -28,7 +28,7 @@
  * one shared table; *abort ends every thread's search early.
  */
 #include <limits.h>
-#include <sched.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +61,14 @@ struct mv {
 	int sq, key;
 };
 
-#define FORK_MIN 12
+/* Forks (below): nodes of FORK_MIN or more empties only, each with at
+ * most FORK_HELPERS threads besides its owner, as Edax splits; a free
+ * thread scans FORK_SPIN times for work before it sleeps. More helpers
+ * or smaller forks search more nodes for little speed (bench/othello.md,
+ * round 13, parallel search). */
+#define FORK_MIN 15
+#define FORK_HELPERS 3
+#define FORK_SPIN 16
 #define OTH_FORKS 64
 
 enum { FORK_FREE, FORK_SETUP, FORK_OPEN, FORK_CLOSED };
@@ -71,6 +78,7 @@ struct oth_fork {
 	alignas(64) atomic_int state;
 	atomic_int next;    /* the next move handed out */
 	atomic_int helpers; /* threads inside besides the owner (or joining) */
+	atomic_int owner_sleeps; /* the owner waits for helpers, asleep */
 	atomic_int cut;     /* a move failed high: the rest is moot */
 	atomic_int best;    /* fork_key of the best result so far */
 	struct oth_fork *parent; /* the fork its owner works under */
@@ -83,6 +91,12 @@ struct oth_fork {
 struct oth_team {
 	struct oth_fork fork[OTH_FORKS];
 	alignas(64) atomic_int idle; /* free threads looking for work */
+	/* Sleeping: a thread that found no work waits on cv till gen moves
+	 * (a fork opened, a sleeping owner's helper left, the search ended). */
+	alignas(64) atomic_uint gen;
+	atomic_int sleepers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
 };
 
 /* The search was stopped, or a fork it works under was cut (another
@@ -289,10 +303,12 @@ static inline int sort_depth(int e)
 /* ---- young brothers wait: a node's moves shared with idle threads --------
  * In a parallel search a null-window node of FORK_MIN or more empties
  * whose eldest move did not cut off hands its other moves to the idle
- * threads (a fork). Every thread in the fork takes the next move, the
- * first to fail high cuts the fork (the others drop their subtrees, see
- * aborted) and the owner, who also takes moves, waits for its helpers,
- * meanwhile helping the forks below its own. */
+ * threads (a fork). Up to FORK_HELPERS of them join it; every thread in
+ * the fork takes the next move, the first to fail high cuts the fork (the
+ * others drop their subtrees, see aborted) and the owner, who also takes
+ * moves, waits for its helpers, meanwhile helping the forks below its
+ * own. A thread with nothing to do sleeps (team_sleep) till a fork opens,
+ * or, as an owner, till its last helper leaves. */
 
 int oth_team_new(struct oth_team **ret)
 {
@@ -301,13 +317,50 @@ int oth_team_new(struct oth_team **ret)
 	if (!t)
 		return GERR_NOMEM;
 	memset(t, 0, sizeof(*t));
+	if (pthread_mutex_init(&t->mu, NULL)) {
+		free(t);
+		return GERR_NOMEM;
+	}
+	if (pthread_cond_init(&t->cv, NULL)) {
+		pthread_mutex_destroy(&t->mu);
+		free(t);
+		return GERR_NOMEM;
+	}
 	*ret = t;
 	return 0;
 }
 
 void oth_team_free(struct oth_team *t)
 {
+	if (!t)
+		return;
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
 	free(t);
+}
+
+/* Something a sleeper may wait for happened: wake them all. */
+void oth_team_wake(struct oth_team *t)
+{
+	atomic_fetch_add(&t->gen, 1);
+	if (atomic_load(&t->sleepers) > 0) {
+		pthread_mutex_lock(&t->mu);
+		pthread_cond_broadcast(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+	}
+}
+
+/* Sleep till gen moves from g0 (read before the caller looked for work)
+ * or the search stops. The waker bumps gen before it reads sleepers, the
+ * sleeper counts itself before it reads gen: one of them sees the other. */
+static void team_sleep(struct oth_team *t, unsigned g0, const atomic_int *abort)
+{
+	pthread_mutex_lock(&t->mu);
+	atomic_fetch_add(&t->sleepers, 1);
+	while (atomic_load(&t->gen) == g0 && !atomic_load(abort))
+		pthread_cond_wait(&t->cv, &t->mu);
+	atomic_fetch_sub(&t->sleepers, 1);
+	pthread_mutex_unlock(&t->mu);
 }
 
 static inline int fork_key(int v, int sq)
@@ -347,9 +400,17 @@ static int descends(const struct oth_fork *f, const struct oth_fork *up)
 	return 0;
 }
 
-/* Join an open fork with moves left, the deepest-rooted first (under
- * `under` only, for an owner waiting on it), and work there; 1 when it
- * did. */
+/* A helper leaves g (or gives up joining it): its owner may sleep on it. */
+static void fork_leave(struct oth_team *t, struct oth_fork *g)
+{
+	atomic_fetch_sub(&g->helpers, 1);
+	if (atomic_load(&g->owner_sleeps))
+		oth_team_wake(t);
+}
+
+/* Join an open fork with moves left and a helper's place free, the
+ * deepest-rooted first (under `under` only, for an owner waiting on it),
+ * and work there; 1 when it did. */
 static int team_help(struct oth_search *s, struct oth_fork *under)
 {
 	struct oth_team *t = s->team;
@@ -360,6 +421,8 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 		struct oth_fork *f = &t->fork[k];
 		int fe = atomic_load_explicit(&f->e, memory_order_relaxed);
 		if (atomic_load(&f->state) == FORK_OPEN && fe > ge &&
+		    atomic_load_explicit(&f->helpers, memory_order_relaxed) <
+			    FORK_HELPERS &&
 		    atomic_load_explicit(&f->next, memory_order_relaxed) <
 			    atomic_load_explicit(&f->n, memory_order_relaxed)) {
 			g = f;
@@ -370,10 +433,10 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 		return 0;
 	/* Counted first, then checked: an owner closing g waits for us, so
 	 * g stays this fork while we are in it. */
-	atomic_fetch_add(&g->helpers, 1);
-	if (atomic_load(&g->state) != FORK_OPEN ||
+	if (atomic_fetch_add(&g->helpers, 1) >= FORK_HELPERS ||
+	    atomic_load(&g->state) != FORK_OPEN ||
 	    (under && !descends(g, under))) {
-		atomic_fetch_sub(&g->helpers, 1);
+		fork_leave(t, g);
 		return 0;
 	}
 	struct oth_fork *up = s->fork;
@@ -382,20 +445,23 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 	fork_work(s, g);
 	s->fork = up;
 	atomic_fetch_add(&t->idle, 1);
-	atomic_fetch_sub(&g->helpers, 1);
+	fork_leave(t, g);
 	return 1;
 }
 
 void oth_team_serve(struct oth_search *s)
 {
-	atomic_fetch_add(&s->team->idle, 1);
+	struct oth_team *t = s->team;
+
+	atomic_fetch_add(&t->idle, 1);
 	for (int idle = 0; !atomic_load(s->abort);) {
+		unsigned g0 = atomic_load(&t->gen);
 		if (team_help(s, NULL))
 			idle = 0;
-		else if (++idle > 64)
-			sched_yield();
+		else if (++idle > FORK_SPIN)
+			team_sleep(t, g0, s->abort);
 	}
-	atomic_fetch_sub(&s->team->idle, 1);
+	atomic_fetch_sub(&t->idle, 1);
 }
 
 /* Search list[i0..n) with the idle threads, each move with the null
@@ -432,22 +498,33 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
 	f->parent = s->fork;
 	atomic_store(&f->next, 0);
 	atomic_store(&f->cut, 0);
+	atomic_store(&f->owner_sleeps, 0);
 	atomic_store(&f->best, fork_key(*best, *bm));
 	atomic_store(&f->state, FORK_OPEN);
+	oth_team_wake(t);
 
 	struct oth_fork *up = s->fork;
 	s->fork = f;
 	fork_work(s, f);
 	atomic_store(&f->state, FORK_CLOSED);
 	/* Waiting, the owner counts as idle: the helpers' subtrees fork for
-	 * it, and it helps there. */
+	 * it, and it helps there; with nothing to help it sleeps, woken by
+	 * the last helper to leave (fork_leave). */
 	if (atomic_load(&f->helpers) > 0) {
 		atomic_fetch_add(&t->idle, 1);
-		for (int idle = 0; atomic_load(&f->helpers) > 0;)
-			if (team_help(s, f))
+		for (int idle = 0;;) {
+			unsigned g0 = atomic_load(&t->gen);
+			if (atomic_load(&f->helpers) == 0)
+				break;
+			if (team_help(s, f)) {
 				idle = 0;
-			else if (++idle > 64)
-				sched_yield();
+			} else if (++idle > FORK_SPIN) {
+				atomic_store(&f->owner_sleeps, 1);
+				if (atomic_load(&f->helpers) > 0)
+					team_sleep(t, g0, s->abort);
+				atomic_store(&f->owner_sleeps, 0);
+			}
+		}
 		atomic_fetch_sub(&t->idle, 1);
 	}
 	s->fork = up;

@@ -66,8 +66,12 @@ struct oth_search {
 /* A team's shared state (the forks); 0 or GERR_NOMEM. */
 int oth_team_new(struct oth_team **ret);
 void oth_team_free(struct oth_team *t);
-/* A free thread of s->team: work in the forks till *s->abort. */
+/* A free thread of s->team: work in the forks till *s->abort; it sleeps
+ * while there is none. */
 void oth_team_serve(struct oth_search *s);
+/* Wake the team's sleeping threads: call it after setting *abort. Any
+ * thread. */
+void oth_team_wake(struct oth_team *t);
 
 /* Score of (P, O) in the window (alpha, beta), clamped as
  * othello_solve_batch_window says: the exact score and the lowest square

@@ -131,6 +131,8 @@ static void *par_thread(void *arg)
 		p->move = mv;
 		atomic_store(&p->abort, 1); /* the helpers stop */
 	}
+	if (id == 0 && p->team)
+		oth_team_wake(p->team); /* asleep, they see it */
 	p->nodes += s.nodes;
 	p->running--;
 	pthread_cond_signal(&p->cond);
@@ -170,6 +172,8 @@ static int par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
 		if (!p.done && !stopped && stop && stop(opaque)) {
 			stopped = 1;
 			atomic_store(&p.abort, 1);
+			if (p.team)
+				oth_team_wake(p.team);
 		}
 	}
 	pthread_mutex_unlock(&p.lock);
