@@ -61,13 +61,7 @@ struct mv {
 	int sq, key;
 };
 
-/* Forks (below): nodes of FORK_MIN or more empties only, each with at
- * most FORK_HELPERS threads besides its owner, as Edax splits; a free
- * thread scans FORK_SPIN times for work before it sleeps. More helpers
- * or smaller forks search more nodes for little speed (bench/othello.md,
- * round 13, parallel search). */
-#define FORK_MIN 15
-#define FORK_HELPERS 3
+/* A free thread scans FORK_SPIN times for work before it sleeps. */
 #define FORK_SPIN 16
 #define OTH_FORKS 64
 
@@ -90,6 +84,7 @@ struct oth_fork {
 
 struct oth_team {
 	struct oth_fork fork[OTH_FORKS];
+	struct oth_fork_cfg cfg; /* set before the search, then read only */
 	alignas(64) atomic_int idle; /* free threads looking for work */
 	/* Sleeping: a thread that found no work waits on cv till gen moves
 	 * (a fork opened, a sleeping owner's helper left, the search ended). */
@@ -301,9 +296,9 @@ static inline int sort_depth(int e)
 }
 
 /* ---- young brothers wait: a node's moves shared with idle threads --------
- * In a parallel search a null-window node of FORK_MIN or more empties
- * whose eldest move did not cut off hands its other moves to the idle
- * threads (a fork). Up to FORK_HELPERS of them join it; every thread in
+ * In a parallel search a null-window node of cfg.min or more empties
+ * whose cfg.elders eldest moves did not cut off hands its other moves to
+ * the idle threads (a fork). Up to cfg.helpers of them join it; every thread in
  * the fork takes the next move, the first to fail high cuts the fork (the
  * others drop their subtrees, see aborted) and the owner, who also takes
  * moves, waits for its helpers, meanwhile helping the forks below its
@@ -317,6 +312,8 @@ int oth_team_new(struct oth_team **ret)
 	if (!t)
 		return GERR_NOMEM;
 	memset(t, 0, sizeof(*t));
+	t->cfg = (struct oth_fork_cfg){OTH_FORK_MIN, OTH_FORK_HELPERS,
+				       OTH_FORK_ELDERS};
 	if (pthread_mutex_init(&t->mu, NULL)) {
 		free(t);
 		return GERR_NOMEM;
@@ -327,6 +324,15 @@ int oth_team_new(struct oth_team **ret)
 		return GERR_NOMEM;
 	}
 	*ret = t;
+	return 0;
+}
+
+int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c)
+{
+	if (c->min < SHALLOW_MAX + 2 || c->min > 60 || c->helpers < 1 ||
+	    c->helpers > 255 || c->elders < 1 || c->elders > MAX_MOVES)
+		return GERR_INVAL;
+	t->cfg = *c;
 	return 0;
 }
 
@@ -422,7 +428,7 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 		int fe = atomic_load_explicit(&f->e, memory_order_relaxed);
 		if (atomic_load(&f->state) == FORK_OPEN && fe > ge &&
 		    atomic_load_explicit(&f->helpers, memory_order_relaxed) <
-			    FORK_HELPERS &&
+			    t->cfg.helpers &&
 		    atomic_load_explicit(&f->next, memory_order_relaxed) <
 			    atomic_load_explicit(&f->n, memory_order_relaxed)) {
 			g = f;
@@ -433,7 +439,7 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 		return 0;
 	/* Counted first, then checked: an owner closing g waits for us, so
 	 * g stays this fork while we are in it. */
-	if (atomic_fetch_add(&g->helpers, 1) >= FORK_HELPERS ||
+	if (atomic_fetch_add(&g->helpers, 1) >= t->cfg.helpers ||
 	    atomic_load(&g->state) != FORK_OPEN ||
 	    (under && !descends(g, under))) {
 		fork_leave(t, g);
@@ -541,7 +547,7 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
  * share them. */
 static inline int can_fork(const struct oth_search *s, int e, int left)
 {
-	return s->team && e >= FORK_MIN && left >= 2 &&
+	return s->team && e >= s->team->cfg.min && left >= 2 &&
 	       atomic_load_explicit(&s->team->idle, memory_order_relaxed) > 0;
 }
 
@@ -639,8 +645,9 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		if (i == 1 && can_fork(s, e, n - 1) &&
-		    fork_moves(s, e, NULL, alpha, list, 1, n, &best, &bm,
+		if (s->team && i == s->team->cfg.elders &&
+		    can_fork(s, e, n - i) &&
+		    fork_moves(s, e, NULL, alpha, list, i, n, &best, &bm,
 			       NULL)) {
 			if (aborted(s))
 				return 0;

@@ -63,8 +63,25 @@ struct oth_search {
 	struct oth_fork *fork;   /* with team: the fork this thread is in */
 };
 
-/* A team's shared state (the forks); 0 or GERR_NOMEM. */
+/* Which nodes fork (othello_deep.c): null-window nodes of `min` or more
+ * empties once their `elders` first moves failed low (PV nodes and the
+ * root after their first), each with at most `helpers` threads besides
+ * its owner. The defaults: 16 threads search about 1.1x one thread's
+ * nodes on FFO #40-#44 (Edax forks from 15 empties, after one move, with
+ * 3 helpers; one move costs 1.5x here: bench/othello.md, round 13). */
+struct oth_fork_cfg {
+	int min, helpers, elders;
+};
+#define OTH_FORK_MIN 15
+#define OTH_FORK_HELPERS 3
+#define OTH_FORK_ELDERS 3
+
+/* A team's shared state (the forks), with the default cfg; 0 or
+ * GERR_NOMEM. */
 int oth_team_new(struct oth_team **ret);
+/* Set t's cfg (before a search starts): 0, or GERR_INVAL when out of
+ * range (min 8..60, helpers 1..255, elders 1..34). */
+int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c);
 void oth_team_free(struct oth_team *t);
 /* A free thread of s->team: work in the forks till *s->abort; it sleeps
  * while there is none. */

@@ -14,6 +14,7 @@
  * othello_solver belongs to one thread.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -273,6 +274,20 @@ static int pool_solve(struct batch *b, int threads, int e)
 	return 0;
 }
 
+/* OTHELLO_FORK="MIN,HELPERS,ELDERS" in the environment sets which nodes
+ * fork (struct oth_fork_cfg), for measuring them (bench/othello.md);
+ * unset or malformed, the defaults. */
+static void fork_cfg_from_env(struct oth_team *team)
+{
+	const char *v = getenv("OTHELLO_FORK");
+	struct oth_fork_cfg c;
+	char end;
+
+	if (v && sscanf(v, "%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
+			&end) == 3)
+		(void)oth_team_config(team, &c); /* out of range: defaults */
+}
+
 /* The positions idx[0..n) one at a time on all threads. */
 static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 {
@@ -286,6 +301,7 @@ static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 
 	if (oth_team_new(&team))
 		return GERR_NOMEM;
+	fork_cfg_from_env(team);
 	if (oth_tt_new(&tt, bits, threads > 1)) {
 		oth_team_free(team);
 		return GERR_NOMEM;
