@@ -645,7 +645,8 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		if (s->team && i == s->team->cfg.elders &&
+		/* At any later move too: threads may have turned idle. */
+		if (s->team && i >= s->team->cfg.elders &&
 		    can_fork(s, e, n - i) &&
 		    fork_moves(s, e, NULL, alpha, list, i, n, &best, &bm,
 			       NULL)) {

@@ -66,15 +66,16 @@ struct oth_search {
 /* Which nodes fork (othello_deep.c): null-window nodes of `min` or more
  * empties once their `elders` first moves failed low (PV nodes and the
  * root after their first), each with at most `helpers` threads besides
- * its owner. The defaults: 16 threads search about 1.1x one thread's
- * nodes on FFO #40-#44 (Edax forks from 15 empties, after one move, with
- * 3 helpers; one move costs 1.5x here: bench/othello.md, round 13). */
+ * its owner. Edax forks from 15 empties after one move with 3 helpers;
+ * after one move here 16 threads search about 1.5x one thread's nodes on
+ * FFO #40-#44, after two 1.15-1.25x, after three 1.05-1.1x but with
+ * fewer threads busy (bench/othello.md, round 13, parallel search). */
 struct oth_fork_cfg {
 	int min, helpers, elders;
 };
 #define OTH_FORK_MIN 15
 #define OTH_FORK_HELPERS 3
-#define OTH_FORK_ELDERS 3
+#define OTH_FORK_ELDERS 2
 
 /* A team's shared state (the forks), with the default cfg; 0 or
  * GERR_NOMEM. */
