@@ -68,14 +68,17 @@ struct mv {
 enum { FORK_FREE, FORK_SETUP, FORK_OPEN, FORK_CLOSED };
 #define RES_NONE 127
 
+/* Every node under a fork reads cut and parent (aborted): they have a
+ * cache line of their own, written once per fork, so that the counters
+ * the threads in the fork keep writing do not evict it. */
 struct oth_fork {
+	alignas(64) atomic_int cut; /* a move failed high: the rest is moot */
+	struct oth_fork *parent; /* the fork its owner works under */
 	alignas(64) atomic_int state;
 	atomic_int next;    /* the next move handed out */
 	atomic_int helpers; /* threads inside besides the owner (or joining) */
 	atomic_int owner_sleeps; /* the owner waits for helpers, asleep */
-	atomic_int cut;     /* a move failed high: the rest is moot */
 	atomic_int best;    /* fork_key of the best result so far */
-	struct oth_fork *parent; /* the fork its owner works under */
 	atomic_int e, n; /* atomic: free threads read them while scanning */
 	struct mv list[MAX_MOVES];
 	int alpha[MAX_MOVES]; /* each move's null window */
