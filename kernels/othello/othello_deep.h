@@ -55,12 +55,32 @@ void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,
  * brothers wait, othello_deep.c). */
 struct oth_team;
 
+/* The thread's own table for null-window nodes of 7..OTH_LOCAL_MAX
+ * empties (most of the table traffic): 2^OTH_LOCAL_BITS pairs of
+ * entries, small enough to stay in the core's caches, no lock. The first
+ * of a pair keeps the entry with more empties, the second takes the
+ * rest. An entry keeps the whole position and bounds of its exact score,
+ * true whatever the root. Zeroed: empty (no position has P = O = 0).
+ * Up to 10 empties (Edax's range) cost 13% more nodes on FFO #40-#44,
+ * up to 8 about 5% (bench/othello.md, round 13). */
+#define OTH_LOCAL_BITS 12
+#define OTH_LOCAL_MAX 8
+struct oth_local_entry {
+	uint64_t P, O;
+	int8_t lo, hi;
+	uint8_t move; /* 255: none */
+	uint8_t e;    /* empties */
+};
+
 struct oth_search {
 	struct oth_tt *tt;
 	uint64_t nodes;
 	const atomic_int *abort; /* non-zero: give up (result ignored) */
 	struct oth_team *team;   /* the threads sharing the search, or NULL */
 	struct oth_fork *fork;   /* with team: the fork this thread is in */
+	/* Zeroed with the struct (a designated initializer): node counts do
+	 * not depend on what was solved before. */
+	struct oth_local_entry local[1 << OTH_LOCAL_BITS][2];
 };
 
 /* Which nodes fork (othello_deep.c): null-window nodes of `min` or more

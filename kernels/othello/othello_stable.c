@@ -15,16 +15,26 @@
 #define RANK_8 0xff00000000000000ull
 #define BORDER (FILE_A | FILE_H | RANK_1 | RANK_8)
 
-/* Squares whose line along the direction (shift sh, masks against wrap)
- * holds an empty square: the empties spread both ways along the line. */
+/* Squares whose line along the direction (shift sh; up_mask: the squares
+ * a shift up may reach without wrapping, down_mask the same down) holds
+ * an empty square: the empties spread both ways along the line, by
+ * doubling (1, 2, 4 squares: a run of 7 in 3 steps). */
 static uint64_t open_lines(uint64_t E, int sh, uint64_t up_mask,
 			   uint64_t down_mask)
 {
-	uint64_t e = E;
+	uint64_t u = E, d = E, pu = up_mask, pd = down_mask;
 
-	for (int i = 0; i < 7; i++)
-		e |= ((e << sh) & up_mask) | ((e >> sh) & down_mask);
-	return e;
+	u |= pu & (u << sh);
+	d |= pd & (d >> sh);
+	pu &= pu << sh;
+	pd &= pd >> sh;
+	u |= pu & (u << 2 * sh);
+	d |= pd & (d >> 2 * sh);
+	pu &= pu << 2 * sh;
+	pd &= pd >> 2 * sh;
+	u |= pu & (u << 4 * sh);
+	d |= pd & (d >> 4 * sh);
+	return u | d;
 }
 
 uint64_t oth_stable(uint64_t P, uint64_t O)
