@@ -325,7 +325,7 @@ int oth_team_new(struct oth_team **ret)
 		return GERR_NOMEM;
 	memset(t, 0, sizeof(*t));
 	t->cfg = (struct oth_fork_cfg){OTH_FORK_MIN, OTH_FORK_HELPERS,
-				       OTH_FORK_ELDERS};
+				       OTH_FORK_ELDERS, 1};
 	if (pthread_mutex_init(&t->mu, NULL)) {
 		free(t);
 		return GERR_NOMEM;
@@ -342,7 +342,8 @@ int oth_team_new(struct oth_team **ret)
 int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c)
 {
 	if (c->min < SHALLOW_MAX + 2 || c->min > 60 || c->helpers < 1 ||
-	    c->helpers > 255 || c->elders < 1 || c->elders > MAX_MOVES)
+	    c->helpers > 255 || c->elders < 1 || c->elders > MAX_MOVES ||
+	    (c->root != 0 && c->root != 1))
 		return GERR_INVAL;
 	t->cfg = *c;
 	return 0;
@@ -924,6 +925,7 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		const struct mv *x = &list[i];
 		int v;
 		if (best != -66 && x->key != FAIL_HIGH && e - 1 > SHALLOW_MAX &&
+		    s->team && s->team->cfg.root &&
 		    can_fork(s, e, n - i)) {
 			int a[MAX_MOVES];
 			for (int j = i; j < n; j++)

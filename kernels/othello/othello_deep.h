@@ -92,6 +92,7 @@ struct oth_search {
  * fewer threads busy (bench/othello.md, round 13, parallel search). */
 struct oth_fork_cfg {
 	int min, helpers, elders;
+	int root; /* 1: the root forks too (its cuts cost: round 13) */
 };
 #define OTH_FORK_MIN 15
 #define OTH_FORK_HELPERS 3
@@ -101,7 +102,7 @@ struct oth_fork_cfg {
  * GERR_NOMEM. */
 int oth_team_new(struct oth_team **ret);
 /* Set t's cfg (before a search starts): 0, or GERR_INVAL when out of
- * range (min 8..60, helpers 1..255, elders 1..34). */
+ * range (min 8..60, helpers 1..255, elders 1..34, root 0 or 1). */
 int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c);
 void oth_team_free(struct oth_team *t);
 /* A free thread of s->team: work in the forks till *s->abort; it sleeps

@@ -274,8 +274,8 @@ static int pool_solve(struct batch *b, int threads, int e)
 	return 0;
 }
 
-/* OTHELLO_FORK="MIN,HELPERS,ELDERS" in the environment sets which nodes
- * fork (struct oth_fork_cfg), for measuring them (bench/othello.md);
+/* OTHELLO_FORK="MIN,HELPERS,ELDERS[,ROOT]" in the environment sets which
+ * nodes fork (struct oth_fork_cfg), for measuring them (bench/othello.md);
  * unset or malformed, the defaults. */
 static void fork_cfg_from_env(struct oth_team *team)
 {
@@ -283,8 +283,11 @@ static void fork_cfg_from_env(struct oth_team *team)
 	struct oth_fork_cfg c;
 	char end;
 
-	if (v && sscanf(v, "%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
-			&end) == 3)
+	c.root = 1;
+	if (v && (sscanf(v, "%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
+			 &end) == 3 ||
+		  sscanf(v, "%d,%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
+			 &c.root, &end) == 4))
 		(void)oth_team_config(team, &c); /* out of range: defaults */
 }
 

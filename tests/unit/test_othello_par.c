@@ -22,12 +22,12 @@
 #include "unit_main.h"
 
 /* Forks from 8 empties (as low as allowed), after `elders` moves, with
- * `helpers` helpers each. */
-static void set_fork(int helpers, int elders)
+ * `helpers` helpers each, at the root too or not. */
+static void set_fork(int helpers, int elders, int root)
 {
 	char v[32];
 
-	snprintf(v, sizeof(v), "8,%d,%d", helpers, elders);
+	snprintf(v, sizeof(v), "8,%d,%d,%d", helpers, elders, root);
 	assert_int_equal(setenv("OTHELLO_FORK", v, 1), 0);
 }
 
@@ -49,18 +49,18 @@ static void test_config(void **state)
 {
 	struct oth_team *t;
 	static const struct oth_fork_cfg bad[] = {
-		{7, 3, 2}, {61, 3, 2}, {15, 0, 2}, {15, 256, 2}, {15, 3, 0},
-		{15, 3, 35},
+		{7, 3, 2, 1}, {61, 3, 2, 1}, {15, 0, 2, 1}, {15, 256, 2, 1},
+		{15, 3, 0, 1}, {15, 3, 35, 1}, {15, 3, 2, 2},
 	};
 
 	(void)state;
 	assert_int_equal(oth_team_new(&t), 0);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(oth_team_config(t, &bad[i]), GERR_INVAL);
-	assert_int_equal(oth_team_config(t, &(struct oth_fork_cfg){8, 1, 1}),
-			 0);
+	assert_int_equal(oth_team_config(t, &(struct oth_fork_cfg){8, 1, 1,
+								   0}), 0);
 	assert_int_equal(oth_team_config(t, &(struct oth_fork_cfg){60, 255,
-								   34}), 0);
+								   34, 1}), 0);
 	oth_team_free(t);
 }
 
@@ -75,7 +75,7 @@ static void test_vs_reference(void **state)
 			int black, m0, v0, v, m, t = 2 + i % 3;
 			oth_generate(101, (uint64_t)(e * 1000 + i), e, &P, &O,
 				     &black);
-			set_fork(1 + i % 4, 1 + (i / 3) % 3);
+			set_fork(1 + i % 4, 1 + (i / 3) % 3, i / 9 % 2);
 			if (e <= 9)
 				v0 = othello_minimax(P, O, &m0);
 			else
@@ -92,7 +92,7 @@ static void test_vs_reference(void **state)
  * forks everywhere (any helpers, after one move). */
 static void test_vs_one_thread(void **state)
 {
-	static const char *cfg[] = {NULL, "8,255,1", "12,2,3"};
+	static const char *cfg[] = {NULL, "8,255,1", "12,2,3,0"};
 
 	(void)state;
 	for (int i = 0; i < 12; i++) {
@@ -120,7 +120,7 @@ static void test_vs_one_thread(void **state)
 static void test_window(void **state)
 {
 	(void)state;
-	set_fork(255, 1);
+	set_fork(255, 1, 1);
 	for (int i = 0; i < 40; i++) {
 		uint64_t P, O;
 		int black, a = -20 + (i % 9) * 4, b = a + 2 + (i % 3) * 6;
