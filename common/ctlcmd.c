@@ -47,6 +47,10 @@ static const struct ctlcmd_field submit_fields[] = {
 	  CTLCMD_PRIORITY_MAX, 0, "a job's priority is an integer from "
 	  STR(CTLCMD_PRIORITY_MIN) " to " STR(CTLCMD_PRIORITY_MAX)
 	  " (higher runs first)"),
+	FLD("after", F_JOB, M(after), 0, 1, INT64_MAX, 0,
+	  "'after' is a job id (a positive integer)"),
+	FLD("time_limit", F_INT, M(time_limit), 0, CTLCMD_TIME_LIMIT_MIN,
+	  CTLCMD_TIME_LIMIT_MAX, 0, "a time limit is 1 second to 366 days"),
 };
 
 static const struct ctlcmd_field status_fields[] = { JOB_OPT, ALL_OPT,
@@ -167,6 +171,8 @@ const struct ctlcmd ctlcmd_table[CTLCMD_COUNT] = {
 	ROW(CTLCMD_WORKER_FORGIVE, "worker_forgive", ADMIN, 0, worker_fields),
 	/* A job's event log, as history a viewer's. */
 	ROW(CTLCMD_EVENTS, "events", VIEWER, RO, events_fields),
+	/* A failed or cancelled job back to the queue, its verified work kept. */
+	ROW(CTLCMD_REQUEUE, "requeue", ADMIN, 0, job_fields),
 };
 
 const struct ctlcmd *ctlcmd_find(const char *name)

@@ -69,6 +69,9 @@
 /* worker_*'s name: a credential, or CREDENTIAL@INSTANCE (place.h's
  * PLACE_INSTANCE_MAX of 64). */
 #define CTLCMD_WORKER_NAME_MAX (AUTH_NAME_MAX + 1 + 64)
+/* submit's time_limit, seconds (= the store's STORE_TIME_LIMIT_MIN/MAX). */
+#define CTLCMD_TIME_LIMIT_MIN 1
+#define CTLCMD_TIME_LIMIT_MAX (366 * 86400)
 
 enum ctlcmd_id {
 	CTLCMD_PING,
@@ -94,6 +97,7 @@ enum ctlcmd_id {
 	CTLCMD_WORKER_RESUME,
 	CTLCMD_WORKER_FORGIVE,
 	CTLCMD_EVENTS,
+	CTLCMD_REQUEUE,
 	CTLCMD_COUNT
 };
 
@@ -125,7 +129,9 @@ struct ctlcmd_req {
 	int64_t since, until;   /* Unix seconds; 0: no bound */
 	const char *state;      /* done, failed or cancelled */
 	const char *user;       /* a job's owner */
-	int64_t after;
+	int64_t after;          /* events: an event id; submit: the job it
+				 * runs after (0 none) */
+	int64_t time_limit;     /* submit: seconds it may run; 0 none */
 };
 
 /* The replies' rows and lists. Numbers that a reply may send as null
@@ -158,6 +164,8 @@ struct ctlcmd_job {
 	int64_t attempts, verify_failures;  /* < 0: not sent */
 	const char *damaged;          /* or NULL */
 	double rate, eta_s;           /* eta_s 0: not known */
+	int64_t after_job;            /* the job it runs after; 0: none */
+	double time_limit_s, ran_s;   /* its limit (0: none), time run */
 	const char *owner;            /* who submitted it, or NULL */
 };
 
@@ -241,6 +249,7 @@ struct ctlcmd_reply {
 	const char *revoked;    /* token_revoke: the token's name */
 	const char *worker;     /* worker_*: the name asked for */
 	int64_t changed;        /* worker_*: the worker rows it named */
+	int64_t requeued;       /* requeue: the leases that run again */
 	/* status, history */
 	struct ctlcmd_job *jobs;
 	size_t n_jobs;

@@ -40,6 +40,10 @@ static const struct ctlcmd_field priority_reply[] = {
 	  CTLCMD_PRIORITY_MAX, 0, NULL),
 };
 static const struct ctlcmd_field state_reply[] = { R_JOB, R_STATE };
+static const struct ctlcmd_field requeue_reply[] = {
+	R_JOB, R_STATE,
+	FLD("requeued", F_INT, R(requeued), 1, 0, INT64_MAX, 0, NULL),
+};
 static const struct ctlcmd_field extend_reply[] = {
 	R_JOB, R_STATE,
 	FLD("total_units", F_INT, R(total_units), 1, 0, INT64_MAX, 0, NULL),
@@ -119,6 +123,9 @@ static const struct ctlcmd_field job_row[] = {
 	NUM(J, "rate", rate),
 	NUM_NULL(J, "eta_s", eta_s),
 	TEXT_NULL(J, "owner", owner),
+	OPT_(J, "after_job", F_INT, after_job, .hi = INT64_MAX),
+	OPT_(J, "time_limit_s", F_NUM, time_limit_s),
+	OPT_(J, "ran_s", F_NUM, ran_s),
 };
 static const struct ctlcmd_rows job_rows = ROWS(J, job_row);
 #undef J
@@ -322,6 +329,7 @@ const struct ctlcmd_rows ctlreply_rows[CTLCMD_COUNT] = {
 	REPLY(CTLCMD_WORKER_RESUME, worker_reply),
 	REPLY(CTLCMD_WORKER_FORGIVE, worker_reply),
 	REPLY(CTLCMD_EVENTS, events_reply),
+	REPLY(CTLCMD_REQUEUE, requeue_reply),
 };
 
 /* What a reply's value of f must be, for messages ("an integer from 0 to 9"). */

@@ -32,6 +32,8 @@
  *                   missing beside old blobs (--init), the write probe
  *   dbq.c           the database thread
  *   notify.c        systemd notifications
+ *   lifecycle.c     the lifecycle tick: time limits, jobs whose
+ *                   predecessor failed, the end hook's processes
  *   control/        gpuctl's control API: control.c (the command table,
  *                   dispatch by role, submit, state changes, workers),
  *                   control_jobs.c (status, history, priority),
@@ -78,6 +80,7 @@ struct sched_policy;
 struct listeners;
 struct http;
 struct upload_req;
+struct lifecycle;
 
 struct gpud_config {
 	const char *data_dir;
@@ -113,6 +116,9 @@ struct gpud_config {
 	int max_prelogin;            /* connections not logged in, in all */
 	int max_prelogin_per_addr;   /* ... from one address */
 	uint64_t frame_mem_max;      /* bytes of frames and uploads buffered */
+	const char *end_hook;        /* run at a job's end (lifecycle.c); NULL none */
+	double end_hook_timeout_s;   /* killed after this long */
+	uint32_t end_hook_max;       /* running at once */
 };
 
 /* Progress samples of one job, for rate and ETA (loop thread). */
@@ -173,6 +179,8 @@ struct gpud {
 	int frame_paused;
 	struct upload_req *upload_wait, *upload_wait_tail;
 	unsigned uploads_in_mem;  /* uploads read back, charged to frame_mem */
+	/* lifecycle.c: time limits, jobs waiting for others, the end hook */
+	struct lifecycle *lifecycle;
 };
 
 /* gpud.c: loop thread only. */

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "gerr.h"
 
@@ -114,6 +116,31 @@ static void show_http(const void *field, char *buf, size_t len)
 		show_listen(field, buf, len);
 }
 
+/* The end hook's path, or "none" (""): checked as a file by check(). */
+static int parse_hook(const char *s, void *field, char *err, size_t errlen)
+{
+	char *f = field;
+	size_t n = strlen(s);
+
+	if (strcmp(s, "none") == 0) {
+		f[0] = '\0';
+		return 0;
+	}
+	if (n == 0 || n >= sizeof(((struct gpud_settings *)0)->end_hook))
+		return gerr_fail(GERR_INVAL, err, errlen, "an absolute path of at "
+				 "most %zu bytes, or none",
+				 sizeof(((struct gpud_settings *)0)->end_hook) - 1);
+	memcpy(f, s, n + 1);
+	return 0;
+}
+
+static void show_hook(const void *field, char *buf, size_t len)
+{
+	const char *f = field;
+
+	snprintf(buf, len, "%s", f[0] ? f : "none");
+}
+
 #define F(m) offsetof(struct gpud_settings, m)
 #define RT CONF_RUNTIME
 
@@ -211,6 +238,17 @@ static const struct conf_key keys[] = {
 	{ "frame-memory", CONF_INT, RT, F(frame_memory), 0, 1, 1 << 20, "MIB",
 	  "memory for the frames and uploads workers send, in MiB\n"
 	  "(default 256): reads wait while it is spent", NULL, NULL },
+	{ "end-hook", CONF_CUSTOM, RT, F(end_hook), sizeof(((struct gpud_settings *)0)->end_hook),
+	  0, 0, "PATH", "a command run when a job ends (done, failed, cancelled):\n"
+	  "PATH JOB STATE RESULT WORKLOAD NAME, without a shell, also in\n"
+	  "GPUD_JOB_* variables; an absolute path of an executable file\n"
+	  "(default none)", parse_hook, show_hook },
+	{ "end-hook-timeout", CONF_DOUBLE, RT, F(end_hook_timeout), 0, 0.1, 3600,
+	  "SECONDS", "an end hook still running after this long is killed\n"
+	  "(default 30)", NULL, NULL },
+	{ "end-hook-max", CONF_INT, RT, F(end_hook_max), 0, 1, 64, "N",
+	  "end hooks running at once; the others wait their turn\n(default 4)",
+	  NULL, NULL },
 	{ "log-level", CONF_LEVEL, RT, F(log_level), 0, 0, 0, "LEVEL",
 	  "error|warn|info|debug (default info)", NULL, NULL },
 };
@@ -250,6 +288,8 @@ void gpud_options_defaults(struct gpud_settings *ret)
 	ret->max_prelogin_per_address = 64;
 	ret->frame_memory = 256;
 	ret->log_level = GLOG_INFO;
+	ret->end_hook_timeout = 30;
+	ret->end_hook_max = 4;
 }
 
 /* The checks between keys, on settings whose defaults are filled in. */
@@ -263,6 +303,21 @@ static int check(const struct gpud_settings *s, char *err, size_t errlen)
 		return gerr_fail(GERR_INVAL, err, errlen,
 				 "progress-timeout (%g) must be longer than heartbeat (%g)",
 				 s->progress_timeout, s->heartbeat);
+	/* The end hook runs without a shell: an absolute path, checked now
+	 * so that --check-config refuses what would fail at every job's end. */
+	if (s->end_hook[0]) {
+		struct stat sb;
+
+		if (s->end_hook[0] != '/')
+			return gerr_fail(GERR_INVAL, err, errlen, "end-hook %s: "
+					 "an absolute path is needed", s->end_hook);
+		if (stat(s->end_hook, &sb) || !S_ISREG(sb.st_mode))
+			return gerr_fail(GERR_INVAL, err, errlen, "end-hook %s: "
+					 "not a regular file", s->end_hook);
+		if (access(s->end_hook, X_OK))
+			return gerr_fail(GERR_INVAL, err, errlen, "end-hook %s: "
+					 "not executable", s->end_hook);
+	}
 	/* A worker holding a lease says something every heartbeat. */
 	if (s->idle_timeout < 2 * s->heartbeat)
 		return gerr_fail(GERR_INVAL, err, errlen,
@@ -330,6 +385,9 @@ void gpud_options_to_config(const struct gpud_settings *s,
 	cfg->max_prelogin = (int)s->max_prelogin;
 	cfg->max_prelogin_per_addr = (int)s->max_prelogin_per_address;
 	cfg->frame_mem_max = s->frame_memory << 20;
+	cfg->end_hook = s->end_hook[0] ? s->end_hook : NULL;
+	cfg->end_hook_timeout_s = s->end_hook_timeout;
+	cfg->end_hook_max = (uint32_t)s->end_hook_max;
 }
 
 /* The keys a reload cannot change (not CONF_RUNTIME) that next changes

@@ -55,6 +55,9 @@ struct gpud_settings {
 	uint64_t frame_memory; /* MiB */
 	enum glog_level log_level;
 	int init;
+	char end_hook[1024]; /* "": none; else an absolute executable file */
+	double end_hook_timeout;
+	uint64_t end_hook_max;
 };
 
 extern const struct conf_table gpud_options;

@@ -26,6 +26,7 @@
 #include "gpud.h"
 #include "health.h"
 #include "http.h"
+#include "lifecycle.h"
 #include "listeners.h"
 #include "login.h"
 #include "notify.h"
@@ -604,6 +605,8 @@ int server_start(struct gpud *d)
 	uv_timer_init(d->loop, &d->sample_timer);
 	d->sample_timer.data = d;
 	uv_timer_start(&d->sample_timer, on_sample_timer, 0, SAMPLE_PERIOD_MS);
+	if ((rc = lifecycle_start(d)))
+		return rc;
 	/* The expiry tick (1 s) carries the pings; systemd wants them at
 	 * least every WATCHDOG_USEC, so anything from 3 s up works. */
 	d->watchdog = notify_watchdog_usec() >= 3000000;
@@ -660,6 +663,7 @@ void server_stop(struct gpud *d)
 		uv_close((uv_handle_t *)&d->expiry_timer, NULL);
 	if (d->sample_timer.data)
 		uv_close((uv_handle_t *)&d->sample_timer, NULL);
+	lifecycle_stop(d);
 	if (d->listeners) {
 		listeners_stop(d);
 		unlink(d->cfg.socket_path);

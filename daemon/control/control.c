@@ -112,11 +112,15 @@ static void submit_work(struct store *st, void *arg)
 	if (!rc && r->caller_name[0])
 		rc = store_job_set_owner(st, id, r->caller_name);
 	if (!rc)
+		rc = ctl_submit_lifecycle(st, r, id);
+	if (!rc)
 		rc = store_event(st, now, id, 0, 0, 0, "submit", r->params);
 	if (!rc)
 		rc = store_commit(st);
 	else
 		store_rollback(st);
+	if (rc && r->err[0])
+		return;  /* refused: --after or --time-limit */
 	r->storage_rc = rc;
 	if (rc) {
 		snprintf(r->err, sizeof(r->err), "cannot store the job: %s%s%s",
@@ -417,6 +421,7 @@ static const struct control_cmd commands[CTLCMD_COUNT] = {
 	[CTLCMD_WORKER_RESUME] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
 	[CTLCMD_WORKER_FORGIVE] = { RUN_DB | RUN_WAKES, STEPS(ctl_worker_work, NULL) },
 	[CTLCMD_EVENTS]       = { RUN_DB, STEPS(ctl_events_work, NULL) },
+	[CTLCMD_REQUEUE]      = { RUN_DB | RUN_WAKES, STEPS(ctl_requeue_work, NULL) },
 };
 
 static void generic_after(void *arg)

@@ -100,6 +100,18 @@
  *       asks again after the last one), less the k oldest of them when
  *       all would not fit in one reply frame; a viewer's, as history
  *   {"cmd":"ping"} -> {"version":V}
+ *   submit's lifecycle fields (control_lifecycle.c): [,"after":id]: the
+ *       job is granted nothing until job id (an existing, earlier job) is
+ *       done, and fails when it fails or is cancelled; [,"time_limit":s]
+ *       (1..31622400): it fails, its leases revoked, once it has run s
+ *       seconds. A JOB of status and history then has "after_job",
+ *       "time_limit_s" and "ran_s" (left out when 0), and a queued one
+ *       waiting the reason "after job N (running)".
+ *   {"cmd":"requeue","job":id} (admin) -> {"job":id,"state":"queued",
+ *       "requeued":n}: a failed or cancelled job back to the queue, every
+ *       verified lease kept, its n other leases pending again (refused,
+ *       with the reason, for a done, active or paused job, one whose
+ *       "after" job is failed or cancelled, one with every lease verified)
  */
 #ifndef GPUD_CONTROL_H
 #define GPUD_CONTROL_H

@@ -10,7 +10,8 @@
  * (token_add, token_list, token_revoke), control_workloads.c (the
  * workloads reply), control_check.c (check), control_backup.c (backup),
  * control_page.c (page_link), control_workers.c (worker_drain,
- * worker_resume, worker_forgive), control_events.c (events).
+ * worker_resume, worker_forgive), control_events.c (events),
+ * control_lifecycle.c (requeue, submit's --after and --time-limit).
  *
  * Ownership: a request is owned by whoever runs its current step (one at
  * a time; a step hands it on by queueing the next); ctl_finish (loop
@@ -136,5 +137,11 @@ void ctl_events_work(struct store *st, void *arg);
  * database step (the generic after step replies; resume and forgive wake
  * parked claims). */
 void ctl_worker_work(struct store *st, void *arg);
+/* control_lifecycle.c: requeue, one database step (the generic after
+ * step replies and wakes parked claims); and submit's --after and
+ * --time-limit, stored in submit's transaction for job id: 0, or the
+ * store's code (with r->err set when the request is at fault). */
+void ctl_requeue_work(struct store *st, void *arg);
+int ctl_submit_lifecycle(struct store *st, struct ctl_req *r, int64_t id);
 
 #endif

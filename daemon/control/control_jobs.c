@@ -26,6 +26,7 @@
 #include "gpud.h"
 #include "scheduler.h"
 #include "store.h"
+#include "store_lifecycle.h"
 #include "workload.h"
 
 #define DAY_S 86400.0
@@ -49,6 +50,8 @@ struct job_extra {
 	size_t n_holders;
 	json_t *params;         /* owned */
 	char *why;              /* the reason the loop gives, owned */
+	enum job_state after_state; /* of the job it runs after (lifecycle) */
+	const char *after_shown;    /* that job's state as status shows it */
 };
 
 /* An active job in queue order, for the reasons of queued jobs. */
@@ -182,6 +185,20 @@ static void job_row(struct store *st, const struct store_job *j, double now,
 		.damaged = x->damaged,
 		.owner = j->owner,
 	};
+	/* submit --after, --time-limit (control_lifecycle.c). */
+	struct store_lifecycle lc;
+	if (store_job_lifecycle_get(st, j->id, &lc) == 0) {
+		row->after_job = lc.after_job;
+		row->time_limit_s = lc.time_limit;
+		row->ran_s = lc.ran_s;
+		x->after_state = lc.after_state;
+		x->after_shown = "gone";
+		if (lc.after_job && lc.after_state < JOB_NSTATES) {
+			uint64_t ac[LEASE_NSTATES] = {0};
+			store_lease_counts(st, lc.after_job, ac);
+			x->after_shown = shown_state(lc.after_state, ac[LEASE_LEASED]);
+		}
+	}
 	for (int s = 0; s < LEASE_NSTATES; s++) {
 		row->leases[s] = (int64_t)counts[s];
 		row->replicas[s] = (int64_t)rcounts[s];
@@ -426,6 +443,10 @@ static void queue_why(const struct gpud *d, const struct ctlcmd_job *j,
 
 	if (d->storage_error) {
 		snprintf(why, len, "%s", d->storage_msg);
+	} else if (j->after_job && x->after_state != JOB_DONE) {
+		/* Granted nothing until that job is done (store_lifecycle.c). */
+		snprintf(why, len, "after job %" PRId64 " (%s)", j->after_job,
+			 x->after_shown ? x->after_shown : "gone");
 	} else if (waiting > 0 && waiting == pending + rpending) {
 		waiting_reason(w, sizeof(w), waiting, j->failed_waiting);
 		/* The job's own reason (the last failure) stays. */

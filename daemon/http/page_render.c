@@ -227,8 +227,8 @@ static void jobs_table(FILE *f, const struct page_input *in)
 		fprintf(f, "; %" PRId64 " finished more than a day ago not shown "
 			"(gpuctl history)", st->hidden);
 	fputs("</span></h2>\n<table id=\"jobs\"><thead><tr><th>ID</th><th>Name</th>"
-	      "<th>Workload</th><th>State</th><th>Progress</th><th>Rate</th>"
-	      "<th>Submitted</th><th>Elapsed</th><th>ETA</th><th>Reason</th><th>User</th>"
+	      "<th>User</th><th>Workload</th><th>State</th><th>Progress</th><th>Rate</th>"
+	      "<th>Submitted</th><th>Elapsed</th><th>ETA</th><th>Reason</th>"
 	      "</tr></thead><tbody>\n", f);
 	if (!st->n_jobs)
 		fputs("<tr><td colspan=\"11\" class=\"empty\">No jobs. Submit one "
@@ -245,6 +245,8 @@ static void jobs_table(FILE *f, const struct page_input *in)
 		page_job_link(f, j->id, NULL);
 		fputs("</td><td>", f);
 		page_job_link(f, j->id, j->name ? j->name : "–");
+		fputs("</td><td class=\"user\">", f);
+		page_text(f, j->owner ? j->owner : "–");
 		fputs("</td><td>", f);
 		page_text(f, j->workload);
 		fputs("</td><td>", f);
@@ -268,8 +270,6 @@ static void jobs_table(FILE *f, const struct page_input *in)
 		}
 		fputs("</td><td class=\"reason\">", f);
 		page_text(f, j->reason);
-		fputs("</td><td class=\"user\">", f);
-		page_text(f, j->owner ? j->owner : "–");
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);

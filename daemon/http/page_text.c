@@ -221,13 +221,14 @@ void page_progress(FILE *f, const struct ctlcmd_job *j)
 	page_human(f, (double)j->total_units);
 	fputc(' ', f);
 	page_text(f, j->unit_name ? j->unit_name : "units");
+	/* On a line of its own, so the column stays narrow. */
 	if (j->units_running > 0) {
 		if (j->total_units > 0) {
-			fprintf(f, " (%.1f%% saved)", saved);
+			fprintf(f, "<span class=\"saved\">(%.1f%% saved)</span>", saved);
 		} else {
-			fputs(" (", f);
+			fputs("<span class=\"saved\">(", f);
 			page_human(f, (double)j->units_done);
-			fputs(" saved)", f);
+			fputs(" saved)</span>", f);
 		}
 	}
 	fputs("</span>", f);

@@ -15,6 +15,7 @@
 #include "gerr.h"
 #include "job_parts.h"
 #include "scheduler.h"
+#include "store_lifecycle.h"
 
 /* Passes of the claim over jobs whose planner waits for results. */
 #define CARVE_TRIES 16
@@ -265,6 +266,35 @@ static int claim_in_order(struct store *st, struct sched_claim *c,
 	return rc;
 }
 
+/* 1 when some active job waits for another not done (store_lifecycle.c),
+ * and no active job that waits for none has anything left to lease. */
+static int after_waits(struct store *st)
+{
+	struct store_job *jobs = NULL;
+	size_t n = 0;
+	int waits = 0, free_work = 0;
+
+	if (store_job_list(st, &jobs, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct store_lifecycle lc;
+		uint64_t k[LEASE_NSTATES] = {0};
+
+		if (jobs[i].state != JOB_ACTIVE ||
+		    store_job_lifecycle_get(st, jobs[i].id, &lc))
+			continue;
+		if (lc.after_job && lc.after_state != JOB_DONE) {
+			waits = 1;
+		} else if (!jobs[i].carve_done ||
+			   (store_lease_counts(st, jobs[i].id, k) == 0 &&
+			    k[LEASE_PENDING])) {
+			free_work = 1;
+		}
+	}
+	store_job_free_array(jobs, n);
+	return waits && !free_work;
+}
+
 static void explain_no_lease(struct store *st, struct sched_claim *c)
 {
 	struct store_job *jobs = NULL;
@@ -297,6 +327,9 @@ static void explain_no_lease(struct store *st, struct sched_claim *c)
 			 "lease(s) wait for another worker: one that did not "
 			 "fail them or compute another result of their group",
 			 waiting);
+	else if (after_waits(st))
+		snprintf(c->reason, sizeof(c->reason), "the queued jobs wait "
+			 "for other jobs to be done (submit --after)");
 	else {
 		sched_holders(st, 0, c->reason, sizeof(c->reason));
 		if (!c->reason[0])

@@ -25,7 +25,12 @@
  *        verified -> pending     blamed by the job's final check
  *                                (failures < max), started afresh
  *        verified -> failed      blamed, failures >= max
- *        pending|leased|done -> cancelled   job cancelled
+ *        pending|leased|done -> cancelled   job cancelled (or its
+ *                                time limit reached)
+ *     and, for a job that is not active (failed or cancelled), one bulk
+ *     move outside that function: its primaries leased|done|failed|
+ *     cancelled -> pending when it is requeued (store_job_requeue,
+ *     store_lifecycle.c)
  *  4. The schema is created and migrated by numbered migrations compiled in
  *     from schema/ (PRAGMA user_version is the number applied).
  *
@@ -749,6 +754,8 @@ int store_replica_apply(struct store *st,
 int store_worker_confirm(struct store *st, int64_t id);
 int store_worker_streak(struct store *st, int64_t id, uint32_t *ret_streak,
 			uint64_t *ret_confirmed);
+
+/* Lifecycles (requeue, --after, time limits, jobs' ends): store_lifecycle.h. */
 
 /* ---- event log ---- */
 int store_event(struct store *st, double now, int64_t job_id, int64_t lease_id,

@@ -23,6 +23,7 @@
  *   store_open.c       open, pragmas, migrations, the statement cache,
  *                      close (it alone sees every table file's SQL)
  *   store_backup.c     a snapshot of the live database (own connection)
+ *   store_lifecycle.c  requeue, --after, time limits, jobs' ends
  *
  * Names. Public calls are store_*; what the store files share through this
  * header is sdb_*; everything else is static, and a table file's static
@@ -59,6 +60,12 @@
 	"id, workload, params, state, total_units, cursor, carve_done, "     \
 	"answer, units_verified, created_at, finished_at, reason, name, "    \
 	"priority, started_at, owner, run_s, run_since"
+
+/* Migration 021: job j (an alias of jobs) may be granted work: it waits
+ * for no job, or the job it waits for is done (2 = JOB_DONE). */
+#define JOB_AFTER_READY(j)                                                   \
+	"(" j ".after_job IS NULL OR EXISTS (SELECT 1 FROM jobs AS pre "      \
+	"WHERE pre.id = " j ".after_job AND pre.state = 2))"
 
 /* The columns sdb_lease_row reads, in its order. */
 #define LEASE_COLS                                                           \
@@ -229,6 +236,21 @@ enum stmt_id {
 	S_PAGEKEY_FIND,
 	S_PAGEKEY_REVOKE,
 	S_PAGEKEY_COUNT,
+	/* store_lifecycle.c */
+	S_LIFE_GET,
+	S_LIFE_SET,
+	S_LIFE_JOB_ID,
+	S_LIFE_RAN,
+	S_LIFE_ANY,
+	S_LIFE_OVER,
+	S_LIFE_PRIMARIES_LEFT,
+	S_LIFE_FORGET_FAILURES,
+	S_LIFE_REQUEUE_LEASES,
+	S_LIFE_CANCEL_REPLICAS,
+	S_LIFE_REQUEUE_JOB,
+	S_LIFE_ENDS,
+	S_LIFE_MAX_EVENT,
+	S_LIFE_DEPENDENTS,
 	S_COUNT
 };
 
@@ -246,6 +268,7 @@ extern const char *const sdb_replica_sql[S_COUNT];
 extern const char *const sdb_rate_sql[S_COUNT];
 extern const char *const sdb_pagekey_sql[S_COUNT];
 extern const char *const sdb_event_read_sql[S_COUNT];
+extern const char *const sdb_life_sql[S_COUNT];
 
 /* The handle store_open returns; its caller owns it until store_close. */
 struct store {

@@ -44,6 +44,7 @@ const char *const sdb_job_sql[S_COUNT] = {
 		"SELECT id FROM jobs WHERE state = ?1 AND carve_done = 0 "
 		"AND workload IN (SELECT value FROM json_each(?2)) "
 		"AND id NOT IN (SELECT value FROM json_each(?3)) "
+		"AND " JOB_AFTER_READY("jobs") " "
 		"ORDER BY priority DESC, id LIMIT 1",
 	/* A lease counts its checkpoint once it has none of its own
 	 * progress: the work it resumes from is not lost. */

@@ -61,6 +61,7 @@ const char *const sdb_lease_sql[S_COUNT] = {
 		"AND NOT EXISTS (SELECT 1 FROM lease_failures AS f "
 		"WHERE f.lease_id = l.id AND f.worker_id IN "
 		SAME_CREDENTIAL("?5") ") "
+		"AND " JOB_AFTER_READY("j") " "
 		"AND (?10 IS NULL OR j.priority > ?10 "
 		"OR (j.priority = ?10 AND j.id <= ?11)) "
 		"ORDER BY j.priority DESC, j.id, l.id LIMIT 1) RETURNING "

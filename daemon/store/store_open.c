@@ -34,7 +34,7 @@ static const char *const *const sql_tables[] = {
 	sdb_tx_sql, sdb_job_sql, sdb_lease_row_sql, sdb_lease_sql,
 	sdb_part_sql, sdb_worker_sql, sdb_token_sql, sdb_blob_sql,
 	sdb_replica_sql, sdb_queue_sql, sdb_rate_sql, sdb_pagekey_sql,
-	sdb_event_read_sql,
+	sdb_event_read_sql, sdb_life_sql,
 };
 
 /* The SQL of statement id: exactly one table file owns it (NULL if none

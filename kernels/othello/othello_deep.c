@@ -168,13 +168,16 @@ static int nws_shallow(struct oth_search *s, uint64_t P, uint64_t O,
 			uint64_t np = O & ~f, no = P | f | (1ull << sq);
 			/* The stability cutoff at 4 empties too (Edax's):
 			 * FFO #40-#44 5% fewer nodes, the same time. */
-			if (e == 5 && stability_cut(np, no, -alpha - 1, 4, &v))
-				v = -v, s->nodes++; /* a node of 4 empties */
-			else if (e == 5)
+			if (e == 5 &&
+			    stability_cut(np, no, -alpha - 1, 4, &v)) {
+				v = -v;
+				s->nodes++; /* a node of 4 empties */
+			} else if (e == 5) {
 				v = -oth_solve4(np, no, -alpha - 1, &s->nodes);
-			else
+			} else {
 				v = -nws_shallow(s, np, no, -alpha - 1, e - 1,
 						 0);
+			}
 			if (v > best) {
 				best = v;
 				if (v > alpha)

@@ -61,8 +61,8 @@ struct oth_team;
  * of a pair keeps the entry with more empties, the second takes the
  * rest. An entry keeps the whole position and bounds of its exact score,
  * true whatever the root. Zeroed: empty (no position has P = O = 0).
- * Up to 10 empties (Edax's range) cost 13% more nodes on FFO #40-#44,
- * up to 8 about 5% (bench/othello.md, round 13). */
+ * Nodes on FFO #40-#44 against none: +3% up to 8 empties, +7% up to 10
+ * (Edax's range); time: 7% less up to 8 (bench/othello.md, round 13). */
 #define OTH_LOCAL_BITS 12
 #define OTH_LOCAL_MAX 8
 struct oth_local_entry {

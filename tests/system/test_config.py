@@ -42,6 +42,9 @@ GPUD_VALUES = [
     ("max-prelogin", "300"),
     ("max-prelogin-per-address", "5"),
     ("frame-memory", "64"),
+    ("end-hook", "/bin/true"),
+    ("end-hook-timeout", "5"),
+    ("end-hook-max", "2"),
     ("log-level", "debug"),
 ]
 WORKER_VALUES = [

@@ -165,6 +165,9 @@ def test_gpuctl_cli(cl: Cluster):
     check(complete("cancel", "1") == ["1", "10", "11", "12", "13"], "job ids: %s" % complete("cancel", "1"))
     check(complete("submit", "o") == ["officers", "othello"], "workloads: %s" % complete("submit", "o"))
     check(complete("submit", "graveler", "--b") == ["--battles"], "params: %s" % complete("submit", "graveler", "--b"))
+    check(complete("history", "--state", "") == ["done", "failed", "cancelled"],
+          "history states: %s" % complete("history", "--state", ""))
+    check("running" in complete("status", "--state", "r"), "status states: %s" % complete("status", "--state", "r"))
     print("gpuctl cli: %.1fs" % (time.time() - t0))
     check(cl.gpud.poll() is None, "gpud died")
 

@@ -64,16 +64,17 @@ def check_main(cl, dom, jobs, workers, finished_with_plots):
         check(m, "job %d's row: %s" % (j["id"], dom[-2000:]))
         check(m.group(1) == j["state"], "job %d's state %s, gpuctl %s" % (j["id"], m.group(1), j["state"]))
         c = cells(m.group(5))
-        check(c[0] == str(j["id"]) and c[1] == (j.get("name") or "–") and c[2] == j["workload"],
-              "job %d's id, name, workload: %s" % (j["id"], c[:3]))
+        check(c[0] == str(j["id"]) and c[1] == (j.get("name") or "–") and c[3] == j["workload"],
+              "job %d's id, name, workload: %s" % (j["id"], c[:4]))
         check(('href="/job/%d"' % j["id"]) in m.group(5), "job %d's row links to its page" % j["id"])
-        pct = float(re.search(r"([\d.]+)%", c[4]).group(1))
+        check(c[2] == (j.get("owner") or "–"), "job %d's user %s, gpuctl %s" % (j["id"], c[2], j.get("owner")))
+        pct = float(re.search(r"([\d.]+)%", c[5]).group(1))
         # Shown: checkpointed + held leases' progress past their checkpoints.
         done, total = int(m.group(2)) + int(m.group(3)), int(m.group(4))
         check(total == j["total_units"] and abs(pct - 100.0 * min(done, total) / total) < 0.06,
-              "job %d's progress %s of %d/%d" % (j["id"], c[4], done, total))
+              "job %d's progress %s of %d/%d" % (j["id"], c[5], done, total))
         # Absolute beside relative: "YYYY-MM-DD HH:MM:SS UTC (.. ago)".
-        check(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(.* ago\)", c[6]), "job %d submitted: %s" % (j["id"], c[6]))
+        check(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(.* ago\)", c[7]), "job %d submitted: %s" % (j["id"], c[7]))
     check(figure(dom, "online") == sum(w["online"] for w in workers), "workers online")
     check(figure(dom, "quarantined") == sum(bool(w["quarantined"]) for w in workers), "quarantined")
     for w in workers:
@@ -163,6 +164,9 @@ def browse(cl, br, base, small, big, held):
     # Readable: no text under 12 px as laid out; thumbnails at two thirds
     # of their plot's size at least (the plots' 12 px labels: 8 px).
     check(br.evaluate(MIN_FONT) >= 12, "the smallest text: %s px" % br.evaluate(MIN_FONT))
+    # Nothing to scroll sideways in a 1400 px window.
+    wide = br.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    check(wide[0] <= wide[1], "the page is wider than its window: %s" % wide)
     scales = br.evaluate(IMG_SCALES)
     check(len(scales) == RECENT and min(scales) >= 0.66, "thumbnails' scale: %s" % scales)
     shots = os.environ.get("GPUD_SCREENSHOTS")

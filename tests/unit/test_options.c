@@ -97,7 +97,7 @@ static void test_table(void **state)
 		"trust-after", "login-timeout", "idle-timeout", "max-connections",
 		"max-connections-per-address", "max-connections-per-credential",
 		"max-prelogin", "max-prelogin-per-address", "frame-memory",
-		"log-level",
+		"log-level", "end-hook", "end-hook-timeout", "end-hook-max",
 	};
 	static const char *const restart[] = { "data", "results", "listen",
 					       "http", "http-open", "socket", "heartbeat" };

@@ -145,7 +145,7 @@ static void test_main(void **state)
 	HASNT(t, "<b>x</b>");
 	HAS(t, "w&lt;1&gt;");
 	/* Who submitted each job; "–" for one from before owners. */
-	HAS(t, "<th>Reason</th><th>User</th></tr>");
+	HAS(t, "<th>Name</th><th>User</th><th>Workload</th>");
 	HAS(t, "<td class=\"user\">&lt;ann&gt;</td>");
 	HAS(t, "<td class=\"user\">–</td>");
 	/* The strip. */

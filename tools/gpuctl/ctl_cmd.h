@@ -42,6 +42,18 @@ int cmd_backup(const struct ctl_target *to, int argc, char **argv);
 int cmd_page_link(const struct ctl_target *to, int argc, char **argv);
 int cmd_worker(const struct ctl_target *to, int argc, char **argv);
 int cmd_events(const struct ctl_target *to, int argc, char **argv);
+int cmd_requeue(const struct ctl_target *to, int argc, char **argv);
+
+/* ---- ctl_lifecycle.c ---- */
+
+/* submit's --after JOB (opt "after") or --time-limit DURATION (opt
+ * "time-limit") value into *after or *time_limit (seconds); a second
+ * --after is refused. -1 after printing why. */
+int ctl_submit_lifecycle_opt(const char *opt, const char *val,
+			     json_int_t *after, double *time_limit);
+/* status's long view: "    after job N  time limit 30m (ran 12m5s)\n"
+ * when job has either, else nothing. */
+void ctl_lifecycle_line(FILE *f, const struct ctlcmd_job *job);
 
 /* ---- ctl_args.c ---- */
 

@@ -133,13 +133,16 @@ struct submit_opts {
 	const char *name, *check, *file;
 	long priority;
 	int has_priority, help;
+	json_int_t after;       /* --after JOB; 0 none */
+	double time_limit;      /* --time-limit, seconds; 0 none */
 };
 
 /* Split argv (after WORKLOAD) into gpuctl's options and the workload's
  * --KEY VALUE pairs (left in kv, *nkv of them). -1 after printing why. */
 static int split_submit(int argc, char **argv, struct submit_opts *o, char **kv, int *nkv)
 {
-	static const char *const own[] = { "name", "priority", "check", "file" };
+	static const char *const own[] = { "name", "priority", "check", "file",
+					   "after", "time-limit" };
 
 	*nkv = 0;
 	for (int i = 0; i < argc; i++) {
@@ -179,13 +182,16 @@ static int split_submit(int argc, char **argv, struct submit_opts *o, char **kv,
 			fprintf(stderr, "gpuctl: --%s is too long\n", own[k]);
 			return -1;
 		}
+		if (k >= 4 && ctl_submit_lifecycle_opt(own[k], val, &o->after,
+							 &o->time_limit))
+			return -1;
 		if (k == 0)
 			o->name = val;
 		else if (k == 1)
 			o->has_priority = 1;
 		else if (k == 2)
 			o->check = val;
-		else
+		else if (k == 3)
 			o->file = val;
 	}
 	return 0;
@@ -235,7 +241,8 @@ int cmd_submit(const struct ctl_target *to, int argc, char **argv)
 	struct ctlcmd_reply rep;
 	json_t *reply = ctl_request_bin(to, &(struct ctlcmd_req){ .cmd = CTLCMD_SUBMIT,
 		.workload = workload, .args = args, .name = o.name,
-		.priority = o.has_priority ? o.priority : 0 }, input, input_len, &ex);
+		.priority = o.has_priority ? o.priority : 0, .after = o.after,
+		.time_limit = (int64_t)o.time_limit }, input, input_len, &ex);
 	json_decref(args);
 	free(input);
 	if (!reply)

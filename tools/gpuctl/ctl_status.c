@@ -297,6 +297,7 @@ void ctl_job_long(FILE *f, const struct ctlcmd_job *job, double now)
 	if (job->verify_failures >= 0)
 		fprintf(f, "  verify failures %" PRId64, job->verify_failures);
 	fprintf(f, "\n");
+	ctl_lifecycle_line(f, job);
 	counts_line(f, "leases", job->leases, lk, ln, 5);
 	if (rl[L_PENDING] + rl[L_LEASED] + rl[L_VERIFIED] + rl[L_FAILED] > 0 ||
 	    (job->check && strcmp(job->check, "full") == 0)) {

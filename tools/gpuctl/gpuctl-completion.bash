@@ -39,12 +39,20 @@ _gpuctl()
 	case $prev in
 	--socket|--credential|--file)
 		COMPREPLY=($(compgen -f -- "$cur")); return ;;
-	--connect|--name|--interval|--count|--timeout|--limit|--values|--format|--since|--until|--user)
+	--connect|--name|--interval|--count|--timeout|--limit|--values|--format|--since|--until|--user|--time-limit)
 		COMPREPLY=(); return ;;
 	--check) COMPREPLY=($(compgen -W "sample full" -- "$cur")); return ;;
+	--after)
+		COMPREPLY=($(compgen -W "$(gpuctl "${conn[@]}" status --format id --no-header 2>/dev/null)" -- "$cur"))
+		return ;;
 	--role) COMPREPLY=($(compgen -W "worker viewer admin" -- "$cur")); return ;;
 	--state)
-		COMPREPLY=($(compgen -W "queued running paused done failed cancelled" -- "$cur"))
+		# history keeps only finished jobs; status shows every state.
+		if [ "$cmd" = history ]; then
+			COMPREPLY=($(compgen -W "done failed cancelled" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "queued running paused done failed cancelled" -- "$cur"))
+		fi
 		return ;;
 	esac
 	if [ -z "$cmd" ]; then
@@ -69,7 +77,7 @@ _gpuctl()
 				$(gpuctl "${conn[@]}" submit "$wl" --help 2>/dev/null |
 				sed -n 's/^    \(--[a-z0-9_-]*\) .*/\1/p')" -- "$cur"))
 		fi ;;
-	status|watch|wait|result|export|extend|cancel|pause|resume|priority|events)
+	status|watch|wait|result|export|extend|cancel|pause|resume|priority|events|requeue)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$(_gpuctl_options "$cmd")" -- "$cur"))
 		elif [ $pos -eq 1 ]; then

@@ -25,13 +25,18 @@
  * options and what it prints). The order is gpuctl help's. */
 static const struct ctl_command commands[] = {
 { "submit", cmd_submit, "submit WORKLOAD [--name N] [--priority P] [--check full|sample]\n"
-  "                     [--file F] --KEY VALUE...",
+  "                     [--file F] [--after JOB] [--time-limit D] --KEY VALUE...",
   "queue a job, print its id",
   "  --name N          a name for the job: 1..64 of A-Z a-z 0-9 . _ -\n"
   "  --priority P      -1000..1000 (default 0); higher runs first, ties by age\n"
   "  --check full      every lease computed again by another worker, merged\n"
   "                    when both agree (default sample: gpud verifies a sample)\n"
   "  --file F          send F as the job's input (e.g. othello positions)\n"
+  "  --after JOB       granted nothing until job JOB is done (status: \"after\n"
+  "                    job JOB (running)\"); fails if JOB fails or is cancelled\n"
+  "  --time-limit D    stop the job once it has run D (90s, 30m, 2h, 1d, 1h30m;\n"
+  "                    1s..366d; queued and paused time not counted): it fails\n"
+  "                    with \"time limit D reached\", gpuctl requeue continues it\n"
   "  --KEY VALUE       the workload's parameters (also --KEY=VALUE), e.g.\n"
   "                    gpuctl submit graveler --battles 1e9 --seed 7\n"
   "gpuctl submit WORKLOAD --help lists WORKLOAD's parameters (gpuctl workloads\n"
@@ -105,6 +110,12 @@ static const struct ctl_command commands[] = {
 { "extend", cmd_extend, "extend JOB --KEY VALUE...",
   "take a job further (e.g. officers --to N)", "" },
 { "cancel", cmd_simple, "cancel JOB", "cancel a job (its leases are revoked)", "" },
+{ "requeue", cmd_requeue, "requeue JOB",
+  "a failed or cancelled job back to the queue, its verified work kept (admin)",
+  "  Verified leases stay verified and merged; the others run again from their\n"
+  "  checkpoints, their failure counts reset; the time limit counts afresh. A\n"
+  "  done job is refused (gpuctl extend takes a job further), and so is a job\n"
+  "  whose --after job failed (requeue that one first).\n" },
 { "pause", cmd_simple, "pause JOB",
   "hold a job: workers checkpoint and release its leases", "" },
 { "resume", cmd_simple, "resume JOB", "let a paused job run again, from its checkpoints", "" },
