@@ -25,10 +25,11 @@
  * wins.
  *
  * A parallel search (othello_par.c): one thread runs this search, the
- * others wait in its team; a null-window node whose eldest move did not
- * cut off, a PV node past its first move and the root share their other
- * moves with the idle threads (young brothers wait: forks, below), over
- * one shared table; *abort ends every thread's search early.
+ * others wait in its team, asleep when there is no work; a null-window
+ * node whose first cfg.elders moves did not cut off, a PV node past its
+ * first move and the root share their other moves with a few idle
+ * threads (young brothers wait: forks, below), over one shared table;
+ * *abort ends every thread's search early.
  */
 #include <limits.h>
 #include <pthread.h>

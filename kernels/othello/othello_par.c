@@ -6,9 +6,10 @@
  * all of them when the batch has fewer positions than threads) are solved
  * one at a time with every thread on the position: one thread runs the
  * search, the others take the moves it shares (young brothers wait,
- * othello_deep.c) over one shared table. The calling thread meanwhile
- * polls stop() every POLL_MS, so a revoked lease interrupts a deep search
- * within that.
+ * othello_deep.c; asleep while there are none) over one shared table.
+ * The calling thread meanwhile polls stop() every POLL_MS, so a revoked
+ * lease interrupts a deep search within that; the search's end and a stop
+ * wake the sleepers (oth_team_wake).
  *
  * Threads: othello_solve_batch starts and joins its own threads; a struct
  * othello_solver belongs to one thread.
