@@ -314,12 +314,12 @@ static inline int sort_depth(int e)
 /* ---- young brothers wait: a node's moves shared with idle threads --------
  * In a parallel search a null-window node of cfg.min or more empties
  * whose cfg.elders eldest moves did not cut off hands its other moves to
- * the idle threads (a fork). Up to cfg.helpers of them join it; every thread in
- * the fork takes the next move, the first to fail high cuts the fork (the
- * others drop their subtrees, see aborted) and the owner, who also takes
- * moves, waits for its helpers, meanwhile helping the forks below its
- * own. A thread with nothing to do sleeps (team_sleep) till a fork opens,
- * or, as an owner, till its last helper leaves. */
+ * the idle threads (a fork). Up to cfg.helpers of them join it; every
+ * thread in the fork takes the next move, the first to fail high cuts the
+ * fork (the others drop their subtrees, see aborted) and the owner, who
+ * also takes moves, waits for its helpers, meanwhile helping the forks
+ * below its own. A thread with nothing to do sleeps (team_sleep) till a
+ * fork opens, or, as an owner, till its last helper leaves. */
 
 int oth_team_new(struct oth_team **ret)
 {
