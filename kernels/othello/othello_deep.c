@@ -72,12 +72,17 @@ struct mv {
 enum { FORK_FREE, FORK_SETUP, FORK_OPEN, FORK_CLOSED };
 #define RES_NONE 127
 
-/* Every node under a fork reads cut and parent (aborted): they have a
- * cache line of their own, written once per fork, so that the counters
- * the threads in the fork keep writing do not evict it. */
+/* Every node in a fork reads its cut (aborted): it has a cache line of
+ * its own, written once per fork, so that the counters the threads in the
+ * fork keep writing do not evict it. */
 struct oth_fork {
-	alignas(64) atomic_int cut; /* a move failed high: the rest is moot */
+	/* A move failed high here or in a fork above: the rest is moot. */
+	alignas(64) atomic_int cut;
 	struct oth_fork *parent; /* the fork its owner works under */
+	/* The forks whose parent this is, still in use (kids, linked by
+	 * sib), so that a cut reaches them (fork_cut); the team's tree lock
+	 * guards both. */
+	alignas(64) struct oth_fork *kids, *sib;
 	alignas(64) atomic_int state;
 	atomic_int next;    /* the next move handed out */
 	atomic_int helpers; /* threads inside besides the owner (or joining) */
@@ -99,18 +104,20 @@ struct oth_team {
 	atomic_int sleepers;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	/* Guards the forks' kids and sib: one lock, as a fork's slot is
+	 * reused under other parents. */
+	alignas(64) pthread_mutex_t tree;
 };
 
 /* The search was stopped, or a fork it works under was cut (another
- * thread's move failed high there). */
+ * thread's move failed high there or in a fork above: fork_cut sets
+ * every fork below). */
 static inline int aborted(const struct oth_search *s)
 {
 	if (atomic_load_explicit(s->abort, memory_order_relaxed))
 		return 1;
-	for (const struct oth_fork *f = s->fork; f; f = f->parent)
-		if (atomic_load_explicit(&f->cut, memory_order_relaxed))
-			return 1;
-	return 0;
+	return s->fork && atomic_load_explicit(&s->fork->cut,
+					       memory_order_relaxed);
 }
 
 /* 1 and the cut value in *v when the opponent's stable discs keep P at or
@@ -330,17 +337,21 @@ int oth_team_new(struct oth_team **ret)
 	memset(t, 0, sizeof(*t));
 	t->cfg = (struct oth_fork_cfg){OTH_FORK_MIN, OTH_FORK_HELPERS,
 				       OTH_FORK_ELDERS, 1};
-	if (pthread_mutex_init(&t->mu, NULL)) {
-		free(t);
-		return GERR_NOMEM;
-	}
-	if (pthread_cond_init(&t->cv, NULL)) {
-		pthread_mutex_destroy(&t->mu);
-		free(t);
-		return GERR_NOMEM;
-	}
+	if (pthread_mutex_init(&t->mu, NULL))
+		goto fail;
+	if (pthread_cond_init(&t->cv, NULL))
+		goto fail_mu;
+	if (pthread_mutex_init(&t->tree, NULL))
+		goto fail_cv;
 	*ret = t;
 	return 0;
+fail_cv:
+	pthread_cond_destroy(&t->cv);
+fail_mu:
+	pthread_mutex_destroy(&t->mu);
+fail:
+	free(t);
+	return GERR_NOMEM;
 }
 
 int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c)
@@ -359,6 +370,7 @@ void oth_team_free(struct oth_team *t)
 		return;
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->tree);
 	free(t);
 }
 
@@ -394,6 +406,54 @@ static inline int fork_key(int v, int sq)
 static int nws_child(struct oth_search *s, const struct mv *x, int alpha,
 		     int e);
 
+/* Set the cut of f and of every fork below it; the tree lock held. */
+static void fork_cut_below(struct oth_fork *f)
+{
+	atomic_store(&f->cut, 1);
+	for (struct oth_fork *c = f->kids; c; c = c->sib)
+		fork_cut_below(c);
+}
+
+/* Cut f and every fork below it (Edax stops a split's helpers the same
+ * way): the threads in them see it at their next node (aborted). */
+static void fork_cut(struct oth_team *t, struct oth_fork *f)
+{
+	pthread_mutex_lock(&t->tree);
+	fork_cut_below(f);
+	pthread_mutex_unlock(&t->tree);
+}
+
+/* f (being set up, cut 0) joins its parent's kids; cut at once when the
+ * parent already is. */
+static void fork_link(struct oth_team *t, struct oth_fork *f)
+{
+	struct oth_fork *p = f->parent;
+
+	pthread_mutex_lock(&t->tree);
+	f->kids = NULL;
+	if (p) {
+		f->sib = p->kids;
+		p->kids = f;
+		if (atomic_load(&p->cut))
+			atomic_store(&f->cut, 1);
+	}
+	pthread_mutex_unlock(&t->tree);
+}
+
+/* f (its helpers gone, so its kids too) leaves its parent's kids. */
+static void fork_unlink(struct oth_team *t, struct oth_fork *f)
+{
+	struct oth_fork *p = f->parent, **at;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&t->tree);
+	for (at = &p->kids; *at != f; at = &(*at)->sib)
+		;
+	*at = f->sib;
+	pthread_mutex_unlock(&t->tree);
+}
+
 /* Take f's moves till none is left, f is cut or the search above is. */
 static void fork_work(struct oth_search *s, struct oth_fork *f)
 {
@@ -409,7 +469,7 @@ static void fork_work(struct oth_search *s, struct oth_fork *f)
 		while (k > o && !atomic_compare_exchange_weak(&f->best, &o, k))
 			;
 		if (v > f->alpha[i]) {
-			atomic_store(&f->cut, 1);
+			fork_cut(s->team, f);
 			return;
 		}
 	}
@@ -521,6 +581,7 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
 	f->parent = s->fork;
 	atomic_store(&f->next, 0);
 	atomic_store(&f->cut, 0);
+	fork_link(t, f);
 	atomic_store(&f->owner_sleeps, 0);
 	atomic_store(&f->best, fork_key(*best, *bm));
 	atomic_store(&f->state, FORK_OPEN);
@@ -551,6 +612,7 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
 		atomic_fetch_sub(&t->idle, 1);
 	}
 	s->fork = up;
+	fork_unlink(t, f);
 	int k = atomic_load(&f->best);
 	if (res)
 		memcpy(res + i0, f->res, (size_t)f->n * sizeof(*res));
