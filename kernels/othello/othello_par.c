@@ -6,14 +6,16 @@
  * all of them when the batch has fewer positions than threads) are solved
  * one at a time with every thread on the position: one thread runs the
  * search, the others take the moves it shares (young brothers wait,
- * othello_deep.c) over one shared table. The calling thread meanwhile
- * polls stop() every POLL_MS, so a revoked lease interrupts a deep search
- * within that.
+ * othello_deep.c; asleep while there are none) over one shared table.
+ * The calling thread meanwhile polls stop() every POLL_MS, so a revoked
+ * lease interrupts a deep search within that; the search's end and a stop
+ * wake the sleepers (oth_team_wake).
  *
  * Threads: othello_solve_batch starts and joins its own threads; a struct
  * othello_solver belongs to one thread.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -131,6 +133,8 @@ static void *par_thread(void *arg)
 		p->move = mv;
 		atomic_store(&p->abort, 1); /* the helpers stop */
 	}
+	if (id == 0 && p->team)
+		oth_team_wake(p->team); /* asleep, they see it */
 	p->nodes += s.nodes;
 	p->running--;
 	pthread_cond_signal(&p->cond);
@@ -170,6 +174,8 @@ static int par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
 		if (!p.done && !stopped && stop && stop(opaque)) {
 			stopped = 1;
 			atomic_store(&p.abort, 1);
+			if (p.team)
+				oth_team_wake(p.team);
 		}
 	}
 	pthread_mutex_unlock(&p.lock);
@@ -269,6 +275,23 @@ static int pool_solve(struct batch *b, int threads, int e)
 	return 0;
 }
 
+/* OTHELLO_FORK="MIN,HELPERS,ELDERS[,ROOT]" in the environment sets which
+ * nodes fork (struct oth_fork_cfg), for measuring them (bench/othello.md);
+ * unset or malformed, the defaults. */
+static void fork_cfg_from_env(struct oth_team *team)
+{
+	const char *v = getenv("OTHELLO_FORK");
+	struct oth_fork_cfg c;
+	char end;
+
+	c.root = 1;
+	if (v && (sscanf(v, "%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
+			 &end) == 3 ||
+		  sscanf(v, "%d,%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
+			 &c.root, &end) == 4))
+		(void)oth_team_config(team, &c); /* out of range: defaults */
+}
+
 /* The positions idx[0..n) one at a time on all threads. */
 static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 {
@@ -282,6 +305,7 @@ static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 
 	if (oth_team_new(&team))
 		return GERR_NOMEM;
+	fork_cfg_from_env(team);
 	if (oth_tt_new(&tt, bits, threads > 1)) {
 		oth_team_free(team);
 		return GERR_NOMEM;
