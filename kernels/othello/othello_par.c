@@ -142,12 +142,10 @@ static void *par_thread(void *arg)
 	return NULL;
 }
 
-/* Solve (P, O) with `threads` threads on table tt; 0, GERR_CANCELLED when
- * stop() turned non-zero first, or GERR_NOMEM. */
-static int par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
-		     uint64_t O, int alpha, int beta, int threads,
-		     int *ret_score, int *ret_move, uint64_t *ret_nodes,
-		     int (*stop)(void *), void *opaque)
+int oth_par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
+		  uint64_t O, int alpha, int beta, int threads, int *ret_score,
+		  int *ret_move, uint64_t *ret_nodes, int (*stop)(void *),
+		  void *opaque)
 {
 	/* One thread: the plain search. */
 	struct par p = {.tt = tt, .team = threads > 1 ? team : NULL, .P = P,
@@ -275,23 +273,6 @@ static int pool_solve(struct batch *b, int threads, int e)
 	return 0;
 }
 
-/* OTHELLO_FORK="MIN,HELPERS,ELDERS[,ROOT]" in the environment sets which
- * nodes fork (struct oth_fork_cfg), for measuring them (bench/othello.md);
- * unset or malformed, the defaults. */
-static void fork_cfg_from_env(struct oth_team *team)
-{
-	const char *v = getenv("OTHELLO_FORK");
-	struct oth_fork_cfg c;
-	char end;
-
-	c.root = 1;
-	if (v && (sscanf(v, "%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
-			 &end) == 3 ||
-		  sscanf(v, "%d,%d,%d,%d%c", &c.min, &c.helpers, &c.elders,
-			 &c.root, &end) == 4))
-		(void)oth_team_config(team, &c); /* out of range: defaults */
-}
-
 /* The positions idx[0..n) one at a time on all threads. */
 static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 {
@@ -305,7 +286,6 @@ static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 
 	if (oth_team_new(&team))
 		return GERR_NOMEM;
-	fork_cfg_from_env(team);
 	if (oth_tt_new(&tt, bits, threads > 1)) {
 		oth_team_free(team);
 		return GERR_NOMEM;
@@ -313,7 +293,7 @@ static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 	for (size_t k = 0; k < b->n && !rc; k++) {
 		size_t i = b->idx[k];
 		int sc = 0, mv = 0;
-		rc = par_solve(tt, team, b->P[i], b->O[i], b->alpha, b->beta,
+		rc = oth_par_solve(tt, team, b->P[i], b->O[i], b->alpha, b->beta,
 			       threads, &sc, &mv, nodes, b->stop, b->opaque);
 		b->score[i] = (int8_t)sc;
 		b->move[i] = (uint8_t)mv;

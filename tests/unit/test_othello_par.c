@@ -1,7 +1,7 @@
 /* Unit tests of the deep solver's parallel search (forks, othello_deep.c;
  * threads, othello_par.c): fork settings out of range refused; on 2-4
  * threads, with forks from few empties so that small positions fork
- * often (OTHELLO_FORK), scores equal to minimax at 6-9 empties and to the
+ * often (oth_team_config), scores equal to minimax at 6-9 empties and to the
  * shallow reference at 10-14 (and the same lowest best square); at 15-18
  * empties the defaults and several settings equal to one thread's; a
  * search stopped with sleeping threads ends promptly; a window's clamped
@@ -23,26 +23,36 @@
 
 /* Forks from 8 empties (as low as allowed), after `elders` moves, with
  * `helpers` helpers each, at the root too or not. */
-static void set_fork(int helpers, int elders, int root)
+static struct oth_fork_cfg low_fork(int helpers, int elders, int root)
 {
-	char v[32];
-
-	snprintf(v, sizeof(v), "8,%d,%d,%d", helpers, elders, root);
-	assert_int_equal(setenv("OTHELLO_FORK", v, 1), 0);
+	return (struct oth_fork_cfg){8, helpers, elders, root};
 }
 
-static void solve_par(uint64_t P, uint64_t O, int threads, int *sc, int *mv)
+/* One position on `threads` threads with fork settings cfg (NULL: the
+ * defaults) in the window (alpha, beta), on a table and team of its own. */
+static void solve_cfg(uint64_t P, uint64_t O, int alpha, int beta,
+		      int threads, const struct oth_fork_cfg *cfg, int *sc,
+		      int *mv)
 {
-	int8_t s;
-	uint8_t m;
+	struct oth_team *team;
+	struct oth_tt *tt;
 	uint64_t nodes = 0;
 
-	/* One position on several threads: the deep path. */
-	assert_int_equal(othello_solve_batch(&P, &O, 1, threads, &s, &m,
-					     &nodes, NULL, NULL), 0);
+	assert_int_equal(oth_team_new(&team), 0);
+	if (cfg)
+		assert_int_equal(oth_team_config(team, cfg), 0);
+	assert_int_equal(oth_tt_new(&tt, 16, threads > 1), 0);
+	assert_int_equal(oth_par_solve(tt, team, P, O, alpha, beta, threads,
+				       sc, mv, &nodes, NULL, NULL), 0);
 	assert_true(nodes > 0);
-	*sc = s;
-	*mv = m;
+	oth_tt_free(tt);
+	oth_team_free(team);
+}
+
+static void solve_par(uint64_t P, uint64_t O, int threads,
+		      const struct oth_fork_cfg *cfg, int *sc, int *mv)
+{
+	solve_cfg(P, O, -64, 64, threads, cfg, sc, mv);
 }
 
 static void test_config(void **state)
@@ -75,68 +85,60 @@ static void test_vs_reference(void **state)
 			int black, m0, v0, v, m, t = 2 + i % 3;
 			oth_generate(101, (uint64_t)(e * 1000 + i), e, &P, &O,
 				     &black);
-			set_fork(1 + i % 4, 1 + (i / 3) % 3, i / 9 % 2);
+			struct oth_fork_cfg c = low_fork(1 + i % 4,
+							 1 + (i / 3) % 3,
+							 i / 9 % 2);
 			if (e <= 9)
 				v0 = othello_minimax(P, O, &m0);
 			else
 				v0 = othello_solve_shallow(P, O, &m0, &n);
-			solve_par(P, O, t, &v, &m);
+			solve_par(P, O, t, &c, &v, &m);
 			assert_int_equal(v, v0);
 			assert_int_equal(m, m0);
 		}
 	}
-	unsetenv("OTHELLO_FORK");
 }
 
 /* 15-18 empties: one thread against 2-4 with the defaults and with
  * forks everywhere (any helpers, after one move). */
 static void test_vs_one_thread(void **state)
 {
-	static const char *cfg[] = {NULL, "8,255,1", "12,2,3,0"};
+	static const struct oth_fork_cfg cfg[] = {
+		{OTH_FORK_MIN, OTH_FORK_HELPERS, OTH_FORK_ELDERS, 1},
+		{8, 255, 1, 1}, {12, 2, 3, 0},
+	};
 
 	(void)state;
 	for (int i = 0; i < 12; i++) {
 		uint64_t P, O;
 		int black, v0, m0, v, m, e = 15 + i % 4;
 		oth_generate(103, (uint64_t)i, e, &P, &O, &black);
-		unsetenv("OTHELLO_FORK");
-		solve_par(P, O, 1, &v0, &m0);
+		solve_par(P, O, 1, NULL, &v0, &m0);
 		for (int c = 0; c < 3; c++) {
-			if (cfg[c])
-				assert_int_equal(setenv("OTHELLO_FORK", cfg[c],
-							1), 0);
-			else
-				unsetenv("OTHELLO_FORK");
-			solve_par(P, O, 2 + (i + c) % 3, &v, &m);
+			solve_par(P, O, 2 + (i + c) % 3, &cfg[c], &v, &m);
 			assert_int_equal(v, v0);
 			assert_int_equal(m, m0);
 		}
 	}
-	unsetenv("OTHELLO_FORK");
 }
 
-/* Clamped answers of windows (othello_solve_batch_window) on 3 threads
- * with forks everywhere equal one thread's. */
+/* Clamped answers of windows on 3 threads with forks everywhere equal
+ * one thread's. */
 static void test_window(void **state)
 {
+	struct oth_fork_cfg c = low_fork(255, 1, 1);
+
 	(void)state;
-	set_fork(255, 1, 1);
 	for (int i = 0; i < 40; i++) {
 		uint64_t P, O;
 		int black, a = -20 + (i % 9) * 4, b = a + 2 + (i % 3) * 6;
-		int8_t s1, s3;
-		uint8_t m1, m3;
+		int s1, s3, m1, m3;
 		oth_generate(107, (uint64_t)i, 13 + i % 3, &P, &O, &black);
-		assert_int_equal(othello_solve_batch_window(&P, &O, 1, a, b, 1,
-							    &s1, &m1, NULL,
-							    NULL, NULL), 0);
-		assert_int_equal(othello_solve_batch_window(&P, &O, 1, a, b, 3,
-							    &s3, &m3, NULL,
-							    NULL, NULL), 0);
+		solve_cfg(P, O, a, b, 1, NULL, &s1, &m1);
+		solve_cfg(P, O, a, b, 3, &c, &s3, &m3);
 		assert_int_equal(s3, s1);
 		assert_int_equal(m3, m1);
 	}
-	unsetenv("OTHELLO_FORK");
 }
 
 static int stop_after(void *opaque)
