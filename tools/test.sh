@@ -48,7 +48,7 @@ setup_asan() {
 }
 
 # ThreadSanitizer on the one search that many threads share (the deep
-# Othello solver's forks): its two unit tests only. Every word of the
+# Othello solver's forks): its three unit tests only. Every word of the
 # transposition table is read and written atomically, so TSan sees its
 # accesses; what it cannot model are the fences of the table's sequence
 # lock (-Wtsan says so at each), which tests against minimax check instead.
@@ -85,10 +85,11 @@ stage "asan: system tests" env ASAN_OPTIONS=detect_leaks=1 \
 	meson test -C build-asan --print-errorlogs --timeout-multiplier "$san" --suite system
 
 stage "tsan: setup" setup_tsan
-stage "tsan: compile" ninja -C build-tsan tests/unit/test_othello_deep tests/unit/test_othello_window
+stage "tsan: compile" ninja -C build-tsan tests/unit/test_othello_deep tests/unit/test_othello_window \
+	tests/unit/test_othello_par
 stage "tsan: othello threads" env TSAN_OPTIONS=halt_on_error=1 \
 	meson test -C build-tsan --no-rebuild --print-errorlogs --timeout-multiplier "$san" \
-	othello_deep othello_window
+	othello_deep othello_window othello_par
 
 stage "fuzz: setup" setup_fuzz
 stage "fuzz: compile" ninja -C build-fuzz

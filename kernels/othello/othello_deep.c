@@ -25,13 +25,14 @@
  * wins.
  *
  * A parallel search (othello_par.c): one thread runs this search, the
- * others wait in its team; a null-window node whose eldest move did not
- * cut off, a PV node past its first move and the root share their other
- * moves with the idle threads (young brothers wait: forks, below), over
- * one shared table; *abort ends every thread's search early.
+ * others wait in its team, asleep when there is no work; a null-window
+ * node whose first cfg.elders moves did not cut off, a PV node past its
+ * first move and the root share their other moves with a few idle
+ * threads (young brothers wait: forks, below), over one shared table;
+ * *abort ends every thread's search early.
  */
 #include <limits.h>
-#include <sched.h>
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,19 +65,29 @@ struct mv {
 	int sq, key;
 };
 
-#define FORK_MIN 12
+/* A free thread scans FORK_SPIN times for work before it sleeps. */
+#define FORK_SPIN 16
 #define OTH_FORKS 64
 
 enum { FORK_FREE, FORK_SETUP, FORK_OPEN, FORK_CLOSED };
 #define RES_NONE 127
 
+/* Every node in a fork reads its cut (aborted): it has a cache line of
+ * its own, written once per fork, so that the counters the threads in the
+ * fork keep writing do not evict it. */
 struct oth_fork {
+	/* A move failed high here or in a fork above: the rest is moot. */
+	alignas(64) atomic_int cut;
+	struct oth_fork *parent; /* the fork its owner works under */
+	/* The forks whose parent this is, still in use (kids, linked by
+	 * sib), so that a cut reaches them (fork_cut); the team's tree lock
+	 * guards both. */
+	alignas(64) struct oth_fork *kids, *sib;
 	alignas(64) atomic_int state;
 	atomic_int next;    /* the next move handed out */
 	atomic_int helpers; /* threads inside besides the owner (or joining) */
-	atomic_int cut;     /* a move failed high: the rest is moot */
+	atomic_int owner_sleeps; /* the owner waits for helpers, asleep */
 	atomic_int best;    /* fork_key of the best result so far */
-	struct oth_fork *parent; /* the fork its owner works under */
 	atomic_int e, n; /* atomic: free threads read them while scanning */
 	struct mv list[MAX_MOVES];
 	int alpha[MAX_MOVES]; /* each move's null window */
@@ -85,19 +96,28 @@ struct oth_fork {
 
 struct oth_team {
 	struct oth_fork fork[OTH_FORKS];
+	struct oth_fork_cfg cfg; /* set before the search, then read only */
 	alignas(64) atomic_int idle; /* free threads looking for work */
+	/* Sleeping: a thread that found no work waits on cv till gen moves
+	 * (a fork opened, a sleeping owner's helper left, the search ended). */
+	alignas(64) atomic_uint gen;
+	atomic_int sleepers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* Guards the forks' kids and sib: one lock, as a fork's slot is
+	 * reused under other parents. */
+	alignas(64) pthread_mutex_t tree;
 };
 
 /* The search was stopped, or a fork it works under was cut (another
- * thread's move failed high there). */
+ * thread's move failed high there or in a fork above: fork_cut sets
+ * every fork below). */
 static inline int aborted(const struct oth_search *s)
 {
 	if (atomic_load_explicit(s->abort, memory_order_relaxed))
 		return 1;
-	for (const struct oth_fork *f = s->fork; f; f = f->parent)
-		if (atomic_load_explicit(&f->cut, memory_order_relaxed))
-			return 1;
-	return 0;
+	return s->fork && atomic_load_explicit(&s->fork->cut,
+					       memory_order_relaxed);
 }
 
 /* 1 and the cut value in *v when the opponent's stable discs keep P at or
@@ -294,12 +314,14 @@ static inline int sort_depth(int e)
 }
 
 /* ---- young brothers wait: a node's moves shared with idle threads --------
- * In a parallel search a null-window node of FORK_MIN or more empties
- * whose eldest move did not cut off hands its other moves to the idle
- * threads (a fork). Every thread in the fork takes the next move, the
- * first to fail high cuts the fork (the others drop their subtrees, see
- * aborted) and the owner, who also takes moves, waits for its helpers,
- * meanwhile helping the forks below its own. */
+ * In a parallel search a null-window node of cfg.min or more empties
+ * whose cfg.elders eldest moves did not cut off hands its other moves to
+ * the idle threads (a fork). Up to cfg.helpers of them join it; every
+ * thread in the fork takes the next move, the first to fail high cuts the
+ * fork (the others drop their subtrees, see aborted) and the owner, who
+ * also takes moves, waits for its helpers, meanwhile helping the forks
+ * below its own. A thread with nothing to do sleeps (team_sleep) till a
+ * fork opens, or, as an owner, till its last helper leaves. */
 
 int oth_team_new(struct oth_team **ret)
 {
@@ -308,13 +330,67 @@ int oth_team_new(struct oth_team **ret)
 	if (!t)
 		return GERR_NOMEM;
 	memset(t, 0, sizeof(*t));
+	t->cfg = (struct oth_fork_cfg){OTH_FORK_MIN, OTH_FORK_HELPERS,
+				       OTH_FORK_ELDERS, 1};
+	if (pthread_mutex_init(&t->mu, NULL))
+		goto fail;
+	if (pthread_cond_init(&t->cv, NULL))
+		goto fail_mu;
+	if (pthread_mutex_init(&t->tree, NULL))
+		goto fail_cv;
 	*ret = t;
+	return 0;
+fail_cv:
+	pthread_cond_destroy(&t->cv);
+fail_mu:
+	pthread_mutex_destroy(&t->mu);
+fail:
+	free(t);
+	return GERR_NOMEM;
+}
+
+int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c)
+{
+	if (c->min < SHALLOW_MAX + 2 || c->min > 60 || c->helpers < 1 ||
+	    c->helpers > 255 || c->elders < 1 || c->elders > MAX_MOVES ||
+	    (c->root != 0 && c->root != 1))
+		return GERR_INVAL;
+	t->cfg = *c;
 	return 0;
 }
 
 void oth_team_free(struct oth_team *t)
 {
+	if (!t)
+		return;
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->tree);
 	free(t);
+}
+
+/* Something a sleeper may wait for happened: wake them all. */
+void oth_team_wake(struct oth_team *t)
+{
+	atomic_fetch_add(&t->gen, 1);
+	if (atomic_load(&t->sleepers) > 0) {
+		pthread_mutex_lock(&t->mu);
+		pthread_cond_broadcast(&t->cv);
+		pthread_mutex_unlock(&t->mu);
+	}
+}
+
+/* Sleep till gen moves from g0 (read before the caller looked for work)
+ * or the search stops. The waker bumps gen before it reads sleepers, the
+ * sleeper counts itself before it reads gen: one of them sees the other. */
+static void team_sleep(struct oth_team *t, unsigned g0, const atomic_int *abort)
+{
+	pthread_mutex_lock(&t->mu);
+	atomic_fetch_add(&t->sleepers, 1);
+	while (atomic_load(&t->gen) == g0 && !atomic_load(abort))
+		pthread_cond_wait(&t->cv, &t->mu);
+	atomic_fetch_sub(&t->sleepers, 1);
+	pthread_mutex_unlock(&t->mu);
 }
 
 static inline int fork_key(int v, int sq)
@@ -324,6 +400,54 @@ static inline int fork_key(int v, int sq)
 
 static int nws_child(struct oth_search *s, const struct mv *x, int alpha,
 		     int e);
+
+/* Set the cut of f and of every fork below it; the tree lock held. */
+static void fork_cut_below(struct oth_fork *f)
+{
+	atomic_store(&f->cut, 1);
+	for (struct oth_fork *c = f->kids; c; c = c->sib)
+		fork_cut_below(c);
+}
+
+/* Cut f and every fork below it (Edax stops a split's helpers the same
+ * way): the threads in them see it at their next node (aborted). */
+static void fork_cut(struct oth_team *t, struct oth_fork *f)
+{
+	pthread_mutex_lock(&t->tree);
+	fork_cut_below(f);
+	pthread_mutex_unlock(&t->tree);
+}
+
+/* f (being set up, cut 0) joins its parent's kids; cut at once when the
+ * parent already is. */
+static void fork_link(struct oth_team *t, struct oth_fork *f)
+{
+	struct oth_fork *p = f->parent;
+
+	pthread_mutex_lock(&t->tree);
+	f->kids = NULL;
+	if (p) {
+		f->sib = p->kids;
+		p->kids = f;
+		if (atomic_load(&p->cut))
+			atomic_store(&f->cut, 1);
+	}
+	pthread_mutex_unlock(&t->tree);
+}
+
+/* f (its helpers gone, so its kids too) leaves its parent's kids. */
+static void fork_unlink(struct oth_team *t, struct oth_fork *f)
+{
+	struct oth_fork *p = f->parent, **at;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&t->tree);
+	for (at = &p->kids; *at != f; at = &(*at)->sib)
+		;
+	*at = f->sib;
+	pthread_mutex_unlock(&t->tree);
+}
 
 /* Take f's moves till none is left, f is cut or the search above is. */
 static void fork_work(struct oth_search *s, struct oth_fork *f)
@@ -340,7 +464,7 @@ static void fork_work(struct oth_search *s, struct oth_fork *f)
 		while (k > o && !atomic_compare_exchange_weak(&f->best, &o, k))
 			;
 		if (v > f->alpha[i]) {
-			atomic_store(&f->cut, 1);
+			fork_cut(s->team, f);
 			return;
 		}
 	}
@@ -354,9 +478,17 @@ static int descends(const struct oth_fork *f, const struct oth_fork *up)
 	return 0;
 }
 
-/* Join an open fork with moves left, the deepest-rooted first (under
- * `under` only, for an owner waiting on it), and work there; 1 when it
- * did. */
+/* A helper leaves g (or gives up joining it): its owner may sleep on it. */
+static void fork_leave(struct oth_team *t, struct oth_fork *g)
+{
+	atomic_fetch_sub(&g->helpers, 1);
+	if (atomic_load(&g->owner_sleeps))
+		oth_team_wake(t);
+}
+
+/* Join an open fork with moves left and a helper's place free, the
+ * deepest-rooted first (under `under` only, for an owner waiting on it),
+ * and work there; 1 when it did. */
 static int team_help(struct oth_search *s, struct oth_fork *under)
 {
 	struct oth_team *t = s->team;
@@ -367,6 +499,8 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 		struct oth_fork *f = &t->fork[k];
 		int fe = atomic_load_explicit(&f->e, memory_order_relaxed);
 		if (atomic_load(&f->state) == FORK_OPEN && fe > ge &&
+		    atomic_load_explicit(&f->helpers, memory_order_relaxed) <
+			    t->cfg.helpers &&
 		    atomic_load_explicit(&f->next, memory_order_relaxed) <
 			    atomic_load_explicit(&f->n, memory_order_relaxed)) {
 			g = f;
@@ -377,10 +511,10 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 		return 0;
 	/* Counted first, then checked: an owner closing g waits for us, so
 	 * g stays this fork while we are in it. */
-	atomic_fetch_add(&g->helpers, 1);
-	if (atomic_load(&g->state) != FORK_OPEN ||
+	if (atomic_fetch_add(&g->helpers, 1) >= t->cfg.helpers ||
+	    atomic_load(&g->state) != FORK_OPEN ||
 	    (under && !descends(g, under))) {
-		atomic_fetch_sub(&g->helpers, 1);
+		fork_leave(t, g);
 		return 0;
 	}
 	struct oth_fork *up = s->fork;
@@ -389,20 +523,23 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 	fork_work(s, g);
 	s->fork = up;
 	atomic_fetch_add(&t->idle, 1);
-	atomic_fetch_sub(&g->helpers, 1);
+	fork_leave(t, g);
 	return 1;
 }
 
 void oth_team_serve(struct oth_search *s)
 {
-	atomic_fetch_add(&s->team->idle, 1);
+	struct oth_team *t = s->team;
+
+	atomic_fetch_add(&t->idle, 1);
 	for (int idle = 0; !atomic_load(s->abort);) {
+		unsigned g0 = atomic_load(&t->gen);
 		if (team_help(s, NULL))
 			idle = 0;
-		else if (++idle > 64)
-			sched_yield();
+		else if (++idle > FORK_SPIN)
+			team_sleep(t, g0, s->abort);
 	}
-	atomic_fetch_sub(&s->team->idle, 1);
+	atomic_fetch_sub(&t->idle, 1);
 }
 
 /* Search list[i0..n) with the idle threads, each move with the null
@@ -439,25 +576,38 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
 	f->parent = s->fork;
 	atomic_store(&f->next, 0);
 	atomic_store(&f->cut, 0);
+	fork_link(t, f);
+	atomic_store(&f->owner_sleeps, 0);
 	atomic_store(&f->best, fork_key(*best, *bm));
 	atomic_store(&f->state, FORK_OPEN);
+	oth_team_wake(t);
 
 	struct oth_fork *up = s->fork;
 	s->fork = f;
 	fork_work(s, f);
 	atomic_store(&f->state, FORK_CLOSED);
 	/* Waiting, the owner counts as idle: the helpers' subtrees fork for
-	 * it, and it helps there. */
+	 * it, and it helps there; with nothing to help it sleeps, woken by
+	 * the last helper to leave (fork_leave). */
 	if (atomic_load(&f->helpers) > 0) {
 		atomic_fetch_add(&t->idle, 1);
-		for (int idle = 0; atomic_load(&f->helpers) > 0;)
-			if (team_help(s, f))
+		for (int idle = 0;;) {
+			unsigned g0 = atomic_load(&t->gen);
+			if (atomic_load(&f->helpers) == 0)
+				break;
+			if (team_help(s, f)) {
 				idle = 0;
-			else if (++idle > 64)
-				sched_yield();
+			} else if (++idle > FORK_SPIN) {
+				atomic_store(&f->owner_sleeps, 1);
+				if (atomic_load(&f->helpers) > 0)
+					team_sleep(t, g0, s->abort);
+				atomic_store(&f->owner_sleeps, 0);
+			}
+		}
 		atomic_fetch_sub(&t->idle, 1);
 	}
 	s->fork = up;
+	fork_unlink(t, f);
 	int k = atomic_load(&f->best);
 	if (res)
 		memcpy(res + i0, f->res, (size_t)f->n * sizeof(*res));
@@ -471,7 +621,7 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
  * share them. */
 static inline int can_fork(const struct oth_search *s, int e, int left)
 {
-	return s->team && e >= FORK_MIN && left >= 2 &&
+	return s->team && e >= s->team->cfg.min && left >= 2 &&
 	       atomic_load_explicit(&s->team->idle, memory_order_relaxed) > 0;
 }
 
@@ -650,8 +800,10 @@ static int nws(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		if (i == 1 && can_fork(s, e, n - 1) &&
-		    fork_moves(s, e, NULL, alpha, list, 1, n, &best, &bm,
+		/* At any later move too: threads may have turned idle. */
+		if (s->team && i >= s->team->cfg.elders &&
+		    can_fork(s, e, n - i) &&
+		    fork_moves(s, e, NULL, alpha, list, i, n, &best, &bm,
 			       NULL)) {
 			if (aborted(s))
 				return 0;
@@ -834,6 +986,7 @@ int oth_deep_root(struct oth_search *s, uint64_t P, uint64_t O, int alpha,
 		const struct mv *x = &list[i];
 		int v;
 		if (best != -66 && x->key != FAIL_HIGH && e - 1 > SHALLOW_MAX &&
+		    s->team && s->team->cfg.root &&
 		    can_fork(s, e, n - i)) {
 			int a[MAX_MOVES];
 			for (int j = i; j < n; j++)

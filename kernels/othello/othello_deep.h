@@ -83,11 +83,44 @@ struct oth_search {
 	struct oth_local_entry local[1 << OTH_LOCAL_BITS][2];
 };
 
-/* A team's shared state (the forks); 0 or GERR_NOMEM. */
+/* Which nodes fork (othello_deep.c): null-window nodes of `min` or more
+ * empties once their `elders` first moves failed low (PV nodes and the
+ * root after their first), each with at most `helpers` threads besides
+ * its owner. Fewer helpers or later forks search fewer nodes but keep
+ * fewer threads busy: on the 16-core GPU machine, FFO #40-#49 took 11.3 s
+ * after one move (1.22 G nodes), 12.9 s after two (1.08 G), 15.7 s after
+ * three (bench/othello.md, round 13, parallel search). */
+struct oth_fork_cfg {
+	int min, helpers, elders;
+	int root; /* 1: the root forks too (its cuts cost: round 13) */
+};
+#define OTH_FORK_MIN 15
+#define OTH_FORK_HELPERS 3
+#define OTH_FORK_ELDERS 1
+
+/* A team's shared state (the forks), with the default cfg; 0 or
+ * GERR_NOMEM. */
 int oth_team_new(struct oth_team **ret);
+/* Set t's cfg (before a search starts): 0, or GERR_INVAL when out of
+ * range (min 8..60, helpers 1..255, elders 1..34, root 0 or 1). */
+int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c);
 void oth_team_free(struct oth_team *t);
-/* A free thread of s->team: work in the forks till *s->abort. */
+/* A free thread of s->team: work in the forks till *s->abort; it sleeps
+ * while there is none. */
 void oth_team_serve(struct oth_search *s);
+/* Wake the team's sleeping threads: call it after setting *abort. Any
+ * thread. */
+void oth_team_wake(struct oth_team *t);
+
+/* Solve (P, O) in the window (alpha, beta) with `threads` threads on
+ * table tt, forking as team's cfg says (othello_par.c): the clamped score
+ * and move as oth_deep_root returns them, nodes added to *ret_nodes; 0,
+ * GERR_CANCELLED when stop(opaque) (may be NULL) turned non-zero first,
+ * or GERR_NOMEM. Any thread; tt and team are the call's alone. */
+int oth_par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
+		  uint64_t O, int alpha, int beta, int threads, int *ret_score,
+		  int *ret_move, uint64_t *ret_nodes, int (*stop)(void *),
+		  void *opaque);
 
 /* Score of (P, O) in the window (alpha, beta), clamped as
  * othello_solve_batch_window says: the exact score and the lowest square

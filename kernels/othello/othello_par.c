@@ -6,14 +6,16 @@
  * all of them when the batch has fewer positions than threads) are solved
  * one at a time with every thread on the position: one thread runs the
  * search, the others take the moves it shares (young brothers wait,
- * othello_deep.c) over one shared table. The calling thread meanwhile
- * polls stop() every POLL_MS, so a revoked lease interrupts a deep search
- * within that.
+ * othello_deep.c; asleep while there are none) over one shared table.
+ * The calling thread meanwhile polls stop() every POLL_MS, so a revoked
+ * lease interrupts a deep search within that; the search's end and a stop
+ * wake the sleepers (oth_team_wake).
  *
  * Threads: othello_solve_batch starts and joins its own threads; a struct
  * othello_solver belongs to one thread.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -131,6 +133,8 @@ static void *par_thread(void *arg)
 		p->move = mv;
 		atomic_store(&p->abort, 1); /* the helpers stop */
 	}
+	if (id == 0 && p->team)
+		oth_team_wake(p->team); /* asleep, they see it */
 	p->nodes += s.nodes;
 	p->running--;
 	pthread_cond_signal(&p->cond);
@@ -138,12 +142,10 @@ static void *par_thread(void *arg)
 	return NULL;
 }
 
-/* Solve (P, O) with `threads` threads on table tt; 0, GERR_CANCELLED when
- * stop() turned non-zero first, or GERR_NOMEM. */
-static int par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
-		     uint64_t O, int alpha, int beta, int threads,
-		     int *ret_score, int *ret_move, uint64_t *ret_nodes,
-		     int (*stop)(void *), void *opaque)
+int oth_par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
+		  uint64_t O, int alpha, int beta, int threads, int *ret_score,
+		  int *ret_move, uint64_t *ret_nodes, int (*stop)(void *),
+		  void *opaque)
 {
 	/* One thread: the plain search. */
 	struct par p = {.tt = tt, .team = threads > 1 ? team : NULL, .P = P,
@@ -170,6 +172,8 @@ static int par_solve(struct oth_tt *tt, struct oth_team *team, uint64_t P,
 		if (!p.done && !stopped && stop && stop(opaque)) {
 			stopped = 1;
 			atomic_store(&p.abort, 1);
+			if (p.team)
+				oth_team_wake(p.team);
 		}
 	}
 	pthread_mutex_unlock(&p.lock);
@@ -289,7 +293,7 @@ static int deep_solve(struct batch *b, int threads, int e, uint64_t *nodes)
 	for (size_t k = 0; k < b->n && !rc; k++) {
 		size_t i = b->idx[k];
 		int sc = 0, mv = 0;
-		rc = par_solve(tt, team, b->P[i], b->O[i], b->alpha, b->beta,
+		rc = oth_par_solve(tt, team, b->P[i], b->O[i], b->alpha, b->beta,
 			       threads, &sc, &mv, nodes, b->stop, b->opaque);
 		b->score[i] = (int8_t)sc;
 		b->move[i] = (uint8_t)mv;

@@ -193,8 +193,8 @@ def test_http(cl: Cluster):
         row = re.search(r'<tr id="job-%d" data-state="%s"[^>]*>(.*?)</tr>' % (j["id"], j["state"]), dom, re.S)
         check(row, "job %d's row with state %s: %s" % (j["id"], j["state"], dom[-3000:]))
         cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
-        check(cells[0] == str(j["id"]) and cells[1] == (j.get("name") or "–") and cells[2] == "graveler",
-              "job %d's id, name, workload: %s" % (j["id"], cells[:3]))
+        check(cells[0] == str(j["id"]) and cells[1] == (j.get("name") or "–") and cells[3] == "graveler",
+              "job %d's id, name, workload: %s" % (j["id"], cells[:4]))
         pct = float(re.search(r'class="pct">([\d.]+)%', row.group(1)).group(1))
         want = 100.0 * j["units_done"] / j["total_units"]
         check(abs(pct - want) < 1.0 or j["id"] == big, "job %d's progress %.1f%%, status %.1f%%" % (j["id"], pct, want))
