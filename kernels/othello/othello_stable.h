@@ -113,7 +113,8 @@ static inline uint64_t oth_stable_vec(uint64_t P, uint64_t O)
 		OTH_LL(~OTH_FILE_H));
 	const __m256i edge = _mm256_set_epi64x(
 		OTH_LL(OTH_BORDER), OTH_LL(OTH_BORDER),
-		OTH_LL(OTH_RANK_1 | OTH_RANK_8), OTH_LL(OTH_FILE_A | OTH_FILE_H));
+		OTH_LL(OTH_RANK_1 | OTH_RANK_8),
+		OTH_LL(OTH_FILE_A | OTH_FILE_H));
 	const __m256i e = _mm256_set1_epi64x(OTH_LL(~(P | O)));
 	__m256i u = e, d = e, pu = um, pd = dm, full;
 

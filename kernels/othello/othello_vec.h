@@ -19,6 +19,12 @@
 #include <immintrin.h>
 #include <stdint.h>
 
+/* Four 64-bit constants, lane 0 first (row, column, diagonal 9,
+ * diagonal 7). */
+#define OTH_V4(a, b, c, d)                                                  \
+	_mm256_set_epi64x((long long)(d), (long long)(c), (long long)(b),   \
+			  (long long)(a))
+
 /* Shift of each lane, and the opponent mask of each lane. */
 static inline __m256i oth_vec_shifts(void)
 {
@@ -89,12 +95,10 @@ static inline uint64_t oth_moves_pot_vec(uint64_t P, uint64_t O,
 	const __m256i p = _mm256_set1_epi64x((long long)P);
 	const __m256i o = _mm256_set1_epi64x((long long)O);
 	/* Squares a one-step shift up (down) reaches without wrapping. */
-	const __m256i um = _mm256_set_epi64x(
-		(long long)0x7f7f7f7f7f7f7f7full, (long long)0xfefefefefefefefeull,
-		-1, (long long)0xfefefefefefefefeull);
-	const __m256i dm = _mm256_set_epi64x(
-		(long long)0xfefefefefefefefeull, (long long)0x7f7f7f7f7f7f7f7full,
-		-1, (long long)0x7f7f7f7f7f7f7f7full);
+	const __m256i um = OTH_V4(0xfefefefefefefefeull, ~0ull,
+				  0xfefefefefefefefeull, 0x7f7f7f7f7f7f7f7full);
+	const __m256i dm = OTH_V4(0x7f7f7f7f7f7f7f7full, ~0ull,
+				  0x7f7f7f7f7f7f7f7full, 0xfefefefefefefefeull);
 	__m256i u, q;
 
 	u = oth_vec_beyond(p, m, sh);
@@ -122,14 +126,15 @@ static inline uint64_t oth_flips_vec(uint64_t P, uint64_t O, int sq)
 {
 	const __m256i sh = oth_vec_shifts(), om = oth_vec_runs(O);
 	const __m256i p = _mm256_set1_epi64x((long long)P);
-	const __m256i one = _mm256_set1_epi64x(1), zero = _mm256_setzero_si256();
+	const __m256i one = _mm256_set1_epi64x(1);
+	const __m256i zero = _mm256_setzero_si256();
 	const __m256i up = _mm256_sllv_epi64(
-		_mm256_set_epi64x((long long)0x0002040810204080ull, (long long)0x8040201008040200ull,
-				  (long long)0x0101010101010100ull, (long long)0x00000000000000feull),
+		OTH_V4(0x00000000000000feull, 0x0101010101010100ull,
+		       0x8040201008040200ull, 0x0002040810204080ull),
 		_mm256_set1_epi64x(sq));
 	const __m256i down = _mm256_srlv_epi64(
-		_mm256_set_epi64x((long long)0x0102040810204000ull, (long long)0x0040201008040201ull,
-				  (long long)0x0080808080808080ull, (long long)0x7f00000000000000ull),
+		OTH_V4(0x7f00000000000000ull, 0x0080808080808080ull,
+		       0x0040201008040201ull, 0x0102040810204000ull),
 		_mm256_set1_epi64x(63 - sq));
 	__m256i out, f, e, t;
 
