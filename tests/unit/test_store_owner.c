@@ -181,6 +181,8 @@ static void test_event_job(void **state)
 					 &e, &n), GERR_INVAL);
 	assert_int_equal(store_event_job(st, 0, 0, 0, 10, &e, &n), GERR_INVAL);
 	assert_int_equal(store_event_job(st, job, -1, 0, 10, &e, &n), GERR_INVAL);
+	store_lease_clear(&l);
+	store_lease_clear(&lo);
 }
 
 /* Migration 019 on a database from before it: its jobs have no owner,
