@@ -38,14 +38,12 @@
 #include <string.h>
 
 #include "gerr.h"
-#include "othello_deep.h"
+#include "othello_fork.h"
 #include "othello_eval.h"
 #include "othello_last.h"
 
-#define SHALLOW_MAX 6  /* no table at or below: it costs more than it saves */
 #define ETC_MIN 12
 #define EVAL_MIN 14
-#define MAX_MOVES 34
 #define W_EVAL 10      /* the evaluation's weight against mobility */
 
 #define CORNERS 0x8100000000000081ull
@@ -60,55 +58,8 @@ static const int8_t STAB_MIN[61] = {
 	64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64,
 };
 
-struct mv {
-	uint64_t P, O; /* the child, its mover first */
-	int sq, key;
-};
-
 /* A free thread scans FORK_SPIN times for work before it sleeps. */
 #define FORK_SPIN 16
-#define OTH_FORKS 64
-
-enum { FORK_FREE, FORK_SETUP, FORK_OPEN, FORK_CLOSED };
-#define RES_NONE 127
-
-/* Every node in a fork reads its cut (aborted): it has a cache line of
- * its own, written once per fork, so that the counters the threads in the
- * fork keep writing do not evict it. */
-struct oth_fork {
-	/* A move failed high here or in a fork above: the rest is moot. */
-	alignas(64) atomic_int cut;
-	struct oth_fork *parent; /* the fork its owner works under */
-	/* The forks whose parent this is, still in use (kids, linked by
-	 * sib), so that a cut reaches them (fork_cut); the team's tree lock
-	 * guards both. */
-	alignas(64) struct oth_fork *kids, *sib;
-	alignas(64) atomic_int state;
-	atomic_int next;    /* the next move handed out */
-	atomic_int helpers; /* threads inside besides the owner (or joining) */
-	atomic_int owner_sleeps; /* the owner waits for helpers, asleep */
-	atomic_int best;    /* fork_key of the best result so far */
-	atomic_int e, n; /* atomic: free threads read them while scanning */
-	struct mv list[MAX_MOVES];
-	int alpha[MAX_MOVES]; /* each move's null window */
-	int res[MAX_MOVES];   /* its result, or RES_NONE: not finished */
-};
-
-struct oth_team {
-	struct oth_fork fork[OTH_FORKS];
-	struct oth_fork_cfg cfg; /* set before the search, then read only */
-	alignas(64) atomic_int idle; /* free threads looking for work */
-	/* Sleeping: a thread that found no work waits on cv till gen moves
-	 * (a fork opened, a sleeping owner's helper left, the search ended). */
-	alignas(64) atomic_uint gen;
-	atomic_int sleepers;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	/* Guards the forks' kids and sib: one lock, as a fork's slot is
-	 * reused under other parents. */
-	alignas(64) pthread_mutex_t tree;
-};
-
 /* The search was stopped, or a fork it works under was cut (another
  * thread's move failed high there or in a fork above: fork_cut sets
  * every fork below). */
@@ -323,76 +274,6 @@ static inline int sort_depth(int e)
  * below its own. A thread with nothing to do sleeps (team_sleep) till a
  * fork opens, or, as an owner, till its last helper leaves. */
 
-int oth_team_new(struct oth_team **ret)
-{
-	struct oth_team *t = aligned_alloc(64, sizeof(*t));
-
-	if (!t)
-		return GERR_NOMEM;
-	memset(t, 0, sizeof(*t));
-	t->cfg = (struct oth_fork_cfg){OTH_FORK_MIN, OTH_FORK_HELPERS,
-				       OTH_FORK_ELDERS, 1};
-	if (pthread_mutex_init(&t->mu, NULL))
-		goto fail;
-	if (pthread_cond_init(&t->cv, NULL))
-		goto fail_mu;
-	if (pthread_mutex_init(&t->tree, NULL))
-		goto fail_cv;
-	*ret = t;
-	return 0;
-fail_cv:
-	pthread_cond_destroy(&t->cv);
-fail_mu:
-	pthread_mutex_destroy(&t->mu);
-fail:
-	free(t);
-	return GERR_NOMEM;
-}
-
-int oth_team_config(struct oth_team *t, const struct oth_fork_cfg *c)
-{
-	if (c->min < SHALLOW_MAX + 2 || c->min > 60 || c->helpers < 1 ||
-	    c->helpers > 255 || c->elders < 1 || c->elders > MAX_MOVES ||
-	    (c->root != 0 && c->root != 1))
-		return GERR_INVAL;
-	t->cfg = *c;
-	return 0;
-}
-
-void oth_team_free(struct oth_team *t)
-{
-	if (!t)
-		return;
-	pthread_mutex_destroy(&t->mu);
-	pthread_cond_destroy(&t->cv);
-	pthread_mutex_destroy(&t->tree);
-	free(t);
-}
-
-/* Something a sleeper may wait for happened: wake them all. */
-void oth_team_wake(struct oth_team *t)
-{
-	atomic_fetch_add(&t->gen, 1);
-	if (atomic_load(&t->sleepers) > 0) {
-		pthread_mutex_lock(&t->mu);
-		pthread_cond_broadcast(&t->cv);
-		pthread_mutex_unlock(&t->mu);
-	}
-}
-
-/* Sleep till gen moves from g0 (read before the caller looked for work)
- * or the search stops. The waker bumps gen before it reads sleepers, the
- * sleeper counts itself before it reads gen: one of them sees the other. */
-static void team_sleep(struct oth_team *t, unsigned g0, const atomic_int *abort)
-{
-	pthread_mutex_lock(&t->mu);
-	atomic_fetch_add(&t->sleepers, 1);
-	while (atomic_load(&t->gen) == g0 && !atomic_load(abort))
-		pthread_cond_wait(&t->cv, &t->mu);
-	atomic_fetch_sub(&t->sleepers, 1);
-	pthread_mutex_unlock(&t->mu);
-}
-
 static inline int fork_key(int v, int sq)
 {
 	return (v + 66) * 64 + sq;
@@ -400,54 +281,6 @@ static inline int fork_key(int v, int sq)
 
 static int nws_child(struct oth_search *s, const struct mv *x, int alpha,
 		     int e);
-
-/* Set the cut of f and of every fork below it; the tree lock held. */
-static void fork_cut_below(struct oth_fork *f)
-{
-	atomic_store(&f->cut, 1);
-	for (struct oth_fork *c = f->kids; c; c = c->sib)
-		fork_cut_below(c);
-}
-
-/* Cut f and every fork below it (Edax stops a split's helpers the same
- * way): the threads in them see it at their next node (aborted). */
-static void fork_cut(struct oth_team *t, struct oth_fork *f)
-{
-	pthread_mutex_lock(&t->tree);
-	fork_cut_below(f);
-	pthread_mutex_unlock(&t->tree);
-}
-
-/* f (being set up, cut 0) joins its parent's kids; cut at once when the
- * parent already is. */
-static void fork_link(struct oth_team *t, struct oth_fork *f)
-{
-	struct oth_fork *p = f->parent;
-
-	pthread_mutex_lock(&t->tree);
-	f->kids = NULL;
-	if (p) {
-		f->sib = p->kids;
-		p->kids = f;
-		if (atomic_load(&p->cut))
-			atomic_store(&f->cut, 1);
-	}
-	pthread_mutex_unlock(&t->tree);
-}
-
-/* f (its helpers gone, so its kids too) leaves its parent's kids. */
-static void fork_unlink(struct oth_team *t, struct oth_fork *f)
-{
-	struct oth_fork *p = f->parent, **at;
-
-	if (!p)
-		return;
-	pthread_mutex_lock(&t->tree);
-	for (at = &p->kids; *at != f; at = &(*at)->sib)
-		;
-	*at = f->sib;
-	pthread_mutex_unlock(&t->tree);
-}
 
 /* Take f's moves till none is left, f is cut or the search above is. */
 static void fork_work(struct oth_search *s, struct oth_fork *f)
@@ -464,26 +297,10 @@ static void fork_work(struct oth_search *s, struct oth_fork *f)
 		while (k > o && !atomic_compare_exchange_weak(&f->best, &o, k))
 			;
 		if (v > f->alpha[i]) {
-			fork_cut(s->team, f);
+			oth_fork_cut(s->team, f);
 			return;
 		}
 	}
-}
-
-static int descends(const struct oth_fork *f, const struct oth_fork *up)
-{
-	for (; f; f = f->parent)
-		if (f == up)
-			return 1;
-	return 0;
-}
-
-/* A helper leaves g (or gives up joining it): its owner may sleep on it. */
-static void fork_leave(struct oth_team *t, struct oth_fork *g)
-{
-	atomic_fetch_sub(&g->helpers, 1);
-	if (atomic_load(&g->owner_sleeps))
-		oth_team_wake(t);
 }
 
 /* Join an open fork with moves left and a helper's place free, the
@@ -513,8 +330,8 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 	 * g stays this fork while we are in it. */
 	if (atomic_fetch_add(&g->helpers, 1) >= t->cfg.helpers ||
 	    atomic_load(&g->state) != FORK_OPEN ||
-	    (under && !descends(g, under))) {
-		fork_leave(t, g);
+	    (under && !oth_fork_descends(g, under))) {
+		oth_fork_leave(t, g);
 		return 0;
 	}
 	struct oth_fork *up = s->fork;
@@ -523,7 +340,7 @@ static int team_help(struct oth_search *s, struct oth_fork *under)
 	fork_work(s, g);
 	s->fork = up;
 	atomic_fetch_add(&t->idle, 1);
-	fork_leave(t, g);
+	oth_fork_leave(t, g);
 	return 1;
 }
 
@@ -537,7 +354,7 @@ void oth_team_serve(struct oth_search *s)
 		if (team_help(s, NULL))
 			idle = 0;
 		else if (++idle > FORK_SPIN)
-			team_sleep(t, g0, s->abort);
+			oth_team_sleep(t, g0, s->abort);
 	}
 	atomic_fetch_sub(&t->idle, 1);
 }
@@ -576,7 +393,7 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
 	f->parent = s->fork;
 	atomic_store(&f->next, 0);
 	atomic_store(&f->cut, 0);
-	fork_link(t, f);
+	oth_fork_link(t, f);
 	atomic_store(&f->owner_sleeps, 0);
 	atomic_store(&f->best, fork_key(*best, *bm));
 	atomic_store(&f->state, FORK_OPEN);
@@ -600,14 +417,14 @@ static int fork_moves(struct oth_search *s, int e, const int *alpha,
 			} else if (++idle > FORK_SPIN) {
 				atomic_store(&f->owner_sleeps, 1);
 				if (atomic_load(&f->helpers) > 0)
-					team_sleep(t, g0, s->abort);
+					oth_team_sleep(t, g0, s->abort);
 				atomic_store(&f->owner_sleeps, 0);
 			}
 		}
 		atomic_fetch_sub(&t->idle, 1);
 	}
 	s->fork = up;
-	fork_unlink(t, f);
+	oth_fork_unlink(t, f);
 	int k = atomic_load(&f->best);
 	if (res)
 		memcpy(res + i0, f->res, (size_t)f->n * sizeof(*res));

@@ -4,6 +4,7 @@
  *   othello_stable.c  discs that can never flip (the stability cutoff)
  *   othello_tt.c      the transposition table, shared between threads
  *   othello_deep.c    the search of one position by one thread
+ *   othello_fork.c    a team of threads and its forks (othello_fork.h)
  *   othello_par.c     the threads of one position, and the batch runner
  *
  * Threads: a table may be shared (shared = 1: sequence locks); a struct
@@ -54,6 +55,17 @@ void oth_tt_store(struct oth_tt *t, uint64_t P, uint64_t O, int empties,
  * eldest move did not cut off shares its other moves with them (young
  * brothers wait, othello_deep.c). */
 struct oth_team;
+
+/* Nodes of SHALLOW_MAX or fewer empties use no table: it costs more
+ * than it saves. */
+#define SHALLOW_MAX 6
+#define MAX_MOVES 34 /* legal moves in a position, at most */
+
+/* A move in a node's list: the child and the move's sort key. */
+struct mv {
+	uint64_t P, O; /* the child, its mover first */
+	int sq, key;
+};
 
 /* The thread's own table for null-window nodes of 7..OTH_LOCAL_MAX
  * empties (most of the table traffic): 2^OTH_LOCAL_BITS pairs of
