@@ -52,8 +52,12 @@ static void raise_nofile(struct gpud *d)
 			 (unsigned long long)rl.rlim_cur);
 }
 
+/* Once: a second signal during a drain stops gpud, and the drain's end
+ * then calls this again. */
 static void stop_now(struct gpud *d)
 {
+	if (d->stopping)
+		return;
 	server_stop(d);
 	uv_close((uv_handle_t *)&d->sigterm, NULL);
 	uv_close((uv_handle_t *)&d->sigint, NULL);

@@ -663,6 +663,9 @@ void server_stop(struct gpud *d)
 		uv_close((uv_handle_t *)&d->expiry_timer, NULL);
 	if (d->sample_timer.data)
 		uv_close((uv_handle_t *)&d->sample_timer, NULL);
+	/* Stopped during a drain (a second signal): its timer goes too. */
+	if (d->draining && !uv_is_closing((uv_handle_t *)&d->drain_timer))
+		uv_close((uv_handle_t *)&d->drain_timer, NULL);
 	lifecycle_stop(d);
 	if (d->listeners) {
 		listeners_stop(d);

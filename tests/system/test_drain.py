@@ -1,7 +1,9 @@
 """SIGTERM to gpud drains: workers are told to checkpoint and release, gpud
 exits 0 with every lease pending and checkpointed, and after a restart the
 job resumes from those checkpoints and finishes exactly."""
+import signal
 import sqlite3
+import time
 
 from harness import Cluster, check, run, wait_for
 
@@ -22,6 +24,21 @@ def test_drain(cl: Cluster):
     resumed = cl.regrant(job, 2, 60, "re-grant after restart")
     check(resumed == ck_units, "resumed from %d, checkpoint was %d" % (resumed, ck_units))
     cl.check_reference(job, 300, battles=units, seed=12)
+
+    # A second SIGTERM while workers still hold leases stops gpud at once;
+    # the drain's end must not stop it a second time (libuv aborts on a
+    # handle closed twice).
+    for gap in (0.05, 0.5):
+        job = cl.submit("graveler", battles=1 << 40, seed=13)
+        wait_for(lambda: cl.status(job)["units_running"] > 0, 60, "progress")
+        cl.gpud.send_signal(signal.SIGTERM)
+        time.sleep(gap)
+        cl.gpud.send_signal(signal.SIGTERM)
+        rc = cl.gpud.wait(20)
+        log = cl.log_text("gpud")
+        check(rc == 0 and "Assertion" not in log, "two SIGTERMs %.2f s apart: exit %d\n%s" % (gap, rc, log[-1500:]))
+        cl.start_gpud()
+        cl.ctl("cancel", str(job))
 
 
 if __name__ == "__main__":
