@@ -309,30 +309,6 @@ static void test_ffo(void **state)
 		check_ffo(20, 39);
 }
 
-/* Each test's wall time on stderr (the suite must stay fast). */
-static struct timespec t_start;
-
-static int timer_start(void **state)
-{
-	(void)state;
-	clock_gettime(CLOCK_MONOTONIC, &t_start);
-	return 0;
-}
-
-static int timer_stop(void **state)
-{
-	struct timespec t;
-
-	(void)state;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	fprintf(stderr, "  %.2f s\n", (double)(t.tv_sec - t_start.tv_sec) +
-			(double)(t.tv_nsec - t_start.tv_nsec) * 1e-9);
-	return 0;
-}
-
-/* A test with its time printed. */
-#define TIMED(fn) cmocka_unit_test_setup_teardown(fn, timer_start, timer_stop)
-
 UNIT_MAIN(TIMED(test_last_solvers),
 	TIMED(test_stability),
 	TIMED(test_vs_minimax),

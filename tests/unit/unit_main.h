@@ -6,12 +6,45 @@
 #ifndef GPUD_UNIT_MAIN_H
 #define GPUD_UNIT_MAIN_H
 
+#include <stdio.h>
+#include <time.h>
+
 #define UNIT_MAIN(...)                                                       \
 	int main(void)                                                       \
 	{                                                                    \
 		const struct CMUnitTest tests[] = {__VA_ARGS__};             \
 		return cmocka_run_group_tests(tests, NULL, NULL);            \
 	}
+
+/* TIMED(fn): a test that prints its wall time on stderr (suites that
+ * must stay fast show where the time goes). */
+static inline struct timespec *unit_t0(void)
+{
+	static struct timespec t;
+
+	return &t;
+}
+
+static inline int unit_timer_start(void **state)
+{
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, unit_t0());
+	return 0;
+}
+
+static inline int unit_timer_stop(void **state)
+{
+	struct timespec t, *t0 = unit_t0();
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	fprintf(stderr, "  %.2f s\n", (double)(t.tv_sec - t0->tv_sec) +
+			(double)(t.tv_nsec - t0->tv_nsec) * 1e-9);
+	return 0;
+}
+
+#define TIMED(fn)                                                            \
+	cmocka_unit_test_setup_teardown(fn, unit_timer_start, unit_timer_stop)
 
 /* A formatter of one number into the caller's buffer (human_duration,
  * plot_num, ...) writes exactly want. */
