@@ -19,8 +19,8 @@
 /* A job may wait for an earlier one (granted nothing until that job is
  * done; failed when it fails or is cancelled), have a time limit on the
  * time it runs, and be requeued when failed or cancelled. */
-#define STORE_TIME_LIMIT_MIN 1.0
-#define STORE_TIME_LIMIT_MAX (366.0 * 86400)
+#define STORE_TIME_LIMIT_MIN 1
+#define STORE_TIME_LIMIT_MAX (366 * 86400)
 struct store_lifecycle {
 	int64_t after_job;          /* 0: waits for no job */
 	enum job_state after_state; /* after_job's; JOB_NSTATES when none */
